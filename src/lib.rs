@@ -1,0 +1,6 @@
+//! quotatop: a terminal operations console for AWS Batch quota-share job queues.
+//!
+//! The library holds every layer; `main.rs` only parses the command line and dispatches.
+
+pub mod engine;
+pub mod model;

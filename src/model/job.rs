@@ -1,0 +1,123 @@
+use serde::{Deserialize, Serialize};
+
+use super::Millis;
+
+/// Highest `schedulingPriority` AWS accepts; higher runs first.
+pub const MAX_PRIORITY: u32 = 9999;
+
+/// Service job status, in lifecycle order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum JobStatus {
+    Submitted,
+    Pending,
+    Runnable,
+    Scheduled,
+    Starting,
+    Running,
+    Succeeded,
+    Failed,
+}
+
+impl JobStatus {
+    pub const ALL: [JobStatus; 8] = [
+        JobStatus::Submitted,
+        JobStatus::Pending,
+        JobStatus::Runnable,
+        JobStatus::Scheduled,
+        JobStatus::Starting,
+        JobStatus::Running,
+        JobStatus::Succeeded,
+        JobStatus::Failed,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Submitted => "SUBMITTED",
+            JobStatus::Pending => "PENDING",
+            JobStatus::Runnable => "RUNNABLE",
+            JobStatus::Scheduled => "SCHEDULED",
+            JobStatus::Starting => "STARTING",
+            JobStatus::Running => "RUNNING",
+            JobStatus::Succeeded => "SUCCEEDED",
+            JobStatus::Failed => "FAILED",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+    /// SUCCEEDED or FAILED.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, JobStatus::Succeeded | JobStatus::Failed)
+    }
+    /// SCHEDULED, STARTING or RUNNING: the job holds capacity.
+    pub fn holds_capacity(self) -> bool {
+        matches!(
+            self,
+            JobStatus::Scheduled | JobStatus::Starting | JobStatus::Running
+        )
+    }
+}
+
+impl std::fmt::Display for JobStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One run of a job on capacity (a SageMaker training job).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attempt {
+    /// `serviceResourceId.value`: the training job ARN of this attempt.
+    pub resource_id: String,
+    pub started_at: Option<Millis>,
+    pub stopped_at: Option<Millis>,
+    pub status_reason: Option<String>,
+}
+
+/// An attempt that ended by preemption.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreemptedAttempt {
+    pub resource_id: String,
+    pub started_at: Millis,
+    pub stopped_at: Millis,
+    pub status_reason: String,
+}
+
+/// `preemptionSummary`: present once a job has been preempted.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PreemptionSummary {
+    /// Total number of preemptions of this job.
+    pub preempted_attempt_count: u32,
+    /// A bounded window of the most recent preempted attempts, newest first.
+    pub recent_preempted_attempts: Vec<PreemptedAttempt>,
+}
+
+/// A service job as the console and the emulator see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServiceJob {
+    pub id: String,
+    pub name: String,
+    pub share: String,
+    pub priority: u32,
+    pub instance_type: String,
+    pub instance_count: u32,
+    pub status: JobStatus,
+    pub status_reason: Option<String>,
+    pub created_at: Millis,
+    pub scheduled_at: Option<Millis>,
+    pub started_at: Option<Millis>,
+    pub stopped_at: Option<Millis>,
+    /// `preemptionConfiguration.preemptionRetriesBeforeTermination`; `None` = requeue forever.
+    pub preemption_retries: Option<u32>,
+    pub preemption: Option<PreemptionSummary>,
+    pub attempts: Vec<Attempt>,
+    pub is_terminated: bool,
+}
+
+impl ServiceJob {
+    pub fn preemption_count(&self) -> u32 {
+        self.preemption
+            .as_ref()
+            .map_or(0, |p| p.preempted_attempt_count)
+    }
+}

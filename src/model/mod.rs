@@ -1,0 +1,27 @@
+//! Domain types shared by every layer: queues, quota shares, service jobs.
+//!
+//! Nothing here knows about the AWS SDK; `batch/` converts SDK types into these and the engine
+//! produces them directly.
+
+mod job;
+mod share;
+
+pub use job::{
+    Attempt, JobStatus, PreemptedAttempt, PreemptionSummary, ServiceJob, MAX_PRIORITY,
+};
+pub use share::{
+    CapacityLimit, InSharePreemption, QuotaShare, ServiceEnvironment, ShareState,
+    SharingConfig, SharingStrategy, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, UNLIMITED_BORROW,
+};
+
+/// Milliseconds since the Unix epoch: the unit AWS uses on the wire and the engine's clock.
+pub type Millis = i64;
+
+/// A job queue that divides a service environment's capacity into quota shares.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Queue {
+    pub name: String,
+    pub arn: String,
+    pub environment: ServiceEnvironment,
+    pub shares: Vec<QuotaShare>,
+}
