@@ -1,1 +1,10 @@
-fn main() {}
+use clap::Parser;
+
+use quotatop::cli::{Cli, Command};
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Simulate(args) => quotatop::commands::simulate::run(&args),
+    }
+}

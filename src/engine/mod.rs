@@ -160,7 +160,9 @@ impl JobRec {
     }
     /// When the current attempt began to hold capacity.
     fn attempt_start(&self) -> Millis {
-        self.started_at.or(self.scheduled_at).unwrap_or(self.created_at)
+        self.started_at
+            .or(self.scheduled_at)
+            .unwrap_or(self.created_at)
     }
 }
 
@@ -336,7 +338,11 @@ impl Engine {
             })
             .collect();
         for j in ids {
-            self.finish_failed(j, "Quota share deleted".to_string(), EventReason::ShareDeleted);
+            self.finish_failed(
+                j,
+                "Quota share deleted".to_string(),
+                EventReason::ShareDeleted,
+            );
         }
         self.shares[s].deleted = true;
         self.share_index.remove(name);
@@ -469,7 +475,12 @@ impl Engine {
             let key = self.jobs[j as usize].queue_key(j);
             self.shares[s].queues[ty].insert(key);
         }
-        self.emit(j, Some(status), status, EventReason::PriorityChanged { old, new });
+        self.emit(
+            j,
+            Some(status),
+            status,
+            EventReason::PriorityChanged { old, new },
+        );
         self.dirty = true;
         self.settle();
         Ok(())
@@ -563,8 +574,11 @@ impl Engine {
             return Vec::new();
         };
         let share = &self.shares[s];
-        let mut keys: Vec<policy::QueueKey> =
-            share.queues.iter().flat_map(|q| q.iter().copied()).collect();
+        let mut keys: Vec<policy::QueueKey> = share
+            .queues
+            .iter()
+            .flat_map(|q| q.iter().copied())
+            .collect();
         keys.sort_unstable();
         let mut misconfigured: Vec<policy::QueueKey> = share
             .misconfigured
@@ -608,7 +622,10 @@ impl Engine {
     /// Runs every step due up to and including `t`, then sets the clock to `t`.
     pub fn advance_to(&mut self, t: Millis) -> Result<(), EngineError> {
         if t < self.now {
-            return Err(EngineError::ClockBackwards { now: self.now, to: t });
+            return Err(EngineError::ClockBackwards {
+                now: self.now,
+                to: t,
+            });
         }
         while let Some(Reverse(next)) = self.timers.peek() {
             if next.at > t {
@@ -669,7 +686,9 @@ impl Engine {
 
     fn schedule(&mut self, job: u32, after_ms: u64) {
         self.timer_seq += 1;
-        let at = self.now.saturating_add(after_ms.min(i64::MAX as u64) as i64);
+        let at = self
+            .now
+            .saturating_add(after_ms.min(i64::MAX as u64) as i64);
         self.timers.push(Reverse(Timer {
             at,
             seq: self.timer_seq,
@@ -973,7 +992,10 @@ fn check_priority(p: i64) -> Result<u32, EngineError> {
 }
 
 fn valid_instance_type(t: &str) -> bool {
-    !t.is_empty() && t.len() <= 64 && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_')
+    !t.is_empty()
+        && t.len() <= 64
+        && t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_')
 }
 
 fn validate_share_name(name: &str) -> Result<(), EngineError> {

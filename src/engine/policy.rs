@@ -63,7 +63,12 @@ pub struct VictimFacts {
 /// Cross-share victims: lowest priority first, then the shortest-running (least work lost), then
 /// the one borrowing most (fewest preemptions), then the most recently submitted.
 pub fn cross_share_victim_key(v: &VictimFacts) -> (u32, Millis, Reverse<u32>, Reverse<u32>) {
-    (v.priority, v.elapsed_ms, Reverse(v.borrowed), Reverse(v.job))
+    (
+        v.priority,
+        v.elapsed_ms,
+        Reverse(v.borrowed),
+        Reverse(v.job),
+    )
 }
 
 /// In-share and limit-reduction victims: lowest priority first, then the shortest-running.

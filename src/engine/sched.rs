@@ -311,7 +311,11 @@ impl Engine {
             stopped_at: None,
             status_reason: None,
         });
-        self.set_status(j, JobStatus::Scheduled, EventReason::Dispatched { borrowed });
+        self.set_status(
+            j,
+            JobStatus::Scheduled,
+            EventReason::Dispatched { borrowed },
+        );
         let d = self.delay(self.config.delays.scheduled_ms);
         self.schedule(j, d);
     }
@@ -329,7 +333,12 @@ impl Engine {
         r.reason = Some(kind.in_progress_reason());
         let (s, ty, count, status) = (r.share, r.ty, r.count, r.status);
         self.shares[s].releasing[ty] += count;
-        self.emit(j, Some(status), status, EventReason::PreemptionStarted(kind));
+        self.emit(
+            j,
+            Some(status),
+            status,
+            EventReason::PreemptionStarted(kind),
+        );
         let d = self.delay(self.config.delays.preemption_ms);
         self.schedule(j, d);
     }

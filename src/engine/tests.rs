@@ -235,10 +235,30 @@ fn every_misconfiguration_reason_text_is_exact() {
     ))
     .unwrap();
     let cases = [
-        ("res", M5, 3, "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Job requirements exceed quota share capacity limits."),
-        ("lend", M5, 3, "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Job requirements exceed quota share capacity limits."),
-        ("lab", M5, 4, "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Job requirements exceed quota share capacity limits and borrow limits."),
-        ("big", P4, 3, "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE - Service environment(s) associated with the job queue cannot meet the capacity requirement of the job."),
+        (
+            "res",
+            M5,
+            3,
+            "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Job requirements exceed quota share capacity limits.",
+        ),
+        (
+            "lend",
+            M5,
+            3,
+            "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Job requirements exceed quota share capacity limits.",
+        ),
+        (
+            "lab",
+            M5,
+            4,
+            "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Job requirements exceed quota share capacity limits and borrow limits.",
+        ),
+        (
+            "big",
+            P4,
+            3,
+            "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE - Service environment(s) associated with the job queue cannot meet the capacity requirement of the job.",
+        ),
     ];
     for (s, ty, n, text) in cases {
         let j = e.submit(JobSpec::new("x", s, ty, n, HOUR)).unwrap();
@@ -255,7 +275,9 @@ fn every_misconfiguration_reason_text_is_exact() {
     let j = e.submit(JobSpec::new("x", "lab", M5, 6, HOUR)).unwrap();
     assert_eq!(
         reason(&e, j).as_deref(),
-        Some("MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Job requires borrowing that exceeds all configured borrowable capacity.")
+        Some(
+            "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Job requires borrowing that exceeds all configured borrowable capacity."
+        )
     );
     // Misconfigured jobs do not block the queue behind them.
     let small = e.submit(JobSpec::new("small", "lab", M5, 1, HOUR)).unwrap();
@@ -270,10 +292,11 @@ fn every_misconfiguration_reason_text_is_exact() {
     )
     .unwrap();
     assert_eq!(status(&e, j), JobStatus::Running);
-    assert!(e
-        .events()
-        .iter()
-        .any(|ev| ev.job == j && ev.reason == EventReason::Reconfigured));
+    assert!(
+        e.events()
+            .iter()
+            .any(|ev| ev.job == j && ev.reason == EventReason::Reconfigured)
+    );
 }
 
 #[test]
@@ -320,7 +343,12 @@ fn notebook_walkthrough_cross_share_then_in_share_preemption() {
     assert_eq!(status(&e, low), JobStatus::Running);
     assert_eq!(status(&e, high), JobStatus::Runnable);
     assert_eq!(
-        e.job(high).unwrap().preemption.unwrap().recent_preempted_attempts[0].status_reason,
+        e.job(high)
+            .unwrap()
+            .preemption
+            .unwrap()
+            .recent_preempted_attempts[0]
+            .status_reason,
         "In-share preemption triggered by a higher priority job"
     );
     assert_eq!(status(&e, qs2), JobStatus::Running);
@@ -347,7 +375,9 @@ fn preemption_in_progress_holds_capacity_and_shows_reason() {
     assert_eq!(status(&e, b), JobStatus::Running);
     assert_eq!(
         reason(&e, b).as_deref(),
-        Some("PREEMPTION_IN_PROGRESS: Cross-share preemption triggered to reclaim borrowed capacity")
+        Some(
+            "PREEMPTION_IN_PROGRESS: Cross-share preemption triggered to reclaim borrowed capacity"
+        )
     );
     assert_eq!(status(&e, owner), JobStatus::Runnable);
     // Only one victim although the owner is re-examined meanwhile.
@@ -438,10 +468,11 @@ fn retries_before_termination_zero_fails_on_first_preemption_unset_requeues_fore
     assert_eq!(job.status, JobStatus::Failed);
     assert_eq!(job.stopped_at, Some(1000));
     assert_eq!(job.preemption_count(), 1);
-    assert!(e
-        .events()
-        .iter()
-        .any(|ev| ev.job == capped && ev.reason == EventReason::RetriesExhausted));
+    assert!(
+        e.events()
+            .iter()
+            .any(|ev| ev.job == capped && ev.reason == EventReason::RetriesExhausted)
+    );
 
     // Unset: a loop of preemptions, every one requeued, the window bounded and newest first.
     let mut e = notebook();
@@ -482,7 +513,8 @@ fn preempted_job_resumes_from_last_checkpoint_and_lost_work_is_measured() {
         spec.checkpoint_interval_ms = checkpoint;
         let j = e.submit(spec).unwrap();
         e.advance_to(7_500).unwrap();
-        e.submit(JobSpec::new("owner", "QS2", M5, 1, 1_000)).unwrap();
+        e.submit(JobSpec::new("owner", "QS2", M5, 1, 1_000))
+            .unwrap();
         let w = e.work(j).unwrap();
         assert_eq!((w.saved_ms, w.lost_ms, w.run_ms), (saved, lost, 7_500));
         // The owner finishes at 8_500; the job runs again for the remaining work.
@@ -519,7 +551,12 @@ fn lowering_a_limit_preempts_what_the_share_may_no_longer_hold() {
     assert_eq!(status(&e, jobs[1]), JobStatus::Runnable);
     assert_eq!(status(&e, jobs[3]), JobStatus::Running);
     assert_eq!(
-        e.job(jobs[0]).unwrap().preemption.unwrap().recent_preempted_attempts[0].status_reason,
+        e.job(jobs[0])
+            .unwrap()
+            .preemption
+            .unwrap()
+            .recent_preempted_attempts[0]
+            .status_reason,
         PreemptionKind::LimitReduced.reason()
     );
 }
@@ -540,7 +577,10 @@ fn switching_a_borrower_to_lend_preempts_its_borrowed_jobs() {
     .unwrap();
     assert_eq!(status(&e, a), JobStatus::Running);
     assert_eq!(status(&e, b), JobStatus::Runnable);
-    assert_eq!(e.share("QS1").unwrap().sharing.strategy, SharingStrategy::Lend);
+    assert_eq!(
+        e.share("QS1").unwrap().sharing.strategy,
+        SharingStrategy::Lend
+    );
 }
 
 #[test]
@@ -628,25 +668,34 @@ fn bad_input_is_rejected_with_typed_errors_and_changes_nothing() {
     let events = e.events().len();
     let shares = e.shares();
 
-    let lim = |n: usize| (0..n).map(|i| CapacityLimit::new(format!("ml.t{i}.large"), 1)).collect::<Vec<_>>();
+    let lim = |n: usize| {
+        (0..n)
+            .map(|i| CapacityLimit::new(format!("ml.t{i}.large"), 1))
+            .collect::<Vec<_>>()
+    };
     let cases: Vec<(Result<(), EngineError>, EngineError)> = vec![
         (
             e.submit(JobSpec::new("x", "nope", M5, 1, 1)).map(|_| ()),
             EngineError::UnknownShare("nope".into()),
         ),
         (
-            e.submit(JobSpec::new("x", "s", M5, 1, 1).priority(10_000)).map(|_| ()),
+            e.submit(JobSpec::new("x", "s", M5, 1, 1).priority(10_000))
+                .map(|_| ()),
             EngineError::PriorityOutOfRange(10_000),
         ),
         (
-            e.submit(JobSpec::new("x", "s", M5, 1, 1).priority(-1)).map(|_| ()),
+            e.submit(JobSpec::new("x", "s", M5, 1, 1).priority(-1))
+                .map(|_| ()),
             EngineError::PriorityOutOfRange(-1),
         ),
         (
             e.submit(JobSpec::new("x", "s", M5, 0, 1)).map(|_| ()),
             EngineError::InvalidInstanceCount,
         ),
-        (e.update_priority(j, 10_000), EngineError::PriorityOutOfRange(10_000)),
+        (
+            e.update_priority(j, 10_000),
+            EngineError::PriorityOutOfRange(10_000),
+        ),
         (
             e.update_priority(JobId(999), 1),
             EngineError::UnknownJob("#999".into()),
@@ -764,7 +813,9 @@ fn borrowing_is_served_fifo_across_shares() {
         .unwrap();
     e.create_share(share("lender", M5, 4, SharingConfig::lend()))
         .unwrap();
-    let hold = e.submit(JobSpec::new("hold", "lender", M5, 4, 1000)).unwrap();
+    let hold = e
+        .submit(JobSpec::new("hold", "lender", M5, 4, 1000))
+        .unwrap();
     e.submit(JobSpec::new("x0", "x", M5, 1, HOUR)).unwrap();
     e.submit(JobSpec::new("y0", "y", M5, 1, HOUR)).unwrap();
     e.advance_to(10).unwrap();

@@ -6,12 +6,10 @@
 mod job;
 mod share;
 
-pub use job::{
-    Attempt, JobStatus, PreemptedAttempt, PreemptionSummary, ServiceJob, MAX_PRIORITY,
-};
+pub use job::{Attempt, JobStatus, MAX_PRIORITY, PreemptedAttempt, PreemptionSummary, ServiceJob};
 pub use share::{
-    CapacityLimit, InSharePreemption, QuotaShare, ServiceEnvironment, ShareState,
-    SharingConfig, SharingStrategy, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, UNLIMITED_BORROW,
+    CapacityLimit, InSharePreemption, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, QuotaShare,
+    ServiceEnvironment, ShareState, SharingConfig, SharingStrategy, UNLIMITED_BORROW,
 };
 
 /// Milliseconds since the Unix epoch: the unit AWS uses on the wire and the engine's clock.

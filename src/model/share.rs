@@ -151,7 +151,11 @@ pub struct QuotaShare {
 
 impl QuotaShare {
     /// An enabled share with in-share preemption disabled.
-    pub fn new(name: impl Into<String>, limits: Vec<CapacityLimit>, sharing: SharingConfig) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        limits: Vec<CapacityLimit>,
+        sharing: SharingConfig,
+    ) -> Self {
         Self {
             name: name.into(),
             capacity_limits: limits,

@@ -1,0 +1,3 @@
+//! One module per subcommand; `main.rs` dispatches here.
+
+pub mod simulate;
