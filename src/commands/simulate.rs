@@ -45,7 +45,8 @@ fn scenario() -> (Vec<QuotaShare>, Vec<Step>) {
             "regulated",
             vec![CapacityLimit::new(P4, 2)],
             SharingConfig::reserve(),
-        ),
+        )
+        .with_in_share_preemption(true),
         QuotaShare::new(
             "vision",
             vec![CapacityLimit::new(G5, 4)],
@@ -60,7 +61,7 @@ fn scenario() -> (Vec<QuotaShare>, Vec<Step>) {
     let job = |name: &str, share: &str, ty: &str, n: u32, minutes: u64| {
         JobSpec::new(name, share, ty, n, minutes * MIN)
     };
-    let steps = vec![
+    let mut steps = vec![
         Step {
             at: 0,
             action: Action::Submit(job("explore-a", "research", P4, 2, 90).priority(10)),
@@ -90,6 +91,10 @@ fn scenario() -> (Vec<QuotaShare>, Vec<Step>) {
             action: Action::Submit(job("detector", "vision", G5, 6, 50).priority(3)),
         },
         Step {
+            at: 10,
+            action: Action::Submit(job("urgent-review", "regulated", P4, 1, 15).priority(100)),
+        },
+        Step {
             at: 20,
             action: Action::Submit(job("release-train", "prod", P4, 2, 20).priority(1)),
         },
@@ -98,7 +103,7 @@ fn scenario() -> (Vec<QuotaShare>, Vec<Step>) {
             action: Action::Submit(job("tokenizer", "nlp", G5, 3, 30)),
         },
         Step {
-            at: 35,
+            at: 82,
             action: Action::Raise("explore-b", 50),
         },
         Step {
@@ -114,6 +119,7 @@ fn scenario() -> (Vec<QuotaShare>, Vec<Step>) {
             action: Action::Limit("research", 1),
         },
     ];
+    steps.sort_by_key(|s| s.at);
     (shares, steps)
 }
 
