@@ -1,0 +1,378 @@
+//! Property tests of the engine over random share configurations and job streams.
+//!
+//! Invariants checked after every operation: the service environment is never exceeded; no
+//! share holds more than its limit plus what it may borrow; RESERVE shares never lend or borrow
+//! (everything borrowed comes out of lending shares' idle capacity); a lender's job that fits its
+//! own limit is never left waiting unless a preemption is already giving capacity back;
+//! preemption retries are honoured; each job's events form a valid chain. At the end: every job
+//! finished or is accounted for (misconfigured), and the same seed gives the same event log.
+
+use std::collections::HashMap;
+
+use proptest::prelude::*;
+use quotatop::engine::{Delays, Engine, EngineConfig, EventReason, JobId, JobSpec};
+use quotatop::model::{CapacityLimit, JobStatus, QuotaShare, SharingConfig, SharingStrategy};
+
+const TYPES: [&str; 2] = ["ml.g5.xlarge", "ml.p4d.24xlarge"];
+
+#[derive(Debug, Clone)]
+struct ShareCfg {
+    limits: Vec<(usize, u32)>,
+    strategy: SharingStrategy,
+    borrow_limit: i32,
+    in_share: bool,
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Submit {
+        share: usize,
+        ty: usize,
+        count: u32,
+        priority: i64,
+        work_s: u64,
+        checkpoint_s: Option<u64>,
+        retries: Option<u32>,
+    },
+    Raise {
+        job: usize,
+        priority: i64,
+    },
+    Terminate {
+        job: usize,
+    },
+    Wait,
+}
+
+#[derive(Debug, Clone)]
+struct World {
+    shares: Vec<ShareCfg>,
+    /// Extra environment capacity beyond the sum of the share limits, per type.
+    spare: [u32; 2],
+    delays: Delays,
+    ops: Vec<(u64, Op)>,
+}
+
+fn share_cfg() -> impl Strategy<Value = ShareCfg> {
+    (
+        prop::collection::btree_map(0usize..2, 1u32..6, 1..=2),
+        prop_oneof![
+            Just(SharingStrategy::Reserve),
+            Just(SharingStrategy::Lend),
+            Just(SharingStrategy::LendAndBorrow)
+        ],
+        prop_oneof![Just(-1i32), 0i32..300],
+        any::<bool>(),
+    )
+        .prop_map(|(limits, strategy, borrow_limit, in_share)| ShareCfg {
+            limits: limits.into_iter().collect(),
+            strategy,
+            borrow_limit,
+            in_share,
+        })
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0usize..6, 0usize..2, 1u32..7, 0i64..5, 1u64..200, prop::option::of(1u64..50), prop::option::of(0u32..3))
+            .prop_map(|(share, ty, count, priority, work_s, checkpoint_s, retries)| Op::Submit {
+                share, ty, count, priority, work_s, checkpoint_s, retries
+            }),
+        2 => (0usize..40, 0i64..8).prop_map(|(job, priority)| Op::Raise { job, priority }),
+        1 => (0usize..40).prop_map(|job| Op::Terminate { job }),
+        2 => Just(Op::Wait),
+    ]
+}
+
+fn world() -> impl Strategy<Value = World> {
+    (
+        prop::collection::vec(share_cfg(), 1..6),
+        [0u32..4, 0u32..4],
+        (0u64..5, 0u64..5, 0u64..20, 0u64..3),
+        prop::collection::vec((0u64..30, op()), 1..60),
+    )
+        .prop_map(|(shares, spare, (d1, d2, d3, jitter), ops)| World {
+            shares,
+            spare,
+            delays: Delays {
+                submitted_ms: d1 * 1000,
+                pending_ms: d2 * 1000,
+                scheduled_ms: d1 * 1000,
+                starting_ms: d2 * 1000,
+                preemption_ms: d3 * 1000,
+                jitter_ms: jitter * 1000,
+            },
+            ops,
+        })
+}
+
+fn sharing(c: &ShareCfg) -> SharingConfig {
+    match c.strategy {
+        SharingStrategy::Reserve => SharingConfig::reserve(),
+        SharingStrategy::Lend => SharingConfig::lend(),
+        SharingStrategy::LendAndBorrow => SharingConfig::lend_and_borrow(c.borrow_limit),
+    }
+}
+
+/// Builds the world's engine and runs its operations, checking the invariants after each.
+fn run(w: &World, seed: u64) -> Result<Engine, TestCaseError> {
+    let mut env = [0u32; 2];
+    for s in &w.shares {
+        for &(ty, n) in &s.limits {
+            env[ty] += n;
+        }
+    }
+    let capacity = (0..2)
+        .map(|t| CapacityLimit::new(TYPES[t], env[t] + w.spare[t].max(1)))
+        .collect();
+    let mut e = Engine::new(
+        EngineConfig::new(capacity)
+            .with_delays(w.delays)
+            .with_seed(seed),
+    )
+    .map_err(|err| TestCaseError::fail(err.to_string()))?;
+    for (i, s) in w.shares.iter().enumerate() {
+        let limits = s
+            .limits
+            .iter()
+            .map(|&(t, n)| CapacityLimit::new(TYPES[t], n))
+            .collect();
+        e.create_share(
+            QuotaShare::new(format!("s{i}"), limits, sharing(s))
+                .with_in_share_preemption(s.in_share),
+        )
+        .map_err(|err| TestCaseError::fail(err.to_string()))?;
+    }
+    let mut jobs: Vec<JobId> = Vec::new();
+    let mut t = 0i64;
+    for (dt, op) in &w.ops {
+        t += (*dt * 1000) as i64;
+        e.advance_to(t)
+            .map_err(|err| TestCaseError::fail(err.to_string()))?;
+        check(&e, w)?;
+        match op {
+            Op::Submit {
+                share,
+                ty,
+                count,
+                priority,
+                work_s,
+                checkpoint_s,
+                retries,
+            } => {
+                let share = share % w.shares.len();
+                let spec = JobSpec {
+                    name: format!("j{}", jobs.len()),
+                    share: format!("s{share}"),
+                    priority: *priority,
+                    instance_type: TYPES[*ty].to_string(),
+                    instance_count: *count,
+                    work_ms: work_s * 1000,
+                    checkpoint_interval_ms: checkpoint_s.map(|c| c * 1000),
+                    preemption_retries: *retries,
+                };
+                let id = e
+                    .submit(spec)
+                    .map_err(|err| TestCaseError::fail(err.to_string()))?;
+                jobs.push(id);
+            }
+            Op::Raise { job, priority } => {
+                if let Some(&id) = jobs.get(*job) {
+                    let finished = e.status(id).is_some_and(JobStatus::is_terminal);
+                    let res = e.update_priority(id, *priority);
+                    prop_assert_eq!(res.is_err(), finished);
+                }
+            }
+            Op::Terminate { job } => {
+                if let Some(&id) = jobs.get(*job) {
+                    let before = e.status(id);
+                    e.terminate(id, "test")
+                        .map_err(|err| TestCaseError::fail(err.to_string()))?;
+                    if before.is_some_and(JobStatus::is_terminal) {
+                        prop_assert_eq!(e.status(id), before);
+                    } else {
+                        prop_assert_eq!(e.status(id), Some(JobStatus::Failed));
+                    }
+                }
+            }
+            Op::Wait => {}
+        }
+        check(&e, w)?;
+    }
+    Ok(e)
+}
+
+fn preempting(reason: &Option<String>) -> bool {
+    reason
+        .as_deref()
+        .is_some_and(|r| r.starts_with("PREEMPTION_IN_PROGRESS"))
+}
+
+fn misconfigured(reason: &Option<String>) -> bool {
+    reason
+        .as_deref()
+        .is_some_and(|r| r.starts_with("MISCONFIGURATION"))
+}
+
+fn check(e: &Engine, w: &World) -> Result<(), TestCaseError> {
+    let jobs: Vec<_> = e.jobs().collect();
+    for (ty, tyname) in TYPES.iter().enumerate() {
+        let env = e.config().capacity[ty].max_capacity;
+        let mut total = 0u32;
+        let mut borrowed_total = 0i64;
+        let mut lendable_idle = 0i64;
+        let mut any_preempting = false;
+        for (i, cfg) in w.shares.iter().enumerate() {
+            let name = format!("s{i}");
+            let own = cfg.limits.iter().find(|l| l.0 == ty).map_or(0, |l| l.1);
+            let holding: Vec<_> = jobs
+                .iter()
+                .filter(|j| {
+                    j.share == name && j.instance_type == *tyname && j.status.holds_capacity()
+                })
+                .collect();
+            let used: u32 = holding.iter().map(|j| j.instance_count).sum();
+            let settled: u32 = holding
+                .iter()
+                .filter(|j| !preempting(&j.status_reason))
+                .map(|j| j.instance_count)
+                .sum();
+            any_preempting |= holding.iter().any(|j| preempting(&j.status_reason));
+            total += used;
+            // Never more than own limit plus what the share may borrow.
+            let cap = sharing(cfg).borrow_cap(own).map_or(u64::MAX, |c| c as u64);
+            prop_assert!(
+                settled as u64 <= (own as u64).saturating_add(cap),
+                "{name} holds {settled} of {tyname}, own {own}"
+            );
+            if cfg.strategy == SharingStrategy::Reserve || cfg.strategy == SharingStrategy::Lend {
+                prop_assert!(used <= own, "{name} ({:?}) borrowed", cfg.strategy);
+            }
+            if used > own {
+                borrowed_total += (used - own) as i64;
+            }
+            if cfg.strategy.lends() && used < own {
+                lendable_idle += (own - used) as i64;
+            }
+        }
+        prop_assert!(total <= env, "{tyname}: {total} used of {env}");
+        // Whatever is borrowed comes out of lending shares' idle capacity, never RESERVE's.
+        prop_assert!(
+            borrowed_total <= lendable_idle,
+            "{tyname}: {borrowed_total} borrowed, {lendable_idle} lendable idle"
+        );
+        // A job that fits its share's own limit waits only while a preemption gives back capacity.
+        for (i, cfg) in w.shares.iter().enumerate() {
+            let name = format!("s{i}");
+            let own = cfg.limits.iter().find(|l| l.0 == ty).map_or(0, |l| l.1);
+            let used: u32 = jobs
+                .iter()
+                .filter(|j| {
+                    j.share == name && j.instance_type == *tyname && j.status.holds_capacity()
+                })
+                .map(|j| j.instance_count)
+                .sum();
+            let head = e
+                .share_queue(&name)
+                .into_iter()
+                .filter_map(|id| e.job(id))
+                .find(|j| j.instance_type == *tyname && !misconfigured(&j.status_reason));
+            if let Some(head) = head
+                && used + head.instance_count <= own
+            {
+                prop_assert!(
+                    any_preempting,
+                    "{name}: job {} fits its own {tyname} limit ({used}+{} <= {own}) but waits",
+                    head.name,
+                    head.instance_count
+                );
+            }
+        }
+    }
+    for j in &jobs {
+        let count = j.preemption_count();
+        match j.preemption_retries {
+            Some(n) => {
+                prop_assert!(count <= n + 1);
+                if count == n + 1 {
+                    prop_assert_eq!(j.status, JobStatus::Failed);
+                }
+            }
+            None => {
+                if j.status == JobStatus::Failed {
+                    prop_assert!(j.is_terminated, "{} failed without termination", j.name);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn allowed(from: JobStatus, to: JobStatus) -> bool {
+    use JobStatus::*;
+    from == to
+        || to == Failed
+        || matches!(
+            (from, to),
+            (Submitted, Pending)
+                | (Pending, Runnable)
+                | (Runnable, Scheduled)
+                | (Scheduled, Starting)
+                | (Starting, Running)
+                | (Running, Succeeded)
+                | (Scheduled | Starting | Running, Runnable)
+        )
+}
+
+fn check_event_chains(e: &Engine) -> Result<(), TestCaseError> {
+    let mut last: HashMap<JobId, JobStatus> = HashMap::new();
+    let mut prev_time = i64::MIN;
+    for ev in e.events() {
+        prop_assert!(ev.time >= prev_time, "events out of time order");
+        prev_time = ev.time;
+        match (last.get(&ev.job), ev.from) {
+            (None, None) => prop_assert_eq!(&ev.reason, &EventReason::Submitted),
+            (Some(&prev), Some(from)) => {
+                prop_assert_eq!(prev, from);
+                prop_assert!(allowed(from, ev.to), "{:?} -> {:?}", from, ev.to);
+                prop_assert!(!prev.is_terminal() || from == ev.to, "event after the end");
+            }
+            (a, b) => prop_assert!(false, "broken chain {:?} {:?}", a, b),
+        }
+        last.insert(ev.job, ev.to);
+    }
+    for (job, status) in last {
+        prop_assert_eq!(e.status(job), Some(status));
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn invariants_hold_and_every_job_is_accounted_for(w in world(), seed in any::<u64>()) {
+        let mut e = run(&w, seed)?;
+        let end = e.run_until_idle(i64::MAX / 4);
+        prop_assert!(e.next_step_at().is_none(), "still busy at {end}");
+        check(&e, &w)?;
+        check_event_chains(&e)?;
+        for j in e.jobs() {
+            let accounted = j.status.is_terminal()
+                || (j.status == JobStatus::Runnable && misconfigured(&j.status_reason));
+            prop_assert!(accounted, "{} left {:?} ({:?})", j.name, j.status, j.status_reason);
+        }
+    }
+
+    #[test]
+    fn same_seed_same_event_log(w in world(), seed in any::<u64>()) {
+        let mut a = run(&w, seed)?;
+        let mut b = run(&w, seed)?;
+        a.run_until_idle(i64::MAX / 4);
+        b.run_until_idle(i64::MAX / 4);
+        prop_assert_eq!(a.events(), b.events());
+        let ja: Vec<_> = a.jobs().collect();
+        let jb: Vec<_> = b.jobs().collect();
+        prop_assert_eq!(ja, jb);
+    }
+}
