@@ -6,3 +6,4 @@ pub mod cli;
 pub mod commands;
 pub mod engine;
 pub mod model;
+pub mod replay;

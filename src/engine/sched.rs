@@ -95,6 +95,10 @@ impl Engine {
     /// One scheduling pass over every share (see `policy` for the order).
     pub(super) fn schedule_pass(&mut self) {
         let mut borrowers: BinaryHeap<BorrowEntry> = BinaryHeap::new();
+        // Capacity that owners' jobs blocked in the first phase are waiting for (per share and
+        // type): borrowers must not take it, or a reclaim could be undone at once.
+        let nt = self.types.len();
+        let mut reserved = vec![0u32; self.shares.len() * nt];
         for s in 0..self.shares.len() {
             if self.shares[s].deleted {
                 continue;
@@ -106,6 +110,7 @@ impl Engine {
                     let share = &self.shares[s];
                     if share.used[ty] as u64 + count as u64 <= share.own[ty] as u64 {
                         if !self.place_own_fit(s, ty, j) {
+                            reserved[s * nt + ty] += count;
                             break;
                         }
                     } else {
@@ -121,13 +126,19 @@ impl Engine {
         }
         while let Some(Reverse((_, j, s, ty))) = borrowers.pop() {
             let count = self.jobs[j as usize].count;
-            if self.ledger(ty, false).fits(s, count) {
+            let with_reserved = |mut l: Ledger| {
+                for (t, used) in l.used.iter_mut().enumerate() {
+                    *used += reserved[t * nt + ty];
+                }
+                l
+            };
+            if with_reserved(self.ledger(ty, false)).fits(s, count) {
                 self.dispatch(j);
                 if let Some(&next) = self.shares[s].queues[ty].first() {
                     let created = self.jobs[next.2 as usize].created_at;
                     borrowers.push(Reverse((created, next.2, s, ty)));
                 }
-            } else if !self.ledger(ty, true).fits(s, count) {
+            } else if !with_reserved(self.ledger(ty, true)).fits(s, count) {
                 self.try_in_share(s, ty, j);
             }
         }

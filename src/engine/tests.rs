@@ -854,3 +854,59 @@ fn in_share_preemption_makes_room_for_a_borrowing_share_as_well() {
         InSharePreemption::Enabled
     );
 }
+
+/// Regression: with victims released at different times, the instance freed first must wait for
+/// the owner instead of going straight back to a borrower (which made the owner starve while the
+/// borrowers were preempted again and again).
+#[test]
+fn owner_is_not_starved_when_victims_release_at_different_times() {
+    let mut e = Engine::new(
+        EngineConfig::new(vec![CapacityLimit::new(M5, 3)])
+            .with_delays(Delays {
+                preemption_ms: 10_000,
+                jitter_ms: 5_000,
+                ..Delays::default()
+            })
+            .with_seed(1),
+    )
+    .unwrap();
+    e.create_share(share("A", M5, 1, SharingConfig::lend_and_borrow(-1)))
+        .unwrap();
+    e.create_share(share("B", M5, 2, SharingConfig::lend()))
+        .unwrap();
+    let a: Vec<JobId> = (0..3)
+        .map(|i| {
+            e.submit(JobSpec::new(format!("a{i}"), "A", M5, 1, HOUR))
+                .unwrap()
+        })
+        .collect();
+    e.advance_to(1_000).unwrap();
+    let b = e.submit(JobSpec::new("b", "B", M5, 2, 600_000)).unwrap();
+    e.advance_to(60_000).unwrap();
+    assert_eq!(status(&e, b), JobStatus::Running);
+    let preemptions: u32 = a
+        .iter()
+        .map(|&j| e.job(j).unwrap().preemption_count())
+        .sum();
+    assert_eq!(preemptions, 2);
+}
+
+/// Regression: an owner's job waiting for reclaimed capacity reserves it against borrowers in
+/// the same pass (with zero preemption delay this used to loop forever at one instant).
+#[test]
+fn reclaim_with_instant_preemption_terminates_and_serves_the_owner() {
+    let mut e = engine(&[(M5, 10)]);
+    e.create_share(share("A", M5, 2, SharingConfig::lend_and_borrow(-1)))
+        .unwrap();
+    e.create_share(share("B", M5, 8, SharingConfig::lend()))
+        .unwrap();
+    for i in 0..5 {
+        e.submit(JobSpec::new(format!("a{i}"), "A", M5, 2, HOUR))
+            .unwrap();
+    }
+    e.advance_to(1_000).unwrap();
+    // B needs 6 with only... all 8 lent out: three borrowers must go, and stay gone.
+    let b = e.submit(JobSpec::new("b", "B", M5, 6, HOUR)).unwrap();
+    assert_eq!(status(&e, b), JobStatus::Running);
+    assert_eq!(used(&e, "A", M5), (4, 2));
+}
