@@ -4,5 +4,6 @@
 
 pub mod cli;
 pub mod commands;
+pub mod emulator;
 pub mod engine;
 pub mod model;
