@@ -107,6 +107,11 @@ async fn inject(app: &App, op: &str, kill: Option<&ConnKill>) -> Result<(), ApiE
     }
 }
 
+/// Bodies up to this size are read (and thrown away) even when too large, so that the client
+/// has sent everything before it reads the 400: closing a socket with unread data resets the
+/// connection and can destroy the response before the client sees it.
+const DRAIN_LIMIT: usize = 1024 * 1024;
+
 /// Reads the whole body, refusing more than [`MAX_BODY`] bytes with a ClientException.
 async fn read_body(headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {
     let too_big = || ApiError::client(format!("Request body is larger than {MAX_BODY} bytes"));
@@ -114,17 +119,23 @@ async fn read_body(headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY as u64) {
+    if declared.is_some_and(|n| n > DRAIN_LIMIT as u64) {
         return Err(too_big());
     }
-    axum::body::to_bytes(body, MAX_BODY).await.map_err(|e| {
-        let text = e.to_string();
-        if text.contains("length limit") {
-            too_big()
-        } else {
-            ApiError::client(format!("Cannot read request body: {text}"))
+    match axum::body::to_bytes(body, DRAIN_LIMIT).await {
+        Ok(bytes) if bytes.len() > MAX_BODY => Err(too_big()),
+        Ok(bytes) => Ok(bytes),
+        Err(e) => {
+            let text = e.to_string();
+            if text.contains("length limit") {
+                Err(too_big())
+            } else {
+                Err(ApiError::client(format!(
+                    "Cannot read request body: {text}"
+                )))
+            }
         }
-    })
+    }
 }
 
 type OpFn = fn(&mut World, &[u8]) -> Result<Response, ApiError>;
