@@ -17,6 +17,7 @@ mod clock;
 mod error;
 mod faults;
 mod ops_jobs;
+mod ops_list_jobs;
 mod ops_queue;
 mod ops_resources;
 mod ops_shares;

@@ -20,7 +20,7 @@ use tokio::task::JoinSet;
 use super::error::ApiError;
 use super::faults::{Decision, FaultInjector, OPERATIONS};
 use super::state::World;
-use super::{ops_jobs, ops_queue, ops_resources, ops_shares, ops_tags};
+use super::{ops_jobs, ops_list_jobs, ops_queue, ops_resources, ops_shares, ops_tags};
 
 /// Largest request body read (SubmitServiceJob, the largest request, is limited to 30 KiB).
 pub const MAX_BODY: usize = 64 * 1024;
@@ -153,7 +153,7 @@ fn operation(op: &str) -> Option<OpFn> {
         "listquotashares" => ops_shares::list,
         "deletequotashare" => ops_shares::delete,
         "submitservicejob" => ops_jobs::submit,
-        "listservicejobs" => ops_jobs::list,
+        "listservicejobs" => ops_list_jobs::list,
         "describeservicejob" => ops_jobs::describe,
         "updateservicejob" => ops_jobs::update,
         "terminateservicejob" => ops_jobs::terminate,
