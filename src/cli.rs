@@ -19,6 +19,9 @@ pub enum Command {
     /// happened: lending, cross-share and in-share preemption, a preemption loop, a
     /// misconfigured job.
     Simulate(SimulateArgs),
+    /// Run the embedded AWS Batch emulator alone (loopback only), for other clients and tests:
+    /// the scenario's queue, quota shares and workload behind the real Batch API.
+    Emulator(EmulatorArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -29,4 +32,21 @@ pub struct SimulateArgs {
     /// Print every job state change, not only the summary.
     #[arg(long)]
     pub events: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct EmulatorArgs {
+    /// Scenario file (TOML): queue, capacity, quota shares, workload generators, seed, speed.
+    #[arg(long, default_value = "scenarios/demo.toml")]
+    pub scenario: std::path::PathBuf,
+    /// Port on 127.0.0.1 (0 picks a free one).
+    #[arg(long, default_value_t = 5566)]
+    pub port: u16,
+    /// Simulated seconds per real second (default: the scenario's `speed`); 0 freezes the clock.
+    #[arg(long)]
+    pub speed: Option<f64>,
+    /// Fault injection, e.g. "latency=20ms+30ms,throttle=5%;submitservicejob:error=0.1"
+    /// (default: the scenario's `faults`). See README, section "Emulator".
+    #[arg(long)]
+    pub faults: Option<String>,
 }

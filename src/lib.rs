@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod emulator;
 pub mod engine;
 pub mod model;
 pub mod replay;

@@ -6,5 +6,6 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Simulate(args) => quotatop::commands::simulate::run(&args),
+        Command::Emulator(args) => quotatop::commands::emulator::run(&args),
     }
 }

@@ -1,0 +1,63 @@
+//! `quotatop emulator`: the embedded AWS Batch emulator alone, until Ctrl-C.
+
+use anyhow::Context as _;
+
+use crate::cli::EmulatorArgs;
+use crate::emulator::{self, ClockMode, EmulatorConfig, FaultSpec, Scenario};
+
+pub fn run(args: &EmulatorArgs) -> anyhow::Result<()> {
+    let scenario = Scenario::load(&args.scenario)?;
+    let mut config = EmulatorConfig::from_scenario(scenario)?;
+    config.port = args.port;
+    if let Some(speed) = args.speed {
+        anyhow::ensure!(
+            speed.is_finite() && speed >= 0.0,
+            "--speed must be a number >= 0, got {speed}"
+        );
+        config.clock = ClockMode::Scaled(speed);
+    }
+    if let Some(spec) = &args.faults {
+        config.faults = FaultSpec::parse(spec)?;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(serve(config, args))
+}
+
+async fn serve(config: EmulatorConfig, args: &EmulatorArgs) -> anyhow::Result<()> {
+    let speed = match config.clock {
+        ClockMode::Scaled(s) => s,
+        ClockMode::Manual => 0.0,
+    };
+    let queue = config.scenario.queue.name.clone();
+    let name = config.scenario.name.clone();
+    let faults = config.faults.clone();
+    let handle = emulator::start(config).await?;
+    let url = handle.endpoint_url();
+    println!(
+        "quotatop emulator: scenario {name} ({}), queue {queue}, {speed}x simulated time",
+        args.scenario.display()
+    );
+    if !faults.is_empty() {
+        println!(
+            "fault injection: {}",
+            args.faults.as_deref().unwrap_or("from the scenario")
+        );
+    }
+    println!("listening on {url} (loopback only)\n");
+    println!("Point a client at it with:");
+    println!("  export AWS_ENDPOINT_URL={url}");
+    println!("  export AWS_ACCESS_KEY_ID=test");
+    println!("  export AWS_SECRET_ACCESS_KEY=test");
+    println!("  export AWS_REGION=us-east-1");
+    println!("  aws batch get-job-queue-snapshot --job-queue {queue}");
+    println!("\nCtrl-C stops it.");
+    tokio::signal::ctrl_c()
+        .await
+        .context("cannot listen for Ctrl-C")?;
+    println!("\nshutting down");
+    handle.shutdown().await?;
+    Ok(())
+}

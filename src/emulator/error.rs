@@ -1,0 +1,118 @@
+//! The emulator's errors: [`EmulatorError`] for starting and configuring it, [`ApiError`] for
+//! what a request gets back on the wire.
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+
+use crate::engine::EngineError;
+
+/// Why the emulator could not be set up or run.
+#[derive(Debug, thiserror::Error)]
+pub enum EmulatorError {
+    #[error("cannot read scenario {path}: {source}")]
+    ReadScenario {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("invalid scenario {path}: {message}")]
+    ParseScenario { path: String, message: String },
+    #[error("invalid scenario: {0}")]
+    Scenario(String),
+    #[error("invalid fault spec: {0}")]
+    Faults(String),
+    #[error("cannot bind 127.0.0.1:{port}: {source}")]
+    Bind { port: u16, source: std::io::Error },
+    #[error("the emulator's state is unusable after a panic in a request handler")]
+    Poisoned,
+    #[error("the engine refused the scenario: {0}")]
+    Engine(#[from] EngineError),
+    #[error("{0}")]
+    Api(#[from] ApiError),
+    #[error("server task failed: {0}")]
+    Join(String),
+}
+
+/// An error response in the Batch restJson1 shape.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApiError {
+    /// HTTP 400 `ClientException`: bad input, unknown resource, refused operation.
+    #[error("{0}")]
+    Client(String),
+    /// HTTP 500 `ServerException`.
+    #[error("{0}")]
+    Server(String),
+    /// HTTP 429 `TooManyRequestsException`, which the SDK classifies as throttling and retries.
+    #[error("Too Many Requests")]
+    Throttled,
+    /// HTTP 404 for a path that is no Batch operation.
+    #[error("{0}")]
+    UnknownOperation(String),
+}
+
+impl ApiError {
+    pub fn client(message: impl Into<String>) -> Self {
+        Self::Client(message.into())
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::Client(_) => StatusCode::BAD_REQUEST,
+            Self::Server(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Throttled => StatusCode::TOO_MANY_REQUESTS,
+            Self::UnknownOperation(_) => StatusCode::NOT_FOUND,
+        }
+    }
+
+    /// The error code sent as `x-amzn-ErrorType` and `__type`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Client(_) => "ClientException",
+            Self::Server(_) => "ServerException",
+            Self::Throttled => "TooManyRequestsException",
+            Self::UnknownOperation(_) => "UnknownOperationException",
+        }
+    }
+}
+
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::ClockBackwards { .. } => ApiError::Server(e.to_string()),
+            other => ApiError::Client(capitalize(&other.to_string())),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({ "__type": self.code(), "message": self.to_string() });
+        let mut response = (self.status(), axum::Json(body)).into_response();
+        response
+            .headers_mut()
+            .insert("x-amzn-ErrorType", HeaderValue::from_static(self.code()));
+        response
+    }
+}
+
+/// Engine messages start in lower case; AWS messages start with a capital.
+fn capitalize(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_errors_become_client_exceptions_with_capitalised_messages() {
+        let e: ApiError = EngineError::UnknownShare("qs".into()).into();
+        assert_eq!(e, ApiError::Client("Quota share qs does not exist".into()));
+        assert_eq!(e.status(), StatusCode::BAD_REQUEST);
+        let e: ApiError = EngineError::ClockBackwards { now: 2, to: 1 }.into();
+        assert_eq!(e.code(), "ServerException");
+    }
+}

@@ -1,0 +1,386 @@
+//! Fault injection: seeded and per operation.
+//!
+//! # Spec syntax (`--faults SPEC`, or `faults = "SPEC"` in a scenario)
+//!
+//! ```text
+//! SPEC     := RULE (';' RULE)*
+//! RULE     := [OPS ':'] SETTING (',' SETTING)*
+//! OPS      := '*' | OP ('|' OP)*           OP = lowercase operation name as in the URL path,
+//!                                          e.g. listservicejobs, describeservicejob,
+//!                                          tagresource, untagresource, listtagsforresource
+//! SETTING  := latency=DUR['+'DUR]          fixed delay plus uniform jitter in [0, second DUR]
+//!           | throttle=P                   HTTP 429 TooManyRequestsException with probability P
+//!           | throttle-first=N             throttle the first N calls of each matching operation
+//!           | error=P                      HTTP 500 ServerException with probability P
+//!           | drop=P                       close the connection without any response
+//!           | seed=N                       seed of all fault draws (global; default 0)
+//! DUR      := N['ms'|'s']                  milliseconds when no unit (real time, not simulated)
+//! P        := 0..1 or a percentage ('5%')
+//! ```
+//!
+//! A rule without `OPS` applies to every operation. Rules apply in order, so a later rule
+//! overrides the settings it names for the operations it matches:
+//! `latency=20ms+30ms,throttle=5%;submitservicejob:error=0.1;describeservicejob:drop=0.02`.
+//!
+//! Each operation draws from its own generator (seeded from the seed and the operation's name),
+//! so what one operation sees does not depend on how calls to others interleave with it. Per
+//! request the order is: latency, then drop, then throttle, then server error.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::error::EmulatorError;
+use crate::engine::Rng;
+
+/// The lowercase names of every operation the emulator serves.
+pub const OPERATIONS: &[&str] = &[
+    "createschedulingpolicy",
+    "describeschedulingpolicies",
+    "listschedulingpolicies",
+    "describeserviceenvironments",
+    "describejobqueues",
+    "createquotashare",
+    "updatequotashare",
+    "describequotashare",
+    "listquotashares",
+    "deletequotashare",
+    "submitservicejob",
+    "listservicejobs",
+    "describeservicejob",
+    "updateservicejob",
+    "terminateservicejob",
+    "terminateservicejobs",
+    "getjobqueuesnapshot",
+    "tagresource",
+    "untagresource",
+    "listtagsforresource",
+];
+
+/// The faults of one operation.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Faults {
+    pub latency_ms: u64,
+    pub jitter_ms: u64,
+    pub throttle: f64,
+    pub throttle_first: u32,
+    pub error: f64,
+    pub drop: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Rule {
+    ops: Option<Vec<String>>,
+    latency: Option<(u64, u64)>,
+    throttle: Option<f64>,
+    throttle_first: Option<u32>,
+    error: Option<f64>,
+    drop: Option<f64>,
+}
+
+/// A parsed fault spec.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FaultSpec {
+    pub seed: u64,
+    rules: Vec<Rule>,
+}
+
+impl FaultSpec {
+    /// No faults.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    pub fn parse(spec: &str) -> Result<Self, EmulatorError> {
+        let mut out = FaultSpec::default();
+        for rule_text in spec.split(';').map(str::trim).filter(|r| !r.is_empty()) {
+            let (ops, settings) = match rule_text.split_once(':') {
+                Some((ops, rest)) => (Some(ops.trim()), rest),
+                None => (None, rule_text),
+            };
+            let mut rule = Rule {
+                ops: match ops {
+                    None | Some("*") => None,
+                    Some(list) => Some(parse_ops(list)?),
+                },
+                ..Rule::default()
+            };
+            for setting in settings.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let (key, value) = setting
+                    .split_once('=')
+                    .ok_or_else(|| bad(format!("{setting:?} is not KEY=VALUE")))?;
+                let value = value.trim();
+                match key.trim() {
+                    "latency" => {
+                        let (fixed, jitter) = match value.split_once('+') {
+                            Some((f, j)) => (parse_duration(f)?, parse_duration(j)?),
+                            None => (parse_duration(value)?, 0),
+                        };
+                        rule.latency = Some((fixed, jitter));
+                    }
+                    "throttle" => rule.throttle = Some(parse_probability(value)?),
+                    "throttle-first" => {
+                        rule.throttle_first = Some(value.parse().map_err(|_| {
+                            bad(format!("throttle-first needs a count, got {value:?}"))
+                        })?)
+                    }
+                    "error" => rule.error = Some(parse_probability(value)?),
+                    "drop" => rule.drop = Some(parse_probability(value)?),
+                    "seed" => {
+                        out.seed = value
+                            .parse()
+                            .map_err(|_| bad(format!("seed needs an integer, got {value:?}")))?
+                    }
+                    other => {
+                        return Err(bad(format!(
+                            "unknown setting {other:?} (latency, throttle, throttle-first, error, drop, seed)"
+                        )));
+                    }
+                }
+            }
+            out.rules.push(rule);
+        }
+        Ok(out)
+    }
+
+    /// The merged faults of one operation.
+    pub fn for_op(&self, op: &str) -> Faults {
+        let mut f = Faults::default();
+        for r in &self.rules {
+            if r.ops
+                .as_ref()
+                .is_some_and(|ops| !ops.iter().any(|o| o == op))
+            {
+                continue;
+            }
+            if let Some((l, j)) = r.latency {
+                f.latency_ms = l;
+                f.jitter_ms = j;
+            }
+            if let Some(p) = r.throttle {
+                f.throttle = p;
+            }
+            if let Some(n) = r.throttle_first {
+                f.throttle_first = n;
+            }
+            if let Some(p) = r.error {
+                f.error = p;
+            }
+            if let Some(p) = r.drop {
+                f.drop = p;
+            }
+        }
+        f
+    }
+}
+
+fn bad(message: String) -> EmulatorError {
+    EmulatorError::Faults(message)
+}
+
+fn parse_ops(list: &str) -> Result<Vec<String>, EmulatorError> {
+    list.split('|')
+        .map(|o| {
+            let o = o.trim().to_ascii_lowercase();
+            if OPERATIONS.contains(&o.as_str()) {
+                Ok(o)
+            } else {
+                Err(bad(format!("unknown operation {o:?}")))
+            }
+        })
+        .collect()
+}
+
+fn parse_duration(s: &str) -> Result<u64, EmulatorError> {
+    let s = s.trim();
+    let (number, scale) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1000.0)
+    } else {
+        (s, 1.0)
+    };
+    match number.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && v * scale <= 3_600_000.0 => Ok((v * scale) as u64),
+        _ => Err(bad(format!(
+            "{s:?} is not a duration such as 50ms or 1.5s (at most 1h)"
+        ))),
+    }
+}
+
+fn parse_probability(s: &str) -> Result<f64, EmulatorError> {
+    let (number, scale) = match s.strip_suffix('%') {
+        Some(n) => (n, 100.0),
+        None => (s, 1.0),
+    };
+    match number.trim().parse::<f64>() {
+        Ok(v) if (0.0..=scale).contains(&v) => Ok(v / scale),
+        _ => Err(bad(format!(
+            "{s:?} is not a probability in 0..1 or a percentage"
+        ))),
+    }
+}
+
+/// What to do with one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Proceed,
+    Throttle,
+    ServerError,
+    Drop,
+}
+
+/// Counts of injected faults, for tests and the operator.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FaultStats {
+    pub delayed: u64,
+    pub throttled: u64,
+    pub server_errors: u64,
+    pub dropped: u64,
+}
+
+struct OpState {
+    rng: Rng,
+    calls: u64,
+}
+
+/// Draws the faults of each request.
+pub struct FaultInjector {
+    spec: FaultSpec,
+    state: Mutex<(HashMap<String, OpState>, FaultStats)>,
+}
+
+impl FaultInjector {
+    pub fn new(spec: FaultSpec) -> Self {
+        Self {
+            spec,
+            state: Mutex::new((HashMap::new(), FaultStats::default())),
+        }
+    }
+
+    pub fn stats(&self) -> FaultStats {
+        match self.state.lock() {
+            Ok(g) => g.1,
+            Err(p) => p.into_inner().1,
+        }
+    }
+
+    /// The delay and the fate of the next call of `op`.
+    pub fn decide(&self, op: &str) -> (Duration, Decision) {
+        if self.spec.is_empty() {
+            return (Duration::ZERO, Decision::Proceed);
+        }
+        let f = self.spec.for_op(op);
+        // A poisoned lock only means another request panicked mid-draw; the counters are
+        // still usable.
+        let mut guard = match self.state.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        let (ops, stats) = &mut *guard;
+        let seed = self.spec.seed ^ fnv1a(op);
+        let st = ops.entry(op.to_string()).or_insert_with(|| OpState {
+            rng: Rng::new(seed),
+            calls: 0,
+        });
+        st.calls += 1;
+        let delay = f.latency_ms + st.rng.upto(f.jitter_ms);
+        // Always draw all three so one setting does not shift the others' sequence.
+        let (d, t, e) = (st.rng.unit(), st.rng.unit(), st.rng.unit());
+        let decision = if d < f.drop {
+            stats.dropped += 1;
+            Decision::Drop
+        } else if st.calls <= f.throttle_first as u64 || t < f.throttle {
+            stats.throttled += 1;
+            Decision::Throttle
+        } else if e < f.error {
+            stats.server_errors += 1;
+            Decision::ServerError
+        } else {
+            Decision::Proceed
+        };
+        if delay > 0 {
+            stats.delayed += 1;
+        }
+        (Duration::from_millis(delay), decision)
+    }
+}
+
+fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_rules_and_later_rules_override() {
+        let s = FaultSpec::parse(
+            "latency=20ms+30ms,throttle=5%; submitservicejob|describeservicejob:error=0.1,latency=1s; seed=9",
+        )
+        .unwrap();
+        assert_eq!(s.seed, 9);
+        let list = s.for_op("listservicejobs");
+        assert_eq!((list.latency_ms, list.jitter_ms), (20, 30));
+        assert!((list.throttle - 0.05).abs() < 1e-12);
+        assert_eq!(list.error, 0.0);
+        let submit = s.for_op("submitservicejob");
+        assert_eq!((submit.latency_ms, submit.jitter_ms), (1000, 0));
+        assert_eq!(submit.error, 0.1);
+        assert!((submit.throttle - 0.05).abs() < 1e-12);
+    }
+
+    #[test]
+    fn rejects_bad_specs_with_a_reason() {
+        for bad in [
+            "throttle=2",
+            "latency=fast",
+            "nosuchop:error=0.1",
+            "jitter=1",
+            "drop",
+            "throttle-first=-1",
+        ] {
+            assert!(FaultSpec::parse(bad).is_err(), "{bad}");
+        }
+        assert!(FaultSpec::parse("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn draws_are_seeded_per_operation_and_rates_hold() {
+        let run = |interleave: bool| {
+            let inj = FaultInjector::new(FaultSpec::parse("throttle=0.3,seed=4").unwrap());
+            (0..1000)
+                .map(|_| {
+                    if interleave {
+                        inj.decide("describeservicejob");
+                    }
+                    inj.decide("listservicejobs").1
+                })
+                .collect::<Vec<_>>()
+        };
+        let a = run(false);
+        assert_eq!(a, run(true));
+        let throttled = a.iter().filter(|d| **d == Decision::Throttle).count();
+        assert!((200..400).contains(&throttled), "{throttled}");
+    }
+
+    #[test]
+    fn throttle_first_then_proceed() {
+        let inj =
+            FaultInjector::new(FaultSpec::parse("describejobqueues:throttle-first=2").unwrap());
+        let d: Vec<Decision> = (0..3).map(|_| inj.decide("describejobqueues").1).collect();
+        assert_eq!(
+            d,
+            [Decision::Throttle, Decision::Throttle, Decision::Proceed]
+        );
+        assert_eq!(inj.decide("listservicejobs").1, Decision::Proceed);
+        assert_eq!(inj.stats().throttled, 2);
+    }
+}

@@ -1,0 +1,216 @@
+//! The embedded AWS Batch emulator: the quota-share [`crate::engine`] behind an HTTP server that
+//! speaks the Batch restJson1 protocol as the unmodified `aws_sdk_batch` client expects.
+//!
+//! - [`start`] binds 127.0.0.1 (port 0 for any free port) and returns an [`EmulatorHandle`] with
+//!   the address, a clock hook for tests, and `shutdown`.
+//! - The world comes from a [`Scenario`] (`scenarios/*.toml`): one quota-management job queue, its
+//!   service environment and scheduling policy, quota shares, and workload generators.
+//! - Time is simulated ([`ClockMode`]): a background task advances the engine at the chosen speed
+//!   and every request first brings the engine up to the clock, so timestamps in responses are the
+//!   simulated ones.
+//! - Faults ([`FaultSpec`]) add latency, throttling, server errors and dropped connections per
+//!   operation, seeded.
+//!
+//! This module uses no AWS SDK types: it reads and writes JSON (see `wire.rs`).
+
+mod clock;
+mod error;
+mod faults;
+mod ops_jobs;
+mod ops_list_jobs;
+mod ops_queue;
+mod ops_resources;
+mod ops_shares;
+mod ops_tags;
+mod paging;
+mod scenario;
+mod server;
+mod state;
+mod wire;
+pub mod workload;
+
+use std::collections::VecDeque;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+pub use clock::{ClockMode, SimClock};
+pub use error::{ApiError, EmulatorError};
+pub use faults::{Decision, FaultInjector, FaultSpec, FaultStats, Faults, OPERATIONS};
+pub use ops_jobs::{CHECKPOINT_TAG, WORK_TAG};
+pub use scenario::{GeneratorSpec, PriorityWeight, Scenario, ScriptedJob, ShareSpec};
+pub use server::MAX_BODY;
+pub use state::ACCOUNT;
+
+use crate::engine::{Engine, Event};
+use crate::model::Millis;
+use state::World;
+
+/// How to start an emulator.
+#[derive(Debug, Clone)]
+pub struct EmulatorConfig {
+    pub scenario: Scenario,
+    /// 0 picks a free port.
+    pub port: u16,
+    pub clock: ClockMode,
+    pub faults: FaultSpec,
+    /// Simulated start time (epoch ms); `None` is the wall clock at start.
+    pub start_ms: Option<Millis>,
+    pub region: String,
+    /// How often the background task advances the engine (real time).
+    pub tick: Duration,
+}
+
+impl EmulatorConfig {
+    /// The scenario's own speed and faults, any free port, region us-east-1.
+    pub fn from_scenario(scenario: Scenario) -> Result<Self, EmulatorError> {
+        let faults = match &scenario.faults {
+            Some(spec) => FaultSpec::parse(spec)?,
+            None => FaultSpec::none(),
+        };
+        Ok(Self {
+            port: 0,
+            clock: ClockMode::Scaled(scenario.speed),
+            faults,
+            start_ms: None,
+            region: "us-east-1".to_string(),
+            tick: Duration::from_millis(100),
+            scenario,
+        })
+    }
+}
+
+/// A running emulator.
+pub struct EmulatorHandle {
+    addr: SocketAddr,
+    world: Arc<Mutex<World>>,
+    faults: Arc<FaultInjector>,
+    shutdown: watch::Sender<bool>,
+    server: Option<JoinHandle<()>>,
+    ticker: Option<JoinHandle<()>>,
+}
+
+/// Starts the emulator on 127.0.0.1 and returns once it accepts connections.
+pub async fn start(config: EmulatorConfig) -> Result<EmulatorHandle, EmulatorError> {
+    let start_ms = config.start_ms.unwrap_or_else(wall_clock_ms);
+    let clock = SimClock::new(config.clock, start_ms);
+    let world = World::new(&config.scenario, clock, start_ms, &config.region)?;
+    let world = Arc::new(Mutex::new(world));
+    let faults = Arc::new(FaultInjector::new(config.faults));
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, config.port))
+        .await
+        .map_err(|source| EmulatorError::Bind {
+            port: config.port,
+            source,
+        })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|source| EmulatorError::Bind {
+            port: config.port,
+            source,
+        })?;
+    let (tx, rx) = watch::channel(false);
+    let app = Arc::new(server::App::new(world.clone(), faults.clone()));
+    let server = tokio::spawn(server::serve(listener, server::router(app), rx.clone()));
+    let ticker = match config.clock {
+        ClockMode::Manual => None,
+        ClockMode::Scaled(_) => Some(tokio::spawn(tick(world.clone(), config.tick, rx))),
+    };
+    Ok(EmulatorHandle {
+        addr,
+        world,
+        faults,
+        shutdown: tx,
+        server: Some(server),
+        ticker,
+    })
+}
+
+/// Advances the engine to the clock every `every` until shutdown.
+async fn tick(world: Arc<Mutex<World>>, every: Duration, mut shutdown: watch::Receiver<bool>) {
+    let mut interval = tokio::time::interval(every);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = interval.tick() => {
+                let Ok(mut w) = world.lock() else { return };
+                // An engine refusal here would be a clock bug; the next request reports it.
+                let _ = w.catch_up();
+            }
+            _ = server::stopped(&mut shutdown) => return,
+        }
+    }
+}
+
+fn wall_clock_ms() -> Millis {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as Millis)
+}
+
+impl EmulatorHandle {
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:<port>`: what `AWS_ENDPOINT_URL` must be.
+    pub fn endpoint_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    fn world(&self) -> Result<std::sync::MutexGuard<'_, World>, EmulatorError> {
+        self.world.lock().map_err(|_| EmulatorError::Poisoned)
+    }
+
+    /// The simulated time, with the engine brought up to it.
+    pub fn now(&self) -> Result<Millis, EmulatorError> {
+        let mut w = self.world()?;
+        w.catch_up()?;
+        Ok(w.engine.now())
+    }
+
+    /// Moves simulated time forward by `ms` and runs the engine (and workload) up to it. With
+    /// [`ClockMode::Manual`] this is the only way time moves: deterministic tests.
+    pub fn advance(&self, ms: Millis) -> Result<Millis, EmulatorError> {
+        let mut w = self.world()?;
+        w.clock.advance(ms);
+        w.catch_up()?;
+        Ok(w.engine.now())
+    }
+
+    /// Read-only access to the engine, for tests and diagnostics.
+    pub fn with_engine<R>(&self, f: impl FnOnce(&Engine) -> R) -> Result<R, EmulatorError> {
+        Ok(f(&self.world()?.engine))
+    }
+
+    /// The most recent engine events (at most 10 000), oldest first.
+    pub fn recent_events(&self) -> Result<VecDeque<Event>, EmulatorError> {
+        Ok(self.world()?.recent_events.clone())
+    }
+
+    pub fn fault_stats(&self) -> FaultStats {
+        self.faults.stats()
+    }
+
+    /// Stops accepting, lets open requests finish (at most 5 s), and stops the clock.
+    pub async fn shutdown(mut self) -> Result<(), EmulatorError> {
+        let _ = self.shutdown.send(true);
+        for task in [self.server.take(), self.ticker.take()]
+            .into_iter()
+            .flatten()
+        {
+            task.await.map_err(|e| EmulatorError::Join(e.to_string()))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for EmulatorHandle {
+    fn drop(&mut self) {
+        let _ = self.shutdown.send(true);
+    }
+}

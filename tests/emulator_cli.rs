@@ -1,0 +1,85 @@
+//! `quotatop emulator --scenario scenarios/demo.toml` as README documents it: prints the endpoint
+//! and the client environment, serves the demo world, and exits cleanly on Ctrl-C (SIGINT).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[test]
+fn emulator_command_prints_the_environment_serves_and_stops_on_ctrl_c() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args([
+            "emulator",
+            "--scenario",
+            "scenarios/demo.toml",
+            "--port",
+            "0",
+            "--speed",
+            "600",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut printed = String::new();
+    let mut url = None;
+    while !printed.contains("Ctrl-C") {
+        let mut line = String::new();
+        if out.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        if let Some(rest) = line.trim().strip_prefix("export AWS_ENDPOINT_URL=") {
+            url = Some(rest.to_string());
+        }
+        printed.push_str(&line);
+    }
+    for needle in [
+        "AWS_ACCESS_KEY_ID=",
+        "AWS_SECRET_ACCESS_KEY=",
+        "AWS_REGION=us-east-1",
+        "600x",
+    ] {
+        assert!(
+            printed.contains(needle),
+            "{needle} missing from:\n{printed}"
+        );
+    }
+    let url = url.expect("endpoint printed");
+    let addr = url.strip_prefix("http://").unwrap();
+    assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+
+    // At 600x, one real second is ten simulated minutes: the demo's jobs are there.
+    std::thread::sleep(Duration::from_millis(1500));
+    let body =
+        r#"{"jobQueue":"ml-training","filters":[{"name":"JOB_NAME","values":["video-pretrain"]}]}"#;
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "POST /v1/listservicejobs HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(reply.contains("\"jobName\":\"video-pretrain\""), "{reply}");
+
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let exit = loop {
+        if let Some(exit) = child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(Instant::now() < deadline, "did not stop on Ctrl-C");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(exit.success(), "{exit:?}");
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    assert!(rest.contains("shutting down"), "{rest}");
+}

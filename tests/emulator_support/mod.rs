@@ -1,0 +1,130 @@
+//! Shared by the `tests/emulator_*.rs` files: start an emulator on 127.0.0.1:0 and build a real
+//! `aws_sdk_batch` client for it.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use aws_sdk_batch::config::retry::RetryConfig;
+use aws_sdk_batch::config::{BehaviorVersion, Region};
+use quotatop::emulator::{self, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, Scenario};
+use quotatop::model::CapacityLimit;
+
+pub const M5: &str = "ml.m5.large";
+pub const G5: &str = "ml.g5.xlarge";
+pub const QUEUE: &str = "qm-queue";
+pub const START: i64 = 1_770_000_000_000;
+
+/// An emulator with the given capacity, no shares and no workload, on a manual clock starting at
+/// [`START`], with zero lifecycle delays (jobs move as soon as they can).
+pub async fn start(capacity: &[(&str, u32)], faults: &str) -> EmulatorHandle {
+    let scenario = Scenario::empty(
+        QUEUE,
+        capacity
+            .iter()
+            .map(|&(t, n)| CapacityLimit::new(t, n))
+            .collect(),
+    );
+    let mut config = EmulatorConfig::from_scenario(scenario).unwrap();
+    config.clock = ClockMode::Manual;
+    config.start_ms = Some(START);
+    config.faults = FaultSpec::parse(faults).unwrap();
+    emulator::start(config).await.unwrap()
+}
+
+/// The SDK client, exactly as a user would configure it: static credentials, endpoint URL,
+/// region. Retries are standard with a short backoff so retried tests stay fast.
+pub fn client(handle: &EmulatorHandle, max_attempts: u32) -> aws_sdk_batch::Client {
+    let creds = aws_credential_types::Credentials::from_keys("AKIDTEST", "secret", None);
+    let conf = aws_sdk_batch::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(creds)
+        .endpoint_url(handle.endpoint_url())
+        .retry_config(
+            RetryConfig::standard()
+                .with_max_attempts(max_attempts)
+                .with_initial_backoff(Duration::from_millis(5))
+                .with_max_backoff(Duration::from_millis(50)),
+        )
+        .build();
+    aws_sdk_batch::Client::from_conf(conf)
+}
+
+/// A SageMaker CreateTrainingJob payload for `count` × `instance_type`.
+pub fn payload(instance_type: &str, count: u32) -> String {
+    serde_json::json!({
+        "TrainingJobName": "t",
+        "ResourceConfig": {"InstanceType": instance_type, "InstanceCount": count, "VolumeSizeInGB": 30},
+        "StoppingCondition": {"MaxRuntimeInSeconds": 36000}
+    })
+    .to_string()
+}
+
+pub async fn create_share(
+    c: &aws_sdk_batch::Client,
+    name: &str,
+    limits: &[(&str, i32)],
+    strategy: aws_sdk_batch::types::QuotaShareResourceSharingStrategy,
+    borrow_limit: Option<i32>,
+    in_share: bool,
+) -> String {
+    use aws_sdk_batch::types::{
+        QuotaShareCapacityLimit, QuotaShareInSharePreemptionState,
+        QuotaSharePreemptionConfiguration, QuotaShareResourceSharingConfiguration,
+    };
+    let mut req = c
+        .create_quota_share()
+        .quota_share_name(name)
+        .job_queue(QUEUE);
+    for &(t, n) in limits {
+        req = req.capacity_limits(
+            QuotaShareCapacityLimit::builder()
+                .capacity_unit(t)
+                .max_capacity(n)
+                .build(),
+        );
+    }
+    let out = req
+        .resource_sharing_configuration(
+            QuotaShareResourceSharingConfiguration::builder()
+                .strategy(strategy)
+                .set_borrow_limit(borrow_limit)
+                .build(),
+        )
+        .preemption_configuration(
+            QuotaSharePreemptionConfiguration::builder()
+                .in_share_preemption(if in_share {
+                    QuotaShareInSharePreemptionState::Enabled
+                } else {
+                    QuotaShareInSharePreemptionState::Disabled
+                })
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    out.quota_share_arn().unwrap().to_string()
+}
+
+pub async fn submit(
+    c: &aws_sdk_batch::Client,
+    name: &str,
+    share: &str,
+    instance_type: &str,
+    count: u32,
+    priority: i32,
+) -> String {
+    c.submit_service_job()
+        .job_name(name)
+        .job_queue(QUEUE)
+        .service_job_type(aws_sdk_batch::types::ServiceJobType::SagemakerTraining)
+        .service_request_payload(payload(instance_type, count))
+        .quota_share_name(share)
+        .scheduling_priority(priority)
+        .send()
+        .await
+        .unwrap()
+        .job_id()
+        .unwrap()
+        .to_string()
+}
