@@ -5,11 +5,15 @@
 
 mod job;
 mod share;
+mod snapshot;
 
 pub use job::{Attempt, JobStatus, MAX_PRIORITY, PreemptedAttempt, PreemptionSummary, ServiceJob};
 pub use share::{
     CapacityLimit, InSharePreemption, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, QuotaShare,
     ServiceEnvironment, ShareState, SharingConfig, SharingStrategy, UNLIMITED_BORROW,
+};
+pub use snapshot::{
+    FrontEntry, HealthState, PollHealth, QueueSnapshot, Snapshot, Source, TrackedJob,
 };
 
 /// Milliseconds since the Unix epoch: the unit AWS uses on the wire and the engine's clock.

@@ -1,0 +1,113 @@
+//! What one refresh of the console's data holds: the contract between `poll/` (which builds it),
+//! `analysis/` (pure functions over it) and `tui/` (which draws it).
+//!
+//! A snapshot is owned data: the poller sends a fresh one over a channel after every refresh.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Millis, QuotaShare, ServiceEnvironment, ServiceJob};
+
+/// Everything the console knows after one refresh.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// Local wall-clock time (epoch ms) when this refresh finished.
+    pub taken_at: Millis,
+    /// Monotonic refresh counter of the poller that made it.
+    pub sequence: u64,
+    pub source: Source,
+    pub queues: Vec<QueueSnapshot>,
+    pub health: PollHealth,
+}
+
+/// Where the data comes from (shown in the status bar).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Source {
+    /// Endpoint URL override (the emulator), `None` for the regional AWS endpoint.
+    pub endpoint: Option<String>,
+    pub profile: Option<String>,
+    pub region: Option<String>,
+}
+
+/// One quota-managed job queue.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct QueueSnapshot {
+    pub name: String,
+    pub arn: String,
+    /// `ENABLED` / `DISABLED`.
+    pub state: String,
+    /// `VALID`, `INVALID`, …
+    pub status: String,
+    pub scheduling_policy_arn: Option<String>,
+    pub environment: ServiceEnvironment,
+    pub shares: Vec<QuotaShare>,
+    /// Every job the poller tracks for this queue (active ones and recently finished ones).
+    pub jobs: Vec<TrackedJob>,
+    /// GetJobQueueSnapshot `frontOfQueue`: RUNNABLE jobs in dispatch order.
+    pub front_of_queue: Vec<FrontEntry>,
+    /// GetJobQueueSnapshot `frontOfQuotaShares`: first RUNNABLE job(s) per share.
+    pub front_of_shares: BTreeMap<String, Vec<FrontEntry>>,
+    /// GetJobQueueSnapshot `queueUtilization`: instances in use per share and instance type.
+    pub utilization: BTreeMap<String, BTreeMap<String, f64>>,
+    /// The service's own clock as last seen (`lastUpdatedAt` of the queue snapshot): waiting
+    /// times are measured against it, not the local clock (the emulator's clock runs faster).
+    pub server_time: Option<Millis>,
+    /// When this queue's data last refreshed completely (local epoch ms); older than the
+    /// snapshot's `taken_at` when the last refresh failed.
+    pub refreshed_at: Option<Millis>,
+    /// Why the last refresh of this queue was incomplete, if it was.
+    pub stale_reason: Option<String>,
+}
+
+/// A job and how fresh its details are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrackedJob {
+    /// The job; `priority`, `preemption` and `attempts` are only known once described.
+    pub job: ServiceJob,
+    /// Job ARN (used to match GetJobQueueSnapshot entries).
+    pub arn: String,
+    /// When the job's details (DescribeServiceJob) were last fetched (local epoch ms); `None`
+    /// when only its ListServiceJobs summary is known.
+    pub described_at: Option<Millis>,
+    /// When the job last appeared in a ListServiceJobs answer (local epoch ms).
+    pub listed_at: Millis,
+}
+
+/// One entry of a GetJobQueueSnapshot front-of-queue list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrontEntry {
+    pub job_arn: String,
+    /// When the job reached its current position (service clock).
+    pub earliest_time_at_position: Option<Millis>,
+}
+
+/// How the data path is doing (status bar, staleness).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PollHealth {
+    pub state: HealthState,
+    /// API calls made in the last 60 s.
+    pub calls_last_minute: u32,
+    /// Throttled responses in the last 60 s.
+    pub throttled_last_minute: u32,
+    /// Failed calls (other than throttling) in the last 60 s.
+    pub errors_last_minute: u32,
+    pub last_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HealthState {
+    /// No refresh has finished yet.
+    #[default]
+    Starting,
+    Healthy,
+    /// The API throttles; data is partly stale, the poller backs off.
+    Throttled,
+    /// Some calls fail; data is partly stale.
+    Degraded,
+    /// Nothing answers; everything shown is stale.
+    Unreachable,
+    /// Credentials were refused.
+    Denied,
+}
