@@ -2,4 +2,5 @@
 
 pub mod audit;
 pub mod emulator;
+pub mod replay;
 pub mod simulate;
