@@ -2,9 +2,11 @@
 //!
 //! The library holds every layer; `main.rs` only parses the command line and dispatches.
 
+pub mod batch;
 pub mod cli;
 pub mod commands;
 pub mod emulator;
 pub mod engine;
 pub mod model;
+pub mod poll;
 pub mod replay;
