@@ -22,6 +22,56 @@ pub enum Command {
     /// Run the embedded AWS Batch emulator alone (loopback only), for other clients and tests:
     /// the scenario's queue, quota shares and workload behind the real Batch API.
     Emulator(EmulatorArgs),
+    /// Read and verify the audit log of priority changes.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// List priority changes, newest last; intents without an outcome are shown as such.
+    List(AuditListArgs),
+    /// Check the hash chain; exits non-zero at the first edited, removed or reordered record.
+    Verify(AuditLogArg),
+    /// Export every change (intent and outcome merged) as CSV or JSON.
+    Export(AuditExportArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AuditLogArg {
+    /// The audit log (default: audit.jsonl in quotatop's data directory; env
+    /// QUOTATOP_AUDIT_LOG).
+    #[arg(long, env = "QUOTATOP_AUDIT_LOG")]
+    pub log: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AuditListArgs {
+    #[command(flatten)]
+    pub log: AuditLogArg,
+    /// Only changes of this job (id, name or ARN).
+    #[arg(long)]
+    pub job: Option<String>,
+    /// Only changes since: a duration back from now (30m, 24h, 7d) or an RFC 3339 time.
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Count changes per operator and share instead of listing them.
+    #[arg(long)]
+    pub by_operator: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AuditExportArgs {
+    #[command(flatten)]
+    pub log: AuditLogArg,
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: ExportFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Csv,
+    Json,
 }
 
 #[derive(Debug, clap::Args)]

@@ -1,4 +1,5 @@
 //! One module per subcommand; `main.rs` dispatches here.
 
+pub mod audit;
 pub mod emulator;
 pub mod simulate;

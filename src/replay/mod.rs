@@ -42,6 +42,7 @@ pub fn run_trace(engine: &mut Engine, jobs: &[TraceJob]) -> Result<Vec<JobId>, E
             work_ms: j.work_ms,
             checkpoint_interval_ms: j.checkpoint_interval_ms,
             preemption_retries: j.preemption_retries,
+            restart_overhead_ms: 0,
         })?);
     }
     engine.run_until_idle(Millis::MAX / 4);
