@@ -8,5 +8,6 @@ fn main() -> anyhow::Result<()> {
         Command::Simulate(args) => quotatop::commands::simulate::run(&args),
         Command::Emulator(args) => quotatop::commands::emulator::run(&args),
         Command::Audit(cmd) => quotatop::commands::audit::run(&cmd),
+        Command::Snapshot(args) => quotatop::commands::snapshot::run(&args),
     }
 }

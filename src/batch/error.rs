@@ -107,7 +107,7 @@ where
             message: "timed out".to_string(),
         },
         SdkError::DispatchFailure(d) => {
-            let message = DisplayErrorContext(&err).to_string();
+            let message = chain(&err);
             // Identity resolution fails before anything is sent; the SDK reports it as a
             // dispatch failure that is neither I/O nor a timeout.
             if !d.is_io() && !d.is_timeout() && message.to_ascii_lowercase().contains("credential")
@@ -125,6 +125,20 @@ where
             message: DisplayErrorContext(&err).to_string(),
         },
     }
+}
+
+/// `outer: inner: innermost`, each cause's Display once (no Debug dump).
+fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = cur {
+        let text = e.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cur = e.source();
+    }
+    parts.join(": ")
 }
 
 /// The part of [`classify`] that looks at a service's answer: pure, so it is unit-tested.

@@ -3,3 +3,4 @@
 pub mod audit;
 pub mod emulator;
 pub mod simulate;
+pub mod snapshot;
