@@ -18,6 +18,13 @@ use super::types::{
     SchedulingPolicyInfo, ServiceEnvironmentInfo,
 };
 
+/// A timestamp, with 0 read as "not set": DescribeServiceJob's `startedAt` is required in the
+/// model, so a job that has not started comes back with 0 (reference §3.1), while its listing
+/// summary omits the field.
+fn stamp(t: Option<i64>) -> Option<i64> {
+    t.filter(|&t| t > 0)
+}
+
 fn status(s: Option<&sdk::ServiceJobStatus>) -> Option<JobStatus> {
     s.and_then(|s| JobStatus::parse(s.as_str()))
 }
@@ -63,9 +70,9 @@ pub fn job_summary(s: &sdk::ServiceJobSummary) -> Option<JobSummary> {
             status,
             status_reason: s.status_reason().map(str::to_string),
             latest_attempt: resource_id(s.latest_attempt().and_then(|a| a.service_resource_id())),
-            scheduled_at: s.scheduled_at(),
-            started_at: s.started_at(),
-            stopped_at: s.stopped_at(),
+            scheduled_at: stamp(s.scheduled_at()),
+            started_at: stamp(s.started_at()),
+            stopped_at: stamp(s.stopped_at()),
             is_terminated: s.is_terminated().unwrap_or(false),
         },
         id,
@@ -102,9 +109,9 @@ pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
         status,
         status_reason: d.status_reason().map(str::to_string),
         latest_attempt: resource_id(d.latest_attempt().and_then(|a| a.service_resource_id())),
-        scheduled_at: d.scheduled_at(),
-        started_at: d.started_at(),
-        stopped_at: d.stopped_at(),
+        scheduled_at: stamp(d.scheduled_at()),
+        started_at: stamp(d.started_at()),
+        stopped_at: stamp(d.stopped_at()),
         is_terminated: d.is_terminated().unwrap_or(false),
     };
     let job = ServiceJob {
@@ -132,8 +139,8 @@ pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
             .iter()
             .map(|a| Attempt {
                 resource_id: resource_id(a.service_resource_id()).unwrap_or_default(),
-                started_at: a.started_at(),
-                stopped_at: a.stopped_at(),
+                started_at: stamp(a.started_at()),
+                stopped_at: stamp(a.stopped_at()),
                 status_reason: a.status_reason().map(str::to_string),
             })
             .collect(),

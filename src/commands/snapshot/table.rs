@@ -31,7 +31,11 @@ fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
         }
         s
     };
-    let _ = writeln!(out, "  {}", line(header.iter().map(|h| h.to_string()).collect()));
+    let _ = writeln!(
+        out,
+        "  {}",
+        line(header.iter().map(|h| h.to_string()).collect())
+    );
     for r in rows {
         let _ = writeln!(out, "  {}", line(r.clone()));
     }
@@ -146,7 +150,11 @@ fn queue(out: &mut String, q: &QueueDoc) {
         &rows,
     );
 
-    let _ = writeln!(out, "\n  runnable jobs in dispatch order ({})", q.runnable.len());
+    let _ = writeln!(
+        out,
+        "\n  runnable jobs in dispatch order ({})",
+        q.runnable.len()
+    );
     let rows: Vec<Vec<String>> = q
         .runnable
         .iter()
@@ -212,7 +220,11 @@ fn queue(out: &mut String, q: &QueueDoc) {
                         (false, Some(n)) => n.to_string(),
                         (false, None) => "-".to_string(),
                     },
-                    if p.looping { "LOOP".into() } else { String::new() },
+                    if p.looping {
+                        "LOOP".into()
+                    } else {
+                        String::new()
+                    },
                 ]
             })
             .collect();
