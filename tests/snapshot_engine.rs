@@ -254,8 +254,7 @@ async fn snapshot_reports_the_engine_state_step_by_step() {
     let waiting = doc.queues[0]
         .runnable
         .iter()
-        .filter(|r| !r.misconfigured)
-        .last()
+        .rfind(|r| !r.misconfigured)
         .unwrap()
         .job_id
         .clone();
