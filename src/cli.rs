@@ -28,6 +28,46 @@ pub enum Command {
     /// Read and verify the audit log of priority changes.
     #[command(subcommand)]
     Audit(AuditCommand),
+    /// One complete refresh of quota-managed queues, printed (for scripts and shift hand-off):
+    /// use per share and instance type, runnable jobs in dispatch order, preemptions.
+    Snapshot(SnapshotArgs),
+}
+
+/// Where AWS Batch is and who we are (shared by every command that calls AWS).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AwsArgs {
+    /// Named AWS profile (default: AWS_PROFILE, else the default profile).
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// AWS region (default: AWS_REGION, else the profile's region).
+    #[arg(long)]
+    pub region: Option<String>,
+    /// Batch endpoint URL, e.g. an emulator's http://127.0.0.1:5566 (default: AWS_ENDPOINT_URL,
+    /// else the regional endpoint).
+    #[arg(long, value_name = "URL")]
+    pub endpoint_url: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SnapshotFormat {
+    Table,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SnapshotArgs {
+    /// Job queue name or ARN (repeat for several); without it, every SAGEMAKER_TRAINING queue
+    /// with a quota-share scheduling policy.
+    #[arg(long = "queue", value_name = "NAME|ARN")]
+    pub queues: Vec<String>,
+    #[command(flatten)]
+    pub aws: AwsArgs,
+    /// Output format; the JSON shape is documented in README, section "snapshot".
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: SnapshotFormat,
+    /// API calls in flight at once.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub concurrency: u16,
 }
 
 #[derive(Debug, clap::Args)]

@@ -5,9 +5,11 @@
 pub mod actions;
 pub mod analysis;
 pub mod audit;
+pub mod batch;
 pub mod cli;
 pub mod commands;
 pub mod emulator;
 pub mod engine;
 pub mod model;
+pub mod poll;
 pub mod replay;

@@ -9,5 +9,6 @@ fn main() -> anyhow::Result<()> {
         Command::Emulator(args) => quotatop::commands::emulator::run(&args),
         Command::Replay(args) => quotatop::commands::replay::run(&args),
         Command::Audit(cmd) => quotatop::commands::audit::run(&cmd),
+        Command::Snapshot(args) => quotatop::commands::snapshot::run(&args),
     }
 }

@@ -4,3 +4,4 @@ pub mod audit;
 pub mod emulator;
 pub mod replay;
 pub mod simulate;
+pub mod snapshot;
