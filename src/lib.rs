@@ -7,5 +7,6 @@ pub mod cli;
 pub mod commands;
 pub mod emulator;
 pub mod engine;
+pub mod journal;
 pub mod model;
 pub mod replay;
