@@ -88,9 +88,15 @@ fn apply(h: &mut JobHistory, e: &Event) {
     }
 }
 
-/// The engine's whole run as a scorecard input: every job of its event log, its current shares
-/// as entitlements and its environment capacity, over `window`.
-pub fn input_from_engine(engine: &Engine, queue: &str, window: Window) -> ScorecardInput {
+/// A scorecard input from the engine: the jobs of `events` (its event log, or the part an
+/// emulator kept), its current shares as entitlements and its environment capacity, over
+/// `window`.
+pub fn input_from_engine(
+    engine: &Engine,
+    events: &[Event],
+    queue: &str,
+    window: Window,
+) -> ScorecardInput {
     ScorecardInput {
         queue: queue.to_string(),
         window,
@@ -103,6 +109,6 @@ pub fn input_from_engine(engine: &Engine, queue: &str, window: Window) -> Scorec
                 limits: s.capacity_limits,
             })
             .collect(),
-        jobs: histories_from_events(engine, engine.events()),
+        jobs: histories_from_events(engine, events),
     }
 }
