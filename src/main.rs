@@ -7,5 +7,6 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Simulate(args) => quotatop::commands::simulate::run(&args),
         Command::Emulator(args) => quotatop::commands::emulator::run(&args),
+        Command::Report(args) => quotatop::commands::report::run(&args),
     }
 }
