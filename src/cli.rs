@@ -31,6 +31,9 @@ pub enum Command {
     /// One complete refresh of quota-managed queues, printed (for scripts and shift hand-off):
     /// use per share and instance type, runnable jobs in dispatch order, preemptions.
     Snapshot(SnapshotArgs),
+    /// The five-metric scorecard of a queue from the journal (what the console or
+    /// `quotatop record` observed), per share and priority band, with its methods.
+    Report(ReportArgs),
 }
 
 /// Where AWS Batch is and who we are (shared by every command that calls AWS).
@@ -169,4 +172,31 @@ pub struct EmulatorArgs {
     /// (default: the scenario's `faults`). See README, section "Emulator".
     #[arg(long)]
     pub faults: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The job queue (name as the journal recorded it).
+    #[arg(long)]
+    pub queue: String,
+    /// How far back from the newest observation: e.g. 12h, 7d, 2w.
+    #[arg(long, default_value = "7d")]
+    pub since: String,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
+    pub format: ReportFormat,
+    /// Journal database (default: the user's data directory).
+    #[arg(long)]
+    pub journal: Option<std::path::PathBuf>,
+    /// Known checkpoint interval of a share's jobs, e.g. research=5m (repeatable).
+    #[arg(long, value_name = "SHARE=DURATION")]
+    pub checkpoint: Vec<String>,
+    /// GPUs per instance for a type the built-in table lacks or gets wrong (repeatable).
+    #[arg(long, value_name = "TYPE=N")]
+    pub gpus: Vec<String>,
+    /// Fixed restart cost added to each interrupted attempt's waste.
+    #[arg(long, default_value = "0s")]
+    pub restart_cost: String,
+    /// An interrupted job counts as recovered if it succeeds within this long.
+    #[arg(long, default_value = "24h")]
+    pub recovery_window: String,
 }

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod commands;
 pub mod emulator;
 pub mod engine;
+pub mod journal;
 pub mod model;
 pub mod poll;
 pub mod replay;

@@ -10,5 +10,6 @@ fn main() -> anyhow::Result<()> {
         Command::Replay(args) => quotatop::commands::replay::run(&args),
         Command::Audit(cmd) => quotatop::commands::audit::run(&cmd),
         Command::Snapshot(args) => quotatop::commands::snapshot::run(&args),
+        Command::Report(args) => quotatop::commands::report::run(&args),
     }
 }

@@ -3,5 +3,7 @@
 pub mod audit;
 pub mod emulator;
 pub mod replay;
+pub mod report;
+pub mod report_format;
 pub mod simulate;
 pub mod snapshot;
