@@ -8,5 +8,7 @@ fn main() -> anyhow::Result<()> {
         Command::Simulate(args) => quotatop::commands::simulate::run(&args),
         Command::Emulator(args) => quotatop::commands::emulator::run(&args),
         Command::Report(args) => quotatop::commands::report::run(&args),
+        Command::Replay(args) => quotatop::commands::replay::run(&args),
+        Command::Audit(cmd) => quotatop::commands::audit::run(&cmd),
     }
 }

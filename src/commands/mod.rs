@@ -1,6 +1,8 @@
 //! One module per subcommand; `main.rs` dispatches here.
 
+pub mod audit;
 pub mod emulator;
+pub mod replay;
 pub mod report;
 pub mod report_format;
 pub mod simulate;

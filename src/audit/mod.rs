@@ -1,0 +1,64 @@
+//! The append-only, tamper-evident audit log of priority changes.
+//!
+//! JSON lines in the user's data directory, file mode 0600. Each record holds the hash of the
+//! previous one (a chain), so an edited, removed or reordered record is found by [`verify`].
+//! Appends take an exclusive file lock, so two consoles on one machine cannot interleave, and
+//! are fsynced. A change writes an *intent* record before the API call and an *outcome* record
+//! after it: a crash between the two leaves the intent, listed as "outcome unknown".
+
+mod log;
+mod record;
+
+pub use log::{AuditLog, VerifyError, read_records, verify};
+pub use record::{AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind};
+
+/// Errors of the audit layer.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error("audit log {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("audit log {path} line {line}: {message}")]
+    Corrupt {
+        path: String,
+        line: usize,
+        message: String,
+    },
+}
+
+/// `audit.jsonl` in quotatop's data directory (`None` when the OS gives no home directory).
+pub fn default_path() -> Option<std::path::PathBuf> {
+    directories::ProjectDirs::from("", "", "quotatop").map(|d| d.data_dir().join("audit.jsonl"))
+}
+
+/// One priority change: its intent and, when it was written, its outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub intent: AuditRecord,
+    pub outcome: Option<AuditRecord>,
+}
+
+/// Pairs intents with their outcomes (by change id), in log order.
+pub fn changes(records: &[(usize, AuditRecord)]) -> Vec<Change> {
+    let mut out: Vec<Change> = Vec::new();
+    for (_, r) in records {
+        match r.kind {
+            RecordKind::Intent => out.push(Change {
+                intent: r.clone(),
+                outcome: None,
+            }),
+            RecordKind::Outcome => {
+                if let Some(c) = out
+                    .iter_mut()
+                    .rev()
+                    .find(|c| c.intent.change_id == r.change_id && c.outcome.is_none())
+                {
+                    c.outcome = Some(r.clone());
+                }
+            }
+        }
+    }
+    out
+}
