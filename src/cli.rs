@@ -34,6 +34,28 @@ pub enum Command {
     /// The five-metric scorecard of a queue from the journal (what the console or
     /// `quotatop record` observed), per share and priority band, with its methods.
     Report(ReportArgs),
+    /// The poller and the journal without a screen (a server or a systemd unit), so history
+    /// does not depend on a console being open. Logs to the state directory; stops cleanly on
+    /// SIGTERM/SIGINT.
+    Record(RecordArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RecordArgs {
+    /// Job queue name or ARN (repeat for several); without it, every quota-managed queue.
+    #[arg(long = "queue", value_name = "NAME|ARN")]
+    pub queues: Vec<String>,
+    #[command(flatten)]
+    pub aws: AwsArgs,
+    /// Seconds between refreshes.
+    #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub interval: u64,
+    /// Journal database (default: journal.sqlite3 in the user's data directory).
+    #[arg(long)]
+    pub journal: Option<std::path::PathBuf>,
+    /// Directory for record.log (default: the user's state directory).
+    #[arg(long)]
+    pub log_dir: Option<std::path::PathBuf>,
 }
 
 /// Where AWS Batch is and who we are (shared by every command that calls AWS).

@@ -11,5 +11,6 @@ fn main() -> anyhow::Result<()> {
         Command::Audit(cmd) => quotatop::commands::audit::run(&cmd),
         Command::Snapshot(args) => quotatop::commands::snapshot::run(&args),
         Command::Report(args) => quotatop::commands::report::run(&args),
+        Command::Record(args) => quotatop::commands::record::run(&args),
     }
 }

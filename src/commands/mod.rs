@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod emulator;
+pub mod record;
 pub mod replay;
 pub mod report;
 pub mod report_format;
