@@ -22,6 +22,9 @@ pub enum Command {
     /// Run the embedded AWS Batch emulator alone (loopback only), for other clients and tests:
     /// the scenario's queue, quota shares and workload behind the real Batch API.
     Emulator(EmulatorArgs),
+    /// What-if: replay a job trace under several share configurations and compare the results
+    /// side by side.
+    Replay(ReplayArgs),
     /// Read and verify the audit log of priority changes.
     #[command(subcommand)]
     Audit(AuditCommand),
@@ -65,6 +68,33 @@ pub struct SnapshotArgs {
     /// API calls in flight at once.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub concurrency: u16,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReplayArgs {
+    /// Trace files: quotatop's CSV, or Philly `trace_<vc>.csv` files, or a directory of them
+    /// (capacity from its `philly_vc_nodes.csv`).
+    #[arg(long, required = true, num_args = 1..)]
+    pub trace: Vec<std::path::PathBuf>,
+    /// Configurations to compare (TOML: shares, capacity, workload assumptions).
+    #[arg(long, num_args = 1..)]
+    pub config: Vec<std::path::PathBuf>,
+    /// Also compare the three built-in scenarios (isolated, lending, lending with a protected
+    /// share), derived from the first --config or from the Philly capacities.
+    #[arg(long)]
+    pub preset: bool,
+    /// The share the third preset protects (default: the one with the largest limits).
+    #[arg(long)]
+    pub protect: Option<String>,
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: ReportFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Md,
+    Json,
+    Csv,
 }
 
 #[derive(Debug, Subcommand)]

@@ -2,5 +2,6 @@
 
 pub mod audit;
 pub mod emulator;
+pub mod replay;
 pub mod simulate;
 pub mod snapshot;
