@@ -17,6 +17,10 @@ pub fn assess(errors: &[BatchError], calls: usize, wire: WireCounts) -> PollHeal
         (HealthState::Unreachable, worst(ErrorKind::Unreachable))
     } else if let Some(e) = worst(ErrorKind::Throttled) {
         (HealthState::Throttled, Some(e))
+    } else if wire.throttled > 0 {
+        // Calls cut by the refresh deadline while the API throttles: the SDK's rate limiter
+        // is holding them back.
+        (HealthState::Throttled, errors.last())
     } else {
         (HealthState::Degraded, errors.last())
     };

@@ -59,6 +59,10 @@ pub struct PollConfig {
     pub concurrency: usize,
     /// Newest finished jobs listed per finished status each refresh (and kept once seen).
     pub finished_limit: usize,
+    /// A refresh stops waiting for calls after this long: what finished is kept, the rest is
+    /// marked stale and retried next time (the SDK's adaptive rate limiter can delay calls for
+    /// seconds after throttling; the console must still get a snapshot).
+    pub refresh_deadline: Duration,
     /// Queue names or ARNs; empty means every quota-managed queue.
     pub queues: Vec<String>,
 }
@@ -71,6 +75,7 @@ impl Default for PollConfig {
             describe_budget: 40,
             concurrency: 8,
             finished_limit: 50,
+            refresh_deadline: Duration::from_secs(20),
             queues: Vec::new(),
         }
     }
@@ -108,7 +113,22 @@ impl Poller {
         let mut errors: Vec<BatchError> = Vec::new();
         let mut calls = 1;
         let mut fatal: Option<String> = None;
-        match discover(client, &self.config.queues, &mut self.policies).await {
+        let deadline = tokio::time::Instant::now() + self.config.refresh_deadline;
+        let discovered = tokio::time::timeout_at(
+            deadline,
+            discover(client, &self.config.queues, &mut self.policies),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            Err(PollError::Batch(BatchError::Other {
+                op: "refresh",
+                message: format!(
+                    "queue discovery did not finish within the refresh deadline of {:.1} s",
+                    self.config.refresh_deadline.as_secs_f64()
+                ),
+            }))
+        });
+        match discovered {
             Ok(queues) => {
                 let mut next = Vec::with_capacity(queues.len());
                 for info in &queues {
@@ -121,7 +141,15 @@ impl Poller {
                 }
                 self.trackers = next;
                 for t in &mut self.trackers {
-                    let out = refresh::refresh_queue(client, t, settings, now_ms).await;
+                    let out = refresh::refresh_queue(
+                        client,
+                        t,
+                        settings,
+                        deadline,
+                        self.sequence as usize,
+                        now_ms,
+                    )
+                    .await;
                     calls += out.calls;
                     errors.extend(out.errors);
                 }
@@ -174,7 +202,7 @@ impl Poller {
 
 /// One complete refresh for a one-shot command: the queues are resolved first (an unknown or
 /// non-quota-managed queue is an error), then every job is described (no budget applies to
-/// the first refresh: all jobs are new).
+/// the first refresh: all jobs are new). `config.refresh_deadline` bounds the whole of it.
 pub async fn refresh_once(client: &BatchClient, config: PollConfig) -> Result<Snapshot, PollError> {
     let mut policies = PolicyCache::default();
     discover(client, &config.queues, &mut policies).await?;

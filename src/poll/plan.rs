@@ -4,7 +4,8 @@
 //! - **Must** describe (no budget): jobs seen for the first time (`New`), jobs whose listing
 //!   fingerprint differs from the one they had when last described (`Changed`: status, status
 //!   reason, latest attempt, timestamps), and active jobs that vanished from the active
-//!   listings (`Vanished`: they finished or were deleted; one describe tells which). A describe
+//!   listings (`Vanished`: they finished or were deleted; one describe tells which; a job whose
+//!   status listing failed this time is not vanished, just unknown). A describe
 //!   that fails leaves the job's fingerprint unmatched, so it is retried next refresh.
 //! - **Rolling** refresh (within `budget`): unchanged active jobs, to catch what a listing does
 //!   not show (a priority changed by someone else). Half the budget (rounded up) goes to jobs
@@ -31,6 +32,9 @@ pub struct JobFacts<'a> {
     pub id: &'a str,
     /// Fingerprint in this refresh's listings; `None` when the job was not listed.
     pub listed: Option<&'a JobFingerprint>,
+    /// Not listed although the listing of its last known status succeeded: it moved on.
+    /// (When that listing failed, an unlisted job is simply left alone.)
+    pub gone: bool,
     /// Fingerprint when last described; `None` when never described.
     pub described: Option<&'a JobFingerprint>,
     /// Last known status.
@@ -47,7 +51,7 @@ pub fn plan(jobs: &[JobFacts<'_>], budget: usize) -> Vec<(String, Reason)> {
     let mut rolling: Vec<&JobFacts<'_>> = Vec::new();
     for j in jobs {
         match (j.listed, j.described) {
-            (None, _) if !j.status.is_terminal() => must.push((j, Reason::Vanished)),
+            (None, _) if j.gone && !j.status.is_terminal() => must.push((j, Reason::Vanished)),
             (None, _) => {}
             (Some(_), None) => must.push((j, Reason::New)),
             (Some(l), Some(d)) if l != d => must.push((j, Reason::Changed)),
@@ -115,6 +119,7 @@ mod tests {
     struct J {
         id: String,
         listed: Option<JobFingerprint>,
+        gone: bool,
         described: Option<JobFingerprint>,
         status: JobStatus,
         at: Option<Millis>,
@@ -126,6 +131,7 @@ mod tests {
             .map(|j| JobFacts {
                 id: &j.id,
                 listed: j.listed.as_ref(),
+                gone: j.gone,
                 described: j.described.as_ref(),
                 status: j.status,
                 described_at: j.at,
@@ -141,6 +147,7 @@ mod tests {
             .map(|i| J {
                 id: format!("j{i:03}"),
                 listed: Some(f.clone()),
+                gone: false,
                 described: Some(f.clone()),
                 status: JobStatus::Runnable,
                 at: Some(i as Millis),
@@ -156,6 +163,7 @@ mod tests {
         js.push(J {
             id: "new".into(),
             listed: Some(run.clone()),
+            gone: false,
             described: None,
             status: JobStatus::Runnable,
             at: None,
@@ -164,6 +172,7 @@ mod tests {
         js.push(J {
             id: "moved".into(),
             listed: Some(fp(JobStatus::Running, "r")),
+            gone: false,
             described: Some(run.clone()),
             status: JobStatus::Running,
             at: Some(1),
@@ -172,6 +181,7 @@ mod tests {
         js.push(J {
             id: "gone".into(),
             listed: None,
+            gone: true,
             described: Some(run.clone()),
             status: JobStatus::Running,
             at: Some(1),
@@ -180,6 +190,7 @@ mod tests {
         js.push(J {
             id: "newfront".into(),
             listed: Some(run.clone()),
+            gone: false,
             described: None,
             status: JobStatus::Runnable,
             at: None,
@@ -198,12 +209,28 @@ mod tests {
     }
 
     #[test]
+    fn jobs_whose_listing_failed_are_left_alone() {
+        let run = fp(JobStatus::Running, "r");
+        let js = vec![J {
+            id: "unknown".into(),
+            listed: None,
+            gone: false,
+            described: Some(run.clone()),
+            status: JobStatus::Running,
+            at: Some(0),
+            rank: None,
+        }];
+        assert!(plan(&facts(&js), 0).is_empty());
+    }
+
+    #[test]
     fn terminal_jobs_are_described_once() {
         let done = fp(JobStatus::Succeeded, "Completed");
         let js = vec![
             J {
                 id: "described".into(),
                 listed: Some(done.clone()),
+                gone: false,
                 described: Some(done.clone()),
                 status: JobStatus::Succeeded,
                 at: Some(0),
@@ -212,6 +239,7 @@ mod tests {
             J {
                 id: "unlisted".into(),
                 listed: None,
+                gone: true,
                 described: Some(done.clone()),
                 status: JobStatus::Succeeded,
                 at: Some(0),
@@ -220,6 +248,7 @@ mod tests {
             J {
                 id: "fresh".into(),
                 listed: Some(done.clone()),
+                gone: false,
                 described: None,
                 status: JobStatus::Succeeded,
                 at: None,

@@ -5,6 +5,7 @@
 
 use futures_util::future::BoxFuture;
 use futures_util::stream::{self, StreamExt};
+use tokio::time::Instant;
 
 use crate::batch::{BatchClient, BatchError, ErrorKind, JobSummary, QueueFront};
 use crate::model::{JobStatus, Millis, QuotaShare};
@@ -45,16 +46,50 @@ pub struct Outcome {
 
 enum Listed {
     Shares(Result<Vec<QuotaShare>, BatchError>),
-    Jobs(Result<Vec<JobSummary>, BatchError>),
+    Jobs(JobStatus, Result<Vec<JobSummary>, BatchError>),
     Front(Result<QueueFront, BatchError>),
+}
+
+/// Runs `calls` at most `limit` at a time until all finish or `deadline` passes; calls still
+/// running then are dropped (cancelled). Returns the finished results and how many were cut.
+async fn bounded<'a, T>(
+    calls: Vec<BoxFuture<'a, T>>,
+    limit: usize,
+    deadline: Instant,
+) -> (Vec<T>, usize) {
+    let total = calls.len();
+    let mut running = stream::iter(calls).buffer_unordered(limit.max(1));
+    let mut done = Vec::with_capacity(total);
+    loop {
+        match tokio::time::timeout_at(deadline, running.next()).await {
+            Ok(Some(r)) => done.push(r),
+            Ok(None) => break,
+            Err(_) => break,
+        }
+    }
+    let cut = total - done.len();
+    (done, cut)
+}
+
+fn deadline_error(cut: usize, deadline_for: std::time::Duration) -> BatchError {
+    BatchError::Other {
+        op: "refresh",
+        message: format!(
+            "{cut} calls did not finish within the refresh deadline of {:.1} s",
+            deadline_for.as_secs_f64()
+        ),
+    }
 }
 
 pub async fn refresh_queue(
     client: &BatchClient,
     tracker: &mut QueueTracker,
     s: Settings,
+    deadline: Instant,
+    rotation: usize,
     now: fn() -> Millis,
 ) -> Outcome {
+    let deadline_for = deadline.saturating_duration_since(Instant::now());
     let mut out = Outcome::default();
     let arn = tracker.arn().to_string();
     let mut calls: Vec<BoxFuture<'_, Listed>> = Vec::new();
@@ -67,7 +102,7 @@ pub async fn refresh_queue(
     for status in ACTIVE {
         let arn = arn.clone();
         calls.push(Box::pin(async move {
-            Listed::Jobs(client.list_service_jobs(&arn, status, None).await)
+            Listed::Jobs(status, client.list_service_jobs(&arn, status, None).await)
         }));
     }
     if s.finished_limit > 0 {
@@ -75,7 +110,10 @@ pub async fn refresh_queue(
             let arn = arn.clone();
             let limit = s.finished_limit;
             calls.push(Box::pin(async move {
-                Listed::Jobs(client.list_service_jobs(&arn, status, Some(limit)).await)
+                Listed::Jobs(
+                    status,
+                    client.list_service_jobs(&arn, status, Some(limit)).await,
+                )
             }));
         }
     }
@@ -86,43 +124,55 @@ pub async fn refresh_queue(
         }));
     }
     out.calls += calls.len();
-    let results: Vec<Listed> = stream::iter(calls)
-        .buffer_unordered(s.concurrency.max(1))
-        .collect()
-        .await;
+    // Start from a different call each refresh, so that when the rate limiter lets only a few
+    // through before the deadline, every listing still gets its turn.
+    let turn = rotation % calls.len().max(1);
+    calls.rotate_left(turn);
+    let (results, cut) = bounded(calls, s.concurrency, deadline).await;
 
     let mut summaries = Vec::new();
-    let mut listing_complete = true;
+    let mut listed: Vec<JobStatus> = Vec::new();
+    if cut > 0 {
+        out.errors.push(deadline_error(cut, deadline_for));
+    }
     for r in results {
         match r {
             Listed::Shares(Ok(shares)) => tracker.set_shares(shares),
             Listed::Front(Ok(front)) => tracker.set_front(front),
-            Listed::Jobs(Ok(jobs)) => summaries.extend(jobs),
-            Listed::Jobs(Err(e)) => {
-                listing_complete = false;
-                out.errors.push(e);
+            Listed::Jobs(status, Ok(jobs)) => {
+                listed.push(status);
+                summaries.extend(jobs);
             }
-            Listed::Shares(Err(e)) | Listed::Front(Err(e)) => out.errors.push(e),
+            Listed::Jobs(_, Err(e)) | Listed::Shares(Err(e)) | Listed::Front(Err(e)) => {
+                out.errors.push(e)
+            }
         }
     }
-    if listing_complete {
+    let listing_complete = ACTIVE.iter().all(|st| listed.contains(st));
+    // Statuses whose listing failed leave their jobs as they were; the others are merged.
+    {
         // A job moving between statuses while they were listed shows twice; keep one (the
         // fingerprint mismatch gets it described, which settles it).
         summaries.sort_by(|a, b| a.id.cmp(&b.id));
         summaries.dedup_by(|a, b| a.id == b.id);
-        tracker.merge_listing(summaries, now());
+        tracker.merge_listing(summaries, &listed, now());
         let ranks = tracker.front_ranks();
         let todo = plan::plan(&tracker.facts(&ranks), s.budget);
         out.calls += todo.len();
         out.describes = todo.len();
-        let described: Vec<(String, Reason, Result<_, BatchError>)> = stream::iter(todo)
-            .map(|(id, reason)| async move {
-                let r = client.describe_service_job(&id).await;
-                (id, reason, r)
+        let calls: Vec<BoxFuture<'_, (String, Reason, Result<_, BatchError>)>> = todo
+            .into_iter()
+            .map(|(id, reason)| -> BoxFuture<'_, _> {
+                Box::pin(async move {
+                    let r = client.describe_service_job(&id).await;
+                    (id, reason, r)
+                })
             })
-            .buffer_unordered(s.concurrency.max(1))
-            .collect()
-            .await;
+            .collect();
+        let (described, cut) = bounded(calls, s.concurrency, deadline).await;
+        if cut > 0 {
+            out.errors.push(deadline_error(cut, deadline_for));
+        }
         let at = now();
         for (id, _reason, r) in described {
             match r {
@@ -148,7 +198,7 @@ fn stale_reason(out: &Outcome, listing_complete: bool) -> Option<String> {
         )
     } else {
         format!(
-            "job listing failed, all job data is from an earlier refresh; {n} of {} calls failed; last: {last}",
+            "some job listings failed, their jobs show earlier data; {n} of {} calls failed; last: {last}",
             out.calls
         )
     })

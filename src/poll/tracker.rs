@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::batch::{DescribedJob, JobFingerprint, JobSummary, QueueFront};
-use crate::model::{Millis, QueueSnapshot, QuotaShare, TrackedJob};
+use crate::model::{JobStatus, Millis, QueueSnapshot, QuotaShare, TrackedJob};
 
 use super::discover::QueueInfo;
 use super::plan::JobFacts;
@@ -14,6 +14,8 @@ struct Entry {
     tracked: TrackedJob,
     /// Fingerprint in the current refresh's listings (`None`: not listed this time).
     listed: Option<JobFingerprint>,
+    /// Not listed although its last known status was listed successfully.
+    gone: bool,
     /// Fingerprint when last described.
     described: Option<JobFingerprint>,
 }
@@ -78,10 +80,13 @@ impl QueueTracker {
     }
 
     /// Takes this refresh's listings (active statuses and the recent finished page): updates
-    /// the listing fields of known jobs, adds new ones, and remembers who was listed.
-    pub fn merge_listing(&mut self, summaries: Vec<JobSummary>, now: Millis) {
+    /// the listing fields of known jobs, adds new ones, and remembers who was listed. `listed`
+    /// are the statuses whose listing succeeded; a job whose last known status is among them
+    /// but that is not listed has moved on (`gone`).
+    pub fn merge_listing(&mut self, summaries: Vec<JobSummary>, listed: &[JobStatus], now: Millis) {
         for e in self.jobs.values_mut() {
             e.listed = None;
+            e.gone = listed.contains(&e.tracked.job.status);
         }
         for s in summaries {
             match self.jobs.get_mut(&s.id) {
@@ -92,6 +97,7 @@ impl QueueTracker {
                     }
                     e.tracked.listed_at = now;
                     e.listed = Some(s.fingerprint.clone());
+                    e.gone = false;
                 }
                 None => {
                     let entry = Entry {
@@ -102,6 +108,7 @@ impl QueueTracker {
                             listed_at: now,
                         },
                         listed: Some(s.fingerprint.clone()),
+                        gone: false,
                         described: None,
                     };
                     self.jobs.insert(s.id, entry);
@@ -139,6 +146,7 @@ impl QueueTracker {
             .map(|(id, e)| JobFacts {
                 id,
                 listed: e.listed.as_ref(),
+                gone: e.gone,
                 described: e.described.as_ref(),
                 status: e.tracked.job.status,
                 described_at: e.tracked.described_at,
@@ -151,6 +159,7 @@ impl QueueTracker {
         let id = d.job.id.clone();
         let listed_at = self.jobs.get(&id).map_or(now, |e| e.tracked.listed_at);
         let listed = self.jobs.get(&id).and_then(|e| e.listed.clone());
+        let gone = self.jobs.get(&id).is_some_and(|e| e.gone);
         self.jobs.insert(
             id,
             Entry {
@@ -161,6 +170,7 @@ impl QueueTracker {
                     listed_at,
                 },
                 listed,
+                gone,
                 described: Some(d.fingerprint),
             },
         );

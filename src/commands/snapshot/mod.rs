@@ -37,6 +37,7 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<()> {
         let config = PollConfig {
             queues: args.queues.clone(),
             concurrency: args.concurrency as usize,
+            refresh_deadline: std::time::Duration::from_secs(120),
             ..PollConfig::default()
         };
         anyhow::Ok(poll::refresh_once(&client, config).await?)
