@@ -12,5 +12,6 @@ fn main() -> anyhow::Result<()> {
         Command::Snapshot(args) => quotatop::commands::snapshot::run(&args),
         Command::Report(args) => quotatop::commands::report::run(&args),
         Command::Record(args) => quotatop::commands::record::run(&args),
+        Command::SetPriority(args) => quotatop::commands::set_priority::run(&args),
     }
 }
