@@ -2,6 +2,9 @@
 //!
 //! The library holds every layer; `main.rs` only parses the command line and dispatches.
 
+pub mod actions;
+pub mod analysis;
+pub mod audit;
 pub mod cli;
 pub mod commands;
 pub mod emulator;

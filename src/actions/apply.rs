@@ -1,0 +1,268 @@
+//! Carrying out a confirmed change: intent record (fsynced), API call, outcome record.
+
+use std::future::Future;
+
+use crate::audit::{AuditLog, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind};
+
+use super::{ActionError, Preview};
+
+/// How the API call failed, as the operator should read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiFailure(pub String);
+
+/// The one API call a priority change needs; implemented by the Batch client (and by fakes in
+/// tests).
+pub trait PriorityApi {
+    /// Sets the job's `schedulingPriority`; returns the request id when the service gave one.
+    fn update_priority(
+        &self,
+        job_id: &str,
+        priority: u32,
+    ) -> impl Future<Output = Result<Option<String>, ApiFailure>> + Send;
+}
+
+/// Everything the audit record needs besides the preview.
+#[derive(Debug, Clone)]
+pub struct ChangeContext {
+    pub operator: Operator,
+    pub aws: AwsContext,
+    pub queue: String,
+    pub justification: String,
+    pub change_record: Option<String>,
+    pub read_only: bool,
+}
+
+fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// Applies a validated, previewed and confirmed change. The intent is on disk before the API
+/// is called; the outcome (success with request id, or the API's error) is written after. An
+/// API failure is an `Ok(Outcome::Failed)`: the change was handled and recorded.
+pub async fn apply_change<A: PriorityApi>(
+    api: &A,
+    log: &AuditLog,
+    ctx: &ChangeContext,
+    preview: &Preview,
+) -> Result<Outcome, ActionError> {
+    if ctx.read_only {
+        return Err(ActionError::ReadOnly);
+    }
+    let change_id = format!(
+        "{}-{}",
+        chrono::Utc::now().timestamp_millis(),
+        &preview.job_id.chars().take(8).collect::<String>()
+    );
+    let mut record = AuditRecord {
+        seq: 0,
+        time: now_rfc3339(),
+        kind: RecordKind::Intent,
+        change_id,
+        operator: ctx.operator.clone(),
+        aws: ctx.aws.clone(),
+        queue: ctx.queue.clone(),
+        share: preview.share.clone(),
+        job: JobRef {
+            id: preview.job_id.clone(),
+            name: preview.job_name.clone(),
+            arn: preview.job_arn.clone(),
+        },
+        old_priority: preview.old_priority,
+        new_priority: preview.new_priority,
+        justification: ctx.justification.clone(),
+        change_record: ctx.change_record.clone(),
+        preview: preview.summary(),
+        outcome: None,
+        prev_hash: String::new(),
+        hash: String::new(),
+    };
+    log.append(record.clone())
+        .map_err(ActionError::AuditBeforeCall)?;
+    let outcome = match api
+        .update_priority(&preview.job_id, preview.new_priority)
+        .await
+    {
+        Ok(request_id) => Outcome::Succeeded { request_id },
+        Err(ApiFailure(error)) => Outcome::Failed { error },
+    };
+    record.kind = RecordKind::Outcome;
+    record.time = now_rfc3339();
+    record.outcome = Some(outcome.clone());
+    log.append(record).map_err(ActionError::AuditAfterCall)?;
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::Prediction;
+    use crate::audit::read_records;
+    use std::sync::Mutex;
+
+    struct Fake {
+        result: Result<Option<String>, ApiFailure>,
+        calls: Mutex<Vec<(String, u32)>>,
+        log_path: std::path::PathBuf,
+    }
+
+    impl PriorityApi for Fake {
+        fn update_priority(
+            &self,
+            job_id: &str,
+            priority: u32,
+        ) -> impl Future<Output = Result<Option<String>, ApiFailure>> + Send {
+            // The intent must already be on disk when the API is called.
+            let intents = read_records(&self.log_path).map(|r| r.len()).unwrap_or(0);
+            if let Ok(mut c) = self.calls.lock() {
+                c.push((format!("{job_id}@{intents}"), priority));
+            }
+            let r = self.result.clone();
+            async move { r }
+        }
+    }
+
+    fn preview() -> Preview {
+        Preview {
+            job_id: "job-1".into(),
+            job_name: "train".into(),
+            job_arn: "arn:job-1".into(),
+            share: "s".into(),
+            old_priority: 1,
+            new_priority: 50,
+            old_position: Some(3),
+            new_position: Some(1),
+            queue_length: 3,
+            in_share_preemption: false,
+            prediction: Prediction::WaitsForCapacity,
+        }
+    }
+
+    fn ctx(read_only: bool) -> ChangeContext {
+        ChangeContext {
+            operator: Operator {
+                user: "u".into(),
+                host: "h".into(),
+            },
+            aws: AwsContext::default(),
+            queue: "q".into(),
+            justification: "incident 42".into(),
+            change_record: None,
+            read_only,
+        }
+    }
+
+    fn temp() -> std::path::PathBuf {
+        std::env::temp_dir()
+            .join(format!(
+                "quotatop-apply-{}-{}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos())
+                    .unwrap_or(0)
+            ))
+            .join("audit.jsonl")
+    }
+
+    fn block<F: Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime")
+            .block_on(f)
+    }
+
+    #[test]
+    fn success_writes_intent_before_the_call_and_outcome_after() {
+        let path = temp();
+        let api = Fake {
+            result: Ok(Some("req-1".into())),
+            calls: Mutex::new(Vec::new()),
+            log_path: path.clone(),
+        };
+        let out = block(apply_change(
+            &api,
+            &AuditLog::new(&path),
+            &ctx(false),
+            &preview(),
+        ))
+        .unwrap();
+        assert_eq!(
+            out,
+            Outcome::Succeeded {
+                request_id: Some("req-1".into())
+            }
+        );
+        assert_eq!(
+            api.calls.lock().unwrap().as_slice(),
+            &[("job-1@1".to_string(), 50)]
+        );
+        let recs = read_records(&path).unwrap();
+        assert_eq!(recs.len(), 2);
+        assert_eq!(recs[0].1.kind, RecordKind::Intent);
+        assert_eq!(recs[1].1.kind, RecordKind::Outcome);
+        assert_eq!(recs[1].1.change_id, recs[0].1.change_id);
+        assert_eq!(recs[0].1.justification, "incident 42");
+        assert!(recs[0].1.preview.contains("position 3 -> 1"));
+    }
+
+    #[test]
+    fn api_failure_is_recorded_as_the_outcome() {
+        let path = temp();
+        let api = Fake {
+            result: Err(ApiFailure("ClientException: job already finished".into())),
+            calls: Mutex::new(Vec::new()),
+            log_path: path.clone(),
+        };
+        let out = block(apply_change(
+            &api,
+            &AuditLog::new(&path),
+            &ctx(false),
+            &preview(),
+        ))
+        .unwrap();
+        assert!(matches!(out, Outcome::Failed { ref error } if error.contains("already finished")));
+        let recs = read_records(&path).unwrap();
+        assert_eq!(recs[1].1.outcome, Some(out));
+    }
+
+    #[test]
+    fn read_only_refuses_without_touching_log_or_api() {
+        let path = temp();
+        let api = Fake {
+            result: Ok(None),
+            calls: Mutex::new(Vec::new()),
+            log_path: path.clone(),
+        };
+        let err = block(apply_change(
+            &api,
+            &AuditLog::new(&path),
+            &ctx(true),
+            &preview(),
+        ))
+        .unwrap_err();
+        assert!(matches!(err, ActionError::ReadOnly));
+        assert!(api.calls.lock().unwrap().is_empty());
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn no_api_call_when_the_intent_cannot_be_written() {
+        let path = temp();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "{garbage\n").unwrap();
+        let api = Fake {
+            result: Ok(None),
+            calls: Mutex::new(Vec::new()),
+            log_path: path.clone(),
+        };
+        let err = block(apply_change(
+            &api,
+            &AuditLog::new(&path),
+            &ctx(false),
+            &preview(),
+        ))
+        .unwrap_err();
+        assert!(matches!(err, ActionError::AuditBeforeCall(_)));
+        assert!(api.calls.lock().unwrap().is_empty());
+    }
+}

@@ -1,0 +1,24 @@
+//! Pure functions over a [`QueueSnapshot`]: capacity use and who borrows from whom, the queue in
+//! dispatch order with waiting times, and preemption facts. No I/O, no clocks: "now" is the
+//! snapshot's `server_time`.
+
+mod gpus;
+mod preemption;
+mod queue;
+mod usage;
+
+pub use gpus::gpus_per_instance;
+pub use preemption::{LoopRule, PreemptionFacts, SharePreemptions, preemptions, share_preemptions};
+pub use queue::{QueuedJob, dispatch_order, running_jobs, share_queue};
+pub use usage::{ShareUsage, share_usage};
+
+use crate::model::{Millis, QueueSnapshot};
+
+/// The instant analysis measures against: the service's clock when known, else the local time
+/// the queue was refreshed.
+pub fn now_of(q: &QueueSnapshot) -> Option<Millis> {
+    q.server_time.or(q.refreshed_at)
+}
+
+#[cfg(test)]
+pub(crate) mod fixture;
