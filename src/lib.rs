@@ -11,3 +11,4 @@ pub mod emulator;
 pub mod engine;
 pub mod model;
 pub mod replay;
+pub mod tui;
