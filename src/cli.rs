@@ -22,6 +22,86 @@ pub enum Command {
     /// Run the embedded AWS Batch emulator alone (loopback only), for other clients and tests:
     /// the scenario's queue, quota shares and workload behind the real Batch API.
     Emulator(EmulatorArgs),
+    /// What-if: replay a job trace under several share configurations and compare the results
+    /// side by side.
+    Replay(ReplayArgs),
+    /// Read and verify the audit log of priority changes.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReplayArgs {
+    /// Trace files: quotatop's CSV, or Philly `trace_<vc>.csv` files, or a directory of them
+    /// (capacity from its `philly_vc_nodes.csv`).
+    #[arg(long, required = true, num_args = 1..)]
+    pub trace: Vec<std::path::PathBuf>,
+    /// Configurations to compare (TOML: shares, capacity, workload assumptions).
+    #[arg(long, num_args = 1..)]
+    pub config: Vec<std::path::PathBuf>,
+    /// Also compare the three built-in scenarios (isolated, lending, lending with a protected
+    /// share), derived from the first --config or from the Philly capacities.
+    #[arg(long)]
+    pub preset: bool,
+    /// The share the third preset protects (default: the one with the largest limits).
+    #[arg(long)]
+    pub protect: Option<String>,
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: ReportFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Md,
+    Json,
+    Csv,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// List priority changes, newest last; intents without an outcome are shown as such.
+    List(AuditListArgs),
+    /// Check the hash chain; exits non-zero at the first edited, removed or reordered record.
+    Verify(AuditLogArg),
+    /// Export every change (intent and outcome merged) as CSV or JSON.
+    Export(AuditExportArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AuditLogArg {
+    /// The audit log (default: audit.jsonl in quotatop's data directory; env
+    /// QUOTATOP_AUDIT_LOG).
+    #[arg(long, env = "QUOTATOP_AUDIT_LOG")]
+    pub log: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AuditListArgs {
+    #[command(flatten)]
+    pub log: AuditLogArg,
+    /// Only changes of this job (id, name or ARN).
+    #[arg(long)]
+    pub job: Option<String>,
+    /// Only changes since: a duration back from now (30m, 24h, 7d) or an RFC 3339 time.
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Count changes per operator and share instead of listing them.
+    #[arg(long)]
+    pub by_operator: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AuditExportArgs {
+    #[command(flatten)]
+    pub log: AuditLogArg,
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: ExportFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Csv,
+    Json,
 }
 
 #[derive(Debug, clap::Args)]

@@ -7,5 +7,7 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Simulate(args) => quotatop::commands::simulate::run(&args),
         Command::Emulator(args) => quotatop::commands::emulator::run(&args),
+        Command::Replay(args) => quotatop::commands::replay::run(&args),
+        Command::Audit(cmd) => quotatop::commands::audit::run(&cmd),
     }
 }

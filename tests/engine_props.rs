@@ -170,6 +170,7 @@ fn run(w: &World, seed: u64) -> Result<Engine, TestCaseError> {
                     work_ms: work_s * 1000,
                     checkpoint_interval_ms: checkpoint_s.map(|c| c * 1000),
                     preemption_retries: *retries,
+                    restart_overhead_ms: if checkpoint_s.is_some() { 2_000 } else { 0 },
                 };
                 let id = e
                     .submit(spec)
@@ -357,7 +358,12 @@ proptest! {
         prop_assert!(e.next_step_at().is_none(), "still busy at {end}");
         check(&e, &w)?;
         check_event_chains(&e)?;
-        for j in e.jobs() {
+        for (i, j) in e.jobs().enumerate() {
+            if j.status == JobStatus::Succeeded {
+                // Conservation: time run = work + work lost to preemption + restart overhead.
+                let w = e.work(JobId(i as u32)).expect("job exists");
+                prop_assert_eq!(w.run_ms, w.work_ms + w.lost_ms + w.overhead_ms, "{}", j.name);
+            }
             let accounted = j.status.is_terminal()
                 || (j.status == JobStatus::Runnable && misconfigured(&j.status_reason));
             prop_assert!(accounted, "{} left {:?} ({:?})", j.name, j.status, j.status_reason);

@@ -27,3 +27,38 @@ pub enum AuditError {
         message: String,
     },
 }
+
+/// `audit.jsonl` in quotatop's data directory (`None` when the OS gives no home directory).
+pub fn default_path() -> Option<std::path::PathBuf> {
+    directories::ProjectDirs::from("", "", "quotatop").map(|d| d.data_dir().join("audit.jsonl"))
+}
+
+/// One priority change: its intent and, when it was written, its outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub intent: AuditRecord,
+    pub outcome: Option<AuditRecord>,
+}
+
+/// Pairs intents with their outcomes (by change id), in log order.
+pub fn changes(records: &[(usize, AuditRecord)]) -> Vec<Change> {
+    let mut out: Vec<Change> = Vec::new();
+    for (_, r) in records {
+        match r.kind {
+            RecordKind::Intent => out.push(Change {
+                intent: r.clone(),
+                outcome: None,
+            }),
+            RecordKind::Outcome => {
+                if let Some(c) = out
+                    .iter_mut()
+                    .rev()
+                    .find(|c| c.intent.change_id == r.change_id && c.outcome.is_none())
+                {
+                    c.outcome = Some(r.clone());
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,4 +1,6 @@
 //! One module per subcommand; `main.rs` dispatches here.
 
+pub mod audit;
 pub mod emulator;
+pub mod replay;
 pub mod simulate;

@@ -23,7 +23,7 @@ mod ops_resources;
 mod ops_shares;
 mod ops_tags;
 mod paging;
-mod scenario;
+pub mod scenario;
 mod server;
 mod state;
 mod wire;

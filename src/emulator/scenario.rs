@@ -131,6 +131,45 @@ pub struct ShareSpec {
     pub generators: Vec<GeneratorSpec>,
 }
 
+impl ShareSpec {
+    /// The share as the engine takes it.
+    pub fn to_quota_share(&self) -> Result<QuotaShare, String> {
+        let strategy = SharingStrategy::parse(&self.strategy).ok_or_else(|| {
+            format!(
+                "share {}: strategy {:?} is not RESERVE, LEND or LEND_AND_BORROW",
+                self.name, self.strategy
+            )
+        })?;
+        let sharing = SharingConfig {
+            strategy,
+            borrow_limit: if strategy.borrows() {
+                Some(self.borrow_limit.unwrap_or(crate::model::UNLIMITED_BORROW))
+            } else {
+                self.borrow_limit
+            },
+        };
+        Ok(QuotaShare {
+            name: self.name.clone(),
+            capacity_limits: self
+                .limits
+                .iter()
+                .map(|(t, &n)| CapacityLimit::new(t.clone(), n))
+                .collect(),
+            sharing,
+            in_share_preemption: if self.in_share_preemption {
+                InSharePreemption::Enabled
+            } else {
+                InSharePreemption::Disabled
+            },
+            state: if self.disabled {
+                ShareState::Disabled
+            } else {
+                ShareState::Enabled
+            },
+        })
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratorSpec {
@@ -299,39 +338,7 @@ impl Scenario {
     pub fn quota_shares(&self) -> Result<Vec<QuotaShare>, EmulatorError> {
         self.shares
             .iter()
-            .map(|s| {
-                let strategy = SharingStrategy::parse(&s.strategy).ok_or_else(|| {
-                    EmulatorError::Scenario(format!("share {}: bad strategy", s.name))
-                })?;
-                let sharing = SharingConfig {
-                    strategy,
-                    borrow_limit: if strategy.borrows() {
-                        Some(s.borrow_limit.unwrap_or(crate::model::UNLIMITED_BORROW))
-                    } else {
-                        s.borrow_limit
-                    },
-                };
-                let limits = s
-                    .limits
-                    .iter()
-                    .map(|(t, &n)| CapacityLimit::new(t.clone(), n))
-                    .collect();
-                Ok(QuotaShare {
-                    name: s.name.clone(),
-                    capacity_limits: limits,
-                    sharing,
-                    in_share_preemption: if s.in_share_preemption {
-                        InSharePreemption::Enabled
-                    } else {
-                        InSharePreemption::Disabled
-                    },
-                    state: if s.disabled {
-                        ShareState::Disabled
-                    } else {
-                        ShareState::Enabled
-                    },
-                })
-            })
+            .map(|s| s.to_quota_share().map_err(EmulatorError::Scenario))
             .collect()
     }
 

@@ -47,6 +47,9 @@ pub struct JobSpec {
     pub checkpoint_interval_ms: Option<u64>,
     /// `preemptionRetriesBeforeTermination`; `None` requeues forever.
     pub preemption_retries: Option<u32>,
+    /// Running time a resumed job spends before making progress again (restoring its last
+    /// checkpoint, warming up), after each preemption.
+    pub restart_overhead_ms: u64,
 }
 
 impl JobSpec {
@@ -66,6 +69,7 @@ impl JobSpec {
             work_ms,
             checkpoint_interval_ms: None,
             preemption_retries: None,
+            restart_overhead_ms: 0,
         }
     }
     pub fn priority(mut self, p: i64) -> Self {
@@ -99,7 +103,9 @@ pub struct WorkProgress {
     pub saved_ms: u64,
     /// Running time thrown away by preemptions.
     pub lost_ms: u64,
-    /// Total time spent RUNNING across attempts.
+    /// Restart overhead spent after preemptions.
+    pub overhead_ms: u64,
+    /// Total time spent RUNNING across attempts: `work + lost + overhead` once finished.
     pub run_ms: u64,
 }
 
@@ -140,6 +146,10 @@ pub(crate) struct JobRec {
     pub saved_ms: u64,
     pub lost_ms: u64,
     pub run_ms: u64,
+    pub restart_overhead_ms: u64,
+    /// Overhead still to spend in the current attempt before progress resumes.
+    pub overhead_due: u64,
+    pub overhead_ms: u64,
     pub run_since: Option<Millis>,
     pub retries: Option<u32>,
     pub preempted: u32,
@@ -437,6 +447,9 @@ impl Engine {
             saved_ms: 0,
             lost_ms: 0,
             run_ms: 0,
+            restart_overhead_ms: spec.restart_overhead_ms,
+            overhead_due: 0,
+            overhead_ms: 0,
             run_since: None,
             retries: spec.preemption_retries,
             preempted: 0,
@@ -532,6 +545,7 @@ impl Engine {
                 work_ms: r.work_ms,
                 saved_ms: r.saved_ms,
                 lost_ms: r.lost_ms,
+                overhead_ms: r.overhead_ms + running.min(r.overhead_due),
                 run_ms: r.run_ms + running,
             }
         })
@@ -753,7 +767,12 @@ impl Engine {
                 if let Some(a) = r.attempts.last_mut() {
                     a.started_at = Some(now);
                 }
-                let remaining = r.work_ms.saturating_sub(r.saved_ms);
+                r.overhead_due = if r.preempted > 0 {
+                    r.restart_overhead_ms
+                } else {
+                    0
+                };
+                let remaining = r.work_ms.saturating_sub(r.saved_ms) + r.overhead_due;
                 self.schedule(j, remaining);
             }
             JobStatus::Running => self.complete(j),
@@ -772,8 +791,11 @@ impl Engine {
         self.release(j);
         let r = &mut self.jobs[j as usize];
         if let Some(t) = r.run_since.take() {
-            r.run_ms += (now - t).max(0) as u64;
+            let ran = (now - t).max(0) as u64;
+            r.run_ms += ran;
+            r.overhead_ms += ran.min(r.overhead_due);
         }
+        r.overhead_due = 0;
         r.saved_ms = r.work_ms;
         r.stopped_at = Some(now);
         r.reason = Some("Completed".to_string());
@@ -819,6 +841,11 @@ impl Engine {
         };
         let ran = (now - t).max(0) as u64;
         r.run_ms += ran;
+        // The first part of an attempt after a preemption is restart overhead, not progress.
+        let overhead = ran.min(r.overhead_due);
+        r.overhead_ms += overhead;
+        r.overhead_due = 0;
+        let ran = ran - overhead;
         if !preempted {
             return;
         }

@@ -6,6 +6,7 @@
 mod job;
 mod share;
 mod snapshot;
+mod text;
 
 pub use job::{Attempt, JobStatus, MAX_PRIORITY, PreemptedAttempt, PreemptionSummary, ServiceJob};
 pub use share::{
@@ -15,6 +16,7 @@ pub use share::{
 pub use snapshot::{
     FrontEntry, HealthState, PollHealth, QueueSnapshot, Snapshot, Source, TrackedJob,
 };
+pub use text::clean_text;
 
 /// Milliseconds since the Unix epoch: the unit AWS uses on the wire and the engine's clock.
 pub type Millis = i64;

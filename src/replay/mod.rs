@@ -1,9 +1,14 @@
-//! What-if replay: job traces run through the engine.
-//!
-//! For now this holds the trace readers and the driver that feeds a trace to an engine; the
-//! `replay` command and its scorecards build on it.
+//! What-if replay: a job trace run through the engine under several share configurations.
 
+pub mod config;
 pub mod philly;
+pub mod presets;
+pub mod report;
+pub mod run;
+pub mod trace_csv;
+
+pub use config::{ReplayConfig, Workload};
+pub use run::{ReplayOutcome, replay};
 
 use crate::engine::{Engine, EngineError, JobId, JobSpec};
 use crate::model::Millis;
@@ -12,6 +17,8 @@ use crate::model::Millis;
 #[derive(Debug, Clone, PartialEq)]
 pub struct TraceJob {
     pub name: String,
+    /// `file:line` it came from, for error messages.
+    pub origin: String,
     pub share: String,
     /// Submission time relative to the trace start.
     pub submit_ms: Millis,
@@ -23,27 +30,38 @@ pub struct TraceJob {
     pub preemption_retries: Option<u32>,
 }
 
-/// Submits every job at its time (jobs sorted by submission time, stable), then runs the engine
-/// until nothing is left to do. Returns the ids in submission order.
-pub fn run_trace(engine: &mut Engine, jobs: &[TraceJob]) -> Result<Vec<JobId>, EngineError> {
-    let mut order: Vec<usize> = (0..jobs.len()).collect();
-    order.sort_by_key(|&i| jobs[i].submit_ms);
-    let start = engine.now();
-    let mut ids = Vec::with_capacity(jobs.len());
-    for i in order {
-        let j = &jobs[i];
-        engine.advance_to(start + j.submit_ms.max(0))?;
-        ids.push(engine.submit(JobSpec {
-            name: j.name.clone(),
-            share: j.share.clone(),
-            priority: j.priority,
-            instance_type: j.instance_type.clone(),
-            instance_count: j.instance_count,
-            work_ms: j.work_ms,
-            checkpoint_interval_ms: j.checkpoint_interval_ms,
-            preemption_retries: j.preemption_retries,
-        })?);
+/// Why a replay could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("{origin}: {message}")]
+    Trace { origin: String, message: String },
+    #[error("{origin}: {message}")]
+    Config { origin: String, message: String },
+    #[error(transparent)]
+    Philly(#[from] philly::TraceError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+impl TraceJob {
+    /// The job as the engine takes it, with no workload assumptions applied.
+    pub fn spec(&self) -> JobSpec {
+        JobSpec {
+            name: self.name.clone(),
+            share: self.share.clone(),
+            priority: self.priority,
+            instance_type: self.instance_type.clone(),
+            instance_count: self.instance_count,
+            work_ms: self.work_ms,
+            checkpoint_interval_ms: self.checkpoint_interval_ms,
+            preemption_retries: self.preemption_retries,
+            restart_overhead_ms: 0,
+        }
     }
-    engine.run_until_idle(Millis::MAX / 4);
-    Ok(ids)
+}
+
+/// Submits every job at its time (stable by submission time), then runs the engine until
+/// nothing is left to do. Returns the ids in submission order.
+pub fn run_trace(engine: &mut Engine, jobs: &[TraceJob]) -> Result<Vec<JobId>, EngineError> {
+    run::submit_all(engine, jobs, |j| j.spec(), &mut |_, _| {}).map_err(|(_, e)| e)
 }

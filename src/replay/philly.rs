@@ -110,6 +110,7 @@ pub fn parse_trace_text(text: &str, share: &str, path: &str) -> Result<Vec<Trace
         }
         jobs.push(TraceJob {
             name: format!("{share}-{}", field(c_id, "app_id")?),
+            origin: format!("{path}:{n}"),
             share: share.to_string(),
             submit_ms: (submit * 1000.0).round() as i64,
             instance_type: GPU_INSTANCE_TYPE.to_string(),
