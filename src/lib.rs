@@ -7,6 +7,7 @@ pub mod analysis;
 pub mod audit;
 pub mod cli;
 pub mod commands;
+pub mod config;
 pub mod emulator;
 pub mod engine;
 pub mod model;
