@@ -103,7 +103,10 @@ pub struct Overrides {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config file {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("bad config file {path}: {message}")]
     Parse { path: String, message: String },
 }
@@ -144,10 +147,15 @@ pub fn load_with(
     let path = flags
         .config_path
         .clone()
-        .or_else(|| env("QUOTATOP_CONFIG").filter(|s| !s.is_empty()).map(PathBuf::from))
+        .or_else(|| {
+            env("QUOTATOP_CONFIG")
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from)
+        })
         .or(default_file);
     // An explicitly named file must exist; the default one may be absent.
-    let explicit = flags.config_path.is_some() || env("QUOTATOP_CONFIG").is_some_and(|s| !s.is_empty());
+    let explicit =
+        flags.config_path.is_some() || env("QUOTATOP_CONFIG").is_some_and(|s| !s.is_empty());
     let mut config = match path.as_deref() {
         Some(p) if p.exists() || explicit => match read_file(p) {
             Ok(c) => c,
@@ -167,19 +175,29 @@ pub fn load_with(
         config.no_color = true;
     }
     if let Some(q) = env("QUOTATOP_QUEUES").filter(|s| !s.is_empty()) {
-        config.queues = q.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect();
+        config.queues = q
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect();
     }
     if let Some(v) = env("QUOTATOP_READ_ONLY").filter(|s| !s.is_empty()) {
         match v.to_ascii_lowercase().as_str() {
             "1" | "true" | "yes" | "on" => config.read_only = true,
             "0" | "false" | "no" | "off" => config.read_only = false,
-            other => warnings.push(format!("QUOTATOP_READ_ONLY={other} is not a yes/no value; ignored")),
+            other => warnings.push(format!(
+                "QUOTATOP_READ_ONLY={other} is not a yes/no value; ignored"
+            )),
         }
     }
     if let Some(p) = env("AWS_PROFILE").filter(|s| !s.is_empty()) {
         config.profile = Some(p);
     }
-    if let Some(r) = env("AWS_REGION").or_else(|| env("AWS_DEFAULT_REGION")).filter(|s| !s.is_empty()) {
+    if let Some(r) = env("AWS_REGION")
+        .or_else(|| env("AWS_DEFAULT_REGION"))
+        .filter(|s| !s.is_empty())
+    {
         config.region = Some(r);
     }
 
@@ -205,10 +223,18 @@ pub fn load_with(
         config.refresh_secs = r;
     }
     if !(config.refresh_secs.is_finite() && config.refresh_secs >= 0.5) {
-        warnings.push(format!("refresh_secs {} is below 0.5 s; using 5", config.refresh_secs));
+        warnings.push(format!(
+            "refresh_secs {} is below 0.5 s; using 5",
+            config.refresh_secs
+        ));
         config.refresh_secs = 5.0;
     }
-    Loaded { config, path, theme_dir, warnings }
+    Loaded {
+        config,
+        path,
+        theme_dir,
+        warnings,
+    }
 }
 
 fn read_file(path: &Path) -> Result<Config, ConfigError> {
@@ -228,12 +254,16 @@ mod tests {
     use std::collections::HashMap;
 
     fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         move |k| map.get(k).cloned()
     }
 
     fn temp_file(name: &str, text: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("quotatop-config-{}-{name}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("quotatop-config-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("config.toml");
         std::fs::write(&p, text).unwrap();
@@ -242,7 +272,12 @@ mod tests {
 
     #[test]
     fn defaults_when_there_is_no_file() {
-        let l = load_with(&Overrides::default(), Some("/nonexistent/q/config.toml".into()), None, &env(&[]));
+        let l = load_with(
+            &Overrides::default(),
+            Some("/nonexistent/q/config.toml".into()),
+            None,
+            &env(&[]),
+        );
         assert_eq!(l.config, Config::default());
         assert!(l.warnings.is_empty());
     }
@@ -260,7 +295,12 @@ mod tests {
         assert_eq!(l.config.keys["quit"], vec!["x"]);
         assert_eq!(l.config.loops.rule().min_preemptions, 5);
 
-        let e = env(&[("QUOTATOP_THEME", "high-contrast"), ("QUOTATOP_QUEUES", "b, c"), ("NO_COLOR", "1"), ("AWS_REGION", "us-west-2")]);
+        let e = env(&[
+            ("QUOTATOP_THEME", "high-contrast"),
+            ("QUOTATOP_QUEUES", "b, c"),
+            ("NO_COLOR", "1"),
+            ("AWS_REGION", "us-west-2"),
+        ]);
         let l = load_with(&Overrides::default(), Some(p.clone()), None, &e);
         assert_eq!(l.config.theme, "high-contrast");
         assert_eq!(l.config.queues, vec!["b", "c"]);
@@ -285,9 +325,18 @@ mod tests {
     #[test]
     fn a_bad_file_is_reported_and_defaults_used() {
         let p = temp_file("bad", "theme = 3\nunknown_key = true\n");
-        let l = load_with(&Overrides::default(), Some(p), None, &env(&[("QUOTATOP_THEME", "light")]));
+        let l = load_with(
+            &Overrides::default(),
+            Some(p),
+            None,
+            &env(&[("QUOTATOP_THEME", "light")]),
+        );
         assert_eq!(l.warnings.len(), 1);
-        assert!(l.warnings[0].contains("bad config file"), "{}", l.warnings[0]);
+        assert!(
+            l.warnings[0].contains("bad config file"),
+            "{}",
+            l.warnings[0]
+        );
         assert!(l.warnings[0].contains("using defaults"));
         assert_eq!(l.config.theme, "light", "the env layer still applies");
         assert_eq!(l.config.queues, Vec::<String>::new());
@@ -295,17 +344,32 @@ mod tests {
 
     #[test]
     fn an_explicit_missing_file_is_reported() {
-        let flags = Overrides { config_path: Some("/nonexistent/x.toml".into()), ..Overrides::default() };
+        let flags = Overrides {
+            config_path: Some("/nonexistent/x.toml".into()),
+            ..Overrides::default()
+        };
         let l = load_with(&flags, None, None, &env(&[]));
-        assert!(l.warnings[0].contains("cannot read config file /nonexistent/x.toml"), "{:?}", l.warnings);
+        assert!(
+            l.warnings[0].contains("cannot read config file /nonexistent/x.toml"),
+            "{:?}",
+            l.warnings
+        );
     }
 
     #[test]
     fn bad_env_values_are_reported() {
-        let l = load_with(&Overrides::default(), None, None, &env(&[("QUOTATOP_READ_ONLY", "maybe")]));
+        let l = load_with(
+            &Overrides::default(),
+            None,
+            None,
+            &env(&[("QUOTATOP_READ_ONLY", "maybe")]),
+        );
         assert!(!l.config.read_only);
         assert!(l.warnings[0].contains("QUOTATOP_READ_ONLY=maybe"));
-        let flags = Overrides { refresh_secs: Some(0.0), ..Overrides::default() };
+        let flags = Overrides {
+            refresh_secs: Some(0.0),
+            ..Overrides::default()
+        };
         let l = load_with(&flags, None, None, &env(&[]));
         assert_eq!(l.config.refresh_secs, 5.0);
         assert_eq!(l.warnings.len(), 1);

@@ -68,6 +68,8 @@ pub struct App {
     stack: Vec<Box<dyn Screen + Send>>,
     input: Input,
     help: bool,
+    /// First line of the help shown (it scrolls on small terminals).
+    help_scroll: u16,
     theme: Theme,
     no_color: bool,
     theme_dir: Option<PathBuf>,
@@ -99,6 +101,7 @@ impl App {
             stack: Vec::new(),
             input: Input::Normal,
             help: false,
+            help_scroll: 0,
             theme,
             no_color: opts.no_color,
             theme_dir: opts.theme_dir,
@@ -215,11 +218,14 @@ impl App {
 
     fn on_key(&mut self, key: KeyEvent) {
         if self.help {
-            if matches!(
-                self.keymap.action(Mode::Normal, &key),
-                Some(Action::Back | Action::Help | Action::Quit)
-            ) {
-                self.help = false;
+            match self.keymap.action(Mode::Normal, &key) {
+                Some(Action::Back | Action::Help | Action::Quit) => self.help = false,
+                Some(Action::Down) => self.help_scroll = self.help_scroll.saturating_add(1),
+                Some(Action::Up) => self.help_scroll = self.help_scroll.saturating_sub(1),
+                Some(Action::PageDown) => self.help_scroll = self.help_scroll.saturating_add(10),
+                Some(Action::PageUp) => self.help_scroll = self.help_scroll.saturating_sub(10),
+                Some(Action::Top) => self.help_scroll = 0,
+                _ => {}
             }
             return;
         }
@@ -281,7 +287,10 @@ impl App {
     fn on_action(&mut self, action: Action) {
         match action {
             Action::Quit => self.quit = true,
-            Action::Help => self.help = true,
+            Action::Help => {
+                self.help = true;
+                self.help_scroll = 0;
+            }
             Action::CommandMode => self.input = Input::Command(String::new()),
             Action::FilterMode => {
                 if let Some(list) = self.current().list_ref() {
@@ -549,7 +558,7 @@ impl App {
         };
         self.current().draw(frame, body, &ctx);
         if self.help {
-            help::draw(frame, body, &self.keymap, theme);
+            help::draw(frame, body, &self.keymap, self.help_scroll, theme);
         }
         footer::draw(
             frame,

@@ -59,14 +59,15 @@ pub fn draw(
 
 fn hints(keymap: &KeyMap, mode: Mode, theme: &Theme) -> Vec<Span<'static>> {
     let mut spans = Vec::new();
-    for (b, keys) in keymap.bindings(mode).filter(|(b, _)| b.hint) {
-        let Some(k) = keys.first() else { continue };
+    for (b, keys) in keymap.bindings(mode) {
+        let (Some(label), Some(k)) = (b.hint, keys.first()) else {
+            continue;
+        };
         spans.push(Span::styled(
             format!("<{}>", k.label()),
             theme.style(Role::Accent),
         ));
-        let short = b.description.split([' ', '(']).next().unwrap_or(b.name);
-        spans.push(Span::styled(format!("{short} "), theme.style(Role::Muted)));
+        spans.push(Span::styled(format!("{label} "), theme.style(Role::Muted)));
     }
     spans
 }

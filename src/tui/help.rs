@@ -2,9 +2,9 @@
 //! the command list.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::command::COMMANDS;
 use super::keymap::{KeyMap, Mode};
@@ -45,25 +45,23 @@ pub fn lines(keymap: &KeyMap, theme: &Theme) -> Vec<Line<'static>> {
     out
 }
 
-pub fn draw(frame: &mut Frame, area: Rect, keymap: &KeyMap, theme: &Theme) {
-    let [_, mid, _] = Layout::horizontal([
-        Constraint::Fill(1),
-        Constraint::Max(96),
-        Constraint::Fill(1),
-    ])
-    .areas(area);
+/// Draws the help over `area`, from line `scroll` on (clamped so the end stays in view).
+pub fn draw(frame: &mut Frame, area: Rect, keymap: &KeyMap, scroll: u16, theme: &Theme) {
+    let mid = area;
     frame.render_widget(Clear, mid);
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.style(Role::Border))
         .title(Span::styled(
-            " Help — esc or ? closes ",
+            " Help — ↑↓ scroll, esc closes ",
             theme.style(Role::Title),
         ));
+    let lines = lines(keymap, theme);
+    let max = (lines.len() as u16).saturating_sub(mid.height.saturating_sub(2));
     frame.render_widget(
-        Paragraph::new(lines(keymap, theme))
+        Paragraph::new(lines)
             .block(block)
-            .wrap(Wrap { trim: false }),
+            .scroll((scroll.min(max), 0)),
         mid,
     );
 }

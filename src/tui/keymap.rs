@@ -51,8 +51,8 @@ pub struct Binding {
     pub mode: Mode,
     pub keys: &'static [&'static str],
     pub description: &'static str,
-    /// Shown in the footer (the rest only in `?`).
-    pub hint: bool,
+    /// Footer label; `None`: shown only in `?`.
+    pub hint: Option<&'static str>,
 }
 
 const fn b(
@@ -61,7 +61,7 @@ const fn b(
     mode: Mode,
     keys: &'static [&'static str],
     description: &'static str,
-    hint: bool,
+    hint: Option<&'static str>,
 ) -> Binding {
     Binding {
         action,
@@ -80,8 +80,8 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         "command",
         Mode::Normal,
         &[":"],
-        "command (:shares :jobs :preemptions :queue NAME :share NAME :job ID :theme NAME :q)",
-        true,
+        "command mode (commands below)",
+        Some("command"),
     ),
     b(
         Action::FilterMode,
@@ -89,7 +89,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["/"],
         "filter rows (start with ! to invert)",
-        true,
+        Some("filter"),
     ),
     b(
         Action::Enter,
@@ -97,7 +97,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["enter"],
         "open the selected share or job",
-        true,
+        Some("open"),
     ),
     b(
         Action::Back,
@@ -105,7 +105,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["esc"],
         "back (or clear the filter)",
-        true,
+        Some("back"),
     ),
     b(
         Action::SortNext,
@@ -113,7 +113,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["s"],
         "sort by the next column",
-        true,
+        Some("sort"),
     ),
     b(
         Action::SortReverse,
@@ -121,7 +121,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["S"],
         "reverse the sort order",
-        false,
+        None,
     ),
     b(
         Action::Overview,
@@ -129,7 +129,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["1"],
         "overview: queues and shares",
-        false,
+        None,
     ),
     b(
         Action::Jobs,
@@ -137,7 +137,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["2"],
         "every job of the queue",
-        false,
+        None,
     ),
     b(
         Action::Preemptions,
@@ -145,7 +145,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["3"],
         "preempted jobs and loops",
-        false,
+        None,
     ),
     b(
         Action::NextPane,
@@ -153,7 +153,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["tab"],
         "switch pane (share: running / queued)",
-        false,
+        None,
     ),
     b(
         Action::NextQueue,
@@ -161,7 +161,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["Q"],
         "next queue",
-        false,
+        None,
     ),
     b(
         Action::NextTheme,
@@ -169,7 +169,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["t"],
         "next colour theme",
-        true,
+        Some("theme"),
     ),
     b(
         Action::Up,
@@ -177,7 +177,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["up", "k"],
         "move up",
-        false,
+        None,
     ),
     b(
         Action::Down,
@@ -185,7 +185,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["down", "j"],
         "move down",
-        false,
+        None,
     ),
     b(
         Action::PageUp,
@@ -193,7 +193,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["pageup", "ctrl-b"],
         "page up",
-        false,
+        None,
     ),
     b(
         Action::PageDown,
@@ -201,7 +201,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["pagedown", "ctrl-f"],
         "page down",
-        false,
+        None,
     ),
     b(
         Action::Top,
@@ -209,7 +209,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["home", "g"],
         "first row",
-        false,
+        None,
     ),
     b(
         Action::Bottom,
@@ -217,7 +217,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["end", "G"],
         "last row",
-        false,
+        None,
     ),
     b(
         Action::Help,
@@ -225,7 +225,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["?"],
         "this help",
-        true,
+        Some("help"),
     ),
     b(
         Action::Quit,
@@ -233,7 +233,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["q", "ctrl-c"],
         "quit",
-        true,
+        Some("quit"),
     ),
     b(
         Action::Confirm,
@@ -241,7 +241,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Prompt,
         &["enter"],
         "run the command / keep the filter",
-        true,
+        Some("run"),
     ),
     b(
         Action::Cancel,
@@ -249,7 +249,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Prompt,
         &["esc"],
         "cancel",
-        true,
+        Some("cancel"),
     ),
 ];
 

@@ -12,7 +12,7 @@ use super::gauge;
 use super::list::ListState;
 use super::screen::{self, DrawCtx, Kind, Open, Screen};
 use super::text::clean;
-use super::theme::Role;
+use super::theme::{Role, Theme};
 use crate::model::{QuotaShare, SharingStrategy};
 
 /// One row: a queue heading or one share × instance type.
@@ -68,6 +68,69 @@ fn entry_key(data: &Data, e: &Entry) -> Option<(String, String, String)> {
     }
 }
 
+impl Overview {
+    /// A queue heading spans the whole row: name, state, status, environment and its capacity.
+    fn draw_headings(
+        &self,
+        frame: &mut Frame,
+        area: Rect,
+        offset: usize,
+        data: &Data,
+        theme: &Theme,
+    ) {
+        let visible = self
+            .list
+            .rows
+            .iter()
+            .skip(offset)
+            .take(area.height as usize);
+        for (i, &r) in visible.enumerate() {
+            let Some(Entry::Queue(qi)) = self.entries.get(r) else {
+                continue;
+            };
+            let Some(q) = data.queues().get(*qi) else {
+                continue;
+            };
+            let caps: Vec<String> = q
+                .environment
+                .capacity
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} {}",
+                        screen::short_type(&c.instance_type),
+                        c.max_capacity
+                    )
+                })
+                .collect();
+            let selected = offset + i == self.list.selected;
+            let muted = theme.style(Role::Muted);
+            let line = Line::from(vec![
+                Span::raw(if selected { screen::MARKER } else { "  " }),
+                Span::styled(format!("▾ {}", clean(&q.name)), theme.style(Role::Title)),
+                Span::styled(format!("  {} {}", clean(&q.state), clean(&q.status)), muted),
+                Span::styled(
+                    format!(" · env {} · capacity ", clean(&q.environment.name)),
+                    muted,
+                ),
+                Span::raw(caps.join(", ")),
+            ]);
+            let line = if selected {
+                line.style(theme.style(Role::Selected))
+            } else {
+                line
+            };
+            let row = Rect {
+                y: area.y + i as u16,
+                height: 1,
+                ..area
+            };
+            frame.render_widget(ratatui::widgets::Clear, row);
+            frame.render_widget(line, row);
+        }
+    }
+}
+
 impl Screen for Overview {
     fn kind(&self) -> Kind {
         Kind::Overview
@@ -118,7 +181,10 @@ impl Screen for Overview {
         let data = ctx.data;
         let block = screen::block("Overview".to_string(), Some(&self.list), COLUMNS, theme);
         let inner_w = area.width.saturating_sub(2);
-        let fixed: u16 = FIXED.iter().sum::<u16>() + (HEADER.len() as u16 - 1);
+        // Columns, the spaces between them, and the selection marker.
+        let fixed: u16 = FIXED.iter().sum::<u16>()
+            + (HEADER.len() as u16 - 1)
+            + screen::MARKER.chars().count() as u16;
         let rest = inner_w.saturating_sub(fixed);
         let usage_w = (rest * 11 / 20).max(4);
         let hist_w = rest.saturating_sub(usage_w);
@@ -146,7 +212,7 @@ impl Screen for Overview {
             );
             return;
         }
-        screen::draw_table(
+        let (rows_area, offset) = screen::draw_table(
             frame,
             area,
             block,
@@ -160,36 +226,8 @@ impl Screen for Overview {
                     return Vec::new();
                 };
                 match entry {
-                    Entry::Queue(qi) => {
-                        let Some(q) = data.queues().get(*qi) else {
-                            return Vec::new();
-                        };
-                        let caps: Vec<String> = q
-                            .environment
-                            .capacity
-                            .iter()
-                            .map(|c| {
-                                format!(
-                                    "{}×{}",
-                                    screen::short_type(&c.instance_type),
-                                    c.max_capacity
-                                )
-                            })
-                            .collect();
-                        vec![
-                            Cell::from(Span::styled(
-                                format!("▾ {}", clean(&q.name)),
-                                theme.style(Role::Title),
-                            )),
-                            Cell::from(Span::styled(
-                                clean(&q.status).into_owned(),
-                                theme.style(Role::Muted),
-                            )),
-                            Cell::from(""),
-                            Cell::from(Span::styled("capacity", theme.style(Role::Muted))),
-                            Cell::from(Span::styled(caps.join(" "), theme.style(Role::Muted))),
-                        ]
-                    }
+                    // Drawn over the row below, across every column.
+                    Entry::Queue(_) => Vec::new(),
                     Entry::Usage(qi, ui) => {
                         let (Some(q), Some(v)) = (data.queues().get(*qi), data.views.get(*qi))
                         else {
@@ -239,8 +277,12 @@ impl Screen for Overview {
                             cells.push(Cell::from(""));
                             cells.push(Cell::from(""));
                         }
-                        let max = u.limit.max(u.used).max(1);
                         let hist = data.history(&q.name, &u.share, &u.instance_type);
+                        // One scale for the whole line: the limit, or the most it ever used.
+                        let max = hist
+                            .and_then(|h| h.iter().max().copied())
+                            .unwrap_or(0)
+                            .max(u.limit);
                         cells.push(Cell::from(Line::from(gauge::sparkline(
                             hist,
                             max,
@@ -252,6 +294,7 @@ impl Screen for Overview {
                 }
             },
         );
+        self.draw_headings(frame, rows_area, offset, data, theme);
     }
 
     fn list(&mut self) -> Option<&mut ListState> {

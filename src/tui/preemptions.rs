@@ -28,7 +28,7 @@ pub struct Preemptions {
 impl Preemptions {
     pub fn new() -> Self {
         Self {
-            list: ListState::with_sort(0, true),
+            list: ListState::with_sort(0, false),
             queue: None,
             remembered: None,
         }
@@ -112,9 +112,9 @@ impl Screen for Preemptions {
             .map(|(i, _)| i)
             .collect();
         let column = self.list.sort.column;
-        // Descending is the natural order here (most preempted first).
+        // Each column's natural order puts the worst first (most preempted, most lost, latest).
         rows.sort_by(|&a, &b| cmp(&v.preemptions[b], &v.preemptions[a], column));
-        if !self.list.sort.descending {
+        if self.list.sort.descending {
             rows.reverse();
         }
         self.queue = Some(q.name.clone());

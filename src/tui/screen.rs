@@ -2,8 +2,9 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Row, Table};
+use ratatui::widgets::{Block, Borders, Cell, HighlightSpacing, Row, Table, TableState};
 
 use super::data::Data;
 use super::list::ListState;
@@ -71,12 +72,8 @@ pub fn block<'a>(
                 theme.style(Role::Prompt),
             ));
         }
-        if let Some(col) = columns.get(l.sort.column) {
-            let arrow = if l.sort.descending { '↓' } else { '↑' };
-            spans.push(Span::styled(
-                format!("sort {col}{arrow} "),
-                theme.style(Role::Muted),
-            ));
+        if let Some(label) = sort_label(l, columns) {
+            spans.push(Span::styled(label, theme.style(Role::Muted)));
         }
         spans.push(Span::styled(
             format!("[{}] ", l.rows.len()),
@@ -89,8 +86,12 @@ pub fn block<'a>(
         .title(Line::from(spans))
 }
 
+/// Width of the selection marker column every table has.
+pub const MARKER: &str = "▶ ";
+
 /// Draws a list's visible rows as a table; `row` builds one row from a row index. The selected
-/// row gets the `selected` role when `focused`.
+/// row is marked and gets the `selected` role when `focused`. Returns the area of the first
+/// visible row's line and the list offset, for screens that draw over rows (headings).
 #[allow(clippy::too_many_arguments)]
 pub fn draw_table<'a>(
     frame: &mut Frame,
@@ -102,29 +103,47 @@ pub fn draw_table<'a>(
     focused: bool,
     theme: &Theme,
     mut row: impl FnMut(usize) -> Vec<Cell<'a>>,
-) {
+) -> (Rect, usize) {
     let inner = block.inner(area);
     let height = (inner.height as usize).saturating_sub(1);
     let (offset, rows) = list.visible(height);
     let rows: Vec<Row> = rows
         .iter()
-        .enumerate()
-        .map(|(i, &r)| {
-            let cells = row(r);
-            let style = if focused && offset + i == list.selected {
-                theme.style(Role::Selected)
-            } else {
-                theme.style(Role::Text)
-            };
-            Row::new(cells).style(style)
-        })
+        .map(|&r| Row::new(row(r)).style(theme.style(Role::Text)))
         .collect();
     let header = Row::new(header.iter().map(|h| Cell::from(*h))).style(theme.style(Role::Header));
     let table = Table::new(rows, widths.to_vec())
         .header(header)
         .block(block)
-        .column_spacing(1);
-    frame.render_widget(table, area);
+        .column_spacing(1)
+        .highlight_spacing(HighlightSpacing::Always)
+        .highlight_symbol(if focused { MARKER } else { "  " })
+        .row_highlight_style(if focused {
+            theme.style(Role::Selected)
+        } else {
+            Style::new()
+        });
+    let mut state = TableState::default();
+    if !list.rows.is_empty() && list.selected >= offset {
+        state.select(Some(list.selected - offset));
+    }
+    frame.render_stateful_widget(table, area, &mut state);
+    let first = Rect {
+        y: inner.y.saturating_add(1),
+        height: inner.height.saturating_sub(1),
+        ..inner
+    };
+    (first, offset)
+}
+
+/// `sort NAME` (and `, reversed`) for a title.
+pub fn sort_label(list: &ListState, columns: &[&str]) -> Option<String> {
+    let col = columns.get(list.sort.column)?;
+    Some(if list.sort.descending {
+        format!("sort {col}, reversed ")
+    } else {
+        format!("sort {col} ")
+    })
 }
 
 /// `ml.p4d.24xlarge` → `p4d.24xlarge` (every SageMaker type starts with `ml.`).

@@ -197,14 +197,9 @@ impl Theme {
     /// This theme with every colour removed (modifiers kept), for `NO_COLOR`.
     pub fn without_colour(&self) -> Self {
         let plain = Self::plain(&self.name);
-        let mut styles = self.styles;
-        for (i, s) in styles.iter_mut().enumerate() {
-            let kept = Style::new().add_modifier(s.add_modifier);
-            *s = if s.add_modifier.is_empty() {
-                plain.styles[i]
-            } else {
-                kept
-            };
+        let mut styles = plain.styles;
+        for (s, own) in styles.iter_mut().zip(self.styles) {
+            *s = s.add_modifier(own.add_modifier);
         }
         Self {
             name: self.name.clone(),
