@@ -130,3 +130,37 @@ pub struct EmulatorArgs {
     #[arg(long)]
     pub faults: Option<String>,
 }
+
+/// Console settings shared by `quotatop demo` and `quotatop tui` (they override the config
+/// file and the environment; see README, section "Configuration").
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ConsoleArgs {
+    /// Colour theme: dark, light, high-contrast, colorblind, a theme in the config directory's
+    /// themes/, or a .toml path.
+    #[arg(long)]
+    pub theme: Option<String>,
+    /// No colours (also: a non-empty NO_COLOR environment variable).
+    #[arg(long)]
+    pub no_color: bool,
+    /// Never change anything; shown as a badge.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Config file (default: config.toml in the user's config directory, or QUOTATOP_CONFIG).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
+    /// Seconds between refreshes.
+    #[arg(long, value_name = "SECONDS")]
+    pub refresh: Option<f64>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DemoArgs {
+    /// Scenario file (default: the built-in demo world, scenarios/demo.toml).
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<std::path::PathBuf>,
+    /// Simulated seconds per real second (default: the scenario's, 60 for the demo).
+    #[arg(long)]
+    pub speed: Option<f64>,
+    #[command(flatten)]
+    pub console: ConsoleArgs,
+}
