@@ -95,8 +95,8 @@ impl JobDetail {
                 "terminated by user",
                 if j.is_terminated { "yes" } else { "no" }.to_string(),
             ),
-            time("described at", t.described_at),
-            time("listed at", t.listed_at.into()),
+            time("described (local)", t.described_at),
+            time("listed (local)", t.listed_at.into()),
         ];
         if let Some(pos) = v.dispatch.iter().find(|d| d.job_id == j.id) {
             out.push(text(

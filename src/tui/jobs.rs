@@ -130,16 +130,18 @@ impl Screen for Jobs {
         let header = [
             "NAME", "ID", "SHARE", "STATUS", "PRI", "TYPE×N", "PRE", "AGE", "REASON",
         ];
+        // The short id only when there is room for it next to a readable name.
+        let id_w = if area.width >= 100 { 6 } else { 0 };
         let widths = [
-            Constraint::Min(14),
-            Constraint::Length(6),
+            Constraint::Fill(3),
+            Constraint::Length(id_w),
             Constraint::Length(10),
             Constraint::Length(9),
             Constraint::Length(4),
             Constraint::Length(15),
             Constraint::Length(3),
             Constraint::Length(6),
-            Constraint::Fill(1),
+            Constraint::Fill(2),
         ];
         screen::draw_table(
             frame,
