@@ -9,12 +9,18 @@ use clap::{Parser, Subcommand};
     about = "Operations console for AWS Batch quota-share job queues"
 )]
 pub struct Cli {
+    /// Without a subcommand: the console against AWS (`quotatop tui` with its defaults).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// The live console on a local emulator with the demo world: shares borrowing and lending,
+    /// preemptions, a preemption loop. No AWS account needed.
+    Demo(DemoArgs),
+    /// The live console against AWS Batch (the default command).
+    Tui(TuiArgs),
     /// Run a built-in quota-share scenario through the scheduling engine and print what
     /// happened: lending, cross-share and in-share preemption, a preemption loop, a
     /// misconfigured job.
@@ -28,6 +34,114 @@ pub enum Command {
     /// Read and verify the audit log of priority changes.
     #[command(subcommand)]
     Audit(AuditCommand),
+    /// One complete refresh of quota-managed queues, printed (for scripts and shift hand-off):
+    /// use per share and instance type, runnable jobs in dispatch order, preemptions.
+    Snapshot(SnapshotArgs),
+    /// The five-metric scorecard of a queue from the journal (what the console or
+    /// `quotatop record` observed), per share and priority band, with its methods.
+    Report(ReportArgs),
+    /// The poller and the journal without a screen (a server or a systemd unit), so history
+    /// does not depend on a console being open. Logs to the state directory; stops cleanly on
+    /// SIGTERM/SIGINT.
+    Record(RecordArgs),
+    /// Change a job's scheduling priority with a justification: validated, previewed,
+    /// confirmed, and written to the audit log before and after the API call.
+    SetPriority(SetPriorityArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SetPriorityArgs {
+    /// The job: id, ARN or name.
+    pub job: String,
+    /// New scheduling priority, 0-9999 (higher runs first).
+    #[arg(long, allow_hyphen_values = true)]
+    pub priority: String,
+    /// Why (required; kept in the audit log).
+    #[arg(long)]
+    pub reason: String,
+    /// Change-record id; required for large changes and for the protected band.
+    #[arg(long)]
+    pub change_record: Option<String>,
+    /// Show the validation and the preview, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask for confirmation (required when not on a terminal).
+    #[arg(long)]
+    pub yes: bool,
+    /// Also tag the job with a short form of the change, so other operators see it in AWS.
+    #[arg(long)]
+    pub tag_justification: bool,
+    /// Refuse every change (also QUOTATOP_READ_ONLY=1).
+    #[arg(long, env = "QUOTATOP_READ_ONLY")]
+    pub read_only: bool,
+    /// Queue(s) to look for the job in (default: every quota-managed queue).
+    #[arg(long = "queue", value_name = "NAME|ARN")]
+    pub queues: Vec<String>,
+    /// A change of at least this much needs --change-record.
+    #[arg(long, default_value_t = 1000)]
+    pub large_change: u32,
+    /// Raising a job to this priority or above needs --change-record.
+    #[arg(long, default_value_t = 9000)]
+    pub protected_from: u32,
+    #[command(flatten)]
+    pub aws: AwsArgs,
+    #[command(flatten)]
+    pub log: AuditLogArg,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RecordArgs {
+    /// Job queue name or ARN (repeat for several); without it, every quota-managed queue.
+    #[arg(long = "queue", value_name = "NAME|ARN")]
+    pub queues: Vec<String>,
+    #[command(flatten)]
+    pub aws: AwsArgs,
+    /// Seconds between refreshes.
+    #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub interval: u64,
+    /// Journal database (default: journal.sqlite3 in the user's data directory).
+    #[arg(long)]
+    pub journal: Option<std::path::PathBuf>,
+    /// Directory for record.log (default: the user's state directory).
+    #[arg(long)]
+    pub log_dir: Option<std::path::PathBuf>,
+}
+
+/// Where AWS Batch is and who we are (shared by every command that calls AWS).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AwsArgs {
+    /// Named AWS profile (default: AWS_PROFILE, else the default profile).
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// AWS region (default: AWS_REGION, else the profile's region).
+    #[arg(long)]
+    pub region: Option<String>,
+    /// Batch endpoint URL, e.g. an emulator's http://127.0.0.1:5566 (default: AWS_ENDPOINT_URL,
+    /// else the regional endpoint).
+    #[arg(long, value_name = "URL")]
+    pub endpoint_url: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SnapshotFormat {
+    Table,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SnapshotArgs {
+    /// Job queue name or ARN (repeat for several); without it, every SAGEMAKER_TRAINING queue
+    /// with a quota-share scheduling policy.
+    #[arg(long = "queue", value_name = "NAME|ARN")]
+    pub queues: Vec<String>,
+    #[command(flatten)]
+    pub aws: AwsArgs,
+    /// Output format; the JSON shape is documented in README, section "snapshot".
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: SnapshotFormat,
+    /// API calls in flight at once.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub concurrency: u16,
 }
 
 #[derive(Debug, clap::Args)]
@@ -131,6 +245,33 @@ pub struct EmulatorArgs {
     pub faults: Option<String>,
 }
 
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The job queue (name as the journal recorded it).
+    #[arg(long)]
+    pub queue: String,
+    /// How far back from the newest observation: e.g. 12h, 7d, 2w.
+    #[arg(long, default_value = "7d")]
+    pub since: String,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
+    pub format: ReportFormat,
+    /// Journal database (default: the user's data directory).
+    #[arg(long)]
+    pub journal: Option<std::path::PathBuf>,
+    /// Known checkpoint interval of a share's jobs, e.g. research=5m (repeatable).
+    #[arg(long, value_name = "SHARE=DURATION")]
+    pub checkpoint: Vec<String>,
+    /// GPUs per instance for a type the built-in table lacks or gets wrong (repeatable).
+    #[arg(long, value_name = "TYPE=N")]
+    pub gpus: Vec<String>,
+    /// Fixed restart cost added to each interrupted attempt's waste.
+    #[arg(long, default_value = "0s")]
+    pub restart_cost: String,
+    /// An interrupted job counts as recovered if it succeeds within this long.
+    #[arg(long, default_value = "24h")]
+    pub recovery_window: String,
+}
+
 /// Console settings shared by `quotatop demo` and `quotatop tui` (they override the config
 /// file and the environment; see README, section "Configuration").
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -161,6 +302,18 @@ pub struct DemoArgs {
     /// Simulated seconds per real second (default: the scenario's, 60 for the demo).
     #[arg(long)]
     pub speed: Option<f64>,
+    #[command(flatten)]
+    pub console: ConsoleArgs,
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TuiArgs {
+    /// Job queue name or ARN (repeat for several); without it, every quota-managed
+    /// SAGEMAKER_TRAINING queue.
+    #[arg(long = "queue", value_name = "NAME|ARN")]
+    pub queues: Vec<String>,
+    #[command(flatten)]
+    pub aws: AwsArgs,
     #[command(flatten)]
     pub console: ConsoleArgs,
 }

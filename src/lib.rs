@@ -5,11 +5,14 @@
 pub mod actions;
 pub mod analysis;
 pub mod audit;
+pub mod batch;
 pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod emulator;
 pub mod engine;
+pub mod journal;
 pub mod model;
+pub mod poll;
 pub mod replay;
 pub mod tui;

@@ -1,5 +1,7 @@
 //! GPUs (or accelerator chips) per SageMaker training instance type, for GPU-hours.
 
+use std::collections::BTreeMap;
+
 /// The built-in table; `None` for a type it does not know (callers show instance-hours only).
 pub fn gpus_per_instance(instance_type: &str) -> Option<u32> {
     let t = instance_type.strip_prefix("ml.").unwrap_or(instance_type);
@@ -23,6 +25,25 @@ pub fn gpus_per_instance(instance_type: &str) -> Option<u32> {
     Some(n)
 }
 
+/// The built-in table with the user's overrides on top (from config: `instance type → GPUs`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct GpuTable {
+    pub overrides: BTreeMap<String, u32>,
+}
+
+impl GpuTable {
+    pub fn with_overrides(overrides: BTreeMap<String, u32>) -> Self {
+        Self { overrides }
+    }
+    /// The override for `instance_type` if any, else the built-in count.
+    pub fn gpus(&self, instance_type: &str) -> Option<u32> {
+        self.overrides
+            .get(instance_type)
+            .copied()
+            .or_else(|| gpus_per_instance(instance_type))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -35,5 +56,17 @@ mod tests {
         assert_eq!(gpus_per_instance("ml.m5.large"), Some(0));
         assert_eq!(gpus_per_instance("ml.x9.huge"), None);
         assert_eq!(gpus_per_instance("nonsense"), None);
+    }
+
+    #[test]
+    fn overrides_win_over_the_built_in_table() {
+        let t = GpuTable::with_overrides(BTreeMap::from([
+            ("ml.x9.huge".to_string(), 2),
+            ("ml.g5.xlarge".to_string(), 3),
+        ]));
+        assert_eq!(t.gpus("ml.x9.huge"), Some(2));
+        assert_eq!(t.gpus("ml.g5.xlarge"), Some(3));
+        assert_eq!(t.gpus("ml.p4d.24xlarge"), Some(8));
+        assert_eq!(t.gpus("ml.y1.tiny"), None);
     }
 }

@@ -5,9 +5,10 @@
 mod gpus;
 mod preemption;
 mod queue;
+pub mod scorecard;
 mod usage;
 
-pub use gpus::gpus_per_instance;
+pub use gpus::{GpuTable, gpus_per_instance};
 pub use preemption::{LoopRule, PreemptionFacts, SharePreemptions, preemptions, share_preemptions};
 pub use queue::{QueuedJob, dispatch_order, running_jobs, share_queue};
 pub use usage::{ShareUsage, share_usage};

@@ -1,15 +1,3 @@
-// NOT YET COMPILED: this file is wired in when `batch/` and `poll/` (branch `data`) land on
-// main. Checked against branch `data` in a scratch merge (builds, clippy-clean, and `quotatop
-// demo` was run in tmux). To wire it in:
-//   src/commands/mod.rs:  pub mod demo;  pub mod tui;
-//   src/cli.rs:           `pub command: Option<Command>` (bare `quotatop` = `tui`), variants
-//                         `Demo(DemoArgs)` and `Tui(TuiArgs)`, and
-//                         `pub struct TuiArgs { #[arg(long = "queue")] queues: Vec<String>,
-//                          #[command(flatten)] aws: AwsArgs, #[command(flatten)] console: ConsoleArgs }`
-//                         (derive Default; AwsArgs comes with `data`)
-//   src/main.rs:          `let Some(command) = cli.command else { return commands::tui::run(&TuiArgs::default()) };`
-//                         and the arms `Command::Demo(a) => commands::demo::run(&a)`,
-//                         `Command::Tui(a) => commands::tui::run(&a)`.
 //! `quotatop demo`: the embedded emulator with the demo world on 127.0.0.1 (a free port), the
 //! real SDK client and poller pointed at it, and the console. No AWS account needed; the data
 //! path is exactly the one `quotatop tui` uses against AWS, only the endpoint differs.

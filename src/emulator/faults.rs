@@ -27,7 +27,7 @@
 //! request the order is: latency, then drop, then throttle, then server error.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 use std::time::Duration;
 
 use super::error::EmulatorError;
@@ -248,18 +248,34 @@ struct OpState {
     calls: u64,
 }
 
-/// Draws the faults of each request.
+/// Draws the faults of each request, and counts requests per operation.
 pub struct FaultInjector {
-    spec: FaultSpec,
+    /// Replaceable at runtime ([`FaultInjector::set_spec`]): tests turn faults on and off.
+    spec: RwLock<FaultSpec>,
     state: Mutex<(HashMap<String, OpState>, FaultStats)>,
+    /// Requests per operation, faulted or not.
+    calls: Mutex<HashMap<String, u64>>,
 }
 
 impl FaultInjector {
     pub fn new(spec: FaultSpec) -> Self {
         Self {
-            spec,
+            spec: RwLock::new(spec),
             state: Mutex::new((HashMap::new(), FaultStats::default())),
+            calls: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Replaces the fault spec; the next request uses it. Each operation's draw sequence
+    /// continues (it is not reseeded).
+    pub fn set_spec(&self, spec: FaultSpec) {
+        *self.spec.write().unwrap_or_else(|p| p.into_inner()) = spec;
+    }
+
+    /// Requests of `op` (lowercase name) received so far.
+    pub fn calls(&self, op: &str) -> u64 {
+        let calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        calls.get(op).copied().unwrap_or(0)
     }
 
     pub fn stats(&self) -> FaultStats {
@@ -271,10 +287,19 @@ impl FaultInjector {
 
     /// The delay and the fate of the next call of `op`.
     pub fn decide(&self, op: &str) -> (Duration, Decision) {
-        if self.spec.is_empty() {
-            return (Duration::ZERO, Decision::Proceed);
-        }
-        let f = self.spec.for_op(op);
+        *self
+            .calls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(op.to_string())
+            .or_insert(0) += 1;
+        let (f, seed) = {
+            let spec = self.spec.read().unwrap_or_else(|p| p.into_inner());
+            if spec.is_empty() {
+                return (Duration::ZERO, Decision::Proceed);
+            }
+            (spec.for_op(op), spec.seed)
+        };
         // A poisoned lock only means another request panicked mid-draw; the counters are
         // still usable.
         let mut guard = match self.state.lock() {
@@ -282,7 +307,7 @@ impl FaultInjector {
             Err(p) => p.into_inner(),
         };
         let (ops, stats) = &mut *guard;
-        let seed = self.spec.seed ^ fnv1a(op);
+        let seed = seed ^ fnv1a(op);
         let st = ops.entry(op.to_string()).or_insert_with(|| OpState {
             rng: Rng::new(seed),
             calls: 0,
@@ -369,6 +394,18 @@ mod tests {
         assert_eq!(a, run(true));
         let throttled = a.iter().filter(|d| **d == Decision::Throttle).count();
         assert!((200..400).contains(&throttled), "{throttled}");
+    }
+
+    #[test]
+    fn spec_changes_at_runtime_and_calls_are_counted() {
+        let inj = FaultInjector::new(FaultSpec::parse("throttle=1").unwrap());
+        assert_eq!(inj.decide("listservicejobs").1, Decision::Throttle);
+        inj.set_spec(FaultSpec::none());
+        assert_eq!(inj.decide("listservicejobs").1, Decision::Proceed);
+        inj.decide("describeservicejob");
+        assert_eq!(inj.calls("listservicejobs"), 2);
+        assert_eq!(inj.calls("describeservicejob"), 1);
+        assert_eq!(inj.calls("getjobqueuesnapshot"), 0);
     }
 
     #[test]

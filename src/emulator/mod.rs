@@ -196,6 +196,17 @@ impl EmulatorHandle {
         self.faults.stats()
     }
 
+    /// Replaces the fault spec while running (e.g. faults on, then off to check recovery).
+    pub fn set_faults(&self, spec: FaultSpec) {
+        self.faults.set_spec(spec);
+    }
+
+    /// Requests received for an operation (lowercase name as in the URL path, e.g.
+    /// `describeservicejob`), faulted or not.
+    pub fn calls(&self, op: &str) -> u64 {
+        self.faults.calls(op)
+    }
+
     /// Stops accepting, lets open requests finish (at most 5 s), and stops the clock.
     pub async fn shutdown(mut self) -> Result<(), EmulatorError> {
         let _ = self.shutdown.send(true);

@@ -551,6 +551,12 @@ impl Engine {
         })
     }
 
+    /// The job's checkpoint interval (ms of RUNNING between durable checkpoints), if it has one:
+    /// a fact the API does not show, used by ground-truth scorecards.
+    pub fn checkpoint_interval(&self, job: JobId) -> Option<u64> {
+        self.jobs.get(job.0 as usize).and_then(|r| r.checkpoint_ms)
+    }
+
     /// The job as DescribeServiceJob shows it.
     pub fn job(&self, job: JobId) -> Option<ServiceJob> {
         let r = self.jobs.get(job.0 as usize)?;

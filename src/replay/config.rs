@@ -81,9 +81,13 @@ impl ReplayConfig {
             message,
         };
         let file: File = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+            let line = e.span().map(|s| {
+                text.as_bytes()[..s.start.min(text.len())]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count()
+                    + 1
+            });
             err(match line {
                 Some(l) => format!("line {l}: {}", e.message()),
                 None => e.message().to_string(),
@@ -181,7 +185,7 @@ priority = { "a" = 10 }
         let e = ReplayConfig::parse(&bad, "bad.toml", "bad")
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("bad.toml: line 11:"), "{e}");
+        assert!(e.starts_with("bad.toml: line 10:"), "{e}");
         assert!(e.contains("colour"), "{e}");
         let bad = GOOD.replace("\"LEND\"", "\"SHARE\"");
         let e = ReplayConfig::parse(&bad, "bad.toml", "bad")

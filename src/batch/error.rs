@@ -1,0 +1,229 @@
+//! [`BatchError`]: every failure of a Batch call, sorted into what the console does about it.
+
+use aws_sdk_batch::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+
+/// Error codes the SDK's retry classifier treats as throttling (reference §4), plus the HTTP
+/// status Batch uses for it.
+const THROTTLING_CODES: &[&str] = &[
+    "Throttling",
+    "ThrottlingException",
+    "ThrottledException",
+    "RequestThrottledException",
+    "TooManyRequestsException",
+    "ProvisionedThroughputExceededException",
+    "RequestLimitExceeded",
+    "BandwidthLimitExceeded",
+    "LimitExceededException",
+    "RequestThrottled",
+    "SlowDown",
+];
+
+/// Codes that mean the credentials were refused or do not allow the call.
+const DENIED_CODES: &[&str] = &[
+    "AccessDenied",
+    "AccessDeniedException",
+    "UnrecognizedClientException",
+    "InvalidSignatureException",
+    "SignatureDoesNotMatch",
+    "InvalidClientTokenId",
+    "ExpiredToken",
+    "ExpiredTokenException",
+    "UnauthorizedOperation",
+    "MissingAuthenticationToken",
+];
+
+/// A failed AWS Batch call. `op` is the operation name (e.g. `DescribeServiceJob`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BatchError {
+    /// The service throttled the call and the SDK's retries did not get through.
+    #[error("{op}: throttled by AWS Batch: {message}")]
+    Throttled { op: &'static str, message: String },
+    /// Credentials are missing, refused, or lack permission.
+    #[error("{op}: access denied: {message}")]
+    Denied { op: &'static str, message: String },
+    /// The queue, share or job does not exist.
+    #[error("{op}: not found: {message}")]
+    NotFound { op: &'static str, message: String },
+    /// No answer: connection refused, DNS, TLS, timeout.
+    #[error("{op}: cannot reach the AWS Batch endpoint: {message}")]
+    Unreachable { op: &'static str, message: String },
+    /// Anything else (a server error after retries, a rejected parameter, a malformed answer).
+    #[error("{op}: {message}")]
+    Other { op: &'static str, message: String },
+    /// The client could not be configured (no region, bad profile).
+    #[error("AWS client configuration: {0}")]
+    Config(String),
+}
+
+/// The kind of a [`BatchError`], for health accounting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    Throttled,
+    Denied,
+    NotFound,
+    Unreachable,
+    Other,
+}
+
+impl BatchError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            BatchError::Throttled { .. } => ErrorKind::Throttled,
+            BatchError::Denied { .. } => ErrorKind::Denied,
+            BatchError::NotFound { .. } => ErrorKind::NotFound,
+            BatchError::Unreachable { .. } => ErrorKind::Unreachable,
+            BatchError::Other { .. } | BatchError::Config(_) => ErrorKind::Other,
+        }
+    }
+
+    /// A malformed answer: a required field is missing.
+    pub(crate) fn missing(op: &'static str, field: &str) -> Self {
+        BatchError::Other {
+            op,
+            message: format!("response lacks {field}"),
+        }
+    }
+}
+
+pub(crate) fn is_throttling_code(code: &str) -> bool {
+    THROTTLING_CODES.contains(&code)
+}
+
+/// Sorts an SDK error into a [`BatchError`].
+pub(crate) fn classify<E>(op: &'static str, err: SdkError<E>) -> BatchError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    match &err {
+        SdkError::ServiceError(ctx) => {
+            let status = ctx.raw().status().as_u16();
+            let e = ctx.err();
+            let code = e.code().unwrap_or("");
+            let message = e.message().unwrap_or("").to_string();
+            classify_service(op, status, code, message)
+        }
+        SdkError::TimeoutError(_) => BatchError::Unreachable {
+            op,
+            message: "timed out".to_string(),
+        },
+        SdkError::DispatchFailure(d) => {
+            let message = chain(&err);
+            // Identity resolution fails before anything is sent; the SDK reports it as a
+            // dispatch failure that is neither I/O nor a timeout.
+            if !d.is_io() && !d.is_timeout() && message.to_ascii_lowercase().contains("credential")
+            {
+                BatchError::Denied {
+                    op,
+                    message: format!("no usable AWS credentials ({message})"),
+                }
+            } else {
+                BatchError::Unreachable { op, message }
+            }
+        }
+        _ => BatchError::Other {
+            op,
+            message: DisplayErrorContext(&err).to_string(),
+        },
+    }
+}
+
+/// `outer: inner: innermost`, each cause's Display once (no Debug dump).
+fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = cur {
+        let text = e.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cur = e.source();
+    }
+    parts.join(": ")
+}
+
+/// The part of [`classify`] that looks at a service's answer: pure, so it is unit-tested.
+pub(crate) fn classify_service(
+    op: &'static str,
+    status: u16,
+    code: &str,
+    message: String,
+) -> BatchError {
+    let with_code = |m: String| {
+        if code.is_empty() {
+            m
+        } else if m.is_empty() {
+            code.to_string()
+        } else {
+            format!("{code}: {m}")
+        }
+    };
+    if status == 429 || is_throttling_code(code) {
+        BatchError::Throttled {
+            op,
+            message: with_code(message),
+        }
+    } else if status == 401 || status == 403 || DENIED_CODES.contains(&code) {
+        BatchError::Denied {
+            op,
+            message: with_code(message),
+        }
+    } else if (code == "ClientException" || code.ends_with("NotFoundException"))
+        && looks_not_found(&message)
+    {
+        BatchError::NotFound { op, message }
+    } else {
+        BatchError::Other {
+            op,
+            message: with_code(message),
+        }
+    }
+}
+
+fn looks_not_found(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("does not exist") || m.contains("not found") || m.contains("cannot be found")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn service_answers_are_sorted_by_status_and_code() {
+        let k = |status, code: &str, msg: &str| {
+            classify_service("Op", status, code, msg.to_string()).kind()
+        };
+        assert_eq!(
+            k(429, "TooManyRequestsException", "Too Many Requests"),
+            ErrorKind::Throttled
+        );
+        assert_eq!(
+            k(400, "ThrottlingException", "Rate exceeded"),
+            ErrorKind::Throttled
+        );
+        assert_eq!(k(403, "", ""), ErrorKind::Denied);
+        assert_eq!(
+            k(400, "UnrecognizedClientException", "bad token"),
+            ErrorKind::Denied
+        );
+        assert_eq!(
+            k(400, "ClientException", "Job queue q does not exist"),
+            ErrorKind::NotFound
+        );
+        assert_eq!(
+            k(
+                400,
+                "ClientException",
+                "maxResults must be between 1 and 100"
+            ),
+            ErrorKind::Other
+        );
+        assert_eq!(k(500, "ServerException", "boom"), ErrorKind::Other);
+    }
+
+    #[test]
+    fn messages_keep_the_code_and_the_operation() {
+        let e = classify_service("ListServiceJobs", 500, "ServerException", "boom".into());
+        assert_eq!(e.to_string(), "ListServiceJobs: ServerException: boom");
+    }
+}

@@ -1,0 +1,376 @@
+//! The thin AWS Batch client: the only module that imports `aws_sdk_batch` and `aws_config`.
+//!
+//! - [`BatchClient::connect`] builds the SDK client from `aws-config` (standard credential chain,
+//!   `--profile`, `--region`, `--endpoint-url` or `AWS_ENDPOINT_URL`) in **adaptive** retry mode
+//!   (a client-side rate limiter that slows down on throttling, reference §4), with connect and
+//!   per-operation timeouts so a call never hangs a refresh.
+//! - Every method returns domain types ([`crate::model`], [`types`]) or a [`BatchError`] that
+//!   tells throttled, denied, not found and unreachable apart.
+//! - Paginated operations are read to the end (or to a caller's limit).
+//! - [`WireStats`] counts every HTTP attempt, retries included, for the console's health line.
+
+mod convert;
+mod error;
+mod stats;
+pub mod types;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use aws_sdk_batch::config::retry::RetryConfig;
+use aws_sdk_batch::config::timeout::TimeoutConfig;
+use aws_sdk_batch::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_batch::types::ServiceJobStatus;
+
+pub use error::{BatchError, ErrorKind};
+pub use stats::{Attempt, WINDOW, WireCounts, WireStats};
+pub use types::{
+    DescribedJob, JobFingerprint, JobQueueInfo, JobSummary, PolicyKind, QueueFront,
+    SchedulingPolicyInfo, ServiceEnvironmentInfo,
+};
+
+use crate::model::{JobStatus, QuotaShare, Source};
+use error::classify;
+
+/// Region used when an endpoint URL is given without any region (the emulator ignores it, but
+/// SigV4 signing needs one).
+pub const FALLBACK_REGION: &str = "us-east-1";
+/// Largest page the list operations accept.
+const PAGE: usize = 100;
+/// A list is abandoned after this many pages (a server that keeps returning tokens).
+const MAX_PAGES: usize = 10_000;
+/// At most this many names/ARNs per Describe* call.
+const DESCRIBE_CHUNK: usize = 100;
+
+/// Static credentials, for the embedded emulator and tests (anything else uses the standard
+/// credential chain).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaticCredentials {
+    pub access_key_id: String,
+    pub secret_access_key: String,
+}
+
+/// How to reach AWS Batch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConnectOptions {
+    /// Named profile (`--profile`); `None` uses `AWS_PROFILE` or the default profile.
+    pub profile: Option<String>,
+    /// `--region`; `None` uses `AWS_REGION` or the profile's region.
+    pub region: Option<String>,
+    /// `--endpoint-url`; `None` uses `AWS_ENDPOINT_URL` or the regional endpoint.
+    pub endpoint_url: Option<String>,
+    /// Skip the credential chain and sign with these (the emulator accepts any keys).
+    pub credentials: Option<StaticCredentials>,
+}
+
+/// A connected Batch client. Cheap to clone (the SDK client is reference-counted).
+#[derive(Debug, Clone)]
+pub struct BatchClient {
+    sdk: aws_sdk_batch::Client,
+    source: Source,
+    stats: WireStats,
+}
+
+impl BatchClient {
+    /// Loads configuration the way the AWS CLI does and builds an adaptive-retry client. Nothing
+    /// is sent yet: a wrong endpoint or missing credentials show on the first call.
+    pub async fn connect(opts: ConnectOptions) -> Result<Self, BatchError> {
+        let mut loader = aws_config::defaults(BehaviorVersion::latest());
+        if let Some(p) = &opts.profile {
+            loader = loader.profile_name(p);
+        }
+        if let Some(r) = &opts.region {
+            loader = loader.region(Region::new(r.clone()));
+        }
+        if let Some(u) = &opts.endpoint_url {
+            loader = loader.endpoint_url(u);
+        }
+        if let Some(c) = &opts.credentials {
+            loader = loader.credentials_provider(Credentials::new(
+                &c.access_key_id,
+                &c.secret_access_key,
+                None,
+                None,
+                "quotatop-static",
+            ));
+        }
+        let shared = loader.load().await;
+        let endpoint = shared.endpoint_url().map(str::to_string);
+        let region = match (shared.region(), &endpoint) {
+            (Some(r), _) => r.clone(),
+            (None, Some(_)) => Region::new(FALLBACK_REGION),
+            (None, None) => {
+                return Err(BatchError::Config(
+                    "no AWS region: pass --region or set AWS_REGION (or a region in the profile)"
+                        .to_string(),
+                ));
+            }
+        };
+        let max_attempts = shared
+            .retry_config()
+            .map_or(RetryConfig::adaptive().max_attempts(), |r| r.max_attempts());
+        let stats = WireStats::default();
+        let conf = aws_sdk_batch::config::Builder::from(&shared)
+            .region(region.clone())
+            .retry_config(RetryConfig::adaptive().with_max_attempts(max_attempts))
+            .timeout_config(
+                TimeoutConfig::builder()
+                    .connect_timeout(Duration::from_secs(3))
+                    .operation_attempt_timeout(Duration::from_secs(10))
+                    .operation_timeout(Duration::from_secs(30))
+                    .build(),
+            )
+            .interceptor(stats::StatsInterceptor(stats.clone()))
+            .build();
+        Ok(Self {
+            sdk: aws_sdk_batch::Client::from_conf(conf),
+            source: Source {
+                endpoint,
+                profile: opts.profile.clone(),
+                region: Some(region.to_string()),
+            },
+            stats,
+        })
+    }
+
+    /// Where the data comes from (for the status bar and snapshots).
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// HTTP attempts of this client in the last minute.
+    pub fn stats(&self) -> &WireStats {
+        &self.stats
+    }
+
+    /// DescribeJobQueues: the named queues (names or ARNs), or every queue when `names` is
+    /// empty. Unknown names are simply absent from the answer.
+    pub async fn describe_job_queues(
+        &self,
+        names: &[String],
+    ) -> Result<Vec<JobQueueInfo>, BatchError> {
+        const OP: &str = "DescribeJobQueues";
+        let mut out = Vec::new();
+        if names.is_empty() {
+            let mut token: Option<String> = None;
+            for _ in 0..MAX_PAGES {
+                let page = self
+                    .sdk
+                    .describe_job_queues()
+                    .max_results(PAGE as i32)
+                    .set_next_token(token.clone())
+                    .send()
+                    .await
+                    .map_err(|e| classify(OP, e))?;
+                out.extend(page.job_queues().iter().filter_map(convert::job_queue));
+                match next(page.next_token(), &token) {
+                    Some(t) => token = Some(t),
+                    None => break,
+                }
+            }
+        } else {
+            for chunk in names.chunks(DESCRIBE_CHUNK) {
+                let page = self
+                    .sdk
+                    .describe_job_queues()
+                    .set_job_queues(Some(chunk.to_vec()))
+                    .send()
+                    .await
+                    .map_err(|e| classify(OP, e))?;
+                out.extend(page.job_queues().iter().filter_map(convert::job_queue));
+            }
+        }
+        Ok(out)
+    }
+
+    /// DescribeSchedulingPolicies for the given ARNs.
+    pub async fn describe_scheduling_policies(
+        &self,
+        arns: &[String],
+    ) -> Result<Vec<SchedulingPolicyInfo>, BatchError> {
+        const OP: &str = "DescribeSchedulingPolicies";
+        let mut out = Vec::new();
+        for chunk in arns.chunks(DESCRIBE_CHUNK) {
+            let page = self
+                .sdk
+                .describe_scheduling_policies()
+                .set_arns(Some(chunk.to_vec()))
+                .send()
+                .await
+                .map_err(|e| classify(OP, e))?;
+            out.extend(
+                page.scheduling_policies()
+                    .iter()
+                    .filter_map(convert::scheduling_policy),
+            );
+        }
+        Ok(out)
+    }
+
+    /// DescribeServiceEnvironments for the given names or ARNs.
+    pub async fn describe_service_environments(
+        &self,
+        arns: &[String],
+    ) -> Result<Vec<ServiceEnvironmentInfo>, BatchError> {
+        const OP: &str = "DescribeServiceEnvironments";
+        let mut out = Vec::new();
+        for chunk in arns.chunks(DESCRIBE_CHUNK) {
+            let mut token: Option<String> = None;
+            for _ in 0..MAX_PAGES {
+                let page = self
+                    .sdk
+                    .describe_service_environments()
+                    .set_service_environments(Some(chunk.to_vec()))
+                    .set_next_token(token.clone())
+                    .send()
+                    .await
+                    .map_err(|e| classify(OP, e))?;
+                out.extend(
+                    page.service_environments()
+                        .iter()
+                        .filter_map(convert::service_environment),
+                );
+                match next(page.next_token(), &token) {
+                    Some(t) => token = Some(t),
+                    None => break,
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// ListQuotaShares of a queue, every page.
+    pub async fn list_quota_shares(&self, queue: &str) -> Result<Vec<QuotaShare>, BatchError> {
+        const OP: &str = "ListQuotaShares";
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let page = self
+                .sdk
+                .list_quota_shares()
+                .job_queue(queue)
+                .max_results(PAGE as i32)
+                .set_next_token(token.clone())
+                .send()
+                .await
+                .map_err(|e| classify(OP, e))?;
+            out.extend(page.quota_shares().iter().filter_map(convert::quota_share));
+            match next(page.next_token(), &token) {
+                Some(t) => token = Some(t),
+                None => break,
+            }
+        }
+        Ok(out)
+    }
+
+    /// ListServiceJobs of one status: every page, or the first `limit` jobs (newest first).
+    /// Entries without an id or with an unknown status are skipped.
+    pub async fn list_service_jobs(
+        &self,
+        queue: &str,
+        status: JobStatus,
+        limit: Option<usize>,
+    ) -> Result<Vec<JobSummary>, BatchError> {
+        const OP: &str = "ListServiceJobs";
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        let page_size = limit.map_or(PAGE, |l| l.clamp(1, PAGE));
+        for _ in 0..MAX_PAGES {
+            let page = self
+                .sdk
+                .list_service_jobs()
+                .job_queue(queue)
+                .job_status(ServiceJobStatus::from(status.as_str()))
+                .max_results(page_size as i32)
+                .set_next_token(token.clone())
+                .send()
+                .await
+                .map_err(|e| classify(OP, e))?;
+            out.extend(
+                page.job_summary_list()
+                    .iter()
+                    .filter_map(convert::job_summary),
+            );
+            if limit.is_some_and(|l| out.len() >= l) {
+                out.truncate(limit.unwrap_or(usize::MAX));
+                break;
+            }
+            match next(page.next_token(), &token) {
+                Some(t) => token = Some(t),
+                None => break,
+            }
+        }
+        Ok(out)
+    }
+
+    /// DescribeServiceJob: the job with its priority, preemption summary and attempts.
+    pub async fn describe_service_job(&self, job_id: &str) -> Result<DescribedJob, BatchError> {
+        const OP: &str = "DescribeServiceJob";
+        let out = self
+            .sdk
+            .describe_service_job()
+            .job_id(job_id)
+            .send()
+            .await
+            .map_err(|e| classify(OP, e))?;
+        convert::described_job(&out).ok_or_else(|| BatchError::missing(OP, "jobId or status"))
+    }
+
+    /// GetJobQueueSnapshot: front of queue, front of each share, utilisation.
+    pub async fn get_job_queue_snapshot(&self, queue: &str) -> Result<QueueFront, BatchError> {
+        const OP: &str = "GetJobQueueSnapshot";
+        let out = self
+            .sdk
+            .get_job_queue_snapshot()
+            .job_queue(queue)
+            .send()
+            .await
+            .map_err(|e| classify(OP, e))?;
+        Ok(convert::queue_front(&out))
+    }
+
+    /// UpdateServiceJob with a new scheduling priority; returns the request id (for the audit
+    /// log), empty when the service sent none.
+    pub async fn update_service_job_priority(
+        &self,
+        job_id: &str,
+        priority: u32,
+    ) -> Result<String, BatchError> {
+        use aws_sdk_batch::operation::RequestId;
+        const OP: &str = "UpdateServiceJob";
+        let out = self
+            .sdk
+            .update_service_job()
+            .job_id(job_id)
+            .scheduling_priority(priority.min(i32::MAX as u32) as i32)
+            .send()
+            .await
+            .map_err(|e| classify(OP, e))?;
+        Ok(out.request_id().unwrap_or_default().to_string())
+    }
+
+    /// TagResource.
+    pub async fn tag_resource(
+        &self,
+        arn: &str,
+        tags: &BTreeMap<String, String>,
+    ) -> Result<(), BatchError> {
+        const OP: &str = "TagResource";
+        self.sdk
+            .tag_resource()
+            .resource_arn(arn)
+            .set_tags(Some(tags.clone().into_iter().collect()))
+            .send()
+            .await
+            .map_err(|e| classify(OP, e))?;
+        Ok(())
+    }
+}
+
+/// The token of the next page, `None` when done (or when the server repeats a token).
+fn next(new: Option<&str>, old: &Option<String>) -> Option<String> {
+    match new {
+        Some(t) if !t.is_empty() && old.as_deref() != Some(t) => Some(t.to_string()),
+        _ => None,
+    }
+}

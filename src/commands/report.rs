@@ -1,0 +1,120 @@
+//! `quotatop report`: the five-metric scorecard from the journal, for hand-off and reviews.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Context, anyhow, bail};
+
+use crate::analysis::GpuTable;
+use crate::analysis::scorecard::{self, ScorecardOptions, Window, audit_view};
+use crate::cli::{ReportArgs, ReportFormat};
+use crate::journal::{self, Journal, JournalConfig};
+use crate::model::Millis;
+
+use super::report_format::{self, Report};
+
+/// Jobs raised at least this often in the window are listed as exceptions.
+const RAISED_REPEATEDLY: usize = 2;
+
+/// `90s`, `15m`, `12h`, `7d`, `2w` (or plain milliseconds) → milliseconds.
+pub fn parse_duration(s: &str) -> anyhow::Result<Millis> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: i64 = num
+        .parse()
+        .map_err(|_| anyhow!("bad duration {s:?}: use e.g. 90s, 15m, 12h, 7d, 2w"))?;
+    let unit_ms: i64 = match unit {
+        "" | "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        "w" => 7 * 86_400_000,
+        _ => bail!("bad duration unit in {s:?}: use ms, s, m, h, d or w"),
+    };
+    n.checked_mul(unit_ms)
+        .ok_or_else(|| anyhow!("duration {s:?} is too long"))
+}
+
+fn pairs<T>(
+    items: &[String],
+    what: &str,
+    value: impl Fn(&str) -> anyhow::Result<T>,
+) -> anyhow::Result<BTreeMap<String, T>> {
+    items
+        .iter()
+        .map(|kv| {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| anyhow!("{what} must look like NAME=VALUE, got {kv:?}"))?;
+            Ok((k.trim().to_string(), value(v.trim())?))
+        })
+        .collect()
+}
+
+pub fn options(args: &ReportArgs) -> anyhow::Result<ScorecardOptions> {
+    let gpus = pairs(&args.gpus, "--gpus", |v| {
+        v.parse::<u32>()
+            .map_err(|_| anyhow!("--gpus needs a whole number, got {v:?}"))
+    })?;
+    let checkpoint = pairs(&args.checkpoint, "--checkpoint", |v| {
+        Ok(parse_duration(v)?.max(0) as u64)
+    })?;
+    Ok(ScorecardOptions {
+        gpus: GpuTable::with_overrides(gpus),
+        restart_cost_ms: parse_duration(&args.restart_cost)?.max(0) as u64,
+        recovery_window_ms: parse_duration(&args.recovery_window)?,
+        checkpoint_by_share: checkpoint,
+    })
+}
+
+/// The report as text in the chosen format.
+pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
+    let path = match &args.journal {
+        Some(p) => p.clone(),
+        None => journal::default_journal_path()?,
+    };
+    let opts = options(args)?;
+    let since = parse_duration(&args.since)?;
+    let j = Journal::open_existing(&path, JournalConfig::default())?;
+    let queue = j.queue(&args.queue)?.ok_or_else(|| {
+        anyhow!(
+            "the journal {} has no queue {:?}",
+            path.display(),
+            args.queue
+        )
+    })?;
+    let end = queue.last_observed_at + 1;
+    let window = Window::new(end.saturating_sub(since), end);
+    let input =
+        journal::scorecard_input(&j, &args.queue, window, &opts).context("reading the journal")?;
+    let changes = j.priority_changes(&args.queue, window)?;
+    let report = Report {
+        scorecard: scorecard::scorecard(&input, &opts),
+        exceptions: audit_view(&changes, window, RAISED_REPEATEDLY),
+    };
+    Ok(match args.format {
+        ReportFormat::Md => report_format::markdown(&report),
+        ReportFormat::Json => report_format::json(&report)?,
+        ReportFormat::Csv => report_format::csv(&report),
+    })
+}
+
+pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
+    print!("{}", render(args)?);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("7d").unwrap(), 7 * 86_400_000);
+        assert_eq!(parse_duration("90s").unwrap(), 90_000);
+        assert_eq!(parse_duration("250").unwrap(), 250);
+        assert!(parse_duration("7y").is_err());
+        assert!(parse_duration("d").is_err());
+    }
+}

@@ -1,0 +1,291 @@
+//! `quotatop report` output: Markdown for people, JSON and CSV for tools. Every figure comes
+//! from the [`Scorecard`]; the methods are printed with them.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use crate::analysis::scorecard::{AuditView, Row, Scorecard};
+use crate::model::Millis;
+
+/// What a report holds: the scorecard and the audit view of exceptions.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub scorecard: Scorecard,
+    pub exceptions: AuditView,
+}
+
+fn dur(ms: Option<Millis>) -> String {
+    match ms {
+        None => "-".to_string(),
+        Some(ms) if ms < 60_000 => format!("{}s", ms / 1000),
+        Some(ms) if ms < 3_600_000 => format!("{}m{:02}s", ms / 60_000, ms / 1000 % 60),
+        Some(ms) => format!("{}h{:02}m", ms / 3_600_000, ms / 60_000 % 60),
+    }
+}
+
+fn pct(r: Option<f64>) -> String {
+    r.map_or("-".to_string(), |r| format!("{:.1}%", r * 100.0))
+}
+
+fn md_row(out: &mut String, r: &Row) {
+    let _ = writeln!(
+        out,
+        "| {} | {} | {:.1} | {:.1} | {} | {} | {} | {} | {} | {} | {:.2} | {}/{} ({} pending) |",
+        r.scope.label(),
+        r.jobs,
+        r.utilisation.completed_gpu_hours,
+        r.utilisation.allocated_gpu_hours,
+        pct(r.utilisation.ratio),
+        r.wait.count,
+        dur(r.wait.p50_ms),
+        dur(r.wait.p95_ms),
+        r.wait.still_waiting,
+        r.waste.interrupted_attempts,
+        r.waste.total_gpu_hours,
+        r.recovery.recovered,
+        r.recovery.recovered + r.recovery.not_recovered,
+        r.recovery.pending,
+    );
+}
+
+pub fn markdown(r: &Report) -> String {
+    let c = &r.scorecard;
+    let mut out = String::new();
+    let _ = writeln!(out, "# Scorecard: {}\n", c.queue);
+    let _ = writeln!(
+        out,
+        "Window: {} to {} (epoch ms, service clock; {}).\n",
+        c.window.start,
+        c.window.end,
+        dur(Some(c.window.len_ms()))
+    );
+    out.push_str("| scope | jobs | completed GPU-h | allocated GPU-h | utilisation | waits | P50 wait | P95 wait | still waiting | interrupted | waste GPU-h | recovered |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    for row in std::iter::once(&c.queue_row)
+        .chain(&c.shares)
+        .chain(&c.bands)
+    {
+        md_row(&mut out, row);
+    }
+    out.push_str("\n## Fairness\n\n| share | entitled GPU-h | entitled | held GPU-h | held | drift (pp) | delivered/entitled | P50 wait | wait vs queue |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for f in &c.fairness {
+        let _ = writeln!(
+            out,
+            "| {} | {:.1} | {:.1}% | {:.1} | {:.1}% | {:+.1} | {} | {} | {} |",
+            f.share,
+            f.entitled_gpu_hours,
+            f.entitled_fraction * 100.0,
+            f.used_gpu_hours,
+            f.used_fraction * 100.0,
+            f.drift_pp,
+            pct(f.delivered_ratio),
+            dur(f.wait_p50_ms),
+            f.wait_ratio.map_or("-".to_string(), |w| format!("{w:.2}×")),
+        );
+    }
+    out.push_str("\n## Exceptions\n\n");
+    if r.exceptions.per_operator.is_empty() {
+        out.push_str("No priority changes in the window.\n");
+    } else {
+        out.push_str("| operator | share | changes | raises | without change record |\n|---|---|---:|---:|---:|\n");
+        for o in &r.exceptions.per_operator {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                o.operator, o.share, o.changes, o.raises, o.without_change_record
+            );
+        }
+        for j in &r.exceptions.raised_repeatedly {
+            let _ = writeln!(
+                out,
+                "- job {} ({}) raised {} times: {} → {}",
+                j.job_id, j.share, j.raises, j.from, j.to
+            );
+        }
+    }
+    let m = &c.methods;
+    let _ = write!(
+        out,
+        "\n## Methods\n\n- {}\n- {}\n- {}\n- {}\n- {}\n- priority bands: {}\n- restart cost {} ms per interruption; recovery window {} ms\n",
+        m.utilisation,
+        m.wait,
+        m.waste,
+        m.fairness,
+        m.recovery,
+        m.bands,
+        m.restart_cost_ms,
+        m.recovery_window_ms
+    );
+    for n in &c.notes {
+        let _ = writeln!(out, "- note: {n}");
+    }
+    out
+}
+
+pub fn json(r: &Report) -> Result<String, serde_json::Error> {
+    serde_json::to_string_pretty(r)
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// Long format: `scope,name,metric,value`, one figure per line; methods as `method` rows.
+pub fn csv(r: &Report) -> String {
+    let c = &r.scorecard;
+    let mut out = String::from("scope,name,metric,value\n");
+    let mut line = |scope: &str, name: &str, metric: &str, value: String| {
+        let _ = writeln!(
+            out,
+            "{},{},{},{}",
+            scope,
+            csv_field(name),
+            metric,
+            csv_field(&value)
+        );
+    };
+    line("window", &c.queue, "start_ms", c.window.start.to_string());
+    line("window", &c.queue, "end_ms", c.window.end.to_string());
+    for row in std::iter::once(&c.queue_row)
+        .chain(&c.shares)
+        .chain(&c.bands)
+    {
+        let (scope, name) = match &row.scope {
+            crate::analysis::scorecard::Scope::Queue(q) => ("queue", q.clone()),
+            crate::analysis::scorecard::Scope::Share(s) => ("share", s.clone()),
+            crate::analysis::scorecard::Scope::Band(b) => ("band", b.as_str().to_string()),
+        };
+        let u = &row.utilisation;
+        line(scope, &name, "jobs", row.jobs.to_string());
+        line(
+            scope,
+            &name,
+            "completed_gpu_hours",
+            u.completed_gpu_hours.to_string(),
+        );
+        line(
+            scope,
+            &name,
+            "final_attempt_gpu_hours",
+            u.final_attempt_gpu_hours.to_string(),
+        );
+        line(
+            scope,
+            &name,
+            "allocated_gpu_hours",
+            u.allocated_gpu_hours.to_string(),
+        );
+        line(scope, &name, "utilisation", opt(u.ratio));
+        line(scope, &name, "waits", row.wait.count.to_string());
+        line(scope, &name, "wait_p50_ms", opt(row.wait.p50_ms));
+        line(scope, &name, "wait_p95_ms", opt(row.wait.p95_ms));
+        line(
+            scope,
+            &name,
+            "still_waiting",
+            row.wait.still_waiting.to_string(),
+        );
+        line(
+            scope,
+            &name,
+            "interrupted_attempts",
+            row.waste.interrupted_attempts.to_string(),
+        );
+        line(
+            scope,
+            &name,
+            "lost_compute_gpu_hours",
+            row.waste.lost_compute_gpu_hours.to_string(),
+        );
+        line(
+            scope,
+            &name,
+            "restart_overhead_gpu_hours",
+            row.waste.restart_overhead_gpu_hours.to_string(),
+        );
+        line(
+            scope,
+            &name,
+            "waste_gpu_hours",
+            row.waste.total_gpu_hours.to_string(),
+        );
+        line(
+            scope,
+            &name,
+            "interrupted_jobs",
+            row.recovery.interrupted_jobs.to_string(),
+        );
+        line(
+            scope,
+            &name,
+            "recovered",
+            row.recovery.recovered.to_string(),
+        );
+        line(
+            scope,
+            &name,
+            "not_recovered",
+            row.recovery.not_recovered.to_string(),
+        );
+        line(
+            scope,
+            &name,
+            "recovery_pending",
+            row.recovery.pending.to_string(),
+        );
+        line(scope, &name, "recovery", opt(row.recovery.ratio));
+    }
+    for f in &c.fairness {
+        line(
+            "fairness",
+            &f.share,
+            "entitled_gpu_hours",
+            f.entitled_gpu_hours.to_string(),
+        );
+        line(
+            "fairness",
+            &f.share,
+            "held_gpu_hours",
+            f.used_gpu_hours.to_string(),
+        );
+        line("fairness", &f.share, "drift_pp", f.drift_pp.to_string());
+        line(
+            "fairness",
+            &f.share,
+            "delivered_ratio",
+            opt(f.delivered_ratio),
+        );
+        line("fairness", &f.share, "wait_ratio", opt(f.wait_ratio));
+    }
+    for o in &r.exceptions.per_operator {
+        let name = format!("{}/{}", o.operator, o.share);
+        line(
+            "exceptions",
+            &name,
+            "priority_changes",
+            o.changes.to_string(),
+        );
+        line("exceptions", &name, "raises", o.raises.to_string());
+    }
+    let m = &c.methods;
+    for (metric, text) in [
+        ("utilisation", &m.utilisation),
+        ("wait", &m.wait),
+        ("waste", &m.waste),
+        ("fairness", &m.fairness),
+        ("recovery", &m.recovery),
+        ("bands", &m.bands),
+    ] {
+        line("method", metric, "text", text.clone());
+    }
+    out
+}

@@ -1,0 +1,250 @@
+//! `--format table`: the snapshot document as aligned text tables. Rendered from the same
+//! [`SnapshotDoc`] as the JSON, so both always say the same thing.
+
+use std::fmt::Write as _;
+
+use crate::model::{Millis, clean_text};
+
+use super::json::{QueueDoc, SnapshotDoc};
+
+/// Runnable jobs listed per queue (the JSON has them all).
+const RUNNABLE_ROWS: usize = 30;
+/// Preempted jobs listed per queue.
+const PREEMPTED_ROWS: usize = 15;
+
+/// Left-aligned columns, padded to the widest cell.
+fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
+    let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            width[i] = width[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: Vec<String>| {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            let pad = width[i].saturating_sub(c.chars().count());
+            s.push_str(c);
+            if i + 1 < cells.len() {
+                s.push_str(&" ".repeat(pad + 2));
+            }
+        }
+        s
+    };
+    let _ = writeln!(
+        out,
+        "  {}",
+        line(header.iter().map(|h| h.to_string()).collect())
+    );
+    for r in rows {
+        let _ = writeln!(out, "  {}", line(r.clone()));
+    }
+}
+
+/// `1h02m`, `4m05s`, `12s`.
+pub fn duration(ms: Millis) -> String {
+    let s = ms.max(0) / 1000;
+    let (h, m, sec) = (s / 3600, (s / 60) % 60, s % 60);
+    if h > 0 {
+        format!("{h}h{m:02}m")
+    } else if m > 0 {
+        format!("{m}m{sec:02}s")
+    } else {
+        format!("{sec}s")
+    }
+}
+
+pub fn render(doc: &SnapshotDoc) -> String {
+    let mut out = String::new();
+    let src = doc
+        .source
+        .endpoint
+        .clone()
+        .unwrap_or_else(|| "AWS".to_string());
+    let _ = writeln!(
+        out,
+        "source {} ({}), health {}, {} calls / {} throttled / {} errors in the last minute",
+        clean_text(&src),
+        doc.source.region.as_deref().unwrap_or("-"),
+        doc.health.state,
+        doc.health.calls_last_minute,
+        doc.health.throttled_last_minute,
+        doc.health.errors_last_minute
+    );
+    if let Some(e) = &doc.health.last_error {
+        let _ = writeln!(out, "last error: {}", clean_text(e));
+    }
+    for q in &doc.queues {
+        queue(&mut out, q);
+    }
+    out
+}
+
+fn queue(out: &mut String, q: &QueueDoc) {
+    let _ = writeln!(
+        out,
+        "\nqueue {} [{} {}]  capacity {}",
+        clean_text(&q.name),
+        q.state,
+        q.status,
+        q.capacity
+            .iter()
+            .map(|c| format!("{}×{}", c.max, clean_text(&c.instance_type)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if let Some(r) = &q.stale_reason {
+        let _ = writeln!(out, "  STALE: {}", clean_text(r));
+    }
+    let status: Vec<String> = q
+        .jobs_by_status
+        .iter()
+        .map(|(s, n)| format!("{s} {n}"))
+        .collect();
+    let _ = writeln!(out, "  jobs: {}", status.join(", "));
+
+    let _ = writeln!(out, "\n  shares: use per instance type");
+    let rows: Vec<Vec<String>> = q
+        .usage
+        .iter()
+        .map(|u| {
+            let strategy = q
+                .shares
+                .iter()
+                .find(|s| s.name == u.share)
+                .map_or("", |s| s.strategy.as_str());
+            let who = |v: &[super::json::Portion]| {
+                v.iter()
+                    .map(|p| format!("{} {}", clean_text(&p.share), p.instances))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            vec![
+                clean_text(&u.share),
+                strategy.to_string(),
+                clean_text(&u.instance_type),
+                u.limit.to_string(),
+                u.used.to_string(),
+                u.borrowed.to_string(),
+                u.idle.to_string(),
+                u.lent.to_string(),
+                who(&u.borrowed_from),
+                who(&u.lent_to),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &[
+            "SHARE",
+            "STRATEGY",
+            "INSTANCE TYPE",
+            "LIMIT",
+            "USED",
+            "BORROWED",
+            "IDLE",
+            "LENT",
+            "FROM",
+            "TO",
+        ],
+        &rows,
+    );
+
+    let _ = writeln!(
+        out,
+        "\n  runnable jobs in dispatch order ({})",
+        q.runnable.len()
+    );
+    let rows: Vec<Vec<String>> = q
+        .runnable
+        .iter()
+        .take(RUNNABLE_ROWS)
+        .map(|j| {
+            vec![
+                j.position.to_string(),
+                clean_text(&j.name),
+                clean_text(&j.share),
+                j.priority.map_or("?".to_string(), |p| p.to_string()),
+                format!("{}×{}", j.instance_count, clean_text(&j.instance_type)),
+                j.waiting_ms.map_or("-".to_string(), duration),
+                if j.misconfigured {
+                    clean_text(j.status_reason.as_deref().unwrap_or("misconfigured"))
+                } else {
+                    String::new()
+                },
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &["#", "JOB", "SHARE", "PRIO", "NEEDS", "WAITING", "NOTE"],
+        &rows,
+    );
+    if q.runnable.len() > RUNNABLE_ROWS {
+        let _ = writeln!(out, "  … {} more", q.runnable.len() - RUNNABLE_ROWS);
+    }
+
+    let _ = writeln!(out, "\n  preemptions per share");
+    let rows: Vec<Vec<String>> = q
+        .shares
+        .iter()
+        .map(|s| {
+            vec![
+                clean_text(&s.name),
+                s.preempted_jobs.to_string(),
+                s.preemptions.to_string(),
+                s.looping_jobs.to_string(),
+                format!("{:.1}", s.instance_hours_lost),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &["SHARE", "JOBS", "PREEMPTIONS", "LOOPING", "INSTANCE-H LOST"],
+        &rows,
+    );
+    if !q.preempted.is_empty() {
+        let _ = writeln!(out, "\n  most preempted jobs");
+        let rows: Vec<Vec<String>> = q
+            .preempted
+            .iter()
+            .take(PREEMPTED_ROWS)
+            .map(|p| {
+                vec![
+                    clean_text(&p.name),
+                    clean_text(&p.share),
+                    p.status.clone(),
+                    p.preemptions.to_string(),
+                    match (p.unbounded_retries, p.retries_left) {
+                        (true, _) => "unbounded".to_string(),
+                        (false, Some(n)) => n.to_string(),
+                        (false, None) => "-".to_string(),
+                    },
+                    if p.looping {
+                        "LOOP".into()
+                    } else {
+                        String::new()
+                    },
+                ]
+            })
+            .collect();
+        table(
+            out,
+            &["JOB", "SHARE", "STATUS", "PREEMPTIONS", "RETRIES LEFT", ""],
+            &rows,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_like_a_clock() {
+        assert_eq!(duration(12_400), "12s");
+        assert_eq!(duration(245_000), "4m05s");
+        assert_eq!(duration(3_720_000), "1h02m");
+        assert_eq!(duration(-5), "0s");
+    }
+}

@@ -1,0 +1,69 @@
+use std::path::PathBuf;
+
+/// What can go wrong with the journal. The console and `record` keep running without history
+/// on any of these: they are reported, never a panic.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error("cannot create the journal's directory {path}: {source}")]
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot open the journal {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no journal at {0} (run the console or `quotatop record` first)")]
+    Missing(PathBuf),
+    #[error(
+        "the journal {path} is not a readable database ({message}); move it away to start a new one"
+    )]
+    Corrupt { path: PathBuf, message: String },
+    #[error("the journal {path} is locked by another process")]
+    Locked { path: PathBuf },
+    #[error("the journal {path} has schema version {found}; this quotatop knows up to {known}")]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
+    #[error("journal database error: {0}")]
+    Sql(String),
+    #[error("cannot encode or decode a stored snapshot: {0}")]
+    Codec(String),
+    #[error("no user data directory could be determined; give the journal path explicitly")]
+    NoDataDir,
+}
+
+impl JournalError {
+    /// Classifies an SQLite error for the database at `path`.
+    pub(crate) fn sql(path: &std::path::Path, e: rusqlite::Error) -> Self {
+        use rusqlite::ErrorCode;
+        if let rusqlite::Error::SqliteFailure(f, msg) = &e {
+            match f.code {
+                ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt => {
+                    return JournalError::Corrupt {
+                        path: path.to_path_buf(),
+                        message: msg.clone().unwrap_or_else(|| f.to_string()),
+                    };
+                }
+                ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
+                    return JournalError::Locked {
+                        path: path.to_path_buf(),
+                    };
+                }
+                _ => {}
+            }
+        }
+        JournalError::Sql(e.to_string())
+    }
+
+    /// Whether writing again later cannot help (the file itself is unusable).
+    pub fn is_fatal(&self) -> bool {
+        matches!(
+            self,
+            JournalError::Corrupt { .. } | JournalError::TooNew { .. }
+        )
+    }
+}

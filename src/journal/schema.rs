@@ -1,0 +1,82 @@
+//! The journal's schema, versioned with `PRAGMA user_version`. Each migration moves the
+//! database from version `i` to `i + 1`; they run in order, in one transaction each, on open.
+//! Never edit a released migration: add a new one.
+
+use rusqlite::Connection;
+
+const MIGRATIONS: &[&str] = &[
+    // 1: jobs, observed transitions, per-share usage samples, snapshots, queue configurations.
+    "
+    CREATE TABLE jobs (
+        job_id TEXT PRIMARY KEY,
+        queue TEXT NOT NULL,
+        name TEXT NOT NULL,
+        share TEXT NOT NULL,
+        priority INTEGER NOT NULL,
+        instance_type TEXT NOT NULL,
+        instance_count INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        first_seen_at INTEGER NOT NULL,
+        last_seen_at INTEGER NOT NULL
+    );
+    CREATE INDEX jobs_queue ON jobs(queue, last_seen_at);
+    CREATE TABLE transitions (
+        job_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        attempt TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        exact INTEGER NOT NULL,
+        observed_at INTEGER NOT NULL,
+        PRIMARY KEY (job_id, kind, attempt)
+    ) WITHOUT ROWID;
+    CREATE INDEX transitions_at ON transitions(at);
+    CREATE TABLE priority_changes (
+        job_id TEXT NOT NULL,
+        observed_at INTEGER NOT NULL,
+        old INTEGER NOT NULL,
+        new INTEGER NOT NULL,
+        PRIMARY KEY (job_id, observed_at)
+    ) WITHOUT ROWID;
+    CREATE TABLE usage_samples (
+        queue TEXT NOT NULL,
+        share TEXT NOT NULL,
+        instance_type TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        used INTEGER NOT NULL,
+        share_limit INTEGER NOT NULL,
+        borrowed INTEGER NOT NULL,
+        lent INTEGER NOT NULL,
+        PRIMARY KEY (queue, share, instance_type, at)
+    ) WITHOUT ROWID;
+    CREATE TABLE snapshots (
+        taken_at INTEGER PRIMARY KEY,
+        sequence INTEGER NOT NULL,
+        data BLOB NOT NULL
+    );
+    CREATE TABLE queues (
+        name TEXT PRIMARY KEY,
+        environment TEXT NOT NULL,
+        shares TEXT NOT NULL,
+        last_observed_at INTEGER NOT NULL
+    );
+    ",
+];
+
+/// The schema version this build writes.
+pub const VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The database's version before and after: `Err(found)` when it is newer than [`VERSION`].
+pub fn migrate(conn: &mut Connection) -> Result<Result<(i64, i64), i64>, rusqlite::Error> {
+    let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if found > VERSION {
+        return Ok(Err(found));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(found.max(0) as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(Ok((found, VERSION)))
+}

@@ -1,0 +1,397 @@
+//! The journal database: opening (file mode 0600, WAL, migrations) and recording snapshots.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::{now_of, share_usage};
+use crate::model::{JobStatus, Millis, QueueSnapshot, ServiceJob, Snapshot};
+
+use super::JournalError;
+use super::diff;
+use super::schema;
+
+const HOUR_MS: Millis = 3_600_000;
+const DAY_MS: Millis = 24 * HOUR_MS;
+
+/// How much the journal keeps and how often it samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct JournalConfig {
+    /// Jobs last seen longer ago than this (service clock, against the newest observation) are
+    /// deleted with their transitions; usage samples older than this too.
+    pub retention_ms: Millis,
+    /// Stored snapshots older than this (local clock, against the newest snapshot) are deleted.
+    pub snapshot_retention_ms: Millis,
+    /// At most one stored snapshot per this long (local clock).
+    pub snapshot_interval_ms: Millis,
+    /// At most one usage sample per queue per this long (service clock).
+    pub usage_interval_ms: Millis,
+    /// How long a write waits for another process's lock before reporting it.
+    pub busy_timeout_ms: u64,
+}
+
+impl Default for JournalConfig {
+    fn default() -> Self {
+        Self {
+            retention_ms: 90 * DAY_MS,
+            snapshot_retention_ms: 7 * DAY_MS,
+            snapshot_interval_ms: 60_000,
+            usage_interval_ms: 60_000,
+            busy_timeout_ms: 2_000,
+        }
+    }
+}
+
+/// What one `record` call stored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecordStats {
+    pub transitions: usize,
+    pub usage_samples: usize,
+    pub snapshots: usize,
+}
+
+/// What a prune deleted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PruneStats {
+    pub jobs: usize,
+    pub transitions: usize,
+    pub usage_samples: usize,
+    pub snapshots: usize,
+}
+
+/// An open journal. Not shared between threads: the writer owns one, readers open their own.
+pub struct Journal {
+    pub(super) conn: Connection,
+    path: PathBuf,
+    config: JournalConfig,
+    /// Each job as last observed, to derive transitions by difference.
+    prev: HashMap<String, ServiceJob>,
+    last_snapshot: Option<Millis>,
+    last_usage: HashMap<String, Millis>,
+    last_prune: Option<Millis>,
+}
+
+fn create_private(path: &Path) -> Result<(), JournalError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let mut b = std::fs::DirBuilder::new();
+        b.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+        b.create(dir).map_err(|source| JournalError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let mut o = std::fs::OpenOptions::new();
+    o.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    let open_err = |source| JournalError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let f = o.open(path).map_err(open_err)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(open_err)?;
+    }
+    drop(f);
+    Ok(())
+}
+
+impl Journal {
+    /// Opens (creating it, mode 0600) the journal at `path` and brings its schema up to date.
+    pub fn open(path: &Path, config: JournalConfig) -> Result<Self, JournalError> {
+        create_private(path)?;
+        Self::connect(path, config)
+    }
+
+    /// Opens an existing journal (for reports): [`JournalError::Missing`] when there is none.
+    pub fn open_existing(path: &Path, config: JournalConfig) -> Result<Self, JournalError> {
+        if !path.exists() {
+            return Err(JournalError::Missing(path.to_path_buf()));
+        }
+        Self::connect(path, config)
+    }
+
+    fn connect(path: &Path, config: JournalConfig) -> Result<Self, JournalError> {
+        let sql = |e| JournalError::sql(path, e);
+        let mut conn = Connection::open(path).map_err(sql)?;
+        conn.busy_timeout(Duration::from_millis(config.busy_timeout_ms))
+            .map_err(sql)?;
+        // The first statement that reads the file: a corrupt file fails here.
+        let _mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+            .map_err(sql)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(sql)?;
+        match schema::migrate(&mut conn).map_err(sql)? {
+            Ok(_) => {}
+            Err(found) => {
+                return Err(JournalError::TooNew {
+                    path: path.to_path_buf(),
+                    found,
+                    known: schema::VERSION,
+                });
+            }
+        }
+        Ok(Self {
+            conn,
+            path: path.to_path_buf(),
+            config,
+            prev: HashMap::new(),
+            last_snapshot: None,
+            last_usage: HashMap::new(),
+            last_prune: None,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn config(&self) -> &JournalConfig {
+        &self.config
+    }
+
+    pub(super) fn err(&self, e: rusqlite::Error) -> JournalError {
+        JournalError::sql(&self.path, e)
+    }
+
+    /// Records one snapshot (see [`Journal::record_all`]).
+    pub fn record(&mut self, snapshot: &Snapshot) -> Result<RecordStats, JournalError> {
+        self.record_all(std::slice::from_ref(snapshot))
+    }
+
+    /// Records snapshots in one transaction: job facts, the transitions they show since the
+    /// previous observation, usage samples and stored snapshots at their intervals; prunes once
+    /// an hour (service clock).
+    pub fn record_all(&mut self, snapshots: &[Snapshot]) -> Result<RecordStats, JournalError> {
+        let path = self.path.clone();
+        let sql = |e| JournalError::sql(&path, e);
+        let mut stats = RecordStats::default();
+        let tx = self.conn.transaction().map_err(sql)?;
+        let mut newest_obs = None;
+        for snap in snapshots {
+            for q in &snap.queues {
+                let obs = now_of(q).unwrap_or(snap.taken_at);
+                newest_obs = newest_obs.max(Some(obs));
+                write_queue(&tx, q, obs).map_err(sql)?;
+                for tj in &q.jobs {
+                    let cur = &tj.job;
+                    let prev = self.prev.get(&cur.id);
+                    stats.transitions +=
+                        write_job(&tx, &q.name, prev, cur, tj.described_at.is_some(), obs)
+                            .map_err(sql)?;
+                    self.prev.insert(cur.id.clone(), cur.clone());
+                }
+                let due = self
+                    .last_usage
+                    .get(&q.name)
+                    .is_none_or(|&t| obs - t >= self.config.usage_interval_ms);
+                if due {
+                    stats.usage_samples += write_usage(&tx, q, obs).map_err(sql)?;
+                    self.last_usage.insert(q.name.clone(), obs);
+                }
+            }
+            let due = self
+                .last_snapshot
+                .is_none_or(|t| snap.taken_at - t >= self.config.snapshot_interval_ms);
+            if due {
+                let blob = encode(snap)?;
+                tx.execute(
+                    "INSERT OR REPLACE INTO snapshots (taken_at, sequence, data) VALUES (?1, ?2, ?3)",
+                    params![snap.taken_at, snap.sequence as i64, blob],
+                )
+                .map_err(sql)?;
+                self.last_snapshot = Some(snap.taken_at);
+                stats.snapshots += 1;
+            }
+        }
+        tx.commit().map_err(sql)?;
+        if let Some(obs) = newest_obs
+            && self.last_prune.is_none_or(|t| obs - t >= HOUR_MS)
+        {
+            self.prune()?;
+            self.last_prune = Some(obs);
+        }
+        Ok(stats)
+    }
+
+    /// Deletes what is older than the retention allows (see [`JournalConfig`]).
+    pub fn prune(&mut self) -> Result<PruneStats, JournalError> {
+        let path = self.path.clone();
+        let sql = |e| JournalError::sql(&path, e);
+        let tx = self.conn.transaction().map_err(sql)?;
+        let mut stats = PruneStats::default();
+        let newest: Option<Millis> = tx
+            .query_row("SELECT MAX(last_observed_at) FROM queues", [], |r| r.get(0))
+            .map_err(sql)?;
+        if let Some(newest) = newest {
+            let cutoff = newest.saturating_sub(self.config.retention_ms);
+            let old_jobs = "SELECT job_id FROM jobs WHERE last_seen_at < ?1";
+            stats.transitions = tx
+                .execute(
+                    &format!("DELETE FROM transitions WHERE job_id IN ({old_jobs})"),
+                    [cutoff],
+                )
+                .map_err(sql)?;
+            tx.execute(
+                &format!("DELETE FROM priority_changes WHERE job_id IN ({old_jobs})"),
+                [cutoff],
+            )
+            .map_err(sql)?;
+            stats.jobs = tx
+                .execute("DELETE FROM jobs WHERE last_seen_at < ?1", [cutoff])
+                .map_err(sql)?;
+            stats.usage_samples = tx
+                .execute("DELETE FROM usage_samples WHERE at < ?1", [cutoff])
+                .map_err(sql)?;
+        }
+        let newest_snap: Option<Millis> = tx
+            .query_row("SELECT MAX(taken_at) FROM snapshots", [], |r| r.get(0))
+            .map_err(sql)?;
+        if let Some(newest) = newest_snap {
+            let cutoff = newest.saturating_sub(self.config.snapshot_retention_ms);
+            stats.snapshots = tx
+                .execute("DELETE FROM snapshots WHERE taken_at < ?1", [cutoff])
+                .map_err(sql)?;
+        }
+        tx.commit().map_err(sql)?;
+        for id in self.prev.keys().cloned().collect::<Vec<_>>() {
+            let exists: bool = self
+                .conn
+                .query_row(
+                    "SELECT EXISTS(SELECT 1 FROM jobs WHERE job_id = ?1)",
+                    [&id],
+                    |r| r.get(0),
+                )
+                .map_err(sql)?;
+            if !exists {
+                self.prev.remove(&id);
+            }
+        }
+        Ok(stats)
+    }
+}
+
+fn write_queue(tx: &Transaction<'_>, q: &QueueSnapshot, obs: Millis) -> rusqlite::Result<()> {
+    // Plain structs with string keys only: serialising them cannot fail.
+    let env = serde_json::to_string(&q.environment).unwrap_or_default();
+    let shares = serde_json::to_string(&q.shares).unwrap_or_default();
+    tx.execute(
+        "INSERT INTO queues (name, environment, shares, last_observed_at) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT(name) DO UPDATE SET environment = ?2, shares = ?3,
+           last_observed_at = MAX(last_observed_at, ?4)",
+        params![q.name, env, shares, obs],
+    )?;
+    Ok(())
+}
+
+/// Upserts the job's facts and inserts its new transitions; returns how many were new.
+fn write_job(
+    tx: &Transaction<'_>,
+    queue: &str,
+    prev: Option<&ServiceJob>,
+    cur: &ServiceJob,
+    described: bool,
+    obs: Millis,
+) -> rusqlite::Result<usize> {
+    let prev_status = match prev {
+        Some(p) => Some(p.status),
+        None => tx
+            .query_row(
+                "SELECT status FROM jobs WHERE job_id = ?1",
+                [&cur.id],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()?
+            .and_then(|s| JobStatus::parse(&s)),
+    };
+    tx.execute(
+        "INSERT INTO jobs (job_id, queue, name, share, priority, instance_type, instance_count,
+                           created_at, status, first_seen_at, last_seen_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)
+         ON CONFLICT(job_id) DO UPDATE SET status = ?9, last_seen_at = MAX(last_seen_at, ?10),
+           priority = CASE WHEN ?11 THEN ?5 ELSE priority END",
+        params![
+            cur.id,
+            queue,
+            cur.name,
+            cur.share,
+            cur.priority,
+            cur.instance_type,
+            cur.instance_count,
+            cur.created_at,
+            cur.status.as_str(),
+            obs,
+            described,
+        ],
+    )?;
+    if described
+        && let Some(p) = prev
+        && p.priority != cur.priority
+    {
+        tx.execute(
+            "INSERT OR IGNORE INTO priority_changes (job_id, observed_at, old, new) VALUES (?1, ?2, ?3, ?4)",
+            params![cur.id, obs, p.priority, cur.priority],
+        )?;
+    }
+    let mut n = 0;
+    let mut stmt = tx.prepare_cached(
+        "INSERT OR IGNORE INTO transitions (job_id, kind, attempt, at, exact, observed_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for t in diff::transitions_after(prev, prev_status, cur, obs) {
+        n += stmt.execute(params![
+            t.job_id,
+            t.kind.as_str(),
+            t.attempt,
+            t.at,
+            t.exact,
+            obs
+        ])?;
+    }
+    Ok(n)
+}
+
+fn write_usage(tx: &Transaction<'_>, q: &QueueSnapshot, obs: Millis) -> rusqlite::Result<usize> {
+    let mut stmt = tx.prepare_cached(
+        "INSERT OR REPLACE INTO usage_samples (queue, share, instance_type, at, used, share_limit, borrowed, lent)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    let mut n = 0;
+    for u in share_usage(q) {
+        n += stmt.execute(params![
+            q.name,
+            u.share,
+            u.instance_type,
+            obs,
+            u.used,
+            u.limit,
+            u.borrowed,
+            u.lent
+        ])?;
+    }
+    Ok(n)
+}
+
+fn encode(snap: &Snapshot) -> Result<Vec<u8>, JournalError> {
+    let json = serde_json::to_vec(snap).map_err(|e| JournalError::Codec(e.to_string()))?;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&json)
+        .and_then(|_| gz.finish())
+        .map_err(|e| JournalError::Codec(e.to_string()))
+}
+
+pub(super) fn decode(blob: &[u8]) -> Result<Snapshot, JournalError> {
+    let gz = flate2::read::GzDecoder::new(blob);
+    serde_json::from_reader(gz).map_err(|e| JournalError::Codec(e.to_string()))
+}

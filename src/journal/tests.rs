@@ -1,0 +1,238 @@
+//! Journal tests: restart, a corrupt or locked file, retention, time travel, file mode.
+
+use super::*;
+use crate::analysis::fixture;
+use crate::model::{
+    Attempt, JobStatus, Millis, QueueSnapshot, SharingConfig, Snapshot, TrackedJob,
+};
+
+const G5: &str = "ml.g5.12xlarge";
+const H: Millis = 3_600_000;
+
+fn queue_at(t: Millis, jobs: Vec<TrackedJob>) -> QueueSnapshot {
+    let mut q = fixture::queue(&[("a", G5, 2, SharingConfig::lend())]);
+    q.server_time = Some(t);
+    q.jobs = jobs;
+    q
+}
+
+fn snap(t: Millis, jobs: Vec<TrackedJob>) -> Snapshot {
+    Snapshot {
+        taken_at: t,
+        sequence: t as u64,
+        queues: vec![queue_at(t, jobs)],
+        ..Default::default()
+    }
+}
+
+fn job(name: &str, status: JobStatus) -> TrackedJob {
+    fixture::job(name, "a", G5, 1, status, 10, 1_000)
+}
+
+fn running(name: &str, scheduled: Millis, started: Millis) -> TrackedJob {
+    let mut j = job(name, JobStatus::Running);
+    j.job.scheduled_at = Some(scheduled);
+    j.job.started_at = Some(started);
+    j.job.attempts = vec![Attempt {
+        resource_id: format!("tj-{name}"),
+        started_at: Some(started),
+        stopped_at: None,
+        status_reason: None,
+    }];
+    j
+}
+
+fn kinds(j: &Journal, id: &str) -> Vec<(&'static str, Millis)> {
+    j.transitions(id)
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.kind.as_str(), t.at))
+        .collect()
+}
+
+#[test]
+fn restart_continues_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sub").join("journal.sqlite3");
+    {
+        let mut j = Journal::open(&path, JournalConfig::default()).unwrap();
+        j.record(&snap(2_000, vec![job("x", JobStatus::Pending)]))
+            .unwrap();
+    }
+    // Reopened: the job was PENDING when last stored, so its first RUNNABLE is estimated at
+    // this observation, not at createdAt.
+    let mut j = Journal::open(&path, JournalConfig::default()).unwrap();
+    j.record(&snap(5_000, vec![job("x", JobStatus::Runnable)]))
+        .unwrap();
+    j.record(&snap(9_000, vec![running("x", 6_000, 7_000)]))
+        .unwrap();
+    assert_eq!(
+        kinds(&j, "id-x"),
+        [
+            ("submitted", 1_000),
+            ("runnable", 5_000),
+            ("scheduled", 6_000),
+            ("started", 7_000)
+        ]
+    );
+    // A third open sees everything and records nothing twice.
+    drop(j);
+    let mut j = Journal::open(&path, JournalConfig::default()).unwrap();
+    let stats = j
+        .record(&snap(10_000, vec![running("x", 6_000, 7_000)]))
+        .unwrap();
+    assert_eq!(stats.transitions, 0);
+    assert_eq!(kinds(&j, "id-x").len(), 4);
+}
+
+#[cfg(unix)]
+#[test]
+fn file_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.sqlite3");
+    let _j = Journal::open(&path, JournalConfig::default()).unwrap();
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+#[test]
+fn corrupt_file_is_reported_and_the_caller_continues() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.sqlite3");
+    std::fs::write(&path, vec![b'x'; 8192]).unwrap();
+    let err = Journal::open(&path, JournalConfig::default())
+        .err()
+        .unwrap();
+    assert!(matches!(err, JournalError::Corrupt { .. }), "{err:?}");
+    assert!(err.to_string().contains("move it away"), "{err}");
+    let handle = JournalHandle::start(&path, JournalConfig::default());
+    assert!(!handle.record(snap(1, vec![])));
+    handle.flush();
+    let st = handle.status();
+    assert!(st.unavailable.unwrap().contains("not a readable database"));
+    assert_eq!(st.dropped, 1);
+    // The file was left alone for the user to inspect.
+    assert_eq!(std::fs::read(&path).unwrap(), vec![b'x'; 8192]);
+}
+
+#[test]
+fn locked_database_is_reported_not_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.sqlite3");
+    let cfg = JournalConfig {
+        busy_timeout_ms: 50,
+        ..Default::default()
+    };
+    let holder = Journal::open(&path, cfg).unwrap();
+    holder.conn.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let mut other = Journal::open(&path, cfg).unwrap();
+    let err = other
+        .record(&snap(1, vec![job("x", JobStatus::Pending)]))
+        .err()
+        .unwrap();
+    assert!(matches!(err, JournalError::Locked { .. }), "{err:?}");
+    assert!(!err.is_fatal());
+    holder.conn.execute_batch("COMMIT").unwrap();
+    other
+        .record(&snap(2, vec![job("x", JobStatus::Pending)]))
+        .unwrap();
+    assert_eq!(kinds(&other, "id-x"), [("submitted", 1_000)]);
+}
+
+#[test]
+fn writer_thread_batches_and_reports_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.sqlite3");
+    let handle = JournalHandle::start(&path, JournalConfig::default());
+    assert!(handle.record(snap(2_000, vec![job("x", JobStatus::Pending)])));
+    assert!(handle.record(snap(5_000, vec![running("x", 3_000, 4_000)])));
+    handle.flush();
+    let st = handle.status();
+    assert_eq!(
+        (st.unavailable, st.snapshots_written, st.dropped),
+        (None, 2, 0)
+    );
+    assert_eq!(st.transitions_written, 4);
+    handle.shutdown();
+    let j = Journal::open_existing(&path, JournalConfig::default()).unwrap();
+    assert_eq!(kinds(&j, "id-x").len(), 4);
+}
+
+#[test]
+fn retention_drops_old_jobs_samples_and_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.sqlite3");
+    let cfg = JournalConfig {
+        retention_ms: H,
+        snapshot_retention_ms: H / 2,
+        snapshot_interval_ms: 0,
+        usage_interval_ms: 0,
+        ..Default::default()
+    };
+    let mut j = Journal::open(&path, cfg).unwrap();
+    j.record(&snap(10_000, vec![running("old", 2_000, 3_000)]))
+        .unwrap();
+    j.record(&snap(
+        20_000,
+        vec![running("old", 2_000, 3_000), job("new", JobStatus::Pending)],
+    ))
+    .unwrap();
+    // Two hours on, only "new" is still tracked.
+    let later = 20_000 + 2 * H;
+    j.record(&snap(later, vec![job("new", JobStatus::Runnable)]))
+        .unwrap();
+    // Recording prunes once an hour of service time: this third record already did.
+    assert_eq!(j.prune().unwrap(), PruneStats::default());
+    let ids: Vec<String> = j
+        .jobs("q", 0)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.job_id)
+        .collect();
+    assert_eq!(ids, ["id-new"]);
+    assert!(kinds(&j, "id-old").is_empty());
+    assert!(!kinds(&j, "id-new").is_empty());
+    assert!(j.usage_series("q", "a", 0, later - H).unwrap().is_empty());
+    assert_eq!(j.usage_series("q", "a", later, later).unwrap().len(), 1);
+    assert_eq!(j.snapshot_times(0, later).unwrap(), [later]);
+}
+
+#[test]
+fn time_travel_loads_the_snapshot_in_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.sqlite3");
+    let cfg = JournalConfig {
+        snapshot_interval_ms: 10_000,
+        ..Default::default()
+    };
+    let mut j = Journal::open(&path, cfg).unwrap();
+    for t in [0, 5_000, 10_000, 15_000, 20_000] {
+        j.record(&snap(t, vec![job("x", JobStatus::Pending)]))
+            .unwrap();
+    }
+    assert_eq!(j.snapshot_times(0, 30_000).unwrap(), [0, 10_000, 20_000]);
+    let s = j.snapshot_at(17_000).unwrap().unwrap();
+    assert_eq!(s.taken_at, 10_000);
+    assert_eq!(s.queues[0].jobs[0].job.name, "x");
+    assert!(j.snapshot_at(-1).unwrap().is_none());
+}
+
+#[test]
+fn priority_changes_seen_by_the_poller_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut j = Journal::open(&dir.path().join("j.sqlite3"), JournalConfig::default()).unwrap();
+    let mut a = job("x", JobStatus::Runnable);
+    j.record(&snap(1_000, vec![a.clone()])).unwrap();
+    a.job.priority = 900;
+    j.record(&snap(2_000, vec![a])).unwrap();
+    let changes = j
+        .priority_changes("q", crate::analysis::scorecard::Window::new(0, 10_000))
+        .unwrap();
+    assert_eq!(changes.len(), 1);
+    assert_eq!(
+        (changes[0].old, changes[0].new, changes[0].at),
+        (10, 900, 2_000)
+    );
+    assert_eq!(j.jobs("q", 0).unwrap()[0].priority, 900);
+}

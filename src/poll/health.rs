@@ -1,0 +1,85 @@
+//! How the data path is doing, from the errors of a refresh and the wire counts, and how long to
+//! wait before the next refresh (exponential back-off while unhealthy).
+
+use std::time::Duration;
+
+use crate::batch::{BatchError, ErrorKind, WireCounts};
+use crate::model::{HealthState, PollHealth};
+
+/// The health after a refresh that made `calls` operations and met `errors`.
+pub fn assess(errors: &[BatchError], calls: usize, wire: WireCounts) -> PollHealth {
+    let worst = |kind: ErrorKind| errors.iter().rev().find(|e| e.kind() == kind);
+    let (state, last) = if errors.is_empty() {
+        (HealthState::Healthy, None)
+    } else if let Some(e) = worst(ErrorKind::Denied) {
+        (HealthState::Denied, Some(e))
+    } else if errors.len() >= calls && worst(ErrorKind::Unreachable).is_some() {
+        (HealthState::Unreachable, worst(ErrorKind::Unreachable))
+    } else if let Some(e) = worst(ErrorKind::Throttled) {
+        (HealthState::Throttled, Some(e))
+    } else if wire.throttled > 0 {
+        // Calls cut by the refresh deadline while the API throttles: the SDK's rate limiter
+        // is holding them back.
+        (HealthState::Throttled, errors.last())
+    } else {
+        (HealthState::Degraded, errors.last())
+    };
+    PollHealth {
+        state,
+        calls_last_minute: wire.attempts,
+        throttled_last_minute: wire.throttled,
+        errors_last_minute: wire.failed,
+        last_error: last.map(ToString::to_string),
+    }
+}
+
+/// The wait before the next refresh: `interval`, doubled for each unhealthy refresh in a row,
+/// at most `max`.
+pub fn next_delay(interval: Duration, max: Duration, unhealthy_streak: u32) -> Duration {
+    let factor = 1u32 << unhealthy_streak.min(16);
+    interval.saturating_mul(factor).min(max.max(interval))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(kind: ErrorKind) -> BatchError {
+        let op = "Op";
+        let message = String::from("m");
+        match kind {
+            ErrorKind::Throttled => BatchError::Throttled { op, message },
+            ErrorKind::Denied => BatchError::Denied { op, message },
+            ErrorKind::NotFound => BatchError::NotFound { op, message },
+            ErrorKind::Unreachable => BatchError::Unreachable { op, message },
+            ErrorKind::Other => BatchError::Other { op, message },
+        }
+    }
+
+    #[test]
+    fn state_follows_the_worst_error() {
+        let w = WireCounts::default();
+        assert_eq!(assess(&[], 5, w).state, HealthState::Healthy);
+        assert_eq!(assess(&[], 5, w).last_error, None);
+        let t = [err(ErrorKind::Throttled), err(ErrorKind::Other)];
+        assert_eq!(assess(&t, 5, w).state, HealthState::Throttled);
+        let d = [err(ErrorKind::Throttled), err(ErrorKind::Denied)];
+        assert_eq!(assess(&d, 5, w).state, HealthState::Denied);
+        let u = [err(ErrorKind::Unreachable), err(ErrorKind::Unreachable)];
+        assert_eq!(assess(&u, 2, w).state, HealthState::Unreachable);
+        assert_eq!(assess(&u, 9, w).state, HealthState::Degraded);
+        let h = assess(&t, 5, w);
+        assert_eq!(
+            h.last_error.as_deref(),
+            Some("Op: throttled by AWS Batch: m")
+        );
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        let s = Duration::from_secs;
+        assert_eq!(next_delay(s(5), s(60), 0), s(5));
+        assert_eq!(next_delay(s(5), s(60), 2), s(20));
+        assert_eq!(next_delay(s(5), s(60), 40), s(60));
+    }
+}

@@ -1,0 +1,297 @@
+//! The poller: a background task that refreshes every queue on an interval and sends an owned
+//! [`Snapshot`] over a channel after each refresh.
+//!
+//! `ListServiceJobs` summaries carry no priority and no preemption data, so describing every job
+//! on every refresh would cost one call per job. Instead each refresh lists the queue (a few
+//! calls), describes only new, changed and vanished jobs, and refreshes the remaining active
+//! jobs in a rolling order under a per-refresh budget, front of queue first ([`plan`]). Calls
+//! run with bounded concurrency. A failed call keeps the last data: jobs show their age through
+//! `described_at`, queues through `refreshed_at` and `stale_reason`; throttling or an outage
+//! slows the poller down (exponential back-off) and it recovers by itself.
+//!
+//! [`refresh_once`] is the same refresh without a budget, for `quotatop snapshot`.
+
+mod discover;
+mod health;
+pub mod plan;
+mod refresh;
+mod tracker;
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::{Notify, mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::batch::{BatchClient, BatchError};
+use crate::model::{HealthState, Millis, Snapshot};
+
+pub use discover::{PolicyCache, QueueInfo, SAGEMAKER_TRAINING, discover, not_quota_managed};
+pub use health::{assess, next_delay};
+pub use refresh::{ACTIVE, FINISHED};
+pub use tracker::QueueTracker;
+
+/// Failures that stop a queue from being polled at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PollError {
+    #[error(transparent)]
+    Batch(#[from] BatchError),
+    #[error("job queue {0:?} does not exist")]
+    QueueNotFound(String),
+    #[error("job queue {queue:?} is not quota-managed: {reason}")]
+    NotQuotaManaged { queue: String, reason: String },
+    #[error(
+        "no quota-managed job queue found (a SAGEMAKER_TRAINING queue with a quota-share scheduling policy); name one with --queue"
+    )]
+    NoQuotaQueues,
+}
+
+/// How to poll.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PollConfig {
+    /// Time between refreshes while healthy.
+    pub interval: Duration,
+    /// Longest wait between refreshes while backing off.
+    pub max_backoff: Duration,
+    /// Rolling describes of unchanged active jobs per queue per refresh (new and changed jobs
+    /// are described regardless).
+    pub describe_budget: usize,
+    /// API calls in flight at once.
+    pub concurrency: usize,
+    /// Newest finished jobs listed per finished status each refresh (and kept once seen).
+    pub finished_limit: usize,
+    /// A refresh stops waiting for calls after this long: what finished is kept, the rest is
+    /// marked stale and retried next time (the SDK's adaptive rate limiter can delay calls for
+    /// seconds after throttling; the console must still get a snapshot).
+    pub refresh_deadline: Duration,
+    /// Queue names or ARNs; empty means every quota-managed queue.
+    pub queues: Vec<String>,
+}
+
+impl Default for PollConfig {
+    fn default() -> Self {
+        Self {
+            interval: Duration::from_secs(5),
+            max_backoff: Duration::from_secs(60),
+            describe_budget: 40,
+            concurrency: 8,
+            finished_limit: 50,
+            refresh_deadline: Duration::from_secs(20),
+            queues: Vec::new(),
+        }
+    }
+}
+
+/// The poller's state across refreshes (usable without the background task).
+pub struct Poller {
+    config: PollConfig,
+    policies: PolicyCache,
+    trackers: Vec<QueueTracker>,
+    sequence: u64,
+    unhealthy_streak: u32,
+    last_health: HealthState,
+}
+
+impl Poller {
+    pub fn new(config: PollConfig) -> Self {
+        Self {
+            config,
+            policies: PolicyCache::default(),
+            trackers: Vec::new(),
+            sequence: 0,
+            unhealthy_streak: 0,
+            last_health: HealthState::Starting,
+        }
+    }
+
+    /// One refresh of every queue; never fails (failures are in the snapshot).
+    pub async fn refresh(&mut self, client: &BatchClient) -> Snapshot {
+        let settings = refresh::Settings {
+            budget: self.config.describe_budget,
+            concurrency: self.config.concurrency,
+            finished_limit: self.config.finished_limit,
+        };
+        let mut errors: Vec<BatchError> = Vec::new();
+        let mut calls = 1;
+        let mut fatal: Option<String> = None;
+        let deadline = tokio::time::Instant::now() + self.config.refresh_deadline;
+        let discovered = tokio::time::timeout_at(
+            deadline,
+            discover(client, &self.config.queues, &mut self.policies),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            Err(PollError::Batch(BatchError::Other {
+                op: "refresh",
+                message: format!(
+                    "queue discovery did not finish within the refresh deadline of {:.1} s",
+                    self.config.refresh_deadline.as_secs_f64()
+                ),
+            }))
+        });
+        match discovered {
+            Ok(queues) => {
+                let mut next = Vec::with_capacity(queues.len());
+                for info in &queues {
+                    let mut t = match self.trackers.iter().position(|t| t.arn() == info.queue.arn) {
+                        Some(i) => self.trackers.swap_remove(i),
+                        None => QueueTracker::new(info),
+                    };
+                    t.set_info(info);
+                    next.push(t);
+                }
+                self.trackers = next;
+                for t in &mut self.trackers {
+                    let out = refresh::refresh_queue(
+                        client,
+                        t,
+                        settings,
+                        deadline,
+                        self.sequence as usize,
+                        now_ms,
+                    )
+                    .await;
+                    calls += out.calls;
+                    errors.extend(out.errors);
+                }
+            }
+            Err(PollError::Batch(e)) => {
+                let reason = format!("queue discovery failed: {e}");
+                for t in &mut self.trackers {
+                    t.finish(now_ms(), Some(reason.clone()));
+                }
+                errors.push(e);
+            }
+            Err(e) => {
+                let reason = e.to_string();
+                for t in &mut self.trackers {
+                    t.finish(now_ms(), Some(reason.clone()));
+                }
+                fatal = Some(reason);
+            }
+        }
+        let mut health = assess(&errors, calls, client.stats().last_minute());
+        if let Some(reason) = fatal {
+            health.state = HealthState::Degraded;
+            health.last_error = Some(reason);
+        }
+        self.unhealthy_streak = if health.state == HealthState::Healthy {
+            0
+        } else {
+            self.unhealthy_streak.saturating_add(1)
+        };
+        self.last_health = health.state;
+        self.sequence += 1;
+        Snapshot {
+            taken_at: now_ms(),
+            sequence: self.sequence,
+            source: client.source().clone(),
+            queues: self.trackers.iter().map(QueueTracker::snapshot).collect(),
+            health,
+        }
+    }
+
+    /// How long to wait before the next refresh.
+    pub fn next_delay(&self) -> Duration {
+        next_delay(
+            self.config.interval,
+            self.config.max_backoff,
+            self.unhealthy_streak,
+        )
+    }
+}
+
+/// One complete refresh for a one-shot command: the queues are resolved first (an unknown or
+/// non-quota-managed queue is an error), then every job is described (no budget applies to
+/// the first refresh: all jobs are new). `config.refresh_deadline` bounds the whole of it.
+pub async fn refresh_once(client: &BatchClient, config: PollConfig) -> Result<Snapshot, PollError> {
+    let mut policies = PolicyCache::default();
+    discover(client, &config.queues, &mut policies).await?;
+    let mut poller = Poller::new(config);
+    poller.policies = policies;
+    Ok(poller.refresh(client).await)
+}
+
+/// The running poller: snapshots arrive on `snapshots`.
+pub struct PollHandle {
+    pub snapshots: mpsc::Receiver<Snapshot>,
+    refresh: std::sync::Arc<Notify>,
+    stop: watch::Sender<bool>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl PollHandle {
+    /// Asks for a refresh now (coalesced: several requests during a refresh make one).
+    pub fn refresh_now(&self) {
+        self.refresh.notify_one();
+    }
+
+    /// Stops the poller and waits for it (an in-flight refresh is abandoned).
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for PollHandle {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+/// Starts the poller on the current tokio runtime. The first refresh starts at once.
+pub fn spawn(client: BatchClient, config: PollConfig) -> PollHandle {
+    let (tx, rx) = mpsc::channel(4);
+    let refresh = std::sync::Arc::new(Notify::new());
+    let (stop, stop_rx) = watch::channel(false);
+    let task = tokio::spawn(run(client, config, tx, refresh.clone(), stop_rx));
+    PollHandle {
+        snapshots: rx,
+        refresh,
+        stop,
+        task: Some(task),
+    }
+}
+
+async fn run(
+    client: BatchClient,
+    config: PollConfig,
+    tx: mpsc::Sender<Snapshot>,
+    refresh: std::sync::Arc<Notify>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut poller = Poller::new(config);
+    loop {
+        let snapshot = tokio::select! {
+            s = poller.refresh(&client) => s,
+            _ = stopped(&mut stop) => return,
+        };
+        tracing::debug!(
+            sequence = snapshot.sequence,
+            health = ?snapshot.health.state,
+            "refresh done"
+        );
+        tokio::select! {
+            sent = tx.send(snapshot) => if sent.is_err() { return },
+            _ = stopped(&mut stop) => return,
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(poller.next_delay()) => {}
+            _ = refresh.notified() => {}
+            _ = stopped(&mut stop) => return,
+        }
+    }
+}
+
+/// Resolves when shutdown is asked for or the handle is gone.
+async fn stopped(rx: &mut watch::Receiver<bool>) {
+    let _ = rx.wait_for(|s| *s).await;
+}
+
+/// Local wall-clock time in epoch milliseconds.
+pub fn now_ms() -> Millis {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as Millis)
+}

@@ -1,0 +1,50 @@
+//! Shared by the data-path tests (`tests/poll_*.rs`, `tests/snapshot_*.rs`): a `BatchClient`
+//! for an in-process emulator, and the environment that makes the `quotatop` binary talk to it
+//! hermetically (static keys, no profile files, no instance metadata).
+#![allow(dead_code)]
+
+use std::process::Command;
+
+use quotatop::batch::{BatchClient, ConnectOptions, StaticCredentials};
+use quotatop::emulator::EmulatorHandle;
+use quotatop::model::{JobStatus, QueueSnapshot, TrackedJob};
+
+pub async fn batch_client(handle: &EmulatorHandle) -> BatchClient {
+    BatchClient::connect(ConnectOptions {
+        profile: None,
+        region: Some("us-east-1".into()),
+        endpoint_url: Some(handle.endpoint_url()),
+        credentials: Some(StaticCredentials {
+            access_key_id: "AKIDTEST".into(),
+            secret_access_key: "secret".into(),
+        }),
+    })
+    .await
+    .unwrap()
+}
+
+/// The `quotatop` binary with an environment that reaches only what the arguments name.
+pub fn quotatop() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
+    c.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("AWS_CONFIG_FILE", "/nonexistent/quotatop-test-config")
+        .env(
+            "AWS_SHARED_CREDENTIALS_FILE",
+            "/nonexistent/quotatop-test-credentials",
+        )
+        .env("RUST_BACKTRACE", "0");
+    c
+}
+
+pub fn job<'a>(q: &'a QueueSnapshot, id: &str) -> Option<&'a TrackedJob> {
+    q.jobs.iter().find(|j| j.job.id == id)
+}
+
+pub fn is_active(s: JobStatus) -> bool {
+    !s.is_terminal()
+}

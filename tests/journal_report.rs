@@ -1,0 +1,177 @@
+//! `quotatop report` in its three formats, from a journal written through the library, and its
+//! errors for a missing journal or queue.
+
+use std::path::Path;
+use std::process::Command;
+
+use quotatop::journal::{Journal, JournalConfig};
+use quotatop::model::{
+    Attempt, CapacityLimit, JobStatus, Millis, QueueSnapshot, QuotaShare, ServiceEnvironment,
+    ServiceJob, SharingConfig, Snapshot, TrackedJob,
+};
+
+const G5: &str = "ml.g5.12xlarge"; // 4 GPUs
+
+fn job(status: JobStatus) -> ServiceJob {
+    ServiceJob {
+        id: "job-1".into(),
+        name: "train".into(),
+        share: "a".into(),
+        priority: 10,
+        instance_type: G5.into(),
+        instance_count: 1,
+        status,
+        status_reason: None,
+        created_at: 1_000,
+        scheduled_at: None,
+        started_at: None,
+        stopped_at: None,
+        preemption_retries: None,
+        preemption: None,
+        attempts: vec![],
+        is_terminated: false,
+    }
+}
+
+fn snap(t: Millis, j: ServiceJob) -> Snapshot {
+    let q = QueueSnapshot {
+        name: "q".into(),
+        environment: ServiceEnvironment {
+            name: "se".into(),
+            capacity: vec![CapacityLimit::new(G5, 2)],
+        },
+        shares: vec![QuotaShare::new(
+            "a",
+            vec![CapacityLimit::new(G5, 2)],
+            SharingConfig::lend(),
+        )],
+        jobs: vec![TrackedJob {
+            job: j,
+            arn: "arn".into(),
+            described_at: Some(t),
+            listed_at: t,
+        }],
+        server_time: Some(t),
+        ..Default::default()
+    };
+    Snapshot {
+        taken_at: t,
+        sequence: t as u64,
+        queues: vec![q],
+        ..Default::default()
+    }
+}
+
+/// One job: submitted at 1 s, running 10 s → 3 610 s on 1 × 4 GPUs, succeeded: 4 GPU-hours.
+fn write_journal(path: &Path) {
+    let mut j = Journal::open(path, JournalConfig::default()).unwrap();
+    j.record(&snap(2_000, job(JobStatus::Pending))).unwrap();
+    let mut running = job(JobStatus::Running);
+    running.scheduled_at = Some(10_000);
+    running.started_at = Some(10_000);
+    running.attempts = vec![Attempt {
+        resource_id: "tj-1".into(),
+        started_at: Some(10_000),
+        stopped_at: None,
+        status_reason: None,
+    }];
+    j.record(&snap(20_000, running.clone())).unwrap();
+    let mut done = running;
+    done.status = JobStatus::Succeeded;
+    done.stopped_at = Some(3_610_000);
+    done.attempts[0].stopped_at = Some(3_610_000);
+    j.record(&snap(3_620_000, done)).unwrap();
+}
+
+fn report(path: &Path, format: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args([
+            "report", "--queue", "q", "--since", "2h", "--format", format,
+        ])
+        .arg("--journal")
+        .arg(path)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+#[test]
+fn report_in_markdown_json_and_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.sqlite3");
+    write_journal(&path);
+
+    let md = stdout(&report(&path, "md"));
+    assert!(md.starts_with("# Scorecard: q\n"), "{md}");
+    // Queue row: 1 job, 4.0 completed of 16.0 allocated (2 × 4 GPUs × 2 h) = 25 %.
+    assert!(
+        md.contains("| queue q | 1 | 4.0 | 16.0 | 25.0% | 1 |"),
+        "{md}"
+    );
+    assert!(md.contains("| share a |"), "{md}");
+    assert!(md.contains("| band low (0-99) |"), "{md}");
+    assert!(
+        md.contains("## Fairness") && md.contains("## Methods"),
+        "{md}"
+    );
+    assert!(
+        md.contains("completed-work utilisation = GPU-hours held"),
+        "{md}"
+    );
+
+    let json: serde_json::Value = serde_json::from_str(&stdout(&report(&path, "json"))).unwrap();
+    let u = &json["scorecard"]["queue_row"]["utilisation"];
+    assert!((u["completed_gpu_hours"].as_f64().unwrap() - 4.0).abs() < 1e-9);
+    assert!((u["ratio"].as_f64().unwrap() - 0.25).abs() < 1e-9);
+    // Runnable estimated at the observation after PENDING (20 s) but capped at scheduling (10 s).
+    assert_eq!(json["scorecard"]["queue_row"]["wait"]["p50_ms"], 0);
+    assert!(
+        json["scorecard"]["methods"]["wait"]
+            .as_str()
+            .unwrap()
+            .contains("RUNNABLE")
+    );
+    assert_eq!(json["exceptions"]["per_operator"], serde_json::json!([]));
+
+    let csv = stdout(&report(&path, "csv"));
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("scope,name,metric,value"));
+    assert!(csv.contains("\nqueue,q,completed_gpu_hours,4\n"), "{csv}");
+    assert!(csv.contains("\nqueue,q,utilisation,0.25\n"), "{csv}");
+    assert!(csv.contains("\nfairness,a,held_gpu_hours,4\n"), "{csv}");
+    // Method texts contain commas: quoted.
+    assert!(
+        csv.contains("\nmethod,utilisation,text,\"completed-work"),
+        "{csv}"
+    );
+}
+
+#[test]
+fn report_errors_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = report(&dir.path().join("none.sqlite3"), "md");
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no journal at"));
+
+    let path = dir.path().join("j.sqlite3");
+    write_journal(&path);
+    let o = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(["report", "--queue", "other", "--journal"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("has no queue \"other\""));
+
+    let bad = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(["report", "--queue", "q", "--since", "7y", "--journal"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("bad duration unit"));
+}

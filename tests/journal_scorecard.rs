@@ -1,0 +1,468 @@
+//! Acceptance of issue 7's history layer: an emulator scenario on a manual clock, observed every
+//! `POLL_MS` of simulated time through the real `aws_sdk_batch` client (ListServiceJobs +
+//! DescribeServiceJob, as the poller does) and journaled; every scorecard metric computed from
+//! the journal must match the same metric computed from the engine's ground-truth event log.
+//!
+//! Tolerance (stated, and derived from the polling interval `P`):
+//! - every timestamp the journal uses is an API timestamp (exact) except the first RUNNABLE of a
+//!   job, which is late by at most `P`, and the SCHEDULED time of a preempted attempt that began
+//!   and ended between two polls (lasting < `P`), for which the journal falls back to its
+//!   `startedAt`; so each wait is within `P`, P50/P95 are within `P`, and each attempt's
+//!   GPU-hours are within `P × instances × GPUs`;
+//! - GPU-hour totals are therefore within `P × Σ(instances × GPUs)` over the attempts counted
+//!   (computed from the ground truth), ratios within that over their divisor, drift within
+//!   `2 × 100 × tol / total held`;
+//! - counts (waits, waiting jobs, interrupted attempts, recovery) must be equal.
+//!
+//! Until the real poller (`poll/`, branch `data`) lands, the observer below builds the
+//! `Snapshot`s itself; shares and capacity are those of the scenario.
+
+mod emulator_support;
+
+use std::collections::{BTreeMap, HashMap};
+
+use aws_sdk_batch::types::{KeyValuesPair, ServiceJobStatus};
+use quotatop::analysis::scorecard::{
+    self, AttemptEnd, JobHistory, Row, Scorecard, ScorecardInput, ScorecardOptions, Window,
+    from_engine,
+};
+use quotatop::emulator::{self, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
+use quotatop::journal::{Journal, JournalConfig, JournalHandle, scorecard_input};
+use quotatop::model::{
+    Attempt, JobStatus, Millis, PreemptedAttempt, PreemptionSummary, QueueSnapshot, ServiceJob,
+    Snapshot, TrackedJob,
+};
+
+const START: Millis = 1_770_000_000_000;
+const POLL_MS: Millis = 30_000;
+const RUN_MS: Millis = 3 * 3_600_000;
+const QUEUE: &str = "ml-training";
+
+const SCENARIO: &str = r#"
+name = "journal-acceptance"
+seed = 11
+[queue]
+name = "ml-training"
+[[capacity]]
+instance_type = "ml.g5.12xlarge"
+max = 8
+[delays]
+submitted_ms = 1000
+pending_ms = 2000
+scheduled_ms = 5000
+starting_ms = 10000
+preemption_ms = 5000
+jitter_ms = 2000
+
+[[shares]]
+name = "research"
+strategy = "LEND_AND_BORROW"
+in_share_preemption = true
+limits = { "ml.g5.12xlarge" = 3 }
+[[shares.generators]]
+name = "sweep"
+arrivals_per_hour = 12.0
+instance_type = "ml.g5.12xlarge"
+instance_counts = [1, 2]
+priorities = [{ priority = 10, weight = 3 }, { priority = 2000, weight = 1 }]
+duration_s = [600, 1800]
+checkpoint_s = 300
+max_jobs = 30
+
+[[shares]]
+name = "prod"
+strategy = "LEND"
+limits = { "ml.g5.12xlarge" = 3 }
+[[shares.generators]]
+name = "release"
+arrivals_per_hour = 6.0
+start_s = 900
+instance_type = "ml.g5.12xlarge"
+instance_counts = [2, 3]
+priorities = [{ priority = 500, weight = 1 }, { priority = 6000, weight = 1 }]
+duration_s = [300, 900]
+preemption_retries = 2
+max_jobs = 15
+
+[[shares]]
+name = "regulated"
+strategy = "RESERVE"
+limits = { "ml.g5.12xlarge" = 2 }
+[[shares.generators]]
+name = "audit"
+arrivals_per_hour = 3.0
+instance_type = "ml.g5.12xlarge"
+duration_s = [900, 1800]
+max_jobs = 6
+"#;
+
+fn ts(v: Option<i64>) -> Option<Millis> {
+    v.filter(|&t| t > 0)
+}
+
+fn status(s: Option<&ServiceJobStatus>) -> JobStatus {
+    s.and_then(|s| JobStatus::parse(s.as_str()))
+        .unwrap_or(JobStatus::Submitted)
+}
+
+/// DescribeServiceJob → the domain model, as `batch/` will do.
+async fn describe(c: &aws_sdk_batch::Client, id: &str) -> ServiceJob {
+    let d = c.describe_service_job().job_id(id).send().await.unwrap();
+    let usage = d.capacity_usage().first();
+    let rid = |r: Option<&aws_sdk_batch::types::ServiceResourceId>| {
+        r.and_then(|r| r.value()).unwrap_or_default().to_string()
+    };
+    ServiceJob {
+        id: d.job_id().unwrap_or_default().to_string(),
+        name: d.job_name().unwrap_or_default().to_string(),
+        share: d.quota_share_name().unwrap_or_default().to_string(),
+        priority: d.scheduling_priority().unwrap_or(0).max(0) as u32,
+        instance_type: usage
+            .and_then(|u| u.capacity_unit())
+            .unwrap_or_default()
+            .to_string(),
+        instance_count: usage.and_then(|u| u.quantity()).unwrap_or(0.0) as u32,
+        status: status(d.status()),
+        status_reason: d.status_reason().map(str::to_string),
+        created_at: d.created_at().unwrap_or(0),
+        scheduled_at: ts(d.scheduled_at()),
+        started_at: ts(d.started_at()),
+        stopped_at: ts(d.stopped_at()),
+        preemption_retries: d
+            .preemption_configuration()
+            .and_then(|p| p.preemption_retries_before_termination())
+            .map(|n| n.max(0) as u32),
+        preemption: d.preemption_summary().map(|p| PreemptionSummary {
+            preempted_attempt_count: p.preempted_attempt_count().unwrap_or(0).max(0) as u32,
+            recent_preempted_attempts: p
+                .recent_preempted_attempts()
+                .iter()
+                .map(|a| PreemptedAttempt {
+                    resource_id: rid(a.service_resource_id()),
+                    started_at: a.started_at().unwrap_or(0),
+                    stopped_at: a.stopped_at().unwrap_or(0),
+                    status_reason: a.status_reason().unwrap_or_default().to_string(),
+                })
+                .collect(),
+        }),
+        attempts: d
+            .attempts()
+            .iter()
+            .map(|a| Attempt {
+                resource_id: rid(a.service_resource_id()),
+                started_at: ts(a.started_at()),
+                stopped_at: ts(a.stopped_at()),
+                status_reason: a.status_reason().map(str::to_string),
+            })
+            .collect(),
+        is_terminated: d.is_terminated().unwrap_or(false),
+    }
+}
+
+/// A poller-like observer: lists every job, describes the unfinished ones (finished ones keep
+/// their last description), and builds the queue's snapshot.
+struct Observer {
+    client: aws_sdk_batch::Client,
+    jobs: HashMap<String, ServiceJob>,
+    sequence: u64,
+}
+
+impl Observer {
+    async fn poll(&mut self, emu: &EmulatorHandle, base: &QueueSnapshot) -> Snapshot {
+        let now = emu.now().unwrap();
+        let pages: Vec<_> = self
+            .client
+            .list_service_jobs()
+            .job_queue(QUEUE)
+            .filters(
+                KeyValuesPair::builder()
+                    .name("AFTER_CREATED_AT")
+                    .values("0")
+                    .build(),
+            )
+            .into_paginator()
+            .send()
+            .collect::<Vec<_>>()
+            .await;
+        for page in pages {
+            for s in page.unwrap().job_summary_list() {
+                let id = s.job_id().unwrap_or_default().to_string();
+                let done = self.jobs.get(&id).is_some_and(|j| j.status.is_terminal());
+                if !done {
+                    let job = describe(&self.client, &id).await;
+                    self.jobs.insert(id, job);
+                }
+            }
+        }
+        self.sequence += 1;
+        let mut q = base.clone();
+        q.server_time = Some(now);
+        q.refreshed_at = Some(now);
+        let mut jobs: Vec<&ServiceJob> = self.jobs.values().collect();
+        jobs.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+        q.jobs = jobs
+            .into_iter()
+            .map(|j| TrackedJob {
+                job: j.clone(),
+                arn: format!("arn:aws:batch:us-east-1:123456789012:service-job/{}", j.id),
+                described_at: Some(now),
+                listed_at: now,
+            })
+            .collect();
+        Snapshot {
+            taken_at: now,
+            sequence: self.sequence,
+            queues: vec![q],
+            ..Default::default()
+        }
+    }
+}
+
+fn within(what: &str, observed: f64, truth: f64, tol: f64) {
+    assert!(
+        (observed - truth).abs() <= tol + 1e-9,
+        "{what}: journal {observed} vs engine {truth}, tolerance {tol}"
+    );
+}
+
+fn within_ms(what: &str, observed: Option<Millis>, truth: Option<Millis>) {
+    match (observed, truth) {
+        (Some(o), Some(t)) => assert!(
+            (o - t).abs() <= POLL_MS,
+            "{what}: journal {o} ms vs engine {t} ms, tolerance {POLL_MS} ms"
+        ),
+        (o, t) => assert_eq!(o, t, "{what}"),
+    }
+}
+
+/// `P × Σ(instances × GPUs)` over the attempts of `jobs`, in GPU-hours.
+fn resolution(jobs: &[&JobHistory], opts: &ScorecardOptions, only_preempted: bool) -> f64 {
+    jobs.iter()
+        .map(|j| {
+            let n = j
+                .attempts
+                .iter()
+                .filter(|a| !only_preempted || a.end == AttemptEnd::Preempted)
+                .count() as u32;
+            let gpus = opts.gpus.gpus(&j.instance_type).unwrap_or(0);
+            scorecard::gpu_hours(POLL_MS, n * j.instance_count, gpus)
+        })
+        .sum()
+}
+
+fn compare_rows(o: &Row, t: &Row, truth_jobs: &[&JobHistory], opts: &ScorecardOptions) {
+    let what = t.scope.label();
+    assert_eq!(o.scope, t.scope);
+    assert_eq!(o.jobs, t.jobs, "{what}: jobs");
+    // Utilisation: every attempt of succeeded jobs.
+    let succeeded: Vec<&JobHistory> = truth_jobs
+        .iter()
+        .copied()
+        .filter(|j| matches!(j.outcome, scorecard::Outcome::Succeeded(_)))
+        .collect();
+    let tol = resolution(&succeeded, opts, false);
+    let (ou, tu) = (&o.utilisation, &t.utilisation);
+    within(
+        &format!("{what} completed GPU-h"),
+        ou.completed_gpu_hours,
+        tu.completed_gpu_hours,
+        tol,
+    );
+    within(
+        &format!("{what} final-attempt GPU-h"),
+        ou.final_attempt_gpu_hours,
+        tu.final_attempt_gpu_hours,
+        tol,
+    );
+    assert_eq!(
+        ou.allocated_gpu_hours, tu.allocated_gpu_hours,
+        "{what}: allocated"
+    );
+    if let (Some(a), Some(b)) = (ou.ratio, tu.ratio) {
+        within(
+            &format!("{what} utilisation"),
+            a,
+            b,
+            tol / tu.allocated_gpu_hours,
+        );
+    } else {
+        assert_eq!(ou.ratio, tu.ratio, "{what}: utilisation");
+    }
+    // Waits.
+    assert_eq!(o.wait.count, t.wait.count, "{what}: waits");
+    assert_eq!(
+        o.wait.still_waiting, t.wait.still_waiting,
+        "{what}: still waiting"
+    );
+    within_ms(&format!("{what} P50 wait"), o.wait.p50_ms, t.wait.p50_ms);
+    within_ms(&format!("{what} P95 wait"), o.wait.p95_ms, t.wait.p95_ms);
+    within_ms(&format!("{what} max wait"), o.wait.max_ms, t.wait.max_ms);
+    within_ms(
+        &format!("{what} oldest waiting"),
+        o.wait.oldest_waiting_ms,
+        t.wait.oldest_waiting_ms,
+    );
+    // Waste: lost compute uses exact attempt timestamps; overhead may miss a SCHEDULED.
+    let tol = resolution(truth_jobs, opts, true);
+    assert_eq!(
+        o.waste.interrupted_attempts, t.waste.interrupted_attempts,
+        "{what}: interrupted"
+    );
+    assert_eq!(
+        o.waste.with_checkpoint, t.waste.with_checkpoint,
+        "{what}: with checkpoint"
+    );
+    within(
+        &format!("{what} lost compute"),
+        o.waste.lost_compute_gpu_hours,
+        t.waste.lost_compute_gpu_hours,
+        tol,
+    );
+    within(
+        &format!("{what} restart overhead"),
+        o.waste.restart_overhead_gpu_hours,
+        t.waste.restart_overhead_gpu_hours,
+        tol,
+    );
+    within(
+        &format!("{what} waste"),
+        o.waste.total_gpu_hours,
+        t.waste.total_gpu_hours,
+        tol,
+    );
+    // Recovery: counts.
+    assert_eq!(o.recovery, t.recovery, "{what}: recovery");
+}
+
+fn compare(
+    observed: &Scorecard,
+    truth: &Scorecard,
+    input: &ScorecardInput,
+    opts: &ScorecardOptions,
+) {
+    let all: Vec<&JobHistory> = input.jobs.iter().collect();
+    compare_rows(&observed.queue_row, &truth.queue_row, &all, opts);
+    assert_eq!(observed.shares.len(), truth.shares.len());
+    for (o, t) in observed.shares.iter().zip(&truth.shares) {
+        let jobs: Vec<&JobHistory> = all
+            .iter()
+            .copied()
+            .filter(|j| scorecard::Scope::Share(j.share.clone()) == t.scope)
+            .collect();
+        compare_rows(o, t, &jobs, opts);
+    }
+    assert_eq!(observed.bands.len(), truth.bands.len());
+    for (o, t) in observed.bands.iter().zip(&truth.bands) {
+        let jobs: Vec<&JobHistory> = all
+            .iter()
+            .copied()
+            .filter(|j| scorecard::Scope::Band(scorecard::PriorityBand::of(j.priority)) == t.scope)
+            .collect();
+        compare_rows(o, t, &jobs, opts);
+    }
+    let total_held: f64 = truth.fairness.iter().map(|f| f.used_gpu_hours).sum();
+    assert_eq!(observed.fairness.len(), truth.fairness.len());
+    for (o, t) in observed.fairness.iter().zip(&truth.fairness) {
+        let jobs: Vec<&JobHistory> = all.iter().copied().filter(|j| j.share == t.share).collect();
+        let tol = resolution(&jobs, opts, false);
+        let all_tol = resolution(&all, opts, false);
+        assert_eq!(o.share, t.share);
+        assert_eq!(o.entitled_gpu_hours, t.entitled_gpu_hours);
+        within(
+            &format!("{} held GPU-h", t.share),
+            o.used_gpu_hours,
+            t.used_gpu_hours,
+            tol,
+        );
+        within(
+            &format!("{} drift", t.share),
+            o.drift_pp,
+            t.drift_pp,
+            200.0 * all_tol / total_held,
+        );
+        within_ms(
+            &format!("{} fairness P50", t.share),
+            o.wait_p50_ms,
+            t.wait_p50_ms,
+        );
+    }
+}
+
+#[tokio::test]
+async fn journal_scorecard_matches_the_engine_ground_truth() {
+    let scenario = Scenario::parse(SCENARIO).unwrap();
+    let mut config = EmulatorConfig::from_scenario(scenario).unwrap();
+    config.clock = ClockMode::Manual;
+    config.start_ms = Some(START);
+    let emu = emulator::start(config).await.unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.sqlite3");
+    let journal = JournalHandle::start(&path, JournalConfig::default());
+
+    // Shares and capacity as the poller would report them (they do not change in this run).
+    let base = emu
+        .with_engine(|e| QueueSnapshot {
+            name: QUEUE.to_string(),
+            environment: e.service_environment("ml-training-se"),
+            shares: e.shares(),
+            ..Default::default()
+        })
+        .unwrap();
+    let mut observer = Observer {
+        client: emulator_support::client(&emu, 3),
+        jobs: HashMap::new(),
+        sequence: 0,
+    };
+    let mut t = 0;
+    while t < RUN_MS {
+        emu.advance(POLL_MS).unwrap();
+        t += POLL_MS;
+        let snap = observer.poll(&emu, &base).await;
+        assert!(journal.record(snap), "journal queue full");
+        if t % (20 * POLL_MS) == 0 {
+            journal.flush();
+        }
+    }
+    journal.flush();
+    let status = journal.status();
+    assert_eq!(status.unavailable, None);
+    assert_eq!(status.dropped, 0);
+    journal.shutdown();
+
+    let end = emu.now().unwrap();
+    let window = Window::new(START, end);
+    let opts = ScorecardOptions {
+        restart_cost_ms: 120_000,
+        recovery_window_ms: 3_600_000,
+        checkpoint_by_share: BTreeMap::from([("research".to_string(), 300_000)]),
+        ..Default::default()
+    };
+    let events: Vec<_> = emu.recent_events().unwrap().into_iter().collect();
+    let truth_input = emu
+        .with_engine(|e| from_engine::input_from_engine(e, &events, QUEUE, window))
+        .unwrap();
+    let j = Journal::open_existing(&path, JournalConfig::default()).unwrap();
+    let observed_input = scorecard_input(&j, QUEUE, window, &opts).unwrap();
+
+    let truth = scorecard::scorecard(&truth_input, &opts);
+    let observed = scorecard::scorecard(&observed_input, &opts);
+
+    // The run must exercise every metric, or the comparison proves little.
+    let q = &truth.queue_row;
+    assert!(
+        truth_input.jobs.len() >= 30,
+        "jobs: {}",
+        truth_input.jobs.len()
+    );
+    assert!(q.wait.count >= 30, "{:?}", q.wait);
+    assert!(q.waste.interrupted_attempts >= 3, "{:?}", q.waste);
+    assert!(q.waste.with_checkpoint >= 1, "{:?}", q.waste);
+    assert!(q.recovery.interrupted_jobs >= 2, "{:?}", q.recovery);
+    assert!(q.utilisation.completed_gpu_hours > 0.0);
+    assert!(truth.bands.len() >= 3, "bands: {:?}", truth.bands.len());
+    assert!(truth.fairness.iter().all(|f| f.used_gpu_hours > 0.0));
+
+    compare(&observed, &truth, &truth_input, &opts);
+    emu.shutdown().await.unwrap();
+}
