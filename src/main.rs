@@ -4,7 +4,12 @@ use quotatop::cli::{Cli, Command};
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    match cli.command {
+    let Some(command) = cli.command else {
+        return quotatop::commands::tui::run(&quotatop::cli::TuiArgs::default());
+    };
+    match command {
+        Command::Demo(args) => quotatop::commands::demo::run(&args),
+        Command::Tui(args) => quotatop::commands::tui::run(&args),
         Command::Simulate(args) => quotatop::commands::simulate::run(&args),
         Command::Emulator(args) => quotatop::commands::emulator::run(&args),
         Command::Replay(args) => quotatop::commands::replay::run(&args),
