@@ -80,6 +80,7 @@ fn app() -> App {
         loop_rule: LoopRule::default(),
         clock: Box::new(|| NOW),
         warnings: Vec::new(),
+        priority_policy: Default::default(),
     })
 }
 

@@ -32,6 +32,9 @@ pub struct Config {
     pub refresh_secs: f64,
     /// When a job counts as caught in a preemption loop.
     pub loops: LoopConfig,
+    /// When a priority change needs a change-record id (`[priority]`: `large_change`,
+    /// `protected_from`).
+    pub priority: crate::actions::PriorityPolicy,
     /// Action name → keys, e.g. `quit = ["q", "ctrl-c"]` (see `?` for the action names).
     pub keys: BTreeMap<String, Vec<String>>,
 }
@@ -81,6 +84,7 @@ impl Default for Config {
             read_only: false,
             refresh_secs: 5.0,
             loops: LoopConfig::default(),
+            priority: crate::actions::PriorityPolicy::default(),
             keys: BTreeMap::new(),
         }
     }

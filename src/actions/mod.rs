@@ -8,7 +8,9 @@ mod validate;
 
 pub use apply::{ApiFailure, ChangeContext, PriorityApi, apply_change};
 pub use preview::{Candidate, Prediction, Preview, preview};
-pub use validate::{PriorityPolicy, ValidationError, check_change, parse_priority};
+pub use validate::{
+    PriorityPolicy, ValidationError, change_record_reason, check_change, parse_priority,
+};
 
 /// Why a priority change could not be made.
 #[derive(Debug, thiserror::Error)]

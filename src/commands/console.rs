@@ -2,7 +2,14 @@
 //! options, problems reported on stderr before the terminal is taken over, and the console run
 //! on a channel of snapshots. The callers only decide where the snapshots come from.
 
+use std::sync::Arc;
+
 use tokio::sync::mpsc;
+
+use crate::audit::{AuditLog, AwsContext, Operator};
+use crate::batch::BatchClient;
+use crate::poll::PollHandle;
+use crate::tui::effects::{ApiRunner, ChangeRunner, Services};
 
 use crate::cli::ConsoleArgs;
 use crate::config::{self, Loaded, Overrides};
@@ -53,11 +60,40 @@ pub fn options(loaded: &Loaded, source: Source) -> AppOptions {
         loop_rule: loaded.config.loops.rule(),
         clock: Box::new(tui::wall_clock),
         warnings,
+        priority_policy: loaded.config.priority,
+    }
+}
+
+/// The services of a console connected to Batch: priority changes through `client` with the
+/// audit log in the user's data directory (none when the OS gives no home directory: the
+/// dialog then reports that), and refreshes through the poller.
+pub fn services(client: &BatchClient, poller: &PollHandle, loaded: &Loaded) -> Services {
+    let source = client.source().clone();
+    let changes = crate::audit::default_path().map(|path| {
+        Arc::new(ApiRunner {
+            api: Arc::new(client.clone()),
+            log: AuditLog::new(path),
+            operator: Operator::current(),
+            aws: AwsContext {
+                profile: source.profile,
+                region: source.region,
+                endpoint: source.endpoint,
+            },
+            read_only: loaded.config.read_only,
+        }) as Arc<dyn ChangeRunner>
+    });
+    Services {
+        changes,
+        refresh: Some(Box::new(poller.refresher())),
     }
 }
 
 /// Runs the console until the user quits.
-pub async fn run(opts: AppOptions, snapshots: mpsc::Receiver<Snapshot>) -> anyhow::Result<()> {
-    tui::run(opts, snapshots).await?;
+pub async fn run(
+    opts: AppOptions,
+    snapshots: mpsc::Receiver<Snapshot>,
+    services: Services,
+) -> anyhow::Result<()> {
+    tui::run(opts, snapshots, services).await?;
     Ok(())
 }

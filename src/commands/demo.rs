@@ -73,7 +73,8 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         );
         let snapshots = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
         let opts = console::options(&loaded, client.source().clone());
-        let result = console::run(opts, snapshots).await;
+        let services = console::services(&client, &poller, &loaded);
+        let result = console::run(opts, snapshots, services).await;
         poller.shutdown().await;
         emulator.shutdown().await?;
         result

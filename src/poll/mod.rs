@@ -225,6 +225,12 @@ impl PollHandle {
         self.refresh.notify_one();
     }
 
+    /// A function that asks for a refresh now (for the console's services).
+    pub fn refresher(&self) -> impl Fn() + Send + 'static {
+        let notify = std::sync::Arc::clone(&self.refresh);
+        move || notify.notify_one()
+    }
+
     /// Stops the poller and waits for it (an in-flight refresh is abandoned).
     pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);

@@ -12,6 +12,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::command::{self, Command};
 use super::data::Data;
+use super::effects::{ChangeResult, Effect};
 use super::footer::{self, Flash};
 use super::help;
 use super::input::Input;
@@ -20,11 +21,13 @@ use super::jobs::Jobs;
 use super::keymap::{Action, KeyMap, Mode};
 use super::overview::Overview;
 use super::preemptions::Preemptions;
+use super::priority::{PriorityDialog, Reply};
 use super::screen::{DrawCtx, Kind, Open, Screen};
 use super::share::ShareScreen;
 use super::status_bar::{self, StatusInfo};
 use super::text::clean;
 use super::theme::{self, Role, Theme};
+use crate::actions::PriorityPolicy;
 use crate::analysis::LoopRule;
 use crate::model::{Millis, Snapshot};
 
@@ -41,6 +44,8 @@ pub enum Msg {
     /// The poller's channel closed.
     SourceClosed,
     Tick,
+    /// A priority change's background task finished.
+    ChangeDone(Box<ChangeResult>),
 }
 
 /// How to build an [`App`].
@@ -58,6 +63,8 @@ pub struct AppOptions {
     pub clock: Box<dyn Fn() -> Millis + Send>,
     /// Shown in the footer at start (config problems).
     pub warnings: Vec<String>,
+    /// When a priority change needs a change record.
+    pub priority_policy: PriorityPolicy,
 }
 
 pub struct App {
@@ -78,6 +85,11 @@ pub struct App {
     queue: Option<String>,
     flash: Option<Flash>,
     clock: Box<dyn Fn() -> Millis + Send>,
+    /// The priority dialog, while open (it takes every key).
+    dialog: Option<PriorityDialog>,
+    priority_policy: PriorityPolicy,
+    /// Work for the event loop, taken after each update.
+    effects: Vec<Effect>,
     /// Data age (whole seconds) at the last draw, so a tick redraws only when it changes.
     shown_age: Option<i64>,
     dirty: bool,
@@ -110,6 +122,9 @@ impl App {
             queue: opts.queue,
             flash,
             clock: opts.clock,
+            dialog: None,
+            priority_policy: opts.priority_policy,
+            effects: Vec::new(),
             shown_age: None,
             dirty: true,
             quit: false,
@@ -137,6 +152,15 @@ impl App {
 
     pub fn help_open(&self) -> bool {
         self.help
+    }
+
+    pub fn dialog(&self) -> Option<&PriorityDialog> {
+        self.dialog.as_ref()
+    }
+
+    /// Work the last updates asked for (the event loop runs it off the UI path).
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
     }
 
     fn current(&self) -> &(dyn Screen + Send) {
@@ -174,6 +198,15 @@ impl App {
                 if self.age_seconds() != self.shown_age {
                     self.dirty = true;
                 }
+            }
+            Msg::ChangeDone(r) => {
+                if let Some(d) = &mut self.dialog {
+                    d.finished(&r);
+                }
+                let (text, error) = super::priority::result_text(&r);
+                self.flash = Some(Flash { text, error });
+                self.effects.push(Effect::RefreshNow);
+                self.dirty = true;
             }
         }
     }
@@ -217,6 +250,15 @@ impl App {
     }
 
     fn on_key(&mut self, key: KeyEvent) {
+        if let Some(dialog) = &mut self.dialog {
+            let action = self.keymap.action(Mode::Dialog, &key);
+            match dialog.on_key(action, &key, &self.data) {
+                Reply::Stay => {}
+                Reply::Close => self.dialog = None,
+                Reply::Submit(req) => self.effects.push(Effect::ApplyChange(req)),
+            }
+            return;
+        }
         if self.help {
             match self.keymap.action(Mode::Normal, &key) {
                 Some(Action::Back | Action::Help | Action::Quit) => self.help = false,
@@ -360,8 +402,34 @@ impl App {
                     .map_or(0, |i| i + 1);
                 self.set_theme(names[at % names.len()]);
             }
-            Action::Confirm | Action::Cancel => {}
+            Action::Priority => self.open_priority_dialog(),
+            Action::Confirm | Action::Cancel | Action::NextField | Action::PrevField => {}
         }
+    }
+
+    fn open_priority_dialog(&mut self) {
+        if self.status.read_only {
+            return self.flash_error(
+                "read-only mode: priority changes are disabled (--read-only or read_only = true)",
+            );
+        }
+        let Some((queue, id)) = self
+            .current()
+            .selected_job(&self.data, self.queue.as_deref())
+        else {
+            return self.flash_error("select a job first (Jobs, a share's queue or a job)");
+        };
+        let Some(job) = self.data.job(Some(&queue), &id) else {
+            return self.flash_error("that job is no longer in the data");
+        };
+        if job.job.status.is_terminal() {
+            return self.flash_error(format!(
+                "{} has already finished ({}): its priority cannot change",
+                clean(&job.job.name),
+                job.job.status.as_str()
+            ));
+        }
+        self.dialog = Some(PriorityDialog::new(&queue, job, self.priority_policy));
     }
 
     fn with_nav(&mut self, f: impl FnOnce(&mut super::list::ListState)) {
@@ -560,12 +628,20 @@ impl App {
         if self.help {
             help::draw(frame, body, &self.keymap, self.help_scroll, theme);
         }
+        if let Some(d) = &self.dialog {
+            d.draw(frame, body, &self.keymap, theme);
+        }
         footer::draw(
             frame,
             foot,
             &self.input,
             self.flash.as_ref(),
             &self.keymap,
+            if self.dialog.is_some() {
+                Mode::Dialog
+            } else {
+                Mode::Normal
+            },
             theme,
         );
     }

@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 
 use super::TuiError;
 use super::app::{App, Msg};
+use super::effects::{ChangeResult, Effect, Services};
 use crate::model::Snapshot;
 
 /// Ticks drive only the "updated N s ago" text (a redraw happens when it changes).
@@ -28,13 +29,31 @@ pub fn message(event: Event) -> Option<Msg> {
     }
 }
 
-/// Runs until the user quits or the event stream ends.
+/// Runs until the user quits or the event stream ends, without services (no changes can be
+/// applied; the app says so).
 pub async fn run<B, E>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    events: E,
+    snapshots: mpsc::Receiver<Snapshot>,
+    tick: Duration,
+) -> Result<(), TuiError>
+where
+    B: Backend,
+    E: Stream<Item = io::Result<Event>> + Unpin,
+{
+    run_with(terminal, app, events, snapshots, tick, Services::default()).await
+}
+
+/// Runs until the user quits, or the event stream ends and the background work it started is
+/// done. Effects the app asks for run in spawned tasks; their results come back as messages.
+pub async fn run_with<B, E>(
     terminal: &mut Terminal<B>,
     app: &mut App,
     mut events: E,
     mut snapshots: mpsc::Receiver<Snapshot>,
     tick: Duration,
+    services: Services,
 ) -> Result<(), TuiError>
 where
     B: Backend,
@@ -43,11 +62,14 @@ where
     let mut ticker = tokio::time::interval(tick);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut source_open = true;
+    let mut events_open = true;
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Msg>();
+    let mut in_flight = 0usize;
     loop {
         if app.is_dirty() {
             terminal.draw(|f| app.draw(f))?;
         }
-        if app.should_quit() {
+        if app.should_quit() || (!events_open && in_flight == 0) {
             return Ok(());
         }
         // Biased: a snapshot already waiting is applied before the keys that follow it, so a
@@ -61,17 +83,54 @@ where
                     Msg::SourceClosed
                 }
             },
-            event = events.next() => match event {
+            done = done_rx.recv() => match done {
+                Some(m) => {
+                    in_flight = in_flight.saturating_sub(1);
+                    m
+                }
+                // Unreachable while `done_tx` lives; treat as a tick.
+                None => Msg::Tick,
+            },
+            event = events.next(), if events_open => match event {
                 Some(Ok(e)) => match message(e) {
                     Some(m) => m,
                     None => continue,
                 },
                 Some(Err(e)) => return Err(TuiError::Io(e)),
-                None => return Ok(()),
+                None => {
+                    events_open = false;
+                    continue;
+                }
             },
             _ = ticker.tick() => Msg::Tick,
         };
         app.update(msg);
+        for effect in app.take_effects() {
+            match effect {
+                Effect::ApplyChange(req) => match &services.changes {
+                    Some(runner) => {
+                        let fut = runner.apply(*req);
+                        let tx = done_tx.clone();
+                        in_flight += 1;
+                        tokio::spawn(async move {
+                            let r = fut.await;
+                            let _ = tx.send(Msg::ChangeDone(Box::new(r)));
+                        });
+                    }
+                    None => app.update(Msg::ChangeDone(Box::new(ChangeResult {
+                        job_id: req.preview.job_id.clone(),
+                        job_name: req.preview.job_name.clone(),
+                        new_priority: req.preview.new_priority,
+                        result: Err("this console has no API connection to change it".into()),
+                    }))),
+                },
+                Effect::RefreshNow => {
+                    if let Some(refresh) = &services.refresh {
+                        refresh();
+                    }
+                }
+            }
+        }
     }
 }
 

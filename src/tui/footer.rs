@@ -24,6 +24,7 @@ pub fn draw(
     input: &Input,
     flash: Option<&Flash>,
     keymap: &KeyMap,
+    mode: Mode,
     theme: &Theme,
 ) {
     let line = match input {
@@ -42,6 +43,7 @@ pub fn draw(
             spans.extend(hints(keymap, Mode::Prompt, theme));
             Line::from(spans)
         }
+        Input::Normal if mode == Mode::Dialog => Line::from(hints(keymap, mode, theme)),
         Input::Normal => match flash {
             Some(f) => Line::from(Span::styled(
                 clean(&f.text).into_owned(),

@@ -16,6 +16,7 @@ pub fn lines(keymap: &KeyMap, theme: &Theme) -> Vec<Line<'static>> {
     for (mode, heading) in [
         (Mode::Normal, "Keys"),
         (Mode::Prompt, "While typing after : or /"),
+        (Mode::Dialog, "In the priority dialog"),
     ] {
         out.push(Line::from(Span::styled(heading, theme.style(Role::Header))));
         for (b, keys) in keymap.bindings(mode) {

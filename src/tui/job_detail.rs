@@ -185,6 +185,10 @@ impl Screen for JobDetail {
         Kind::JobDetail
     }
 
+    fn selected_job(&self, _data: &Data, _queue: Option<&str>) -> Option<(String, String)> {
+        Some((self.queue.clone(), self.id.clone()))
+    }
+
     fn refresh(&mut self, data: &Data, _queue: Option<&str>) {
         let n = self.lines(data, &super::theme::Theme::plain("count")).len();
         self.scroll.set_rows((0..n).collect(), |_| false);

@@ -13,6 +13,8 @@ pub enum Mode {
     Normal,
     /// Typing after `:` or `/`.
     Prompt,
+    /// In the priority dialog.
+    Dialog,
 }
 
 /// Something the user can bind a key to.
@@ -40,6 +42,9 @@ pub enum Action {
     NextTheme,
     Confirm,
     Cancel,
+    Priority,
+    NextField,
+    PrevField,
 }
 
 /// One row of the table.
@@ -148,6 +153,14 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         None,
     ),
     b(
+        Action::Priority,
+        "priority",
+        Mode::Normal,
+        &["p"],
+        "change the selected job's priority (preview, confirm, audit)",
+        None,
+    ),
+    b(
         Action::NextPane,
         "next_pane",
         Mode::Normal,
@@ -250,6 +263,38 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         &["esc"],
         "cancel",
         Some("cancel"),
+    ),
+    b(
+        Action::Confirm,
+        "dialog_confirm",
+        Mode::Dialog,
+        &["enter"],
+        "preview the change, then apply it",
+        Some("preview/apply"),
+    ),
+    b(
+        Action::Cancel,
+        "dialog_cancel",
+        Mode::Dialog,
+        &["esc"],
+        "back to editing / close the dialog",
+        Some("back"),
+    ),
+    b(
+        Action::NextField,
+        "next_field",
+        Mode::Dialog,
+        &["tab", "down"],
+        "next field",
+        Some("next field"),
+    ),
+    b(
+        Action::PrevField,
+        "prev_field",
+        Mode::Dialog,
+        &["backtab", "up"],
+        "previous field",
+        None,
     ),
 ];
 
@@ -412,6 +457,15 @@ impl KeyMap {
             .map(|(b, ks)| (b, ks.as_slice()))
     }
 
+    /// The first key of an action in a mode, for hints (`?` when unbound).
+    pub fn first_key_in(&self, mode: Mode, action: Action) -> String {
+        self.entries
+            .iter()
+            .find(|(b, _)| b.mode == mode && b.action == action)
+            .and_then(|(_, ks)| ks.first())
+            .map_or_else(|| "?".to_string(), Chord::label)
+    }
+
     /// The first key of an action, for hints (`?` when unbound).
     pub fn first_key(&self, action: Action) -> String {
         self.entries
@@ -461,7 +515,7 @@ mod tests {
     #[test]
     fn no_default_key_is_bound_twice_in_a_mode() {
         let m = KeyMap::default();
-        for mode in [Mode::Normal, Mode::Prompt] {
+        for mode in [Mode::Normal, Mode::Prompt, Mode::Dialog] {
             let mut seen = Vec::new();
             for (b, ks) in m.bindings(mode) {
                 assert_eq!(

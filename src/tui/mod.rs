@@ -11,6 +11,7 @@
 pub mod app;
 pub mod command;
 pub mod data;
+pub mod effects;
 pub mod event_loop;
 pub mod footer;
 pub mod gauge;
@@ -22,6 +23,7 @@ pub mod keymap;
 pub mod list;
 pub mod overview;
 pub mod preemptions;
+pub mod priority;
 pub mod screen;
 pub mod share;
 pub mod status_bar;
@@ -44,16 +46,21 @@ pub enum TuiError {
 
 /// Opens the console on the real terminal and runs it until the user quits. The terminal is
 /// restored on every exit path, panics included.
-pub async fn run(opts: AppOptions, snapshots: mpsc::Receiver<Snapshot>) -> Result<(), TuiError> {
+pub async fn run(
+    opts: AppOptions,
+    snapshots: mpsc::Receiver<Snapshot>,
+    services: effects::Services,
+) -> Result<(), TuiError> {
     let mut app = App::new(opts);
     let mut guard = terminal::TerminalGuard::enter()?;
     let events = crossterm::event::EventStream::new();
-    event_loop::run(
+    event_loop::run_with(
         &mut guard.terminal,
         &mut app,
         events,
         snapshots,
         event_loop::TICK,
+        services,
     )
     .await
 }

@@ -55,6 +55,13 @@ pub trait Screen {
         None
     }
     fn next_pane(&mut self) {}
+    /// The job a priority change applies to (by default: the one Enter would open).
+    fn selected_job(&self, data: &Data, queue: Option<&str>) -> Option<(String, String)> {
+        match self.enter(data, queue)? {
+            Open::Job { queue, id } => Some((queue, id)),
+            _ => None,
+        }
+    }
 }
 
 /// A bordered block titled with the screen name, filter and sort.

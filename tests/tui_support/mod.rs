@@ -380,6 +380,7 @@ pub fn options() -> AppOptions {
         loop_rule: LoopRule::default(),
         clock: Box::new(|| NOW + 1_000),
         warnings: Vec::new(),
+        priority_policy: Default::default(),
     }
 }
 
@@ -439,4 +440,46 @@ pub async fn run_with(
     .unwrap();
     drop(tx);
     (terminal, app)
+}
+
+/// Like [`run_with`], with services (a fake priority API in tests); the loop ends when the
+/// script does and the background work it started has finished.
+pub async fn run_services(
+    width: u16,
+    height: u16,
+    opts: AppOptions,
+    snap: Snapshot,
+    script: Vec<Event>,
+    services: quotatop::tui::effects::Services,
+) -> (Terminal<TestBackend>, App) {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let mut app = App::new(opts);
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    tx.send(snap).await.unwrap();
+    let events = futures_util::stream::iter(script.into_iter().map(Ok));
+    event_loop::run_with(
+        &mut terminal,
+        &mut app,
+        events,
+        rx,
+        Duration::from_secs(3600),
+        services,
+    )
+    .await
+    .unwrap();
+    drop(tx);
+    (terminal, app)
+}
+
+/// The screen as plain text, one line per row.
+pub fn screen_text(t: &Terminal<TestBackend>) -> String {
+    let buf = t.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
 }

@@ -1,0 +1,446 @@
+//! The priority dialog: new value (validated as typed), justification, change record when the
+//! policy asks for one, a preview computed on the current snapshot, then explicit confirmation.
+//! It consumes every key while open and, when confirmed, emits a [`ChangeRequest`]; it never
+//! calls anything itself.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use super::data::Data;
+use super::effects::{ChangeRequest, ChangeResult};
+use super::keymap::{Action, KeyMap};
+use super::screen::short_type;
+use super::text::clean;
+use super::theme::{Role, Theme};
+use crate::actions::{
+    self, Prediction, Preview, PriorityPolicy, change_record_reason, check_change, parse_priority,
+};
+use crate::audit::Outcome;
+use crate::model::{JobStatus, TrackedJob};
+
+/// Longest text accepted in a field.
+const MAX_FIELD: usize = 200;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Priority,
+    Justification,
+    ChangeRecord,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    Edit,
+    Preview(Box<Preview>),
+    /// Confirmed; waiting for the background task.
+    Sent,
+    Done {
+        text: String,
+        error: bool,
+    },
+}
+
+/// What the dialog wants after a key.
+#[derive(Debug)]
+pub enum Reply {
+    Stay,
+    Close,
+    Submit(Box<ChangeRequest>),
+}
+
+#[derive(Debug, Clone)]
+pub struct PriorityDialog {
+    pub queue: String,
+    pub job_id: String,
+    job_name: String,
+    share: String,
+    status: JobStatus,
+    current: u32,
+    policy: PriorityPolicy,
+    pub field: Field,
+    pub priority: String,
+    pub justification: String,
+    pub change_record: String,
+    /// Shown after Enter when the change is not acceptable.
+    error: Option<String>,
+    pub step: Step,
+}
+
+impl PriorityDialog {
+    pub fn new(queue: &str, job: &TrackedJob, policy: PriorityPolicy) -> Self {
+        Self {
+            queue: queue.to_string(),
+            job_id: job.job.id.clone(),
+            job_name: job.job.name.clone(),
+            share: job.job.share.clone(),
+            status: job.job.status,
+            current: job.job.priority,
+            policy,
+            field: Field::Priority,
+            priority: String::new(),
+            justification: String::new(),
+            change_record: String::new(),
+            error: None,
+            step: Step::Edit,
+        }
+    }
+
+    /// The priority field's problem as typed (`None` when it reads as a valid number).
+    pub fn priority_error(&self) -> Option<String> {
+        parse_priority(&self.priority).err().map(|e| e.to_string())
+    }
+
+    /// Why the typed change needs a change record, if it does.
+    pub fn record_needed(&self) -> Option<String> {
+        let new = parse_priority(&self.priority).ok()?;
+        change_record_reason(self.current, new, &self.policy)
+    }
+
+    pub fn on_key(&mut self, action: Option<Action>, key: &KeyEvent, data: &Data) -> Reply {
+        match &self.step {
+            Step::Edit => self.on_edit_key(action, key, data),
+            Step::Preview(p) => match action {
+                Some(Action::Confirm) => {
+                    let req = ChangeRequest {
+                        queue: self.queue.clone(),
+                        justification: self.justification.trim().to_string(),
+                        change_record: Some(self.change_record.trim().to_string())
+                            .filter(|c| !c.is_empty()),
+                        preview: (**p).clone(),
+                    };
+                    self.step = Step::Sent;
+                    Reply::Submit(Box::new(req))
+                }
+                Some(Action::Cancel) => {
+                    self.step = Step::Edit;
+                    Reply::Stay
+                }
+                _ => Reply::Stay,
+            },
+            Step::Sent => match action {
+                // The result still arrives (and is shown in the footer).
+                Some(Action::Cancel) => Reply::Close,
+                _ => Reply::Stay,
+            },
+            Step::Done { .. } => match action {
+                Some(Action::Confirm | Action::Cancel) => Reply::Close,
+                _ => Reply::Stay,
+            },
+        }
+    }
+
+    fn on_edit_key(&mut self, action: Option<Action>, key: &KeyEvent, data: &Data) -> Reply {
+        match action {
+            Some(Action::Cancel) => return Reply::Close,
+            Some(Action::NextField) => {
+                self.field = match self.field {
+                    Field::Priority => Field::Justification,
+                    Field::Justification => Field::ChangeRecord,
+                    Field::ChangeRecord => Field::Priority,
+                };
+                return Reply::Stay;
+            }
+            Some(Action::PrevField) => {
+                self.field = match self.field {
+                    Field::Priority => Field::ChangeRecord,
+                    Field::Justification => Field::Priority,
+                    Field::ChangeRecord => Field::Justification,
+                };
+                return Reply::Stay;
+            }
+            Some(Action::Confirm) => {
+                self.open_preview(data);
+                return Reply::Stay;
+            }
+            _ => {}
+        }
+        let text = match self.field {
+            Field::Priority => &mut self.priority,
+            Field::Justification => &mut self.justification,
+            Field::ChangeRecord => &mut self.change_record,
+        };
+        match key.code {
+            KeyCode::Backspace => {
+                text.pop();
+            }
+            KeyCode::Char(c)
+                if !key
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+                    && !c.is_control()
+                    && text.chars().count() < MAX_FIELD =>
+            {
+                text.push(c);
+            }
+            _ => return Reply::Stay,
+        }
+        self.error = None;
+        Reply::Stay
+    }
+
+    /// Validates the whole change and computes the preview on the current snapshot.
+    fn open_preview(&mut self, data: &Data) {
+        let checked = parse_priority(&self.priority).and_then(|new| {
+            let record = Some(self.change_record.as_str()).filter(|c| !c.trim().is_empty());
+            check_change(self.current, new, &self.justification, record, &self.policy).map(|()| new)
+        });
+        let new = match checked {
+            Ok(n) => n,
+            Err(e) => {
+                self.error = Some(e.to_string());
+                return;
+            }
+        };
+        let Some((q, _)) = data
+            .queue(Some(&self.queue))
+            .filter(|(q, _)| q.name == self.queue)
+        else {
+            self.error = Some(format!("queue {} is no longer in the data", self.queue));
+            return;
+        };
+        match actions::preview(q, &self.job_id, new) {
+            Ok(p) => {
+                self.error = None;
+                self.step = Step::Preview(Box::new(p));
+            }
+            Err(e) => self.error = Some(e.to_string()),
+        }
+    }
+
+    /// The background task's answer.
+    pub fn finished(&mut self, r: &ChangeResult) {
+        if r.job_id == self.job_id && self.step == Step::Sent {
+            let (text, error) = result_text(r);
+            self.step = Step::Done { text, error };
+        }
+    }
+
+    pub fn draw(&self, frame: &mut Frame, area: Rect, keymap: &KeyMap, theme: &Theme) {
+        let width = area.width.saturating_sub(4).min(84);
+        let lines = self.lines(keymap, theme);
+        let inner = width.saturating_sub(2).max(1) as usize;
+        // Rows after wrapping, so the last line (the confirmation) is never cut off.
+        let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
+        let height = (rows as u16).saturating_add(2).min(area.height);
+        let [row] = Layout::vertical([Constraint::Length(height)])
+            .flex(Flex::Center)
+            .areas(area);
+        let [popup] = Layout::horizontal([Constraint::Length(width)])
+            .flex(Flex::Center)
+            .areas(row);
+        frame.render_widget(Clear, popup);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.style(Role::Border))
+            .title(Span::styled(" Change priority ", theme.style(Role::Title)));
+        frame.render_widget(
+            Paragraph::new(lines)
+                .block(block)
+                .wrap(Wrap { trim: false }),
+            popup,
+        );
+    }
+
+    fn lines(&self, keymap: &KeyMap, theme: &Theme) -> Vec<Line<'static>> {
+        let muted = theme.style(Role::Muted);
+        let key = |a: Action| keymap.first_key_in(super::keymap::Mode::Dialog, a);
+        let mut out = vec![
+            Line::from(vec![
+                Span::styled("job      ", muted),
+                Span::raw(clean(&self.job_name).into_owned()),
+                Span::styled(format!(" ({})", clean(&self.job_id)), muted),
+            ]),
+            Line::from(vec![
+                Span::styled("share    ", muted),
+                Span::raw(clean(&self.share).into_owned()),
+                Span::styled(" · status ", muted),
+                Span::raw(self.status.as_str()),
+                Span::styled(" · current priority ", muted),
+                Span::styled(self.current.to_string(), theme.style(Role::Accent)),
+            ]),
+            Line::from(""),
+        ];
+        match &self.step {
+            Step::Edit => {
+                let record_label = match self.record_needed() {
+                    Some(why) => format!("required: {why}"),
+                    None => "optional".to_string(),
+                };
+                for (field, label, text, note) in [
+                    (
+                        Field::Priority,
+                        "new priority ",
+                        &self.priority,
+                        "0–9999".to_string(),
+                    ),
+                    (
+                        Field::Justification,
+                        "why          ",
+                        &self.justification,
+                        "required".to_string(),
+                    ),
+                    (
+                        Field::ChangeRecord,
+                        "change record",
+                        &self.change_record,
+                        record_label,
+                    ),
+                ] {
+                    let focused = field == self.field;
+                    let mut spans = vec![
+                        Span::styled(
+                            format!("{} {label} ", if focused { "▶" } else { " " }),
+                            if focused {
+                                theme.style(Role::Prompt)
+                            } else {
+                                muted
+                            },
+                        ),
+                        Span::raw(format!("[{}", clean(text))),
+                    ];
+                    if focused {
+                        spans.push(Span::styled("█", theme.style(Role::Prompt)));
+                    }
+                    spans.push(Span::raw("] "));
+                    spans.push(Span::styled(note, muted));
+                    out.push(Line::from(spans));
+                }
+                out.push(Line::from(""));
+                let problem = self.error.clone().or_else(|| {
+                    (!self.priority.is_empty())
+                        .then(|| self.priority_error())
+                        .flatten()
+                });
+                out.push(match problem {
+                    Some(e) => Line::from(Span::styled(
+                        clean(&e).into_owned(),
+                        theme.style(Role::Critical),
+                    )),
+                    None => Line::from(Span::styled(
+                        format!(
+                            "{} next field · {} preview · {} cancel",
+                            key(Action::NextField),
+                            key(Action::Confirm),
+                            key(Action::Cancel)
+                        ),
+                        muted,
+                    )),
+                });
+            }
+            Step::Preview(p) => {
+                out.extend(preview_lines(p, theme));
+                out.push(Line::from(""));
+                out.push(Line::from(vec![
+                    Span::styled(
+                        format!("{} apply this change", key(Action::Confirm)),
+                        theme.style(Role::Warning),
+                    ),
+                    Span::styled(format!(" · {} back to edit", key(Action::Cancel)), muted),
+                ]));
+            }
+            Step::Sent => {
+                out.push(Line::from(Span::styled(
+                    "applying… (audit intent written before the API call)",
+                    theme.style(Role::Accent),
+                )));
+            }
+            Step::Done { text, error } => {
+                out.push(Line::from(Span::styled(
+                    clean(text).into_owned(),
+                    theme.style(if *error {
+                        Role::Critical
+                    } else {
+                        Role::Healthy
+                    }),
+                )));
+                out.push(Line::from(Span::styled(
+                    format!("{} close", key(Action::Cancel)),
+                    muted,
+                )));
+            }
+        }
+        out
+    }
+}
+
+/// The preview as the dialog shows it (the console twin of `set-priority`'s `render_preview`).
+pub fn preview_lines(p: &Preview, theme: &Theme) -> Vec<Line<'static>> {
+    let muted = theme.style(Role::Muted);
+    let mut out = vec![Line::from(vec![
+        Span::styled("priority ", muted),
+        Span::raw(format!("{} → {}", p.old_priority, p.new_priority)),
+    ])];
+    if let (Some(a), Some(b)) = (p.old_position, p.new_position) {
+        out.push(Line::from(vec![
+            Span::styled("position ", muted),
+            Span::raw(format!(
+                "{a} → {b} of {} waiting in {}",
+                p.queue_length,
+                clean(&p.share)
+            )),
+        ]));
+    }
+    let effect = match &p.prediction {
+        Prediction::Preempts(c) => {
+            out.push(Line::from(vec![
+                Span::styled("effect   ", muted),
+                Span::styled(
+                    format!(
+                        "in-share preemption of {} running job(s), {:.2} instance-hours at risk",
+                        c.len(),
+                        p.instance_hours_at_risk()
+                    ),
+                    theme.style(Role::Preempted),
+                ),
+            ]));
+            for v in c {
+                out.push(Line::from(Span::raw(format!(
+                    "         - {} · priority {} · {}× {} · running {} min · {:.2} inst-h",
+                    clean(&v.name),
+                    v.priority,
+                    v.instance_count,
+                    short_type(&v.instance_type),
+                    v.running_ms / 60_000,
+                    v.instance_hours_at_risk
+                ))));
+            }
+            return out;
+        }
+        Prediction::NotWaiting { status } => format!("job is {status}: only its standing changes"),
+        Prediction::Waits { ahead } => format!("{ahead} job(s) stay ahead; it keeps waiting"),
+        Prediction::RunsOnOwnCapacity => "runs on its share's unused capacity".to_string(),
+        Prediction::ReclaimsLent { instances } => {
+            format!("reclaims {instances} lent instance(s) by cross-share preemption")
+        }
+        Prediction::Borrows { instances } => format!("runs borrowing {instances} idle instance(s)"),
+        Prediction::WaitsForCapacity => "waits for capacity (no preemption possible)".to_string(),
+    };
+    out.push(Line::from(vec![
+        Span::styled("effect   ", muted),
+        Span::raw(effect),
+    ]));
+    out
+}
+
+/// The result as one line for the dialog and the footer.
+pub fn result_text(r: &ChangeResult) -> (String, bool) {
+    let name = clean(&r.job_name).into_owned();
+    match &r.result {
+        Ok(Outcome::Succeeded { request_id }) => (
+            format!(
+                "priority of {name} set to {} (request {}); recorded in the audit log",
+                r.new_priority,
+                request_id.as_deref().unwrap_or("-")
+            ),
+            false,
+        ),
+        Ok(Outcome::Failed { error }) => (
+            format!("the API refused the change to {name}: {error} (recorded in the audit log)"),
+            true,
+        ),
+        Err(e) => (format!("priority of {name} not changed: {e}"), true),
+    }
+}

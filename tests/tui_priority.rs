@@ -1,0 +1,264 @@
+//! The console's priority dialog: validation as typed, the preview, read-only refusal, and the
+//! confirmed change reaching a fake API and the audit log through the event loop's task.
+
+mod tui_support;
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use insta::assert_snapshot;
+use quotatop::actions::{ApiFailure, PriorityApi};
+use quotatop::audit::{AuditLog, AwsContext, Operator, Outcome, RecordKind, read_records};
+use quotatop::model::{CapacityLimit, Snapshot};
+use quotatop::tui::StatusInfo;
+use quotatop::tui::effects::{ApiRunner, Services};
+use quotatop::tui::priority::Step;
+use tui_support::{P4D, options, run, run_services, run_with, screen_text, snapshot, typed};
+
+/// The fixture with the p4d pool full: research (in-share preemption on) holds all 6 of its
+/// instances, prod its one, nlp no longer has p4d: nothing idle to borrow, so a raised research
+/// job can only start by preempting a lower-priority research job.
+fn full_pool() -> Snapshot {
+    let mut s = snapshot();
+    let q = &mut s.queues[0];
+    for c in &mut q.environment.capacity {
+        if c.instance_type == P4D {
+            *c = CapacityLimit::new(P4D, 7);
+        }
+    }
+    for share in &mut q.shares {
+        match share.name.as_str() {
+            "research" => share.capacity_limits = vec![CapacityLimit::new(P4D, 6)],
+            "prod" => share.capacity_limits = vec![CapacityLimit::new(P4D, 1)],
+            "nlp" => share.capacity_limits.retain(|c| c.instance_type != P4D),
+            _ => {}
+        }
+    }
+    s
+}
+
+/// Opens research-sweep-04 (RUNNABLE, priority 1, in research, which has in-share preemption).
+const OPEN: &str = ":job research-sweep-04\np";
+
+#[derive(Clone)]
+struct FakeApi {
+    result: Result<Option<String>, ApiFailure>,
+    calls: Arc<Mutex<Vec<(String, u32)>>>,
+}
+
+impl PriorityApi for FakeApi {
+    fn update_priority(
+        &self,
+        job_id: &str,
+        priority: u32,
+    ) -> impl Future<Output = Result<Option<String>, ApiFailure>> + Send {
+        self.calls
+            .lock()
+            .unwrap()
+            .push((job_id.to_string(), priority));
+        let r = self.result.clone();
+        async move { r }
+    }
+}
+
+fn services(api: &FakeApi, log: &std::path::Path) -> Services {
+    Services {
+        changes: Some(Arc::new(ApiRunner {
+            api: Arc::new(api.clone()),
+            log: AuditLog::new(log),
+            operator: Operator {
+                user: "oncall".into(),
+                host: "console-host".into(),
+            },
+            aws: AwsContext::default(),
+            read_only: false,
+        })),
+        refresh: None,
+    }
+}
+
+#[tokio::test]
+async fn dialog_opens_on_a_job_with_its_current_priority() {
+    let (t, app) = run(100, 30, options(), typed(OPEN)).await;
+    let d = app.dialog().expect("dialog open");
+    assert_eq!(d.step, Step::Edit);
+    let s = screen_text(&t);
+    assert!(s.contains("Change priority"), "{s}");
+    assert!(s.contains("current priority 1"), "{s}");
+}
+
+#[tokio::test]
+async fn dialog_preview_names_the_preempted_job_and_hours_at_risk() {
+    let script = format!("{OPEN}50\tincident 4711: paper deadline\n");
+    let (t, app) = run_with(100, 30, options(), vec![full_pool()], typed(&script)).await;
+    let d = app.dialog().expect("dialog open");
+    assert!(matches!(d.step, Step::Preview(_)), "{:?}", d.step);
+    let s = screen_text(&t);
+    assert!(s.contains("in-share preemption"), "{s}");
+    assert!(s.contains("instance-hours at risk"), "{s}");
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn typing_validation_messages() {
+    for (typed_text, expect) in [
+        ("abc", "\"abc\" is not a whole number"),
+        ("12000", "12000 is out of range: enter 0 to 9999"),
+        ("-3", "-3 is out of range"),
+    ] {
+        let (t, app) = run(100, 30, options(), typed(&format!("{OPEN}{typed_text}"))).await;
+        assert_eq!(app.dialog().unwrap().step, Step::Edit);
+        let s = screen_text(&t);
+        assert!(s.contains(expect), "{typed_text}: {s}");
+    }
+    // Empty: shown when Enter asks for the preview.
+    let (t, app) = run(100, 30, options(), typed(&format!("{OPEN}\n"))).await;
+    assert_eq!(app.dialog().unwrap().step, Step::Edit);
+    assert!(screen_text(&t).contains("enter a priority between 0 and 9999"));
+}
+
+#[tokio::test]
+async fn justification_is_required() {
+    let (t, app) = run(100, 30, options(), typed(&format!("{OPEN}50\n"))).await;
+    assert_eq!(app.dialog().unwrap().step, Step::Edit);
+    assert!(screen_text(&t).contains("a justification is required"));
+}
+
+#[tokio::test]
+async fn large_change_needs_a_change_record() {
+    let (t, app) = run(
+        100,
+        30,
+        options(),
+        typed(&format!("{OPEN}2000\tdeadline\n")),
+    )
+    .await;
+    assert_eq!(app.dialog().unwrap().step, Step::Edit);
+    let s = screen_text(&t);
+    assert!(s.contains("a change-record id is required"), "{s}");
+    assert!(
+        s.contains("required: "),
+        "the field says it is required: {s}"
+    );
+    // With one, the preview follows.
+    let (_, app) = run(
+        100,
+        30,
+        options(),
+        typed(&format!("{OPEN}2000\tdeadline\tCHG-1\n")),
+    )
+    .await;
+    assert!(matches!(app.dialog().unwrap().step, Step::Preview(_)));
+}
+
+#[tokio::test]
+async fn read_only_refuses_and_shows_why() {
+    let mut opts = options();
+    opts.status = StatusInfo {
+        read_only: true,
+        ..StatusInfo::default()
+    };
+    let (t, app) = run(100, 30, opts, typed(OPEN)).await;
+    assert!(app.dialog().is_none());
+    let s = screen_text(&t);
+    assert!(
+        s.contains("read-only mode: priority changes are disabled"),
+        "{s}"
+    );
+    assert!(s.contains("READ-ONLY"), "{s}");
+}
+
+#[tokio::test]
+async fn finished_job_is_refused() {
+    let (t, app) = run(100, 30, options(), typed(":job regulated-review\np")).await;
+    assert!(app.dialog().is_none());
+    assert!(screen_text(&t).contains("has already finished"));
+}
+
+#[tokio::test]
+async fn confirmed_change_reaches_the_api_and_the_audit_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let api = FakeApi {
+        result: Ok(Some("req-123".into())),
+        calls: Arc::new(Mutex::new(Vec::new())),
+    };
+    let script = format!("{OPEN}50\tincident 4711\n\n");
+    let (t, app) = run_services(
+        100,
+        30,
+        options(),
+        full_pool(),
+        typed(&script),
+        services(&api, &log),
+    )
+    .await;
+    let calls = api.calls.lock().unwrap().clone();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].1, 50);
+    assert!(calls[0].0.ends_with("000000000003"), "{calls:?}");
+    let recs = read_records(&log).unwrap();
+    assert_eq!(recs.len(), 2, "intent + outcome");
+    assert_eq!(recs[0].1.kind, RecordKind::Intent);
+    assert_eq!(recs[0].1.justification, "incident 4711");
+    assert_eq!(recs[0].1.new_priority, 50);
+    assert!(recs[0].1.preview.contains("in-share preemption"));
+    assert_eq!(recs[1].1.kind, RecordKind::Outcome);
+    assert_eq!(
+        recs[1].1.outcome,
+        Some(Outcome::Succeeded {
+            request_id: Some("req-123".into())
+        })
+    );
+    assert!(matches!(
+        app.dialog().unwrap().step,
+        Step::Done { error: false, .. }
+    ));
+    assert!(screen_text(&t).contains("request req-123"));
+}
+
+#[tokio::test]
+async fn api_error_is_shown_plainly_and_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let api = FakeApi {
+        result: Err(ApiFailure(
+            "ClientException: job research-sweep-04 is not in a state to update".into(),
+        )),
+        calls: Arc::new(Mutex::new(Vec::new())),
+    };
+    let script = format!("{OPEN}50\tincident 4711\n\n");
+    let (t, app) = run_services(
+        100,
+        30,
+        options(),
+        snapshot(),
+        typed(&script),
+        services(&api, &log),
+    )
+    .await;
+    assert!(matches!(
+        app.dialog().unwrap().step,
+        Step::Done { error: true, .. }
+    ));
+    let s = screen_text(&t);
+    assert!(s.contains("ClientException"), "{s}");
+    let recs = read_records(&log).unwrap();
+    assert!(matches!(recs[1].1.outcome, Some(Outcome::Failed { .. })));
+}
+
+#[tokio::test]
+async fn without_an_api_the_console_says_so() {
+    let script = format!("{OPEN}50\tincident 4711\n\n");
+    let (t, _) = run(100, 30, options(), typed(&script)).await;
+    assert!(screen_text(&t).contains("no API connection"));
+}
+
+#[tokio::test]
+async fn esc_in_the_preview_returns_to_editing_and_esc_closes() {
+    let script = format!("{OPEN}50\twhy\n\x1b");
+    let (_, app) = run(100, 30, options(), typed(&script)).await;
+    assert_eq!(app.dialog().unwrap().step, Step::Edit);
+    let (_, app) = run(100, 30, options(), typed(&format!("{script}\x1b"))).await;
+    assert!(app.dialog().is_none());
+}
