@@ -156,13 +156,13 @@ async fn soak_short() {
 }
 
 /// The long soak: `QUOTATOP_SOAK_MINUTES` (default 10) of one-minute cycles (45 s faulted,
-/// then recovery), the world at `QUOTATOP_SOAK_SPEED` (default 120) simulated seconds per
+/// then recovery), the world at `QUOTATOP_SOAK_SPEED` (default 240, so all 10,000 jobs arrive within ten minutes) simulated seconds per
 /// second while it moves.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "long: run with QUOTATOP_SOAK_MINUTES=N and --ignored"]
 async fn soak_long() {
     let minutes: f64 = env_or("QUOTATOP_SOAK_MINUTES", 10.0);
-    let speed: f64 = env_or("QUOTATOP_SOAK_SPEED", 120.0);
+    let speed: f64 = env_or("QUOTATOP_SOAK_SPEED", 240.0);
     soak(Plan {
         warm_up: Duration::from_secs(10),
         cycles: (minutes.max(1.0)) as u32,
