@@ -11,9 +11,36 @@ pub fn clean_text(s: &str) -> String {
         .collect()
 }
 
+/// A URL without its userinfo (`scheme://user:password@host` → `scheme://host`), so an endpoint
+/// given with credentials in it is never stored (journal, audit log) or printed with them.
+pub fn without_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn userinfo_is_dropped_from_urls() {
+        assert_eq!(
+            without_userinfo("http://AKID:s3cr@t@127.0.0.1:5566/x?a=b@c"),
+            "http://127.0.0.1:5566/x?a=b@c"
+        );
+        assert_eq!(
+            without_userinfo("https://batch.us-east-1.amazonaws.com"),
+            "https://batch.us-east-1.amazonaws.com"
+        );
+        assert_eq!(without_userinfo("http://h/p@q"), "http://h/p@q");
+        assert_eq!(without_userinfo("not a url"), "not a url");
+    }
 
     #[test]
     fn escapes_cannot_reach_the_terminal() {
