@@ -108,7 +108,7 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
                 let filled = done * width / total.max(1);
                 eprint!(
                     "\r{:<24} [{}{}] {done}/{total} jobs",
-                    cfg.name,
+                    crate::model::clean_text(&cfg.name),
                     "#".repeat(filled),
                     ".".repeat(width - filled)
                 );

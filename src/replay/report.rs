@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::model::clean_text;
+
 use super::ReplayOutcome;
 
 /// One metric across the configurations.
@@ -66,7 +68,7 @@ pub fn markdown(outcomes: &[ReplayOutcome]) -> String {
         "| metric | {} |\n|---|{}\n",
         outcomes
             .iter()
-            .map(|o| o.config.as_str())
+            .map(|o| clean_text(&o.config))
             .collect::<Vec<_>>()
             .join(" | "),
         "---:|".repeat(outcomes.len())
@@ -77,8 +79,8 @@ pub fn markdown(outcomes: &[ReplayOutcome]) -> String {
     for o in outcomes.iter().filter(|o| !o.unknown_gpu_types.is_empty()) {
         out.push_str(&format!(
             "\n{}: GPU count unknown for {}; counted as 1 GPU per instance.\n",
-            o.config,
-            o.unknown_gpu_types.join(", ")
+            clean_text(&o.config),
+            clean_text(&o.unknown_gpu_types.join(", "))
         ));
     }
     out
@@ -97,7 +99,7 @@ pub fn csv(outcomes: &[ReplayOutcome]) -> String {
         "metric,{}\n",
         outcomes
             .iter()
-            .map(|o| quote(&o.config))
+            .map(|o| quote(&clean_text(&o.config)))
             .collect::<Vec<_>>()
             .join(",")
     );
@@ -146,5 +148,7 @@ pub fn json(outcomes: &[ReplayOutcome]) -> String {
             replay_seconds: o.elapsed.as_secs_f64(),
         })
         .collect();
-    serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".to_string()) + "\n"
+    crate::model::escape_c1_in_json(
+        serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".to_string()),
+    ) + "\n"
 }
