@@ -1,10 +1,12 @@
+use std::process::ExitCode;
+
 use clap::Parser;
 
 use quotatop::cli::{Cli, Command};
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    let result = match cli.command {
         Command::Simulate(args) => quotatop::commands::simulate::run(&args),
         Command::Emulator(args) => quotatop::commands::emulator::run(&args),
         Command::Replay(args) => quotatop::commands::replay::run(&args),
@@ -12,5 +14,16 @@ fn main() -> anyhow::Result<()> {
         Command::Snapshot(args) => quotatop::commands::snapshot::run(&args),
         Command::Report(args) => quotatop::commands::report::run(&args),
         Command::Record(args) => quotatop::commands::record::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // Error messages quote input (file contents, server messages): print them cleaned,
+            // line by line, in the shape Rust prints an error returned from main.
+            let text = format!("{e:?}");
+            let lines: Vec<String> = text.lines().map(quotatop::model::clean_text).collect();
+            eprintln!("Error: {}", lines.join("\n"));
+            ExitCode::FAILURE
+        }
     }
 }
