@@ -210,3 +210,27 @@ async fn escape_sequences_in_names_never_reach_the_terminal() {
         assert!(!has_control(&out.stdout), "report {format}:\n{text:?}");
     }
 }
+
+/// Error messages quote input (here a scenario's share name); main prints them cleaned.
+#[test]
+fn escape_sequences_in_error_messages_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    let demo = std::fs::read_to_string("scenarios/demo.toml").unwrap();
+    let bad = demo.replacen(
+        "name = \"research\"\nstrategy = \"LEND_AND_BORROW\"",
+        "name = \"x\\u001b]0;pwned\\u0007\\u001b[2J\"\nstrategy = \"BOGUS\"",
+        1,
+    );
+    assert_ne!(bad, demo);
+    std::fs::write(&path, bad).unwrap();
+    let out = quotatop(dir.path())
+        .args(["emulator", "--port", "0", "--scenario"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("BOGUS"), "the error is shown: {err}");
+    assert!(!has_control(&out.stderr), "{err:?}");
+}
