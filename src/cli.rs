@@ -38,6 +38,49 @@ pub enum Command {
     /// does not depend on a console being open. Logs to the state directory; stops cleanly on
     /// SIGTERM/SIGINT.
     Record(RecordArgs),
+    /// Change a job's scheduling priority with a justification: validated, previewed,
+    /// confirmed, and written to the audit log before and after the API call.
+    SetPriority(SetPriorityArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SetPriorityArgs {
+    /// The job: id, ARN or name.
+    pub job: String,
+    /// New scheduling priority, 0-9999 (higher runs first).
+    #[arg(long, allow_hyphen_values = true)]
+    pub priority: String,
+    /// Why (required; kept in the audit log).
+    #[arg(long)]
+    pub reason: String,
+    /// Change-record id; required for large changes and for the protected band.
+    #[arg(long)]
+    pub change_record: Option<String>,
+    /// Show the validation and the preview, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask for confirmation (required when not on a terminal).
+    #[arg(long)]
+    pub yes: bool,
+    /// Also tag the job with a short form of the change, so other operators see it in AWS.
+    #[arg(long)]
+    pub tag_justification: bool,
+    /// Refuse every change (also QUOTATOP_READ_ONLY=1).
+    #[arg(long, env = "QUOTATOP_READ_ONLY")]
+    pub read_only: bool,
+    /// Queue(s) to look for the job in (default: every quota-managed queue).
+    #[arg(long = "queue", value_name = "NAME|ARN")]
+    pub queues: Vec<String>,
+    /// A change of at least this much needs --change-record.
+    #[arg(long, default_value_t = 1000)]
+    pub large_change: u32,
+    /// Raising a job to this priority or above needs --change-record.
+    #[arg(long, default_value_t = 9000)]
+    pub protected_from: u32,
+    #[command(flatten)]
+    pub aws: AwsArgs,
+    #[command(flatten)]
+    pub log: AuditLogArg,
 }
 
 #[derive(Debug, clap::Args)]

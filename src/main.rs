@@ -14,6 +14,7 @@ fn main() -> ExitCode {
         Command::Snapshot(args) => quotatop::commands::snapshot::run(&args),
         Command::Report(args) => quotatop::commands::report::run(&args),
         Command::Record(args) => quotatop::commands::record::run(&args),
+        Command::SetPriority(args) => quotatop::commands::set_priority::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

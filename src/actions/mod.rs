@@ -1,6 +1,7 @@
 //! The console's one mutation: changing a job's scheduling priority, validated, previewed,
 //! confirmed and audited (write-ahead: intent before the API call, outcome after).
 
+mod api;
 mod apply;
 mod preview;
 mod validate;

@@ -6,5 +6,6 @@ pub mod record;
 pub mod replay;
 pub mod report;
 pub mod report_format;
+pub mod set_priority;
 pub mod simulate;
 pub mod snapshot;

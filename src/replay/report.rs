@@ -2,9 +2,65 @@
 
 use serde::Serialize;
 
-use crate::model::clean_text;
+use crate::analysis::scorecard::{Row, Scorecard};
+use crate::model::{Millis, clean_text};
 
 use super::ReplayOutcome;
+
+fn dur(ms: Option<Millis>) -> String {
+    match ms {
+        None => "-".to_string(),
+        Some(ms) if ms < 60_000 => format!("{}s", ms / 1000),
+        Some(ms) if ms < 3_600_000 => format!("{}m", ms / 60_000),
+        Some(ms) => format!("{:.1}h", ms as f64 / 3_600_000.0),
+    }
+}
+
+fn pct(r: Option<f64>) -> String {
+    r.map_or("-".to_string(), |r| format!("{:.1}%", r * 100.0))
+}
+
+/// The largest fairness drift of a scorecard: "share +x.y pp".
+fn worst_drift(card: &Scorecard) -> String {
+    card.fairness
+        .iter()
+        .max_by(|a, b| a.drift_pp.abs().total_cmp(&b.drift_pp.abs()))
+        .map_or("-".to_string(), |f| {
+            format!("{} {:+.1} pp", f.share, f.drift_pp)
+        })
+}
+
+/// Rows of wait percentiles by scope label, across the configurations.
+fn wait_rows(outcomes: &[ReplayOutcome]) -> Vec<(String, Vec<String>)> {
+    let mut labels: Vec<String> = Vec::new();
+    for o in outcomes {
+        for r in o.scorecard.shares.iter().chain(&o.scorecard.bands) {
+            let l = r.scope.label();
+            if !labels.contains(&l) {
+                labels.push(l);
+            }
+        }
+    }
+    labels
+        .into_iter()
+        .map(|l| {
+            let vals = outcomes
+                .iter()
+                .map(|o| {
+                    o.scorecard
+                        .shares
+                        .iter()
+                        .chain(&o.scorecard.bands)
+                        .find(|r: &&Row| r.scope.label() == l)
+                        .map_or("-".to_string(), |r| {
+                            format!("{} / {}", dur(r.wait.p50_ms), dur(r.wait.p95_ms))
+                        })
+                })
+                .collect();
+            (l, vals)
+        })
+        .collect()
+}
 
 /// One metric across the configurations.
 struct Metric {
@@ -56,6 +112,29 @@ fn metrics(outcomes: &[ReplayOutcome]) -> Vec<Metric> {
             values: col(&|o| format!("{:.1}", o.overhead_gpu_hours)),
         },
         Metric {
+            name: "completed-work utilisation",
+            values: col(&|o| pct(o.scorecard.queue_row.utilisation.ratio)),
+        },
+        Metric {
+            name: "wait P50 / P95 (runnable to start)",
+            values: col(&|o| {
+                let w = &o.scorecard.queue_row.wait;
+                format!("{} / {}", dur(w.p50_ms), dur(w.p95_ms))
+            }),
+        },
+        Metric {
+            name: "preemption waste (GPU-h)",
+            values: col(&|o| format!("{:.1}", o.scorecard.queue_row.waste.total_gpu_hours)),
+        },
+        Metric {
+            name: "largest fairness drift",
+            values: col(&|o| worst_drift(&o.scorecard)),
+        },
+        Metric {
+            name: "recovery reliability",
+            values: col(&|o| pct(o.scorecard.queue_row.recovery.ratio)),
+        },
+        Metric {
             name: "replay time (s)",
             values: col(&|o| format!("{:.2}", o.elapsed.as_secs_f64())),
         },
@@ -75,6 +154,25 @@ pub fn markdown(outcomes: &[ReplayOutcome]) -> String {
     );
     for m in metrics(outcomes) {
         out.push_str(&format!("| {} | {} |\n", m.name, m.values.join(" | ")));
+    }
+    out.push_str(&format!(
+        "\nWait P50 / P95 by share and priority band\n\n| scope | {} |\n|---|{}\n",
+        outcomes
+            .iter()
+            .map(|o| o.config.as_str())
+            .collect::<Vec<_>>()
+            .join(" | "),
+        "---:|".repeat(outcomes.len())
+    ));
+    for (label, vals) in wait_rows(outcomes) {
+        out.push_str(&format!("| {label} | {} |\n", vals.join(" | ")));
+    }
+    if let Some(o) = outcomes.first() {
+        let m = &o.scorecard.methods;
+        out.push_str(&format!(
+            "\nMethods: utilisation: {}; wait: {}; waste: {}; fairness: {}; recovery: {}; bands: {}.\n",
+            m.utilisation, m.wait, m.waste, m.fairness, m.recovery, m.bands
+        ));
     }
     for o in outcomes.iter().filter(|o| !o.unknown_gpu_types.is_empty()) {
         out.push_str(&format!(
@@ -104,7 +202,22 @@ pub fn csv(outcomes: &[ReplayOutcome]) -> String {
             .join(",")
     );
     for m in metrics(outcomes) {
-        out.push_str(&format!("{},{}\n", quote(m.name), m.values.join(",")));
+        out.push_str(&format!(
+            "{},{}\n",
+            quote(m.name),
+            m.values
+                .iter()
+                .map(|v| quote(v))
+                .collect::<Vec<_>>()
+                .join(",")
+        ));
+    }
+    for (label, vals) in wait_rows(outcomes) {
+        out.push_str(&format!(
+            "{},{}\n",
+            quote(&format!("wait P50 / P95: {label}")),
+            vals.iter().map(|v| quote(v)).collect::<Vec<_>>().join(",")
+        ));
     }
     out
 }
@@ -124,6 +237,7 @@ struct JsonOutcome<'a> {
     overhead_gpu_hours: f64,
     waste_gpu_hours: f64,
     unknown_gpu_types: &'a [String],
+    scorecard: &'a Scorecard,
     replay_seconds: f64,
 }
 
@@ -145,6 +259,7 @@ pub fn json(outcomes: &[ReplayOutcome]) -> String {
             overhead_gpu_hours: o.overhead_gpu_hours,
             waste_gpu_hours: o.waste_gpu_hours(),
             unknown_gpu_types: &o.unknown_gpu_types,
+            scorecard: &o.scorecard,
             replay_seconds: o.elapsed.as_secs_f64(),
         })
         .collect();

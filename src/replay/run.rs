@@ -3,6 +3,7 @@
 use std::time::{Duration, Instant};
 
 use crate::analysis::gpus_per_instance;
+use crate::analysis::scorecard::{self, Scorecard, ScorecardOptions, Window, from_engine};
 use crate::engine::{Engine, EngineError, JobId, JobSpec};
 use crate::model::{JobStatus, Millis};
 
@@ -33,6 +34,8 @@ pub struct ReplayOutcome {
     pub delivered_gpu_hours: f64,
     /// Instance types without a known GPU count (counted as 1 GPU per instance).
     pub unknown_gpu_types: Vec<String>,
+    /// The five-metric scorecard of the run, from the engine's event log.
+    pub scorecard: Scorecard,
     /// Wall-clock time of the replay itself.
     pub elapsed: Duration,
 }
@@ -111,6 +114,24 @@ pub fn replay(
                 message: e.to_string(),
             }
         })?;
+    let first = engine.config().start_ms + trace.iter().map(|j| j.submit_ms).min().unwrap_or(0);
+    let last_stop = ids
+        .iter()
+        .filter_map(|&id| engine.job(id).and_then(|j| j.stopped_at))
+        .max()
+        .unwrap_or(first)
+        .max(first + 1);
+    let opts = ScorecardOptions {
+        restart_cost_ms: cfg.workload.restart_overhead_s * 1000,
+        ..ScorecardOptions::default()
+    };
+    let input = from_engine::input_from_engine(
+        &engine,
+        engine.events(),
+        &cfg.name,
+        Window::new(first, last_stop),
+    );
+    let card = scorecard::scorecard(&input, &opts);
     let mut out = ReplayOutcome {
         config: cfg.name.clone(),
         jobs: ids.len(),
@@ -124,9 +145,9 @@ pub fn replay(
         overhead_gpu_hours: 0.0,
         delivered_gpu_hours: 0.0,
         unknown_gpu_types: Vec::new(),
+        scorecard: card,
         elapsed: Duration::ZERO,
     };
-    let first = engine.config().start_ms + trace.iter().map(|j| j.submit_ms).min().unwrap_or(0);
     let mut last = first;
     for &id in &ids {
         let (Some(job), Some(work)) = (engine.job(id), engine.work(id)) else {

@@ -1,0 +1,18 @@
+//! The Batch client as the priority change's API.
+
+use crate::batch::BatchClient;
+
+use super::{ApiFailure, PriorityApi};
+
+impl PriorityApi for BatchClient {
+    async fn update_priority(
+        &self,
+        job_id: &str,
+        priority: u32,
+    ) -> Result<Option<String>, ApiFailure> {
+        self.update_service_job_priority(job_id, priority)
+            .await
+            .map(|id| Some(id).filter(|i| !i.is_empty()))
+            .map_err(|e| ApiFailure(e.to_string()))
+    }
+}

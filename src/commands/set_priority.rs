@@ -1,0 +1,190 @@
+//! `quotatop set-priority`: the same validation, preview, API path and audit as the console's
+//! priority dialog.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, IsTerminal, Write};
+
+use anyhow::{Context, bail};
+
+use crate::actions::{self, ChangeContext, Prediction, Preview, PriorityPolicy};
+use crate::audit::{self, AuditLog, AwsContext, Operator, Outcome};
+use crate::batch::BatchClient;
+use crate::cli::SetPriorityArgs;
+use crate::model::{QueueSnapshot, clean_text};
+use crate::poll::{self, PollConfig};
+
+pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
+    if args.read_only {
+        bail!(
+            "read-only mode: set-priority refuses to change anything (unset --read-only / QUOTATOP_READ_ONLY)"
+        );
+    }
+    let new = actions::parse_priority(&args.priority)?;
+    let policy = PriorityPolicy {
+        large_change: args.large_change,
+        protected_from: Some(args.protected_from),
+    };
+    let log_path = args
+        .log
+        .log
+        .clone()
+        .or_else(audit::default_path)
+        .context("no home directory for the audit log; pass --log")?;
+    let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    rt.block_on(async {
+        let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
+        let snapshot = poll::refresh_once(
+            &client,
+            PollConfig {
+                queues: args.queues.clone(),
+                ..PollConfig::default()
+            },
+        )
+        .await?;
+        let (queue, job_id) = find_job(&snapshot.queues, &args.job)?;
+        let preview = actions::preview(queue, &job_id, new)?;
+        actions::check_change(
+            preview.old_priority,
+            new,
+            &args.reason,
+            args.change_record.as_deref(),
+            &policy,
+        )?;
+        print!("{}", render_preview(&preview));
+        if args.dry_run {
+            println!("dry run: nothing changed");
+            return anyhow::Ok(());
+        }
+        if !args.yes {
+            if !std::io::stdin().is_terminal() {
+                bail!("not on a terminal: pass --yes to confirm the change");
+            }
+            print!("Apply this change? [y/N] ");
+            std::io::stdout().flush().ok();
+            let mut answer = String::new();
+            std::io::stdin().lock().read_line(&mut answer)?;
+            if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                println!("cancelled: nothing changed");
+                return Ok(());
+            }
+        }
+        let source = client.source().clone();
+        let ctx = ChangeContext {
+            operator: Operator::current(),
+            aws: AwsContext {
+                profile: source.profile,
+                region: source.region,
+                endpoint: source.endpoint,
+            },
+            queue: queue.name.clone(),
+            justification: args.reason.clone(),
+            change_record: args.change_record.clone(),
+            read_only: args.read_only,
+        };
+        let outcome =
+            actions::apply_change(&client, &AuditLog::new(&log_path), &ctx, &preview).await?;
+        match outcome {
+            Outcome::Succeeded { request_id } => {
+                println!(
+                    "priority of {} set to {} (request {}); recorded in {}",
+                    clean_text(&preview.job_name),
+                    new,
+                    request_id.as_deref().unwrap_or("-"),
+                    log_path.display()
+                );
+                if args.tag_justification {
+                    let tags = BTreeMap::from([(
+                        "quotatop:priority-change".to_string(),
+                        tag_value(&preview, &ctx.operator.user, &args.reason),
+                    )]);
+                    if let Err(e) = client.tag_resource(&preview.job_arn, &tags).await {
+                        eprintln!("warning: the change was made but tagging the job failed: {e}");
+                    }
+                }
+                Ok(())
+            }
+            Outcome::Failed { error } => {
+                bail!(
+                    "the API refused the change: {error} (recorded in {})",
+                    log_path.display()
+                )
+            }
+        }
+    })
+}
+
+/// Finds the job by id, ARN or name (a name must be unique among unfinished jobs).
+fn find_job<'a>(
+    queues: &'a [QueueSnapshot],
+    key: &str,
+) -> anyhow::Result<(&'a QueueSnapshot, String)> {
+    let mut by_name = Vec::new();
+    for q in queues {
+        for j in &q.jobs {
+            if j.job.id == key || j.arn == key {
+                return Ok((q, j.job.id.clone()));
+            }
+            if j.job.name == key && !j.job.status.is_terminal() {
+                by_name.push((q, j.job.id.clone()));
+            }
+        }
+    }
+    match by_name.len() {
+        1 => Ok(by_name.remove(0)),
+        0 => bail!(
+            "no job {key:?} among the jobs of the watched queues (give its id or ARN, or --queue)"
+        ),
+        n => bail!("{n} unfinished jobs are named {key:?}: give the job id"),
+    }
+}
+
+/// The tag value: at most 256 characters, as AWS allows.
+fn tag_value(p: &Preview, user: &str, reason: &str) -> String {
+    let v = format!(
+        "{}->{} by {}: {}",
+        p.old_priority, p.new_priority, user, reason
+    );
+    v.chars().take(256).collect()
+}
+
+/// The preview as printed before confirming.
+pub fn render_preview(p: &Preview) -> String {
+    let mut out = format!(
+        "job       {} ({})\nshare     {}\npriority  {} -> {}\n",
+        clean_text(&p.job_name),
+        p.job_id,
+        clean_text(&p.share),
+        p.old_priority,
+        p.new_priority
+    );
+    if let (Some(a), Some(b)) = (p.old_position, p.new_position) {
+        out.push_str(&format!(
+            "position  {a} -> {b} of {} waiting in the share\n",
+            p.queue_length
+        ));
+    }
+    let effect = match &p.prediction {
+        Prediction::Preempts(c) => {
+            let mut s = format!(
+                "in-share preemption of {} running job(s), {:.2} instance-hours at risk:\n",
+                c.len(),
+                p.instance_hours_at_risk()
+            );
+            for v in c {
+                s.push_str(&format!(
+                    "          - {} (priority {}, {}x {}, running {} min, {:.2} instance-h)\n",
+                    clean_text(&v.name),
+                    v.priority,
+                    v.instance_count,
+                    v.instance_type,
+                    v.running_ms / 60_000,
+                    v.instance_hours_at_risk
+                ));
+            }
+            s
+        }
+        _ => format!("{}\n", p.summary().rsplit("; ").next().unwrap_or_default()),
+    };
+    out.push_str(&format!("effect    {effect}"));
+    out
+}

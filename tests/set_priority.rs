@@ -1,0 +1,351 @@
+//! `quotatop set-priority` end to end against the emulator: validation, preview, the audit
+//! trail around the API call, read-only mode, failures, and a preview that comes true.
+
+mod emulator_support;
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
+use emulator_support::*;
+use quotatop::actions::{self, ChangeContext, Prediction};
+use quotatop::audit::{self, AuditLog, AwsContext, Operator, Outcome, RecordKind};
+use quotatop::batch::{BatchClient, ConnectOptions, StaticCredentials};
+use quotatop::emulator::EmulatorHandle;
+use quotatop::poll::{self, PollConfig};
+
+fn temp_log(name: &str) -> PathBuf {
+    std::env::temp_dir()
+        .join(format!(
+            "quotatop-setprio-{}-{name}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ))
+        .join("audit.jsonl")
+}
+
+fn cmd(url: &str, log: &PathBuf, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
+    c.arg("set-priority")
+        .args(args)
+        .args(["--endpoint-url", url, "--queue", QUEUE, "--log"])
+        .arg(log)
+        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .env("AWS_REGION", "us-east-1")
+        .env_remove("QUOTATOP_READ_ONLY")
+        .stdin(Stdio::null());
+    c
+}
+
+async fn run(c: Command) -> Output {
+    let mut c = c;
+    tokio::task::spawn_blocking(move || c.output().expect("quotatop runs"))
+        .await
+        .expect("join")
+}
+
+/// One share, in-share preemption on, 2 instances: two running jobs (priorities 3 and 1) and
+/// a waiting job at priority 0.
+async fn world() -> (EmulatorHandle, [String; 3]) {
+    let h = start(&[(M5, 4)], "").await;
+    let c = client(&h, 3);
+    create_share(&c, "team", &[(M5, 2)], Strategy::Reserve, None, true).await;
+    let mid = submit(&c, "mid", "team", M5, 1, 3).await;
+    h.advance(10_000).unwrap();
+    let low = submit(&c, "low", "team", M5, 1, 1).await;
+    h.advance(10_000).unwrap();
+    let target = submit(&c, "target", "team", M5, 1, 0).await;
+    h.advance(1_000).unwrap();
+    (h, [mid, low, target])
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raising_a_waiting_job_preempts_what_the_preview_predicted() {
+    let (h, [_mid, low, target]) = world().await;
+    let url = h.endpoint_url();
+    let log = temp_log("success");
+    // Dry run first: the preview names the lowest-priority running job, nothing changes.
+    let dry = run(cmd(
+        &url,
+        &log,
+        &[
+            &target,
+            "--priority",
+            "5",
+            "--reason",
+            "incident 7",
+            "--dry-run",
+        ],
+    ))
+    .await;
+    let t = text(&dry);
+    assert!(dry.status.success(), "{t}");
+    assert!(t.contains("position  1 -> 1 of 1"), "{t}");
+    assert!(
+        t.contains("in-share preemption of 1 running job") && t.contains("- low (priority 1"),
+        "{t}"
+    );
+    assert!(t.contains("dry run: nothing changed"), "{t}");
+    assert!(!log.exists());
+
+    let out = run(cmd(
+        &url,
+        &log,
+        &[
+            &target,
+            "--priority",
+            "5",
+            "--reason",
+            "incident 7",
+            "--yes",
+            "--tag-justification",
+        ],
+    ))
+    .await;
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("priority of target set to 5"), "{t}");
+    // The engine preempted exactly the predicted job, and the target runs.
+    let (low_preempted, target_prio) = h
+        .with_engine(|e| {
+            let low_id = e.find(&low).unwrap();
+            let t_id = e.find(&target).unwrap();
+            // The emulator drains the engine's event log; the job's own record keeps the facts.
+            let low = e.job(low_id).unwrap();
+            let preempted = low.preemption_count() == 1
+                || low
+                    .status_reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with("PREEMPTION_IN_PROGRESS: In-share"));
+            (preempted, e.job(t_id).unwrap().priority)
+        })
+        .unwrap();
+    assert!(low_preempted);
+    assert_eq!(target_prio, 5);
+    let records = audit::read_records(&log).unwrap();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0].1.kind, RecordKind::Intent);
+    assert_eq!(records[0].1.justification, "incident 7");
+    assert!(
+        records[0].1.preview.contains("in-share preemption of low"),
+        "{}",
+        records[0].1.preview
+    );
+    assert!(matches!(
+        records[1].1.outcome,
+        Some(Outcome::Succeeded { .. })
+    ));
+    assert_eq!(audit::verify(&log), Ok(2));
+    // The justification tag is visible in AWS.
+    let c = client(&h, 1);
+    let arn = records[0].1.job.arn.clone();
+    let tags = c
+        .list_tags_for_resource()
+        .resource_arn(&arn)
+        .send()
+        .await
+        .unwrap();
+    let tag = tags
+        .tags()
+        .and_then(|t| t.get("quotatop:priority-change"))
+        .cloned();
+    assert!(tag.is_some_and(|v| v.starts_with("0->5 by ") && v.ends_with("incident 7")));
+    h.shutdown().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_read_only_and_unreachable_change_nothing() {
+    let (h, [_, _, target]) = world().await;
+    let url = h.endpoint_url();
+    let log = temp_log("bad");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["--priority", "10000", "--reason", "x", "--yes"],
+            "10000 is out of range",
+        ),
+        (
+            vec!["--priority", "-3", "--reason", "x", "--yes"],
+            "-3 is out of range",
+        ),
+        (
+            vec!["--priority", "high", "--reason", "x", "--yes"],
+            "\"high\" is not a whole number",
+        ),
+        (
+            vec!["--priority", "", "--reason", "x", "--yes"],
+            "enter a priority between 0 and 9999",
+        ),
+        (
+            vec!["--priority", "5", "--reason", " ", "--yes"],
+            "a justification is required",
+        ),
+        (
+            vec!["--priority", "2000", "--reason", "x", "--yes"],
+            "a change-record id is required",
+        ),
+        (vec!["--priority", "5", "--reason", "x"], "pass --yes"),
+        (
+            vec!["--priority", "5", "--reason", "x", "--yes", "--read-only"],
+            "read-only mode",
+        ),
+    ];
+    for (args, want) in cases {
+        let mut all = vec![target.as_str()];
+        all.extend(args);
+        let out = run(cmd(&url, &log, &all)).await;
+        assert!(!out.status.success());
+        let t = text(&out);
+        assert!(t.contains(want), "{t} lacks {want}");
+        assert!(!t.contains("panicked"), "{t}");
+    }
+    // Read-only from the environment too.
+    let mut c = cmd(
+        &url,
+        &log,
+        &[&target, "--priority", "5", "--reason", "x", "--yes"],
+    );
+    c.env("QUOTATOP_READ_ONLY", "true");
+    assert!(text(&run(c).await).contains("read-only mode"));
+    // A large change passes with a change record... as a dry run.
+    let ok = run(cmd(
+        &url,
+        &log,
+        &[
+            &target,
+            "--priority",
+            "2000",
+            "--reason",
+            "x",
+            "--change-record",
+            "CHG-1",
+            "--dry-run",
+        ],
+    ))
+    .await;
+    assert!(ok.status.success(), "{}", text(&ok));
+    // Unreachable endpoint: a plain error, nothing recorded.
+    let out = run(cmd(
+        "http://127.0.0.1:1",
+        &log,
+        &[&target, "--priority", "5", "--reason", "x", "--yes"],
+    ))
+    .await;
+    assert!(!out.status.success());
+    assert!(text(&out).contains("cannot reach"), "{}", text(&out));
+    assert!(!log.exists(), "no change, no audit record");
+    h.shutdown().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_that_finished_meanwhile_is_refused_by_the_api_and_recorded() {
+    let (h, [mid, _, _]) = world().await;
+    let bc = BatchClient::connect(ConnectOptions {
+        profile: None,
+        region: Some("us-east-1".into()),
+        endpoint_url: Some(h.endpoint_url()),
+        credentials: Some(StaticCredentials {
+            access_key_id: "AKIDTEST".into(),
+            secret_access_key: "secret".into(),
+        }),
+    })
+    .await
+    .unwrap();
+    let snap = poll::refresh_once(
+        &bc,
+        PollConfig {
+            queues: vec![QUEUE.into()],
+            ..PollConfig::default()
+        },
+    )
+    .await
+    .unwrap();
+    let preview = actions::preview(&snap.queues[0], &mid, 9).unwrap();
+    assert!(matches!(preview.prediction, Prediction::NotWaiting { .. }));
+    // The job finishes between the preview and the call (the payload runs 10 h).
+    h.advance(11 * 3_600_000).unwrap();
+    let log = temp_log("finished");
+    let ctx = ChangeContext {
+        operator: Operator {
+            user: "u".into(),
+            host: "h".into(),
+        },
+        aws: AwsContext::default(),
+        queue: QUEUE.into(),
+        justification: "deadline".into(),
+        change_record: None,
+        read_only: false,
+    };
+    let outcome = actions::apply_change(&bc, &AuditLog::new(&log), &ctx, &preview)
+        .await
+        .unwrap();
+    let Outcome::Failed { error } = &outcome else {
+        panic!("{outcome:?}")
+    };
+    assert!(
+        error.contains("ClientException")
+            || error.to_lowercase().contains("finished")
+            || error.to_lowercase().contains("terminal"),
+        "{error}"
+    );
+    let recs = audit::read_records(&log).unwrap();
+    assert_eq!(recs.len(), 2);
+    assert_eq!(recs[1].1.outcome, Some(outcome));
+    h.shutdown().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_between_intent_and_outcome_leaves_the_intent_listed() {
+    let (h, [_, _, target]) = world().await;
+    // UpdateServiceJob takes 30 s: the process is killed while waiting for it.
+    h.set_faults(quotatop::emulator::FaultSpec::parse("updateservicejob:latency=30s").unwrap());
+    let log = temp_log("killed");
+    let mut c = cmd(
+        &h.endpoint_url(),
+        &log,
+        &[
+            &target,
+            "--priority",
+            "5",
+            "--reason",
+            "killed mid-change",
+            "--yes",
+        ],
+    );
+    let mut child = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while audit::read_records(&log).map(|r| r.len()).unwrap_or(0) == 0 {
+        assert!(Instant::now() < deadline, "intent never written");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let list = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(["audit", "list", "--log"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        t.contains("killed mid-change") && t.contains("OUTCOME UNKNOWN"),
+        "{t}"
+    );
+    assert_eq!(audit::verify(&log), Ok(1));
+    h.shutdown().await.ok();
+}
