@@ -234,3 +234,36 @@ fn escape_sequences_in_error_messages_never_reach_the_terminal() {
     assert!(err.contains("BOGUS"), "the error is shown: {err}");
     assert!(!has_control(&out.stderr), "{err:?}");
 }
+
+/// A replay configuration's name (share names are validated) reaches every format cleaned.
+#[test]
+fn escape_sequences_in_replay_inputs_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = std::fs::read_to_string("tests/fixtures/replay_lending.toml")
+        .unwrap()
+        .replacen(
+            "name = \"lending\"",
+            "name = \"lend\\u001b[2J\\u009b31m\"",
+            1,
+        );
+    let trace = std::fs::read_to_string("tests/fixtures/replay_trace.csv").unwrap();
+    std::fs::write(dir.path().join("c.toml"), cfg).unwrap();
+    std::fs::write(dir.path().join("t.csv"), trace).unwrap();
+    for format in ["md", "csv", "json"] {
+        let out = quotatop(dir.path())
+            .args(["replay", "--format", format, "--trace"])
+            .arg(dir.path().join("t.csv"))
+            .arg("--config")
+            .arg(dir.path().join("c.toml"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("lend"), "{format}: {text}");
+        assert!(!has_control(&out.stdout), "replay {format}:\n{text:?}");
+    }
+}
