@@ -2,7 +2,7 @@
 //! (access key, secret, session token, and a password written into the endpoint URL) are given
 //! to `quotatop record`, `quotatop snapshot` (reachable and unreachable endpoint) and a priority
 //! change through `actions::apply_change` with the audit log; then every file they wrote (the
-//! log, the journal with its WAL files, read table by table with compressed snapshots
+//! log, the journal (and any WAL file left), read table by table with compressed snapshots
 //! inflated, the audit log) and everything they printed is searched for them. The same files
 //! must be mode 0600.
 
