@@ -9,12 +9,18 @@ use clap::{Parser, Subcommand};
     about = "Operations console for AWS Batch quota-share job queues"
 )]
 pub struct Cli {
+    /// Without a subcommand: the console against AWS (`quotatop tui` with its defaults).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// The live console on a local emulator with the demo world: shares borrowing and lending,
+    /// preemptions, a preemption loop. No AWS account needed.
+    Demo(DemoArgs),
+    /// The live console against AWS Batch (the default command).
+    Tui(TuiArgs),
     /// Run a built-in quota-share scenario through the scheduling engine and print what
     /// happened: lending, cross-share and in-share preemption, a preemption loop, a
     /// misconfigured job.
@@ -271,4 +277,50 @@ pub struct ReportArgs {
     /// An interrupted job counts as recovered if it succeeds within this long.
     #[arg(long, default_value = "24h")]
     pub recovery_window: String,
+}
+
+/// Console settings shared by `quotatop demo` and `quotatop tui` (they override the config
+/// file and the environment; see README, section "Configuration").
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ConsoleArgs {
+    /// Colour theme: dark, light, high-contrast, colorblind, a theme in the config directory's
+    /// themes/, or a .toml path.
+    #[arg(long)]
+    pub theme: Option<String>,
+    /// No colours (also: a non-empty NO_COLOR environment variable).
+    #[arg(long)]
+    pub no_color: bool,
+    /// Never change anything; shown as a badge.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Config file (default: config.toml in the user's config directory, or QUOTATOP_CONFIG).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
+    /// Seconds between refreshes.
+    #[arg(long, value_name = "SECONDS")]
+    pub refresh: Option<f64>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DemoArgs {
+    /// Scenario file (default: the built-in demo world, scenarios/demo.toml).
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<std::path::PathBuf>,
+    /// Simulated seconds per real second (default: the scenario's, 60 for the demo).
+    #[arg(long)]
+    pub speed: Option<f64>,
+    #[command(flatten)]
+    pub console: ConsoleArgs,
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TuiArgs {
+    /// Job queue name or ARN (repeat for several); without it, every quota-managed
+    /// SAGEMAKER_TRAINING queue.
+    #[arg(long = "queue", value_name = "NAME|ARN")]
+    pub queues: Vec<String>,
+    #[command(flatten)]
+    pub aws: AwsArgs,
+    #[command(flatten)]
+    pub console: ConsoleArgs,
 }

@@ -6,7 +6,14 @@ use quotatop::cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
+    let Some(command) = cli.command else {
+        return report(quotatop::commands::tui::run(
+            &quotatop::cli::TuiArgs::default(),
+        ));
+    };
+    let result = match command {
+        Command::Demo(args) => quotatop::commands::demo::run(&args),
+        Command::Tui(args) => quotatop::commands::tui::run(&args),
         Command::Simulate(args) => quotatop::commands::simulate::run(&args),
         Command::Emulator(args) => quotatop::commands::emulator::run(&args),
         Command::Replay(args) => quotatop::commands::replay::run(&args),
@@ -16,6 +23,11 @@ fn main() -> ExitCode {
         Command::Record(args) => quotatop::commands::record::run(&args),
         Command::SetPriority(args) => quotatop::commands::set_priority::run(&args),
     };
+    report(result)
+}
+
+/// The exit status of a command, with its error printed.
+fn report(result: anyhow::Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

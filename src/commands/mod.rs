@@ -1,6 +1,8 @@
 //! One module per subcommand; `main.rs` dispatches here.
 
 pub mod audit;
+pub mod console;
+pub mod demo;
 pub mod emulator;
 pub mod record;
 pub mod replay;
@@ -9,3 +11,4 @@ pub mod report_format;
 pub mod set_priority;
 pub mod simulate;
 pub mod snapshot;
+pub mod tui;

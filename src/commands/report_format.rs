@@ -6,7 +6,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use crate::analysis::scorecard::{AuditView, Row, Scorecard};
-use crate::model::{Millis, clean_text};
+use crate::model::clean_text;
 
 /// What a report holds: the scorecard and the audit view of exceptions.
 #[derive(Debug, Clone, Serialize)]
@@ -15,18 +15,7 @@ pub struct Report {
     pub exceptions: AuditView,
 }
 
-fn dur(ms: Option<Millis>) -> String {
-    match ms {
-        None => "-".to_string(),
-        Some(ms) if ms < 60_000 => format!("{}s", ms / 1000),
-        Some(ms) if ms < 3_600_000 => format!("{}m{:02}s", ms / 60_000, ms / 1000 % 60),
-        Some(ms) => format!("{}h{:02}m", ms / 3_600_000, ms / 60_000 % 60),
-    }
-}
-
-fn pct(r: Option<f64>) -> String {
-    r.map_or("-".to_string(), |r| format!("{:.1}%", r * 100.0))
-}
+use crate::analysis::scorecard::format::{duration as dur, percent as pct};
 
 fn md_row(out: &mut String, r: &Row) {
     let _ = writeln!(

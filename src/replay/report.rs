@@ -3,22 +3,11 @@
 use serde::Serialize;
 
 use crate::analysis::scorecard::{Row, Scorecard};
-use crate::model::{Millis, clean_text};
+use crate::model::clean_text;
 
 use super::ReplayOutcome;
 
-fn dur(ms: Option<Millis>) -> String {
-    match ms {
-        None => "-".to_string(),
-        Some(ms) if ms < 60_000 => format!("{}s", ms / 1000),
-        Some(ms) if ms < 3_600_000 => format!("{}m", ms / 60_000),
-        Some(ms) => format!("{:.1}h", ms as f64 / 3_600_000.0),
-    }
-}
-
-fn pct(r: Option<f64>) -> String {
-    r.map_or("-".to_string(), |r| format!("{:.1}%", r * 100.0))
-}
+use crate::analysis::scorecard::format::{duration as dur, percent as pct};
 
 /// The largest fairness drift of a scorecard: "share +x.y pp".
 fn worst_drift(card: &Scorecard) -> String {

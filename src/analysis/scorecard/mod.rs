@@ -9,6 +9,7 @@
 mod audit_view;
 mod bands;
 mod fairness;
+pub mod format;
 pub mod from_engine;
 mod input;
 mod metrics;

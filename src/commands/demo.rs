@@ -1,0 +1,81 @@
+//! `quotatop demo`: the embedded emulator with the demo world on 127.0.0.1 (a free port), the
+//! real SDK client and poller pointed at it, and the console. No AWS account needed; the data
+//! path is exactly the one `quotatop tui` uses against AWS, only the endpoint differs.
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio::sync::mpsc;
+
+use super::console;
+use crate::batch::{BatchClient, ConnectOptions, StaticCredentials};
+use crate::cli::DemoArgs;
+use crate::config::Overrides;
+use crate::emulator::{self, ClockMode, EmulatorConfig, Scenario};
+use crate::poll::{self, PollConfig};
+
+/// The demo world, embedded so `quotatop demo` works from any directory.
+pub const DEMO_SCENARIO: &str = include_str!("../../scenarios/demo.toml");
+
+/// Refresh interval of the demo unless `--refresh` says otherwise: the emulator runs 60× faster
+/// than real time, so 2 s is two simulated minutes.
+const DEMO_REFRESH_SECS: f64 = 2.0;
+
+pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
+    let scenario = match &args.scenario {
+        Some(path) => Scenario::load(path)?,
+        None => Scenario::parse(DEMO_SCENARIO).context("the built-in demo scenario")?,
+    };
+    let queue = scenario.queue.name.clone();
+    let mut config = EmulatorConfig::from_scenario(scenario)?;
+    config.port = 0;
+    if let Some(speed) = args.speed {
+        anyhow::ensure!(
+            speed.is_finite() && speed >= 0.0,
+            "--speed must be a number >= 0, got {speed}"
+        );
+        config.clock = ClockMode::Scaled(speed);
+    }
+    let mut console_args = args.console.clone();
+    console_args.refresh.get_or_insert(DEMO_REFRESH_SECS);
+    let loaded = console::load(
+        &console_args,
+        Overrides {
+            queues: vec![queue.clone()],
+            ..Overrides::default()
+        },
+    );
+    let refresh = Duration::from_secs_f64(loaded.config.refresh_secs);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let emulator = emulator::start(config).await?;
+        let client = BatchClient::connect(ConnectOptions {
+            profile: None,
+            region: Some("us-east-1".to_string()),
+            endpoint_url: Some(emulator.endpoint_url()),
+            // The emulator accepts any keys; these never leave 127.0.0.1.
+            credentials: Some(StaticCredentials {
+                access_key_id: "quotatop-demo".to_string(),
+                secret_access_key: "quotatop-demo".to_string(),
+            }),
+        })
+        .await?;
+        let mut poller = poll::spawn(
+            client.clone(),
+            PollConfig {
+                interval: refresh,
+                queues: vec![queue],
+                ..PollConfig::default()
+            },
+        );
+        let snapshots = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
+        let opts = console::options(&loaded, client.source().clone());
+        let result = console::run(opts, snapshots).await;
+        poller.shutdown().await;
+        emulator.shutdown().await?;
+        result
+    })
+}

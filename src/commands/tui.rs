@@ -1,0 +1,57 @@
+//! `quotatop tui` (and bare `quotatop`): the console against AWS Batch, through the standard
+//! credential chain or `--profile`, `--region`, `--endpoint-url`.
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio::sync::mpsc;
+
+use super::console;
+use crate::batch::{BatchClient, ConnectOptions};
+use crate::cli::TuiArgs;
+use crate::config::Overrides;
+use crate::poll::{self, PollConfig};
+
+pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
+    let loaded = console::load(
+        &args.console,
+        Overrides {
+            queues: args.queues.clone(),
+            profile: args.aws.profile.clone(),
+            region: args.aws.region.clone(),
+            endpoint_url: args.aws.endpoint_url.clone(),
+            ..Overrides::default()
+        },
+    );
+    let c = &loaded.config;
+    let refresh = Duration::from_secs_f64(c.refresh_secs);
+    let connect = ConnectOptions {
+        profile: c.profile.clone(),
+        region: c.region.clone(),
+        endpoint_url: c.endpoint_url.clone(),
+        credentials: None,
+    };
+    let queues = c.queues.clone();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        // Connecting only loads configuration (no call yet): a bad profile or a missing region
+        // is reported here, before the terminal is taken over.
+        let client = BatchClient::connect(connect).await?;
+        let mut poller = poll::spawn(
+            client.clone(),
+            PollConfig {
+                interval: refresh,
+                queues,
+                ..PollConfig::default()
+            },
+        );
+        let snapshots = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
+        let opts = console::options(&loaded, client.source().clone());
+        let result = console::run(opts, snapshots).await;
+        poller.shutdown().await;
+        result
+    })
+}

@@ -1,0 +1,384 @@
+//! The console's configuration, layered: built-in defaults → config file → environment → flags.
+//!
+//! The file is `config.toml` in the user's config directory (`directories::ProjectDirs`, e.g.
+//! `~/.config/quotatop/config.toml` on Linux), or the path in `--config` / `QUOTATOP_CONFIG`.
+//! A file that cannot be read or parsed is reported and skipped: the console starts on the
+//! other layers, never refuses to start.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::LoopRule;
+
+/// Every setting, after layering.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Built-in theme name (dark, light, high-contrast, colorblind), a theme in the config
+    /// directory's `themes/`, or a path to a `.toml` file.
+    pub theme: String,
+    /// Drop colours, keep bold/reverse (also set by a non-empty `NO_COLOR`).
+    pub no_color: bool,
+    /// Queues to watch (`quotatop tui --queue` adds to / replaces these).
+    pub queues: Vec<String>,
+    pub profile: Option<String>,
+    pub region: Option<String>,
+    pub endpoint_url: Option<String>,
+    /// Never change anything (shown as a badge).
+    pub read_only: bool,
+    /// Seconds between refreshes.
+    pub refresh_secs: f64,
+    /// When a job counts as caught in a preemption loop.
+    pub loops: LoopConfig,
+    /// Action name → keys, e.g. `quit = ["q", "ctrl-c"]` (see `?` for the action names).
+    pub keys: BTreeMap<String, Vec<String>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LoopConfig {
+    /// Flag a job preempted at least this many times.
+    pub min_preemptions: u32,
+    /// Or this many times …
+    pub recent_count: u32,
+    /// … within this many minutes (0 disables the rule).
+    pub recent_minutes: u32,
+}
+
+impl Default for LoopConfig {
+    fn default() -> Self {
+        let d = LoopRule::default();
+        let (count, ms) = d.within.unwrap_or((0, 0));
+        Self {
+            min_preemptions: d.min_preemptions,
+            recent_count: count,
+            recent_minutes: (ms / 60_000) as u32,
+        }
+    }
+}
+
+impl LoopConfig {
+    pub fn rule(&self) -> LoopRule {
+        LoopRule {
+            min_preemptions: self.min_preemptions.max(1),
+            within: (self.recent_minutes > 0 && self.recent_count > 0)
+                .then(|| (self.recent_count, self.recent_minutes as i64 * 60_000)),
+        }
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            theme: "dark".to_string(),
+            no_color: false,
+            queues: Vec::new(),
+            profile: None,
+            region: None,
+            endpoint_url: None,
+            read_only: false,
+            refresh_secs: 5.0,
+            loops: LoopConfig::default(),
+            keys: BTreeMap::new(),
+        }
+    }
+}
+
+/// The command line's say (highest layer); `None` leaves the lower layers' value.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub config_path: Option<PathBuf>,
+    pub theme: Option<String>,
+    pub no_color: bool,
+    pub queues: Vec<String>,
+    pub profile: Option<String>,
+    pub region: Option<String>,
+    pub endpoint_url: Option<String>,
+    pub read_only: bool,
+    pub refresh_secs: Option<f64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("bad config file {path}: {message}")]
+    Parse { path: String, message: String },
+}
+
+/// A layered configuration and what went wrong on the way.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub config: Config,
+    /// The file layer's path (whether or not it exists).
+    pub path: Option<PathBuf>,
+    /// Where user themes are looked up.
+    pub theme_dir: Option<PathBuf>,
+    /// Problems to report (a bad file, a bad environment value); defaults were used instead.
+    pub warnings: Vec<String>,
+}
+
+/// The per-user directories (`None` when the OS reports no home directory).
+pub fn project_dirs() -> Option<directories::ProjectDirs> {
+    directories::ProjectDirs::from("", "", "quotatop")
+}
+
+/// Loads with the real environment and the user's directories.
+pub fn load(flags: &Overrides) -> Loaded {
+    let dirs = project_dirs();
+    let default_file = dirs.as_ref().map(|d| d.config_dir().join("config.toml"));
+    let theme_dir = dirs.as_ref().map(|d| d.config_dir().join("themes"));
+    load_with(flags, default_file, theme_dir, &|k| std::env::var(k).ok())
+}
+
+/// Layering with every input passed in (tests give a fake environment).
+pub fn load_with(
+    flags: &Overrides,
+    default_file: Option<PathBuf>,
+    theme_dir: Option<PathBuf>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Loaded {
+    let mut warnings = Vec::new();
+    let path = flags
+        .config_path
+        .clone()
+        .or_else(|| {
+            env("QUOTATOP_CONFIG")
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from)
+        })
+        .or(default_file);
+    // An explicitly named file must exist; the default one may be absent.
+    let explicit =
+        flags.config_path.is_some() || env("QUOTATOP_CONFIG").is_some_and(|s| !s.is_empty());
+    let mut config = match path.as_deref() {
+        Some(p) if p.exists() || explicit => match read_file(p) {
+            Ok(c) => c,
+            Err(e) => {
+                warnings.push(format!("{e}; using defaults"));
+                Config::default()
+            }
+        },
+        _ => Config::default(),
+    };
+
+    // Environment.
+    if let Some(t) = env("QUOTATOP_THEME").filter(|s| !s.is_empty()) {
+        config.theme = t;
+    }
+    if env("NO_COLOR").is_some_and(|s| !s.is_empty()) {
+        config.no_color = true;
+    }
+    if let Some(q) = env("QUOTATOP_QUEUES").filter(|s| !s.is_empty()) {
+        config.queues = q
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect();
+    }
+    if let Some(v) = env("QUOTATOP_READ_ONLY").filter(|s| !s.is_empty()) {
+        match v.to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => config.read_only = true,
+            "0" | "false" | "no" | "off" => config.read_only = false,
+            other => warnings.push(format!(
+                "QUOTATOP_READ_ONLY={other} is not a yes/no value; ignored"
+            )),
+        }
+    }
+    if let Some(p) = env("AWS_PROFILE").filter(|s| !s.is_empty()) {
+        config.profile = Some(p);
+    }
+    if let Some(r) = env("AWS_REGION")
+        .or_else(|| env("AWS_DEFAULT_REGION"))
+        .filter(|s| !s.is_empty())
+    {
+        config.region = Some(r);
+    }
+
+    // Flags.
+    if let Some(t) = &flags.theme {
+        config.theme = t.clone();
+    }
+    config.no_color |= flags.no_color;
+    config.read_only |= flags.read_only;
+    if !flags.queues.is_empty() {
+        config.queues = flags.queues.clone();
+    }
+    for (slot, flag) in [
+        (&mut config.profile, &flags.profile),
+        (&mut config.region, &flags.region),
+        (&mut config.endpoint_url, &flags.endpoint_url),
+    ] {
+        if flag.is_some() {
+            slot.clone_from(flag);
+        }
+    }
+    if let Some(r) = flags.refresh_secs {
+        config.refresh_secs = r;
+    }
+    if !(config.refresh_secs.is_finite() && config.refresh_secs >= 0.5) {
+        warnings.push(format!(
+            "refresh_secs {} is below 0.5 s; using 5",
+            config.refresh_secs
+        ));
+        config.refresh_secs = 5.0;
+    }
+    Loaded {
+        config,
+        path,
+        theme_dir,
+        warnings,
+    }
+}
+
+fn read_file(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.display().to_string(),
+        source,
+    })?;
+    toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        path: path.display().to_string(),
+        message: e.message().to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    fn temp_file(name: &str, text: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("quotatop-config-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("config.toml");
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn defaults_when_there_is_no_file() {
+        let l = load_with(
+            &Overrides::default(),
+            Some("/nonexistent/q/config.toml".into()),
+            None,
+            &env(&[]),
+        );
+        assert_eq!(l.config, Config::default());
+        assert!(l.warnings.is_empty());
+    }
+
+    #[test]
+    fn file_then_env_then_flags() {
+        let p = temp_file(
+            "layers",
+            "theme = \"light\"\nqueues = [\"a\"]\nregion = \"eu-west-1\"\nrefresh_secs = 2.0\n[keys]\nquit = [\"x\"]\n[loops]\nmin_preemptions = 5\n",
+        );
+        let l = load_with(&Overrides::default(), Some(p.clone()), None, &env(&[]));
+        assert_eq!(l.config.theme, "light");
+        assert_eq!(l.config.queues, vec!["a"]);
+        assert_eq!(l.config.refresh_secs, 2.0);
+        assert_eq!(l.config.keys["quit"], vec!["x"]);
+        assert_eq!(l.config.loops.rule().min_preemptions, 5);
+
+        let e = env(&[
+            ("QUOTATOP_THEME", "high-contrast"),
+            ("QUOTATOP_QUEUES", "b, c"),
+            ("NO_COLOR", "1"),
+            ("AWS_REGION", "us-west-2"),
+        ]);
+        let l = load_with(&Overrides::default(), Some(p.clone()), None, &e);
+        assert_eq!(l.config.theme, "high-contrast");
+        assert_eq!(l.config.queues, vec!["b", "c"]);
+        assert!(l.config.no_color);
+        assert_eq!(l.config.region.as_deref(), Some("us-west-2"));
+
+        let flags = Overrides {
+            theme: Some("colorblind".into()),
+            queues: vec!["d".into()],
+            region: Some("ap-south-1".into()),
+            read_only: true,
+            ..Overrides::default()
+        };
+        let l = load_with(&flags, Some(p), None, &e);
+        assert_eq!(l.config.theme, "colorblind");
+        assert_eq!(l.config.queues, vec!["d"]);
+        assert_eq!(l.config.region.as_deref(), Some("ap-south-1"));
+        assert!(l.config.read_only);
+        assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    }
+
+    #[test]
+    fn a_bad_file_is_reported_and_defaults_used() {
+        let p = temp_file("bad", "theme = 3\nunknown_key = true\n");
+        let l = load_with(
+            &Overrides::default(),
+            Some(p),
+            None,
+            &env(&[("QUOTATOP_THEME", "light")]),
+        );
+        assert_eq!(l.warnings.len(), 1);
+        assert!(
+            l.warnings[0].contains("bad config file"),
+            "{}",
+            l.warnings[0]
+        );
+        assert!(l.warnings[0].contains("using defaults"));
+        assert_eq!(l.config.theme, "light", "the env layer still applies");
+        assert_eq!(l.config.queues, Vec::<String>::new());
+    }
+
+    #[test]
+    fn an_explicit_missing_file_is_reported() {
+        let flags = Overrides {
+            config_path: Some("/nonexistent/x.toml".into()),
+            ..Overrides::default()
+        };
+        let l = load_with(&flags, None, None, &env(&[]));
+        assert!(
+            l.warnings[0].contains("cannot read config file /nonexistent/x.toml"),
+            "{:?}",
+            l.warnings
+        );
+    }
+
+    #[test]
+    fn bad_env_values_are_reported() {
+        let l = load_with(
+            &Overrides::default(),
+            None,
+            None,
+            &env(&[("QUOTATOP_READ_ONLY", "maybe")]),
+        );
+        assert!(!l.config.read_only);
+        assert!(l.warnings[0].contains("QUOTATOP_READ_ONLY=maybe"));
+        let flags = Overrides {
+            refresh_secs: Some(0.0),
+            ..Overrides::default()
+        };
+        let l = load_with(&flags, None, None, &env(&[]));
+        assert_eq!(l.config.refresh_secs, 5.0);
+        assert_eq!(l.warnings.len(), 1);
+    }
+
+    #[test]
+    fn project_dirs_name_quotatop() {
+        if let Some(d) = project_dirs() {
+            assert!(d.config_dir().to_string_lossy().contains("quotatop"));
+        }
+    }
+}

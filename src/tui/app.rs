@@ -1,0 +1,572 @@
+//! The console's state and its update function. Input, snapshots and ticks come in as [`Msg`];
+//! [`App::draw`] renders from `&self`. Each screen keeps its own state (in `stack`); the app holds
+//! only what is shared: the data, navigation, input mode, theme and key map.
+
+use std::path::PathBuf;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Constraint, Layout};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::command::{self, Command};
+use super::data::Data;
+use super::footer::{self, Flash};
+use super::help;
+use super::input::Input;
+use super::job_detail::JobDetail;
+use super::jobs::Jobs;
+use super::keymap::{Action, KeyMap, Mode};
+use super::overview::Overview;
+use super::preemptions::Preemptions;
+use super::screen::{DrawCtx, Kind, Open, Screen};
+use super::share::ShareScreen;
+use super::status_bar::{self, StatusInfo};
+use super::text::clean;
+use super::theme::{self, Role, Theme};
+use crate::analysis::LoopRule;
+use crate::model::{Millis, Snapshot};
+
+/// Below this the console shows only a "terminal too small" notice.
+pub const MIN_WIDTH: u16 = 80;
+pub const MIN_HEIGHT: u16 = 24;
+
+/// Everything that changes the console.
+#[derive(Debug)]
+pub enum Msg {
+    Key(KeyEvent),
+    Resize,
+    Snapshot(Box<Snapshot>),
+    /// The poller's channel closed.
+    SourceClosed,
+    Tick,
+}
+
+/// How to build an [`App`].
+pub struct AppOptions {
+    pub theme: Theme,
+    pub no_color: bool,
+    /// Where user themes live (`:theme NAME` looks there after the built-ins).
+    pub theme_dir: Option<PathBuf>,
+    pub keymap: KeyMap,
+    pub status: StatusInfo,
+    /// The queue to show first (`None`: the first the poller reports).
+    pub queue: Option<String>,
+    pub loop_rule: LoopRule,
+    /// Local wall clock in epoch ms (tests pass a fixed one).
+    pub clock: Box<dyn Fn() -> Millis + Send>,
+    /// Shown in the footer at start (config problems).
+    pub warnings: Vec<String>,
+}
+
+pub struct App {
+    data: Data,
+    /// The overview is always at the bottom of the navigation stack.
+    root: Overview,
+    /// Screens opened on top of it (Esc pops).
+    stack: Vec<Box<dyn Screen + Send>>,
+    input: Input,
+    help: bool,
+    /// First line of the help shown (it scrolls on small terminals).
+    help_scroll: u16,
+    theme: Theme,
+    no_color: bool,
+    theme_dir: Option<PathBuf>,
+    keymap: KeyMap,
+    status: StatusInfo,
+    queue: Option<String>,
+    flash: Option<Flash>,
+    clock: Box<dyn Fn() -> Millis + Send>,
+    /// Data age (whole seconds) at the last draw, so a tick redraws only when it changes.
+    shown_age: Option<i64>,
+    dirty: bool,
+    quit: bool,
+}
+
+impl App {
+    pub fn new(opts: AppOptions) -> Self {
+        let theme = if opts.no_color {
+            opts.theme.without_colour()
+        } else {
+            opts.theme
+        };
+        let flash = (!opts.warnings.is_empty()).then(|| Flash {
+            text: opts.warnings.join("; "),
+            error: true,
+        });
+        let mut app = Self {
+            data: Data::new(opts.loop_rule),
+            root: Overview::new(),
+            stack: Vec::new(),
+            input: Input::Normal,
+            help: false,
+            help_scroll: 0,
+            theme,
+            no_color: opts.no_color,
+            theme_dir: opts.theme_dir,
+            keymap: opts.keymap,
+            status: opts.status,
+            queue: opts.queue,
+            flash,
+            clock: opts.clock,
+            shown_age: None,
+            dirty: true,
+            quit: false,
+        };
+        app.refresh_all();
+        app
+    }
+
+    pub fn should_quit(&self) -> bool {
+        self.quit
+    }
+
+    /// Something changed since the last draw.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    pub fn screen_kind(&self) -> Kind {
+        self.current().kind()
+    }
+
+    pub fn theme(&self) -> &Theme {
+        &self.theme
+    }
+
+    pub fn help_open(&self) -> bool {
+        self.help
+    }
+
+    fn current(&self) -> &(dyn Screen + Send) {
+        match self.stack.last() {
+            Some(s) => s.as_ref(),
+            None => &self.root,
+        }
+    }
+
+    fn current_mut(&mut self) -> &mut (dyn Screen + Send) {
+        match self.stack.last_mut() {
+            Some(s) => s.as_mut(),
+            None => &mut self.root,
+        }
+    }
+
+    pub fn update(&mut self, msg: Msg) {
+        match msg {
+            Msg::Key(key) => {
+                self.on_key(key);
+                self.dirty = true;
+            }
+            Msg::Resize => self.dirty = true,
+            Msg::Snapshot(s) => {
+                self.remember_all();
+                self.data.apply(*s);
+                self.refresh_all();
+                self.dirty = true;
+            }
+            Msg::SourceClosed => {
+                self.data.source_closed = true;
+                self.dirty = true;
+            }
+            Msg::Tick => {
+                if self.age_seconds() != self.shown_age {
+                    self.dirty = true;
+                }
+            }
+        }
+    }
+
+    fn age_seconds(&self) -> Option<i64> {
+        let s = self.data.snapshot.as_ref()?;
+        let at = self
+            .data
+            .queue(self.queue.as_deref())
+            .and_then(|(q, _)| q.refreshed_at)
+            .unwrap_or(s.taken_at);
+        Some(((self.clock)() - at) / 1000)
+    }
+
+    fn remember_all(&mut self) {
+        self.root.remember(&self.data);
+        for s in &mut self.stack {
+            s.remember(&self.data);
+        }
+    }
+
+    fn refresh_all(&mut self) {
+        self.root.refresh(&self.data, self.queue.as_deref());
+        for s in &mut self.stack {
+            s.refresh(&self.data, self.queue.as_deref());
+        }
+    }
+
+    /// Changes the current screen's list (filter or sort) and recomputes its rows.
+    fn with_list(&mut self, f: impl FnOnce(&mut super::list::ListState)) {
+        let queue = self.queue.clone();
+        let screen: &mut (dyn Screen + Send) = match self.stack.last_mut() {
+            Some(s) => s.as_mut(),
+            None => &mut self.root,
+        };
+        screen.remember(&self.data);
+        if let Some(list) = screen.list() {
+            f(list);
+        }
+        screen.refresh(&self.data, queue.as_deref());
+    }
+
+    fn on_key(&mut self, key: KeyEvent) {
+        if self.help {
+            match self.keymap.action(Mode::Normal, &key) {
+                Some(Action::Back | Action::Help | Action::Quit) => self.help = false,
+                Some(Action::Down) => self.help_scroll = self.help_scroll.saturating_add(1),
+                Some(Action::Up) => self.help_scroll = self.help_scroll.saturating_sub(1),
+                Some(Action::PageDown) => self.help_scroll = self.help_scroll.saturating_add(10),
+                Some(Action::PageUp) => self.help_scroll = self.help_scroll.saturating_sub(10),
+                Some(Action::Top) => self.help_scroll = 0,
+                _ => {}
+            }
+            return;
+        }
+        if self.input.is_typing() {
+            self.on_prompt_key(key);
+            return;
+        }
+        self.flash = None;
+        if let Some(action) = self.keymap.action(Mode::Normal, &key) {
+            self.on_action(action);
+        }
+    }
+
+    fn on_prompt_key(&mut self, key: KeyEvent) {
+        match self.keymap.action(Mode::Prompt, &key) {
+            Some(Action::Confirm) => {
+                match std::mem::take(&mut self.input) {
+                    Input::Command(line) => self.run_command(&line),
+                    Input::Filter(_) | Input::Normal => {}
+                }
+                return;
+            }
+            Some(Action::Cancel) => {
+                if matches!(self.input, Input::Filter(_)) {
+                    self.with_list(|l| l.filter.text.clear());
+                }
+                self.input = Input::Normal;
+                return;
+            }
+            _ => {}
+        }
+        let Some(text) = self.input.text_mut() else {
+            return;
+        };
+        match key.code {
+            KeyCode::Backspace => {
+                if text.pop().is_none() {
+                    self.input = Input::Normal;
+                    return;
+                }
+            }
+            KeyCode::Char(c)
+                if !key
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+            {
+                if !c.is_control() && text.chars().count() < 200 {
+                    text.push(c);
+                }
+            }
+            _ => return,
+        }
+        if let Input::Filter(t) = &self.input {
+            let t = t.clone();
+            self.with_list(|l| l.filter.text = t);
+        }
+    }
+
+    fn on_action(&mut self, action: Action) {
+        match action {
+            Action::Quit => self.quit = true,
+            Action::Help => {
+                self.help = true;
+                self.help_scroll = 0;
+            }
+            Action::CommandMode => self.input = Input::Command(String::new()),
+            Action::FilterMode => {
+                if let Some(list) = self.current().list_ref() {
+                    self.input = Input::Filter(list.filter.text.clone());
+                } else {
+                    self.flash_error("this screen has no filter");
+                }
+            }
+            Action::Back => {
+                if self
+                    .current()
+                    .list_ref()
+                    .is_some_and(|l| !l.filter.text.is_empty())
+                {
+                    self.with_list(|l| l.filter.text.clear());
+                } else if self.stack.pop().is_some() {
+                    self.refresh_all();
+                }
+            }
+            Action::Enter => {
+                let open = self.current().enter(&self.data, self.queue.as_deref());
+                if let Some(open) = open {
+                    self.open(open);
+                }
+            }
+            Action::Up => self.with_nav(|l| l.move_by(-1)),
+            Action::Down => self.with_nav(|l| l.move_by(1)),
+            Action::PageUp => self.with_nav(|l| l.page(false)),
+            Action::PageDown => self.with_nav(|l| l.page(true)),
+            Action::Top => self.with_nav(|l| l.top()),
+            Action::Bottom => self.with_nav(|l| l.bottom()),
+            Action::SortNext | Action::SortReverse => {
+                let columns = self.current().sort_columns();
+                if columns.is_empty() {
+                    self.flash_error("this screen has a fixed order");
+                    return;
+                }
+                self.with_list(|l| {
+                    if action == Action::SortNext {
+                        l.sort.column = (l.sort.column + 1) % columns.len();
+                    } else {
+                        l.sort.descending = !l.sort.descending;
+                    }
+                });
+            }
+            Action::NextPane => self.current_mut().next_pane(),
+            Action::Overview => self.switch_root(Kind::Overview),
+            Action::Jobs => self.switch_root(Kind::Jobs),
+            Action::Preemptions => self.switch_root(Kind::Preemptions),
+            Action::NextQueue => {
+                let names: Vec<String> =
+                    self.data.queues().iter().map(|q| q.name.clone()).collect();
+                if names.len() > 1 {
+                    let at = self
+                        .queue
+                        .as_ref()
+                        .and_then(|q| names.iter().position(|n| n == q))
+                        .unwrap_or(0);
+                    self.set_queue(names[(at + 1) % names.len()].clone());
+                }
+            }
+            Action::NextTheme => {
+                let names: Vec<&str> = theme::built_in_names().collect();
+                let at = names
+                    .iter()
+                    .position(|n| *n == self.theme.name)
+                    .map_or(0, |i| i + 1);
+                self.set_theme(names[at % names.len()]);
+            }
+            Action::Confirm | Action::Cancel => {}
+        }
+    }
+
+    fn with_nav(&mut self, f: impl FnOnce(&mut super::list::ListState)) {
+        if let Some(list) = self.current_mut().list() {
+            f(list);
+        }
+    }
+
+    fn flash_error(&mut self, text: impl Into<String>) {
+        self.flash = Some(Flash {
+            text: text.into(),
+            error: true,
+        });
+    }
+
+    fn set_queue(&mut self, name: String) {
+        self.queue = Some(name);
+        self.stack.clear();
+        self.refresh_all();
+    }
+
+    fn set_theme(&mut self, name: &str) {
+        match Theme::resolve(name, self.theme_dir.as_deref()) {
+            Ok(t) => {
+                self.theme = if self.no_color { t.without_colour() } else { t };
+                self.flash = Some(Flash {
+                    text: format!("theme {}", self.theme.name),
+                    error: false,
+                });
+            }
+            Err(e) => self.flash_error(e.to_string()),
+        }
+    }
+
+    fn switch_root(&mut self, kind: Kind) {
+        self.stack.clear();
+        let screen: Box<dyn Screen + Send> = match kind {
+            Kind::Jobs => Box::new(Jobs::new()),
+            Kind::Preemptions => Box::new(Preemptions::new()),
+            _ => {
+                self.refresh_all();
+                return;
+            }
+        };
+        self.push(screen);
+    }
+
+    fn push(&mut self, mut screen: Box<dyn Screen + Send>) {
+        screen.refresh(&self.data, self.queue.as_deref());
+        self.stack.push(screen);
+    }
+
+    fn open(&mut self, open: Open) {
+        match open {
+            Open::Share { queue, share } => {
+                self.queue = Some(queue.clone());
+                self.push(Box::new(ShareScreen::new(queue, share)));
+            }
+            Open::Job { queue, id } => self.push(Box::new(JobDetail::new(queue, id))),
+            Open::Jobs { queue } => {
+                self.queue = Some(queue);
+                self.push(Box::new(Jobs::new()));
+            }
+        }
+    }
+
+    fn run_command(&mut self, line: &str) {
+        let cmd = match command::parse(line) {
+            Ok(c) => c,
+            Err(e) => return self.flash_error(e),
+        };
+        match cmd {
+            Command::Overview => self.switch_root(Kind::Overview),
+            Command::Jobs => self.switch_root(Kind::Jobs),
+            Command::Preemptions => self.switch_root(Kind::Preemptions),
+            Command::Help => self.help = true,
+            Command::Quit => self.quit = true,
+            Command::Theme(name) => self.set_theme(&name),
+            Command::Queue(name) => {
+                if self.data.queues().iter().any(|q| q.name == name) {
+                    self.set_queue(name);
+                } else {
+                    self.flash_error(format!("no queue {}", clean(&name)));
+                }
+            }
+            Command::Share(name) => {
+                let Some((q, _)) = self.data.queue(self.queue.as_deref()) else {
+                    return self.flash_error("no data yet");
+                };
+                if q.shares.iter().any(|s| s.name == name) {
+                    let queue = q.name.clone();
+                    self.stack.clear();
+                    self.open(Open::Share { queue, share: name });
+                } else {
+                    self.flash_error(format!(
+                        "no share {} in queue {}",
+                        clean(&name),
+                        clean(&q.name)
+                    ));
+                }
+            }
+            Command::Job(needle) => {
+                let Some((q, _)) = self.data.queue(self.queue.as_deref()) else {
+                    return self.flash_error("no data yet");
+                };
+                let found = q
+                    .jobs
+                    .iter()
+                    .find(|j| j.job.id == needle)
+                    .or_else(|| q.jobs.iter().find(|j| j.job.name == needle))
+                    .or_else(|| {
+                        let mut m = q.jobs.iter().filter(|j| j.job.id.ends_with(&needle));
+                        let first = m.next();
+                        if m.next().is_some() { None } else { first }
+                    });
+                match found {
+                    Some(j) => {
+                        let open = Open::Job {
+                            queue: q.name.clone(),
+                            id: j.job.id.clone(),
+                        };
+                        self.open(open);
+                    }
+                    None => self.flash_error(format!(
+                        "no job {} in queue {}",
+                        clean(&needle),
+                        clean(&q.name)
+                    )),
+                }
+            }
+        }
+    }
+
+    /// Draws the whole console.
+    pub fn draw(&mut self, frame: &mut Frame) {
+        self.shown_age = self.age_seconds();
+        self.dirty = false;
+        self.render(frame);
+    }
+
+    /// Rendering proper, from `&self`.
+    pub fn render(&self, frame: &mut Frame) {
+        let area = frame.area();
+        let theme = &self.theme;
+        if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+            let text = vec![
+                Line::from(Span::styled(
+                    "terminal too small",
+                    theme.style(Role::Critical),
+                )),
+                Line::from(format!(
+                    "{}×{}, need {MIN_WIDTH}×{MIN_HEIGHT}",
+                    area.width, area.height
+                )),
+                Line::from(Span::styled(
+                    format!("{} quits", self.keymap.first_key(Action::Quit)),
+                    theme.style(Role::Muted),
+                )),
+            ];
+            let top = area.height.saturating_sub(3) / 2;
+            let [_, mid, _] = Layout::vertical([
+                Constraint::Length(top),
+                Constraint::Length(3),
+                Constraint::Fill(1),
+            ])
+            .areas(area);
+            frame.render_widget(
+                Paragraph::new(text)
+                    .alignment(Alignment::Center)
+                    .wrap(Wrap { trim: true }),
+                mid,
+            );
+            return;
+        }
+        let [status, body, foot] = Layout::vertical([
+            Constraint::Length(2),
+            Constraint::Fill(1),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        status_bar::draw(
+            frame,
+            status,
+            &self.data,
+            self.queue.as_deref(),
+            &self.status,
+            (self.clock)(),
+            theme,
+        );
+        let ctx = DrawCtx {
+            data: &self.data,
+            queue: self.queue.as_deref(),
+            theme,
+        };
+        self.current().draw(frame, body, &ctx);
+        if self.help {
+            help::draw(frame, body, &self.keymap, self.help_scroll, theme);
+        }
+        footer::draw(
+            frame,
+            foot,
+            &self.input,
+            self.flash.as_ref(),
+            &self.keymap,
+            theme,
+        );
+    }
+}

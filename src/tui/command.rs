@@ -1,0 +1,94 @@
+//! `:` commands, k9s style.
+
+/// A parsed `:` command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Overview,
+    Jobs,
+    Preemptions,
+    /// Switch the current queue.
+    Queue(String),
+    /// Open a share of the current queue.
+    Share(String),
+    /// Open a job of the current queue by id (or unique id suffix / name).
+    Job(String),
+    Theme(String),
+    Help,
+    Quit,
+}
+
+/// Names accepted for each command, for the help screen.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("shares | overview | 1", "queues and shares"),
+    ("jobs | 2", "every job of the queue"),
+    ("preemptions | pre | 3", "preempted jobs"),
+    ("queue NAME", "switch queue"),
+    ("share NAME", "open a share"),
+    ("job ID", "open a job (id, id suffix or name)"),
+    ("theme NAME", "dark, light, high-contrast, colorblind"),
+    ("help", "this help"),
+    ("q | quit", "quit"),
+];
+
+pub fn parse(line: &str) -> Result<Command, String> {
+    let mut words = line.split_whitespace();
+    let Some(head) = words.next() else {
+        return Err("empty command".to_string());
+    };
+    let arg: Vec<&str> = words.collect();
+    let arg = arg.join(" ");
+    let need = |what: &str| -> Result<String, String> {
+        if arg.is_empty() {
+            Err(format!(":{head} needs a {what}"))
+        } else {
+            Ok(arg.clone())
+        }
+    };
+    Ok(match head {
+        "shares" | "share" | "s" if arg.is_empty() => Command::Overview,
+        "overview" | "o" | "1" => Command::Overview,
+        "jobs" | "j" | "2" => Command::Jobs,
+        "preemptions" | "pre" | "p" | "3" => Command::Preemptions,
+        "queue" | "queues" => Command::Queue(need("queue name")?),
+        "share" | "s" => Command::Share(arg),
+        "job" => Command::Job(need("job id")?),
+        "theme" => Command::Theme(need("theme name")?),
+        "help" | "h" | "?" => Command::Help,
+        "q" | "quit" | "q!" => Command::Quit,
+        other => return Err(format!("unknown command :{other} (try :help)")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse() {
+        assert_eq!(parse("shares"), Ok(Command::Overview));
+        assert_eq!(parse(" jobs "), Ok(Command::Jobs));
+        assert_eq!(parse("pre"), Ok(Command::Preemptions));
+        assert_eq!(
+            parse("queue ml-training"),
+            Ok(Command::Queue("ml-training".into()))
+        );
+        assert_eq!(
+            parse("share research"),
+            Ok(Command::Share("research".into()))
+        );
+        assert_eq!(parse("job abc"), Ok(Command::Job("abc".into())));
+        assert_eq!(parse("theme light"), Ok(Command::Theme("light".into())));
+        assert_eq!(parse("q"), Ok(Command::Quit));
+    }
+
+    #[test]
+    fn bad_commands_say_why() {
+        assert_eq!(parse(""), Err("empty command".into()));
+        assert_eq!(parse("queue"), Err(":queue needs a queue name".into()));
+        assert!(
+            parse("frobnicate")
+                .unwrap_err()
+                .contains("unknown command :frobnicate")
+        );
+    }
+}

@@ -1,0 +1,96 @@
+//! The console's one loop: a `tokio::select!` over terminal events, snapshots from the poller and
+//! a tick. It never waits on the network (the poller is another task) and draws only when
+//! something changed. Generic over the backend and the event source, so tests drive it with
+//! `TestBackend` and scripted keys.
+
+use std::io;
+use std::time::Duration;
+
+use crossterm::event::{Event, KeyEventKind};
+use futures_util::{Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use tokio::sync::mpsc;
+
+use super::TuiError;
+use super::app::{App, Msg};
+use crate::model::Snapshot;
+
+/// Ticks drive only the "updated N s ago" text (a redraw happens when it changes).
+pub const TICK: Duration = Duration::from_millis(1000);
+
+/// Turns a terminal event into a message: key presses only (not repeats' releases), resizes.
+pub fn message(event: Event) -> Option<Msg> {
+    match event {
+        Event::Key(k) if k.kind == KeyEventKind::Press => Some(Msg::Key(k)),
+        Event::Resize(_, _) => Some(Msg::Resize),
+        _ => None,
+    }
+}
+
+/// Runs until the user quits or the event stream ends.
+pub async fn run<B, E>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    mut events: E,
+    mut snapshots: mpsc::Receiver<Snapshot>,
+    tick: Duration,
+) -> Result<(), TuiError>
+where
+    B: Backend,
+    E: Stream<Item = io::Result<Event>> + Unpin,
+{
+    let mut ticker = tokio::time::interval(tick);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut source_open = true;
+    loop {
+        if app.is_dirty() {
+            terminal.draw(|f| app.draw(f))?;
+        }
+        if app.should_quit() {
+            return Ok(());
+        }
+        // Biased: a snapshot already waiting is applied before the keys that follow it, so a
+        // key acts on the data that was on screen when it was pressed.
+        let msg = tokio::select! {
+            biased;
+            snap = snapshots.recv(), if source_open => match snap {
+                Some(s) => Msg::Snapshot(Box::new(s)),
+                None => {
+                    source_open = false;
+                    Msg::SourceClosed
+                }
+            },
+            event = events.next() => match event {
+                Some(Ok(e)) => match message(e) {
+                    Some(m) => m,
+                    None => continue,
+                },
+                Some(Err(e)) => return Err(TuiError::Io(e)),
+                None => return Ok(()),
+            },
+            _ = ticker.tick() => Msg::Tick,
+        };
+        app.update(msg);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::{KeyCode, KeyEvent, KeyEventState, KeyModifiers};
+
+    #[test]
+    fn only_key_presses_and_resizes_become_messages() {
+        let press = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE);
+        let release = KeyEvent {
+            kind: KeyEventKind::Release,
+            state: KeyEventState::NONE,
+            ..press
+        };
+        assert!(matches!(message(Event::Key(press)), Some(Msg::Key(_))));
+        assert!(message(Event::Key(release)).is_none());
+        assert!(matches!(message(Event::Resize(80, 24)), Some(Msg::Resize)));
+        assert!(message(Event::FocusGained).is_none());
+    }
+}

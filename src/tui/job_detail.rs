@@ -1,0 +1,209 @@
+//! Job detail: everything DescribeServiceJob returned for one job, its attempts, and its
+//! preemption history. Scrolls with the movement keys.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::data::Data;
+use super::jobs::status_style;
+use super::list::ListState;
+use super::screen::{self, DrawCtx, Kind, Screen};
+use super::text::{clean, date_time, duration, hours};
+use super::theme::{Role, Theme};
+use crate::model::Millis;
+
+#[derive(Debug)]
+pub struct JobDetail {
+    queue: String,
+    id: String,
+    /// Rows are the text lines; the selection is the top line shown.
+    scroll: ListState,
+}
+
+impl JobDetail {
+    pub fn new(queue: String, id: String) -> Self {
+        Self {
+            queue,
+            id,
+            scroll: ListState::default(),
+        }
+    }
+
+    fn lines(&self, data: &Data, theme: &Theme) -> Vec<Line<'static>> {
+        let Some((q, v)) = data
+            .queue(Some(&self.queue))
+            .filter(|(q, _)| q.name == self.queue)
+        else {
+            return vec![Line::from(format!("queue {} is gone", clean(&self.queue)))];
+        };
+        let Some(t) = v.job_index.get(&self.id).and_then(|&i| q.jobs.get(i)) else {
+            return vec![Line::from(Span::styled(
+                format!("job {} is no longer tracked", clean(&self.id)),
+                theme.style(Role::Warning),
+            ))];
+        };
+        let j = &t.job;
+        let muted = theme.style(Role::Muted);
+        let field = |k: &str, v: Span<'static>| {
+            Line::from(vec![Span::styled(format!("{k:<22}"), muted), v])
+        };
+        let text = |k: &str, v: String| field(k, Span::raw(v));
+        let time = |k: &str, at: Option<Millis>| text(k, date_time(at));
+        let mut out = vec![
+            text("name", clean(&j.name).into_owned()),
+            text("job id", clean(&j.id).into_owned()),
+            text("job arn", clean(&t.arn).into_owned()),
+            text("queue", clean(&q.name).into_owned()),
+            text("quota share", clean(&j.share).into_owned()),
+            field(
+                "status",
+                Span::styled(j.status.as_str(), status_style(j.status, theme)),
+            ),
+            field(
+                "status reason",
+                Span::styled(
+                    clean(j.status_reason.as_deref().unwrap_or("-")).into_owned(),
+                    theme.style(Role::Warning),
+                ),
+            ),
+            text(
+                "scheduling priority",
+                if t.described_at.is_some() {
+                    j.priority.to_string()
+                } else {
+                    "not described yet".into()
+                },
+            ),
+            text(
+                "instances",
+                format!("{} × {}", j.instance_count, j.instance_type),
+            ),
+            time("created", Some(j.created_at)),
+            time("scheduled", j.scheduled_at),
+            time("started", j.started_at),
+            time("stopped", j.stopped_at),
+            text(
+                "preemption retries",
+                j.preemption_retries.map_or_else(
+                    || "unbounded (requeued forever)".to_string(),
+                    |n| n.to_string(),
+                ),
+            ),
+            text(
+                "terminated by user",
+                if j.is_terminated { "yes" } else { "no" }.to_string(),
+            ),
+            time("described (local)", t.described_at),
+            time("listed (local)", t.listed_at.into()),
+        ];
+        if let Some(pos) = v.dispatch.iter().find(|d| d.job_id == j.id) {
+            out.push(text(
+                "queue position",
+                format!(
+                    "{} in queue, {} in share, waiting {}",
+                    pos.queue_position,
+                    pos.share_position,
+                    duration(pos.waiting_ms)
+                ),
+            ));
+        }
+        out.push(Line::from(""));
+        out.push(Line::from(Span::styled(
+            format!("Attempts ({})", j.attempts.len()),
+            theme.style(Role::Header),
+        )));
+        if j.attempts.is_empty() {
+            out.push(Line::from(Span::styled("  none", muted)));
+        }
+        for (i, a) in j.attempts.iter().enumerate() {
+            out.push(Line::from(vec![
+                Span::raw(format!(
+                    "  {:>2}  {}  →  {}  ",
+                    i + 1,
+                    date_time(a.started_at),
+                    date_time(a.stopped_at)
+                )),
+                Span::styled(clean(&a.resource_id).into_owned(), muted),
+            ]));
+            if let Some(r) = &a.status_reason {
+                out.push(Line::from(Span::styled(
+                    format!("      {}", clean(r)),
+                    muted,
+                )));
+            }
+        }
+        out.push(Line::from(""));
+        let facts = v.preemptions.iter().find(|f| f.job_id == j.id);
+        let mut head = vec![Span::styled(
+            format!("Preemptions ({})", j.preemption_count()),
+            theme.style(Role::Header),
+        )];
+        if let Some(f) = facts {
+            head.push(Span::raw(format!(
+                "  lost {:.1} instance-h, {} GPU-h{}",
+                f.instance_hours_lost,
+                hours(f.gpu_hours_lost),
+                if f.loss_is_partial {
+                    " (at least: older attempts not kept)"
+                } else {
+                    ""
+                }
+            )));
+            for (flag, role) in super::preemptions::flags(f) {
+                head.push(Span::raw("  "));
+                head.push(Span::styled(flag, theme.style(role)));
+            }
+        }
+        out.push(Line::from(head));
+        match &j.preemption {
+            Some(p) if !p.recent_preempted_attempts.is_empty() => {
+                for a in &p.recent_preempted_attempts {
+                    out.push(Line::from(vec![
+                        Span::raw(format!(
+                            "  {}  →  {}  ran {:<7} ",
+                            date_time(Some(a.started_at)),
+                            date_time(Some(a.stopped_at)),
+                            duration(Some(a.stopped_at - a.started_at))
+                        )),
+                        Span::styled(
+                            clean(&a.status_reason).into_owned(),
+                            theme.style(Role::Preempted),
+                        ),
+                    ]));
+                }
+            }
+            _ => out.push(Line::from(Span::styled("  never preempted", muted))),
+        }
+        out
+    }
+}
+
+impl Screen for JobDetail {
+    fn kind(&self) -> Kind {
+        Kind::JobDetail
+    }
+
+    fn refresh(&mut self, data: &Data, _queue: Option<&str>) {
+        let n = self.lines(data, &super::theme::Theme::plain("count")).len();
+        self.scroll.set_rows((0..n).collect(), |_| false);
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx) {
+        let lines = self.lines(ctx.data, ctx.theme);
+        let title = format!("Job {}", clean(&self.id));
+        let block = screen::block(title, None, &[], ctx.theme);
+        self.scroll.visible(block.inner(area).height as usize);
+        let top = self.scroll.selected.min(u16::MAX as usize) as u16;
+        frame.render_widget(Paragraph::new(lines).block(block).scroll((top, 0)), area);
+    }
+
+    fn list(&mut self) -> Option<&mut ListState> {
+        Some(&mut self.scroll)
+    }
+
+    fn list_ref(&self) -> Option<&ListState> {
+        None
+    }
+}

@@ -1,0 +1,218 @@
+//! Jobs: every job of the current queue, sortable and filterable.
+
+use std::cmp::Reverse;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::Span;
+use ratatui::widgets::Cell;
+
+use super::data::Data;
+use super::list::ListState;
+use super::screen::{self, DrawCtx, Kind, Open, Screen};
+use super::text::{clean, short_id};
+use super::theme::{Role, Theme};
+use crate::analysis;
+use crate::model::{JobStatus, TrackedJob};
+
+pub const COLUMNS: &[&str] = &["status", "name", "share", "priority", "preemptions", "age"];
+
+#[derive(Debug)]
+pub struct Jobs {
+    list: ListState,
+    /// The queue the rows index into.
+    queue: Option<String>,
+    remembered: Option<String>,
+}
+
+impl Jobs {
+    pub fn new() -> Self {
+        Self {
+            list: ListState::with_sort(0, false),
+            queue: None,
+            remembered: None,
+        }
+    }
+}
+
+impl Default for Jobs {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub fn status_style(s: JobStatus, theme: &Theme) -> ratatui::style::Style {
+    match s {
+        JobStatus::Running => theme.style(Role::Healthy),
+        JobStatus::Failed => theme.style(Role::Critical),
+        JobStatus::Runnable => theme.style(Role::Warning),
+        JobStatus::Succeeded => theme.style(Role::Muted),
+        _ => theme.style(Role::Text),
+    }
+}
+
+fn sort_rows(rows: &mut [usize], jobs: &[TrackedJob], column: usize, descending: bool) {
+    let key = |i: usize| &jobs[i].job;
+    match column {
+        1 => rows.sort_by(|&a, &b| key(a).name.cmp(&key(b).name)),
+        2 => rows.sort_by(|&a, &b| {
+            key(a)
+                .share
+                .cmp(&key(b).share)
+                .then(key(a).name.cmp(&key(b).name))
+        }),
+        3 => rows.sort_by_key(|&i| (Reverse(key(i).priority), key(i).created_at)),
+        4 => rows.sort_by_key(|&i| (Reverse(key(i).preemption_count()), key(i).created_at)),
+        5 => rows.sort_by_key(|&i| key(i).created_at),
+        _ => rows.sort_by_key(|&i| (key(i).status, Reverse(key(i).priority), key(i).created_at)),
+    }
+    if descending {
+        rows.reverse();
+    }
+}
+
+impl Screen for Jobs {
+    fn kind(&self) -> Kind {
+        Kind::Jobs
+    }
+
+    fn remember(&mut self, data: &Data) {
+        self.remembered = data
+            .queue(self.queue.as_deref())
+            .and_then(|(q, _)| q.jobs.get(self.list.selected_row()?))
+            .map(|j| j.job.id.clone());
+    }
+
+    fn refresh(&mut self, data: &Data, queue: Option<&str>) {
+        let Some((q, _)) = data.queue(queue) else {
+            self.list.set_rows(Vec::new(), |_| false);
+            return;
+        };
+        let previous = self.remembered.take();
+        let mut rows: Vec<usize> = q
+            .jobs
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| {
+                let j = &j.job;
+                self.list.filter.matches([
+                    j.name.as_str(),
+                    j.id.as_str(),
+                    j.share.as_str(),
+                    j.status.as_str(),
+                    j.instance_type.as_str(),
+                    j.status_reason.as_deref().unwrap_or(""),
+                ])
+            })
+            .map(|(i, _)| i)
+            .collect();
+        sort_rows(
+            &mut rows,
+            &q.jobs,
+            self.list.sort.column,
+            self.list.sort.descending,
+        );
+        self.queue = Some(q.name.clone());
+        self.list.set_rows(rows, |r| {
+            previous.as_deref() == q.jobs.get(r).map(|j| j.job.id.as_str())
+        });
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx) {
+        let theme = ctx.theme;
+        let Some((q, _)) = ctx.data.queue(self.queue.as_deref()) else {
+            frame.render_widget(screen::block("Jobs".into(), None, COLUMNS, theme), area);
+            return;
+        };
+        let now = analysis::now_of(q);
+        let title = format!("Jobs · {}", clean(&q.name));
+        let block = screen::block(title, Some(&self.list), COLUMNS, theme);
+        let header = [
+            "NAME", "ID", "SHARE", "STATUS", "PRI", "TYPE×N", "PRE", "AGE", "REASON",
+        ];
+        // The short id only when there is room for it next to a readable name.
+        let id_w = if area.width >= 100 { 6 } else { 0 };
+        let widths = [
+            Constraint::Fill(3),
+            Constraint::Length(id_w),
+            Constraint::Length(10),
+            Constraint::Length(9),
+            Constraint::Length(4),
+            Constraint::Length(15),
+            Constraint::Length(3),
+            Constraint::Length(6),
+            Constraint::Fill(2),
+        ];
+        screen::draw_table(
+            frame,
+            area,
+            block,
+            &header,
+            &widths,
+            &self.list,
+            true,
+            theme,
+            |r| {
+                let Some(t) = q.jobs.get(r) else {
+                    return Vec::new();
+                };
+                let j = &t.job;
+                let pre = j.preemption_count();
+                let pri = if t.described_at.is_some() {
+                    j.priority.to_string()
+                } else {
+                    "…".to_string()
+                };
+                vec![
+                    Cell::from(clean(&j.name).into_owned()),
+                    Cell::from(Span::styled(
+                        short_id(&j.id, 6).to_string(),
+                        theme.style(Role::Muted),
+                    )),
+                    Cell::from(clean(&j.share).into_owned()),
+                    Cell::from(Span::styled(
+                        j.status.as_str(),
+                        status_style(j.status, theme),
+                    )),
+                    Cell::from(pri),
+                    Cell::from(format!(
+                        "{}×{}",
+                        screen::short_type(&j.instance_type),
+                        j.instance_count
+                    )),
+                    Cell::from(if pre > 0 {
+                        Span::styled(pre.to_string(), theme.style(Role::Preempted))
+                    } else {
+                        Span::raw("")
+                    }),
+                    Cell::from(screen::since(now, Some(j.created_at))),
+                    Cell::from(Span::styled(
+                        clean(j.status_reason.as_deref().unwrap_or("")).into_owned(),
+                        theme.style(Role::Muted),
+                    )),
+                ]
+            },
+        );
+    }
+
+    fn list(&mut self) -> Option<&mut ListState> {
+        Some(&mut self.list)
+    }
+
+    fn list_ref(&self) -> Option<&ListState> {
+        Some(&self.list)
+    }
+
+    fn sort_columns(&self) -> &'static [&'static str] {
+        COLUMNS
+    }
+
+    fn enter(&self, data: &Data, _queue: Option<&str>) -> Option<Open> {
+        let (q, _) = data.queue(self.queue.as_deref())?;
+        let job = q.jobs.get(self.list.selected_row()?)?;
+        Some(Open::Job {
+            queue: q.name.clone(),
+            id: job.job.id.clone(),
+        })
+    }
+}

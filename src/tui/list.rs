@@ -1,0 +1,183 @@
+//! Selection, scrolling, filter and sort of one list on a screen. Rows are indices into data the
+//! screen owns elsewhere; they are recomputed when data, filter or sort change (not per frame), so
+//! drawing builds only the visible rows.
+
+use std::cell::Cell;
+
+/// `/` filter text; a leading `!` inverts it. Case-insensitive substring match.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    pub text: String,
+}
+
+impl Filter {
+    pub fn is_active(&self) -> bool {
+        !self.needle().0.is_empty()
+    }
+
+    fn needle(&self) -> (String, bool) {
+        match self.text.strip_prefix('!') {
+            Some(rest) => (rest.to_lowercase(), true),
+            None => (self.text.to_lowercase(), false),
+        }
+    }
+
+    /// Whether a row whose searchable fields are `fields` passes.
+    pub fn matches<'a>(&self, fields: impl IntoIterator<Item = &'a str>) -> bool {
+        let (needle, inverted) = self.needle();
+        if needle.is_empty() {
+            return true;
+        }
+        let hit = fields
+            .into_iter()
+            .any(|f| f.to_lowercase().contains(&needle));
+        hit != inverted
+    }
+}
+
+/// Sort column (index into the screen's column list) and direction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sort {
+    pub column: usize,
+    pub descending: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct ListState {
+    pub rows: Vec<usize>,
+    pub selected: usize,
+    pub offset: usize,
+    pub filter: Filter,
+    pub sort: Sort,
+    /// Rows visible at the last draw (drawing records it so paging and scrolling know it).
+    viewport: Cell<usize>,
+}
+
+impl ListState {
+    pub fn with_sort(column: usize, descending: bool) -> Self {
+        Self {
+            sort: Sort { column, descending },
+            ..Self::default()
+        }
+    }
+
+    pub fn selected_row(&self) -> Option<usize> {
+        self.rows.get(self.selected).copied()
+    }
+
+    /// Replaces the rows, keeping the selection on the same item when it is still there.
+    pub fn set_rows(&mut self, rows: Vec<usize>, same: impl Fn(usize) -> bool) {
+        let keep = rows.iter().position(|&r| same(r));
+        self.rows = rows;
+        self.selected = keep.unwrap_or(self.selected);
+        self.clamp();
+    }
+
+    pub fn viewport(&self) -> usize {
+        self.viewport.get().max(1)
+    }
+
+    /// Called by drawing: records the visible height and returns the rows to show, as
+    /// (position in the list, row index), scrolled so the selection is visible.
+    pub fn visible(&self, height: usize) -> (usize, &[usize]) {
+        self.viewport.set(height);
+        let offset = self.offset_for(height);
+        let end = (offset + height).min(self.rows.len());
+        (offset, &self.rows[offset.min(end)..end])
+    }
+
+    fn offset_for(&self, height: usize) -> usize {
+        let height = height.max(1);
+        let mut offset = self.offset.min(self.rows.len().saturating_sub(1));
+        if self.selected < offset {
+            offset = self.selected;
+        }
+        if self.selected >= offset + height {
+            offset = self.selected + 1 - height;
+        }
+        offset
+    }
+
+    pub fn move_by(&mut self, delta: isize) {
+        if self.rows.is_empty() {
+            return;
+        }
+        let last = self.rows.len() - 1;
+        self.selected = self.selected.saturating_add_signed(delta).min(last);
+        self.offset = self.offset_for(self.viewport());
+    }
+
+    pub fn page(&mut self, down: bool) {
+        let n = self.viewport().saturating_sub(1).max(1) as isize;
+        self.move_by(if down { n } else { -n });
+    }
+
+    pub fn top(&mut self) {
+        self.selected = 0;
+        self.offset = 0;
+    }
+
+    pub fn bottom(&mut self) {
+        self.selected = self.rows.len().saturating_sub(1);
+        self.offset = self.offset_for(self.viewport());
+    }
+
+    fn clamp(&mut self) {
+        self.selected = self.selected.min(self.rows.len().saturating_sub(1));
+        self.offset = self.offset_for(self.viewport());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filter_is_case_insensitive_and_inverts() {
+        let f = Filter { text: "RES".into() };
+        assert!(f.matches(["research"]));
+        assert!(!f.matches(["prod"]));
+        let f = Filter {
+            text: "!res".into(),
+        };
+        assert!(!f.matches(["research"]));
+        assert!(f.matches(["prod"]));
+        assert!(Filter::default().matches(["anything"]));
+        assert!(!Filter { text: "!".into() }.is_active());
+    }
+
+    #[test]
+    fn scrolling_keeps_the_selection_visible_and_only_yields_visible_rows() {
+        let mut l = ListState::default();
+        l.set_rows((0..100).collect(), |_| false);
+        let (off, rows) = l.visible(10);
+        assert_eq!((off, rows.len()), (0, 10));
+        l.move_by(15);
+        let (off, rows) = l.visible(10);
+        assert_eq!((off, rows[0], rows.len()), (6, 6, 10));
+        l.move_by(-3);
+        assert_eq!(
+            l.visible(10).0,
+            6,
+            "moving up inside the window does not scroll"
+        );
+        l.bottom();
+        assert_eq!(l.visible(10).0, 90);
+        l.page(false);
+        assert_eq!(l.selected, 90);
+        l.top();
+        assert_eq!((l.selected, l.visible(10).0), (0, 0));
+    }
+
+    #[test]
+    fn set_rows_keeps_the_same_item_selected() {
+        let mut l = ListState::default();
+        l.set_rows(vec![10, 20, 30], |_| false);
+        l.move_by(2);
+        assert_eq!(l.selected_row(), Some(30));
+        l.set_rows(vec![30, 10], |r| r == 30);
+        assert_eq!(l.selected_row(), Some(30));
+        l.set_rows(vec![], |_| false);
+        assert_eq!(l.selected_row(), None);
+    }
+}

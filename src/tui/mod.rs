@@ -1,0 +1,66 @@
+//! The live console: screens over [`Snapshot`]s received on a channel. It never calls the
+//! network: the poller (another task) sends owned snapshots; this module only draws them and
+//! reacts to keys.
+//!
+//! - [`app`]: state and update; [`event_loop`]: the `select!` loop; [`terminal`]: restore guard.
+//! - One screen per file: [`overview`], [`share`], [`jobs`], [`preemptions`], [`job_detail`],
+//!   plus [`help`], [`status_bar`], [`footer`].
+//! - [`keymap`]: the one key-binding table (help and footer hints come from it).
+//! - [`theme`]: semantic colour roles from `themes/*.toml`.
+
+pub mod app;
+pub mod command;
+pub mod data;
+pub mod event_loop;
+pub mod footer;
+pub mod gauge;
+pub mod help;
+pub mod input;
+pub mod job_detail;
+pub mod jobs;
+pub mod keymap;
+pub mod list;
+pub mod overview;
+pub mod preemptions;
+pub mod screen;
+pub mod share;
+pub mod status_bar;
+pub mod terminal;
+pub mod text;
+pub mod theme;
+
+use tokio::sync::mpsc;
+
+pub use app::{App, AppOptions, Msg};
+pub use status_bar::StatusInfo;
+
+use crate::model::Snapshot;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error("terminal: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Opens the console on the real terminal and runs it until the user quits. The terminal is
+/// restored on every exit path, panics included.
+pub async fn run(opts: AppOptions, snapshots: mpsc::Receiver<Snapshot>) -> Result<(), TuiError> {
+    let mut app = App::new(opts);
+    let mut guard = terminal::TerminalGuard::enter()?;
+    let events = crossterm::event::EventStream::new();
+    event_loop::run(
+        &mut guard.terminal,
+        &mut app,
+        events,
+        snapshots,
+        event_loop::TICK,
+    )
+    .await
+}
+
+/// The local wall clock in epoch ms.
+pub fn wall_clock() -> crate::model::Millis {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as crate::model::Millis)
+}

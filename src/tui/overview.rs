@@ -1,0 +1,320 @@
+//! Overview: every queue and share; per instance type a bar of own use / borrowed / lent / idle,
+//! the limit, strategy and borrow limit, in-share preemption, runnable jobs, preemptions, and a
+//! sparkline of use over the session.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Cell;
+
+use super::data::Data;
+use super::gauge;
+use super::list::ListState;
+use super::screen::{self, DrawCtx, Kind, Open, Screen};
+use super::text::clean;
+use super::theme::{Role, Theme};
+use crate::model::{QuotaShare, SharingStrategy};
+
+/// One row: a queue heading or one share × instance type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Entry {
+    Queue(usize),
+    Usage(usize, usize),
+}
+
+#[derive(Debug, Default)]
+pub struct Overview {
+    entries: Vec<Entry>,
+    list: ListState,
+    remembered: Option<(String, String, String)>,
+}
+
+const COLUMNS: &[&str] = &[];
+const HEADER: [&str; 9] = [
+    "SHARE", "STRATEGY", "ISP", "TYPE", "USAGE", "USED", "RUN", "PRE", "HISTORY",
+];
+/// Widths of every column but USAGE and HISTORY, which share the rest.
+const FIXED: [u16; 7] = [11, 8, 3, 12, 5, 3, 3];
+
+impl Overview {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// `RESERVE`, `LEND`, `L&B 200%`, `L&B ∞`.
+pub fn strategy_label(s: &QuotaShare) -> String {
+    match s.sharing.strategy {
+        SharingStrategy::LendAndBorrow => match s.sharing.borrow_percent() {
+            None => "L&B ∞".to_string(),
+            Some(p) => format!("L&B {p}%"),
+        },
+        other => other.as_str().to_string(),
+    }
+}
+
+fn entry_key(data: &Data, e: &Entry) -> Option<(String, String, String)> {
+    let q = data.queues();
+    match e {
+        Entry::Queue(qi) => Some((q.get(*qi)?.name.clone(), String::new(), String::new())),
+        Entry::Usage(qi, ui) => {
+            let u = data.views.get(*qi)?.usage.get(*ui)?;
+            Some((
+                q.get(*qi)?.name.clone(),
+                u.share.clone(),
+                u.instance_type.clone(),
+            ))
+        }
+    }
+}
+
+impl Overview {
+    /// A queue heading spans the whole row: name, state, status, environment and its capacity.
+    fn draw_headings(
+        &self,
+        frame: &mut Frame,
+        area: Rect,
+        offset: usize,
+        data: &Data,
+        theme: &Theme,
+    ) {
+        let visible = self
+            .list
+            .rows
+            .iter()
+            .skip(offset)
+            .take(area.height as usize);
+        for (i, &r) in visible.enumerate() {
+            let Some(Entry::Queue(qi)) = self.entries.get(r) else {
+                continue;
+            };
+            let Some(q) = data.queues().get(*qi) else {
+                continue;
+            };
+            let caps: Vec<String> = q
+                .environment
+                .capacity
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} {}",
+                        screen::short_type(&c.instance_type),
+                        c.max_capacity
+                    )
+                })
+                .collect();
+            let selected = offset + i == self.list.selected;
+            let muted = theme.style(Role::Muted);
+            let line = Line::from(vec![
+                Span::raw(if selected { screen::MARKER } else { "  " }),
+                Span::styled(format!("▾ {}", clean(&q.name)), theme.style(Role::Title)),
+                Span::styled(format!("  {} {}", clean(&q.state), clean(&q.status)), muted),
+                Span::styled(
+                    format!(" · env {} · capacity ", clean(&q.environment.name)),
+                    muted,
+                ),
+                Span::raw(caps.join(", ")),
+            ]);
+            let line = if selected {
+                line.style(theme.style(Role::Selected))
+            } else {
+                line
+            };
+            let row = Rect {
+                y: area.y + i as u16,
+                height: 1,
+                ..area
+            };
+            frame.render_widget(ratatui::widgets::Clear, row);
+            frame.render_widget(line, row);
+        }
+    }
+}
+
+impl Screen for Overview {
+    fn kind(&self) -> Kind {
+        Kind::Overview
+    }
+
+    fn remember(&mut self, data: &Data) {
+        self.remembered = self
+            .list
+            .selected_row()
+            .and_then(|r| self.entries.get(r))
+            .and_then(|e| entry_key(data, e));
+    }
+
+    fn refresh(&mut self, data: &Data, _queue: Option<&str>) {
+        let previous = self.remembered.take();
+        let mut entries = Vec::new();
+        let mut rows = Vec::new();
+        for (qi, (q, v)) in data.queues().iter().zip(&data.views).enumerate() {
+            let head = entries.len();
+            entries.push(Entry::Queue(qi));
+            let mut kept = Vec::new();
+            for (ui, u) in v.usage.iter().enumerate() {
+                entries.push(Entry::Usage(qi, ui));
+                let strategy = u.strategy.as_str();
+                if self.list.filter.matches([
+                    u.share.as_str(),
+                    u.instance_type.as_str(),
+                    strategy,
+                    q.name.as_str(),
+                ]) {
+                    kept.push(entries.len() - 1);
+                }
+            }
+            if !kept.is_empty() || !self.list.filter.is_active() {
+                rows.push(head);
+                rows.extend(kept);
+            }
+        }
+        self.entries = entries;
+        let keys: Vec<_> = self.entries.iter().map(|e| entry_key(data, e)).collect();
+        self.list.set_rows(rows, |r| {
+            previous.is_some() && keys.get(r).cloned().flatten() == previous
+        });
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx) {
+        let theme = ctx.theme;
+        let data = ctx.data;
+        let block = screen::block("Overview".to_string(), Some(&self.list), COLUMNS, theme);
+        let inner_w = area.width.saturating_sub(2);
+        // Columns, the spaces between them, and the selection marker.
+        let fixed: u16 = FIXED.iter().sum::<u16>()
+            + (HEADER.len() as u16 - 1)
+            + screen::MARKER.chars().count() as u16;
+        let rest = inner_w.saturating_sub(fixed);
+        let usage_w = (rest * 11 / 20).max(4);
+        let hist_w = rest.saturating_sub(usage_w);
+        let widths = [
+            Constraint::Length(FIXED[0]),
+            Constraint::Length(FIXED[1]),
+            Constraint::Length(FIXED[2]),
+            Constraint::Length(FIXED[3]),
+            Constraint::Length(usage_w),
+            Constraint::Length(FIXED[4]),
+            Constraint::Length(FIXED[5]),
+            Constraint::Length(FIXED[6]),
+            Constraint::Length(hist_w),
+        ];
+        if data.queues().is_empty() {
+            let msg = if data.snapshot.is_none() {
+                "waiting for the first refresh…"
+            } else {
+                "no queues"
+            };
+            frame.render_widget(
+                ratatui::widgets::Paragraph::new(Span::styled(msg, theme.style(Role::Muted)))
+                    .block(block),
+                area,
+            );
+            return;
+        }
+        let (rows_area, offset) = screen::draw_table(
+            frame,
+            area,
+            block,
+            &HEADER,
+            &widths,
+            &self.list,
+            true,
+            theme,
+            |r| {
+                let Some(entry) = self.entries.get(r) else {
+                    return Vec::new();
+                };
+                match entry {
+                    // Drawn over the row below, across every column.
+                    Entry::Queue(_) => Vec::new(),
+                    Entry::Usage(qi, ui) => {
+                        let (Some(q), Some(v)) = (data.queues().get(*qi), data.views.get(*qi))
+                        else {
+                            return Vec::new();
+                        };
+                        let Some(u) = v.usage.get(*ui) else {
+                            return Vec::new();
+                        };
+                        let first = *ui == 0 || v.usage[*ui - 1].share != u.share;
+                        let share = q.shares.iter().find(|s| s.name == u.share);
+                        let used_style = if u.borrowed > 0 {
+                            theme.style(Role::Borrowed)
+                        } else {
+                            theme.style(Role::Text)
+                        };
+                        let mut cells = vec![
+                            Cell::from(if first {
+                                clean(&u.share).into_owned()
+                            } else {
+                                String::new()
+                            }),
+                            Cell::from(if first {
+                                share.map(strategy_label).unwrap_or_default()
+                            } else {
+                                String::new()
+                            }),
+                            Cell::from(match share {
+                                Some(s) if first && s.in_share_preemption.enabled() => "on",
+                                _ => "",
+                            }),
+                            Cell::from(screen::short_type(&u.instance_type).to_string()),
+                            Cell::from(gauge::usage_bar(u, usage_w as usize, theme)),
+                            Cell::from(Span::styled(format!("{}/{}", u.used, u.limit), used_style)),
+                        ];
+                        if first {
+                            let run = v.runnable.get(&u.share).copied().unwrap_or(0);
+                            let pre = v.share_preemptions.get(&u.share);
+                            let pre_n = pre.map_or(0, |p| p.preemptions);
+                            let pre_style = match pre {
+                                Some(p) if p.looping > 0 => theme.style(Role::Looping),
+                                Some(p) if p.preemptions > 0 => theme.style(Role::Preempted),
+                                _ => theme.style(Role::Text),
+                            };
+                            cells.push(Cell::from(run.to_string()));
+                            cells.push(Cell::from(Span::styled(pre_n.to_string(), pre_style)));
+                        } else {
+                            cells.push(Cell::from(""));
+                            cells.push(Cell::from(""));
+                        }
+                        let hist = data.history(&q.name, &u.share, &u.instance_type);
+                        // One scale for the whole line: the limit, or the most it ever used.
+                        let max = hist
+                            .and_then(|h| h.iter().max().copied())
+                            .unwrap_or(0)
+                            .max(u.limit);
+                        cells.push(Cell::from(Line::from(gauge::sparkline(
+                            hist,
+                            max,
+                            hist_w as usize,
+                            theme,
+                        ))));
+                        cells
+                    }
+                }
+            },
+        );
+        self.draw_headings(frame, rows_area, offset, data, theme);
+    }
+
+    fn list(&mut self) -> Option<&mut ListState> {
+        Some(&mut self.list)
+    }
+
+    fn list_ref(&self) -> Option<&ListState> {
+        Some(&self.list)
+    }
+
+    fn enter(&self, data: &Data, _queue: Option<&str>) -> Option<Open> {
+        let entry = self.entries.get(self.list.selected_row()?)?;
+        match entry {
+            Entry::Queue(qi) => Some(Open::Jobs {
+                queue: data.queues().get(*qi)?.name.clone(),
+            }),
+            Entry::Usage(qi, ui) => Some(Open::Share {
+                queue: data.queues().get(*qi)?.name.clone(),
+                share: data.views.get(*qi)?.usage.get(*ui)?.share.clone(),
+            }),
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! Preemptions: jobs by preemption count with loop and unbounded-retry flags, instance- and
+//! GPU-hours lost, and the selected job's recent preempted attempts with their times.
+
+use std::cmp::Ordering;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Cell;
+
+use super::data::Data;
+use super::jobs::status_style;
+use super::list::ListState;
+use super::screen::{self, DrawCtx, Kind, Open, Screen};
+use super::text::{clean, date_time, duration, hours};
+use super::theme::Role;
+use crate::analysis::PreemptionFacts;
+
+pub const COLUMNS: &[&str] = &["count", "gpu-hours", "name", "share", "last"];
+
+#[derive(Debug)]
+pub struct Preemptions {
+    list: ListState,
+    queue: Option<String>,
+    remembered: Option<String>,
+}
+
+impl Preemptions {
+    pub fn new() -> Self {
+        Self {
+            list: ListState::with_sort(0, false),
+            queue: None,
+            remembered: None,
+        }
+    }
+}
+
+impl Default for Preemptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn last_stop(f: &PreemptionFacts) -> i64 {
+    f.recent.iter().map(|a| a.stopped_at).max().unwrap_or(0)
+}
+
+fn cmp(a: &PreemptionFacts, b: &PreemptionFacts, column: usize) -> Ordering {
+    match column {
+        1 => a
+            .gpu_hours_lost
+            .unwrap_or(0.0)
+            .total_cmp(&b.gpu_hours_lost.unwrap_or(0.0)),
+        2 => b.name.cmp(&a.name),
+        3 => b.share.cmp(&a.share).then(a.count.cmp(&b.count)),
+        4 => last_stop(a).cmp(&last_stop(b)),
+        _ => a
+            .count
+            .cmp(&b.count)
+            .then(a.instance_hours_lost.total_cmp(&b.instance_hours_lost)),
+    }
+    .then_with(|| b.job_id.cmp(&a.job_id))
+}
+
+/// `LOOP ∞` style flags: looping, unbounded retries or retries left.
+pub fn flags(f: &PreemptionFacts) -> Vec<(&'static str, Role)> {
+    let mut out = Vec::new();
+    if f.looping {
+        out.push(("LOOP", Role::Looping));
+    }
+    if f.unbounded_retries {
+        out.push(("∞retry", Role::Warning));
+    }
+    out
+}
+
+impl Screen for Preemptions {
+    fn kind(&self) -> Kind {
+        Kind::Preemptions
+    }
+
+    fn remember(&mut self, data: &Data) {
+        self.remembered = data
+            .queue(self.queue.as_deref())
+            .and_then(|(_, v)| v.preemptions.get(self.list.selected_row()?))
+            .map(|f| f.job_id.clone());
+    }
+
+    fn refresh(&mut self, data: &Data, queue: Option<&str>) {
+        let previous = self.remembered.take();
+        let Some((q, v)) = data.queue(queue) else {
+            self.list.set_rows(Vec::new(), |_| false);
+            return;
+        };
+        let mut rows: Vec<usize> = v
+            .preemptions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| {
+                let flag_text: Vec<&str> = flags(f).iter().map(|(t, _)| *t).collect();
+                self.list.filter.matches(
+                    [
+                        f.name.as_str(),
+                        f.job_id.as_str(),
+                        f.share.as_str(),
+                        f.status.as_str(),
+                    ]
+                    .into_iter()
+                    .chain(flag_text),
+                )
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let column = self.list.sort.column;
+        // Each column's natural order puts the worst first (most preempted, most lost, latest).
+        rows.sort_by(|&a, &b| cmp(&v.preemptions[b], &v.preemptions[a], column));
+        if self.list.sort.descending {
+            rows.reverse();
+        }
+        self.queue = Some(q.name.clone());
+        self.list.set_rows(rows, |r| {
+            previous.as_deref() == v.preemptions.get(r).map(|f| f.job_id.as_str())
+        });
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx) {
+        let theme = ctx.theme;
+        let Some((q, v)) = ctx.data.queue(self.queue.as_deref()) else {
+            frame.render_widget(
+                screen::block("Preemptions".into(), None, COLUMNS, theme),
+                area,
+            );
+            return;
+        };
+        let [top, bottom] =
+            Layout::vertical([Constraint::Percentage(60), Constraint::Fill(1)]).areas(area);
+        let total_gpu: f64 = v.preemptions.iter().filter_map(|f| f.gpu_hours_lost).sum();
+        let looping = v.preemptions.iter().filter(|f| f.looping).count();
+        let title = format!(
+            "Preemptions · {} · {} looping · {:.1} GPU-h lost",
+            clean(&q.name),
+            looping,
+            total_gpu
+        );
+        let block = screen::block(title, Some(&self.list), COLUMNS, theme);
+        let header = [
+            "NAME",
+            "SHARE",
+            "STATUS",
+            "PRE",
+            "FLAGS",
+            "INST-H",
+            "GPU-H",
+            "LAST PREEMPTED",
+        ];
+        let widths = [
+            Constraint::Min(14),
+            Constraint::Length(10),
+            Constraint::Length(9),
+            Constraint::Length(3),
+            Constraint::Length(11),
+            Constraint::Length(6),
+            Constraint::Length(6),
+            Constraint::Length(20),
+        ];
+        screen::draw_table(
+            frame,
+            top,
+            block,
+            &header,
+            &widths,
+            &self.list,
+            true,
+            theme,
+            |r| {
+                let Some(f) = v.preemptions.get(r) else {
+                    return Vec::new();
+                };
+                let mut flag_spans = Vec::new();
+                for (text, role) in flags(f) {
+                    if !flag_spans.is_empty() {
+                        flag_spans.push(Span::raw(" "));
+                    }
+                    flag_spans.push(Span::styled(text, theme.style(role)));
+                }
+                if let Some(left) = f.retries_left {
+                    flag_spans.push(Span::styled(
+                        format!("{left} left"),
+                        theme.style(Role::Muted),
+                    ));
+                }
+                let partial = if f.loss_is_partial { "+" } else { "" };
+                vec![
+                    Cell::from(clean(&f.name).into_owned()),
+                    Cell::from(clean(&f.share).into_owned()),
+                    Cell::from(Span::styled(
+                        f.status.as_str(),
+                        status_style(f.status, theme),
+                    )),
+                    Cell::from(Span::styled(
+                        f.count.to_string(),
+                        theme.style(Role::Preempted),
+                    )),
+                    Cell::from(Line::from(flag_spans)),
+                    Cell::from(format!("{:.1}{partial}", f.instance_hours_lost)),
+                    Cell::from(format!("{}{partial}", hours(f.gpu_hours_lost))),
+                    Cell::from(date_time(f.recent.first().map(|a| a.stopped_at))),
+                ]
+            },
+        );
+
+        let selected = self.list.selected_row().and_then(|r| v.preemptions.get(r));
+        let attempts = selected.map_or(&[][..], |f| f.recent.as_slice());
+        let mut detail = ListState::default();
+        detail.set_rows((0..attempts.len()).collect(), |_| false);
+        let title = match selected {
+            Some(f) => format!("Recent preempted attempts · {}", clean(&f.name)),
+            None => "Recent preempted attempts".to_string(),
+        };
+        let block = screen::block(title, None, &[], theme);
+        let header = ["STARTED", "STOPPED", "RAN", "REASON"];
+        let widths = [
+            Constraint::Length(20),
+            Constraint::Length(20),
+            Constraint::Length(7),
+            Constraint::Fill(1),
+        ];
+        screen::draw_table(
+            frame,
+            bottom,
+            block,
+            &header,
+            &widths,
+            &detail,
+            false,
+            theme,
+            |r| {
+                let Some(a) = attempts.get(r) else {
+                    return Vec::new();
+                };
+                vec![
+                    Cell::from(date_time(Some(a.started_at))),
+                    Cell::from(date_time(Some(a.stopped_at))),
+                    Cell::from(duration(Some(a.stopped_at - a.started_at))),
+                    Cell::from(Span::styled(
+                        clean(&a.status_reason).into_owned(),
+                        theme.style(Role::Muted),
+                    )),
+                ]
+            },
+        );
+    }
+
+    fn list(&mut self) -> Option<&mut ListState> {
+        Some(&mut self.list)
+    }
+
+    fn list_ref(&self) -> Option<&ListState> {
+        Some(&self.list)
+    }
+
+    fn sort_columns(&self) -> &'static [&'static str] {
+        COLUMNS
+    }
+
+    fn enter(&self, data: &Data, _queue: Option<&str>) -> Option<Open> {
+        let (q, v) = data.queue(self.queue.as_deref())?;
+        let f = v.preemptions.get(self.list.selected_row()?)?;
+        Some(Open::Job {
+            queue: q.name.clone(),
+            id: f.job_id.clone(),
+        })
+    }
+}

@@ -1,0 +1,160 @@
+//! What every screen provides, and the table drawing they share.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, HighlightSpacing, Row, Table, TableState};
+
+use super::data::Data;
+use super::list::ListState;
+use super::theme::{Role, Theme};
+use crate::model::Millis;
+
+/// Which screen a view is (for titles, tests and `:` commands).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Overview,
+    Share,
+    Jobs,
+    Preemptions,
+    JobDetail,
+}
+
+/// What drawing needs besides the screen's own state.
+pub struct DrawCtx<'a> {
+    pub data: &'a Data,
+    /// The current queue (`None`: the first one).
+    pub queue: Option<&'a str>,
+    pub theme: &'a Theme,
+}
+
+/// Where Enter leads.
+pub enum Open {
+    Share { queue: String, share: String },
+    Job { queue: String, id: String },
+    Jobs { queue: String },
+}
+
+pub trait Screen {
+    fn kind(&self) -> Kind;
+    /// Note which item is selected, by identity, before the data, filter or sort change, so
+    /// [`Screen::refresh`] can keep it selected (row indices change with the data).
+    fn remember(&mut self, _data: &Data) {}
+    /// Recompute rows after the data, filter or sort changed.
+    fn refresh(&mut self, data: &Data, queue: Option<&str>);
+    fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx);
+    /// The list that navigation, `/` and sort keys act on.
+    fn list(&mut self) -> Option<&mut ListState>;
+    fn list_ref(&self) -> Option<&ListState>;
+    /// Sort column names (empty: not sortable).
+    fn sort_columns(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn enter(&self, _data: &Data, _queue: Option<&str>) -> Option<Open> {
+        None
+    }
+    fn next_pane(&mut self) {}
+}
+
+/// A bordered block titled with the screen name, filter and sort.
+pub fn block<'a>(
+    title: String,
+    list: Option<&ListState>,
+    columns: &[&str],
+    theme: &Theme,
+) -> Block<'a> {
+    let mut spans = vec![Span::styled(format!(" {title} "), theme.style(Role::Title))];
+    if let Some(l) = list {
+        if l.filter.is_active() {
+            spans.push(Span::styled(
+                format!("/{} ", l.filter.text),
+                theme.style(Role::Prompt),
+            ));
+        }
+        if let Some(label) = sort_label(l, columns) {
+            spans.push(Span::styled(label, theme.style(Role::Muted)));
+        }
+        spans.push(Span::styled(
+            format!("[{}] ", l.rows.len()),
+            theme.style(Role::Muted),
+        ));
+    }
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.style(Role::Border))
+        .title(Line::from(spans))
+}
+
+/// Width of the selection marker column every table has.
+pub const MARKER: &str = "▶ ";
+
+/// Draws a list's visible rows as a table; `row` builds one row from a row index. The selected
+/// row is marked and gets the `selected` role when `focused`. Returns the area of the first
+/// visible row's line and the list offset, for screens that draw over rows (headings).
+#[allow(clippy::too_many_arguments)]
+pub fn draw_table<'a>(
+    frame: &mut Frame,
+    area: Rect,
+    block: Block<'a>,
+    header: &[&'a str],
+    widths: &[Constraint],
+    list: &ListState,
+    focused: bool,
+    theme: &Theme,
+    mut row: impl FnMut(usize) -> Vec<Cell<'a>>,
+) -> (Rect, usize) {
+    let inner = block.inner(area);
+    let height = (inner.height as usize).saturating_sub(1);
+    let (offset, rows) = list.visible(height);
+    let rows: Vec<Row> = rows
+        .iter()
+        .map(|&r| Row::new(row(r)).style(theme.style(Role::Text)))
+        .collect();
+    let header = Row::new(header.iter().map(|h| Cell::from(*h))).style(theme.style(Role::Header));
+    let table = Table::new(rows, widths.to_vec())
+        .header(header)
+        .block(block)
+        .column_spacing(1)
+        .highlight_spacing(HighlightSpacing::Always)
+        .highlight_symbol(if focused { MARKER } else { "  " })
+        .row_highlight_style(if focused {
+            theme.style(Role::Selected)
+        } else {
+            Style::new()
+        });
+    let mut state = TableState::default();
+    if !list.rows.is_empty() && list.selected >= offset {
+        state.select(Some(list.selected - offset));
+    }
+    frame.render_stateful_widget(table, area, &mut state);
+    let first = Rect {
+        y: inner.y.saturating_add(1),
+        height: inner.height.saturating_sub(1),
+        ..inner
+    };
+    (first, offset)
+}
+
+/// `sort NAME` (and `, reversed`) for a title.
+pub fn sort_label(list: &ListState, columns: &[&str]) -> Option<String> {
+    let col = columns.get(list.sort.column)?;
+    Some(if list.sort.descending {
+        format!("sort {col}, reversed ")
+    } else {
+        format!("sort {col} ")
+    })
+}
+
+/// `ml.p4d.24xlarge` → `p4d.24xlarge` (every SageMaker type starts with `ml.`).
+pub fn short_type(t: &str) -> &str {
+    t.strip_prefix("ml.").unwrap_or(t)
+}
+
+/// How long ago `at` was relative to `now`, or `-`.
+pub fn since(now: Option<Millis>, at: Option<Millis>) -> String {
+    match (now, at) {
+        (Some(n), Some(a)) => super::text::duration(Some(n - a)),
+        _ => "-".to_string(),
+    }
+}

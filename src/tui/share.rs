@@ -1,0 +1,378 @@
+//! Share: one quota share's capacity, whom it borrows from and lends to, its running jobs, and
+//! its queue in dispatch order with priority and waiting time.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph};
+
+use super::data::Data;
+use super::gauge;
+use super::jobs::status_style;
+use super::list::ListState;
+use super::overview::strategy_label;
+use super::screen::{self, DrawCtx, Kind, Open, Screen};
+use super::text::{clean, duration};
+use super::theme::Role;
+use crate::analysis::{self, ShareUsage};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pane {
+    Running,
+    Queued,
+}
+
+#[derive(Debug)]
+pub struct ShareScreen {
+    queue: String,
+    share: String,
+    running: ListState,
+    queued: ListState,
+    focus: Pane,
+    remembered: (Option<String>, Option<String>),
+}
+
+impl ShareScreen {
+    pub fn new(queue: String, share: String) -> Self {
+        Self {
+            queue,
+            share,
+            running: ListState::default(),
+            queued: ListState::default(),
+            focus: Pane::Queued,
+            remembered: (None, None),
+        }
+    }
+}
+
+fn partners(rows: &[&ShareUsage], pick: impl Fn(&ShareUsage) -> &Vec<(String, u32)>) -> String {
+    let parts: Vec<String> = rows
+        .iter()
+        .flat_map(|u| {
+            pick(u).iter().map(move |(s, n)| {
+                format!(
+                    "{} {}×{}",
+                    clean(s),
+                    n,
+                    screen::short_type(&u.instance_type)
+                )
+            })
+        })
+        .collect();
+    if parts.is_empty() {
+        "—".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
+impl Screen for ShareScreen {
+    fn kind(&self) -> Kind {
+        Kind::Share
+    }
+
+    fn remember(&mut self, data: &Data) {
+        let Some((q, v)) = data.queue(Some(&self.queue)) else {
+            return;
+        };
+        self.remembered = (
+            self.running
+                .selected_row()
+                .and_then(|r| q.jobs.get(r))
+                .map(|j| j.job.id.clone()),
+            self.queued
+                .selected_row()
+                .and_then(|r| v.dispatch.get(r))
+                .map(|j| j.job_id.clone()),
+        );
+    }
+
+    fn refresh(&mut self, data: &Data, _queue: Option<&str>) {
+        let (run_prev, queue_prev) = std::mem::take(&mut self.remembered);
+        let Some((q, v)) = data
+            .queue(Some(&self.queue))
+            .filter(|(q, _)| q.name == self.queue)
+        else {
+            self.running.set_rows(Vec::new(), |_| false);
+            self.queued.set_rows(Vec::new(), |_| false);
+            return;
+        };
+        let running: Vec<usize> = analysis::running_jobs(q, Some(&self.share))
+            .into_iter()
+            .filter_map(|t| v.job_index.get(&t.job.id).copied())
+            .filter(|&i| {
+                let j = &q.jobs[i].job;
+                self.running
+                    .filter
+                    .matches([j.name.as_str(), j.id.as_str(), j.status.as_str()])
+            })
+            .collect();
+        self.running.set_rows(running, |r| {
+            run_prev.as_deref() == q.jobs.get(r).map(|j| j.job.id.as_str())
+        });
+        let queued: Vec<usize> = v
+            .dispatch
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| j.share == self.share)
+            .filter(|(_, j)| {
+                self.queued.filter.matches([
+                    j.name.as_str(),
+                    j.job_id.as_str(),
+                    j.reason.as_deref().unwrap_or(""),
+                ])
+            })
+            .map(|(i, _)| i)
+            .collect();
+        self.queued.set_rows(queued, |r| {
+            queue_prev.as_deref() == v.dispatch.get(r).map(|j| j.job_id.as_str())
+        });
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx) {
+        let theme = ctx.theme;
+        let Some((q, v)) = ctx
+            .data
+            .queue(Some(&self.queue))
+            .filter(|(q, _)| q.name == self.queue)
+        else {
+            frame.render_widget(
+                Paragraph::new(format!("queue {} is gone", clean(&self.queue))),
+                area,
+            );
+            return;
+        };
+        let share = q.shares.iter().find(|s| s.name == self.share);
+        let usage: Vec<&ShareUsage> = v.usage.iter().filter(|u| u.share == self.share).collect();
+        let now = analysis::now_of(q);
+
+        let header_h = (usage.len() as u16 + 4).min(area.height / 2);
+        let [head, running_area, queued_area] = Layout::vertical([
+            Constraint::Length(header_h),
+            Constraint::Percentage(40),
+            Constraint::Fill(1),
+        ])
+        .areas(area);
+
+        let mut lines = Vec::new();
+        let muted = theme.style(Role::Muted);
+        match share {
+            Some(s) => {
+                let pre = v.share_preemptions.get(&s.name);
+                let mut first = vec![
+                    Span::styled("strategy ", muted),
+                    Span::raw(strategy_label(s)),
+                    Span::styled(" · in-share preemption ", muted),
+                    Span::raw(if s.in_share_preemption.enabled() {
+                        "on"
+                    } else {
+                        "off"
+                    }),
+                    Span::styled(" · ", muted),
+                    Span::raw(s.state.as_str()),
+                    Span::styled(" · runnable ", muted),
+                    Span::raw(v.runnable.get(&s.name).copied().unwrap_or(0).to_string()),
+                    Span::styled(" · preemptions ", muted),
+                    Span::styled(
+                        pre.map_or(0, |p| p.preemptions).to_string(),
+                        theme.style(Role::Preempted),
+                    ),
+                ];
+                if let Some(p) = pre.filter(|p| p.looping > 0) {
+                    first.push(Span::styled(
+                        format!(" ({} looping)", p.looping),
+                        theme.style(Role::Looping),
+                    ));
+                }
+                lines.push(Line::from(first));
+            }
+            None => lines.push(Line::from(Span::styled(
+                "share not in the queue's configuration",
+                theme.style(Role::Warning),
+            ))),
+        }
+        let bar_w = (head.width as usize)
+            .saturating_sub(2)
+            .saturating_sub(52)
+            .clamp(8, 30);
+        for u in &usage {
+            let mut spans = vec![Span::raw(format!(
+                "{:<13}",
+                screen::short_type(&u.instance_type)
+            ))];
+            spans.extend(gauge::usage_bar(u, bar_w, theme).spans);
+            spans.push(Span::raw(format!(" {:>3}/{:<3}", u.used, u.limit)));
+            spans.push(Span::styled(" own ", muted));
+            spans.push(Span::styled(u.own_used.to_string(), theme.style(Role::Own)));
+            spans.push(Span::styled(" borrowed ", muted));
+            spans.push(Span::styled(
+                u.borrowed.to_string(),
+                theme.style(Role::Borrowed),
+            ));
+            spans.push(Span::styled(" lent ", muted));
+            spans.push(Span::styled(u.lent.to_string(), theme.style(Role::Lent)));
+            spans.push(Span::styled(" idle ", muted));
+            spans.push(Span::styled(u.idle.to_string(), theme.style(Role::Idle)));
+            lines.push(Line::from(spans));
+        }
+        lines.push(Line::from(vec![
+            Span::styled("borrows from ", muted),
+            Span::styled(
+                partners(&usage, |u| &u.borrowed_from),
+                theme.style(Role::Borrowed),
+            ),
+            Span::styled(" · lends to ", muted),
+            Span::styled(partners(&usage, |u| &u.lent_to), theme.style(Role::Lent)),
+        ]));
+        let title = Line::from(Span::styled(
+            format!(" Share {} · {} ", clean(&self.share), clean(&q.name)),
+            theme.style(Role::Title),
+        ));
+        frame.render_widget(
+            Paragraph::new(lines).block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .border_style(theme.style(Role::Border))
+                    .title(title),
+            ),
+            head,
+        );
+
+        let running_block = screen::block("Running".into(), Some(&self.running), &[], theme);
+        let header = ["NAME", "STATUS", "PRI", "TYPE×N", "RUNNING", "PRE"];
+        let widths = [
+            Constraint::Fill(1),
+            Constraint::Length(9),
+            Constraint::Length(4),
+            Constraint::Length(15),
+            Constraint::Length(8),
+            Constraint::Length(3),
+        ];
+        screen::draw_table(
+            frame,
+            running_area,
+            running_block,
+            &header,
+            &widths,
+            &self.running,
+            self.focus == Pane::Running,
+            theme,
+            |r| {
+                let Some(t) = q.jobs.get(r) else {
+                    return Vec::new();
+                };
+                let j = &t.job;
+                vec![
+                    Cell::from(clean(&j.name).into_owned()),
+                    Cell::from(Span::styled(
+                        j.status.as_str(),
+                        status_style(j.status, theme),
+                    )),
+                    Cell::from(j.priority.to_string()),
+                    Cell::from(format!(
+                        "{}×{}",
+                        screen::short_type(&j.instance_type),
+                        j.instance_count
+                    )),
+                    Cell::from(screen::since(now, j.started_at.or(j.scheduled_at))),
+                    Cell::from(Span::styled(
+                        match j.preemption_count() {
+                            0 => String::new(),
+                            n => n.to_string(),
+                        },
+                        theme.style(Role::Preempted),
+                    )),
+                ]
+            },
+        );
+
+        let queued_block = screen::block(
+            "Queue (dispatch order)".into(),
+            Some(&self.queued),
+            &[],
+            theme,
+        );
+        let header = ["POS", "#", "NAME", "PRI", "TYPE×N", "WAITING", "REASON"];
+        let widths = [
+            Constraint::Length(4),
+            Constraint::Length(3),
+            Constraint::Min(14),
+            Constraint::Length(4),
+            Constraint::Length(15),
+            Constraint::Length(8),
+            Constraint::Fill(1),
+        ];
+        screen::draw_table(
+            frame,
+            queued_area,
+            queued_block,
+            &header,
+            &widths,
+            &self.queued,
+            self.focus == Pane::Queued,
+            theme,
+            |r| {
+                let Some(j) = v.dispatch.get(r) else {
+                    return Vec::new();
+                };
+                let reason_style = if j.misconfigured {
+                    theme.style(Role::Critical)
+                } else {
+                    muted
+                };
+                vec![
+                    Cell::from(j.queue_position.to_string()),
+                    Cell::from(j.share_position.to_string()),
+                    Cell::from(clean(&j.name).into_owned()),
+                    Cell::from(
+                        j.priority
+                            .map_or_else(|| "…".to_string(), |p| p.to_string()),
+                    ),
+                    Cell::from(format!(
+                        "{}×{}",
+                        screen::short_type(&j.instance_type),
+                        j.instance_count
+                    )),
+                    Cell::from(duration(j.waiting_ms)),
+                    Cell::from(Span::styled(
+                        clean(j.reason.as_deref().unwrap_or("")).into_owned(),
+                        reason_style,
+                    )),
+                ]
+            },
+        );
+    }
+
+    fn list(&mut self) -> Option<&mut ListState> {
+        Some(match self.focus {
+            Pane::Running => &mut self.running,
+            Pane::Queued => &mut self.queued,
+        })
+    }
+
+    fn list_ref(&self) -> Option<&ListState> {
+        Some(match self.focus {
+            Pane::Running => &self.running,
+            Pane::Queued => &self.queued,
+        })
+    }
+
+    fn next_pane(&mut self) {
+        self.focus = match self.focus {
+            Pane::Running => Pane::Queued,
+            Pane::Queued => Pane::Running,
+        };
+    }
+
+    fn enter(&self, data: &Data, _queue: Option<&str>) -> Option<Open> {
+        let (q, v) = data.queue(Some(&self.queue))?;
+        let id = match self.focus {
+            Pane::Running => q.jobs.get(self.running.selected_row()?)?.job.id.clone(),
+            Pane::Queued => v.dispatch.get(self.queued.selected_row()?)?.job_id.clone(),
+        };
+        Some(Open::Job {
+            queue: self.queue.clone(),
+            id,
+        })
+    }
+}

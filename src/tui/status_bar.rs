@@ -1,0 +1,130 @@
+//! The two status lines at the top: where the data comes from, which queue, how old the data is,
+//! API calls per minute, throttling / error state, and the read-only badge.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::data::Data;
+use super::text::{clean, duration};
+use super::theme::{Role, Theme};
+use crate::model::{HealthState, Millis, Source};
+
+/// What the status bar shows besides the data.
+#[derive(Debug, Clone, Default)]
+pub struct StatusInfo {
+    /// Where the console was told to connect (shown until the first snapshot says it).
+    pub source: Source,
+    pub read_only: bool,
+}
+
+fn health(state: HealthState, theme: &Theme) -> Span<'static> {
+    let (text, role) = match state {
+        HealthState::Starting => ("● starting", Role::Muted),
+        HealthState::Healthy => ("● healthy", Role::Healthy),
+        HealthState::Throttled => ("● throttled, backing off", Role::Warning),
+        HealthState::Degraded => ("● degraded, data partly stale", Role::Warning),
+        HealthState::Unreachable => ("● unreachable, data stale", Role::Critical),
+        HealthState::Denied => ("● credentials refused", Role::Critical),
+    };
+    Span::styled(text, theme.style(role))
+}
+
+pub fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    data: &Data,
+    queue: Option<&str>,
+    info: &StatusInfo,
+    now: Millis,
+    theme: &Theme,
+) {
+    let muted = theme.style(Role::Muted);
+    let snap = data.snapshot.as_ref();
+    let source = snap.map_or(&info.source, |s| &s.source);
+    let endpoint = source
+        .endpoint
+        .as_deref()
+        .map_or_else(|| "AWS".to_string(), |e| clean(e).into_owned());
+    let mut first = vec![
+        Span::styled(" quotatop ", theme.style(Role::Title)),
+        Span::styled("endpoint ", muted),
+        Span::raw(endpoint),
+        Span::styled(" · profile ", muted),
+        Span::raw(clean(source.profile.as_deref().unwrap_or("default")).into_owned()),
+        Span::styled(" · region ", muted),
+        Span::raw(clean(source.region.as_deref().unwrap_or("-")).into_owned()),
+    ];
+    if info.read_only {
+        first.push(Span::raw(" "));
+        first.push(Span::styled(" READ-ONLY ", theme.style(Role::Badge)));
+    }
+
+    let q = data.queue(queue).map(|(q, _)| q);
+    let queue_name = q.map(|q| q.name.as_str()).or(queue).unwrap_or("-");
+    let mut second = vec![
+        Span::styled(" queue ", muted),
+        Span::styled(clean(queue_name).into_owned(), theme.style(Role::Accent)),
+    ];
+    match snap {
+        Some(s) => {
+            let refreshed = q.and_then(|q| q.refreshed_at).unwrap_or(s.taken_at);
+            second.push(Span::styled(" · updated ", muted));
+            second.push(Span::raw(format!(
+                "{} ago",
+                duration(Some(now - refreshed))
+            )));
+            second.push(Span::styled(" · ", muted));
+            second.push(Span::raw(format!(
+                "{} calls/min",
+                s.health.calls_last_minute
+            )));
+            second.push(Span::styled(" · ", muted));
+            second.push(health(s.health.state, theme));
+            if s.health.throttled_last_minute > 0 {
+                second.push(Span::styled(
+                    format!(" · {} throttled/min", s.health.throttled_last_minute),
+                    theme.style(Role::Warning),
+                ));
+            }
+            if s.health.errors_last_minute > 0 {
+                second.push(Span::styled(
+                    format!(" · {} errors/min", s.health.errors_last_minute),
+                    theme.style(Role::Critical),
+                ));
+            }
+            if let Some(reason) = q.and_then(|q| q.stale_reason.as_deref()) {
+                second.push(Span::styled(
+                    format!(" · stale: {}", clean(reason)),
+                    theme.style(Role::Warning),
+                ));
+            } else if let Some(e) = s
+                .health
+                .last_error
+                .as_deref()
+                .filter(|_| s.health.state != HealthState::Healthy)
+            {
+                second.push(Span::styled(
+                    format!(" · {}", clean(e)),
+                    theme.style(Role::Warning),
+                ));
+            }
+        }
+        None => {
+            second.push(Span::styled(" · ", muted));
+            second.push(health(HealthState::Starting, theme));
+            second.push(Span::styled(" · waiting for the first refresh", muted));
+        }
+    }
+    if data.source_closed {
+        second.push(Span::styled(
+            " · poller stopped",
+            theme.style(Role::Critical),
+        ));
+    }
+    frame.render_widget(
+        Paragraph::new(vec![Line::from(first), Line::from(second)]),
+        area,
+    );
+}

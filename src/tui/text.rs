@@ -1,0 +1,105 @@
+//! Text the console draws: untrusted strings made safe, and the few formats every screen shares.
+
+use std::borrow::Cow;
+
+use crate::model::Millis;
+
+/// Strips control characters (ESC, CR, BEL, …) from untrusted text — job names, status reasons,
+/// tags, error messages — so it cannot move the cursor or restyle the terminal. Tabs and line
+/// breaks become one space so a reason stays on its row.
+pub fn clean(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.chars()
+            .filter_map(|c| match c {
+                '\t' | '\n' | '\r' => Some(' '),
+                c if c.is_control() => None,
+                c => Some(c),
+            })
+            .collect(),
+    )
+}
+
+/// A duration as the largest two units: `45s`, `3m12s`, `2h05m`, `3d04h`; `-` when unknown.
+pub fn duration(ms: Option<Millis>) -> String {
+    let Some(ms) = ms else {
+        return "-".to_string();
+    };
+    let s = ms.max(0) / 1000;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        3600..86_400 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d{:02}h", s / 86_400, (s % 86_400) / 3600),
+    }
+}
+
+/// An instant as UTC `HH:MM:SS` (screens with room show [`date_time`]).
+pub fn clock(ms: Option<Millis>) -> String {
+    fmt_utc(ms, "%H:%M:%S")
+}
+
+/// An instant as UTC `YYYY-MM-DD HH:MM:SSZ`.
+pub fn date_time(ms: Option<Millis>) -> String {
+    fmt_utc(ms, "%Y-%m-%d %H:%M:%SZ")
+}
+
+fn fmt_utc(ms: Option<Millis>, fmt: &str) -> String {
+    ms.and_then(chrono::DateTime::from_timestamp_millis)
+        .map_or_else(|| "-".to_string(), |t| t.format(fmt).to_string())
+}
+
+/// Hours with one decimal, `-` when unknown.
+pub fn hours(h: Option<f64>) -> String {
+    h.map_or_else(|| "-".to_string(), |h| format!("{h:.1}"))
+}
+
+/// The last `n` characters of an id (job ids are long UUIDs; the tail tells them apart).
+pub fn short_id(id: &str, n: usize) -> &str {
+    let count = id.chars().count();
+    if count <= n {
+        return id;
+    }
+    let skip = count - n;
+    id.char_indices().nth(skip).map_or(id, |(i, _)| &id[i..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_removes_escape_sequences_and_keeps_text() {
+        assert_eq!(
+            clean("job\x1b[31mred\x07\ttab\nline"),
+            "job[31mred tab line"
+        );
+        assert!(matches!(clean("plain name"), Cow::Borrowed(_)));
+        assert_eq!(clean("\u{9b}2Jx"), "2Jx");
+    }
+
+    #[test]
+    fn durations_use_two_units() {
+        assert_eq!(duration(None), "-");
+        assert_eq!(duration(Some(-5)), "0s");
+        assert_eq!(duration(Some(45_000)), "45s");
+        assert_eq!(duration(Some(192_000)), "3m12s");
+        assert_eq!(duration(Some(7_500_000)), "2h05m");
+        assert_eq!(duration(Some(3 * 86_400_000 + 4 * 3_600_000)), "3d04h");
+    }
+
+    #[test]
+    fn times_are_utc() {
+        assert_eq!(clock(Some(1_770_000_000_000)), "02:40:00");
+        assert_eq!(date_time(Some(1_770_000_000_000)), "2026-02-02 02:40:00Z");
+        assert_eq!(clock(None), "-");
+    }
+
+    #[test]
+    fn short_id_keeps_the_tail() {
+        assert_eq!(short_id("abcdef", 4), "cdef");
+        assert_eq!(short_id("ab", 4), "ab");
+    }
+}

@@ -1,0 +1,159 @@
+//! Whole-console snapshot tests: the real app loop on ratatui's `TestBackend`, fed the fixture
+//! snapshot and scripted keys, screen compared with `insta` (tests/snapshots/).
+
+mod tui_support;
+
+use insta::assert_snapshot;
+use quotatop::tui::screen::Kind;
+use tui_support::{options, run, typed};
+
+#[tokio::test]
+async fn overview_at_80x24() {
+    let (t, app) = run(80, 24, options(), vec![]).await;
+    assert_eq!(app.screen_kind(), Kind::Overview);
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn overview_at_120x40() {
+    let (t, _) = run(120, 40, options(), vec![]).await;
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn drill_down_to_a_share() {
+    // Row 0 is the queue heading; row 1 is research's p4d row.
+    let (t, app) = run(100, 30, options(), typed("j\n")).await;
+    assert_eq!(app.screen_kind(), Kind::Share);
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn drill_down_to_a_job_from_the_share_queue() {
+    let (t, app) = run(100, 40, options(), typed("j\n\n")).await;
+    assert_eq!(app.screen_kind(), Kind::JobDetail);
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn esc_goes_back_up_the_stack() {
+    let (t, app) = run(80, 24, options(), typed("j\n\n\x1b\x1b")).await;
+    assert_eq!(app.screen_kind(), Kind::Overview);
+    let (t2, _) = run(80, 24, options(), typed("j")).await;
+    assert_eq!(
+        t.backend().buffer(),
+        t2.backend().buffer(),
+        "back where we started, selection kept"
+    );
+}
+
+#[tokio::test]
+async fn jobs_screen_via_command_mode() {
+    let (t, app) = run(100, 24, options(), typed(":jobs\n")).await;
+    assert_eq!(app.screen_kind(), Kind::Jobs);
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn jobs_sorted_by_priority() {
+    // s: status → name → share → priority.
+    let (t, _) = run(100, 24, options(), typed("2sss")).await;
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn jobs_sort_reversed() {
+    let (t, _) = run(100, 24, options(), typed("2sS")).await;
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn jobs_filtered() {
+    let (t, _) = run(100, 24, options(), typed("2/vision\n")).await;
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn jobs_filter_inverted_while_typing() {
+    let (t, _) = run(100, 24, options(), typed("2/!research")).await;
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn preemptions_screen() {
+    let (t, app) = run(100, 30, options(), typed(":preemptions\n")).await;
+    assert_eq!(app.screen_kind(), Kind::Preemptions);
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn job_detail_by_command() {
+    let (t, app) = run(100, 40, options(), typed(":job video-pretrain\n")).await;
+    assert_eq!(app.screen_kind(), Kind::JobDetail);
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn switch_queue_by_command() {
+    let (t, _) = run(80, 24, options(), typed(":queue inference\n2")).await;
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn unknown_command_is_reported() {
+    let (t, app) = run(80, 24, options(), typed(":frobnicate\n")).await;
+    assert_eq!(app.screen_kind(), Kind::Overview);
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn command_prompt_while_typing() {
+    let (t, _) = run(80, 24, options(), typed(":sha")).await;
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn help_overlay() {
+    let (t, app) = run(100, 40, options(), typed("?")).await;
+    assert!(app.help_open());
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn help_closes_with_esc() {
+    let (_, app) = run(100, 40, options(), typed("?\x1b")).await;
+    assert!(!app.help_open());
+}
+
+#[tokio::test]
+async fn theme_switch() {
+    let (t, app) = run(80, 24, options(), typed("t")).await;
+    assert_eq!(app.theme().name, "light");
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn tiny_terminal() {
+    let (t, _) = run(60, 16, options(), vec![]).await;
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn resize_from_tiny_to_normal() {
+    let (mut t, mut app) = run(60, 16, options(), vec![]).await;
+    t.backend_mut().resize(80, 24);
+    t.draw(|f| app.draw(f)).unwrap();
+    let (fresh, _) = run(80, 24, options(), vec![]).await;
+    assert_eq!(t.backend().buffer(), fresh.backend().buffer());
+}
+
+#[tokio::test]
+async fn quit_key_stops_the_loop_before_the_script_ends() {
+    let (_, app) = run(80, 24, options(), typed("q2")).await;
+    assert!(app.should_quit());
+    assert_eq!(
+        app.screen_kind(),
+        Kind::Overview,
+        "keys after q are not read"
+    );
+}
