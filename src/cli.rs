@@ -233,7 +233,14 @@ pub struct EmulatorArgs {
     /// Scenario file (TOML): queue, capacity, quota shares, workload generators, seed, speed.
     #[arg(long, default_value = "scenarios/demo.toml")]
     pub scenario: std::path::PathBuf,
-    /// Port on 127.0.0.1 (0 picks a free one).
+    /// Address to listen on. Only loopback addresses unless --allow-remote is given.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
+    /// Permit a --bind address that is not loopback. The emulator has no authentication: anyone
+    /// who can reach it can submit, change and terminate jobs.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Port (0 picks a free one).
     #[arg(long, default_value_t = 5566)]
     pub port: u16,
     /// Simulated seconds per real second (default: the scenario's `speed`); 0 freezes the clock.

@@ -1,13 +1,17 @@
+use std::process::ExitCode;
+
 use clap::Parser;
 
 use quotatop::cli::{Cli, Command};
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     let Some(command) = cli.command else {
-        return quotatop::commands::tui::run(&quotatop::cli::TuiArgs::default());
+        return report(quotatop::commands::tui::run(
+            &quotatop::cli::TuiArgs::default(),
+        ));
     };
-    match command {
+    let result = match command {
         Command::Demo(args) => quotatop::commands::demo::run(&args),
         Command::Tui(args) => quotatop::commands::tui::run(&args),
         Command::Simulate(args) => quotatop::commands::simulate::run(&args),
@@ -18,5 +22,21 @@ fn main() -> anyhow::Result<()> {
         Command::Report(args) => quotatop::commands::report::run(&args),
         Command::Record(args) => quotatop::commands::record::run(&args),
         Command::SetPriority(args) => quotatop::commands::set_priority::run(&args),
+    };
+    report(result)
+}
+
+/// The exit status of a command, with its error printed.
+fn report(result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // Error messages quote input (file contents, server messages): print them cleaned,
+            // line by line, in the shape Rust prints an error returned from main.
+            let text = format!("{e:?}");
+            let lines: Vec<String> = text.lines().map(quotatop::model::clean_text).collect();
+            eprintln!("Error: {}", lines.join("\n"));
+            ExitCode::FAILURE
+        }
     }
 }

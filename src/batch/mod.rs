@@ -95,7 +95,8 @@ impl BatchClient {
             ));
         }
         let shared = loader.load().await;
-        let endpoint = shared.endpoint_url().map(str::to_string);
+        // The endpoint is shown, journaled and audited: never with credentials written into it.
+        let endpoint = shared.endpoint_url().map(crate::model::without_userinfo);
         let region = match (shared.region(), &endpoint) {
             (Some(r), _) => r.clone(),
             (None, Some(_)) => Region::new(FALLBACK_REGION),

@@ -212,7 +212,10 @@ pub fn export(a: &AuditExportArgs) -> anyhow::Result<String> {
         })
         .collect();
     Ok(match a.format {
-        ExportFormat::Json => format!("{}\n", serde_json::to_string_pretty(&rows)?),
+        ExportFormat::Json => format!(
+            "{}\n",
+            crate::model::escape_c1_in_json(serde_json::to_string_pretty(&rows)?)
+        ),
         ExportFormat::Csv => {
             let mut out = String::from(
                 "time,change_id,operator,host,profile,region,endpoint,queue,share,job_id,job_name,job_arn,old_priority,new_priority,justification,change_record,preview,outcome,outcome_time\n",

@@ -9,6 +9,8 @@ pub fn run(args: &EmulatorArgs) -> anyhow::Result<()> {
     let scenario = Scenario::load(&args.scenario)?;
     let mut config = EmulatorConfig::from_scenario(scenario)?;
     config.port = args.port;
+    config.bind = args.bind;
+    config.allow_remote = args.allow_remote;
     if let Some(speed) = args.speed {
         anyhow::ensure!(
             speed.is_finite() && speed >= 0.0,
@@ -34,6 +36,7 @@ async fn serve(config: EmulatorConfig, args: &EmulatorArgs) -> anyhow::Result<()
     let queue = config.scenario.queue.name.clone();
     let name = config.scenario.name.clone();
     let faults = config.faults.clone();
+    let remote = !config.bind.is_loopback();
     let handle = emulator::start(config).await?;
     let url = handle.endpoint_url();
     println!(
@@ -46,7 +49,13 @@ async fn serve(config: EmulatorConfig, args: &EmulatorArgs) -> anyhow::Result<()
             args.faults.as_deref().unwrap_or("from the scenario")
         );
     }
-    println!("listening on {url} (loopback only)\n");
+    if remote {
+        println!(
+            "listening on {url}: NOT loopback (--allow-remote); no authentication, anyone who can reach it can change jobs\n"
+        );
+    } else {
+        println!("listening on {url} (loopback only)\n");
+    }
     println!("Point a client at it with:");
     println!("  export AWS_ENDPOINT_URL={url}");
     println!("  export AWS_ACCESS_KEY_ID=test");

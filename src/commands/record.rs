@@ -149,17 +149,28 @@ pub async fn shutdown_signal() {
 pub fn init_file_logging(dir: &Path) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let path = dir.join("record.log");
-    let mut o = std::fs::OpenOptions::new();
-    o.create(true).append(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-    let file = o.open(&path)?;
+    let file = open_private_log(&path)?;
     tracing_subscriber::fmt()
         .with_writer(std::sync::Mutex::new(file))
         .with_ansi(false)
         .try_init()
         .map_err(|e| anyhow::anyhow!("cannot start logging: {e}"))?;
     Ok(path)
+}
+
+/// Opens `path` for appending with mode 0600, also when it already existed with a looser mode.
+fn open_private_log(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    let file = o.open(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(file)
 }
 
 #[cfg(test)]
@@ -224,6 +235,23 @@ mod tests {
             .map(|t| (t.kind.as_str(), t.at))
             .collect();
         assert_eq!(kinds, [("submitted", 1_000), ("runnable", 5_000)]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_log_is_private_even_if_it_existed_with_a_looser_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("record.log");
+        std::fs::write(&path, "old\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        drop(open_private_log(&path).unwrap());
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let fresh = dir.path().join("new.log");
+        drop(open_private_log(&fresh).unwrap());
+        let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
     }
 
     #[tokio::test]

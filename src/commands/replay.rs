@@ -12,7 +12,12 @@ use crate::replay::{
 };
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
-    print!("{}", execute(args, std::io::stderr().is_terminal())?);
+    let text = execute(args, std::io::stderr().is_terminal())?;
+    // Share, configuration and instance-type names come from trace and config files: whatever
+    // the format, no control character reaches the terminal (line breaks kept).
+    for line in text.lines() {
+        println!("{}", crate::model::clean_text(line));
+    }
     Ok(())
 }
 
@@ -108,7 +113,7 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
                 let filled = done * width / total.max(1);
                 eprint!(
                     "\r{:<24} [{}{}] {done}/{total} jobs",
-                    cfg.name,
+                    crate::model::clean_text(&cfg.name),
                     "#".repeat(filled),
                     ".".repeat(width - filled)
                 );

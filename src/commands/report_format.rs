@@ -6,6 +6,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use crate::analysis::scorecard::{AuditView, Row, Scorecard};
+use crate::model::clean_text;
 
 /// What a report holds: the scorecard and the audit view of exceptions.
 #[derive(Debug, Clone, Serialize)]
@@ -20,7 +21,7 @@ fn md_row(out: &mut String, r: &Row) {
     let _ = writeln!(
         out,
         "| {} | {} | {:.1} | {:.1} | {} | {} | {} | {} | {} | {} | {:.2} | {}/{} ({} pending) |",
-        r.scope.label(),
+        clean_text(&r.scope.label()),
         r.jobs,
         r.utilisation.completed_gpu_hours,
         r.utilisation.allocated_gpu_hours,
@@ -40,7 +41,7 @@ fn md_row(out: &mut String, r: &Row) {
 pub fn markdown(r: &Report) -> String {
     let c = &r.scorecard;
     let mut out = String::new();
-    let _ = writeln!(out, "# Scorecard: {}\n", c.queue);
+    let _ = writeln!(out, "# Scorecard: {}\n", clean_text(&c.queue));
     let _ = writeln!(
         out,
         "Window: {} to {} (epoch ms, service clock; {}).\n",
@@ -61,7 +62,7 @@ pub fn markdown(r: &Report) -> String {
         let _ = writeln!(
             out,
             "| {} | {:.1} | {:.1}% | {:.1} | {:.1}% | {:+.1} | {} | {} | {} |",
-            f.share,
+            clean_text(&f.share),
             f.entitled_gpu_hours,
             f.entitled_fraction * 100.0,
             f.used_gpu_hours,
@@ -81,14 +82,22 @@ pub fn markdown(r: &Report) -> String {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} |",
-                o.operator, o.share, o.changes, o.raises, o.without_change_record
+                clean_text(&o.operator),
+                clean_text(&o.share),
+                o.changes,
+                o.raises,
+                o.without_change_record
             );
         }
         for j in &r.exceptions.raised_repeatedly {
             let _ = writeln!(
                 out,
                 "- job {} ({}) raised {} times: {} → {}",
-                j.job_id, j.share, j.raises, j.from, j.to
+                clean_text(&j.job_id),
+                clean_text(&j.share),
+                j.raises,
+                j.from,
+                j.to
             );
         }
     }
@@ -112,10 +121,11 @@ pub fn markdown(r: &Report) -> String {
 }
 
 pub fn json(r: &Report) -> Result<String, serde_json::Error> {
-    serde_json::to_string_pretty(r)
+    serde_json::to_string_pretty(r).map(crate::model::escape_c1_in_json)
 }
 
 fn csv_field(s: &str) -> String {
+    let s = &clean_text(s);
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

@@ -20,8 +20,15 @@ pub enum EmulatorError {
     Scenario(String),
     #[error("invalid fault spec: {0}")]
     Faults(String),
-    #[error("cannot bind 127.0.0.1:{port}: {source}")]
-    Bind { port: u16, source: std::io::Error },
+    #[error("cannot bind {addr}: {source}")]
+    Bind {
+        addr: std::net::SocketAddr,
+        source: std::io::Error,
+    },
+    #[error(
+        "refusing to bind {0}: it is not a loopback address, and the emulator has no authentication (anyone who can reach it can submit, change and terminate jobs); allow it explicitly (--allow-remote) only on a network you trust"
+    )]
+    RemoteBind(std::net::IpAddr),
     #[error("the emulator's state is unusable after a panic in a request handler")]
     Poisoned,
     #[error("the engine refused the scenario: {0}")]

@@ -1,7 +1,8 @@
 //! The embedded AWS Batch emulator: the quota-share [`crate::engine`] behind an HTTP server that
 //! speaks the Batch restJson1 protocol as the unmodified `aws_sdk_batch` client expects.
 //!
-//! - [`start`] binds 127.0.0.1 (port 0 for any free port) and returns an [`EmulatorHandle`] with
+//! - [`start`] binds 127.0.0.1 (port 0 for any free port; another address only if it is loopback
+//!   or explicitly allowed) and returns an [`EmulatorHandle`] with
 //!   the address, a clock hook for tests, and `shutdown`.
 //! - The world comes from a [`Scenario`] (`scenarios/*.toml`): one quota-management job queue, its
 //!   service environment and scheduling policy, quota shares, and workload generators.
@@ -30,7 +31,7 @@ mod wire;
 pub mod workload;
 
 use std::collections::VecDeque;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -54,6 +55,11 @@ use state::World;
 #[derive(Debug, Clone)]
 pub struct EmulatorConfig {
     pub scenario: Scenario,
+    /// Address to listen on: 127.0.0.1 unless set; anything but a loopback address is refused
+    /// unless `allow_remote` is set.
+    pub bind: IpAddr,
+    /// Permits a non-loopback `bind` (the emulator has no authentication).
+    pub allow_remote: bool,
     /// 0 picks a free port.
     pub port: u16,
     pub clock: ClockMode,
@@ -73,6 +79,8 @@ impl EmulatorConfig {
             None => FaultSpec::none(),
         };
         Ok(Self {
+            bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            allow_remote: false,
             port: 0,
             clock: ClockMode::Scaled(scenario.speed),
             faults,
@@ -94,25 +102,24 @@ pub struct EmulatorHandle {
     ticker: Option<JoinHandle<()>>,
 }
 
-/// Starts the emulator on 127.0.0.1 and returns once it accepts connections.
+/// Starts the emulator on `config.bind` (127.0.0.1 by default) and returns once it accepts
+/// connections. A non-loopback address is refused unless `config.allow_remote` is set.
 pub async fn start(config: EmulatorConfig) -> Result<EmulatorHandle, EmulatorError> {
+    if !config.bind.is_loopback() && !config.allow_remote {
+        return Err(EmulatorError::RemoteBind(config.bind));
+    }
+    let addr = SocketAddr::new(config.bind, config.port);
     let start_ms = config.start_ms.unwrap_or_else(wall_clock_ms);
     let clock = SimClock::new(config.clock, start_ms);
     let world = World::new(&config.scenario, clock, start_ms, &config.region)?;
     let world = Arc::new(Mutex::new(world));
     let faults = Arc::new(FaultInjector::new(config.faults));
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, config.port))
+    let listener = TcpListener::bind(addr)
         .await
-        .map_err(|source| EmulatorError::Bind {
-            port: config.port,
-            source,
-        })?;
+        .map_err(|source| EmulatorError::Bind { addr, source })?;
     let addr = listener
         .local_addr()
-        .map_err(|source| EmulatorError::Bind {
-            port: config.port,
-            source,
-        })?;
+        .map_err(|source| EmulatorError::Bind { addr, source })?;
     let (tx, rx) = watch::channel(false);
     let app = Arc::new(server::App::new(world.clone(), faults.clone()));
     let server = tokio::spawn(server::serve(listener, server::router(app), rx.clone()));

@@ -11,9 +11,66 @@ pub fn clean_text(s: &str) -> String {
         .collect()
 }
 
+/// Serialized JSON made safe to print: serde_json escapes the C0 controls but writes the C1
+/// controls (U+0080..U+009F, e.g. U+009B, an 8-bit CSI some terminals obey) raw; this escapes
+/// them as `\u00XX`. Outside strings JSON is ASCII, so only string contents change, and the
+/// parsed value is the same.
+pub fn escape_c1_in_json(json: String) -> String {
+    if !json.chars().any(|c| ('\u{80}'..='\u{9f}').contains(&c)) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if ('\u{80}'..='\u{9f}').contains(&c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A URL without its userinfo (`scheme://user:password@host` → `scheme://host`), so an endpoint
+/// given with credentials in it is never stored (journal, audit log) or printed with them.
+pub fn without_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn c1_controls_are_escaped_in_json() {
+        let v = serde_json::json!({"name": "a\u{9b}31m\u{1b}b", "n": 1});
+        let out = escape_c1_in_json(serde_json::to_string(&v).unwrap());
+        assert!(!out.chars().any(char::is_control), "{out}");
+        assert!(out.contains("\\u009b"), "{out}");
+        let back: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(back, v);
+        assert_eq!(escape_c1_in_json("{\"a\":\"ü\"}".into()), "{\"a\":\"ü\"}");
+    }
+
+    #[test]
+    fn userinfo_is_dropped_from_urls() {
+        assert_eq!(
+            without_userinfo("http://AKID:s3cr@t@127.0.0.1:5566/x?a=b@c"),
+            "http://127.0.0.1:5566/x?a=b@c"
+        );
+        assert_eq!(
+            without_userinfo("https://batch.us-east-1.amazonaws.com"),
+            "https://batch.us-east-1.amazonaws.com"
+        );
+        assert_eq!(without_userinfo("http://h/p@q"), "http://h/p@q");
+        assert_eq!(without_userinfo("not a url"), "not a url");
+    }
 
     #[test]
     fn escapes_cannot_reach_the_terminal() {

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::analysis::scorecard::{Row, Scorecard};
+use crate::model::clean_text;
 
 use super::ReplayOutcome;
 
@@ -135,7 +136,7 @@ pub fn markdown(outcomes: &[ReplayOutcome]) -> String {
         "| metric | {} |\n|---|{}\n",
         outcomes
             .iter()
-            .map(|o| o.config.as_str())
+            .map(|o| clean_text(&o.config))
             .collect::<Vec<_>>()
             .join(" | "),
         "---:|".repeat(outcomes.len())
@@ -165,8 +166,8 @@ pub fn markdown(outcomes: &[ReplayOutcome]) -> String {
     for o in outcomes.iter().filter(|o| !o.unknown_gpu_types.is_empty()) {
         out.push_str(&format!(
             "\n{}: GPU count unknown for {}; counted as 1 GPU per instance.\n",
-            o.config,
-            o.unknown_gpu_types.join(", ")
+            clean_text(&o.config),
+            clean_text(&o.unknown_gpu_types.join(", "))
         ));
     }
     out
@@ -185,7 +186,7 @@ pub fn csv(outcomes: &[ReplayOutcome]) -> String {
         "metric,{}\n",
         outcomes
             .iter()
-            .map(|o| quote(&o.config))
+            .map(|o| quote(&clean_text(&o.config)))
             .collect::<Vec<_>>()
             .join(",")
     );
@@ -251,5 +252,7 @@ pub fn json(outcomes: &[ReplayOutcome]) -> String {
             replay_seconds: o.elapsed.as_secs_f64(),
         })
         .collect();
-    serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".to_string()) + "\n"
+    crate::model::escape_c1_in_json(
+        serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".to_string()),
+    ) + "\n"
 }

@@ -45,7 +45,10 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<()> {
     let doc = document(&snapshot, &LoopRule::default());
     match args.format {
         SnapshotFormat::Json => {
-            println!("{}", serde_json::to_string_pretty(&doc)?);
+            println!(
+                "{}",
+                crate::model::escape_c1_in_json(serde_json::to_string_pretty(&doc)?)
+            );
         }
         SnapshotFormat::Table => print!("{}", table::render(&doc)),
     }
