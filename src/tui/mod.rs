@@ -54,15 +54,56 @@ pub async fn run(
     let mut app = App::new(opts);
     let mut guard = terminal::TerminalGuard::enter()?;
     let events = crossterm::event::EventStream::new();
-    event_loop::run_with(
+    let console = event_loop::run_with(
         &mut guard.terminal,
         &mut app,
         events,
         snapshots,
         event_loop::TICK,
         services,
-    )
-    .await
+    );
+    // SIGTERM and SIGHUP end the console like `q` does: the guard restores the terminal on the
+    // way out. QUOTATOP_TEST_PANIC_AFTER_MS makes it panic on purpose, for the test that checks
+    // the panic hook restores the terminal too.
+    tokio::select! {
+        r = console => r,
+        _ = terminate_signal() => Ok(()),
+        _ = test_panic() => Ok(()),
+    }
+}
+
+async fn terminate_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) {
+            (Ok(mut term), Ok(mut hup)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = hup.recv() => {}
+                }
+            }
+            _ => std::future::pending::<()>().await,
+        }
+    }
+    #[cfg(not(unix))]
+    std::future::pending::<()>().await;
+}
+
+async fn test_panic() {
+    match std::env::var("QUOTATOP_TEST_PANIC_AFTER_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        Some(ms) => {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            panic!("QUOTATOP_TEST_PANIC_AFTER_MS: panic injected for testing");
+        }
+        None => std::future::pending::<()>().await,
+    }
 }
 
 /// The local wall clock in epoch ms.
