@@ -127,3 +127,30 @@ async fn a_console_without_a_scorecard_service_shows_history_unavailable() {
     assert_eq!(app.scorecard(), &ScorecardState::Unavailable);
     assert!(screen_text(&t).contains("history unavailable"));
 }
+
+/// The real service: the fixture snapshot journaled to a file, the scorecard computed from it
+/// through the loop's blocking task, and drawn.
+#[tokio::test]
+async fn the_journal_service_computes_from_a_journal_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.sqlite3");
+    let mut j = quotatop::journal::Journal::open(&path, Default::default()).unwrap();
+    j.record(&snapshot()).unwrap();
+    drop(j);
+    let services = Services {
+        scorecard: Some(quotatop::tui::effects::journal_scorecard(path)),
+        ..Services::default()
+    };
+    let (t, app) = run_services(110, 24, options(), snapshot(), typed("4"), services).await;
+    let ScorecardState::Ready(view) = app.scorecard() else {
+        panic!("{:?}\n{}", app.scorecard(), screen_text(&t));
+    };
+    assert_eq!(view.card.queue, "ml-training");
+    assert!(
+        view.card
+            .shares
+            .iter()
+            .any(|r| r.scope.label() == "share research")
+    );
+    assert!(screen_text(&t).contains("research"));
+}
