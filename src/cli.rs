@@ -299,6 +299,13 @@ pub struct ConsoleArgs {
     /// Seconds between refreshes.
     #[arg(long, value_name = "SECONDS")]
     pub refresh: Option<f64>,
+    /// Journal database the console records its snapshots into (default: journal.sqlite3 in
+    /// the user's data directory; for `demo`, a file in a temporary directory).
+    #[arg(long, value_name = "PATH", conflicts_with = "no_journal")]
+    pub journal: Option<std::path::PathBuf>,
+    /// Record no history (the status bar then says "history off").
+    #[arg(long)]
+    pub no_journal: bool,
 }
 
 #[derive(Debug, clap::Args)]

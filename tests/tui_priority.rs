@@ -74,6 +74,7 @@ fn services(api: &FakeApi, log: &std::path::Path) -> Services {
             read_only: false,
         })),
         refresh: None,
+        scorecard: None,
     }
 }
 

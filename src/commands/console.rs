@@ -2,6 +2,7 @@
 //! options, problems reported on stderr before the terminal is taken over, and the console run
 //! on a channel of snapshots. The callers only decide where the snapshots come from.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -9,14 +10,15 @@ use tokio::sync::mpsc;
 use crate::audit::{AuditLog, AwsContext, Operator};
 use crate::batch::BatchClient;
 use crate::poll::PollHandle;
-use crate::tui::effects::{ApiRunner, ChangeRunner, Services};
+use crate::tui::effects::{self, ApiRunner, ChangeRunner, Services};
 
 use crate::cli::ConsoleArgs;
 use crate::config::{self, Loaded, Overrides};
+use crate::journal::{JournalConfig, JournalError, JournalHandle};
 use crate::model::{Snapshot, Source};
 use crate::tui::keymap::KeyMap;
 use crate::tui::theme::Theme;
-use crate::tui::{self, AppOptions, StatusInfo};
+use crate::tui::{self, AppOptions, History, StatusInfo};
 
 /// The config layers with these flags on top (`queues`, `aws` from the caller).
 pub fn load(console: &ConsoleArgs, overrides: Overrides) -> Loaded {
@@ -33,8 +35,18 @@ pub fn load(console: &ConsoleArgs, overrides: Overrides) -> Loaded {
 /// Builds the console's options; every problem (bad config file, unknown theme, bad key
 /// binding) is printed to stderr now, while the terminal is still ours, and shown again in the
 /// console's footer.
-pub fn options(loaded: &Loaded, source: Source) -> AppOptions {
+pub fn options(loaded: &Loaded, source: Source, journal: &Journal) -> AppOptions {
     let mut warnings = loaded.warnings.clone();
+    let history = match &journal.handle {
+        None => History::Off,
+        Some(h) => match h.status().unavailable {
+            None => History::Recording,
+            Some(reason) => {
+                warnings.push(format!("history unavailable: {reason}"));
+                History::Unavailable
+            }
+        },
+    };
     let theme = match Theme::resolve(&loaded.config.theme, loaded.theme_dir.as_deref()) {
         Ok(t) => t,
         Err(e) => {
@@ -55,6 +67,7 @@ pub fn options(loaded: &Loaded, source: Source) -> AppOptions {
         status: StatusInfo {
             source,
             read_only: loaded.config.read_only,
+            history,
         },
         queue: loaded.config.queues.first().cloned(),
         loop_rule: loaded.config.loops.rule(),
@@ -67,7 +80,12 @@ pub fn options(loaded: &Loaded, source: Source) -> AppOptions {
 /// The services of a console connected to Batch: priority changes through `client` with the
 /// audit log in the user's data directory (none when the OS gives no home directory: the
 /// dialog then reports that), and refreshes through the poller.
-pub fn services(client: &BatchClient, poller: &PollHandle, loaded: &Loaded) -> Services {
+pub fn services(
+    client: &BatchClient,
+    poller: &PollHandle,
+    loaded: &Loaded,
+    journal: &Journal,
+) -> Services {
     let source = client.source().clone();
     let changes = crate::audit::default_path().map(|path| {
         Arc::new(ApiRunner {
@@ -82,18 +100,168 @@ pub fn services(client: &BatchClient, poller: &PollHandle, loaded: &Loaded) -> S
             read_only: loaded.config.read_only,
         }) as Arc<dyn ChangeRunner>
     });
+    // The scorecard reads the journal the console writes, when there is one that opened.
+    let history = journal
+        .handle
+        .as_ref()
+        .is_some_and(|h| h.status().unavailable.is_none());
+    let scorecard = journal
+        .path
+        .clone()
+        .filter(|_| history)
+        .map(effects::journal_scorecard);
     Services {
         changes,
         refresh: Some(Box::new(poller.refresher())),
+        scorecard,
     }
 }
 
-/// Runs the console until the user quits.
+/// The console's journal: where it is and the writer feeding it (`None` with `--no-journal`).
+pub struct Journal {
+    pub path: Option<PathBuf>,
+    pub handle: Option<JournalHandle>,
+}
+
+/// Opens the journal the flags ask for: none with `--no-journal`, `--journal PATH`, or
+/// `default` (which may fail: no home directory). Never fails: a journal that cannot be
+/// opened is an unavailable handle, and the console runs without history.
+pub fn journal(
+    console: &ConsoleArgs,
+    default: impl FnOnce() -> Result<PathBuf, JournalError>,
+) -> Journal {
+    if console.no_journal {
+        return Journal {
+            path: None,
+            handle: None,
+        };
+    }
+    let path = match &console.journal {
+        Some(p) => Ok(p.clone()),
+        None => default(),
+    };
+    match path {
+        Ok(path) => {
+            let handle = JournalHandle::start(&path, JournalConfig::default());
+            Journal {
+                path: Some(path),
+                handle: Some(handle),
+            }
+        }
+        Err(e) => Journal {
+            path: None,
+            handle: Some(JournalHandle::unavailable(&e)),
+        },
+    }
+}
+
+/// Records every snapshot into the journal (never blocking: a full writer queue drops the
+/// snapshot from history, not from the screen) and passes it on to the console.
+fn tee(
+    mut snapshots: mpsc::Receiver<Snapshot>,
+    handle: Arc<JournalHandle>,
+) -> (mpsc::Receiver<Snapshot>, tokio::task::JoinHandle<()>) {
+    let (tx, rx) = mpsc::channel(4);
+    let task = tokio::spawn(async move {
+        while let Some(s) = snapshots.recv().await {
+            handle.record(s.clone());
+            if tx.send(s).await.is_err() {
+                break;
+            }
+        }
+    });
+    (rx, task)
+}
+
+/// Runs the console until the user quits, recording what it receives into `journal`.
 pub async fn run(
     opts: AppOptions,
     snapshots: mpsc::Receiver<Snapshot>,
     services: Services,
+    journal: Journal,
 ) -> anyhow::Result<()> {
-    tui::run(opts, snapshots, services).await?;
+    let Some(handle) = journal.handle else {
+        tui::run(opts, snapshots, services).await?;
+        return Ok(());
+    };
+    let handle = Arc::new(handle);
+    let (snapshots, task) = tee(snapshots, handle.clone());
+    let result = tui::run(opts, snapshots, services).await;
+    task.abort();
+    let _ = task.await;
+    // The tee is gone, so this is the last reference; writing what is queued and joining the
+    // writer thread blocks, so it runs off the async threads.
+    if let Ok(h) = Arc::try_unwrap(handle) {
+        let _ = tokio::task::spawn_blocking(move || h.shutdown()).await;
+    }
+    result?;
     Ok(())
+}
+
+/// A journal path in a fresh temporary directory, for `demo` (its history is the demo world's,
+/// not the user's).
+pub fn temp_journal() -> Result<PathBuf, JournalError> {
+    let dir = std::env::temp_dir().join(format!("quotatop-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|source| JournalError::CreateDir {
+        path: dir.clone(),
+        source,
+    })?;
+    Ok(dir.join("journal.sqlite3"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(journal: Option<PathBuf>, no_journal: bool) -> ConsoleArgs {
+        ConsoleArgs {
+            journal,
+            no_journal,
+            ..ConsoleArgs::default()
+        }
+    }
+
+    #[test]
+    fn no_journal_means_no_handle() {
+        let j = journal(&args(None, true), || Err(JournalError::NoDataDir));
+        assert!(j.handle.is_none() && j.path.is_none());
+    }
+
+    #[test]
+    fn a_journal_that_cannot_open_is_unavailable_not_an_error() {
+        let j = journal(&args(None, false), || Err(JournalError::NoDataDir));
+        let status = j.handle.map(|h| h.status());
+        assert!(status.is_some_and(|s| s.unavailable.is_some()));
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, "not a directory").unwrap();
+        let j = journal(&args(Some(file.join("journal.sqlite3")), false), || {
+            unreachable!("--journal wins")
+        });
+        assert!(j.handle.unwrap().status().unavailable.is_some());
+    }
+
+    #[tokio::test]
+    async fn every_snapshot_is_recorded_and_passed_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = journal(
+            &args(Some(dir.path().join("j.sqlite3")), false),
+            || unreachable!(),
+        );
+        let handle = Arc::new(j.handle.unwrap());
+        let (tx, rx) = mpsc::channel(4);
+        let (mut out, task) = tee(rx, handle.clone());
+        for i in 0..3 {
+            let s = Snapshot {
+                taken_at: 1_770_000_000_000 + i * 1_000,
+                ..Snapshot::default()
+            };
+            tx.send(s.clone()).await.unwrap();
+            assert_eq!(out.recv().await, Some(s));
+        }
+        drop(tx);
+        task.await.unwrap();
+        handle.flush();
+        assert_eq!(handle.status().snapshots_written, 3);
+    }
 }

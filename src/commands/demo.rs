@@ -46,6 +46,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         },
     );
     let refresh = Duration::from_secs_f64(loaded.config.refresh_secs);
+    let journal = console::journal(&console_args, console::temp_journal);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -72,9 +73,9 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
             },
         );
         let snapshots = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
-        let opts = console::options(&loaded, client.source().clone());
-        let services = console::services(&client, &poller, &loaded);
-        let result = console::run(opts, snapshots, services).await;
+        let opts = console::options(&loaded, client.source().clone(), &journal);
+        let services = console::services(&client, &poller, &loaded, &journal);
+        let result = console::run(opts, snapshots, services, journal).await;
         poller.shutdown().await;
         emulator.shutdown().await?;
         result

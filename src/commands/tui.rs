@@ -10,6 +10,7 @@ use super::console;
 use crate::batch::{BatchClient, ConnectOptions};
 use crate::cli::TuiArgs;
 use crate::config::Overrides;
+use crate::journal;
 use crate::poll::{self, PollConfig};
 
 pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
@@ -32,6 +33,7 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
         credentials: None,
     };
     let queues = c.queues.clone();
+    let journal = console::journal(&args.console, journal::default_journal_path);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -49,9 +51,9 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
             },
         );
         let snapshots = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
-        let opts = console::options(&loaded, client.source().clone());
-        let services = console::services(&client, &poller, &loaded);
-        let result = console::run(opts, snapshots, services).await;
+        let opts = console::options(&loaded, client.source().clone(), &journal);
+        let services = console::services(&client, &poller, &loaded, &journal);
+        let result = console::run(opts, snapshots, services, journal).await;
         poller.shutdown().await;
         result
     })

@@ -22,9 +22,12 @@ use super::keymap::{Action, KeyMap, Mode};
 use super::overview::Overview;
 use super::preemptions::Preemptions;
 use super::priority::{PriorityDialog, Reply};
+use super::scorecard::{
+    HISTORY_UNAVAILABLE, RECOMPUTE_EVERY, ScorecardResult, ScorecardScreen, ScorecardState,
+};
 use super::screen::{DrawCtx, Kind, Open, Screen};
 use super::share::ShareScreen;
-use super::status_bar::{self, StatusInfo};
+use super::status_bar::{self, History, StatusInfo};
 use super::text::clean;
 use super::theme::{self, Role, Theme};
 use crate::actions::PriorityPolicy;
@@ -46,6 +49,8 @@ pub enum Msg {
     Tick,
     /// A priority change's background task finished.
     ChangeDone(Box<ChangeResult>),
+    /// A scorecard computation finished.
+    ScorecardDone(Box<ScorecardResult>),
 }
 
 /// How to build an [`App`].
@@ -90,6 +95,12 @@ pub struct App {
     priority_policy: PriorityPolicy,
     /// Work for the event loop, taken after each update.
     effects: Vec<Effect>,
+    /// The last scorecard (computed off the render path by the event loop).
+    scorecard: ScorecardState,
+    /// A scorecard computation is running.
+    scorecard_pending: bool,
+    /// Snapshots received, to recompute the scorecard every [`RECOMPUTE_EVERY`].
+    snapshots_seen: u64,
     /// Data age (whole seconds) at the last draw, so a tick redraws only when it changes.
     shown_age: Option<i64>,
     dirty: bool,
@@ -125,6 +136,9 @@ impl App {
             dialog: None,
             priority_policy: opts.priority_policy,
             effects: Vec::new(),
+            scorecard: ScorecardState::Idle,
+            scorecard_pending: false,
+            snapshots_seen: 0,
             shown_age: None,
             dirty: true,
             quit: false,
@@ -188,6 +202,12 @@ impl App {
                 self.remember_all();
                 self.data.apply(*s);
                 self.refresh_all();
+                self.snapshots_seen += 1;
+                if self.current().kind() == Kind::Scorecard
+                    && self.snapshots_seen.is_multiple_of(RECOMPUTE_EVERY)
+                {
+                    self.request_scorecard();
+                }
                 self.dirty = true;
             }
             Msg::SourceClosed => {
@@ -208,7 +228,51 @@ impl App {
                 self.effects.push(Effect::RefreshNow);
                 self.dirty = true;
             }
+            Msg::ScorecardDone(r) => {
+                self.scorecard_pending = false;
+                self.scorecard = match r.result {
+                    Ok(view) => ScorecardState::Ready(view),
+                    Err(e) if e == HISTORY_UNAVAILABLE => ScorecardState::Unavailable,
+                    Err(e) => ScorecardState::Failed(e),
+                };
+                self.dirty = true;
+            }
         }
+    }
+
+    /// The last scorecard result (tests).
+    pub fn scorecard(&self) -> &ScorecardState {
+        &self.scorecard
+    }
+
+    /// Asks the event loop for the current queue's scorecard, unless one is being computed or
+    /// there is no history to compute it from. The last result stays on screen meanwhile.
+    fn request_scorecard(&mut self) {
+        if self.status.history != History::Recording {
+            self.scorecard = ScorecardState::Unavailable;
+            return;
+        }
+        if self.scorecard_pending {
+            return;
+        }
+        let Some(queue) = self
+            .data
+            .queue(self.queue.as_deref())
+            .map(|(q, _)| q.name.clone())
+            .or_else(|| self.queue.clone())
+        else {
+            self.scorecard = ScorecardState::Failed("no data yet".into());
+            return;
+        };
+        let stale = match &self.scorecard {
+            ScorecardState::Ready(v) => v.card.queue != queue,
+            _ => true,
+        };
+        if stale {
+            self.scorecard = ScorecardState::Computing;
+        }
+        self.scorecard_pending = true;
+        self.effects.push(Effect::ComputeScorecard { queue });
     }
 
     fn age_seconds(&self) -> Option<i64> {
@@ -382,6 +446,7 @@ impl App {
             Action::Overview => self.switch_root(Kind::Overview),
             Action::Jobs => self.switch_root(Kind::Jobs),
             Action::Preemptions => self.switch_root(Kind::Preemptions),
+            Action::Scorecard => self.switch_root(Kind::Scorecard),
             Action::NextQueue => {
                 let names: Vec<String> =
                     self.data.queues().iter().map(|q| q.name.clone()).collect();
@@ -469,6 +534,10 @@ impl App {
         let screen: Box<dyn Screen + Send> = match kind {
             Kind::Jobs => Box::new(Jobs::new()),
             Kind::Preemptions => Box::new(Preemptions::new()),
+            Kind::Scorecard => {
+                self.request_scorecard();
+                Box::new(ScorecardScreen::new())
+            }
             _ => {
                 self.refresh_all();
                 return;
@@ -505,6 +574,7 @@ impl App {
             Command::Overview => self.switch_root(Kind::Overview),
             Command::Jobs => self.switch_root(Kind::Jobs),
             Command::Preemptions => self.switch_root(Kind::Preemptions),
+            Command::Scorecard => self.switch_root(Kind::Scorecard),
             Command::Help => self.help = true,
             Command::Quit => self.quit = true,
             Command::Theme(name) => self.set_theme(&name),
@@ -623,6 +693,7 @@ impl App {
             data: &self.data,
             queue: self.queue.as_deref(),
             theme,
+            scorecard: &self.scorecard,
         };
         self.current().draw(frame, body, &ctx);
         if self.help {

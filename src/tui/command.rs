@@ -6,6 +6,7 @@ pub enum Command {
     Overview,
     Jobs,
     Preemptions,
+    Scorecard,
     /// Switch the current queue.
     Queue(String),
     /// Open a share of the current queue.
@@ -22,6 +23,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("shares | overview | 1", "queues and shares"),
     ("jobs | 2", "every job of the queue"),
     ("preemptions | pre | 3", "preempted jobs"),
+    (
+        "scorecard | score | 4",
+        "the five metrics per share, from history",
+    ),
     ("queue NAME", "switch queue"),
     ("share NAME", "open a share"),
     ("job ID", "open a job (id, id suffix or name)"),
@@ -49,6 +54,7 @@ pub fn parse(line: &str) -> Result<Command, String> {
         "overview" | "o" | "1" => Command::Overview,
         "jobs" | "j" | "2" => Command::Jobs,
         "preemptions" | "pre" | "p" | "3" => Command::Preemptions,
+        "scorecard" | "score" | "4" => Command::Scorecard,
         "queue" | "queues" => Command::Queue(need("queue name")?),
         "share" | "s" => Command::Share(arg),
         "job" => Command::Job(need("job id")?),
@@ -68,6 +74,7 @@ mod tests {
         assert_eq!(parse("shares"), Ok(Command::Overview));
         assert_eq!(parse(" jobs "), Ok(Command::Jobs));
         assert_eq!(parse("pre"), Ok(Command::Preemptions));
+        assert_eq!(parse("scorecard"), Ok(Command::Scorecard));
         assert_eq!(
             parse("queue ml-training"),
             Ok(Command::Queue("ml-training".into()))

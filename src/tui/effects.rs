@@ -6,6 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use super::scorecard::ScorecardResult;
 use crate::actions::{self, ChangeContext, Preview, PriorityApi};
 use crate::audit::{AuditLog, AwsContext, Operator, Outcome};
 
@@ -34,6 +35,10 @@ pub enum Effect {
     ApplyChange(Box<ChangeRequest>),
     /// Ask the poller for a refresh now.
     RefreshNow,
+    /// Compute the scorecard of this queue from the journal.
+    ComputeScorecard {
+        queue: String,
+    },
 }
 
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -84,4 +89,18 @@ pub struct Services {
     pub changes: Option<Arc<dyn ChangeRunner>>,
     /// Asks the poller to refresh now.
     pub refresh: Option<Box<dyn Fn() + Send>>,
+    /// Computes a queue's scorecard; blocking (it reads the journal), so the event loop runs it
+    /// in `spawn_blocking`. `None`: no history (the screen says so).
+    pub scorecard: Option<ScorecardFn>,
+}
+
+/// See [`Services::scorecard`].
+pub type ScorecardFn = Arc<dyn Fn(&str) -> ScorecardResult + Send + Sync>;
+
+/// The real scorecard service: [`super::scorecard::compute`] on the journal at `path`.
+pub fn journal_scorecard(path: std::path::PathBuf) -> ScorecardFn {
+    Arc::new(move |queue: &str| ScorecardResult {
+        queue: queue.to_string(),
+        result: super::scorecard::compute(&path, queue).map(Box::new),
+    })
 }

@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use super::TuiError;
 use super::app::{App, Msg};
 use super::effects::{ChangeResult, Effect, Services};
+use super::scorecard::{HISTORY_UNAVAILABLE, ScorecardResult};
 use crate::model::Snapshot;
 
 /// Ticks drive only the "updated N s ago" text (a redraw happens when it changes).
@@ -122,6 +123,21 @@ where
                         job_name: req.preview.job_name.clone(),
                         new_priority: req.preview.new_priority,
                         result: Err("this console has no API connection to change it".into()),
+                    }))),
+                },
+                Effect::ComputeScorecard { queue } => match &services.scorecard {
+                    Some(compute) => {
+                        let compute = compute.clone();
+                        let tx = done_tx.clone();
+                        in_flight += 1;
+                        tokio::task::spawn_blocking(move || {
+                            let r = compute(&queue);
+                            let _ = tx.send(Msg::ScorecardDone(Box::new(r)));
+                        });
+                    }
+                    None => app.update(Msg::ScorecardDone(Box::new(ScorecardResult {
+                        queue,
+                        result: Err(HISTORY_UNAVAILABLE.into()),
                     }))),
                 },
                 Effect::RefreshNow => {

@@ -38,6 +38,7 @@ pub enum Action {
     Overview,
     Jobs,
     Preemptions,
+    Scorecard,
     NextQueue,
     NextTheme,
     Confirm,
@@ -150,6 +151,14 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["3"],
         "preempted jobs and loops",
+        None,
+    ),
+    b(
+        Action::Scorecard,
+        "scorecard",
+        Mode::Normal,
+        &["4"],
+        "scorecard: the five metrics per share, from history",
         None,
     ),
     b(

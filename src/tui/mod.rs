@@ -3,7 +3,7 @@
 //! reacts to keys.
 //!
 //! - [`app`]: state and update; [`event_loop`]: the `select!` loop; [`terminal`]: restore guard.
-//! - One screen per file: [`overview`], [`share`], [`jobs`], [`preemptions`], [`job_detail`],
+//! - One screen per file: [`overview`], [`share`], [`jobs`], [`preemptions`], [`job_detail`], [`scorecard`],
 //!   plus [`help`], [`status_bar`], [`footer`].
 //! - [`keymap`]: the one key-binding table (help and footer hints come from it).
 //! - [`theme`]: semantic colour roles from `themes/*.toml`.
@@ -24,6 +24,7 @@ pub mod list;
 pub mod overview;
 pub mod preemptions;
 pub mod priority;
+pub mod scorecard;
 pub mod screen;
 pub mod share;
 pub mod status_bar;
@@ -34,7 +35,7 @@ pub mod theme;
 use tokio::sync::mpsc;
 
 pub use app::{App, AppOptions, Msg};
-pub use status_bar::StatusInfo;
+pub use status_bar::{History, StatusInfo};
 
 use crate::model::Snapshot;
 

@@ -19,6 +19,7 @@ pub enum Kind {
     Jobs,
     Preemptions,
     JobDetail,
+    Scorecard,
 }
 
 /// What drawing needs besides the screen's own state.
@@ -27,6 +28,8 @@ pub struct DrawCtx<'a> {
     /// The current queue (`None`: the first one).
     pub queue: Option<&'a str>,
     pub theme: &'a Theme,
+    /// The last scorecard computed (only the Scorecard screen draws it).
+    pub scorecard: &'a super::scorecard::ScorecardState,
 }
 
 /// Where Enter leads.

@@ -17,6 +17,20 @@ pub struct StatusInfo {
     /// Where the console was told to connect (shown until the first snapshot says it).
     pub source: Source,
     pub read_only: bool,
+    /// Whether the console keeps history (the journal), shown when it does not.
+    pub history: History,
+}
+
+/// The journal as the status bar reports it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum History {
+    /// Recording (or nothing to say: tests, consoles without a journal option).
+    #[default]
+    Recording,
+    /// `--no-journal`.
+    Off,
+    /// The journal could not be opened; the reason is in the footer warnings.
+    Unavailable,
 }
 
 fn health(state: HealthState, theme: &Theme) -> Span<'static> {
@@ -116,6 +130,14 @@ pub fn draw(
             second.push(health(HealthState::Starting, theme));
             second.push(Span::styled(" · waiting for the first refresh", muted));
         }
+    }
+    match info.history {
+        History::Recording => {}
+        History::Off => second.push(Span::styled(" · history off", muted)),
+        History::Unavailable => second.push(Span::styled(
+            " · history unavailable",
+            theme.style(Role::Warning),
+        )),
     }
     if data.source_closed {
         second.push(Span::styled(

@@ -1,0 +1,301 @@
+//! Scorecard screen (`:scorecard`, `4`): per share of the current queue, the five metrics from
+//! the journal (completed-work utilisation, P50/P95 wait, preemption waste, fairness drift,
+//! recovery) with a sparkline of the GPU-hours the share held.
+//!
+//! Nothing is computed while drawing: the app asks the event loop for a scorecard (an
+//! [`super::effects::Effect::ComputeScorecard`]), a blocking task reads the journal and computes
+//! it ([`compute`]), and the result comes back as a message; this screen draws the last one.
+
+use std::path::Path;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
+
+use super::data::Data;
+use super::list::ListState;
+use super::screen::{DrawCtx, Kind, Screen};
+use super::text::clean;
+use super::theme::{Role, Theme};
+use crate::analysis::scorecard::{
+    self, Scope, Scorecard, ScorecardInput, ScorecardOptions, Window, format as fmt,
+};
+use crate::journal::{self, Journal, JournalConfig};
+use crate::model::Millis;
+
+/// The window the console's scorecard covers, ending at the queue's last observation.
+pub const WINDOW_MS: Millis = 24 * 3_600_000;
+/// Points per share sparkline.
+pub const SERIES_BUCKETS: Millis = 24;
+/// The screen recomputes after this many snapshots while it is shown.
+pub const RECOMPUTE_EVERY: u64 = 30;
+
+/// Why there is no scorecard when the console has no journal to read.
+pub const HISTORY_UNAVAILABLE: &str = "history unavailable";
+
+/// A computed scorecard and its per-share series (GPU-hours held per bucket).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScorecardView {
+    pub card: Scorecard,
+    pub series: Vec<(String, Vec<f64>)>,
+}
+
+/// The answer of a scorecard computation for `queue`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScorecardResult {
+    pub queue: String,
+    pub result: Result<Box<ScorecardView>, String>,
+}
+
+/// What the screen shows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum ScorecardState {
+    /// Never asked.
+    #[default]
+    Idle,
+    /// Asked, no result yet.
+    Computing,
+    Ready(Box<ScorecardView>),
+    /// The computation failed (the reason, shown).
+    Failed(String),
+    /// No journal: off, or it could not be opened.
+    Unavailable,
+}
+
+/// Reads the journal at `path` and computes the scorecard of `queue` over the last
+/// [`WINDOW_MS`] it observed. Blocking (SQLite): run it off the async threads.
+pub fn compute(path: &Path, queue: &str) -> Result<ScorecardView, String> {
+    let j = Journal::open_existing(path, JournalConfig::default()).map_err(|e| e.to_string())?;
+    let q = j
+        .queue(queue)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no history of queue {queue} yet"))?;
+    let end = q.last_observed_at.saturating_add(1);
+    let window = Window::new(end.saturating_sub(WINDOW_MS), end);
+    let opts = ScorecardOptions::default();
+    let input = journal::scorecard_input(&j, queue, window, &opts).map_err(|e| e.to_string())?;
+    Ok(view(&input, &opts))
+}
+
+/// The scorecard of `input` and its per-share series over [`SERIES_BUCKETS`] buckets.
+pub fn view(input: &ScorecardInput, opts: &ScorecardOptions) -> ScorecardView {
+    let card = scorecard::scorecard(input, opts);
+    let bucket = (input.window.len_ms() / SERIES_BUCKETS).max(1);
+    let series = scorecard::share_series(input, opts, bucket)
+        .into_iter()
+        .map(|(name, points)| (name, points.iter().map(|p| p.held_gpu_hours).collect()))
+        .collect();
+    ScorecardView { card, series }
+}
+
+const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+/// `values` scaled to `max` (all shares share one scale, so heights compare).
+pub fn spark(values: &[f64], max: f64) -> String {
+    let max = if max > 0.0 { max } else { 1.0 };
+    values
+        .iter()
+        .map(|v| {
+            let level = ((v.max(0.0) / max) * (LEVELS.len() - 1) as f64).round() as usize;
+            LEVELS[level.min(LEVELS.len() - 1)]
+        })
+        .collect()
+}
+
+pub struct ScorecardScreen;
+
+impl ScorecardScreen {
+    pub fn new() -> Self {
+        Self
+    }
+}
+
+impl Default for ScorecardScreen {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn message(frame: &mut Frame, area: Rect, block: Block, text: &str, role: Role, theme: &Theme) {
+    frame.render_widget(
+        Paragraph::new(Line::from(Span::styled(
+            text.to_string(),
+            theme.style(role),
+        )))
+        .wrap(Wrap { trim: true })
+        .block(block),
+        area,
+    );
+}
+
+const HEADER: [&str; 8] = [
+    "share",
+    "util",
+    "wait P50",
+    "wait P95",
+    "waste GPU-h",
+    "drift pp",
+    "recovery",
+    "held",
+];
+
+fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, theme: &Theme) {
+    let card = &view.card;
+    let max = view
+        .series
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .fold(0.0_f64, f64::max);
+    let rows: Vec<Row> = card
+        .shares
+        .iter()
+        .filter_map(|r| match &r.scope {
+            Scope::Share(name) => Some((name, r)),
+            _ => None,
+        })
+        .map(|(name, r)| {
+            let drift = card.fairness.iter().find(|f| &f.share == name);
+            let drift_cell = match drift {
+                Some(f) => {
+                    let role = if f.drift_pp <= -10.0 {
+                        Role::Warning
+                    } else {
+                        Role::Text
+                    };
+                    Cell::from(Span::styled(
+                        format!("{:+.1}", f.drift_pp),
+                        theme.style(role),
+                    ))
+                }
+                None => Cell::from("-"),
+            };
+            let waste_role = if r.waste.total_gpu_hours > 0.0 {
+                Role::Preempted
+            } else {
+                Role::Text
+            };
+            let series = view
+                .series
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or_else(String::new, |(_, v)| spark(v, max));
+            Row::new(vec![
+                Cell::from(clean(name).into_owned()),
+                Cell::from(fmt::percent(r.utilisation.ratio)),
+                Cell::from(fmt::duration(r.wait.p50_ms)),
+                Cell::from(fmt::duration(r.wait.p95_ms)),
+                Cell::from(Span::styled(
+                    format!("{:.1}", r.waste.total_gpu_hours),
+                    theme.style(waste_role),
+                )),
+                drift_cell,
+                Cell::from(fmt::percent(r.recovery.ratio)),
+                Cell::from(Span::styled(series, theme.style(Role::Spark))),
+            ])
+            .style(theme.style(Role::Text))
+        })
+        .collect();
+    let q = &card.queue_row;
+    let summary = Line::from(vec![
+        Span::styled(" queue ", theme.style(Role::Muted)),
+        Span::raw(format!(
+            "util {} · wait P50 {} P95 {} · waste {:.1} GPU-h · recovery {} · {} jobs",
+            fmt::percent(q.utilisation.ratio),
+            fmt::duration(q.wait.p50_ms),
+            fmt::duration(q.wait.p95_ms),
+            q.waste.total_gpu_hours,
+            fmt::percent(q.recovery.ratio),
+            q.jobs
+        )),
+    ]);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let [top, table_area] =
+        ratatui::layout::Layout::vertical([Constraint::Length(1), Constraint::Fill(1)])
+            .areas(inner);
+    frame.render_widget(Paragraph::new(summary), top);
+    let header = Row::new(HEADER.iter().map(|h| Cell::from(*h))).style(theme.style(Role::Header));
+    let widths = [
+        Constraint::Length(14),
+        Constraint::Length(7),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(12),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Fill(1),
+    ];
+    frame.render_widget(
+        Table::new(rows, widths).header(header).column_spacing(1),
+        table_area,
+    );
+}
+
+impl Screen for ScorecardScreen {
+    fn kind(&self) -> Kind {
+        Kind::Scorecard
+    }
+
+    fn refresh(&mut self, _data: &Data, _queue: Option<&str>) {}
+
+    fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx) {
+        let theme = ctx.theme;
+        let queue = ctx
+            .data
+            .queue(ctx.queue)
+            .map(|(q, _)| q.name.as_str())
+            .or(ctx.queue)
+            .unwrap_or("-");
+        let title = format!(
+            " Scorecard · {} · last {}h of history ",
+            clean(queue),
+            WINDOW_MS / 3_600_000
+        );
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.style(Role::Border))
+            .title(Span::styled(title, theme.style(Role::Title)));
+        match ctx.scorecard {
+            ScorecardState::Idle | ScorecardState::Computing => {
+                message(frame, area, block, "computing…", Role::Muted, theme)
+            }
+            ScorecardState::Unavailable => message(
+                frame,
+                area,
+                block,
+                "history unavailable: the console is not keeping a journal (see the status bar)",
+                Role::Warning,
+                theme,
+            ),
+            ScorecardState::Failed(e) => message(
+                frame,
+                area,
+                block,
+                &format!("no scorecard: {}", clean(e)),
+                Role::Warning,
+                theme,
+            ),
+            ScorecardState::Ready(view) => draw_card(frame, area, block, view, theme),
+        }
+    }
+
+    fn list(&mut self) -> Option<&mut ListState> {
+        None
+    }
+
+    fn list_ref(&self) -> Option<&ListState> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spark_scales_to_the_shared_max() {
+        assert_eq!(spark(&[0.0, 5.0, 10.0], 10.0), "▁▅█");
+        assert_eq!(spark(&[0.0, 0.0], 0.0), "▁▁");
+    }
+}

@@ -1,0 +1,156 @@
+//! The Scorecard screen through the real loop: a fixed scorecard comes back from an injected
+//! service (no journal file), and the "history unavailable" state without one.
+
+mod tui_support;
+
+use std::sync::Arc;
+
+use insta::assert_snapshot;
+use quotatop::analysis::scorecard::{
+    AttemptEnd, AttemptHistory, Entitlement, JobHistory, Outcome, ScorecardInput, ScorecardOptions,
+    Window,
+};
+use quotatop::model::{CapacityLimit, Millis};
+use quotatop::tui::effects::Services;
+use quotatop::tui::scorecard::{self, ScorecardResult, ScorecardState};
+use quotatop::tui::screen::Kind;
+use quotatop::tui::{History, StatusInfo};
+use tui_support::{G5, options, run, run_services, screen_text, snapshot, typed};
+
+const H: Millis = 3_600_000;
+
+fn job(id: &str, share: &str, count: u32) -> JobHistory {
+    JobHistory {
+        job_id: id.into(),
+        name: id.into(),
+        share: share.into(),
+        priority: 10,
+        instance_type: G5.into(),
+        instance_count: count,
+        submitted_at: 0,
+        runnable_at: vec![0],
+        attempts: vec![],
+        outcome: Outcome::Open,
+        checkpoint_interval_ms: None,
+    }
+}
+
+fn attempt(s: Millis, stop: Millis, end: AttemptEnd) -> AttemptHistory {
+    AttemptHistory {
+        scheduled_at: Some(s),
+        started_at: Some(s),
+        stopped_at: Some(stop),
+        end,
+    }
+}
+
+/// research: one job waits 1 h, runs 1–3 h, succeeds. inference: one job runs 0.5–1.5 h, is
+/// preempted, runs again 2–3.5 h and succeeds. Queue capacity 4 g5 instances, 2 each.
+fn fixed() -> scorecard::ScorecardView {
+    let mut a = job("A", "research", 1);
+    a.attempts = vec![attempt(H, 3 * H, AttemptEnd::Completed)];
+    a.outcome = Outcome::Succeeded(3 * H);
+    let mut b = job("B", "inference", 2);
+    b.runnable_at = vec![0, 3 * H / 2];
+    b.attempts = vec![
+        attempt(H / 2, 3 * H / 2, AttemptEnd::Preempted),
+        attempt(2 * H, 7 * H / 2, AttemptEnd::Completed),
+    ];
+    b.outcome = Outcome::Succeeded(7 * H / 2);
+    let input = ScorecardInput {
+        queue: "ml-training".into(),
+        window: Window::new(0, 4 * H),
+        capacity: vec![CapacityLimit::new(G5, 4)],
+        entitlements: ["research", "inference"]
+            .into_iter()
+            .map(|s| Entitlement {
+                share: s.into(),
+                limits: vec![CapacityLimit::new(G5, 2)],
+            })
+            .collect(),
+        jobs: vec![a, b],
+    };
+    scorecard::view(&input, &ScorecardOptions::default())
+}
+
+fn services() -> Services {
+    let view = fixed();
+    Services {
+        scorecard: Some(Arc::new(move |queue: &str| ScorecardResult {
+            queue: queue.to_string(),
+            result: Ok(Box::new(view.clone())),
+        })),
+        ..Services::default()
+    }
+}
+
+#[tokio::test]
+async fn scorecard_screen_draws_the_computed_result() {
+    let (t, app) = run_services(
+        110,
+        24,
+        options(),
+        snapshot(),
+        typed(":scorecard\n"),
+        services(),
+    )
+    .await;
+    assert_eq!(app.screen_kind(), Kind::Scorecard);
+    assert!(matches!(app.scorecard(), ScorecardState::Ready(_)));
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn key_4_opens_the_scorecard() {
+    let (_, app) = run_services(110, 24, options(), snapshot(), typed("4"), services()).await;
+    assert_eq!(app.screen_kind(), Kind::Scorecard);
+}
+
+#[tokio::test]
+async fn without_history_the_screen_and_status_bar_say_so() {
+    let mut opts = options();
+    opts.status = StatusInfo {
+        history: History::Unavailable,
+        ..StatusInfo::default()
+    };
+    // Services that would answer are not asked: there is no history to compute from.
+    let (t, app) = run_services(100, 24, opts, snapshot(), typed(":scorecard\n"), services()).await;
+    assert_eq!(app.scorecard(), &ScorecardState::Unavailable);
+    let s = screen_text(&t);
+    assert!(s.contains("history unavailable"), "{s}");
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn a_console_without_a_scorecard_service_shows_history_unavailable() {
+    let (t, app) = run(100, 24, options(), typed(":scorecard\n")).await;
+    assert_eq!(app.scorecard(), &ScorecardState::Unavailable);
+    assert!(screen_text(&t).contains("history unavailable"));
+}
+
+/// The real service: the fixture snapshot journaled to a file, the scorecard computed from it
+/// through the loop's blocking task, and drawn.
+#[tokio::test]
+async fn the_journal_service_computes_from_a_journal_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.sqlite3");
+    let mut j = quotatop::journal::Journal::open(&path, Default::default()).unwrap();
+    j.record(&snapshot()).unwrap();
+    drop(j);
+    let services = Services {
+        scorecard: Some(quotatop::tui::effects::journal_scorecard(path)),
+        ..Services::default()
+    };
+    let (t, app) = run_services(110, 24, options(), snapshot(), typed("4"), services).await;
+    let ScorecardState::Ready(view) = app.scorecard() else {
+        panic!("{:?}\n{}", app.scorecard(), screen_text(&t));
+    };
+    assert_eq!(view.card.queue, "ml-training");
+    assert!(
+        view.card
+            .shares
+            .iter()
+            .any(|r| r.scope.label() == "share research")
+    );
+    assert!(screen_text(&t).contains("research"));
+}
