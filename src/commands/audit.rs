@@ -7,7 +7,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::audit::{self, Change, Outcome};
 use crate::cli::{AuditCommand, AuditExportArgs, AuditListArgs, AuditLogArg, ExportFormat};
-use crate::model::clean_text;
+use crate::model::{clean_text, csv_field};
 
 pub fn run(cmd: &AuditCommand) -> anyhow::Result<()> {
     match cmd {
@@ -174,14 +174,6 @@ struct ExportRow {
     outcome_time: Option<String>,
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 /// The text `audit export` prints.
 pub fn export(a: &AuditExportArgs) -> anyhow::Result<String> {
     let rows: Vec<ExportRow> = load(&a.log)?
@@ -276,12 +268,5 @@ mod tests {
         );
         assert!(parse_since("soon", now).is_err());
         assert!(parse_since("7y", now).is_err());
-    }
-
-    #[test]
-    fn csv_quotes_what_needs_it() {
-        assert_eq!(csv_field("plain"), "plain");
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
     }
 }

@@ -124,13 +124,9 @@ pub fn json(r: &Report) -> Result<String, serde_json::Error> {
     serde_json::to_string_pretty(r).map(crate::model::escape_c1_in_json)
 }
 
+/// A CSV field of untrusted text: cleaned for the terminal, then quoted as needed.
 fn csv_field(s: &str) -> String {
-    let s = &clean_text(s);
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+    crate::model::csv_field(&clean_text(s))
 }
 
 fn opt<T: ToString>(v: Option<T>) -> String {

@@ -43,6 +43,16 @@ pub fn without_userinfo(url: &str) -> String {
     }
 }
 
+/// One CSV field: quoted (with inner quotes doubled) when it holds a comma, a quote or a line
+/// break; as is otherwise.
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,6 +80,14 @@ mod tests {
         );
         assert_eq!(without_userinfo("http://h/p@q"), "http://h/p@q");
         assert_eq!(without_userinfo("not a url"), "not a url");
+    }
+
+    #[test]
+    fn csv_quotes_what_needs_it() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
     }
 
     #[test]

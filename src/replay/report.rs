@@ -175,13 +175,7 @@ pub fn markdown(outcomes: &[ReplayOutcome]) -> String {
 
 /// CSV with the same rows as the Markdown table.
 pub fn csv(outcomes: &[ReplayOutcome]) -> String {
-    let quote = |s: &str| {
-        if s.contains([',', '"']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        } else {
-            s.to_string()
-        }
-    };
+    let quote = crate::model::csv_field;
     let mut out = format!(
         "metric,{}\n",
         outcomes
