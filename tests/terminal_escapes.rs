@@ -47,8 +47,13 @@ async fn run(mut c: Command) -> Output {
 }
 
 /// Names renamed by the proxy: (as the emulator has it, as JSON text in a hostile response).
+/// The job is the demo's one that stays RUNNABLE for good (it asks for more than its share's
+/// limit), so the table lists it whatever the timing (a running job would not be listed).
 const RENAMES: [(&str, &str); 2] = [
-    ("video-pretrain", "evil\\u001b]0;pwned\\u0007\\u001b[2J-job"),
+    (
+        "oversized-finetune",
+        "evil\\u001b]0;pwned\\u0007\\u001b[2J-job",
+    ),
     ("research", "res\\u001b[31mearch\u{9b}0m"),
 ];
 

@@ -9,7 +9,10 @@ pub mod scorecard;
 mod usage;
 
 pub use gpus::{GpuTable, gpus_per_instance};
-pub use preemption::{LoopRule, PreemptionFacts, SharePreemptions, preemptions, share_preemptions};
+pub use preemption::{
+    LoopRule, PreemptionFacts, RecordedPreemptions, SharePreemptions, preemptions,
+    share_preemptions, with_history,
+};
 pub use queue::{QueuedJob, dispatch_order, running_jobs, share_queue};
 pub use usage::{ShareUsage, share_usage};
 
