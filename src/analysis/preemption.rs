@@ -141,7 +141,7 @@ pub fn with_history(
                     attempts.push(a.clone());
                 }
             }
-            attempts.sort_by(|a, b| b.stopped_at.cmp(&a.stopped_at));
+            attempts.sort_by_key(|a| std::cmp::Reverse(a.stopped_at));
             f.count = f.count.max(attempts.len() as u32);
             f.instance_hours_lost = hours_of(&attempts, f.instance_count);
             f.gpu_hours_lost =
