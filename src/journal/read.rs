@@ -3,8 +3,11 @@
 use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
+use std::collections::BTreeMap;
+
+use crate::analysis::RecordedPreemptions;
 use crate::analysis::scorecard::{PriorityChange, Window};
-use crate::model::{JobStatus, Millis, QuotaShare, ServiceEnvironment, Snapshot};
+use crate::model::{JobStatus, Millis, PreemptedAttempt, QuotaShare, ServiceEnvironment, Snapshot};
 
 use super::diff::{Transition, TransitionKind};
 use super::store::decode;
@@ -235,4 +238,168 @@ impl Journal {
         .and_then(|it| it.collect())
         .map_err(|e| self.err(e))
     }
+
+    /// Every job of `queue` the journal saw preempted at or after `since` (service clock),
+    /// with all its recorded preempted attempts: the Preemptions screen's history beyond the
+    /// API's window of recent attempts. An attempt's start is its `started`/`resumed`
+    /// transition (else its `scheduled` one, else unknown: counted, with no loss).
+    pub fn preempted_jobs(
+        &self,
+        queue: &str,
+        since: Millis,
+    ) -> Result<Vec<RecordedPreemptions>, JournalError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT job_id, name, share, priority, instance_type, instance_count, status
+                 FROM jobs WHERE queue = ?1 AND job_id IN
+                   (SELECT job_id FROM transitions WHERE kind = 'preempted' AND at >= ?2)
+                 ORDER BY job_id",
+            )
+            .map_err(|e| self.err(e))?;
+        let jobs = stmt
+            .query_map(params![queue, since], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, u32>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, u32>(5)?,
+                    r.get::<_, String>(6)?,
+                ))
+            })
+            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::with_capacity(jobs.len());
+        for (job_id, name, share, priority, instance_type, instance_count, status) in jobs {
+            let ts = self.transitions(&job_id)?;
+            let attempts = preempted_attempts(&ts);
+            // A status this build cannot read (a newer writer's) is shown by what the
+            // transitions say: finished, or waiting again after its last preemption.
+            let status =
+                JobStatus::parse(&status).unwrap_or_else(|| match ts.last().map(|t| t.kind) {
+                    Some(TransitionKind::Completed) => JobStatus::Succeeded,
+                    Some(TransitionKind::Failed) => JobStatus::Failed,
+                    _ => JobStatus::Runnable,
+                });
+            out.push(RecordedPreemptions {
+                job_id,
+                name,
+                share,
+                status,
+                instance_type,
+                instance_count,
+                priority,
+                attempts,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Time travel's next stop: the newest stored snapshot taken before `t` (`older`), or the
+    /// oldest taken after it.
+    pub fn snapshot_neighbour(
+        &self,
+        t: Millis,
+        older: bool,
+    ) -> Result<Option<Millis>, JournalError> {
+        let sql = if older {
+            "SELECT MAX(taken_at) FROM snapshots WHERE taken_at < ?1"
+        } else {
+            "SELECT MIN(taken_at) FROM snapshots WHERE taken_at > ?1"
+        };
+        self.conn
+            .query_row(sql, [t], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
+    /// How many stored snapshots were taken at or before `t`, and how many there are.
+    pub fn snapshot_position(&self, t: Millis) -> Result<(usize, usize), JournalError> {
+        self.conn
+            .query_row(
+                "SELECT (SELECT COUNT(*) FROM snapshots WHERE taken_at <= ?1),
+                        (SELECT COUNT(*) FROM snapshots)",
+                [t],
+                |r| Ok((r.get::<_, i64>(0)? as usize, r.get::<_, i64>(1)? as usize)),
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// The last `per_series` usage samples of every share and instance type of `queue` taken
+    /// at or before `until` (service clock), oldest first: a past view's sparklines.
+    pub fn usage_until(
+        &self,
+        queue: &str,
+        until: Millis,
+        per_series: usize,
+    ) -> Result<BTreeMap<(String, String), Vec<u32>>, JournalError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT share, instance_type, used FROM (
+                   SELECT share, instance_type, at, used,
+                          ROW_NUMBER() OVER (PARTITION BY share, instance_type ORDER BY at DESC) AS n
+                   FROM usage_samples WHERE queue = ?1 AND at <= ?2)
+                 WHERE n <= ?3 ORDER BY share, instance_type, at",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![queue, until, per_series as i64], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, u32>(2)?,
+                ))
+            })
+            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.err(e))?;
+        let mut out: BTreeMap<(String, String), Vec<u32>> = BTreeMap::new();
+        for (share, ty, used) in rows {
+            out.entry((share, ty)).or_default().push(used);
+        }
+        Ok(out)
+    }
+}
+
+/// The preempted attempts among a job's transitions, newest first.
+fn preempted_attempts(ts: &[Transition]) -> Vec<PreemptedAttempt> {
+    let mut started: BTreeMap<&str, Millis> = BTreeMap::new();
+    let mut scheduled: BTreeMap<&str, Millis> = BTreeMap::new();
+    for t in ts {
+        match t.kind {
+            TransitionKind::Started | TransitionKind::Resumed => {
+                started.insert(&t.attempt, t.at);
+            }
+            TransitionKind::Scheduled => {
+                scheduled.insert(&t.attempt, t.at);
+            }
+            _ => {}
+        }
+    }
+    let mut out: Vec<PreemptedAttempt> = ts
+        .iter()
+        .filter(|t| t.kind == TransitionKind::Preempted)
+        .map(|t| {
+            let start = started
+                .get(t.attempt.as_str())
+                .or_else(|| scheduled.get(t.attempt.as_str()))
+                .copied()
+                .unwrap_or(t.at)
+                .min(t.at);
+            PreemptedAttempt {
+                // `#n` keys stand for attempts without a resource id.
+                resource_id: if t.attempt.starts_with('#') {
+                    String::new()
+                } else {
+                    t.attempt.clone()
+                },
+                started_at: start,
+                stopped_at: t.at,
+                status_reason: String::new(),
+            }
+        })
+        .collect();
+    out.sort_by_key(|a| std::cmp::Reverse(a.stopped_at));
+    out
 }

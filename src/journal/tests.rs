@@ -216,6 +216,75 @@ fn time_travel_loads_the_snapshot_in_force() {
     assert_eq!(s.taken_at, 10_000);
     assert_eq!(s.queues[0].jobs[0].job.name, "x");
     assert!(j.snapshot_at(-1).unwrap().is_none());
+    // Stepping: the neighbours of a time, and where it stands among the stored snapshots.
+    assert_eq!(j.snapshot_neighbour(20_000, true).unwrap(), Some(10_000));
+    assert_eq!(j.snapshot_neighbour(10_000, true).unwrap(), Some(0));
+    assert_eq!(j.snapshot_neighbour(0, true).unwrap(), None);
+    assert_eq!(j.snapshot_neighbour(0, false).unwrap(), Some(10_000));
+    assert_eq!(j.snapshot_neighbour(20_000, false).unwrap(), None);
+    assert_eq!(j.snapshot_position(10_000).unwrap(), (2, 3));
+    assert_eq!(j.snapshot_position(-5).unwrap(), (0, 3));
+    // A past view's sparklines: the samples up to its time, the newest `n` of each series.
+    let used = j.usage_until("q", 15_000, 2).unwrap();
+    let series = &used[&("a".to_string(), G5.to_string())];
+    assert!(!series.is_empty() && series.len() <= 2, "{series:?}");
+    assert!(j.usage_until("q", -1, 2).unwrap().is_empty());
+}
+
+/// A job preempted twice while the API's window shows only the newest attempt, then gone from
+/// the listing: the journal still knows both attempts.
+#[test]
+fn preempted_jobs_keep_every_attempt_the_api_window_dropped() {
+    use crate::model::{PreemptedAttempt, PreemptionSummary};
+    let dir = tempfile::tempdir().unwrap();
+    let mut j = Journal::open(&dir.path().join("j.sqlite3"), JournalConfig::default()).unwrap();
+    let attempt = |id: &str, start: Millis, stop: Millis| PreemptedAttempt {
+        resource_id: id.into(),
+        started_at: start,
+        stopped_at: stop,
+        status_reason: "reclaimed".into(),
+    };
+    let mut x = running("x", 1_500, 2_000);
+    j.record(&snap(3_000, vec![x.clone()])).unwrap();
+    x.job.status = JobStatus::Runnable;
+    x.job.attempts[0].stopped_at = Some(H);
+    x.job.preemption = Some(PreemptionSummary {
+        preempted_attempt_count: 1,
+        recent_preempted_attempts: vec![attempt("tj-x", 2_000, H)],
+    });
+    j.record(&snap(H + 1_000, vec![x.clone()])).unwrap();
+    // Second attempt, preempted too; the window now shows only it.
+    x.job.attempts = vec![Attempt {
+        resource_id: "tj-x2".into(),
+        started_at: Some(2 * H),
+        stopped_at: Some(3 * H),
+        status_reason: None,
+    }];
+    x.job.preemption = Some(PreemptionSummary {
+        preempted_attempt_count: 2,
+        recent_preempted_attempts: vec![attempt("tj-x2", 2 * H, 3 * H)],
+    });
+    j.record(&snap(
+        3 * H + 1_000,
+        vec![x, job("calm", JobStatus::Running)],
+    ))
+    .unwrap();
+    j.record(&snap(4 * H, vec![])).unwrap();
+
+    let recs = j.preempted_jobs("q", 0).unwrap();
+    assert_eq!(recs.len(), 1, "only the preempted job: {recs:?}");
+    let r = &recs[0];
+    assert_eq!((r.job_id.as_str(), r.name.as_str()), ("id-x", "x"));
+    let spans: Vec<(&str, Millis, Millis)> = r
+        .attempts
+        .iter()
+        .map(|a| (a.resource_id.as_str(), a.started_at, a.stopped_at))
+        .collect();
+    assert_eq!(spans, [("tj-x2", 2 * H, 3 * H), ("tj-x", 2_000, H)]);
+    // `since` filters by preemption time; another queue has none.
+    assert_eq!(j.preempted_jobs("q", 2 * H).unwrap().len(), 1);
+    assert!(j.preempted_jobs("q", 3 * H + 1).unwrap().is_empty());
+    assert!(j.preempted_jobs("other", 0).unwrap().is_empty());
 }
 
 #[test]
