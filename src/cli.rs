@@ -105,6 +105,10 @@ pub struct RecordArgs {
     /// Directory for record.log (default: the user's state directory).
     #[arg(long)]
     pub log_dir: Option<std::path::PathBuf>,
+    /// Config file whose `[journal]` section sets retention and sampling (default: the
+    /// console's config.toml, or QUOTATOP_CONFIG).
+    #[arg(long)]
+    pub config: Option<std::path::PathBuf>,
 }
 
 /// Where AWS Batch is and who we are (shared by every command that calls AWS).

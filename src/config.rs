@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::LoopRule;
+use crate::analysis::scorecard::ScorecardOptions;
+use crate::analysis::{GpuTable, LoopRule};
+use crate::journal::JournalConfig;
 
 /// Every setting, after layering.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,6 +39,99 @@ pub struct Config {
     pub priority: crate::actions::PriorityPolicy,
     /// Action name → keys, e.g. `quit = ["q", "ctrl-c"]` (see `?` for the action names).
     pub keys: BTreeMap<String, Vec<String>>,
+    /// What the journal keeps (`[journal]`).
+    pub journal: JournalSettings,
+    /// How the console's scorecard is computed (`[scorecard]`).
+    pub scorecard: ScorecardSettings,
+    /// GPUs per instance type over the built-in table, e.g. `"ml.p5.48xlarge" = 8` (`[gpus]`).
+    pub gpus: BTreeMap<String, u32>,
+}
+
+const DAY_MS: i64 = 86_400_000;
+
+/// `[journal]`: retention and sampling of history, in operator units.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct JournalSettings {
+    /// Jobs (with their transitions) and usage samples are kept this many days.
+    pub retention_days: u32,
+    /// Stored snapshots (time travel's stops) are kept this many days.
+    pub snapshot_retention_days: u32,
+    /// At most one stored snapshot per this many seconds.
+    pub snapshot_interval_secs: u32,
+    /// At most one usage sample per queue per this many seconds (service clock).
+    pub usage_interval_secs: u32,
+}
+
+impl Default for JournalSettings {
+    fn default() -> Self {
+        let d = JournalConfig::default();
+        Self {
+            retention_days: (d.retention_ms / DAY_MS) as u32,
+            snapshot_retention_days: (d.snapshot_retention_ms / DAY_MS) as u32,
+            snapshot_interval_secs: (d.snapshot_interval_ms / 1000) as u32,
+            usage_interval_secs: (d.usage_interval_ms / 1000) as u32,
+        }
+    }
+}
+
+impl JournalSettings {
+    /// The journal's configuration (a zero retention or interval is taken as one unit, so a
+    /// slip in the file cannot make the journal delete everything or store every poll).
+    pub fn config(&self) -> JournalConfig {
+        JournalConfig {
+            retention_ms: i64::from(self.retention_days.max(1)) * DAY_MS,
+            snapshot_retention_ms: i64::from(self.snapshot_retention_days.max(1)) * DAY_MS,
+            snapshot_interval_ms: i64::from(self.snapshot_interval_secs.max(1)) * 1000,
+            usage_interval_ms: i64::from(self.usage_interval_secs.max(1)) * 1000,
+            ..JournalConfig::default()
+        }
+    }
+}
+
+/// `[scorecard]`: the console's scorecard window and workload assumptions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScorecardSettings {
+    /// The window, ending at the last observation (or the time travelled to).
+    pub window_hours: u32,
+    /// Fixed cost of resuming an interrupted job, added to its waste.
+    pub restart_cost_secs: u64,
+    /// An interrupted job counts as recovered when it succeeds within this many hours.
+    pub recovery_window_hours: u32,
+    /// Checkpoint interval per share in minutes (the API does not show them): waste is then
+    /// the work since the last checkpoint, not the whole attempt.
+    pub checkpoint_minutes: BTreeMap<String, u32>,
+}
+
+impl Default for ScorecardSettings {
+    fn default() -> Self {
+        let d = ScorecardOptions::default();
+        Self {
+            window_hours: 24,
+            restart_cost_secs: d.restart_cost_ms / 1000,
+            recovery_window_hours: (d.recovery_window_ms / 3_600_000) as u32,
+            checkpoint_minutes: BTreeMap::new(),
+        }
+    }
+}
+
+impl Config {
+    /// The scorecard's window and options: `[scorecard]` with `[gpus]`.
+    pub fn scorecard_options(&self) -> (i64, ScorecardOptions) {
+        let s = &self.scorecard;
+        let options = ScorecardOptions {
+            gpus: GpuTable::with_overrides(self.gpus.clone()),
+            restart_cost_ms: s.restart_cost_secs.saturating_mul(1000),
+            recovery_window_ms: i64::from(s.recovery_window_hours.max(1)) * 3_600_000,
+            checkpoint_by_share: s
+                .checkpoint_minutes
+                .iter()
+                .map(|(share, m)| (share.clone(), u64::from(*m) * 60_000))
+                .collect(),
+        };
+        (i64::from(s.window_hours.max(1)) * 3_600_000, options)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -86,6 +181,9 @@ impl Default for Config {
             loops: LoopConfig::default(),
             priority: crate::actions::PriorityPolicy::default(),
             keys: BTreeMap::new(),
+            journal: JournalSettings::default(),
+            scorecard: ScorecardSettings::default(),
+            gpus: BTreeMap::new(),
         }
     }
 }

@@ -75,6 +75,7 @@ fn services(api: &FakeApi, log: &std::path::Path) -> Services {
         })),
         refresh: None,
         scorecard: None,
+        history: None,
     }
 }
 

@@ -76,7 +76,7 @@ fn fixed() -> scorecard::ScorecardView {
 fn services() -> Services {
     let view = fixed();
     Services {
-        scorecard: Some(Arc::new(move |queue: &str| ScorecardResult {
+        scorecard: Some(Arc::new(move |queue: &str, _as_of| ScorecardResult {
             queue: queue.to_string(),
             result: Ok(Box::new(view.clone())),
         })),
@@ -138,7 +138,10 @@ async fn the_journal_service_computes_from_a_journal_file() {
     j.record(&snapshot()).unwrap();
     drop(j);
     let services = Services {
-        scorecard: Some(quotatop::tui::effects::journal_scorecard(path)),
+        scorecard: Some(quotatop::tui::effects::journal_scorecard(
+            path,
+            Default::default(),
+        )),
         ..Services::default()
     };
     let (t, app) = run_services(110, 24, options(), snapshot(), typed("4"), services).await;

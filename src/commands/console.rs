@@ -10,7 +10,9 @@ use tokio::sync::mpsc;
 use crate::audit::{AuditLog, AwsContext, Operator};
 use crate::batch::BatchClient;
 use crate::poll::PollHandle;
-use crate::tui::effects::{self, ApiRunner, ChangeRunner, Services};
+use crate::tui::data::HISTORY_LEN;
+use crate::tui::effects::{self, ApiRunner, ChangeRunner, HistoryReader, JournalReader, Services};
+use crate::tui::scorecard::ScorecardSettings;
 
 use crate::cli::ConsoleArgs;
 use crate::config::{self, Loaded, Overrides};
@@ -105,15 +107,22 @@ pub fn services(
         .handle
         .as_ref()
         .is_some_and(|h| h.status().unavailable.is_none());
-    let scorecard = journal
-        .path
+    let path = journal.path.clone().filter(|_| history);
+    let (window_ms, options) = loaded.config.scorecard_options();
+    let scorecard = path
         .clone()
-        .filter(|_| history)
-        .map(effects::journal_scorecard);
+        .map(|p| effects::journal_scorecard(p, ScorecardSettings { window_ms, options }));
+    let history = path.map(|path| {
+        Arc::new(JournalReader {
+            path,
+            spark_len: HISTORY_LEN,
+        }) as Arc<dyn HistoryReader>
+    });
     Services {
         changes,
         refresh: Some(Box::new(poller.refresher())),
         scorecard,
+        history,
     }
 }
 
@@ -128,6 +137,7 @@ pub struct Journal {
 /// opened is an unavailable handle, and the console runs without history.
 pub fn journal(
     console: &ConsoleArgs,
+    config: JournalConfig,
     default: impl FnOnce() -> Result<PathBuf, JournalError>,
 ) -> Journal {
     if console.no_journal {
@@ -142,7 +152,7 @@ pub fn journal(
     };
     match path {
         Ok(path) => {
-            let handle = JournalHandle::start(&path, JournalConfig::default());
+            let handle = JournalHandle::start(&path, config);
             Journal {
                 path: Some(path),
                 handle: Some(handle),
@@ -223,21 +233,27 @@ mod tests {
 
     #[test]
     fn no_journal_means_no_handle() {
-        let j = journal(&args(None, true), || Err(JournalError::NoDataDir));
+        let j = journal(&args(None, true), JournalConfig::default(), || {
+            Err(JournalError::NoDataDir)
+        });
         assert!(j.handle.is_none() && j.path.is_none());
     }
 
     #[test]
     fn a_journal_that_cannot_open_is_unavailable_not_an_error() {
-        let j = journal(&args(None, false), || Err(JournalError::NoDataDir));
+        let j = journal(&args(None, false), JournalConfig::default(), || {
+            Err(JournalError::NoDataDir)
+        });
         let status = j.handle.map(|h| h.status());
         assert!(status.is_some_and(|s| s.unavailable.is_some()));
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("a-file");
         std::fs::write(&file, "not a directory").unwrap();
-        let j = journal(&args(Some(file.join("journal.sqlite3")), false), || {
-            unreachable!("--journal wins")
-        });
+        let j = journal(
+            &args(Some(file.join("journal.sqlite3")), false),
+            JournalConfig::default(),
+            || unreachable!("--journal wins"),
+        );
         assert!(j.handle.unwrap().status().unavailable.is_some());
     }
 
@@ -246,6 +262,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let j = journal(
             &args(Some(dir.path().join("j.sqlite3")), false),
+            JournalConfig::default(),
             || unreachable!(),
         );
         let handle = Arc::new(j.handle.unwrap());

@@ -46,7 +46,11 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         },
     );
     let refresh = Duration::from_secs_f64(loaded.config.refresh_secs);
-    let journal = console::journal(&console_args, console::temp_journal);
+    // The demo's history lasts minutes, not days: a stored snapshot every 10 s at most, so
+    // time travel has stops to step through soon after it starts.
+    let mut journal_config = loaded.config.journal.config();
+    journal_config.snapshot_interval_ms = journal_config.snapshot_interval_ms.min(10_000);
+    let journal = console::journal(&console_args, journal_config, console::temp_journal);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::batch::BatchClient;
 use crate::cli::RecordArgs;
-use crate::journal::{self, JournalConfig, JournalHandle};
+use crate::journal::{self, JournalHandle};
 use crate::model::Snapshot;
 use crate::poll::{self, PollConfig};
 
@@ -35,6 +35,14 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         path.display(),
         log.display()
     );
+    let loaded = crate::config::load(&crate::config::Overrides {
+        config_path: args.config.clone(),
+        ..Default::default()
+    });
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    let journal_config = loaded.config.journal.config();
     let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     rt.block_on(async {
         let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
@@ -46,7 +54,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
                 ..PollConfig::default()
             },
         );
-        let journal = JournalHandle::start(&path, JournalConfig::default());
+        let journal = JournalHandle::start(&path, journal_config);
         if let Some(why) = journal.status().unavailable {
             eprintln!("warning: the journal is unavailable ({why}); recording nothing until it is");
         }
@@ -199,7 +207,7 @@ mod tests {
     async fn records_until_shutdown_then_flushes() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("j.sqlite3");
-        let journal = JournalHandle::start(&path, JournalConfig::default());
+        let journal = JournalHandle::start(&path, crate::journal::JournalConfig::default());
         let (tx, mut rx) = mpsc::channel(4);
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let task = async {

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{Context, anyhow, bail};
+use anyhow::{Context, anyhow};
 
 use crate::analysis::GpuTable;
 use crate::analysis::scorecard::{self, ScorecardOptions, Window, audit_view};
@@ -15,25 +15,9 @@ use super::report_format::{self, Report};
 /// Jobs raised at least this often in the window are listed as exceptions.
 const RAISED_REPEATEDLY: usize = 2;
 
-/// `90s`, `15m`, `12h`, `7d`, `2w` (or plain milliseconds) → milliseconds.
+/// [`crate::model::parse_duration`] with its error as an `anyhow` one.
 pub fn parse_duration(s: &str) -> anyhow::Result<Millis> {
-    let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: i64 = num
-        .parse()
-        .map_err(|_| anyhow!("bad duration {s:?}: use e.g. 90s, 15m, 12h, 7d, 2w"))?;
-    let unit_ms: i64 = match unit {
-        "" | "ms" => 1,
-        "s" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        "w" => 7 * 86_400_000,
-        _ => bail!("bad duration unit in {s:?}: use ms, s, m, h, d or w"),
-    };
-    n.checked_mul(unit_ms)
-        .ok_or_else(|| anyhow!("duration {s:?} is too long"))
+    crate::model::parse_duration(s).map_err(|e| anyhow!(e))
 }
 
 fn pairs<T>(

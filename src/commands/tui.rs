@@ -33,7 +33,11 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
         credentials: None,
     };
     let queues = c.queues.clone();
-    let journal = console::journal(&args.console, journal::default_journal_path);
+    let journal = console::journal(
+        &args.console,
+        c.journal.config(),
+        journal::default_journal_path,
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

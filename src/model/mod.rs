@@ -3,11 +3,13 @@
 //! Nothing here knows about the AWS SDK; `batch/` converts SDK types into these and the engine
 //! produces them directly.
 
+mod duration;
 mod job;
 mod share;
 mod snapshot;
 mod text;
 
+pub use duration::parse_duration;
 pub use job::{Attempt, JobStatus, MAX_PRIORITY, PreemptedAttempt, PreemptionSummary, ServiceJob};
 pub use share::{
     CapacityLimit, InSharePreemption, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, QuotaShare,

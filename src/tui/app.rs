@@ -10,9 +10,10 @@ use ratatui::layout::{Alignment, Constraint, Layout};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::command::{self, Command};
+use super::command::{self, Command, When};
 use super::data::Data;
-use super::effects::{ChangeResult, Effect};
+use super::effects::{ChangeResult, Effect, PreemptionHistory, TravelResult, TravelTo};
+use super::event_loop::NO_HISTORY;
 use super::footer::{self, Flash};
 use super::help;
 use super::input::Input;
@@ -27,11 +28,11 @@ use super::scorecard::{
 };
 use super::screen::{DrawCtx, Kind, Open, Screen};
 use super::share::ShareScreen;
-use super::status_bar::{self, History, StatusInfo};
+use super::status_bar::{self, History, PastMark, StatusInfo};
 use super::text::clean;
 use super::theme::{self, Role, Theme};
 use crate::actions::PriorityPolicy;
-use crate::analysis::LoopRule;
+use crate::analysis::{LoopRule, now_of};
 use crate::model::{Millis, Snapshot};
 
 /// Below this the console shows only a "terminal too small" notice.
@@ -51,6 +52,30 @@ pub enum Msg {
     ChangeDone(Box<ChangeResult>),
     /// A scorecard computation finished.
     ScorecardDone(Box<ScorecardResult>),
+    /// A recorded snapshot was loaded (time travel).
+    TravelDone(Box<TravelResult>),
+    /// The journal's preemption history of a queue was read.
+    PreemptionHistory(Box<PreemptionHistory>),
+}
+
+/// Time travel: a recorded snapshot shown instead of the live data, which keeps updating
+/// underneath (its sparklines are never fed from the past).
+struct Past {
+    data: Data,
+    /// 1-based position among the stored snapshots, and how many there are.
+    position: usize,
+    total: usize,
+}
+
+impl Past {
+    fn taken_at(&self) -> Millis {
+        self.data.snapshot.as_ref().map_or(0, |s| s.taken_at)
+    }
+}
+
+/// The data screens show: the past one while travelling, else the live one.
+fn shown<'a>(live: &'a Data, past: &'a Option<Past>) -> &'a Data {
+    past.as_ref().map_or(live, |p| &p.data)
 }
 
 /// How to build an [`App`].
@@ -99,8 +124,16 @@ pub struct App {
     scorecard: ScorecardState,
     /// A scorecard computation is running.
     scorecard_pending: bool,
+    /// The scorecard asked for was as of this service time (`None`: the latest).
+    scorecard_as_of: Option<Millis>,
     /// Snapshots received, to recompute the scorecard every [`RECOMPUTE_EVERY`].
     snapshots_seen: u64,
+    /// Time travel, while on.
+    past: Option<Past>,
+    /// A recorded snapshot is being loaded.
+    travel_pending: bool,
+    /// The journal's preemption history is being read.
+    preemptions_pending: bool,
     /// Data age (whole seconds) at the last draw, so a tick redraws only when it changes.
     shown_age: Option<i64>,
     dirty: bool,
@@ -138,7 +171,11 @@ impl App {
             effects: Vec::new(),
             scorecard: ScorecardState::Idle,
             scorecard_pending: false,
+            scorecard_as_of: None,
             snapshots_seen: 0,
+            past: None,
+            travel_pending: false,
+            preemptions_pending: false,
             shown_age: None,
             dirty: true,
             quit: false,
@@ -172,6 +209,21 @@ impl App {
         self.dialog.as_ref()
     }
 
+    /// The local time of the recorded snapshot shown, while time travelling.
+    pub fn past_at(&self) -> Option<Millis> {
+        self.past.as_ref().map(Past::taken_at)
+    }
+
+    /// The poller's latest data (it keeps updating while time travelling).
+    pub fn live_data(&self) -> &Data {
+        &self.data
+    }
+
+    /// What the screens show (the past while time travelling).
+    pub fn shown(&self) -> &Data {
+        shown(&self.data, &self.past)
+    }
+
     /// Work the last updates asked for (the event loop runs it off the UI path).
     pub fn take_effects(&mut self) -> Vec<Effect> {
         std::mem::take(&mut self.effects)
@@ -199,16 +251,23 @@ impl App {
             }
             Msg::Resize => self.dirty = true,
             Msg::Snapshot(s) => {
+                self.snapshots_seen += 1;
+                self.dirty = true;
+                if self.past.is_some() {
+                    // The live data keeps up underneath; the screens stay on the past.
+                    self.data.apply(*s);
+                    return;
+                }
                 self.remember_all();
                 self.data.apply(*s);
                 self.refresh_all();
-                self.snapshots_seen += 1;
-                if self.current().kind() == Kind::Scorecard
-                    && self.snapshots_seen.is_multiple_of(RECOMPUTE_EVERY)
-                {
-                    self.request_scorecard();
+                if self.snapshots_seen.is_multiple_of(RECOMPUTE_EVERY) {
+                    match self.current().kind() {
+                        Kind::Scorecard => self.request_scorecard(),
+                        Kind::Preemptions => self.request_preemptions(),
+                        _ => {}
+                    }
                 }
-                self.dirty = true;
             }
             Msg::SourceClosed => {
                 self.data.source_closed = true;
@@ -226,6 +285,28 @@ impl App {
                 let (text, error) = super::priority::result_text(&r);
                 self.flash = Some(Flash { text, error });
                 self.effects.push(Effect::RefreshNow);
+                self.dirty = true;
+            }
+            Msg::TravelDone(r) => {
+                self.travel_pending = false;
+                self.on_travel(*r);
+                self.dirty = true;
+            }
+            Msg::PreemptionHistory(r) => {
+                self.preemptions_pending = false;
+                match r.result {
+                    Ok(recorded) => {
+                        self.remember_all();
+                        if let Some(p) = &mut self.past {
+                            p.data.set_recorded(&r.queue, recorded.clone());
+                        }
+                        self.data.set_recorded(&r.queue, recorded);
+                        self.refresh_all();
+                    }
+                    // Without a history service the title already says "API window only".
+                    Err(e) if e == NO_HISTORY => {}
+                    Err(e) => self.flash_error(format!("preemption history: {e}")),
+                }
                 self.dirty = true;
             }
             Msg::ScorecardDone(r) => {
@@ -255,8 +336,8 @@ impl App {
         if self.scorecard_pending {
             return;
         }
-        let Some(queue) = self
-            .data
+        let data = self.shown();
+        let Some(queue) = data
             .queue(self.queue.as_deref())
             .map(|(q, _)| q.name.clone())
             .or_else(|| self.queue.clone())
@@ -264,15 +345,122 @@ impl App {
             self.scorecard = ScorecardState::Failed("no data yet".into());
             return;
         };
+        // Travelling, the window ends at the service time of the snapshot shown.
+        let as_of = self
+            .past
+            .as_ref()
+            .and_then(|p| p.data.queue(Some(&queue)).and_then(|(q, _)| now_of(q)));
         let stale = match &self.scorecard {
-            ScorecardState::Ready(v) => v.card.queue != queue,
+            ScorecardState::Ready(v) => v.card.queue != queue || self.scorecard_as_of != as_of,
             _ => true,
         };
         if stale {
             self.scorecard = ScorecardState::Computing;
         }
         self.scorecard_pending = true;
-        self.effects.push(Effect::ComputeScorecard { queue });
+        self.scorecard_as_of = as_of;
+        self.effects.push(Effect::ComputeScorecard { queue, as_of });
+    }
+
+    /// Asks the event loop for the journal's preemption history of the current queue (the
+    /// Preemptions screen shows the API's window until it comes, and says so).
+    fn request_preemptions(&mut self) {
+        if self.status.history != History::Recording || self.preemptions_pending {
+            return;
+        }
+        let Some(queue) = self
+            .shown()
+            .queue(self.queue.as_deref())
+            .map(|(q, _)| q.name.clone())
+        else {
+            return;
+        };
+        self.preemptions_pending = true;
+        self.effects.push(Effect::LoadPreemptions { queue });
+    }
+
+    /// Starts a time-travel step, unless one is under way or there is no history.
+    fn travel(&mut self, to: TravelTo) {
+        if self.status.history != History::Recording {
+            return self.flash_error(
+                "time travel needs history: this console keeps no journal (--no-journal, or it \
+                 could not be opened)",
+            );
+        }
+        if self.travel_pending {
+            return;
+        }
+        self.travel_pending = true;
+        self.effects.push(Effect::Travel(to));
+    }
+
+    fn travel_older(&mut self) {
+        let from = match &self.past {
+            Some(p) => p.taken_at(),
+            None => self
+                .data
+                .snapshot
+                .as_ref()
+                .map_or_else(|| (self.clock)(), |s| s.taken_at),
+        };
+        self.travel(TravelTo::Older(from));
+    }
+
+    fn travel_newer(&mut self) {
+        match &self.past {
+            Some(p) => {
+                let from = p.taken_at();
+                self.travel(TravelTo::Newer(from));
+            }
+            None => self.flash_info("already live: [ steps back through the recorded snapshots"),
+        }
+    }
+
+    fn go_live(&mut self, why: &str) {
+        if self.past.is_none() {
+            return self.flash_info("already live");
+        }
+        self.remember_all();
+        self.past = None;
+        self.refresh_all();
+        self.flash_info(why);
+        if self.current().kind() == Kind::Scorecard {
+            self.request_scorecard();
+        }
+    }
+
+    fn on_travel(&mut self, r: TravelResult) {
+        match r.result {
+            Ok(Some(frame)) => {
+                let frame = *frame;
+                self.remember_all();
+                let data = Data::past(
+                    frame.snapshot,
+                    self.data.loop_rule,
+                    self.data.recorded.clone(),
+                    frame.usage,
+                );
+                self.past = Some(Past {
+                    data,
+                    position: frame.position,
+                    total: frame.total,
+                });
+                self.refresh_all();
+                if self.current().kind() == Kind::Scorecard {
+                    self.request_scorecard();
+                }
+            }
+            Ok(None) => match r.to {
+                TravelTo::Older(_) if self.past.is_some() => {
+                    self.flash_info("this is the oldest recorded snapshot the journal keeps")
+                }
+                TravelTo::Older(_) | TravelTo::At(_) => {
+                    self.flash_info("no recorded snapshot yet: the journal stores one a minute")
+                }
+                TravelTo::Newer(_) => self.go_live("live again: no newer recorded snapshot"),
+            },
+            Err(e) => self.flash_error(format!("time travel: {e}")),
+        }
     }
 
     fn age_seconds(&self) -> Option<i64> {
@@ -286,16 +474,18 @@ impl App {
     }
 
     fn remember_all(&mut self) {
-        self.root.remember(&self.data);
+        let data = shown(&self.data, &self.past);
+        self.root.remember(data);
         for s in &mut self.stack {
-            s.remember(&self.data);
+            s.remember(data);
         }
     }
 
     fn refresh_all(&mut self) {
-        self.root.refresh(&self.data, self.queue.as_deref());
+        let data = shown(&self.data, &self.past);
+        self.root.refresh(data, self.queue.as_deref());
         for s in &mut self.stack {
-            s.refresh(&self.data, self.queue.as_deref());
+            s.refresh(data, self.queue.as_deref());
         }
     }
 
@@ -306,11 +496,12 @@ impl App {
             Some(s) => s.as_mut(),
             None => &mut self.root,
         };
-        screen.remember(&self.data);
+        let data = shown(&self.data, &self.past);
+        screen.remember(data);
         if let Some(list) = screen.list() {
             f(list);
         }
-        screen.refresh(&self.data, queue.as_deref());
+        screen.refresh(data, queue.as_deref());
     }
 
     fn on_key(&mut self, key: KeyEvent) {
@@ -417,7 +608,7 @@ impl App {
                 }
             }
             Action::Enter => {
-                let open = self.current().enter(&self.data, self.queue.as_deref());
+                let open = self.current().enter(self.shown(), self.queue.as_deref());
                 if let Some(open) = open {
                     self.open(open);
                 }
@@ -448,8 +639,12 @@ impl App {
             Action::Preemptions => self.switch_root(Kind::Preemptions),
             Action::Scorecard => self.switch_root(Kind::Scorecard),
             Action::NextQueue => {
-                let names: Vec<String> =
-                    self.data.queues().iter().map(|q| q.name.clone()).collect();
+                let names: Vec<String> = self
+                    .shown()
+                    .queues()
+                    .iter()
+                    .map(|q| q.name.clone())
+                    .collect();
                 if names.len() > 1 {
                     let at = self
                         .queue
@@ -468,6 +663,9 @@ impl App {
                 self.set_theme(names[at % names.len()]);
             }
             Action::Priority => self.open_priority_dialog(),
+            Action::Older => self.travel_older(),
+            Action::Newer => self.travel_newer(),
+            Action::Live => self.go_live("live data"),
             Action::Confirm | Action::Cancel | Action::NextField | Action::PrevField => {}
         }
     }
@@ -477,6 +675,12 @@ impl App {
             return self.flash_error(
                 "read-only mode: priority changes are disabled (--read-only or read_only = true)",
             );
+        }
+        if self.past.is_some() {
+            return self.flash_error(format!(
+                "you are looking at the past: {} returns to live data, where priorities can change",
+                self.keymap.first_key(Action::Live)
+            ));
         }
         let Some((queue, id)) = self
             .current()
@@ -510,6 +714,13 @@ impl App {
         });
     }
 
+    fn flash_info(&mut self, text: impl Into<String>) {
+        self.flash = Some(Flash {
+            text: text.into(),
+            error: false,
+        });
+    }
+
     fn set_queue(&mut self, name: String) {
         self.queue = Some(name);
         self.stack.clear();
@@ -533,7 +744,10 @@ impl App {
         self.stack.clear();
         let screen: Box<dyn Screen + Send> = match kind {
             Kind::Jobs => Box::new(Jobs::new()),
-            Kind::Preemptions => Box::new(Preemptions::new()),
+            Kind::Preemptions => {
+                self.request_preemptions();
+                Box::new(Preemptions::new())
+            }
             Kind::Scorecard => {
                 self.request_scorecard();
                 Box::new(ScorecardScreen::new())
@@ -547,7 +761,7 @@ impl App {
     }
 
     fn push(&mut self, mut screen: Box<dyn Screen + Send>) {
-        screen.refresh(&self.data, self.queue.as_deref());
+        screen.refresh(shown(&self.data, &self.past), self.queue.as_deref());
         self.stack.push(screen);
     }
 
@@ -578,15 +792,23 @@ impl App {
             Command::Help => self.help = true,
             Command::Quit => self.quit = true,
             Command::Theme(name) => self.set_theme(&name),
+            Command::At(when) => {
+                let t = match when {
+                    When::Ago(d) => (self.clock)().saturating_sub(d),
+                    When::At(t) => t,
+                };
+                self.travel(TravelTo::At(t));
+            }
+            Command::Live => self.go_live("live data"),
             Command::Queue(name) => {
-                if self.data.queues().iter().any(|q| q.name == name) {
+                if self.shown().queues().iter().any(|q| q.name == name) {
                     self.set_queue(name);
                 } else {
                     self.flash_error(format!("no queue {}", clean(&name)));
                 }
             }
             Command::Share(name) => {
-                let Some((q, _)) = self.data.queue(self.queue.as_deref()) else {
+                let Some((q, _)) = self.shown().queue(self.queue.as_deref()) else {
                     return self.flash_error("no data yet");
                 };
                 if q.shares.iter().any(|s| s.name == name) {
@@ -602,7 +824,7 @@ impl App {
                 }
             }
             Command::Job(needle) => {
-                let Some((q, _)) = self.data.queue(self.queue.as_deref()) else {
+                let Some((q, _)) = self.shown().queue(self.queue.as_deref()) else {
                     return self.flash_error("no data yet");
                 };
                 let found = q
@@ -680,17 +902,35 @@ impl App {
             Constraint::Length(1),
         ])
         .areas(area);
+        let past_mark = self.past.as_ref().map(|p| PastMark {
+            taken_at: p.taken_at(),
+            position: p.position,
+            total: p.total,
+            older: self.keymap.first_key(Action::Older),
+            newer: self.keymap.first_key(Action::Newer),
+            live: self.keymap.first_key(Action::Live),
+        });
         status_bar::draw(
             frame,
             status,
             &self.data,
+            self.shown(),
+            past_mark.as_ref(),
             self.queue.as_deref(),
             &self.status,
             (self.clock)(),
             theme,
         );
+        // The past is drawn inside borders of its own role, so no screen of it passes for live.
+        let past_theme;
+        let theme = if self.past.is_some() {
+            past_theme = theme.with_role_as(Role::Border, Role::Past);
+            &past_theme
+        } else {
+            theme
+        };
         let ctx = DrawCtx {
-            data: &self.data,
+            data: self.shown(),
             queue: self.queue.as_deref(),
             theme,
             scorecard: &self.scorecard,

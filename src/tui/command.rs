@@ -1,5 +1,7 @@
 //! `:` commands, k9s style.
 
+use crate::model::{Millis, parse_duration};
+
 /// A parsed `:` command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
@@ -14,8 +16,21 @@ pub enum Command {
     /// Open a job of the current queue by id (or unique id suffix / name).
     Job(String),
     Theme(String),
+    /// Time travel to a recorded snapshot.
+    At(When),
+    /// Leave time travel.
+    Live,
     Help,
     Quit,
+}
+
+/// Where `:at` goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// This long before now.
+    Ago(Millis),
+    /// This time (epoch ms).
+    At(Millis),
 }
 
 /// Names accepted for each command, for the help screen.
@@ -31,6 +46,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("share NAME", "open a share"),
     ("job ID", "open a job (id, id suffix or name)"),
     ("theme NAME", "dark, light, high-contrast, colorblind"),
+    (
+        "at 30m | at 2h | at RFC3339",
+        "time travel: the recorded snapshot in force then",
+    ),
+    ("live", "leave time travel"),
     ("help", "this help"),
     ("q | quit", "quit"),
 ];
@@ -59,6 +79,16 @@ pub fn parse(line: &str) -> Result<Command, String> {
         "share" | "s" => Command::Share(arg),
         "job" => Command::Job(need("job id")?),
         "theme" => Command::Theme(need("theme name")?),
+        "at" | "travel" => {
+            let arg = need("time (30m, 2h, 1d ago, or an RFC 3339 time)")?;
+            match chrono::DateTime::parse_from_rfc3339(arg.trim()) {
+                Ok(t) => Command::At(When::At(t.timestamp_millis())),
+                Err(_) => Command::At(When::Ago(parse_duration(&arg).map_err(|e| {
+                    format!("{e} (or an RFC 3339 time such as 2026-11-29T14:05:00Z)")
+                })?)),
+            }
+        }
+        "live" | "now" => Command::Live,
         "help" | "h" | "?" => Command::Help,
         "q" | "quit" | "q!" => Command::Quit,
         other => return Err(format!("unknown command :{other} (try :help)")),
@@ -86,12 +116,20 @@ mod tests {
         assert_eq!(parse("job abc"), Ok(Command::Job("abc".into())));
         assert_eq!(parse("theme light"), Ok(Command::Theme("light".into())));
         assert_eq!(parse("q"), Ok(Command::Quit));
+        assert_eq!(parse("at 30m"), Ok(Command::At(When::Ago(30 * 60_000))));
+        assert_eq!(
+            parse("at 2026-02-02T02:40:00Z"),
+            Ok(Command::At(When::At(1_770_000_000_000)))
+        );
+        assert_eq!(parse("live"), Ok(Command::Live));
     }
 
     #[test]
     fn bad_commands_say_why() {
         assert_eq!(parse(""), Err("empty command".into()));
         assert_eq!(parse("queue"), Err(":queue needs a queue name".into()));
+        assert!(parse("at").unwrap_err().contains("needs a time"));
+        assert!(parse("at yesterday").unwrap_err().contains("RFC 3339"));
         assert!(
             parse("frobnicate")
                 .unwrap_err()

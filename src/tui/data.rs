@@ -3,7 +3,9 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
-use crate::analysis::{self, LoopRule, PreemptionFacts, QueuedJob, SharePreemptions, ShareUsage};
+use crate::analysis::{
+    self, LoopRule, PreemptionFacts, QueuedJob, RecordedPreemptions, SharePreemptions, ShareUsage,
+};
 use crate::model::{QueueSnapshot, Snapshot, TrackedJob};
 
 /// Samples kept per share and instance type (one per snapshot).
@@ -14,7 +16,10 @@ pub const HISTORY_LEN: usize = 120;
 pub struct QueueView {
     pub usage: Vec<ShareUsage>,
     pub dispatch: Vec<QueuedJob>,
+    /// The API's preemption facts, widened by the journal's record when there is one.
     pub preemptions: Vec<PreemptionFacts>,
+    /// `preemptions` includes the journal's history.
+    pub with_history: bool,
     pub share_preemptions: BTreeMap<String, SharePreemptions>,
     /// RUNNABLE jobs per share.
     pub runnable: BTreeMap<String, usize>,
@@ -23,15 +28,25 @@ pub struct QueueView {
 }
 
 impl QueueView {
-    fn derive(q: &QueueSnapshot, rule: &LoopRule) -> Self {
+    fn derive(
+        q: &QueueSnapshot,
+        rule: &LoopRule,
+        recorded: Option<&Vec<RecordedPreemptions>>,
+    ) -> Self {
         let dispatch = analysis::dispatch_order(q);
+        let api = analysis::preemptions(q, rule);
+        let preemptions = match recorded {
+            Some(r) => analysis::with_history(&api, r, rule, analysis::now_of(q)),
+            None => api,
+        };
         let mut runnable = BTreeMap::new();
         for j in &dispatch {
             *runnable.entry(j.share.clone()).or_insert(0) += 1;
         }
         Self {
             usage: analysis::share_usage(q),
-            preemptions: analysis::preemptions(q, rule),
+            preemptions,
+            with_history: recorded.is_some(),
             share_preemptions: analysis::share_preemptions(q, rule),
             runnable,
             job_index: q
@@ -56,6 +71,8 @@ pub struct Data {
     /// The poller stopped (its channel closed).
     pub source_closed: bool,
     pub loop_rule: LoopRule,
+    /// The journal's preemption record per queue (when it has been read).
+    pub recorded: HashMap<String, Vec<RecordedPreemptions>>,
 }
 
 impl Data {
@@ -70,7 +87,7 @@ impl Data {
         self.views = snapshot
             .queues
             .iter()
-            .map(|q| QueueView::derive(q, &self.loop_rule))
+            .map(|q| QueueView::derive(q, &self.loop_rule, self.recorded.get(&q.name)))
             .collect();
         for (q, v) in snapshot.queues.iter().zip(&self.views) {
             for u in &v.usage {
@@ -85,6 +102,45 @@ impl Data {
             }
         }
         self.snapshot = Some(snapshot);
+    }
+
+    /// A recorded snapshot for time travel: its analysis, the journal's preemption record as
+    /// far as it goes then, and sparklines from the usage samples before it (never the live
+    /// session's).
+    pub fn past(
+        snapshot: Snapshot,
+        loop_rule: LoopRule,
+        recorded: HashMap<String, Vec<RecordedPreemptions>>,
+        usage: impl IntoIterator<Item = ((String, String, String), Vec<u32>)>,
+    ) -> Self {
+        let mut d = Self {
+            loop_rule,
+            recorded,
+            ..Self::default()
+        };
+        d.apply(snapshot);
+        d.history = usage
+            .into_iter()
+            .map(|(k, mut v)| {
+                if v.len() > HISTORY_LEN {
+                    v.drain(..v.len() - HISTORY_LEN);
+                }
+                (k, v.into())
+            })
+            .collect();
+        d
+    }
+
+    /// Replaces the journal's preemption record of `queue` and re-derives its view.
+    pub fn set_recorded(&mut self, queue: &str, recorded: Vec<RecordedPreemptions>) {
+        self.recorded.insert(queue.to_string(), recorded);
+        if let Some(s) = &self.snapshot {
+            for (q, v) in s.queues.iter().zip(self.views.iter_mut()) {
+                if q.name == queue {
+                    *v = QueueView::derive(q, &self.loop_rule, self.recorded.get(queue));
+                }
+            }
+        }
     }
 
     pub fn queues(&self) -> &[QueueSnapshot] {

@@ -2,13 +2,18 @@
 //! the network or the disk from a key handler: it queues an [`Effect`]; the event loop hands it
 //! to a service in a spawned task, and the result comes back as a message.
 
+use std::collections::BTreeMap;
 use std::future::Future;
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use super::scorecard::ScorecardResult;
+use super::scorecard::{ScorecardResult, ScorecardSettings};
 use crate::actions::{self, ChangeContext, Preview, PriorityApi};
+use crate::analysis::RecordedPreemptions;
 use crate::audit::{AuditLog, AwsContext, Operator, Outcome};
+use crate::journal::{Journal, JournalConfig};
+use crate::model::{Millis, Snapshot};
 
 /// A confirmed priority change, as the dialog emits it.
 #[derive(Debug, Clone)]
@@ -35,10 +40,130 @@ pub enum Effect {
     ApplyChange(Box<ChangeRequest>),
     /// Ask the poller for a refresh now.
     RefreshNow,
-    /// Compute the scorecard of this queue from the journal.
+    /// Compute the scorecard of this queue from the journal; `as_of`: the window ends at this
+    /// service time (time travel) instead of the last observation.
     ComputeScorecard {
         queue: String,
+        as_of: Option<Millis>,
     },
+    /// Load a recorded snapshot (time travel).
+    Travel(TravelTo),
+    /// Load the journal's preemption history of this queue.
+    LoadPreemptions {
+        queue: String,
+    },
+}
+
+/// Where time travel goes, by the local clock the snapshots were stored under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TravelTo {
+    /// The newest stored snapshot taken before this time.
+    Older(Millis),
+    /// The oldest stored snapshot taken after this time.
+    Newer(Millis),
+    /// The snapshot in force at this time (else the oldest one kept).
+    At(Millis),
+}
+
+/// A recorded snapshot, where it stands among the stored ones, and the usage samples before
+/// it (a past view's sparklines: (queue, share, instance type) → instances used, oldest first).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PastFrame {
+    pub snapshot: Snapshot,
+    /// 1-based position among the stored snapshots, and how many there are.
+    pub position: usize,
+    pub total: usize,
+    pub usage: BTreeMap<(String, String, String), Vec<u32>>,
+}
+
+/// The answer of a [`TravelTo`]: a frame, `None` when there is nothing further that way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TravelResult {
+    pub to: TravelTo,
+    pub result: Result<Option<Box<PastFrame>>, String>,
+}
+
+/// The journal's preemption history of a queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreemptionHistory {
+    pub queue: String,
+    pub result: Result<Vec<RecordedPreemptions>, String>,
+}
+
+/// Reads history: time travel's snapshots and the Preemptions screen's record. Blocking
+/// (SQLite), so the event loop calls it in `spawn_blocking`.
+pub trait HistoryReader: Send + Sync {
+    fn travel(&self, to: TravelTo) -> TravelResult;
+    fn preemptions(&self, queue: &str) -> PreemptionHistory;
+}
+
+/// The real reader: the journal the console writes (opened read-side per call, so a journal
+/// that goes bad later is reported per request, never fatal).
+pub struct JournalReader {
+    pub path: PathBuf,
+    /// Samples per sparkline series of a past view.
+    pub spark_len: usize,
+}
+
+impl JournalReader {
+    fn open(&self) -> Result<Journal, String> {
+        Journal::open_existing(&self.path, JournalConfig::default()).map_err(|e| e.to_string())
+    }
+
+    fn frame(&self, to: TravelTo) -> Result<Option<Box<PastFrame>>, String> {
+        let j = self.open()?;
+        let e = |e: crate::journal::JournalError| e.to_string();
+        let at = match to {
+            TravelTo::Older(t) => j.snapshot_neighbour(t, true).map_err(e)?,
+            TravelTo::Newer(t) => j.snapshot_neighbour(t, false).map_err(e)?,
+            TravelTo::At(t) => match j.snapshot_neighbour(t.saturating_add(1), true).map_err(e)? {
+                Some(at) => Some(at),
+                None => j.snapshot_neighbour(t, false).map_err(e)?,
+            },
+        };
+        let Some(at) = at else {
+            return Ok(None);
+        };
+        // Retention may delete it between the two reads: then there is nothing to show.
+        let Some(snapshot) = j.snapshot_at(at).map_err(e)? else {
+            return Ok(None);
+        };
+        let (position, total) = j.snapshot_position(snapshot.taken_at).map_err(e)?;
+        let mut usage = BTreeMap::new();
+        for q in &snapshot.queues {
+            let Some(until) = crate::analysis::now_of(q) else {
+                continue;
+            };
+            for ((share, ty), used) in j.usage_until(&q.name, until, self.spark_len).map_err(e)? {
+                usage.insert((q.name.clone(), share, ty), used);
+            }
+        }
+        Ok(Some(Box::new(PastFrame {
+            snapshot,
+            position,
+            total,
+            usage,
+        })))
+    }
+}
+
+impl HistoryReader for JournalReader {
+    fn travel(&self, to: TravelTo) -> TravelResult {
+        TravelResult {
+            to,
+            result: self.frame(to),
+        }
+    }
+
+    fn preemptions(&self, queue: &str) -> PreemptionHistory {
+        PreemptionHistory {
+            queue: queue.to_string(),
+            // Everything the journal kept (its retention bounds it).
+            result: self
+                .open()
+                .and_then(|j| j.preempted_jobs(queue, 0).map_err(|e| e.to_string())),
+        }
+    }
 }
 
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -92,15 +217,18 @@ pub struct Services {
     /// Computes a queue's scorecard; blocking (it reads the journal), so the event loop runs it
     /// in `spawn_blocking`. `None`: no history (the screen says so).
     pub scorecard: Option<ScorecardFn>,
+    /// Time travel and the Preemptions screen's history; `None`: no history.
+    pub history: Option<Arc<dyn HistoryReader>>,
 }
 
-/// See [`Services::scorecard`].
-pub type ScorecardFn = Arc<dyn Fn(&str) -> ScorecardResult + Send + Sync>;
+/// See [`Services::scorecard`]: the queue, and the service time the window ends at (`None`:
+/// the queue's last observation).
+pub type ScorecardFn = Arc<dyn Fn(&str, Option<Millis>) -> ScorecardResult + Send + Sync>;
 
 /// The real scorecard service: [`super::scorecard::compute`] on the journal at `path`.
-pub fn journal_scorecard(path: std::path::PathBuf) -> ScorecardFn {
-    Arc::new(move |queue: &str| ScorecardResult {
+pub fn journal_scorecard(path: PathBuf, settings: ScorecardSettings) -> ScorecardFn {
+    Arc::new(move |queue: &str, as_of: Option<Millis>| ScorecardResult {
         queue: queue.to_string(),
-        result: super::scorecard::compute(&path, queue).map(Box::new),
+        result: super::scorecard::compute(&path, queue, &settings, as_of).map(Box::new),
     })
 }

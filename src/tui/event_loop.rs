@@ -14,12 +14,16 @@ use tokio::sync::mpsc;
 
 use super::TuiError;
 use super::app::{App, Msg};
-use super::effects::{ChangeResult, Effect, Services};
+use super::effects::{ChangeResult, Effect, PreemptionHistory, Services, TravelResult};
 use super::scorecard::{HISTORY_UNAVAILABLE, ScorecardResult};
 use crate::model::Snapshot;
 
 /// Ticks drive only the "updated N s ago" text (a redraw happens when it changes).
 pub const TICK: Duration = Duration::from_millis(1000);
+
+/// Why time travel and the preemption history cannot work without a journal.
+pub const NO_HISTORY: &str =
+    "no history: this console keeps no journal (--no-journal, or it could not be opened)";
 
 /// Turns a terminal event into a message: key presses only (not repeats' releases), resizes.
 pub fn message(event: Event) -> Option<Msg> {
@@ -125,19 +129,49 @@ where
                         result: Err("this console has no API connection to change it".into()),
                     }))),
                 },
-                Effect::ComputeScorecard { queue } => match &services.scorecard {
+                Effect::ComputeScorecard { queue, as_of } => match &services.scorecard {
                     Some(compute) => {
                         let compute = compute.clone();
                         let tx = done_tx.clone();
                         in_flight += 1;
                         tokio::task::spawn_blocking(move || {
-                            let r = compute(&queue);
+                            let r = compute(&queue, as_of);
                             let _ = tx.send(Msg::ScorecardDone(Box::new(r)));
                         });
                     }
                     None => app.update(Msg::ScorecardDone(Box::new(ScorecardResult {
                         queue,
                         result: Err(HISTORY_UNAVAILABLE.into()),
+                    }))),
+                },
+                Effect::Travel(to) => match &services.history {
+                    Some(reader) => {
+                        let reader = reader.clone();
+                        let tx = done_tx.clone();
+                        in_flight += 1;
+                        tokio::task::spawn_blocking(move || {
+                            let r = reader.travel(to);
+                            let _ = tx.send(Msg::TravelDone(Box::new(r)));
+                        });
+                    }
+                    None => app.update(Msg::TravelDone(Box::new(TravelResult {
+                        to,
+                        result: Err(NO_HISTORY.into()),
+                    }))),
+                },
+                Effect::LoadPreemptions { queue } => match &services.history {
+                    Some(reader) => {
+                        let reader = reader.clone();
+                        let tx = done_tx.clone();
+                        in_flight += 1;
+                        tokio::task::spawn_blocking(move || {
+                            let r = reader.preemptions(&queue);
+                            let _ = tx.send(Msg::PreemptionHistory(Box::new(r)));
+                        });
+                    }
+                    None => app.update(Msg::PreemptionHistory(Box::new(PreemptionHistory {
+                        queue,
+                        result: Err(NO_HISTORY.into()),
                     }))),
                 },
                 Effect::RefreshNow => {

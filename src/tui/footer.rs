@@ -40,10 +40,14 @@ pub fn draw(
                 Span::styled("█", theme.style(Role::Prompt)),
                 Span::raw("  "),
             ];
-            spans.extend(hints(keymap, Mode::Prompt, theme));
+            let used: usize = spans.iter().map(|s| s.width()).sum();
+            let room = (area.width as usize).saturating_sub(used);
+            spans.extend(hints(keymap, Mode::Prompt, room, theme));
             Line::from(spans)
         }
-        Input::Normal if mode == Mode::Dialog => Line::from(hints(keymap, mode, theme)),
+        Input::Normal if mode == Mode::Dialog => {
+            Line::from(hints(keymap, mode, area.width as usize, theme))
+        }
         Input::Normal => match flash {
             Some(f) => Line::from(Span::styled(
                 clean(&f.text).into_owned(),
@@ -53,23 +57,36 @@ pub fn draw(
                     Role::Accent
                 }),
             )),
-            None => Line::from(hints(keymap, Mode::Normal, theme)),
+            None => Line::from(hints(keymap, Mode::Normal, area.width as usize, theme)),
         },
     };
     frame.render_widget(Paragraph::new(line), area);
 }
 
-fn hints(keymap: &KeyMap, mode: Mode, theme: &Theme) -> Vec<Span<'static>> {
-    let mut spans = Vec::new();
-    for (b, keys) in keymap.bindings(mode) {
-        let (Some(label), Some(k)) = (b.hint, keys.first()) else {
-            continue;
-        };
-        spans.push(Span::styled(
-            format!("<{}>", k.label()),
-            theme.style(Role::Accent),
-        ));
-        spans.push(Span::styled(format!("{label} "), theme.style(Role::Muted)));
+/// The mode's hints in table order, fitted into `width` columns: when they do not fit, the
+/// ones just before the last two go first, so help and quit always stay in sight.
+fn hints(keymap: &KeyMap, mode: Mode, width: usize, theme: &Theme) -> Vec<Span<'static>> {
+    let mut items: Vec<(String, String)> = keymap
+        .bindings(mode)
+        .filter_map(|(b, keys)| Some((format!("<{}>", keys.first()?.label()), b.hint?)))
+        .map(|(k, label)| (k, format!("{label} ")))
+        .collect();
+    let len = |items: &[(String, String)]| -> usize {
+        items
+            .iter()
+            .map(|(k, l)| k.chars().count() + l.chars().count())
+            .sum()
+    };
+    while len(&items) > width && items.len() > 2 {
+        items.remove(items.len() - 3);
     }
-    spans
+    items
+        .into_iter()
+        .flat_map(|(k, label)| {
+            [
+                Span::styled(k, theme.style(Role::Accent)),
+                Span::styled(label, theme.style(Role::Muted)),
+            ]
+        })
+        .collect()
 }

@@ -46,6 +46,9 @@ pub enum Action {
     Priority,
     NextField,
     PrevField,
+    Older,
+    Newer,
+    Live,
 }
 
 /// One row of the table.
@@ -167,6 +170,30 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["p"],
         "change the selected job's priority (preview, confirm, audit)",
+        None,
+    ),
+    b(
+        Action::Older,
+        "older",
+        Mode::Normal,
+        &["["],
+        "time travel: the previous recorded snapshot",
+        Some("past"),
+    ),
+    b(
+        Action::Newer,
+        "newer",
+        Mode::Normal,
+        &["]"],
+        "time travel: the next recorded snapshot (after the newest: live)",
+        None,
+    ),
+    b(
+        Action::Live,
+        "live",
+        Mode::Normal,
+        &["L"],
+        "leave time travel: back to live data",
         None,
     ),
     b(

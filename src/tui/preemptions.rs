@@ -1,5 +1,9 @@
 //! Preemptions: jobs by preemption count with loop and unbounded-retry flags, instance- and
-//! GPU-hours lost, and the selected job's recent preempted attempts with their times.
+//! GPU-hours lost, and the selected job's preempted attempts with their times.
+//!
+//! With a journal, the rows are the API's facts widened by the journal's whole record
+//! ([`crate::analysis::with_history`]): attempts the API's window dropped, and jobs it no longer
+//! lists (flagged `journal`). The title says which sources the rows come from.
 
 use std::cmp::Ordering;
 
@@ -71,6 +75,9 @@ pub fn flags(f: &PreemptionFacts) -> Vec<(&'static str, Role)> {
     if f.unbounded_retries {
         out.push(("∞retry", Role::Warning));
     }
+    if f.journal_only {
+        out.push(("journal", Role::Muted));
+    }
     out
 }
 
@@ -136,8 +143,13 @@ impl Screen for Preemptions {
             Layout::vertical([Constraint::Percentage(60), Constraint::Fill(1)]).areas(area);
         let total_gpu: f64 = v.preemptions.iter().filter_map(|f| f.gpu_hours_lost).sum();
         let looping = v.preemptions.iter().filter(|f| f.looping).count();
+        let source = if v.with_history {
+            "API + journal history"
+        } else {
+            "API window only"
+        };
         let title = format!(
-            "Preemptions · {} · {} looping · {:.1} GPU-h lost",
+            "Preemptions · {} · {source} · {} looping · {:.1} GPU-h lost",
             clean(&q.name),
             looping,
             total_gpu
@@ -158,7 +170,7 @@ impl Screen for Preemptions {
             Constraint::Length(10),
             Constraint::Length(9),
             Constraint::Length(3),
-            Constraint::Length(11),
+            Constraint::Length(12),
             Constraint::Length(6),
             Constraint::Length(6),
             Constraint::Length(20),
@@ -213,9 +225,14 @@ impl Screen for Preemptions {
         let attempts = selected.map_or(&[][..], |f| f.recent.as_slice());
         let mut detail = ListState::default();
         detail.set_rows((0..attempts.len()).collect(), |_| false);
+        let what = if v.with_history {
+            "Preempted attempts"
+        } else {
+            "Recent preempted attempts"
+        };
         let title = match selected {
-            Some(f) => format!("Recent preempted attempts · {}", clean(&f.name)),
-            None => "Recent preempted attempts".to_string(),
+            Some(f) => format!("{what} · {}", clean(&f.name)),
+            None => what.to_string(),
         };
         let block = screen::block(title, None, &[], theme);
         let header = ["STARTED", "STOPPED", "RAN", "REASON"];
@@ -243,7 +260,11 @@ impl Screen for Preemptions {
                     Cell::from(date_time(Some(a.stopped_at))),
                     Cell::from(duration(Some(a.stopped_at - a.started_at))),
                     Cell::from(Span::styled(
-                        clean(&a.status_reason).into_owned(),
+                        if a.status_reason.is_empty() {
+                            "(recorded by the journal; the API no longer shows it)".to_string()
+                        } else {
+                            clean(&a.status_reason).into_owned()
+                        },
                         theme.style(Role::Muted),
                     )),
                 ]
@@ -266,6 +287,10 @@ impl Screen for Preemptions {
     fn enter(&self, data: &Data, _queue: Option<&str>) -> Option<Open> {
         let (q, v) = data.queue(self.queue.as_deref())?;
         let f = v.preemptions.get(self.list.selected_row()?)?;
+        // A job only the journal knows has no description to open; its attempts are shown here.
+        if f.journal_only && data.job(Some(&q.name), &f.job_id).is_none() {
+            return None;
+        }
         Some(Open::Job {
             queue: q.name.clone(),
             id: f.job_id.clone(),

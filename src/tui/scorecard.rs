@@ -63,19 +63,42 @@ pub enum ScorecardState {
     Unavailable,
 }
 
-/// Reads the journal at `path` and computes the scorecard of `queue` over the last
-/// [`WINDOW_MS`] it observed. Blocking (SQLite): run it off the async threads.
-pub fn compute(path: &Path, queue: &str) -> Result<ScorecardView, String> {
+/// How the console's scorecard is computed (config `[scorecard]` and `[gpus]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScorecardSettings {
+    /// The window, ending at the queue's last observation (or the time travelled to).
+    pub window_ms: Millis,
+    pub options: ScorecardOptions,
+}
+
+impl Default for ScorecardSettings {
+    fn default() -> Self {
+        Self {
+            window_ms: WINDOW_MS,
+            options: ScorecardOptions::default(),
+        }
+    }
+}
+
+/// Reads the journal at `path` and computes the scorecard of `queue` over the window of
+/// `settings` ending at `as_of` (service clock; `None`: the queue's last observation).
+/// Blocking (SQLite): run it off the async threads.
+pub fn compute(
+    path: &Path,
+    queue: &str,
+    settings: &ScorecardSettings,
+    as_of: Option<Millis>,
+) -> Result<ScorecardView, String> {
     let j = Journal::open_existing(path, JournalConfig::default()).map_err(|e| e.to_string())?;
     let q = j
         .queue(queue)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("no history of queue {queue} yet"))?;
-    let end = q.last_observed_at.saturating_add(1);
-    let window = Window::new(end.saturating_sub(WINDOW_MS), end);
-    let opts = ScorecardOptions::default();
-    let input = journal::scorecard_input(&j, queue, window, &opts).map_err(|e| e.to_string())?;
-    Ok(view(&input, &opts))
+    let end = as_of.unwrap_or(q.last_observed_at).saturating_add(1);
+    let window = Window::new(end.saturating_sub(settings.window_ms.max(1)), end);
+    let opts = &settings.options;
+    let input = journal::scorecard_input(&j, queue, window, opts).map_err(|e| e.to_string())?;
+    Ok(view(&input, opts))
 }
 
 /// The scorecard of `input` and its per-share series over [`SERIES_BUCKETS`] buckets.

@@ -1,5 +1,6 @@
 //! The two status lines at the top: where the data comes from, which queue, how old the data is,
-//! API calls per minute, throttling / error state, and the read-only badge.
+//! API calls per minute, throttling / error state, the read-only badge, and, while time
+//! travelling, the PAST badge with the recorded time in place of the data's age.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -7,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::data::Data;
-use super::text::{clean, duration};
+use super::text::{clean, date_time, duration};
 use super::theme::{Role, Theme};
 use crate::model::{HealthState, Millis, Source};
 
@@ -33,6 +34,20 @@ pub enum History {
     Unavailable,
 }
 
+/// Time travel as the status bar shows it.
+#[derive(Debug, Clone)]
+pub struct PastMark {
+    /// Local time the recorded snapshot was taken.
+    pub taken_at: Millis,
+    /// 1-based position among the stored snapshots, and how many there are.
+    pub position: usize,
+    pub total: usize,
+    /// The keys that step back, forward and return to live.
+    pub older: String,
+    pub newer: String,
+    pub live: String,
+}
+
 fn health(state: HealthState, theme: &Theme) -> Span<'static> {
     let (text, role) = match state {
         HealthState::Starting => ("● starting", Role::Muted),
@@ -45,16 +60,22 @@ fn health(state: HealthState, theme: &Theme) -> Span<'static> {
     Span::styled(text, theme.style(role))
 }
 
+/// `live` is the poller's latest data (health, calls, errors: the connection now); `shown` is
+/// what the screens show (the recorded snapshot while time travelling).
+#[allow(clippy::too_many_arguments)]
 pub fn draw(
     frame: &mut Frame,
     area: Rect,
-    data: &Data,
+    live: &Data,
+    shown: &Data,
+    past: Option<&PastMark>,
     queue: Option<&str>,
     info: &StatusInfo,
     now: Millis,
     theme: &Theme,
 ) {
     let muted = theme.style(Role::Muted);
+    let data = live;
     let snap = data.snapshot.as_ref();
     let source = snap.map_or(&info.source, |s| &s.source);
     let endpoint = source
@@ -74,15 +95,43 @@ pub fn draw(
         first.push(Span::raw(" "));
         first.push(Span::styled(" READ-ONLY ", theme.style(Role::Badge)));
     }
+    if let Some(p) = past {
+        first.push(Span::raw(" "));
+        first.push(Span::styled(
+            format!(" PAST {} ", date_time(Some(p.taken_at))),
+            theme.style(Role::Past),
+        ));
+    }
 
-    let q = data.queue(queue).map(|(q, _)| q);
+    let q = shown.queue(queue).map(|(q, _)| q);
     let queue_name = q.map(|q| q.name.as_str()).or(queue).unwrap_or("-");
     let mut second = vec![
         Span::styled(" queue ", muted),
         Span::styled(clean(queue_name).into_owned(), theme.style(Role::Accent)),
     ];
-    match snap {
-        Some(s) => {
+    match (snap, past) {
+        (_, Some(p)) => {
+            second.push(Span::styled(" · recorded ", muted));
+            second.push(Span::styled(
+                format!(
+                    "{} ago, snapshot {} of {}",
+                    duration(Some(now - p.taken_at)),
+                    p.position,
+                    p.total
+                ),
+                theme.style(Role::Past),
+            ));
+            second.push(Span::styled(
+                format!(" · {} older · {} newer · {} live", p.older, p.newer, p.live),
+                muted,
+            ));
+            if let Some(s) = snap {
+                second.push(Span::styled(" · now ", muted));
+                second.push(health(s.health.state, theme));
+            }
+        }
+        (Some(s), None) => {
+            let q = data.queue(queue).map(|(q, _)| q);
             let refreshed = q.and_then(|q| q.refreshed_at).unwrap_or(s.taken_at);
             second.push(Span::styled(" · updated ", muted));
             second.push(Span::raw(format!(
@@ -125,7 +174,7 @@ pub fn draw(
                 ));
             }
         }
-        None => {
+        (None, None) => {
             second.push(Span::styled(" · ", muted));
             second.push(health(HealthState::Starting, theme));
             second.push(Span::styled(" · waiting for the first refresh", muted));

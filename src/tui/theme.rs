@@ -34,10 +34,12 @@ pub enum Role {
     Badge,
     Prompt,
     Spark,
+    /// Recorded data shown by time travel: the badge and the screens' borders.
+    Past,
 }
 
 impl Role {
-    pub const ALL: [Role; 19] = [
+    pub const ALL: [Role; 20] = [
         Role::Text,
         Role::Muted,
         Role::Title,
@@ -57,6 +59,7 @@ impl Role {
         Role::Badge,
         Role::Prompt,
         Role::Spark,
+        Role::Past,
     ];
 
     pub fn key(self) -> &'static str {
@@ -80,6 +83,7 @@ impl Role {
             Role::Badge => "badge",
             Role::Prompt => "prompt",
             Role::Spark => "spark",
+            Role::Past => "past",
         }
     }
 
@@ -167,6 +171,13 @@ impl Theme {
         self.styles[role.index()]
     }
 
+    /// This theme with `role` drawn as `like` is (time travel draws borders in the past role).
+    pub fn with_role_as(&self, role: Role, like: Role) -> Self {
+        let mut t = self.clone();
+        t.styles[role.index()] = self.style(like);
+        t
+    }
+
     /// The default theme. The embedded file is checked by a unit test, so this cannot fail in a
     /// released binary; should it ever, the terminal's own colours are used.
     pub fn dark() -> Self {
@@ -180,6 +191,7 @@ impl Theme {
         for role in Role::ALL {
             styles[role.index()] = match role {
                 Role::Selected | Role::Badge => Style::new().add_modifier(Modifier::REVERSED),
+                Role::Past => Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD),
                 Role::Title | Role::Header | Role::Critical | Role::Looping => {
                     Style::new().add_modifier(Modifier::BOLD)
                 }

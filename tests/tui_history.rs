@@ -1,0 +1,402 @@
+//! History in the console through the real loop and a real journal file: time travel (step
+//! back and forth through the recorded snapshots, `:at`, back to live, clearly marked as past,
+//! live data and sparklines kept apart) and the Preemptions screen widened by the journal.
+
+mod tui_support;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossterm::event::Event;
+use insta::assert_snapshot;
+use quotatop::journal::{Journal, JournalConfig};
+use quotatop::model::{JobStatus, Millis, Snapshot};
+use quotatop::tui::data::HISTORY_LEN;
+use quotatop::tui::effects::{JournalReader, Services};
+use quotatop::tui::event_loop;
+use quotatop::tui::screen::Kind;
+use quotatop::tui::theme::Role;
+use quotatop::tui::{App, AppOptions, History, StatusInfo};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use tui_support::{NOW, options, screen_text, snapshot, typed};
+
+const MIN: Millis = 60_000;
+
+/// The fixture as it was `minutes` ago (local and service clocks moved back alike).
+fn ago(minutes: i64, sequence: u64) -> Snapshot {
+    let mut s = snapshot();
+    let t = NOW - minutes * MIN;
+    s.taken_at = t;
+    s.sequence = sequence;
+    for q in &mut s.queues {
+        q.server_time = Some(t);
+        q.refreshed_at = Some(t);
+    }
+    s
+}
+
+/// 20 and 10 minutes ago. Twenty minutes ago the queue also had `retired-sweep`, preempted
+/// three times and since gone from the listing (the live fixture does not have it).
+fn recorded() -> [Snapshot; 2] {
+    let mut early = ago(20, 1);
+    let q = &mut early.queues[0];
+    let mut retired = q
+        .jobs
+        .iter()
+        .find(|j| j.job.name == "video-pretrain")
+        .cloned()
+        .unwrap();
+    retired.job.id = "retired-0000".into();
+    retired.job.name = "retired-sweep".into();
+    retired.arn = "arn:aws:batch:us-east-1:123456789012:service-job/retired-0000".into();
+    retired.job.status = JobStatus::Runnable;
+    if let Some(p) = &mut retired.job.preemption {
+        p.recent_preempted_attempts.truncate(3);
+        p.preempted_attempt_count = 3;
+    }
+    q.jobs.push(retired);
+    [early, ago(10, 2)]
+}
+
+fn journal(dir: &Path) -> PathBuf {
+    let path = dir.join("journal.sqlite3");
+    let cfg = JournalConfig {
+        snapshot_interval_ms: 1,
+        ..JournalConfig::default()
+    };
+    let mut j = Journal::open(&path, cfg).unwrap();
+    for s in recorded() {
+        j.record(&s).unwrap();
+    }
+    path
+}
+
+fn services(path: PathBuf) -> Services {
+    Services {
+        history: Some(Arc::new(JournalReader {
+            path,
+            spark_len: HISTORY_LEN,
+        })),
+        ..Services::default()
+    }
+}
+
+/// What the script does, in order, each step given time for the background reads it starts.
+enum Step {
+    Keys(&'static str),
+    Live(Snapshot),
+}
+
+/// The real loop on a `TestBackend`: the live fixture first, then the steps.
+async fn drive(
+    width: u16,
+    height: u16,
+    opts: AppOptions,
+    services: Services,
+    steps: Vec<Step>,
+) -> (Terminal<TestBackend>, App) {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let mut app = App::new(opts);
+    let (snap_tx, snap_rx) = tokio::sync::mpsc::channel(8);
+    snap_tx.send(snapshot()).await.unwrap();
+    let (key_tx, key_rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
+    let events = futures_util::stream::unfold(key_rx, |mut rx| async move {
+        rx.recv().await.map(|e| (Ok(e), rx))
+    });
+    let events = Box::pin(events);
+    let script = tokio::spawn(async move {
+        for step in steps {
+            match step {
+                Step::Keys(k) => {
+                    for e in typed(k) {
+                        key_tx.send(e).unwrap();
+                        // A journal read takes milliseconds; this leaves it ample time.
+                        tokio::time::sleep(Duration::from_millis(150)).await;
+                    }
+                }
+                Step::Live(s) => {
+                    snap_tx.send(s).await.unwrap();
+                    tokio::time::sleep(Duration::from_millis(150)).await;
+                }
+            }
+        }
+        drop(key_tx);
+        snap_tx
+    });
+    event_loop::run_with(
+        &mut terminal,
+        &mut app,
+        events,
+        snap_rx,
+        Duration::from_secs(3600),
+        services,
+    )
+    .await
+    .unwrap();
+    drop(script.await.unwrap());
+    (terminal, app)
+}
+
+fn line(t: &Terminal<TestBackend>, y: usize) -> String {
+    screen_text(t)
+        .lines()
+        .nth(y)
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test]
+async fn stepping_back_shows_the_recorded_snapshot_marked_as_past() {
+    let dir = tempfile::tempdir().unwrap();
+    let (t, app) = drive(
+        110,
+        30,
+        options(),
+        services(journal(dir.path())),
+        vec![Step::Keys("[")],
+    )
+    .await;
+    // The newest recorded snapshot before the live one: 10 minutes ago, 2 of 2.
+    assert_eq!(app.past_at(), Some(NOW - 10 * MIN));
+    let top = line(&t, 0);
+    assert!(top.contains("PAST 2026-02-02 02:30:00Z"), "{top}");
+    let second = line(&t, 1);
+    assert!(second.contains("recorded 10m"), "{second}");
+    assert!(second.contains("snapshot 2 of 2"), "{second}");
+    assert!(second.contains("[ older · ] newer · L live"), "{second}");
+    // The badge and every screen border are drawn in the past role.
+    let theme = app.theme();
+    let buf = t.backend().buffer();
+    let badge_x = top.find("PAST").unwrap() as u16;
+    let badge = buf[(badge_x, 0)].style();
+    let past = theme.style(Role::Past);
+    assert_eq!((badge.fg, badge.bg), (past.fg, past.bg));
+    assert_eq!(buf[(0, 2)].symbol(), "┌");
+    assert_eq!(buf[(0, 2)].style().fg, theme.style(Role::Past).fg);
+    assert_ne!(theme.style(Role::Past).fg, theme.style(Role::Border).fg);
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn stepping_through_history_and_back_to_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = journal(dir.path());
+    // Two steps back: the oldest; a third finds nothing older and stays.
+    let (t, app) = drive(
+        100,
+        30,
+        options(),
+        services(path.clone()),
+        vec![Step::Keys("[[[")],
+    )
+    .await;
+    assert_eq!(app.past_at(), Some(NOW - 20 * MIN));
+    assert!(line(&t, 1).contains("snapshot 1 of 2"));
+    assert!(screen_text(&t).contains("oldest recorded snapshot"));
+    // The past view has what was there then: retired-sweep is in its job list.
+    assert!(app.shown().job(None, "retired-0000").is_some());
+    assert!(app.live_data().job(None, "retired-0000").is_none());
+    // Forward again, then past the newest: live, and said so.
+    let (t, app) = drive(
+        100,
+        30,
+        options(),
+        services(path.clone()),
+        vec![Step::Keys("[[]")],
+    )
+    .await;
+    assert_eq!(app.past_at(), Some(NOW - 10 * MIN));
+    assert!(line(&t, 1).contains("snapshot 2 of 2"));
+    let (t, app) = drive(
+        100,
+        30,
+        options(),
+        services(path.clone()),
+        vec![Step::Keys("[]")],
+    )
+    .await;
+    assert_eq!(app.past_at(), None);
+    assert!(!line(&t, 0).contains("PAST"));
+    assert!(
+        screen_text(&t).contains("live again"),
+        "{}",
+        screen_text(&t)
+    );
+    // L leaves from anywhere.
+    let (_, app) = drive(100, 30, options(), services(path), vec![Step::Keys("[[L")]).await;
+    assert_eq!(app.past_at(), None);
+}
+
+#[tokio::test]
+async fn at_goes_to_the_snapshot_in_force_then() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = journal(dir.path());
+    // The clock says NOW + 1 s: 15 minutes ago the 20-minute-old snapshot was in force.
+    let (_, app) = drive(
+        100,
+        30,
+        options(),
+        services(path.clone()),
+        vec![Step::Keys(":at 15m\n")],
+    )
+    .await;
+    assert_eq!(app.past_at(), Some(NOW - 20 * MIN));
+    let (_, app) = drive(
+        100,
+        30,
+        options(),
+        services(path.clone()),
+        vec![Step::Keys(":at 2026-02-02T02:35:00Z\n")],
+    )
+    .await;
+    assert_eq!(app.past_at(), Some(NOW - 10 * MIN));
+    // Before anything was recorded: the oldest kept.
+    let (_, app) = drive(
+        100,
+        30,
+        options(),
+        services(path.clone()),
+        vec![Step::Keys(":at 3d\n")],
+    )
+    .await;
+    assert_eq!(app.past_at(), Some(NOW - 20 * MIN));
+    let (t, app) = drive(
+        100,
+        30,
+        options(),
+        services(path),
+        vec![Step::Keys(":at soon\n")],
+    )
+    .await;
+    assert_eq!(app.past_at(), None);
+    assert!(screen_text(&t).contains("bad duration"));
+}
+
+/// Live snapshots keep arriving while the console shows the past: the screens stay on the
+/// past, the live data and its sparkline history take the new snapshot, and the past's
+/// sparklines come from the journal's usage samples, never from the live session.
+#[tokio::test]
+async fn live_data_keeps_updating_underneath_and_stays_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut newer = snapshot();
+    newer.taken_at += 5_000;
+    newer.sequence += 1;
+    newer.queues[0]
+        .jobs
+        .retain(|j| j.job.name != "video-pretrain");
+    let (t, app) = drive(
+        110,
+        30,
+        options(),
+        services(journal(dir.path())),
+        vec![Step::Keys("["), Step::Live(newer), Step::Keys("2")],
+    )
+    .await;
+    assert_eq!(app.past_at(), Some(NOW - 10 * MIN));
+    assert_eq!(app.screen_kind(), Kind::Jobs);
+    // The Jobs screen shows the past (video-pretrain was there 10 minutes ago) …
+    assert!(screen_text(&t).contains("video-pretrain"));
+    // … while the live data moved on.
+    assert_eq!(app.live_data().snapshot.as_ref().unwrap().sequence, 8);
+    assert!(
+        app.live_data()
+            .queue(None)
+            .unwrap()
+            .0
+            .jobs
+            .iter()
+            .all(|j| j.job.name != "video-pretrain")
+    );
+    // Two live snapshots: two samples per live series; the past's series are the journal's.
+    let key = |d: &quotatop::tui::data::Data| {
+        d.history("ml-training", "research", "ml.p4d.24xlarge")
+            .map(|h| h.len())
+    };
+    assert_eq!(key(app.live_data()), Some(2));
+    assert_eq!(
+        key(app.shown()),
+        Some(2),
+        "one usage sample per recorded snapshot"
+    );
+    // And going live shows the newest live data at once.
+    let (t, app) = drive(
+        110,
+        30,
+        options(),
+        services(journal(tempfile::tempdir().unwrap().path())),
+        vec![Step::Keys("[2L")],
+    )
+    .await;
+    assert_eq!(app.past_at(), None);
+    assert!(screen_text(&t).contains("video-pretrain"));
+}
+
+#[tokio::test]
+async fn priority_changes_are_refused_in_the_past() {
+    let dir = tempfile::tempdir().unwrap();
+    let (t, app) = drive(
+        110,
+        30,
+        options(),
+        services(journal(dir.path())),
+        vec![Step::Keys("2[p")],
+    )
+    .await;
+    assert!(app.dialog().is_none());
+    assert!(
+        screen_text(&t).contains("you are looking at the past"),
+        "{}",
+        screen_text(&t)
+    );
+}
+
+#[tokio::test]
+async fn without_history_time_travel_says_why() {
+    let mut opts = options();
+    opts.status = StatusInfo {
+        history: History::Off,
+        ..StatusInfo::default()
+    };
+    let (t, app) = drive(100, 30, opts, Services::default(), vec![Step::Keys("[")]).await;
+    assert_eq!(app.past_at(), None);
+    assert!(screen_text(&t).contains("time travel needs history"));
+}
+
+/// The Preemptions screen reads the journal: retired-sweep, gone from the API's listing, is
+/// there (flagged `journal`), and the title names both sources.
+#[tokio::test]
+async fn preemptions_screen_adds_the_journal_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let (t, app) = drive(
+        120,
+        30,
+        options(),
+        services(journal(dir.path())),
+        vec![Step::Keys("3")],
+    )
+    .await;
+    let text = screen_text(&t);
+    assert!(text.contains("API + journal history"), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.contains("retired-sweep"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains("journal"), "{row}");
+    let (_, v) = app.shown().queue(None).unwrap();
+    let retired = v
+        .preemptions
+        .iter()
+        .find(|f| f.job_id == "retired-0000")
+        .unwrap();
+    assert!(retired.journal_only);
+    assert_eq!(retired.count, 3);
+    // A job in both keeps its count (the journal saw the same four attempts the API shows).
+    let video = v
+        .preemptions
+        .iter()
+        .find(|f| f.name == "video-pretrain")
+        .unwrap();
+    assert_eq!((video.count, video.journal_only), (4, false));
+}
