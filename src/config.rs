@@ -385,6 +385,49 @@ mod tests {
     }
 
     #[test]
+    fn history_sections_set_the_journal_scorecard_and_gpu_table() {
+        let p = temp_file(
+            "history",
+            "[journal]\nretention_days = 30\nsnapshot_retention_days = 2\nsnapshot_interval_secs = 15\n\
+             [scorecard]\nwindow_hours = 6\nrestart_cost_secs = 120\nrecovery_window_hours = 0\n\
+             [scorecard.checkpoint_minutes]\nresearch = 30\n\
+             [gpus]\n\"ml.x9.huge\" = 2\n\"ml.p4d.24xlarge\" = 4\n",
+        );
+        let l = load_with(&Overrides::default(), Some(p), None, &env(&[]));
+        assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+        let j = l.config.journal.config();
+        assert_eq!(j.retention_ms, 30 * DAY_MS);
+        assert_eq!(j.snapshot_retention_ms, 2 * DAY_MS);
+        assert_eq!(j.snapshot_interval_ms, 15_000);
+        // Unset: the journal's default.
+        assert_eq!(
+            j.usage_interval_ms,
+            JournalConfig::default().usage_interval_ms
+        );
+        let (window, opts) = l.config.scorecard_options();
+        assert_eq!(window, 6 * 3_600_000);
+        assert_eq!(opts.restart_cost_ms, 120_000);
+        // Zero is taken as the smallest unit, never as "nothing recovers".
+        assert_eq!(opts.recovery_window_ms, 3_600_000);
+        assert_eq!(opts.checkpoint_by_share["research"], 30 * 60_000);
+        assert_eq!(opts.gpus.gpus("ml.x9.huge"), Some(2));
+        assert_eq!(opts.gpus.gpus("ml.p4d.24xlarge"), Some(4));
+        assert_eq!(opts.gpus.gpus("ml.g5.2xlarge"), Some(1));
+        // Defaults match the journal's and the scorecard's own.
+        assert_eq!(
+            JournalSettings::default().config(),
+            JournalConfig::default()
+        );
+        let (w, o) = Config::default().scorecard_options();
+        assert_eq!((w, o), (24 * 3_600_000, ScorecardOptions::default()));
+
+        let bad = temp_file("history-bad", "[journal]\nretention = 3\n");
+        let l = load_with(&Overrides::default(), Some(bad), None, &env(&[]));
+        assert!(l.warnings[0].contains("retention"), "{:?}", l.warnings);
+        assert_eq!(l.config, Config::default());
+    }
+
+    #[test]
     fn file_then_env_then_flags() {
         let p = temp_file(
             "layers",

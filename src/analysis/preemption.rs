@@ -80,7 +80,8 @@ fn hours_of(attempts: &[PreemptedAttempt], instances: u32) -> f64 {
     attempts
         .iter()
         .map(|a| (a.stopped_at - a.started_at).max(0) as f64 / HOUR_MS)
-        .sum::<f64>()
+        // From +0.0: an empty f64 sum is -0.0, which prints as "-0.0".
+        .fold(0.0, |a, b| a + b)
         * instances as f64
 }
 

@@ -141,7 +141,12 @@ impl Screen for Preemptions {
         };
         let [top, bottom] =
             Layout::vertical([Constraint::Percentage(60), Constraint::Fill(1)]).areas(area);
-        let total_gpu: f64 = v.preemptions.iter().filter_map(|f| f.gpu_hours_lost).sum();
+        // A fold from +0.0: an empty f64 sum is -0.0, which would print as "-0.0".
+        let total_gpu = v
+            .preemptions
+            .iter()
+            .filter_map(|f| f.gpu_hours_lost)
+            .fold(0.0, |a, b| a + b);
         let looping = v.preemptions.iter().filter(|f| f.looping).count();
         let source = if v.with_history {
             "API + journal history"

@@ -270,11 +270,17 @@ impl Screen for ScorecardScreen {
             .map(|(q, _)| q.name.as_str())
             .or(ctx.queue)
             .unwrap_or("-");
-        let title = format!(
-            " Scorecard · {} · last {}h of history ",
-            clean(queue),
-            WINDOW_MS / 3_600_000
-        );
+        // The window of the result shown (its length comes from config; it ends at the time
+        // travelled to while in the past).
+        let title = match ctx.scorecard {
+            ScorecardState::Ready(v) => format!(
+                " Scorecard · {} · {} of history to {} ",
+                clean(queue),
+                super::text::duration(Some(v.card.window.len_ms())),
+                super::text::date_time(Some(v.card.window.end.saturating_sub(1)))
+            ),
+            _ => format!(" Scorecard · {} ", clean(queue)),
+        };
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.style(Role::Border))
