@@ -400,3 +400,17 @@ async fn preemptions_screen_adds_the_journal_history() {
         .unwrap();
     assert_eq!((video.count, video.journal_only), (4, false));
 }
+
+/// A journal that breaks mid-session: the status bar says so, the reason is shown, and time
+/// travel is refused from then on (the console itself goes on).
+#[tokio::test]
+async fn a_journal_that_breaks_is_shown_as_unavailable() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = services(journal(dir.path()));
+    s.journal_state = Some(Arc::new(|| Some("disk I/O error".to_string())));
+    let (t, app) = drive(120, 30, options(), s, vec![Step::Keys("[")]).await;
+    assert_eq!(app.past_at(), None);
+    let text = screen_text(&t);
+    assert!(line(&t, 1).contains("history unavailable"), "{text}");
+    assert!(text.contains("time travel needs history"), "{text}");
+}

@@ -76,6 +76,7 @@ fn services(api: &FakeApi, log: &std::path::Path) -> Services {
         refresh: None,
         scorecard: None,
         history: None,
+        journal_state: None,
     }
 }
 

@@ -123,6 +123,8 @@ pub fn services(
         refresh: Some(Box::new(poller.refresher())),
         scorecard,
         history,
+        // Set by `run`, which owns the journal's writer.
+        journal_state: None,
     }
 }
 
@@ -195,6 +197,11 @@ pub async fn run(
         return Ok(());
     };
     let handle = Arc::new(handle);
+    let mut services = services;
+    let watched = Arc::downgrade(&handle);
+    services.journal_state = Some(Arc::new(move || {
+        watched.upgrade().and_then(|h| h.status().unavailable)
+    }));
     let (snapshots, task) = tee(snapshots, handle.clone());
     let result = tui::run(opts, snapshots, services).await;
     task.abort();

@@ -56,6 +56,8 @@ pub enum Msg {
     TravelDone(Box<TravelResult>),
     /// The journal's preemption history of a queue was read.
     PreemptionHistory(Box<PreemptionHistory>),
+    /// The journal stopped recording (the reason), or records again (`None`).
+    JournalState(Option<String>),
 }
 
 /// Time travel: a recorded snapshot shown instead of the live data, which keeps updating
@@ -306,6 +308,23 @@ impl App {
                     // Without a history service the title already says "API window only".
                     Err(e) if e == NO_HISTORY => {}
                     Err(e) => self.flash_error(format!("preemption history: {e}")),
+                }
+                self.dirty = true;
+            }
+            Msg::JournalState(broken) => {
+                match broken {
+                    Some(reason) if self.status.history == History::Recording => {
+                        self.status.history = History::Unavailable;
+                        self.flash_error(format!(
+                            "history unavailable: {reason}; the console goes on without \
+                             recording"
+                        ));
+                    }
+                    None if self.status.history == History::Unavailable => {
+                        self.status.history = History::Recording;
+                        self.flash_info("history recording again");
+                    }
+                    _ => {}
                 }
                 self.dirty = true;
             }

@@ -219,7 +219,13 @@ pub struct Services {
     pub scorecard: Option<ScorecardFn>,
     /// Time travel and the Preemptions screen's history; `None`: no history.
     pub history: Option<Arc<dyn HistoryReader>>,
+    /// Why the journal stopped recording, if it did (asked after each snapshot and tick, so
+    /// the status bar follows a journal that breaks mid-session).
+    pub journal_state: Option<JournalStateFn>,
 }
+
+/// See [`Services::journal_state`].
+pub type JournalStateFn = Arc<dyn Fn() -> Option<String> + Send + Sync>;
 
 /// See [`Services::scorecard`]: the queue, and the service time the window ends at (`None`:
 /// the queue's last observation).

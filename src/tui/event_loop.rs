@@ -70,6 +70,8 @@ where
     let mut events_open = true;
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Msg>();
     let mut in_flight = 0usize;
+    // The journal's last reported failure (`None`: recording).
+    let mut journal_broken: Option<String> = None;
     loop {
         if app.is_dirty() {
             terminal.draw(|f| app.draw(f))?;
@@ -109,7 +111,15 @@ where
             },
             _ = ticker.tick() => Msg::Tick,
         };
+        let check_journal = matches!(msg, Msg::Snapshot(_) | Msg::Tick);
         app.update(msg);
+        if check_journal && let Some(state) = &services.journal_state {
+            let now = state();
+            if now != journal_broken {
+                journal_broken = now.clone();
+                app.update(Msg::JournalState(now));
+            }
+        }
         for effect in app.take_effects() {
             match effect {
                 Effect::ApplyChange(req) => match &services.changes {
