@@ -281,6 +281,10 @@ pub struct ReportArgs {
     /// An interrupted job counts as recovered if it succeeds within this long.
     #[arg(long, default_value = "24h")]
     pub recovery_window: String,
+    /// Audit log whose records name the operator and change record of each priority change
+    /// (default: audit.jsonl in the user's data directory, when it exists).
+    #[arg(long, value_name = "PATH")]
+    pub audit_log: Option<std::path::PathBuf>,
 }
 
 /// Console settings shared by `quotatop demo` and `quotatop tui` (they override the config

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use quotatop::audit::{AuditLog, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind};
 use quotatop::journal::{Journal, JournalConfig};
 use quotatop::model::{
     Attempt, CapacityLimit, JobStatus, Millis, QueueSnapshot, QuotaShare, ServiceEnvironment,
@@ -90,6 +91,9 @@ fn report(path: &Path, format: &str) -> std::process::Output {
         ])
         .arg("--journal")
         .arg(path)
+        // Never the developer's own audit log (the default one is read when it exists).
+        .env("HOME", path.parent().unwrap())
+        .env_remove("XDG_DATA_HOME")
         .output()
         .unwrap()
 }
@@ -148,6 +152,93 @@ fn report_in_markdown_json_and_csv() {
         csv.contains("\nmethod,utilisation,text,\"completed-work"),
         "{csv}"
     );
+}
+
+fn audit_record(kind: RecordKind, old: u32, new: u32, outcome: Option<Outcome>) -> AuditRecord {
+    AuditRecord {
+        seq: 0,
+        time: "1970-01-01T00:00:25Z".into(),
+        kind,
+        change_id: "c1".into(),
+        operator: Operator {
+            user: "oncall".into(),
+            host: "ops-1".into(),
+        },
+        aws: AwsContext::default(),
+        queue: "q".into(),
+        share: "a".into(),
+        job: JobRef {
+            id: "job-1".into(),
+            name: "train".into(),
+            arn: "arn".into(),
+        },
+        old_priority: old,
+        new_priority: new,
+        justification: "deadline".into(),
+        change_record: Some("CHG-7".into()),
+        preview: String::new(),
+        outcome,
+        prev_hash: String::new(),
+        hash: String::new(),
+    }
+}
+
+/// Exceptions name the operator: a change the poller observed is joined with the audit log's
+/// record of it; a second observed change nobody audited stays `(unknown)`.
+#[test]
+fn exceptions_join_the_audit_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.sqlite3");
+    {
+        let mut j = Journal::open(&path, JournalConfig::default()).unwrap();
+        j.record(&snap(20_000, job(JobStatus::Runnable))).unwrap();
+        let mut raised = job(JobStatus::Runnable);
+        raised.priority = 2_000;
+        j.record(&snap(30_000, raised.clone())).unwrap();
+        raised.priority = 3_000;
+        j.record(&snap(40_000, raised)).unwrap();
+    }
+    let log = AuditLog::new(dir.path().join("audit.jsonl"));
+    log.append(audit_record(RecordKind::Intent, 10, 2_000, None))
+        .unwrap();
+    log.append(audit_record(
+        RecordKind::Outcome,
+        10,
+        2_000,
+        Some(Outcome::Succeeded { request_id: None }),
+    ))
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args([
+            "report", "--queue", "q", "--since", "2h", "--format", "json",
+        ])
+        .arg("--journal")
+        .arg(&path)
+        .arg("--audit-log")
+        .arg(log.path())
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let ops = json["exceptions"]["per_operator"].as_array().unwrap();
+    let by = |name: &str| {
+        ops.iter()
+            .find(|o| o["operator"] == name)
+            .unwrap_or_else(|| panic!("{name} in {ops:?}"))
+    };
+    assert_eq!(by("oncall@ops-1")["changes"], 1);
+    assert_eq!(by("oncall@ops-1")["without_change_record"], 0);
+    assert_eq!(by("(unknown)")["changes"], 1);
+    // Raised twice in the window: listed.
+    assert_eq!(json["exceptions"]["raised_repeatedly"][0]["raises"], 2);
+    // An explicitly named audit log that cannot be read is an error, not a silent omission.
+    let bad = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(["report", "--queue", "q", "--journal"])
+        .arg(&path)
+        .args(["--audit-log", "/nonexistent/audit.jsonl"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("audit"));
 }
 
 #[test]

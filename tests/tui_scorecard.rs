@@ -136,12 +136,66 @@ async fn the_journal_service_computes_from_a_journal_file() {
     let path = dir.path().join("journal.sqlite3");
     let mut j = quotatop::journal::Journal::open(&path, Default::default()).unwrap();
     j.record(&snapshot()).unwrap();
+    // A priority raise the poller sees, which the audit log says oncall@ops-1 made.
+    let mut second = snapshot();
+    second.taken_at += 5_000;
+    second.sequence += 1;
+    let raised = second.queues[0]
+        .jobs
+        .iter_mut()
+        .find(|j| j.job.status == quotatop::model::JobStatus::Runnable)
+        .unwrap();
+    let (id, name, share, old) = (
+        raised.job.id.clone(),
+        raised.job.name.clone(),
+        raised.job.share.clone(),
+        raised.job.priority,
+    );
+    raised.job.priority = old + 500;
+    j.record(&second).unwrap();
     drop(j);
+    let log = quotatop::audit::AuditLog::new(dir.path().join("audit.jsonl"));
+    for (kind, outcome) in [
+        (quotatop::audit::RecordKind::Intent, None),
+        (
+            quotatop::audit::RecordKind::Outcome,
+            Some(quotatop::audit::Outcome::Succeeded { request_id: None }),
+        ),
+    ] {
+        log.append(quotatop::audit::AuditRecord {
+            seq: 0,
+            time: "2026-02-02T02:40:00Z".into(),
+            kind,
+            change_id: "c1".into(),
+            operator: quotatop::audit::Operator {
+                user: "oncall".into(),
+                host: "ops-1".into(),
+            },
+            aws: Default::default(),
+            queue: "ml-training".into(),
+            share: share.clone(),
+            job: quotatop::audit::JobRef {
+                id: id.clone(),
+                name: name.clone(),
+                arn: String::new(),
+            },
+            old_priority: old,
+            new_priority: old + 500,
+            justification: "deadline".into(),
+            change_record: None,
+            preview: String::new(),
+            outcome,
+            prev_hash: String::new(),
+            hash: String::new(),
+        })
+        .unwrap();
+    }
+    let settings = scorecard::ScorecardSettings {
+        audit_log: Some(log.path().to_path_buf()),
+        ..Default::default()
+    };
     let services = Services {
-        scorecard: Some(quotatop::tui::effects::journal_scorecard(
-            path,
-            Default::default(),
-        )),
+        scorecard: Some(quotatop::tui::effects::journal_scorecard(path, settings)),
         ..Services::default()
     };
     let (t, app) = run_services(110, 24, options(), snapshot(), typed("4"), services).await;
@@ -156,4 +210,20 @@ async fn the_journal_service_computes_from_a_journal_file() {
             .any(|r| r.scope.label() == "share research")
     );
     assert!(screen_text(&t).contains("research"));
+    // The exceptions: the observed raise, joined with the audit log's operator.
+    let ops = &view.exceptions.per_operator;
+    assert_eq!(ops.len(), 1, "{ops:?}");
+    assert_eq!(
+        (
+            ops[0].operator.as_str(),
+            ops[0].changes,
+            ops[0].without_change_record
+        ),
+        ("oncall@ops-1", 1, 1)
+    );
+    assert!(
+        screen_text(&t).contains(&format!("oncall@ops-1 · {share} · 1 / 1 / 1")),
+        "{}",
+        screen_text(&t)
+    );
 }

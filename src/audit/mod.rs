@@ -33,6 +33,40 @@ pub fn default_path() -> Option<std::path::PathBuf> {
     directories::ProjectDirs::from("", "", "quotatop").map(|d| d.data_dir().join("audit.jsonl"))
 }
 
+/// The changes of `queue` that took effect (outcome succeeded) as the scorecard's audit view
+/// takes them: operator `user@host`, the intent's time. Failed changes did not happen; an
+/// intent without an outcome is unknown and left out (`audit list` shows it).
+pub fn priority_changes(
+    changes: &[Change],
+    queue: &str,
+) -> Vec<crate::analysis::scorecard::PriorityChange> {
+    changes
+        .iter()
+        .filter(|c| c.intent.queue == queue)
+        .filter(|c| {
+            matches!(
+                c.outcome.as_ref().and_then(|o| o.outcome.as_ref()),
+                Some(Outcome::Succeeded { .. })
+            )
+        })
+        .filter_map(|c| {
+            let at = chrono::DateTime::parse_from_rfc3339(&c.intent.time).ok()?;
+            Some(crate::analysis::scorecard::PriorityChange {
+                at: at.timestamp_millis(),
+                job_id: c.intent.job.id.clone(),
+                share: c.intent.share.clone(),
+                operator: Some(format!(
+                    "{}@{}",
+                    c.intent.operator.user, c.intent.operator.host
+                )),
+                old: c.intent.old_priority,
+                new: c.intent.new_priority,
+                change_record: c.intent.change_record.clone(),
+            })
+        })
+        .collect()
+}
+
 /// One priority change: its intent and, when it was written, its outcome.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {

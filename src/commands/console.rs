@@ -109,9 +109,16 @@ pub fn services(
         .is_some_and(|h| h.status().unavailable.is_none());
     let path = journal.path.clone().filter(|_| history);
     let (window_ms, options) = loaded.config.scorecard_options();
-    let scorecard = path
-        .clone()
-        .map(|p| effects::journal_scorecard(p, ScorecardSettings { window_ms, options }));
+    let scorecard = path.clone().map(|p| {
+        effects::journal_scorecard(
+            p,
+            ScorecardSettings {
+                window_ms,
+                options,
+                audit_log: crate::audit::default_path(),
+            },
+        )
+    });
     let history = path.map(|path| {
         Arc::new(JournalReader {
             path,

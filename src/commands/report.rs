@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{Context, anyhow};
+use anyhow::{Context, anyhow, bail};
 
 use crate::analysis::GpuTable;
 use crate::analysis::scorecard::{self, ScorecardOptions, Window, audit_view};
@@ -72,7 +72,9 @@ pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
     let window = Window::new(end.saturating_sub(since), end);
     let input =
         journal::scorecard_input(&j, &args.queue, window, &opts).context("reading the journal")?;
-    let changes = j.priority_changes(&args.queue, window)?;
+    let observed = j.priority_changes(&args.queue, window)?;
+    let audited = audited_changes(args)?;
+    let changes = scorecard::join_changes(&observed, &audited);
     let report = Report {
         scorecard: scorecard::scorecard(&input, &opts),
         exceptions: audit_view(&changes, window, RAISED_REPEATEDLY),
@@ -82,6 +84,33 @@ pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
         ReportFormat::Json => report_format::json(&report)?,
         ReportFormat::Csv => report_format::csv(&report),
     })
+}
+
+/// The queue's priority changes in the audit log: `--audit-log` (which must be readable), else
+/// the default log when there is one. A default log that cannot be read is reported and left
+/// out; the report then names operators only for what it can.
+fn audited_changes(args: &ReportArgs) -> anyhow::Result<Vec<scorecard::PriorityChange>> {
+    let (path, explicit) = match &args.audit_log {
+        Some(p) => (p.clone(), true),
+        None => match crate::audit::default_path() {
+            Some(p) if p.exists() => (p, false),
+            _ => return Ok(Vec::new()),
+        },
+    };
+    if explicit && !path.exists() {
+        bail!("audit log {} does not exist", path.display());
+    }
+    match crate::audit::read_records(&path) {
+        Ok(records) => Ok(crate::audit::priority_changes(
+            &crate::audit::changes(&records),
+            &args.queue,
+        )),
+        Err(e) if explicit => Err(e.into()),
+        Err(e) => {
+            eprintln!("warning: {e}; operators are left unknown");
+            Ok(Vec::new())
+        }
+    }
 }
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<()> {

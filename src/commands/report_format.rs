@@ -74,6 +74,11 @@ pub fn markdown(r: &Report) -> String {
         );
     }
     out.push_str("\n## Exceptions\n\n");
+    out.push_str(
+        "Priority changes the poller observed, joined with the audit log for who made them and \
+         under which change record; `(unknown)`: no audit record (made outside quotatop, or \
+         the log is elsewhere).\n\n",
+    );
     if r.exceptions.per_operator.is_empty() {
         out.push_str("No priority changes in the window.\n");
     } else {

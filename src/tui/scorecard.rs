@@ -19,7 +19,7 @@ use super::screen::{DrawCtx, Kind, Screen};
 use super::text::clean;
 use super::theme::{Role, Theme};
 use crate::analysis::scorecard::{
-    self, Scope, Scorecard, ScorecardInput, ScorecardOptions, Window, format as fmt,
+    self, AuditView, Scope, Scorecard, ScorecardInput, ScorecardOptions, Window, format as fmt,
 };
 use crate::journal::{self, Journal, JournalConfig};
 use crate::model::Millis;
@@ -34,12 +34,17 @@ pub const RECOMPUTE_EVERY: u64 = 30;
 /// Why there is no scorecard when the console has no journal to read.
 pub const HISTORY_UNAVAILABLE: &str = "history unavailable";
 
-/// A computed scorecard and its per-share series (GPU-hours held per bucket).
+/// A computed scorecard, its per-share series (GPU-hours held per bucket) and the audit view
+/// of exceptions (priority changes per operator and share, jobs raised repeatedly).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScorecardView {
     pub card: Scorecard,
     pub series: Vec<(String, Vec<f64>)>,
+    pub exceptions: AuditView,
 }
+
+/// Jobs raised at least this often in the window are exceptions.
+pub const RAISED_REPEATEDLY: usize = 2;
 
 /// The answer of a scorecard computation for `queue`.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +74,8 @@ pub struct ScorecardSettings {
     /// The window, ending at the queue's last observation (or the time travelled to).
     pub window_ms: Millis,
     pub options: ScorecardOptions,
+    /// The audit log that names who made each priority change (`None`: operators unknown).
+    pub audit_log: Option<std::path::PathBuf>,
 }
 
 impl Default for ScorecardSettings {
@@ -76,6 +83,7 @@ impl Default for ScorecardSettings {
         Self {
             window_ms: WINDOW_MS,
             options: ScorecardOptions::default(),
+            audit_log: None,
         }
     }
 }
@@ -98,7 +106,21 @@ pub fn compute(
     let window = Window::new(end.saturating_sub(settings.window_ms.max(1)), end);
     let opts = &settings.options;
     let input = journal::scorecard_input(&j, queue, window, opts).map_err(|e| e.to_string())?;
-    Ok(view(&input, opts))
+    let observed = j
+        .priority_changes(queue, window)
+        .map_err(|e| e.to_string())?;
+    // An audit log that cannot be read leaves operators unknown; the scorecard still stands.
+    let audited = settings
+        .audit_log
+        .as_deref()
+        .filter(|p| p.exists())
+        .and_then(|p| crate::audit::read_records(p).ok())
+        .map(|r| crate::audit::priority_changes(&crate::audit::changes(&r), queue))
+        .unwrap_or_default();
+    let changes = scorecard::join_changes(&observed, &audited);
+    let mut v = view(&input, opts);
+    v.exceptions = scorecard::audit_view(&changes, window, RAISED_REPEATEDLY);
+    Ok(v)
 }
 
 /// The scorecard of `input` and its per-share series over [`SERIES_BUCKETS`] buckets.
@@ -109,7 +131,11 @@ pub fn view(input: &ScorecardInput, opts: &ScorecardOptions) -> ScorecardView {
         .into_iter()
         .map(|(name, points)| (name, points.iter().map(|p| p.held_gpu_hours).collect()))
         .collect();
-    ScorecardView { card, series }
+    ScorecardView {
+        card,
+        series,
+        exceptions: AuditView::default(),
+    }
 }
 
 const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
@@ -162,6 +188,56 @@ const HEADER: [&str; 8] = [
     "recovery",
     "held",
 ];
+
+/// The audit view under the table: who changed priorities in which share, and jobs raised
+/// repeatedly (at most three of each; `report` lists them all).
+fn exception_lines(x: &AuditView, theme: &Theme) -> Vec<Line<'static>> {
+    let muted = theme.style(Role::Muted);
+    let mut out = vec![Line::from(Span::styled(
+        " priority changes (operator · share · changes / raises / without change record)",
+        theme.style(Role::Header),
+    ))];
+    if x.per_operator.is_empty() {
+        out.push(Line::from(Span::styled(" none in the window", muted)));
+    }
+    for o in x.per_operator.iter().take(3) {
+        let role = if o.without_change_record > 0 {
+            Role::Warning
+        } else {
+            Role::Text
+        };
+        out.push(Line::from(vec![
+            Span::raw(format!(" {} · {} · ", clean(&o.operator), clean(&o.share))),
+            Span::styled(
+                format!("{} / {} / {}", o.changes, o.raises, o.without_change_record),
+                theme.style(role),
+            ),
+        ]));
+    }
+    if x.per_operator.len() > 3 {
+        out.push(Line::from(Span::styled(
+            format!(
+                " … {} more (quotatop report lists all)",
+                x.per_operator.len() - 3
+            ),
+            muted,
+        )));
+    }
+    for j in x.raised_repeatedly.iter().take(3) {
+        out.push(Line::from(Span::styled(
+            format!(
+                " raised {}× · job {} ({}) · {} → {}",
+                j.raises,
+                clean(&j.job_id),
+                clean(&j.share),
+                j.from,
+                j.to
+            ),
+            theme.style(Role::Warning),
+        )));
+    }
+    out
+}
 
 fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, theme: &Theme) {
     let card = &view.card;
@@ -234,10 +310,15 @@ fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, 
     ]);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let [top, table_area] =
-        ratatui::layout::Layout::vertical([Constraint::Length(1), Constraint::Fill(1)])
-            .areas(inner);
+    let exceptions = exception_lines(&view.exceptions, theme);
+    let [top, table_area, bottom] = ratatui::layout::Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Fill(1),
+        Constraint::Length(exceptions.len() as u16),
+    ])
+    .areas(inner);
     frame.render_widget(Paragraph::new(summary), top);
+    frame.render_widget(Paragraph::new(exceptions), bottom);
     let header = Row::new(HEADER.iter().map(|h| Cell::from(*h))).style(theme.style(Role::Header));
     let widths = [
         Constraint::Length(14),

@@ -14,7 +14,9 @@ pub mod from_engine;
 mod input;
 mod metrics;
 
-pub use audit_view::{AuditView, OperatorChanges, PriorityChange, RaisedJob, audit_view};
+pub use audit_view::{
+    AuditView, OperatorChanges, PriorityChange, RaisedJob, audit_view, join_changes,
+};
 pub use bands::PriorityBand;
 pub use fairness::{FairnessRow, fairness};
 pub use input::{
