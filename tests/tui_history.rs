@@ -414,3 +414,19 @@ async fn a_journal_that_breaks_is_shown_as_unavailable() {
     assert!(line(&t, 1).contains("history unavailable"), "{text}");
     assert!(text.contains("time travel needs history"), "{text}");
 }
+
+/// Keys pressed faster than the journal answers are kept: two quick `[` go two steps back.
+#[tokio::test]
+async fn quick_steps_are_not_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, app) = tui_support::run_services(
+        100,
+        30,
+        options(),
+        snapshot(),
+        typed("[["),
+        services(journal(dir.path())),
+    )
+    .await;
+    assert_eq!(app.past_at(), Some(NOW - 20 * MIN));
+}

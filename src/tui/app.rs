@@ -134,6 +134,8 @@ pub struct App {
     past: Option<Past>,
     /// A recorded snapshot is being loaded.
     travel_pending: bool,
+    /// Steps pressed while one was loading (older > 0, newer < 0), taken one by one after it.
+    travel_backlog: i32,
     /// The journal's preemption history is being read.
     preemptions_pending: bool,
     /// Data age (whole seconds) at the last draw, so a tick redraws only when it changes.
@@ -177,6 +179,7 @@ impl App {
             snapshots_seen: 0,
             past: None,
             travel_pending: false,
+            travel_backlog: 0,
             preemptions_pending: false,
             shown_age: None,
             dirty: true,
@@ -407,10 +410,27 @@ impl App {
             );
         }
         if self.travel_pending {
+            // Keep the keypress: a step waits for the one loading; a jump replaces them.
+            match to {
+                TravelTo::Older(_) => self.travel_backlog += 1,
+                TravelTo::Newer(_) => self.travel_backlog -= 1,
+                TravelTo::At(_) => {}
+            }
             return;
         }
         self.travel_pending = true;
         self.effects.push(Effect::Travel(to));
+    }
+
+    /// After a step landed, the next one pressed meanwhile.
+    fn travel_next(&mut self) {
+        if self.travel_backlog > 0 {
+            self.travel_backlog -= 1;
+            self.travel_older();
+        } else if self.travel_backlog < 0 {
+            self.travel_backlog += 1;
+            self.travel_newer();
+        }
     }
 
     fn travel_older(&mut self) {
@@ -436,6 +456,7 @@ impl App {
     }
 
     fn go_live(&mut self, why: &str) {
+        self.travel_backlog = 0;
         if self.past.is_none() {
             return self.flash_info("already live");
         }
@@ -468,17 +489,24 @@ impl App {
                 if self.current().kind() == Kind::Scorecard {
                     self.request_scorecard();
                 }
+                self.travel_next();
             }
-            Ok(None) => match r.to {
-                TravelTo::Older(_) if self.past.is_some() => {
-                    self.flash_info("this is the oldest recorded snapshot the journal keeps")
+            Ok(None) => {
+                // Nothing further that way: the rest of the presses would go nowhere either.
+                self.travel_backlog = 0;
+                match r.to {
+                    TravelTo::Older(_) if self.past.is_some() => {
+                        self.flash_info("this is the oldest recorded snapshot the journal keeps")
+                    }
+                    TravelTo::Older(_) | TravelTo::At(_) => self
+                        .flash_info("no recorded snapshot yet: the journal stores them as it goes"),
+                    TravelTo::Newer(_) => self.go_live("live again: no newer recorded snapshot"),
                 }
-                TravelTo::Older(_) | TravelTo::At(_) => {
-                    self.flash_info("no recorded snapshot yet: the journal stores one a minute")
-                }
-                TravelTo::Newer(_) => self.go_live("live again: no newer recorded snapshot"),
-            },
-            Err(e) => self.flash_error(format!("time travel: {e}")),
+            }
+            Err(e) => {
+                self.travel_backlog = 0;
+                self.flash_error(format!("time travel: {e}"));
+            }
         }
     }
 
