@@ -314,6 +314,10 @@ pub struct ConsoleArgs {
     /// Record no history (the status bar then says "history off").
     #[arg(long)]
     pub no_journal: bool,
+    /// Also tag each job whose priority the console changes with the justification, so other
+    /// operators see it in AWS (also `tag_justification = true` in the config file).
+    #[arg(long)]
+    pub tag_justification: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -30,6 +30,8 @@ pub struct Config {
     pub endpoint_url: Option<String>,
     /// Never change anything (shown as a badge).
     pub read_only: bool,
+    /// Tag each job the console changes with the justification (`--tag-justification`).
+    pub tag_justification: bool,
     /// Seconds between refreshes.
     pub refresh_secs: f64,
     /// When a job counts as caught in a preemption loop.
@@ -177,6 +179,7 @@ impl Default for Config {
             region: None,
             endpoint_url: None,
             read_only: false,
+            tag_justification: false,
             refresh_secs: 5.0,
             loops: LoopConfig::default(),
             priority: crate::actions::PriorityPolicy::default(),
@@ -199,6 +202,7 @@ pub struct Overrides {
     pub region: Option<String>,
     pub endpoint_url: Option<String>,
     pub read_only: bool,
+    pub tag_justification: bool,
     pub refresh_secs: Option<f64>,
 }
 
@@ -309,6 +313,7 @@ pub fn load_with(
     }
     config.no_color |= flags.no_color;
     config.read_only |= flags.read_only;
+    config.tag_justification |= flags.tag_justification;
     if !flags.queues.is_empty() {
         config.queues = flags.queues.clone();
     }

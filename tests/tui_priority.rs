@@ -3,11 +3,13 @@
 
 mod tui_support;
 
+use std::collections::BTreeMap;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use insta::assert_snapshot;
-use quotatop::actions::{ApiFailure, PriorityApi};
+use quotatop::actions::{ApiFailure, JobTagger, PriorityApi};
 use quotatop::audit::{AuditLog, AwsContext, Operator, Outcome, RecordKind, read_records};
 use quotatop::model::{CapacityLimit, Snapshot};
 use quotatop::tui::StatusInfo;
@@ -72,6 +74,7 @@ fn services(api: &FakeApi, log: &std::path::Path) -> Services {
             },
             aws: AwsContext::default(),
             read_only: false,
+            tagger: None,
         })),
         refresh: None,
         scorecard: None,
@@ -264,4 +267,75 @@ async fn esc_in_the_preview_returns_to_editing_and_esc_closes() {
     assert_eq!(app.dialog().unwrap().step, Step::Edit);
     let (_, app) = run(100, 30, options(), typed(&format!("{script}\x1b"))).await;
     assert!(app.dialog().is_none());
+}
+
+/// Records the tags it is asked to put; fails when told to.
+struct FakeTagger {
+    fail: bool,
+    calls: Mutex<Vec<(String, BTreeMap<String, String>)>>,
+}
+
+impl JobTagger for FakeTagger {
+    fn tag_job(
+        &self,
+        arn: String,
+        tags: BTreeMap<String, String>,
+    ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>> {
+        self.calls.lock().unwrap().push((arn, tags));
+        let fail = self.fail;
+        Box::pin(async move {
+            if fail {
+                Err("AccessDeniedException: not allowed to tag".to_string())
+            } else {
+                Ok(())
+            }
+        })
+    }
+}
+
+/// `--tag-justification` in the console: a change that was made is tagged with the
+/// justification; a failed tag is reported, and the change stands.
+#[tokio::test]
+async fn tag_justification_tags_the_changed_job() {
+    for fail in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("audit.jsonl");
+        let api = FakeApi {
+            result: Ok(Some("req-9".into())),
+            calls: Arc::new(Mutex::new(Vec::new())),
+        };
+        let tagger = Arc::new(FakeTagger {
+            fail,
+            calls: Mutex::new(Vec::new()),
+        });
+        let mut s = services(&api, &log);
+        s.changes = Some(Arc::new(ApiRunner {
+            api: Arc::new(api.clone()),
+            log: AuditLog::new(&log),
+            operator: Operator {
+                user: "oncall".into(),
+                host: "console-host".into(),
+            },
+            aws: AwsContext::default(),
+            read_only: false,
+            tagger: Some(tagger.clone() as Arc<dyn JobTagger>),
+        }));
+        let script = format!("{OPEN}50\tincident 4711\n\n");
+        let (t, _) = run_services(100, 30, options(), full_pool(), typed(&script), s).await;
+        let calls = tagger.calls.lock().unwrap().clone();
+        assert_eq!(calls.len(), 1);
+        assert!(calls[0].0.contains("service-job/"), "{calls:?}");
+        assert_eq!(
+            calls[0].1["quotatop:priority-change"],
+            "1->50 by oncall: incident 4711"
+        );
+        let text = screen_text(&t);
+        if fail {
+            assert!(text.contains("tagging the job failed"), "{text}");
+        } else {
+            assert!(text.contains("request req-9"), "{text}");
+        }
+        // Either way the change was made and audited.
+        assert_eq!(read_records(&log).unwrap().len(), 2);
+    }
 }

@@ -4,6 +4,20 @@ use crate::batch::BatchClient;
 
 use super::{ApiFailure, PriorityApi};
 
+impl super::JobTagger for BatchClient {
+    fn tag_job(
+        &self,
+        arn: String,
+        tags: std::collections::BTreeMap<String, String>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send + '_>> {
+        Box::pin(async move {
+            self.tag_resource(&arn, &tags)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
 impl PriorityApi for BatchClient {
     async fn update_priority(
         &self,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
+use crate::actions::JobTagger;
 use crate::audit::{AuditLog, AwsContext, Operator};
 use crate::batch::BatchClient;
 use crate::poll::PollHandle;
@@ -29,6 +30,7 @@ pub fn load(console: &ConsoleArgs, overrides: Overrides) -> Loaded {
         theme: console.theme.clone(),
         no_color: console.no_color,
         read_only: console.read_only,
+        tag_justification: console.tag_justification,
         refresh_secs: console.refresh,
         ..overrides
     })
@@ -100,6 +102,10 @@ pub fn services(
                 endpoint: source.endpoint,
             },
             read_only: loaded.config.read_only,
+            tagger: loaded
+                .config
+                .tag_justification
+                .then(|| Arc::new(client.clone()) as Arc<dyn JobTagger>),
         }) as Arc<dyn ChangeRunner>
     });
     // The scorecard reads the journal the console writes, when there is one that opened.

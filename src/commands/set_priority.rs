@@ -1,7 +1,6 @@
 //! `quotatop set-priority`: the same validation, preview, API path and audit as the console's
 //! priority dialog.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::{Context, bail};
@@ -93,10 +92,8 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
                     log_path.display()
                 );
                 if args.tag_justification {
-                    let tags = BTreeMap::from([(
-                        "quotatop:priority-change".to_string(),
-                        tag_value(&preview, &ctx.operator.user, &args.reason),
-                    )]);
+                    let tags =
+                        actions::justification_tag(&preview, &ctx.operator.user, &args.reason);
                     if let Err(e) = client.tag_resource(&preview.job_arn, &tags).await {
                         eprintln!("warning: the change was made but tagging the job failed: {e}");
                     }
@@ -139,14 +136,6 @@ fn find_job<'a>(
 }
 
 /// The tag value: at most 256 characters, as AWS allows.
-fn tag_value(p: &Preview, user: &str, reason: &str) -> String {
-    let v = format!(
-        "{}->{} by {}: {}",
-        p.old_priority, p.new_priority, user, reason
-    );
-    v.chars().take(256).collect()
-}
-
 /// The preview as printed before confirming.
 pub fn render_preview(p: &Preview) -> String {
     let mut out = format!(

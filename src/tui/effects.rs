@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use super::scorecard::{ScorecardResult, ScorecardSettings};
-use crate::actions::{self, ChangeContext, Preview, PriorityApi};
+use crate::actions::{self, ChangeContext, JobTagger, Preview, PriorityApi};
 use crate::analysis::RecordedPreemptions;
 use crate::audit::{AuditLog, AwsContext, Operator, Outcome};
 use crate::journal::{Journal, JournalConfig};
@@ -32,6 +32,8 @@ pub struct ChangeResult {
     pub job_name: String,
     pub new_priority: u32,
     pub result: Result<Outcome, String>,
+    /// Something went wrong after the change was made (tagging the job failed).
+    pub warning: Option<String>,
 }
 
 /// Something for the event loop to start.
@@ -180,6 +182,8 @@ pub struct ApiRunner<A> {
     pub operator: Operator,
     pub aws: AwsContext,
     pub read_only: bool,
+    /// Tags each changed job with the justification (`--tag-justification`).
+    pub tagger: Option<Arc<dyn JobTagger>>,
 }
 
 impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
@@ -194,15 +198,29 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
             change_record: req.change_record.clone(),
             read_only: self.read_only,
         };
+        let tagger = self.tagger.clone();
         Box::pin(async move {
             let result = actions::apply_change(api.as_ref(), &log, &ctx, &req.preview)
                 .await
                 .map_err(|e| e.to_string());
+            // Only a change that was made is tagged; a failed tag does not undo it.
+            let mut warning = None;
+            if let (Some(t), Ok(Outcome::Succeeded { .. })) = (&tagger, &result) {
+                let tags = actions::justification_tag(
+                    &req.preview,
+                    &ctx.operator.user,
+                    &ctx.justification,
+                );
+                if let Err(e) = t.tag_job(req.preview.job_arn.clone(), tags).await {
+                    warning = Some(format!("tagging the job failed: {e}"));
+                }
+            }
             ChangeResult {
                 job_id: req.preview.job_id.clone(),
                 job_name: req.preview.job_name.clone(),
                 new_priority: req.preview.new_priority,
                 result,
+                warning,
             }
         })
     }

@@ -137,6 +137,7 @@ where
                         job_name: req.preview.job_name.clone(),
                         new_priority: req.preview.new_priority,
                         result: Err("this console has no API connection to change it".into()),
+                        warning: None,
                     }))),
                 },
                 Effect::ComputeScorecard { queue, as_of } => match &services.scorecard {

@@ -429,14 +429,24 @@ pub fn preview_lines(p: &Preview, theme: &Theme) -> Vec<Line<'static>> {
 pub fn result_text(r: &ChangeResult) -> (String, bool) {
     let name = clean(&r.job_name).into_owned();
     match &r.result {
-        Ok(Outcome::Succeeded { request_id }) => (
-            format!(
-                "priority of {name} set to {} (request {}); recorded in the audit log",
-                r.new_priority,
-                request_id.as_deref().unwrap_or("-")
+        Ok(Outcome::Succeeded { request_id }) => match &r.warning {
+            None => (
+                format!(
+                    "priority of {name} set to {} (request {}); recorded in the audit log",
+                    r.new_priority,
+                    request_id.as_deref().unwrap_or("-")
+                ),
+                false,
             ),
-            false,
-        ),
+            Some(w) => (
+                format!(
+                    "priority of {name} set to {} and recorded, but {}",
+                    r.new_priority,
+                    clean(w)
+                ),
+                true,
+            ),
+        },
         Ok(Outcome::Failed { error }) => (
             format!("the API refused the change to {name}: {error} (recorded in the audit log)"),
             true,
