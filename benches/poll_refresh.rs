@@ -166,13 +166,21 @@ fn main() {
         );
 
         let mut steady = Vec::new();
+        let mut per_op: Vec<(&str, u64)> = Vec::new();
         for _ in 0..a.steady {
             // Thirty simulated seconds between refreshes, as at the default interval.
             h.advance(30_000).expect("advance");
+            let ops: Vec<u64> = OPERATIONS.iter().map(|op| h.calls(op)).collect();
             let before = total_calls(&h);
             let t = Instant::now();
             poller.refresh(&client).await;
             steady.push((total_calls(&h) - before, t.elapsed()));
+            per_op = OPERATIONS
+                .iter()
+                .zip(ops)
+                .map(|(op, b)| (*op, h.calls(op) - b))
+                .filter(|(_, n)| *n > 0)
+                .collect();
         }
         let steady_sample = median(&mut steady);
 
@@ -220,6 +228,7 @@ fn main() {
                 .map(|(c, d)| (*c, d.as_millis()))
                 .collect::<Vec<_>>()
         );
+        println!("last steady refresh by operation: {per_op:?}");
         h.shutdown().await.expect("shutdown");
     });
 }
