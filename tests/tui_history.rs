@@ -164,8 +164,8 @@ async fn stepping_back_shows_the_recorded_snapshot_marked_as_past() {
     assert!(top.contains("PAST 2026-02-02 02:30:00Z"), "{top}");
     let second = line(&t, 1);
     assert!(second.contains("recorded 10m"), "{second}");
-    assert!(second.contains("snapshot 2 of 2"), "{second}");
-    assert!(second.contains("[ older · ] newer · L live"), "{second}");
+    assert!(second.contains("(2/2)"), "{second}");
+    assert!(second.contains("[ older ] newer L live"), "{second}");
     // The badge and every screen border are drawn in the past role.
     let theme = app.theme();
     let buf = t.backend().buffer();
@@ -174,9 +174,28 @@ async fn stepping_back_shows_the_recorded_snapshot_marked_as_past() {
     let past = theme.style(Role::Past);
     assert_eq!((badge.fg, badge.bg), (past.fg, past.bg));
     assert_eq!(buf[(0, 2)].symbol(), "┌");
-    assert_eq!(buf[(0, 2)].style().fg, theme.style(Role::Past).fg);
-    assert_ne!(theme.style(Role::Past).fg, theme.style(Role::Border).fg);
+    // Borders take the badge's colour as foreground only, so titles on them stay readable.
+    let border = buf[(0, 2)].style();
+    assert_eq!(border.fg, past.bg);
+    assert_ne!(border.fg, theme.style(Role::Border).fg);
+    assert_ne!(buf[(1, 2)].style().bg, past.bg);
     assert_snapshot!(t.backend());
+
+    // At 80 columns the badge and the way back still show.
+    let (t, _) = drive(
+        80,
+        24,
+        options(),
+        services(journal(tempfile::tempdir().unwrap().path())),
+        vec![Step::Keys("[")],
+    )
+    .await;
+    assert!(
+        line(&t, 0).starts_with(" PAST 2026-02-02 02:30:00Z"),
+        "{}",
+        line(&t, 0)
+    );
+    assert!(line(&t, 1).contains("L live"), "{}", line(&t, 1));
 }
 
 #[tokio::test]
@@ -193,7 +212,7 @@ async fn stepping_through_history_and_back_to_live() {
     )
     .await;
     assert_eq!(app.past_at(), Some(NOW - 20 * MIN));
-    assert!(line(&t, 1).contains("snapshot 1 of 2"));
+    assert!(line(&t, 1).contains("(1/2)"));
     assert!(screen_text(&t).contains("oldest recorded snapshot"));
     // The past view has what was there then: retired-sweep is in its job list.
     assert!(app.shown().job(None, "retired-0000").is_some());
@@ -208,7 +227,7 @@ async fn stepping_through_history_and_back_to_live() {
     )
     .await;
     assert_eq!(app.past_at(), Some(NOW - 10 * MIN));
-    assert!(line(&t, 1).contains("snapshot 2 of 2"));
+    assert!(line(&t, 1).contains("(2/2)"));
     let (t, app) = drive(
         100,
         30,
@@ -252,8 +271,8 @@ async fn at_goes_to_the_snapshot_in_force_then() {
     )
     .await;
     assert_eq!(app.past_at(), Some(NOW - 10 * MIN));
-    // Before anything was recorded: the oldest kept.
-    let (_, app) = drive(
+    // Before anything was recorded: the oldest kept, and said so.
+    let (t, app) = drive(
         100,
         30,
         options(),
@@ -262,6 +281,17 @@ async fn at_goes_to_the_snapshot_in_force_then() {
     )
     .await;
     assert_eq!(app.past_at(), Some(NOW - 20 * MIN));
+    assert!(screen_text(&t).contains("the journal goes back only to"));
+    // A time not yet past is the live data.
+    let (_, app) = drive(
+        100,
+        30,
+        options(),
+        services(path.clone()),
+        vec![Step::Keys("[:at 2030-01-01T00:00:00Z\n")],
+    )
+    .await;
+    assert_eq!(app.past_at(), None);
     let (t, app) = drive(
         100,
         30,
@@ -429,4 +459,29 @@ async fn quick_steps_are_not_lost() {
     )
     .await;
     assert_eq!(app.past_at(), Some(NOW - 20 * MIN));
+}
+
+/// The Scorecard while travelling covers the window ending at the recorded snapshot, even when
+/// a live computation was still running as the step landed.
+#[tokio::test]
+async fn the_scorecard_in_the_past_ends_at_the_recorded_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = journal(dir.path());
+    let mut s = services(path.clone());
+    s.scorecard = Some(quotatop::tui::effects::journal_scorecard(
+        path,
+        Default::default(),
+    ));
+    let (t, app) = tui_support::run_services(110, 30, options(), snapshot(), typed("4["), s).await;
+    assert_eq!(app.past_at(), Some(NOW - 10 * MIN));
+    let quotatop::tui::scorecard::ScorecardState::Ready(view) = app.scorecard() else {
+        panic!("{:?}\n{}", app.scorecard(), screen_text(&t));
+    };
+    // The recorded snapshot's service time is its taken_at in this fixture.
+    assert_eq!(view.card.window.end, NOW - 10 * MIN + 1);
+    assert!(
+        line(&t, 2).contains("to 2026-02-02 02:30:00Z"),
+        "{}",
+        line(&t, 2)
+    );
 }

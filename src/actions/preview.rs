@@ -39,6 +39,9 @@ pub enum Prediction {
     Preempts(Vec<Candidate>),
     /// At the head of its share but no room can be made: it waits for capacity.
     WaitsForCapacity,
+    /// The service refuses to place it whatever its priority (its `MISCONFIGURATION` reason):
+    /// it stays behind every job that can run until the job or its share's limits change.
+    CannotRun { reason: String },
 }
 
 /// The preview shown before confirming.
@@ -94,6 +97,7 @@ impl Preview {
             Prediction::WaitsForCapacity => {
                 "waits for capacity (no preemption possible)".to_string()
             }
+            Prediction::CannotRun { reason } => format!("cannot run at any priority: {reason}"),
         };
         format!(
             "priority {} -> {}; {pos}; {what}",
@@ -136,8 +140,16 @@ pub fn preview(q: &QueueSnapshot, job_id: &str, new_priority: u32) -> Result<Pre
         .find(|j| j.job_id == job.id)
         .map(|j| j.share_position);
 
+    let misconfigured = job
+        .status_reason
+        .as_deref()
+        .filter(|r| r.starts_with("MISCONFIGURATION"));
     let prediction = if job.status != JobStatus::Runnable {
         Prediction::NotWaiting { status: job.status }
+    } else if let Some(reason) = misconfigured {
+        Prediction::CannotRun {
+            reason: reason.to_string(),
+        }
     } else {
         predict(
             &after,
@@ -324,6 +336,26 @@ mod tests {
             "{}",
             p.summary()
         );
+    }
+
+    /// A job the service refuses to place stays last whatever its priority, and the preview
+    /// says why instead of predicting a preemption it will never cause.
+    #[test]
+    fn a_misconfigured_job_cannot_run_at_any_priority() {
+        let mut q = world(true);
+        let reason = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - too big";
+        if let Some(t) = q.jobs.iter_mut().find(|j| j.job.name == "target") {
+            t.job.status_reason = Some(reason.into());
+        }
+        let p = preview(&q, "id-target", 9_000).unwrap();
+        assert_eq!((p.old_position, p.new_position), (Some(2), Some(2)));
+        assert_eq!(
+            p.prediction,
+            Prediction::CannotRun {
+                reason: reason.into()
+            }
+        );
+        assert!(p.summary().contains("cannot run at any priority"));
     }
 
     #[test]

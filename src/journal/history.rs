@@ -91,8 +91,11 @@ pub fn scorecard_input(
     let q = journal.queue(queue)?;
     let jobs = journal.jobs(queue, window.start)?;
     let mut histories = Vec::with_capacity(jobs.len());
-    for j in &jobs {
-        let ts = journal.transitions(&j.job_id)?;
+    // Only what was known by the window's end: a window that ends in the past (time travel)
+    // must not count jobs submitted, or transitions seen, after it.
+    for j in jobs.iter().filter(|j| j.created_at < window.end) {
+        let mut ts = journal.transitions(&j.job_id)?;
+        ts.retain(|t| t.at < window.end);
         histories.push(job_history(j, &ts, &opts.checkpoint_by_share));
     }
     Ok(ScorecardInput {

@@ -305,3 +305,26 @@ fn priority_changes_seen_by_the_poller_are_kept() {
     );
     assert_eq!(j.jobs("q", 0).unwrap()[0].priority, 900);
 }
+
+/// A window ending in the past counts only what was known then: jobs submitted later and
+/// transitions after its end are left out.
+#[test]
+fn scorecard_input_stops_at_the_window_end() {
+    use crate::analysis::scorecard::{ScorecardOptions, Window};
+    let dir = tempfile::tempdir().unwrap();
+    let mut j = Journal::open(&dir.path().join("j.sqlite3"), JournalConfig::default()).unwrap();
+    let mut late = job("late", JobStatus::Runnable);
+    late.job.created_at = 5 * H;
+    j.record(&snap(H, vec![running("early", 1_500, 2_000)]))
+        .unwrap();
+    j.record(&snap(6 * H, vec![running("early", 1_500, 2_000), late]))
+        .unwrap();
+    let opts = ScorecardOptions::default();
+    let all = scorecard_input(&j, "q", Window::new(0, 6 * H + 1), &opts).unwrap();
+    assert_eq!(all.jobs.len(), 2);
+    let then = scorecard_input(&j, "q", Window::new(0, 2 * H), &opts).unwrap();
+    let names: Vec<&str> = then.jobs.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(names, ["early"]);
+    // Its history stops at the end too: started at 2 s, still open then.
+    assert!(then.jobs[0].attempts.iter().all(|a| a.stopped_at.is_none()));
+}

@@ -50,8 +50,9 @@ pub enum Msg {
     Tick,
     /// A priority change's background task finished.
     ChangeDone(Box<ChangeResult>),
-    /// A scorecard computation finished.
-    ScorecardDone(Box<ScorecardResult>),
+    /// A scorecard computation finished; the service time its window ended at (`None`: the
+    /// latest observation).
+    ScorecardDone(Box<ScorecardResult>, Option<Millis>),
     /// A recorded snapshot was loaded (time travel).
     TravelDone(Box<TravelResult>),
     /// The journal's preemption history of a queue was read.
@@ -331,8 +332,21 @@ impl App {
                 }
                 self.dirty = true;
             }
-            Msg::ScorecardDone(r) => {
+            Msg::ScorecardDone(r, as_of) => {
                 self.scorecard_pending = false;
+                // Asked for before a step in time or a queue switch: not what the screen is
+                // about now. Ask again rather than show another time's figures.
+                let wanted = self.scorecard_target();
+                if self.current().kind() == Kind::Scorecard
+                    && wanted
+                        .as_ref()
+                        .is_some_and(|(q, at)| *q != r.queue || *at != as_of)
+                {
+                    self.scorecard = ScorecardState::Computing;
+                    self.request_scorecard();
+                    self.dirty = true;
+                    return;
+                }
                 self.scorecard = match r.result {
                     Ok(view) => ScorecardState::Ready(view),
                     Err(e) if e == HISTORY_UNAVAILABLE => ScorecardState::Unavailable,
@@ -358,20 +372,10 @@ impl App {
         if self.scorecard_pending {
             return;
         }
-        let data = self.shown();
-        let Some(queue) = data
-            .queue(self.queue.as_deref())
-            .map(|(q, _)| q.name.clone())
-            .or_else(|| self.queue.clone())
-        else {
+        let Some((queue, as_of)) = self.scorecard_target() else {
             self.scorecard = ScorecardState::Failed("no data yet".into());
             return;
         };
-        // Travelling, the window ends at the service time of the snapshot shown.
-        let as_of = self
-            .past
-            .as_ref()
-            .and_then(|p| p.data.queue(Some(&queue)).and_then(|(q, _)| now_of(q)));
         let stale = match &self.scorecard {
             ScorecardState::Ready(v) => v.card.queue != queue || self.scorecard_as_of != as_of,
             _ => true,
@@ -382,6 +386,21 @@ impl App {
         self.scorecard_pending = true;
         self.scorecard_as_of = as_of;
         self.effects.push(Effect::ComputeScorecard { queue, as_of });
+    }
+
+    /// The scorecard the screen should show: the current queue, and the service time its window
+    /// ends at (travelling: the snapshot shown; live: `None`, the latest observation).
+    fn scorecard_target(&self) -> Option<(String, Option<Millis>)> {
+        let queue = self
+            .shown()
+            .queue(self.queue.as_deref())
+            .map(|(q, _)| q.name.clone())
+            .or_else(|| self.queue.clone())?;
+        let as_of = self
+            .past
+            .as_ref()
+            .and_then(|p| p.data.queue(Some(&queue)).and_then(|(q, _)| now_of(q)));
+        Some((queue, as_of))
     }
 
     /// Asks the event loop for the journal's preemption history of the current queue (the
@@ -488,6 +507,14 @@ impl App {
                 self.refresh_all();
                 if self.current().kind() == Kind::Scorecard {
                     self.request_scorecard();
+                }
+                if let (TravelTo::At(t), Some(p)) = (r.to, &self.past)
+                    && p.taken_at() > t
+                {
+                    let oldest = super::text::date_time(Some(p.taken_at()));
+                    self.flash_info(format!(
+                        "the journal goes back only to {oldest}: its oldest snapshot is shown"
+                    ));
                 }
                 self.travel_next();
             }
@@ -844,7 +871,16 @@ impl App {
                     When::Ago(d) => (self.clock)().saturating_sub(d),
                     When::At(t) => t,
                 };
-                self.travel(TravelTo::At(t));
+                let live_at = self
+                    .data
+                    .snapshot
+                    .as_ref()
+                    .map_or_else(|| (self.clock)(), |s| s.taken_at);
+                if t >= live_at {
+                    self.go_live("live: that time is now or later");
+                } else {
+                    self.travel(TravelTo::At(t));
+                }
             }
             Command::Live => self.go_live("live data"),
             Command::Queue(name) => {
@@ -951,6 +987,11 @@ impl App {
         .areas(area);
         let past_mark = self.past.as_ref().map(|p| PastMark {
             taken_at: p.taken_at(),
+            data_at: p
+                .data
+                .queue(self.queue.as_deref())
+                .and_then(|(q, _)| now_of(q))
+                .unwrap_or_else(|| p.taken_at()),
             position: p.position,
             total: p.total,
             older: self.keymap.first_key(Action::Older),
@@ -971,7 +1012,7 @@ impl App {
         // The past is drawn inside borders of its own role, so no screen of it passes for live.
         let past_theme;
         let theme = if self.past.is_some() {
-            past_theme = theme.with_role_as(Role::Border, Role::Past);
+            past_theme = theme.with_past_borders();
             &past_theme
         } else {
             theme

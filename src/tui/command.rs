@@ -47,8 +47,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("job ID", "open a job (id, id suffix or name)"),
     ("theme NAME", "dark, light, high-contrast, colorblind"),
     (
-        "at 30m | at 2h | at RFC3339",
-        "time travel: the recorded snapshot in force then",
+        "at WHEN",
+        "time travel to 30m, 2h or 1d ago, or an RFC 3339 time",
     ),
     ("live", "leave time travel"),
     ("help", "this help"),
@@ -80,7 +80,13 @@ pub fn parse(line: &str) -> Result<Command, String> {
         "job" => Command::Job(need("job id")?),
         "theme" => Command::Theme(need("theme name")?),
         "at" | "travel" => {
-            let arg = need("time (30m, 2h, 1d ago, or an RFC 3339 time)")?;
+            let arg = need("time: 30m, 2h or 1d ago, or an RFC 3339 time")?;
+            if arg.trim().chars().all(|c| c.is_ascii_digit()) {
+                return Err(format!(
+                    ":at {} needs a unit: 30m, 2h or 1d ago, or an RFC 3339 time",
+                    arg.trim()
+                ));
+            }
             match chrono::DateTime::parse_from_rfc3339(arg.trim()) {
                 Ok(t) => Command::At(When::At(t.timestamp_millis())),
                 Err(_) => Command::At(When::Ago(parse_duration(&arg).map_err(|e| {
@@ -129,6 +135,7 @@ mod tests {
         assert_eq!(parse(""), Err("empty command".into()));
         assert_eq!(parse("queue"), Err(":queue needs a queue name".into()));
         assert!(parse("at").unwrap_err().contains("needs a time"));
+        assert!(parse("at 90").unwrap_err().contains("needs a unit"));
         assert!(parse("at yesterday").unwrap_err().contains("RFC 3339"));
         assert!(
             parse("frobnicate")

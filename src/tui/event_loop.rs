@@ -147,13 +147,16 @@ where
                         in_flight += 1;
                         tokio::task::spawn_blocking(move || {
                             let r = compute(&queue, as_of);
-                            let _ = tx.send(Msg::ScorecardDone(Box::new(r)));
+                            let _ = tx.send(Msg::ScorecardDone(Box::new(r), as_of));
                         });
                     }
-                    None => app.update(Msg::ScorecardDone(Box::new(ScorecardResult {
-                        queue,
-                        result: Err(HISTORY_UNAVAILABLE.into()),
-                    }))),
+                    None => app.update(Msg::ScorecardDone(
+                        Box::new(ScorecardResult {
+                            queue,
+                            result: Err(HISTORY_UNAVAILABLE.into()),
+                        }),
+                        as_of,
+                    )),
                 },
                 Effect::Travel(to) => match &services.history {
                     Some(reader) => {

@@ -40,7 +40,10 @@ impl JobDetail {
         };
         let Some(t) = v.job_index.get(&self.id).and_then(|&i| q.jobs.get(i)) else {
             return vec![Line::from(Span::styled(
-                format!("job {} is no longer tracked", clean(&self.id)),
+                format!(
+                    "job {} is not in the data shown (finished and gone, or, in the past, not yet submitted)",
+                    clean(&self.id)
+                ),
                 theme.style(Role::Warning),
             ))];
         };

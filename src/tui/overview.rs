@@ -31,10 +31,10 @@ pub struct Overview {
 
 const COLUMNS: &[&str] = &[];
 const HEADER: [&str; 9] = [
-    "SHARE", "STRATEGY", "ISP", "TYPE", "USAGE", "USED", "RUN", "PRE", "HISTORY",
+    "SHARE", "STRATEGY", "ISP", "TYPE", "USAGE", "USED", "WAIT", "PRE", "HISTORY",
 ];
 /// Widths of every column but USAGE and HISTORY, which share the rest.
-const FIXED: [u16; 7] = [11, 8, 3, 12, 5, 3, 3];
+const FIXED: [u16; 7] = [11, 8, 3, 12, 5, 4, 3];
 
 impl Overview {
     pub fn new() -> Self {

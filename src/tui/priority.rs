@@ -417,6 +417,10 @@ pub fn preview_lines(p: &Preview, theme: &Theme) -> Vec<Line<'static>> {
         }
         Prediction::Borrows { instances } => format!("runs borrowing {instances} idle instance(s)"),
         Prediction::WaitsForCapacity => "waits for capacity (no preemption possible)".to_string(),
+        Prediction::CannotRun { reason } => format!(
+            "cannot run at any priority: it stays behind every job that can ({})",
+            clean(reason)
+        ),
     };
     out.push(Line::from(vec![
         Span::styled("effect   ", muted),

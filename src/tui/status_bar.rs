@@ -39,6 +39,8 @@ pub enum History {
 pub struct PastMark {
     /// Local time the recorded snapshot was taken.
     pub taken_at: Millis,
+    /// The service's time in that snapshot (what its job timestamps are relative to).
+    pub data_at: Millis,
     /// 1-based position among the stored snapshots, and how many there are.
     pub position: usize,
     pub total: usize,
@@ -82,7 +84,15 @@ pub fn draw(
         .endpoint
         .as_deref()
         .map_or_else(|| "AWS".to_string(), |e| clean(e).into_owned());
-    let mut first = vec![
+    let mut first = Vec::new();
+    // First on the line, so a narrow terminal cuts the endpoint, never the badge.
+    if let Some(p) = past {
+        first.push(Span::styled(
+            format!(" PAST {} ", date_time(Some(p.data_at))),
+            theme.style(Role::Past),
+        ));
+    }
+    first.extend([
         Span::styled(" quotatop ", theme.style(Role::Title)),
         Span::styled("endpoint ", muted),
         Span::raw(endpoint),
@@ -90,17 +100,10 @@ pub fn draw(
         Span::raw(clean(source.profile.as_deref().unwrap_or("default")).into_owned()),
         Span::styled(" · region ", muted),
         Span::raw(clean(source.region.as_deref().unwrap_or("-")).into_owned()),
-    ];
+    ]);
     if info.read_only {
         first.push(Span::raw(" "));
         first.push(Span::styled(" READ-ONLY ", theme.style(Role::Badge)));
-    }
-    if let Some(p) = past {
-        first.push(Span::raw(" "));
-        first.push(Span::styled(
-            format!(" PAST {} ", date_time(Some(p.taken_at))),
-            theme.style(Role::Past),
-        ));
     }
 
     let q = shown.queue(queue).map(|(q, _)| q);
@@ -114,7 +117,7 @@ pub fn draw(
             second.push(Span::styled(" · recorded ", muted));
             second.push(Span::styled(
                 format!(
-                    "{} ago, snapshot {} of {}",
+                    "{} ago ({}/{})",
                     duration(Some(now - p.taken_at)),
                     p.position,
                     p.total
@@ -122,7 +125,7 @@ pub fn draw(
                 theme.style(Role::Past),
             ));
             second.push(Span::styled(
-                format!(" · {} older · {} newer · {} live", p.older, p.newer, p.live),
+                format!(" · {} older {} newer {} live", p.older, p.newer, p.live),
                 muted,
             ));
             if let Some(s) = snap {

@@ -171,10 +171,18 @@ impl Theme {
         self.styles[role.index()]
     }
 
-    /// This theme with `role` drawn as `like` is (time travel draws borders in the past role).
-    pub fn with_role_as(&self, role: Role, like: Role) -> Self {
+    /// This theme with borders in the past role's colour, for time travel: its background
+    /// colour (else its foreground) as the borders' foreground, bold. Only a foreground, so the
+    /// titles drawn on the borders stay readable; without colours, its modifiers.
+    pub fn with_past_borders(&self) -> Self {
+        let past = self.style(Role::Past);
+        let border = Style::new().add_modifier(Modifier::BOLD);
+        let border = match past.bg.or(past.fg) {
+            Some(c) => border.fg(c),
+            None => border.add_modifier(past.add_modifier),
+        };
         let mut t = self.clone();
-        t.styles[role.index()] = self.style(like);
+        t.styles[Role::Border.index()] = border;
         t
     }
 
