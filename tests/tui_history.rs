@@ -485,3 +485,115 @@ async fn the_scorecard_in_the_past_ends_at_the_recorded_time() {
         line(&t, 2)
     );
 }
+
+/// Records the changes the dialog submits and answers success.
+struct Recorder(std::sync::Mutex<Vec<quotatop::tui::effects::ChangeRequest>>);
+
+impl quotatop::tui::effects::ChangeRunner for Recorder {
+    fn apply(
+        &self,
+        req: quotatop::tui::effects::ChangeRequest,
+    ) -> quotatop::tui::effects::BoxFuture<quotatop::tui::effects::ChangeResult> {
+        let result = quotatop::tui::effects::ChangeResult {
+            job_id: req.preview.job_id.clone(),
+            job_name: req.preview.job_name.clone(),
+            new_priority: req.preview.new_priority,
+            result: Ok(quotatop::audit::Outcome::Succeeded { request_id: None }),
+            warning: None,
+        };
+        self.0.lock().unwrap().push(req);
+        Box::pin(async move { result })
+    }
+}
+
+/// A preview left open while the queue changes is not applied as shown: Enter first shows the
+/// new prediction, and only the next Enter applies it. After the change the dialog shows the
+/// new priority as current.
+#[tokio::test]
+async fn a_stale_preview_is_shown_again_before_it_is_applied() {
+    let mut changed = snapshot();
+    changed.sequence += 1;
+    changed.taken_at += 1_000;
+    let q = &mut changed.queues[0];
+    let mut urgent = q
+        .jobs
+        .iter()
+        .find(|j| j.job.name == "research-sweep-04")
+        .cloned()
+        .unwrap();
+    urgent.job.id = "urgent-0001".into();
+    urgent.job.name = "urgent-eval".into();
+    urgent.arn = "arn:aws:batch:us-east-1:123456789012:service-job/urgent-0001".into();
+    urgent.job.priority = 9_000;
+    q.jobs.push(urgent);
+
+    let recorder = Arc::new(Recorder(std::sync::Mutex::new(Vec::new())));
+    let services = Services {
+        changes: Some(recorder.clone() as Arc<dyn quotatop::tui::effects::ChangeRunner>),
+        ..Services::default()
+    };
+    let (t, app) = drive(
+        110,
+        34,
+        options(),
+        services,
+        vec![
+            Step::Keys(":job research-sweep-04\np50\tincident 4711\n"),
+            Step::Live(changed),
+            Step::Keys("\n"),
+        ],
+    )
+    .await;
+    assert!(recorder.0.lock().unwrap().is_empty(), "nothing applied yet");
+    let text = screen_text(&t);
+    assert!(
+        text.contains("the queue changed since the last preview"),
+        "{text}"
+    );
+    assert!(app.dialog().is_some());
+
+    // Same again, then Enter on the new preview applies it.
+    let mut changed2 = snapshot();
+    changed2.sequence += 1;
+    changed2.taken_at += 1_000;
+    changed2.queues[0] = {
+        let mut q = changed2.queues[0].clone();
+        let mut u = q
+            .jobs
+            .iter()
+            .find(|j| j.job.name == "research-sweep-04")
+            .cloned()
+            .unwrap();
+        u.job.id = "urgent-0001".into();
+        u.job.name = "urgent-eval".into();
+        u.arn = "arn:aws:batch:us-east-1:123456789012:service-job/urgent-0001".into();
+        u.job.priority = 9_000;
+        q.jobs.push(u);
+        q
+    };
+    let recorder = Arc::new(Recorder(std::sync::Mutex::new(Vec::new())));
+    let services = Services {
+        changes: Some(recorder.clone() as Arc<dyn quotatop::tui::effects::ChangeRunner>),
+        ..Services::default()
+    };
+    let (t, _) = drive(
+        110,
+        34,
+        options(),
+        services,
+        vec![
+            Step::Keys(":job research-sweep-04\np50\tincident 4711\n"),
+            Step::Live(changed2),
+            Step::Keys("\n\n"),
+        ],
+    )
+    .await;
+    let sent = recorder.0.lock().unwrap();
+    assert_eq!(sent.len(), 1);
+    // What was applied is the new prediction: one more job ahead in the share now.
+    let p = &sent[0].preview;
+    assert_eq!(p.new_priority, 50);
+    assert_eq!(p.new_position, Some(2), "{p:?}");
+    let text = screen_text(&t);
+    assert!(text.contains("current priority 50"), "{text}");
+}

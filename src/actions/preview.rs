@@ -62,6 +62,35 @@ pub struct Preview {
 }
 
 impl Preview {
+    /// Whether `other` predicts the same thing: the same positions and effect, the same
+    /// preemption candidates (by job). Times running and hours at risk grow by the second, so
+    /// they do not count.
+    pub fn same_outcome(&self, other: &Preview) -> bool {
+        let effect = |p: &Preview| match &p.prediction {
+            Prediction::Preempts(c) => Prediction::Preempts(
+                c.iter()
+                    .map(|c| Candidate {
+                        running_ms: 0,
+                        instance_hours_at_risk: 0.0,
+                        ..c.clone()
+                    })
+                    .collect(),
+            ),
+            other => other.clone(),
+        };
+        (
+            self.old_position,
+            self.new_position,
+            self.queue_length,
+            self.old_priority,
+        ) == (
+            other.old_position,
+            other.new_position,
+            other.queue_length,
+            other.old_priority,
+        ) && effect(self) == effect(other)
+    }
+
     pub fn instance_hours_at_risk(&self) -> f64 {
         match &self.prediction {
             Prediction::Preempts(c) => c.iter().map(|c| c.instance_hours_at_risk).sum(),

@@ -66,6 +66,8 @@ pub struct PriorityDialog {
     pub change_record: String,
     /// Shown after Enter when the change is not acceptable.
     error: Option<String>,
+    /// The preview on screen was recomputed on newer data and its prediction changed.
+    stale: bool,
     pub step: Step,
 }
 
@@ -84,6 +86,7 @@ impl PriorityDialog {
             justification: String::new(),
             change_record: String::new(),
             error: None,
+            stale: false,
             step: Step::Edit,
         }
     }
@@ -104,6 +107,29 @@ impl PriorityDialog {
             Step::Edit => self.on_edit_key(action, key, data),
             Step::Preview(p) => match action {
                 Some(Action::Confirm) => {
+                    // The data may have moved on while the preview was read: confirm only
+                    // what it still predicts, else show the new prediction first.
+                    let shown = (**p).clone();
+                    if !self.open_preview(data) {
+                        // The job finished or left the data: the edit step says why.
+                        self.step = Step::Edit;
+                        return Reply::Stay;
+                    }
+                    match &self.step {
+                        Step::Preview(fresh) if fresh.same_outcome(&shown) => {
+                            self.step = Step::Preview(Box::new(shown));
+                            self.stale = false;
+                        }
+                        Step::Preview(_) => {
+                            self.stale = true;
+                            return Reply::Stay;
+                        }
+                        // The job finished or left the data: the edit step says why.
+                        _ => return Reply::Stay,
+                    }
+                    let Step::Preview(p) = &self.step else {
+                        return Reply::Stay;
+                    };
                     let req = ChangeRequest {
                         queue: self.queue.clone(),
                         justification: self.justification.trim().to_string(),
@@ -116,6 +142,7 @@ impl PriorityDialog {
                 }
                 Some(Action::Cancel) => {
                     self.step = Step::Edit;
+                    self.stale = false;
                     Reply::Stay
                 }
                 _ => Reply::Stay,
@@ -181,8 +208,9 @@ impl PriorityDialog {
         Reply::Stay
     }
 
-    /// Validates the whole change and computes the preview on the current snapshot.
-    fn open_preview(&mut self, data: &Data) {
+    /// Validates the whole change and computes the preview on the current snapshot; whether
+    /// it could (else `error` says why).
+    fn open_preview(&mut self, data: &Data) -> bool {
         let checked = parse_priority(&self.priority).and_then(|new| {
             let record = Some(self.change_record.as_str()).filter(|c| !c.trim().is_empty());
             check_change(self.current, new, &self.justification, record, &self.policy).map(|()| new)
@@ -191,7 +219,7 @@ impl PriorityDialog {
             Ok(n) => n,
             Err(e) => {
                 self.error = Some(e.to_string());
-                return;
+                return false;
             }
         };
         let Some((q, _)) = data
@@ -199,14 +227,18 @@ impl PriorityDialog {
             .filter(|(q, _)| q.name == self.queue)
         else {
             self.error = Some(format!("queue {} is no longer in the data", self.queue));
-            return;
+            return false;
         };
         match actions::preview(q, &self.job_id, new) {
             Ok(p) => {
                 self.error = None;
                 self.step = Step::Preview(Box::new(p));
+                true
             }
-            Err(e) => self.error = Some(e.to_string()),
+            Err(e) => {
+                self.error = Some(e.to_string());
+                false
+            }
         }
     }
 
@@ -214,6 +246,9 @@ impl PriorityDialog {
     pub fn finished(&mut self, r: &ChangeResult) {
         if r.job_id == self.job_id && self.step == Step::Sent {
             let (text, error) = result_text(r);
+            if matches!(r.result, Ok(crate::audit::Outcome::Succeeded { .. })) {
+                self.current = r.new_priority;
+            }
             self.step = Step::Done { text, error };
         }
     }
@@ -331,6 +366,12 @@ impl PriorityDialog {
                 });
             }
             Step::Preview(p) => {
+                if self.stale {
+                    out.push(Line::from(Span::styled(
+                        "the queue changed since the last preview: this is the new one",
+                        theme.style(Role::Warning),
+                    )));
+                }
                 out.extend(preview_lines(p, theme));
                 out.push(Line::from(""));
                 out.push(Line::from(vec![
