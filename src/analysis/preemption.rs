@@ -72,7 +72,7 @@ pub struct RecordedPreemptions {
     pub instance_type: String,
     pub instance_count: u32,
     pub priority: u32,
-    /// Newest first. `status_reason` is empty: the journal does not keep it.
+    /// Newest first. `status_reason` is empty when the journal predates keeping it.
     pub attempts: Vec<PreemptedAttempt>,
 }
 

@@ -66,6 +66,8 @@ pub struct Transition {
     pub at: Millis,
     /// Taken from an API timestamp (else estimated from the observation time).
     pub exact: bool,
+    /// Why, when the API says: a preempted attempt's `statusReason` (else empty).
+    pub reason: String,
 }
 
 type Key = (TransitionKind, String);
@@ -92,6 +94,7 @@ pub fn derived(job: &ServiceJob) -> Vec<Transition> {
             attempt,
             at,
             exact: true,
+            reason: String::new(),
         })
     };
     push(TransitionKind::Submitted, String::new(), job.created_at);
@@ -155,6 +158,23 @@ pub fn derived(job: &ServiceJob) -> Vec<Transition> {
             _ => {}
         }
     }
+    // Why each preempted attempt ended, from the preemption summary or the attempt itself.
+    for t in out
+        .iter_mut()
+        .filter(|t| t.kind == TransitionKind::Preempted)
+    {
+        t.reason = recent
+            .iter()
+            .find(|r| r.resource_id == t.attempt)
+            .map(|r| r.status_reason.clone())
+            .or_else(|| {
+                job.attempts
+                    .iter()
+                    .find(|a| a.resource_id == t.attempt)
+                    .and_then(|a| a.status_reason.clone())
+            })
+            .unwrap_or_default();
+    }
     out
 }
 
@@ -190,6 +210,7 @@ fn first_runnable(
         attempt: String::new(),
         at,
         exact: false,
+        reason: String::new(),
     })
 }
 

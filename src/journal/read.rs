@@ -120,7 +120,7 @@ impl Journal {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT job_id, kind, attempt, at, exact FROM transitions WHERE job_id = ?1
+                "SELECT job_id, kind, attempt, at, exact, reason FROM transitions WHERE job_id = ?1
                  ORDER BY at, kind",
             )
             .map_err(|e| self.err(e))?;
@@ -132,19 +132,21 @@ impl Journal {
                     r.get::<_, String>(2)?,
                     r.get::<_, Millis>(3)?,
                     r.get::<_, bool>(4)?,
+                    r.get::<_, String>(5)?,
                 ))
             })
             .and_then(|it| it.collect::<Result<Vec<_>, _>>())
             .map_err(|e| self.err(e))?;
         Ok(rows
             .into_iter()
-            .filter_map(|(job_id, kind, attempt, at, exact)| {
+            .filter_map(|(job_id, kind, attempt, at, exact, reason)| {
                 Some(Transition {
                     job_id,
                     kind: TransitionKind::parse(&kind)?,
                     attempt,
                     at,
                     exact,
+                    reason,
                 })
             })
             .collect())
@@ -396,7 +398,7 @@ fn preempted_attempts(ts: &[Transition]) -> Vec<PreemptedAttempt> {
                 },
                 started_at: start,
                 stopped_at: t.at,
-                status_reason: String::new(),
+                status_reason: t.reason.clone(),
             }
         })
         .collect();

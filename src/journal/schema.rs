@@ -61,6 +61,9 @@ const MIGRATIONS: &[&str] = &[
         last_observed_at INTEGER NOT NULL
     );
     ",
+    // 2: why a preempted attempt ended (the API's statusReason), kept once the API's window of
+    // recent attempts no longer shows it.
+    "ALTER TABLE transitions ADD COLUMN reason TEXT NOT NULL DEFAULT '';",
 ];
 
 /// The schema version this build writes.

@@ -346,8 +346,8 @@ fn write_job(
     }
     let mut n = 0;
     let mut stmt = tx.prepare_cached(
-        "INSERT OR IGNORE INTO transitions (job_id, kind, attempt, at, exact, observed_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT OR IGNORE INTO transitions (job_id, kind, attempt, at, exact, observed_at, reason)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?;
     for t in diff::transitions_after(prev, prev_status, cur, obs) {
         n += stmt.execute(params![
@@ -356,7 +356,8 @@ fn write_job(
             t.attempt,
             t.at,
             t.exact,
-            obs
+            obs,
+            t.reason
         ])?;
     }
     Ok(n)

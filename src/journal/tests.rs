@@ -281,6 +281,8 @@ fn preempted_jobs_keep_every_attempt_the_api_window_dropped() {
         .map(|a| (a.resource_id.as_str(), a.started_at, a.stopped_at))
         .collect();
     assert_eq!(spans, [("tj-x2", 2 * H, 3 * H), ("tj-x", 2_000, H)]);
+    // Why each ended is kept too, also for the attempt the API's window no longer shows.
+    assert!(r.attempts.iter().all(|a| a.status_reason == "reclaimed"));
     // `since` filters by preemption time; another queue has none.
     assert_eq!(j.preempted_jobs("q", 2 * H).unwrap().len(), 1);
     assert!(j.preempted_jobs("q", 3 * H + 1).unwrap().is_empty());
@@ -327,4 +329,35 @@ fn scorecard_input_stops_at_the_window_end() {
     assert_eq!(names, ["early"]);
     // Its history stops at the end too: started at 2 s, still open then.
     assert!(then.jobs[0].attempts.iter().all(|a| a.stopped_at.is_none()));
+}
+
+/// A journal written by the first schema (no preemption reasons) is migrated on open: its
+/// history stays, and new preempted attempts get their reason.
+#[test]
+fn a_version_1_journal_is_migrated_and_keeps_its_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.sqlite3");
+    {
+        let mut j = Journal::open(&path, JournalConfig::default()).unwrap();
+        j.record(&snap(9_000, vec![running("x", 6_000, 7_000)]))
+            .unwrap();
+    }
+    {
+        // What version 1 of the schema looked like.
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("ALTER TABLE transitions DROP COLUMN reason; PRAGMA user_version = 1;")
+            .unwrap();
+    }
+    let j = Journal::open(&path, JournalConfig::default()).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = c
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, crate::journal::SCHEMA_VERSION);
+    let old = j.transitions("id-x").unwrap();
+    assert!(
+        old.iter()
+            .any(|t| t.kind == TransitionKind::Started && t.at == 7_000)
+    );
+    assert!(old.iter().all(|t| t.reason.is_empty()));
 }
