@@ -130,8 +130,10 @@ impl Screen for Jobs {
         let header = [
             "NAME", "ID", "SHARE", "STATUS", "PRI", "TYPE×N", "PRE", "AGE", "REASON",
         ];
-        // The short id only when there is room for it next to a readable name.
-        let id_w = if area.width >= 100 { 6 } else { 0 };
+        // The short id and the reason only when there is room for them next to a readable
+        // name (below 100 columns the name takes the room; Enter shows the reason).
+        let wide = area.width >= 100;
+        let id_w = if wide { 6 } else { 0 };
         let widths = [
             Constraint::Fill(3),
             Constraint::Length(id_w),
@@ -141,7 +143,11 @@ impl Screen for Jobs {
             Constraint::Length(15),
             Constraint::Length(3),
             Constraint::Length(6),
-            Constraint::Fill(2),
+            if wide {
+                Constraint::Fill(2)
+            } else {
+                Constraint::Length(0)
+            },
         ];
         screen::draw_table(
             frame,

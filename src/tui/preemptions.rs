@@ -236,7 +236,17 @@ impl Screen for Preemptions {
             "Recent preempted attempts"
         };
         let title = match selected {
-            Some(f) => format!("{what} · {}", clean(&f.name)),
+            Some(f) if attempts.len() < f.count as usize => format!(
+                "{what} · {} · {} shown of {} (newest first)",
+                clean(&f.name),
+                attempts.len(),
+                f.count
+            ),
+            Some(f) => format!(
+                "{what} · {} · {} (newest first)",
+                clean(&f.name),
+                attempts.len()
+            ),
             None => what.to_string(),
         };
         let block = screen::block(title, None, &[], theme);
