@@ -89,9 +89,10 @@ pub fn services(
     poller: &PollHandle,
     loaded: &Loaded,
     journal: &Journal,
+    audit_log: Option<PathBuf>,
 ) -> Services {
     let source = client.source().clone();
-    let changes = crate::audit::default_path().map(|path| {
+    let changes = audit_log.clone().map(|path| {
         Arc::new(ApiRunner {
             api: Arc::new(client.clone()),
             log: AuditLog::new(path),
@@ -121,7 +122,7 @@ pub fn services(
             ScorecardSettings {
                 window_ms,
                 options,
-                audit_log: crate::audit::default_path(),
+                audit_log: audit_log.clone(),
             },
         )
     });
@@ -230,8 +231,14 @@ pub async fn run(
 
 /// A journal path in a fresh temporary directory, for `demo` (its history is the demo world's,
 /// not the user's).
+/// Where `demo` keeps its journal and audit log: a directory of its own under the system's
+/// temporary directory, so the demo world stays out of the operator's history and audit trail.
+pub fn demo_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("quotatop-demo-{}", std::process::id()))
+}
+
 pub fn temp_journal() -> Result<PathBuf, JournalError> {
-    let dir = std::env::temp_dir().join(format!("quotatop-demo-{}", std::process::id()));
+    let dir = demo_dir();
     std::fs::create_dir_all(&dir).map_err(|source| JournalError::CreateDir {
         path: dir.clone(),
         source,

@@ -78,7 +78,9 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         );
         let snapshots = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
         let opts = console::options(&loaded, client.source().clone(), &journal);
-        let services = console::services(&client, &poller, &loaded, &journal);
+        // Priority changes against the demo world are audited in the demo's own log.
+        let audit_log = Some(console::demo_dir().join("audit.jsonl"));
+        let services = console::services(&client, &poller, &loaded, &journal, audit_log);
         let result = console::run(opts, snapshots, services, journal).await;
         poller.shutdown().await;
         emulator.shutdown().await?;

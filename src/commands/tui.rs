@@ -56,7 +56,13 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
         );
         let snapshots = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
         let opts = console::options(&loaded, client.source().clone(), &journal);
-        let services = console::services(&client, &poller, &loaded, &journal);
+        let services = console::services(
+            &client,
+            &poller,
+            &loaded,
+            &journal,
+            crate::audit::default_path(),
+        );
         let result = console::run(opts, snapshots, services, journal).await;
         poller.shutdown().await;
         result
