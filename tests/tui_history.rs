@@ -597,3 +597,81 @@ async fn a_stale_preview_is_shown_again_before_it_is_applied() {
     let text = screen_text(&t);
     assert!(text.contains("current priority 50"), "{text}");
 }
+
+/// `:at` with a time of day reads it on the data's clock, the one the PAST badge shows, even
+/// when the service's clock and this machine's disagree (here the service runs 5 h behind).
+#[tokio::test]
+async fn at_a_time_of_day_uses_the_data_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.sqlite3");
+    let cfg = JournalConfig {
+        snapshot_interval_ms: 1,
+        ..JournalConfig::default()
+    };
+    let mut j = Journal::open(&path, cfg).unwrap();
+    for mut s in recorded() {
+        for q in &mut s.queues {
+            q.server_time = q.server_time.map(|t| t - 5 * 60 * MIN);
+        }
+        j.record(&s).unwrap();
+    }
+    drop(j);
+    // 02:30 local is 21:30 (the day before) on the service's clock.
+    let (t, app) = drive(
+        110,
+        30,
+        options(),
+        services(path.clone()),
+        vec![Step::Keys(":at 2026-02-01T21:31:00Z\n")],
+    )
+    .await;
+    assert_eq!(app.past_at(), Some(NOW - 10 * MIN));
+    assert!(
+        line(&t, 0).starts_with(" PAST 2026-02-01 21:30:00Z"),
+        "{}",
+        line(&t, 0)
+    );
+    // Before the data's first time: the oldest, and the message names the badge's clock.
+    let (t, app) = drive(
+        110,
+        30,
+        options(),
+        services(path),
+        vec![Step::Keys(":at 2026-02-01T12:00:00Z\n")],
+    )
+    .await;
+    assert_eq!(app.past_at(), Some(NOW - 20 * MIN));
+    assert!(
+        screen_text(&t).contains("goes back only to 2026-02-01 21:20:00Z"),
+        "{}",
+        screen_text(&t)
+    );
+}
+
+/// At 80 columns the Jobs screen has no reason column; a job the service refuses to place is
+/// still marked.
+#[tokio::test]
+async fn narrow_jobs_screen_marks_misconfigured_jobs() {
+    let (t, _) = tui_support::run(80, 24, options(), typed("2/MISCONF\n")).await;
+    let text = screen_text(&t);
+    assert!(text.contains("MISCONFIG"), "{text}");
+}
+
+/// Job detail says when it lists fewer preempted attempts than the job had.
+#[tokio::test]
+async fn job_detail_says_when_older_attempts_are_not_kept() {
+    let mut s = snapshot();
+    if let Some(j) = s.queues[0]
+        .jobs
+        .iter_mut()
+        .find(|j| j.job.name == "video-pretrain")
+        && let Some(p) = &mut j.job.preemption
+    {
+        p.preempted_attempt_count = 6;
+    }
+    let (t, _) =
+        tui_support::run_with(110, 40, options(), vec![s], typed(":job video-pretrain\n")).await;
+    let text = screen_text(&t);
+    assert!(text.contains("Preemptions (6)"), "{text}");
+    assert!(text.contains("2 older attempt(s) not listed"), "{text}");
+}

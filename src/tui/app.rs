@@ -74,6 +74,14 @@ impl Past {
     fn taken_at(&self) -> Millis {
         self.data.snapshot.as_ref().map_or(0, |s| s.taken_at)
     }
+
+    /// The service's time in the snapshot (what the PAST badge shows).
+    fn data_at(&self, queue: Option<&str>) -> Millis {
+        self.data
+            .queue(queue)
+            .and_then(|(q, _)| now_of(q))
+            .unwrap_or_else(|| self.taken_at())
+    }
 }
 
 /// The data screens show: the past one while travelling, else the live one.
@@ -433,7 +441,7 @@ impl App {
             match to {
                 TravelTo::Older(_) => self.travel_backlog += 1,
                 TravelTo::Newer(_) => self.travel_backlog -= 1,
-                TravelTo::At(_) => {}
+                TravelTo::At(_) | TravelTo::AtData(_) => {}
             }
             return;
         }
@@ -508,13 +516,19 @@ impl App {
                 if self.current().kind() == Kind::Scorecard {
                     self.request_scorecard();
                 }
-                if let (TravelTo::At(t), Some(p)) = (r.to, &self.past)
-                    && p.taken_at() > t
-                {
-                    let oldest = super::text::date_time(Some(p.taken_at()));
-                    self.flash_info(format!(
-                        "the journal goes back only to {oldest}: its oldest snapshot is shown"
-                    ));
+                if let Some(p) = &self.past {
+                    let data_at = p.data_at(self.queue.as_deref());
+                    let before = match r.to {
+                        TravelTo::At(t) => p.taken_at() > t,
+                        TravelTo::AtData(t) => data_at > t,
+                        _ => false,
+                    };
+                    if before {
+                        let oldest = super::text::date_time(Some(data_at));
+                        self.flash_info(format!(
+                            "the journal goes back only to {oldest}: its oldest snapshot is shown"
+                        ));
+                    }
                 }
                 self.travel_next();
             }
@@ -525,7 +539,7 @@ impl App {
                     TravelTo::Older(_) if self.past.is_some() => {
                         self.flash_info("this is the oldest recorded snapshot the journal keeps")
                     }
-                    TravelTo::Older(_) | TravelTo::At(_) => self
+                    TravelTo::Older(_) | TravelTo::At(_) | TravelTo::AtData(_) => self
                         .flash_info("no recorded snapshot yet: the journal stores them as it goes"),
                     TravelTo::Newer(_) => self.go_live("live again: no newer recorded snapshot"),
                 }
@@ -867,19 +881,31 @@ impl App {
             Command::Quit => self.quit = true,
             Command::Theme(name) => self.set_theme(&name),
             Command::At(when) => {
-                let t = match when {
-                    When::Ago(d) => (self.clock)().saturating_sub(d),
-                    When::At(t) => t,
-                };
-                let live_at = self
+                // "30m" is ago by this machine's clock (as "recorded … ago" is); a time of day
+                // is read on the data's own clock (as the PAST badge and job times are).
+                let live_taken = self
                     .data
                     .snapshot
                     .as_ref()
                     .map_or_else(|| (self.clock)(), |s| s.taken_at);
-                if t >= live_at {
+                let (to, live) = match when {
+                    When::Ago(d) => {
+                        let t = (self.clock)().saturating_sub(d);
+                        (TravelTo::At(t), t >= live_taken)
+                    }
+                    When::At(t) => {
+                        let live_data = self
+                            .data
+                            .queue(self.queue.as_deref())
+                            .and_then(|(q, _)| now_of(q))
+                            .unwrap_or(live_taken);
+                        (TravelTo::AtData(t), t >= live_data)
+                    }
+                };
+                if live {
                     self.go_live("live: that time is now or later");
                 } else {
-                    self.travel(TravelTo::At(t));
+                    self.travel(to);
                 }
             }
             Command::Live => self.go_live("live data"),
@@ -987,11 +1013,7 @@ impl App {
         .areas(area);
         let past_mark = self.past.as_ref().map(|p| PastMark {
             taken_at: p.taken_at(),
-            data_at: p
-                .data
-                .queue(self.queue.as_deref())
-                .and_then(|(q, _)| now_of(q))
-                .unwrap_or_else(|| p.taken_at()),
+            data_at: p.data_at(self.queue.as_deref()),
             position: p.position,
             total: p.total,
             older: self.keymap.first_key(Action::Older),

@@ -63,8 +63,11 @@ pub enum TravelTo {
     Older(Millis),
     /// The oldest stored snapshot taken after this time.
     Newer(Millis),
-    /// The snapshot in force at this time (else the oldest one kept).
+    /// The snapshot in force at this local time (else the oldest one kept).
     At(Millis),
+    /// The snapshot whose data is as of this service time, the clock the data's own timestamps
+    /// and the PAST badge use (else the oldest one kept).
+    AtData(Millis),
 }
 
 /// A recorded snapshot, where it stands among the stored ones, and the usage samples before
@@ -122,6 +125,7 @@ impl JournalReader {
                 Some(at) => Some(at),
                 None => j.snapshot_neighbour(t, false).map_err(e)?,
             },
+            TravelTo::AtData(t) => at_data_time(&j, t)?,
         };
         let Some(at) = at else {
             return Ok(None);
@@ -147,6 +151,35 @@ impl JournalReader {
             usage,
         })))
     }
+}
+
+/// The stored snapshot (its local `taken_at`) whose data is the newest as of service time `t`,
+/// else the oldest: a binary search, as both clocks only move forward. Decodes about log2(n)
+/// snapshots.
+fn at_data_time(j: &Journal, t: Millis) -> Result<Option<Millis>, String> {
+    let times = j
+        .snapshot_times(Millis::MIN, Millis::MAX)
+        .map_err(|e| e.to_string())?;
+    let data_time = |taken: Millis| -> Result<Millis, String> {
+        let s = j.snapshot_at(taken).map_err(|e| e.to_string())?;
+        Ok(s.as_ref()
+            .and_then(|s| s.queues.iter().filter_map(crate::analysis::now_of).max())
+            .unwrap_or(taken))
+    };
+    // First index whose data is after `t`.
+    let (mut lo, mut hi) = (0, times.len());
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if data_time(times[mid])? <= t {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(match lo {
+        0 => times.first().copied(),
+        n => times.get(n - 1).copied(),
+    })
 }
 
 impl HistoryReader for JournalReader {

@@ -140,7 +140,10 @@ impl JobDetail {
         out.push(Line::from(""));
         let facts = v.preemptions.iter().find(|f| f.job_id == j.id);
         let mut head = vec![Span::styled(
-            format!("Preemptions ({})", j.preemption_count()),
+            format!(
+                "Preemptions ({})",
+                facts.map_or(j.preemption_count(), |f| f.count)
+            ),
             theme.style(Role::Header),
         )];
         if let Some(f) = facts {
@@ -160,24 +163,47 @@ impl JobDetail {
             }
         }
         out.push(Line::from(head));
-        match &j.preemption {
-            Some(p) if !p.recent_preempted_attempts.is_empty() => {
-                for a in &p.recent_preempted_attempts {
-                    out.push(Line::from(vec![
-                        Span::raw(format!(
-                            "  {}  →  {}  ran {:<7} ",
-                            date_time(Some(a.started_at)),
-                            date_time(Some(a.stopped_at)),
-                            duration(Some(a.stopped_at - a.started_at))
-                        )),
-                        Span::styled(
-                            clean(&a.status_reason).into_owned(),
-                            theme.style(Role::Preempted),
-                        ),
-                    ]));
-                }
-            }
-            _ => out.push(Line::from(Span::styled("  never preempted", muted))),
+        // The attempts the preemption facts know: the API's window, widened by the journal.
+        let api = j
+            .preemption
+            .as_ref()
+            .map_or(&[][..], |p| p.recent_preempted_attempts.as_slice());
+        let attempts = facts.map_or(api, |f| f.recent.as_slice());
+        if attempts.is_empty() && j.preemption_count() == 0 {
+            out.push(Line::from(Span::styled("  never preempted", muted)));
+        }
+        for a in attempts {
+            out.push(Line::from(vec![
+                Span::raw(format!(
+                    "  {}  →  {}  ran {:<7} ",
+                    date_time(Some(a.started_at)),
+                    date_time(Some(a.stopped_at)),
+                    duration(Some(a.stopped_at - a.started_at))
+                )),
+                Span::styled(
+                    if a.status_reason.is_empty() {
+                        "(recorded by the journal)".to_string()
+                    } else {
+                        clean(&a.status_reason).into_owned()
+                    },
+                    theme.style(Role::Preempted),
+                ),
+            ]));
+        }
+        let count = facts.map_or(j.preemption_count(), |f| f.count) as usize;
+        if attempts.len() < count {
+            out.push(Line::from(Span::styled(
+                format!(
+                    "  … {} older attempt(s) not listed: the API keeps only the most recent{}",
+                    count - attempts.len(),
+                    if v.with_history {
+                        ", and the journal did not see them"
+                    } else {
+                        ""
+                    }
+                ),
+                muted,
+            )));
         }
         out
     }

@@ -16,7 +16,7 @@ use super::data::Data;
 use super::jobs::status_style;
 use super::list::ListState;
 use super::screen::{self, DrawCtx, Kind, Open, Screen};
-use super::text::{clean, date_time, duration, hours};
+use super::text::{clean, clock, date_time, duration, hours};
 use super::theme::Role;
 use crate::analysis::PreemptionFacts;
 
@@ -141,6 +141,7 @@ impl Screen for Preemptions {
         };
         let [top, bottom] =
             Layout::vertical([Constraint::Percentage(60), Constraint::Fill(1)]).areas(area);
+        let wide = area.width >= 100;
         // A fold from +0.0: an empty f64 sum is -0.0, which would print as "-0.0".
         let total_gpu = v
             .preemptions
@@ -178,7 +179,7 @@ impl Screen for Preemptions {
             Constraint::Length(12),
             Constraint::Length(6),
             Constraint::Length(6),
-            Constraint::Length(20),
+            Constraint::Length(if wide { 20 } else { 9 }),
         ];
         screen::draw_table(
             frame,
@@ -221,7 +222,12 @@ impl Screen for Preemptions {
                     Cell::from(Line::from(flag_spans)),
                     Cell::from(format!("{:.1}{partial}", f.instance_hours_lost)),
                     Cell::from(format!("{}{partial}", hours(f.gpu_hours_lost))),
-                    Cell::from(date_time(f.recent.first().map(|a| a.stopped_at))),
+                    // Below 100 columns the time of day only, so the name keeps its room.
+                    Cell::from(if wide {
+                        date_time(f.recent.first().map(|a| a.stopped_at))
+                    } else {
+                        clock(f.recent.first().map(|a| a.stopped_at))
+                    }),
                 ]
             },
         );

@@ -116,8 +116,9 @@ impl PriorityDialog {
                         return Reply::Stay;
                     }
                     match &self.step {
+                        // Same prediction: apply it with today's figures (times running and
+                        // hours at risk grow while the preview is read), which the audit keeps.
                         Step::Preview(fresh) if fresh.same_outcome(&shown) => {
-                            self.step = Step::Preview(Box::new(shown));
                             self.stale = false;
                         }
                         Step::Preview(_) => {
