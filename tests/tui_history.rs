@@ -611,7 +611,7 @@ async fn at_a_time_of_day_uses_the_data_clock() {
     let mut j = Journal::open(&path, cfg).unwrap();
     for mut s in recorded() {
         for q in &mut s.queues {
-            q.server_time = q.server_time.map(|t| t - 5 * 60 * MIN);
+            q.server_time = q.server_time.map(|t| t - 5 * 60 * MIN + 250);
         }
         j.record(&s).unwrap();
     }
@@ -631,6 +631,17 @@ async fn at_a_time_of_day_uses_the_data_clock() {
         "{}",
         line(&t, 0)
     );
+    // The badge's own time (shown to the second; the data's is to the millisecond) finds
+    // that snapshot.
+    let (_, app) = drive(
+        110,
+        30,
+        options(),
+        services(path.clone()),
+        vec![Step::Keys(":at 2026-02-01T21:30:00Z\n")],
+    )
+    .await;
+    assert_eq!(app.past_at(), Some(NOW - 10 * MIN));
     // Before the data's first time: the oldest, and the message names the badge's clock.
     let (t, app) = drive(
         110,

@@ -894,6 +894,8 @@ impl App {
                         (TravelTo::At(t), t >= live_taken)
                     }
                     When::At(t) => {
+                        // Times are shown to the second: a time typed to the second covers it.
+                        let t = if t % 1000 == 0 { t + 999 } else { t };
                         let live_data = self
                             .data
                             .queue(self.queue.as_deref())
