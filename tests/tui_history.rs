@@ -686,3 +686,36 @@ async fn job_detail_says_when_older_attempts_are_not_kept() {
     assert!(text.contains("Preemptions (6)"), "{text}");
     assert!(text.contains("2 older attempt(s) not listed"), "{text}");
 }
+
+/// The attempts pane scrolls: Tab moves the focus to it, and End reaches the oldest attempt of
+/// a job with more attempts than the pane has rows. Moving in the jobs list again resets it.
+#[tokio::test]
+async fn the_attempts_pane_scrolls() {
+    let mut s = snapshot();
+    if let Some(j) = s.queues[0]
+        .jobs
+        .iter_mut()
+        .find(|j| j.job.name == "video-pretrain")
+        && let Some(p) = &mut j.job.preemption
+    {
+        let base = p.recent_preempted_attempts[0].clone();
+        p.recent_preempted_attempts = (0..12)
+            .map(|i| quotatop::model::PreemptedAttempt {
+                resource_id: format!("attempt-{i:02}"),
+                started_at: NOW - (i + 2) * 10 * MIN,
+                stopped_at: NOW - (i + 1) * 10 * MIN - 7_000 - i * 1_000,
+                ..base.clone()
+            })
+            .collect();
+        p.preempted_attempt_count = 12;
+    }
+    // The oldest attempt stopped at NOW - 120 min - 18 s: 00:39:42.
+    let oldest = "2026-02-02 00:39:42Z";
+    let (t, _) = tui_support::run_with(110, 24, options(), vec![s.clone()], typed("3")).await;
+    assert!(!screen_text(&t).contains(oldest), "{}", screen_text(&t));
+    let (t, _) = tui_support::run_with(110, 24, options(), vec![s.clone()], typed("3\tG")).await;
+    assert!(screen_text(&t).contains(oldest), "{}", screen_text(&t));
+    // Back in the jobs list, moving resets the pane to the newest attempts.
+    let (t, _) = tui_support::run_with(110, 24, options(), vec![s], typed("3\tG\tjk")).await;
+    assert!(!screen_text(&t).contains(oldest), "{}", screen_text(&t));
+}

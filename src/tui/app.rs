@@ -790,9 +790,15 @@ impl App {
     }
 
     fn with_nav(&mut self, f: impl FnOnce(&mut super::list::ListState)) {
-        if let Some(list) = self.current_mut().list() {
+        let data = shown(&self.data, &self.past);
+        let screen: &mut (dyn Screen + Send) = match self.stack.last_mut() {
+            Some(s) => s.as_mut(),
+            None => &mut self.root,
+        };
+        if let Some(list) = screen.nav_list() {
             f(list);
         }
+        screen.after_nav(data);
     }
 
     fn flash_error(&mut self, text: impl Into<String>) {

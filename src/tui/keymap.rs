@@ -201,7 +201,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         "next_pane",
         Mode::Normal,
         &["tab"],
-        "switch pane (share: running / queued)",
+        "switch pane (share: running / queued; preemptions: jobs / their attempts)",
         None,
     ),
     b(

@@ -25,6 +25,9 @@ pub const COLUMNS: &[&str] = &["count", "gpu-hours", "name", "share", "last"];
 #[derive(Debug)]
 pub struct Preemptions {
     list: ListState,
+    /// The selected job's preempted attempts (Tab moves the focus there to scroll them).
+    attempts: ListState,
+    on_attempts: bool,
     queue: Option<String>,
     remembered: Option<String>,
 }
@@ -33,9 +36,23 @@ impl Preemptions {
     pub fn new() -> Self {
         Self {
             list: ListState::with_sort(0, false),
+            attempts: ListState::default(),
+            on_attempts: false,
             queue: None,
             remembered: None,
         }
+    }
+
+    /// Points the attempts pane at the selected job's attempts (from its first when `reset`).
+    fn follow_selection(&mut self, data: &Data, reset: bool) {
+        let n = data
+            .queue(self.queue.as_deref())
+            .and_then(|(_, v)| v.preemptions.get(self.list.selected_row()?))
+            .map_or(0, |f| f.recent.len());
+        if reset {
+            self.attempts = ListState::default();
+        }
+        self.attempts.set_rows((0..n).collect(), |_| false);
     }
 }
 
@@ -125,9 +142,34 @@ impl Screen for Preemptions {
             rows.reverse();
         }
         self.queue = Some(q.name.clone());
+        let same_job = previous.clone();
         self.list.set_rows(rows, |r| {
             previous.as_deref() == v.preemptions.get(r).map(|f| f.job_id.as_str())
         });
+        let still = self
+            .list
+            .selected_row()
+            .and_then(|r| v.preemptions.get(r))
+            .is_some_and(|f| Some(&f.job_id) == same_job.as_ref());
+        self.follow_selection(data, !still);
+    }
+
+    fn next_pane(&mut self) {
+        self.on_attempts = !self.on_attempts;
+    }
+
+    fn nav_list(&mut self) -> Option<&mut ListState> {
+        Some(if self.on_attempts {
+            &mut self.attempts
+        } else {
+            &mut self.list
+        })
+    }
+
+    fn after_nav(&mut self, data: &Data) {
+        if !self.on_attempts {
+            self.follow_selection(data, true);
+        }
     }
 
     fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx) {
@@ -188,7 +230,7 @@ impl Screen for Preemptions {
             &header,
             &widths,
             &self.list,
-            true,
+            !self.on_attempts,
             theme,
             |r| {
                 let Some(f) = v.preemptions.get(r) else {
@@ -234,8 +276,17 @@ impl Screen for Preemptions {
 
         let selected = self.list.selected_row().and_then(|r| v.preemptions.get(r));
         let attempts = selected.map_or(&[][..], |f| f.recent.as_slice());
-        let mut detail = ListState::default();
-        detail.set_rows((0..attempts.len()).collect(), |_| false);
+        // The pane's own list (scrolled with Tab then Up/Down); rows match the selected job's
+        // attempts after every move and refresh, and are clamped here in case they do not.
+        let fresh;
+        let detail: &ListState = if self.attempts.rows.len() == attempts.len() {
+            &self.attempts
+        } else {
+            let mut d = ListState::default();
+            d.set_rows((0..attempts.len()).collect(), |_| false);
+            fresh = d;
+            &fresh
+        };
         let what = if v.with_history {
             "Preempted attempts"
         } else {
@@ -269,8 +320,8 @@ impl Screen for Preemptions {
             block,
             &header,
             &widths,
-            &detail,
-            false,
+            detail,
+            self.on_attempts,
             theme,
             |r| {
                 let Some(a) = attempts.get(r) else {

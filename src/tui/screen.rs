@@ -58,6 +58,14 @@ pub trait Screen {
         None
     }
     fn next_pane(&mut self) {}
+    /// The list that Up/Down/Page keys move in (by default the one `/` and sort act on; a
+    /// screen with a second pane returns that pane's list while it has the focus).
+    fn nav_list(&mut self) -> Option<&mut ListState> {
+        self.list()
+    }
+    /// After Up/Down/Page moved the selection (a screen whose second pane follows the first
+    /// refreshes it here).
+    fn after_nav(&mut self, _data: &Data) {}
     /// The job a priority change applies to (by default: the one Enter would open).
     fn selected_job(&self, data: &Data, queue: Option<&str>) -> Option<(String, String)> {
         match self.enter(data, queue)? {
