@@ -212,6 +212,11 @@ impl PriorityDialog {
     /// Validates the whole change and computes the preview on the current snapshot; whether
     /// it could (else `error` says why).
     fn open_preview(&mut self, data: &Data) -> bool {
+        // The header and the change-record rule follow the job as the data now shows it.
+        if let Some(t) = data.job(Some(&self.queue), &self.job_id) {
+            self.status = t.job.status;
+            self.current = t.job.priority;
+        }
         let checked = parse_priority(&self.priority).and_then(|new| {
             let record = Some(self.change_record.as_str()).filter(|c| !c.trim().is_empty());
             check_change(self.current, new, &self.justification, record, &self.policy).map(|()| new)
