@@ -506,11 +506,9 @@ impl quotatop::tui::effects::ChangeRunner for Recorder {
     }
 }
 
-/// A preview left open while the queue changes is not applied as shown: Enter first shows the
-/// new prediction, and only the next Enter applies it. After the change the dialog shows the
-/// new priority as current.
-#[tokio::test]
-async fn a_stale_preview_is_shown_again_before_it_is_applied() {
+/// The live fixture one refresh later, with an urgent job queued in research (ahead of any
+/// priority below 9000).
+fn with_urgent_job() -> Snapshot {
     let mut changed = snapshot();
     changed.sequence += 1;
     changed.taken_at += 1_000;
@@ -526,20 +524,34 @@ async fn a_stale_preview_is_shown_again_before_it_is_applied() {
     urgent.arn = "arn:aws:batch:us-east-1:123456789012:service-job/urgent-0001".into();
     urgent.job.priority = 9_000;
     q.jobs.push(urgent);
+    changed
+}
 
+/// Services whose priority changes are only recorded.
+fn recording() -> (Arc<Recorder>, Services) {
     let recorder = Arc::new(Recorder(std::sync::Mutex::new(Vec::new())));
     let services = Services {
         changes: Some(recorder.clone() as Arc<dyn quotatop::tui::effects::ChangeRunner>),
         ..Services::default()
     };
+    (recorder, services)
+}
+
+/// A preview left open while the queue changes is not applied as shown: Enter first shows the
+/// new prediction, and only the next Enter applies it. After the change the dialog shows the
+/// new priority as current.
+#[tokio::test]
+async fn a_stale_preview_is_shown_again_before_it_is_applied() {
+    let open = ":job research-sweep-04\np50\tincident 4711\n";
+    let (recorder, services) = recording();
     let (t, app) = drive(
         110,
         34,
         options(),
         services,
         vec![
-            Step::Keys(":job research-sweep-04\np50\tincident 4711\n"),
-            Step::Live(changed),
+            Step::Keys(open),
+            Step::Live(with_urgent_job()),
             Step::Keys("\n"),
         ],
     )
@@ -553,37 +565,15 @@ async fn a_stale_preview_is_shown_again_before_it_is_applied() {
     assert!(app.dialog().is_some());
 
     // Same again, then Enter on the new preview applies it.
-    let mut changed2 = snapshot();
-    changed2.sequence += 1;
-    changed2.taken_at += 1_000;
-    changed2.queues[0] = {
-        let mut q = changed2.queues[0].clone();
-        let mut u = q
-            .jobs
-            .iter()
-            .find(|j| j.job.name == "research-sweep-04")
-            .cloned()
-            .unwrap();
-        u.job.id = "urgent-0001".into();
-        u.job.name = "urgent-eval".into();
-        u.arn = "arn:aws:batch:us-east-1:123456789012:service-job/urgent-0001".into();
-        u.job.priority = 9_000;
-        q.jobs.push(u);
-        q
-    };
-    let recorder = Arc::new(Recorder(std::sync::Mutex::new(Vec::new())));
-    let services = Services {
-        changes: Some(recorder.clone() as Arc<dyn quotatop::tui::effects::ChangeRunner>),
-        ..Services::default()
-    };
+    let (recorder, services) = recording();
     let (t, _) = drive(
         110,
         34,
         options(),
         services,
         vec![
-            Step::Keys(":job research-sweep-04\np50\tincident 4711\n"),
-            Step::Live(changed2),
+            Step::Keys(open),
+            Step::Live(with_urgent_job()),
             Step::Keys("\n\n"),
         ],
     )

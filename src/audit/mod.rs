@@ -67,6 +67,14 @@ pub fn priority_changes(
         .collect()
 }
 
+/// [`priority_changes`] of `queue` read from the audit log at `path`.
+pub fn queue_priority_changes(
+    path: &std::path::Path,
+    queue: &str,
+) -> Result<Vec<crate::analysis::scorecard::PriorityChange>, AuditError> {
+    Ok(priority_changes(&changes(&read_records(path)?), queue))
+}
+
 /// One priority change: its intent and, when it was written, its outcome.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {

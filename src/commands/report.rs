@@ -100,11 +100,8 @@ fn audited_changes(args: &ReportArgs) -> anyhow::Result<Vec<scorecard::PriorityC
     if explicit && !path.exists() {
         bail!("audit log {} does not exist", path.display());
     }
-    match crate::audit::read_records(&path) {
-        Ok(records) => Ok(crate::audit::priority_changes(
-            &crate::audit::changes(&records),
-            &args.queue,
-        )),
+    match crate::audit::queue_priority_changes(&path, &args.queue) {
+        Ok(changes) => Ok(changes),
         Err(e) if explicit => Err(e.into()),
         Err(e) => {
             eprintln!("warning: {e}; operators are left unknown");

@@ -114,8 +114,7 @@ pub fn compute(
         .audit_log
         .as_deref()
         .filter(|p| p.exists())
-        .and_then(|p| crate::audit::read_records(p).ok())
-        .map(|r| crate::audit::priority_changes(&crate::audit::changes(&r), queue))
+        .and_then(|p| crate::audit::queue_priority_changes(p, queue).ok())
         .unwrap_or_default();
     let changes = scorecard::join_changes(&observed, &audited);
     let mut v = view(&input, opts);
