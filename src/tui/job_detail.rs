@@ -182,7 +182,7 @@ impl JobDetail {
                 )),
                 Span::styled(
                     if a.status_reason.is_empty() {
-                        "(recorded by the journal)".to_string()
+                        super::preemptions::NO_REASON.to_string()
                     } else {
                         clean(&a.status_reason).into_owned()
                     },

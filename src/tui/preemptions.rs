@@ -22,6 +22,9 @@ use crate::analysis::PreemptionFacts;
 
 pub const COLUMNS: &[&str] = &["count", "gpu-hours", "name", "share", "last"];
 
+/// Shown for an attempt without a reason: one the journal recorded before it kept reasons.
+pub const NO_REASON: &str = "(no reason: recorded by the journal before it kept them)";
+
 #[derive(Debug)]
 pub struct Preemptions {
     list: ListState,
@@ -333,7 +336,7 @@ impl Screen for Preemptions {
                     Cell::from(duration(Some(a.stopped_at - a.started_at))),
                     Cell::from(Span::styled(
                         if a.status_reason.is_empty() {
-                            "(recorded by the journal; the API no longer shows it)".to_string()
+                            NO_REASON.to_string()
                         } else {
                             clean(&a.status_reason).into_owned()
                         },
