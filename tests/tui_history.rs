@@ -139,6 +139,16 @@ async fn drive(
     (terminal, app)
 }
 
+/// [`drive`] with the fixture's options and one run of keys.
+async fn keys(
+    width: u16,
+    height: u16,
+    services: Services,
+    keys: &'static str,
+) -> (Terminal<TestBackend>, App) {
+    drive(width, height, options(), services, vec![Step::Keys(keys)]).await
+}
+
 fn line(t: &Terminal<TestBackend>, y: usize) -> String {
     screen_text(t)
         .lines()
@@ -150,14 +160,7 @@ fn line(t: &Terminal<TestBackend>, y: usize) -> String {
 #[tokio::test]
 async fn stepping_back_shows_the_recorded_snapshot_marked_as_past() {
     let dir = tempfile::tempdir().unwrap();
-    let (t, app) = drive(
-        110,
-        30,
-        options(),
-        services(journal(dir.path())),
-        vec![Step::Keys("[")],
-    )
-    .await;
+    let (t, app) = keys(110, 30, services(journal(dir.path())), "[").await;
     // The newest recorded snapshot before the live one: 10 minutes ago, 2 of 2.
     assert_eq!(app.past_at(), Some(NOW - 10 * MIN));
     let top = line(&t, 0);
@@ -182,12 +185,11 @@ async fn stepping_back_shows_the_recorded_snapshot_marked_as_past() {
     assert_snapshot!(t.backend());
 
     // At 80 columns the badge and the way back still show.
-    let (t, _) = drive(
+    let (t, _) = keys(
         80,
         24,
-        options(),
         services(journal(tempfile::tempdir().unwrap().path())),
-        vec![Step::Keys("[")],
+        "[",
     )
     .await;
     assert!(
@@ -203,14 +205,7 @@ async fn stepping_through_history_and_back_to_live() {
     let dir = tempfile::tempdir().unwrap();
     let path = journal(dir.path());
     // Two steps back: the oldest; a third finds nothing older and stays.
-    let (t, app) = drive(
-        100,
-        30,
-        options(),
-        services(path.clone()),
-        vec![Step::Keys("[[[")],
-    )
-    .await;
+    let (t, app) = keys(100, 30, services(path.clone()), "[[[").await;
     assert_eq!(app.past_at(), Some(NOW - 20 * MIN));
     assert!(line(&t, 1).contains("(1/2)"));
     assert!(screen_text(&t).contains("oldest recorded snapshot"));
@@ -218,24 +213,10 @@ async fn stepping_through_history_and_back_to_live() {
     assert!(app.shown().job(None, "retired-0000").is_some());
     assert!(app.live_data().job(None, "retired-0000").is_none());
     // Forward again, then past the newest: live, and said so.
-    let (t, app) = drive(
-        100,
-        30,
-        options(),
-        services(path.clone()),
-        vec![Step::Keys("[[]")],
-    )
-    .await;
+    let (t, app) = keys(100, 30, services(path.clone()), "[[]").await;
     assert_eq!(app.past_at(), Some(NOW - 10 * MIN));
     assert!(line(&t, 1).contains("(2/2)"));
-    let (t, app) = drive(
-        100,
-        30,
-        options(),
-        services(path.clone()),
-        vec![Step::Keys("[]")],
-    )
-    .await;
+    let (t, app) = keys(100, 30, services(path.clone()), "[]").await;
     assert_eq!(app.past_at(), None);
     assert!(!line(&t, 0).contains("PAST"));
     assert!(
@@ -244,7 +225,7 @@ async fn stepping_through_history_and_back_to_live() {
         screen_text(&t)
     );
     // L leaves from anywhere.
-    let (_, app) = drive(100, 30, options(), services(path), vec![Step::Keys("[[L")]).await;
+    let (_, app) = keys(100, 30, services(path), "[[L").await;
     assert_eq!(app.past_at(), None);
 }
 
@@ -253,53 +234,30 @@ async fn at_goes_to_the_snapshot_in_force_then() {
     let dir = tempfile::tempdir().unwrap();
     let path = journal(dir.path());
     // The clock says NOW + 1 s: 15 minutes ago the 20-minute-old snapshot was in force.
-    let (_, app) = drive(
-        100,
-        30,
-        options(),
-        services(path.clone()),
-        vec![Step::Keys(":at 15m\n")],
-    )
-    .await;
+    let (_, app) = keys(100, 30, services(path.clone()), ":at 15m\n").await;
     assert_eq!(app.past_at(), Some(NOW - 20 * MIN));
-    let (_, app) = drive(
+    let (_, app) = keys(
         100,
         30,
-        options(),
         services(path.clone()),
-        vec![Step::Keys(":at 2026-02-02T02:35:00Z\n")],
+        ":at 2026-02-02T02:35:00Z\n",
     )
     .await;
     assert_eq!(app.past_at(), Some(NOW - 10 * MIN));
     // Before anything was recorded: the oldest kept, and said so.
-    let (t, app) = drive(
-        100,
-        30,
-        options(),
-        services(path.clone()),
-        vec![Step::Keys(":at 3d\n")],
-    )
-    .await;
+    let (t, app) = keys(100, 30, services(path.clone()), ":at 3d\n").await;
     assert_eq!(app.past_at(), Some(NOW - 20 * MIN));
     assert!(screen_text(&t).contains("the journal goes back only to"));
     // A time not yet past is the live data.
-    let (_, app) = drive(
+    let (_, app) = keys(
         100,
         30,
-        options(),
         services(path.clone()),
-        vec![Step::Keys("[:at 2030-01-01T00:00:00Z\n")],
+        "[:at 2030-01-01T00:00:00Z\n",
     )
     .await;
     assert_eq!(app.past_at(), None);
-    let (t, app) = drive(
-        100,
-        30,
-        options(),
-        services(path),
-        vec![Step::Keys(":at soon\n")],
-    )
-    .await;
+    let (t, app) = keys(100, 30, services(path), ":at soon\n").await;
     assert_eq!(app.past_at(), None);
     assert!(screen_text(&t).contains("bad duration"));
 }
@@ -351,12 +309,11 @@ async fn live_data_keeps_updating_underneath_and_stays_apart() {
         "one usage sample per recorded snapshot"
     );
     // And going live shows the newest live data at once.
-    let (t, app) = drive(
+    let (t, app) = keys(
         110,
         30,
-        options(),
         services(journal(tempfile::tempdir().unwrap().path())),
-        vec![Step::Keys("[2L")],
+        "[2L",
     )
     .await;
     assert_eq!(app.past_at(), None);
@@ -366,14 +323,7 @@ async fn live_data_keeps_updating_underneath_and_stays_apart() {
 #[tokio::test]
 async fn priority_changes_are_refused_in_the_past() {
     let dir = tempfile::tempdir().unwrap();
-    let (t, app) = drive(
-        110,
-        30,
-        options(),
-        services(journal(dir.path())),
-        vec![Step::Keys("2[p")],
-    )
-    .await;
+    let (t, app) = keys(110, 30, services(journal(dir.path())), "2[p").await;
     assert!(app.dialog().is_none());
     assert!(
         screen_text(&t).contains("you are looking at the past"),
@@ -399,14 +349,7 @@ async fn without_history_time_travel_says_why() {
 #[tokio::test]
 async fn preemptions_screen_adds_the_journal_history() {
     let dir = tempfile::tempdir().unwrap();
-    let (t, app) = drive(
-        120,
-        30,
-        options(),
-        services(journal(dir.path())),
-        vec![Step::Keys("3")],
-    )
-    .await;
+    let (t, app) = keys(120, 30, services(journal(dir.path())), "3").await;
     let text = screen_text(&t);
     assert!(text.contains("API + journal history"), "{text}");
     let row = text
@@ -438,7 +381,7 @@ async fn a_journal_that_breaks_is_shown_as_unavailable() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = services(journal(dir.path()));
     s.journal_state = Some(Arc::new(|| Some("disk I/O error".to_string())));
-    let (t, app) = drive(120, 30, options(), s, vec![Step::Keys("[")]).await;
+    let (t, app) = keys(120, 30, s, "[").await;
     assert_eq!(app.past_at(), None);
     let text = screen_text(&t);
     assert!(line(&t, 1).contains("history unavailable"), "{text}");
@@ -607,12 +550,11 @@ async fn at_a_time_of_day_uses_the_data_clock() {
     }
     drop(j);
     // 02:30 local is 21:30 (the day before) on the service's clock.
-    let (t, app) = drive(
+    let (t, app) = keys(
         110,
         30,
-        options(),
         services(path.clone()),
-        vec![Step::Keys(":at 2026-02-01T21:31:00Z\n")],
+        ":at 2026-02-01T21:31:00Z\n",
     )
     .await;
     assert_eq!(app.past_at(), Some(NOW - 10 * MIN));
@@ -623,24 +565,16 @@ async fn at_a_time_of_day_uses_the_data_clock() {
     );
     // The badge's own time (shown to the second; the data's is to the millisecond) finds
     // that snapshot.
-    let (_, app) = drive(
+    let (_, app) = keys(
         110,
         30,
-        options(),
         services(path.clone()),
-        vec![Step::Keys(":at 2026-02-01T21:30:00Z\n")],
+        ":at 2026-02-01T21:30:00Z\n",
     )
     .await;
     assert_eq!(app.past_at(), Some(NOW - 10 * MIN));
     // Before the data's first time: the oldest, and the message names the badge's clock.
-    let (t, app) = drive(
-        110,
-        30,
-        options(),
-        services(path),
-        vec![Step::Keys(":at 2026-02-01T12:00:00Z\n")],
-    )
-    .await;
+    let (t, app) = keys(110, 30, services(path), ":at 2026-02-01T12:00:00Z\n").await;
     assert_eq!(app.past_at(), Some(NOW - 20 * MIN));
     assert!(
         screen_text(&t).contains("goes back only to 2026-02-01 21:20:00Z"),
