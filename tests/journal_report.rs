@@ -113,7 +113,7 @@ fn report_in_markdown_json_and_csv() {
     assert!(md.starts_with("# Scorecard: q\n"), "{md}");
     // Queue row: 1 job, 4.0 completed of 16.0 allocated (2 × 4 GPUs × 2 h) = 25 %.
     assert!(
-        md.contains("| queue q | 1 | 4.0 | 16.0 | 25.0% | 1 |"),
+        md.contains("| queue q | 1 | 4.0 | 16.0 | 25.0% | 0.00 | 0.00 | 1 |"),
         "{md}"
     );
     assert!(md.contains("| share a |"), "{md}");
@@ -123,13 +123,13 @@ fn report_in_markdown_json_and_csv() {
         "{md}"
     );
     assert!(
-        md.contains("completed-work utilisation = GPU-hours held"),
+        md.contains("completed-work utilisation = productive GPU-hours"),
         "{md}"
     );
 
     let json: serde_json::Value = serde_json::from_str(&stdout(&report(&path, "json"))).unwrap();
     let u = &json["scorecard"]["queue_row"]["utilisation"];
-    assert!((u["completed_gpu_hours"].as_f64().unwrap() - 4.0).abs() < 1e-9);
+    assert!((u["productive_gpu_hours"].as_f64().unwrap() - 4.0).abs() < 1e-9);
     assert!((u["ratio"].as_f64().unwrap() - 0.25).abs() < 1e-9);
     // Runnable estimated at the observation after PENDING (20 s) but capped at scheduling (10 s).
     assert_eq!(json["scorecard"]["queue_row"]["wait"]["p50_ms"], 0);
@@ -144,7 +144,7 @@ fn report_in_markdown_json_and_csv() {
     let csv = stdout(&report(&path, "csv"));
     let mut lines = csv.lines();
     assert_eq!(lines.next(), Some("scope,name,metric,value"));
-    assert!(csv.contains("\nqueue,q,completed_gpu_hours,4\n"), "{csv}");
+    assert!(csv.contains("\nqueue,q,productive_gpu_hours,4\n"), "{csv}");
     assert!(csv.contains("\nqueue,q,utilisation,0.25\n"), "{csv}");
     assert!(csv.contains("\nfairness,a,held_gpu_hours,4\n"), "{csv}");
     // Method texts contain commas: quoted.

@@ -254,7 +254,7 @@ fn compare_rows(o: &Row, t: &Row, truth_jobs: &[&JobHistory], opts: &ScorecardOp
     let what = t.scope.label();
     assert_eq!(o.scope, t.scope);
     assert_eq!(o.jobs, t.jobs, "{what}: jobs");
-    // Utilisation: every attempt of succeeded jobs.
+    // Utilisation: the productive work of succeeded jobs.
     let succeeded: Vec<&JobHistory> = truth_jobs
         .iter()
         .copied()
@@ -263,15 +263,9 @@ fn compare_rows(o: &Row, t: &Row, truth_jobs: &[&JobHistory], opts: &ScorecardOp
     let tol = resolution(&succeeded, opts, false);
     let (ou, tu) = (&o.utilisation, &t.utilisation);
     within(
-        &format!("{what} completed GPU-h"),
-        ou.completed_gpu_hours,
-        tu.completed_gpu_hours,
-        tol,
-    );
-    within(
-        &format!("{what} final-attempt GPU-h"),
-        ou.final_attempt_gpu_hours,
-        tu.final_attempt_gpu_hours,
+        &format!("{what} productive GPU-h"),
+        ou.productive_gpu_hours,
+        tu.productive_gpu_hours,
         tol,
     );
     assert_eq!(
@@ -314,14 +308,14 @@ fn compare_rows(o: &Row, t: &Row, truth_jobs: &[&JobHistory], opts: &ScorecardOp
     );
     within(
         &format!("{what} lost compute"),
-        o.waste.lost_compute_gpu_hours,
-        t.waste.lost_compute_gpu_hours,
+        o.waste.lost_gpu_hours,
+        t.waste.lost_gpu_hours,
         tol,
     );
     within(
         &format!("{what} restart overhead"),
-        o.waste.restart_overhead_gpu_hours,
-        t.waste.restart_overhead_gpu_hours,
+        o.waste.overhead_gpu_hours,
+        t.waste.overhead_gpu_hours,
         tol,
     );
     within(
@@ -459,7 +453,7 @@ async fn journal_scorecard_matches_the_engine_ground_truth() {
     assert!(q.waste.interrupted_attempts >= 3, "{:?}", q.waste);
     assert!(q.waste.with_checkpoint >= 1, "{:?}", q.waste);
     assert!(q.recovery.interrupted_jobs >= 2, "{:?}", q.recovery);
-    assert!(q.utilisation.completed_gpu_hours > 0.0);
+    assert!(q.utilisation.productive_gpu_hours > 0.0);
     assert!(truth.bands.len() >= 3, "bands: {:?}", truth.bands.len());
     assert!(truth.fairness.iter().all(|f| f.used_gpu_hours > 0.0));
 

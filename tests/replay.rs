@@ -22,7 +22,7 @@ fn conservation_every_job_accounted_and_gpu_hours_add_up() {
     // research for 4 of its 2: it runs only where research may borrow.
     for (cfg, unfinished) in [("replay_lending.toml", 1), ("replay_isolated.toml", 2)] {
         let cfg = ReplayConfig::load(&fixture(cfg)).unwrap();
-        let (o, _) = replay(&trace(), &cfg, &mut |_, _| {}).unwrap();
+        let (o, e) = replay(&trace(), &cfg, &mut |_, _| {}).unwrap();
         assert_eq!(o.jobs, 9);
         assert_eq!(
             o.completed + o.failed + o.unfinished,
@@ -31,15 +31,30 @@ fn conservation_every_job_accounted_and_gpu_hours_add_up() {
             cfg.name
         );
         assert_eq!(o.unfinished, unfinished, "{}", cfg.name);
-        let accounted = o.work_gpu_hours + o.lost_gpu_hours + o.overhead_gpu_hours;
+        // The engine's own accounting (work, lost, overhead per job) agrees with the ledger.
+        let l = &o.ledger;
+        let (mut work, mut lost, mut overhead) = (0.0, 0.0, 0.0);
+        for id in e.jobs().map(|j| e.find(&j.id).unwrap()) {
+            let (j, w) = (e.job(id).unwrap(), e.work(id).unwrap());
+            let gpus = quotatop::analysis::gpus_per_instance(&j.instance_type).unwrap();
+            let g = |ms: u64| ms as f64 / 3.6e6 * f64::from(j.instance_count * gpus);
+            if j.status == quotatop::model::JobStatus::Succeeded {
+                work += g(w.work_ms);
+            }
+            lost += g(w.lost_ms);
+            overhead += g(w.overhead_ms);
+        }
         assert!(
-            (o.delivered_gpu_hours - accounted).abs() < 1e-6,
-            "{}: delivered {} != work {} + waste {}",
-            cfg.name,
-            o.delivered_gpu_hours,
-            o.work_gpu_hours,
-            o.waste_gpu_hours()
+            (l.productive_gpu_hours - work).abs() < 1e-6,
+            "{}: {l:?} vs {work}",
+            cfg.name
         );
+        assert!(
+            (l.lost_gpu_hours - lost).abs() < 1e-6,
+            "{}: {l:?} vs {lost}",
+            cfg.name
+        );
+        assert!(l.overhead_gpu_hours >= overhead - 1e-6, "{}", cfg.name);
     }
 }
 
@@ -48,14 +63,14 @@ fn isolated_never_preempts_and_lending_does() {
     let iso = ReplayConfig::load(&fixture("replay_isolated.toml")).unwrap();
     let (o, _) = replay(&trace(), &iso, &mut |_, _| {}).unwrap();
     assert_eq!(o.preemptions, 0);
-    assert_eq!(o.lost_gpu_hours, 0.0);
+    assert_eq!(o.ledger.lost_gpu_hours, 0.0);
     let lend = ReplayConfig::load(&fixture("replay_lending.toml")).unwrap();
     let (o, _) = replay(&trace(), &lend, &mut |_, _| {}).unwrap();
     assert!(
         o.preemptions > 0,
         "research borrows prod's idle capacity and loses it"
     );
-    assert!(o.lost_gpu_hours > 0.0);
+    assert!(o.ledger.lost_gpu_hours > 0.0);
     // fragile (retries 0) fails on its first preemption, if preempted at all.
     assert!(o.failed <= 1);
 }

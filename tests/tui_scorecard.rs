@@ -32,6 +32,7 @@ fn job(id: &str, share: &str, count: u32) -> JobHistory {
         attempts: vec![],
         outcome: Outcome::Open,
         checkpoint_interval_ms: None,
+        restart_overhead_ms: None,
     }
 }
 
@@ -40,6 +41,7 @@ fn attempt(s: Millis, stop: Millis, end: AttemptEnd) -> AttemptHistory {
         scheduled_at: Some(s),
         started_at: Some(s),
         stopped_at: Some(stop),
+        preempting_from: None,
         end,
     }
 }

@@ -20,13 +20,16 @@ use crate::analysis::scorecard::format::{duration as dur, percent as pct};
 fn md_row(out: &mut String, r: &Row) {
     let _ = writeln!(
         out,
-        "| {} | {} | {:.1} | {:.1} | {} | {} | {} | {} | {} | {} | {:.2} | {}/{} ({} pending) |",
+        "| {} | {} | {:.1} | {:.1} | {} | {:.2} | {:.2} | {} | {} | {} | {} | {} | {} | {:.2} | {}/{} ({} pending) |",
         clean_text(&r.scope.label()),
         r.jobs,
-        r.utilisation.completed_gpu_hours,
+        r.utilisation.productive_gpu_hours,
         r.utilisation.allocated_gpu_hours,
         pct(r.utilisation.ratio),
+        r.ledger.lost_gpu_hours,
+        r.ledger.overhead_gpu_hours,
         r.wait.count,
+        dur(r.wait.mean_ms),
         dur(r.wait.p50_ms),
         dur(r.wait.p95_ms),
         r.wait.still_waiting,
@@ -49,8 +52,8 @@ pub fn markdown(r: &Report) -> String {
         c.window.end,
         dur(Some(c.window.len_ms()))
     );
-    out.push_str("| scope | jobs | completed GPU-h | allocated GPU-h | utilisation | waits | P50 wait | P95 wait | still waiting | interrupted | waste GPU-h | recovered |\n");
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    out.push_str("| scope | jobs | productive GPU-h | allocated GPU-h | utilisation | lost GPU-h | overhead GPU-h | waits | mean wait | P50 wait | P95 wait | still waiting | interrupted | waste GPU-h | recovered |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for row in std::iter::once(&c.queue_row)
         .chain(&c.shares)
         .chain(&c.bands)
@@ -168,14 +171,27 @@ pub fn csv(r: &Report) -> String {
         line(
             scope,
             &name,
-            "completed_gpu_hours",
-            u.completed_gpu_hours.to_string(),
+            "productive_gpu_hours",
+            u.productive_gpu_hours.to_string(),
+        );
+        let l = &row.ledger;
+        line(
+            scope,
+            &name,
+            "held_not_running_gpu_hours",
+            l.held_not_running_gpu_hours.to_string(),
         );
         line(
             scope,
             &name,
-            "final_attempt_gpu_hours",
-            u.final_attempt_gpu_hours.to_string(),
+            "failed_gpu_hours",
+            l.failed_gpu_hours.to_string(),
+        );
+        line(
+            scope,
+            &name,
+            "unfinished_gpu_hours",
+            l.unfinished_gpu_hours.to_string(),
         );
         line(
             scope,
@@ -185,6 +201,7 @@ pub fn csv(r: &Report) -> String {
         );
         line(scope, &name, "utilisation", opt(u.ratio));
         line(scope, &name, "waits", row.wait.count.to_string());
+        line(scope, &name, "wait_mean_ms", opt(row.wait.mean_ms));
         line(scope, &name, "wait_p50_ms", opt(row.wait.p50_ms));
         line(scope, &name, "wait_p95_ms", opt(row.wait.p95_ms));
         line(
@@ -202,14 +219,14 @@ pub fn csv(r: &Report) -> String {
         line(
             scope,
             &name,
-            "lost_compute_gpu_hours",
-            row.waste.lost_compute_gpu_hours.to_string(),
+            "lost_gpu_hours",
+            row.waste.lost_gpu_hours.to_string(),
         );
         line(
             scope,
             &name,
-            "restart_overhead_gpu_hours",
-            row.waste.restart_overhead_gpu_hours.to_string(),
+            "overhead_gpu_hours",
+            row.waste.overhead_gpu_hours.to_string(),
         );
         line(
             scope,

@@ -551,6 +551,11 @@ impl Engine {
         })
     }
 
+    /// The running time a re-run of the job spends restoring before it makes progress.
+    pub fn restart_overhead(&self, job: JobId) -> Option<u64> {
+        self.jobs.get(job.0 as usize).map(|r| r.restart_overhead_ms)
+    }
+
     /// The job's checkpoint interval (ms of RUNNING between durable checkpoints), if it has one:
     /// a fact the API does not show, used by ground-truth scorecards.
     pub fn checkpoint_interval(&self, job: JobId) -> Option<u64> {

@@ -31,6 +31,7 @@ pub fn job_history(
         attempts: Vec::new(),
         outcome: Outcome::Open,
         checkpoint_interval_ms: checkpoint_by_share.get(&job.share).copied(),
+        restart_overhead_ms: None,
     };
     let mut attempts: BTreeMap<&str, AttemptHistory> = BTreeMap::new();
     for t in transitions {
@@ -39,6 +40,7 @@ pub fn job_history(
             started_at: None,
             stopped_at: None,
             end: AttemptEnd::Open,
+            preempting_from: None,
         };
         match t.kind {
             TransitionKind::Submitted => h.submitted_at = t.at,

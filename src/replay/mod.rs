@@ -8,7 +8,7 @@ pub mod run;
 pub mod trace_csv;
 
 pub use config::{ReplayConfig, Workload};
-pub use run::{ReplayOutcome, replay};
+pub use run::{ReplayOutcome, replay, replay_to};
 
 use crate::engine::{Engine, EngineError, JobId, JobSpec};
 use crate::model::Millis;

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::analysis::scorecard::{Row, Scorecard};
+use crate::analysis::scorecard::{Goodput, Ledger, Row, Scorecard, Window};
 use crate::model::clean_text;
 
 use super::ReplayOutcome;
@@ -85,30 +85,46 @@ fn metrics(outcomes: &[ReplayOutcome]) -> Vec<Metric> {
             values: col(&|o| o.preemptions.to_string()),
         },
         Metric {
-            name: "GPU-h delivered",
-            values: col(&|o| format!("{:.0}", o.delivered_gpu_hours)),
+            name: "completed by the horizon",
+            values: col(&|o| o.goodput.completed_jobs.to_string()),
         },
         Metric {
-            name: "GPU-h of completed work",
-            values: col(&|o| format!("{:.0}", o.work_gpu_hours)),
+            name: "productive GPU-h by the horizon (goodput)",
+            values: col(&|o| format!("{:.1}", o.goodput.productive_gpu_hours)),
+        },
+        Metric {
+            name: "GPU-h held",
+            values: col(&|o| format!("{:.1}", o.ledger.held_gpu_hours())),
+        },
+        Metric {
+            name: "GPU-h productive",
+            values: col(&|o| format!("{:.1}", o.ledger.productive_gpu_hours)),
         },
         Metric {
             name: "GPU-h lost (since checkpoint)",
-            values: col(&|o| format!("{:.1}", o.lost_gpu_hours)),
+            values: col(&|o| format!("{:.1}", o.ledger.lost_gpu_hours)),
         },
         Metric {
             name: "GPU-h restart overhead",
-            values: col(&|o| format!("{:.1}", o.overhead_gpu_hours)),
+            values: col(&|o| format!("{:.1}", o.ledger.overhead_gpu_hours)),
+        },
+        Metric {
+            name: "GPU-h held before first run",
+            values: col(&|o| format!("{:.1}", o.ledger.held_not_running_gpu_hours)),
+        },
+        Metric {
+            name: "GPU-h of unfinished jobs",
+            values: col(&|o| format!("{:.1}", o.ledger.unfinished_gpu_hours)),
         },
         Metric {
             name: "completed-work utilisation",
             values: col(&|o| pct(o.scorecard.queue_row.utilisation.ratio)),
         },
         Metric {
-            name: "wait P50 / P95 (runnable to start)",
+            name: "wait mean / P50 / P95 (runnable to start)",
             values: col(&|o| {
                 let w = &o.scorecard.queue_row.wait;
-                format!("{} / {}", dur(w.p50_ms), dur(w.p95_ms))
+                format!("{} / {} / {}", dur(w.mean_ms), dur(w.p50_ms), dur(w.p95_ms))
             }),
         },
         Metric {
@@ -165,7 +181,7 @@ pub fn markdown(outcomes: &[ReplayOutcome]) -> String {
     }
     for o in outcomes.iter().filter(|o| !o.unknown_gpu_types.is_empty()) {
         out.push_str(&format!(
-            "\n{}: GPU count unknown for {}; counted as 1 GPU per instance.\n",
+            "\n{}: GPU count unknown for {}; their GPU-hours count as 0.\n",
             clean_text(&o.config),
             clean_text(&o.unknown_gpu_types.join(", "))
         ));
@@ -214,11 +230,10 @@ struct JsonOutcome<'a> {
     unfinished: usize,
     makespan_hours: f64,
     preemptions: u64,
-    delivered_gpu_hours: f64,
-    work_gpu_hours: f64,
-    lost_gpu_hours: f64,
-    overhead_gpu_hours: f64,
+    ledger: &'a Ledger,
     waste_gpu_hours: f64,
+    horizon: Window,
+    goodput: Goodput,
     unknown_gpu_types: &'a [String],
     scorecard: &'a Scorecard,
     replay_seconds: f64,
@@ -236,11 +251,10 @@ pub fn json(outcomes: &[ReplayOutcome]) -> String {
             unfinished: o.unfinished,
             makespan_hours: o.makespan_ms as f64 / 3_600_000.0,
             preemptions: o.preemptions,
-            delivered_gpu_hours: o.delivered_gpu_hours,
-            work_gpu_hours: o.work_gpu_hours,
-            lost_gpu_hours: o.lost_gpu_hours,
-            overhead_gpu_hours: o.overhead_gpu_hours,
+            ledger: &o.ledger,
             waste_gpu_hours: o.waste_gpu_hours(),
+            horizon: o.horizon,
+            goodput: o.goodput,
             unknown_gpu_types: &o.unknown_gpu_types,
             scorecard: &o.scorecard,
             replay_seconds: o.elapsed.as_secs_f64(),

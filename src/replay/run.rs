@@ -2,16 +2,16 @@
 
 use std::time::{Duration, Instant};
 
-use crate::analysis::gpus_per_instance;
-use crate::analysis::scorecard::{self, Scorecard, ScorecardOptions, Window, from_engine};
+use crate::analysis::scorecard::{
+    self, Goodput, Ledger, Scorecard, ScorecardOptions, Window, from_engine,
+};
 use crate::engine::{Engine, EngineError, JobId, JobSpec};
 use crate::model::{JobStatus, Millis};
 
 use super::{ReplayConfig, ReplayError, TraceJob};
 
-const HOUR_MS: f64 = 3_600_000.0;
-
-/// What one configuration did with the trace.
+/// What one configuration did with the trace. Every GPU-time figure comes from the scorecard's
+/// ledger (METRICS.md), over the whole run or up to the horizon.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplayOutcome {
     pub config: String,
@@ -24,17 +24,15 @@ pub struct ReplayOutcome {
     /// From the first submission to the last job's end.
     pub makespan_ms: Millis,
     pub preemptions: u64,
-    /// GPU-hours of the trace's work (of jobs that completed).
-    pub work_gpu_hours: f64,
-    /// GPU-hours run and thrown away by preemptions (since the last checkpoint).
-    pub lost_gpu_hours: f64,
-    /// GPU-hours of restart overhead after preemptions.
-    pub overhead_gpu_hours: f64,
-    /// GPU-hours delivered: all running time of all jobs.
-    pub delivered_gpu_hours: f64,
-    /// Instance types without a known GPU count (counted as 1 GPU per instance).
+    /// The whole run: from the first submission until after the last event.
+    pub ledger: Ledger,
+    /// Goodput: what had finished by the horizon.
+    pub horizon: Window,
+    pub goodput: Goodput,
+    /// Instance types without a known GPU count (their GPU-hours count as 0; the scorecard
+    /// notes them).
     pub unknown_gpu_types: Vec<String>,
-    /// The five-metric scorecard of the run, from the engine's event log.
+    /// The five-metric scorecard of the whole run, from the engine's event log.
     pub scorecard: Scorecard,
     /// Wall-clock time of the replay itself.
     pub elapsed: Duration,
@@ -43,7 +41,7 @@ pub struct ReplayOutcome {
 impl ReplayOutcome {
     /// Preemption waste: lost work plus restart overhead.
     pub fn waste_gpu_hours(&self) -> f64 {
-        self.lost_gpu_hours + self.overhead_gpu_hours
+        self.ledger.waste_gpu_hours()
     }
 }
 
@@ -97,6 +95,43 @@ pub fn replay(
     cfg: &ReplayConfig,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(ReplayOutcome, Engine), ReplayError> {
+    replay_to(trace, cfg, None, progress)
+}
+
+/// The default horizon's tail after the trace's last submission.
+pub const DEFAULT_HORIZON_TAIL_MS: Millis = 24 * 3_600_000;
+
+/// The end of the goodput horizon: `horizon_ms` after the first submission when given, else the
+/// last submission plus [`DEFAULT_HORIZON_TAIL_MS`].
+pub fn horizon_end(trace: &[TraceJob], first: Millis, horizon_ms: Option<Millis>) -> Millis {
+    let lo = trace.iter().map(|j| j.submit_ms).min().unwrap_or(0);
+    let hi = trace.iter().map(|j| j.submit_ms).max().unwrap_or(0);
+    match horizon_ms {
+        Some(h) => first.saturating_add(h.max(1)),
+        None => first
+            .saturating_add(hi - lo)
+            .saturating_add(DEFAULT_HORIZON_TAIL_MS),
+    }
+}
+
+fn unknown_gpu_types(input: &scorecard::ScorecardInput, opts: &ScorecardOptions) -> Vec<String> {
+    let types: std::collections::BTreeSet<&str> = input
+        .jobs
+        .iter()
+        .map(|j| j.instance_type.as_str())
+        .filter(|t| opts.gpus.gpus(t).is_none())
+        .collect();
+    types.into_iter().map(str::to_string).collect()
+}
+
+/// [`replay`] with the goodput horizon `horizon_ms` after the first submission (`None`: the
+/// default, see [`horizon_end`]).
+pub fn replay_to(
+    trace: &[TraceJob],
+    cfg: &ReplayConfig,
+    horizon_ms: Option<Millis>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(ReplayOutcome, Engine), ReplayError> {
     let began = Instant::now();
     let mut engine = cfg.build_engine()?;
     for j in trace {
@@ -115,23 +150,26 @@ pub fn replay(
             }
         })?;
     let first = engine.config().start_ms + trace.iter().map(|j| j.submit_ms).min().unwrap_or(0);
-    let last_stop = ids
-        .iter()
-        .filter_map(|&id| engine.job(id).and_then(|j| j.stopped_at))
-        .max()
-        .unwrap_or(first)
-        .max(first + 1);
+    // Half-open windows end after the last event, so the jobs that finish last count.
+    let end = engine
+        .events()
+        .last()
+        .map_or(first, |e| e.time)
+        .max(first)
+        .saturating_add(1);
     let opts = ScorecardOptions {
-        restart_cost_ms: cfg.workload.restart_overhead_s * 1000,
+        restart_cost_ms: cfg.workload.restart_overhead_s.saturating_mul(1000),
         ..ScorecardOptions::default()
     };
     let input = from_engine::input_from_engine(
         &engine,
         engine.events(),
         &cfg.name,
-        Window::new(first, last_stop),
+        Window::new(first, end),
     );
     let card = scorecard::scorecard(&input, &opts);
+    let horizon = Window::new(first, horizon_end(trace, first, horizon_ms));
+    let goodput = scorecard::goodput(&input, horizon, &opts);
     let mut out = ReplayOutcome {
         config: cfg.name.clone(),
         jobs: ids.len(),
@@ -140,38 +178,24 @@ pub fn replay(
         unfinished: 0,
         makespan_ms: 0,
         preemptions: 0,
-        work_gpu_hours: 0.0,
-        lost_gpu_hours: 0.0,
-        overhead_gpu_hours: 0.0,
-        delivered_gpu_hours: 0.0,
-        unknown_gpu_types: Vec::new(),
+        ledger: card.queue_row.ledger,
+        horizon,
+        goodput,
+        unknown_gpu_types: unknown_gpu_types(&input, &opts),
         scorecard: card,
         elapsed: Duration::ZERO,
     };
     let mut last = first;
     for &id in &ids {
-        let (Some(job), Some(work)) = (engine.job(id), engine.work(id)) else {
+        let Some(job) = engine.job(id) else {
             continue;
         };
-        let gpus = gpus_per_instance(&job.instance_type).unwrap_or_else(|| {
-            if !out.unknown_gpu_types.contains(&job.instance_type) {
-                out.unknown_gpu_types.push(job.instance_type.clone());
-            }
-            1
-        });
-        let gh = |ms: u64| ms as f64 / HOUR_MS * (job.instance_count * gpus) as f64;
         match job.status {
-            JobStatus::Succeeded => {
-                out.completed += 1;
-                out.work_gpu_hours += gh(work.work_ms);
-            }
+            JobStatus::Succeeded => out.completed += 1,
             JobStatus::Failed => out.failed += 1,
             _ => out.unfinished += 1,
         }
         out.preemptions += job.preemption_count() as u64;
-        out.lost_gpu_hours += gh(work.lost_ms);
-        out.overhead_gpu_hours += gh(work.overhead_ms);
-        out.delivered_gpu_hours += gh(work.run_ms);
         if let Some(t) = job.stopped_at {
             last = last.max(t);
         }

@@ -39,10 +39,7 @@ pub fn fairness(
         .map(|e| {
             let jobs: Vec<&JobHistory> = input.jobs.iter().filter(|j| j.share == e.share).collect();
             let entitled = super::allocated_gpu_hours(&e.limits, window, opts);
-            let used: f64 = jobs
-                .iter()
-                .map(|j| metrics::held_gpu_hours(j, window, opts, None))
-                .sum();
+            let used = super::ledger::ledger(&jobs, window, opts).held_gpu_hours();
             (
                 e.share.clone(),
                 entitled,

@@ -37,6 +37,7 @@ fn history(engine: &Engine, id: JobId, events: &[&Event]) -> Option<JobHistory> 
         attempts: Vec::new(),
         outcome: Outcome::Open,
         checkpoint_interval_ms: engine.checkpoint_interval(id),
+        restart_overhead_ms: engine.restart_overhead(id),
     };
     for e in events {
         apply(&mut h, e);
@@ -63,6 +64,7 @@ fn apply(h: &mut JobHistory, e: &Event) {
                 started_at: None,
                 stopped_at: None,
                 end: AttemptEnd::Open,
+                preempting_from: None,
             })
         }
         (EventReason::Advanced, Some(JobStatus::Starting), JobStatus::Running) => {
@@ -73,6 +75,11 @@ fn apply(h: &mut JobHistory, e: &Event) {
         _ => {}
     }
     match &e.reason {
+        EventReason::PreemptionStarted(_) => {
+            if let Some(a) = h.attempts.last_mut().filter(|a| a.end == AttemptEnd::Open) {
+                a.preempting_from = Some(e.time);
+            }
+        }
         EventReason::Preempted(_) | EventReason::RetriesExhausted => {
             close_open(h, e.time, AttemptEnd::Preempted)
         }

@@ -60,6 +60,10 @@ pub struct AttemptHistory {
     /// When it gave the capacity back (`stoppedAt`); `None` while open.
     pub stopped_at: Option<Millis>,
     pub end: AttemptEnd,
+    /// When a preemption of this attempt began (work stops; the capacity is held until
+    /// `stopped_at`), when the producer saw it.
+    #[serde(default)]
+    pub preempting_from: Option<Millis>,
 }
 
 impl AttemptHistory {
@@ -98,6 +102,10 @@ pub struct JobHistory {
     pub outcome: Outcome,
     /// Progress is durable every this many ms of RUNNING, when known.
     pub checkpoint_interval_ms: Option<u64>,
+    /// Running time a re-run spends restoring before it makes progress, when the producer knows
+    /// it per job (the engine); else the configured restart cost applies.
+    #[serde(default)]
+    pub restart_overhead_ms: Option<u64>,
 }
 
 /// A share's approved entitlement: its capacity limits.
@@ -123,8 +131,8 @@ pub struct ScorecardInput {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScorecardOptions {
     pub gpus: GpuTable,
-    /// Fixed cost of resuming an interrupted job (reloading the checkpoint, warming up), added
-    /// per interrupted attempt on top of the measured waste.
+    /// Running time a re-run spends restoring its checkpoint and warming up before it makes
+    /// progress again (METRICS.md's `r`), for jobs whose producer does not know their own.
     pub restart_cost_ms: u64,
     /// An interrupted job counts as recovered when it succeeds within this long of its first
     /// interruption.

@@ -6,12 +6,13 @@ use serde::{Deserialize, Serialize};
 use crate::model::Millis;
 
 use super::input::{AttemptEnd, JobHistory, Outcome, ScorecardOptions, Window};
+use super::ledger::Ledger;
 
 const HOUR_MS: f64 = 3_600_000.0;
 
-pub const METHOD_UTILISATION: &str = "completed-work utilisation = GPU-hours held (SCHEDULED until stopped, clipped to the window) by every attempt of jobs that SUCCEEDED before the window's end, divided by the GPU-hours allocated (capacity × GPUs per instance × window length); for a priority band the divisor is the queue's allocation; `final_attempt_gpu_hours` is the part held by the attempts that completed";
-pub const METHOD_WAIT: &str = "wait = time from a job becoming RUNNABLE (after submission or after a preemption requeued it) to the attempt that ended it being SCHEDULED; counted when that dispatch falls in the window; P50/P95 by nearest rank; episodes still waiting at the window's end are counted apart with their age";
-pub const METHOD_WASTE: &str = "preemption waste per attempt interrupted in the window = running time since its last durable checkpoint (checkpoint interval known) or its whole running time (unknown), plus restart overhead = the capacity it held before RUNNING (scheduling and provisioning) + the configured restart cost; in GPU-hours (× instances × GPUs per instance)";
+pub const METHOD_UTILISATION: &str = "completed-work utilisation = productive GPU-hours (METRICS.md's ledger: the final attempt's progress plus the checkpointed progress of interrupted attempts, of jobs that SUCCEEDED before the window's end; lost work and restart overhead never count) held inside the window, divided by the GPU-hours allocated (capacity × GPUs per instance × window length); for a priority band the divisor is the queue's allocation; lost and overhead GPU-hours are reported beside it as waste";
+pub const METHOD_WAIT: &str = "wait = time from a job becoming RUNNABLE (after submission or after a preemption requeued it) to the attempt that ended it being SCHEDULED; counted when that dispatch falls in the window; mean, and P50/P95 by nearest rank; episodes still waiting at the window's end are counted apart with their age";
+pub const METHOD_WASTE: &str = "preemption waste = lost + restart overhead from METRICS.md's ledger, clipped to the window: lost = running time of interrupted attempts after their last durable checkpoint (the whole attempt when no checkpoint interval is known), plus the time a preemption held the capacity before giving it back; overhead = a re-run's time held before RUNNING (scheduling, provisioning) plus the restart cost it spends restoring; in GPU-hours (× instances × GPUs per instance)";
 pub const METHOD_FAIRNESS: &str = "fairness drift = a share's part of the GPU-hours held by all shares in the window minus its part of the entitlement (sum of capacity limits × GPUs), in percentage points; delivered ratio = GPU-hours held / entitled GPU-hours; wait ratio = the share's P50 wait / the queue's P50 wait";
 pub const METHOD_RECOVERY: &str = "recovery reliability = of the jobs first interrupted in the window, the fraction that SUCCEEDED within the recovery window of that first interruption; jobs still open and inside that window are pending and left out of the fraction";
 
@@ -21,10 +22,10 @@ pub fn gpu_hours(ms: Millis, count: u32, gpus: u32) -> f64 {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Utilisation {
-    pub completed_gpu_hours: f64,
-    pub final_attempt_gpu_hours: f64,
+    /// Productive GPU-hours of jobs that succeeded (the ledger's `productive`).
+    pub productive_gpu_hours: f64,
     pub allocated_gpu_hours: f64,
-    /// `completed / allocated`; `None` without allocated GPU-hours.
+    /// `productive / allocated`; `None` without allocated GPU-hours.
     pub ratio: Option<f64>,
 }
 
@@ -32,6 +33,7 @@ pub struct Utilisation {
 pub struct WaitStats {
     /// Waits that ended (dispatch) in the window.
     pub count: usize,
+    pub mean_ms: Option<Millis>,
     pub p50_ms: Option<Millis>,
     pub p95_ms: Option<Millis>,
     pub max_ms: Option<Millis>,
@@ -42,11 +44,12 @@ pub struct WaitStats {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Waste {
+    /// Attempts interrupted by preemption (their capacity given back) in the window.
     pub interrupted_attempts: usize,
     /// Of those, how many had a known checkpoint interval.
     pub with_checkpoint: usize,
-    pub lost_compute_gpu_hours: f64,
-    pub restart_overhead_gpu_hours: f64,
+    pub lost_gpu_hours: f64,
+    pub overhead_gpu_hours: f64,
     pub total_gpu_hours: f64,
 }
 
@@ -60,54 +63,13 @@ pub struct Recovery {
     pub ratio: Option<f64>,
 }
 
-/// GPUs per instance of a job's type; unknown types count as 0 (the scorecard notes them).
-fn gpus_of(job: &JobHistory, opts: &ScorecardOptions) -> u32 {
-    opts.gpus.gpus(&job.instance_type).unwrap_or(0)
-}
-
-/// GPU-hours held by the job's attempts inside the window; with `only`, by the attempts that
-/// ended that way.
-pub fn held_gpu_hours(
-    job: &JobHistory,
-    window: Window,
-    opts: &ScorecardOptions,
-    only: Option<AttemptEnd>,
-) -> f64 {
-    let gpus = gpus_of(job, opts);
-    job.attempts
-        .iter()
-        .filter(|a| only.is_none_or(|e| a.end == e))
-        .filter_map(|a| {
-            let from = a.held_from()?;
-            let to = a.stopped_at.unwrap_or(window.end);
-            Some(gpu_hours(
-                window.overlap_ms(from, to),
-                job.instance_count,
-                gpus,
-            ))
-        })
-        .sum()
-}
-
-pub fn utilisation(
-    jobs: &[&JobHistory],
-    window: Window,
-    opts: &ScorecardOptions,
-    allocated_gpu_hours: f64,
-) -> Utilisation {
-    let succeeded = jobs
-        .iter()
-        .filter(|j| matches!(j.outcome, Outcome::Succeeded(t) if t < window.end));
-    let mut u = Utilisation {
+pub fn utilisation(ledger: &Ledger, allocated_gpu_hours: f64) -> Utilisation {
+    Utilisation {
+        productive_gpu_hours: ledger.productive_gpu_hours,
         allocated_gpu_hours,
-        ..Default::default()
-    };
-    for j in succeeded {
-        u.completed_gpu_hours += held_gpu_hours(j, window, opts, None);
-        u.final_attempt_gpu_hours += held_gpu_hours(j, window, opts, Some(AttemptEnd::Completed));
+        ratio: (allocated_gpu_hours > 0.0)
+            .then(|| ledger.productive_gpu_hours / allocated_gpu_hours),
     }
-    u.ratio = (allocated_gpu_hours > 0.0).then(|| u.completed_gpu_hours / allocated_gpu_hours);
-    u
 }
 
 /// The waits of one job: `(ended_at, wait)` for finished episodes, and the start of an episode
@@ -152,45 +114,39 @@ pub fn waits(jobs: &[&JobHistory], window: Window) -> WaitStats {
     }
     values.sort_unstable();
     stats.count = values.len();
+    stats.mean_ms = (!values.is_empty()).then(|| {
+        (values.iter().map(|&v| v as i128).sum::<i128>() / values.len() as i128) as Millis
+    });
     stats.p50_ms = percentile(&values, 50.0);
     stats.p95_ms = percentile(&values, 95.0);
     stats.max_ms = values.last().copied();
     stats
 }
 
-pub fn waste(jobs: &[&JobHistory], window: Window, opts: &ScorecardOptions) -> Waste {
-    let mut w = Waste::default();
+pub fn waste(
+    jobs: &[&JobHistory],
+    window: Window,
+    opts: &ScorecardOptions,
+    ledger: &Ledger,
+) -> Waste {
+    let mut w = Waste {
+        lost_gpu_hours: ledger.lost_gpu_hours,
+        overhead_gpu_hours: ledger.overhead_gpu_hours,
+        total_gpu_hours: ledger.waste_gpu_hours(),
+        ..Waste::default()
+    };
     for j in jobs {
-        let gpus = gpus_of(j, opts);
-        for a in &j.attempts {
-            let Some(stop) = a.stopped_at.filter(|&t| window.contains(t)) else {
-                continue;
-            };
-            if a.end != AttemptEnd::Preempted {
-                continue;
-            }
-            w.interrupted_attempts += 1;
-            let held_from = a.held_from().unwrap_or(stop).min(stop);
-            let (lost, before_running) = match a.started_at.filter(|&s| s <= stop) {
-                Some(s) => {
-                    let ran = stop - s;
-                    let lost = match j.checkpoint_interval_ms.filter(|&c| c > 0) {
-                        Some(c) => ran % (c.min(i64::MAX as u64) as i64),
-                        None => ran,
-                    };
-                    (lost, (s - held_from).max(0))
-                }
-                None => (0, stop - held_from),
-            };
-            if j.checkpoint_interval_ms.is_some() {
-                w.with_checkpoint += 1;
-            }
-            let overhead = before_running + opts.restart_cost_ms.min(i64::MAX as u64) as i64;
-            w.lost_compute_gpu_hours += gpu_hours(lost, j.instance_count, gpus);
-            w.restart_overhead_gpu_hours += gpu_hours(overhead, j.instance_count, gpus);
+        let interrupted = j
+            .attempts
+            .iter()
+            .filter(|a| a.end == AttemptEnd::Preempted)
+            .filter(|a| a.stopped_at.is_some_and(|t| window.contains(t)))
+            .count();
+        w.interrupted_attempts += interrupted;
+        if super::ledger::checkpoint_ms(j, opts).is_some() {
+            w.with_checkpoint += interrupted;
         }
     }
-    w.total_gpu_hours = w.lost_compute_gpu_hours + w.restart_overhead_gpu_hours;
     w
 }
 

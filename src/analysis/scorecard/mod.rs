@@ -12,6 +12,7 @@ mod fairness;
 pub mod format;
 pub mod from_engine;
 mod input;
+pub mod ledger;
 mod metrics;
 
 pub use audit_view::{
@@ -23,6 +24,7 @@ pub use input::{
     AttemptEnd, AttemptHistory, Entitlement, JobHistory, Outcome, ScorecardInput, ScorecardOptions,
     Window,
 };
+pub use ledger::{JobLedger, Ledger, job_ledger};
 pub use metrics::{
     METHOD_FAIRNESS, METHOD_RECOVERY, METHOD_UTILISATION, METHOD_WAIT, METHOD_WASTE, Recovery,
     Utilisation, WaitStats, Waste, gpu_hours, percentile,
@@ -58,6 +60,8 @@ impl Scope {
 pub struct Row {
     pub scope: Scope,
     pub jobs: usize,
+    /// Every GPU-hour the scope's attempts held in the window, by category (METRICS.md).
+    pub ledger: Ledger,
     pub utilisation: Utilisation,
     pub wait: WaitStats,
     pub waste: Waste,
@@ -90,6 +94,26 @@ pub struct Scorecard {
     pub notes: Vec<String>,
 }
 
+/// What had finished by a horizon: the jobs that SUCCEEDED before its end and their productive
+/// GPU-hours (METRICS.md's goodput).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Goodput {
+    pub completed_jobs: usize,
+    pub productive_gpu_hours: f64,
+}
+
+/// Goodput of `input`'s jobs by the end of `horizon`.
+pub fn goodput(input: &ScorecardInput, horizon: Window, opts: &ScorecardOptions) -> Goodput {
+    let jobs: Vec<&JobHistory> = input.jobs.iter().collect();
+    Goodput {
+        completed_jobs: jobs
+            .iter()
+            .filter(|j| matches!(j.outcome, Outcome::Succeeded(t) if t < horizon.end))
+            .count(),
+        productive_gpu_hours: ledger::ledger(&jobs, horizon, opts).productive_gpu_hours,
+    }
+}
+
 /// Allocated GPU-hours of capacity limits over a window.
 pub fn allocated_gpu_hours(
     limits: &[CapacityLimit],
@@ -115,12 +139,14 @@ fn row(
     opts: &ScorecardOptions,
     allocated: f64,
 ) -> Row {
+    let ledger = ledger::ledger(jobs, window, opts);
     Row {
         scope,
         jobs: jobs.len(),
-        utilisation: metrics::utilisation(jobs, window, opts, allocated),
+        ledger,
+        utilisation: metrics::utilisation(&ledger, allocated),
         wait: metrics::waits(jobs, window),
-        waste: metrics::waste(jobs, window, opts),
+        waste: metrics::waste(jobs, window, opts, &ledger),
         recovery: metrics::recovery(jobs, window, opts),
     }
 }
@@ -228,7 +254,7 @@ fn notes(input: &ScorecardInput, opts: &ScorecardOptions) -> Vec<String> {
 pub struct SeriesPoint {
     pub window: Window,
     pub held_gpu_hours: f64,
-    pub completed_gpu_hours: f64,
+    pub productive_gpu_hours: f64,
     pub wait_p50_ms: Option<Millis>,
     pub waste_gpu_hours: f64,
     pub interrupted_attempts: usize,
@@ -262,7 +288,7 @@ pub fn share_series(
             points.push(SeriesPoint {
                 window: w,
                 held_gpu_hours: held,
-                completed_gpu_hours: share.map_or(0.0, |r| r.utilisation.completed_gpu_hours),
+                productive_gpu_hours: share.map_or(0.0, |r| r.utilisation.productive_gpu_hours),
                 wait_p50_ms: share.and_then(|r| r.wait.p50_ms),
                 waste_gpu_hours: share.map_or(0.0, |r| r.waste.total_gpu_hours),
                 interrupted_attempts: share.map_or(0, |r| r.waste.interrupted_attempts),

@@ -13,6 +13,7 @@ fn attempt(s: Millis, st: Option<Millis>, stop: Option<Millis>, end: AttemptEnd)
         started_at: st,
         stopped_at: stop,
         end,
+        preempting_from: None,
     }
 }
 
@@ -29,6 +30,7 @@ fn job(id: &str, share: &str, priority: u32, count: u32) -> JobHistory {
         attempts: vec![],
         outcome: Outcome::Open,
         checkpoint_interval_ms: None,
+        restart_overhead_ms: None,
     }
 }
 
@@ -85,22 +87,24 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 #[test]
-fn utilisation_counts_every_attempt_of_succeeded_jobs() {
+fn utilisation_counts_only_productive_work_of_succeeded_jobs() {
     let card = scorecard(&input(), &opts());
     let u = &card.queue_row.utilisation;
-    // A: 2 h × 1 × 4 = 8; B: 1 h × 2 × 4 = 8 (preempted) + 1.5 h × 8 = 12 (final).
-    assert!(close(u.completed_gpu_hours, 28.0), "{u:?}");
-    assert!(close(u.final_attempt_gpu_hours, 20.0), "{u:?}");
+    // A: 2 h × 1 × 4 = 8. B (2 × 4 GPUs): its preempted hour was all checkpointed (3 × 20 min)
+    // = 8; its re-run held 2 h–3.5 h: 0.25 h before RUNNING and the 6 min restart cost are
+    // overhead (0.35 h × 8 = 2.8), the remaining 1.15 h is progress (9.2).
+    assert!(close(u.productive_gpu_hours, 25.2), "{u:?}");
+    assert!(close(card.queue_row.ledger.overhead_gpu_hours, 2.8));
     // 4 instances × 4 GPUs × 4 h.
     assert!(close(u.allocated_gpu_hours, 64.0));
-    assert!(close(u.ratio.unwrap_or(0.0), 28.0 / 64.0));
+    assert!(close(u.ratio.unwrap_or(0.0), 25.2 / 64.0));
     let b = card
         .shares
         .iter()
         .find(|r| r.scope == Scope::Share("b".into()))
         .unwrap();
     assert!(close(b.utilisation.allocated_gpu_hours, 32.0));
-    assert!(close(b.utilisation.ratio.unwrap_or(0.0), 20.0 / 32.0));
+    assert!(close(b.utilisation.ratio.unwrap_or(0.0), 17.2 / 32.0));
 }
 
 #[test]
@@ -130,18 +134,18 @@ fn waste_is_since_checkpoint_plus_overhead() {
     assert_eq!(w.interrupted_attempts, 1);
     assert_eq!(w.with_checkpoint, 1);
     // Ran 60 min with a 20 min checkpoint: nothing lost since the last checkpoint.
-    assert!(close(w.lost_compute_gpu_hours, 0.0));
-    // Restart cost 6 min × 2 × 4 GPUs = 0.8.
-    assert!(close(w.restart_overhead_gpu_hours, 0.8), "{w:?}");
+    assert!(close(w.lost_gpu_hours, 0.0));
+    // The re-run's 15 min before RUNNING + the 6 min restart cost, × 2 × 4 GPUs = 2.8.
+    assert!(close(w.overhead_gpu_hours, 2.8), "{w:?}");
     // Without a known checkpoint the whole hour is lost: 1 h × 8 GPUs.
     let mut i = input();
     i.jobs[1].checkpoint_interval_ms = None;
     let w = scorecard(&i, &opts()).queue_row.waste;
-    assert!(close(w.lost_compute_gpu_hours, 8.0));
+    assert!(close(w.lost_gpu_hours, 8.0));
     // A 25 min checkpoint leaves 10 min lost: 10/60 × 8.
     i.jobs[1].checkpoint_interval_ms = Some((25 * M) as u64);
     let w = scorecard(&i, &opts()).queue_row.waste;
-    assert!(close(w.lost_compute_gpu_hours, 8.0 / 6.0));
+    assert!(close(w.lost_gpu_hours, 8.0 / 6.0));
 }
 
 #[test]
@@ -189,7 +193,7 @@ fn window_clips_gpu_hours_and_series_add_up() {
     let i = input();
     let early = scorecard_in(&i, Window::new(0, 2 * H), &opts());
     // Nothing succeeded before 2 h.
-    assert!(close(early.queue_row.utilisation.completed_gpu_hours, 0.0));
+    assert!(close(early.queue_row.utilisation.productive_gpu_hours, 0.0));
     let series = share_series(&i, &opts(), H);
     let (name, points) = &series[1];
     assert_eq!(name, "b");
@@ -241,4 +245,143 @@ fn audit_view_groups_exceptions() {
     assert_eq!(v.raised_repeatedly.len(), 1);
     let j1 = &v.raised_repeatedly[0];
     assert_eq!((j1.raises, j1.from, j1.to), (3, 1, 5000));
+}
+
+/// METRICS.md's worked example, reproduced exactly (hours as milliseconds).
+mod metrics_md {
+    use super::*;
+
+    const P4D: &str = "ml.p4d.24xlarge"; // 8 GPUs
+    const G5_1: &str = "ml.g5.2xlarge"; // 1 GPU
+
+    fn h(x: f64) -> Millis {
+        (x * H as f64).round() as Millis
+    }
+
+    fn worked() -> ScorecardInput {
+        let mut a = job("A", "s", 10, 1);
+        a.instance_type = P4D.into();
+        a.checkpoint_interval_ms = Some(H as u64);
+        a.restart_overhead_ms = Some(h(0.1) as u64);
+        a.runnable_at = vec![0, h(2.55)];
+        a.attempts = vec![
+            attempt(0, Some(h(0.05)), Some(h(2.55)), AttemptEnd::Preempted),
+            attempt(h(3.0), Some(h(3.05)), Some(h(4.15)), AttemptEnd::Completed),
+        ];
+        a.outcome = Outcome::Succeeded(h(4.15));
+        let mut b = job("B", "s", 10, 2);
+        b.instance_type = G5_1.into();
+        b.restart_overhead_ms = Some(h(0.1) as u64);
+        b.runnable_at = vec![0, h(0.6)];
+        b.attempts = vec![
+            attempt(0, Some(0), Some(h(0.6)), AttemptEnd::Preempted),
+            attempt(h(1.0), Some(h(1.0)), Some(h(2.1)), AttemptEnd::Completed),
+        ];
+        b.outcome = Outcome::Succeeded(h(2.1));
+        let mut c = job("C", "s", 10, 1);
+        c.instance_type = G5_1.into();
+        c.runnable_at = vec![h(5.0)];
+        c.attempts = vec![attempt(
+            h(5.0),
+            Some(h(5.0)),
+            Some(h(5.5)),
+            AttemptEnd::Failed,
+        )];
+        c.outcome = Outcome::Failed(h(5.5));
+        ScorecardInput {
+            queue: "q".into(),
+            window: Window::new(0, h(5.5)),
+            capacity: vec![CapacityLimit::new(P4D, 8), CapacityLimit::new(G5_1, 2)],
+            entitlements: vec![],
+            jobs: vec![a, b, c],
+        }
+    }
+
+    fn near(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn per_job_and_total_ledger() {
+        let i = worked();
+        let o = ScorecardOptions::default();
+        let a = job_ledger(&i.jobs[0], i.window, &o);
+        assert_eq!(
+            (
+                a.productive,
+                a.lost,
+                a.overhead,
+                a.held_not_running,
+                a.failed
+            ),
+            (h(3.0), h(0.5), h(0.15), h(0.05), 0)
+        );
+        let b = job_ledger(&i.jobs[1], i.window, &o);
+        assert_eq!((b.productive, b.lost, b.overhead), (h(1.0), h(0.6), h(0.1)));
+        let c = job_ledger(&i.jobs[2], i.window, &o);
+        assert_eq!((c.failed, c.held()), (h(0.5), h(0.5)));
+        let card = scorecard(&i, &o);
+        let l = card.queue_row.ledger;
+        assert!(near(l.held_gpu_hours(), 33.5), "{l:?}");
+        assert!(near(l.productive_gpu_hours, 26.0), "{l:?}");
+        assert!(near(l.lost_gpu_hours, 5.2), "{l:?}");
+        assert!(near(l.overhead_gpu_hours, 1.4), "{l:?}");
+        assert!(near(l.held_not_running_gpu_hours, 0.4), "{l:?}");
+        assert!(near(l.failed_gpu_hours, 0.5), "{l:?}");
+        assert!(near(card.queue_row.waste.total_gpu_hours, 6.6));
+        let u = &card.queue_row.utilisation;
+        assert!(near(u.allocated_gpu_hours, 363.0), "{u:?}");
+        assert!(near(u.ratio.unwrap_or(0.0), 26.0 / 363.0));
+        assert_eq!(format!("{:.2}%", 100.0 * u.ratio.unwrap_or(0.0)), "7.16%");
+    }
+
+    #[test]
+    fn goodput_by_horizon() {
+        let i = worked();
+        let o = ScorecardOptions::default();
+        let by = |x: f64| {
+            scorecard_in(&i, Window::new(0, h(x)), &o)
+                .queue_row
+                .ledger
+                .productive_gpu_hours
+        };
+        assert!(near(by(4.0), 2.0));
+        assert!(near(by(5.0), 26.0));
+    }
+
+    #[test]
+    fn configured_restart_cost_applies_when_the_job_has_none() {
+        let mut i = worked();
+        i.jobs[1].restart_overhead_ms = None;
+        let o = ScorecardOptions {
+            restart_cost_ms: h(0.1) as u64,
+            ..Default::default()
+        };
+        let b = job_ledger(&i.jobs[1], i.window, &o);
+        assert_eq!((b.productive, b.overhead), (h(1.0), h(0.1)));
+    }
+
+    #[test]
+    fn any_window_splits_the_held_time_exactly() {
+        let i = worked();
+        let o = ScorecardOptions::default();
+        for (s, e) in [(0.0, 1.0), (1.0, 3.02), (2.5, 4.1), (3.0, 9.0)] {
+            let w = Window::new(h(s), h(e));
+            for j in &i.jobs {
+                let held: Millis = j
+                    .attempts
+                    .iter()
+                    .map(|a| {
+                        w.overlap_ms(a.held_from().unwrap_or(0), a.stopped_at.unwrap_or(w.end))
+                    })
+                    .sum();
+                assert_eq!(
+                    job_ledger(j, w, &o).held(),
+                    held,
+                    "{} in {s}..{e}",
+                    j.job_id
+                );
+            }
+        }
+    }
 }
