@@ -33,6 +33,7 @@ enum Op {
         work_s: u64,
         checkpoint_s: Option<u64>,
         retries: Option<u32>,
+        restart_s: u64,
     },
     Raise {
         job: usize,
@@ -74,9 +75,9 @@ fn share_cfg() -> impl Strategy<Value = ShareCfg> {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (0usize..6, 0usize..2, 1u32..7, 0i64..5, 1u64..200, prop::option::of(1u64..50), prop::option::of(0u32..3))
-            .prop_map(|(share, ty, count, priority, work_s, checkpoint_s, retries)| Op::Submit {
-                share, ty, count, priority, work_s, checkpoint_s, retries
+        6 => (0usize..6, 0usize..2, 1u32..7, 0i64..5, 1u64..200, prop::option::of(1u64..50), prop::option::of(0u32..3), 0u64..12)
+            .prop_map(|(share, ty, count, priority, work_s, checkpoint_s, retries, restart_s)| Op::Submit {
+                share, ty, count, priority, work_s, checkpoint_s, retries, restart_s
             }),
         2 => (0usize..40, 0i64..8).prop_map(|(job, priority)| Op::Raise { job, priority }),
         1 => (0usize..40).prop_map(|job| Op::Terminate { job }),
@@ -159,6 +160,7 @@ fn run(w: &World, seed: u64) -> Result<Engine, TestCaseError> {
                 work_s,
                 checkpoint_s,
                 retries,
+                restart_s,
             } => {
                 let share = share % w.shares.len();
                 let spec = JobSpec {
@@ -170,7 +172,7 @@ fn run(w: &World, seed: u64) -> Result<Engine, TestCaseError> {
                     work_ms: work_s * 1000,
                     checkpoint_interval_ms: checkpoint_s.map(|c| c * 1000),
                     preemption_retries: *retries,
-                    restart_overhead_ms: if checkpoint_s.is_some() { 2_000 } else { 0 },
+                    restart_overhead_ms: restart_s * 1000,
                 };
                 let id = e
                     .submit(spec)
@@ -380,5 +382,133 @@ proptest! {
         let ja: Vec<_> = a.jobs().collect();
         let jb: Vec<_> = b.jobs().collect();
         prop_assert_eq!(ja, jb);
+    }
+}
+
+/// Per job, from the event log alone: capacity held by preemptions after the work stopped, and
+/// time held before RUNNING (by every attempt).
+fn spans_from_events(e: &Engine) -> HashMap<JobId, (i64, i64)> {
+    let mut out: HashMap<JobId, (i64, i64)> = HashMap::new();
+    let mut preempting: HashMap<JobId, i64> = HashMap::new();
+    let mut scheduled: HashMap<JobId, i64> = HashMap::new();
+    for ev in e.events() {
+        let entry = out.entry(ev.job).or_default();
+        match &ev.reason {
+            EventReason::Dispatched { .. } => {
+                scheduled.insert(ev.job, ev.time);
+            }
+            EventReason::Advanced if ev.to == JobStatus::Running => {
+                if let Some(s) = scheduled.remove(&ev.job) {
+                    entry.1 += ev.time - s;
+                }
+            }
+            EventReason::PreemptionStarted(_) => {
+                preempting.insert(ev.job, ev.time);
+                if let Some(s) = scheduled.remove(&ev.job) {
+                    entry.1 += ev.time - s;
+                }
+            }
+            EventReason::Preempted(_) | EventReason::RetriesExhausted => {
+                if let Some(p) = preempting.remove(&ev.job) {
+                    entry.0 += ev.time - p;
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A world built for preemptions: small shares that lend and borrow with in-share preemption,
+/// a stream of submissions at random priorities and many priority raises.
+fn preempting_world() -> impl Strategy<Value = World> {
+    (
+        prop::collection::vec((1u32..4, any::<bool>()), 2..4),
+        (0u64..3, 0u64..10, 0u64..3),
+        prop::collection::vec(
+            (
+                0u64..8,
+                prop_oneof![
+                    5 => (0usize..4, 1u32..4, 0i64..8, 5u64..120, prop::option::of(1u64..30), prop::option::of(0u32..4), 0u64..15)
+                        .prop_map(|(share, count, priority, work_s, checkpoint_s, retries, restart_s)| Op::Submit {
+                            share, ty: 0, count, priority, work_s, checkpoint_s, retries, restart_s
+                        }),
+                    3 => (0usize..40, 0i64..10).prop_map(|(job, priority)| Op::Raise { job, priority }),
+                    1 => Just(Op::Wait),
+                ],
+            ),
+            10..60,
+        ),
+    )
+        .prop_map(|(shares, (d, pre, jitter), ops)| World {
+            shares: shares
+                .into_iter()
+                .map(|(n, lend_only)| ShareCfg {
+                    limits: vec![(0, n)],
+                    strategy: if lend_only {
+                        SharingStrategy::Lend
+                    } else {
+                        SharingStrategy::LendAndBorrow
+                    },
+                    borrow_limit: -1,
+                    in_share: true,
+                })
+                .collect(),
+            spare: [0, 0],
+            delays: Delays {
+                submitted_ms: d * 1000,
+                pending_ms: d * 1000,
+                scheduled_ms: d * 1000,
+                starting_ms: d * 1000,
+                preemption_ms: pre * 1000,
+                jitter_ms: jitter * 1000,
+            },
+            ops,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// METRICS.md's ledger built from the event log (what the scorecard, replay and report
+    /// read) agrees exactly with the engine's own accounting of work, lost work and restart
+    /// overhead, job by job; and its categories add up to the capacity held.
+    #[test]
+    fn ledger_from_the_event_log_equals_the_engines_accounting(
+        w in prop_oneof![world(), preempting_world()],
+        seed in any::<u64>(),
+    ) {
+        use quotatop::analysis::scorecard::{ScorecardOptions, Window, from_engine, job_ledger};
+        let mut e = run(&w, seed)?;
+        e.run_until_idle(i64::MAX / 4);
+        let end = e.events().last().map_or(0, |ev| ev.time) + 1;
+        let window = Window::new(0, end);
+        let opts = ScorecardOptions::default();
+        let spans = spans_from_events(&e);
+        let histories = from_engine::histories_from_events(&e, e.events());
+        for h in &histories {
+            let id = e.find(&h.job_id).expect("job exists");
+            let (job, work) = (e.job(id).expect("job"), e.work(id).expect("work"));
+            let l = job_ledger(h, window, &opts);
+            let held: i64 = h
+                .attempts
+                .iter()
+                .map(|a| a.stopped_at.unwrap_or(end) - a.held_from().unwrap_or(end))
+                .sum();
+            prop_assert_eq!(l.held(), held, "{}: categories add up", job.name);
+            if job.is_terminated {
+                continue;
+            }
+            let (grace, before_running) = spans.get(&id).copied().unwrap_or_default();
+            let succeeded = job.status == JobStatus::Succeeded;
+            prop_assert_eq!(l.productive, if succeeded { work.work_ms as i64 } else { 0 }, "{}", job.name);
+            prop_assert_eq!(l.lost, work.lost_ms as i64 + grace, "{}: lost", job.name);
+            prop_assert_eq!(
+                l.overhead + l.held_not_running,
+                work.overhead_ms as i64 + before_running,
+                "{}: overhead", job.name
+            );
+            prop_assert_eq!(l.failed, 0);
+        }
     }
 }
