@@ -34,6 +34,7 @@ fn bench(c: &mut Criterion) {
         capacity: config::summed_limits(&shares),
         shares,
         workload: Workload::default(),
+        rules: Default::default(),
     };
     let configs = presets::product_presets(&base, None);
     let jobs: Vec<TraceJob> = vcs.iter().flat_map(|v| v.2.iter().cloned()).collect();

@@ -164,6 +164,17 @@ pub struct ReplayArgs {
     /// The share the third preset protects (default: the one with the largest limits).
     #[arg(long)]
     pub protect: Option<String>,
+    /// Goodput counts the work finished this long after the first submission (e.g. 30d, 12h;
+    /// default: the last submission + 24 h).
+    #[arg(long)]
+    pub horizon: Option<String>,
+    /// Deadlines, interruption budgets, prices and the decision rule (TOML), for every scenario
+    /// (default: those of the first --config).
+    #[arg(long)]
+    pub rules: Option<std::path::PathBuf>,
+    /// Write one CSV row per job and configuration here.
+    #[arg(long)]
+    pub jobs_out: Option<std::path::PathBuf>,
     #[arg(long, value_enum, default_value = "md")]
     pub format: ReportFormat,
 }

@@ -92,7 +92,7 @@ fn same_inputs_same_report() {
     assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
     let strip = |o: &std::process::Output| -> serde_json::Value {
         let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
-        for row in v.as_array_mut().expect("array") {
+        for row in v["outcomes"].as_array_mut().expect("array") {
             row.as_object_mut()
                 .expect("object")
                 .remove("replay_seconds");
@@ -101,7 +101,10 @@ fn same_inputs_same_report() {
     };
     let (va, vb) = (strip(&a), strip(&b));
     assert_eq!(va, vb);
-    let names: Vec<&str> = va
+    assert_eq!(va["baseline"], "isolated");
+    assert_eq!(va["outcomes"][0]["verdict"], serde_json::Value::Null);
+    assert_eq!(va["outcomes"][1]["verdict"]["approve"], true);
+    let names: Vec<&str> = va["outcomes"]
         .as_array()
         .unwrap()
         .iter()
@@ -180,4 +183,112 @@ fn bad_input_names_file_and_line() {
         assert!(err.contains(want), "{err} does not contain {want}");
         assert!(!err.contains("panicked"), "{err}");
     }
+}
+
+/// The decision summary comes first with a verdict per scenario; rules from a file give cost
+/// lines and budgets; `--jobs-out` writes one row per job and configuration whose productive
+/// GPU-hours add up to the figure in the table.
+#[test]
+fn decision_summary_rules_and_per_job_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(
+        &rules,
+        "currency = \"USD\"\n[prices]\n\"ml.p4d.24xlarge\" = 32.77\n[budgets.research]\nmax_preemptions_per_job = 0\n[deadlines.\"*\"]\nmax_wait_s = 3600\n[decision]\nmin_goodput_gain_pct = 5.0\n",
+    )
+    .unwrap();
+    let jobs = dir.path().join("jobs.csv");
+    let out = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(["replay", "--trace"])
+        .arg(fixture("replay_trace.csv"))
+        .arg("--config")
+        .arg(fixture("replay_isolated.toml"))
+        .arg(fixture("replay_lending.toml"))
+        .arg("--rules")
+        .arg(&rules)
+        .arg("--jobs-out")
+        .arg(&jobs)
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(md.starts_with("## Decision (baseline: isolated)"), "{md}");
+    assert!(md.contains("rises by more than 5%"), "{md}");
+    assert!(md.contains("Verdict lending: APPROVE"), "{md}");
+    assert!(md.contains("| cost allocated |"), "{md}");
+    assert!(md.contains("USD"), "{md}");
+    // research's jobs preempted at all breach a budget of 0 preemptions.
+    let breaches = md
+        .lines()
+        .find(|l| l.starts_with("| interruption-budget breaches |"))
+        .unwrap();
+    assert!(
+        breaches.starts_with("| interruption-budget breaches | 0 | "),
+        "{breaches}"
+    );
+    assert!(!breaches.ends_with("| 0 |"), "{breaches}");
+    let rows = std::fs::read_to_string(&jobs).unwrap();
+    let mut lines = rows.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header[0], "config");
+    let prod = header
+        .iter()
+        .position(|h| *h == "productive_gpu_hours")
+        .unwrap();
+    let mut per_config: std::collections::BTreeMap<String, (usize, f64)> = Default::default();
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        let e = per_config.entry(f[0].to_string()).or_default();
+        e.0 += 1;
+        e.1 += f[prod].parse::<f64>().unwrap();
+    }
+    assert_eq!(per_config["isolated"].0, 9);
+    assert_eq!(per_config["lending"].0, 9);
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| GPU-h productive |"))
+        .unwrap();
+    assert_eq!(
+        row,
+        format!(
+            "| GPU-h productive | {:.1} | {:.1} |",
+            per_config["isolated"].1, per_config["lending"].1
+        )
+    );
+}
+
+#[test]
+fn bad_rules_and_horizon_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(&rules, "[prices]\n\"ml.p4d.24xlarge\" = -3.0\n").unwrap();
+    let run = |extra: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_quotatop"))
+            .args(["replay", "--trace"])
+            .arg(fixture("replay_trace.csv"))
+            .arg("--config")
+            .arg(fixture("replay_isolated.toml"))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--rules".as_ref(), rules.as_os_str()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("rules.toml") && err.contains("prices"),
+        "{err}"
+    );
+    std::fs::write(&rules, "[deadline]\nx = 1\n").unwrap();
+    let out = run(&["--rules".as_ref(), rules.as_os_str()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("line 1"), "{err}");
+    let out = run(&["--horizon".as_ref(), "soon".as_ref()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--horizon"), "{err}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }

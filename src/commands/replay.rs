@@ -5,10 +5,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
+use crate::analysis::scorecard::decision::DeadlineRule;
 use crate::cli::{ReplayArgs, ReportFormat};
 use crate::model::{CapacityLimit, QuotaShare, SharingConfig};
 use crate::replay::{
-    ReplayConfig, ReplayOutcome, TraceJob, Workload, philly, presets, replay, report, trace_csv,
+    Comparison, ReplayConfig, ReplayOutcome, TraceJob, Workload, philly, presets, replay_to,
+    report, trace_csv,
 };
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
@@ -77,6 +79,7 @@ fn load_traces(paths: &[PathBuf]) -> anyhow::Result<Loaded> {
         capacity: crate::replay::config::summed_limits(&shares),
         shares,
         workload: Workload::default(),
+        rules: Default::default(),
     });
     Ok(Loaded { jobs, philly_base })
 }
@@ -105,6 +108,14 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
     if configs.is_empty() {
         bail!("nothing to compare: give --config A.toml (one or more) and/or --preset");
     }
+    let protected = if args.preset {
+        configs
+            .first()
+            .and_then(|base| presets::protected_share(base, args.protect.as_deref()))
+    } else {
+        None
+    };
+    let (cmp, notes) = comparison(args, &configs, &loaded.jobs, protected)?;
     let mut outcomes: Vec<ReplayOutcome> = Vec::new();
     for cfg in &configs {
         let mut bar = |done: usize, total: usize| {
@@ -120,15 +131,147 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
                 let _ = std::io::stderr().flush();
             }
         };
-        let (outcome, _engine) = replay(&loaded.jobs, cfg, &mut bar)?;
+        let (outcome, _engine) = replay_to(&loaded.jobs, cfg, &cmp, &mut bar)?;
         if progress {
             eprintln!();
         }
         outcomes.push(outcome);
     }
+    if let Some(path) = &args.jobs_out {
+        write_jobs(path, &outcomes)?;
+    }
+    let rule = &cmp.rules.decision;
     Ok(match args.format {
-        ReportFormat::Md => report::markdown(&outcomes),
-        ReportFormat::Json => report::json(&outcomes),
-        ReportFormat::Csv => report::csv(&outcomes),
+        ReportFormat::Md => report::markdown(&outcomes, rule, &notes),
+        ReportFormat::Json => report::json(&outcomes, rule, &notes),
+        ReportFormat::Csv => report::csv(&outcomes, rule),
     })
+}
+
+/// The default deadline rule when none is given: succeed within this many times the work.
+pub const DEFAULT_DEADLINE_FACTOR: f64 = 2.0;
+
+/// How every scenario is read (horizon, rules, important work), and the notes that state it.
+fn comparison(
+    args: &ReplayArgs,
+    configs: &[ReplayConfig],
+    jobs: &[TraceJob],
+    protected: Option<String>,
+) -> anyhow::Result<(Comparison, Vec<String>)> {
+    let mut notes = Vec::new();
+    let horizon_ms = match &args.horizon {
+        Some(h) => {
+            let ms =
+                crate::model::parse_duration(h).map_err(|e| anyhow::anyhow!("--horizon: {e}"))?;
+            if ms <= 0 {
+                bail!("--horizon {h}: must be longer than 0");
+            }
+            notes.push(format!(
+                "Horizon: goodput counts the work finished within {} of the first submission (--horizon).",
+                crate::analysis::scorecard::format::duration(Some(ms))
+            ));
+            Some(ms)
+        }
+        None => {
+            let lo = jobs.iter().map(|j| j.submit_ms).min().unwrap_or(0);
+            let hi = jobs.iter().map(|j| j.submit_ms).max().unwrap_or(0);
+            notes.push(format!(
+                "Horizon: goodput counts the work finished within {} of the first submission: the last submission + {} (--horizon to change).",
+                crate::analysis::scorecard::format::duration(Some(
+                    hi - lo + crate::replay::run::DEFAULT_HORIZON_TAIL_MS
+                )),
+                crate::analysis::scorecard::format::duration(Some(
+                    crate::replay::run::DEFAULT_HORIZON_TAIL_MS
+                ))
+            ));
+            None
+        }
+    };
+    let mut rules = match &args.rules {
+        Some(p) => crate::replay::config::load_rules(p)?,
+        None => configs.first().map(|c| c.rules.clone()).unwrap_or_default(),
+    };
+    let trace_deadlines = jobs.iter().filter(|j| j.deadline_s.is_some()).count();
+    if rules.deadlines.is_empty() {
+        rules.deadlines.insert(
+            "*".to_string(),
+            DeadlineRule {
+                deadline_factor: Some(DEFAULT_DEADLINE_FACTOR),
+                max_wait_s: None,
+            },
+        );
+        notes.push(format!(
+            "Deadlines: {} job(s) carry their own (trace column deadline_s); the others must succeed within {DEFAULT_DEADLINE_FACTOR} × their work after submission (default: no [deadlines] given).",
+            trace_deadlines
+        ));
+    } else {
+        notes.push(format!(
+            "Deadlines: {} job(s) carry their own (trace column deadline_s); the others follow [deadlines] of the rules.",
+            trace_deadlines
+        ));
+    }
+    let cmp = Comparison {
+        horizon_ms,
+        rules,
+        protected,
+        per_job: args.jobs_out.is_some(),
+    };
+    let important = jobs.iter().filter(|j| cmp.important(j)).count();
+    notes.push(format!(
+        "Important work: {important} of {} jobs, the same in every scenario: the high and critical bands as submitted{}.",
+        jobs.len(),
+        match &cmp.protected {
+            Some(p) => format!(", and share {p} (protected by the lending-protected preset)"),
+            None => String::new(),
+        }
+    ));
+    if cmp.rules.prices.is_empty() {
+        notes.push("Cost: no [prices] given, so no cost lines.".to_string());
+    }
+    Ok((cmp, notes))
+}
+
+/// `--jobs-out`: one row per job and configuration, written whole or not at all.
+fn write_jobs(path: &Path, outcomes: &[ReplayOutcome]) -> anyhow::Result<()> {
+    let q = |s: &str| crate::model::csv_field(&crate::model::clean_text(s));
+    let num = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
+    let mut out = String::from(
+        "config,name,origin,share,important,submit_s,attempts,held_from_s,stopped_s,outcome,ended_s,productive_gpu_hours,lost_gpu_hours,overhead_gpu_hours,deadline_met\n",
+    );
+    let mut rows = 0usize;
+    for o in outcomes {
+        for r in &o.jobs_rows {
+            rows += 1;
+            let starts: Vec<String> = r.attempts.iter().map(|a| num(a.0)).collect();
+            let stops: Vec<String> = r.attempts.iter().map(|a| num(a.1)).collect();
+            out.push_str(&format!(
+                "{},{},{},{},{},{:.3},{},{},{},{},{},{},{},{},{}\n",
+                q(&o.config),
+                q(&r.name),
+                q(&r.origin),
+                q(&r.share),
+                r.important,
+                r.submit_s,
+                r.attempts.len(),
+                q(&starts.join(";")),
+                q(&stops.join(";")),
+                r.outcome,
+                num(r.ended_s),
+                r.productive_gpu_hours,
+                r.lost_gpu_hours,
+                r.overhead_gpu_hours,
+                r.deadline_met.map_or(String::new(), |m| m.to_string()),
+            ));
+        }
+    }
+    if rows == 0 {
+        bail!("--jobs-out {}: no job rows to write", path.display());
+    }
+    let tmp = path.with_extension("csv.partial");
+    std::fs::write(&tmp, out)
+        .with_context(|| format!("cannot write --jobs-out {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot move {} to {}", tmp.display(), path.display()))?;
+    eprintln!("wrote {rows} job rows to {}", path.display());
+    Ok(())
 }

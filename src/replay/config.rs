@@ -17,6 +17,23 @@
 //! restart_overhead_s = 120         # running time a preempted job spends before progressing
 //! preemption_retries = 5           # for jobs whose trace gives no retry cap (default: none)
 //! priority = { "6214e9" = 100 }    # per share: replaces the trace's priority
+//!
+//! # The comparison's rules (read from the baseline, the first configuration; the same for
+//! # every scenario). Per share, or "*" for every share without its own.
+//! [deadlines."*"]
+//! deadline_factor = 2.0            # succeed within 2 × the job's work after submission
+//! # max_wait_s = 3600              # or: first given capacity within an hour
+//! [budgets."6214e9"]
+//! max_preemptions_per_job = 3
+//! max_lost_gpu_hours_per_day = 50.0
+//! [prices]                         # per instance-hour; no prices, no cost lines
+//! "ml.g5.2xlarge" = 1.52
+//! currency = "USD"                 # (top level, before any table)
+//! [decision]
+//! min_goodput_gain_pct = 0.0
+//! max_important_p95_wait_increase_pct = 10.0
+//! important_p95_wait_slack_s = 60
+//! max_important_missed_deadlines_increase = 0
 //! ```
 
 use std::collections::BTreeMap;
@@ -24,6 +41,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use crate::analysis::scorecard::decision::{Budget, DeadlineRule, DecisionRule, Rules};
 use crate::emulator::scenario::{CapacitySpec, ShareSpec};
 use crate::engine::{Engine, EngineConfig};
 use crate::model::{CapacityLimit, QuotaShare};
@@ -49,6 +67,15 @@ struct File {
     shares: Vec<ShareSpec>,
     #[serde(default)]
     workload: Workload,
+    #[serde(default)]
+    deadlines: BTreeMap<String, DeadlineRule>,
+    #[serde(default)]
+    budgets: BTreeMap<String, Budget>,
+    #[serde(default)]
+    prices: BTreeMap<String, f64>,
+    currency: Option<String>,
+    #[serde(default)]
+    decision: DecisionRule,
 }
 
 /// One configuration to replay a trace under.
@@ -58,6 +85,9 @@ pub struct ReplayConfig {
     pub capacity: Vec<CapacityLimit>,
     pub shares: Vec<QuotaShare>,
     pub workload: Workload,
+    /// Deadlines, interruption budgets, prices and the decision rule (the comparison reads the
+    /// baseline's: one set of rules for every scenario).
+    pub rules: Rules,
 }
 
 impl ReplayConfig {
@@ -80,19 +110,7 @@ impl ReplayConfig {
             origin: origin.to_string(),
             message,
         };
-        let file: File = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| {
-                text.as_bytes()[..s.start.min(text.len())]
-                    .iter()
-                    .filter(|&&b| b == b'\n')
-                    .count()
-                    + 1
-            });
-            err(match line {
-                Some(l) => format!("line {l}: {}", e.message()),
-                None => e.message().to_string(),
-            })
-        })?;
+        let file: File = from_toml(text, origin)?;
         if file.shares.is_empty() {
             return Err(err("at least one [[shares]] entry is needed".to_string()));
         }
@@ -119,7 +137,15 @@ impl ReplayConfig {
             capacity,
             shares,
             workload: file.workload,
+            rules: Rules {
+                deadlines: file.deadlines,
+                budgets: file.budgets,
+                prices: file.prices,
+                currency: file.currency,
+                decision: file.decision,
+            },
         };
+        cfg.rules.validate().map_err(&err)?;
         // Validate shares and capacity the way the engine will.
         cfg.build_engine().map_err(|e| err(e.to_string()))?;
         Ok(cfg)
@@ -133,6 +159,41 @@ impl ReplayConfig {
         }
         Ok(engine)
     }
+}
+
+/// TOML into `T`; errors name the origin and, for syntax and type errors, the line.
+fn from_toml<T: serde::de::DeserializeOwned>(text: &str, origin: &str) -> Result<T, ReplayError> {
+    toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| {
+            text.as_bytes()[..s.start.min(text.len())]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
+                + 1
+        });
+        ReplayError::Config {
+            origin: origin.to_string(),
+            message: match line {
+                Some(l) => format!("line {l}: {}", e.message()),
+                None => e.message().to_string(),
+            },
+        }
+    })
+}
+
+/// A rules file (`replay --rules`): only `[deadlines.*]`, `[budgets.*]`, `[prices]`, `currency`
+/// and `[decision]`, as in a replay configuration.
+pub fn load_rules(path: &Path) -> Result<Rules, ReplayError> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ReplayError::Config {
+        origin: origin.clone(),
+        message: e.to_string(),
+    })?;
+    let rules: Rules = from_toml(&text, &origin)?;
+    rules
+        .validate()
+        .map_err(|message| ReplayError::Config { origin, message })?;
+    Ok(rules)
 }
 
 /// The sum of the shares' limits per instance type, in first-seen order.

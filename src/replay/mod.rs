@@ -8,7 +8,7 @@ pub mod run;
 pub mod trace_csv;
 
 pub use config::{ReplayConfig, Workload};
-pub use run::{ReplayOutcome, replay, replay_to};
+pub use run::{Comparison, JobRow, ReplayOutcome, replay, replay_to};
 
 use crate::engine::{Engine, EngineError, JobId, JobSpec};
 use crate::model::Millis;
@@ -28,6 +28,9 @@ pub struct TraceJob {
     pub priority: i64,
     pub checkpoint_interval_ms: Option<u64>,
     pub preemption_retries: Option<u32>,
+    /// The job must succeed within this many seconds of its submission (trace column
+    /// `deadline_s`).
+    pub deadline_s: Option<u64>,
 }
 
 /// Why a replay could not run.

@@ -119,6 +119,7 @@ pub fn parse_trace_text(text: &str, share: &str, path: &str) -> Result<Vec<Trace
             priority: 0,
             checkpoint_interval_ms: None,
             preemption_retries: None,
+            deadline_s: None,
         });
     }
     Ok(jobs)

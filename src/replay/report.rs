@@ -2,7 +2,9 @@
 
 use serde::Serialize;
 
+use crate::analysis::scorecard::decision::{Cost, DecisionRule, Evaluation, Verdict, verdict};
 use crate::analysis::scorecard::{Goodput, Ledger, Row, Scorecard, Window};
+use crate::model::Millis;
 use crate::model::clean_text;
 
 use super::ReplayOutcome;
@@ -51,6 +53,51 @@ fn wait_rows(outcomes: &[ReplayOutcome]) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
+/// Missed deadlines by share and band, across the configurations.
+fn deadline_rows(outcomes: &[ReplayOutcome]) -> Vec<(String, Vec<String>)> {
+    let mut labels: Vec<String> = Vec::new();
+    let label_of = |e: &Evaluation| -> Vec<(String, String)> {
+        e.deadlines_by_share
+            .iter()
+            .map(|(s, d)| {
+                (
+                    format!("share {s}"),
+                    format!("{}/{}", d.missed, d.with_deadline),
+                )
+            })
+            .chain(e.deadlines_by_band.iter().map(|(b, d)| {
+                (
+                    format!("band {} ({})", b.as_str(), b.range()),
+                    format!("{}/{}", d.missed, d.with_deadline),
+                )
+            }))
+            .collect()
+    };
+    let per: Vec<Vec<(String, String)>> =
+        outcomes.iter().map(|o| label_of(&o.evaluation)).collect();
+    for rows in &per {
+        for (l, _) in rows {
+            if !labels.contains(l) {
+                labels.push(l.clone());
+            }
+        }
+    }
+    labels
+        .into_iter()
+        .map(|l| {
+            let vals = per
+                .iter()
+                .map(|rows| {
+                    rows.iter()
+                        .find(|(x, _)| *x == l)
+                        .map_or("-".to_string(), |(_, v)| v.clone())
+                })
+                .collect();
+            (l, vals)
+        })
+        .collect()
+}
+
 /// One metric across the configurations.
 struct Metric {
     name: &'static str,
@@ -59,7 +106,9 @@ struct Metric {
 
 fn metrics(outcomes: &[ReplayOutcome]) -> Vec<Metric> {
     let col = |f: &dyn Fn(&ReplayOutcome) -> String| outcomes.iter().map(f).collect::<Vec<_>>();
-    vec![
+    // With no prices, cost lines are absent, not zero.
+    let priced = outcomes.iter().any(|o| o.evaluation.cost.is_some());
+    let all = vec![
         Metric {
             name: "jobs",
             values: col(&|o| o.jobs.to_string()),
@@ -117,6 +166,43 @@ fn metrics(outcomes: &[ReplayOutcome]) -> Vec<Metric> {
             values: col(&|o| format!("{:.1}", o.ledger.unfinished_gpu_hours)),
         },
         Metric {
+            name: "important jobs",
+            values: col(&|o| o.evaluation.important.jobs.to_string()),
+        },
+        Metric {
+            name: "important: completed by the horizon",
+            values: col(&|o| o.evaluation.important.goodput.completed_jobs.to_string()),
+        },
+        Metric {
+            name: "important: wait mean / P50 / P95",
+            values: col(&|o| {
+                let w = &o.evaluation.important.wait;
+                format!("{} / {} / {}", dur(w.mean_ms), dur(w.p50_ms), dur(w.p95_ms))
+            }),
+        },
+        Metric {
+            name: "important: still waiting at the end",
+            values: col(&|o| o.evaluation.important.wait.still_waiting.to_string()),
+        },
+        Metric {
+            name: "missed deadlines (all)",
+            values: col(&|o| {
+                let d = &o.evaluation.all.deadlines;
+                format!("{}/{}", d.missed, d.with_deadline)
+            }),
+        },
+        Metric {
+            name: "missed deadlines (important)",
+            values: col(&|o| {
+                let d = &o.evaluation.important.deadlines;
+                format!("{}/{}", d.missed, d.with_deadline)
+            }),
+        },
+        Metric {
+            name: "interruption-budget breaches",
+            values: col(&|o| o.evaluation.budget_breaches().to_string()),
+        },
+        Metric {
             name: "completed-work utilisation",
             values: col(&|o| pct(o.scorecard.queue_row.utilisation.ratio)),
         },
@@ -140,23 +226,164 @@ fn metrics(outcomes: &[ReplayOutcome]) -> Vec<Metric> {
             values: col(&|o| pct(o.scorecard.queue_row.recovery.ratio)),
         },
         Metric {
+            name: "cost allocated",
+            values: col(&|o| cost_text(o, |c| c.allocated)),
+        },
+        Metric {
+            name: "cost of productive work",
+            values: col(&|o| cost_text(o, |c| c.productive)),
+        },
+        Metric {
+            name: "cost of waste (lost + overhead)",
+            values: col(&|o| cost_text(o, |c| c.wasted)),
+        },
+        Metric {
             name: "replay time (s)",
             values: col(&|o| format!("{:.2}", o.elapsed.as_secs_f64())),
         },
-    ]
+    ];
+    all.into_iter()
+        .filter(|m| priced || !m.name.starts_with("cost"))
+        .collect()
 }
 
-/// A Markdown table: one row per metric, one column per configuration.
-pub fn markdown(outcomes: &[ReplayOutcome]) -> String {
-    let mut out = format!(
-        "| metric | {} |\n|---|{}\n",
+fn signed(v: f64, digits: usize) -> String {
+    format!("{v:+.digits$}")
+}
+
+fn wait_delta(ms: Option<Millis>) -> String {
+    match ms {
+        Some(d) if d < 0 => format!("-{}", dur(Some(-d))),
+        Some(d) => format!("+{}", dur(Some(d))),
+        None => "-".to_string(),
+    }
+}
+
+/// Each scenario against the baseline (the first outcome), by `rule`.
+pub fn verdicts(outcomes: &[ReplayOutcome], rule: &DecisionRule) -> Vec<Option<Verdict>> {
+    let Some(base) = outcomes.first() else {
+        return Vec::new();
+    };
+    outcomes
+        .iter()
+        .enumerate()
+        .map(|(i, o)| (i > 0).then(|| verdict(&base.evaluation, &o.evaluation, rule)))
+        .collect()
+}
+
+fn cost_text(o: &ReplayOutcome, f: impl Fn(&Cost) -> f64) -> String {
+    o.evaluation.cost.as_ref().map_or("-".to_string(), |c| {
+        format!("{:.0} {}", f(c), c.currency).trim().to_string()
+    })
+}
+
+/// The decision summary: each scenario against the baseline, and a verdict by the stated rule.
+fn decision_markdown(outcomes: &[ReplayOutcome], rule: &DecisionRule, notes: &[String]) -> String {
+    let mut out = String::new();
+    let Some(base) = outcomes.first() else {
+        return out;
+    };
+    out.push_str(&format!(
+        "## Decision (baseline: {})\n\nRule: {}.\n",
+        clean_text(&base.config),
+        rule.describe()
+    ));
+    for n in notes {
+        out.push_str(&format!("{}\n", clean_text(n)));
+    }
+    let priced = outcomes.iter().any(|o| o.evaluation.cost.is_some());
+    out.push_str(&format!(
+        "\n| scenario | completed by horizon | productive GPU-h by horizon | important P95 wait | important missed deadlines | waste GPU-h | budget breaches |{} verdict |\n|---|---:|---:|---:|---:|---:|---:|{}---|\n",
+        if priced { " cost (allocated / wasted) |" } else { "" },
+        if priced { "---:|" } else { "" }
+    ));
+    for (o, v) in outcomes.iter().zip(verdicts(outcomes, rule)) {
+        let e = &o.evaluation;
+        let (completed, goodput, wait, missed, verdict) = match &v {
+            None => (
+                e.all.goodput.completed_jobs.to_string(),
+                format!("{:.1}", e.all.goodput.productive_gpu_hours),
+                dur(e.important.wait.p95_ms),
+                format!(
+                    "{}/{}",
+                    e.important.deadlines.missed, e.important.deadlines.with_deadline
+                ),
+                "baseline".to_string(),
+            ),
+            Some(v) => (
+                format!(
+                    "{} ({:+})",
+                    e.all.goodput.completed_jobs, v.completed_by_horizon_delta
+                ),
+                format!(
+                    "{:.1} ({}{})",
+                    e.all.goodput.productive_gpu_hours,
+                    signed(v.productive_gpu_hours_delta, 1),
+                    v.goodput_gain_pct
+                        .map_or(String::new(), |p| format!(", {p:+.1}%"))
+                ),
+                format!(
+                    "{} ({})",
+                    dur(e.important.wait.p95_ms),
+                    wait_delta(v.important_p95_wait_delta_ms)
+                ),
+                format!(
+                    "{}/{} ({:+})",
+                    e.important.deadlines.missed,
+                    e.important.deadlines.with_deadline,
+                    v.important_missed_deadlines_delta
+                ),
+                if v.approve {
+                    "APPROVE".to_string()
+                } else {
+                    "REJECT".to_string()
+                },
+            ),
+        };
+        out.push_str(&format!(
+            "| {} | {completed} | {goodput} | {wait} | {missed} | {:.1} | {} |{} {verdict} |\n",
+            clean_text(&o.config),
+            o.ledger.waste_gpu_hours(),
+            e.budget_breaches(),
+            if priced {
+                format!(
+                    " {} / {} |",
+                    cost_text(o, |c| c.allocated),
+                    cost_text(o, |c| c.wasted)
+                )
+            } else {
+                String::new()
+            },
+        ));
+    }
+    out.push('\n');
+    for (o, v) in outcomes.iter().zip(verdicts(outcomes, rule)) {
+        if let Some(v) = v {
+            out.push_str(&format!(
+                "Verdict {}: {} — {}.\n",
+                clean_text(&o.config),
+                if v.approve { "APPROVE" } else { "REJECT" },
+                v.reasons.join("; ")
+            ));
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// The comparison in Markdown: the decision summary first, then one row per metric and one
+/// column per configuration.
+pub fn markdown(outcomes: &[ReplayOutcome], rule: &DecisionRule, notes: &[String]) -> String {
+    let mut out = decision_markdown(outcomes, rule, notes);
+    out.push_str(&format!(
+        "## Figures\n\n| metric | {} |\n|---|{}\n",
         outcomes
             .iter()
             .map(|o| clean_text(&o.config))
             .collect::<Vec<_>>()
             .join(" | "),
         "---:|".repeat(outcomes.len())
-    );
+    ));
     for m in metrics(outcomes) {
         out.push_str(&format!("| {} | {} |\n", m.name, m.values.join(" | ")));
     }
@@ -171,6 +398,22 @@ pub fn markdown(outcomes: &[ReplayOutcome]) -> String {
     ));
     for (label, vals) in wait_rows(outcomes) {
         out.push_str(&format!("| {label} | {} |\n", vals.join(" | ")));
+    }
+    out.push_str(&format!(
+        "\nMissed deadlines by share and priority band (missed/with a deadline)\n\n| scope | {} |\n|---|{}\n",
+        outcomes
+            .iter()
+            .map(|o| clean_text(&o.config))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        "---:|".repeat(outcomes.len())
+    ));
+    for (label, vals) in deadline_rows(outcomes) {
+        out.push_str(&format!(
+            "| {} | {} |\n",
+            clean_text(&label),
+            vals.join(" | ")
+        ));
     }
     if let Some(o) = outcomes.first() {
         let m = &o.scorecard.methods;
@@ -189,8 +432,8 @@ pub fn markdown(outcomes: &[ReplayOutcome]) -> String {
     out
 }
 
-/// CSV with the same rows as the Markdown table.
-pub fn csv(outcomes: &[ReplayOutcome]) -> String {
+/// CSV with the same rows as the Markdown tables, the verdicts first.
+pub fn csv(outcomes: &[ReplayOutcome], rule: &DecisionRule) -> String {
     let quote = crate::model::csv_field;
     let mut out = format!(
         "metric,{}\n",
@@ -200,6 +443,22 @@ pub fn csv(outcomes: &[ReplayOutcome]) -> String {
             .collect::<Vec<_>>()
             .join(",")
     );
+    let verdict_row: Vec<String> = verdicts(outcomes, rule)
+        .into_iter()
+        .map(|v| match v {
+            None => "baseline".to_string(),
+            Some(v) if v.approve => "APPROVE".to_string(),
+            Some(_) => "REJECT".to_string(),
+        })
+        .collect();
+    out.push_str(&format!(
+        "verdict,{}\n",
+        verdict_row
+            .iter()
+            .map(|v| quote(v))
+            .collect::<Vec<_>>()
+            .join(",")
+    ));
     for m in metrics(outcomes) {
         out.push_str(&format!(
             "{},{}\n",
@@ -215,6 +474,13 @@ pub fn csv(outcomes: &[ReplayOutcome]) -> String {
         out.push_str(&format!(
             "{},{}\n",
             quote(&format!("wait P50 / P95: {label}")),
+            vals.iter().map(|v| quote(v)).collect::<Vec<_>>().join(",")
+        ));
+    }
+    for (label, vals) in deadline_rows(outcomes) {
+        out.push_str(&format!(
+            "{},{}\n",
+            quote(&clean_text(&format!("missed deadlines: {label}"))),
             vals.iter().map(|v| quote(v)).collect::<Vec<_>>().join(",")
         ));
     }
@@ -235,15 +501,28 @@ struct JsonOutcome<'a> {
     horizon: Window,
     goodput: Goodput,
     unknown_gpu_types: &'a [String],
+    evaluation: &'a Evaluation,
+    verdict: Option<Verdict>,
     scorecard: &'a Scorecard,
     replay_seconds: f64,
 }
 
-/// A JSON array, one object per configuration.
-pub fn json(outcomes: &[ReplayOutcome]) -> String {
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    baseline: Option<&'a str>,
+    rule: &'a DecisionRule,
+    rule_text: String,
+    notes: &'a [String],
+    outcomes: Vec<JsonOutcome<'a>>,
+}
+
+/// A JSON object: the decision rule and notes, then one object per configuration with its
+/// verdict against the baseline (the first).
+pub fn json(outcomes: &[ReplayOutcome], rule: &DecisionRule, notes: &[String]) -> String {
     let rows: Vec<JsonOutcome> = outcomes
         .iter()
-        .map(|o| JsonOutcome {
+        .zip(verdicts(outcomes, rule))
+        .map(|(o, verdict)| JsonOutcome {
             config: &o.config,
             jobs: o.jobs,
             completed: o.completed,
@@ -256,11 +535,20 @@ pub fn json(outcomes: &[ReplayOutcome]) -> String {
             horizon: o.horizon,
             goodput: o.goodput,
             unknown_gpu_types: &o.unknown_gpu_types,
+            evaluation: &o.evaluation,
+            verdict,
             scorecard: &o.scorecard,
             replay_seconds: o.elapsed.as_secs_f64(),
         })
         .collect();
+    let report = JsonReport {
+        baseline: outcomes.first().map(|o| o.config.as_str()),
+        rule,
+        rule_text: rule.describe(),
+        notes,
+        outcomes: rows,
+    };
     crate::model::escape_c1_in_json(
-        serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".to_string()),
+        serde_json::to_string_pretty(&report).unwrap_or_else(|_| "{}".to_string()),
     ) + "\n"
 }

@@ -1,9 +1,11 @@
 //! Running a trace under one configuration.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use crate::analysis::scorecard::decision::{self, Evaluation, JobFacts, Rules, deadline_of};
 use crate::analysis::scorecard::{
-    self, Goodput, Ledger, Scorecard, ScorecardOptions, Window, from_engine,
+    self, Goodput, Ledger, Outcome, PriorityBand, Scorecard, ScorecardOptions, Window, from_engine,
 };
 use crate::engine::{Engine, EngineError, JobId, JobSpec};
 use crate::model::{JobStatus, Millis};
@@ -29,6 +31,10 @@ pub struct ReplayOutcome {
     /// Goodput: what had finished by the horizon.
     pub horizon: Window,
     pub goodput: Goodput,
+    /// Important work, deadlines, interruption budgets and cost, by the comparison's rules.
+    pub evaluation: Evaluation,
+    /// One row per job, when the comparison asked for them.
+    pub jobs_rows: Vec<JobRow>,
     /// Instance types without a known GPU count (their GPU-hours count as 0; the scorecard
     /// notes them).
     pub unknown_gpu_types: Vec<String>,
@@ -95,7 +101,49 @@ pub fn replay(
     cfg: &ReplayConfig,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(ReplayOutcome, Engine), ReplayError> {
-    replay_to(trace, cfg, None, progress)
+    replay_to(trace, cfg, &Comparison::default(), progress)
+}
+
+/// How a comparison reads every scenario: the same horizon, rules and important work.
+#[derive(Debug, Clone, Default)]
+pub struct Comparison {
+    /// Goodput horizon after the first submission (`None`: the last submission +
+    /// [`DEFAULT_HORIZON_TAIL_MS`]).
+    pub horizon_ms: Option<Millis>,
+    pub rules: Rules,
+    /// The share the comparison protects: its jobs are important work in every scenario.
+    pub protected: Option<String>,
+    /// Keep one row per job (for `--jobs-out`).
+    pub per_job: bool,
+}
+
+impl Comparison {
+    /// Important work: high or critical band as submitted in the trace, or the protected share.
+    pub fn important(&self, job: &TraceJob) -> bool {
+        band_of(job) >= PriorityBand::High || self.protected.as_deref() == Some(job.share.as_str())
+    }
+}
+
+fn band_of(job: &TraceJob) -> PriorityBand {
+    PriorityBand::of(job.priority.clamp(0, i64::from(u32::MAX)) as u32)
+}
+
+/// One job under one configuration, for `--jobs-out`. Times in seconds from the trace start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobRow {
+    pub name: String,
+    pub origin: String,
+    pub share: String,
+    pub submit_s: f64,
+    /// `(held from, stopped)` of each attempt.
+    pub attempts: Vec<(Option<f64>, Option<f64>)>,
+    pub outcome: &'static str,
+    pub ended_s: Option<f64>,
+    pub productive_gpu_hours: f64,
+    pub lost_gpu_hours: f64,
+    pub overhead_gpu_hours: f64,
+    pub important: bool,
+    pub deadline_met: Option<bool>,
 }
 
 /// The default horizon's tail after the trace's last submission.
@@ -124,12 +172,11 @@ fn unknown_gpu_types(input: &scorecard::ScorecardInput, opts: &ScorecardOptions)
     types.into_iter().map(str::to_string).collect()
 }
 
-/// [`replay`] with the goodput horizon `horizon_ms` after the first submission (`None`: the
-/// default, see [`horizon_end`]).
+/// [`replay`] read the comparison's way: its horizon, rules and important work.
 pub fn replay_to(
     trace: &[TraceJob],
     cfg: &ReplayConfig,
-    horizon_ms: Option<Millis>,
+    cmp: &Comparison,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(ReplayOutcome, Engine), ReplayError> {
     let began = Instant::now();
@@ -168,8 +215,80 @@ pub fn replay_to(
         Window::new(first, end),
     );
     let card = scorecard::scorecard(&input, &opts);
-    let horizon = Window::new(first, horizon_end(trace, first, horizon_ms));
+    let horizon = Window::new(first, horizon_end(trace, first, cmp.horizon_ms));
     let goodput = scorecard::goodput(&input, horizon, &opts);
+    // The trace job behind each history: ids are in submission order (stable by time).
+    let mut order: Vec<usize> = (0..trace.len()).collect();
+    order.sort_by_key(|&i| trace[i].submit_ms);
+    let by_uuid: HashMap<&str, usize> = ids
+        .iter()
+        .zip(&order)
+        .filter_map(|(&id, &i)| Some((engine.job_uuid(id)?, i)))
+        .collect();
+    let traced: Vec<Option<&TraceJob>> = input
+        .jobs
+        .iter()
+        .map(|h| by_uuid.get(h.job_id.as_str()).map(|&i| &trace[i]))
+        .collect();
+    let facts: Vec<JobFacts> = input
+        .jobs
+        .iter()
+        .zip(&traced)
+        .map(|(h, t)| JobFacts {
+            important: t.is_some_and(|t| cmp.important(t)),
+            band: t.map_or(PriorityBand::of(h.priority), band_of),
+            deadline: t.and_then(|t| {
+                deadline_of(
+                    &cmp.rules,
+                    &h.share,
+                    h.submitted_at,
+                    t.work_ms,
+                    t.deadline_s,
+                )
+            }),
+        })
+        .collect();
+    let evaluation = decision::evaluate(&input, &facts, horizon, &opts, &cmp.rules);
+    let start = engine.config().start_ms;
+    let secs = |t: Millis| (t - start) as f64 / 1000.0;
+    let jobs_rows: Vec<JobRow> = if cmp.per_job {
+        input
+            .jobs
+            .iter()
+            .zip(&traced)
+            .zip(&facts)
+            .map(|((h, t), f)| {
+                let l = scorecard::job_ledger(h, input.window, &opts);
+                let gpus = opts.gpus.gpus(&h.instance_type).unwrap_or(0);
+                let g = |ms: Millis| scorecard::gpu_hours(ms, h.instance_count, gpus);
+                let (outcome, ended) = match h.outcome {
+                    Outcome::Succeeded(t) => ("succeeded", Some(secs(t))),
+                    Outcome::Failed(t) => ("failed", Some(secs(t))),
+                    Outcome::Open => ("never finished", None),
+                };
+                JobRow {
+                    name: h.name.clone(),
+                    origin: t.map(|t| t.origin.clone()).unwrap_or_default(),
+                    share: h.share.clone(),
+                    submit_s: secs(h.submitted_at),
+                    attempts: h
+                        .attempts
+                        .iter()
+                        .map(|a| (a.held_from().map(secs), a.stopped_at.map(secs)))
+                        .collect(),
+                    outcome,
+                    ended_s: ended,
+                    productive_gpu_hours: g(l.productive),
+                    lost_gpu_hours: g(l.lost),
+                    overhead_gpu_hours: g(l.overhead),
+                    important: f.important,
+                    deadline_met: f.deadline.map(|d| d.met(h)),
+                }
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut out = ReplayOutcome {
         config: cfg.name.clone(),
         jobs: ids.len(),
@@ -181,6 +300,8 @@ pub fn replay_to(
         ledger: card.queue_row.ledger,
         horizon,
         goodput,
+        evaluation,
+        jobs_rows,
         unknown_gpu_types: unknown_gpu_types(&input, &opts),
         scorecard: card,
         elapsed: Duration::ZERO,

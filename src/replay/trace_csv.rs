@@ -11,12 +11,13 @@
 //! | `checkpoint_s` | optional checkpoint interval, seconds (empty: none) |
 //! | `retries` | optional `preemptionRetriesBeforeTermination` (empty: unbounded) |
 //! | `name` | optional job name (default `<share>-<line>`) |
+//! | `deadline_s` | optional: the job must succeed within this many seconds of submission |
 //!
 //! Columns may come in any order; unknown columns are an error (a typo should not pass).
 
 use super::{ReplayError, TraceJob};
 
-const COLUMNS: [&str; 9] = [
+const COLUMNS: [&str; 10] = [
     "submit_s",
     "share",
     "instance_type",
@@ -26,6 +27,7 @@ const COLUMNS: [&str; 9] = [
     "checkpoint_s",
     "retries",
     "name",
+    "deadline_s",
 ];
 const REQUIRED: [&str; 5] = [
     "submit_s",
@@ -115,6 +117,9 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
                 .filter(|&c| c > 0),
             preemption_retries: get("retries")
                 .map(|r| whole("retries", r).map(|x| x.min(u32::MAX as u64) as u32))
+                .transpose()?,
+            deadline_s: get("deadline_s")
+                .map(|d| whole("deadline_s", d))
                 .transpose()?,
             share,
         });

@@ -12,7 +12,7 @@ use crate::analysis::GpuTable;
 use crate::model::{CapacityLimit, Millis};
 
 /// `[start, end)` in epoch ms (the service's clock).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Window {
     pub start: Millis,
     pub end: Millis,

@@ -8,6 +8,7 @@
 
 mod audit_view;
 mod bands;
+pub mod decision;
 mod fairness;
 pub mod format;
 pub mod from_engine;
@@ -105,12 +106,17 @@ pub struct Goodput {
 /// Goodput of `input`'s jobs by the end of `horizon`.
 pub fn goodput(input: &ScorecardInput, horizon: Window, opts: &ScorecardOptions) -> Goodput {
     let jobs: Vec<&JobHistory> = input.jobs.iter().collect();
+    goodput_of(&jobs, horizon, opts)
+}
+
+/// Goodput of `jobs` by the end of `horizon`.
+pub fn goodput_of(jobs: &[&JobHistory], horizon: Window, opts: &ScorecardOptions) -> Goodput {
     Goodput {
         completed_jobs: jobs
             .iter()
             .filter(|j| matches!(j.outcome, Outcome::Succeeded(t) if t < horizon.end))
             .count(),
-        productive_gpu_hours: ledger::ledger(&jobs, horizon, opts).productive_gpu_hours,
+        productive_gpu_hours: ledger::ledger(jobs, horizon, opts).productive_gpu_hours,
     }
 }
 
