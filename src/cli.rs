@@ -296,6 +296,10 @@ pub struct ReportArgs {
     /// (default: audit.jsonl in the user's data directory, when it exists).
     #[arg(long, value_name = "PATH")]
     pub audit_log: Option<std::path::PathBuf>,
+    /// quotatop's config file, for `[deadlines]`, `[budgets]`, `[prices]` and `[decision]`
+    /// (default: the user's config file, when it exists).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<std::path::PathBuf>,
 }
 
 /// Console settings shared by `quotatop demo` and `quotatop tui` (they override the config

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::scorecard::ScorecardOptions;
+use crate::analysis::scorecard::decision::{Budget, DeadlineRule, DecisionRule, Rules};
 use crate::analysis::{GpuTable, LoopRule};
 use crate::journal::JournalConfig;
 
@@ -47,6 +48,18 @@ pub struct Config {
     pub scorecard: ScorecardSettings,
     /// GPUs per instance type over the built-in table, e.g. `"ml.p5.48xlarge" = 8` (`[gpus]`).
     pub gpus: BTreeMap<String, u32>,
+    /// Deadlines per share or `*` (`[deadlines.NAME]`: `deadline_factor`, `max_wait_s`), read
+    /// by `report` and the console's Scorecard.
+    pub deadlines: BTreeMap<String, DeadlineRule>,
+    /// Interruption budgets per share or `*` (`[budgets.NAME]`: `max_preemptions_per_job`,
+    /// `max_lost_gpu_hours_per_day`).
+    pub budgets: BTreeMap<String, Budget>,
+    /// Price per instance-hour per instance type (`[prices]`); with none, no cost lines.
+    pub prices: BTreeMap<String, f64>,
+    /// The prices' currency, for display.
+    pub currency: Option<String>,
+    /// The decision rule (`[decision]`), as in replay configurations.
+    pub decision: DecisionRule,
 }
 
 const DAY_MS: i64 = 86_400_000;
@@ -119,6 +132,18 @@ impl Default for ScorecardSettings {
 }
 
 impl Config {
+    /// Deadlines, budgets, prices and the decision rule, as one set (the same type replay
+    /// configurations carry).
+    pub fn rules(&self) -> Rules {
+        Rules {
+            deadlines: self.deadlines.clone(),
+            budgets: self.budgets.clone(),
+            prices: self.prices.clone(),
+            currency: self.currency.clone(),
+            decision: self.decision.clone(),
+        }
+    }
+
     /// The scorecard's window and options: `[scorecard]` with `[gpus]`.
     pub fn scorecard_options(&self) -> (i64, ScorecardOptions) {
         let s = &self.scorecard;
@@ -187,6 +212,11 @@ impl Default for Config {
             journal: JournalSettings::default(),
             scorecard: ScorecardSettings::default(),
             gpus: BTreeMap::new(),
+            deadlines: BTreeMap::new(),
+            budgets: BTreeMap::new(),
+            prices: BTreeMap::new(),
+            currency: None,
+            decision: DecisionRule::default(),
         }
     }
 }
@@ -349,10 +379,18 @@ fn read_file(path: &Path) -> Result<Config, ConfigError> {
         path: path.display().to_string(),
         source,
     })?;
-    toml::from_str(&text).map_err(|e| ConfigError::Parse {
+    let config: Config = toml::from_str(&text).map_err(|e| ConfigError::Parse {
         path: path.display().to_string(),
         message: e.message().to_string(),
-    })
+    })?;
+    config
+        .rules()
+        .validate()
+        .map_err(|message| ConfigError::Parse {
+            path: path.display().to_string(),
+            message,
+        })?;
+    Ok(config)
 }
 
 #[cfg(test)]

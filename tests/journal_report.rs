@@ -266,3 +266,50 @@ fn report_errors_are_clear() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("bad duration unit"));
 }
+
+/// `[deadlines]`, `[budgets]` and `[prices]` of the config file reach the report.
+#[test]
+fn report_reads_deadlines_budgets_and_prices_from_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.sqlite3");
+    write_journal(&path);
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        "currency = \"EUR\"\n[deadlines.a]\ndeadline_factor = 0.5\n[budgets.\"*\"]\nmax_preemptions_per_job = 0\n[prices]\n\"ml.g5.12xlarge\" = 2.0\n",
+    )
+    .unwrap();
+    let run = |format: &str| {
+        Command::new(env!("CARGO_BIN_EXE_quotatop"))
+            .args([
+                "report", "--queue", "q", "--since", "2h", "--format", format,
+            ])
+            .arg("--journal")
+            .arg(&path)
+            .arg("--config")
+            .arg(&cfg)
+            .env("HOME", dir.path())
+            .env_remove("XDG_DATA_HOME")
+            .output()
+            .unwrap()
+    };
+    let md = stdout(&run("md"));
+    // The job's work is its 1 h of productive running; it had to succeed within 0.5 h.
+    assert!(md.contains("missed deadlines 0/0 (all jobs: 1/1)"), "{md}");
+    assert!(md.contains("| a | 1/1 |"), "{md}");
+    assert!(md.contains("| a | 0 | 0 |"), "{md}");
+    assert!(md.contains("Cost (EUR):"), "{md}");
+    assert!(md.contains("productive 2.00,"), "{md}");
+    let csv = stdout(&run("csv"));
+    assert!(csv.contains("\ncost,EUR,productive,2\n"), "{csv}");
+    assert!(csv.contains("\ndelivery,all,missed_deadlines,1\n"), "{csv}");
+    // A bad number in the named config file is an error, not a silent default.
+    std::fs::write(&cfg, "[prices]\n\"ml.g5.12xlarge\" = -1.0\n").unwrap();
+    let out = run("md");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("config.toml") && err.contains("prices"),
+        "{err}"
+    );
+}

@@ -5,7 +5,12 @@ use std::collections::BTreeMap;
 use anyhow::{Context, anyhow, bail};
 
 use crate::analysis::GpuTable;
-use crate::analysis::scorecard::{self, ScorecardOptions, Window, audit_view};
+use crate::analysis::scorecard::decision::{
+    self, Deadline, Evaluation, JobFacts, Rules, deadline_of,
+};
+use crate::analysis::scorecard::{
+    self, Outcome, PriorityBand, ScorecardInput, ScorecardOptions, Window, audit_view,
+};
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::journal::{self, Journal, JournalConfig};
 use crate::model::Millis;
@@ -75,15 +80,69 @@ pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
     let observed = j.priority_changes(&args.queue, window)?;
     let audited = audited_changes(args)?;
     let changes = scorecard::join_changes(&observed, &audited);
+    let rules = rules(args)?;
+    let evaluation = evaluate(&input, &opts, &rules);
     let report = Report {
         scorecard: scorecard::scorecard(&input, &opts),
         exceptions: audit_view(&changes, window, RAISED_REPEATEDLY),
+        evaluation,
+        currency: rules.currency.clone(),
     };
     Ok(match args.format {
         ReportFormat::Md => report_format::markdown(&report),
         ReportFormat::Json => report_format::json(&report)?,
         ReportFormat::Csv => report_format::csv(&report),
     })
+}
+
+/// Deadlines, budgets and prices from quotatop's config file: `--config` (which must be
+/// readable and valid), else the user's config file when it exists.
+fn rules(args: &ReportArgs) -> anyhow::Result<Rules> {
+    let explicit = args.config.is_some();
+    let loaded = crate::config::load(&crate::config::Overrides {
+        config_path: args.config.clone(),
+        ..Default::default()
+    });
+    if let Some(w) = loaded.warnings.iter().find(|w| w.contains("config file")) {
+        if explicit {
+            bail!("{w}");
+        }
+        eprintln!("warning: {w}");
+    }
+    Ok(loaded.config.rules())
+}
+
+/// Important work (high and critical bands by the job's last known priority), deadlines,
+/// interruption budgets and cost over the report's window. A job's work, for a
+/// `deadline_factor`, is its productive running time once it succeeded; a job that has not
+/// succeeded has no such deadline (a `max_wait_s` still applies).
+fn evaluate(input: &ScorecardInput, opts: &ScorecardOptions, rules: &Rules) -> Evaluation {
+    let facts: Vec<JobFacts> = input
+        .jobs
+        .iter()
+        .map(|j| {
+            let l = scorecard::job_ledger(j, input.window, opts);
+            let work = match j.outcome {
+                Outcome::Succeeded(_) => Some(l.productive.max(0) as u64),
+                _ => None,
+            };
+            let band = PriorityBand::of(j.priority);
+            let deadline = match work {
+                Some(w) => deadline_of(rules, &j.share, j.submitted_at, w, None),
+                None => rules
+                    .deadline_rule(&j.share)
+                    .and_then(|r| r.max_wait_s)
+                    .and_then(|_| deadline_of(rules, &j.share, j.submitted_at, 0, None))
+                    .filter(|d| matches!(d, Deadline::StartBy(_))),
+            };
+            JobFacts {
+                important: band >= PriorityBand::High,
+                band,
+                deadline,
+            }
+        })
+        .collect();
+    decision::evaluate(input, &facts, input.window, opts, rules)
 }
 
 /// The queue's priority changes in the audit log: `--audit-log` (which must be readable), else

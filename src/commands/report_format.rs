@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use crate::analysis::scorecard::decision::Evaluation;
 use crate::analysis::scorecard::{AuditView, Row, Scorecard};
 use crate::model::clean_text;
 
@@ -13,6 +14,10 @@ use crate::model::clean_text;
 pub struct Report {
     pub scorecard: Scorecard,
     pub exceptions: AuditView,
+    /// Important work, deadlines, interruption budgets and cost (config `[deadlines]`,
+    /// `[budgets]`, `[prices]`), over the same window.
+    pub evaluation: Evaluation,
+    pub currency: Option<String>,
 }
 
 use crate::analysis::scorecard::format::{duration as dur, percent as pct};
@@ -76,6 +81,7 @@ pub fn markdown(r: &Report) -> String {
             f.wait_ratio.map_or("-".to_string(), |w| format!("{w:.2}×")),
         );
     }
+    delivery_markdown(&mut out, &r.evaluation);
     out.push_str("\n## Exceptions\n\n");
     out.push_str(
         "Priority changes the poller observed, joined with the audit log for who made them and \
@@ -126,6 +132,75 @@ pub fn markdown(r: &Report) -> String {
         let _ = writeln!(out, "- note: {n}");
     }
     out
+}
+
+/// Important work, deadlines, budgets and cost.
+fn delivery_markdown(out: &mut String, e: &Evaluation) {
+    out.push_str("\n## Important work, deadlines, budgets and cost\n\n");
+    let i = &e.important;
+    let _ = writeln!(
+        out,
+        "Important work (high and critical bands): {} jobs, {} succeeded ({:.1} productive GPU-h); wait mean {} / P50 {} / P95 {}; {} still waiting (oldest {}); missed deadlines {}/{} (all jobs: {}/{}).",
+        i.jobs,
+        i.goodput.completed_jobs,
+        i.goodput.productive_gpu_hours,
+        dur(i.wait.mean_ms),
+        dur(i.wait.p50_ms),
+        dur(i.wait.p95_ms),
+        i.wait.still_waiting,
+        dur(i.wait.oldest_waiting_ms),
+        i.deadlines.missed,
+        i.deadlines.with_deadline,
+        e.all.deadlines.missed,
+        e.all.deadlines.with_deadline,
+    );
+    if e.all.deadlines.with_deadline == 0 {
+        out.push_str("\nNo deadlines: set `[deadlines.SHARE]` (or `\"*\"`) in the config file.\n");
+    } else {
+        out.push_str("\n| share | missed deadlines |\n|---|---:|\n");
+        for (s, d) in e
+            .deadlines_by_share
+            .iter()
+            .filter(|(_, d)| d.with_deadline > 0)
+        {
+            let _ = writeln!(
+                out,
+                "| {} | {}/{} |",
+                clean_text(s),
+                d.missed,
+                d.with_deadline
+            );
+        }
+    }
+    if e.budgets.is_empty() {
+        out.push_str("\nNo interruption budgets: set `[budgets.SHARE]` in the config file.\n");
+    } else {
+        out.push_str("\n| share | jobs over their preemption budget | days over the lost GPU-h budget |\n|---|---:|---:|\n");
+        for b in &e.budgets {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} |",
+                clean_text(&b.share),
+                b.jobs_over_preemptions,
+                b.days_over_lost
+            );
+        }
+    }
+    if let Some(c) = &e.cost {
+        let _ = writeln!(
+            out,
+            "\nCost ({}): allocated {:.2}, productive {:.2}, wasted (lost + overhead) {:.2}{}.",
+            clean_text(&c.currency),
+            c.allocated,
+            c.productive,
+            c.wasted,
+            if c.unpriced.is_empty() {
+                String::new()
+            } else {
+                format!("; no price for {}", clean_text(&c.unpriced.join(", ")))
+            }
+        );
+    }
 }
 
 pub fn json(r: &Report) -> Result<String, serde_json::Error> {
@@ -281,6 +356,49 @@ pub fn csv(r: &Report) -> String {
             opt(f.delivered_ratio),
         );
         line("fairness", &f.share, "wait_ratio", opt(f.wait_ratio));
+    }
+    let e = &r.evaluation;
+    for (name, d) in [("important", &e.important), ("all", &e.all)] {
+        line("delivery", name, "jobs", d.jobs.to_string());
+        line(
+            "delivery",
+            name,
+            "succeeded",
+            d.goodput.completed_jobs.to_string(),
+        );
+        line("delivery", name, "wait_mean_ms", opt(d.wait.mean_ms));
+        line("delivery", name, "wait_p95_ms", opt(d.wait.p95_ms));
+        line(
+            "delivery",
+            name,
+            "deadlines",
+            d.deadlines.with_deadline.to_string(),
+        );
+        line(
+            "delivery",
+            name,
+            "missed_deadlines",
+            d.deadlines.missed.to_string(),
+        );
+    }
+    for b in &e.budgets {
+        line(
+            "budget",
+            &b.share,
+            "jobs_over_preemptions",
+            b.jobs_over_preemptions.to_string(),
+        );
+        line(
+            "budget",
+            &b.share,
+            "days_over_lost",
+            b.days_over_lost.to_string(),
+        );
+    }
+    if let Some(c) = &e.cost {
+        line("cost", &c.currency, "allocated", c.allocated.to_string());
+        line("cost", &c.currency, "productive", c.productive.to_string());
+        line("cost", &c.currency, "wasted", c.wasted.to_string());
     }
     for o in &r.exceptions.per_operator {
         let name = format!("{}/{}", o.operator, o.share);
