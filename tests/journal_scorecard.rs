@@ -324,6 +324,30 @@ fn compare_rows(o: &Row, t: &Row, truth_jobs: &[&JobHistory], opts: &ScorecardOp
         t.waste.total_gpu_hours,
         tol,
     );
+    // Every category of the ledger: each attempt's boundaries are known to one poll.
+    let tol = resolution(truth_jobs, opts, false);
+    let (ol, tl) = (&o.ledger, &t.ledger);
+    for (name, a, b) in [
+        ("held", ol.held_gpu_hours(), tl.held_gpu_hours()),
+        (
+            "productive",
+            ol.productive_gpu_hours,
+            tl.productive_gpu_hours,
+        ),
+        (
+            "held before running",
+            ol.held_not_running_gpu_hours,
+            tl.held_not_running_gpu_hours,
+        ),
+        ("failed", ol.failed_gpu_hours, tl.failed_gpu_hours),
+        (
+            "unfinished",
+            ol.unfinished_gpu_hours,
+            tl.unfinished_gpu_hours,
+        ),
+    ] {
+        within(&format!("{what} ledger {name}"), a, b, tol);
+    }
     // Recovery: counts.
     assert_eq!(o.recovery, t.recovery, "{what}: recovery");
 }
