@@ -23,21 +23,32 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
+use toml::Spanned;
 
 use crate::emulator::scenario::{CapacitySpec, ShareSpec};
 use crate::engine::{Engine, EngineConfig};
-use crate::model::{CapacityLimit, QuotaShare};
+use crate::model::{CapacityLimit, QuotaShare, whole_seconds_to_millis};
 
 use super::ReplayError;
 
-/// Workload assumptions applied to the trace's jobs.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+/// Workload assumptions applied to the trace's jobs. [`ReplayConfig::parse`] keeps the
+/// durations within 100 years and priorities within 0–9999.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Workload {
     pub checkpoint_s: Option<u64>,
     pub restart_overhead_s: u64,
     pub preemption_retries: Option<u32>,
     pub priority: BTreeMap<String, i64>,
+}
+
+/// `[workload]` as written, each number with its place in the file for range errors.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawWorkload {
+    checkpoint_s: Option<Spanned<i64>>,
+    restart_overhead_s: Option<Spanned<i64>>,
+    preemption_retries: Option<Spanned<i64>>,
+    priority: BTreeMap<String, Spanned<i64>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -48,7 +59,76 @@ struct File {
     capacity: Vec<CapacitySpec>,
     shares: Vec<ShareSpec>,
     #[serde(default)]
-    workload: Workload,
+    workload: RawWorkload,
+}
+
+/// `line L, column C` of a byte offset (both 1-based; the column counts characters).
+fn line_col(text: &str, at: usize) -> String {
+    let before = &text[..text.floor_char_boundary(at.min(text.len()))];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("line {line}, column {col}")
+}
+
+impl RawWorkload {
+    /// The workload, every number in range; errors give the key path, line and column.
+    fn check(self, text: &str) -> Result<Workload, String> {
+        let at = |key: &str, v: &Spanned<i64>, m: String| {
+            format!(
+                "{}: {key} = {}: {m}",
+                line_col(text, v.span().start),
+                v.get_ref()
+            )
+        };
+        let secs = |key: &str, v: &Spanned<i64>| -> Result<u64, String> {
+            whole_seconds_to_millis(*v.get_ref())
+                .map(|_| *v.get_ref() as u64)
+                .map_err(|m| {
+                    // The helper quotes the value; the key path already shows it.
+                    let why = m.split_once(' ').map_or(m.as_str(), |(_, w)| w);
+                    at(key, v, why.to_string())
+                })
+        };
+        let whole = |key: &str, v: &Spanned<i64>, max: i64| -> Result<i64, String> {
+            let n = *v.get_ref();
+            if n < 0 {
+                Err(at(key, v, "is negative".to_string()))
+            } else if n > max {
+                Err(at(key, v, format!("is above {max}")))
+            } else {
+                Ok(n)
+            }
+        };
+        let mut priority = BTreeMap::new();
+        for (share, p) in &self.priority {
+            let key = format!("workload.priority.{share:?}");
+            priority.insert(
+                share.clone(),
+                whole(&key, p, i64::from(crate::model::MAX_PRIORITY))?,
+            );
+        }
+        Ok(Workload {
+            checkpoint_s: self
+                .checkpoint_s
+                .as_ref()
+                .map(|v| secs("workload.checkpoint_s", v))
+                .transpose()?,
+            restart_overhead_s: self
+                .restart_overhead_s
+                .as_ref()
+                .map(|v| secs("workload.restart_overhead_s", v))
+                .transpose()?
+                .unwrap_or(0),
+            preemption_retries: self
+                .preemption_retries
+                .as_ref()
+                .map(|v| {
+                    whole("workload.preemption_retries", v, i64::from(u32::MAX)).map(|n| n as u32)
+                })
+                .transpose()?,
+            priority,
+        })
+    }
 }
 
 /// One configuration to replay a trace under.
@@ -81,15 +161,8 @@ impl ReplayConfig {
             message,
         };
         let file: File = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| {
-                text.as_bytes()[..s.start.min(text.len())]
-                    .iter()
-                    .filter(|&&b| b == b'\n')
-                    .count()
-                    + 1
-            });
-            err(match line {
-                Some(l) => format!("line {l}: {}", e.message()),
+            err(match e.span() {
+                Some(s) => format!("{}: {}", line_col(text, s.start), e.message()),
                 None => e.message().to_string(),
             })
         })?;
@@ -118,7 +191,7 @@ impl ReplayConfig {
             name: file.name.unwrap_or_else(|| default_name.to_string()),
             capacity,
             shares,
-            workload: file.workload,
+            workload: file.workload.check(text).map_err(&err)?,
         };
         // Validate shares and capacity the way the engine will.
         cfg.build_engine().map_err(|e| err(e.to_string()))?;
@@ -132,6 +205,68 @@ impl ReplayConfig {
             engine.create_share(s.clone())?;
         }
         Ok(engine)
+    }
+}
+
+/// `n` instances × `factor`, rounded to the nearest whole instance, never below 1.
+pub fn scale_count(n: u32, factor: f64) -> u32 {
+    (f64::from(n) * factor)
+        .round()
+        .clamp(1.0, f64::from(u32::MAX)) as u32
+}
+
+impl ReplayConfig {
+    /// Every share's capacity limits and the environment's capacity × `factor` (see
+    /// [`scale_count`]); strategies, borrow limits (percentages) and workload stay as they are.
+    pub fn scaled(&self, factor: f64) -> Self {
+        let scale = |ls: &[CapacityLimit]| -> Vec<CapacityLimit> {
+            ls.iter()
+                .map(|l| {
+                    CapacityLimit::new(l.instance_type.clone(), scale_count(l.max_capacity, factor))
+                })
+                .collect()
+        };
+        Self {
+            capacity: scale(&self.capacity),
+            shares: self
+                .shares
+                .iter()
+                .map(|s| QuotaShare {
+                    capacity_limits: scale(&s.capacity_limits),
+                    ..s.clone()
+                })
+                .collect(),
+            ..self.clone()
+        }
+    }
+
+    /// One line of capacities: `environment ml.g5.2xlarge 1216; shares a 256, b 64`.
+    pub fn capacity_summary(&self) -> String {
+        let limits = |ls: &[CapacityLimit]| -> String {
+            ls.iter()
+                .map(|l| {
+                    if ls.len() == 1 {
+                        l.max_capacity.to_string()
+                    } else {
+                        format!("{} {}", l.instance_type, l.max_capacity)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" + ")
+        };
+        let env = self
+            .capacity
+            .iter()
+            .map(|l| format!("{} {}", l.instance_type, l.max_capacity))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let shares = self
+            .shares
+            .iter()
+            .map(|s| format!("{} {}", s.name, limits(&s.capacity_limits)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!("environment {env}; shares {shares}")
     }
 }
 
@@ -177,6 +312,93 @@ priority = { "a" = 10 }
     }
 
     #[test]
+    fn out_of_range_workload_numbers_name_key_line_and_column() {
+        let cases = [
+            (
+                "restart_overhead_s = 60",
+                "restart_overhead_s = 18446744073709552",
+                "bad.toml: line 13, column 22: workload.restart_overhead_s = 18446744073709552: is beyond 100 years",
+            ),
+            (
+                "checkpoint_s = 600",
+                "checkpoint_s = -5",
+                "bad.toml: line 12, column 16: workload.checkpoint_s = -5: is negative",
+            ),
+            (
+                "checkpoint_s = 600",
+                "checkpoint_s = 3155760001",
+                "bad.toml: line 12, column 16: workload.checkpoint_s = 3155760001: is beyond 100 years",
+            ),
+            (
+                "\"a\" = 10",
+                "\"a\" = 10000",
+                "bad.toml: line 14, column 20: workload.priority.\"a\" = 10000: is above 9999",
+            ),
+            (
+                "\"a\" = 10",
+                "\"a\" = -1",
+                "bad.toml: line 14, column 20: workload.priority.\"a\" = -1: is negative",
+            ),
+            (
+                "restart_overhead_s = 60",
+                "restart_overhead_s = 60\npreemption_retries = 5000000000",
+                "bad.toml: line 14, column 22: workload.preemption_retries = 5000000000: is above 4294967295",
+            ),
+            (
+                "restart_overhead_s = 60",
+                "restart_overhead_s = 1.5",
+                "bad.toml: line 13, column 22: invalid type: floating point `1.5`, expected i64",
+            ),
+            (
+                "restart_overhead_s = 60",
+                "restart_overhead_s = nan",
+                "bad.toml: line 13, column 22: invalid type: floating point `NaN`, expected i64",
+            ),
+            ("= 4 }", "= -4 }", "bad.toml: line 10, column 30:"),
+        ];
+        for (from, to, want) in cases {
+            let bad = GOOD.replace(from, to);
+            let e = ReplayConfig::parse(&bad, "bad.toml", "bad")
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(want), "{e}\nwanted: {want}");
+        }
+        // At the limit: 100 years is accepted.
+        let ok = GOOD.replace("restart_overhead_s = 60", "restart_overhead_s = 3155760000");
+        let c = ReplayConfig::parse(&ok, "ok.toml", "ok").unwrap();
+        assert_eq!(c.workload.restart_overhead_s, 3_155_760_000);
+    }
+
+    #[test]
+    fn scaling_rounds_to_whole_instances_and_keeps_at_least_one() {
+        let c = ReplayConfig::parse(GOOD, "good.toml", "good").unwrap();
+        let half = c.scaled(0.5);
+        assert_eq!(half.capacity, vec![CapacityLimit::new("ml.g5.2xlarge", 6)]);
+        let limits: Vec<u32> = half
+            .shares
+            .iter()
+            .map(|s| s.capacity_limits[0].max_capacity)
+            .collect();
+        assert_eq!(limits, vec![4, 2]);
+        assert_eq!(half.shares[0].sharing, c.shares[0].sharing);
+        let tiny = c.scaled(0.01);
+        assert_eq!(tiny.capacity[0].max_capacity, 1);
+        assert!(
+            tiny.shares
+                .iter()
+                .all(|s| s.capacity_limits[0].max_capacity == 1)
+        );
+        // 4 × 0.375 = 1.5 rounds to 2; 8 × 0.375 = 3.
+        let r = c.scaled(0.375);
+        assert_eq!(r.shares[1].capacity_limits[0].max_capacity, 2);
+        assert_eq!(r.shares[0].capacity_limits[0].max_capacity, 3);
+        assert_eq!(
+            c.scaled(2.0).capacity_summary(),
+            "environment ml.g5.2xlarge 24; shares a 16, b 8"
+        );
+    }
+
+    #[test]
     fn errors_name_the_file_and_line() {
         let bad = GOOD.replace(
             "strategy = \"LEND\"\n",
@@ -185,7 +407,7 @@ priority = { "a" = 10 }
         let e = ReplayConfig::parse(&bad, "bad.toml", "bad")
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("bad.toml: line 10:"), "{e}");
+        assert!(e.starts_with("bad.toml: line 10, column 1:"), "{e}");
         assert!(e.contains("colour"), "{e}");
         let bad = GOOD.replace("\"LEND\"", "\"SHARE\"");
         let e = ReplayConfig::parse(&bad, "bad.toml", "bad")
