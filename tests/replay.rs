@@ -238,7 +238,7 @@ fn philly_node_counts_are_never_assumed() {
     let err = stderr(&out);
     assert!(
         err.contains(
-            "Philly VC bb: no node count in philly_vc_nodes.csv; using --default-nodes 2 (16 GPUs)"
+            "Philly VC bb: philly_vc_nodes.csv gives no node count; using --default-nodes 2 (16 GPUs)"
         ),
         "{err}"
     );

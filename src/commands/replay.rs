@@ -55,7 +55,7 @@ fn load_traces(paths: &[PathBuf], default_nodes: Option<u32>) -> anyhow::Result<
                 eprintln!(
                     "{}",
                     crate::model::clean_text(&format!(
-                        "Philly VC {}: no node count in philly_vc_nodes.csv; using --default-nodes {} ({} GPUs)",
+                        "Philly VC {}: philly_vc_nodes.csv gives no node count; using --default-nodes {} ({} GPUs)",
                         t.vc,
                         t.gpus / philly::GPUS_PER_NODE,
                         t.gpus
