@@ -62,6 +62,79 @@ struct File {
     workload: RawWorkload,
 }
 
+/// A TOML document's key paths with the spans of their values, to name the key an error's span
+/// falls in (`shares[1].limits."ml.g5.2xlarge"`).
+#[derive(Debug, Default)]
+struct KeyTree(Vec<(String, std::ops::Range<usize>, KeyTree)>);
+
+impl KeyTree {
+    /// The deepest key path whose value holds byte `at`.
+    fn path_at(&self, at: usize) -> Option<String> {
+        self.0
+            .iter()
+            .filter(|(_, span, _)| span.contains(&at))
+            .min_by_key(|(_, span, _)| span.len())
+            .map(|(key, _, sub)| match sub.path_at(at) {
+                Some(rest) if rest.starts_with('[') => format!("{key}{rest}"),
+                Some(rest) => format!("{key}.{rest}"),
+                None => key.clone(),
+            })
+    }
+}
+
+impl<'de> Deserialize<'de> for KeyTree {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = KeyTree;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any TOML value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<KeyTree, A::Error> {
+                let mut out = Vec::new();
+                while let Some(k) = m.next_key::<String>()? {
+                    let v: Spanned<KeyTree> = m.next_value()?;
+                    let bare = !k.is_empty()
+                        && k.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                    let key = if bare { k } else { format!("{k:?}") };
+                    out.push((key, v.span(), v.into_inner()));
+                }
+                Ok(KeyTree(out))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut s: A,
+            ) -> Result<KeyTree, A::Error> {
+                let mut out = Vec::new();
+                while let Some(v) = s.next_element::<Spanned<KeyTree>>()? {
+                    out.push((format!("[{}]", out.len()), v.span(), v.into_inner()));
+                }
+                Ok(KeyTree(out))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<KeyTree, E> {
+                Ok(KeyTree::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<KeyTree, E> {
+                Ok(KeyTree::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<KeyTree, E> {
+                Ok(KeyTree::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<KeyTree, E> {
+                Ok(KeyTree::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<KeyTree, E> {
+                Ok(KeyTree::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// `line L, column C` of a byte offset (both 1-based; the column counts characters).
 fn line_col(text: &str, at: usize) -> String {
     let before = &text[..text.floor_char_boundary(at.min(text.len()))];
@@ -162,7 +235,14 @@ impl ReplayConfig {
         };
         let file: File = toml::from_str(text).map_err(|e| {
             err(match e.span() {
-                Some(s) => format!("{}: {}", line_col(text, s.start), e.message()),
+                Some(s) => {
+                    // The key path, when the document is valid TOML (a type or range error).
+                    let key = toml::from_str::<KeyTree>(text)
+                        .ok()
+                        .and_then(|t| t.path_at(s.start))
+                        .map_or(String::new(), |k| format!("{k}: "));
+                    format!("{}: {key}{}", line_col(text, s.start), e.message())
+                }
                 None => e.message().to_string(),
             })
         })?;
@@ -347,12 +427,12 @@ priority = { "a" = 10 }
             (
                 "restart_overhead_s = 60",
                 "restart_overhead_s = 1.5",
-                "bad.toml: line 13, column 22: invalid type: floating point `1.5`, expected i64",
+                "bad.toml: line 13, column 22: workload.restart_overhead_s: invalid type: floating point `1.5`, expected i64",
             ),
             (
                 "restart_overhead_s = 60",
                 "restart_overhead_s = nan",
-                "bad.toml: line 13, column 22: invalid type: floating point `NaN`, expected i64",
+                "bad.toml: line 13, column 22: workload.restart_overhead_s: invalid type: floating point `NaN`, expected i64",
             ),
             ("= 4 }", "= -4 }", "bad.toml: line 10, column 30:"),
         ];
