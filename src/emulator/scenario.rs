@@ -457,6 +457,17 @@ mod tests {
     }
 
     #[test]
+    fn shipped_scenarios_pass_validation() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                Scenario::load(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            }
+        }
+    }
+
+    #[test]
     fn durations_beyond_100_years_and_bad_counts_are_refused() {
         let job = |fields: &str| {
             format!(
