@@ -45,7 +45,11 @@ fn replay(vcs: &[(String, u32, Vec<TraceJob>)], jobs: &[TraceJob], percent: u32)
 }
 
 fn bench(c: &mut Criterion) {
-    let vcs = philly::load_dir(&traces_dir()).expect("Philly traces readable");
+    let vcs = philly::load_dir(&traces_dir(), None)
+        .expect("Philly traces readable")
+        .into_iter()
+        .map(|v| (v.vc, v.gpus, v.jobs))
+        .collect::<Vec<_>>();
     let jobs: Vec<TraceJob> = vcs.iter().flat_map(|v| v.2.iter().cloned()).collect();
     eprintln!("{} VCs, {} jobs", vcs.len(), jobs.len());
     for percent in [100, 50] {

@@ -18,7 +18,11 @@ fn traces_dir() -> PathBuf {
 }
 
 fn bench(c: &mut Criterion) {
-    let vcs = philly::load_dir(&traces_dir()).expect("Philly traces readable");
+    let vcs = philly::load_dir(&traces_dir(), None)
+        .expect("Philly traces readable")
+        .into_iter()
+        .map(|v| (v.vc, v.gpus, v.jobs))
+        .collect::<Vec<_>>();
     let shares: Vec<QuotaShare> = vcs
         .iter()
         .map(|(vc, gpus, _)| {
@@ -36,8 +40,8 @@ fn bench(c: &mut Criterion) {
         workload: Workload::default(),
         rules: Default::default(),
     };
-    let configs = presets::product_presets(&base, None);
     let jobs: Vec<TraceJob> = vcs.iter().flat_map(|v| v.2.iter().cloned()).collect();
+    let configs = presets::product_presets(&base, None, &jobs);
     let mut g = c.benchmark_group("replay");
     g.sample_size(10).measurement_time(Duration::from_secs(30));
     g.bench_function("philly_three_presets", |b| {

@@ -161,7 +161,8 @@ pub struct ReplayArgs {
     /// share), derived from the first --config or from the Philly capacities.
     #[arg(long)]
     pub preset: bool,
-    /// The share the third preset protects (default: the one with the largest limits).
+    /// The share the third preset protects (default: the largest capacity, ties broken by the
+    /// most GPU-hours of demand in the trace, then by name).
     #[arg(long)]
     pub protect: Option<String>,
     /// Goodput counts the work finished this long after the first submission (e.g. 30d, 12h;
@@ -175,8 +176,34 @@ pub struct ReplayArgs {
     /// Write one CSV row per job and configuration here.
     #[arg(long)]
     pub jobs_out: Option<std::path::PathBuf>,
+    /// Node count for a Philly VC that `philly_vc_nodes.csv` does not list, or for a single
+    /// Philly trace without that file next to it (without this, either is an error).
+    #[arg(long, value_name = "N", value_parser = parse_default_nodes, allow_hyphen_values = true)]
+    pub default_nodes: Option<u32>,
+    /// Multiply every share's capacity limits and the environment's capacity by F (> 0),
+    /// rounded to whole instances, at least 1: for Philly traces and --config files alike,
+    /// before the presets are derived.
+    #[arg(long, value_name = "F", value_parser = parse_capacity_scale, allow_hyphen_values = true)]
+    pub capacity_scale: Option<f64>,
     #[arg(long, value_enum, default_value = "md")]
     pub format: ReportFormat,
+}
+
+fn parse_default_nodes(s: &str) -> Result<u32, String> {
+    let max = u32::MAX / crate::replay::philly::GPUS_PER_NODE;
+    s.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|n| (1..=max).contains(n))
+        .ok_or_else(|| format!("{s:?} is not a whole number of nodes from 1 to {max}"))
+}
+
+fn parse_capacity_scale(s: &str) -> Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|f| f.is_finite() && *f > 0.0)
+        .ok_or_else(|| format!("{s:?} is not a finite number > 0 (e.g. 0.5 halves every capacity)"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

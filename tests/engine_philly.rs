@@ -28,7 +28,11 @@ fn isolated_replay_lands_near_published_simulators() {
         eprintln!("skipped: {} not present", dir.display());
         return;
     }
-    let vcs = philly::load_dir(&dir).expect("traces readable");
+    let vcs = philly::load_dir(&dir, None)
+        .expect("traces readable")
+        .into_iter()
+        .map(|v| (v.vc, v.gpus, v.jobs))
+        .collect::<Vec<_>>();
     assert_eq!(vcs.len(), 8);
     let total: u32 = vcs.iter().map(|v| v.1).sum();
     let mut e = Engine::new(EngineConfig::new(vec![CapacityLimit::new(
@@ -92,7 +96,11 @@ fn lending_replay_finishes_every_job_and_conserves_work() {
         eprintln!("skipped: {} not present", dir.display());
         return;
     }
-    let vcs = philly::load_dir(&dir).expect("traces readable");
+    let vcs = philly::load_dir(&dir, None)
+        .expect("traces readable")
+        .into_iter()
+        .map(|v| (v.vc, v.gpus, v.jobs))
+        .collect::<Vec<_>>();
     let total: u32 = vcs.iter().map(|v| v.1).sum();
     let mut e = Engine::new(EngineConfig::new(vec![CapacityLimit::new(
         philly::GPU_INSTANCE_TYPE,

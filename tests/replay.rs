@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use quotatop::replay::{ReplayConfig, replay, trace_csv};
+use quotatop::replay::{ReplayConfig, philly, presets, replay, trace_csv};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -148,7 +148,7 @@ fn bad_input_names_file_and_line() {
         (
             vec![bad_trace.clone()],
             vec![fixture("replay_lending.toml")],
-            "bad.csv:3: instance_count \"two\"",
+            "bad.csv:3: instance_count (column 4): \"two\"",
         ),
         (
             vec![unknown_share],
@@ -291,4 +291,332 @@ fn bad_rules_and_horizon_are_clear_errors() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("--horizon"), "{err}");
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
+
+fn quotatop(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .arg("replay")
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn os<'a>(items: &'a [&'a dyn AsRef<std::ffi::OsStr>]) -> Vec<&'a std::ffi::OsStr> {
+    items.iter().map(|i| i.as_ref()).collect()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const PHILLY_HEADER: &str =
+    "app_id,submit_time,service,num_jobs,sleep_time,model_name,duration_s\n";
+
+fn philly_dir(nodes: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for vc in ["aa", "bb"] {
+        std::fs::write(
+            dir.path().join(format!("trace_{vc}.csv")),
+            format!("{PHILLY_HEADER}0,0,1,2,0,\"Resnet,50\",600\n1,30,1,4,0,M,60\n"),
+        )
+        .unwrap();
+    }
+    if !nodes.is_empty() {
+        std::fs::write(dir.path().join("philly_vc_nodes.csv"), nodes).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn philly_node_counts_are_never_assumed() {
+    // A directory whose nodes file misses a VC.
+    let dir = philly_dir("vc,node num\naa,1\n");
+    let p = dir.path();
+    let out = quotatop(&os(&[&"--trace", &p, &"--preset"]));
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("no node count for VC bb"), "{err}");
+    assert!(err.contains("trace_bb.csv"), "{err}");
+    assert!(err.contains("--default-nodes"), "{err}");
+    let out = quotatop(&os(&[
+        &"--trace",
+        &p,
+        &"--preset",
+        &"--default-nodes",
+        &"2",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "Philly VC bb: philly_vc_nodes.csv gives no node count; using --default-nodes 2 (16 GPUs)"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("Philly VC aa"), "{err}");
+    // A single trace file with no nodes file next to it.
+    let bare = philly_dir("");
+    let file = bare.path().join("trace_aa.csv");
+    let out = quotatop(&os(&[&"--trace", &file, &"--preset"]));
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("trace_aa.csv: no node count for VC aa"),
+        "{err}"
+    );
+    assert!(err.contains("philly_vc_nodes.csv next to it"), "{err}");
+    let out = quotatop(&os(&[
+        &"--trace",
+        &file,
+        &"--preset",
+        &"--default-nodes",
+        &"1",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    for bad in ["0", "-1", "x", "1000000000"] {
+        let out = quotatop(&os(&[
+            &"--trace",
+            &file,
+            &"--preset",
+            &"--default-nodes",
+            &bad,
+        ]));
+        assert!(!out.status.success());
+        assert!(
+            stderr(&out).contains("is not a whole number of nodes"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+fn unfinished(out: &std::process::Output) -> Vec<(String, u64)> {
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    v["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["config"].as_str().unwrap().to_string(),
+                r["unfinished"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn capacity_scale_applies_to_configs_and_philly_once_and_refuses_bad_factors() {
+    let trace = fixture("replay_trace.csv");
+    let iso = fixture("replay_isolated.toml");
+    let base = [
+        &"--format" as &dyn AsRef<std::ffi::OsStr>,
+        &"json",
+        &"--trace",
+        &trace,
+        &"--config",
+        &iso,
+    ];
+    let out = quotatop(&os(&base));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(unfinished(&out), vec![("isolated".to_string(), 2)]);
+    let mut scaled = base.to_vec();
+    scaled.extend([&"--capacity-scale" as &dyn AsRef<std::ffi::OsStr>, &"0.5"]);
+    let out = quotatop(&os(&scaled));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("capacity scaled by 0.5: isolated: environment ml.p4d.24xlarge 4; shares research 1, prod 2, regulated 1"),
+        "{err}"
+    );
+    // research's 2-instance sweeps, prod's nightly (4) and audit-1 (2) no longer fit.
+    assert_eq!(unfinished(&out), vec![("isolated".to_string(), 6)]);
+    // Philly: the base is scaled once, before the presets are derived from it.
+    let dir = philly_dir("vc,node num\naa,4\nbb,1\n");
+    let out = quotatop(&os(&[
+        &"--trace",
+        &dir.path(),
+        &"--preset",
+        &"--capacity-scale",
+        &"0.25",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.matches("capacity scaled by").count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "capacity scaled by 0.25: philly: environment ml.g5.2xlarge 10; shares aa 8, bb 2"
+        ),
+        "{err}"
+    );
+    for bad in ["0", "-1", "NaN", "inf", "x"] {
+        let mut args = base.to_vec();
+        args.extend([&"--capacity-scale" as &dyn AsRef<std::ffi::OsStr>, &bad]);
+        let out = quotatop(&os(&args));
+        assert!(!out.status.success(), "{bad}");
+        assert!(
+            stderr(&out).contains("is not a finite number > 0"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn jobs_that_can_never_run_are_named_per_configuration() {
+    let out = quotatop(&os(&[
+        &"--trace",
+        &fixture("replay_trace.csv"),
+        &"--config",
+        &fixture("replay_isolated.toml"),
+        &fixture("replay_lending.toml"),
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("isolated: 2 job(s) can never run"), "{err}");
+    assert!(err.contains("lending: 1 job(s) can never run"), "{err}");
+    assert!(err.contains("  big-explore ("), "{err}");
+    assert!(
+        err.contains("replay_trace.csv:4): MISCONFIGURATION:"),
+        "{err}"
+    );
+    assert!(err.contains("  too-big ("), "{err}");
+    assert!(
+        err.contains("replay_trace.csv:10): MISCONFIGURATION:"),
+        "{err}"
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        md.contains("| unfinished (misconfigured) | 2 | 1 |"),
+        "{md}"
+    );
+    // Many: the first ten by name, then a count; names may hold commas (quoted).
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.csv");
+    let mut text = String::from("submit_s,share,instance_type,instance_count,work_s,name\n");
+    for i in 0..13 {
+        text.push_str(&format!(
+            "{i},regulated,ml.p4d.24xlarge,3,60,\"huge,{i}\"\n"
+        ));
+    }
+    text.push_str("20,regulated,ml.p4d.24xlarge,99,60,larger-than-the-environment\n");
+    std::fs::write(&big, text).unwrap();
+    let out = quotatop(&os(&[
+        &"--trace",
+        &big,
+        &"--config",
+        &fixture("replay_isolated.toml"),
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("isolated: 14 job(s) can never run"), "{err}");
+    assert!(err.contains("  huge,0 ("), "{err}");
+    assert!(err.contains("big.csv:2)"), "{err}");
+    assert!(err.contains("  huge,9 ("), "{err}");
+    assert!(!err.contains("huge,10"), "{err}");
+    assert!(err.contains("  … and 4 more"), "{err}");
+}
+
+#[test]
+fn out_of_range_numbers_are_errors_naming_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let far = dir.path().join("far.csv");
+    std::fs::write(
+        &far,
+        "submit_s,share,instance_type,instance_count,work_s\n1e300,prod,ml.p4d.24xlarge,1,10\n",
+    )
+    .unwrap();
+    let cfg = dir.path().join("wrap.toml");
+    std::fs::write(
+        &cfg,
+        std::fs::read_to_string(fixture("replay_lending.toml"))
+            .unwrap()
+            .replace(
+                "restart_overhead_s = 60",
+                "restart_overhead_s = 18446744073709552",
+            ),
+    )
+    .unwrap();
+    let philly = philly_dir("vc,node num\naa,1\nbb,1\n");
+    std::fs::write(
+        philly.path().join("trace_bb.csv"),
+        format!("{PHILLY_HEADER}0,0,1,1,0,M,60\n1,5,1,1,0,M,-60\n"),
+    )
+    .unwrap();
+    let (lending, trace, philly) = (
+        fixture("replay_lending.toml"),
+        fixture("replay_trace.csv"),
+        philly.path().to_path_buf(),
+    );
+    let cases: Vec<(Vec<&dyn AsRef<std::ffi::OsStr>>, String)> = vec![
+        (
+            vec![&"--trace", &far, &"--config", &lending],
+            "far.csv:2: submit_s (column 1): \"1e300\" is beyond 100 years".to_string(),
+        ),
+        (
+            vec![&"--trace", &trace, &"--config", &cfg],
+            "wrap.toml: line 18, column 22: workload.restart_overhead_s = 18446744073709552: is beyond 100 years"
+                .to_string(),
+        ),
+        (
+            vec![&"--trace", &philly, &"--preset"],
+            "trace_bb.csv:3: duration_s (column 7): \"-60\" is negative".to_string(),
+        ),
+    ];
+    for (args, want) in cases {
+        let out = quotatop(&os(&args));
+        assert!(!out.status.success(), "{want}");
+        let err = stderr(&out);
+        assert!(err.contains(&want), "{err} does not contain {want}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn protected_share_is_the_largest_then_most_demanded_among_the_64_node_vcs() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/philly-vc");
+    if !dir.exists() {
+        eprintln!("skipped: {} not present", dir.display());
+        return;
+    }
+    let vcs = philly::load_dir(&dir, None).expect("every VC has a node count");
+    let shares: Vec<_> = vcs
+        .iter()
+        .map(|v| {
+            quotatop::model::QuotaShare::new(
+                v.vc.clone(),
+                vec![quotatop::model::CapacityLimit::new(
+                    philly::GPU_INSTANCE_TYPE,
+                    v.gpus,
+                )],
+                quotatop::model::SharingConfig::reserve(),
+            )
+        })
+        .collect();
+    let jobs: Vec<_> = vcs.iter().flat_map(|v| v.jobs.iter().cloned()).collect();
+    let base = ReplayConfig {
+        name: "philly".to_string(),
+        capacity: quotatop::replay::config::summed_limits(&shares),
+        shares,
+        workload: Default::default(),
+        rules: Default::default(),
+    };
+    // 6214e9, b436b2 and ee9e8c have 64 nodes each; ee9e8c's jobs ask for the most GPU-hours.
+    let choice = presets::protected_share(&base, None, &jobs).unwrap();
+    assert_eq!(choice.name, "ee9e8c");
+    assert_eq!(
+        choice.reason,
+        "protected share: ee9e8c (largest capacity 512 instances; tie with 6214e9, b436b2 broken by GPU-hours of demand 579186 vs 564852, 478565)"
+    );
+    assert_eq!(
+        presets::protected_share(&base, Some("b436b2"), &jobs)
+            .unwrap()
+            .name,
+        "b436b2"
+    );
+    let names: Vec<String> = presets::product_presets(&base, None, &jobs)
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(names[2], "lending-protected(ee9e8c)");
 }

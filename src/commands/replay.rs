@@ -9,8 +9,8 @@ use crate::analysis::scorecard::decision::DeadlineRule;
 use crate::cli::{ReplayArgs, ReportFormat};
 use crate::model::{CapacityLimit, QuotaShare, SharingConfig};
 use crate::replay::{
-    Comparison, ReplayConfig, ReplayOutcome, TraceJob, Workload, philly, presets, replay_to,
-    report, trace_csv,
+    Comparison, ReplayConfig, ReplayOutcome, StuckJob, TraceJob, Workload, never_run, philly,
+    presets, replay_to, report, trace_csv,
 };
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
@@ -37,38 +37,38 @@ fn is_philly(path: &Path) -> bool {
             .unwrap_or(false)
 }
 
-fn load_traces(paths: &[PathBuf]) -> anyhow::Result<Loaded> {
+fn load_traces(paths: &[PathBuf], default_nodes: Option<u32>) -> anyhow::Result<Loaded> {
     let mut jobs = Vec::new();
     let mut shares: Vec<QuotaShare> = Vec::new();
     for p in paths {
-        let philly_files: Vec<(String, u32, Vec<TraceJob>)> = if p.is_dir() {
-            philly::load_dir(p)?
+        let philly_files: Vec<philly::VcTrace> = if p.is_dir() {
+            philly::load_dir(p, default_nodes)?
         } else if is_philly(p) {
-            let dir = p.parent().unwrap_or(Path::new("."));
-            let nodes = std::fs::read_to_string(dir.join("philly_vc_nodes.csv"))
-                .ok()
-                .map(|t| philly::parse_nodes(&t, "philly_vc_nodes.csv"))
-                .transpose()?
-                .unwrap_or_default();
-            let vc = philly::vc_of(p).unwrap_or_default();
-            let n = nodes
-                .iter()
-                .find(|(v, _)| *v == vc)
-                .map_or(philly::DEFAULT_NODES, |(_, n)| *n);
-            vec![(vc, n * philly::GPUS_PER_NODE, philly::parse_trace(p)?)]
+            vec![philly::load_file(p, default_nodes)?]
         } else {
             let text = std::fs::read_to_string(p)
                 .with_context(|| format!("cannot read trace {}", p.display()))?;
             jobs.extend(trace_csv::parse(&text, &p.display().to_string())?);
             continue;
         };
-        for (vc, gpus, trace) in philly_files {
+        for t in philly_files {
+            if t.defaulted_nodes {
+                eprintln!(
+                    "{}",
+                    crate::model::clean_text(&format!(
+                        "Philly VC {}: philly_vc_nodes.csv gives no node count; using --default-nodes {} ({} GPUs)",
+                        t.vc,
+                        t.gpus / philly::GPUS_PER_NODE,
+                        t.gpus
+                    ))
+                );
+            }
             shares.push(QuotaShare::new(
-                vc,
-                vec![CapacityLimit::new(philly::GPU_INSTANCE_TYPE, gpus)],
+                t.vc,
+                vec![CapacityLimit::new(philly::GPU_INSTANCE_TYPE, t.gpus)],
                 SharingConfig::reserve(),
             ));
-            jobs.extend(trace);
+            jobs.extend(t.jobs);
         }
     }
     if jobs.is_empty() {
@@ -84,38 +84,100 @@ fn load_traces(paths: &[PathBuf]) -> anyhow::Result<Loaded> {
     Ok(Loaded { jobs, philly_base })
 }
 
+/// `cfg` × `factor`, validated as the engine will take it; the scaled capacities go to stderr.
+fn scale(cfg: ReplayConfig, factor: Option<f64>) -> anyhow::Result<ReplayConfig> {
+    let Some(f) = factor else {
+        return Ok(cfg);
+    };
+    let scaled = cfg.scaled(f);
+    scaled
+        .build_engine()
+        .with_context(|| format!("configuration {:?} scaled by {f}", cfg.name))?;
+    eprintln!(
+        "{}",
+        crate::model::clean_text(&format!(
+            "capacity scaled by {f}: {}: {}",
+            scaled.name,
+            scaled.capacity_summary()
+        ))
+    );
+    Ok(scaled)
+}
+
+/// How many trace jobs a configuration leaves stuck, named (up to [`NAMED_STUCK`]).
+fn stuck_message(cfg: &str, stuck: &[StuckJob<'_>]) -> Option<String> {
+    if stuck.is_empty() {
+        return None;
+    }
+    let mut out = format!(
+        "{cfg}: {} job(s) can never run (RUNNABLE with a MISCONFIGURATION reason; counted as unfinished):",
+        stuck.len()
+    );
+    for s in stuck.iter().take(NAMED_STUCK) {
+        out.push_str(&format!(
+            "\n  {} ({}): {}",
+            s.job.name, s.job.origin, s.reason
+        ));
+    }
+    if stuck.len() > NAMED_STUCK {
+        out.push_str(&format!("\n  … and {} more", stuck.len() - NAMED_STUCK));
+    }
+    Some(out)
+}
+
+/// Stuck jobs named per configuration on stderr; the rest are counted.
+const NAMED_STUCK: usize = 10;
+
 /// Runs the replays and renders the report (`progress` draws a bar on stderr).
 pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
-    let loaded = load_traces(&args.trace)?;
-    let mut configs: Vec<ReplayConfig> = args
-        .config
-        .iter()
-        .map(|p| ReplayConfig::load(p))
-        .collect::<Result<_, _>>()?;
+    let loaded = load_traces(&args.trace, args.default_nodes)?;
+    let mut configs: Vec<ReplayConfig> = Vec::new();
+    for p in &args.config {
+        configs.push(scale(ReplayConfig::load(p)?, args.capacity_scale)?);
+    }
+    let mut protected = None;
     if args.preset {
-        let base = configs
-            .first()
-            .cloned()
-            .or(loaded.philly_base.clone())
-            .context("--preset needs a base: give a --config, or Philly traces")?;
+        let base = match configs.first() {
+            Some(c) => c.clone(),
+            None => scale(
+                loaded
+                    .philly_base
+                    .clone()
+                    .context("--preset needs a base: give a --config, or Philly traces")?,
+                args.capacity_scale,
+            )?,
+        };
         if let Some(p) = &args.protect
             && !base.shares.iter().any(|s| &s.name == p)
         {
             bail!("--protect {p}: no such share in the base configuration");
         }
-        configs.extend(presets::product_presets(&base, args.protect.as_deref()));
+        if let Some(choice) = presets::protected_share(&base, args.protect.as_deref(), &loaded.jobs)
+        {
+            eprintln!("{}", crate::model::clean_text(&choice.reason));
+            protected = Some(choice);
+        }
+        configs.extend(presets::product_presets(
+            &base,
+            args.protect.as_deref(),
+            &loaded.jobs,
+        ));
     }
     if configs.is_empty() {
         bail!("nothing to compare: give --config A.toml (one or more) and/or --preset");
     }
-    let protected = if args.preset {
-        configs
-            .first()
-            .and_then(|base| presets::protected_share(base, args.protect.as_deref()))
-    } else {
-        None
-    };
-    let (cmp, notes) = comparison(args, &configs, &loaded.jobs, protected)?;
+    let (cmp, mut notes) = comparison(
+        args,
+        &configs,
+        &loaded.jobs,
+        protected.as_ref().map(|c| c.name.clone()),
+    )?;
+    if let Some(choice) = &protected {
+        notes.insert(
+            0,
+            format!("The lending-protected preset's {}.", choice.reason),
+        );
+    }
     let mut outcomes: Vec<ReplayOutcome> = Vec::new();
     for cfg in &configs {
         let mut bar = |done: usize, total: usize| {
@@ -131,9 +193,14 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
                 let _ = std::io::stderr().flush();
             }
         };
-        let (outcome, _engine) = replay_to(&loaded.jobs, cfg, &cmp, &mut bar)?;
+        let (outcome, engine) = replay_to(&loaded.jobs, cfg, &cmp, &mut bar)?;
         if progress {
             eprintln!();
+        }
+        if let Some(m) = stuck_message(&cfg.name, &never_run(&loaded.jobs, &engine)) {
+            for line in m.lines() {
+                eprintln!("{}", crate::model::clean_text(line));
+            }
         }
         outcomes.push(outcome);
     }
@@ -191,7 +258,7 @@ fn comparison(
         Some(p) => crate::replay::config::load_rules(p)?,
         None => configs.first().map(|c| c.rules.clone()).unwrap_or_default(),
     };
-    let trace_deadlines = jobs.iter().filter(|j| j.deadline_s.is_some()).count();
+    let trace_deadlines = jobs.iter().filter(|j| j.deadline_ms.is_some()).count();
     if rules.deadlines.is_empty() {
         rules.deadlines.insert(
             "*".to_string(),

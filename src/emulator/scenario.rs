@@ -291,6 +291,63 @@ impl Scenario {
                 ));
             }
         }
+        // Seconds and milliseconds within 100 years, so `× 1000` and clock sums cannot overflow.
+        let secs = |key: &str, v: u64| -> Result<(), EmulatorError> {
+            i64::try_from(v)
+                .map_err(|_| format!("{v} is beyond 100 years"))
+                .and_then(crate::model::whole_seconds_to_millis)
+                .map(|_| ())
+                .map_err(|m| EmulatorError::Scenario(format!("{key}: {m}")))
+        };
+        let ms = |key: &str, v: u64| -> Result<(), EmulatorError> {
+            if v > crate::model::MAX_INPUT_MS as u64 {
+                return err(format!("{key}: {v} is beyond 100 years"));
+            }
+            Ok(())
+        };
+        let priority = |key: &str, p: i64| -> Result<(), EmulatorError> {
+            if !(0..=i64::from(crate::model::MAX_PRIORITY)).contains(&p) {
+                return err(format!("{key}: {p} is not a priority from 0 to 9999"));
+            }
+            Ok(())
+        };
+        let d = &self.delays;
+        for (key, v) in [
+            ("delays.submitted_ms", d.submitted_ms),
+            ("delays.pending_ms", d.pending_ms),
+            ("delays.scheduled_ms", d.scheduled_ms),
+            ("delays.starting_ms", d.starting_ms),
+            ("delays.preemption_ms", d.preemption_ms),
+            ("delays.jitter_ms", d.jitter_ms),
+        ] {
+            ms(key, v)?;
+        }
+        for s in &self.shares {
+            for g in &s.generators {
+                let ctx = format!("share {} generator {}", s.name, g.name);
+                secs(&format!("{ctx}: duration_s[0]"), g.duration_s[0])?;
+                secs(&format!("{ctx}: duration_s[1]"), g.duration_s[1])?;
+                secs(&format!("{ctx}: start_s"), g.start_s)?;
+                if let Some(c) = g.checkpoint_s {
+                    secs(&format!("{ctx}: checkpoint_s"), c)?;
+                }
+                for p in &g.priorities {
+                    priority(&format!("{ctx}: priorities"), p.priority)?;
+                }
+            }
+        }
+        for j in &self.jobs {
+            let ctx = format!("job {}", j.name);
+            secs(&format!("{ctx}: at_s"), j.at_s)?;
+            secs(&format!("{ctx}: duration_s"), j.duration_s)?;
+            if let Some(c) = j.checkpoint_s {
+                secs(&format!("{ctx}: checkpoint_s"), c)?;
+            }
+            if j.instance_count == 0 {
+                return err(format!("{ctx}: instance_count must be at least 1"));
+            }
+            priority(&format!("{ctx}: priority"), j.priority)?;
+        }
         for s in &self.shares {
             SharingStrategy::parse(&s.strategy).ok_or_else(|| {
                 EmulatorError::Scenario(format!(
@@ -397,5 +454,60 @@ mod tests {
         let bad = MINIMAL.replace("\"LEND\"", "\"SHARE\"");
         let e = Scenario::parse(&bad).unwrap_err().to_string();
         assert!(e.contains("RESERVE, LEND or LEND_AND_BORROW"), "{e}");
+    }
+
+    #[test]
+    fn shipped_scenarios_pass_validation() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                Scenario::load(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            }
+        }
+    }
+
+    #[test]
+    fn durations_beyond_100_years_and_bad_counts_are_refused() {
+        let job = |fields: &str| {
+            format!(
+                "{MINIMAL}\n[[jobs]]\nshare = \"a\"\nname = \"j\"\ninstance_type = \"ml.m5.large\"\n{fields}\n"
+            )
+        };
+        assert!(Scenario::parse(&job("at_s = 0\nduration_s = 60")).is_ok());
+        for (fields, want) in [
+            (
+                "at_s = 3155760001\nduration_s = 60",
+                "job j: at_s: 3155760001 is beyond 100 years",
+            ),
+            (
+                "at_s = 0\nduration_s = 9223372036854775807",
+                "job j: duration_s: 9223372036854775807 is beyond 100 years",
+            ),
+            (
+                "at_s = 0\nduration_s = 60\ncheckpoint_s = 18446744073709552",
+                "job j: checkpoint_s: 18446744073709552 is beyond 100 years",
+            ),
+            (
+                "at_s = 0\nduration_s = 60\ninstance_count = 0",
+                "job j: instance_count must be at least 1",
+            ),
+            (
+                "at_s = 0\nduration_s = 60\npriority = -1",
+                "job j: priority: -1 is not a priority from 0 to 9999",
+            ),
+        ] {
+            let e = Scenario::parse(&job(fields)).unwrap_err().to_string();
+            assert!(e.contains(want), "{e} vs {want}");
+        }
+        let slow = MINIMAL.replace(
+            "[[shares]]",
+            "[delays]\nstarting_ms = 3155760000001\n[[shares]]",
+        );
+        let e = Scenario::parse(&slow).unwrap_err().to_string();
+        assert!(
+            e.contains("delays.starting_ms: 3155760000001 is beyond 100 years"),
+            "{e}"
+        );
     }
 }

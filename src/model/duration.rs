@@ -1,6 +1,49 @@
-//! Durations as people type them: `90s`, `15m`, `12h`, `7d`, `2w` (or plain milliseconds).
+//! Durations as people type them: `90s`, `15m`, `12h`, `7d`, `2w` (or plain milliseconds), and
+//! the one range check for seconds read from trace, config and scenario files.
 
 use super::Millis;
+
+/// The longest duration or trace time quotatop takes from a file: 100 years (36,525 days).
+/// Anything longer is a typo or a unit mix-up, and far inside what [`Millis`] holds, so sums
+/// and products of a few such values cannot overflow.
+pub const MAX_INPUT_MS: Millis = 36_525 * 86_400_000;
+
+/// Seconds as written in a file (`"90"`, `"1.5"`, `"2e3"`) → milliseconds, rounded. Refuses what
+/// is not a number, negative, NaN or infinite, and anything beyond 100 years. The message
+/// quotes the value; the caller adds where it came from.
+pub fn seconds_to_millis(text: &str) -> Result<Millis, String> {
+    let t = text.trim();
+    let s: f64 = t
+        .parse()
+        .map_err(|_| format!("{t:?} is not a number of seconds"))?;
+    float_seconds_to_millis(s).map_err(|m| format!("{t:?} {m}"))
+}
+
+/// [`seconds_to_millis`] for a number already parsed.
+pub fn float_seconds_to_millis(s: f64) -> Result<Millis, String> {
+    if !s.is_finite() {
+        return Err("is not a finite number".to_string());
+    }
+    if s < 0.0 {
+        return Err("is negative".to_string());
+    }
+    let ms = (s * 1000.0).round();
+    if ms > MAX_INPUT_MS as f64 {
+        return Err("is beyond 100 years".to_string());
+    }
+    Ok(ms as Millis)
+}
+
+/// Whole seconds (a TOML integer) → milliseconds within 100 years.
+pub fn whole_seconds_to_millis(s: i64) -> Result<Millis, String> {
+    if s < 0 {
+        return Err(format!("{s} is negative"));
+    }
+    match s.checked_mul(1000) {
+        Some(ms) if ms <= MAX_INPUT_MS => Ok(ms),
+        _ => Err(format!("{s} is beyond 100 years")),
+    }
+}
 
 /// `90s`, `15m`, `12h`, `7d`, `2w` (or plain milliseconds) → milliseconds.
 pub fn parse_duration(s: &str) -> Result<Millis, String> {
@@ -41,5 +84,37 @@ mod tests {
         assert!(parse_duration("-5m").is_err());
         assert!(parse_duration("5y").unwrap_err().contains("unit"));
         assert!(parse_duration("99999999999999999w").is_err());
+    }
+
+    #[test]
+    fn seconds_within_100_years() {
+        assert_eq!(seconds_to_millis("1.5"), Ok(1_500));
+        assert_eq!(seconds_to_millis(" 90 "), Ok(90_000));
+        assert_eq!(seconds_to_millis("0"), Ok(0));
+        let hundred_years_s = MAX_INPUT_MS / 1000;
+        assert_eq!(
+            seconds_to_millis(&hundred_years_s.to_string()),
+            Ok(MAX_INPUT_MS)
+        );
+        for (t, want) in [
+            ("1e300", "beyond 100 years"),
+            ("-1", "negative"),
+            ("NaN", "not a finite number"),
+            ("inf", "not a finite number"),
+            ("x", "not a number"),
+            ("", "not a number"),
+        ] {
+            let e = seconds_to_millis(t).unwrap_err();
+            assert!(e.contains(want), "{t}: {e}");
+        }
+        assert_eq!(
+            seconds_to_millis(&(hundred_years_s + 1).to_string()),
+            Err(format!("\"{}\" is beyond 100 years", hundred_years_s + 1))
+        );
+        assert_eq!(whole_seconds_to_millis(120), Ok(120_000));
+        // 18446744073709552 s × 1000 wrapped to 0.4 s in u64 arithmetic.
+        assert!(whole_seconds_to_millis(18_446_744_073_709_552).is_err());
+        assert!(whole_seconds_to_millis(i64::MAX).is_err());
+        assert!(whole_seconds_to_millis(-1).is_err());
     }
 }

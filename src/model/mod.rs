@@ -9,7 +9,10 @@ mod share;
 mod snapshot;
 mod text;
 
-pub use duration::parse_duration;
+pub use duration::{
+    MAX_INPUT_MS, float_seconds_to_millis, parse_duration, seconds_to_millis,
+    whole_seconds_to_millis,
+};
 pub use job::{Attempt, JobStatus, MAX_PRIORITY, PreemptedAttempt, PreemptionSummary, ServiceJob};
 pub use share::{
     CapacityLimit, InSharePreemption, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, QuotaShare,

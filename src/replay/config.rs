@@ -40,22 +40,33 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
+use toml::Spanned;
 
 use crate::analysis::scorecard::decision::{Budget, DeadlineRule, DecisionRule, Rules};
 use crate::emulator::scenario::{CapacitySpec, ShareSpec};
 use crate::engine::{Engine, EngineConfig};
-use crate::model::{CapacityLimit, QuotaShare};
+use crate::model::{CapacityLimit, QuotaShare, whole_seconds_to_millis};
 
 use super::ReplayError;
 
-/// Workload assumptions applied to the trace's jobs.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+/// Workload assumptions applied to the trace's jobs. [`ReplayConfig::parse`] keeps the
+/// durations within 100 years and priorities within 0–9999.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Workload {
     pub checkpoint_s: Option<u64>,
     pub restart_overhead_s: u64,
     pub preemption_retries: Option<u32>,
     pub priority: BTreeMap<String, i64>,
+}
+
+/// `[workload]` as written, each number with its place in the file for range errors.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawWorkload {
+    checkpoint_s: Option<Spanned<i64>>,
+    restart_overhead_s: Option<Spanned<i64>>,
+    preemption_retries: Option<Spanned<i64>>,
+    priority: BTreeMap<String, Spanned<i64>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -66,7 +77,7 @@ struct File {
     capacity: Vec<CapacitySpec>,
     shares: Vec<ShareSpec>,
     #[serde(default)]
-    workload: Workload,
+    workload: RawWorkload,
     #[serde(default)]
     deadlines: BTreeMap<String, DeadlineRule>,
     #[serde(default)]
@@ -76,6 +87,148 @@ struct File {
     currency: Option<String>,
     #[serde(default)]
     decision: DecisionRule,
+}
+
+/// A TOML document's key paths with the spans of their values, to name the key an error's span
+/// falls in (`shares[1].limits."ml.g5.2xlarge"`).
+#[derive(Debug, Default)]
+struct KeyTree(Vec<(String, std::ops::Range<usize>, KeyTree)>);
+
+impl KeyTree {
+    /// The deepest key path whose value holds byte `at`.
+    fn path_at(&self, at: usize) -> Option<String> {
+        self.0
+            .iter()
+            .filter(|(_, span, _)| span.contains(&at))
+            .min_by_key(|(_, span, _)| span.len())
+            .map(|(key, _, sub)| match sub.path_at(at) {
+                Some(rest) if rest.starts_with('[') => format!("{key}{rest}"),
+                Some(rest) => format!("{key}.{rest}"),
+                None => key.clone(),
+            })
+    }
+}
+
+impl<'de> Deserialize<'de> for KeyTree {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = KeyTree;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any TOML value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<KeyTree, A::Error> {
+                let mut out = Vec::new();
+                while let Some(k) = m.next_key::<String>()? {
+                    let v: Spanned<KeyTree> = m.next_value()?;
+                    let bare = !k.is_empty()
+                        && k.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                    let key = if bare { k } else { format!("{k:?}") };
+                    out.push((key, v.span(), v.into_inner()));
+                }
+                Ok(KeyTree(out))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut s: A,
+            ) -> Result<KeyTree, A::Error> {
+                let mut out = Vec::new();
+                while let Some(v) = s.next_element::<Spanned<KeyTree>>()? {
+                    out.push((format!("[{}]", out.len()), v.span(), v.into_inner()));
+                }
+                Ok(KeyTree(out))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<KeyTree, E> {
+                Ok(KeyTree::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<KeyTree, E> {
+                Ok(KeyTree::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<KeyTree, E> {
+                Ok(KeyTree::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<KeyTree, E> {
+                Ok(KeyTree::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<KeyTree, E> {
+                Ok(KeyTree::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `line L, column C` of a byte offset (both 1-based; the column counts characters).
+fn line_col(text: &str, at: usize) -> String {
+    let before = &text[..text.floor_char_boundary(at.min(text.len()))];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("line {line}, column {col}")
+}
+
+impl RawWorkload {
+    /// The workload, every number in range; errors give the key path, line and column.
+    fn check(self, text: &str) -> Result<Workload, String> {
+        let at = |key: &str, v: &Spanned<i64>, m: String| {
+            format!(
+                "{}: {key} = {}: {m}",
+                line_col(text, v.span().start),
+                v.get_ref()
+            )
+        };
+        let secs = |key: &str, v: &Spanned<i64>| -> Result<u64, String> {
+            whole_seconds_to_millis(*v.get_ref())
+                .map(|_| *v.get_ref() as u64)
+                .map_err(|m| {
+                    // The helper quotes the value; the key path already shows it.
+                    let why = m.split_once(' ').map_or(m.as_str(), |(_, w)| w);
+                    at(key, v, why.to_string())
+                })
+        };
+        let whole = |key: &str, v: &Spanned<i64>, max: i64| -> Result<i64, String> {
+            let n = *v.get_ref();
+            if n < 0 {
+                Err(at(key, v, "is negative".to_string()))
+            } else if n > max {
+                Err(at(key, v, format!("is above {max}")))
+            } else {
+                Ok(n)
+            }
+        };
+        let mut priority = BTreeMap::new();
+        for (share, p) in &self.priority {
+            let key = format!("workload.priority.{share:?}");
+            priority.insert(
+                share.clone(),
+                whole(&key, p, i64::from(crate::model::MAX_PRIORITY))?,
+            );
+        }
+        Ok(Workload {
+            checkpoint_s: self
+                .checkpoint_s
+                .as_ref()
+                .map(|v| secs("workload.checkpoint_s", v))
+                .transpose()?,
+            restart_overhead_s: self
+                .restart_overhead_s
+                .as_ref()
+                .map(|v| secs("workload.restart_overhead_s", v))
+                .transpose()?
+                .unwrap_or(0),
+            preemption_retries: self
+                .preemption_retries
+                .as_ref()
+                .map(|v| {
+                    whole("workload.preemption_retries", v, i64::from(u32::MAX)).map(|n| n as u32)
+                })
+                .transpose()?,
+            priority,
+        })
+    }
 }
 
 /// One configuration to replay a trace under.
@@ -136,7 +289,7 @@ impl ReplayConfig {
             name: file.name.unwrap_or_else(|| default_name.to_string()),
             capacity,
             shares,
-            workload: file.workload,
+            workload: file.workload.check(text).map_err(&err)?,
             rules: Rules {
                 deadlines: file.deadlines,
                 budgets: file.budgets,
@@ -161,23 +314,22 @@ impl ReplayConfig {
     }
 }
 
-/// TOML into `T`; errors name the origin and, for syntax and type errors, the line.
+/// TOML into `T`; errors name the origin and, for syntax and type errors, the line, column
+/// and key path.
 fn from_toml<T: serde::de::DeserializeOwned>(text: &str, origin: &str) -> Result<T, ReplayError> {
-    toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| {
-            text.as_bytes()[..s.start.min(text.len())]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count()
-                + 1
-        });
-        ReplayError::Config {
-            origin: origin.to_string(),
-            message: match line {
-                Some(l) => format!("line {l}: {}", e.message()),
-                None => e.message().to_string(),
-            },
-        }
+    toml::from_str(text).map_err(|e| ReplayError::Config {
+        origin: origin.to_string(),
+        message: match e.span() {
+            Some(s) => {
+                // The key path, when the document is valid TOML (a type or range error).
+                let key = toml::from_str::<KeyTree>(text)
+                    .ok()
+                    .and_then(|t| t.path_at(s.start))
+                    .map_or(String::new(), |k| format!("{k}: "));
+                format!("{}: {key}{}", line_col(text, s.start), e.message())
+            }
+            None => e.message().to_string(),
+        },
     })
 }
 
@@ -194,6 +346,68 @@ pub fn load_rules(path: &Path) -> Result<Rules, ReplayError> {
         .validate()
         .map_err(|message| ReplayError::Config { origin, message })?;
     Ok(rules)
+}
+
+/// `n` instances × `factor`, rounded to the nearest whole instance, never below 1.
+pub fn scale_count(n: u32, factor: f64) -> u32 {
+    (f64::from(n) * factor)
+        .round()
+        .clamp(1.0, f64::from(u32::MAX)) as u32
+}
+
+impl ReplayConfig {
+    /// Every share's capacity limits and the environment's capacity × `factor` (see
+    /// [`scale_count`]); strategies, borrow limits (percentages) and workload stay as they are.
+    pub fn scaled(&self, factor: f64) -> Self {
+        let scale = |ls: &[CapacityLimit]| -> Vec<CapacityLimit> {
+            ls.iter()
+                .map(|l| {
+                    CapacityLimit::new(l.instance_type.clone(), scale_count(l.max_capacity, factor))
+                })
+                .collect()
+        };
+        Self {
+            capacity: scale(&self.capacity),
+            shares: self
+                .shares
+                .iter()
+                .map(|s| QuotaShare {
+                    capacity_limits: scale(&s.capacity_limits),
+                    ..s.clone()
+                })
+                .collect(),
+            ..self.clone()
+        }
+    }
+
+    /// One line of capacities: `environment ml.g5.2xlarge 1216; shares a 256, b 64`.
+    pub fn capacity_summary(&self) -> String {
+        let limits = |ls: &[CapacityLimit]| -> String {
+            ls.iter()
+                .map(|l| {
+                    if ls.len() == 1 {
+                        l.max_capacity.to_string()
+                    } else {
+                        format!("{} {}", l.instance_type, l.max_capacity)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" + ")
+        };
+        let env = self
+            .capacity
+            .iter()
+            .map(|l| format!("{} {}", l.instance_type, l.max_capacity))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let shares = self
+            .shares
+            .iter()
+            .map(|s| format!("{} {}", s.name, limits(&s.capacity_limits)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!("environment {env}; shares {shares}")
+    }
 }
 
 /// The sum of the shares' limits per instance type, in first-seen order.
@@ -238,6 +452,93 @@ priority = { "a" = 10 }
     }
 
     #[test]
+    fn out_of_range_workload_numbers_name_key_line_and_column() {
+        let cases = [
+            (
+                "restart_overhead_s = 60",
+                "restart_overhead_s = 18446744073709552",
+                "bad.toml: line 13, column 22: workload.restart_overhead_s = 18446744073709552: is beyond 100 years",
+            ),
+            (
+                "checkpoint_s = 600",
+                "checkpoint_s = -5",
+                "bad.toml: line 12, column 16: workload.checkpoint_s = -5: is negative",
+            ),
+            (
+                "checkpoint_s = 600",
+                "checkpoint_s = 3155760001",
+                "bad.toml: line 12, column 16: workload.checkpoint_s = 3155760001: is beyond 100 years",
+            ),
+            (
+                "\"a\" = 10",
+                "\"a\" = 10000",
+                "bad.toml: line 14, column 20: workload.priority.\"a\" = 10000: is above 9999",
+            ),
+            (
+                "\"a\" = 10",
+                "\"a\" = -1",
+                "bad.toml: line 14, column 20: workload.priority.\"a\" = -1: is negative",
+            ),
+            (
+                "restart_overhead_s = 60",
+                "restart_overhead_s = 60\npreemption_retries = 5000000000",
+                "bad.toml: line 14, column 22: workload.preemption_retries = 5000000000: is above 4294967295",
+            ),
+            (
+                "restart_overhead_s = 60",
+                "restart_overhead_s = 1.5",
+                "bad.toml: line 13, column 22: workload.restart_overhead_s: invalid type: floating point `1.5`, expected i64",
+            ),
+            (
+                "restart_overhead_s = 60",
+                "restart_overhead_s = nan",
+                "bad.toml: line 13, column 22: workload.restart_overhead_s: invalid type: floating point `NaN`, expected i64",
+            ),
+            ("= 4 }", "= -4 }", "bad.toml: line 10, column 30:"),
+        ];
+        for (from, to, want) in cases {
+            let bad = GOOD.replace(from, to);
+            let e = ReplayConfig::parse(&bad, "bad.toml", "bad")
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(want), "{e}\nwanted: {want}");
+        }
+        // At the limit: 100 years is accepted.
+        let ok = GOOD.replace("restart_overhead_s = 60", "restart_overhead_s = 3155760000");
+        let c = ReplayConfig::parse(&ok, "ok.toml", "ok").unwrap();
+        assert_eq!(c.workload.restart_overhead_s, 3_155_760_000);
+    }
+
+    #[test]
+    fn scaling_rounds_to_whole_instances_and_keeps_at_least_one() {
+        let c = ReplayConfig::parse(GOOD, "good.toml", "good").unwrap();
+        let half = c.scaled(0.5);
+        assert_eq!(half.capacity, vec![CapacityLimit::new("ml.g5.2xlarge", 6)]);
+        let limits: Vec<u32> = half
+            .shares
+            .iter()
+            .map(|s| s.capacity_limits[0].max_capacity)
+            .collect();
+        assert_eq!(limits, vec![4, 2]);
+        assert_eq!(half.shares[0].sharing, c.shares[0].sharing);
+        let tiny = c.scaled(0.01);
+        assert_eq!(tiny.capacity[0].max_capacity, 1);
+        assert!(
+            tiny.shares
+                .iter()
+                .all(|s| s.capacity_limits[0].max_capacity == 1)
+        );
+        // 4 × 0.375 = 1.5 rounds to 2; 8 × 0.375 = 3.
+        let r = c.scaled(0.375);
+        assert_eq!(r.shares[1].capacity_limits[0].max_capacity, 2);
+        assert_eq!(r.shares[0].capacity_limits[0].max_capacity, 3);
+        assert_eq!(
+            c.scaled(2.0).capacity_summary(),
+            "environment ml.g5.2xlarge 24; shares a 16, b 8"
+        );
+    }
+
+    #[test]
     fn errors_name_the_file_and_line() {
         let bad = GOOD.replace(
             "strategy = \"LEND\"\n",
@@ -246,7 +547,7 @@ priority = { "a" = 10 }
         let e = ReplayConfig::parse(&bad, "bad.toml", "bad")
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("bad.toml: line 10:"), "{e}");
+        assert!(e.starts_with("bad.toml: line 10, column 1:"), "{e}");
         assert!(e.contains("colour"), "{e}");
         let bad = GOOD.replace("\"LEND\"", "\"SHARE\"");
         let e = ReplayConfig::parse(&bad, "bad.toml", "bad")

@@ -28,9 +28,56 @@ pub struct TraceJob {
     pub priority: i64,
     pub checkpoint_interval_ms: Option<u64>,
     pub preemption_retries: Option<u32>,
-    /// The job must succeed within this many seconds of its submission (trace column
-    /// `deadline_s`).
-    pub deadline_s: Option<u64>,
+    /// The job must succeed within this long of its submission (trace column `deadline_s`).
+    pub deadline_ms: Option<u64>,
+}
+
+/// A trace job the engine parked RUNNABLE with a `MISCONFIGURATION` reason: it can never run
+/// under the configuration (larger than its share may ever use, or than the environment).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StuckJob<'a> {
+    pub job: &'a TraceJob,
+    pub reason: String,
+}
+
+/// The jobs of `trace` that `engine` (after [`replay`] of that trace) left stuck, in
+/// submission order. The engine lists jobs in submission order, which is the trace sorted by
+/// submission time (stable), as [`replay`] submits them.
+pub fn never_run<'a>(trace: &'a [TraceJob], engine: &Engine) -> Vec<StuckJob<'a>> {
+    let mut order: Vec<&TraceJob> = trace.iter().collect();
+    order.sort_by_key(|j| j.submit_ms);
+    order
+        .into_iter()
+        .zip(engine.jobs())
+        .filter(|(_, e)| e.status == crate::model::JobStatus::Runnable)
+        .filter_map(|(job, e)| {
+            let reason = e
+                .status_reason
+                .filter(|r| r.starts_with("MISCONFIGURATION"))?;
+            Some(StuckJob { job, reason })
+        })
+        .collect()
+}
+
+/// The 1-based line of a record starting at a byte offset in `text`. The csv crate's own line
+/// numbers skip blank lines; its byte offsets are exact, but a record's offset is where the
+/// blank lines before it begin, so those are stepped over.
+pub(crate) fn line_index(text: &str) -> impl Fn(u64) -> u64 + '_ {
+    let starts: Vec<u64> = text
+        .bytes()
+        .enumerate()
+        .filter(|&(_, b)| b == b'\n')
+        .map(|(i, _)| i as u64 + 1)
+        .collect();
+    move |byte| {
+        let skipped = text.as_bytes().get(byte as usize..).map_or(0, |rest| {
+            rest.iter()
+                .take_while(|b| matches!(b, b'\n' | b'\r'))
+                .count()
+        });
+        let at = byte + skipped as u64;
+        starts.partition_point(|&s| s <= at) as u64 + 1
+    }
 }
 
 /// Why a replay could not run.

@@ -243,7 +243,7 @@ pub fn replay_to(
                     &h.share,
                     h.submitted_at,
                     t.work_ms,
-                    t.deadline_s,
+                    t.deadline_ms,
                 )
             }),
         })

@@ -13,9 +13,11 @@
 //! | `name` | optional job name (default `<share>-<line>`) |
 //! | `deadline_s` | optional: the job must succeed within this many seconds of submission |
 //!
-//! Columns may come in any order; unknown columns are an error (a typo should not pass).
+//! Columns may come in any order; unknown columns are an error (a typo should not pass). Fields
+//! follow RFC 4180: a name holding a comma is quoted (`"a,b"`). Times are at most 100 years.
 
 use super::{ReplayError, TraceJob};
+use crate::model::{Millis, seconds_to_millis};
 
 const COLUMNS: [&str; 10] = [
     "submit_s",
@@ -37,18 +39,52 @@ const REQUIRED: [&str; 5] = [
     "work_s",
 ];
 
+/// `text` with its comment lines (`#` first, outside a quoted field) turned into spaces, so
+/// byte offsets, and so line numbers, stay those of the file.
+fn blank_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_quotes = false;
+    for line in text.split_inclusive('\n') {
+        if !in_quotes && line.trim_start().starts_with('#') {
+            let body = line.trim_end_matches(['\r', '\n']);
+            out.extend(std::iter::repeat_n(' ', body.len()));
+            out.push_str(&line[body.len()..]);
+            continue;
+        }
+        // RFC 4180 escapes a quote as "", so the parity of quotes tells whether a field is open.
+        if line.matches('"').count() % 2 == 1 {
+            in_quotes = !in_quotes;
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// Parses quotatop's trace CSV (RFC 4180: a quoted field may hold commas). Errors name the
+/// file, the line and the column.
 pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
-    let err = |line: usize, message: String| ReplayError::Trace {
+    let err = |line: u64, message: String| ReplayError::Trace {
         origin: format!("{origin}:{line}"),
         message,
     };
-    let mut lines = text.lines().enumerate();
-    let header: Vec<&str> = lines
-        .next()
-        .map(|(_, h)| h.split(',').map(str::trim).collect())
-        .ok_or_else(|| err(1, "empty file: a header line is needed".to_string()))?;
+    let line_at = super::line_index(text);
+    let csv_err = |e: csv::Error| {
+        let line = e.position().map_or(1, |p| line_at(p.byte()));
+        err(line, format!("not valid CSV: {e}"))
+    };
+    let text = blank_comments(text);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let mut records = reader.records();
+    let header: Vec<String> = match records.next() {
+        Some(r) => r.map_err(csv_err)?.iter().map(str::to_string).collect(),
+        None => return Err(err(1, "empty file: a header line is needed".to_string())),
+    };
     for h in &header {
-        if !COLUMNS.contains(h) {
+        if !COLUMNS.contains(&h.as_str()) {
             return Err(err(
                 1,
                 format!("unknown column {h:?} (known: {})", COLUMNS.join(", ")),
@@ -56,71 +92,87 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
         }
     }
     for r in REQUIRED {
-        if !header.contains(&r) {
+        if !header.iter().any(|h| h == r) {
             return Err(err(1, format!("missing column {r}")));
         }
     }
-    let col = |name: &str| header.iter().position(|h| *h == name);
+    let col = |name: &str| header.iter().position(|h| h == name);
     let mut jobs = Vec::new();
-    for (i, line) in lines {
-        let n = i + 1;
-        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+    for record in records {
+        let record = record.map_err(csv_err)?;
+        let n = record.position().map_or(0, |p| line_at(p.byte()));
+        if record.iter().all(str::is_empty) {
             continue;
         }
-        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-        if fields.len() != header.len() {
+        if record.len() != header.len() {
             return Err(err(
                 n,
-                format!("{} fields, the header has {}", fields.len(), header.len()),
+                format!("{} fields, the header has {}", record.len(), header.len()),
             ));
         }
-        let get = |name: &str| col(name).map(|c| fields[c]).filter(|v| !v.is_empty());
-        let need = |name: &str| get(name).ok_or_else(|| err(n, format!("{name} is empty")));
-        let num = |name: &str, v: &str| -> Result<f64, ReplayError> {
-            v.parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite() && *x >= 0.0)
-                .ok_or_else(|| err(n, format!("{name} {v:?} is not a number >= 0")))
+        // "submit_s (column 1)": the field name and its 1-based position.
+        let at = |name: &str| match col(name) {
+            Some(c) => format!("{name} (column {})", c + 1),
+            None => name.to_string(),
         };
-        let whole = |name: &str, v: &str| -> Result<u64, ReplayError> {
-            v.parse::<u64>()
-                .map_err(|_| err(n, format!("{name} {v:?} is not a whole number >= 0")))
+        let get = |name: &str| {
+            col(name)
+                .and_then(|c| record.get(c))
+                .filter(|v| !v.is_empty())
+        };
+        let need = |name: &str| get(name).ok_or_else(|| err(n, format!("{} is empty", at(name))));
+        let secs = |name: &str, v: &str| -> Result<Millis, ReplayError> {
+            seconds_to_millis(v).map_err(|m| err(n, format!("{}: {m}", at(name))))
+        };
+        let whole = |name: &str, v: &str, max: u64| -> Result<u64, ReplayError> {
+            match v.parse::<u64>() {
+                Ok(x) if x <= max => Ok(x),
+                Ok(_) => Err(err(n, format!("{}: {v:?} is above {max}", at(name)))),
+                Err(_) => Err(err(
+                    n,
+                    format!("{}: {v:?} is not a whole number >= 0", at(name)),
+                )),
+            }
         };
         let share = need("share")?.to_string();
-        let count = whole("instance_count", need("instance_count")?)?;
-        if count == 0 || count > u32::MAX as u64 {
-            return Err(err(n, "instance_count must be at least 1".to_string()));
+        let count = whole(
+            "instance_count",
+            need("instance_count")?,
+            u64::from(u32::MAX),
+        )?;
+        if count == 0 {
+            return Err(err(
+                n,
+                format!("{}: must be at least 1", at("instance_count")),
+            ));
         }
         let priority = match get("priority") {
-            Some(p) => {
-                let p = whole("priority", p)?;
-                if p > crate::model::MAX_PRIORITY as u64 {
-                    return Err(err(n, format!("priority {p} is above 9999")));
-                }
-                p as i64
-            }
+            Some(p) => whole("priority", p, crate::model::MAX_PRIORITY as u64)? as i64,
             None => 0,
         };
+        let checkpoint = get("checkpoint_s")
+            .map(|c| secs("checkpoint_s", c))
+            .transpose()?
+            .filter(|&c| c > 0);
+        let retries = get("retries")
+            .map(|r| whole("retries", r, u64::from(u32::MAX)))
+            .transpose()?;
         jobs.push(TraceJob {
             name: get("name")
                 .map(str::to_string)
                 .unwrap_or_else(|| format!("{share}-{n}")),
             origin: format!("{origin}:{n}"),
-            submit_ms: (num("submit_s", need("submit_s")?)? * 1000.0).round() as i64,
+            submit_ms: secs("submit_s", need("submit_s")?)?,
             instance_type: need("instance_type")?.to_string(),
             instance_count: count as u32,
-            work_ms: (num("work_s", need("work_s")?)? * 1000.0).round() as u64,
+            work_ms: secs("work_s", need("work_s")?)? as u64,
             priority,
-            checkpoint_interval_ms: get("checkpoint_s")
-                .map(|c| num("checkpoint_s", c).map(|x| (x * 1000.0).round() as u64))
+            checkpoint_interval_ms: checkpoint.map(|c| c as u64),
+            preemption_retries: retries.map(|r| r as u32),
+            deadline_ms: get("deadline_s")
+                .map(|d| secs("deadline_s", d))
                 .transpose()?
-                .filter(|&c| c > 0),
-            preemption_retries: get("retries")
-                .map(|r| whole("retries", r).map(|x| x.min(u32::MAX as u64) as u32))
-                .transpose()?,
-            deadline_s: get("deadline_s")
-                .map(|d| whole("deadline_s", d))
-                .transpose()?,
+                .map(|ms| ms as u64),
             share,
         });
     }
@@ -154,11 +206,11 @@ mod tests {
         let cases = [
             (
                 format!("{h}0,a,ml.m5.large,x,10\n"),
-                "t.csv:2: instance_count \"x\" is not a whole number >= 0",
+                "t.csv:2: instance_count (column 4): \"x\" is not a whole number >= 0",
             ),
             (
                 format!("{h}0,a,ml.m5.large,0,10\n"),
-                "t.csv:2: instance_count must be at least 1",
+                "t.csv:2: instance_count (column 4): must be at least 1",
             ),
             (
                 format!("{h}0,a,ml.m5.large,1\n"),
@@ -166,11 +218,50 @@ mod tests {
             ),
             (
                 format!("{h}-1,a,ml.m5.large,1,10\n"),
-                "t.csv:2: submit_s \"-1\" is not a number >= 0",
+                "t.csv:2: submit_s (column 1): \"-1\" is negative",
+            ),
+            (
+                format!("{h}1e300,a,ml.m5.large,1,10\n"),
+                "t.csv:2: submit_s (column 1): \"1e300\" is beyond 100 years",
+            ),
+            (
+                format!("{h}0,a,ml.m5.large,1,NaN\n"),
+                "t.csv:2: work_s (column 5): \"NaN\" is not a finite number",
+            ),
+            (
+                format!("{h}0,a,ml.m5.large,1,inf\n"),
+                "t.csv:2: work_s (column 5): \"inf\" is not a finite number",
+            ),
+            (
+                format!("{h}0,a,ml.m5.large,1,3155760001\n"),
+                "t.csv:2: work_s (column 5): \"3155760001\" is beyond 100 years",
+            ),
+            (
+                format!("{h}0,a,ml.m5.large,4294967296,10\n"),
+                "t.csv:2: instance_count (column 4): \"4294967296\" is above 4294967295",
+            ),
+            (
+                format!("{h}0,a,ml.m5.large,1.5,10\n"),
+                "t.csv:2: instance_count (column 4): \"1.5\" is not a whole number >= 0",
+            ),
+            (
+                "submit_s,share,instance_type,instance_count,work_s,checkpoint_s\n0,a,t,1,10,-5\n"
+                    .to_string(),
+                "t.csv:2: checkpoint_s (column 6): \"-5\" is negative",
+            ),
+            (
+                "submit_s,share,instance_type,instance_count,work_s,retries\n0,a,t,1,10,99999999999\n"
+                    .to_string(),
+                "t.csv:2: retries (column 6): \"99999999999\" is above 4294967295",
+            ),
+            (
+                "submit_s,share,instance_type,instance_count,work_s,priority\n0,a,t,1,10,10000\n"
+                    .to_string(),
+                "t.csv:2: priority (column 6): \"10000\" is above 9999",
             ),
             (
                 format!("{h}0,,ml.m5.large,1,10\n"),
-                "t.csv:2: share is empty",
+                "t.csv:2: share (column 2) is empty",
             ),
             (
                 "submit_s,share\n".to_string(),
@@ -189,5 +280,23 @@ mod tests {
             let e = parse(&text, "t.csv").unwrap_err().to_string();
             assert!(e.starts_with(want), "{e} vs {want}");
         }
+    }
+
+    #[test]
+    fn quoted_fields_may_hold_commas_and_lines_stay_right() {
+        let t = "name,submit_s,share,instance_type,instance_count,work_s\n\
+                 \"a,b\",0,s,ml.m5.large,1,10\n\
+                 \"two\n# not a comment\",1,s,ml.m5.large,1,10\n\
+                 # a comment, \"with a quote\n\
+                 \n\
+                 c,x,s,ml.m5.large,1,10\n";
+        let e = parse(t, "t.csv").unwrap_err().to_string();
+        // The quoted line break and the comment and a blank line make the third record start on line 7.
+        assert!(e.starts_with("t.csv:7: submit_s (column 2): \"x\""), "{e}");
+        let jobs = parse(&t.replace(",x,", ",2,"), "t.csv").unwrap();
+        assert_eq!(jobs[0].name, "a,b");
+        assert_eq!(jobs[0].origin, "t.csv:2");
+        assert_eq!(jobs[1].name, "two\n# not a comment");
+        assert_eq!(jobs[2].origin, "t.csv:7");
     }
 }

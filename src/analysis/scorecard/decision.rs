@@ -173,17 +173,17 @@ impl Deadline {
 }
 
 /// The deadline of a job submitted at `submitted_at` with `work_ms` of work: its own
-/// (`own_s` seconds after submission, from the trace) else its share's rule.
+/// (`own_ms` after submission, from the trace) else its share's rule.
 pub fn deadline_of(
     rules: &Rules,
     share: &str,
     submitted_at: Millis,
     work_ms: u64,
-    own_s: Option<u64>,
+    own_ms: Option<u64>,
 ) -> Option<Deadline> {
-    if let Some(s) = own_s {
+    if let Some(ms) = own_ms {
         return Some(Deadline::FinishBy(
-            submitted_at.saturating_add(Millis::try_from(s.saturating_mul(1000)).ok()?),
+            submitted_at.saturating_add(Millis::try_from(ms).ok()?),
         ));
     }
     let rule = rules.deadline_rule(share)?;
@@ -613,7 +613,7 @@ mod tests {
             },
         );
         assert_eq!(
-            deadline_of(&rules, "a", 1000, 5000, Some(7)),
+            deadline_of(&rules, "a", 1000, 5000, Some(7000)),
             Some(Deadline::FinishBy(8000))
         );
         assert_eq!(
