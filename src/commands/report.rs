@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use anyhow::{Context, anyhow, bail};
 
 use crate::analysis::GpuTable;
-use crate::analysis::scorecard::{self, ScorecardOptions, Window, audit_view};
+use crate::analysis::scorecard::{self, ScorecardOptions, audit_view};
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::journal::{self, Journal, JournalConfig};
 use crate::model::Millis;
@@ -68,14 +68,18 @@ pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
             args.queue
         )
     })?;
-    let end = queue.last_observed_at + 1;
-    let window = Window::new(end.saturating_sub(since), end);
+    // From `since` ago, but never before the queue's first observation; ending after the last
+    // one so that its events count.
+    let history = journal::history_window(&j, &args.queue, queue.last_observed_at, since)
+        .context("reading the journal")?;
+    let window = history.window;
     let input =
         journal::scorecard_input(&j, &args.queue, window, &opts).context("reading the journal")?;
     let observed = j.priority_changes(&args.queue, window)?;
     let audited = audited_changes(args)?;
     let changes = scorecard::join_changes(&observed, &audited);
     let report = Report {
+        history,
         scorecard: scorecard::scorecard(&input, &opts),
         exceptions: audit_view(&changes, window, RAISED_REPEATEDLY),
     };
