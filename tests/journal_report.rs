@@ -111,9 +111,10 @@ fn report_in_markdown_json_and_csv() {
 
     let md = stdout(&report(&path, "md"));
     assert!(md.starts_with("# Scorecard: q\n"), "{md}");
-    // Queue row: 1 job, 4.0 completed of 16.0 allocated (2 × 4 GPUs × 2 h) = 25 %.
+    // Queue row: 1 job, 4.0 completed of 8.0 allocated (2 × 4 GPUs × the 1 h 0 min 18 s
+    // observed, not the 2 h asked for) = 49.8 %.
     assert!(
-        md.contains("| queue q | 1 | 4.0 | 16.0 | 25.0% | 0.00 | 0.00 | 1 |"),
+        md.contains("| queue q | 1 | 4.0 | 8.0 | 49.8% | 0.00 | 0.00 | 1 |"),
         "{md}"
     );
     assert!(md.contains("| share a |"), "{md}");
@@ -130,7 +131,7 @@ fn report_in_markdown_json_and_csv() {
     let json: serde_json::Value = serde_json::from_str(&stdout(&report(&path, "json"))).unwrap();
     let u = &json["scorecard"]["queue_row"]["utilisation"];
     assert!((u["productive_gpu_hours"].as_f64().unwrap() - 4.0).abs() < 1e-9);
-    assert!((u["ratio"].as_f64().unwrap() - 0.25).abs() < 1e-9);
+    assert!((u["ratio"].as_f64().unwrap() - 4.0 / 8.040_002_2).abs() < 1e-6);
     // Runnable estimated at the observation after PENDING (20 s) but capped at scheduling (10 s).
     assert_eq!(json["scorecard"]["queue_row"]["wait"]["p50_ms"], 0);
     assert!(
@@ -145,7 +146,10 @@ fn report_in_markdown_json_and_csv() {
     let mut lines = csv.lines();
     assert_eq!(lines.next(), Some("scope,name,metric,value"));
     assert!(csv.contains("\nqueue,q,productive_gpu_hours,4\n"), "{csv}");
-    assert!(csv.contains("\nqueue,q,utilisation,0.25\n"), "{csv}");
+    assert!(
+        csv.contains("\nqueue,q,allocated_gpu_hours,8.04000"),
+        "{csv}"
+    );
     assert!(csv.contains("\nfairness,a,held_gpu_hours,4\n"), "{csv}");
     // Method texts contain commas: quoted.
     assert!(
@@ -265,6 +269,63 @@ fn report_errors_are_clear() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("bad duration unit"));
+}
+
+/// `--since` longer than the journal's history: the window starts at the queue's first
+/// observation (2 s), not 7 days before the last, ends just after the last observation, and
+/// every format says the history is shorter than asked. A `--since` within the history is
+/// taken as asked.
+#[test]
+fn a_window_never_starts_before_the_first_observation() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.sqlite3");
+    write_journal(&path);
+    let since = |since: &str, format: &str| {
+        Command::new(env!("CARGO_BIN_EXE_quotatop"))
+            .args([
+                "report", "--queue", "q", "--since", since, "--format", format,
+            ])
+            .arg("--journal")
+            .arg(&path)
+            .env("HOME", dir.path())
+            .env_remove("XDG_DATA_HOME")
+            .output()
+            .unwrap()
+    };
+    let json: serde_json::Value = serde_json::from_str(&stdout(&since("7d", "json"))).unwrap();
+    let w = &json["scorecard"]["window"];
+    assert_eq!(
+        (w["start"].as_i64(), w["end"].as_i64()),
+        (Some(2_000), Some(3_620_001))
+    );
+    let h = &json["history"];
+    assert_eq!(h["asked_ms"], 7 * 86_400_000_i64);
+    assert_eq!(h["first_observed_at"], 2_000);
+    assert_eq!(h["shorter_than_asked"], true);
+    // A share at half its limit for the hour observed reads about half, not 0.6 %.
+    let ratio = json["scorecard"]["queue_row"]["utilisation"]["ratio"]
+        .as_f64()
+        .unwrap();
+    assert!((ratio - 0.4975).abs() < 1e-3, "{ratio}");
+
+    let md = stdout(&since("7d", "md"));
+    assert!(
+        md.contains("**The history is shorter than asked:** 168h00m asked, but the journal's first observation of this queue is at 2000 (epoch ms), so the window starts there and covers only 1h00m of history."),
+        "{md}"
+    );
+    let csv = stdout(&since("7d", "csv"));
+    assert!(
+        csv.contains("\nwindow,q,shorter_than_asked,true\n"),
+        "{csv}"
+    );
+
+    let json: serde_json::Value = serde_json::from_str(&stdout(&since("30m", "json"))).unwrap();
+    assert_eq!(
+        json["scorecard"]["window"]["start"].as_i64(),
+        Some(3_620_001 - 30 * 60_000)
+    );
+    assert_eq!(json["history"]["shorter_than_asked"], false);
+    assert!(!stdout(&since("30m", "md")).contains("shorter than asked"));
 }
 
 /// `[deadlines]`, `[budgets]` and `[prices]` of the config file reach the report.

@@ -352,6 +352,9 @@ async fn preemptions_screen_adds_the_journal_history() {
     let (t, app) = keys(120, 30, services(journal(dir.path())), "3").await;
     let text = screen_text(&t);
     assert!(text.contains("API + journal history"), "{text}");
+    // The figure says what it is: the held time of the preempted attempts recorded (not the
+    // Scorecard's waste, which is lost + restart overhead over the Scorecard's window).
+    assert!(text.contains("GPU-h held by preempted attempts"), "{text}");
     let row = text
         .lines()
         .find(|l| l.contains("retired-sweep"))

@@ -229,3 +229,116 @@ async fn the_journal_service_computes_from_a_journal_file() {
         screen_text(&t)
     );
 }
+
+/// A queue observed for 30 minutes, its one share at its limit the whole time: two jobs on its
+/// two instances, both succeeding at the last observation.
+fn half_hour_at_the_limit(path: &std::path::Path) -> (Millis, Millis) {
+    use quotatop::model::{
+        Attempt, JobStatus, QueueSnapshot, QuotaShare, ServiceEnvironment, ServiceJob,
+        SharingConfig, Snapshot, TrackedJob,
+    };
+    let first = tui_support::NOW - 30 * 60_000 - 2_000;
+    let last = tui_support::NOW - 2_000;
+    let job = |i: u32, status: JobStatus| ServiceJob {
+        id: format!("job-{i}"),
+        name: format!("train-{i}"),
+        share: "research".into(),
+        priority: 10,
+        instance_type: G5.into(),
+        instance_count: 1,
+        status,
+        status_reason: None,
+        created_at: first,
+        scheduled_at: Some(first),
+        started_at: Some(first),
+        stopped_at: (status == JobStatus::Succeeded).then_some(last),
+        preemption_retries: None,
+        preemption: None,
+        attempts: vec![Attempt {
+            resource_id: format!("tj-{i}"),
+            started_at: Some(first),
+            stopped_at: (status == JobStatus::Succeeded).then_some(last),
+            status_reason: None,
+        }],
+        is_terminated: status == JobStatus::Succeeded,
+    };
+    let snap = |t: Millis, status: JobStatus| Snapshot {
+        taken_at: t,
+        sequence: t as u64,
+        queues: vec![QueueSnapshot {
+            name: "ml-training".into(),
+            environment: ServiceEnvironment {
+                name: "se".into(),
+                capacity: vec![CapacityLimit::new(G5, 2)],
+            },
+            shares: vec![QuotaShare::new(
+                "research",
+                vec![CapacityLimit::new(G5, 2)],
+                SharingConfig::reserve(),
+            )],
+            jobs: (1..=2)
+                .map(|i| TrackedJob {
+                    job: job(i, status),
+                    arn: format!("arn-{i}"),
+                    described_at: Some(t),
+                    listed_at: t,
+                })
+                .collect(),
+            server_time: Some(t),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let mut j = quotatop::journal::Journal::open(path, Default::default()).unwrap();
+    j.record(&snap(first, JobStatus::Running)).unwrap();
+    j.record(&snap(first + 15 * 60_000, JobStatus::Running))
+        .unwrap();
+    j.record(&snap(last, JobStatus::Succeeded)).unwrap();
+    (first, last)
+}
+
+/// Half an hour of history under a 24 h window: the scorecard covers the half hour observed
+/// (not 23 h 30 min before anything was seen), says so, reads 100 % for a share at its limit,
+/// and its sparkline's buckets all fall inside the observed span.
+#[tokio::test]
+async fn a_short_history_is_the_window_and_the_screen_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.sqlite3");
+    let (first, last) = half_hour_at_the_limit(&path);
+    let services = Services {
+        scorecard: Some(quotatop::tui::effects::journal_scorecard(
+            path,
+            scorecard::ScorecardSettings::default(),
+        )),
+        ..Services::default()
+    };
+    let (t, app) = run_services(120, 24, options(), snapshot(), typed("4"), services).await;
+    let text = screen_text(&t);
+    let ScorecardState::Ready(view) = app.scorecard() else {
+        panic!("{:?}\n{text}", app.scorecard());
+    };
+    // Half-open, from the first observation to just after the last.
+    assert_eq!(
+        (view.card.window.start, view.card.window.end),
+        (first, last + 1),
+        "{text}"
+    );
+    assert_eq!(view.asked_ms, scorecard::WINDOW_MS);
+    assert!(
+        text.contains("Scorecard · ml-training · 30 min of history (window 24 h) to"),
+        "{text}"
+    );
+    assert!(
+        text.contains("queue, 30 min of history: util 100.0%"),
+        "{text}"
+    );
+    let research = text
+        .lines()
+        .find(|l| l.contains("│research"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(research.contains("100.0%"), "{research}");
+    // Every bucket of the series is at the limit: none lies before the first observation.
+    assert!(research.contains(&"█".repeat(24)), "{research}");
+    let (_, series) = &view.series[0];
+    assert_eq!(series.len(), 24);
+}

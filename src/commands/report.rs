@@ -9,7 +9,7 @@ use crate::analysis::scorecard::decision::{
     self, Deadline, Evaluation, JobFacts, Rules, deadline_of,
 };
 use crate::analysis::scorecard::{
-    self, Outcome, PriorityBand, ScorecardInput, ScorecardOptions, Window, audit_view,
+    self, Outcome, PriorityBand, ScorecardInput, ScorecardOptions, audit_view,
 };
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::journal::{self, Journal, JournalConfig};
@@ -73,8 +73,11 @@ pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
             args.queue
         )
     })?;
-    let end = queue.last_observed_at + 1;
-    let window = Window::new(end.saturating_sub(since), end);
+    // From `since` ago, but never before the queue's first observation; ending after the last
+    // one so that its events count.
+    let history = journal::history_window(&j, &args.queue, queue.last_observed_at, since)
+        .context("reading the journal")?;
+    let window = history.window;
     let input =
         journal::scorecard_input(&j, &args.queue, window, &opts).context("reading the journal")?;
     let observed = j.priority_changes(&args.queue, window)?;
@@ -83,6 +86,7 @@ pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
     let rules = rules(args)?;
     let evaluation = evaluate(&input, &opts, &rules);
     let report = Report {
+        history,
         scorecard: scorecard::scorecard(&input, &opts),
         exceptions: audit_view(&changes, window, RAISED_REPEATEDLY),
         evaluation,

@@ -7,11 +7,14 @@ use serde::Serialize;
 
 use crate::analysis::scorecard::decision::Evaluation;
 use crate::analysis::scorecard::{AuditView, Row, Scorecard};
+use crate::journal::HistoryWindow;
 use crate::model::clean_text;
 
-/// What a report holds: the scorecard and the audit view of exceptions.
+/// What a report holds: the window asked for against the history there is, the scorecard and
+/// the audit view of exceptions.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    pub history: HistoryWindow,
     pub scorecard: Scorecard,
     pub exceptions: AuditView,
     /// Important work, deadlines, interruption budgets and cost (config `[deadlines]`,
@@ -57,6 +60,18 @@ pub fn markdown(r: &Report) -> String {
         c.window.end,
         dur(Some(c.window.len_ms()))
     );
+    let h = &r.history;
+    if h.shorter_than_asked {
+        let _ = writeln!(
+            out,
+            "**The history is shorter than asked:** {} asked, but the journal's first \
+             observation of this queue is at {} (epoch ms), so the window starts there and \
+             covers only {} of history.\n",
+            dur(Some(h.asked_ms)),
+            h.first_observed_at,
+            dur(Some(c.window.len_ms()))
+        );
+    }
     out.push_str("| scope | jobs | productive GPU-h | allocated GPU-h | utilisation | lost GPU-h | overhead GPU-h | waits | mean wait | P50 wait | P95 wait | still waiting | interrupted | waste GPU-h | recovered |\n");
     out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for row in std::iter::once(&c.queue_row)
@@ -232,6 +247,18 @@ pub fn csv(r: &Report) -> String {
     };
     line("window", &c.queue, "start_ms", c.window.start.to_string());
     line("window", &c.queue, "end_ms", c.window.end.to_string());
+    line(
+        "window",
+        &c.queue,
+        "asked_ms",
+        r.history.asked_ms.to_string(),
+    );
+    line(
+        "window",
+        &c.queue,
+        "shorter_than_asked",
+        r.history.shorter_than_asked.to_string(),
+    );
     for row in std::iter::once(&c.queue_row)
         .chain(&c.shares)
         .chain(&c.bands)

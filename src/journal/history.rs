@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
+
 use crate::analysis::scorecard::{
     AttemptEnd, AttemptHistory, Entitlement, JobHistory, Outcome, ScorecardInput, ScorecardOptions,
     Window,
@@ -120,4 +122,63 @@ pub fn scorecard_input(
             .unwrap_or_default(),
         jobs: histories,
     })
+}
+
+/// A window over the journal's history: the length asked for, ending after a given instant,
+/// cut so that it never starts before the queue's first observation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryWindow {
+    /// Half-open; it ends 1 ms after the instant asked for, so events at it count.
+    pub window: Window,
+    /// The length asked for (the console's configured window, `report --since`).
+    pub asked_ms: Millis,
+    /// The queue's first observation still in the journal (service clock).
+    pub first_observed_at: Millis,
+    /// The journal holds less history than asked: the window starts at the first observation.
+    pub shorter_than_asked: bool,
+}
+
+/// The window of `asked_ms` (at least 1 ms) of `queue`'s history up to and including `until`,
+/// starting no earlier than the queue's first observation (`until` itself when nothing of the
+/// queue is recorded).
+pub fn history_window(
+    journal: &Journal,
+    queue: &str,
+    until: Millis,
+    asked_ms: Millis,
+) -> Result<HistoryWindow, JournalError> {
+    let first = journal.first_observed_at(queue)?.unwrap_or(until);
+    Ok(window_from(first, until, asked_ms))
+}
+
+fn window_from(first: Millis, until: Millis, asked_ms: Millis) -> HistoryWindow {
+    let asked_ms = asked_ms.max(1);
+    let end = until.saturating_add(1);
+    let start = end.saturating_sub(asked_ms).max(first).min(end);
+    let window = Window::new(start, end);
+    HistoryWindow {
+        window,
+        asked_ms,
+        first_observed_at: first,
+        shorter_than_asked: window.len_ms() < asked_ms,
+    }
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::window_from;
+
+    #[test]
+    fn a_window_starts_at_the_first_observation_and_ends_after_the_last() {
+        let w = window_from(10_000, 70_000, 86_400_000);
+        assert_eq!((w.window.start, w.window.end), (10_000, 70_001));
+        assert!(w.shorter_than_asked);
+        let full = window_from(0, 7_200_000, 3_600_000);
+        assert_eq!((full.window.start, full.window.end), (3_600_001, 7_200_001));
+        assert!(!full.shorter_than_asked);
+        // A moment before the first observation (a past view): an empty window, not a panic.
+        let before = window_from(50_000, 10_000, 3_600_000);
+        assert_eq!(before.window.len_ms(), 0);
+        assert!(before.shorter_than_asked);
+    }
 }

@@ -9,7 +9,8 @@
 //!   blocking; an unusable database makes an *unavailable* handle instead of an error.
 //! - Reading (`read.rs`): queues, jobs, transitions, snapshot times, the snapshot at a time,
 //!   usage series, observed priority changes; [`scorecard_input`] (`history.rs`) builds the
-//!   scorecard's input from the observed transitions.
+//!   scorecard's input from the observed transitions, over a [`history_window`] that never starts
+//!   before the queue's first observation.
 
 mod diff;
 mod error;
@@ -22,7 +23,7 @@ mod writer;
 
 pub use diff::{Transition, TransitionKind, derived, transitions, transitions_after};
 pub use error::JournalError;
-pub use history::{job_history, scorecard_input};
+pub use history::{HistoryWindow, history_window, job_history, scorecard_input};
 pub use paths::{default_journal_path, state_dir};
 pub use read::{JobRecord, QueueRecord, UsageSample};
 pub use schema::VERSION as SCHEMA_VERSION;

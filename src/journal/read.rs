@@ -86,6 +86,21 @@ impl Journal {
         Ok(self.queues()?.into_iter().find(|q| q.name == name))
     }
 
+    /// The queue's first observation still in the journal (service clock): its oldest usage
+    /// sample or the first sighting of its oldest job; `None` when nothing of it is recorded.
+    /// History begins here: a window that starts earlier would average over time nobody saw.
+    pub fn first_observed_at(&self, queue: &str) -> Result<Option<Millis>, JournalError> {
+        self.conn
+            .query_row(
+                "SELECT MIN(m) FROM (
+                   SELECT MIN(at) AS m FROM usage_samples WHERE queue = ?1
+                   UNION ALL SELECT MIN(first_seen_at) FROM jobs WHERE queue = ?1)",
+                [queue],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// Jobs of a queue seen at or after `since` (service clock), oldest first.
     pub fn jobs(&self, queue: &str, since: Millis) -> Result<Vec<JobRecord>, JournalError> {
         let mut stmt = self

@@ -1,5 +1,6 @@
-//! Preemptions: jobs by preemption count with loop and unbounded-retry flags, instance- and
-//! GPU-hours lost, and the selected job's preempted attempts with their times.
+//! Preemptions: jobs by preemption count with loop and unbounded-retry flags, the instance- and
+//! GPU-hours their preempted attempts held, and the selected job's preempted attempts with their
+//! times.
 //!
 //! With a journal, the rows are the API's facts widened by the journal's whole record
 //! ([`crate::analysis::with_history`]): attempts the API's window dropped, and jobs it no longer
@@ -199,12 +200,33 @@ impl Screen for Preemptions {
         } else {
             "API window only"
         };
-        let title = format!(
-            "Preemptions · {} · {source} · {} looping · {:.1} GPU-h lost",
-            clean(&q.name),
-            looping,
-            total_gpu
-        );
+        // The whole held time of the preempted attempts (an upper bound of the work lost: the
+        // API shows no checkpoints), over every attempt the source holds. It is not the
+        // Scorecard's waste, which is the ledger's lost + restart overhead over its window.
+        let title = |what: &str| {
+            format!(
+                "Preemptions · {} · {source} · {} looping · {:.1} GPU-h {what}",
+                clean(&q.name),
+                looping,
+                total_gpu
+            )
+        };
+        // The whole label when it fits beside the filter, sort and row count (and the block's
+        // borders and padding), else the short one.
+        let full = title("held by preempted attempts");
+        let beside = 4
+            + screen::sort_label(&self.list, COLUMNS).map_or(0, |l| l.chars().count())
+            + format!("[{}] ", self.list.rows.len()).len()
+            + if self.list.filter.is_active() {
+                self.list.filter.text.chars().count() + 2
+            } else {
+                0
+            };
+        let title = if full.chars().count() + beside <= usize::from(area.width) {
+            full
+        } else {
+            title("held")
+        };
         let block = screen::block(title, Some(&self.list), COLUMNS, theme);
         let header = [
             "NAME",

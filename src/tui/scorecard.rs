@@ -19,12 +19,13 @@ use super::screen::{DrawCtx, Kind, Screen};
 use super::text::clean;
 use super::theme::{Role, Theme};
 use crate::analysis::scorecard::{
-    self, AuditView, Scope, Scorecard, ScorecardInput, ScorecardOptions, Window, format as fmt,
+    self, AuditView, Scope, Scorecard, ScorecardInput, ScorecardOptions, format as fmt,
 };
 use crate::journal::{self, Journal, JournalConfig};
 use crate::model::Millis;
 
-/// The window the console's scorecard covers, ending at the queue's last observation.
+/// The window the console's scorecard covers, ending at the queue's last observation (shorter
+/// when the journal's history of the queue is).
 pub const WINDOW_MS: Millis = 24 * 3_600_000;
 /// Points per share sparkline.
 pub const SERIES_BUCKETS: Millis = 24;
@@ -39,6 +40,9 @@ pub const HISTORY_UNAVAILABLE: &str = "history unavailable";
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScorecardView {
     pub card: Scorecard,
+    /// The window length asked for (config); the card's window is shorter when the journal
+    /// holds less history than that, and the screen says so.
+    pub asked_ms: Millis,
     pub series: Vec<(String, Vec<f64>)>,
     pub exceptions: AuditView,
 }
@@ -71,7 +75,8 @@ pub enum ScorecardState {
 /// How the console's scorecard is computed (config `[scorecard]` and `[gpus]`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScorecardSettings {
-    /// The window, ending at the queue's last observation (or the time travelled to).
+    /// The window, ending at the queue's last observation (or the time travelled to), and
+    /// starting no earlier than the queue's first observation.
     pub window_ms: Millis,
     pub options: ScorecardOptions,
     /// The audit log that names who made each priority change (`None`: operators unknown).
@@ -89,8 +94,9 @@ impl Default for ScorecardSettings {
 }
 
 /// Reads the journal at `path` and computes the scorecard of `queue` over the window of
-/// `settings` ending at `as_of` (service clock; `None`: the queue's last observation).
-/// Blocking (SQLite): run it off the async threads.
+/// `settings` ending at `as_of` (service clock; `None`: the queue's last observation), cut to
+/// the history the journal holds ([`journal::history_window`]). Blocking (SQLite): run it off
+/// the async threads.
 pub fn compute(
     path: &Path,
     queue: &str,
@@ -102,8 +108,10 @@ pub fn compute(
         .queue(queue)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("no history of queue {queue} yet"))?;
-    let end = as_of.unwrap_or(q.last_observed_at).saturating_add(1);
-    let window = Window::new(end.saturating_sub(settings.window_ms.max(1)), end);
+    let until = as_of.unwrap_or(q.last_observed_at);
+    let history =
+        journal::history_window(&j, queue, until, settings.window_ms).map_err(|e| e.to_string())?;
+    let window = history.window;
     let opts = &settings.options;
     let input = journal::scorecard_input(&j, queue, window, opts).map_err(|e| e.to_string())?;
     let observed = j
@@ -118,22 +126,52 @@ pub fn compute(
         .unwrap_or_default();
     let changes = scorecard::join_changes(&observed, &audited);
     let mut v = view(&input, opts);
+    v.asked_ms = history.asked_ms;
     v.exceptions = scorecard::audit_view(&changes, window, RAISED_REPEATEDLY);
     Ok(v)
 }
 
-/// The scorecard of `input` and its per-share series over [`SERIES_BUCKETS`] buckets.
+/// The scorecard of `input` and its per-share series over [`SERIES_BUCKETS`] buckets of its
+/// window (the history observed, when that is shorter than asked).
 pub fn view(input: &ScorecardInput, opts: &ScorecardOptions) -> ScorecardView {
     let card = scorecard::scorecard(input, opts);
-    let bucket = (input.window.len_ms() / SERIES_BUCKETS).max(1);
+    // Rounded up: never a 25th sliver of a bucket at the end.
+    let bucket = ((input.window.len_ms() + SERIES_BUCKETS - 1) / SERIES_BUCKETS).max(1);
     let series = scorecard::share_series(input, opts, bucket)
         .into_iter()
         .map(|(name, points)| (name, points.iter().map(|p| p.held_gpu_hours).collect()))
         .collect();
     ScorecardView {
+        asked_ms: input.window.len_ms(),
         card,
         series,
         exceptions: AuditView::default(),
+    }
+}
+
+/// A span for people: `42 s`, `12 min`, `3 h 5 min`, `24 h`, `2 d 3 h`.
+pub fn span(ms: Millis) -> String {
+    let min = ms.max(0) / 60_000;
+    let (d, h, m) = (min / 1_440, min / 60 % 24, min % 60);
+    match (d, h, m) {
+        _ if ms < 60_000 => format!("{} s", ms.max(0) / 1000),
+        (0, 0, m) => format!("{m} min"),
+        (0, h, 0) => format!("{h} h"),
+        (0, h, m) => format!("{h} h {m} min"),
+        (1, 0, _) => "24 h".to_string(),
+        (d, 0, _) => format!("{d} d"),
+        (d, h, _) => format!("{d} d {h} h"),
+    }
+}
+
+/// Which window the figures cover: `last 24 h`, or `12 min of history` when the journal holds
+/// less than the window asked for.
+pub fn window_label(view: &ScorecardView) -> String {
+    let len = view.card.window.len_ms();
+    if len < view.asked_ms {
+        format!("{} of history", span(len))
+    } else {
+        format!("last {}", span(len))
     }
 }
 
@@ -295,8 +333,13 @@ fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, 
         })
         .collect();
     let q = &card.queue_row;
+    // The window is named next to the figures: the Preemptions screen's GPU-hours cover
+    // another span (every preempted attempt recorded) and another quantity.
     let summary = Line::from(vec![
-        Span::styled(" queue ", theme.style(Role::Muted)),
+        Span::styled(
+            format!(" queue, {}: ", window_label(view)),
+            theme.style(Role::Muted),
+        ),
         Span::raw(format!(
             "util {} · wait P50 {} P95 {} · waste {:.1} GPU-h · recovery {} · {} jobs",
             fmt::percent(q.utilisation.ratio),
@@ -350,13 +393,20 @@ impl Screen for ScorecardScreen {
             .map(|(q, _)| q.name.as_str())
             .or(ctx.queue)
             .unwrap_or("-");
-        // The window of the result shown (its length comes from config; it ends at the time
-        // travelled to while in the past).
+        // The window of the result shown (its length comes from config, cut to the history
+        // observed; it ends at the time travelled to while in the past).
         let title = match ctx.scorecard {
-            ScorecardState::Ready(v) => format!(
-                " Scorecard · {} · {} of history to {} ",
+            ScorecardState::Ready(v) if v.card.window.len_ms() < v.asked_ms => format!(
+                " Scorecard · {} · {} (window {}) to {} ",
                 clean(queue),
-                super::text::duration(Some(v.card.window.len_ms())),
+                window_label(v),
+                span(v.asked_ms),
+                super::text::date_time(Some(v.card.window.end.saturating_sub(1)))
+            ),
+            ScorecardState::Ready(v) => format!(
+                " Scorecard · {} · {} to {} ",
+                clean(queue),
+                window_label(v),
                 super::text::date_time(Some(v.card.window.end.saturating_sub(1)))
             ),
             _ => format!(" Scorecard · {} ", clean(queue)),
@@ -406,5 +456,17 @@ mod tests {
     fn spark_scales_to_the_shared_max() {
         assert_eq!(spark(&[0.0, 5.0, 10.0], 10.0), "▁▅█");
         assert_eq!(spark(&[0.0, 0.0], 0.0), "▁▁");
+    }
+
+    #[test]
+    fn spans_read_as_people_say_them() {
+        let min = 60_000;
+        assert_eq!(span(42_000), "42 s");
+        assert_eq!(span(12 * min), "12 min");
+        assert_eq!(span(185 * min), "3 h 5 min");
+        assert_eq!(span(120 * min), "2 h");
+        assert_eq!(span(24 * 60 * min), "24 h");
+        assert_eq!(span(7 * 24 * 60 * min), "7 d");
+        assert_eq!(span(51 * 60 * min), "2 d 3 h");
     }
 }
