@@ -329,7 +329,9 @@ async fn a_short_history_is_the_window_and_the_screen_says_so() {
         "{text}"
     );
     assert!(
-        text.contains("queue, 30 min of history: util 100.0%"),
+        text.contains(
+            "queue, 30 min of history: util 100.0% (finished work) · capacity held 100.0%"
+        ),
         "{text}"
     );
     let research = text

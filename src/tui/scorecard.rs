@@ -335,26 +335,40 @@ fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, 
     let q = &card.queue_row;
     // The window is named next to the figures: the Preemptions screen's GPU-hours cover
     // another span (every preempted attempt recorded) and another quantity.
-    let summary = Line::from(vec![
-        Span::styled(
-            format!(" queue, {}: ", window_label(view)),
-            theme.style(Role::Muted),
-        ),
-        Span::raw(format!(
-            "util {} · wait P50 {} P95 {} · waste {:.1} GPU-h · recovery {} · {} jobs",
-            fmt::percent(q.utilisation.ratio),
+    // Completed-work utilisation counts only finished work: early in a window, with capacity
+    // busy and little finished, it is low. The share of capacity held and the GPU-hours still
+    // in unfinished jobs say so beside it (from the same ledger), never inside it.
+    let held = (q.utilisation.allocated_gpu_hours > 0.0)
+        .then(|| q.ledger.held_gpu_hours() / q.utilisation.allocated_gpu_hours);
+    let summary = vec![
+        Line::from(vec![
+            Span::styled(
+                format!(" queue, {}: ", window_label(view)),
+                theme.style(Role::Muted),
+            ),
+            Span::raw(format!(
+                "util {} (finished work) · capacity held {} · {:.1} GPU-h in unfinished jobs",
+                fmt::percent(q.utilisation.ratio),
+                fmt::percent(held),
+                q.ledger.unfinished_gpu_hours,
+            )),
+        ]),
+        Line::from(Span::raw(format!(
+            " wait P50 {} P95 {} · waste {:.1} GPU-h (lost {:.1} + overhead {:.1}) · recovery {} · {} jobs",
             fmt::duration(q.wait.p50_ms),
             fmt::duration(q.wait.p95_ms),
             q.waste.total_gpu_hours,
+            q.waste.lost_gpu_hours,
+            q.waste.overhead_gpu_hours,
             fmt::percent(q.recovery.ratio),
             q.jobs
-        )),
-    ]);
+        ))),
+    ];
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let exceptions = exception_lines(&view.exceptions, theme);
     let [top, table_area, bottom] = ratatui::layout::Layout::vertical([
-        Constraint::Length(1),
+        Constraint::Length(2),
         Constraint::Fill(1),
         Constraint::Length(exceptions.len() as u16),
     ])
