@@ -344,3 +344,68 @@ async fn a_short_history_is_the_window_and_the_screen_says_so() {
     let (_, series) = &view.series[0];
     assert_eq!(series.len(), 24);
 }
+
+/// With an interruption budget of 0 preemptions for inference and a 2 h deadline, the Scorecard
+/// says in words that the budget is breached, and by whom, and counts the missed deadline.
+#[tokio::test]
+async fn a_breached_interruption_budget_is_said_in_words() {
+    use quotatop::analysis::scorecard::decision::{self, Budget, DeadlineRule, Rules};
+    let mut view = fixed();
+    let mut rules = Rules::default();
+    rules.budgets.insert(
+        "inference".into(),
+        Budget {
+            max_preemptions_per_job: Some(0),
+            max_lost_gpu_hours_per_day: None,
+        },
+    );
+    rules.deadlines.insert(
+        "*".into(),
+        DeadlineRule {
+            deadline_factor: None,
+            max_wait_s: Some(1800),
+        },
+    );
+    // Rebuild the input the view was made from, as `compute` does.
+    let mut a = job("A", "research", 1);
+    a.attempts = vec![attempt(H, 3 * H, AttemptEnd::Completed)];
+    a.outcome = Outcome::Succeeded(3 * H);
+    let mut b = job("B", "inference", 2);
+    b.runnable_at = vec![0, 3 * H / 2];
+    b.attempts = vec![
+        attempt(H / 2, 3 * H / 2, AttemptEnd::Preempted),
+        attempt(2 * H, 7 * H / 2, AttemptEnd::Completed),
+    ];
+    b.outcome = Outcome::Succeeded(7 * H / 2);
+    let input = ScorecardInput {
+        queue: "ml-training".into(),
+        window: Window::new(0, 4 * H),
+        capacity: vec![CapacityLimit::new(G5, 4)],
+        entitlements: vec![],
+        jobs: vec![a, b],
+    };
+    view.evaluation = decision::evaluate_observed(&input, &ScorecardOptions::default(), &rules);
+    view.rules_set = true;
+    let breached = Services {
+        scorecard: Some(Arc::new(move |queue: &str, _as_of| ScorecardResult {
+            queue: queue.to_string(),
+            result: Ok(Box::new(view.clone())),
+        })),
+        ..Services::default()
+    };
+    let (t, _) = run_services(130, 24, options(), snapshot(), typed("4"), breached).await;
+    let s = screen_text(&t);
+    assert!(
+        s.contains("BUDGET BREACHED: inference 1 job(s) over its preemption budget"),
+        "{s}"
+    );
+    // A waited 1 h for a 30 min start deadline; B started at once.
+    assert!(s.contains("deadlines missed 1/2"), "{s}");
+    // Without rules the screen says how to set them.
+    let (t, _) = run_services(130, 24, options(), snapshot(), typed("4"), services()).await;
+    assert!(
+        screen_text(&t).contains("no deadlines or interruption budgets set"),
+        "{}",
+        screen_text(&t)
+    );
+}

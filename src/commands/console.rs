@@ -123,6 +123,7 @@ pub fn services(
                 window_ms,
                 options,
                 audit_log: audit_log.clone(),
+                rules: loaded.config.rules(),
             },
         )
     });

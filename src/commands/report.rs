@@ -5,12 +5,8 @@ use std::collections::BTreeMap;
 use anyhow::{Context, anyhow, bail};
 
 use crate::analysis::GpuTable;
-use crate::analysis::scorecard::decision::{
-    self, Deadline, Evaluation, JobFacts, Rules, deadline_of,
-};
-use crate::analysis::scorecard::{
-    self, Outcome, PriorityBand, ScorecardInput, ScorecardOptions, audit_view,
-};
+use crate::analysis::scorecard::decision::{self, Rules};
+use crate::analysis::scorecard::{self, ScorecardOptions, audit_view};
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::journal::{self, Journal, JournalConfig};
 use crate::model::Millis;
@@ -84,7 +80,7 @@ pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
     let audited = audited_changes(args)?;
     let changes = scorecard::join_changes(&observed, &audited);
     let rules = rules(args)?;
-    let evaluation = evaluate(&input, &opts, &rules);
+    let evaluation = decision::evaluate_observed(&input, &opts, &rules);
     let report = Report {
         history,
         scorecard: scorecard::scorecard(&input, &opts),
@@ -114,39 +110,6 @@ fn rules(args: &ReportArgs) -> anyhow::Result<Rules> {
         eprintln!("warning: {w}");
     }
     Ok(loaded.config.rules())
-}
-
-/// Important work (high and critical bands by the job's last known priority), deadlines,
-/// interruption budgets and cost over the report's window. A job's work, for a
-/// `deadline_factor`, is its productive running time once it succeeded; a job that has not
-/// succeeded has no such deadline (a `max_wait_s` still applies).
-fn evaluate(input: &ScorecardInput, opts: &ScorecardOptions, rules: &Rules) -> Evaluation {
-    let facts: Vec<JobFacts> = input
-        .jobs
-        .iter()
-        .map(|j| {
-            let l = scorecard::job_ledger(j, input.window, opts);
-            let work = match j.outcome {
-                Outcome::Succeeded(_) => Some(l.productive.max(0) as u64),
-                _ => None,
-            };
-            let band = PriorityBand::of(j.priority);
-            let deadline = match work {
-                Some(w) => deadline_of(rules, &j.share, j.submitted_at, w, None),
-                None => rules
-                    .deadline_rule(&j.share)
-                    .and_then(|r| r.max_wait_s)
-                    .and_then(|_| deadline_of(rules, &j.share, j.submitted_at, 0, None))
-                    .filter(|d| matches!(d, Deadline::StartBy(_))),
-            };
-            JobFacts {
-                important: band >= PriorityBand::High,
-                band,
-                deadline,
-            }
-        })
-        .collect();
-    decision::evaluate(input, &facts, input.window, opts, rules)
 }
 
 /// The queue's priority changes in the audit log: `--audit-log` (which must be readable), else

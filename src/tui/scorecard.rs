@@ -18,6 +18,7 @@ use super::list::ListState;
 use super::screen::{DrawCtx, Kind, Screen};
 use super::text::clean;
 use super::theme::{Role, Theme};
+use crate::analysis::scorecard::decision::{self, Evaluation, Rules};
 use crate::analysis::scorecard::{
     self, AuditView, Scope, Scorecard, ScorecardInput, ScorecardOptions, format as fmt,
 };
@@ -45,6 +46,10 @@ pub struct ScorecardView {
     pub asked_ms: Millis,
     pub series: Vec<(String, Vec<f64>)>,
     pub exceptions: AuditView,
+    /// Important work, deadlines, interruption budgets and cost by the config's rules.
+    pub evaluation: Evaluation,
+    /// Whether the config sets any deadline or budget (else the screen says how to).
+    pub rules_set: bool,
 }
 
 /// Jobs raised at least this often in the window are exceptions.
@@ -81,6 +86,9 @@ pub struct ScorecardSettings {
     pub options: ScorecardOptions,
     /// The audit log that names who made each priority change (`None`: operators unknown).
     pub audit_log: Option<std::path::PathBuf>,
+    /// Deadlines, interruption budgets and prices (config `[deadlines]`, `[budgets]`,
+    /// `[prices]`).
+    pub rules: Rules,
 }
 
 impl Default for ScorecardSettings {
@@ -89,6 +97,7 @@ impl Default for ScorecardSettings {
             window_ms: WINDOW_MS,
             options: ScorecardOptions::default(),
             audit_log: None,
+            rules: Rules::default(),
         }
     }
 }
@@ -128,6 +137,8 @@ pub fn compute(
     let mut v = view(&input, opts);
     v.asked_ms = history.asked_ms;
     v.exceptions = scorecard::audit_view(&changes, window, RAISED_REPEATEDLY);
+    v.evaluation = decision::evaluate_observed(&input, opts, &settings.rules);
+    v.rules_set = !settings.rules.deadlines.is_empty() || !settings.rules.budgets.is_empty();
     Ok(v)
 }
 
@@ -146,7 +157,65 @@ pub fn view(input: &ScorecardInput, opts: &ScorecardOptions) -> ScorecardView {
         card,
         series,
         exceptions: AuditView::default(),
+        evaluation: Evaluation::default(),
+        rules_set: false,
     }
+}
+
+/// The line on deadlines and interruption budgets: breaches first, in words.
+fn budget_line(view: &ScorecardView, theme: &Theme) -> Line<'static> {
+    let e = &view.evaluation;
+    if !view.rules_set {
+        return Line::from(Span::styled(
+            " no deadlines or interruption budgets set ([deadlines.SHARE], [budgets.SHARE] in the config)",
+            theme.style(Role::Muted),
+        ));
+    }
+    let breaches = e.budget_breaches();
+    let over: Vec<String> = e
+        .budgets
+        .iter()
+        .filter(|b| b.jobs_over_preemptions + b.days_over_lost > 0)
+        .map(|b| {
+            let mut parts = Vec::new();
+            if b.jobs_over_preemptions > 0 {
+                parts.push(format!(
+                    "{} job(s) over its preemption budget",
+                    b.jobs_over_preemptions
+                ));
+            }
+            if b.days_over_lost > 0 {
+                parts.push(format!(
+                    "{} day(s) over its lost GPU-h budget",
+                    b.days_over_lost
+                ));
+            }
+            format!(
+                "{} {}",
+                crate::model::clean_text(&b.share),
+                parts.join(", ")
+            )
+        })
+        .collect();
+    let budgets = if breaches == 0 {
+        Span::raw(" budgets: no breach".to_string())
+    } else {
+        Span::styled(
+            format!(" BUDGET BREACHED: {}", over.join("; ")),
+            theme.style(Role::Critical),
+        )
+    };
+    Line::from(vec![
+        budgets,
+        Span::raw(format!(
+            " · deadlines missed {}/{} (important {}/{}) · important P95 wait {}",
+            e.all.deadlines.missed,
+            e.all.deadlines.with_deadline,
+            e.important.deadlines.missed,
+            e.important.deadlines.with_deadline,
+            fmt::duration(e.important.wait.p95_ms),
+        )),
+    ])
 }
 
 /// A span for people: `42 s`, `12 min`, `3 h 5 min`, `24 h`, `2 d 3 h`.
@@ -363,12 +432,13 @@ fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, 
             fmt::percent(q.recovery.ratio),
             q.jobs
         ))),
+        budget_line(view, theme),
     ];
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let exceptions = exception_lines(&view.exceptions, theme);
     let [top, table_area, bottom] = ratatui::layout::Layout::vertical([
-        Constraint::Length(2),
+        Constraint::Length(3),
         Constraint::Fill(1),
         Constraint::Length(exceptions.len() as u16),
     ])

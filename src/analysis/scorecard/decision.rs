@@ -430,6 +430,54 @@ pub fn evaluate(
     }
 }
 
+/// What the comparison knows of jobs observed through the API (the journal): important work is
+/// the high and critical bands by the job's last known priority; a job's work, for a
+/// `deadline_factor`, is its productive running time once it succeeded, so a job that has not
+/// succeeded has no such deadline (a `max_wait_s` still applies).
+pub fn observed_facts(
+    input: &ScorecardInput,
+    opts: &ScorecardOptions,
+    rules: &Rules,
+) -> Vec<JobFacts> {
+    input
+        .jobs
+        .iter()
+        .map(|j| {
+            let band = PriorityBand::of(j.priority);
+            let deadline = match j.outcome {
+                Outcome::Succeeded(_) => {
+                    let work = ledger::job_ledger(j, input.window, opts).productive.max(0) as u64;
+                    deadline_of(rules, &j.share, j.submitted_at, work, None)
+                }
+                _ => rules
+                    .deadline_rule(&j.share)
+                    .and_then(|r| r.max_wait_s)
+                    .map(|s| {
+                        Deadline::StartBy(j.submitted_at.saturating_add(
+                            Millis::try_from(s.saturating_mul(1000)).unwrap_or(Millis::MAX),
+                        ))
+                    }),
+            };
+            JobFacts {
+                important: band >= PriorityBand::High,
+                band,
+                deadline,
+            }
+        })
+        .collect()
+}
+
+/// [`evaluate`] of jobs observed through the API, over the input's window (see
+/// [`observed_facts`]): what `report` and the console's Scorecard show.
+pub fn evaluate_observed(
+    input: &ScorecardInput,
+    opts: &ScorecardOptions,
+    rules: &Rules,
+) -> Evaluation {
+    let facts = observed_facts(input, opts, rules);
+    evaluate(input, &facts, input.window, opts, rules)
+}
+
 /// A scenario against the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
