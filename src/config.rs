@@ -132,6 +132,19 @@ impl Default for ScorecardSettings {
 }
 
 impl Config {
+    /// What the Preemptions screen flags: `[loops]`, and jobs over their share's
+    /// `[budgets.SHARE] max_preemptions_per_job`.
+    pub fn loop_rule(&self) -> LoopRule {
+        LoopRule {
+            preemption_budgets: self
+                .budgets
+                .iter()
+                .filter_map(|(share, b)| Some((share.clone(), b.max_preemptions_per_job?)))
+                .collect(),
+            ..self.loops.rule()
+        }
+    }
+
     /// Deadlines, budgets, prices and the decision rule, as one set (the same type replay
     /// configurations carry).
     pub fn rules(&self) -> Rules {
@@ -190,6 +203,7 @@ impl LoopConfig {
             min_preemptions: self.min_preemptions.max(1),
             within: (self.recent_minutes > 0 && self.recent_count > 0)
                 .then(|| (self.recent_count, self.recent_minutes as i64 * 60_000)),
+            preemption_budgets: BTreeMap::new(),
         }
     }
 }

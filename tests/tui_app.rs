@@ -157,3 +157,22 @@ async fn quit_key_stops_the_loop_before_the_script_ends() {
         "keys after q are not read"
     );
 }
+
+/// A job preempted more often than its share's interruption budget is flagged in words on the
+/// Preemptions screen, and the title counts such jobs.
+#[tokio::test]
+async fn preemptions_over_an_interruption_budget_are_flagged() {
+    let mut opts = options();
+    opts.loop_rule.preemption_budgets = [("*".to_string(), 0)].into();
+    let (t, _) = run(140, 30, opts, typed(":preemptions\n")).await;
+    let s = tui_support::screen_text(&t);
+    assert!(s.contains("OVER BUDGET LOOP"), "{s}");
+    assert!(s.contains("over budget ·"), "{s}");
+    // Without budgets, nothing is flagged.
+    let (t, _) = run(140, 30, options(), typed(":preemptions\n")).await;
+    let s = tui_support::screen_text(&t);
+    assert!(
+        !s.contains("OVER BUDGET") && !s.contains("over budget"),
+        "{s}"
+    );
+}

@@ -13,13 +13,18 @@ use super::gpus_per_instance;
 
 const HOUR_MS: f64 = 3_600_000.0;
 
-/// When a job counts as caught in a preemption loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// When a job counts as caught in a preemption loop, and when it is over its share's
+/// interruption budget.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LoopRule {
     /// Flag a job preempted at least this many times in all.
     pub min_preemptions: u32,
     /// Or at least `.0` times within the last `.1` ms (by the recent attempts' stop times).
     pub within: Option<(u32, Millis)>,
+    /// Per share (or `*`): a job preempted more often than this is over its interruption
+    /// budget (config `[budgets.SHARE] max_preemptions_per_job`).
+    #[serde(default)]
+    pub preemption_budgets: BTreeMap<String, u32>,
 }
 
 impl Default for LoopRule {
@@ -27,7 +32,25 @@ impl Default for LoopRule {
         Self {
             min_preemptions: 3,
             within: Some((2, 3_600_000)),
+            preemption_budgets: BTreeMap::new(),
         }
+    }
+}
+
+impl LoopRule {
+    /// The preemption budget of a job of `share`, if any.
+    pub fn budget_of(&self, share: &str) -> Option<u32> {
+        self.preemption_budgets
+            .get(share)
+            .or_else(|| self.preemption_budgets.get("*"))
+            .copied()
+    }
+}
+
+/// Sets each job's `over_budget` from its count and its share's budget.
+fn flag_budgets(out: &mut [PreemptionFacts], rule: &LoopRule) {
+    for f in out {
+        f.over_budget = rule.budget_of(&f.share).filter(|&b| f.count > b);
     }
 }
 
@@ -59,6 +82,8 @@ pub struct PreemptionFacts {
     /// Known only from the journal: the API's current job list no longer shows the job (it
     /// finished and aged out, or was never described since the console restarted).
     pub journal_only: bool,
+    /// Preempted more often than its share's interruption budget (this budget).
+    pub over_budget: Option<u32>,
 }
 
 /// A job's preempted attempts as the journal recorded them: every one the poller saw over the
@@ -182,8 +207,10 @@ pub fn with_history(
             unbounded_retries: false,
             retries_left: None,
             journal_only: true,
+            over_budget: None,
         });
     }
+    flag_budgets(&mut out, rule);
     by_worst(&mut out);
     out
 }
@@ -221,9 +248,11 @@ pub fn preemptions(q: &QueueSnapshot, rule: &LoopRule) -> Vec<PreemptionFacts> {
                 retries_left: j.preemption_retries.map(|n| (n + 1).saturating_sub(count)),
                 looping,
                 journal_only: false,
+                over_budget: None,
             })
         })
         .collect();
+    flag_budgets(&mut out, rule);
     by_worst(&mut out);
     out
 }
@@ -320,9 +349,20 @@ mod tests {
         let strict = LoopRule {
             min_preemptions: 100,
             within: Some((1, 3_600_000)),
+            ..LoopRule::default()
         };
         assert!(preemptions(&q, &strict)[1].looping);
         assert!(!preemptions(&q, &strict)[0].looping);
+        // Interruption budgets: share a allows 5 preemptions per job, others ("*") 0.
+        assert!(facts.iter().all(|f| f.over_budget.is_none()));
+        let budgets = LoopRule {
+            preemption_budgets: [("a".to_string(), 5), ("*".to_string(), 0)].into(),
+            ..LoopRule::default()
+        };
+        let flagged = preemptions(&q, &budgets);
+        assert_eq!(flagged[0].over_budget, Some(5), "7 preemptions > 5");
+        assert_eq!(flagged[1].over_budget, None, "1 preemption, not over 5");
+        assert_eq!(budgets.budget_of("elsewhere"), Some(0));
         let per_share = share_preemptions(&q, &rule);
         assert_eq!(per_share["a"].preemptions, 8);
         assert_eq!(per_share["a"].jobs, 2);
@@ -363,6 +403,7 @@ mod tests {
         let rule = LoopRule {
             min_preemptions: 3,
             within: None,
+            ..LoopRule::default()
         };
         let api = preemptions(&q, &rule);
         assert!(api[0].loss_is_partial && !api[0].looping);

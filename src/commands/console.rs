@@ -74,7 +74,7 @@ pub fn options(loaded: &Loaded, source: Source, journal: &Journal) -> AppOptions
             history,
         },
         queue: loaded.config.queues.first().cloned(),
-        loop_rule: loaded.config.loops.rule(),
+        loop_rule: loaded.config.loop_rule(),
         clock: Box::new(tui::wall_clock),
         warnings,
         priority_policy: loaded.config.priority,

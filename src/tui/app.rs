@@ -503,7 +503,7 @@ impl App {
                 self.remember_all();
                 let data = Data::past(
                     frame.snapshot,
-                    self.data.loop_rule,
+                    self.data.loop_rule.clone(),
                     self.data.recorded.clone(),
                     frame.usage,
                 );

@@ -90,6 +90,9 @@ fn cmp(a: &PreemptionFacts, b: &PreemptionFacts, column: usize) -> Ordering {
 /// `LOOP ∞` style flags: looping, unbounded retries or retries left.
 pub fn flags(f: &PreemptionFacts) -> Vec<(&'static str, Role)> {
     let mut out = Vec::new();
+    if f.over_budget.is_some() {
+        out.push(("OVER BUDGET", Role::Critical));
+    }
     if f.looping {
         out.push(("LOOP", Role::Looping));
     }
@@ -195,6 +198,16 @@ impl Screen for Preemptions {
             .filter_map(|f| f.gpu_hours_lost)
             .fold(0.0, |a, b| a + b);
         let looping = v.preemptions.iter().filter(|f| f.looping).count();
+        let over = v
+            .preemptions
+            .iter()
+            .filter(|f| f.over_budget.is_some())
+            .count();
+        let over = if over > 0 {
+            format!(" · {over} over budget")
+        } else {
+            String::new()
+        };
         let source = if v.with_history {
             "API + journal history"
         } else {
@@ -205,7 +218,7 @@ impl Screen for Preemptions {
         // Scorecard's waste, which is the ledger's lost + restart overhead over its window.
         let title = |what: &str| {
             format!(
-                "Preemptions · {} · {source} · {} looping · {:.1} GPU-h {what}",
+                "Preemptions · {} · {source} · {} looping{over} · {:.1} GPU-h {what}",
                 clean(&q.name),
                 looping,
                 total_gpu
@@ -243,7 +256,8 @@ impl Screen for Preemptions {
             Constraint::Length(10),
             Constraint::Length(9),
             Constraint::Length(3),
-            Constraint::Length(12),
+            // Room for every flag (OVER BUDGET LOOP ∞retry) only when the names keep theirs.
+            Constraint::Length(if area.width >= 130 { 24 } else { 12 }),
             Constraint::Length(6),
             Constraint::Length(6),
             Constraint::Length(if wide { 20 } else { 9 }),
