@@ -1,28 +1,52 @@
 //! `quotatop replay --preset` on the eight Philly VCs: the three PRODUCT.md scenarios (isolated,
 //! lending, lending with a protected share), scorecards included. Run:
 //! `cargo bench --bench replay_presets`.
+//!
+//! It first runs the three scenarios once and prints the wall time and the process's peak
+//! resident set size (`VmHWM`) after that run, then lets criterion time them. The traces are read
+//! from `../shared/traces/philly-vc` (or `QUOTATOP_PHILLY_DIR`); without them the benchmark
+//! fails rather than measuring nothing.
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use quotatop::model::{CapacityLimit, QuotaShare, SharingConfig};
 use quotatop::replay::{ReplayConfig, TraceJob, Workload, config, philly, presets, replay};
 
 fn traces_dir() -> PathBuf {
-    std::env::var_os("QUOTATOP_PHILLY_DIR")
+    let dir = std::env::var_os("QUOTATOP_PHILLY_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/philly-vc")
-        })
+        });
+    assert!(
+        dir.is_dir(),
+        "the Philly traces are missing: no directory {} (set QUOTATOP_PHILLY_DIR)",
+        dir.display()
+    );
+    dir
 }
 
-fn bench(c: &mut Criterion) {
-    let vcs = philly::load_dir(&traces_dir(), None)
-        .expect("Philly traces readable")
+/// The process's peak resident set size so far, in KiB (`VmHWM` of /proc/self/status).
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status readable");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/self/status")
+}
+
+/// The traces and the three preset configurations, as `quotatop replay --preset` builds them.
+fn load() -> (Vec<TraceJob>, Vec<ReplayConfig>) {
+    let dir = traces_dir();
+    let vcs: Vec<_> = philly::load_dir(&dir, None)
+        .unwrap_or_else(|e| panic!("Philly traces in {} unreadable: {e}", dir.display()))
         .into_iter()
         .map(|v| (v.vc, v.gpus, v.jobs))
-        .collect::<Vec<_>>();
+        .collect();
+    assert!(!vcs.is_empty(), "no Philly traces in {}", dir.display());
     let shares: Vec<QuotaShare> = vcs
         .iter()
         .map(|(vc, gpus, _)| {
@@ -40,24 +64,45 @@ fn bench(c: &mut Criterion) {
         workload: Workload::default(),
         rules: Default::default(),
     };
-    let jobs: Vec<TraceJob> = vcs.iter().flat_map(|v| v.2.iter().cloned()).collect();
+    let mut jobs: Vec<TraceJob> = vcs.into_iter().flat_map(|v| v.2).collect();
+    jobs.shrink_to_fit();
     let configs = presets::product_presets(&base, None, &jobs);
+    (jobs, configs)
+}
+
+/// Replays the trace under every configuration, keeping only the outcomes (as the command does).
+fn run(jobs: &[TraceJob], configs: &[ReplayConfig]) -> usize {
+    configs
+        .iter()
+        .map(|cfg| {
+            replay(jobs, cfg, &mut |_, _| {})
+                .unwrap_or_else(|e| panic!("{} replays: {e}", cfg.name))
+                .0
+                .completed
+        })
+        .sum()
+}
+
+fn bench(c: &mut Criterion) {
+    let (jobs, configs) = load();
+    let began = Instant::now();
+    let completed = run(&jobs, &configs);
+    eprintln!(
+        "replay --preset: {} jobs x {} configurations ({completed} completed) in {:.2} s wall; \
+         peak RSS {:.1} MiB",
+        jobs.len(),
+        configs.len(),
+        began.elapsed().as_secs_f64(),
+        peak_rss_kib() as f64 / 1024.0
+    );
     let mut g = c.benchmark_group("replay");
     g.sample_size(10).measurement_time(Duration::from_secs(30));
-    g.bench_function("philly_three_presets", |b| {
-        b.iter(|| {
-            configs
-                .iter()
-                .map(|cfg| {
-                    replay(&jobs, cfg, &mut |_, _| {})
-                        .expect("replays")
-                        .0
-                        .completed
-                })
-                .sum::<usize>()
-        })
-    });
+    g.bench_function("philly_three_presets", |b| b.iter(|| run(&jobs, &configs)));
     g.finish();
+    eprintln!(
+        "peak RSS after the benchmark: {:.1} MiB",
+        peak_rss_kib() as f64 / 1024.0
+    );
 }
 
 criterion_group!(benches, bench);

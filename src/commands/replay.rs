@@ -74,6 +74,8 @@ fn load_traces(paths: &[PathBuf], default_nodes: Option<u32>) -> anyhow::Result<
     if jobs.is_empty() {
         bail!("the traces hold no jobs");
     }
+    // Kept for every configuration: no spare capacity from the extends.
+    jobs.shrink_to_fit();
     let philly_base = (!shares.is_empty()).then(|| ReplayConfig {
         name: "philly".to_string(),
         capacity: crate::replay::config::summed_limits(&shares),

@@ -413,6 +413,13 @@ impl Engine {
 
     // ----- jobs ---------------------------------------------------------------------------
 
+    /// Makes room for `additional` more jobs up front (a replay knows its trace's size), so the
+    /// job table is not left up to twice as large as needed by its growth.
+    pub fn reserve_jobs(&mut self, additional: usize) {
+        self.jobs.reserve_exact(additional);
+        self.uuid_index.reserve(additional);
+    }
+
     pub fn submit(&mut self, spec: JobSpec) -> Result<JobId, EngineError> {
         let s = self.share_idx(&spec.share)?;
         if self.shares[s].spec.state == crate::model::ShareState::Disabled {

@@ -7,6 +7,9 @@ pub mod report;
 pub mod run;
 pub mod trace_csv;
 
+#[cfg(test)]
+mod tests;
+
 pub use config::{ReplayConfig, Workload};
 pub use run::{Comparison, JobRow, ReplayOutcome, replay, replay_to};
 
@@ -113,5 +116,5 @@ impl TraceJob {
 /// Submits every job at its time (stable by submission time), then runs the engine until
 /// nothing is left to do. Returns the ids in submission order.
 pub fn run_trace(engine: &mut Engine, jobs: &[TraceJob]) -> Result<Vec<JobId>, EngineError> {
-    run::submit_all(engine, jobs, |j| j.spec(), &mut |_, _| {}).map_err(|(_, e)| e)
+    run::submit_all(engine, jobs, |j| j.spec(), &mut |_, _| {}, &mut |_| {}).map_err(|(_, e)| e)
 }

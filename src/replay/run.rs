@@ -52,7 +52,7 @@ impl ReplayOutcome {
 }
 
 /// Applies the configuration's workload assumptions to a trace job.
-fn spec_for(job: &TraceJob, cfg: &ReplayConfig) -> JobSpec {
+pub(crate) fn spec_for(job: &TraceJob, cfg: &ReplayConfig) -> JobSpec {
     let w = &cfg.workload;
     let mut spec = job.spec();
     if let Some(&p) = w.priority.get(&job.share) {
@@ -69,16 +69,20 @@ fn spec_for(job: &TraceJob, cfg: &ReplayConfig) -> JobSpec {
 }
 
 /// Submits the jobs at their times, then runs until idle. `progress(done, total)` is called
-/// every 1,000 submissions and at the end. A failed submission returns the job's index.
+/// every 1,000 submissions and at the end; `between(engine)` after each submission and each
+/// step of the run to idle (e.g. to drain the event log). A failed submission returns the job's
+/// index.
 pub(crate) fn submit_all(
     engine: &mut Engine,
     jobs: &[TraceJob],
     spec: impl Fn(&TraceJob) -> JobSpec,
     progress: &mut dyn FnMut(usize, usize),
+    between: &mut dyn FnMut(&mut Engine),
 ) -> Result<Vec<JobId>, (usize, EngineError)> {
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by_key(|&i| jobs[i].submit_ms);
     let start = engine.now();
+    engine.reserve_jobs(jobs.len());
     let mut ids = Vec::with_capacity(jobs.len());
     for (n, &i) in order.iter().enumerate() {
         let j = &jobs[i];
@@ -86,16 +90,35 @@ pub(crate) fn submit_all(
             .advance_to(start + j.submit_ms.max(0))
             .map_err(|e| (i, e))?;
         ids.push(engine.submit(spec(j)).map_err(|e| (i, e))?);
+        between(engine);
         if n % 1000 == 999 {
             progress(n + 1, jobs.len());
         }
     }
-    engine.run_until_idle(Millis::MAX / 4);
+    // Engine::run_until_idle(Millis::MAX / 4), one step at a time.
+    while let Some(at) = engine.next_step_at() {
+        if at > Millis::MAX / 4 || engine.advance_to(at.max(engine.now())).is_err() {
+            break;
+        }
+        between(engine);
+    }
     progress(jobs.len(), jobs.len());
     Ok(ids)
 }
 
-/// Replays `trace` under `cfg`. Returns the outcome and the engine (for the scorecard).
+/// Events kept in the engine before they are folded into the histories.
+const DRAIN_EVERY: usize = 4096;
+
+/// Folds the engine's event log into `histories` once it holds [`DRAIN_EVERY`] events (or
+/// always, with `all`), so a replay never keeps the whole log.
+fn drain_into(engine: &mut Engine, histories: &mut from_engine::HistoryBuilder, all: bool) {
+    if all || engine.events().len() >= DRAIN_EVERY {
+        histories.extend(&engine.drain_events());
+    }
+}
+
+/// Replays `trace` under `cfg`. Returns the outcome and the engine (its jobs; its event log was
+/// consumed as the replay went, see [`from_engine::HistoryBuilder`]).
 pub fn replay(
     trace: &[TraceJob],
     cfg: &ReplayConfig,
@@ -189,28 +212,33 @@ pub fn replay_to(
             });
         }
     }
-    let ids =
-        submit_all(&mut engine, trace, |j| spec_for(j, cfg), progress).map_err(|(i, e)| {
-            ReplayError::Trace {
-                origin: trace[i].origin.clone(),
-                message: e.to_string(),
-            }
-        })?;
+    let mut histories = from_engine::HistoryBuilder::new();
+    let ids = submit_all(
+        &mut engine,
+        trace,
+        |j| spec_for(j, cfg),
+        progress,
+        &mut |e| drain_into(e, &mut histories, false),
+    )
+    .map_err(|(i, e)| ReplayError::Trace {
+        origin: trace[i].origin.clone(),
+        message: e.to_string(),
+    })?;
+    drain_into(&mut engine, &mut histories, true);
     let first = engine.config().start_ms + trace.iter().map(|j| j.submit_ms).min().unwrap_or(0);
     // Half-open windows end after the last event, so the jobs that finish last count.
-    let end = engine
-        .events()
-        .last()
-        .map_or(first, |e| e.time)
+    let end = histories
+        .last_time()
+        .unwrap_or(first)
         .max(first)
         .saturating_add(1);
     let opts = ScorecardOptions {
         restart_cost_ms: cfg.workload.restart_overhead_s.saturating_mul(1000),
         ..ScorecardOptions::default()
     };
-    let input = from_engine::input_from_engine(
+    let input = from_engine::input_with_jobs(
         &engine,
-        engine.events(),
+        histories.finish(&engine),
         &cfg.name,
         Window::new(first, end),
     );

@@ -13,60 +13,128 @@ use super::input::{
 /// Histories of every job in `events`, with facts (share, priority, type, checkpoint interval)
 /// taken from `engine`. Events of jobs the engine does not know are skipped.
 pub fn histories_from_events(engine: &Engine, events: &[Event]) -> Vec<JobHistory> {
-    let mut by_job: BTreeMap<JobId, Vec<&Event>> = BTreeMap::new();
-    for e in events {
-        by_job.entry(e.job).or_default().push(e);
-    }
-    by_job
-        .into_iter()
-        .filter_map(|(id, evs)| history(engine, id, &evs))
-        .collect()
+    let mut b = HistoryBuilder::new();
+    b.extend(events);
+    b.finish(engine)
 }
 
-fn history(engine: &Engine, id: JobId, events: &[&Event]) -> Option<JobHistory> {
+/// What the events have said about one job so far; its facts come from the engine at the end.
+#[derive(Debug, Clone, PartialEq)]
+struct Track {
+    submitted_at: Option<Millis>,
+    runnable_at: Vec<Millis>,
+    attempts: Vec<AttemptHistory>,
+    outcome: Outcome,
+}
+
+/// Job histories built from the engine's events as they come, so a long run can drain its event
+/// log ([`Engine::drain_events`]) as it goes instead of keeping all of it. Feeding a log in any
+/// number of pieces, in order, gives what [`histories_from_events`] gives for the whole log.
+#[derive(Debug, Clone, Default)]
+pub struct HistoryBuilder {
+    jobs: BTreeMap<JobId, Track>,
+    last: Option<Millis>,
+}
+
+impl HistoryBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes the next event of the log.
+    pub fn push(&mut self, e: &Event) {
+        let t = self.jobs.entry(e.job).or_insert_with(|| Track {
+            submitted_at: None,
+            runnable_at: Vec::new(),
+            attempts: Vec::new(),
+            outcome: Outcome::Open,
+        });
+        apply(t, e);
+        self.last = Some(e.time);
+    }
+
+    /// The time of the last event taken.
+    pub fn last_time(&self) -> Option<Millis> {
+        self.last
+    }
+
+    /// Takes the next events of the log, in order.
+    pub fn extend<'a>(&mut self, events: impl IntoIterator<Item = &'a Event>) {
+        for e in events {
+            self.push(e);
+        }
+    }
+
+    /// How many jobs the events so far were about.
+    pub fn len(&self) -> usize {
+        self.jobs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+    }
+
+    /// The histories, in job order, with facts (share, priority, type, checkpoint interval)
+    /// taken from `engine` now. Jobs the engine does not know are skipped.
+    pub fn finish(self, engine: &Engine) -> Vec<JobHistory> {
+        let mut out = Vec::with_capacity(self.jobs.len());
+        out.extend(
+            self.jobs
+                .into_iter()
+                .filter_map(|(id, t)| history(engine, id, t)),
+        );
+        out
+    }
+}
+
+fn history(engine: &Engine, id: JobId, t: Track) -> Option<JobHistory> {
     let job = engine.job(id)?;
-    let mut h = JobHistory {
-        job_id: job.id.clone(),
-        name: job.name.clone(),
-        share: job.share.clone(),
+    Some(JobHistory {
+        job_id: job.id,
+        name: job.name,
+        share: job.share,
         priority: job.priority,
-        instance_type: job.instance_type.clone(),
+        instance_type: job.instance_type,
         instance_count: job.instance_count,
-        submitted_at: job.created_at,
-        runnable_at: Vec::new(),
-        attempts: Vec::new(),
-        outcome: Outcome::Open,
+        submitted_at: t.submitted_at.unwrap_or(job.created_at),
+        runnable_at: t.runnable_at,
+        attempts: t.attempts,
+        outcome: t.outcome,
         checkpoint_interval_ms: engine.checkpoint_interval(id),
         restart_overhead_ms: engine.restart_overhead(id),
-    };
-    for e in events {
-        apply(&mut h, e);
-    }
-    Some(h)
+    })
 }
 
-fn close_open(h: &mut JobHistory, at: Millis, end: AttemptEnd) {
+/// Pushes growing by one: most jobs have one attempt and become RUNNABLE once, and the doubling
+/// default (four at first) would hold several times the memory across a large replay.
+fn push_one<T>(v: &mut Vec<T>, x: T) {
+    v.reserve_exact(1);
+    v.push(x);
+}
+
+fn close_open(h: &mut Track, at: Millis, end: AttemptEnd) {
     if let Some(a) = h.attempts.last_mut().filter(|a| a.end == AttemptEnd::Open) {
         a.stopped_at = Some(at);
         a.end = end;
     }
 }
 
-fn apply(h: &mut JobHistory, e: &Event) {
+fn apply(h: &mut Track, e: &Event) {
     match (&e.reason, e.from, e.to) {
-        (EventReason::Submitted, _, _) => h.submitted_at = e.time,
+        (EventReason::Submitted, _, _) => h.submitted_at = Some(e.time),
         (_, from, JobStatus::Runnable) if from != Some(JobStatus::Runnable) => {
-            h.runnable_at.push(e.time)
+            push_one(&mut h.runnable_at, e.time)
         }
-        (EventReason::Dispatched { .. }, _, JobStatus::Scheduled) => {
-            h.attempts.push(AttemptHistory {
+        (EventReason::Dispatched { .. }, _, JobStatus::Scheduled) => push_one(
+            &mut h.attempts,
+            AttemptHistory {
                 scheduled_at: Some(e.time),
                 started_at: None,
                 stopped_at: None,
                 end: AttemptEnd::Open,
                 preempting_from: None,
-            })
-        }
+            },
+        ),
         (EventReason::Advanced, Some(JobStatus::Starting), JobStatus::Running) => {
             if let Some(a) = h.attempts.last_mut() {
                 a.started_at = Some(e.time);
@@ -104,6 +172,17 @@ pub fn input_from_engine(
     queue: &str,
     window: Window,
 ) -> ScorecardInput {
+    input_with_jobs(engine, histories_from_events(engine, events), queue, window)
+}
+
+/// [`input_from_engine`] with histories already built (e.g. by a [`HistoryBuilder`] fed as the
+/// engine ran).
+pub fn input_with_jobs(
+    engine: &Engine,
+    jobs: Vec<JobHistory>,
+    queue: &str,
+    window: Window,
+) -> ScorecardInput {
     ScorecardInput {
         queue: queue.to_string(),
         window,
@@ -116,6 +195,6 @@ pub fn input_from_engine(
                 limits: s.capacity_limits,
             })
             .collect(),
-        jobs: histories_from_events(engine, events),
+        jobs,
     }
 }
