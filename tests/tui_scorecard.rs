@@ -49,6 +49,10 @@ fn attempt(s: Millis, stop: Millis, end: AttemptEnd) -> AttemptHistory {
 /// research: one job waits 1 h, runs 1–3 h, succeeds. inference: one job runs 0.5–1.5 h, is
 /// preempted, runs again 2–3.5 h and succeeds. Queue capacity 4 g5 instances, 2 each.
 fn fixed() -> scorecard::ScorecardView {
+    scorecard::view(&fixed_input(), &ScorecardOptions::default())
+}
+
+fn fixed_input() -> ScorecardInput {
     let mut a = job("A", "research", 1);
     a.attempts = vec![attempt(H, 3 * H, AttemptEnd::Completed)];
     a.outcome = Outcome::Succeeded(3 * H);
@@ -59,7 +63,7 @@ fn fixed() -> scorecard::ScorecardView {
         attempt(2 * H, 7 * H / 2, AttemptEnd::Completed),
     ];
     b.outcome = Outcome::Succeeded(7 * H / 2);
-    let input = ScorecardInput {
+    ScorecardInput {
         queue: "ml-training".into(),
         window: Window::new(0, 4 * H),
         capacity: vec![CapacityLimit::new(G5, 4)],
@@ -71,8 +75,7 @@ fn fixed() -> scorecard::ScorecardView {
             })
             .collect(),
         jobs: vec![a, b],
-    };
-    scorecard::view(&input, &ScorecardOptions::default())
+    }
 }
 
 fn services() -> Services {
@@ -366,24 +369,8 @@ async fn a_breached_interruption_budget_is_said_in_words() {
             max_wait_s: Some(1800),
         },
     );
-    // Rebuild the input the view was made from, as `compute` does.
-    let mut a = job("A", "research", 1);
-    a.attempts = vec![attempt(H, 3 * H, AttemptEnd::Completed)];
-    a.outcome = Outcome::Succeeded(3 * H);
-    let mut b = job("B", "inference", 2);
-    b.runnable_at = vec![0, 3 * H / 2];
-    b.attempts = vec![
-        attempt(H / 2, 3 * H / 2, AttemptEnd::Preempted),
-        attempt(2 * H, 7 * H / 2, AttemptEnd::Completed),
-    ];
-    b.outcome = Outcome::Succeeded(7 * H / 2);
-    let input = ScorecardInput {
-        queue: "ml-training".into(),
-        window: Window::new(0, 4 * H),
-        capacity: vec![CapacityLimit::new(G5, 4)],
-        entitlements: vec![],
-        jobs: vec![a, b],
-    };
+    // The input the view was made from, evaluated as `compute` does.
+    let input = fixed_input();
     view.evaluation = decision::evaluate_observed(&input, &ScorecardOptions::default(), &rules);
     view.rules_set = true;
     let breached = Services {
