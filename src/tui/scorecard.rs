@@ -438,12 +438,18 @@ fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, 
     frame.render_widget(block, area);
     let exceptions = exception_lines(&view.exceptions, theme);
     let [top, table_area, bottom] = ratatui::layout::Layout::vertical([
-        Constraint::Length(3),
+        // Each summary line wraps rather than losing its end on a narrow terminal.
+        Constraint::Length(
+            summary
+                .iter()
+                .map(|l| l.width().max(1).div_ceil(usize::from(inner.width.max(1))) as u16)
+                .sum(),
+        ),
         Constraint::Fill(1),
         Constraint::Length(exceptions.len() as u16),
     ])
     .areas(inner);
-    frame.render_widget(Paragraph::new(summary), top);
+    frame.render_widget(Paragraph::new(summary).wrap(Wrap { trim: false }), top);
     frame.render_widget(Paragraph::new(exceptions), bottom);
     let header = Row::new(HEADER.iter().map(|h| Cell::from(*h))).style(theme.style(Role::Header));
     let widths = [
