@@ -402,7 +402,7 @@ async fn a_breached_interruption_budget_is_said_in_words() {
 async fn the_summary_wraps_at_80_columns() {
     let (t, _) = run_services(80, 24, options(), snapshot(), typed("4"), services()).await;
     let s = screen_text(&t);
-    assert!(s.contains("GPU-h in unfinished jobs"), "{s}");
-    assert!(s.contains("2 jobs"), "{s}");
+    assert!(s.contains("in unfinished jobs"), "{s}");
+    assert!(s.contains("recovery 100.0% · 2 jobs"), "{s}");
     assert!(s.contains("in the config)"), "{s}");
 }
