@@ -361,6 +361,10 @@ fn report_reads_deadlines_budgets_and_prices_from_the_config_file() {
     assert!(md.contains("| a | 0 | 0 |"), "{md}");
     assert!(md.contains("Cost (EUR):"), "{md}");
     assert!(md.contains("productive 2.00,"), "{md}");
+    assert!(
+        md.contains("| share | allocated | productive | wasted |"),
+        "{md}"
+    );
     let csv = stdout(&run("csv"));
     assert!(csv.contains("\ncost,EUR,productive,2\n"), "{csv}");
     assert!(csv.contains("\ndelivery,all,missed_deadlines,1\n"), "{csv}");

@@ -221,6 +221,11 @@ fn decision_summary_rules_and_per_job_rows() {
     assert!(md.contains("Verdict lending: APPROVE"), "{md}");
     assert!(md.contains("| cost allocated |"), "{md}");
     assert!(md.contains("USD"), "{md}");
+    assert!(
+        md.contains("Cost by share (allocated / productive / wasted)"),
+        "{md}"
+    );
+    assert!(md.contains("| research | "), "{md}");
     // research's jobs preempted at all breach a budget of 0 preemptions.
     let breaches = md
         .lines()

@@ -28,7 +28,7 @@ use crate::analysis::scorecard::format::{duration as dur, percent as pct};
 fn md_row(out: &mut String, r: &Row) {
     let _ = writeln!(
         out,
-        "| {} | {} | {:.1} | {:.1} | {} | {:.2} | {:.2} | {} | {} | {} | {} | {} | {} | {:.2} | {}/{} ({} pending) |",
+        "| {} | {} | {:.1} | {:.1} | {} | {:.2} | {:.2} | {} | {} | {} | {} | {} | {}{} | {} | {:.2} | {}/{} ({} pending) |",
         clean_text(&r.scope.label()),
         r.jobs,
         r.utilisation.productive_gpu_hours,
@@ -40,7 +40,11 @@ fn md_row(out: &mut String, r: &Row) {
         dur(r.wait.mean_ms),
         dur(r.wait.p50_ms),
         dur(r.wait.p95_ms),
+        dur(r.wait.max_ms),
         r.wait.still_waiting,
+        r.wait
+            .oldest_waiting_ms
+            .map_or(String::new(), |o| format!(" (oldest {})", dur(Some(o)))),
         r.waste.interrupted_attempts,
         r.waste.total_gpu_hours,
         r.recovery.recovered,
@@ -72,8 +76,10 @@ pub fn markdown(r: &Report) -> String {
             dur(Some(c.window.len_ms()))
         );
     }
-    out.push_str("| scope | jobs | productive GPU-h | allocated GPU-h | utilisation | lost GPU-h | overhead GPU-h | waits | mean wait | P50 wait | P95 wait | still waiting | interrupted | waste GPU-h | recovered |\n");
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    out.push_str("| scope | jobs | productive GPU-h | allocated GPU-h | utilisation | lost GPU-h | overhead GPU-h | waits | mean wait | P50 wait | P95 wait | max wait | still waiting | interrupted | waste GPU-h | recovered |\n");
+    out.push_str(
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+    );
     for row in std::iter::once(&c.queue_row)
         .chain(&c.shares)
         .chain(&c.bands)
@@ -202,6 +208,17 @@ fn delivery_markdown(out: &mut String, e: &Evaluation) {
         }
     }
     if let Some(c) = &e.cost {
+        out.push_str("\n| share | allocated | productive | wasted |\n|---|---:|---:|---:|\n");
+        for r in &c.by_share {
+            let _ = writeln!(
+                out,
+                "| {} | {:.2} | {:.2} | {:.2} |",
+                clean_text(&r.share),
+                r.allocated,
+                r.productive,
+                r.wasted
+            );
+        }
         let _ = writeln!(
             out,
             "\nCost ({}): allocated {:.2}, productive {:.2}, wasted (lost + overhead) {:.2}{}.",

@@ -44,7 +44,13 @@ fn wait_rows(outcomes: &[ReplayOutcome]) -> Vec<(String, Vec<String>)> {
                         .chain(&o.scorecard.bands)
                         .find(|r: &&Row| r.scope.label() == l)
                         .map_or("-".to_string(), |r| {
-                            format!("{} / {}", dur(r.wait.p50_ms), dur(r.wait.p95_ms))
+                            format!(
+                                "{} / {} / {} / {}",
+                                dur(r.wait.mean_ms),
+                                dur(r.wait.p50_ms),
+                                dur(r.wait.p95_ms),
+                                dur(r.wait.max_ms)
+                            )
                         })
                 })
                 .collect();
@@ -388,7 +394,7 @@ pub fn markdown(outcomes: &[ReplayOutcome], rule: &DecisionRule, notes: &[String
         out.push_str(&format!("| {} | {} |\n", m.name, m.values.join(" | ")));
     }
     out.push_str(&format!(
-        "\nWait P50 / P95 by share and priority band\n\n| scope | {} |\n|---|{}\n",
+        "\nWait mean / P50 / P95 / max by share and priority band\n\n| scope | {} |\n|---|{}\n",
         outcomes
             .iter()
             .map(|o| o.config.as_str())
@@ -414,6 +420,45 @@ pub fn markdown(outcomes: &[ReplayOutcome], rule: &DecisionRule, notes: &[String
             clean_text(&label),
             vals.join(" | ")
         ));
+    }
+    if outcomes.iter().any(|o| o.evaluation.cost.is_some()) {
+        out.push_str(&format!(
+            "\nCost by share (allocated / productive / wasted)\n\n| share | {} |\n|---|{}\n",
+            outcomes
+                .iter()
+                .map(|o| clean_text(&o.config))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            "---:|".repeat(outcomes.len())
+        ));
+        let mut shares: Vec<&str> = Vec::new();
+        for o in outcomes {
+            for r in o.evaluation.cost.iter().flat_map(|c| &c.by_share) {
+                if !shares.contains(&r.share.as_str()) {
+                    shares.push(&r.share);
+                }
+            }
+        }
+        for share in shares {
+            let vals: Vec<String> = outcomes
+                .iter()
+                .map(|o| {
+                    o.evaluation
+                        .cost
+                        .iter()
+                        .flat_map(|c| &c.by_share)
+                        .find(|r| r.share == share)
+                        .map_or("-".to_string(), |r| {
+                            format!("{:.0} / {:.0} / {:.0}", r.allocated, r.productive, r.wasted)
+                        })
+                })
+                .collect();
+            out.push_str(&format!(
+                "| {} | {} |\n",
+                clean_text(share),
+                vals.join(" | ")
+            ));
+        }
     }
     if let Some(o) = outcomes.first() {
         let m = &o.scorecard.methods;
@@ -473,7 +518,7 @@ pub fn csv(outcomes: &[ReplayOutcome], rule: &DecisionRule) -> String {
     for (label, vals) in wait_rows(outcomes) {
         out.push_str(&format!(
             "{},{}\n",
-            quote(&format!("wait P50 / P95: {label}")),
+            quote(&format!("wait mean / P50 / P95 / max: {label}")),
             vals.iter().map(|v| quote(v)).collect::<Vec<_>>().join(",")
         ));
     }

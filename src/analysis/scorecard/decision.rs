@@ -241,6 +241,18 @@ pub struct Cost {
     pub wasted: f64,
     /// Instance types held or allocated without a price (their cost is not counted).
     pub unpriced: Vec<String>,
+    /// The same per share (allocated: its entitlement, its capacity limits), in the input's
+    /// share order.
+    pub by_share: Vec<ShareCost>,
+}
+
+/// One share's cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShareCost {
+    pub share: String,
+    pub allocated: f64,
+    pub productive: f64,
+    pub wasted: f64,
 }
 
 /// Everything a scenario is judged on.
@@ -363,6 +375,24 @@ fn cost(input: &ScorecardInput, rules: &Rules, window: Window, opts: &ScorecardO
             }
         }
     }
+    let mut by_share: Vec<ShareCost> = input
+        .entitlements
+        .iter()
+        .map(|e| ShareCost {
+            share: e.share.clone(),
+            allocated: e
+                .limits
+                .iter()
+                .filter_map(|l| {
+                    Some(
+                        hours(window.len_ms(), l.max_capacity)
+                            * rules.prices.get(&l.instance_type)?,
+                    )
+                })
+                .sum(),
+            ..Default::default()
+        })
+        .collect();
     for j in &input.jobs {
         let Some(p) = rules.prices.get(&j.instance_type) else {
             if !j.attempts.is_empty() {
@@ -371,10 +401,28 @@ fn cost(input: &ScorecardInput, rules: &Rules, window: Window, opts: &ScorecardO
             continue;
         };
         let l = ledger::job_ledger(j, window, opts);
-        c.productive += hours(l.productive, j.instance_count) * p;
-        c.wasted += hours(l.lost + l.overhead, j.instance_count) * p;
+        let (productive, wasted) = (
+            hours(l.productive, j.instance_count) * p,
+            hours(l.lost + l.overhead, j.instance_count) * p,
+        );
+        c.productive += productive;
+        c.wasted += wasted;
+        let row = match by_share.iter().position(|r| r.share == j.share) {
+            Some(i) => &mut by_share[i],
+            None => {
+                by_share.push(ShareCost {
+                    share: j.share.clone(),
+                    ..Default::default()
+                });
+                let last = by_share.len() - 1;
+                &mut by_share[last]
+            }
+        };
+        row.productive += productive;
+        row.wasted += wasted;
     }
     c.unpriced = unpriced.into_iter().collect();
+    c.by_share = by_share;
     c
 }
 
@@ -748,6 +796,18 @@ mod tests {
         assert!((c.productive - 12.0).abs() < 1e-9, "{c:?}");
         assert!((c.wasted - 6.0).abs() < 1e-9, "{c:?}");
         assert!(c.unpriced.is_empty());
+        // Per share: a holds 2 of the 4 instances' entitlement and A's 2 h; b the rest.
+        let a = &c.by_share[0];
+        assert_eq!(a.share, "a");
+        assert!(
+            (a.allocated - 18.0).abs() < 1e-9 && (a.productive - 6.0).abs() < 1e-9,
+            "{a:?}"
+        );
+        let b = &c.by_share[1];
+        assert!(
+            (b.productive - 6.0).abs() < 1e-9 && (b.wasted - 6.0).abs() < 1e-9,
+            "{b:?}"
+        );
         // No prices, no cost.
         let e = evaluate(
             &i,
