@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::analysis::scorecard::decision::{Cost, DecisionRule, Evaluation, Verdict, verdict};
-use crate::analysis::scorecard::{Goodput, Ledger, Row, Scorecard, Window};
+use crate::analysis::scorecard::{Ledger, Row, Scorecard, Window};
 use crate::model::Millis;
 use crate::model::clean_text;
 
@@ -141,11 +141,11 @@ fn metrics(outcomes: &[ReplayOutcome]) -> Vec<Metric> {
         },
         Metric {
             name: "completed by the horizon",
-            values: col(&|o| o.goodput.completed_jobs.to_string()),
+            values: col(&|o| o.evaluation.all.goodput.completed_jobs.to_string()),
         },
         Metric {
             name: "productive GPU-h by the horizon (goodput)",
-            values: col(&|o| format!("{:.1}", o.goodput.productive_gpu_hours)),
+            values: col(&|o| format!("{:.1}", o.evaluation.all.goodput.productive_gpu_hours)),
         },
         Metric {
             name: "GPU-h held",
@@ -544,7 +544,6 @@ struct JsonOutcome<'a> {
     ledger: &'a Ledger,
     waste_gpu_hours: f64,
     horizon: Window,
-    goodput: Goodput,
     unknown_gpu_types: &'a [String],
     evaluation: &'a Evaluation,
     verdict: Option<Verdict>,
@@ -578,7 +577,6 @@ pub fn json(outcomes: &[ReplayOutcome], rule: &DecisionRule, notes: &[String]) -
             ledger: &o.ledger,
             waste_gpu_hours: o.waste_gpu_hours(),
             horizon: o.horizon,
-            goodput: o.goodput,
             unknown_gpu_types: &o.unknown_gpu_types,
             evaluation: &o.evaluation,
             verdict,

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::analysis::scorecard::decision::{self, Evaluation, JobFacts, Rules, deadline_of};
 use crate::analysis::scorecard::{
-    self, Goodput, Ledger, Outcome, PriorityBand, Scorecard, ScorecardOptions, Window, from_engine,
+    self, Ledger, Outcome, PriorityBand, Scorecard, ScorecardOptions, Window, from_engine,
 };
 use crate::engine::{Engine, EngineError, JobId, JobSpec};
 use crate::model::{JobStatus, Millis};
@@ -28,9 +28,8 @@ pub struct ReplayOutcome {
     pub preemptions: u64,
     /// The whole run: from the first submission until after the last event.
     pub ledger: Ledger,
-    /// Goodput: what had finished by the horizon.
+    /// Goodput (`evaluation.all.goodput`) counts what had finished by the end of this.
     pub horizon: Window,
-    pub goodput: Goodput,
     /// Important work, deadlines, interruption budgets and cost, by the comparison's rules.
     pub evaluation: Evaluation,
     /// One row per job, when the comparison asked for them.
@@ -244,7 +243,6 @@ pub fn replay_to(
     );
     let card = scorecard::scorecard(&input, &opts);
     let horizon = Window::new(first, horizon_end(trace, first, cmp.horizon_ms));
-    let goodput = scorecard::goodput(&input, horizon, &opts);
     // The trace job behind each history: ids are in submission order (stable by time).
     let mut order: Vec<usize> = (0..trace.len()).collect();
     order.sort_by_key(|&i| trace[i].submit_ms);
@@ -327,7 +325,6 @@ pub fn replay_to(
         preemptions: 0,
         ledger: card.queue_row.ledger,
         horizon,
-        goodput,
         evaluation,
         jobs_rows,
         unknown_gpu_types: unknown_gpu_types(&input, &opts),

@@ -103,12 +103,6 @@ pub struct Goodput {
     pub productive_gpu_hours: f64,
 }
 
-/// Goodput of `input`'s jobs by the end of `horizon`.
-pub fn goodput(input: &ScorecardInput, horizon: Window, opts: &ScorecardOptions) -> Goodput {
-    let jobs: Vec<&JobHistory> = input.jobs.iter().collect();
-    goodput_of(&jobs, horizon, opts)
-}
-
 /// Goodput of `jobs` by the end of `horizon`.
 pub fn goodput_of(jobs: &[&JobHistory], horizon: Window, opts: &ScorecardOptions) -> Goodput {
     Goodput {
