@@ -377,42 +377,37 @@ fn decision_markdown(outcomes: &[ReplayOutcome], rule: &DecisionRule, notes: &[S
     out
 }
 
-/// The comparison in Markdown: the decision summary first, then one row per metric and one
-/// column per configuration.
-pub fn markdown(outcomes: &[ReplayOutcome], rule: &DecisionRule, notes: &[String]) -> String {
-    let mut out = decision_markdown(outcomes, rule, notes);
-    out.push_str(&format!(
-        "## Figures\n\n| metric | {} |\n|---|{}\n",
+/// A Markdown table's head: the first column, then one column per configuration.
+fn table_head(first: &str, outcomes: &[ReplayOutcome]) -> String {
+    format!(
+        "| {first} | {} |\n|---|{}\n",
         outcomes
             .iter()
             .map(|o| clean_text(&o.config))
             .collect::<Vec<_>>()
             .join(" | "),
         "---:|".repeat(outcomes.len())
-    ));
+    )
+}
+
+/// The comparison in Markdown: the decision summary first, then one row per metric and one
+/// column per configuration.
+pub fn markdown(outcomes: &[ReplayOutcome], rule: &DecisionRule, notes: &[String]) -> String {
+    let mut out = decision_markdown(outcomes, rule, notes);
+    out.push_str(&format!("## Figures\n\n{}", table_head("metric", outcomes)));
     for m in metrics(outcomes) {
         out.push_str(&format!("| {} | {} |\n", m.name, m.values.join(" | ")));
     }
     out.push_str(&format!(
-        "\nWait mean / P50 / P95 / max by share and priority band\n\n| scope | {} |\n|---|{}\n",
-        outcomes
-            .iter()
-            .map(|o| o.config.as_str())
-            .collect::<Vec<_>>()
-            .join(" | "),
-        "---:|".repeat(outcomes.len())
+        "\nWait mean / P50 / P95 / max by share and priority band\n\n{}",
+        table_head("scope", outcomes)
     ));
     for (label, vals) in wait_rows(outcomes) {
         out.push_str(&format!("| {label} | {} |\n", vals.join(" | ")));
     }
     out.push_str(&format!(
-        "\nMissed deadlines by share and priority band (missed/with a deadline)\n\n| scope | {} |\n|---|{}\n",
-        outcomes
-            .iter()
-            .map(|o| clean_text(&o.config))
-            .collect::<Vec<_>>()
-            .join(" | "),
-        "---:|".repeat(outcomes.len())
+        "\nMissed deadlines by share and priority band (missed/with a deadline)\n\n{}",
+        table_head("scope", outcomes)
     ));
     for (label, vals) in deadline_rows(outcomes) {
         out.push_str(&format!(
@@ -423,13 +418,8 @@ pub fn markdown(outcomes: &[ReplayOutcome], rule: &DecisionRule, notes: &[String
     }
     if outcomes.iter().any(|o| o.evaluation.cost.is_some()) {
         out.push_str(&format!(
-            "\nCost by share (allocated / productive / wasted)\n\n| share | {} |\n|---|{}\n",
-            outcomes
-                .iter()
-                .map(|o| clean_text(&o.config))
-                .collect::<Vec<_>>()
-                .join(" | "),
-            "---:|".repeat(outcomes.len())
+            "\nCost by share (allocated / productive / wasted)\n\n{}",
+            table_head("share", outcomes)
         ));
         let mut shares: Vec<&str> = Vec::new();
         for o in outcomes {
