@@ -625,3 +625,41 @@ fn protected_share_is_the_largest_then_most_demanded_among_the_64_node_vcs() {
         .collect();
     assert_eq!(names[2], "lending-protected(ee9e8c)");
 }
+
+/// Two replays writing the same `--jobs-out` at once: each writes its own temporary file and
+/// renames it, so the result is one whole set of rows, never a mix or a torn file.
+#[test]
+fn two_replays_writing_the_same_jobs_out_never_mix() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = dir.path().join("jobs.csv");
+    let spawn = |cfg: &str| {
+        Command::new(env!("CARGO_BIN_EXE_quotatop"))
+            .args(["replay", "--trace"])
+            .arg(fixture("replay_trace.csv"))
+            .arg("--config")
+            .arg(fixture(cfg))
+            .arg("--jobs-out")
+            .arg(&jobs)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    for _ in 0..5 {
+        let (mut a, mut b) = (spawn("replay_isolated.toml"), spawn("replay_lending.toml"));
+        assert!(a.wait().unwrap().success() && b.wait().unwrap().success());
+        let rows = std::fs::read_to_string(&jobs).unwrap();
+        let lines: Vec<&str> = rows.lines().collect();
+        assert_eq!(lines.len(), 10, "{rows}");
+        let configs: std::collections::BTreeSet<&str> = lines[1..]
+            .iter()
+            .map(|l| l.split(',').next().unwrap())
+            .collect();
+        assert_eq!(configs.len(), 1, "rows of two runs mixed: {rows}");
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "temporary files left: {left:?}");
+}

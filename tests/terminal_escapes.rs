@@ -260,8 +260,16 @@ fn escape_sequences_in_replay_inputs_never_reach_the_terminal() {
             .arg(dir.path().join("t.csv"))
             .arg("--config")
             .arg(dir.path().join("c.toml"))
+            .arg("--jobs-out")
+            .arg(dir.path().join("jobs.csv"))
             .output()
             .unwrap();
+        let rows = std::fs::read(dir.path().join("jobs.csv")).unwrap();
+        assert!(
+            !has_control(&rows),
+            "--jobs-out: {:?}",
+            String::from_utf8_lossy(&rows)
+        );
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),

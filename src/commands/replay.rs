@@ -336,7 +336,10 @@ fn write_jobs(path: &Path, outcomes: &[ReplayOutcome]) -> anyhow::Result<()> {
     if rows == 0 {
         bail!("--jobs-out {}: no job rows to write", path.display());
     }
-    let tmp = path.with_extension("csv.partial");
+    // A name of this process's own: two replays writing the same file never mix their rows.
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}.partial", std::process::id()));
+    let tmp = std::path::PathBuf::from(tmp);
     std::fs::write(&tmp, out)
         .with_context(|| format!("cannot write --jobs-out {}", tmp.display()))?;
     std::fs::rename(&tmp, path)
