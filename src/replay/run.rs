@@ -184,16 +184,6 @@ pub fn horizon_end(trace: &[TraceJob], first: Millis, horizon_ms: Option<Millis>
     }
 }
 
-fn unknown_gpu_types(input: &scorecard::ScorecardInput, opts: &ScorecardOptions) -> Vec<String> {
-    let types: std::collections::BTreeSet<&str> = input
-        .jobs
-        .iter()
-        .map(|j| j.instance_type.as_str())
-        .filter(|t| opts.gpus.gpus(t).is_none())
-        .collect();
-    types.into_iter().map(str::to_string).collect()
-}
-
 /// [`replay`] read the comparison's way: its horizon, rules and important work.
 pub fn replay_to(
     trace: &[TraceJob],
@@ -327,7 +317,7 @@ pub fn replay_to(
         horizon,
         evaluation,
         jobs_rows,
-        unknown_gpu_types: unknown_gpu_types(&input, &opts),
+        unknown_gpu_types: scorecard::unknown_gpu_types(&input, &opts),
         scorecard: card,
         elapsed: Duration::ZERO,
     };

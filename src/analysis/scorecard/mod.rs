@@ -235,7 +235,8 @@ fn methods(opts: &ScorecardOptions) -> Methods {
     }
 }
 
-fn notes(input: &ScorecardInput, opts: &ScorecardOptions) -> Vec<String> {
+/// Instance types of the input's jobs and capacity whose GPU count is unknown (counted as 0).
+pub fn unknown_gpu_types(input: &ScorecardInput, opts: &ScorecardOptions) -> Vec<String> {
     let types: BTreeSet<&str> = input
         .jobs
         .iter()
@@ -243,7 +244,11 @@ fn notes(input: &ScorecardInput, opts: &ScorecardOptions) -> Vec<String> {
         .chain(input.capacity.iter().map(|c| c.instance_type.as_str()))
         .filter(|t| opts.gpus.gpus(t).is_none())
         .collect();
-    types
+    types.into_iter().map(str::to_string).collect()
+}
+
+fn notes(input: &ScorecardInput, opts: &ScorecardOptions) -> Vec<String> {
+    unknown_gpu_types(input, opts)
         .into_iter()
         .map(|t| format!("GPUs per instance unknown for {t}: counted as 0; set an override"))
         .collect()

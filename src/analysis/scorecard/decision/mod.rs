@@ -324,12 +324,7 @@ pub fn observed_facts(
                 }
                 _ => rules
                     .deadline_rule(&j.share)
-                    .and_then(|r| r.max_wait_s)
-                    .map(|s| {
-                        Deadline::StartBy(j.submitted_at.saturating_add(
-                            Millis::try_from(s.saturating_mul(1000)).unwrap_or(Millis::MAX),
-                        ))
-                    }),
+                    .and_then(|r| r.start_by(j.submitted_at)),
             };
             JobFacts {
                 important: band >= PriorityBand::High,

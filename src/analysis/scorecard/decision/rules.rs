@@ -182,6 +182,18 @@ pub fn deadline_of(
         let d = (work_ms as f64 * f).min(Millis::MAX as f64 / 4.0) as Millis;
         return Some(Deadline::FinishBy(submitted_at.saturating_add(d)));
     }
-    rule.max_wait_s
-        .map(|s| Deadline::StartBy(submitted_at.saturating_add(s.saturating_mul(1000) as Millis)))
+    rule.start_by(submitted_at)
+}
+
+impl DeadlineRule {
+    /// The `max_wait_s` deadline of a job submitted at `submitted_at`, if the rule has one.
+    pub fn start_by(&self, submitted_at: Millis) -> Option<Deadline> {
+        self.max_wait_s.map(|s| {
+            Deadline::StartBy(
+                submitted_at.saturating_add(
+                    Millis::try_from(s.saturating_mul(1000)).unwrap_or(Millis::MAX),
+                ),
+            )
+        })
+    }
 }
