@@ -71,18 +71,17 @@ pub struct SetPriorityArgs {
     /// Also tag the job with a short form of the change, so other operators see it in AWS.
     #[arg(long)]
     pub tag_justification: bool,
-    /// Refuse every change (also QUOTATOP_READ_ONLY=1).
-    #[arg(long, env = "QUOTATOP_READ_ONLY")]
+    /// Refuse every change (also `QUOTATOP_READ_ONLY=1`/`true`/`yes`/`on`, or `read_only = true`
+    /// in the config file).
+    #[arg(long)]
     pub read_only: bool,
+    /// Config file whose `[priority]` policy and `read_only` apply (default: config.toml in the
+    /// user's config directory, or QUOTATOP_CONFIG).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
     /// Queue(s) to look for the job in (default: every quota-managed queue).
     #[arg(long = "queue", value_name = "NAME|ARN")]
     pub queues: Vec<String>,
-    /// A change of at least this much needs --change-record.
-    #[arg(long, default_value_t = 1000)]
-    pub large_change: u32,
-    /// Raising a job to this priority or above needs --change-record.
-    #[arg(long, default_value_t = 9000)]
-    pub protected_from: u32,
     #[command(flatten)]
     pub aws: AwsArgs,
     #[command(flatten)]

@@ -278,6 +278,17 @@ pub fn project_dirs() -> Option<directories::ProjectDirs> {
     directories::ProjectDirs::from("", "", "quotatop")
 }
 
+/// A yes/no word as the environment spells it: `1/0`, `true/false`, `yes/no`, `on/off` (any
+/// case, surrounding blanks ignored); anything else is `None`. The one parser for every switch
+/// read from the environment, for the console and the commands alike.
+pub fn parse_switch(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
 /// Loads with the real environment and the user's directories.
 pub fn load(flags: &Overrides) -> Loaded {
     let dirs = project_dirs();
@@ -333,11 +344,11 @@ pub fn load_with(
             .collect();
     }
     if let Some(v) = env("QUOTATOP_READ_ONLY").filter(|s| !s.is_empty()) {
-        match v.to_ascii_lowercase().as_str() {
-            "1" | "true" | "yes" | "on" => config.read_only = true,
-            "0" | "false" | "no" | "off" => config.read_only = false,
-            other => warnings.push(format!(
-                "QUOTATOP_READ_ONLY={other} is not a yes/no value; ignored"
+        match parse_switch(&v) {
+            Some(on) => config.read_only = on,
+            None => warnings.push(format!(
+                "QUOTATOP_READ_ONLY={} is not a yes/no value (1/0, true/false, yes/no, on/off); ignored",
+                crate::model::clean_text(&v)
             )),
         }
     }

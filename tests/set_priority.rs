@@ -38,6 +38,9 @@ fn cmd(url: &str, log: &PathBuf, args: &[&str]) -> Command {
         .env("AWS_SECRET_ACCESS_KEY", "secret")
         .env("AWS_REGION", "us-east-1")
         .env_remove("QUOTATOP_READ_ONLY")
+        .env_remove("QUOTATOP_CONFIG")
+        // No user config file: the defaults, unless a test names one.
+        .env("XDG_CONFIG_HOME", log.with_file_name("no-config"))
         .stdin(Stdio::null());
     c
 }
@@ -347,5 +350,95 @@ async fn killed_between_intent_and_outcome_leaves_the_intent_listed() {
         "{t}"
     );
     assert_eq!(audit::verify(&log), Ok(1));
+    h.shutdown().await.ok();
+}
+
+/// `QUOTATOP_READ_ONLY` takes every spelling the README gives, through the one parser the
+/// console uses too; a value it cannot understand stops the change instead of being ignored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_environment_values_and_policy_from_config_only() {
+    let (h, [_, _, target]) = world().await;
+    let url = h.endpoint_url();
+    let log = temp_log("env");
+    let dry = [
+        target.as_str(),
+        "--priority",
+        "5",
+        "--reason",
+        "x",
+        "--dry-run",
+    ];
+    for on in ["1", "true", "TRUE", "yes", "on", " On "] {
+        let mut c = cmd(&url, &log, &dry);
+        c.env("QUOTATOP_READ_ONLY", on);
+        let out = run(c).await;
+        let t = text(&out);
+        assert!(!out.status.success(), "{on:?}: {t}");
+        assert!(t.contains("read-only mode"), "{on:?}: {t}");
+        assert!(!t.contains("error: invalid value"), "{on:?}: {t}");
+    }
+    for off in ["0", "false", "no", "off", "OFF", ""] {
+        let mut c = cmd(&url, &log, &dry);
+        c.env("QUOTATOP_READ_ONLY", off);
+        let out = run(c).await;
+        assert!(out.status.success(), "{off:?}: {}", text(&out));
+        assert!(text(&out).contains("dry run: nothing changed"));
+    }
+    let mut c = cmd(&url, &log, &dry);
+    c.env("QUOTATOP_READ_ONLY", "maybe");
+    let out = run(c).await;
+    assert!(!out.status.success());
+    let t = text(&out);
+    assert!(
+        t.contains("QUOTATOP_READ_ONLY=maybe is not a yes/no value"),
+        "{t}"
+    );
+    assert!(t.contains("changes nothing"), "{t}");
+
+    // The policy cannot be loosened from the command line: the old override flags are gone.
+    for flag in ["--large-change", "--protected-from"] {
+        let mut all = dry.to_vec();
+        all.extend([flag, "100000"]);
+        let out = run(cmd(&url, &log, &all)).await;
+        assert!(!out.status.success());
+        assert!(text(&out).contains("unexpected argument"), "{}", text(&out));
+    }
+    // It comes from the config file's [priority] table...
+    let dir = log.parent().expect("log dir").to_path_buf();
+    std::fs::create_dir_all(&dir).unwrap();
+    let strict = dir.join("strict.toml");
+    std::fs::write(
+        &strict,
+        "[priority]\nlarge_change = 3\nprotected_from = 9000\n",
+    )
+    .unwrap();
+    let mut all = dry.to_vec();
+    let strict_s = strict.display().to_string();
+    all.extend(["--config", strict_s.as_str()]);
+    let out = run(cmd(&url, &log, &all)).await;
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("a change-record id is required"),
+        "{}",
+        text(&out)
+    );
+    // ...and `read_only = true` there refuses too.
+    let ro = dir.join("ro.toml");
+    std::fs::write(&ro, "read_only = true\n").unwrap();
+    let ro_s = ro.display().to_string();
+    let mut all = dry.to_vec();
+    all.extend(["--config", ro_s.as_str()]);
+    let out = run(cmd(&url, &log, &all)).await;
+    assert!(text(&out).contains("read-only mode"), "{}", text(&out));
+    // A config file that cannot be read stops the change (no silent fall-back to defaults).
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[priority\n").unwrap();
+    let bad_s = bad.display().to_string();
+    let mut all = dry.to_vec();
+    all.extend(["--config", bad_s.as_str()]);
+    let out = run(cmd(&url, &log, &all)).await;
+    assert!(!out.status.success());
+    assert!(text(&out).contains(&bad_s), "{}", text(&out));
+    assert!(!log.exists(), "nothing was recorded");
     h.shutdown().await.ok();
 }

@@ -9,20 +9,39 @@ use crate::actions::{self, ChangeContext, Prediction, Preview, PriorityPolicy};
 use crate::audit::{self, AuditLog, AwsContext, Operator, Outcome};
 use crate::batch::BatchClient;
 use crate::cli::SetPriorityArgs;
+use crate::config;
 use crate::model::{QueueSnapshot, clean_text};
 use crate::poll::{self, PollConfig};
 
 pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
-    if args.read_only {
+    // The policy and read-only mode come from the config file and the environment only: a
+    // change cannot loosen its own rules from the command line. A config that cannot be read
+    // (or an environment value that cannot be understood) stops the change rather than
+    // falling back to defaults.
+    let loaded = config::load(&config::Overrides {
+        config_path: args.config.clone(),
+        read_only: args.read_only,
+        ..config::Overrides::default()
+    });
+    if !loaded.warnings.is_empty() {
         bail!(
-            "read-only mode: set-priority refuses to change anything (unset --read-only / QUOTATOP_READ_ONLY)"
+            "set-priority changes nothing while its settings are in doubt: {}",
+            loaded.warnings.join("; ")
+        );
+    }
+    let read_only = loaded.config.read_only;
+    if read_only {
+        bail!(
+            "read-only mode: set-priority refuses to change anything (from --read-only, QUOTATOP_READ_ONLY or read_only in {})",
+            loaded
+                .path
+                .as_deref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "the config file".to_string())
         );
     }
     let new = actions::parse_priority(&args.priority)?;
-    let policy = PriorityPolicy {
-        large_change: args.large_change,
-        protected_from: Some(args.protected_from),
-    };
+    let policy: PriorityPolicy = loaded.config.priority.clone();
     let log_path = args
         .log
         .log
@@ -78,7 +97,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
             queue: queue.name.clone(),
             justification: args.reason.clone(),
             change_record: args.change_record.clone(),
-            read_only: args.read_only,
+            read_only,
         };
         let outcome =
             actions::apply_change(&client, &AuditLog::new(&log_path), &ctx, &preview).await?;
