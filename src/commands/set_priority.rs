@@ -41,7 +41,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
         );
     }
     let new = actions::parse_priority(&args.priority)?;
-    let policy: PriorityPolicy = loaded.config.priority.clone();
+    let policy: PriorityPolicy = loaded.config.priority;
     let log_path = args
         .log
         .log
