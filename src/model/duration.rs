@@ -45,7 +45,8 @@ pub fn whole_seconds_to_millis(s: i64) -> Result<Millis, String> {
     }
 }
 
-/// `90s`, `15m`, `12h`, `7d`, `2w` (or plain milliseconds) → milliseconds.
+/// `90s`, `15m`, `12h`, `7d`, `2w` (or plain milliseconds) → milliseconds, at most 100 years
+/// ([`MAX_INPUT_MS`]), so that subtracting it from any time quotatop handles cannot overflow.
 pub fn parse_duration(s: &str) -> Result<Millis, String> {
     let s = s.trim();
     let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
@@ -66,8 +67,25 @@ pub fn parse_duration(s: &str) -> Result<Millis, String> {
             ));
         }
     };
-    n.checked_mul(unit_ms)
-        .ok_or_else(|| format!("duration {s:?} is too long"))
+    match n.checked_mul(unit_ms) {
+        Some(ms) if ms <= MAX_INPUT_MS => Ok(ms),
+        _ => Err(format!("duration {s:?} is beyond 100 years")),
+    }
+}
+
+/// A point in the past as people type it — a duration back from `now_ms` (`30m`, `24h`, `7d`,
+/// `2w`, as [`parse_duration`] reads them) or an RFC 3339 time — as epoch milliseconds. The one
+/// checked parser behind every `--since`: it never panics, whatever the input.
+pub fn parse_since(text: &str, now_ms: Millis) -> Result<Millis, String> {
+    let t = text.trim();
+    if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(t) {
+        return Ok(dt.timestamp_millis());
+    }
+    let back =
+        parse_duration(t).map_err(|e| format!("{e} (use 30m, 24h, 7d, 2w or an RFC 3339 time)"))?;
+    now_ms
+        .checked_sub(back)
+        .ok_or_else(|| format!("{t:?} reaches before any time quotatop can show"))
 }
 
 #[cfg(test)]
@@ -84,6 +102,37 @@ mod tests {
         assert!(parse_duration("-5m").is_err());
         assert!(parse_duration("5y").unwrap_err().contains("unit"));
         assert!(parse_duration("99999999999999999w").is_err());
+        assert!(
+            parse_duration("100000000d")
+                .unwrap_err()
+                .contains("100 years")
+        );
+        assert!(parse_duration("5300w").unwrap_err().contains("100 years"));
+        assert_eq!(parse_duration("36525d"), Ok(MAX_INPUT_MS));
+    }
+
+    #[test]
+    fn since_never_panics() {
+        let now = 1_796_000_000_000; // 2026-11
+        assert_eq!(parse_since("7d", now), Ok(now - 7 * 86_400_000));
+        assert_eq!(
+            parse_since("2026-11-01T00:00:00Z", now),
+            Ok(1_793_491_200_000)
+        );
+        for bad in [
+            "100000000d",
+            "99999999999999999999w",
+            "9223372036854775807ms",
+            "-5m",
+            "",
+            "soon",
+            "7y",
+        ] {
+            assert!(parse_since(bad, now).is_err(), "{bad}");
+        }
+        // The longest accepted duration from the smallest "now" still subtracts.
+        assert!(parse_since("36525d", Millis::MIN).is_err());
+        assert!(parse_since("36525d", 0).is_ok());
     }
 
     #[test]

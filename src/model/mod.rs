@@ -10,7 +10,7 @@ mod snapshot;
 mod text;
 
 pub use duration::{
-    MAX_INPUT_MS, float_seconds_to_millis, parse_duration, seconds_to_millis,
+    MAX_INPUT_MS, float_seconds_to_millis, parse_duration, parse_since, seconds_to_millis,
     whole_seconds_to_millis,
 };
 pub use job::{Attempt, JobStatus, MAX_PRIORITY, PreemptedAttempt, PreemptionSummary, ServiceJob};
