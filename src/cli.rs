@@ -108,6 +108,10 @@ pub struct RecordArgs {
     /// console's config.toml, or QUOTATOP_CONFIG).
     #[arg(long)]
     pub config: Option<std::path::PathBuf>,
+    /// Stop with a non-zero exit when this many snapshots in a row could not be journaled
+    /// (0: keep trying forever; the exit is non-zero anyway if nothing was journaled at all).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub max_unjournaled: u64,
 }
 
 /// Where AWS Batch is and who we are (shared by every command that calls AWS).

@@ -378,3 +378,63 @@ fn report_reads_deadlines_budgets_and_prices_from_the_config_file() {
         "{err}"
     );
 }
+
+/// An archived journal that this user cannot write — its file and directory read-only, no WAL
+/// files beside it — is reported on, and the report writes nothing. As root (who may write
+/// anything) the report runs as the unprivileged user `nobody`, so the permissions bind.
+#[cfg(unix)]
+#[test]
+fn a_read_only_journal_can_be_reported_on() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("archive");
+    std::fs::create_dir(&archive).unwrap();
+    let path = archive.join("journal.sqlite3");
+    write_journal(&path);
+    assert!(!archive.join("journal.sqlite3-wal").exists());
+    let before = std::fs::read(&path).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(&archive, std::fs::Permissions::from_mode(0o555)).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let root = real_uid() == 0;
+    let mut c = if root {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_quotatop"));
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_quotatop"))
+    };
+    let out = c
+        .args([
+            "report", "--queue", "q", "--since", "2h", "--format", "json",
+        ])
+        .arg("--journal")
+        .arg(&path)
+        .env("HOME", &archive)
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(text.contains("\"queue\""), "{text}");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the report wrote nothing"
+    );
+    assert!(!archive.join("journal.sqlite3-wal").exists());
+    std::fs::set_permissions(&archive, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// The real uid, from `/proc/self/status` (no libc call needed).
+fn real_uid() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(u32::MAX)
+}

@@ -2,6 +2,7 @@
 //! given directory, and stops cleanly on SIGTERM; `report` then reads the journal.
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -16,8 +17,8 @@ fn wait_exit(child: &mut Child, what: &str) -> std::process::ExitStatus {
     }
 }
 
-#[test]
-fn record_journals_until_sigterm_and_report_reads_it() {
+/// A running demo emulator at 600x and its endpoint URL.
+fn emulator() -> (Child, String) {
     let mut emu = Command::new(env!("CARGO_BIN_EXE_quotatop"))
         .args([
             "emulator",
@@ -43,6 +44,56 @@ fn record_journals_until_sigterm_and_report_reads_it() {
         }
     }
     let url = url.expect("emulator endpoint");
+    // Keep reading what it prints, so that it never writes into a closed pipe.
+    std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+    (emu, url)
+}
+
+/// `quotatop record` on the demo queue, polling every second.
+fn recorder(url: &str, journal: &Path, log_dir: &Path, extra: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args([
+            "record",
+            "--queue",
+            "ml-training",
+            "--interval",
+            "1",
+            "--endpoint-url",
+            url,
+        ])
+        .args(extra)
+        .arg("--journal")
+        .arg(journal)
+        .arg("--log-dir")
+        .arg(log_dir)
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .env("AWS_REGION", "us-east-1")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn stop(child: &mut Child, what: &str) -> (std::process::ExitStatus, String) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let exit = wait_exit(child, what);
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    (exit, err)
+}
+
+/// "(N journaled)" from record's last stderr line.
+fn journaled(err: &str) -> u64 {
+    err.rsplit_once('(')
+        .and_then(|(_, r)| r.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no journaled count in {err}"))
+}
+
+#[test]
+fn record_journals_until_sigterm_and_report_reads_it() {
+    let (mut emu, url) = emulator();
     let dir = std::env::temp_dir().join(format!("quotatop-record-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let journal = dir.join("journal.sqlite3");
@@ -115,4 +166,80 @@ fn record_journals_until_sigterm_and_report_reads_it() {
     for share in ["research", "prod", "regulated", "vision", "nlp"] {
         assert!(text.contains(share), "{share} missing from the report");
     }
+}
+
+/// Two recorders started together on one fresh journal both journal (the schema is created
+/// once, inside one exclusive transaction), and both exit 0.
+#[test]
+fn two_recorders_on_a_fresh_journal_both_journal() {
+    let (mut emu, url) = emulator();
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.sqlite3");
+    let (la, lb) = (dir.path().join("a"), dir.path().join("b"));
+    let mut a = recorder(&url, &journal, &la, &[]);
+    let mut b = recorder(&url, &journal, &lb, &[]);
+    std::thread::sleep(Duration::from_secs(4));
+    let (ea, err_a) = stop(&mut a, "recorder a");
+    let (eb, err_b) = stop(&mut b, "recorder b");
+    let _ = Command::new("kill")
+        .args(["-INT", &emu.id().to_string()])
+        .status();
+    wait_exit(&mut emu, "emulator");
+    assert!(ea.success(), "{err_a}");
+    assert!(eb.success(), "{err_b}");
+    assert!(journaled(&err_a) > 0, "{err_a}");
+    assert!(journaled(&err_b) > 0, "{err_b}");
+}
+
+/// A recorder whose journal cannot be written ends non-zero, says why on stderr and in its
+/// log, and names the journal's path — instead of "0 journaled" and exit 0.
+#[test]
+fn record_fails_loudly_when_it_journals_nothing() {
+    let (mut emu, url) = emulator();
+    let dir = tempfile::tempdir().unwrap();
+    // The journal's directory is a file: nothing can be created there.
+    let blocker = dir.path().join("not-a-dir");
+    std::fs::write(&blocker, "x").unwrap();
+    let journal = blocker.join("journal.sqlite3");
+    let mut rec = recorder(&url, &journal, dir.path(), &["--max-unjournaled", "3"]);
+    // It gives up by itself after three snapshots (one a second).
+    let exit = wait_exit(&mut rec, "record");
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut rec.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(!exit.success(), "{err}");
+    assert!(err.contains("gave up after 3 snapshots in a row"), "{err}");
+    assert!(err.contains(&journal.display().to_string()), "{err}");
+    let log = std::fs::read_to_string(dir.path().join("record.log")).unwrap();
+    assert!(log.contains("giving up"), "{log}");
+
+    // Stopped before anything was journaled: non-zero too, with the reason.
+    let mut rec = recorder(&url, &journal, dir.path(), &["--max-unjournaled", "0"]);
+    std::thread::sleep(Duration::from_secs(2));
+    let (exit, err) = stop(&mut rec, "record");
+    assert!(!exit.success(), "{err}");
+    assert!(err.contains("journaled nothing"), "{err}");
+    let _ = Command::new("kill")
+        .args(["-INT", &emu.id().to_string()])
+        .status();
+    wait_exit(&mut emu, "emulator");
+}
+
+/// An unwritable log directory is named in the error.
+#[test]
+fn an_unwritable_log_directory_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("file");
+    std::fs::write(&blocker, "x").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(["record", "--endpoint-url", "http://127.0.0.1:9"])
+        .arg("--log-dir")
+        .arg(blocker.join("logs"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&blocker.join("logs").display().to_string()),
+        "{err}"
+    );
 }

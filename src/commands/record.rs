@@ -25,7 +25,8 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         Some(d) => d.clone(),
         None => journal::state_dir()?,
     };
-    let log = init_file_logging(&log_dir)?;
+    let log = init_file_logging(&log_dir)
+        .with_context(|| format!("cannot write record.log in {}", log_dir.display()))?;
     let path = match &args.journal {
         Some(p) => p.clone(),
         None => journal::default_journal_path()?,
@@ -60,33 +61,86 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         }
         tracing::info!(journal = %path.display(), queues = ?args.queues, "recording");
         let mut poller = poller;
-        let summary = record_loop(&mut poller.snapshots, &journal, shutdown_signal()).await;
+        let summary = record_loop(
+            &mut poller.snapshots,
+            &journal,
+            args.max_unjournaled,
+            shutdown_signal(),
+        )
+        .await;
         poller.shutdown().await;
         journal.shutdown();
         eprintln!(
             "quotatop record: stopped after {} snapshots ({} journaled)",
-            summary.received, summary.queued
+            summary.received, summary.written
         );
-        anyhow::Ok(())
+        match summary.failure(&path) {
+            Some(why) => {
+                tracing::error!(%why, "recording failed");
+                Err(anyhow::anyhow!(why))
+            }
+            None => anyhow::Ok(()),
+        }
     })
 }
 
 /// What a recording session did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RecordSummary {
+    /// Snapshots the poller delivered.
     pub received: u64,
+    /// Snapshots handed to the journal writer.
     pub queued: u64,
+    /// Snapshots the journal stored (after the final flush).
+    pub written: u64,
+    /// Set when the loop stopped because too many snapshots in a row were not journaled.
+    pub gave_up_after: Option<u64>,
+    /// The journal's last error, if any.
+    pub last_error: Option<String>,
+}
+
+impl RecordSummary {
+    /// Why this session counts as failed (the command then exits non-zero), if it does: it
+    /// gave up after snapshots in a row went unjournaled, or it journaled nothing at all.
+    pub fn failure(&self, journal: &Path) -> Option<String> {
+        let why = self
+            .last_error
+            .as_deref()
+            .map(|e| format!(": {e}"))
+            .unwrap_or_default();
+        if let Some(n) = self.gave_up_after {
+            return Some(format!(
+                "gave up after {n} snapshots in a row were not journaled in {}{why}",
+                journal.display()
+            ));
+        }
+        if self.written == 0 {
+            return Some(if self.received == 0 {
+                "journaled nothing: the poller delivered no snapshot (see record.log)".to_string()
+            } else {
+                format!(
+                    "journaled nothing of {} snapshots in {}{why}",
+                    self.received,
+                    journal.display()
+                )
+            });
+        }
+        None
+    }
 }
 
 /// Journals every snapshot from `snapshots` until `shutdown` resolves or the channel closes,
-/// then waits for the journal to write what is queued.
+/// then waits for the journal to write what is queued. Stops early when `max_unjournaled`
+/// snapshots in a row (0: never) went by without the journal storing anything.
 pub async fn record_loop(
     snapshots: &mut mpsc::Receiver<Snapshot>,
     journal: &JournalHandle,
+    max_unjournaled: u64,
     shutdown: impl Future<Output = ()>,
 ) -> RecordSummary {
     let mut summary = RecordSummary::default();
     let mut was_unavailable = false;
+    let (mut last_written, mut streak) = (0u64, 0u64);
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -112,11 +166,25 @@ pub async fn record_loop(
                     _ => {}
                 }
                 was_unavailable = status.unavailable.is_some();
+                // The writer runs behind the loop by a snapshot or so; a streak only grows
+                // while nothing new is stored at all.
+                if status.snapshots_written > last_written {
+                    (last_written, streak) = (status.snapshots_written, 0);
+                } else {
+                    streak += 1;
+                }
+                if max_unjournaled > 0 && streak >= max_unjournaled {
+                    tracing::error!(streak, error = ?status.last_error, "giving up: nothing journaled");
+                    summary.gave_up_after = Some(streak);
+                    break;
+                }
             }
         }
     }
     journal.flush();
     let st = journal.status();
+    summary.written = st.snapshots_written;
+    summary.last_error = st.last_error.clone();
     tracing::info!(
         received = summary.received,
         written = st.snapshots_written,
@@ -211,7 +279,7 @@ mod tests {
         let (tx, mut rx) = mpsc::channel(4);
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let task = async {
-            record_loop(&mut rx, &journal, async {
+            record_loop(&mut rx, &journal, 0, async {
                 let _ = stop_rx.await;
             })
             .await
@@ -228,12 +296,10 @@ mod tests {
         };
         let (summary, ()) = tokio::join!(task, feed);
         assert_eq!(
-            summary,
-            RecordSummary {
-                received: 2,
-                queued: 2
-            }
+            (summary.received, summary.queued, summary.written),
+            (2, 2, 2)
         );
+        assert_eq!(summary.failure(&path), None);
         journal.shutdown();
         let j = Journal::open_existing(&path, JournalConfig::default()).unwrap();
         let kinds: Vec<_> = j
@@ -268,7 +334,58 @@ mod tests {
         let journal = JournalHandle::start(&dir.path().join("j.sqlite3"), JournalConfig::default());
         let (tx, mut rx) = mpsc::channel(1);
         drop(tx);
-        let s = record_loop(&mut rx, &journal, std::future::pending()).await;
-        assert_eq!(s, RecordSummary::default());
+        let s = record_loop(&mut rx, &journal, 0, std::future::pending()).await;
+        assert_eq!((s.received, s.written), (0, 0));
+        assert!(s.failure(dir.path()).unwrap().contains("journaled nothing"));
+    }
+
+    /// A journal that cannot be opened (its directory is a file) is tried again with back-off;
+    /// once the obstacle is gone the same session journals, and until then the loop gives up
+    /// after `max_unjournaled` snapshots with a reason that names the path.
+    #[tokio::test]
+    async fn an_unavailable_journal_is_retried_and_a_hopeless_one_fails_loudly() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("sub");
+        std::fs::write(&blocker, "not a directory").unwrap();
+        let path = blocker.join("j.sqlite3");
+
+        // Hopeless: gives up after 3 snapshots in a row, naming the journal.
+        let journal = JournalHandle::start(&path, JournalConfig::default());
+        assert!(journal.status().unavailable.is_some());
+        let (tx, mut rx) = mpsc::channel(16);
+        for t in 1..=10 {
+            tx.send(snap(t * 1_000, JobStatus::Pending)).await.unwrap();
+        }
+        let s = record_loop(&mut rx, &journal, 3, std::future::pending()).await;
+        assert_eq!(s.gave_up_after, Some(3));
+        let why = s.failure(&path).unwrap();
+        assert!(why.contains("3 snapshots in a row"), "{why}");
+        assert!(why.contains(&path.display().to_string()), "{why}");
+        journal.shutdown();
+
+        // Recoverable: the directory appears after the first failure; after the back-off
+        // the writer opens the journal and stores what comes next.
+        let journal = JournalHandle::start(&path, JournalConfig::default());
+        journal.record(snap(1_000, JobStatus::Pending));
+        journal.flush();
+        assert_eq!(journal.status().snapshots_written, 0);
+        std::fs::remove_file(&blocker).unwrap();
+        std::fs::create_dir(&blocker).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while journal.status().snapshots_written == 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{:?}",
+                journal.status()
+            );
+            journal.record(snap(2_000, JobStatus::Runnable));
+            journal.flush();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let st = journal.status();
+        assert_eq!(st.reopened, 1);
+        assert!(st.unavailable.is_none());
+        assert!(st.last_error.is_some());
+        journal.shutdown();
     }
 }

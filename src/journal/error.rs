@@ -28,8 +28,22 @@ pub enum JournalError {
         found: i64,
         known: i64,
     },
-    #[error("journal database error: {0}")]
-    Sql(String),
+    #[error(
+        "the journal {path} has schema version {found}, older than this quotatop's {known}; it can only be read after a writable open (`quotatop record` or the console) upgrades it"
+    )]
+    TooOldToRead {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
+    #[error(
+        "the journal {path} is read-only here ({message}); check the permissions of the file, its directory and its -wal/-shm files"
+    )]
+    ReadOnly { path: PathBuf, message: String },
+    #[error("journal {path}: {message}")]
+    Sql { path: PathBuf, message: String },
+    #[error("cannot start the journal's writer thread: {0}")]
+    Thread(String),
     #[error("cannot encode or decode a stored snapshot: {0}")]
     Codec(String),
     #[error("no user data directory could be determined; give the journal path explicitly")]
@@ -53,10 +67,19 @@ impl JournalError {
                         path: path.to_path_buf(),
                     };
                 }
+                ErrorCode::ReadOnly | ErrorCode::PermissionDenied => {
+                    return JournalError::ReadOnly {
+                        path: path.to_path_buf(),
+                        message: msg.clone().unwrap_or_else(|| f.to_string()),
+                    };
+                }
                 _ => {}
             }
         }
-        JournalError::Sql(e.to_string())
+        JournalError::Sql {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        }
     }
 
     /// Whether writing again later cannot help (the file itself is unusable).

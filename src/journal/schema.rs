@@ -70,16 +70,26 @@ const MIGRATIONS: &[&str] = &[
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The database's version before and after: `Err(found)` when it is newer than [`VERSION`].
+///
+/// The version is read and every pending migration applied inside one exclusive transaction:
+/// a second process opening a fresh journal at the same moment waits for the lock (the
+/// connection's busy timeout), then reads the new version and has nothing to do, instead of
+/// running the first migration again on tables that now exist.
 pub fn migrate(conn: &mut Connection) -> Result<Result<(i64, i64), i64>, rusqlite::Error> {
-    let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    // Most opens find the schema current: check without taking the write lock first.
+    let seen: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if seen == VERSION {
+        return Ok(Ok((seen, VERSION)));
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)?;
+    let found: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if found > VERSION {
         return Ok(Err(found));
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(found.max(0) as usize) {
-        let tx = conn.transaction()?;
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", (i + 1) as i64)?;
-        tx.commit()?;
     }
+    tx.commit()?;
     Ok(Ok((found, VERSION)))
 }

@@ -106,19 +106,108 @@ fn create_private(path: &Path) -> Result<(), JournalError> {
     Ok(())
 }
 
+/// `path` as the path part of an SQLite URI: `%`, `?` and `#` (and anything not printable
+/// ASCII) percent-encoded.
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for b in path.as_os_str().as_encoded_bytes() {
+        match b {
+            b'%' | b'?' | b'#' => out.push_str(&format!("%{b:02X}")),
+            0x21..=0x7e => out.push(*b as char),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
 impl Journal {
     /// Opens (creating it, mode 0600) the journal at `path` and brings its schema up to date.
+    ///
+    /// Another process opening the same fresh journal at the same moment can make SQLite
+    /// refuse at once rather than wait (it does so where waiting could deadlock, e.g. both
+    /// switching to WAL), so a `Locked` open is tried again until the busy timeout has passed.
     pub fn open(path: &Path, config: JournalConfig) -> Result<Self, JournalError> {
         create_private(path)?;
-        Self::connect(path, config)
+        let deadline =
+            std::time::Instant::now() + Duration::from_millis(config.busy_timeout_ms.max(1));
+        loop {
+            match Self::connect(path, config) {
+                Err(JournalError::Locked { .. }) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                other => return other,
+            }
+        }
     }
 
-    /// Opens an existing journal (for reports): [`JournalError::Missing`] when there is none.
+    /// Opens an existing journal for reading only (reports, the console's history): never
+    /// writes, so an archived journal on a read-only disk, or one whose file or directory is
+    /// not writable, can be reported on. [`JournalError::Missing`] when there is none.
+    ///
+    /// It first opens read-only (`mode=ro`), which shares the writer's WAL index and sees what
+    /// a running recorder wrote; when that cannot work (no WAL index and a directory it may
+    /// not create one in) it opens the file as immutable, as it was last checkpointed.
     pub fn open_existing(path: &Path, config: JournalConfig) -> Result<Self, JournalError> {
         if !path.exists() {
             return Err(JournalError::Missing(path.to_path_buf()));
         }
-        Self::connect(path, config)
+        let conn = match Self::read_only_conn(path, &config, false) {
+            Ok(c) => c,
+            Err(first) => match Self::read_only_conn(path, &config, true) {
+                Ok(c) => c,
+                Err(_) => return Err(first),
+            },
+        };
+        Ok(Self::with_conn(conn, path, config))
+    }
+
+    fn read_only_conn(
+        path: &Path,
+        config: &JournalConfig,
+        immutable: bool,
+    ) -> Result<Connection, JournalError> {
+        use rusqlite::OpenFlags;
+        let sql = |e| JournalError::sql(path, e);
+        let abs = std::path::absolute(path).map_err(|source| JournalError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let uri = format!(
+            "file:{}?mode=ro{}",
+            uri_path(&abs),
+            if immutable { "&immutable=1" } else { "" }
+        );
+        let conn = Connection::open_with_flags(
+            uri,
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(sql)?;
+        conn.busy_timeout(Duration::from_millis(config.busy_timeout_ms))
+            .map_err(sql)?;
+        // The first statement that reads the file: a corrupt or unreadable file fails here.
+        let found: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(sql)?;
+        if found > schema::VERSION {
+            return Err(JournalError::TooNew {
+                path: path.to_path_buf(),
+                found,
+                known: schema::VERSION,
+            });
+        }
+        if found < schema::VERSION {
+            return Err(JournalError::TooOldToRead {
+                path: path.to_path_buf(),
+                found,
+                known: schema::VERSION,
+            });
+        }
+        // Reading the schema proves the WAL index (if any) could be used too.
+        conn.query_row("SELECT count(*) FROM queues", [], |r| r.get::<_, i64>(0))
+            .map_err(sql)?;
+        Ok(conn)
     }
 
     fn connect(path: &Path, config: JournalConfig) -> Result<Self, JournalError> {
@@ -142,7 +231,11 @@ impl Journal {
                 });
             }
         }
-        Ok(Self {
+        Ok(Self::with_conn(conn, path, config))
+    }
+
+    fn with_conn(conn: Connection, path: &Path, config: JournalConfig) -> Self {
+        Self {
             conn,
             path: path.to_path_buf(),
             config,
@@ -150,7 +243,7 @@ impl Journal {
             last_snapshot: None,
             last_usage: HashMap::new(),
             last_prune: None,
-        })
+        }
     }
 
     pub fn path(&self) -> &Path {

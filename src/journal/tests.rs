@@ -361,3 +361,33 @@ fn a_version_1_journal_is_migrated_and_keeps_its_history() {
     );
     assert!(old.iter().all(|t| t.reason.is_empty()));
 }
+
+/// Two processes opening a fresh journal at the same moment (two recorders, a recorder and a
+/// console) both get a working journal: the schema version is read inside the migration's
+/// exclusive transaction, so the second waits and then finds nothing to do.
+#[test]
+fn two_openers_of_a_fresh_journal_both_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    for round in 0..40 {
+        let path = dir.path().join(format!("fresh-{round}.sqlite3"));
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let openers: Vec<_> = (0..2)
+            .map(|i| {
+                let (path, barrier) = (path.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    let mut j = Journal::open(&path, JournalConfig::default())?;
+                    j.record(&snap(
+                        1_000 + i,
+                        vec![job(&format!("j{i}"), JobStatus::Pending)],
+                    ))
+                    .map(|_| ())
+                })
+            })
+            .collect();
+        for o in openers {
+            let r = o.join().unwrap();
+            assert!(r.is_ok(), "round {round}: {r:?}");
+        }
+    }
+}

@@ -1,14 +1,18 @@
 //! Writes off the UI path: a thread owns the journal and is fed snapshots through a bounded
 //! channel; everything queued when it wakes is written in one transaction.
 //!
-//! [`JournalHandle::start`] never fails: when the journal cannot be opened (corrupt, locked,
-//! no directory) the handle is *unavailable*, [`JournalHandle::record`] does nothing and
-//! [`JournalHandle::status`] says why, so the console keeps running without history.
+//! [`JournalHandle::start`] never fails: when the journal cannot be opened or written (locked,
+//! no directory, read-only) the handle is *unavailable*, its snapshots are dropped and counted,
+//! and [`JournalHandle::status`] says why, so the console keeps running without history. The
+//! writer then tries again, with back-off (1 s doubling to 1 min), when the next snapshots
+//! arrive, and writes again once the journal is usable. A journal that can never work
+//! (corrupt, or a newer schema) is given up at once.
 
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::model::Snapshot;
 
@@ -16,6 +20,10 @@ use super::{Journal, JournalConfig, JournalError};
 
 /// Snapshots that may wait for the writer; more are dropped (and counted).
 const QUEUE_DEPTH: usize = 64;
+/// The first wait before opening the journal again after a failure; doubled after each
+/// failed try up to [`RETRY_MAX`].
+const RETRY_FIRST: Duration = Duration::from_secs(1);
+const RETRY_MAX: Duration = Duration::from_secs(60);
 
 /// How the journal is doing (for the status bar and `record`'s log).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -28,6 +36,8 @@ pub struct JournalStatus {
     pub transitions_written: u64,
     /// Snapshots not journaled: queue full or journal unavailable.
     pub dropped: u64,
+    /// Times the writer opened the journal again after it had failed.
+    pub reopened: u64,
 }
 
 enum Msg {
@@ -53,7 +63,25 @@ impl JournalHandle {
     pub fn start(path: &Path, config: JournalConfig) -> Self {
         match Journal::open(path, config) {
             Ok(j) => Self::with_journal(j),
-            Err(e) => Self::unavailable(&e),
+            Err(e) if e.is_fatal() => Self::unavailable(&e),
+            Err(e) => {
+                tracing::warn!(error = %e, "journal unavailable; will try again");
+                Self::spawn(
+                    Writer {
+                        journal: None,
+                        path: path.to_path_buf(),
+                        config,
+                        retry_at: Instant::now() + RETRY_FIRST,
+                        backoff: RETRY_FIRST,
+                        dead: false,
+                    },
+                    JournalStatus {
+                        unavailable: Some(e.to_string()),
+                        last_error: Some(e.to_string()),
+                        ..Default::default()
+                    },
+                )
+            }
         }
     }
 
@@ -72,21 +100,34 @@ impl JournalHandle {
 
     /// Starts the writer thread on an open journal.
     pub fn with_journal(journal: Journal) -> Self {
+        let (path, config) = (journal.path().to_path_buf(), *journal.config());
+        Self::spawn(
+            Writer {
+                journal: Some(journal),
+                path,
+                config,
+                retry_at: Instant::now(),
+                backoff: RETRY_FIRST,
+                dead: false,
+            },
+            JournalStatus::default(),
+        )
+    }
+
+    fn spawn(writer: Writer, initial: JournalStatus) -> Self {
         let (tx, rx) = mpsc::sync_channel(QUEUE_DEPTH);
-        let status = Arc::new(Mutex::new(JournalStatus::default()));
+        let status = Arc::new(Mutex::new(initial));
         let st = status.clone();
         let thread = std::thread::Builder::new()
             .name("journal-writer".into())
-            .spawn(move || run(journal, rx, st));
+            .spawn(move || run(writer, rx, st));
         match thread {
             Ok(t) => Self {
                 tx: Some(tx),
                 status,
                 thread: Some(t),
             },
-            Err(e) => Self::unavailable(&JournalError::Sql(format!(
-                "cannot start the writer thread: {e}"
-            ))),
+            Err(e) => Self::unavailable(&JournalError::Thread(e.to_string())),
         }
     }
 
@@ -138,8 +179,55 @@ impl Drop for JournalHandle {
     }
 }
 
-fn run(mut journal: Journal, rx: Receiver<Msg>, status: Arc<Mutex<JournalStatus>>) {
-    let mut dead = false;
+/// The writer thread's journal: open, or waiting to be opened again.
+struct Writer {
+    journal: Option<Journal>,
+    path: std::path::PathBuf,
+    config: JournalConfig,
+    /// When to try opening again.
+    retry_at: Instant,
+    backoff: Duration,
+    /// Given up: the journal can never work (corrupt, newer schema).
+    dead: bool,
+}
+
+impl Writer {
+    /// The open journal, opening it again if it failed and its back-off has passed.
+    fn journal(&mut self, status: &Mutex<JournalStatus>) -> Option<&mut Journal> {
+        if self.journal.is_none() && !self.dead && Instant::now() >= self.retry_at {
+            match Journal::open(&self.path, self.config) {
+                Ok(j) => {
+                    tracing::info!(journal = %self.path.display(), "journal open again");
+                    self.journal = Some(j);
+                    self.backoff = RETRY_FIRST;
+                    let mut st = lock(status);
+                    st.unavailable = None;
+                    st.reopened += 1;
+                }
+                Err(e) => self.failed(&e, status),
+            }
+        }
+        self.journal.as_mut()
+    }
+
+    /// Drops the journal after `e`; tries again after the back-off unless it cannot help.
+    fn failed(&mut self, e: &JournalError, status: &Mutex<JournalStatus>) {
+        self.journal = None;
+        let mut st = lock(status);
+        st.last_error = Some(e.to_string());
+        st.unavailable = Some(e.to_string());
+        if e.is_fatal() {
+            self.dead = true;
+            tracing::error!(error = %e, "journal unusable; recording nothing more");
+        } else {
+            tracing::warn!(error = %e, retry_in = ?self.backoff, "journal write failed; will try again");
+            self.retry_at = Instant::now() + self.backoff;
+            self.backoff = (self.backoff * 2).min(RETRY_MAX);
+        }
+    }
+}
+
+fn run(mut writer: Writer, rx: Receiver<Msg>, status: Arc<Mutex<JournalStatus>>) {
     while let Ok(first) = rx.recv() {
         let mut batch = Vec::new();
         let mut waiters = Vec::new();
@@ -151,24 +239,19 @@ fn run(mut journal: Journal, rx: Receiver<Msg>, status: Arc<Mutex<JournalStatus>
             }
             next = rx.try_recv().ok();
         }
-        if dead {
-            lock(&status).dropped += batch.len() as u64;
-        } else if !batch.is_empty() {
-            let result = journal.record_all(&batch);
-            let mut st = lock(&status);
+        if !batch.is_empty() {
+            let result = writer.journal(&status).map(|j| j.record_all(&batch));
             match result {
-                Ok(stats) => {
+                None => lock(&status).dropped += batch.len() as u64,
+                Some(Ok(stats)) => {
+                    let mut st = lock(&status);
                     st.snapshots_written += batch.len() as u64;
                     st.transitions_written += stats.transitions as u64;
                     st.unavailable = None;
                 }
-                Err(e) => {
-                    st.dropped += batch.len() as u64;
-                    st.last_error = Some(e.to_string());
-                    if e.is_fatal() {
-                        dead = true;
-                        st.unavailable = Some(e.to_string());
-                    }
+                Some(Err(e)) => {
+                    lock(&status).dropped += batch.len() as u64;
+                    writer.failed(&e, &status);
                 }
             }
         }
