@@ -295,6 +295,18 @@ pub struct EmulatorArgs {
     /// (default: the scenario's `faults`). See README, section "Emulator".
     #[arg(long)]
     pub faults: Option<String>,
+    /// Connections served at once; more clients wait in the listen backlog.
+    #[arg(long, value_name = "N", default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_connections: u32,
+    /// Seconds a client has to send a request's headers.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout: u64,
+    /// Seconds a client has to send a request's body once its headers arrived.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub body_timeout: u64,
+    /// Seconds a connection may sit idle (no request, no bytes) before it is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub idle_timeout: u64,
 }
 
 #[derive(Debug, clap::Args)]

@@ -11,6 +11,12 @@ pub fn run(args: &EmulatorArgs) -> anyhow::Result<()> {
     config.port = args.port;
     config.bind = args.bind;
     config.allow_remote = args.allow_remote;
+    config.limits = emulator::ServerLimits {
+        max_connections: args.max_connections as usize,
+        header_timeout: std::time::Duration::from_secs(args.header_timeout),
+        body_timeout: std::time::Duration::from_secs(args.body_timeout),
+        idle_timeout: std::time::Duration::from_secs(args.idle_timeout),
+    };
     if let Some(speed) = args.speed {
         anyhow::ensure!(
             speed.is_finite() && speed >= 0.0,

@@ -45,6 +45,7 @@ pub use faults::{Decision, FaultInjector, FaultSpec, FaultStats, Faults, OPERATI
 pub use ops_jobs::{CHECKPOINT_TAG, WORK_TAG};
 pub use scenario::{GeneratorSpec, PriorityWeight, Scenario, ScriptedJob, ShareSpec};
 pub use server::MAX_BODY;
+pub use server::ServerLimits;
 pub use state::ACCOUNT;
 
 use crate::engine::{Engine, Event};
@@ -69,6 +70,8 @@ pub struct EmulatorConfig {
     pub region: String,
     /// How often the background task advances the engine (real time).
     pub tick: Duration,
+    /// Per-connection timeouts and the caps that bound the server's memory.
+    pub limits: ServerLimits,
 }
 
 impl EmulatorConfig {
@@ -87,6 +90,7 @@ impl EmulatorConfig {
             start_ms: None,
             region: "us-east-1".to_string(),
             tick: Duration::from_millis(100),
+            limits: ServerLimits::default(),
             scenario,
         })
     }
@@ -121,8 +125,17 @@ pub async fn start(config: EmulatorConfig) -> Result<EmulatorHandle, EmulatorErr
         .local_addr()
         .map_err(|source| EmulatorError::Bind { addr, source })?;
     let (tx, rx) = watch::channel(false);
-    let app = Arc::new(server::App::new(world.clone(), faults.clone()));
-    let server = tokio::spawn(server::serve(listener, server::router(app), rx.clone()));
+    let app = Arc::new(server::App::new(
+        world.clone(),
+        faults.clone(),
+        config.limits.body_timeout,
+    ));
+    let server = tokio::spawn(server::serve(
+        listener,
+        server::router(app),
+        config.limits,
+        rx.clone(),
+    ));
     let ticker = match config.clock {
         ClockMode::Manual => None,
         ClockMode::Scaled(_) => Some(tokio::spawn(tick(world.clone(), config.tick, rx))),

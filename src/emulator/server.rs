@@ -25,19 +25,55 @@ use super::{ops_jobs, ops_list_jobs, ops_queue, ops_resources, ops_shares, ops_t
 /// Largest request body read (SubmitServiceJob, the largest request, is limited to 30 KiB).
 pub const MAX_BODY: usize = 64 * 1024;
 
+/// What one client may hold of the emulator: the timeouts that close a slow or idle connection
+/// and the caps that bound memory. With the defaults, request bodies held in memory are at
+/// most `max_connections × MAX_BODY` (8 MiB): a larger body is read and thrown away in
+/// pieces, never buffered whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerLimits {
+    /// Connections served at once; further clients wait in the listen backlog.
+    pub max_connections: usize,
+    /// A request's headers must arrive within this long.
+    pub header_timeout: Duration,
+    /// A request's body must arrive within this long of its headers.
+    pub body_timeout: Duration,
+    /// A connection with no request in flight and no bytes moving for this long is closed.
+    pub idle_timeout: Duration,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        Self {
+            max_connections: 128,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+        }
+    }
+}
 pub(crate) struct App {
     pub world: Arc<Mutex<World>>,
     pub faults: Arc<FaultInjector>,
     requests: AtomicU64,
+    body_timeout: Duration,
 }
 
 impl App {
-    pub fn new(world: Arc<Mutex<World>>, faults: Arc<FaultInjector>) -> Self {
+    pub fn new(
+        world: Arc<Mutex<World>>,
+        faults: Arc<FaultInjector>,
+        body_timeout: Duration,
+    ) -> Self {
         Self {
             world,
             faults,
             requests: AtomicU64::new(0),
+            body_timeout,
         }
+    }
+
+    fn body_timeout(&self) -> Duration {
+        self.body_timeout
     }
 
     fn request_id(&self) -> String {
@@ -112,8 +148,11 @@ async fn inject(app: &App, op: &str, kill: Option<&ConnKill>) -> Result<(), ApiE
 /// connection and can destroy the response before the client sees it.
 const DRAIN_LIMIT: usize = 1024 * 1024;
 
-/// Reads the whole body, refusing more than [`MAX_BODY`] bytes with a ClientException.
-async fn read_body(headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {
+/// Reads the whole body, refusing more than [`MAX_BODY`] bytes with a ClientException. At most
+/// `MAX_BODY` bytes are ever held: the rest of a larger body (up to [`DRAIN_LIMIT`]) is read and
+/// dropped piece by piece. A body that does not arrive within `timeout` is refused too.
+async fn read_body(headers: &HeaderMap, body: Body, timeout: Duration) -> Result<Bytes, ApiError> {
+    use futures_util::StreamExt;
     let too_big = || ApiError::client(format!("Request body is larger than {MAX_BODY} bytes"));
     let declared = headers
         .get(header::CONTENT_LENGTH)
@@ -122,19 +161,153 @@ async fn read_body(headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {
     if declared.is_some_and(|n| n > DRAIN_LIMIT as u64) {
         return Err(too_big());
     }
-    match axum::body::to_bytes(body, DRAIN_LIMIT).await {
-        Ok(bytes) if bytes.len() > MAX_BODY => Err(too_big()),
-        Ok(bytes) => Ok(bytes),
-        Err(e) => {
-            let text = e.to_string();
-            if text.contains("length limit") {
-                Err(too_big())
-            } else {
-                Err(ApiError::client(format!(
-                    "Cannot read request body: {text}"
-                )))
+    let read = async {
+        let mut stream = body.into_data_stream();
+        let mut kept: Vec<u8> = Vec::new();
+        let mut seen = 0usize;
+        while let Some(chunk) = stream.next().await {
+            let chunk =
+                chunk.map_err(|e| ApiError::client(format!("Cannot read request body: {e}")))?;
+            seen += chunk.len();
+            if seen > DRAIN_LIMIT {
+                return Err(too_big());
+            }
+            if seen <= MAX_BODY {
+                kept.extend_from_slice(&chunk);
+            } else if !kept.is_empty() {
+                // Too big: stop keeping anything, read on only to drain.
+                kept = Vec::new();
             }
         }
+        if seen > MAX_BODY {
+            Err(too_big())
+        } else {
+            Ok(Bytes::from(kept))
+        }
+    };
+    match tokio::time::timeout(timeout, read).await {
+        Ok(result) => result,
+        Err(_) => Err(ApiError::client(format!(
+            "Request body not received within {} s",
+            timeout.as_secs()
+        ))),
+    }
+}
+
+/// Marks a connection busy while one of its requests is being handled, so the idle timeout
+/// never closes a connection whose answer is still being worked out (e.g. an injected delay).
+#[derive(Clone)]
+struct ConnActivity(Arc<Activity>);
+
+struct Activity {
+    in_flight: std::sync::atomic::AtomicUsize,
+    /// Milliseconds since `epoch` of the last byte read or written.
+    last: AtomicU64,
+    epoch: std::time::Instant,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            in_flight: std::sync::atomic::AtomicUsize::new(0),
+            last: AtomicU64::new(0),
+            epoch: std::time::Instant::now(),
+        }
+    }
+
+    fn touch(&self) {
+        let ms = self.epoch.elapsed().as_millis() as u64;
+        self.last.store(ms, Ordering::Relaxed);
+    }
+
+    /// How long the connection has been idle (zero while a request is in flight).
+    fn idle_for(&self) -> Duration {
+        if self.in_flight.load(Ordering::Relaxed) > 0 {
+            return Duration::ZERO;
+        }
+        let now = self.epoch.elapsed().as_millis() as u64;
+        Duration::from_millis(now.saturating_sub(self.last.load(Ordering::Relaxed)))
+    }
+}
+
+struct InFlight(Option<Arc<Activity>>);
+
+impl InFlight {
+    fn new(a: Option<&ConnActivity>) -> Self {
+        let a = a.map(|a| a.0.clone());
+        if let Some(a) = &a {
+            a.in_flight.fetch_add(1, Ordering::Relaxed);
+        }
+        Self(a)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Some(a) = &self.0 {
+            a.touch();
+            a.in_flight.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A socket that notes when bytes last moved.
+struct Watched<T> {
+    inner: T,
+    activity: Arc<Activity>,
+}
+
+impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Watched<T> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.activity.touch();
+        }
+        r
+    }
+}
+
+impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Watched<T> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let r = std::pin::Pin::new(&mut self.inner).poll_write(cx, buf);
+        if matches!(r, std::task::Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.touch();
+        }
+        r
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// Resolves once the connection has been idle for `limit`.
+async fn idle(activity: &Activity, limit: Duration) {
+    loop {
+        let idle = activity.idle_for();
+        if idle >= limit {
+            return;
+        }
+        tokio::time::sleep(limit - idle).await;
     }
 }
 
@@ -167,8 +340,10 @@ async fn op_handler(
     State(app): State<Arc<App>>,
     path: Result<Path<String>, axum::extract::rejection::PathRejection>,
     kill: Option<axum::Extension<ConnKill>>,
+    activity: Option<axum::Extension<ConnActivity>>,
     request: Request<Body>,
 ) -> Response {
+    let _busy = InFlight::new(activity.as_deref());
     let result = async {
         let Path(op) = path.map_err(|e| ApiError::UnknownOperation(format!("Bad path: {e}")))?;
         let Some(handler) = operation(&op) else {
@@ -186,7 +361,7 @@ async fn op_handler(
             )));
         }
         let (parts, body) = request.into_parts();
-        let body = read_body(&parts.headers, body).await?;
+        let body = read_body(&parts.headers, body, app.body_timeout()).await?;
         let mut world = lock(&app.world)?;
         world.catch_up()?;
         handler(&mut world, &body)
@@ -200,8 +375,10 @@ async fn tags_handler(
     path: Result<Path<String>, axum::extract::rejection::PathRejection>,
     RawQuery(query): RawQuery,
     kill: Option<axum::Extension<ConnKill>>,
+    activity: Option<axum::Extension<ConnActivity>>,
     request: Request<Body>,
 ) -> Response {
+    let _busy = InFlight::new(activity.as_deref());
     let result = async {
         let op = match *request.method() {
             Method::GET => "listtagsforresource",
@@ -217,7 +394,7 @@ async fn tags_handler(
         let Path(arn) =
             path.map_err(|e| ApiError::client(format!("Invalid resourceArn in path: {e}")))?;
         let (parts, body) = request.into_parts();
-        let body = read_body(&parts.headers, body).await?;
+        let body = read_body(&parts.headers, body, app.body_timeout()).await?;
         let mut world = lock(&app.world)?;
         world.catch_up()?;
         match op {
@@ -238,14 +415,25 @@ async fn tags_handler(
 }
 
 /// Serves HTTP/1.1 on `listener` until `shutdown` turns true (or its sender goes away). Open
-/// connections finish their requests (graceful), for at most five seconds.
+/// connections finish their requests (graceful), for at most five seconds. `limits` bounds
+/// what each connection may hold (see [`ServerLimits`]).
 pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
+    limits: ServerLimits,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut conns = JoinSet::new();
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
     loop {
+        // At the cap, stop accepting: new clients wait in the kernel's backlog.
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_) => break,
+            },
+            _ = stopped(&mut shutdown) => break,
+        };
         tokio::select! {
             accepted = listener.accept() => {
                 let stream = match accepted {
@@ -257,18 +445,30 @@ pub(crate) async fn serve(
                     }
                 };
                 let kill = Arc::new(Notify::new());
+                let activity = Arc::new(Activity::new());
                 let service = TowerToHyperService::new(
-                    router.clone().layer(axum::Extension(ConnKill(kill.clone()))),
+                    router
+                        .clone()
+                        .layer(axum::Extension(ConnKill(kill.clone())))
+                        .layer(axum::Extension(ConnActivity(activity.clone()))),
                 );
                 let mut stop = shutdown.clone();
+                let io = TokioIo::new(Watched { inner: stream, activity: activity.clone() });
                 conns.spawn(async move {
+                    let _slot = slot;
                     let conn = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service);
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .header_read_timeout(limits.header_timeout)
+                        // hyper reads ahead into a buffer of up to ~400 KiB per connection by
+                        // default; 64 KiB keeps 128 connections within a few MiB.
+                        .max_buf_size(64 * 1024)
+                        .serve_connection(io, service);
                     tokio::pin!(conn);
                     tokio::select! {
                         _ = conn.as_mut() => {}
                         // Dropping the connection closes the socket without a response.
                         _ = kill.notified() => {}
+                        _ = idle(&activity, limits.idle_timeout) => {}
                         _ = stopped(&mut stop) => {
                             conn.as_mut().graceful_shutdown();
                             tokio::select! {
