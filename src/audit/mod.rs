@@ -6,9 +6,11 @@
 //! are fsynced. A change writes an *intent* record before the API call and an *outcome* record
 //! after it: a crash between the two leaves the intent, listed as "outcome unknown".
 
+mod identity;
 mod log;
 mod record;
 
+pub use identity::LocalUser;
 pub use log::{AuditLog, VerifyError, read_records, verify};
 pub use record::{AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind};
 

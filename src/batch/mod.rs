@@ -67,6 +67,7 @@ pub struct ConnectOptions {
 #[derive(Debug, Clone)]
 pub struct BatchClient {
     sdk: aws_sdk_batch::Client,
+    sts: aws_sdk_sts::Client,
     source: Source,
     stats: WireStats,
 }
@@ -123,8 +124,18 @@ impl BatchClient {
             )
             .interceptor(stats::StatsInterceptor(stats.clone()))
             .build();
+        let sts = aws_sdk_sts::config::Builder::from(&shared)
+            .region(region.clone())
+            .timeout_config(
+                TimeoutConfig::builder()
+                    .connect_timeout(Duration::from_secs(3))
+                    .operation_timeout(Duration::from_secs(5))
+                    .build(),
+            )
+            .build();
         Ok(Self {
             sdk: aws_sdk_batch::Client::from_conf(conf),
+            sts: aws_sdk_sts::Client::from_conf(sts),
             source: Source {
                 endpoint,
                 profile: opts.profile.clone(),
@@ -132,6 +143,20 @@ impl BatchClient {
             },
             stats,
         })
+    }
+
+    /// The AWS principal these credentials act as (STS GetCallerIdentity's ARN), for the audit
+    /// log; the error says why when STS cannot answer.
+    pub async fn caller_identity(&self) -> Result<String, String> {
+        match self.sts.get_caller_identity().send().await {
+            Ok(out) => out
+                .arn()
+                .map(crate::model::clean_text)
+                .ok_or_else(|| "STS answered without an ARN".to_string()),
+            Err(e) => Err(crate::model::clean_text(
+                &aws_sdk_sts::error::DisplayErrorContext(&e).to_string(),
+            )),
+        }
     }
 
     /// Where the data comes from (for the status bar and snapshots).

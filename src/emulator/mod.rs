@@ -22,6 +22,7 @@ mod ops_list_jobs;
 mod ops_queue;
 mod ops_resources;
 mod ops_shares;
+mod ops_sts;
 mod ops_tags;
 mod paging;
 pub mod scenario;

@@ -20,7 +20,7 @@ use tokio::task::JoinSet;
 use super::error::ApiError;
 use super::faults::{Decision, FaultInjector, OPERATIONS};
 use super::state::World;
-use super::{ops_jobs, ops_list_jobs, ops_queue, ops_resources, ops_shares, ops_tags};
+use super::{ops_jobs, ops_list_jobs, ops_queue, ops_resources, ops_shares, ops_sts, ops_tags};
 
 /// Largest request body read (SubmitServiceJob, the largest request, is limited to 30 KiB).
 pub const MAX_BODY: usize = 64 * 1024;
@@ -91,6 +91,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
     Router::new()
         .route("/v1/tags/{*arn}", any(tags_handler))
         .route("/v1/{op}", any(op_handler))
+        .route("/", any(sts_handler))
         .fallback(unknown_path)
         .layer(axum::middleware::map_response_with_state(
             app.clone(),
@@ -100,6 +101,9 @@ pub(crate) fn router(app: Arc<App>) -> Router {
 }
 
 async fn add_request_id(State(app): State<Arc<App>>, mut response: Response) -> Response {
+    if response.headers().contains_key("x-amzn-RequestId") {
+        return response;
+    }
     if let Ok(v) = HeaderValue::from_str(&app.request_id()) {
         response.headers_mut().insert("x-amzn-RequestId", v);
     }
@@ -368,6 +372,23 @@ async fn op_handler(
     }
     .await;
     result.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// `POST /`: the awsQuery protocol, which here serves STS `GetCallerIdentity` only.
+async fn sts_handler(
+    State(app): State<Arc<App>>,
+    activity: Option<axum::Extension<ConnActivity>>,
+    request: Request<Body>,
+) -> Response {
+    let _busy = InFlight::new(activity.as_deref());
+    if request.method() != Method::POST {
+        return unknown_path(request.method().clone(), request.uri().clone()).await;
+    }
+    let (parts, body) = request.into_parts();
+    match read_body(&parts.headers, body, app.body_timeout()).await {
+        Ok(body) => ops_sts::handle(&parts.headers, &body, &app.request_id()),
+        Err(e) => e.into_response(),
+    }
 }
 
 async fn tags_handler(
