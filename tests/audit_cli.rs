@@ -20,6 +20,7 @@ fn temp_log(name: &str) -> PathBuf {
 
 fn record(change: &str, kind: RecordKind, outcome: Option<Outcome>) -> AuditRecord {
     AuditRecord {
+        v: 2,
         seq: 0,
         time: "2026-11-29T16:00:00.000Z".into(),
         kind,
@@ -42,6 +43,7 @@ fn record(change: &str, kind: RecordKind, outcome: Option<Outcome>) -> AuditReco
         change_record: Some("CHG-7".into()),
         preview: "position 3 -> 1".into(),
         outcome,
+        repair: None,
         prev_hash: String::new(),
         hash: String::new(),
     }
