@@ -455,6 +455,11 @@ fn a_torn_line_is_named_by_every_command_and_repair_lets_appends_work() {
     assert!(stdout(&ok).contains("6 records, chain intact"));
     let list = quotatop(&["audit", "list"], &path);
     assert!(stderr(&list).is_empty(), "{}", stderr(&list));
+    assert!(
+        stdout(&list).contains("REPAIR (line 5): 31 bytes cut from line 5"),
+        "{}",
+        stdout(&list)
+    );
     assert!(stdout(&quotatop(&["audit", "repair"], &path)).contains("nothing to repair"));
 }
 

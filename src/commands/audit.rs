@@ -43,6 +43,11 @@ pub fn open_log(a: &AuditLogArg) -> anyhow::Result<AuditLog> {
 /// The changes of the log; a torn last line is named on stderr (with the repair) and the
 /// records before it are used.
 fn load(a: &AuditLogArg) -> anyhow::Result<Vec<Change>> {
+    Ok(audit::changes(&load_records(a)?))
+}
+
+/// The records of the log, warning about a torn last line as [`load`] does.
+fn load_records(a: &AuditLogArg) -> anyhow::Result<Vec<(usize, AuditRecord)>> {
     let path = log_path(a)?;
     let log = audit::read_log(&path).map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))?;
     if let Some(t) = &log.torn {
@@ -54,7 +59,27 @@ fn load(a: &AuditLogArg) -> anyhow::Result<Vec<Change>> {
             path.display()
         );
     }
-    Ok(audit::changes(&log.records))
+    Ok(log.records)
+}
+
+/// The `repair` records, as `audit list` shows them after the changes.
+fn repairs_text(records: &[(usize, AuditRecord)]) -> String {
+    let mut out = String::new();
+    for (line, r) in records.iter().filter(|(_, r)| r.kind == RecordKind::Repair) {
+        let Some(info) = &r.repair else { continue };
+        out.push_str(&format!(
+            "{}  {}@{}  REPAIR (line {line}): {} bytes cut from line {} (sha256 {}), moved to {}\n    why: {}\n",
+            clean_text(&r.time),
+            clean_text(&r.operator.user),
+            clean_text(&r.operator.host),
+            info.cut_bytes,
+            info.line,
+            clean_text(&info.cut_sha256),
+            clean_text(&info.moved_to),
+            clean_text(&r.justification),
+        ));
+    }
+    out
 }
 
 fn verified(path: &std::path::Path) -> anyhow::Result<Head> {
@@ -237,13 +262,13 @@ fn outcome_text(c: &Change) -> String {
     }
 }
 
-fn filtered(a: &AuditListArgs) -> anyhow::Result<Vec<Change>> {
+fn filtered(a: &AuditListArgs, changes: Vec<Change>) -> anyhow::Result<Vec<Change>> {
     let since = a
         .since
         .as_deref()
         .map(|s| parse_since(s, Utc::now()))
         .transpose()?;
-    Ok(load(&a.log)?
+    Ok(changes
         .into_iter()
         .filter(|c| {
             a.job.as_deref().is_none_or(|j| {
@@ -258,7 +283,8 @@ fn filtered(a: &AuditListArgs) -> anyhow::Result<Vec<Change>> {
 
 /// The text `audit list` prints.
 pub fn list(a: &AuditListArgs) -> anyhow::Result<String> {
-    let changes = filtered(a)?;
+    let records = load_records(&a.log)?;
+    let changes = filtered(a, audit::changes(&records))?;
     let mut out = String::new();
     if a.by_operator {
         let mut counts: std::collections::BTreeMap<(String, String), (u32, u32)> =
@@ -289,15 +315,22 @@ pub fn list(a: &AuditListArgs) -> anyhow::Result<String> {
         }
         return Ok(out);
     }
+    // Repairs of the log itself, unless the listing is of one job or a time window.
+    let repairs = if a.job.is_none() && a.since.is_none() {
+        repairs_text(&records)
+    } else {
+        String::new()
+    };
     if changes.is_empty() {
         out.push_str("no priority changes recorded\n");
+        out.push_str(&repairs);
         return Ok(out);
     }
     for c in &changes {
         let i = &c.intent;
         out.push_str(&format!(
             "{}  {}@{}  {}/{} ({})  {} -> {}  {}\n    why: {}{}\n    preview: {}\n",
-            i.time,
+            clean_text(&i.time),
             clean_text(&i.operator.user),
             clean_text(&i.operator.host),
             clean_text(&i.share),
@@ -314,6 +347,7 @@ pub fn list(a: &AuditListArgs) -> anyhow::Result<String> {
             clean_text(&i.preview),
         ));
     }
+    out.push_str(&repairs);
     Ok(out)
 }
 

@@ -287,6 +287,11 @@ fn a_torn_tail_is_named_repaired_and_appends_work_again() {
     );
     let log_contents = read_log(&path).unwrap();
     assert_eq!(log_contents.records.len(), 2);
+    let warning = crate::audit::tail_warning(&path).expect("the console is told");
+    assert!(
+        warning.contains("line 3") && warning.contains("audit repair"),
+        "{warning}"
+    );
     let log = AuditLog::new(&path);
     assert!(matches!(
         log.append(record("x", RecordKind::Intent)),
@@ -304,6 +309,7 @@ fn a_torn_tail_is_named_repaired_and_appends_work_again() {
     assert_eq!(verify(&path).map(|h| h.count), Ok(3));
     log.append(record("after", RecordKind::Intent)).unwrap();
     assert_eq!(verify(&path).map(|h| h.count), Ok(4));
+    assert_eq!(crate::audit::tail_warning(&path), None);
     // Nothing more to repair; a repair is not a change.
     assert_eq!(log.repair(record("r", RecordKind::Repair)).unwrap(), None);
     let recs = read_records(&path).unwrap();
