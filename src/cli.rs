@@ -220,10 +220,18 @@ pub enum ReportFormat {
 pub enum AuditCommand {
     /// List priority changes, newest last; intents without an outcome are shown as such.
     List(AuditListArgs),
-    /// Check the hash chain; exits non-zero at the first edited, removed or reordered record.
-    Verify(AuditLogArg),
+    /// Check the hash chain byte for byte and print the record count and head hash; exits
+    /// non-zero at the first edited, removed, reordered or rewritten record, on a torn last
+    /// line, and when the head does not match --expect-head/--expect-count.
+    Verify(AuditVerifyArgs),
     /// Export every change (intent and outcome merged) as CSV or JSON.
     Export(AuditExportArgs),
+    /// Print the verified head of the log (record count, hash, time, path) to paste into a
+    /// ticket: only such an outside copy shows a log later cut or rewritten.
+    Anchor(AuditLogArg),
+    /// Move a torn last line (an interrupted write) into `audit.jsonl.torn-<time>` next to the
+    /// log and record the repair, so appends work again.
+    Repair(AuditRepairArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -232,6 +240,40 @@ pub struct AuditLogArg {
     /// QUOTATOP_AUDIT_LOG).
     #[arg(long, env = "QUOTATOP_AUDIT_LOG")]
     pub log: Option<std::path::PathBuf>,
+    /// Seconds to wait for another process's lock on the audit log before giving up.
+    #[arg(
+        long,
+        env = "QUOTATOP_AUDIT_LOCK_TIMEOUT",
+        default_value_t = 30.0,
+        value_name = "SECS"
+    )]
+    pub lock_timeout: f64,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AuditVerifyArgs {
+    #[command(flatten)]
+    pub log: AuditLogArg,
+    /// Fail unless a record of the log has this hash (a head printed by `audit anchor` or
+    /// `audit verify` earlier): a cut or rewritten log does not have it.
+    #[arg(long, value_name = "HASH")]
+    pub expect_head: Option<String>,
+    /// Fail unless the log has at least this many records (with --expect-head: record N must
+    /// have that hash).
+    #[arg(long, value_name = "N")]
+    pub expect_count: Option<usize>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AuditRepairArgs {
+    #[command(flatten)]
+    pub log: AuditLogArg,
+    /// Why, kept in the repair record.
+    #[arg(
+        long,
+        default_value = "torn last line moved aside by quotatop audit repair"
+    )]
+    pub reason: String,
 }
 
 #[derive(Debug, clap::Args)]

@@ -20,6 +20,7 @@ fn temp_log(name: &str) -> PathBuf {
 
 fn record(change: &str, kind: RecordKind, outcome: Option<Outcome>) -> AuditRecord {
     AuditRecord {
+        v: 2,
         seq: 0,
         time: "2026-11-29T16:00:00.000Z".into(),
         kind,
@@ -42,6 +43,7 @@ fn record(change: &str, kind: RecordKind, outcome: Option<Outcome>) -> AuditReco
         change_record: Some("CHG-7".into()),
         preview: "position 3 -> 1".into(),
         outcome,
+        repair: None,
         prev_hash: String::new(),
         hash: String::new(),
     }
@@ -186,4 +188,339 @@ fn export_csv_and_json() {
     assert_eq!(lines.len(), 2, "{text}");
     assert!(lines[0].starts_with("time,change_id,operator"));
     assert!(lines[1].contains("\"deadline, \"\"paper\"\""), "{text}");
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A log of `n` changes (intent and outcome each) written by quotatop.
+fn write_log(name: &str, n: usize) -> PathBuf {
+    let path = temp_log(name);
+    let log = AuditLog::new(&path);
+    for i in 0..n {
+        log.append(record(&i.to_string(), RecordKind::Intent, None))
+            .unwrap();
+        log.append(record(
+            &i.to_string(),
+            RecordKind::Outcome,
+            Some(Outcome::Succeeded {
+                request_id: Some(format!("req-{i}")),
+            }),
+        ))
+        .unwrap();
+    }
+    path
+}
+
+fn lines_of(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// `audit anchor`'s record count and head hash.
+fn anchor(path: &Path) -> (usize, String) {
+    let out = quotatop(&["audit", "anchor"], path);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(name))
+            .map(|v| v.trim().to_string())
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+    };
+    assert!(text.contains(&path.display().to_string()), "{text}");
+    assert!(text.contains("taken"), "{text}");
+    (field("records").parse().unwrap(), field("head"))
+}
+
+fn no_raw_controls(text: &str) -> bool {
+    text.chars().all(|c| c == '\n' || !c.is_control())
+}
+
+#[test]
+fn a_v1_log_written_before_scheme_2_still_verifies() {
+    let path = temp_log("v1");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/audit_v1.jsonl"),
+        &path,
+    )
+    .unwrap();
+    let last: serde_json::Value = serde_json::from_str(lines_of(&path).last().unwrap()).unwrap();
+    let out = quotatop(&["audit", "verify"], &path);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(text.contains("4 records, chain intact"), "{text}");
+    assert!(
+        text.contains(&format!("head {}", last["hash"].as_str().unwrap())),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_cut_tail_keeps_a_valid_chain_but_fails_the_expected_head() {
+    let path = write_log("cut", 3);
+    let (count, head) = anchor(&path);
+    assert_eq!(count, 6);
+    let ok = quotatop(&["audit", "verify", "--expect-head", &head], &path);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert!(stdout(&ok).contains(&format!("head {head} (record 6")));
+    let lines = lines_of(&path);
+    // The last two records dropped: the chain alone cannot tell.
+    std::fs::write(&path, lines[..4].join("\n") + "\n").unwrap();
+    let plain = quotatop(&["audit", "verify"], &path);
+    assert!(plain.status.success());
+    assert!(stdout(&plain).contains("4 records, chain intact"));
+    let cut = quotatop(&["audit", "verify", "--expect-head", &head], &path);
+    assert!(!cut.status.success());
+    assert!(
+        stderr(&cut).contains("cut or rewritten"),
+        "{}",
+        stderr(&cut)
+    );
+    let fewer = quotatop(&["audit", "verify", "--expect-count", "6"], &path);
+    assert!(!fewer.status.success());
+    assert!(
+        stderr(&fewer).contains("fewer than the 6 expected"),
+        "{}",
+        stderr(&fewer)
+    );
+    // Records appended after the anchor do not fail it.
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    AuditLog::new(&path)
+        .append(record("later", RecordKind::Intent, None))
+        .unwrap();
+    let grown = quotatop(
+        &[
+            "audit",
+            "verify",
+            "--expect-head",
+            &head,
+            "--expect-count",
+            "6",
+        ],
+        &path,
+    );
+    assert!(grown.status.success(), "{}", stderr(&grown));
+    assert!(
+        stdout(&grown).contains("record 6, 1 records appended since"),
+        "{}",
+        stdout(&grown)
+    );
+}
+
+#[test]
+fn a_rewrite_with_a_recomputed_chain_fails_the_expected_head() {
+    let path = write_log("rewrite", 2);
+    let (count, head) = anchor(&path);
+    // Someone with write access rewrites record 1's justification and recomputes the chain.
+    let rewritten = temp_log("rewritten");
+    let log = AuditLog::new(&rewritten);
+    for (_, mut r) in quotatop::audit::read_records(&path).unwrap() {
+        if r.seq == 1 {
+            r.justification = "whim".into();
+        }
+        log.append(r).unwrap();
+    }
+    std::fs::copy(&rewritten, &path).unwrap();
+    let plain = quotatop(&["audit", "verify"], &path);
+    assert!(plain.status.success(), "the chain alone cannot tell");
+    let anchored = quotatop(
+        &[
+            "audit",
+            "verify",
+            "--expect-head",
+            &head,
+            "--expect-count",
+            &count.to_string(),
+        ],
+        &path,
+    );
+    assert!(!anchored.status.success());
+    assert!(
+        stderr(&anchored).contains("cut or rewritten"),
+        "{}",
+        stderr(&anchored)
+    );
+}
+
+#[test]
+fn crlf_extra_fields_and_reordered_keys_fail_verify() {
+    let path = write_log("forms", 2);
+    let lines = lines_of(&path);
+    let l2 = &lines[1];
+    let with_line_2 = |new: String| {
+        let mut l = lines.clone();
+        l[1] = new;
+        l.join("\n") + "\n"
+    };
+    let cases = [
+        ("CRLF", lines.join("\r\n") + "\r\n", "line 1"),
+        (
+            "extra field",
+            with_line_2(l2.replacen("{\"v\":2,", "{\"v\":2,\"note\":\"x\",", 1)),
+            "line 2",
+        ),
+        (
+            "reordered keys",
+            with_line_2(l2.replacen("\"queue\":\"ml-training\",", "", 1).replacen(
+                "\"share\":\"research\",",
+                "\"share\":\"research\",\"queue\":\"ml-training\",",
+                1,
+            )),
+            "line 2",
+        ),
+    ];
+    for (what, text, line) in cases {
+        std::fs::write(&path, &text).unwrap();
+        let out = quotatop(&["audit", "verify"], &path);
+        assert!(!out.status.success(), "{what} passed verify");
+        assert!(stderr(&out).contains(line), "{what}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn a_torn_line_is_named_by_every_command_and_repair_lets_appends_work() {
+    let path = write_log("torn", 2);
+    let mut data = std::fs::read(&path).unwrap();
+    // A write cut short (disk full): half a record, no newline.
+    data.extend_from_slice(b"{\"v\":2,\"seq\":5,\"time\":\"2026-11-");
+    std::fs::write(&path, &data).unwrap();
+    let repair_hint = |t: &str| t.contains("line 5") && t.contains("quotatop audit repair");
+    let verify = quotatop(&["audit", "verify"], &path);
+    assert!(!verify.status.success());
+    assert!(
+        repair_hint(&stderr(&verify)) && stderr(&verify).contains("torn"),
+        "{}",
+        stderr(&verify)
+    );
+    for args in [
+        &["audit", "list"][..],
+        &["audit", "export", "--format", "csv"][..],
+    ] {
+        let out = quotatop(args, &path);
+        assert!(repair_hint(&stderr(&out)), "{args:?}: {}", stderr(&out));
+        assert!(stdout(&out).contains("job-1"), "{args:?}: {}", stdout(&out));
+    }
+    let set = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args([
+            "set-priority",
+            "some-job",
+            "--priority",
+            "5",
+            "--reason",
+            "x",
+        ])
+        .args(["--yes", "--endpoint-url", "http://127.0.0.1:1", "--log"])
+        .arg(&path)
+        .env_remove("QUOTATOP_READ_ONLY")
+        .output()
+        .unwrap();
+    assert!(!set.status.success());
+    assert!(repair_hint(&stderr(&set)), "{}", stderr(&set));
+
+    let repair = quotatop(&["audit", "repair"], &path);
+    assert!(repair.status.success(), "{}", stderr(&repair));
+    let said = stdout(&repair);
+    assert!(said.contains("line 5 was torn: 31 bytes"), "{said}");
+    let aside = said
+        .split(" moved to ")
+        .nth(1)
+        .and_then(|s| s.split(';').next())
+        .unwrap();
+    assert!(aside.contains("audit.jsonl.torn-"), "{said}");
+    assert_eq!(
+        std::fs::read(aside).unwrap(),
+        b"{\"v\":2,\"seq\":5,\"time\":\"2026-11-"
+    );
+    let ok = quotatop(&["audit", "verify"], &path);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert!(stdout(&ok).contains("5 records, chain intact"));
+    let recs = quotatop::audit::read_records(&path).unwrap();
+    let rep = &recs[4].1;
+    assert_eq!(rep.kind, RecordKind::Repair);
+    assert_eq!(rep.repair.as_ref().unwrap().cut_bytes, 31);
+    AuditLog::new(&path)
+        .append(record("after", RecordKind::Intent, None))
+        .unwrap();
+    let ok = quotatop(&["audit", "verify"], &path);
+    assert!(stdout(&ok).contains("6 records, chain intact"));
+    let list = quotatop(&["audit", "list"], &path);
+    assert!(stderr(&list).is_empty(), "{}", stderr(&list));
+    assert!(
+        stdout(&list).contains("REPAIR (line 5): 31 bytes cut from line 5"),
+        "{}",
+        stdout(&list)
+    );
+    assert!(stdout(&quotatop(&["audit", "repair"], &path)).contains("nothing to repair"));
+}
+
+#[test]
+fn invalid_utf8_is_named_by_its_line() {
+    let path = write_log("utf8", 3);
+    let mut data = Vec::new();
+    for (i, l) in lines_of(&path).iter().enumerate() {
+        let mut b = l.as_bytes().to_vec();
+        if i == 2 {
+            let at = l.find("paper").unwrap();
+            b[at] = 0xc3;
+        }
+        data.extend_from_slice(&b);
+        data.push(b'\n');
+    }
+    std::fs::write(&path, data).unwrap();
+    let out = quotatop(&["audit", "verify"], &path);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("line 3") && err.contains("UTF-8") && !err.contains("line 0"),
+        "{err}"
+    );
+    let list = quotatop(&["audit", "list"], &path);
+    assert!(!list.status.success());
+    assert!(stderr(&list).contains("line 3"), "{}", stderr(&list));
+}
+
+#[test]
+fn control_characters_never_reach_the_log_exports_or_the_terminal() {
+    let path = temp_log("controls");
+    let log = AuditLog::new(&path);
+    let mut r = record("c", RecordKind::Intent, None);
+    r.justification = "esc \u{1b}[2J bel \u{7} cr \r csi \u{9b}31m".into();
+    r.job.name = "name\u{9b}1m".into();
+    log.append(r).unwrap();
+    let raw = std::fs::read_to_string(&path).unwrap();
+    assert!(no_raw_controls(&raw), "{raw:?}");
+    assert!(raw.contains("\\u009b31m"), "{raw}");
+    let csv = quotatop(&["audit", "export", "--format", "csv"], &path);
+    let text = stdout(&csv);
+    assert!(csv.status.success());
+    assert!(no_raw_controls(&text), "{text:?}");
+    assert!(
+        text.contains("esc \\u001b[2J bel \\u0007 cr \\u000d csi \\u009b31m"),
+        "{text}"
+    );
+    for args in [
+        &["audit", "export", "--format", "json"][..],
+        &["audit", "list"][..],
+        &["audit", "list", "--by-operator"][..],
+        &["audit", "verify"][..],
+        &["audit", "anchor"][..],
+    ] {
+        let out = quotatop(args, &path);
+        assert!(out.status.success(), "{args:?}");
+        assert!(
+            no_raw_controls(&stdout(&out)),
+            "{args:?}: {:?}",
+            stdout(&out)
+        );
+    }
 }

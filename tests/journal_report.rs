@@ -160,6 +160,7 @@ fn report_in_markdown_json_and_csv() {
 
 fn audit_record(kind: RecordKind, old: u32, new: u32, outcome: Option<Outcome>) -> AuditRecord {
     AuditRecord {
+        v: 2,
         seq: 0,
         time: "1970-01-01T00:00:25Z".into(),
         kind,
@@ -182,6 +183,7 @@ fn audit_record(kind: RecordKind, old: u32, new: u32, outcome: Option<Outcome>) 
         change_record: Some("CHG-7".into()),
         preview: String::new(),
         outcome,
+        repair: None,
         prev_hash: String::new(),
         hash: String::new(),
     }

@@ -151,7 +151,7 @@ async fn raising_a_waiting_job_preempts_what_the_preview_predicted() {
         records[1].1.outcome,
         Some(Outcome::Succeeded { .. })
     ));
-    assert_eq!(audit::verify(&log), Ok(2));
+    assert_eq!(audit::verify(&log).map(|h| h.count), Ok(2));
     // The justification tag is visible in AWS.
     let c = client(&h, 1);
     let arn = records[0].1.job.arn.clone();
@@ -349,7 +349,180 @@ async fn killed_between_intent_and_outcome_leaves_the_intent_listed() {
         t.contains("killed mid-change") && t.contains("OUTCOME UNKNOWN"),
         "{t}"
     );
-    assert_eq!(audit::verify(&log), Ok(1));
+    assert_eq!(audit::verify(&log).map(|h| h.count), Ok(1));
+    h.shutdown().await.ok();
+}
+
+/// 8 `set-priority` processes × 20 rounds on one job, with UpdateServiceJob failing half the
+/// time (5xx): every outcome is paired with its own intent, says what the process saw, and
+/// agrees with what the emulator did.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_changes_to_one_job_each_pair_with_their_own_outcome() {
+    let (h, [_, _, target]) = world().await;
+    h.set_faults(
+        quotatop::emulator::FaultSpec::parse("updateservicejob:error=0.5;seed=11").unwrap(),
+    );
+    let url = h.endpoint_url();
+    let log = temp_log("concurrent");
+    // Each change sets a priority no other change sets: priority -> (exit success, output).
+    let mut results: std::collections::HashMap<u32, (bool, String)> = Default::default();
+    for round in 0..20u32 {
+        let children: Vec<_> = (0..8u32)
+            .map(|p| {
+                let prio = (1 + round * 8 + p).to_string();
+                let reason = format!("process {p} round {round}");
+                let mut c = cmd(
+                    &url,
+                    &log,
+                    &[&target, "--priority", &prio, "--reason", &reason, "--yes"],
+                );
+                c.env("AWS_MAX_ATTEMPTS", "2")
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                (1 + round * 8 + p, c.spawn().expect("quotatop starts"))
+            })
+            .collect();
+        for (prio, child) in children {
+            let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+                .await
+                .unwrap()
+                .unwrap();
+            results.insert(prio, (out.status.success(), text(&out)));
+        }
+    }
+    let head = audit::verify(&log).expect("the chain verifies");
+    assert_eq!(head.count, 320, "an intent and an outcome per change");
+    let records = audit::read_records(&log).unwrap();
+    let changes = audit::changes(&records);
+    assert_eq!(changes.len(), 160);
+    let ids: std::collections::HashSet<&str> = changes
+        .iter()
+        .map(|c| c.intent.change_id.as_str())
+        .collect();
+    assert_eq!(ids.len(), 160, "change ids are unique");
+    assert!(
+        ids.iter()
+            .all(|id| id.len() == 36 && id.as_bytes()[14] == b'4')
+    );
+    let mut succeeded = std::collections::HashSet::new();
+    let mut failed = 0;
+    for c in &changes {
+        let i = &c.intent;
+        let o = c
+            .outcome
+            .as_ref()
+            .unwrap_or_else(|| panic!("no outcome for {i:?}"));
+        assert_eq!(
+            (
+                &o.change_id,
+                o.new_priority,
+                o.old_priority,
+                &o.justification
+            ),
+            (
+                &i.change_id,
+                i.new_priority,
+                i.old_priority,
+                &i.justification
+            ),
+            "outcome paired with another change"
+        );
+        let (ok, said) = &results[&i.new_priority];
+        match &o.outcome {
+            Some(Outcome::Succeeded { request_id }) => {
+                assert!(*ok, "recorded as succeeded, the process failed: {said}");
+                let want = format!(
+                    "set to {} (request {})",
+                    i.new_priority,
+                    request_id.as_deref().unwrap_or("-")
+                );
+                assert!(said.contains(&want), "{said} lacks {want}");
+                succeeded.insert(i.new_priority);
+            }
+            Some(Outcome::Failed { .. }) => {
+                assert!(!*ok, "recorded as failed, the process succeeded: {said}");
+                assert!(said.contains("the API refused the change"), "{said}");
+                failed += 1;
+            }
+            None => panic!("an outcome record without a result: {o:?}"),
+        }
+    }
+    assert!(failed > 0 && !succeeded.is_empty(), "{failed} failed");
+    // The emulator's side: one processed UpdateServiceJob per success (5xx are not processed).
+    let processed = h.calls("updateservicejob") - h.fault_stats().server_errors;
+    assert_eq!(processed, succeeded.len() as u64);
+    let final_priority = h
+        .with_engine(|e| e.job(e.find(&target).unwrap()).unwrap().priority)
+        .unwrap();
+    assert!(
+        succeeded.contains(&final_priority),
+        "final priority {final_priority} was not set by a recorded success"
+    );
+    // Each change recorded the priority it observed: the start (0) or one a success set.
+    for c in &changes {
+        let old = c.intent.old_priority;
+        assert!(old == 0 || succeeded.contains(&old), "observed {old}");
+    }
+    h.shutdown().await.ok();
+}
+
+/// A held audit-log lock: after ~1 s set-priority says who holds it, and gives up at the
+/// configured timeout without calling the API.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_audit_lock_is_named_and_times_out() {
+    use std::io::BufRead;
+    let (h, [_, _, target]) = world().await;
+    let log = temp_log("locked");
+    let guard = AuditLog::new(&log).lock().unwrap();
+    let mut c = cmd(
+        &h.endpoint_url(),
+        &log,
+        &[&target, "--priority", "5", "--reason", "x", "--yes"],
+    );
+    c.env("QUOTATOP_AUDIT_LOCK_TIMEOUT", "3")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let err = child.stderr.take().unwrap();
+    let lines = tokio::task::spawn_blocking(move || {
+        std::io::BufReader::new(err)
+            .lines()
+            .map_while(Result::ok)
+            .map(|l| (Instant::now(), l))
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    let status = child.wait().unwrap();
+    let ended = Instant::now();
+    assert!(!status.success());
+    let all: Vec<&str> = lines.iter().map(|(_, l)| l.as_str()).collect();
+    let notice = lines
+        .iter()
+        .find(|(_, l)| {
+            l.contains(&format!(
+                "waiting for the audit log lock held by PID {}",
+                std::process::id()
+            ))
+        })
+        .unwrap_or_else(|| panic!("no waiting notice: {all:?}"));
+    assert!(
+        all.iter().any(|l| l.contains("gave up after 3 s")),
+        "{all:?}"
+    );
+    // Said after 1 s of a 3 s wait: about 2 s before the process gave up.
+    let before_end = ended - notice.0;
+    assert!(
+        before_end >= Duration::from_millis(1200) && before_end <= Duration::from_millis(2900),
+        "notice {before_end:?} before the end"
+    );
+    assert_eq!(
+        h.calls("updateservicejob"),
+        0,
+        "no change without an intent"
+    );
+    assert!(audit::read_records(&log).unwrap().is_empty());
+    drop(guard);
     h.shutdown().await.ok();
 }
 

@@ -168,6 +168,7 @@ async fn the_journal_service_computes_from_a_journal_file() {
         ),
     ] {
         log.append(quotatop::audit::AuditRecord {
+            v: 2,
             seq: 0,
             time: "2026-02-02T02:40:00Z".into(),
             kind,
@@ -190,6 +191,7 @@ async fn the_journal_service_computes_from_a_journal_file() {
             change_record: None,
             preview: String::new(),
             outcome,
+            repair: None,
             prev_hash: String::new(),
             hash: String::new(),
         })

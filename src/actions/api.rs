@@ -29,4 +29,11 @@ impl PriorityApi for BatchClient {
             .map(|id| Some(id).filter(|i| !i.is_empty()))
             .map_err(|e| ApiFailure(e.to_string()))
     }
+
+    async fn current_priority(&self, job_id: &str) -> Result<Option<u32>, ApiFailure> {
+        self.describe_service_job(job_id)
+            .await
+            .map(|d| Some(d.job.priority))
+            .map_err(|e| ApiFailure(e.to_string()))
+    }
 }

@@ -19,6 +19,16 @@ pub trait PriorityApi {
         job_id: &str,
         priority: u32,
     ) -> impl Future<Output = Result<Option<String>, ApiFailure>> + Send;
+
+    /// The job's scheduling priority as the service has it now, read just before the change so
+    /// that concurrent changes each record what they replaced; `Ok(None)` when not known (the
+    /// preview's priority is recorded then).
+    fn current_priority(
+        &self,
+        _job_id: &str,
+    ) -> impl Future<Output = Result<Option<u32>, ApiFailure>> + Send {
+        std::future::ready(Ok(None))
+    }
 }
 
 /// Everything the audit record needs besides the preview.
@@ -36,9 +46,11 @@ fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-/// Applies a validated, previewed and confirmed change. The intent is on disk before the API
-/// is called; the outcome (success with request id, or the API's error) is written after. An
-/// API failure is an `Ok(Outcome::Failed)`: the change was handled and recorded.
+/// Applies a validated, previewed and confirmed change. The job's current priority is read
+/// first (the intent's `old_priority`); the intent, with a random change id, is on disk before
+/// the API is called; the outcome (same change id; success with request id, or the API's
+/// error) is written after. An API failure is an `Ok(Outcome::Failed)`: the change was handled
+/// and recorded.
 pub async fn apply_change<A: PriorityApi>(
     api: &A,
     log: &AuditLog,
@@ -48,16 +60,14 @@ pub async fn apply_change<A: PriorityApi>(
     if ctx.read_only {
         return Err(ActionError::ReadOnly);
     }
-    let change_id = format!(
-        "{}-{}",
-        chrono::Utc::now().timestamp_millis(),
-        &preview.job_id.chars().take(8).collect::<String>()
-    );
+    // A failed read is not a reason to refuse the change: the preview's priority stands in.
+    let observed = api.current_priority(&preview.job_id).await.ok().flatten();
     let mut record = AuditRecord {
+        v: crate::audit::SCHEME,
         seq: 0,
         time: now_rfc3339(),
         kind: RecordKind::Intent,
-        change_id,
+        change_id: crate::audit::new_change_id(),
         operator: ctx.operator.clone(),
         aws: ctx.aws.clone(),
         queue: ctx.queue.clone(),
@@ -67,12 +77,13 @@ pub async fn apply_change<A: PriorityApi>(
             name: preview.job_name.clone(),
             arn: preview.job_arn.clone(),
         },
-        old_priority: preview.old_priority,
+        old_priority: observed.unwrap_or(preview.old_priority),
         new_priority: preview.new_priority,
         justification: ctx.justification.clone(),
         change_record: ctx.change_record.clone(),
         preview: preview.summary(),
         outcome: None,
+        repair: None,
         prev_hash: String::new(),
         hash: String::new(),
     };

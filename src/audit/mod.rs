@@ -1,18 +1,27 @@
 //! The append-only, tamper-evident audit log of priority changes.
 //!
-//! JSON lines in the user's data directory, file mode 0600. Each record holds the hash of the
-//! previous one (a chain), so an edited, removed or reordered record is found by [`verify`].
-//! Appends take an exclusive file lock, so two consoles on one machine cannot interleave, and
-//! are fsynced. A change writes an *intent* record before the API call and an *outcome* record
-//! after it: a crash between the two leaves the intent, listed as "outcome unknown".
+//! JSON lines in the user's data directory, file mode 0600, each written once in a canonical
+//! form. Each record's hash covers its exact bytes, which include the hash of the previous
+//! record (a chain), so an edited, removed, reordered or re-serialised record is found by
+//! [`verify`]; a cut tail or a whole file rewritten with a recomputed chain is found only by
+//! comparing the head with one recorded elsewhere (`audit anchor`, `verify --expect-head`).
+//! Appends take an exclusive file lock (waiting at most a timeout; the holder's PID is in
+//! `audit.jsonl.lock`), so two consoles on one machine cannot interleave, and are fsynced. A
+//! change writes an *intent* record before the API call and an *outcome* record after it, both
+//! with the change's random id: a crash between the two leaves the intent, listed as "outcome
+//! unknown". A last line cut short by an interrupted write is "torn": every reader names it and
+//! `quotatop audit repair` moves it aside with a `repair` record.
 
 mod identity;
 mod log;
 mod record;
 
 pub use identity::LocalUser;
-pub use log::{AuditLog, VerifyError, read_records, verify};
-pub use record::{AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind};
+pub use log::{
+    AuditLog, DEFAULT_LOCK_TIMEOUT, Head, LockGuard, LogContents, SCHEME, TornTail, VerifyError,
+    canonical_body, holder_path, lock_timeout_from_env, read_log, read_records, sha256_hex, verify,
+};
+pub use record::{AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind, Repair};
 
 /// Errors of the audit layer.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +37,36 @@ pub enum AuditError {
         line: usize,
         message: String,
     },
+    #[error(
+        "audit log {path} line {line} is torn (an incomplete write of {bytes} bytes, e.g. on a full disk); run `quotatop audit repair --log {path}` to move it aside and record the repair"
+    )]
+    Torn {
+        path: String,
+        line: usize,
+        bytes: u64,
+    },
+    #[error(
+        "gave up after {secs:.0} s waiting for the audit log lock on {path}, held by {holder} (set QUOTATOP_AUDIT_LOCK_TIMEOUT or --lock-timeout to wait longer)"
+    )]
+    LockTimeout {
+        path: String,
+        secs: f64,
+        holder: String,
+    },
+}
+
+/// A new change id: a random 128-bit UUID v4.
+pub fn new_change_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// A warning when the log's last line is torn (for the console to show at start), else `None`.
+pub fn tail_warning(path: &std::path::Path) -> Option<String> {
+    match AuditLog::new(path).check_tail() {
+        Ok(()) => None,
+        Err(e @ AuditError::Torn { .. }) => Some(e.to_string()),
+        Err(_) => None,
+    }
 }
 
 /// `audit.jsonl` in quotatop's data directory (`None` when the OS gives no home directory).
@@ -74,7 +113,7 @@ pub fn queue_priority_changes(
     path: &std::path::Path,
     queue: &str,
 ) -> Result<Vec<crate::analysis::scorecard::PriorityChange>, AuditError> {
-    Ok(priority_changes(&changes(&read_records(path)?), queue))
+    Ok(priority_changes(&changes(&read_log(path)?.records), queue))
 }
 
 /// One priority change: its intent and, when it was written, its outcome.
@@ -84,7 +123,8 @@ pub struct Change {
     pub outcome: Option<AuditRecord>,
 }
 
-/// Pairs intents with their outcomes (by change id), in log order.
+/// Pairs intents with their outcomes (by change id), in log order; `repair` records are not
+/// changes.
 pub fn changes(records: &[(usize, AuditRecord)]) -> Vec<Change> {
     let mut out: Vec<Change> = Vec::new();
     for (_, r) in records {
@@ -102,6 +142,7 @@ pub fn changes(records: &[(usize, AuditRecord)]) -> Vec<Change> {
                     c.outcome = Some(r.clone());
                 }
             }
+            RecordKind::Repair => {}
         }
     }
     out

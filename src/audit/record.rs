@@ -46,6 +46,27 @@ pub enum RecordKind {
     Intent,
     /// Written after the API call returned.
     Outcome,
+    /// Written by `quotatop audit repair` after it moved a torn last line aside.
+    Repair,
+}
+
+/// What `quotatop audit repair` cut from the end of the log, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Repair {
+    /// Bytes cut from the end of the log.
+    pub cut_bytes: u64,
+    /// SHA-256 (hex) of the cut bytes.
+    pub cut_sha256: String,
+    /// 1-based line number the cut bytes started on.
+    pub line: usize,
+    /// The file the cut bytes were moved to.
+    pub moved_to: String,
+    pub reason: String,
+}
+
+/// The hash scheme of records without a `v` field (written before scheme 2).
+fn scheme_1() -> u32 {
+    1
 }
 
 /// How the API call ended.
@@ -57,20 +78,33 @@ pub enum Outcome {
 }
 
 /// One line of the audit log.
+///
+/// Written once, in quotatop's canonical form (see `log::canonical_body`): compact JSON, keys in
+/// the order of the fields below, control characters (C0, DEL, C1) escaped, `hash` last. A
+/// field added later must be an `Option` left out when `None` (`serde(default,
+/// skip_serializing_if)`), placed before `prev_hash`, so records written before it keep their
+/// canonical form; anything else needs a new `v`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditRecord {
+    /// Hash scheme: 1 = hash over the re-serialised record (logs written before scheme 2, no
+    /// `v` field); 2 = hash over the record's exact canonical bytes.
+    #[serde(default = "scheme_1")]
+    pub v: u32,
     /// 1-based position in the log.
     pub seq: u64,
     /// RFC 3339, UTC.
     pub time: String,
     pub kind: RecordKind,
-    /// Identifies the change; the outcome repeats its intent's id.
+    /// Identifies the change (a random UUID v4 since scheme 2); the outcome repeats its intent's
+    /// id.
     pub change_id: String,
     pub operator: Operator,
     pub aws: AwsContext,
     pub queue: String,
     pub share: String,
     pub job: JobRef,
+    /// The job's priority as read from the API just before the change (the preview's when that
+    /// read failed).
     pub old_priority: u32,
     pub new_priority: u32,
     pub justification: String,
@@ -78,8 +112,13 @@ pub struct AuditRecord {
     /// What the preview predicted (new position, preemption candidates).
     pub preview: String,
     pub outcome: Option<Outcome>,
+    /// Only in `repair` records: what was cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<Repair>,
     /// Hash of the previous record ("" for the first).
     pub prev_hash: String,
-    /// SHA-256 over this record without `hash`, chained through `prev_hash`.
+    /// Scheme 2: SHA-256 (hex) of this line's bytes up to `hash` (the canonical record without
+    /// `hash`, closed with `}`), which include `prev_hash`. Always the last field.
+    #[serde(default)]
     pub hash: String,
 }

@@ -1,25 +1,24 @@
-//! `quotatop audit list | verify | export`.
+//! `quotatop audit list | verify | export | anchor | repair`.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use chrono::{DateTime, Utc};
 
-use crate::audit::{self, Change, Outcome};
-use crate::cli::{AuditCommand, AuditExportArgs, AuditListArgs, AuditLogArg, ExportFormat};
+use crate::audit::{self, AuditLog, AuditRecord, Change, Head, Operator, Outcome, RecordKind};
+use crate::cli::{
+    AuditCommand, AuditExportArgs, AuditListArgs, AuditLogArg, AuditRepairArgs, AuditVerifyArgs,
+    ExportFormat,
+};
 use crate::model::{clean_text, csv_field};
 
 pub fn run(cmd: &AuditCommand) -> anyhow::Result<()> {
     match cmd {
         AuditCommand::List(a) => print!("{}", list(a)?),
-        AuditCommand::Verify(a) => {
-            let path = log_path(a)?;
-            match audit::verify(&path) {
-                Ok(n) => println!("{}: {n} records, chain intact", path.display()),
-                Err(e) => bail!("{}: verification failed at {e}", path.display()),
-            }
-        }
+        AuditCommand::Verify(a) => print!("{}", verify(a)?),
         AuditCommand::Export(a) => print!("{}", export(a)?),
+        AuditCommand::Anchor(a) => print!("{}", anchor(a)?),
+        AuditCommand::Repair(a) => print!("{}", repair(a)?),
     }
     Ok(())
 }
@@ -31,10 +30,202 @@ fn log_path(a: &AuditLogArg) -> anyhow::Result<PathBuf> {
         .context("no home directory to find the audit log in; pass --log")
 }
 
+/// The log with the lock timeout of `--lock-timeout` / `QUOTATOP_AUDIT_LOCK_TIMEOUT`, saying on
+/// stderr when it waits for another process.
+pub fn open_log(a: &AuditLogArg) -> anyhow::Result<AuditLog> {
+    let timeout = std::time::Duration::try_from_secs_f64(a.lock_timeout)
+        .unwrap_or(audit::DEFAULT_LOCK_TIMEOUT);
+    Ok(AuditLog::new(log_path(a)?)
+        .with_lock_timeout(timeout)
+        .with_wait_notice(true))
+}
+
+/// The changes of the log; a torn last line is named on stderr (with the repair) and the
+/// records before it are used.
 fn load(a: &AuditLogArg) -> anyhow::Result<Vec<Change>> {
+    Ok(audit::changes(&load_records(a)?))
+}
+
+/// The records of the log, warning about a torn last line as [`load`] does.
+fn load_records(a: &AuditLogArg) -> anyhow::Result<Vec<(usize, AuditRecord)>> {
     let path = log_path(a)?;
-    let records = audit::read_records(&path)?;
-    Ok(audit::changes(&records))
+    let log = audit::read_log(&path).map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))?;
+    if let Some(t) = &log.torn {
+        eprintln!(
+            "warning: audit log {} line {} is torn (an incomplete write of {} bytes) and is left out; run `quotatop audit repair --log {}`",
+            path.display(),
+            t.line,
+            t.bytes,
+            path.display()
+        );
+    }
+    Ok(log.records)
+}
+
+/// The `repair` records, as `audit list` shows them after the changes.
+fn repairs_text(records: &[(usize, AuditRecord)]) -> String {
+    let mut out = String::new();
+    for (line, r) in records.iter().filter(|(_, r)| r.kind == RecordKind::Repair) {
+        let Some(info) = &r.repair else { continue };
+        out.push_str(&format!(
+            "{}  {}@{}  REPAIR (line {line}): {} bytes cut from line {} (sha256 {}), moved to {}\n    why: {}\n",
+            clean_text(&r.time),
+            clean_text(&r.operator.user),
+            clean_text(&r.operator.host),
+            info.cut_bytes,
+            info.line,
+            clean_text(&info.cut_sha256),
+            clean_text(&info.moved_to),
+            clean_text(&r.justification),
+        ));
+    }
+    out
+}
+
+fn verified(path: &std::path::Path) -> anyhow::Result<Head> {
+    audit::verify(path).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: verification failed at {}",
+            path.display(),
+            clean_text(&e.to_string())
+        )
+    })
+}
+
+/// `audit verify`: the chain, then the head against the expected one.
+pub fn verify(a: &AuditVerifyArgs) -> anyhow::Result<String> {
+    let path = log_path(&a.log)?;
+    let head = verified(&path)?;
+    if let Some(n) = a.expect_count
+        && head.count < n
+    {
+        bail!(
+            "{}: {} records, fewer than the {n} expected: records were cut from the end or the log was replaced",
+            path.display(),
+            head.count
+        );
+    }
+    let mut anchored = String::new();
+    if let Some(want) = a.expect_head.as_deref().map(str::trim) {
+        let at = match a.expect_count {
+            Some(n) => (n >= 1 && head.hashes.get(n - 1).is_some_and(|h| h == want)).then_some(n),
+            None => head.hashes.iter().position(|h| h == want).map(|i| i + 1),
+        };
+        let Some(at) = at else {
+            bail!(
+                "{}: the expected head {} is not in the log{} (its head is {} after {} records): the log was cut or rewritten since that head was recorded",
+                path.display(),
+                clean_text(want),
+                a.expect_count
+                    .map(|n| format!(" as record {n}"))
+                    .unwrap_or_default(),
+                if head.hash.is_empty() {
+                    "-"
+                } else {
+                    &head.hash
+                },
+                head.count
+            );
+        };
+        anchored = format!(
+            "expected head found: record {at}{}\n",
+            if at == head.count {
+                String::new()
+            } else {
+                format!(", {} records appended since", head.count - at)
+            }
+        );
+    }
+    Ok(format!(
+        "{}: {} records, chain intact\nhead {} (record {}{})\n{anchored}",
+        path.display(),
+        head.count,
+        if head.hash.is_empty() {
+            "-"
+        } else {
+            &head.hash
+        },
+        head.count,
+        head.time
+            .as_deref()
+            .map(|t| format!(", written {}", clean_text(t)))
+            .unwrap_or_default()
+    ))
+}
+
+/// `audit anchor`: the verified head, to paste into a ticket.
+pub fn anchor(a: &AuditLogArg) -> anyhow::Result<String> {
+    let path = log_path(a)?;
+    let head = verified(&path)?;
+    let hash = if head.hash.is_empty() {
+        "-"
+    } else {
+        &head.hash
+    };
+    Ok(format!(
+        "quotatop audit anchor\n  log      {}\n  records  {}\n  head     {hash}\n  last     {}\n  taken    {}\ncheck later: quotatop audit verify --log {} --expect-count {} --expect-head {hash}\n",
+        path.display(),
+        head.count,
+        head.time
+            .as_deref()
+            .map(clean_text)
+            .unwrap_or_else(|| "-".into()),
+        Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        path.display(),
+        head.count,
+    ))
+}
+
+/// `audit repair`: a torn last line moved aside, the repair recorded.
+pub fn repair(a: &AuditRepairArgs) -> anyhow::Result<String> {
+    let log = open_log(&a.log)?;
+    let template = AuditRecord {
+        v: audit::SCHEME,
+        seq: 0,
+        time: Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        kind: RecordKind::Repair,
+        change_id: audit::new_change_id(),
+        operator: Operator::current(),
+        aws: Default::default(),
+        queue: String::new(),
+        share: String::new(),
+        job: audit::JobRef {
+            id: String::new(),
+            name: String::new(),
+            arn: String::new(),
+        },
+        old_priority: 0,
+        new_priority: 0,
+        justification: a.reason.clone(),
+        change_record: None,
+        preview: String::new(),
+        outcome: None,
+        repair: None,
+        prev_hash: String::new(),
+        hash: String::new(),
+    };
+    match log
+        .repair(template)
+        .map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))?
+    {
+        None => Ok(format!(
+            "{}: the last line is whole; nothing to repair\n",
+            log.path().display()
+        )),
+        Some(r) => {
+            let info = r.repair.as_ref();
+            Ok(format!(
+                "{}: line {} was torn: {} bytes (sha256 {}) moved to {}; recorded as record {} (hash {})\n",
+                log.path().display(),
+                info.map(|i| i.line).unwrap_or_default(),
+                info.map(|i| i.cut_bytes).unwrap_or_default(),
+                info.map(|i| i.cut_sha256.as_str()).unwrap_or_default(),
+                info.map(|i| i.moved_to.as_str()).unwrap_or_default(),
+                r.seq,
+                r.hash
+            ))
+        }
+    }
 }
 
 /// `30m`, `24h`, `7d`, `2w`, or an RFC 3339 time ([`crate::model::parse_since`]).
@@ -59,13 +250,13 @@ fn outcome_text(c: &Change) -> String {
     }
 }
 
-fn filtered(a: &AuditListArgs) -> anyhow::Result<Vec<Change>> {
+fn filtered(a: &AuditListArgs, changes: Vec<Change>) -> anyhow::Result<Vec<Change>> {
     let since = a
         .since
         .as_deref()
         .map(|s| parse_since(s, Utc::now()))
         .transpose()?;
-    Ok(load(&a.log)?
+    Ok(changes
         .into_iter()
         .filter(|c| {
             a.job.as_deref().is_none_or(|j| {
@@ -80,7 +271,8 @@ fn filtered(a: &AuditListArgs) -> anyhow::Result<Vec<Change>> {
 
 /// The text `audit list` prints.
 pub fn list(a: &AuditListArgs) -> anyhow::Result<String> {
-    let changes = filtered(a)?;
+    let records = load_records(&a.log)?;
+    let changes = filtered(a, audit::changes(&records))?;
     let mut out = String::new();
     if a.by_operator {
         let mut counts: std::collections::BTreeMap<(String, String), (u32, u32)> =
@@ -111,15 +303,22 @@ pub fn list(a: &AuditListArgs) -> anyhow::Result<String> {
         }
         return Ok(out);
     }
+    // Repairs of the log itself, unless the listing is of one job or a time window.
+    let repairs = if a.job.is_none() && a.since.is_none() {
+        repairs_text(&records)
+    } else {
+        String::new()
+    };
     if changes.is_empty() {
         out.push_str("no priority changes recorded\n");
+        out.push_str(&repairs);
         return Ok(out);
     }
     for c in &changes {
         let i = &c.intent;
         out.push_str(&format!(
             "{}  {}@{}  {}/{} ({})  {} -> {}  {}\n    why: {}{}\n    preview: {}\n",
-            i.time,
+            clean_text(&i.time),
             clean_text(&i.operator.user),
             clean_text(&i.operator.host),
             clean_text(&i.share),
@@ -136,6 +335,7 @@ pub fn list(a: &AuditListArgs) -> anyhow::Result<String> {
             clean_text(&i.preview),
         ));
     }
+    out.push_str(&repairs);
     Ok(out)
 }
 
@@ -222,7 +422,11 @@ pub fn export(a: &AuditExportArgs) -> anyhow::Result<String> {
                     r.outcome.clone(),
                     r.outcome_time.clone().unwrap_or_default(),
                 ];
-                let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+                // Control characters (ESC, BEL, CR, U+009B…) are written as visible `\u00XX`.
+                let line: Vec<String> = fields
+                    .iter()
+                    .map(|f| csv_field(&crate::model::escape_controls(f)))
+                    .collect();
                 out.push_str(&line.join(","));
                 out.push('\n');
             }

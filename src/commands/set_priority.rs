@@ -6,7 +6,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use anyhow::{Context, bail};
 
 use crate::actions::{self, ChangeContext, Prediction, Preview, PriorityPolicy};
-use crate::audit::{self, AuditLog, AwsContext, Operator, Outcome};
+use crate::audit::{AwsContext, Operator, Outcome};
 use crate::batch::BatchClient;
 use crate::cli::SetPriorityArgs;
 use crate::config;
@@ -42,12 +42,13 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
     }
     let new = actions::parse_priority(&args.priority)?;
     let policy: PriorityPolicy = loaded.config.priority;
-    let log_path = args
-        .log
-        .log
-        .clone()
-        .or_else(audit::default_path)
-        .context("no home directory for the audit log; pass --log")?;
+    let log = super::audit::open_log(&args.log)?;
+    let log_path = log.path().to_path_buf();
+    // A torn last line would refuse the intent: say so (and how to repair) before any call.
+    if !args.dry_run {
+        log.check_tail()
+            .map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))?;
+    }
     let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     rt.block_on(async {
         let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
@@ -99,8 +100,9 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
             change_record: args.change_record.clone(),
             read_only,
         };
-        let outcome =
-            actions::apply_change(&client, &AuditLog::new(&log_path), &ctx, &preview).await?;
+        let outcome = actions::apply_change(&client, &log, &ctx, &preview)
+            .await
+            .map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))?;
         match outcome {
             Outcome::Succeeded { request_id } => {
                 println!(

@@ -55,7 +55,16 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
             },
         );
         let snapshots = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
-        let opts = console::options(&loaded, client.source().clone(), &journal);
+        let mut opts = console::options(&loaded, client.source().clone(), &journal);
+        // A torn last line in the audit log would refuse every priority change: say so now.
+        if let Some(w) = crate::audit::default_path()
+            .as_deref()
+            .and_then(crate::audit::tail_warning)
+        {
+            let w = crate::model::clean_text(&w);
+            eprintln!("quotatop: {w}");
+            opts.warnings.push(w);
+        }
         let services = console::services(
             &client,
             &poller,

@@ -30,6 +30,24 @@ pub fn escape_c1_in_json(json: String) -> String {
     out
 }
 
+/// Untrusted text kept whole but made safe to print: every control character (C0, DEL, C1:
+/// ESC, BEL, CR, LF, U+009B…) written as a visible `\u00XX`. For exports, where the text should
+/// stay readable and lose nothing; [`clean_text`] is for screens.
+pub fn escape_controls(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if c.is_control() {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// A URL without its userinfo (`scheme://user:password@host` → `scheme://host`), so an endpoint
 /// given with credentials in it is never stored (journal, audit log) or printed with them.
 pub fn without_userinfo(url: &str) -> String {
@@ -88,6 +106,15 @@ mod tests {
         assert_eq!(csv_field("a,b"), "\"a,b\"");
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
+    }
+
+    #[test]
+    fn controls_are_escaped_visibly() {
+        assert_eq!(
+            escape_controls("a\u{1b}[2J\u{7}\r\u{9b}31m\u{7f}z"),
+            "a\\u001b[2J\\u0007\\u000d\\u009b31m\\u007fz"
+        );
+        assert_eq!(escape_controls("plain – ü"), "plain – ü");
     }
 
     #[test]
