@@ -232,6 +232,18 @@ pub enum AuditCommand {
     /// Move a torn last line (an interrupted write) into `audit.jsonl.torn-<time>` next to the
     /// log and record the repair, so appends work again.
     Repair(AuditRepairArgs),
+    /// Decide the changes whose outcome was never written (a process killed between intent and
+    /// outcome): read each job's priority now and append what it shows (landed, did not land,
+    /// undecidable, job gone). Writes only the local log, so it works in read-only mode too.
+    Reconcile(AuditReconcileArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AuditReconcileArgs {
+    #[command(flatten)]
+    pub log: AuditLogArg,
+    #[command(flatten)]
+    pub aws: AwsArgs,
 }
 
 #[derive(Debug, clap::Args)]

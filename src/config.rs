@@ -273,6 +273,17 @@ pub struct Loaded {
     pub warnings: Vec<String>,
 }
 
+impl Loaded {
+    /// Where the `[priority]` policy came from, for the audit record: the config file when it
+    /// exists, else the built-in defaults.
+    pub fn policy_source(&self) -> String {
+        match self.path.as_deref() {
+            Some(p) if p.exists() => format!("config {}", p.display()),
+            _ => "built-in defaults".to_string(),
+        }
+    }
+}
+
 /// The per-user directories (`None` when the OS reports no home directory).
 pub fn project_dirs() -> Option<directories::ProjectDirs> {
     directories::ProjectDirs::from("", "", "quotatop")

@@ -28,6 +28,7 @@ fn record(change: &str, kind: RecordKind, outcome: Option<Outcome>) -> AuditReco
         operator: Operator {
             user: "oncall".into(),
             host: "ops-1".into(),
+            ..Default::default()
         },
         aws: AwsContext::default(),
         queue: "ml-training".into(),
@@ -43,6 +44,7 @@ fn record(change: &str, kind: RecordKind, outcome: Option<Outcome>) -> AuditReco
         change_record: Some("CHG-7".into()),
         preview: "position 3 -> 1".into(),
         outcome,
+        policy: None,
         repair: None,
         prev_hash: String::new(),
         hash: String::new(),

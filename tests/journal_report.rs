@@ -168,6 +168,7 @@ fn audit_record(kind: RecordKind, old: u32, new: u32, outcome: Option<Outcome>) 
         operator: Operator {
             user: "oncall".into(),
             host: "ops-1".into(),
+            ..Default::default()
         },
         aws: AwsContext::default(),
         queue: "q".into(),
@@ -183,6 +184,7 @@ fn audit_record(kind: RecordKind, old: u32, new: u32, outcome: Option<Outcome>) 
         change_record: Some("CHG-7".into()),
         preview: String::new(),
         outcome,
+        policy: None,
         repair: None,
         prev_hash: String::new(),
         hash: String::new(),

@@ -261,6 +261,7 @@ async fn credentials_never_reach_logs_journal_audit_or_output() {
         justification: "soak of the credential handling".into(),
         change_record: None,
         read_only: false,
+        policy: None,
     };
     actions::apply_change(&SdkPriority(sdk), &audit, &ctx, &preview)
         .await

@@ -166,6 +166,13 @@ async fn raising_a_waiting_job_preempts_what_the_preview_predicted() {
         .and_then(|t| t.get("quotatop:priority-change"))
         .cloned();
     assert!(tag.is_some_and(|v| v.starts_with("0->5 by ") && v.ends_with("incident 7")));
+    // So is the audit log's head just after the change: an anchor outside the file.
+    let head = audit::verify(&log).unwrap();
+    let anchor = tags
+        .tags()
+        .and_then(|t| t.get("quotatop:audit-head"))
+        .cloned();
+    assert_eq!(anchor, Some(format!("2:{}", head.hash)));
     h.shutdown().await.ok();
 }
 
@@ -284,12 +291,14 @@ async fn a_job_that_finished_meanwhile_is_refused_by_the_api_and_recorded() {
         operator: Operator {
             user: "u".into(),
             host: "h".into(),
+            ..Default::default()
         },
         aws: AwsContext::default(),
         queue: QUEUE.into(),
         justification: "deadline".into(),
         change_record: None,
         read_only: false,
+        policy: None,
     };
     let outcome = actions::apply_change(&bc, &AuditLog::new(&log), &ctx, &preview)
         .await
@@ -310,35 +319,40 @@ async fn a_job_that_finished_meanwhile_is_refused_by_the_api_and_recorded() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn killed_between_intent_and_outcome_leaves_the_intent_listed() {
+async fn killed_changes_are_listed_as_unknown_then_reconciled() {
     let (h, [_, _, target]) = world().await;
-    // UpdateServiceJob takes 30 s: the process is killed while waiting for it.
+    // UpdateServiceJob takes 30 s: each process is killed while waiting for it.
     h.set_faults(quotatop::emulator::FaultSpec::parse("updateservicejob:latency=30s").unwrap());
     let log = temp_log("killed");
-    let mut c = cmd(
-        &h.endpoint_url(),
-        &log,
-        &[
-            &target,
-            "--priority",
-            "5",
-            "--reason",
-            "killed mid-change",
-            "--yes",
-        ],
-    );
-    let mut child = c
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while audit::read_records(&log).map(|r| r.len()).unwrap_or(0) == 0 {
-        assert!(Instant::now() < deadline, "intent never written");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    // Two changes to one job, each killed after its intent: first to 6, then to 5.
+    for (n, prio) in [(1, "6"), (2, "5")] {
+        let mut c = cmd(
+            &h.endpoint_url(),
+            &log,
+            &[
+                &target,
+                "--priority",
+                prio,
+                "--reason",
+                "killed mid-change",
+                "--yes",
+            ],
+        );
+        // `$USER` is anyone's to set: the record names the account of the uid.
+        c.env("USER", "alice");
+        let mut child = c
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while audit::read_records(&log).map(|r| r.len()).unwrap_or(0) < n {
+            assert!(Instant::now() < deadline, "intent never written");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
     }
-    child.kill().unwrap();
-    child.wait().unwrap();
     let list = Command::new(env!("CARGO_BIN_EXE_quotatop"))
         .args(["audit", "list", "--log"])
         .arg(&log)
@@ -346,10 +360,120 @@ async fn killed_between_intent_and_outcome_leaves_the_intent_listed() {
         .unwrap();
     let t = String::from_utf8_lossy(&list.stdout);
     assert!(
-        t.contains("killed mid-change") && t.contains("OUTCOME UNKNOWN"),
+        t.contains("killed mid-change") && t.matches("OUTCOME UNKNOWN").count() == 2,
         "{t}"
     );
-    assert_eq!(audit::verify(&log).map(|h| h.count), Ok(1));
+    assert_eq!(audit::verify(&log).map(|h| h.count), Ok(2));
+    // Who: the local account from the uid (not `$USER`), the AWS principal from STS; and the
+    // policy the change was checked against.
+    let intent = &audit::read_records(&log).unwrap()[0].1;
+    let uid_name = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    assert_eq!(intent.operator.user, uid_name);
+    assert!(
+        intent
+            .operator
+            .local_user
+            .as_deref()
+            .is_some_and(|u| u.starts_with(&format!("{uid_name} (uid "))),
+        "{intent:?}"
+    );
+    assert_eq!(
+        intent.operator.aws_principal.as_deref(),
+        Some("arn:aws:iam::123456789012:user/AKIDTEST")
+    );
+    assert_eq!(
+        intent.policy.as_deref(),
+        Some("large_change=1000 protected_from=9000 (built-in defaults)")
+    );
+    // The unknown changes are not attributed to anyone yet.
+    assert!(
+        audit::queue_priority_changes(&log, QUEUE)
+            .unwrap()
+            .is_empty()
+    );
+
+    // The second call landed (as a stalled call on AWS may, after the client died).
+    client(&h, 1)
+        .update_service_job()
+        .job_id(&target)
+        .scheduling_priority(5)
+        .send()
+        .await
+        .unwrap();
+    h.set_faults(quotatop::emulator::FaultSpec::none());
+    // Reconcile, in read-only mode (it writes only the local log).
+    let out = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args([
+            "audit",
+            "reconcile",
+            "--endpoint-url",
+            &h.endpoint_url(),
+            "--log",
+        ])
+        .arg(&log)
+        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .env("AWS_REGION", "us-east-1")
+        .env("QUOTATOP_READ_ONLY", "1")
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("6: undecidable"), "{t}");
+    assert!(t.contains("5: landed (priority now 5)"), "{t}");
+    assert!(t.contains("2 changes reconciled"), "{t}");
+    let head = audit::verify(&log).unwrap();
+    assert_eq!(head.count, 4);
+    // The landed change is now attributed to the operator of its intent.
+    let changes = audit::queue_priority_changes(&log, QUEUE).unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!((changes[0].old, changes[0].new), (changes[0].old, 5));
+    let intent_user = audit::read_records(&log).unwrap()[1]
+        .1
+        .operator
+        .user
+        .clone();
+    assert_eq!(
+        changes[0].operator.as_deref(),
+        Some(
+            format!(
+                "{intent_user}@{}",
+                audit::read_records(&log).unwrap()[1].1.operator.host
+            )
+            .as_str()
+        )
+    );
+    let list = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(["audit", "list", "--log"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&list.stdout);
+    assert!(t.contains("outcome reconciled: landed"), "{t}");
+    assert!(!t.contains("OUTCOME UNKNOWN"), "{t}");
+    // A second run has nothing to do.
+    let again = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args([
+            "audit",
+            "reconcile",
+            "--endpoint-url",
+            &h.endpoint_url(),
+            "--log",
+        ])
+        .arg(&log)
+        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .env("AWS_REGION", "us-east-1")
+        .output()
+        .unwrap();
+    assert!(
+        text(&again).contains("nothing to reconcile"),
+        "{}",
+        text(&again)
+    );
     h.shutdown().await.ok();
 }
 
@@ -444,7 +568,7 @@ async fn concurrent_changes_to_one_job_each_pair_with_their_own_outcome() {
                 assert!(said.contains("the API refused the change"), "{said}");
                 failed += 1;
             }
-            None => panic!("an outcome record without a result: {o:?}"),
+            other => panic!("an outcome record without an API result: {other:?} in {o:?}"),
         }
     }
     assert!(failed > 0 && !succeeded.is_empty(), "{failed} failed");
@@ -613,5 +737,82 @@ async fn read_only_environment_values_and_policy_from_config_only() {
     assert!(!out.status.success());
     assert!(text(&out).contains(&bad_s), "{}", text(&out));
     assert!(!log.exists(), "nothing was recorded");
+    h.shutdown().await.ok();
+}
+
+/// The console decides unknown outcomes when it starts (as `audit reconcile` does), and says
+/// so in its footer; with nothing unknown it stays silent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_reconciles_unknown_outcomes_on_start() {
+    let (h, [_, _, target]) = world().await;
+    let log_path = temp_log("console-reconcile");
+    let bc = BatchClient::connect(ConnectOptions {
+        profile: None,
+        region: Some("us-east-1".into()),
+        endpoint_url: Some(h.endpoint_url()),
+        credentials: Some(StaticCredentials {
+            access_key_id: "AKIDTEST".into(),
+            secret_access_key: "secret".into(),
+        }),
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        quotatop::commands::console::reconcile_on_start(&bc, &log_path).await,
+        None,
+        "no log: nothing to say"
+    );
+    // An intent whose process died: the waiting job is at priority 0, which it asked for.
+    let log = AuditLog::new(&log_path);
+    let mut intent = audit::read_records(&log_path).unwrap_or_default();
+    assert!(intent.is_empty());
+    let record = audit::AuditRecord {
+        v: audit::SCHEME,
+        seq: 0,
+        time: "2026-11-30T10:00:00.000Z".into(),
+        kind: RecordKind::Intent,
+        change_id: audit::new_change_id(),
+        operator: Operator {
+            user: "oncall".into(),
+            host: "ops-1".into(),
+            ..Default::default()
+        },
+        aws: AwsContext::default(),
+        queue: QUEUE.into(),
+        share: "team".into(),
+        job: audit::JobRef {
+            id: target.clone(),
+            name: "waiting".into(),
+            arn: String::new(),
+        },
+        old_priority: 4,
+        new_priority: 0,
+        justification: "died before its outcome".into(),
+        change_record: None,
+        preview: String::new(),
+        outcome: None,
+        policy: None,
+        repair: None,
+        prev_hash: String::new(),
+        hash: String::new(),
+    };
+    log.append(record).unwrap();
+    let line = quotatop::commands::console::reconcile_on_start(&bc, &log_path)
+        .await
+        .expect("a footer line");
+    assert!(line.contains("decided 1 change(s)"), "{line}");
+    intent = audit::read_records(&log_path).unwrap();
+    assert_eq!(intent.len(), 2);
+    assert_eq!(
+        intent[1].1.outcome,
+        Some(Outcome::Reconciled {
+            verdict: audit::Verdict::Landed,
+            observed_priority: Some(0)
+        })
+    );
+    assert_eq!(
+        quotatop::commands::console::reconcile_on_start(&bc, &log_path).await,
+        None
+    );
     h.shutdown().await.ok();
 }

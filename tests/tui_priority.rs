@@ -71,9 +71,11 @@ fn services(api: &FakeApi, log: &std::path::Path) -> Services {
             operator: Operator {
                 user: "oncall".into(),
                 host: "console-host".into(),
+                ..Default::default()
             },
             aws: AwsContext::default(),
             read_only: false,
+            policy: None,
             tagger: None,
         })),
         refresh: None,
@@ -315,9 +317,11 @@ async fn tag_justification_tags_the_changed_job() {
             operator: Operator {
                 user: "oncall".into(),
                 host: "console-host".into(),
+                ..Default::default()
             },
             aws: AwsContext::default(),
             read_only: false,
+            policy: None,
             tagger: Some(tagger.clone() as Arc<dyn JobTagger>),
         }));
         let script = format!("{OPEN}50\tincident 4711\n\n");
@@ -328,6 +332,11 @@ async fn tag_justification_tags_the_changed_job() {
         assert_eq!(
             calls[0].1["quotatop:priority-change"],
             "1->50 by oncall: incident 4711"
+        );
+        let head = quotatop::audit::verify(&log).unwrap();
+        assert_eq!(
+            calls[0].1["quotatop:audit-head"],
+            format!("2:{}", head.hash)
         );
         let text = screen_text(&t);
         if fail {

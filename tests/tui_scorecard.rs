@@ -176,6 +176,7 @@ async fn the_journal_service_computes_from_a_journal_file() {
             operator: quotatop::audit::Operator {
                 user: "oncall".into(),
                 host: "ops-1".into(),
+                ..Default::default()
             },
             aws: Default::default(),
             queue: "ml-training".into(),
@@ -191,6 +192,7 @@ async fn the_journal_service_computes_from_a_journal_file() {
             change_record: None,
             preview: String::new(),
             outcome,
+            policy: None,
             repair: None,
             prev_hash: String::new(),
             hash: String::new(),

@@ -18,6 +18,16 @@ impl super::JobTagger for BatchClient {
     }
 }
 
+impl super::JobLookup for BatchClient {
+    async fn job_priority(&self, job_id: &str) -> Result<Option<u32>, String> {
+        match self.describe_service_job(job_id).await {
+            Ok(d) => Ok(Some(d.job.priority)),
+            Err(e) if e.kind() == crate::batch::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
 impl PriorityApi for BatchClient {
     async fn update_priority(
         &self,
@@ -28,6 +38,10 @@ impl PriorityApi for BatchClient {
             .await
             .map(|id| Some(id).filter(|i| !i.is_empty()))
             .map_err(|e| ApiFailure(e.to_string()))
+    }
+
+    async fn caller_identity(&self) -> Result<Option<String>, String> {
+        BatchClient::caller_identity(self).await.map(Some)
     }
 
     async fn current_priority(&self, job_id: &str) -> Result<Option<u32>, ApiFailure> {

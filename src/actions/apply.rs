@@ -29,6 +29,12 @@ pub trait PriorityApi {
     ) -> impl Future<Output = Result<Option<u32>, ApiFailure>> + Send {
         std::future::ready(Ok(None))
     }
+
+    /// The AWS principal the change is made as (STS GetCallerIdentity's ARN); `Ok(None)` when
+    /// this API has no notion of one, `Err(reason)` when it could not be asked.
+    fn caller_identity(&self) -> impl Future<Output = Result<Option<String>, String>> + Send {
+        std::future::ready(Ok(None))
+    }
 }
 
 /// Everything the audit record needs besides the preview.
@@ -40,6 +46,8 @@ pub struct ChangeContext {
     pub justification: String,
     pub change_record: Option<String>,
     pub read_only: bool,
+    /// The change-record policy checked, and where it came from (kept in the intent).
+    pub policy: Option<String>,
 }
 
 fn now_rfc3339() -> String {
@@ -62,13 +70,21 @@ pub async fn apply_change<A: PriorityApi>(
     }
     // A failed read is not a reason to refuse the change: the preview's priority stands in.
     let observed = api.current_priority(&preview.job_id).await.ok().flatten();
+    // Nor is an unknown principal: the record says why it is unknown.
+    let mut operator = ctx.operator.clone();
+    if operator.aws_principal.is_none() {
+        operator.aws_principal = match api.caller_identity().await {
+            Ok(p) => p,
+            Err(why) => Some(format!("unknown ({why})")),
+        };
+    }
     let mut record = AuditRecord {
         v: crate::audit::SCHEME,
         seq: 0,
         time: now_rfc3339(),
         kind: RecordKind::Intent,
         change_id: crate::audit::new_change_id(),
-        operator: ctx.operator.clone(),
+        operator,
         aws: ctx.aws.clone(),
         queue: ctx.queue.clone(),
         share: preview.share.clone(),
@@ -83,6 +99,7 @@ pub async fn apply_change<A: PriorityApi>(
         change_record: ctx.change_record.clone(),
         preview: preview.summary(),
         outcome: None,
+        policy: ctx.policy.clone(),
         repair: None,
         prev_hash: String::new(),
         hash: String::new(),
@@ -130,6 +147,12 @@ mod tests {
             let r = self.result.clone();
             async move { r }
         }
+
+        fn caller_identity(&self) -> impl Future<Output = Result<Option<String>, String>> + Send {
+            // STS unreachable: the change must still go ahead, saying why the principal is
+            // unknown.
+            std::future::ready(Err("no answer from STS".to_string()))
+        }
     }
 
     fn preview() -> Preview {
@@ -153,12 +176,14 @@ mod tests {
             operator: Operator {
                 user: "u".into(),
                 host: "h".into(),
+                ..Default::default()
             },
             aws: AwsContext::default(),
             queue: "q".into(),
             justification: "incident 42".into(),
             change_record: None,
             read_only,
+            policy: Some("large_change=1000 protected_from=9000 (test)".into()),
         }
     }
 
@@ -214,6 +239,14 @@ mod tests {
         assert_eq!(recs[1].1.change_id, recs[0].1.change_id);
         assert_eq!(recs[0].1.justification, "incident 42");
         assert!(recs[0].1.preview.contains("position 3 -> 1"));
+        assert_eq!(
+            recs[0].1.operator.aws_principal.as_deref(),
+            Some("unknown (no answer from STS)")
+        );
+        assert_eq!(
+            recs[0].1.policy.as_deref(),
+            Some("large_change=1000 protected_from=9000 (test)")
+        );
     }
 
     #[test]

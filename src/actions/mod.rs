@@ -4,9 +4,11 @@
 mod api;
 mod apply;
 mod preview;
+mod reconcile;
 mod validate;
 
 pub use apply::{ApiFailure, ChangeContext, PriorityApi, apply_change};
+pub use reconcile::{JobLookup, Reconciled, reconcile};
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -24,6 +26,34 @@ pub fn justification_tag(p: &Preview, user: &str, reason: &str) -> BTreeMap<Stri
         "quotatop:priority-change".to_string(),
         v.chars().take(256).collect(),
     )])
+}
+
+/// [`justification_tag`] plus `quotatop:audit-head` = `<count>:<hash>`, the audit log's head
+/// just after the change, when the log verifies: an anchor outside the file (changing it needs
+/// `batch:TagResource` and leaves a CloudTrail record; it ages out with the job). The warning
+/// says why the head tag was left out.
+pub fn change_tags(
+    p: &Preview,
+    user: &str,
+    reason: &str,
+    log: &std::path::Path,
+) -> (BTreeMap<String, String>, Option<String>) {
+    let mut tags = justification_tag(p, user, reason);
+    match crate::audit::verify(log) {
+        Ok(head) => {
+            tags.insert(
+                "quotatop:audit-head".to_string(),
+                format!("{}:{}", head.count, head.hash),
+            );
+            (tags, None)
+        }
+        Err(e) => (
+            tags,
+            Some(format!(
+                "the audit log did not verify ({e}), so no quotatop:audit-head tag"
+            )),
+        ),
+    }
 }
 
 /// Tags a job (the console's `--tag-justification`); object-safe so the console can hold one.

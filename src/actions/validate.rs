@@ -12,6 +12,19 @@ pub struct PriorityPolicy {
     pub protected_from: Option<u32>,
 }
 
+impl PriorityPolicy {
+    /// The policy as the audit record keeps it, with where it came from.
+    pub fn describe(&self, source: &str) -> String {
+        let protected = self
+            .protected_from
+            .map_or_else(|| "none".to_string(), |p| p.to_string());
+        format!(
+            "large_change={} protected_from={protected} ({source})",
+            self.large_change
+        )
+    }
+}
+
 impl Default for PriorityPolicy {
     fn default() -> Self {
         Self {

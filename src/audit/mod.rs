@@ -21,7 +21,7 @@ pub use log::{
     AuditLog, DEFAULT_LOCK_TIMEOUT, Head, LockGuard, LogContents, SCHEME, TornTail, VerifyError,
     canonical_body, holder_path, lock_timeout_from_env, read_log, read_records, sha256_hex, verify,
 };
-pub use record::{AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind, Repair};
+pub use record::{AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind, Repair, Verdict};
 
 /// Errors of the audit layer.
 #[derive(Debug, thiserror::Error)]
@@ -84,12 +84,7 @@ pub fn priority_changes(
     changes
         .iter()
         .filter(|c| c.intent.queue == queue)
-        .filter(|c| {
-            matches!(
-                c.outcome.as_ref().and_then(|o| o.outcome.as_ref()),
-                Some(Outcome::Succeeded { .. })
-            )
-        })
+        .filter(|c| c.took_effect())
         .filter_map(|c| {
             let at = chrono::DateTime::parse_from_rfc3339(&c.intent.time).ok()?;
             Some(crate::analysis::scorecard::PriorityChange {
@@ -121,6 +116,26 @@ pub fn queue_priority_changes(
 pub struct Change {
     pub intent: AuditRecord,
     pub outcome: Option<AuditRecord>,
+}
+
+impl Change {
+    /// Whether the change took effect: the API call succeeded, or `audit reconcile` found
+    /// that a change with no recorded outcome landed.
+    pub fn took_effect(&self) -> bool {
+        matches!(
+            self.outcome.as_ref().and_then(|o| o.outcome.as_ref()),
+            Some(Outcome::Succeeded { .. })
+                | Some(Outcome::Reconciled {
+                    verdict: Verdict::Landed,
+                    ..
+                })
+        )
+    }
+
+    /// Whether no outcome was ever recorded (the process died between intent and outcome).
+    pub fn outcome_unknown(&self) -> bool {
+        self.outcome.is_none()
+    }
 }
 
 /// Pairs intents with their outcomes (by change id), in log order; `repair` records are not

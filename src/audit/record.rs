@@ -1,25 +1,46 @@
 use serde::{Deserialize, Serialize};
 
 /// Who made the change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Operator {
+    /// The local account's name, from the process's real uid (before scheme 2: `$USER`).
     pub user: String,
     pub host: String,
+    /// `name (uid N)`: the local account as the password database gives the real uid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_user: Option<String>,
+    /// The AWS principal the change was made as (STS GetCallerIdentity's ARN), or `unknown
+    /// (reason)` when STS could not answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aws_principal: Option<String>,
 }
 
 impl Operator {
-    /// The OS user and host name of this process.
+    /// This process's local account (from its uid, never only `$USER`) and host name; the AWS
+    /// principal is added when the change is applied.
     pub fn current() -> Self {
-        let user = std::env::var("USER")
-            .or_else(|_| std::env::var("USERNAME"))
-            .unwrap_or_else(|_| "unknown".to_string());
+        let local = super::LocalUser::current();
+        let user = local.name.clone();
         let host = std::fs::read_to_string("/etc/hostname")
             .map(|h| h.trim().to_string())
             .ok()
             .filter(|h| !h.is_empty())
             .or_else(|| std::env::var("HOSTNAME").ok())
             .unwrap_or_else(|| "unknown".to_string());
-        Self { user, host }
+        Self {
+            user,
+            host,
+            local_user: Some(local.describe()),
+            aws_principal: None,
+        }
+    }
+
+    /// `user@host`, with the AWS principal when known: how listings name the operator.
+    pub fn describe(&self) -> String {
+        match &self.aws_principal {
+            Some(p) => format!("{}@{} as {p}", self.user, self.host),
+            None => format!("{}@{}", self.user, self.host),
+        }
     }
 }
 
@@ -73,8 +94,55 @@ fn scheme_1() -> u32 {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "result", rename_all = "snake_case")]
 pub enum Outcome {
-    Succeeded { request_id: Option<String> },
-    Failed { error: String },
+    Succeeded {
+        request_id: Option<String>,
+    },
+    Failed {
+        error: String,
+    },
+    /// Written by `audit reconcile` for a change whose outcome was never recorded (the process
+    /// died between the intent and the outcome): what the job's priority showed afterwards.
+    Reconciled {
+        verdict: Verdict,
+        /// The job's priority when it was read (`None` when the job was gone).
+        observed_priority: Option<u32>,
+    },
+}
+
+/// What `audit reconcile` concluded about a change whose outcome is unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The job has the intent's new priority and no later audited change explains it.
+    Landed,
+    /// The job's priority is not the intent's new one, and no later audited change followed.
+    DidNotLand,
+    /// A later audited change to the job followed, so its priority cannot tell.
+    Undecidable,
+    /// The job no longer exists.
+    JobGone,
+}
+
+impl Verdict {
+    /// From what reconcile can see: the job's priority now (`None`: the job is gone), whether
+    /// a later audited change to the same job followed, and the intent's new priority.
+    pub fn judge(current: Option<u32>, later_change: bool, intended: u32) -> Self {
+        match current {
+            None => Verdict::JobGone,
+            Some(_) if later_change => Verdict::Undecidable,
+            Some(p) if p == intended => Verdict::Landed,
+            Some(_) => Verdict::DidNotLand,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Landed => "landed",
+            Verdict::DidNotLand => "did not land",
+            Verdict::Undecidable => "undecidable",
+            Verdict::JobGone => "job gone",
+        }
+    }
 }
 
 /// One line of the audit log.
@@ -112,6 +180,10 @@ pub struct AuditRecord {
     /// What the preview predicted (new position, preemption candidates).
     pub preview: String,
     pub outcome: Option<Outcome>,
+    /// The change-record policy the change was checked against and where it came from (intents
+    /// since scheme 2, e.g. `large_change=1000 protected_from=9000 (config /path/config.toml)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
     /// Only in `repair` records: what was cut.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repair: Option<Repair>,

@@ -1,4 +1,4 @@
-//! `quotatop audit list | verify | export | anchor | repair`.
+//! `quotatop audit list | verify | export | anchor | repair | reconcile`.
 
 use std::path::PathBuf;
 
@@ -7,8 +7,8 @@ use chrono::{DateTime, Utc};
 
 use crate::audit::{self, AuditLog, AuditRecord, Change, Head, Operator, Outcome, RecordKind};
 use crate::cli::{
-    AuditCommand, AuditExportArgs, AuditListArgs, AuditLogArg, AuditRepairArgs, AuditVerifyArgs,
-    ExportFormat,
+    AuditCommand, AuditExportArgs, AuditListArgs, AuditLogArg, AuditReconcileArgs, AuditRepairArgs,
+    AuditVerifyArgs, ExportFormat,
 };
 use crate::model::{clean_text, csv_field};
 
@@ -19,7 +19,49 @@ pub fn run(cmd: &AuditCommand) -> anyhow::Result<()> {
         AuditCommand::Export(a) => print!("{}", export(a)?),
         AuditCommand::Anchor(a) => print!("{}", anchor(a)?),
         AuditCommand::Repair(a) => print!("{}", repair(a)?),
+        AuditCommand::Reconcile(a) => reconcile(a)?,
     }
+    Ok(())
+}
+
+/// `audit reconcile`: one line per change it looked at; non-zero when some stay unknown.
+fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
+    let log = open_log(&a.log)?;
+    let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let done = rt.block_on(async {
+        let client =
+            crate::batch::BatchClient::connect(super::snapshot::connect_options(&a.aws)).await?;
+        let mut operator = Operator::current();
+        operator.aws_principal = Some(match client.caller_identity().await {
+            Ok(arn) => arn,
+            Err(why) => format!("unknown ({why})"),
+        });
+        crate::actions::reconcile(&client, &log, &operator)
+            .await
+            .map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))
+    })?;
+    if done.is_empty() {
+        println!(
+            "nothing to reconcile: every change in {} has an outcome",
+            log.path().display()
+        );
+        return Ok(());
+    }
+    for r in &done {
+        println!("{}", r.line());
+    }
+    let left = done.iter().filter(|r| r.result.is_err()).count();
+    if left > 0 {
+        bail!(
+            "{left} of {} changes left unknown (their jobs could not be read); run again later",
+            done.len()
+        );
+    }
+    println!(
+        "{} changes reconciled; recorded in {}",
+        done.len(),
+        log.path().display()
+    );
     Ok(())
 }
 
@@ -200,6 +242,7 @@ pub fn repair(a: &AuditRepairArgs) -> anyhow::Result<String> {
         change_record: None,
         preview: String::new(),
         outcome: None,
+        policy: None,
         repair: None,
         prev_hash: String::new(),
         hash: String::new(),
@@ -246,7 +289,17 @@ fn outcome_text(c: &Change) -> String {
                 .unwrap_or_default()
         ),
         Some(Outcome::Failed { error }) => format!("FAILED: {error}"),
-        None => "OUTCOME UNKNOWN (intent only)".to_string(),
+        Some(Outcome::Reconciled {
+            verdict,
+            observed_priority,
+        }) => format!(
+            "outcome reconciled: {}{}",
+            verdict.as_str(),
+            observed_priority
+                .map(|p| format!(" (priority {p} observed)"))
+                .unwrap_or_default()
+        ),
+        None => "OUTCOME UNKNOWN (intent only; `quotatop audit reconcile` decides it)".to_string(),
     }
 }
 

@@ -103,6 +103,7 @@ pub fn services(
                 endpoint: source.endpoint,
             },
             read_only: loaded.config.read_only,
+            policy: Some(loaded.config.priority.describe(&loaded.policy_source())),
             tagger: loaded
                 .config
                 .tag_justification
@@ -180,6 +181,48 @@ pub fn journal(
             handle: Some(JournalHandle::unavailable(&e)),
         },
     }
+}
+
+/// Decides, before the console starts, the changes in the audit log at `path` whose outcome
+/// was never written (`audit reconcile`), within 10 s; returns a line for the footer when it
+/// did anything or failed. Nothing happens when the log does not exist or every change has an
+/// outcome.
+pub async fn reconcile_on_start(client: &BatchClient, path: &std::path::Path) -> Option<String> {
+    let pending = crate::audit::read_records(path)
+        .ok()
+        .map(|r| crate::audit::changes(&r))?
+        .iter()
+        .any(|c| c.outcome_unknown());
+    if !pending {
+        return None;
+    }
+    let log = crate::audit::AuditLog::new(path);
+    let work = async {
+        let mut operator = crate::audit::Operator::current();
+        operator.aws_principal = Some(match client.caller_identity().await {
+            Ok(arn) => arn,
+            Err(why) => format!("unknown ({why})"),
+        });
+        crate::actions::reconcile(client, &log, &operator).await
+    };
+    let line = match tokio::time::timeout(std::time::Duration::from_secs(10), work).await {
+        Err(_) => "audit: deciding changes with an unknown outcome took over 10 s; run `quotatop audit reconcile`".to_string(),
+        Ok(Err(e)) => format!("audit: could not reconcile unknown outcomes: {e}"),
+        Ok(Ok(done)) => {
+            let decided = done.iter().filter(|r| r.result.is_ok()).count();
+            let left = done.len() - decided;
+            let mut line = format!(
+                "audit: decided {decided} change(s) whose outcome was unknown (see `quotatop audit list`)"
+            );
+            if left > 0 {
+                line.push_str(&format!(
+                    "; {left} left unknown (job unreadable): run `quotatop audit reconcile` later"
+                ));
+            }
+            line
+        }
+    };
+    Some(crate::model::clean_text(&line))
 }
 
 /// Records every snapshot into the journal (never blocking: a full writer queue drops the

@@ -99,6 +99,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
             justification: args.reason.clone(),
             change_record: args.change_record.clone(),
             read_only,
+            policy: Some(policy.describe(&loaded.policy_source())),
         };
         let outcome = actions::apply_change(&client, &log, &ctx, &preview)
             .await
@@ -113,8 +114,11 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
                     log_path.display()
                 );
                 if args.tag_justification {
-                    let tags =
-                        actions::justification_tag(&preview, &ctx.operator.user, &args.reason);
+                    let (tags, head_warning) =
+                        actions::change_tags(&preview, &ctx.operator.user, &args.reason, &log_path);
+                    if let Some(w) = head_warning {
+                        eprintln!("warning: {}", clean_text(&w));
+                    }
                     if let Err(e) = client.tag_resource(&preview.job_arn, &tags).await {
                         eprintln!("warning: the change was made but tagging the job failed: {e}");
                     }
@@ -127,6 +131,12 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
                     log_path.display()
                 )
             }
+            // apply_change records the API's answer; a reconciled outcome is never its result.
+            Outcome::Reconciled { verdict, .. } => bail!(
+                "unexpected outcome {} (recorded in {})",
+                verdict.as_str(),
+                log_path.display()
+            ),
         }
     })
 }

@@ -64,6 +64,11 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
             let w = crate::model::clean_text(&w);
             eprintln!("quotatop: {w}");
             opts.warnings.push(w);
+        } else if let Some(path) = crate::audit::default_path()
+            && let Some(w) = console::reconcile_on_start(&client, &path).await
+        {
+            eprintln!("quotatop: {w}");
+            opts.warnings.push(w);
         }
         let services = console::services(
             &client,

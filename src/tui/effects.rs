@@ -215,6 +215,8 @@ pub struct ApiRunner<A> {
     pub operator: Operator,
     pub aws: AwsContext,
     pub read_only: bool,
+    /// The change-record policy the dialog checks, as the intent records it.
+    pub policy: Option<String>,
     /// Tags each changed job with the justification (`--tag-justification`).
     pub tagger: Option<Arc<dyn JobTagger>>,
 }
@@ -230,6 +232,7 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
             justification: req.justification.clone(),
             change_record: req.change_record.clone(),
             read_only: self.read_only,
+            policy: self.policy.clone(),
         };
         let tagger = self.tagger.clone();
         Box::pin(async move {
@@ -239,11 +242,13 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
             // Only a change that was made is tagged; a failed tag does not undo it.
             let mut warning = None;
             if let (Some(t), Ok(Outcome::Succeeded { .. })) = (&tagger, &result) {
-                let tags = actions::justification_tag(
+                let (tags, head_warning) = actions::change_tags(
                     &req.preview,
                     &ctx.operator.user,
                     &ctx.justification,
+                    log.path(),
                 );
+                warning = head_warning;
                 if let Err(e) = t.tag_job(req.preview.job_arn.clone(), tags).await {
                     warning = Some(format!("tagging the job failed: {e}"));
                 }

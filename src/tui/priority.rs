@@ -502,6 +502,10 @@ pub fn result_text(r: &ChangeResult) -> (String, bool) {
             format!("the API refused the change to {name}: {error} (recorded in the audit log)"),
             true,
         ),
+        // A change just made is never a reconciled one; shown plainly all the same.
+        Ok(Outcome::Reconciled { verdict, .. }) => {
+            (format!("change to {name}: {}", verdict.as_str()), true)
+        }
         Err(e) => (format!("priority of {name} not changed: {e}"), true),
     }
 }

@@ -12,6 +12,7 @@ fn record(change: &str, kind: RecordKind) -> AuditRecord {
         operator: Operator {
             user: "oncall".into(),
             host: "ops-1".into(),
+            ..Default::default()
         },
         aws: AwsContext::default(),
         queue: "q".into(),
@@ -29,6 +30,7 @@ fn record(change: &str, kind: RecordKind) -> AuditRecord {
         outcome: (kind == RecordKind::Outcome).then(|| Outcome::Succeeded {
             request_id: Some("req".into()),
         }),
+        policy: None,
         repair: None,
         prev_hash: String::new(),
         hash: String::new(),
