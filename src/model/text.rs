@@ -12,16 +12,17 @@ pub fn clean_text(s: &str) -> String {
 }
 
 /// Serialized JSON made safe to print: serde_json escapes the C0 controls but writes the C1
-/// controls (U+0080..U+009F, e.g. U+009B, an 8-bit CSI some terminals obey) raw; this escapes
+/// controls (U+0080..U+009F, e.g. U+009B, an 8-bit CSI some terminals obey) and DEL raw; this escapes
 /// them as `\u00XX`. Outside strings JSON is ASCII, so only string contents change, and the
 /// parsed value is the same.
 pub fn escape_c1_in_json(json: String) -> String {
-    if !json.chars().any(|c| ('\u{80}'..='\u{9f}').contains(&c)) {
+    let raw = |c: char| c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c);
+    if !json.chars().any(raw) {
         return json;
     }
     let mut out = String::with_capacity(json.len() + 16);
     for c in json.chars() {
-        if ('\u{80}'..='\u{9f}').contains(&c) {
+        if raw(c) {
             out.push_str(&format!("\\u{:04x}", c as u32));
         } else {
             out.push(c);
@@ -77,7 +78,7 @@ mod tests {
 
     #[test]
     fn c1_controls_are_escaped_in_json() {
-        let v = serde_json::json!({"name": "a\u{9b}31m\u{1b}b", "n": 1});
+        let v = serde_json::json!({"name": "a\u{9b}31m\u{1b}b\u{7f}", "n": 1});
         let out = escape_c1_in_json(serde_json::to_string(&v).unwrap());
         assert!(!out.chars().any(char::is_control), "{out}");
         assert!(out.contains("\\u009b"), "{out}");
