@@ -1,10 +1,9 @@
 //! The Scorecard screen through the real loop: a fixed scorecard comes back from an injected
 //! service (no journal file), and the "history unavailable" state without one.
 
-mod tui_support;
-
 use std::sync::Arc;
 
+use crate::tui_support::{G5, options, run, run_services, screen_text, snapshot, typed};
 use insta::assert_snapshot;
 use quotatop::analysis::scorecard::{
     AttemptEnd, AttemptHistory, Entitlement, JobHistory, Outcome, ScorecardInput, ScorecardOptions,
@@ -15,7 +14,6 @@ use quotatop::tui::effects::Services;
 use quotatop::tui::scorecard::{self, ScorecardResult, ScorecardState};
 use quotatop::tui::screen::Kind;
 use quotatop::tui::{History, StatusInfo};
-use tui_support::{G5, options, run, run_services, screen_text, snapshot, typed};
 
 const H: Millis = 3_600_000;
 
@@ -244,8 +242,8 @@ fn half_hour_at_the_limit(path: &std::path::Path) -> (Millis, Millis) {
         Attempt, JobStatus, QueueSnapshot, QuotaShare, ServiceEnvironment, ServiceJob,
         SharingConfig, Snapshot, TrackedJob,
     };
-    let first = tui_support::NOW - 30 * 60_000 - 2_000;
-    let last = tui_support::NOW - 2_000;
+    let first = crate::tui_support::NOW - 30 * 60_000 - 2_000;
+    let last = crate::tui_support::NOW - 2_000;
     let job = |i: u32, status: JobStatus| ServiceJob {
         id: format!("job-{i}"),
         name: format!("train-{i}"),

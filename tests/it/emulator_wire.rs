@@ -1,10 +1,9 @@
 //! Every emulator operation driven by the real `aws_sdk_batch` client: resources, quota shares,
 //! service jobs, the snapshot, tags, pagination, typed ClientExceptions, and retried faults.
 
-mod emulator_support;
-
 use std::collections::HashSet;
 
+use crate::emulator_support::*;
 use aws_sdk_batch::error::ProvideErrorMetadata;
 use aws_sdk_batch::types::{
     KeyValuesPair, QuotaShareCapacityLimit, QuotaShareIdleResourceAssignmentStrategy,
@@ -12,7 +11,6 @@ use aws_sdk_batch::types::{
     QuotaShareResourceSharingStrategy as Strategy, QuotaShareState,
     ServiceJobPreemptionConfiguration, ServiceJobRetryStrategy, ServiceJobStatus, ServiceJobType,
 };
-use emulator_support::*;
 
 /// The error code and message of a failed call.
 fn code<E: ProvideErrorMetadata + std::fmt::Debug>(

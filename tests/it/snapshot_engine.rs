@@ -4,14 +4,11 @@
 //! test advances it), the snapshot goes through the real SDK over loopback, and the engine is
 //! read through `EmulatorHandle::with_engine`.
 
-mod data_support;
-mod emulator_support;
-
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::data_support::{batch_client, quotatop};
+use crate::emulator_support::{G5, M5, QUEUE, create_share, submit};
 use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
-use data_support::{batch_client, quotatop};
-use emulator_support::{G5, M5, QUEUE, create_share, submit};
 use quotatop::analysis::LoopRule;
 use quotatop::commands::snapshot::{SnapshotDoc, document};
 use quotatop::emulator::EmulatorHandle;
@@ -184,8 +181,8 @@ fn check(doc: &SnapshotDoc, t: &Truth) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_reports_the_engine_state_step_by_step() {
-    let h = emulator_support::start(&[(M5, 10), (G5, 4)], "").await;
-    let sdk = emulator_support::client(&h, 3);
+    let h = crate::emulator_support::start(&[(M5, 10), (G5, 4)], "").await;
+    let sdk = crate::emulator_support::client(&h, 3);
     create_share(
         &sdk,
         "alpha",

@@ -1,11 +1,9 @@
 //! Whole-console snapshot tests: the real app loop on ratatui's `TestBackend`, fed the fixture
 //! snapshot and scripted keys, screen compared with `insta` (tests/snapshots/).
 
-mod tui_support;
-
+use crate::tui_support::{options, run, typed};
 use insta::assert_snapshot;
 use quotatop::tui::screen::Kind;
-use tui_support::{options, run, typed};
 
 #[tokio::test]
 async fn overview_at_80x24() {
@@ -165,12 +163,12 @@ async fn preemptions_over_an_interruption_budget_are_flagged() {
     let mut opts = options();
     opts.loop_rule.preemption_budgets = [("*".to_string(), 0)].into();
     let (t, _) = run(140, 30, opts, typed(":preemptions\n")).await;
-    let s = tui_support::screen_text(&t);
+    let s = crate::tui_support::screen_text(&t);
     assert!(s.contains("OVER BUDGET LOOP"), "{s}");
     assert!(s.contains("over budget ·"), "{s}");
     // Without budgets, nothing is flagged.
     let (t, _) = run(140, 30, options(), typed(":preemptions\n")).await;
-    let s = tui_support::screen_text(&t);
+    let s = crate::tui_support::screen_text(&t);
     assert!(
         !s.contains("OVER BUDGET") && !s.contains("over budget"),
         "{s}"

@@ -2,12 +2,11 @@
 //! back and forth through the recorded snapshots, `:at`, back to live, clearly marked as past,
 //! live data and sparklines kept apart) and the Preemptions screen widened by the journal.
 
-mod tui_support;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::tui_support::{NOW, options, screen_text, snapshot, typed};
 use crossterm::event::Event;
 use insta::assert_snapshot;
 use quotatop::journal::{Journal, JournalConfig};
@@ -20,7 +19,6 @@ use quotatop::tui::theme::Role;
 use quotatop::tui::{App, AppOptions, History, StatusInfo};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use tui_support::{NOW, options, screen_text, snapshot, typed};
 
 const MIN: Millis = 60_000;
 
@@ -395,7 +393,7 @@ async fn a_journal_that_breaks_is_shown_as_unavailable() {
 #[tokio::test]
 async fn quick_steps_are_not_lost() {
     let dir = tempfile::tempdir().unwrap();
-    let (_, app) = tui_support::run_services(
+    let (_, app) = crate::tui_support::run_services(
         100,
         30,
         options(),
@@ -418,7 +416,8 @@ async fn the_scorecard_in_the_past_ends_at_the_recorded_time() {
         path,
         Default::default(),
     ));
-    let (t, app) = tui_support::run_services(110, 30, options(), snapshot(), typed("4["), s).await;
+    let (t, app) =
+        crate::tui_support::run_services(110, 30, options(), snapshot(), typed("4["), s).await;
     assert_eq!(app.past_at(), Some(NOW - 10 * MIN));
     let quotatop::tui::scorecard::ScorecardState::Ready(view) = app.scorecard() else {
         panic!("{:?}\n{}", app.scorecard(), screen_text(&t));
@@ -590,7 +589,7 @@ async fn at_a_time_of_day_uses_the_data_clock() {
 /// still marked.
 #[tokio::test]
 async fn narrow_jobs_screen_marks_misconfigured_jobs() {
-    let (t, _) = tui_support::run(80, 24, options(), typed("2/MISCONF\n")).await;
+    let (t, _) = crate::tui_support::run(80, 24, options(), typed("2/MISCONF\n")).await;
     let text = screen_text(&t);
     assert!(text.contains("MISCONFIG"), "{text}");
 }
@@ -608,7 +607,8 @@ async fn job_detail_says_when_older_attempts_are_not_kept() {
         p.preempted_attempt_count = 6;
     }
     let (t, _) =
-        tui_support::run_with(110, 40, options(), vec![s], typed(":job video-pretrain\n")).await;
+        crate::tui_support::run_with(110, 40, options(), vec![s], typed(":job video-pretrain\n"))
+            .await;
     let text = screen_text(&t);
     assert!(text.contains("Preemptions (6)"), "{text}");
     assert!(text.contains("2 older attempt(s) not listed"), "{text}");
@@ -638,11 +638,13 @@ async fn the_attempts_pane_scrolls() {
     }
     // The oldest attempt stopped at NOW - 120 min - 18 s: 00:39:42.
     let oldest = "2026-02-02 00:39:42Z";
-    let (t, _) = tui_support::run_with(110, 24, options(), vec![s.clone()], typed("3")).await;
+    let (t, _) =
+        crate::tui_support::run_with(110, 24, options(), vec![s.clone()], typed("3")).await;
     assert!(!screen_text(&t).contains(oldest), "{}", screen_text(&t));
-    let (t, _) = tui_support::run_with(110, 24, options(), vec![s.clone()], typed("3\tG")).await;
+    let (t, _) =
+        crate::tui_support::run_with(110, 24, options(), vec![s.clone()], typed("3\tG")).await;
     assert!(screen_text(&t).contains(oldest), "{}", screen_text(&t));
     // Back in the jobs list, moving resets the pane to the newest attempts.
-    let (t, _) = tui_support::run_with(110, 24, options(), vec![s], typed("3\tG\tjk")).await;
+    let (t, _) = crate::tui_support::run_with(110, 24, options(), vec![s], typed("3\tG\tjk")).await;
     assert!(!screen_text(&t).contains(oldest), "{}", screen_text(&t));
 }

@@ -1,12 +1,9 @@
 //! `quotatop snapshot` with bad input: a clear error on stderr, a non-zero exit, no panic.
 
-mod data_support;
-mod emulator_support;
-
 use std::process::Output;
 
-use data_support::quotatop;
-use emulator_support::M5;
+use crate::data_support::quotatop;
+use crate::emulator_support::M5;
 
 fn assert_clean_failure(out: &Output, expect: &[&str]) -> String {
     let err = String::from_utf8_lossy(&out.stderr).to_string();
@@ -26,7 +23,7 @@ async fn run(args: Vec<String>) -> Output {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_queue_is_named_in_the_error() {
-    let h = emulator_support::start(&[(M5, 2)], "").await;
+    let h = crate::emulator_support::start(&[(M5, 2)], "").await;
     let out = run(vec![
         "snapshot".into(),
         "--queue".into(),
@@ -74,7 +71,7 @@ async fn bad_arguments_are_refused_by_the_parser() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn missing_credentials_are_reported_as_denied() {
-    let h = emulator_support::start(&[(M5, 2)], "").await;
+    let h = crate::emulator_support::start(&[(M5, 2)], "").await;
     let url = h.endpoint_url();
     let out = tokio::task::spawn_blocking(move || {
         quotatop()

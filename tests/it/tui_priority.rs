@@ -1,13 +1,12 @@
 //! The console's priority dialog: validation as typed, the preview, read-only refusal, and the
 //! confirmed change reaching a fake API and the audit log through the event loop's task.
 
-mod tui_support;
-
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
+use crate::tui_support::{P4D, options, run, run_services, run_with, screen_text, snapshot, typed};
 use insta::assert_snapshot;
 use quotatop::actions::{ApiFailure, JobTagger, PriorityApi};
 use quotatop::audit::{AuditLog, AwsContext, Operator, Outcome, RecordKind, read_records};
@@ -15,7 +14,6 @@ use quotatop::model::{CapacityLimit, Snapshot};
 use quotatop::tui::StatusInfo;
 use quotatop::tui::effects::{ApiRunner, Services};
 use quotatop::tui::priority::Step;
-use tui_support::{P4D, options, run, run_services, run_with, screen_text, snapshot, typed};
 
 /// The fixture with the p4d pool full: research (in-share preemption on) holds all 6 of its
 /// instances, prod its one, nlp no longer has p4d: nothing idle to borrow, so a raised research

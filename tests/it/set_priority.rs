@@ -1,14 +1,12 @@
 //! `quotatop set-priority` end to end against the emulator: validation, preview, the audit
 //! trail around the API call, read-only mode, failures, and a preview that comes true.
 
-mod emulator_support;
-
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::emulator_support::*;
 use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
-use emulator_support::*;
 use quotatop::actions::{self, ChangeContext, Prediction};
 use quotatop::audit::{self, AuditLog, AwsContext, Operator, Outcome, RecordKind};
 use quotatop::batch::{BatchClient, ConnectOptions, StaticCredentials};

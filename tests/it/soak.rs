@@ -6,20 +6,18 @@
 //! under faults; full recovery after each fault phase; resident memory after the warm-up stays
 //! within a stated bound. Peak memory and CPU time are printed.
 //!
-//! `cargo test --test soak` runs the short version (about 45 s). The long version:
+//! `cargo test --test it soak::` runs the short version (about 45 s). The long version:
 //!
 //! ```sh
-//! QUOTATOP_SOAK_MINUTES=10 cargo test --release --test soak -- --ignored soak_long --nocapture
+//! QUOTATOP_SOAK_MINUTES=10 cargo test --release --test it soak::soak_long -- --ignored --nocapture
 //! ```
-
-mod soak_support;
 
 use std::time::Duration;
 
+use crate::soak_support::child::{SOAK_CHILD_ENV, serve_child};
+use crate::soak_support::driver::{Plan, Report, run};
+use crate::soak_support::procfs::RssSeries;
 use quotatop::poll::PollConfig;
-use soak_support::child::{SOAK_CHILD_ENV, serve_child};
-use soak_support::driver::{Plan, Report, run};
-use soak_support::procfs::RssSeries;
 
 const FAULTS: &str = "latency=5ms+45ms,throttle=10%,error=5%,drop=2%";
 
@@ -136,7 +134,7 @@ fn check(r: &Report) {
 
 async fn soak(plan: Plan) {
     let dir = tempfile::tempdir().unwrap();
-    let report = run(&plan, "soak_emulator_child", dir.path()).await;
+    let report = run(&plan, "soak::soak_emulator_child", dir.path()).await;
     print(&report);
     check(&report);
 }
@@ -182,7 +180,7 @@ fn env_or(name: &str, default: f64) -> f64 {
         .unwrap_or(default)
 }
 
-/// The emulator's side of the soak, in the child process `soak_support::child` starts; does
+/// The emulator's side of the soak, in the child process `crate::soak_support::child` starts; does
 /// nothing unless run as that child.
 #[test]
 #[ignore = "the soak's emulator process; started by the soak tests"]
@@ -204,7 +202,7 @@ fn rss_series_figures() {
     assert_eq!(s.peak(), Some(150));
     let slope = s.slope_kib_per_min(w).unwrap();
     assert!((slope - 13.0).abs() < 1e-9, "{slope}");
-    let (rss, hwm) = soak_support::procfs::memory_kib("self").unwrap();
+    let (rss, hwm) = crate::soak_support::procfs::memory_kib("self").unwrap();
     assert!(rss > 0 && hwm >= rss);
-    assert!(soak_support::procfs::cpu_time("self").is_some());
+    assert!(crate::soak_support::procfs::cpu_time("self").is_some());
 }

@@ -3,12 +3,10 @@
 //! observed through DescribeServiceJob, GetJobQueueSnapshot and ListServiceJobs. The clock is
 //! manual, so each step happens at a known simulated time.
 
-mod emulator_support;
-
+use crate::emulator_support::*;
 use aws_sdk_batch::types::{
     KeyValuesPair, QuotaShareResourceSharingStrategy as Strategy, ServiceJobStatus,
 };
-use emulator_support::*;
 
 async fn status(c: &aws_sdk_batch::Client, id: &str) -> ServiceJobStatus {
     c.describe_service_job()

@@ -3,8 +3,6 @@
 //! log reader. The property everywhere: no panic, an answer or a clear error, and the emulator
 //! keeps serving. Runs in CI; raise PROPTEST_CASES for a longer run.
 
-mod emulator_support;
-
 use std::time::Duration;
 
 use proptest::prelude::*;
@@ -69,7 +67,7 @@ proptest! {
     ) {
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
         rt.block_on(async {
-            let handle = emulator_support::start(&[(emulator_support::M5, 4)], "").await;
+            let handle = crate::emulator_support::start(&[(crate::emulator_support::M5, 4)], "").await;
             let addr = handle.addr();
             let body = if use_junk { junk.clone() } else { mutate(SEEDS[seed], cut, &insert).into_bytes() };
             let ops = ops();
@@ -91,7 +89,7 @@ proptest! {
     fn scenario_and_replay_config_parsers_never_panic(text in "[\\PC\n]{0,300}", cut in 0usize..2000, insert in "[\\PC\n]{0,20}") {
         let _ = Scenario::parse(&text);
         let _ = ReplayConfig::parse(&text, "fuzz.toml", "fuzz");
-        let demo = include_str!("../scenarios/demo.toml");
+        let demo = include_str!("../../scenarios/demo.toml");
         let mutated = mutate(demo, cut, &insert);
         let _ = Scenario::parse(&mutated);
         let _ = ReplayConfig::parse(&mutated, "fuzz.toml", "fuzz");

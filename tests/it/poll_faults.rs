@@ -3,13 +3,11 @@
 //! stale, never panics; once the faults stop it converges to the engine's true state by itself.
 //! The demo world runs on a manual clock that the test advances while the poller works.
 
-mod data_support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use data_support::batch_client;
+use crate::data_support::batch_client;
 use quotatop::analysis;
 use quotatop::emulator::{self, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, Scenario};
 use quotatop::model::{HealthState, JobStatus, QueueSnapshot, Snapshot};

@@ -1,6 +1,5 @@
 //! A fixed snapshot for the console tests (deterministic times) and a driver that runs the real
 //! app loop on a `TestBackend` with scripted keys.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::time::Duration;

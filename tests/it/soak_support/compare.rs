@@ -1,5 +1,5 @@
 //! The soak's recovery check: the poller's snapshot against the engine's state, as in
-//! `tests/snapshot_engine.rs` and `tests/poll_faults.rs` — every active job (status, priority,
+//! `tests/it/snapshot_engine.rs` and `tests/it/poll_faults.rs` — every active job (status, priority,
 //! preemption count, share), the dispatch order, and use per share and instance type.
 
 use std::collections::BTreeMap;

@@ -2,9 +2,7 @@
 //! keys, and says why when nothing answers. (boto3 and the AWS CLI parse the same answer; see
 //! README, "Emulator".)
 
-mod emulator_support;
-
-use emulator_support::*;
+use crate::emulator_support::*;
 use quotatop::batch::{BatchClient, ConnectOptions, StaticCredentials};
 
 async fn connect(url: String, key: &str) -> BatchClient {

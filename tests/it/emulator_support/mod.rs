@@ -1,6 +1,5 @@
 //! Shared by the `tests/emulator_*.rs` files: start an emulator on 127.0.0.1:0 and build a real
 //! `aws_sdk_batch` client for it.
-#![allow(dead_code)]
 
 use std::time::Duration;
 

@@ -82,7 +82,7 @@ fn two_processes_append_concurrently_without_interleaving() {
             Command::new(&me)
                 .args([
                     "--exact",
-                    "two_processes_append_concurrently_without_interleaving",
+                    "audit_cli::two_processes_append_concurrently_without_interleaving",
                 ])
                 .env("QUOTATOP_TEST_APPEND", &path)
                 .spawn()

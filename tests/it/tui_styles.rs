@@ -2,16 +2,14 @@
 //! cells, NO_COLOR removes every colour, selection is styled, untrusted text is cleaned, and the
 //! app redraws only when something changed.
 
-mod tui_support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
+use crate::tui_support::{NOW, options, run, snapshot, typed};
 use quotatop::tui::theme::{Role, Theme};
 use quotatop::tui::{App, Msg};
 use ratatui::buffer::Buffer;
 use ratatui::style::Color;
-use tui_support::{NOW, options, run, snapshot, typed};
 
 /// (x, y) of the first cell of `text` on the screen.
 fn find_text(buf: &Buffer, text: &str) -> (u16, u16) {

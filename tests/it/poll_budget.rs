@@ -3,12 +3,9 @@
 //! the jobs that changed, counted by the emulator per operation. The rolling order still comes
 //! round to every job, so a priority change the listing cannot show is picked up.
 
-mod data_support;
-mod emulator_support;
-
+use crate::data_support::{batch_client, job};
+use crate::emulator_support::{M5, QUEUE, create_share, submit};
 use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
-use data_support::{batch_client, job};
-use emulator_support::{M5, QUEUE, create_share, submit};
 use quotatop::model::JobStatus;
 use quotatop::poll::{PollConfig, Poller};
 
@@ -16,8 +13,8 @@ const DESCRIBE: &str = "describeservicejob";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quiet_refreshes_stay_within_the_describe_budget() {
-    let h = emulator_support::start(&[(M5, 4)], "").await;
-    let sdk = emulator_support::client(&h, 3);
+    let h = crate::emulator_support::start(&[(M5, 4)], "").await;
+    let sdk = crate::emulator_support::client(&h, 3);
     create_share(&sdk, "team", &[(M5, 4)], Strategy::Reserve, None, false).await;
     let mut ids = Vec::new();
     for i in 0..60 {

@@ -1,13 +1,12 @@
 //! Shared by the data-path tests (`tests/poll_*.rs`, `tests/snapshot_*.rs`): a `BatchClient`
 //! for an in-process emulator, and the environment that makes the `quotatop` binary talk to it
 //! hermetically (static keys, no profile files, no instance metadata).
-#![allow(dead_code)]
 
 use std::process::Command;
 
 use quotatop::batch::{BatchClient, ConnectOptions, StaticCredentials};
 use quotatop::emulator::EmulatorHandle;
-use quotatop::model::{JobStatus, QueueSnapshot, TrackedJob};
+use quotatop::model::{QueueSnapshot, TrackedJob};
 
 pub async fn batch_client(handle: &EmulatorHandle) -> BatchClient {
     BatchClient::connect(ConnectOptions {
@@ -43,8 +42,4 @@ pub fn quotatop() -> Command {
 
 pub fn job<'a>(q: &'a QueueSnapshot, id: &str) -> Option<&'a TrackedJob> {
     q.jobs.iter().find(|j| j.job.id == id)
-}
-
-pub fn is_active(s: JobStatus) -> bool {
-    !s.is_terminal()
 }

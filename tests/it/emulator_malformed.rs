@@ -2,11 +2,9 @@
 //! unknown operations and wrong methods each get an error response with a message, and the server
 //! keeps serving.
 
-mod emulator_support;
-
 use std::time::Duration;
 
-use emulator_support::*;
+use crate::emulator_support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

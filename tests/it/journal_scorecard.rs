@@ -17,8 +17,6 @@
 //! Until the real poller (`poll/`, branch `data`) lands, the observer below builds the
 //! `Snapshot`s itself; shares and capacity are those of the scenario.
 
-mod emulator_support;
-
 use std::collections::{BTreeMap, HashMap};
 
 use aws_sdk_batch::types::{KeyValuesPair, ServiceJobStatus};
@@ -428,7 +426,7 @@ async fn journal_scorecard_matches_the_engine_ground_truth() {
         })
         .unwrap();
     let mut observer = Observer {
-        client: emulator_support::client(&emu, 3),
+        client: crate::emulator_support::client(&emu, 3),
         jobs: HashMap::new(),
         sequence: 0,
     };
