@@ -18,6 +18,30 @@ impl super::JobTagger for BatchClient {
     }
 }
 
+/// The operator (with the STS principal, or why it is unknown) and the AWS target a
+/// reconciling `client` acts as.
+pub async fn reconciler(client: &BatchClient) -> (crate::audit::Operator, super::Target) {
+    let mut operator = crate::audit::Operator::current();
+    let principal = client.caller_identity().await;
+    let account = principal
+        .as_ref()
+        .ok()
+        .and_then(|arn| arn.split(':').nth(4))
+        .filter(|a| !a.is_empty())
+        .map(String::from);
+    operator.aws_principal = Some(match principal {
+        Ok(arn) => arn,
+        Err(why) => format!("unknown ({why})"),
+    });
+    let source = client.source();
+    let target = super::Target {
+        region: source.region.clone(),
+        endpoint: source.endpoint.clone(),
+        account,
+    };
+    (operator, target)
+}
+
 impl super::JobLookup for BatchClient {
     async fn job_priority(&self, job_id: &str) -> Result<Option<u32>, String> {
         match self.describe_service_job(job_id).await {

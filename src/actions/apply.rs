@@ -78,12 +78,18 @@ pub async fn apply_change<A: PriorityApi>(
             Err(why) => Some(format!("unknown ({why})")),
         };
     }
+    let change_id = crate::audit::new_change_id();
+    // Held from before the intent until after the outcome: `audit reconcile` leaves a change
+    // alone while its writer lives.
+    let _in_flight = log
+        .begin_change(&change_id)
+        .map_err(ActionError::AuditBeforeCall)?;
     let mut record = AuditRecord {
         v: crate::audit::SCHEME,
         seq: 0,
         time: now_rfc3339(),
         kind: RecordKind::Intent,
-        change_id: crate::audit::new_change_id(),
+        change_id,
         operator,
         aws: ctx.aws.clone(),
         queue: ctx.queue.clone(),

@@ -7,8 +7,9 @@ mod preview;
 mod reconcile;
 mod validate;
 
+pub use api::reconciler;
 pub use apply::{ApiFailure, ChangeContext, PriorityApi, apply_change};
-pub use reconcile::{JobLookup, Reconciled, reconcile};
+pub use reconcile::{Decision, JobLookup, Reconciled, Target, reconcile};
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -18,6 +18,29 @@ pub trait JobLookup {
     ) -> impl Future<Output = Result<Option<u32>, String>> + Send;
 }
 
+/// Where the reconciling client looks: a change is only decided by a client pointed at the
+/// AWS it was made against.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Target {
+    pub region: Option<String>,
+    pub endpoint: Option<String>,
+    /// The account of the client's principal, when STS said.
+    pub account: Option<String>,
+}
+
+/// What reconcile did for one change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// An outcome record was appended.
+    Decided(Verdict, Option<u32>),
+    /// Its writer is still alive and making it: left to that process.
+    InFlight,
+    /// Left unknown, and why (the job could not be read; another region, endpoint or account).
+    LeftUnknown(String),
+    /// Another process wrote an outcome meanwhile.
+    AlreadyDecided,
+}
+
 /// What reconcile did for one change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reconciled {
@@ -26,17 +49,18 @@ pub struct Reconciled {
     pub job_name: String,
     pub old_priority: u32,
     pub new_priority: u32,
-    /// The verdict appended, or why the change was left unknown (the job could not be read).
-    pub result: Result<(Verdict, Option<u32>), String>,
+    pub result: Decision,
 }
 
 impl Reconciled {
     /// One line for the terminal (names cleaned).
     pub fn line(&self) -> String {
         let what = match &self.result {
-            Ok((v, Some(p))) => format!("{} (priority now {p})", v.as_str()),
-            Ok((v, None)) => v.as_str().to_string(),
-            Err(e) => format!("left unknown: cannot read the job: {e}"),
+            Decision::Decided(v, Some(p)) => format!("{} (priority now {p})", v.as_str()),
+            Decision::Decided(v, None) => v.as_str().to_string(),
+            Decision::InFlight => "still being made by a live process: left to it".to_string(),
+            Decision::LeftUnknown(why) => format!("left unknown: {why}"),
+            Decision::AlreadyDecided => "decided meanwhile by another process".to_string(),
         };
         crate::model::clean_text(&format!(
             "{} {} ({}) {} -> {}: {what}",
@@ -47,12 +71,15 @@ impl Reconciled {
 
 /// Decides every change of `log` with no outcome, appending one outcome record per decided
 /// change (kind `outcome`, the change's id, `result = reconciled`, the reconciling operator).
-/// A torn last line stops it (repair first). Two reconcilers at once may both append an
-/// outcome for one change: the first one written is the one that counts.
+/// A torn last line stops it (repair first). A change whose writer is still alive is left to
+/// it; a change made against another region, endpoint or account than `target` is left
+/// unknown (saying which); the outcome is appended only if none was written meanwhile (checked
+/// under the log's lock).
 pub async fn reconcile<L: JobLookup>(
     lookup: &L,
     log: &AuditLog,
     operator: &Operator,
+    target: &Target,
 ) -> Result<Vec<Reconciled>, AuditError> {
     log.check_tail()?;
     let changes = audit::changes(&audit::read_records(log.path())?);
@@ -71,19 +98,64 @@ pub async fn reconcile<L: JobLookup>(
             job_name: intent.job.name.clone(),
             old_priority: intent.old_priority,
             new_priority: intent.new_priority,
-            result: Err(String::new()),
+            result: Decision::InFlight,
         };
-        match lookup.job_priority(&intent.job.id).await {
-            Err(e) => entry.result = Err(e),
+        if log.in_flight(&intent.change_id) {
+            done.push(entry);
+            continue;
+        }
+        if let Some(why) = elsewhere(intent, target) {
+            entry.result = Decision::LeftUnknown(why);
+            done.push(entry);
+            continue;
+        }
+        entry.result = match lookup.job_priority(&intent.job.id).await {
+            Err(e) if e.trim().is_empty() => {
+                Decision::LeftUnknown("cannot read the job (no reason given)".to_string())
+            }
+            Err(e) => Decision::LeftUnknown(format!("cannot read the job: {e}")),
             Ok(current) => {
                 let verdict = Verdict::judge(current, later, intent.new_priority);
-                log.append(outcome_record(intent, operator, verdict, current))?;
-                entry.result = Ok((verdict, current));
+                match log.append_outcome_once(outcome_record(intent, operator, verdict, current))? {
+                    Some(_) => Decision::Decided(verdict, current),
+                    None => Decision::AlreadyDecided,
+                }
             }
-        }
+        };
         done.push(entry);
     }
     Ok(done)
+}
+
+/// Why the change was made against another AWS than `target` looks at, if it was.
+fn elsewhere(intent: &AuditRecord, target: &Target) -> Option<String> {
+    let differs = |a: &Option<String>, b: &Option<String>| a != b;
+    let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "the default".to_string());
+    if differs(&intent.aws.region, &target.region) {
+        return Some(format!(
+            "made in region {}, this client looks at {}; reconcile with --region {}",
+            show(&intent.aws.region),
+            show(&target.region),
+            show(&intent.aws.region)
+        ));
+    }
+    if differs(&intent.aws.endpoint, &target.endpoint) {
+        return Some(format!(
+            "made against endpoint {}, this client uses {}; reconcile with that endpoint",
+            show(&intent.aws.endpoint),
+            show(&target.endpoint)
+        ));
+    }
+    // arn:aws:batch:REGION:ACCOUNT:service-job/ID
+    let job_account = intent.job.arn.split(':').nth(4).filter(|a| !a.is_empty());
+    if let (Some(job), Some(mine)) = (job_account, target.account.as_deref())
+        && job != mine
+    {
+        return Some(format!(
+            "the job is in account {job}, this client's credentials are for {mine}"
+        ));
+    }
+    None
 }
 
 fn outcome_record(
@@ -196,18 +268,20 @@ mod tests {
             host: "ops-2".into(),
             ..Default::default()
         };
-        let done = reconcile(&jobs, &log, &reconciler).await.unwrap();
+        let done = reconcile(&jobs, &log, &reconciler, &Target::default())
+            .await
+            .unwrap();
         let verdicts: Vec<_> = done
             .iter()
-            .map(|r| (r.job_id.as_str(), r.result.clone().map(|(v, _)| v)))
+            .map(|r| (r.job_id.as_str(), r.result.clone()))
             .collect();
         assert_eq!(
             verdicts,
             [
-                ("a", Ok(Verdict::Landed)),
-                ("b", Ok(Verdict::DidNotLand)),
-                ("c", Ok(Verdict::Undecidable)),
-                ("e", Ok(Verdict::JobGone)),
+                ("a", Decision::Decided(Verdict::Landed, Some(50))),
+                ("b", Decision::Decided(Verdict::DidNotLand, Some(1))),
+                ("c", Decision::Decided(Verdict::Undecidable, Some(80))),
+                ("e", Decision::Decided(Verdict::JobGone, None)),
             ]
         );
         // The log still verifies, every change now has an outcome, and a's counts as made by
@@ -226,11 +300,129 @@ mod tests {
         assert_eq!(pcs[0].operator.as_deref(), Some("alice@ops-1"));
         // Nothing left to do the second time.
         assert!(
-            reconcile(&jobs, &log, &reconciler)
+            reconcile(&jobs, &log, &reconciler, &Target::default())
                 .await
                 .unwrap()
                 .is_empty()
         );
+    }
+
+    /// A change whose writer still holds its in-flight mark is left to it; once the writer is
+    /// gone, it is decided; an outcome written meanwhile wins.
+    #[tokio::test]
+    async fn in_flight_changes_are_left_alone_and_outcomes_never_doubled() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::new(dir.path().join("audit.jsonl"));
+        let mut rec = intent("a", 1, 50);
+        let mark = log.begin_change(&rec.change_id).unwrap();
+        rec = log.append(rec).unwrap();
+        let jobs = Jobs(HashMap::from([("a".to_string(), Ok(Some(1)))]));
+        let who = Operator::default();
+        let done = reconcile(&jobs, &log, &who, &Target::default())
+            .await
+            .unwrap();
+        assert_eq!(done[0].result, Decision::InFlight);
+        // The writer finishes: its own outcome, then the mark goes.
+        let mut out = rec.clone();
+        out.kind = RecordKind::Outcome;
+        out.outcome = Some(Outcome::Succeeded {
+            request_id: Some("r-1".into()),
+        });
+        log.append(out.clone()).unwrap();
+        drop(mark);
+        assert!(
+            reconcile(&jobs, &log, &who, &Target::default())
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        // A second outcome for the same change is refused under the lock.
+        assert!(log.append_outcome_once(out).unwrap().is_none());
+        // A writer that died without an outcome: its mark is released, the change decided.
+        let rec2 = intent("a", 50, 60);
+        {
+            let _mark = log.begin_change(&rec2.change_id).unwrap();
+            log.append(rec2).unwrap();
+        }
+        let done = reconcile(&jobs, &log, &who, &Target::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            done[0].result,
+            Decision::Decided(Verdict::DidNotLand, Some(1))
+        );
+    }
+
+    /// A change made against another region, endpoint or account is left unknown, not
+    /// recorded as "job gone" by a client looking elsewhere.
+    #[tokio::test]
+    async fn changes_made_elsewhere_are_left_unknown() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::new(dir.path().join("audit.jsonl"));
+        let mut rec = intent("a", 1, 50);
+        rec.aws.region = Some("us-east-1".into());
+        rec.aws.endpoint = Some("http://127.0.0.1:5566".into());
+        rec.job.arn = "arn:aws:batch:us-east-1:123456789012:service-job/a".into();
+        log.append(rec).unwrap();
+        let jobs = Jobs(HashMap::new());
+        let who = Operator::default();
+        for (target, want) in [
+            (
+                Target {
+                    region: Some("eu-west-1".into()),
+                    endpoint: Some("http://127.0.0.1:5566".into()),
+                    account: None,
+                },
+                "region us-east-1",
+            ),
+            (
+                Target {
+                    region: Some("us-east-1".into()),
+                    endpoint: Some("http://127.0.0.1:7777".into()),
+                    account: None,
+                },
+                "endpoint http://127.0.0.1:5566",
+            ),
+            (
+                Target {
+                    region: Some("us-east-1".into()),
+                    endpoint: Some("http://127.0.0.1:5566".into()),
+                    account: Some("999999999999".into()),
+                },
+                "account 123456789012",
+            ),
+        ] {
+            let done = reconcile(&jobs, &log, &who, &target).await.unwrap();
+            match &done[0].result {
+                Decision::LeftUnknown(why) => assert!(why.contains(want), "{why}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        let changes = audit::changes(&audit::read_records(log.path()).unwrap());
+        assert!(changes[0].outcome_unknown());
+    }
+
+    #[test]
+    fn the_writers_own_outcome_wins_over_a_reconciled_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::new(dir.path().join("audit.jsonl"));
+        let rec = log.append(intent("a", 1, 50)).unwrap();
+        let mut reconciled = rec.clone();
+        reconciled.kind = RecordKind::Outcome;
+        reconciled.outcome = Some(Outcome::Reconciled {
+            verdict: Verdict::DidNotLand,
+            observed_priority: Some(1),
+        });
+        log.append(reconciled).unwrap();
+        let mut own = rec.clone();
+        own.kind = RecordKind::Outcome;
+        own.outcome = Some(Outcome::Succeeded {
+            request_id: Some("r-9".into()),
+        });
+        log.append(own).unwrap();
+        let changes = audit::changes(&audit::read_records(log.path()).unwrap());
+        assert_eq!(changes.len(), 1);
+        assert!(changes[0].took_effect());
     }
 
     #[tokio::test]
@@ -242,8 +434,13 @@ mod tests {
             "a".to_string(),
             Err("throttled".to_string()),
         )]));
-        let done = reconcile(&jobs, &log, &Operator::default()).await.unwrap();
-        assert_eq!(done[0].result, Err("throttled".to_string()));
+        let done = reconcile(&jobs, &log, &Operator::default(), &Target::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            done[0].result,
+            Decision::LeftUnknown("cannot read the job: throttled".to_string())
+        );
         assert!(done[0].line().contains("left unknown"));
         let changes = audit::changes(&audit::read_records(log.path()).unwrap());
         assert!(changes[0].outcome_unknown());

@@ -202,9 +202,12 @@ fn parse_line(bytes: &[u8]) -> Result<AuditRecord, String> {
 }
 
 /// The torn last line, if any: one without a final newline, or one that is not a record.
+/// The last line when an interrupted write left it: no final newline, or NUL bytes (what a
+/// crash can leave where a write was under way). A complete last line that is not a record is
+/// not a torn write but an edit: it is left to [`verify`], which names it.
 fn torn_tail(lines: &[RawLine<'_>]) -> Option<TornTail> {
     let last = lines.last()?;
-    (!last.terminated || parse_line(last.bytes).is_err()).then(|| TornTail {
+    (!last.terminated || last.bytes.contains(&0)).then(|| TornTail {
         line: last.number,
         offset: last.offset as u64,
         bytes: (last.bytes.len() + usize::from(last.terminated)) as u64,
@@ -272,6 +275,20 @@ pub fn lock_timeout_from_env() -> Duration {
         .filter(|s| s.is_finite() && *s >= 0.0)
         .map(Duration::from_secs_f64)
         .unwrap_or(DEFAULT_LOCK_TIMEOUT)
+}
+
+/// A change being made by this process (see [`AuditLog::begin_change`]); dropping it releases
+/// the mark and removes its file.
+#[derive(Debug)]
+pub struct InFlight {
+    path: PathBuf,
+    _file: File,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
 }
 
 /// The log's exclusive lock, held until dropped (the file is closed).
@@ -353,6 +370,78 @@ impl AuditLog {
             let _ = f.write_all(format!("{}\n", std::process::id()).as_bytes());
         }
         Ok(LockGuard { file })
+    }
+
+    /// Marks the change `change_id` as being made by this process until the returned guard is
+    /// dropped: an exclusively locked file `<log>.inflight/<change_id>`, taken before the intent
+    /// is written and released after the outcome. The kernel releases the lock when the process
+    /// dies, so [`AuditLog::in_flight`] tells a change still under way from one whose writer is
+    /// gone.
+    pub fn begin_change(&self, change_id: &str) -> Result<InFlight, AuditError> {
+        let path = self.inflight_path(change_id);
+        let file = open_private(&path, false)?;
+        match file.try_lock() {
+            Ok(()) => Ok(InFlight { path, _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(AuditError::Io {
+                path: path.display().to_string(),
+                source: std::io::Error::other("change id already in use"),
+            }),
+            Err(std::fs::TryLockError::Error(e)) => Err(io(&path)(e)),
+        }
+    }
+
+    /// Whether a live process is still making the change `change_id` (its in-flight file is
+    /// locked). A leftover file of a dead writer is removed.
+    pub fn in_flight(&self, change_id: &str) -> bool {
+        let path = self.inflight_path(change_id);
+        let Ok(file) = OpenOptions::new().read(true).write(true).open(&path) else {
+            return false;
+        };
+        match file.try_lock() {
+            Err(std::fs::TryLockError::WouldBlock) => true,
+            _ => {
+                let _ = std::fs::remove_file(&path);
+                false
+            }
+        }
+    }
+
+    fn inflight_path(&self, change_id: &str) -> PathBuf {
+        let mut dir = self.path.as_os_str().to_owned();
+        dir.push(".inflight");
+        // Change ids are UUIDs; anything else is reduced to safe file-name characters.
+        let name: String = change_id
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .take(64)
+            .collect();
+        PathBuf::from(dir).join(name)
+    }
+
+    /// Appends `record` (an outcome) unless the log already holds an outcome for its change id,
+    /// deciding under the log's lock so that two writers cannot both append one. `None` when
+    /// one was there.
+    pub fn append_outcome_once(
+        &self,
+        record: AuditRecord,
+    ) -> Result<Option<AuditRecord>, AuditError> {
+        let mut guard = self.lock()?;
+        let mut data = Vec::new();
+        guard
+            .file
+            .seek(SeekFrom::Start(0))
+            .map_err(io(&self.path))?;
+        guard.file.read_to_end(&mut data).map_err(io(&self.path))?;
+        let lines = raw_lines(&data);
+        for l in &lines {
+            if let Ok(r) = parse_line(l.bytes)
+                && r.kind == RecordKind::Outcome
+                && r.change_id == record.change_id
+            {
+                return Ok(None);
+            }
+        }
+        self.append_locked(&mut guard, record).map(Some)
     }
 
     /// Fails when the last line is torn (with the way to repair it); appends would fail too.
@@ -441,20 +530,16 @@ impl AuditLog {
         let mut name = self.path.as_os_str().to_owned();
         name.push(format!(".torn-{stamp}"));
         let aside = PathBuf::from(name);
-        {
+        let saved = (|| {
             let mut f = open_private(&aside, false)?;
             f.write_all(cut).map_err(io(&aside))?;
-            f.sync_all().map_err(io(&aside))?;
+            f.sync_all().map_err(io(&aside))
+        })();
+        if let Err(e) = saved {
+            // Nothing was cut: leave no empty or partial copy behind.
+            let _ = std::fs::remove_file(&aside);
+            return Err(e);
         }
-        // An append-mode handle cannot truncate: a second, write-mode handle does (the lock is
-        // still ours through `guard`).
-        let w = OpenOptions::new()
-            .write(true)
-            .open(&self.path)
-            .map_err(io(&self.path))?;
-        w.set_len(torn.offset).map_err(io(&self.path))?;
-        w.sync_all().map_err(io(&self.path))?;
-        drop(w);
         let mut record = template;
         record.kind = RecordKind::Repair;
         record.outcome = None;
@@ -469,13 +554,55 @@ impl AuditLog {
                 if lines.last().is_some_and(|l| !l.terminated) {
                     "no final newline"
                 } else {
-                    "not a record"
+                    "NUL bytes"
                 },
                 torn.bytes
             ),
         });
-        self.append_locked(&mut guard, record).map(Some)
+        // The repair record is written over the torn bytes, then the rest of them is cut: a
+        // crash at any point leaves either the torn line (repair again) or the repair record,
+        // never the torn bytes gone without a record.
+        let (seq, prev) = match lines[..lines.len() - 1].last() {
+            None => (0, String::new()),
+            Some(l) => {
+                let r = parse_line(l.bytes).map_err(|message| AuditError::Corrupt {
+                    path: self.path.display().to_string(),
+                    line: l.number,
+                    message,
+                })?;
+                (r.seq, r.hash)
+            }
+        };
+        record.v = SCHEME;
+        record.seq = seq + 1;
+        record.prev_hash = prev;
+        let (mut line, hash) = canonical_line(&record).map_err(|e| self.located(e))?;
+        record.hash = hash;
+        line.push('\n');
+        // An append-mode handle writes only at the end: a second, write-mode handle writes in
+        // place (the lock is still ours through `guard`).
+        let w = OpenOptions::new()
+            .write(true)
+            .open(&self.path)
+            .map_err(io(&self.path))?;
+        write_at(&w, line.as_bytes(), torn.offset).map_err(io(&self.path))?;
+        w.sync_data().map_err(io(&self.path))?;
+        w.set_len(torn.offset + line.len() as u64)
+            .map_err(io(&self.path))?;
+        w.sync_all().map_err(io(&self.path))?;
+        Ok(Some(record))
     }
+}
+
+#[cfg(unix)]
+fn write_at(f: &File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(f, bytes, offset)
+}
+
+#[cfg(not(unix))]
+fn write_at(mut f: &File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
+    f.seek(SeekFrom::Start(offset))?;
+    f.write_all(bytes)
 }
 
 /// Every record with its 1-based line number and, when the last line is torn, where (the

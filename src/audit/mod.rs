@@ -18,8 +18,9 @@ mod record;
 
 pub use identity::LocalUser;
 pub use log::{
-    AuditLog, DEFAULT_LOCK_TIMEOUT, Head, LockGuard, LogContents, SCHEME, TornTail, VerifyError,
-    canonical_body, holder_path, lock_timeout_from_env, read_log, read_records, sha256_hex, verify,
+    AuditLog, DEFAULT_LOCK_TIMEOUT, Head, InFlight, LockGuard, LogContents, SCHEME, TornTail,
+    VerifyError, canonical_body, holder_path, lock_timeout_from_env, read_log, read_records,
+    sha256_hex, verify,
 };
 pub use record::{AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind, Repair, Verdict};
 
@@ -149,11 +150,16 @@ pub fn changes(records: &[(usize, AuditRecord)]) -> Vec<Change> {
                 outcome: None,
             }),
             RecordKind::Outcome => {
-                if let Some(c) = out
-                    .iter_mut()
-                    .rev()
-                    .find(|c| c.intent.change_id == r.change_id && c.outcome.is_none())
-                {
+                // The change's own outcome (the API's answer) wins over a reconciled one, in
+                // whichever order they were written.
+                let api = !matches!(r.outcome, Some(Outcome::Reconciled { .. }));
+                if let Some(c) = out.iter_mut().rev().find(|c| {
+                    c.intent.change_id == r.change_id
+                        && match &c.outcome {
+                            None => true,
+                            Some(o) => api && matches!(o.outcome, Some(Outcome::Reconciled { .. })),
+                        }
+                }) {
                     c.outcome = Some(r.clone());
                 }
             }

@@ -31,12 +31,8 @@ fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
     let done = rt.block_on(async {
         let client =
             crate::batch::BatchClient::connect(super::snapshot::connect_options(&a.aws)).await?;
-        let mut operator = Operator::current();
-        operator.aws_principal = Some(match client.caller_identity().await {
-            Ok(arn) => arn,
-            Err(why) => format!("unknown ({why})"),
-        });
-        crate::actions::reconcile(&client, &log, &operator)
+        let (operator, target) = crate::actions::reconciler(&client).await;
+        crate::actions::reconcile(&client, &log, &operator, &target)
             .await
             .map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))
     })?;
@@ -50,16 +46,22 @@ fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
     for r in &done {
         println!("{}", r.line());
     }
-    let left = done.iter().filter(|r| r.result.is_err()).count();
+    let left = done
+        .iter()
+        .filter(|r| matches!(r.result, crate::actions::Decision::LeftUnknown(_)))
+        .count();
+    let decided = done
+        .iter()
+        .filter(|r| matches!(r.result, crate::actions::Decision::Decided(..)))
+        .count();
     if left > 0 {
         bail!(
-            "{left} of {} changes left unknown (their jobs could not be read); run again later",
+            "{left} of {} changes left unknown (reasons above); {decided} reconciled",
             done.len()
         );
     }
     println!(
-        "{} changes reconciled; recorded in {}",
-        done.len(),
+        "{decided} changes reconciled; recorded in {}",
         log.path().display()
     );
     Ok(())

@@ -198,25 +198,30 @@ pub async fn reconcile_on_start(client: &BatchClient, path: &std::path::Path) ->
     }
     let log = crate::audit::AuditLog::new(path);
     let work = async {
-        let mut operator = crate::audit::Operator::current();
-        operator.aws_principal = Some(match client.caller_identity().await {
-            Ok(arn) => arn,
-            Err(why) => format!("unknown ({why})"),
-        });
-        crate::actions::reconcile(client, &log, &operator).await
+        let (operator, target) = crate::actions::reconciler(client).await;
+        crate::actions::reconcile(client, &log, &operator, &target).await
     };
     let line = match tokio::time::timeout(std::time::Duration::from_secs(10), work).await {
         Err(_) => "audit: deciding changes with an unknown outcome took over 10 s; run `quotatop audit reconcile`".to_string(),
         Ok(Err(e)) => format!("audit: could not reconcile unknown outcomes: {e}"),
         Ok(Ok(done)) => {
-            let decided = done.iter().filter(|r| r.result.is_ok()).count();
-            let left = done.len() - decided;
+            let decided = done
+                .iter()
+                .filter(|r| matches!(r.result, crate::actions::Decision::Decided(..)))
+                .count();
+            let left = done
+                .iter()
+                .filter(|r| matches!(r.result, crate::actions::Decision::LeftUnknown(_)))
+                .count();
+            if decided == 0 && left == 0 {
+                return None;
+            }
             let mut line = format!(
                 "audit: decided {decided} change(s) whose outcome was unknown (see `quotatop audit list`)"
             );
             if left > 0 {
                 line.push_str(&format!(
-                    "; {left} left unknown (job unreadable): run `quotatop audit reconcile` later"
+                    "; {left} left unknown: run `quotatop audit reconcile` for the reason"
                 ));
             }
             line

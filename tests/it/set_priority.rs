@@ -775,7 +775,12 @@ async fn the_console_reconciles_unknown_outcomes_on_start() {
             host: "ops-1".into(),
             ..Default::default()
         },
-        aws: AwsContext::default(),
+        // Made against this emulator, as the console's client sees it.
+        aws: AwsContext {
+            profile: None,
+            region: bc.source().region.clone(),
+            endpoint: bc.source().endpoint.clone(),
+        },
         queue: QUEUE.into(),
         share: "team".into(),
         job: audit::JobRef {
@@ -812,5 +817,58 @@ async fn the_console_reconciles_unknown_outcomes_on_start() {
         quotatop::commands::console::reconcile_on_start(&bc, &log_path).await,
         None
     );
+    h.shutdown().await.ok();
+}
+
+/// `audit reconcile` while a change is still in flight leaves it to its writer (which then
+/// records its own outcome), instead of deciding "did not land" for a call still under way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconcile_leaves_a_change_in_flight_to_its_writer() {
+    let (h, [_, _, target]) = world().await;
+    h.set_faults(quotatop::emulator::FaultSpec::parse("updateservicejob:latency=3s").unwrap());
+    let log = temp_log("inflight");
+    let mut c = cmd(
+        &h.endpoint_url(),
+        &log,
+        &[&target, "--priority", "7", "--reason", "slow call", "--yes"],
+    );
+    let child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while audit::read_records(&log).map(|r| r.len()).unwrap_or(0) == 0 {
+        assert!(Instant::now() < deadline, "intent never written");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args([
+            "audit",
+            "reconcile",
+            "--endpoint-url",
+            &h.endpoint_url(),
+            "--log",
+        ])
+        .arg(&log)
+        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .env("AWS_REGION", "us-east-1")
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("still being made by a live process"), "{t}");
+    let done = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(done.status.success(), "{}", text(&done));
+    let records = audit::read_records(&log).unwrap();
+    assert_eq!(records.len(), 2, "intent and the writer's own outcome only");
+    assert!(matches!(
+        records[1].1.outcome,
+        Some(Outcome::Succeeded { .. })
+    ));
     h.shutdown().await.ok();
 }
