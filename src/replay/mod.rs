@@ -11,7 +11,7 @@ pub mod trace_csv;
 mod tests;
 
 pub use config::{ReplayConfig, Workload};
-pub use run::{Comparison, JobRow, ReplayOutcome, replay, replay_to};
+pub use run::{Comparison, JobRow, ReplayOutcome, replay, replay_lean, replay_to};
 
 use crate::engine::{Engine, EngineError, JobId, JobSpec};
 use crate::model::Millis;

@@ -77,17 +77,41 @@ impl HistoryBuilder {
     /// The histories, in job order, with facts (share, priority, type, checkpoint interval)
     /// taken from `engine` now. Jobs the engine does not know are skipped.
     pub fn finish(self, engine: &Engine) -> Vec<JobHistory> {
+        self.finish_with(|id| facts_of(engine, id))
+            .into_iter()
+            .map(|(_, h)| h)
+            .collect()
+    }
+
+    /// The histories, in job order, with their ids. `facts(id)` gives a job's facts as a
+    /// history without events (no RUNNABLE times, no attempts, open; `submitted_at` when the
+    /// log has no submission), as [`facts_of`] reads them from an engine; the events fill in
+    /// the rest. Jobs without facts are skipped.
+    pub fn finish_with(
+        self,
+        mut facts: impl FnMut(JobId) -> Option<JobHistory>,
+    ) -> Vec<(JobId, JobHistory)> {
         let mut out = Vec::with_capacity(self.jobs.len());
-        out.extend(
-            self.jobs
-                .into_iter()
-                .filter_map(|(id, t)| history(engine, id, t)),
-        );
+        out.extend(self.jobs.into_iter().filter_map(|(id, t)| {
+            let f = facts(id)?;
+            Some((
+                id,
+                JobHistory {
+                    submitted_at: t.submitted_at.unwrap_or(f.submitted_at),
+                    runnable_at: t.runnable_at,
+                    attempts: t.attempts,
+                    outcome: t.outcome,
+                    ..f
+                },
+            ))
+        }));
         out
     }
 }
 
-fn history(engine: &Engine, id: JobId, t: Track) -> Option<JobHistory> {
+/// A job's facts as the engine knows them now (share, priority, type, count, checkpoint
+/// interval, restart overhead; submission time as its `createdAt`), as a history without events.
+pub fn facts_of(engine: &Engine, id: JobId) -> Option<JobHistory> {
     let job = engine.job(id)?;
     Some(JobHistory {
         job_id: job.id,
@@ -96,10 +120,10 @@ fn history(engine: &Engine, id: JobId, t: Track) -> Option<JobHistory> {
         priority: job.priority,
         instance_type: job.instance_type,
         instance_count: job.instance_count,
-        submitted_at: t.submitted_at.unwrap_or(job.created_at),
-        runnable_at: t.runnable_at,
-        attempts: t.attempts,
-        outcome: t.outcome,
+        submitted_at: job.created_at,
+        runnable_at: Vec::new(),
+        attempts: Vec::new(),
+        outcome: Outcome::Open,
         checkpoint_interval_ms: engine.checkpoint_interval(id),
         restart_overhead_ms: engine.restart_overhead(id),
     })
