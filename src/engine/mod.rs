@@ -437,7 +437,9 @@ impl Engine {
     /// job table is not left up to twice as large as needed by its growth.
     pub fn reserve_jobs(&mut self, additional: usize) {
         self.jobs.reserve_exact(additional);
-        self.uuid_index.reserve(additional);
+        if !self.lean {
+            self.uuid_index.reserve(additional);
+        }
     }
 
     pub fn submit(&mut self, spec: JobSpec) -> Result<JobId, EngineError> {

@@ -284,6 +284,7 @@ fn run(
         }
     }
     let mut histories = from_engine::HistoryBuilder::new();
+    histories.reserve_jobs(trace.len());
     let ids = submit_all(
         &mut engine,
         trace,

@@ -1,8 +1,6 @@
 //! Producer of [`ScorecardInput`] from the engine's event log: the ground truth that journal
 //! observations are checked against, and what the what-if replay feeds the scorecard.
 
-use std::collections::BTreeMap;
-
 use crate::engine::{Engine, Event, EventReason, JobId};
 use crate::model::{JobStatus, Millis};
 
@@ -32,7 +30,8 @@ struct Track {
 /// number of pieces, in order, gives what [`histories_from_events`] gives for the whole log.
 #[derive(Debug, Clone, Default)]
 pub struct HistoryBuilder {
-    jobs: BTreeMap<JobId, Track>,
+    /// By job id: the engine numbers its jobs from 0 in submission order.
+    jobs: Vec<Option<Track>>,
     last: Option<Millis>,
 }
 
@@ -41,9 +40,20 @@ impl HistoryBuilder {
         Self::default()
     }
 
+    /// Room for the jobs numbered below `jobs` (a replay knows how many it submits), so the
+    /// table does not grow by doubling.
+    pub fn reserve_jobs(&mut self, jobs: usize) {
+        self.jobs
+            .reserve_exact(jobs.saturating_sub(self.jobs.len()));
+    }
+
     /// Takes the next event of the log.
     pub fn push(&mut self, e: &Event) {
-        let t = self.jobs.entry(e.job).or_insert_with(|| Track {
+        let i = e.job.0 as usize;
+        if self.jobs.len() <= i {
+            self.jobs.resize_with(i + 1, || None);
+        }
+        let t = self.jobs[i].get_or_insert_with(|| Track {
             submitted_at: None,
             runnable_at: Vec::new(),
             attempts: Vec::new(),
@@ -67,11 +77,11 @@ impl HistoryBuilder {
 
     /// How many jobs the events so far were about.
     pub fn len(&self) -> usize {
-        self.jobs.len()
+        self.jobs.iter().filter(|t| t.is_some()).count()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.jobs.is_empty()
+        self.jobs.iter().all(|t| t.is_none())
     }
 
     /// The histories, in job order, with facts (share, priority, type, checkpoint interval)
@@ -91,8 +101,10 @@ impl HistoryBuilder {
         self,
         mut facts: impl FnMut(JobId) -> Option<JobHistory>,
     ) -> Vec<(JobId, JobHistory)> {
-        let mut out = Vec::with_capacity(self.jobs.len());
-        out.extend(self.jobs.into_iter().filter_map(|(id, t)| {
+        let mut out = Vec::with_capacity(self.len());
+        let tracks = self.jobs.into_iter().enumerate();
+        out.extend(tracks.filter_map(|(i, t)| {
+            let (id, t) = (JobId(u32::try_from(i).ok()?), t?);
             let f = facts(id)?;
             Some((
                 id,
