@@ -86,6 +86,8 @@ fn run(jobs: &[TraceJob], configs: &[ReplayConfig]) -> usize {
 }
 
 fn bench(c: &mut Criterion) {
+    // As `quotatop replay` does.
+    quotatop::replay::fix_mmap_threshold();
     let (jobs, configs) = load();
     let began = Instant::now();
     let completed = run(&jobs, &configs);

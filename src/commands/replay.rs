@@ -14,6 +14,7 @@ use crate::replay::{
 };
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
+    crate::replay::fix_mmap_threshold();
     let text = execute(args, std::io::stderr().is_terminal())?;
     // Share, configuration and instance-type names come from trace and config files: whatever
     // the format, no control character reaches the terminal (line breaks kept).
