@@ -16,12 +16,61 @@ pub use run::{Comparison, JobRow, ReplayOutcome, replay, replay_lean, replay_to}
 use crate::engine::{Engine, EngineError, JobId, JobSpec};
 use crate::model::Millis;
 
+/// Where a trace job came from: `file:line`, shown as such. The file's name is shared by all the
+/// jobs of the file rather than copied into each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    file: std::sync::Arc<str>,
+    line: Option<u64>,
+}
+
+impl Origin {
+    /// Line `line` of `file`.
+    pub fn at(file: &std::sync::Arc<str>, line: u64) -> Self {
+        Self {
+            file: file.clone(),
+            line: Some(line),
+        }
+    }
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(n) => write!(f, "{}:{n}", self.file),
+            None => f.write_str(&self.file),
+        }
+    }
+}
+
+/// An origin given whole (no line of its own).
+impl From<&str> for Origin {
+    fn from(s: &str) -> Self {
+        Self {
+            file: s.into(),
+            line: None,
+        }
+    }
+}
+
+impl From<String> for Origin {
+    fn from(s: String) -> Self {
+        s.as_str().into()
+    }
+}
+
+impl PartialEq<&str> for Origin {
+    fn eq(&self, other: &&str) -> bool {
+        self.to_string() == *other
+    }
+}
+
 /// One job of a trace, in engine terms.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TraceJob {
     pub name: String,
     /// `file:line` it came from, for error messages.
-    pub origin: String,
+    pub origin: Origin,
     pub share: String,
     /// Submission time relative to the trace start.
     pub submit_ms: Millis,

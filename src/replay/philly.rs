@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::TraceJob;
+use super::{Origin, TraceJob};
 use crate::model::{Millis, seconds_to_millis};
 
 /// The 1-GPU instance type Philly GPUs are mapped onto.
@@ -110,6 +110,7 @@ pub fn parse_trace_text(text: &str, share: &str, path: &str) -> Result<Vec<Trace
         col("num_jobs")?,
         col("duration_s")?,
     );
+    let file: std::sync::Arc<str> = path.into();
     let mut jobs = Vec::new();
     for (n, fields) in rows {
         let field = |c: usize| {
@@ -146,7 +147,7 @@ pub fn parse_trace_text(text: &str, share: &str, path: &str) -> Result<Vec<Trace
         let work_ms = secs(c_duration)?;
         jobs.push(TraceJob {
             name: format!("{share}-{}", field(c_id)?),
-            origin: format!("{path}:{n}"),
+            origin: Origin::at(&file, n as u64),
             share: share.to_string(),
             submit_ms,
             instance_type: GPU_INSTANCE_TYPE.to_string(),

@@ -203,7 +203,7 @@ mod tests {
     fn job(share: &str, count: u32, work_s: u64) -> TraceJob {
         TraceJob {
             name: format!("{share}-{count}"),
-            origin: "t.csv:2".to_string(),
+            origin: "t.csv:2".into(),
             share: share.to_string(),
             submit_ms: 0,
             instance_type: "ml.g5.2xlarge".to_string(),

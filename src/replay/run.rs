@@ -278,7 +278,7 @@ fn run(
     for j in trace {
         if !cfg.shares.iter().any(|s| s.name == j.share) {
             return Err(ReplayError::Trace {
-                origin: j.origin.clone(),
+                origin: j.origin.to_string(),
                 message: format!("share {:?} is not in configuration {:?}", j.share, cfg.name),
             });
         }
@@ -293,7 +293,7 @@ fn run(
         &mut |e| drain_into(e, &mut histories, false),
     )
     .map_err(|(i, e)| ReplayError::Trace {
-        origin: trace[i].origin.clone(),
+        origin: trace[i].origin.to_string(),
         message: e.to_string(),
     })?;
     drain_into(&mut engine, &mut histories, true);
@@ -405,7 +405,7 @@ fn score(
                 JobRow {
                     // The name the engine was given: the trace's.
                     name: t.map(|t| t.name.clone()).unwrap_or_else(|| h.name.clone()),
-                    origin: t.map(|t| t.origin.clone()).unwrap_or_default(),
+                    origin: t.map(|t| t.origin.to_string()).unwrap_or_default(),
                     share: h.share.clone(),
                     submit_s: secs(h.submitted_at),
                     attempts: h

@@ -140,7 +140,7 @@ fn generated(n: usize) -> (ReplayConfig, Vec<TraceJob>) {
             let share = shares[next(3) as usize];
             TraceJob {
                 name: format!("{share}-{i}"),
-                origin: format!("gen:{}", i + 2),
+                origin: format!("gen:{}", i + 2).into(),
                 share: share.to_string(),
                 submit_ms: (next(40) as i64) * 60_000 + if share == "a" { 0 } else { 600_000 },
                 instance_type: philly::GPU_INSTANCE_TYPE.to_string(),
@@ -155,7 +155,7 @@ fn generated(n: usize) -> (ReplayConfig, Vec<TraceJob>) {
         .collect();
     jobs.push(TraceJob {
         name: "too-big".to_string(),
-        origin: "gen:1".to_string(),
+        origin: "gen:1".into(),
         instance_count: 1000,
         ..jobs[0].clone()
     });

@@ -16,7 +16,7 @@
 //! Columns may come in any order; unknown columns are an error (a typo should not pass). Fields
 //! follow RFC 4180: a name holding a comma is quoted (`"a,b"`). Times are at most 100 years.
 
-use super::{ReplayError, TraceJob};
+use super::{Origin, ReplayError, TraceJob};
 use crate::model::{Millis, seconds_to_millis};
 
 const COLUMNS: [&str; 10] = [
@@ -97,6 +97,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
         }
     }
     let col = |name: &str| header.iter().position(|h| h == name);
+    let file: std::sync::Arc<str> = origin.into();
     let mut jobs = Vec::new();
     for record in records {
         let record = record.map_err(csv_err)?;
@@ -161,7 +162,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
             name: get("name")
                 .map(str::to_string)
                 .unwrap_or_else(|| format!("{share}-{n}")),
-            origin: format!("{origin}:{n}"),
+            origin: Origin::at(&file, n),
             submit_ms: secs("submit_s", need("submit_s")?)?,
             instance_type: need("instance_type")?.to_string(),
             instance_count: count as u32,
