@@ -13,20 +13,33 @@ mod tests;
 pub use config::{ReplayConfig, Workload};
 pub use run::{Comparison, JobRow, ReplayOutcome, replay, replay_lean, replay_to};
 
+use std::sync::Arc;
+
 use crate::engine::{Engine, EngineError, JobId, JobSpec};
 use crate::model::Millis;
+
+/// The one copy of `name` in `pool` (a trace's few share names and instance types), added when
+/// new.
+pub(crate) fn interned(pool: &mut Vec<Arc<str>>, name: &str) -> Arc<str> {
+    if let Some(a) = pool.iter().find(|a| &***a == name) {
+        return a.clone();
+    }
+    let a: Arc<str> = name.into();
+    pool.push(a.clone());
+    a
+}
 
 /// Where a trace job came from: `file:line`, shown as such. The file's name is shared by all the
 /// jobs of the file rather than copied into each.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
-    file: std::sync::Arc<str>,
+    file: Arc<str>,
     line: Option<u64>,
 }
 
 impl Origin {
     /// Line `line` of `file`.
-    pub fn at(file: &std::sync::Arc<str>, line: u64) -> Self {
+    pub fn at(file: &Arc<str>, line: u64) -> Self {
         Self {
             file: file.clone(),
             line: Some(line),
@@ -71,10 +84,12 @@ pub struct TraceJob {
     pub name: String,
     /// `file:line` it came from, for error messages.
     pub origin: Origin,
-    pub share: String,
+    /// Shared by the jobs of a share (a trace holds few names, many jobs).
+    pub share: Arc<str>,
     /// Submission time relative to the trace start.
     pub submit_ms: Millis,
-    pub instance_type: String,
+    /// Shared by the jobs of a type.
+    pub instance_type: Arc<str>,
     pub instance_count: u32,
     pub work_ms: u64,
     pub priority: i64,
@@ -150,9 +165,9 @@ impl TraceJob {
     pub fn spec(&self) -> JobSpec {
         JobSpec {
             name: self.name.clone(),
-            share: self.share.clone(),
+            share: self.share.to_string(),
             priority: self.priority,
-            instance_type: self.instance_type.clone(),
+            instance_type: self.instance_type.to_string(),
             instance_count: self.instance_count,
             work_ms: self.work_ms,
             checkpoint_interval_ms: self.checkpoint_interval_ms,

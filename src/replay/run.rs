@@ -54,7 +54,7 @@ impl ReplayOutcome {
 pub(crate) fn spec_for(job: &TraceJob, cfg: &ReplayConfig) -> JobSpec {
     let w = &cfg.workload;
     let mut spec = job.spec();
-    if let Some(&p) = w.priority.get(&job.share) {
+    if let Some(&p) = w.priority.get(&*job.share) {
         spec.priority = p;
     }
     if spec.checkpoint_interval_ms.is_none() {
@@ -142,7 +142,7 @@ pub struct Comparison {
 impl Comparison {
     /// Important work: high or critical band as submitted in the trace, or the protected share.
     pub fn important(&self, job: &TraceJob) -> bool {
-        band_of(job) >= PriorityBand::High || self.protected.as_deref() == Some(job.share.as_str())
+        band_of(job) >= PriorityBand::High || self.protected.as_deref() == Some(&*job.share)
     }
 }
 
@@ -276,7 +276,7 @@ fn run(
     let mut engine = cfg.build_engine()?;
     engine.set_lean(lean);
     for j in trace {
-        if !cfg.shares.iter().any(|s| s.name == j.share) {
+        if !cfg.shares.iter().any(|s| *s.name == *j.share) {
             return Err(ReplayError::Trace {
                 origin: j.origin.to_string(),
                 message: format!("share {:?} is not in configuration {:?}", j.share, cfg.name),

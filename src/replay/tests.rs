@@ -141,9 +141,9 @@ fn generated(n: usize) -> (ReplayConfig, Vec<TraceJob>) {
             TraceJob {
                 name: format!("{share}-{i}"),
                 origin: format!("gen:{}", i + 2).into(),
-                share: share.to_string(),
+                share: share.into(),
                 submit_ms: (next(40) as i64) * 60_000 + if share == "a" { 0 } else { 600_000 },
-                instance_type: philly::GPU_INSTANCE_TYPE.to_string(),
+                instance_type: philly::GPU_INSTANCE_TYPE.into(),
                 instance_count: 1 + next(6) as u32,
                 work_ms: (1 + next(180)) * 60_000,
                 priority: [0, 10, 600, 900][next(4) as usize],

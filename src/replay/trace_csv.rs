@@ -98,6 +98,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
     }
     let col = |name: &str| header.iter().position(|h| h == name);
     let file: std::sync::Arc<str> = origin.into();
+    let mut names = Vec::new();
     let mut jobs = Vec::new();
     for record in records {
         let record = record.map_err(csv_err)?;
@@ -135,7 +136,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
                 )),
             }
         };
-        let share = need("share")?.to_string();
+        let share = super::interned(&mut names, need("share")?);
         let count = whole(
             "instance_count",
             need("instance_count")?,
@@ -164,7 +165,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
                 .unwrap_or_else(|| format!("{share}-{n}")),
             origin: Origin::at(&file, n),
             submit_ms: secs("submit_s", need("submit_s")?)?,
-            instance_type: need("instance_type")?.to_string(),
+            instance_type: super::interned(&mut names, need("instance_type")?),
             instance_count: count as u32,
             work_ms: secs("work_s", need("work_s")?)? as u64,
             priority,
