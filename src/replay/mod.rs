@@ -34,15 +34,16 @@ pub(crate) fn interned(pool: &mut Vec<Arc<str>>, name: &str) -> Arc<str> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
     file: Arc<str>,
-    line: Option<u64>,
+    /// 0: the origin is `file` alone.
+    line: u64,
 }
 
 impl Origin {
-    /// Line `line` of `file`.
+    /// Line `line` (from 1) of `file`.
     pub fn at(file: &Arc<str>, line: u64) -> Self {
         Self {
             file: file.clone(),
-            line: Some(line),
+            line,
         }
     }
 }
@@ -50,8 +51,8 @@ impl Origin {
 impl std::fmt::Display for Origin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.line {
-            Some(n) => write!(f, "{}:{n}", self.file),
-            None => f.write_str(&self.file),
+            0 => f.write_str(&self.file),
+            n => write!(f, "{}:{n}", self.file),
         }
     }
 }
@@ -61,8 +62,54 @@ impl From<&str> for Origin {
     fn from(s: &str) -> Self {
         Self {
             file: s.into(),
-            line: None,
+            line: 0,
         }
+    }
+}
+
+/// A trace job's name: given whole, or a prefix shared by many jobs and a number
+/// (`6214e9-17`, as Philly's are made), shown as such.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobName {
+    Given(Box<str>),
+    Numbered(Arc<str>, u32),
+}
+
+impl JobName {
+    /// `{prefix}-{id}`: numbered when `id` is a number written as such (no sign, no leading
+    /// zero), else given whole.
+    pub fn numbered(prefix: &Arc<str>, id: &str) -> Self {
+        match id.parse::<u32>() {
+            Ok(n) if n.to_string() == id => Self::Numbered(prefix.clone(), n),
+            _ => Self::Given(format!("{prefix}-{id}").into()),
+        }
+    }
+}
+
+impl std::fmt::Display for JobName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Given(s) => f.write_str(s),
+            Self::Numbered(p, n) => write!(f, "{p}-{n}"),
+        }
+    }
+}
+
+impl From<&str> for JobName {
+    fn from(s: &str) -> Self {
+        Self::Given(s.into())
+    }
+}
+
+impl From<String> for JobName {
+    fn from(s: String) -> Self {
+        Self::Given(s.into())
+    }
+}
+
+impl PartialEq<&str> for JobName {
+    fn eq(&self, other: &&str) -> bool {
+        self.to_string() == *other
     }
 }
 
@@ -81,7 +128,7 @@ impl PartialEq<&str> for Origin {
 /// One job of a trace, in engine terms.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TraceJob {
-    pub name: String,
+    pub name: JobName,
     /// `file:line` it came from, for error messages.
     pub origin: Origin,
     /// Shared by the jobs of a share (a trace holds few names, many jobs).
@@ -164,7 +211,7 @@ impl TraceJob {
     /// The job as the engine takes it, with no workload assumptions applied.
     pub fn spec(&self) -> JobSpec {
         JobSpec {
-            name: self.name.clone(),
+            name: self.name.to_string(),
             share: self.share.to_string(),
             priority: self.priority,
             instance_type: self.instance_type.to_string(),

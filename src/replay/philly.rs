@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::{Origin, TraceJob};
+use super::{JobName, Origin, TraceJob};
 use crate::model::{Millis, seconds_to_millis};
 
 /// The 1-GPU instance type Philly GPUs are mapped onto.
@@ -148,7 +148,7 @@ pub fn parse_trace_text(text: &str, share: &str, path: &str) -> Result<Vec<Trace
         }
         let work_ms = secs(c_duration)?;
         jobs.push(TraceJob {
-            name: format!("{share}-{}", field(c_id)?),
+            name: JobName::numbered(&share_name, field(c_id)?),
             origin: Origin::at(&file, n as u64),
             share: share_name.clone(),
             submit_ms,

@@ -202,7 +202,7 @@ mod tests {
 
     fn job(share: &str, count: u32, work_s: u64) -> TraceJob {
         TraceJob {
-            name: format!("{share}-{count}"),
+            name: format!("{share}-{count}").into(),
             origin: "t.csv:2".into(),
             share: share.into(),
             submit_ms: 0,

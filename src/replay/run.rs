@@ -404,7 +404,9 @@ fn score(
                 };
                 JobRow {
                     // The name the engine was given: the trace's.
-                    name: t.map(|t| t.name.clone()).unwrap_or_else(|| h.name.clone()),
+                    name: t
+                        .map(|t| t.name.to_string())
+                        .unwrap_or_else(|| h.name.clone()),
                     origin: t.map(|t| t.origin.to_string()).unwrap_or_default(),
                     share: h.share.clone(),
                     submit_s: secs(h.submitted_at),

@@ -139,7 +139,7 @@ fn generated(n: usize) -> (ReplayConfig, Vec<TraceJob>) {
         .map(|i| {
             let share = shares[next(3) as usize];
             TraceJob {
-                name: format!("{share}-{i}"),
+                name: format!("{share}-{i}").into(),
                 origin: format!("gen:{}", i + 2).into(),
                 share: share.into(),
                 submit_ms: (next(40) as i64) * 60_000 + if share == "a" { 0 } else { 600_000 },
@@ -154,7 +154,7 @@ fn generated(n: usize) -> (ReplayConfig, Vec<TraceJob>) {
         })
         .collect();
     jobs.push(TraceJob {
-        name: "too-big".to_string(),
+        name: "too-big".into(),
         origin: "gen:1".into(),
         instance_count: 1000,
         ..jobs[0].clone()

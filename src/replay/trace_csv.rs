@@ -16,7 +16,7 @@
 //! Columns may come in any order; unknown columns are an error (a typo should not pass). Fields
 //! follow RFC 4180: a name holding a comma is quoted (`"a,b"`). Times are at most 100 years.
 
-use super::{Origin, ReplayError, TraceJob};
+use super::{JobName, Origin, ReplayError, TraceJob};
 use crate::model::{Millis, seconds_to_millis};
 
 const COLUMNS: [&str; 10] = [
@@ -161,8 +161,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
             .transpose()?;
         jobs.push(TraceJob {
             name: get("name")
-                .map(str::to_string)
-                .unwrap_or_else(|| format!("{share}-{n}")),
+                .map_or_else(|| JobName::numbered(&share, &n.to_string()), JobName::from),
             origin: Origin::at(&file, n),
             submit_ms: secs("submit_s", need("submit_s")?)?,
             instance_type: super::interned(&mut names, need("instance_type")?),
