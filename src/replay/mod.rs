@@ -67,6 +67,19 @@ impl From<&str> for Origin {
     }
 }
 
+/// Whether `x` is shown as exactly `s` (compared as it is written, without building it).
+fn displays_as(x: &impl std::fmt::Display, s: &str) -> bool {
+    struct Rest<'a>(&'a str);
+    impl std::fmt::Write for Rest<'_> {
+        fn write_str(&mut self, part: &str) -> std::fmt::Result {
+            self.0 = self.0.strip_prefix(part).ok_or(std::fmt::Error)?;
+            Ok(())
+        }
+    }
+    let mut rest = Rest(s);
+    std::fmt::write(&mut rest, format_args!("{x}")).is_ok() && rest.0.is_empty()
+}
+
 /// A trace job's name: given whole, or a prefix shared by many jobs and a number
 /// (`6214e9-17`, as Philly's are made), shown as such.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,7 +122,7 @@ impl From<String> for JobName {
 
 impl PartialEq<&str> for JobName {
     fn eq(&self, other: &&str) -> bool {
-        self.to_string() == *other
+        displays_as(self, other)
     }
 }
 
@@ -121,7 +134,7 @@ impl From<String> for Origin {
 
 impl PartialEq<&str> for Origin {
     fn eq(&self, other: &&str) -> bool {
-        self.to_string() == *other
+        displays_as(self, other)
     }
 }
 
