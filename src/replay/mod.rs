@@ -171,17 +171,30 @@ pub struct StuckJob<'a> {
 /// submission order. The engine lists jobs in submission order, which is the trace sorted by
 /// submission time (stable), as [`replay`] submits them.
 pub fn never_run<'a>(trace: &'a [TraceJob], engine: &Engine) -> Vec<StuckJob<'a>> {
-    let mut order: Vec<&TraceJob> = trace.iter().collect();
-    order.sort_by_key(|j| j.submit_ms);
-    order
-        .into_iter()
-        .zip(engine.jobs())
+    let stuck: Vec<(usize, String)> = engine
+        .jobs()
+        .enumerate()
         .filter(|(_, e)| e.status == crate::model::JobStatus::Runnable)
-        .filter_map(|(job, e)| {
+        .filter_map(|(k, e)| {
             let reason = e
                 .status_reason
                 .filter(|r| r.starts_with("MISCONFIGURATION"))?;
-            Some(StuckJob { job, reason })
+            Some((k, reason))
+        })
+        .collect();
+    if stuck.is_empty() {
+        // Usually: no table of the whole trace for nothing.
+        return Vec::new();
+    }
+    let mut order: Vec<&TraceJob> = trace.iter().collect();
+    order.sort_by_key(|j| j.submit_ms);
+    stuck
+        .into_iter()
+        .filter_map(|(k, reason)| {
+            Some(StuckJob {
+                job: order.get(k)?,
+                reason,
+            })
         })
         .collect()
 }

@@ -102,12 +102,22 @@ impl HistoryBuilder {
         mut facts: impl FnMut(JobId) -> Option<JobHistory>,
     ) -> Vec<(JobId, JobHistory)> {
         let mut out = Vec::with_capacity(self.len());
-        let tracks = self.jobs.into_iter().enumerate();
-        out.extend(tracks.filter_map(|(i, t)| {
-            let (id, t) = (JobId(u32::try_from(i).ok()?), t?);
-            let f = facts(id)?;
-            Some((
-                id,
+        let mut tracks = self.jobs;
+        // The last job first, giving the table of tracks back as it empties (a replay's holds
+        // several MB), so that the histories never sit beside the whole of it.
+        while let Some(t) = tracks.pop() {
+            let i = tracks.len();
+            if i % SHRINK_EVERY == 0 {
+                tracks.shrink_to_fit();
+            }
+            let (Some(t), Ok(n)) = (t, u32::try_from(i)) else {
+                continue;
+            };
+            let Some(f) = facts(JobId(n)) else {
+                continue;
+            };
+            out.push((
+                JobId(n),
                 JobHistory {
                     submitted_at: t.submitted_at.unwrap_or(f.submitted_at),
                     runnable_at: t.runnable_at,
@@ -115,11 +125,15 @@ impl HistoryBuilder {
                     outcome: t.outcome,
                     ..f
                 },
-            ))
-        }));
+            ));
+        }
+        out.reverse();
         out
     }
 }
+
+/// [`HistoryBuilder::finish_with`] shrinks the table of tracks every this many jobs.
+const SHRINK_EVERY: usize = 4096;
 
 /// A job's facts as the engine knows them now (share, priority, type, count, checkpoint
 /// interval, restart overhead; submission time as its `createdAt`), as a history without events.
