@@ -107,7 +107,7 @@ impl HistoryBuilder {
         // several MB), so that the histories never sit beside the whole of it.
         while let Some(t) = tracks.pop() {
             let i = tracks.len();
-            if i % SHRINK_EVERY == 0 {
+            if i.is_multiple_of(SHRINK_EVERY) {
                 tracks.shrink_to_fit();
             }
             let (Some(t), Ok(n)) = (t, u32::try_from(i)) else {
