@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use quotatop::model::{CapacityLimit, QuotaShare, SharingConfig};
-use quotatop::replay::{ReplayConfig, TraceJob, Workload, config, philly, presets, replay};
+use quotatop::replay::{
+    Comparison, ReplayConfig, TraceJob, Workload, config, philly, presets, replay_lean,
+};
 
 fn traces_dir() -> PathBuf {
     let dir = std::env::var_os("QUOTATOP_PHILLY_DIR")
@@ -75,7 +77,7 @@ fn run(jobs: &[TraceJob], configs: &[ReplayConfig]) -> usize {
     configs
         .iter()
         .map(|cfg| {
-            replay(jobs, cfg, &mut |_, _| {})
+            replay_lean(jobs, cfg, &Comparison::default(), &mut |_, _| {})
                 .unwrap_or_else(|e| panic!("{} replays: {e}", cfg.name))
                 .0
                 .completed
@@ -84,6 +86,8 @@ fn run(jobs: &[TraceJob], configs: &[ReplayConfig]) -> usize {
 }
 
 fn bench(c: &mut Criterion) {
+    // As `quotatop replay` does.
+    quotatop::replay::fix_mmap_threshold();
     let (jobs, configs) = load();
     let began = Instant::now();
     let completed = run(&jobs, &configs);

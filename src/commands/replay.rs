@@ -9,11 +9,12 @@ use crate::analysis::scorecard::decision::DeadlineRule;
 use crate::cli::{ReplayArgs, ReportFormat};
 use crate::model::{CapacityLimit, QuotaShare, SharingConfig};
 use crate::replay::{
-    Comparison, ReplayConfig, ReplayOutcome, StuckJob, TraceJob, Workload, never_run, philly,
-    presets, replay_to, report, trace_csv,
+    Comparison, ReplayConfig, ReplayOutcome, StuckJob, TraceJob, Workload, philly, presets,
+    replay_lean, report, trace_csv,
 };
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
+    crate::replay::fix_mmap_threshold();
     let text = execute(args, std::io::stderr().is_terminal())?;
     // Share, configuration and instance-type names come from trace and config files: whatever
     // the format, no control character reaches the terminal (line breaks kept).
@@ -195,11 +196,11 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
                 let _ = std::io::stderr().flush();
             }
         };
-        let (outcome, engine) = replay_to(&loaded.jobs, cfg, &cmp, &mut bar)?;
+        let (outcome, stuck) = replay_lean(&loaded.jobs, cfg, &cmp, &mut bar)?;
         if progress {
             eprintln!();
         }
-        if let Some(m) = stuck_message(&cfg.name, &never_run(&loaded.jobs, &engine)) {
+        if let Some(m) = stuck_message(&cfg.name, &stuck) {
             for line in m.lines() {
                 eprintln!("{}", crate::model::clean_text(line));
             }

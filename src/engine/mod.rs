@@ -12,6 +12,7 @@ mod rng;
 mod sched;
 mod share;
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
 
@@ -128,15 +129,24 @@ pub struct ShareUsage {
     pub usage: Vec<TypeUsage>,
 }
 
-pub(crate) struct JobRec {
+/// What a job keeps for the API's view of it (DescribeServiceJob): its AWS-style id, name,
+/// attempts and recent preemptions. A lean engine keeps none of it.
+pub(crate) struct JobApi {
     pub uuid: String,
     pub name: String,
+    pub recent: VecDeque<PreemptedAttempt>,
+    pub attempts: Vec<Attempt>,
+}
+
+pub(crate) struct JobRec {
+    /// `None` in a lean engine.
+    pub api: Option<Box<JobApi>>,
     pub share: usize,
     pub ty: usize,
     pub count: u32,
     pub priority: u32,
     pub status: JobStatus,
-    pub reason: Option<String>,
+    pub reason: Option<Cow<'static, str>>,
     pub created_at: Millis,
     pub scheduled_at: Option<Millis>,
     pub started_at: Option<Millis>,
@@ -153,8 +163,6 @@ pub(crate) struct JobRec {
     pub run_since: Option<Millis>,
     pub retries: Option<u32>,
     pub preempted: u32,
-    pub recent: VecDeque<PreemptedAttempt>,
-    pub attempts: Vec<Attempt>,
     /// Bumped whenever a pending timer of this job must be ignored.
     pub generation: u32,
     /// Set while a preemption is in progress.
@@ -203,6 +211,8 @@ pub struct Engine {
     dispatch_seq: u64,
     events: Vec<Event>,
     dirty: bool,
+    /// Jobs keep no API view ([`Engine::set_lean`]).
+    lean: bool,
 }
 
 impl Engine {
@@ -222,6 +232,7 @@ impl Engine {
             dispatch_seq: 0,
             events: Vec::new(),
             dirty: false,
+            lean: false,
             config,
         };
         let mut seen = std::collections::HashSet::new();
@@ -239,6 +250,15 @@ impl Engine {
             engine.env[t] = limit.max_capacity;
         }
         Ok(engine)
+    }
+
+    /// A lean engine keeps no API view of its jobs: no AWS-style ids (so [`Engine::find`] and
+    /// [`Engine::job_uuid`] find nothing), names, attempts or recent preemptions, and
+    /// [`Engine::job`] shows them empty. Scheduling, timing, accounting ([`Engine::work`]) and
+    /// the event log are the same as in a full engine with the same seed. For replays that read
+    /// the event log; applies to the jobs submitted after it is set.
+    pub fn set_lean(&mut self, lean: bool) {
+        self.lean = lean;
     }
 
     pub fn config(&self) -> &EngineConfig {
@@ -417,7 +437,9 @@ impl Engine {
     /// job table is not left up to twice as large as needed by its growth.
     pub fn reserve_jobs(&mut self, additional: usize) {
         self.jobs.reserve_exact(additional);
-        self.uuid_index.reserve(additional);
+        if !self.lean {
+            self.uuid_index.reserve(additional);
+        }
     }
 
     pub fn submit(&mut self, spec: JobSpec) -> Result<JobId, EngineError> {
@@ -434,11 +456,23 @@ impl Engine {
         }
         let ty = self.intern(&spec.instance_type);
         let id = self.jobs.len() as u32;
-        let uuid = self.rng.uuid();
-        self.uuid_index.insert(uuid.clone(), id);
+        let api = if self.lean {
+            // The same draws as an id, so a lean engine's delays are a full one's.
+            self.rng.next_u64();
+            self.rng.next_u64();
+            None
+        } else {
+            let uuid = self.rng.uuid();
+            self.uuid_index.insert(uuid.clone(), id);
+            Some(Box::new(JobApi {
+                uuid,
+                name: spec.name,
+                recent: VecDeque::new(),
+                attempts: Vec::new(),
+            }))
+        };
         self.jobs.push(JobRec {
-            uuid,
-            name: spec.name,
+            api,
             share: s,
             ty,
             count: spec.instance_count,
@@ -460,8 +494,6 @@ impl Engine {
             run_since: None,
             retries: spec.preemption_retries,
             preempted: 0,
-            recent: VecDeque::new(),
-            attempts: Vec::new(),
             generation: 0,
             preempting: None,
             misconfigured: None,
@@ -481,7 +513,11 @@ impl Engine {
         let new = check_priority(priority)?;
         let rec = &self.jobs[j as usize];
         if rec.status.is_terminal() {
-            return Err(EngineError::JobFinished(rec.uuid.clone()));
+            return Err(EngineError::JobFinished(
+                rec.api
+                    .as_ref()
+                    .map_or_else(|| format!("#{j}"), |a| a.uuid.clone()),
+            ));
         }
         let old = rec.priority;
         let (s, ty, status) = (rec.share, rec.ty, rec.status);
@@ -542,7 +578,9 @@ impl Engine {
     }
 
     pub fn job_uuid(&self, job: JobId) -> Option<&str> {
-        self.jobs.get(job.0 as usize).map(|r| r.uuid.as_str())
+        self.jobs
+            .get(job.0 as usize)
+            .and_then(|r| Some(r.api.as_ref()?.uuid.as_str()))
     }
 
     pub fn work(&self, job: JobId) -> Option<WorkProgress> {
@@ -572,15 +610,16 @@ impl Engine {
     /// The job as DescribeServiceJob shows it.
     pub fn job(&self, job: JobId) -> Option<ServiceJob> {
         let r = self.jobs.get(job.0 as usize)?;
+        let api = r.api.as_deref();
         Some(ServiceJob {
-            id: r.uuid.clone(),
-            name: r.name.clone(),
+            id: api.map(|a| a.uuid.clone()).unwrap_or_default(),
+            name: api.map(|a| a.name.clone()).unwrap_or_default(),
             share: self.shares[r.share].spec.name.clone(),
             priority: r.priority,
             instance_type: self.types[r.ty].clone(),
             instance_count: r.count,
             status: r.status,
-            status_reason: r.reason.clone(),
+            status_reason: r.reason.as_deref().map(str::to_string),
             created_at: r.created_at,
             scheduled_at: r.scheduled_at,
             started_at: r.started_at,
@@ -588,9 +627,11 @@ impl Engine {
             preemption_retries: r.retries,
             preemption: (r.preempted > 0).then(|| PreemptionSummary {
                 preempted_attempt_count: r.preempted,
-                recent_preempted_attempts: r.recent.iter().cloned().collect(),
+                recent_preempted_attempts: api
+                    .map(|a| a.recent.iter().cloned().collect())
+                    .unwrap_or_default(),
             }),
-            attempts: r.attempts.clone(),
+            attempts: api.map(|a| a.attempts.clone()).unwrap_or_default(),
             is_terminated: r.terminated,
         })
     }
@@ -782,7 +823,7 @@ impl Engine {
                 let r = &mut self.jobs[j as usize];
                 r.started_at = Some(now);
                 r.run_since = Some(now);
-                if let Some(a) = r.attempts.last_mut() {
+                if let Some(a) = r.api.as_mut().and_then(|a| a.attempts.last_mut()) {
                     a.started_at = Some(now);
                 }
                 r.overhead_due = if r.preempted > 0 {
@@ -816,8 +857,8 @@ impl Engine {
         r.overhead_due = 0;
         r.saved_ms = r.work_ms;
         r.stopped_at = Some(now);
-        r.reason = Some("Completed".to_string());
-        if let Some(a) = r.attempts.last_mut() {
+        r.reason = Some(Cow::Borrowed("Completed"));
+        if let Some(a) = r.api.as_mut().and_then(|a| a.attempts.last_mut()) {
             a.stopped_at = Some(now);
             a.status_reason = Some("Completed".to_string());
         }
@@ -839,13 +880,13 @@ impl Engine {
         r.generation += 1;
         r.preempting = None;
         r.stopped_at = Some(now);
-        r.reason = Some(reason.clone());
         if status.holds_capacity()
-            && let Some(a) = r.attempts.last_mut()
+            && let Some(a) = r.api.as_mut().and_then(|a| a.attempts.last_mut())
         {
             a.stopped_at = Some(now);
-            a.status_reason = Some(reason);
+            a.status_reason = Some(reason.clone());
         }
+        r.reason = Some(Cow::Owned(reason));
         self.set_status(j, JobStatus::Failed, why);
     }
 
@@ -919,7 +960,7 @@ impl Engine {
             return;
         }
         r.misconfigured = Some(m);
-        r.reason = Some(m.reason().to_string());
+        r.reason = Some(Cow::Borrowed(m.reason()));
         self.emit(
             j,
             Some(JobStatus::Runnable),
@@ -996,29 +1037,31 @@ impl Engine {
         };
         r.preempted += 1;
         let start = r.attempt_start();
-        let resource = r
-            .attempts
-            .last()
-            .map(|a| a.resource_id.clone())
-            .unwrap_or_default();
-        if let Some(a) = r.attempts.last_mut() {
-            a.stopped_at = Some(now);
-            a.status_reason = Some(kind.reason().to_string());
+        if let Some(api) = r.api.as_mut() {
+            let resource = api
+                .attempts
+                .last()
+                .map(|a| a.resource_id.clone())
+                .unwrap_or_default();
+            if let Some(a) = api.attempts.last_mut() {
+                a.stopped_at = Some(now);
+                a.status_reason = Some(kind.reason().to_string());
+            }
+            api.recent.push_front(PreemptedAttempt {
+                resource_id: resource,
+                started_at: start,
+                stopped_at: now,
+                status_reason: kind.reason().to_string(),
+            });
+            api.recent.truncate(window.max(1));
         }
-        r.recent.push_front(PreemptedAttempt {
-            resource_id: resource,
-            started_at: start,
-            stopped_at: now,
-            status_reason: kind.reason().to_string(),
-        });
-        r.recent.truncate(window.max(1));
         let exhausted = r.retries.is_some_and(|n| r.preempted > n);
         r.scheduled_at = None;
         r.started_at = None;
         if exhausted {
             let count = r.preempted;
             r.stopped_at = Some(now);
-            r.reason = Some(policy::retries_exhausted_reason(count));
+            r.reason = Some(Cow::Owned(policy::retries_exhausted_reason(count)));
             self.set_status(j, JobStatus::Failed, EventReason::RetriesExhausted);
         } else {
             r.reason = None;

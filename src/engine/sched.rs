@@ -305,12 +305,20 @@ impl Engine {
         share.used[ty] += count;
         share.running[ty].insert((seq, j));
         let borrowed = share.used[ty].saturating_sub(share.own[ty]) - before_borrowed;
-        let resource = format!(
-            "{}AWSBatch{}{}",
-            self.config.training_job_arn_prefix,
-            sanitize_name(&self.jobs[j as usize].name),
-            self.rng.hex32()
-        );
+        let resource = match self.jobs[j as usize].api.as_deref() {
+            Some(api) => Some(format!(
+                "{}AWSBatch{}{}",
+                self.config.training_job_arn_prefix,
+                sanitize_name(&api.name),
+                self.rng.hex32()
+            )),
+            None => {
+                // The same draws as a resource id, so a lean engine's delays are a full one's.
+                self.rng.next_u64();
+                self.rng.next_u64();
+                None
+            }
+        };
         let r = &mut self.jobs[j as usize];
         r.dispatch_seq = seq;
         r.scheduled_at = Some(now);
@@ -318,13 +326,15 @@ impl Engine {
         r.reason = None;
         // Most jobs run once: grow by one attempt at a time rather than by the doubling default
         // (four at first), which a replay of 100k jobs pays for in tens of MB.
-        r.attempts.reserve_exact(1);
-        r.attempts.push(Attempt {
-            resource_id: resource,
-            started_at: None,
-            stopped_at: None,
-            status_reason: None,
-        });
+        if let (Some(api), Some(resource_id)) = (r.api.as_mut(), resource) {
+            api.attempts.reserve_exact(1);
+            api.attempts.push(Attempt {
+                resource_id,
+                started_at: None,
+                stopped_at: None,
+                status_reason: None,
+            });
+        }
         self.set_status(
             j,
             JobStatus::Scheduled,
@@ -344,7 +354,7 @@ impl Engine {
         let r = &mut self.jobs[j as usize];
         r.preempting = Some(kind);
         r.generation += 1;
-        r.reason = Some(kind.in_progress_reason());
+        r.reason = Some(std::borrow::Cow::Owned(kind.in_progress_reason()));
         let (s, ty, count, status) = (r.share, r.ty, r.count, r.status);
         self.shares[s].releasing[ty] += count;
         self.emit(

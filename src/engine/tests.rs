@@ -910,3 +910,71 @@ fn reclaim_with_instant_preemption_terminates_and_serves_the_owner() {
     assert_eq!(status(&e, b), JobStatus::Running);
     assert_eq!(used(&e, "A", M5), (4, 2));
 }
+
+#[test]
+fn a_lean_engine_runs_exactly_as_a_full_one_without_the_api_view() {
+    let delays = Delays {
+        submitted_ms: 1_000,
+        pending_ms: 2_000,
+        scheduled_ms: 3_000,
+        starting_ms: 4_000,
+        preemption_ms: 5_000,
+        jitter_ms: 777,
+    };
+    let run = |lean: bool| {
+        let mut e = Engine::new(
+            EngineConfig::new(vec![CapacityLimit::new(M5, 3)])
+                .with_delays(delays)
+                .with_seed(42),
+        )
+        .unwrap();
+        e.set_lean(lean);
+        e.create_share(
+            share("QS1", M5, 1, SharingConfig::lend_and_borrow(100)).with_in_share_preemption(true),
+        )
+        .unwrap();
+        e.create_share(share("QS2", M5, 2, SharingConfig::lend()))
+            .unwrap();
+        let mut t = 0;
+        for i in 0..12u64 {
+            let (s, p) = if i % 3 == 0 {
+                ("QS2", 0)
+            } else {
+                ("QS1", (i * 7 % 5) as i64)
+            };
+            let spec = JobSpec::new(format!("j{i}"), s, M5, 1, (i % 4 + 1) * 600_000)
+                .priority(p)
+                .checkpoint_every(120_000)
+                .retries(2);
+            e.submit(spec).unwrap();
+            t += 97_000;
+            e.advance_to(t).unwrap();
+        }
+        e.submit(JobSpec::new("too-big", "QS2", M5, 9, 1_000))
+            .unwrap();
+        e.run_until_idle(Millis::MAX / 4);
+        e
+    };
+    let (full, lean) = (run(false), run(true));
+    assert_eq!(lean.events(), full.events());
+    assert!(
+        full.events()
+            .iter()
+            .any(|ev| matches!(ev.reason, EventReason::Preempted(_))),
+        "the workload preempts"
+    );
+    for j in 0..full.job_count() as u32 {
+        let (f, l) = (full.job(JobId(j)).unwrap(), lean.job(JobId(j)).unwrap());
+        assert_eq!(lean.work(JobId(j)), full.work(JobId(j)));
+        assert_eq!(
+            (l.status, l.status_reason.clone()),
+            (f.status, f.status_reason.clone())
+        );
+        assert_eq!((l.created_at, l.stopped_at), (f.created_at, f.stopped_at));
+        assert_eq!(l.preemption_count(), f.preemption_count());
+        assert!(l.id.is_empty() && l.name.is_empty() && l.attempts.is_empty());
+        assert!(!f.id.is_empty() && !f.attempts.is_empty() || f.status == JobStatus::Runnable);
+        assert_eq!(lean.find(&f.id), None);
+        assert_eq!(full.find(&f.id), Some(JobId(j)));
+    }
+}

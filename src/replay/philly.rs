@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::TraceJob;
+use super::{JobName, Origin, TraceJob};
 use crate::model::{Millis, seconds_to_millis};
 
 /// The 1-GPU instance type Philly GPUs are mapped onto.
@@ -110,6 +110,9 @@ pub fn parse_trace_text(text: &str, share: &str, path: &str) -> Result<Vec<Trace
         col("num_jobs")?,
         col("duration_s")?,
     );
+    let file: std::sync::Arc<str> = path.into();
+    let (share_name, gpu_type): (std::sync::Arc<str>, std::sync::Arc<str>) =
+        (share.into(), GPU_INSTANCE_TYPE.into());
     let mut jobs = Vec::new();
     for (n, fields) in rows {
         let field = |c: usize| {
@@ -145,11 +148,11 @@ pub fn parse_trace_text(text: &str, share: &str, path: &str) -> Result<Vec<Trace
         }
         let work_ms = secs(c_duration)?;
         jobs.push(TraceJob {
-            name: format!("{share}-{}", field(c_id)?),
-            origin: format!("{path}:{n}"),
-            share: share.to_string(),
+            name: JobName::numbered(&share_name, field(c_id)?),
+            origin: Origin::at(&file, n as u64),
+            share: share_name.clone(),
             submit_ms,
-            instance_type: GPU_INSTANCE_TYPE.to_string(),
+            instance_type: gpu_type.clone(),
             instance_count: gpus,
             work_ms: work_ms as u64,
             priority: 0,
@@ -296,7 +299,7 @@ mod tests {
         assert_eq!(jobs[1].submit_ms, 237_500);
         assert_eq!(jobs[1].instance_count, 4);
         assert_eq!(jobs[1].work_ms, 20_000);
-        assert_eq!(jobs[1].share, "vc1");
+        assert_eq!(&*jobs[1].share, "vc1");
         let bad = "app_id,submit_time,service,num_jobs,sleep_time,model_name,duration_s\n0,0.0,57.0,x,0.0,M,57\n";
         let e = parse_trace_text(bad, "vc1", "t.csv")
             .unwrap_err()

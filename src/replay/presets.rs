@@ -46,7 +46,7 @@ pub fn gpu_ms_of_demand(trace: &[TraceJob]) -> BTreeMap<&str, u128> {
     let mut out: BTreeMap<&str, u128> = BTreeMap::new();
     for j in trace {
         let g = u128::from(gpus.gpus(&j.instance_type).unwrap_or(0));
-        *out.entry(j.share.as_str()).or_default() +=
+        *out.entry(&*j.share).or_default() +=
             u128::from(j.instance_count) * g * u128::from(j.work_ms);
     }
     out
@@ -202,11 +202,11 @@ mod tests {
 
     fn job(share: &str, count: u32, work_s: u64) -> TraceJob {
         TraceJob {
-            name: format!("{share}-{count}"),
-            origin: "t.csv:2".to_string(),
-            share: share.to_string(),
+            name: format!("{share}-{count}").into(),
+            origin: "t.csv:2".into(),
+            share: share.into(),
             submit_ms: 0,
-            instance_type: "ml.g5.2xlarge".to_string(),
+            instance_type: "ml.g5.2xlarge".into(),
             instance_count: count,
             work_ms: work_s * 1000,
             priority: 0,

@@ -1,16 +1,16 @@
 //! Running a trace under one configuration.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::analysis::scorecard::decision::{self, Evaluation, JobFacts, Rules, deadline_of};
 use crate::analysis::scorecard::{
-    self, Ledger, Outcome, PriorityBand, Scorecard, ScorecardOptions, Window, from_engine,
+    self, JobHistory, Ledger, Outcome, PriorityBand, Scorecard, ScorecardInput, ScorecardOptions,
+    Window, from_engine,
 };
 use crate::engine::{Engine, EngineError, JobId, JobSpec};
 use crate::model::{JobStatus, Millis};
 
-use super::{ReplayConfig, ReplayError, TraceJob};
+use super::{ReplayConfig, ReplayError, StuckJob, TraceJob};
 
 /// What one configuration did with the trace. Every GPU-time figure comes from the scorecard's
 /// ledger (METRICS.md), over the whole run or up to the horizon.
@@ -54,7 +54,7 @@ impl ReplayOutcome {
 pub(crate) fn spec_for(job: &TraceJob, cfg: &ReplayConfig) -> JobSpec {
     let w = &cfg.workload;
     let mut spec = job.spec();
-    if let Some(&p) = w.priority.get(&job.share) {
+    if let Some(&p) = w.priority.get(&*job.share) {
         spec.priority = p;
     }
     if spec.checkpoint_interval_ms.is_none() {
@@ -142,7 +142,7 @@ pub struct Comparison {
 impl Comparison {
     /// Important work: high or critical band as submitted in the trace, or the protected share.
     pub fn important(&self, job: &TraceJob) -> bool {
-        band_of(job) >= PriorityBand::High || self.protected.as_deref() == Some(job.share.as_str())
+        band_of(job) >= PriorityBand::High || self.protected.as_deref() == Some(&*job.share)
     }
 }
 
@@ -184,7 +184,8 @@ pub fn horizon_end(trace: &[TraceJob], first: Millis, horizon_ms: Option<Millis>
     }
 }
 
-/// [`replay`] read the comparison's way: its horizon, rules and important work.
+/// [`replay`] read the comparison's way: its horizon, rules and important work. Returns the
+/// engine too (a full one: its jobs carry their ids, names and attempts).
 pub fn replay_to(
     trace: &[TraceJob],
     cfg: &ReplayConfig,
@@ -192,16 +193,98 @@ pub fn replay_to(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(ReplayOutcome, Engine), ReplayError> {
     let began = Instant::now();
+    let (engine, ran) = run(trace, cfg, false, progress)?;
+    let jobs = ran
+        .histories
+        .finish_with(|id| from_engine::facts_of(&engine, id));
+    let out = score(trace, cfg, cmp, ran.input, jobs, ran.tally, began);
+    Ok((out, engine))
+}
+
+/// [`replay_to`] as `quotatop replay` runs it: a lean engine ([`Engine::set_lean`]), dropped
+/// once the run is over, before the histories are put together and read, so that only the
+/// outcome is left. Returns the jobs the configuration left stuck ([`super::never_run`]).
+/// The figures are [`replay_to`]'s: the histories' facts come from the trace and the
+/// configuration's workload ([`spec_for`]), as the engine took them.
+pub fn replay_lean<'a>(
+    trace: &'a [TraceJob],
+    cfg: &ReplayConfig,
+    cmp: &Comparison,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(ReplayOutcome, Vec<StuckJob<'a>>), ReplayError> {
+    let began = Instant::now();
+    let (engine, ran) = run(trace, cfg, true, progress)?;
+    let stuck = super::never_run(trace, &engine);
+    let start = engine.config().start_ms;
+    drop(engine);
+    let order = submission_order(trace);
+    let jobs = ran.histories.finish_with(|id| {
+        let j = &trace[*order.get(id.0 as usize)?];
+        let spec = spec_for(j, cfg);
+        Some(JobHistory {
+            job_id: String::new(),
+            name: String::new(),
+            share: spec.share,
+            priority: u32::try_from(spec.priority).ok()?,
+            instance_type: spec.instance_type,
+            instance_count: spec.instance_count,
+            submitted_at: start.saturating_add(j.submit_ms.max(0)),
+            runnable_at: Vec::new(),
+            attempts: Vec::new(),
+            outcome: Outcome::Open,
+            checkpoint_interval_ms: spec.checkpoint_interval_ms.filter(|&c| c > 0),
+            restart_overhead_ms: Some(spec.restart_overhead_ms),
+        })
+    });
+    let out = score(trace, cfg, cmp, ran.input, jobs, ran.tally, began);
+    Ok((out, stuck))
+}
+
+/// The trace's indices in submission order (stable by time): the engine's job ids, as
+/// [`submit_all`] submits them.
+fn submission_order(trace: &[TraceJob]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..trace.len()).collect();
+    order.sort_by_key(|&i| trace[i].submit_ms);
+    order
+}
+
+/// What a run leaves once its engine is gone.
+struct Ran {
+    histories: from_engine::HistoryBuilder,
+    /// The scorecard's input without its jobs: window, capacity, entitlements.
+    input: ScorecardInput,
+    tally: Tally,
+}
+
+/// The outcome's counts, from the engine's jobs.
+struct Tally {
+    jobs: usize,
+    completed: usize,
+    failed: usize,
+    unfinished: usize,
+    preemptions: u64,
+    makespan_ms: Millis,
+}
+
+/// Runs the trace under `cfg` to the end, folding the event log into histories as it goes.
+fn run(
+    trace: &[TraceJob],
+    cfg: &ReplayConfig,
+    lean: bool,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(Engine, Ran), ReplayError> {
     let mut engine = cfg.build_engine()?;
+    engine.set_lean(lean);
     for j in trace {
-        if !cfg.shares.iter().any(|s| s.name == j.share) {
+        if !cfg.shares.iter().any(|s| *s.name == *j.share) {
             return Err(ReplayError::Trace {
-                origin: j.origin.clone(),
+                origin: j.origin.to_string(),
                 message: format!("share {:?} is not in configuration {:?}", j.share, cfg.name),
             });
         }
     }
     let mut histories = from_engine::HistoryBuilder::new();
+    histories.reserve_jobs(trace.len());
     let ids = submit_all(
         &mut engine,
         trace,
@@ -210,7 +293,7 @@ pub fn replay_to(
         &mut |e| drain_into(e, &mut histories, false),
     )
     .map_err(|(i, e)| ReplayError::Trace {
-        origin: trace[i].origin.clone(),
+        origin: trace[i].origin.to_string(),
         message: e.to_string(),
     })?;
     drain_into(&mut engine, &mut histories, true);
@@ -221,31 +304,68 @@ pub fn replay_to(
         .unwrap_or(first)
         .max(first)
         .saturating_add(1);
+    let input =
+        from_engine::input_with_jobs(&engine, Vec::new(), &cfg.name, Window::new(first, end));
+    let mut tally = Tally {
+        jobs: ids.len(),
+        completed: 0,
+        failed: 0,
+        unfinished: 0,
+        preemptions: 0,
+        makespan_ms: 0,
+    };
+    let mut last = first;
+    for &id in &ids {
+        let Some(job) = engine.job(id) else {
+            continue;
+        };
+        match job.status {
+            JobStatus::Succeeded => tally.completed += 1,
+            JobStatus::Failed => tally.failed += 1,
+            _ => tally.unfinished += 1,
+        }
+        tally.preemptions += job.preemption_count() as u64;
+        if let Some(t) = job.stopped_at {
+            last = last.max(t);
+        }
+    }
+    tally.makespan_ms = last - first;
+    Ok((
+        engine,
+        Ran {
+            histories,
+            input,
+            tally,
+        },
+    ))
+}
+
+/// Reads a run: the scorecard, the evaluation and the rows of `jobs` (the histories with their
+/// engine ids, in submission order).
+fn score(
+    trace: &[TraceJob],
+    cfg: &ReplayConfig,
+    cmp: &Comparison,
+    mut input: ScorecardInput,
+    jobs: Vec<(JobId, JobHistory)>,
+    tally: Tally,
+    began: Instant,
+) -> ReplayOutcome {
+    let order = submission_order(trace);
+    // The trace job behind each history: ids are in submission order (stable by time).
+    let traced: Vec<Option<&TraceJob>> = jobs
+        .iter()
+        .map(|(id, _)| order.get(id.0 as usize).map(|&i| &trace[i]))
+        .collect();
+    drop(order);
+    input.jobs = jobs.into_iter().map(|(_, h)| h).collect();
+    let first = input.window.start;
     let opts = ScorecardOptions {
         restart_cost_ms: cfg.workload.restart_overhead_s.saturating_mul(1000),
         ..ScorecardOptions::default()
     };
-    let input = from_engine::input_with_jobs(
-        &engine,
-        histories.finish(&engine),
-        &cfg.name,
-        Window::new(first, end),
-    );
     let card = scorecard::scorecard(&input, &opts);
     let horizon = Window::new(first, horizon_end(trace, first, cmp.horizon_ms));
-    // The trace job behind each history: ids are in submission order (stable by time).
-    let mut order: Vec<usize> = (0..trace.len()).collect();
-    order.sort_by_key(|&i| trace[i].submit_ms);
-    let by_uuid: HashMap<&str, usize> = ids
-        .iter()
-        .zip(&order)
-        .filter_map(|(&id, &i)| Some((engine.job_uuid(id)?, i)))
-        .collect();
-    let traced: Vec<Option<&TraceJob>> = input
-        .jobs
-        .iter()
-        .map(|h| by_uuid.get(h.job_id.as_str()).map(|&i| &trace[i]))
-        .collect();
     let facts: Vec<JobFacts> = input
         .jobs
         .iter()
@@ -265,7 +385,7 @@ pub fn replay_to(
         })
         .collect();
     let evaluation = decision::evaluate(&input, &facts, horizon, &opts, &cmp.rules);
-    let start = engine.config().start_ms;
+    let start = first - trace.iter().map(|j| j.submit_ms).min().unwrap_or(0);
     let secs = |t: Millis| (t - start) as f64 / 1000.0;
     let jobs_rows: Vec<JobRow> = if cmp.per_job {
         input
@@ -283,8 +403,11 @@ pub fn replay_to(
                     Outcome::Open => ("never finished", None),
                 };
                 JobRow {
-                    name: h.name.clone(),
-                    origin: t.map(|t| t.origin.clone()).unwrap_or_default(),
+                    // The name the engine was given: the trace's.
+                    name: t
+                        .map(|t| t.name.to_string())
+                        .unwrap_or_else(|| h.name.clone()),
+                    origin: t.map(|t| t.origin.to_string()).unwrap_or_default(),
                     share: h.share.clone(),
                     submit_s: secs(h.submitted_at),
                     attempts: h
@@ -305,38 +428,20 @@ pub fn replay_to(
     } else {
         Vec::new()
     };
-    let mut out = ReplayOutcome {
+    ReplayOutcome {
         config: cfg.name.clone(),
-        jobs: ids.len(),
-        completed: 0,
-        failed: 0,
-        unfinished: 0,
-        makespan_ms: 0,
-        preemptions: 0,
+        jobs: tally.jobs,
+        completed: tally.completed,
+        failed: tally.failed,
+        unfinished: tally.unfinished,
+        makespan_ms: tally.makespan_ms,
+        preemptions: tally.preemptions,
         ledger: card.queue_row.ledger,
         horizon,
         evaluation,
         jobs_rows,
         unknown_gpu_types: scorecard::unknown_gpu_types(&input, &opts),
         scorecard: card,
-        elapsed: Duration::ZERO,
-    };
-    let mut last = first;
-    for &id in &ids {
-        let Some(job) = engine.job(id) else {
-            continue;
-        };
-        match job.status {
-            JobStatus::Succeeded => out.completed += 1,
-            JobStatus::Failed => out.failed += 1,
-            _ => out.unfinished += 1,
-        }
-        out.preemptions += job.preemption_count() as u64;
-        if let Some(t) = job.stopped_at {
-            last = last.max(t);
-        }
+        elapsed: began.elapsed(),
     }
-    out.makespan_ms = last - first;
-    out.elapsed = began.elapsed();
-    Ok((out, engine))
 }

@@ -16,7 +16,7 @@
 //! Columns may come in any order; unknown columns are an error (a typo should not pass). Fields
 //! follow RFC 4180: a name holding a comma is quoted (`"a,b"`). Times are at most 100 years.
 
-use super::{ReplayError, TraceJob};
+use super::{JobName, Origin, ReplayError, TraceJob};
 use crate::model::{Millis, seconds_to_millis};
 
 const COLUMNS: [&str; 10] = [
@@ -97,6 +97,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
         }
     }
     let col = |name: &str| header.iter().position(|h| h == name);
+    let file: std::sync::Arc<str> = origin.into();
+    let mut names = Vec::new();
     let mut jobs = Vec::new();
     for record in records {
         let record = record.map_err(csv_err)?;
@@ -134,7 +136,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
                 )),
             }
         };
-        let share = need("share")?.to_string();
+        let share = super::interned(&mut names, need("share")?);
         let count = whole(
             "instance_count",
             need("instance_count")?,
@@ -159,11 +161,10 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
             .transpose()?;
         jobs.push(TraceJob {
             name: get("name")
-                .map(str::to_string)
-                .unwrap_or_else(|| format!("{share}-{n}")),
-            origin: format!("{origin}:{n}"),
+                .map_or_else(|| JobName::numbered(&share, &n.to_string()), JobName::from),
+            origin: Origin::at(&file, n),
             submit_ms: secs("submit_s", need("submit_s")?)?,
-            instance_type: need("instance_type")?.to_string(),
+            instance_type: super::interned(&mut names, need("instance_type")?),
             instance_count: count as u32,
             work_ms: secs("work_s", need("work_s")?)? as u64,
             priority,

@@ -130,7 +130,7 @@ fn lending_replay_finishes_every_job_and_conserves_work() {
         let job = e.job(id).unwrap();
         let work = e.work(id).unwrap();
         assert_eq!(job.status, JobStatus::Succeeded, "{}", job.name);
-        assert_eq!(job.name, spec.name);
+        assert_eq!(job.name, spec.name.to_string());
         // Conservation: time run = work + work lost to preemption (no checkpoints here).
         assert_eq!(work.run_ms, spec.work_ms + work.lost_ms, "{}", job.name);
         preemptions += job.preemption_count() as u64;

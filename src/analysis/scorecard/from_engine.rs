@@ -1,8 +1,6 @@
 //! Producer of [`ScorecardInput`] from the engine's event log: the ground truth that journal
 //! observations are checked against, and what the what-if replay feeds the scorecard.
 
-use std::collections::BTreeMap;
-
 use crate::engine::{Engine, Event, EventReason, JobId};
 use crate::model::{JobStatus, Millis};
 
@@ -32,7 +30,8 @@ struct Track {
 /// number of pieces, in order, gives what [`histories_from_events`] gives for the whole log.
 #[derive(Debug, Clone, Default)]
 pub struct HistoryBuilder {
-    jobs: BTreeMap<JobId, Track>,
+    /// By job id: the engine numbers its jobs from 0 in submission order.
+    jobs: Vec<Option<Track>>,
     last: Option<Millis>,
 }
 
@@ -41,9 +40,20 @@ impl HistoryBuilder {
         Self::default()
     }
 
+    /// Room for the jobs numbered below `jobs` (a replay knows how many it submits), so the
+    /// table does not grow by doubling.
+    pub fn reserve_jobs(&mut self, jobs: usize) {
+        self.jobs
+            .reserve_exact(jobs.saturating_sub(self.jobs.len()));
+    }
+
     /// Takes the next event of the log.
     pub fn push(&mut self, e: &Event) {
-        let t = self.jobs.entry(e.job).or_insert_with(|| Track {
+        let i = e.job.0 as usize;
+        if self.jobs.len() <= i {
+            self.jobs.resize_with(i + 1, || None);
+        }
+        let t = self.jobs[i].get_or_insert_with(|| Track {
             submitted_at: None,
             runnable_at: Vec::new(),
             attempts: Vec::new(),
@@ -67,27 +77,67 @@ impl HistoryBuilder {
 
     /// How many jobs the events so far were about.
     pub fn len(&self) -> usize {
-        self.jobs.len()
+        self.jobs.iter().filter(|t| t.is_some()).count()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.jobs.is_empty()
+        self.jobs.iter().all(|t| t.is_none())
     }
 
     /// The histories, in job order, with facts (share, priority, type, checkpoint interval)
     /// taken from `engine` now. Jobs the engine does not know are skipped.
     pub fn finish(self, engine: &Engine) -> Vec<JobHistory> {
-        let mut out = Vec::with_capacity(self.jobs.len());
-        out.extend(
-            self.jobs
-                .into_iter()
-                .filter_map(|(id, t)| history(engine, id, t)),
-        );
+        self.finish_with(|id| facts_of(engine, id))
+            .into_iter()
+            .map(|(_, h)| h)
+            .collect()
+    }
+
+    /// The histories, in job order, with their ids. `facts(id)` gives a job's facts as a
+    /// history without events (no RUNNABLE times, no attempts, open; `submitted_at` when the
+    /// log has no submission), as [`facts_of`] reads them from an engine; the events fill in
+    /// the rest. Jobs without facts are skipped.
+    pub fn finish_with(
+        self,
+        mut facts: impl FnMut(JobId) -> Option<JobHistory>,
+    ) -> Vec<(JobId, JobHistory)> {
+        let mut out = Vec::with_capacity(self.len());
+        let mut tracks = self.jobs;
+        // The last job first, giving the table of tracks back as it empties (a replay's holds
+        // several MB), so that the histories never sit beside the whole of it.
+        while let Some(t) = tracks.pop() {
+            let i = tracks.len();
+            if i.is_multiple_of(SHRINK_EVERY) {
+                tracks.shrink_to_fit();
+            }
+            let (Some(t), Ok(n)) = (t, u32::try_from(i)) else {
+                continue;
+            };
+            let Some(f) = facts(JobId(n)) else {
+                continue;
+            };
+            out.push((
+                JobId(n),
+                JobHistory {
+                    submitted_at: t.submitted_at.unwrap_or(f.submitted_at),
+                    runnable_at: t.runnable_at,
+                    attempts: t.attempts,
+                    outcome: t.outcome,
+                    ..f
+                },
+            ));
+        }
+        out.reverse();
         out
     }
 }
 
-fn history(engine: &Engine, id: JobId, t: Track) -> Option<JobHistory> {
+/// [`HistoryBuilder::finish_with`] shrinks the table of tracks every this many jobs.
+const SHRINK_EVERY: usize = 4096;
+
+/// A job's facts as the engine knows them now (share, priority, type, count, checkpoint
+/// interval, restart overhead; submission time as its `createdAt`), as a history without events.
+pub fn facts_of(engine: &Engine, id: JobId) -> Option<JobHistory> {
     let job = engine.job(id)?;
     Some(JobHistory {
         job_id: job.id,
@@ -96,10 +146,10 @@ fn history(engine: &Engine, id: JobId, t: Track) -> Option<JobHistory> {
         priority: job.priority,
         instance_type: job.instance_type,
         instance_count: job.instance_count,
-        submitted_at: t.submitted_at.unwrap_or(job.created_at),
-        runnable_at: t.runnable_at,
-        attempts: t.attempts,
-        outcome: t.outcome,
+        submitted_at: job.created_at,
+        runnable_at: Vec::new(),
+        attempts: Vec::new(),
+        outcome: Outcome::Open,
         checkpoint_interval_ms: engine.checkpoint_interval(id),
         restart_overhead_ms: engine.restart_overhead(id),
     })
