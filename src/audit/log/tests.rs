@@ -142,12 +142,21 @@ fn a_missing_log_is_empty_and_an_unreadable_tail_refuses_appends() {
     assert_eq!(verify(&path).map(|h| h.count), Ok(0));
     assert!(read_records(&path).unwrap().is_empty());
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, "{broken\n").unwrap();
+    // Cut short (no final newline): torn, and repair is the way out.
+    std::fs::write(&path, "{broken").unwrap();
     let err = AuditLog::new(&path)
         .append(record("c", RecordKind::Intent))
         .unwrap_err();
     assert!(matches!(err, AuditError::Torn { line: 1, .. }), "{err}");
     assert!(err.to_string().contains("quotatop audit repair"), "{err}");
+    // A complete line that is not a record is an edit, not a torn write: named, not repaired.
+    std::fs::write(&path, "{broken\n").unwrap();
+    let err = AuditLog::new(&path)
+        .append(record("c", RecordKind::Intent))
+        .unwrap_err();
+    assert!(matches!(err, AuditError::Corrupt { line: 1, .. }), "{err}");
+    let repaired = AuditLog::new(&path).repair(record("r", RecordKind::Repair));
+    assert!(matches!(repaired, Ok(None)), "{repaired:?}");
 }
 
 fn write_records(name: &str, n: usize) -> (PathBuf, Vec<String>) {
