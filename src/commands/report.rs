@@ -60,7 +60,9 @@ pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
         None => journal::default_journal_path()?,
     };
     let opts = options(args)?;
-    let since = parse_duration(&args.since)?;
+    // A duration back from the last observation, or an RFC 3339 time; checked before the
+    // journal is opened.
+    crate::model::parse_since(&args.since, 0).map_err(|e| anyhow!("--since: {e}"))?;
     let j = Journal::open_existing(&path, JournalConfig::default())?;
     let queue = j.queue(&args.queue)?.ok_or_else(|| {
         anyhow!(
@@ -71,6 +73,16 @@ pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
     })?;
     // From `since` ago, but never before the queue's first observation; ending after the last
     // one so that its events count.
+    let from = crate::model::parse_since(&args.since, queue.last_observed_at)
+        .map_err(|e| anyhow!("--since: {e}"))?;
+    if from > queue.last_observed_at {
+        bail!(
+            "--since {} is after the journal's last observation of {}",
+            args.since.trim(),
+            args.queue
+        );
+    }
+    let since = queue.last_observed_at - from;
     let history = journal::history_window(&j, &args.queue, queue.last_observed_at, since)
         .context("reading the journal")?;
     let window = history.window;

@@ -78,8 +78,19 @@ pub fn parse_duration(s: &str) -> Result<Millis, String> {
 /// checked parser behind every `--since`: it never panics, whatever the input.
 pub fn parse_since(text: &str, now_ms: Millis) -> Result<Millis, String> {
     let t = text.trim();
-    if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(t) {
-        return Ok(dt.timestamp_millis());
+    match chrono::DateTime::parse_from_rfc3339(t) {
+        Ok(dt) => return Ok(dt.timestamp_millis()),
+        // Looks like a date (`2026-…`): say what is wrong with it as a time.
+        Err(e)
+            if t.len() >= 5
+                && t.as_bytes()[..4].iter().all(u8::is_ascii_digit)
+                && t.as_bytes()[4] == b'-' =>
+        {
+            return Err(format!(
+                "{t:?} is not an RFC 3339 time ({e}), e.g. 2026-11-30T16:00:00Z"
+            ));
+        }
+        Err(_) => {}
     }
     let back =
         parse_duration(t).map_err(|e| format!("{e} (use 30m, 24h, 7d, 2w or an RFC 3339 time)"))?;
@@ -118,6 +129,11 @@ mod tests {
         assert_eq!(
             parse_since("2026-11-01T00:00:00Z", now),
             Ok(1_793_491_200_000)
+        );
+        assert!(
+            parse_since("2026-13-01T00:00:00Z", now)
+                .unwrap_err()
+                .contains("not an RFC 3339 time")
         );
         for bad in [
             "100000000d",

@@ -442,3 +442,44 @@ fn real_uid() -> u32 {
         })
         .unwrap_or(u32::MAX)
 }
+
+/// `report --since` takes an RFC 3339 time as README says (as `audit list` does), the same
+/// window as the equivalent duration; a time after the last observation, or a malformed one,
+/// is a clear error.
+#[test]
+fn since_takes_a_time_or_a_duration() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.sqlite3");
+    write_journal(&path);
+    let run = |since: &str| {
+        Command::new(env!("CARGO_BIN_EXE_quotatop"))
+            .args([
+                "report", "--queue", "q", "--format", "json", "--since", since,
+            ])
+            .arg("--journal")
+            .arg(&path)
+            .env("HOME", dir.path())
+            .env_remove("XDG_DATA_HOME")
+            .output()
+            .unwrap()
+    };
+    // The last observation is at 3,620 s after the epoch.
+    let by_time: serde_json::Value =
+        serde_json::from_str(&stdout(&run("1970-01-01T00:10:20Z"))).unwrap();
+    let by_duration: serde_json::Value = serde_json::from_str(&stdout(&run("3000s"))).unwrap();
+    assert!(by_time["history"].is_object(), "{by_time}");
+    assert_eq!(by_time["history"], by_duration["history"]);
+    assert_eq!(by_time["history"]["asked_ms"], 3_000_000);
+    for (since, want) in [
+        (
+            "2030-01-01T00:00:00Z",
+            "after the journal's last observation",
+        ),
+        ("2026-13-01T00:00:00Z", "not an RFC 3339 time"),
+    ] {
+        let out = run(since);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{since}: {err}");
+    }
+}
