@@ -42,6 +42,8 @@ pub enum JournalError {
     ReadOnly { path: PathBuf, message: String },
     #[error("journal {path}: {message}")]
     Sql { path: PathBuf, message: String },
+    #[error("the journal {0} was deleted, moved or replaced while open; starting a new one there")]
+    Replaced(PathBuf),
     #[error("cannot start the journal's writer thread: {0}")]
     Thread(String),
     #[error("cannot encode or decode a stored snapshot: {0}")]

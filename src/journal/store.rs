@@ -74,6 +74,22 @@ pub struct Journal {
     last_snapshot: Option<Millis>,
     last_usage: HashMap<String, Millis>,
     last_prune: Option<Millis>,
+    /// The file opened (device, inode), to notice when the path no longer leads to it.
+    identity: Option<(u64, u64)>,
+}
+
+/// The (device, inode) of the file at `path`, where the platform has them.
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 fn create_private(path: &Path) -> Result<(), JournalError> {
@@ -243,6 +259,17 @@ impl Journal {
             last_snapshot: None,
             last_usage: HashMap::new(),
             last_prune: None,
+            identity: file_identity(path),
+        }
+    }
+
+    /// Whether the journal's path still leads to the file this connection writes: false once
+    /// it was deleted, moved away or replaced (SQLite would go on writing to the unlinked file,
+    /// and everything written would be lost).
+    pub fn still_at_path(&self) -> bool {
+        match self.identity {
+            Some(id) => file_identity(&self.path) == Some(id),
+            None => true,
         }
     }
 

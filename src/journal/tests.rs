@@ -391,3 +391,44 @@ fn two_openers_of_a_fresh_journal_both_succeed() {
         }
     }
 }
+
+/// A journal deleted while open is noticed (SQLite would go on writing into the unlinked
+/// file): what went into it no longer counts as journaled, and a new journal is started at
+/// the same path.
+#[test]
+fn a_journal_deleted_while_open_is_noticed_and_started_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("data");
+    let path = sub.join("j.sqlite3");
+    let handle = JournalHandle::start(&path, JournalConfig::default());
+    handle.record(snap(1_000, vec![job("a", JobStatus::Pending)]));
+    handle.flush();
+    assert_eq!(handle.status().snapshots_written, 1);
+    std::fs::remove_dir_all(&sub).unwrap();
+    // The next write finds the path gone: taken back from the count, tried again later.
+    handle.record(snap(2_000, vec![job("a", JobStatus::Runnable)]));
+    handle.flush();
+    let st = handle.status();
+    assert_eq!(st.snapshots_written, 0, "{st:?}");
+    assert!(
+        st.unavailable
+            .as_deref()
+            .is_some_and(|u| u.contains("deleted, moved or replaced"))
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while handle.status().snapshots_written == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:?}",
+            handle.status()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        handle.record(snap(3_000, vec![job("a", JobStatus::Running)]));
+        handle.flush();
+    }
+    assert!(path.exists());
+    assert_eq!(handle.status().reopened, 1);
+    drop(handle);
+    let j = Journal::open_existing(&path, JournalConfig::default()).unwrap();
+    assert!(!j.queues().unwrap().is_empty());
+}

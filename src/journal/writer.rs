@@ -74,6 +74,7 @@ impl JournalHandle {
                         retry_at: Instant::now() + RETRY_FIRST,
                         backoff: RETRY_FIRST,
                         dead: false,
+                        written_here: 0,
                     },
                     JournalStatus {
                         unavailable: Some(e.to_string()),
@@ -109,6 +110,7 @@ impl JournalHandle {
                 retry_at: Instant::now(),
                 backoff: RETRY_FIRST,
                 dead: false,
+                written_here: 0,
             },
             JournalStatus::default(),
         )
@@ -189,6 +191,9 @@ struct Writer {
     backoff: Duration,
     /// Given up: the journal can never work (corrupt, newer schema).
     dead: bool,
+    /// Snapshots written to the file now open (lost, and taken back from the count, if that
+    /// file turns out to have been deleted or replaced).
+    written_here: u64,
 }
 
 impl Writer {
@@ -199,6 +204,7 @@ impl Writer {
                 Ok(j) => {
                     tracing::info!(journal = %self.path.display(), "journal open again");
                     self.journal = Some(j);
+                    self.written_here = 0;
                     self.backoff = RETRY_FIRST;
                     let mut st = lock(status);
                     st.unavailable = None;
@@ -214,6 +220,12 @@ impl Writer {
     fn failed(&mut self, e: &JournalError, status: &Mutex<JournalStatus>) {
         self.journal = None;
         let mut st = lock(status);
+        if matches!(e, JournalError::Replaced(_)) {
+            // What went into the unlinked file is gone: count it as not journaled.
+            st.snapshots_written = st.snapshots_written.saturating_sub(self.written_here);
+            st.dropped += self.written_here;
+            self.written_here = 0;
+        }
         st.last_error = Some(e.to_string());
         st.unavailable = Some(e.to_string());
         if e.is_fatal() {
@@ -240,10 +252,17 @@ fn run(mut writer: Writer, rx: Receiver<Msg>, status: Arc<Mutex<JournalStatus>>)
             next = rx.try_recv().ok();
         }
         if !batch.is_empty() {
-            let result = writer.journal(&status).map(|j| j.record_all(&batch));
+            let result = writer.journal(&status).map(|j| {
+                if j.still_at_path() {
+                    j.record_all(&batch)
+                } else {
+                    Err(JournalError::Replaced(j.path().to_path_buf()))
+                }
+            });
             match result {
                 None => lock(&status).dropped += batch.len() as u64,
                 Some(Ok(stats)) => {
+                    writer.written_here += batch.len() as u64;
                     let mut st = lock(&status);
                     st.snapshots_written += batch.len() as u64;
                     st.transitions_written += stats.transitions as u64;
