@@ -4,7 +4,7 @@ use crate::model::MAX_PRIORITY;
 
 /// When a change needs a change-record id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct PriorityPolicy {
     /// A change of at least this much (up or down) is "large".
     pub large_change: u32,

@@ -39,7 +39,7 @@ fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
     if done.is_empty() {
         println!(
             "nothing to reconcile: every change in {} has an outcome",
-            log.path().display()
+            clean_text(&log.path().display().to_string())
         );
         return Ok(());
     }
@@ -62,7 +62,7 @@ fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
     }
     println!(
         "{decided} changes reconciled; recorded in {}",
-        log.path().display()
+        clean_text(&log.path().display().to_string())
     );
     Ok(())
 }
@@ -77,8 +77,7 @@ fn log_path(a: &AuditLogArg) -> anyhow::Result<PathBuf> {
 /// The log with the lock timeout of `--lock-timeout` / `QUOTATOP_AUDIT_LOCK_TIMEOUT`, saying on
 /// stderr when it waits for another process.
 pub fn open_log(a: &AuditLogArg) -> anyhow::Result<AuditLog> {
-    let timeout = std::time::Duration::try_from_secs_f64(a.lock_timeout)
-        .unwrap_or(audit::DEFAULT_LOCK_TIMEOUT);
+    let timeout = lock_timeout(a.lock_timeout)?;
     Ok(AuditLog::new(log_path(a)?)
         .with_lock_timeout(timeout)
         .with_wait_notice(true))
@@ -91,16 +90,32 @@ fn load(a: &AuditLogArg) -> anyhow::Result<Vec<Change>> {
 }
 
 /// The records of the log, warning about a torn last line as [`load`] does.
+/// `--lock-timeout` / `QUOTATOP_AUDIT_LOCK_TIMEOUT` as a duration: a number of seconds from 0
+/// to one day; anything else is an error, never a silent default.
+pub fn lock_timeout(secs: f64) -> anyhow::Result<std::time::Duration> {
+    if !(secs.is_finite() && (0.0..=86_400.0).contains(&secs)) {
+        bail!(
+            "--lock-timeout / QUOTATOP_AUDIT_LOCK_TIMEOUT must be 0 to 86400 seconds, got {secs}"
+        );
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
 fn load_records(a: &AuditLogArg) -> anyhow::Result<Vec<(usize, AuditRecord)>> {
     let path = log_path(a)?;
+    // A log named on purpose (`--log`, QUOTATOP_AUDIT_LOG) must exist: a typo is not "no
+    // changes"; the default one may not exist yet.
+    if a.log.is_some() {
+        existing(&path)?;
+    }
     let log = audit::read_log(&path).map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))?;
     if let Some(t) = &log.torn {
         eprintln!(
             "warning: audit log {} line {} is torn (an incomplete write of {} bytes) and is left out; run `quotatop audit repair --log {}`",
-            path.display(),
+            clean_text(&path.display().to_string()),
             t.line,
             t.bytes,
-            path.display()
+            clean_text(&path.display().to_string())
         );
     }
     Ok(log.records)
@@ -130,7 +145,7 @@ fn verified(path: &std::path::Path) -> anyhow::Result<Head> {
     audit::verify(path).map_err(|e| {
         anyhow::anyhow!(
             "{}: verification failed at {}",
-            path.display(),
+            clean_text(&path.display().to_string()),
             clean_text(&e.to_string())
         )
     })
@@ -139,18 +154,29 @@ fn verified(path: &std::path::Path) -> anyhow::Result<Head> {
 /// `audit verify`: the chain, then the head against the expected one.
 pub fn verify(a: &AuditVerifyArgs) -> anyhow::Result<String> {
     let path = log_path(&a.log)?;
+    existing(&path)?;
     let head = verified(&path)?;
     if let Some(n) = a.expect_count
         && head.count < n
     {
         bail!(
             "{}: {} records, fewer than the {n} expected: records were cut from the end or the log was replaced",
-            path.display(),
+            clean_text(&path.display().to_string()),
             head.count
         );
     }
     let mut anchored = String::new();
-    if let Some(want) = a.expect_head.as_deref().map(str::trim) {
+    let expected = a
+        .expect_head
+        .as_deref()
+        .map(|h| h.trim().to_ascii_lowercase());
+    if let Some(want) = expected.as_deref() {
+        if want.len() != 64 || !want.bytes().all(|b| b.is_ascii_hexdigit()) {
+            bail!(
+                "--expect-head {:?} is not a head: it must be the 64 hex digits `audit anchor` printed",
+                clean_text(want)
+            );
+        }
         let at = match a.expect_count {
             Some(n) => (n >= 1 && head.hashes.get(n - 1).is_some_and(|h| h == want)).then_some(n),
             None => head.hashes.iter().position(|h| h == want).map(|i| i + 1),
@@ -158,7 +184,7 @@ pub fn verify(a: &AuditVerifyArgs) -> anyhow::Result<String> {
         let Some(at) = at else {
             bail!(
                 "{}: the expected head {} is not in the log{} (its head is {} after {} records): the log was cut or rewritten since that head was recorded",
-                path.display(),
+                clean_text(&path.display().to_string()),
                 clean_text(want),
                 a.expect_count
                     .map(|n| format!(" as record {n}"))
@@ -182,7 +208,7 @@ pub fn verify(a: &AuditVerifyArgs) -> anyhow::Result<String> {
     }
     Ok(format!(
         "{}: {} records, chain intact\nhead {} (record {}{})\n{anchored}",
-        path.display(),
+        clean_text(&path.display().to_string()),
         head.count,
         if head.hash.is_empty() {
             "-"
@@ -200,7 +226,14 @@ pub fn verify(a: &AuditVerifyArgs) -> anyhow::Result<String> {
 /// `audit anchor`: the verified head, to paste into a ticket.
 pub fn anchor(a: &AuditLogArg) -> anyhow::Result<String> {
     let path = log_path(a)?;
+    existing(&path)?;
     let head = verified(&path)?;
+    if head.count == 0 {
+        bail!(
+            "{}: the log is empty: nothing to anchor yet",
+            clean_text(&path.display().to_string())
+        );
+    }
     let hash = if head.hash.is_empty() {
         "-"
     } else {
@@ -208,16 +241,40 @@ pub fn anchor(a: &AuditLogArg) -> anyhow::Result<String> {
     };
     Ok(format!(
         "quotatop audit anchor\n  log      {}\n  records  {}\n  head     {hash}\n  last     {}\n  taken    {}\ncheck later: quotatop audit verify --log {} --expect-count {} --expect-head {hash}\n",
-        path.display(),
+        clean_text(&path.display().to_string()),
         head.count,
         head.time
             .as_deref()
             .map(clean_text)
             .unwrap_or_else(|| "-".into()),
         Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        path.display(),
+        shell_quote(&path.display().to_string()),
         head.count,
     ))
+}
+
+/// An explicitly read log must exist: a typo in `--log` is not "0 records, chain intact".
+fn existing(path: &std::path::Path) -> anyhow::Result<()> {
+    if !path.exists() {
+        bail!(
+            "no audit log at {} (nothing has been recorded there)",
+            clean_text(&path.display().to_string())
+        );
+    }
+    Ok(())
+}
+
+/// `s` as one shell word: left alone when plain, else single-quoted (control characters
+/// shown as `\u00XX`, so nothing in it acts on the terminal or the shell when pasted).
+fn shell_quote(s: &str) -> String {
+    let s = crate::model::escape_controls(s);
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c))
+    {
+        return s;
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// `audit repair`: a torn last line moved aside, the repair recorded.
@@ -255,13 +312,13 @@ pub fn repair(a: &AuditRepairArgs) -> anyhow::Result<String> {
     {
         None => Ok(format!(
             "{}: the last line is whole; nothing to repair\n",
-            log.path().display()
+            clean_text(&log.path().display().to_string())
         )),
         Some(r) => {
             let info = r.repair.as_ref();
             Ok(format!(
                 "{}: line {} was torn: {} bytes (sha256 {}) moved to {}; recorded as record {} (hash {})\n",
-                log.path().display(),
+                clean_text(&log.path().display().to_string()),
                 info.map(|i| i.line).unwrap_or_default(),
                 info.map(|i| i.cut_bytes).unwrap_or_default(),
                 info.map(|i| i.cut_sha256.as_str()).unwrap_or_default(),

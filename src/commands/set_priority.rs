@@ -26,7 +26,16 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
     if !loaded.warnings.is_empty() {
         bail!(
             "set-priority changes nothing while its settings are in doubt: {}",
-            loaded.warnings.join("; ")
+            // The console goes on with defaults; a change does not, so the console's
+            // "using defaults" / "ignored" endings would be wrong here.
+            loaded
+                .warnings
+                .iter()
+                .map(|w| w
+                    .trim_end_matches("; using defaults")
+                    .trim_end_matches("; ignored"))
+                .collect::<Vec<_>>()
+                .join("; ")
         );
     }
     let read_only = loaded.config.read_only;

@@ -526,3 +526,78 @@ fn control_characters_never_reach_the_log_exports_or_the_terminal() {
         );
     }
 }
+
+/// The anchor and verify edge cases an attacker found: a missing or empty log cannot be
+/// anchored (its "check later" could never pass), `verify` of a missing `--log` is an error
+/// (not "0 records, chain intact"), a head is compared case-insensitively and a malformed one
+/// is named, the "check later" line is one shell word per argument, and a bad lock timeout is
+/// an error rather than a silent 30 s.
+#[test]
+fn anchor_and_verify_edge_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.jsonl");
+    let out = quotatop(&["audit", "anchor"], &missing);
+    assert!(!out.status.success());
+    assert!(text(&out).contains("no audit log at"), "{}", text(&out));
+    let out = quotatop(&["audit", "verify"], &missing);
+    assert!(!out.status.success());
+    assert!(text(&out).contains("no audit log at"), "{}", text(&out));
+    let out = quotatop(&["audit", "list"], &missing);
+    assert!(!out.status.success(), "{}", text(&out));
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let out = quotatop(&["audit", "anchor"], &empty);
+    assert!(!out.status.success());
+    assert!(text(&out).contains("nothing to anchor"), "{}", text(&out));
+
+    // A log in a directory whose name needs quoting, with one record.
+    let odd = dir.path().join("my log $(id)");
+    std::fs::create_dir_all(&odd).unwrap();
+    let path = odd.join("audit.jsonl");
+    AuditLog::new(&path)
+        .append(record("c1", RecordKind::Intent, None))
+        .unwrap();
+    let out = quotatop(&["audit", "anchor"], &path);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    let check = t
+        .lines()
+        .find_map(|l| l.strip_prefix("check later: "))
+        .expect("check later line");
+    assert!(check.contains(&format!("'{}'", path.display())), "{check}");
+    let head = t
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("head"))
+        .unwrap()
+        .trim()
+        .to_string();
+    // Upper case is the same head; a prefix or garbage is named as not a head.
+    let out = quotatop(
+        &["audit", "verify", "--expect-head", &head.to_uppercase()],
+        &path,
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    for bad in [&head[..12], "xyz"] {
+        let out = quotatop(&["audit", "verify", "--expect-head", bad], &path);
+        assert!(!out.status.success());
+        assert!(text(&out).contains("is not a head"), "{}", text(&out));
+    }
+    for bad in ["nan", "-5", "inf", "1e300"] {
+        let arg = format!("--lock-timeout={bad}");
+        let out = quotatop(&["audit", "repair", &arg], &path);
+        assert!(!out.status.success(), "{bad}: {}", text(&out));
+        assert!(
+            text(&out).contains("0 to 86400 seconds"),
+            "{bad}: {}",
+            text(&out)
+        );
+    }
+}
+
+fn text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}

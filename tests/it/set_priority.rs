@@ -725,6 +725,16 @@ async fn read_only_environment_values_and_policy_from_config_only() {
     all.extend(["--config", ro_s.as_str()]);
     let out = run(cmd(&url, &log, &all)).await;
     assert!(text(&out).contains("read-only mode"), "{}", text(&out));
+    // A misspelt key in [priority] is not a looser policy: it stops the change.
+    let typo = dir.join("typo.toml");
+    std::fs::write(&typo, "[priority]\nlarge_chnage = 10\n").unwrap();
+    let typo_s = typo.display().to_string();
+    let mut all = dry.to_vec();
+    all.extend(["--config", typo_s.as_str()]);
+    let out = run(cmd(&url, &log, &all)).await;
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("large_chnage"), "{}", text(&out));
+    assert!(!text(&out).contains("using defaults"), "{}", text(&out));
     // A config file that cannot be read stops the change (no silent fall-back to defaults).
     let bad = dir.join("bad.toml");
     std::fs::write(&bad, "[priority\n").unwrap();
