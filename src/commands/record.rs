@@ -223,8 +223,24 @@ pub async fn shutdown_signal() {
 
 /// Sends `tracing` output to `<dir>/record.log` (appended, mode 0600); returns the file's path.
 pub fn init_file_logging(dir: &Path) -> anyhow::Result<PathBuf> {
+    init_named_file_logging(dir, "record.log", None)
+}
+
+/// Sends `tracing` output to `<dir>/<name>` (appended, mode 0600); returns the file's path.
+/// With `rotate_over`, a file already larger than that many bytes is first renamed to
+/// `<name>.1` (replacing the one before), so the log stays bounded across runs.
+pub fn init_named_file_logging(
+    dir: &Path,
+    name: &str,
+    rotate_over: Option<u64>,
+) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
-    let path = dir.join("record.log");
+    let path = dir.join(name);
+    if let Some(max) = rotate_over
+        && std::fs::metadata(&path).is_ok_and(|m| m.len() > max)
+    {
+        std::fs::rename(&path, dir.join(format!("{name}.1")))?;
+    }
     let file = open_private_log(&path)?;
     tracing_subscriber::fmt()
         .with_writer(std::sync::Mutex::new(file))

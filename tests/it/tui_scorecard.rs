@@ -197,12 +197,12 @@ async fn the_journal_service_computes_from_a_journal_file() {
         })
         .unwrap();
     }
-    let settings = scorecard::ScorecardSettings {
+    let settings = quotatop::services::ScorecardSettings {
         audit_log: Some(log.path().to_path_buf()),
         ..Default::default()
     };
     let services = Services {
-        scorecard: Some(quotatop::tui::effects::journal_scorecard(path, settings)),
+        scorecard: Some(quotatop::services::journal_scorecard(path, settings)),
         ..Services::default()
     };
     let (t, app) = run_services(110, 24, options(), snapshot(), typed("4"), services).await;
@@ -311,9 +311,9 @@ async fn a_short_history_is_the_window_and_the_screen_says_so() {
     let path = dir.path().join("journal.sqlite3");
     let (first, last) = half_hour_at_the_limit(&path);
     let services = Services {
-        scorecard: Some(quotatop::tui::effects::journal_scorecard(
+        scorecard: Some(quotatop::services::journal_scorecard(
             path,
-            scorecard::ScorecardSettings::default(),
+            quotatop::services::ScorecardSettings::default(),
         )),
         ..Services::default()
     };
