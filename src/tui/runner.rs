@@ -174,3 +174,90 @@ impl Runner {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::tui::effects::TravelTo;
+
+    /// A scorecard service that takes its time for queue `slow`.
+    fn services() -> Services {
+        Services {
+            scorecard: Some(Arc::new(|queue: &str, _| {
+                if queue == "slow" {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                ScorecardResult {
+                    queue: queue.to_string(),
+                    result: Err(HistoryError::NoQueue(queue.to_string())),
+                }
+            })),
+            ..Services::default()
+        }
+    }
+
+    async fn drain(runner: &mut Runner) -> Vec<Msg> {
+        let mut out = Vec::new();
+        while let Some(m) = runner.next().await {
+            out.push(m);
+        }
+        out
+    }
+
+    fn scorecard(queue: &str) -> Effect {
+        Effect::ComputeScorecard {
+            queue: queue.to_string(),
+            as_of: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_newer_request_of_a_kind_cancels_the_older() {
+        let mut runner = Runner::new(services());
+        assert!(runner.start(scorecard("slow")).is_none());
+        assert!(runner.start(scorecard("fast")).is_none());
+        let msgs = drain(&mut runner).await;
+        assert!(runner.is_idle());
+        let queues: Vec<&str> = msgs
+            .iter()
+            .filter_map(|m| match m {
+                Msg::Done(EffectResult::Scorecard(r, _)) => Some(r.queue.as_str()),
+                _ => None,
+            })
+            .collect();
+        // The slow one ran to its end (a blocking task cannot be stopped) but nobody hears it.
+        assert_eq!(queues, ["fast"]);
+    }
+
+    #[tokio::test]
+    async fn requests_of_different_kinds_do_not_cancel_each_other() {
+        let mut s = services();
+        s.history = None;
+        let mut runner = Runner::new(s);
+        assert!(runner.start(scorecard("a")).is_none());
+        // No history service: answered at once, and the scorecard still comes.
+        let travel = runner.start(Effect::Travel(TravelTo::Older(0)));
+        assert!(matches!(
+            travel,
+            Some(Msg::Done(EffectResult::Travel(r))) if r.result == Err(HistoryError::NoHistory)
+        ));
+        assert_eq!(drain(&mut runner).await.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn without_services_every_answer_says_why_at_once() {
+        let mut runner = Runner::new(Services::default());
+        let sc = runner.start(scorecard("a"));
+        assert!(matches!(
+            sc,
+            Some(Msg::Done(EffectResult::Scorecard(r, None))) if r.result == Err(HistoryError::NoHistory)
+        ));
+        let pre = runner.start(Effect::LoadPreemptions { queue: "a".into() });
+        assert!(matches!(pre, Some(Msg::Done(EffectResult::Preemptions(_)))));
+        assert!(runner.start(Effect::RefreshNow).is_none());
+        assert!(runner.is_idle());
+    }
+}

@@ -11,7 +11,7 @@ impl App {
     pub(super) fn run_command(&mut self, line: &str) {
         let cmd = match command::parse(line) {
             Ok(c) => c,
-            Err(e) => return self.flash_error(e),
+            Err(e) => return self.flash_error(e.to_string()),
         };
         match cmd {
             Command::Overview => self.switch_root(Kind::Overview),
