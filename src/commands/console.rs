@@ -272,7 +272,9 @@ pub async fn run(
     journal: Journal,
 ) -> anyhow::Result<()> {
     let Some(handle) = journal.handle else {
-        tui::run(opts, snapshots, services).await?;
+        let result = tui::run(opts, snapshots, services).await;
+        log_end(&result);
+        result?;
         return Ok(());
     };
     let handle = Arc::new(handle);
@@ -283,6 +285,7 @@ pub async fn run(
     }));
     let (snapshots, task) = tee(snapshots, handle.clone());
     let result = tui::run(opts, snapshots, services).await;
+    log_end(&result);
     task.abort();
     let _ = task.await;
     // The tee is gone, so this is the last reference; writing what is queued and joining the
@@ -292,6 +295,13 @@ pub async fn run(
     }
     result?;
     Ok(())
+}
+
+fn log_end(result: &Result<(), tui::TuiError>) {
+    match result {
+        Ok(()) => tracing::info!("console closed"),
+        Err(e) => tracing::error!("console failed: {e}"),
+    }
 }
 
 /// A journal path in a fresh temporary directory, for `demo` (its history is the demo world's,

@@ -66,14 +66,22 @@ impl Runner {
                         warning: None,
                     }))));
                 };
+                tracing::info!(
+                    job = %req.preview.job_id,
+                    priority = req.preview.new_priority,
+                    "priority change started"
+                );
                 let fut = runner.apply(*req);
                 let n = self.next_request();
                 self.tasks.spawn(async move {
-                    (
-                        None,
-                        n,
-                        Msg::Done(EffectResult::Change(Box::new(fut.await))),
-                    )
+                    let r = fut.await;
+                    match &r.result {
+                        Ok(outcome) => {
+                            tracing::info!(job = %r.job_id, ?outcome, "priority change done")
+                        }
+                        Err(e) => tracing::warn!(job = %r.job_id, "priority change not made: {e}"),
+                    }
+                    (None, n, Msg::Done(EffectResult::Change(Box::new(r))))
                 });
             }
             Effect::ComputeScorecard { queue, as_of } => {
@@ -156,6 +164,10 @@ impl Runner {
         if now == self.journal_broken {
             return None;
         }
+        match &now {
+            Some(reason) => tracing::warn!("journal stopped recording: {reason}"),
+            None => tracing::info!("journal records again"),
+        }
         self.journal_broken = now.clone();
         Some(now)
     }
@@ -170,6 +182,7 @@ impl Runner {
         let n = self.next_request();
         let handle = self.tasks.spawn_blocking(move || (Some(kind), n, work()));
         if let Some((_, older)) = self.latest.insert(kind, (n, handle)) {
+            tracing::debug!(?kind, "a newer request cancels the one under way");
             older.abort();
         }
     }
