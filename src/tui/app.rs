@@ -197,13 +197,6 @@ impl App {
         }
     }
 
-    fn current_mut(&mut self) -> &mut (dyn Screen + Send) {
-        match self.stack.last_mut() {
-            Some(s) => s.as_mut(),
-            None => &mut self.root,
-        }
-    }
-
     pub fn update(&mut self, msg: Msg) {
         match msg {
             Msg::Key(key) => self.on_key(key),

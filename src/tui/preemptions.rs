@@ -16,6 +16,7 @@ use ratatui::widgets::Cell;
 use super::data::Data;
 use super::effects::{Effect, EffectResult};
 use super::jobs::status_style;
+use super::keymap::Action;
 use super::list::ListState;
 use super::screen::{self, Ctx, DrawCtx, Kind, Load, Open, Screen};
 use super::text::{clean, clock, date_time, duration, hours};
@@ -188,8 +189,11 @@ impl Screen for Preemptions {
         self.follow_selection(data, !still);
     }
 
-    fn next_pane(&mut self) {
-        self.on_attempts = !self.on_attempts;
+    fn on_action(&mut self, action: Action, _ctx: &Ctx) -> Vec<Effect> {
+        if action == Action::NextPane {
+            self.on_attempts = !self.on_attempts;
+        }
+        Vec::new()
     }
 
     fn nav_list(&mut self) -> Option<&mut ListState> {

@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Borders, Cell, HighlightSpacing, Row, Table, Table
 
 use super::data::Data;
 use super::effects::{Effect, EffectResult};
+use super::keymap::Action;
 use super::list::ListState;
 use super::theme::{Role, Theme};
 use crate::model::Millis;
@@ -99,7 +100,10 @@ pub trait Screen {
     fn enter(&self, _data: &Data, _queue: Option<&str>) -> Option<Open> {
         None
     }
-    fn next_pane(&mut self) {}
+    /// An action the app leaves to the screen (Tab: the next pane); the work it needs.
+    fn on_action(&mut self, _action: Action, _ctx: &Ctx) -> Vec<Effect> {
+        Vec::new()
+    }
     /// The list that Up/Down/Page keys move in (by default the one `/` and sort act on; a
     /// screen with a second pane returns that pane's list while it has the focus).
     fn nav_list(&mut self) -> Option<&mut ListState> {

@@ -141,7 +141,11 @@ impl App {
                     }
                 });
             }
-            Action::NextPane => self.current_mut().next_pane(),
+            Action::NextPane => {
+                let (ctx, screen) = self.split();
+                let effects = screen.on_action(action, &ctx);
+                self.effects.extend(effects);
+            }
             Action::Overview => self.switch_root(Kind::Overview),
             Action::Jobs => self.switch_root(Kind::Jobs),
             Action::Preemptions => self.switch_root(Kind::Preemptions),
