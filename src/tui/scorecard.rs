@@ -556,3 +556,6 @@ mod tests {
         assert_eq!(span(51 * 60 * min), "2 d 3 h");
     }
 }
+
+#[cfg(test)]
+mod work_tests;

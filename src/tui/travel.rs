@@ -226,3 +226,133 @@ impl Travel {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::LoopRule;
+    use crate::model::Snapshot;
+    use crate::tui::effects::{HistoryError, PastFrame};
+
+    fn frame(taken_at: Millis, to: TravelTo) -> TravelResult {
+        TravelResult {
+            to,
+            result: Ok(Some(Box::new(PastFrame {
+                snapshot: Snapshot {
+                    taken_at,
+                    ..Snapshot::default()
+                },
+                position: 1,
+                total: 2,
+                usage: Default::default(),
+            }))),
+        }
+    }
+
+    #[test]
+    fn steps_pressed_while_one_loads_follow_it_one_by_one() {
+        let live = Data::new(LoopRule::default());
+        let mut t = Travel::default();
+        let first = t.older(10_000, true);
+        assert_eq!(
+            first.effect.map(|e| format!("{e:?}")),
+            Some("Travel(Older(10000))".into())
+        );
+        // Two more presses wait for it.
+        assert!(t.older(10_000, true).effect.is_none());
+        assert!(t.older(10_000, true).effect.is_none());
+        let landed = t.on_result(
+            frame(9_000, TravelTo::Older(10_000)),
+            &live,
+            None,
+            true,
+            &mut |_| {},
+        );
+        assert!(landed.moved);
+        assert_eq!(t.past().map(Past::taken_at), Some(9_000));
+        assert!(matches!(
+            landed.effect,
+            Some(Effect::Travel(TravelTo::Older(9_000)))
+        ));
+        let landed = t.on_result(
+            frame(8_000, TravelTo::Older(9_000)),
+            &live,
+            None,
+            true,
+            &mut |_| {},
+        );
+        assert!(matches!(
+            landed.effect,
+            Some(Effect::Travel(TravelTo::Older(8_000)))
+        ));
+        let landed = t.on_result(
+            frame(7_000, TravelTo::Older(8_000)),
+            &live,
+            None,
+            true,
+            &mut |_| {},
+        );
+        assert!(landed.effect.is_none(), "the backlog is used up");
+    }
+
+    #[test]
+    fn a_jump_replaces_the_steps_under_way() {
+        let live = Data::new(LoopRule::default());
+        let mut t = Travel::default();
+        t.older(10_000, true);
+        t.older(10_000, true);
+        let jump = t.go(TravelTo::At(5_000), true);
+        assert!(matches!(
+            jump.effect,
+            Some(Effect::Travel(TravelTo::At(5_000)))
+        ));
+        let landed = t.on_result(
+            frame(5_000, TravelTo::At(5_000)),
+            &live,
+            None,
+            true,
+            &mut |_| {},
+        );
+        assert!(landed.effect.is_none(), "no step left after a jump");
+    }
+
+    #[test]
+    fn without_history_or_on_error_it_says_why() {
+        let live = Data::new(LoopRule::default());
+        let mut t = Travel::default();
+        let r = t.older(10_000, false);
+        assert!(r.effect.is_none() && r.flash.is_some_and(|f| f.error));
+        t.older(10_000, true);
+        let failed = TravelResult {
+            to: TravelTo::Older(10_000),
+            result: Err(HistoryError::Unavailable("disk gone".into())),
+        };
+        let r = t.on_result(failed, &live, None, true, &mut |_| {});
+        assert_eq!(
+            r.flash.map(|f| f.text),
+            Some("time travel: disk gone".into())
+        );
+        assert!(t.past().is_none());
+    }
+
+    #[test]
+    fn going_live_remembers_the_past_selection_first() {
+        let live = Data::new(LoopRule::default());
+        let mut t = Travel::default();
+        t.older(10_000, true);
+        t.on_result(
+            frame(9_000, TravelTo::Older(10_000)),
+            &live,
+            None,
+            true,
+            &mut |_| {},
+        );
+        let mut remembered = None;
+        let r = t.go_live("live data", &mut |d| {
+            remembered = d.snapshot.as_ref().map(|s| s.taken_at)
+        });
+        assert!(r.moved && t.past().is_none());
+        assert_eq!(remembered, Some(9_000));
+        assert!(!t.go_live("live data", &mut |_| {}).moved);
+    }
+}
