@@ -4,7 +4,8 @@
 //! its own module ([`Travel`]). The app holds only what is shared: the data, navigation, input
 //! mode, theme and key map.
 //!
-//! - [`keys`]: keys and actions; [`commands`]: `:` commands; [`render`]: drawing.
+//! - `keys`: keys and actions; `commands`: `:` commands; `nav`: the screen stack; `render`:
+//!   drawing.
 
 mod commands;
 mod keys;
