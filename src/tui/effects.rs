@@ -181,6 +181,21 @@ pub struct Services {
 /// See [`Services::journal_state`].
 pub type JournalStateFn = Arc<dyn Fn() -> Option<String> + Send + Sync>;
 
-/// See [`Services::scorecard`]: the queue, and the service time the window ends at (`None`:
-/// the queue's last observation).
-pub type ScorecardFn = Arc<dyn Fn(&str, Option<Millis>) -> ScorecardResult + Send + Sync>;
+/// Computes scorecards: of `queue`, over the window ending at service time `as_of` (`None`: the
+/// queue's last observation). Blocking (it reads the journal), so the event loop calls it in
+/// `spawn_blocking`. Any such closure is one.
+pub trait ScorecardService: Send + Sync {
+    fn compute(&self, queue: &str, as_of: Option<Millis>) -> ScorecardResult;
+}
+
+impl<F> ScorecardService for F
+where
+    F: Fn(&str, Option<Millis>) -> ScorecardResult + Send + Sync,
+{
+    fn compute(&self, queue: &str, as_of: Option<Millis>) -> ScorecardResult {
+        self(queue, as_of)
+    }
+}
+
+/// See [`Services::scorecard`].
+pub type ScorecardFn = Arc<dyn ScorecardService>;

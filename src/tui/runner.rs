@@ -94,7 +94,7 @@ impl Runner {
                 };
                 self.blocking(Latest::Scorecard, move || {
                     Msg::Done(EffectResult::Scorecard(
-                        Box::new(compute(&queue, as_of)),
+                        Box::new(compute.compute(&queue, as_of)),
                         as_of,
                     ))
                 });
@@ -199,7 +199,7 @@ mod tests {
     /// A scorecard service that takes its time for queue `slow`.
     fn services() -> Services {
         Services {
-            scorecard: Some(Arc::new(|queue: &str, _| {
+            scorecard: Some(Arc::new(|queue: &str, _: Option<crate::model::Millis>| {
                 if queue == "slow" {
                     std::thread::sleep(Duration::from_millis(200));
                 }

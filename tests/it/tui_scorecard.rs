@@ -79,10 +79,12 @@ fn fixed_input() -> ScorecardInput {
 fn services() -> Services {
     let view = fixed();
     Services {
-        scorecard: Some(Arc::new(move |queue: &str, _as_of| ScorecardResult {
-            queue: queue.to_string(),
-            result: Ok(Box::new(view.clone())),
-        })),
+        scorecard: Some(Arc::new(
+            move |queue: &str, _as_of: Option<quotatop::model::Millis>| ScorecardResult {
+                queue: queue.to_string(),
+                result: Ok(Box::new(view.clone())),
+            },
+        )),
         ..Services::default()
     }
 }
@@ -376,10 +378,12 @@ async fn a_breached_interruption_budget_is_said_in_words() {
     view.evaluation = decision::evaluate_observed(&input, &ScorecardOptions::default(), &rules);
     view.rules_set = true;
     let breached = Services {
-        scorecard: Some(Arc::new(move |queue: &str, _as_of| ScorecardResult {
-            queue: queue.to_string(),
-            result: Ok(Box::new(view.clone())),
-        })),
+        scorecard: Some(Arc::new(
+            move |queue: &str, _as_of: Option<quotatop::model::Millis>| ScorecardResult {
+                queue: queue.to_string(),
+                result: Ok(Box::new(view.clone())),
+            },
+        )),
         ..Services::default()
     };
     let (t, _) = run_services(130, 24, options(), snapshot(), typed("4"), breached).await;
