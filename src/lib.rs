@@ -15,4 +15,5 @@ pub mod journal;
 pub mod model;
 pub mod poll;
 pub mod replay;
+pub mod services;
 pub mod tui;

@@ -11,9 +11,9 @@ use crate::actions::JobTagger;
 use crate::audit::{AuditLog, AwsContext, Operator};
 use crate::batch::BatchClient;
 use crate::poll::PollHandle;
+use crate::services::{self, ApiRunner, JournalReader, ScorecardSettings};
 use crate::tui::data::HISTORY_LEN;
-use crate::tui::effects::{self, ApiRunner, ChangeRunner, HistoryReader, JournalReader, Services};
-use crate::tui::scorecard::ScorecardSettings;
+use crate::tui::effects::{ChangeRunner, HistoryReader, Services};
 
 use crate::cli::ConsoleArgs;
 use crate::config::{self, Loaded, Overrides};
@@ -34,6 +34,27 @@ pub fn load(console: &ConsoleArgs, overrides: Overrides) -> Loaded {
         refresh_secs: console.refresh,
         ..overrides
     })
+}
+
+/// The console's log file in the state directory (rotated to `console.log.1` on start when
+/// over this size).
+pub const LOG_ROTATE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// Sends the console's `tracing` output to `console.log` in the state directory, never to the
+/// terminal it draws on. A log that cannot be opened is a warning, not a failure.
+pub fn start_logging() -> Option<String> {
+    let opened = crate::journal::state_dir()
+        .map_err(anyhow::Error::from)
+        .and_then(|dir| {
+            super::record::init_named_file_logging(&dir, "console.log", Some(LOG_ROTATE_BYTES))
+        });
+    match opened {
+        Ok(path) => {
+            tracing::info!("console started; log {}", path.display());
+            None
+        }
+        Err(e) => Some(format!("no console log: {e:#}")),
+    }
 }
 
 /// Builds the console's options; every problem (bad config file, unknown theme, bad key
@@ -118,7 +139,7 @@ pub fn services(
     let path = journal.path.clone().filter(|_| history);
     let (window_ms, options) = loaded.config.scorecard_options();
     let scorecard = path.clone().map(|p| {
-        effects::journal_scorecard(
+        services::journal_scorecard(
             p,
             ScorecardSettings {
                 window_ms,
@@ -256,7 +277,9 @@ pub async fn run(
     journal: Journal,
 ) -> anyhow::Result<()> {
     let Some(handle) = journal.handle else {
-        tui::run(opts, snapshots, services).await?;
+        let result = tui::run(opts, snapshots, services).await;
+        log_end(&result);
+        result?;
         return Ok(());
     };
     let handle = Arc::new(handle);
@@ -267,6 +290,7 @@ pub async fn run(
     }));
     let (snapshots, task) = tee(snapshots, handle.clone());
     let result = tui::run(opts, snapshots, services).await;
+    log_end(&result);
     task.abort();
     let _ = task.await;
     // The tee is gone, so this is the last reference; writing what is queued and joining the
@@ -276,6 +300,13 @@ pub async fn run(
     }
     result?;
     Ok(())
+}
+
+fn log_end(result: &Result<(), tui::TuiError>) {
+    match result {
+        Ok(()) => tracing::info!("console closed"),
+        Err(e) => tracing::error!("console failed: {e}"),
+    }
 }
 
 /// A journal path in a fresh temporary directory, for `demo` (its history is the demo world's,

@@ -51,6 +51,11 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let mut journal_config = loaded.config.journal.config();
     journal_config.snapshot_interval_ms = journal_config.snapshot_interval_ms.min(10_000);
     let journal = console::journal(&console_args, journal_config, console::temp_journal);
+    // Logging goes to a file: the terminal is the console's.
+    let log_warning = console::start_logging();
+    if let Some(w) = &log_warning {
+        eprintln!("quotatop: {w}");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -77,7 +82,8 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
             },
         );
         let snapshots = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
-        let opts = console::options(&loaded, client.source().clone(), &journal);
+        let mut opts = console::options(&loaded, client.source().clone(), &journal);
+        opts.warnings.extend(log_warning);
         // Priority changes against the demo world are audited in the demo's own log.
         let audit_log = Some(console::demo_dir().join("audit.jsonl"));
         let services = console::services(&client, &poller, &loaded, &journal, audit_log);

@@ -223,8 +223,22 @@ pub async fn shutdown_signal() {
 
 /// Sends `tracing` output to `<dir>/record.log` (appended, mode 0600); returns the file's path.
 pub fn init_file_logging(dir: &Path) -> anyhow::Result<PathBuf> {
+    init_named_file_logging(dir, "record.log", None)
+}
+
+/// Sends `tracing` output to `<dir>/<name>` (appended, mode 0600); returns the file's path.
+/// With `rotate_over`, a file already larger than that many bytes is first renamed to
+/// `<name>.1` (replacing the one before), so the log stays bounded across runs.
+pub fn init_named_file_logging(
+    dir: &Path,
+    name: &str,
+    rotate_over: Option<u64>,
+) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
-    let path = dir.join("record.log");
+    let path = dir.join(name);
+    if let Some(max) = rotate_over {
+        rotate_if_over(&path, max)?;
+    }
     let file = open_private_log(&path)?;
     tracing_subscriber::fmt()
         .with_writer(std::sync::Mutex::new(file))
@@ -232,6 +246,16 @@ pub fn init_file_logging(dir: &Path) -> anyhow::Result<PathBuf> {
         .try_init()
         .map_err(|e| anyhow::anyhow!("cannot start logging: {e}"))?;
     Ok(path)
+}
+
+/// Renames `path` to `path.1` (replacing it) when it is larger than `max` bytes.
+fn rotate_if_over(path: &Path, max: u64) -> std::io::Result<()> {
+    if std::fs::metadata(path).is_ok_and(|m| m.len() > max) {
+        let mut old = path.as_os_str().to_owned();
+        old.push(".1");
+        std::fs::rename(path, PathBuf::from(old))?;
+    }
+    Ok(())
 }
 
 /// Opens `path` for appending with mode 0600, also when it already existed with a looser mode.
@@ -269,6 +293,22 @@ mod tests {
             }],
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_log_over_its_limit_is_rotated_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("console.log");
+        rotate_if_over(&path, 10).unwrap();
+        assert!(!path.exists(), "nothing to rotate");
+        std::fs::write(&path, "0123456789").unwrap();
+        rotate_if_over(&path, 10).unwrap();
+        assert!(path.exists(), "at the limit: kept");
+        std::fs::write(&path, "0123456789ab").unwrap();
+        rotate_if_over(&path, 10).unwrap();
+        assert!(!path.exists());
+        let old = dir.path().join("console.log.1");
+        assert_eq!(std::fs::read_to_string(old).unwrap(), "0123456789ab");
     }
 
     #[tokio::test]

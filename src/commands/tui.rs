@@ -38,6 +38,11 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
         c.journal.config(),
         journal::default_journal_path,
     );
+    // Logging goes to a file: the terminal is the console's.
+    let log_warning = console::start_logging();
+    if let Some(w) = &log_warning {
+        eprintln!("quotatop: {w}");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -56,6 +61,7 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
         );
         let snapshots = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
         let mut opts = console::options(&loaded, client.source().clone(), &journal);
+        opts.warnings.extend(log_warning);
         // A torn last line in the audit log would refuse every priority change: say so now.
         if let Some(w) = crate::audit::default_path()
             .as_deref()

@@ -55,16 +55,35 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("q | quit", "quit"),
 ];
 
-pub fn parse(line: &str) -> Result<Command, String> {
+/// Why a `:` line is not a command (the footer shows it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    #[error("empty command")]
+    Empty,
+    #[error(":{command} needs a {what}")]
+    Needs { command: String, what: &'static str },
+    #[error(":at {0} needs a unit: 30m, 2h or 1d ago, or an RFC 3339 time")]
+    NoUnit(String),
+    /// Neither a duration (the reason) nor an RFC 3339 time.
+    #[error("{0} (or an RFC 3339 time such as 2026-11-29T14:05:00Z)")]
+    BadTime(String),
+    #[error("unknown command :{0} (try :help)")]
+    Unknown(String),
+}
+
+pub fn parse(line: &str) -> Result<Command, CommandError> {
     let mut words = line.split_whitespace();
     let Some(head) = words.next() else {
-        return Err("empty command".to_string());
+        return Err(CommandError::Empty);
     };
     let arg: Vec<&str> = words.collect();
     let arg = arg.join(" ");
-    let need = |what: &str| -> Result<String, String> {
+    let need = |what: &'static str| -> Result<String, CommandError> {
         if arg.is_empty() {
-            Err(format!(":{head} needs a {what}"))
+            Err(CommandError::Needs {
+                command: head.to_string(),
+                what,
+            })
         } else {
             Ok(arg.clone())
         }
@@ -82,22 +101,19 @@ pub fn parse(line: &str) -> Result<Command, String> {
         "at" | "travel" => {
             let arg = need("time: 30m, 2h or 1d ago, or an RFC 3339 time")?;
             if arg.trim().chars().all(|c| c.is_ascii_digit()) {
-                return Err(format!(
-                    ":at {} needs a unit: 30m, 2h or 1d ago, or an RFC 3339 time",
-                    arg.trim()
-                ));
+                return Err(CommandError::NoUnit(arg.trim().to_string()));
             }
             match chrono::DateTime::parse_from_rfc3339(arg.trim()) {
                 Ok(t) => Command::At(When::At(t.timestamp_millis())),
-                Err(_) => Command::At(When::Ago(parse_duration(&arg).map_err(|e| {
-                    format!("{e} (or an RFC 3339 time such as 2026-11-29T14:05:00Z)")
-                })?)),
+                Err(_) => Command::At(When::Ago(
+                    parse_duration(&arg).map_err(CommandError::BadTime)?,
+                )),
             }
         }
         "live" | "now" => Command::Live,
         "help" | "h" | "?" => Command::Help,
         "q" | "quit" | "q!" => Command::Quit,
-        other => return Err(format!("unknown command :{other} (try :help)")),
+        other => return Err(CommandError::Unknown(other.to_string())),
     })
 }
 
@@ -132,15 +148,12 @@ mod tests {
 
     #[test]
     fn bad_commands_say_why() {
-        assert_eq!(parse(""), Err("empty command".into()));
-        assert_eq!(parse("queue"), Err(":queue needs a queue name".into()));
-        assert!(parse("at").unwrap_err().contains("needs a time"));
-        assert!(parse("at 90").unwrap_err().contains("needs a unit"));
-        assert!(parse("at yesterday").unwrap_err().contains("RFC 3339"));
-        assert!(
-            parse("frobnicate")
-                .unwrap_err()
-                .contains("unknown command :frobnicate")
-        );
+        let why = |line: &str| parse(line).unwrap_err().to_string();
+        assert_eq!(why(""), "empty command");
+        assert_eq!(why("queue"), ":queue needs a queue name");
+        assert!(why("at").contains("needs a time"));
+        assert!(why("at 90").contains("needs a unit"));
+        assert!(why("at yesterday").contains("RFC 3339"));
+        assert!(why("frobnicate").contains("unknown command :frobnicate"));
     }
 }

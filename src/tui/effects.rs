@@ -1,19 +1,59 @@
-//! What the app asks the outside world to do, and the services that do it. The app never calls
-//! the network or the disk from a key handler: it queues an [`Effect`]; the event loop hands it
-//! to a service in a spawned task, and the result comes back as a message.
+//! What the app asks the outside world to do, and the traits of the services that do it. The
+//! app never calls the network or the disk from a key handler: it queues an [`Effect`]; the
+//! event loop hands it to a service in a spawned task, and the result comes back as a message.
+//! The services themselves (the journal, the audit log, the API) are built outside the console
+//! (`crate::services`) and injected through [`Services`].
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use super::scorecard::{ScorecardResult, ScorecardSettings};
-use crate::actions::{self, ChangeContext, JobTagger, Preview, PriorityApi};
+use super::scorecard::ScorecardResult;
+use crate::actions::Preview;
 use crate::analysis::RecordedPreemptions;
-use crate::audit::{AuditLog, AwsContext, Operator, Outcome};
-use crate::journal::{Journal, JournalConfig};
 use crate::model::{Millis, Snapshot};
+
+/// Why history (time travel, the preemption record, the scorecard) gave no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HistoryError {
+    /// The console keeps no journal (or there is no history service).
+    #[error("no history: this console keeps no journal (--no-journal, or it could not be opened)")]
+    NoHistory,
+    /// The journal has not observed this queue yet.
+    #[error("no history of queue {0} yet")]
+    NoQueue(String),
+    /// The journal could not be read (the reason).
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// How an attempted change ended at the API (each one is in the audit log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChangeOutcome {
+    Succeeded {
+        request_id: Option<String>,
+    },
+    /// The API refused it (its error).
+    Failed {
+        error: String,
+    },
+    /// Decided later from the job's priority (the verdict, in words).
+    Reconciled {
+        verdict: String,
+    },
+}
+
+/// Why a change could not be attempted at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChangeError {
+    #[error("this console has no API connection to change it")]
+    NoApi,
+    /// Refused before the API was called (read-only, the audit log, a stale preview: the
+    /// reason).
+    #[error("{0}")]
+    Refused(String),
+}
 
 /// A confirmed priority change, as the dialog emits it.
 #[derive(Debug, Clone)]
@@ -31,7 +71,7 @@ pub struct ChangeResult {
     pub job_id: String,
     pub job_name: String,
     pub new_priority: u32,
-    pub result: Result<Outcome, String>,
+    pub result: Result<ChangeOutcome, ChangeError>,
     /// Something went wrong after the change was made (tagging the job failed).
     pub warning: Option<String>,
 }
@@ -54,6 +94,18 @@ pub enum Effect {
     LoadPreemptions {
         queue: String,
     },
+}
+
+/// The answer of an [`Effect`], as it comes back to the app (and from there to the screen that
+/// asked).
+#[derive(Debug, Clone, PartialEq)]
+pub enum EffectResult {
+    Change(Box<ChangeResult>),
+    /// A scorecard, and the service time its window was asked to end at (`None`: the latest
+    /// observation).
+    Scorecard(Box<ScorecardResult>, Option<Millis>),
+    Travel(Box<TravelResult>),
+    Preemptions(Box<PreemptionHistory>),
 }
 
 /// Where time travel goes, by the local clock the snapshots were stored under.
@@ -85,183 +137,29 @@ pub struct PastFrame {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TravelResult {
     pub to: TravelTo,
-    pub result: Result<Option<Box<PastFrame>>, String>,
+    pub result: Result<Option<Box<PastFrame>>, HistoryError>,
 }
 
 /// The journal's preemption history of a queue.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PreemptionHistory {
     pub queue: String,
-    pub result: Result<Vec<RecordedPreemptions>, String>,
+    pub result: Result<Vec<RecordedPreemptions>, HistoryError>,
 }
 
 /// Reads history: time travel's snapshots and the Preemptions screen's record. Blocking
-/// (SQLite), so the event loop calls it in `spawn_blocking`.
+/// (a database), so the event loop calls it in `spawn_blocking`.
 pub trait HistoryReader: Send + Sync {
     fn travel(&self, to: TravelTo) -> TravelResult;
     fn preemptions(&self, queue: &str) -> PreemptionHistory;
 }
 
-/// The real reader: the journal the console writes (opened read-side per call, so a journal
-/// that goes bad later is reported per request, never fatal).
-pub struct JournalReader {
-    pub path: PathBuf,
-    /// Samples per sparkline series of a past view.
-    pub spark_len: usize,
-}
-
-impl JournalReader {
-    fn open(&self) -> Result<Journal, String> {
-        Journal::open_existing(&self.path, JournalConfig::default()).map_err(|e| e.to_string())
-    }
-
-    fn frame(&self, to: TravelTo) -> Result<Option<Box<PastFrame>>, String> {
-        let j = self.open()?;
-        let e = |e: crate::journal::JournalError| e.to_string();
-        let at = match to {
-            TravelTo::Older(t) => j.snapshot_neighbour(t, true).map_err(e)?,
-            TravelTo::Newer(t) => j.snapshot_neighbour(t, false).map_err(e)?,
-            TravelTo::At(t) => match j.snapshot_neighbour(t.saturating_add(1), true).map_err(e)? {
-                Some(at) => Some(at),
-                None => j.snapshot_neighbour(t, false).map_err(e)?,
-            },
-            TravelTo::AtData(t) => at_data_time(&j, t)?,
-        };
-        let Some(at) = at else {
-            return Ok(None);
-        };
-        // Retention may delete it between the two reads: then there is nothing to show.
-        let Some(snapshot) = j.snapshot_at(at).map_err(e)? else {
-            return Ok(None);
-        };
-        let (position, total) = j.snapshot_position(snapshot.taken_at).map_err(e)?;
-        let mut usage = BTreeMap::new();
-        for q in &snapshot.queues {
-            let Some(until) = crate::analysis::now_of(q) else {
-                continue;
-            };
-            for ((share, ty), used) in j.usage_until(&q.name, until, self.spark_len).map_err(e)? {
-                usage.insert((q.name.clone(), share, ty), used);
-            }
-        }
-        Ok(Some(Box::new(PastFrame {
-            snapshot,
-            position,
-            total,
-            usage,
-        })))
-    }
-}
-
-/// The stored snapshot (its local `taken_at`) whose data is the newest as of service time `t`,
-/// else the oldest: a binary search, as both clocks only move forward. Decodes about log2(n)
-/// snapshots.
-fn at_data_time(j: &Journal, t: Millis) -> Result<Option<Millis>, String> {
-    let times = j
-        .snapshot_times(Millis::MIN, Millis::MAX)
-        .map_err(|e| e.to_string())?;
-    let data_time = |taken: Millis| -> Result<Millis, String> {
-        let s = j.snapshot_at(taken).map_err(|e| e.to_string())?;
-        Ok(s.as_ref()
-            .and_then(|s| s.queues.iter().filter_map(crate::analysis::now_of).max())
-            .unwrap_or(taken))
-    };
-    // First index whose data is after `t`.
-    let (mut lo, mut hi) = (0, times.len());
-    while lo < hi {
-        let mid = (lo + hi) / 2;
-        if data_time(times[mid])? <= t {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(match lo {
-        0 => times.first().copied(),
-        n => times.get(n - 1).copied(),
-    })
-}
-
-impl HistoryReader for JournalReader {
-    fn travel(&self, to: TravelTo) -> TravelResult {
-        TravelResult {
-            to,
-            result: self.frame(to),
-        }
-    }
-
-    fn preemptions(&self, queue: &str) -> PreemptionHistory {
-        PreemptionHistory {
-            queue: queue.to_string(),
-            // Everything the journal kept (its retention bounds it).
-            result: self
-                .open()
-                .and_then(|j| j.preempted_jobs(queue, 0).map_err(|e| e.to_string())),
-        }
-    }
-}
-
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
-/// Runs confirmed priority changes (the Batch client in the console, a fake in tests).
+/// Runs confirmed priority changes (the Batch client with the audit log in the console, a fake
+/// in tests).
 pub trait ChangeRunner: Send + Sync {
     fn apply(&self, req: ChangeRequest) -> BoxFuture<ChangeResult>;
-}
-
-/// The real runner: [`actions::apply_change`] with an API and the audit log.
-pub struct ApiRunner<A> {
-    pub api: Arc<A>,
-    pub log: AuditLog,
-    pub operator: Operator,
-    pub aws: AwsContext,
-    pub read_only: bool,
-    /// The change-record policy the dialog checks, as the intent records it.
-    pub policy: Option<String>,
-    /// Tags each changed job with the justification (`--tag-justification`).
-    pub tagger: Option<Arc<dyn JobTagger>>,
-}
-
-impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
-    fn apply(&self, req: ChangeRequest) -> BoxFuture<ChangeResult> {
-        let api = Arc::clone(&self.api);
-        let log = self.log.clone();
-        let ctx = ChangeContext {
-            operator: self.operator.clone(),
-            aws: self.aws.clone(),
-            queue: req.queue.clone(),
-            justification: req.justification.clone(),
-            change_record: req.change_record.clone(),
-            read_only: self.read_only,
-            policy: self.policy.clone(),
-        };
-        let tagger = self.tagger.clone();
-        Box::pin(async move {
-            let result = actions::apply_change(api.as_ref(), &log, &ctx, &req.preview)
-                .await
-                .map_err(|e| e.to_string());
-            // Only a change that was made is tagged; a failed tag does not undo it.
-            let mut warning = None;
-            if let (Some(t), Ok(Outcome::Succeeded { .. })) = (&tagger, &result) {
-                let (tags, head_warning) = actions::change_tags(
-                    &req.preview,
-                    &ctx.operator.user,
-                    &ctx.justification,
-                    log.path(),
-                );
-                warning = head_warning;
-                if let Err(e) = t.tag_job(req.preview.job_arn.clone(), tags).await {
-                    warning = Some(format!("tagging the job failed: {e}"));
-                }
-            }
-            ChangeResult {
-                job_id: req.preview.job_id.clone(),
-                job_name: req.preview.job_name.clone(),
-                new_priority: req.preview.new_priority,
-                result,
-                warning,
-            }
-        })
-    }
 }
 
 /// The services the event loop runs effects with; `None`: not available (the app says so).
@@ -283,14 +181,21 @@ pub struct Services {
 /// See [`Services::journal_state`].
 pub type JournalStateFn = Arc<dyn Fn() -> Option<String> + Send + Sync>;
 
-/// See [`Services::scorecard`]: the queue, and the service time the window ends at (`None`:
-/// the queue's last observation).
-pub type ScorecardFn = Arc<dyn Fn(&str, Option<Millis>) -> ScorecardResult + Send + Sync>;
-
-/// The real scorecard service: [`super::scorecard::compute`] on the journal at `path`.
-pub fn journal_scorecard(path: PathBuf, settings: ScorecardSettings) -> ScorecardFn {
-    Arc::new(move |queue: &str, as_of: Option<Millis>| ScorecardResult {
-        queue: queue.to_string(),
-        result: super::scorecard::compute(&path, queue, &settings, as_of).map(Box::new),
-    })
+/// Computes scorecards: of `queue`, over the window ending at service time `as_of` (`None`: the
+/// queue's last observation). Blocking (it reads the journal), so the event loop calls it in
+/// `spawn_blocking`. Any such closure is one.
+pub trait ScorecardService: Send + Sync {
+    fn compute(&self, queue: &str, as_of: Option<Millis>) -> ScorecardResult;
 }
+
+impl<F> ScorecardService for F
+where
+    F: Fn(&str, Option<Millis>) -> ScorecardResult + Send + Sync,
+{
+    fn compute(&self, queue: &str, as_of: Option<Millis>) -> ScorecardResult {
+        self(queue, as_of)
+    }
+}
+
+/// See [`Services::scorecard`].
+pub type ScorecardFn = Arc<dyn ScorecardService>;

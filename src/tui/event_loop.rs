@@ -14,16 +14,12 @@ use tokio::sync::mpsc;
 
 use super::TuiError;
 use super::app::{App, Msg};
-use super::effects::{ChangeResult, Effect, PreemptionHistory, Services, TravelResult};
-use super::scorecard::{HISTORY_UNAVAILABLE, ScorecardResult};
+use super::effects::Services;
+use super::runner::Runner;
 use crate::model::Snapshot;
 
 /// Ticks drive only the "updated N s ago" text (a redraw happens when it changes).
 pub const TICK: Duration = Duration::from_millis(1000);
-
-/// Why time travel and the preemption history cannot work without a journal.
-pub const NO_HISTORY: &str =
-    "no history: this console keeps no journal (--no-journal, or it could not be opened)";
 
 /// Turns a terminal event into a message: key presses only (not repeats' releases), resizes.
 pub fn message(event: Event) -> Option<Msg> {
@@ -51,7 +47,8 @@ where
 }
 
 /// Runs until the user quits, or the event stream ends and the background work it started is
-/// done. Effects the app asks for run in spawned tasks; their results come back as messages.
+/// done. Effects the app asks for run in the [`Runner`]'s tasks; their results come back as
+/// messages.
 pub async fn run_with<B, E>(
     terminal: &mut Terminal<B>,
     app: &mut App,
@@ -68,15 +65,12 @@ where
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut source_open = true;
     let mut events_open = true;
-    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Msg>();
-    let mut in_flight = 0usize;
-    // The journal's last reported failure (`None`: recording).
-    let mut journal_broken: Option<String> = None;
+    let mut runner = Runner::new(services);
     loop {
         if app.is_dirty() {
             terminal.draw(|f| app.draw(f))?;
         }
-        if app.should_quit() || (!events_open && in_flight == 0) {
+        if app.should_quit() || (!events_open && runner.is_idle()) {
             return Ok(());
         }
         // Biased: a snapshot already waiting is applied before the keys that follow it, so a
@@ -90,13 +84,10 @@ where
                     Msg::SourceClosed
                 }
             },
-            done = done_rx.recv() => match done {
-                Some(m) => {
-                    in_flight = in_flight.saturating_sub(1);
-                    m
-                }
-                // Unreachable while `done_tx` lives; treat as a tick.
-                None => Msg::Tick,
+            done = runner.next(), if !runner.is_idle() => match done {
+                Some(m) => m,
+                // Every task left was superseded.
+                None => continue,
             },
             event = events.next(), if events_open => match event {
                 Some(Ok(e)) => match message(e) {
@@ -113,87 +104,18 @@ where
         };
         let check_journal = matches!(msg, Msg::Snapshot(_) | Msg::Tick);
         app.update(msg);
-        if check_journal && let Some(state) = &services.journal_state {
-            let now = state();
-            if now != journal_broken {
-                journal_broken = now.clone();
-                app.update(Msg::JournalState(now));
-            }
+        if check_journal && let Some(state) = runner.journal_change() {
+            app.update(Msg::JournalState(state));
         }
-        for effect in app.take_effects() {
-            match effect {
-                Effect::ApplyChange(req) => match &services.changes {
-                    Some(runner) => {
-                        let fut = runner.apply(*req);
-                        let tx = done_tx.clone();
-                        in_flight += 1;
-                        tokio::spawn(async move {
-                            let r = fut.await;
-                            let _ = tx.send(Msg::ChangeDone(Box::new(r)));
-                        });
-                    }
-                    None => app.update(Msg::ChangeDone(Box::new(ChangeResult {
-                        job_id: req.preview.job_id.clone(),
-                        job_name: req.preview.job_name.clone(),
-                        new_priority: req.preview.new_priority,
-                        result: Err("this console has no API connection to change it".into()),
-                        warning: None,
-                    }))),
-                },
-                Effect::ComputeScorecard { queue, as_of } => match &services.scorecard {
-                    Some(compute) => {
-                        let compute = compute.clone();
-                        let tx = done_tx.clone();
-                        in_flight += 1;
-                        tokio::task::spawn_blocking(move || {
-                            let r = compute(&queue, as_of);
-                            let _ = tx.send(Msg::ScorecardDone(Box::new(r), as_of));
-                        });
-                    }
-                    None => app.update(Msg::ScorecardDone(
-                        Box::new(ScorecardResult {
-                            queue,
-                            result: Err(HISTORY_UNAVAILABLE.into()),
-                        }),
-                        as_of,
-                    )),
-                },
-                Effect::Travel(to) => match &services.history {
-                    Some(reader) => {
-                        let reader = reader.clone();
-                        let tx = done_tx.clone();
-                        in_flight += 1;
-                        tokio::task::spawn_blocking(move || {
-                            let r = reader.travel(to);
-                            let _ = tx.send(Msg::TravelDone(Box::new(r)));
-                        });
-                    }
-                    None => app.update(Msg::TravelDone(Box::new(TravelResult {
-                        to,
-                        result: Err(NO_HISTORY.into()),
-                    }))),
-                },
-                Effect::LoadPreemptions { queue } => match &services.history {
-                    Some(reader) => {
-                        let reader = reader.clone();
-                        let tx = done_tx.clone();
-                        in_flight += 1;
-                        tokio::task::spawn_blocking(move || {
-                            let r = reader.preemptions(&queue);
-                            let _ = tx.send(Msg::PreemptionHistory(Box::new(r)));
-                        });
-                    }
-                    None => app.update(Msg::PreemptionHistory(Box::new(PreemptionHistory {
-                        queue,
-                        result: Err(NO_HISTORY.into()),
-                    }))),
-                },
-                Effect::RefreshNow => {
-                    if let Some(refresh) = &services.refresh {
-                        refresh();
-                    }
+        // An effect no service can run is answered at once, and that answer may ask for more.
+        let mut effects = app.take_effects();
+        while !effects.is_empty() {
+            for effect in effects {
+                if let Some(answer) = runner.start(effect) {
+                    app.update(answer);
                 }
             }
+            effects = app.take_effects();
         }
     }
 }

@@ -3,6 +3,9 @@
 //! reacts to keys.
 //!
 //! - [`app`]: state and update; [`event_loop`]: the `select!` loop; [`terminal`]: restore guard.
+//! - [`effects`]: the work the app asks for, its typed answers, and the traits of the services
+//!   that do it (built outside the console, in `crate::services`); [`runner`]: runs it, a newer
+//!   request cancelling an older one of its kind; [`travel`]: time travel.
 //! - One screen per file: [`overview`], [`share`], [`jobs`], [`preemptions`], [`job_detail`], [`scorecard`],
 //!   plus [`help`], [`status_bar`], [`footer`].
 //! - [`keymap`]: the one key-binding table (help and footer hints come from it).
@@ -24,6 +27,7 @@ pub mod list;
 pub mod overview;
 pub mod preemptions;
 pub mod priority;
+pub mod runner;
 pub mod scorecard;
 pub mod screen;
 pub mod share;
@@ -31,6 +35,7 @@ pub mod status_bar;
 pub mod terminal;
 pub mod text;
 pub mod theme;
+pub mod travel;
 
 use tokio::sync::mpsc;
 

@@ -14,9 +14,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Cell;
 
 use super::data::Data;
+use super::effects::{Effect, EffectResult};
 use super::jobs::status_style;
+use super::keymap::Action;
 use super::list::ListState;
-use super::screen::{self, DrawCtx, Kind, Open, Screen};
+use super::screen::{self, Ctx, DrawCtx, Kind, Load, Open, Screen};
 use super::text::{clean, clock, date_time, duration, hours};
 use super::theme::Role;
 use crate::analysis::PreemptionFacts;
@@ -34,6 +36,9 @@ pub struct Preemptions {
     on_attempts: bool,
     queue: Option<String>,
     remembered: Option<String>,
+    /// The queue whose journal history is being read (the rows show the API's window until it
+    /// comes, and the title says so).
+    loading: Option<String>,
 }
 
 impl Preemptions {
@@ -44,6 +49,7 @@ impl Preemptions {
             on_attempts: false,
             queue: None,
             remembered: None,
+            loading: None,
         }
     }
 
@@ -110,6 +116,28 @@ impl Screen for Preemptions {
         Kind::Preemptions
     }
 
+    /// Asks for the journal's preemption history of the current queue (the data keeps it, for
+    /// every screen and the past).
+    fn load(&mut self, why: Load, ctx: &Ctx) -> Vec<Effect> {
+        if why == Load::Moved || !ctx.history || self.loading.is_some() {
+            return Vec::new();
+        }
+        let Some(queue) = ctx.data.queue(ctx.queue).map(|(q, _)| q.name.clone()) else {
+            return Vec::new();
+        };
+        self.loading = Some(queue.clone());
+        vec![Effect::LoadPreemptions { queue }]
+    }
+
+    fn on_result(&mut self, result: &EffectResult, _ctx: &Ctx) -> Vec<Effect> {
+        if let EffectResult::Preemptions(r) = result
+            && self.loading.as_ref() == Some(&r.queue)
+        {
+            self.loading = None;
+        }
+        Vec::new()
+    }
+
     fn remember(&mut self, data: &Data) {
         self.remembered = data
             .queue(self.queue.as_deref())
@@ -161,8 +189,11 @@ impl Screen for Preemptions {
         self.follow_selection(data, !still);
     }
 
-    fn next_pane(&mut self) {
-        self.on_attempts = !self.on_attempts;
+    fn on_action(&mut self, action: Action, _ctx: &Ctx) -> Vec<Effect> {
+        if action == Action::NextPane {
+            self.on_attempts = !self.on_attempts;
+        }
+        Vec::new()
     }
 
     fn nav_list(&mut self) -> Option<&mut ListState> {

@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::data::Data;
-use super::effects::{ChangeRequest, ChangeResult};
+use super::effects::{ChangeOutcome, ChangeRequest, ChangeResult};
 use super::keymap::{Action, KeyMap};
 use super::screen::short_type;
 use super::text::clean;
@@ -18,7 +18,6 @@ use super::theme::{Role, Theme};
 use crate::actions::{
     self, Prediction, Preview, PriorityPolicy, change_record_reason, check_change, parse_priority,
 };
-use crate::audit::Outcome;
 use crate::model::{JobStatus, TrackedJob};
 
 /// Longest text accepted in a field.
@@ -252,7 +251,7 @@ impl PriorityDialog {
     pub fn finished(&mut self, r: &ChangeResult) {
         if r.job_id == self.job_id && self.step == Step::Sent {
             let (text, error) = result_text(r);
-            if matches!(r.result, Ok(crate::audit::Outcome::Succeeded { .. })) {
+            if matches!(r.result, Ok(ChangeOutcome::Succeeded { .. })) {
                 self.current = r.new_priority;
             }
             self.step = Step::Done { text, error };
@@ -480,7 +479,7 @@ pub fn preview_lines(p: &Preview, theme: &Theme) -> Vec<Line<'static>> {
 pub fn result_text(r: &ChangeResult) -> (String, bool) {
     let name = clean(&r.job_name).into_owned();
     match &r.result {
-        Ok(Outcome::Succeeded { request_id }) => match &r.warning {
+        Ok(ChangeOutcome::Succeeded { request_id }) => match &r.warning {
             None => (
                 format!(
                     "priority of {name} set to {} (request {}); recorded in the audit log",
@@ -498,14 +497,12 @@ pub fn result_text(r: &ChangeResult) -> (String, bool) {
                 true,
             ),
         },
-        Ok(Outcome::Failed { error }) => (
+        Ok(ChangeOutcome::Failed { error }) => (
             format!("the API refused the change to {name}: {error} (recorded in the audit log)"),
             true,
         ),
         // A change just made is never a reconciled one; shown plainly all the same.
-        Ok(Outcome::Reconciled { verdict, .. }) => {
-            (format!("change to {name}: {}", verdict.as_str()), true)
-        }
+        Ok(ChangeOutcome::Reconciled { verdict }) => (format!("change to {name}: {verdict}"), true),
         Err(e) => (format!("priority of {name} not changed: {e}"), true),
     }
 }

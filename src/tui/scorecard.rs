@@ -4,9 +4,8 @@
 //!
 //! Nothing is computed while drawing: the app asks the event loop for a scorecard (an
 //! [`super::effects::Effect::ComputeScorecard`]), a blocking task reads the journal and computes
-//! it ([`compute`]), and the result comes back as a message; this screen draws the last one.
-
-use std::path::Path;
+//! it (a service from outside the console, which builds the card with [`view`]), and the result
+//! comes back as a message; this screen draws the last one.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
@@ -14,15 +13,15 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
 
 use super::data::Data;
+use super::effects::{Effect, EffectResult, HistoryError};
 use super::list::ListState;
-use super::screen::{DrawCtx, Kind, Screen};
+use super::screen::{Ctx, DrawCtx, Kind, Load, Screen};
 use super::text::clean;
 use super::theme::{Role, Theme};
-use crate::analysis::scorecard::decision::{self, Evaluation, Rules};
+use crate::analysis::scorecard::decision::Evaluation;
 use crate::analysis::scorecard::{
     self, AuditView, Scope, Scorecard, ScorecardInput, ScorecardOptions, format as fmt,
 };
-use crate::journal::{self, Journal, JournalConfig};
 use crate::model::Millis;
 
 /// The window the console's scorecard covers, ending at the queue's last observation (shorter
@@ -32,9 +31,6 @@ pub const WINDOW_MS: Millis = 24 * 3_600_000;
 pub const SERIES_BUCKETS: Millis = 24;
 /// The screen recomputes after this many snapshots while it is shown.
 pub const RECOMPUTE_EVERY: u64 = 30;
-
-/// Why there is no scorecard when the console has no journal to read.
-pub const HISTORY_UNAVAILABLE: &str = "history unavailable";
 
 /// A computed scorecard, its per-share series (GPU-hours held per bucket) and the audit view
 /// of exceptions (priority changes per operator and share, jobs raised repeatedly).
@@ -52,14 +48,11 @@ pub struct ScorecardView {
     pub rules_set: bool,
 }
 
-/// Jobs raised at least this often in the window are exceptions.
-pub const RAISED_REPEATEDLY: usize = 2;
-
 /// The answer of a scorecard computation for `queue`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScorecardResult {
     pub queue: String,
-    pub result: Result<Box<ScorecardView>, String>,
+    pub result: Result<Box<ScorecardView>, HistoryError>,
 }
 
 /// What the screen shows.
@@ -75,71 +68,6 @@ pub enum ScorecardState {
     Failed(String),
     /// No journal: off, or it could not be opened.
     Unavailable,
-}
-
-/// How the console's scorecard is computed (config `[scorecard]` and `[gpus]`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScorecardSettings {
-    /// The window, ending at the queue's last observation (or the time travelled to), and
-    /// starting no earlier than the queue's first observation.
-    pub window_ms: Millis,
-    pub options: ScorecardOptions,
-    /// The audit log that names who made each priority change (`None`: operators unknown).
-    pub audit_log: Option<std::path::PathBuf>,
-    /// Deadlines, interruption budgets and prices (config `[deadlines]`, `[budgets]`,
-    /// `[prices]`).
-    pub rules: Rules,
-}
-
-impl Default for ScorecardSettings {
-    fn default() -> Self {
-        Self {
-            window_ms: WINDOW_MS,
-            options: ScorecardOptions::default(),
-            audit_log: None,
-            rules: Rules::default(),
-        }
-    }
-}
-
-/// Reads the journal at `path` and computes the scorecard of `queue` over the window of
-/// `settings` ending at `as_of` (service clock; `None`: the queue's last observation), cut to
-/// the history the journal holds ([`journal::history_window`]). Blocking (SQLite): run it off
-/// the async threads.
-pub fn compute(
-    path: &Path,
-    queue: &str,
-    settings: &ScorecardSettings,
-    as_of: Option<Millis>,
-) -> Result<ScorecardView, String> {
-    let j = Journal::open_existing(path, JournalConfig::default()).map_err(|e| e.to_string())?;
-    let q = j
-        .queue(queue)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("no history of queue {queue} yet"))?;
-    let until = as_of.unwrap_or(q.last_observed_at);
-    let history =
-        journal::history_window(&j, queue, until, settings.window_ms).map_err(|e| e.to_string())?;
-    let window = history.window;
-    let opts = &settings.options;
-    let input = journal::scorecard_input(&j, queue, window, opts).map_err(|e| e.to_string())?;
-    let observed = j
-        .priority_changes(queue, window)
-        .map_err(|e| e.to_string())?;
-    // An audit log that cannot be read leaves operators unknown; the scorecard still stands.
-    let audited = settings
-        .audit_log
-        .as_deref()
-        .filter(|p| p.exists())
-        .and_then(|p| crate::audit::queue_priority_changes(p, queue).ok())
-        .unwrap_or_default();
-    let changes = scorecard::join_changes(&observed, &audited);
-    let mut v = view(&input, opts);
-    v.asked_ms = history.asked_ms;
-    v.exceptions = scorecard::audit_view(&changes, window, RAISED_REPEATEDLY);
-    v.evaluation = decision::evaluate_observed(&input, opts, &settings.rules);
-    v.rules_set = !settings.rules.deadlines.is_empty() || !settings.rules.budgets.is_empty();
-    Ok(v)
 }
 
 /// The scorecard of `input` and its per-share series over [`SERIES_BUCKETS`] buckets of its
@@ -258,11 +186,31 @@ pub fn spark(values: &[f64], max: f64) -> String {
         .collect()
 }
 
-pub struct ScorecardScreen;
+/// The Scorecard screen owns its computation: it asks for the card of the current queue (and
+/// the time shown), keeps the last answer on screen while a newer one is computed, and takes
+/// only the answer to its latest request.
+pub struct ScorecardScreen {
+    state: ScorecardState,
+    /// The queue and service time (`None`: the latest) of the request under way.
+    pending: Option<Target>,
+    /// What the card shown was computed for.
+    shown_for: Option<Target>,
+}
+
+/// A queue and the service time its window ends at (`None`: the latest observation).
+type Target = (String, Option<Millis>);
 
 impl ScorecardScreen {
     pub fn new() -> Self {
-        Self
+        Self {
+            state: ScorecardState::Idle,
+            pending: None,
+            shown_for: None,
+        }
+    }
+
+    pub fn state(&self) -> &ScorecardState {
+        &self.state
     }
 }
 
@@ -475,6 +423,54 @@ impl Screen for ScorecardScreen {
 
     fn refresh(&mut self, _data: &Data, _queue: Option<&str>) {}
 
+    fn load(&mut self, why: Load, ctx: &Ctx) -> Vec<Effect> {
+        if !ctx.history {
+            self.state = ScorecardState::Unavailable;
+            return Vec::new();
+        }
+        let Some(queue) = ctx.queue_name() else {
+            self.state = ScorecardState::Failed("no data yet".into());
+            return Vec::new();
+        };
+        let target = (queue.clone(), ctx.as_of(&queue));
+        // The same card every so often: not while it is still being computed.
+        if why == Load::Periodic && self.pending.as_ref() == Some(&target) {
+            return Vec::new();
+        }
+        // Another queue or time: not the figures shown, which stay only for a recomputation.
+        let same = matches!(self.state, ScorecardState::Ready(_))
+            && self.shown_for.as_ref() == Some(&target);
+        if !same {
+            self.state = ScorecardState::Computing;
+        }
+        let as_of = target.1;
+        self.pending = Some(target);
+        vec![Effect::ComputeScorecard { queue, as_of }]
+    }
+
+    fn on_result(&mut self, result: &EffectResult, _ctx: &Ctx) -> Vec<Effect> {
+        let EffectResult::Scorecard(r, as_of) = result else {
+            return Vec::new();
+        };
+        let target = (r.queue.clone(), *as_of);
+        // An answer to an older request (the runner drops those it cancelled).
+        if self.pending.as_ref() != Some(&target) {
+            return Vec::new();
+        }
+        self.pending = None;
+        self.state = match &r.result {
+            Ok(view) => ScorecardState::Ready(view.clone()),
+            Err(HistoryError::NoHistory) => ScorecardState::Unavailable,
+            Err(e) => ScorecardState::Failed(e.to_string()),
+        };
+        self.shown_for = Some(target);
+        Vec::new()
+    }
+
+    fn scorecard(&self) -> Option<&ScorecardState> {
+        Some(&self.state)
+    }
+
     fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx) {
         let theme = ctx.theme;
         let queue = ctx
@@ -485,7 +481,7 @@ impl Screen for ScorecardScreen {
             .unwrap_or("-");
         // The window of the result shown (its length comes from config, cut to the history
         // observed; it ends at the time travelled to while in the past).
-        let title = match ctx.scorecard {
+        let title = match &self.state {
             ScorecardState::Ready(v) if v.card.window.len_ms() < v.asked_ms => format!(
                 " Scorecard · {} · {} (window {}) to {} ",
                 clean(queue),
@@ -505,7 +501,7 @@ impl Screen for ScorecardScreen {
             .borders(Borders::ALL)
             .border_style(theme.style(Role::Border))
             .title(Span::styled(title, theme.style(Role::Title)));
-        match ctx.scorecard {
+        match &self.state {
             ScorecardState::Idle | ScorecardState::Computing => {
                 message(frame, area, block, "computing…", Role::Muted, theme)
             }
@@ -560,3 +556,6 @@ mod tests {
         assert_eq!(span(51 * 60 * min), "2 d 3 h");
     }
 }
+
+#[cfg(test)]
+mod work_tests;

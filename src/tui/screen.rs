@@ -7,6 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, HighlightSpacing, Row, Table, TableState};
 
 use super::data::Data;
+use super::effects::{Effect, EffectResult};
+use super::keymap::Action;
 use super::list::ListState;
 use super::theme::{Role, Theme};
 use crate::model::Millis;
@@ -28,8 +30,49 @@ pub struct DrawCtx<'a> {
     /// The current queue (`None`: the first one).
     pub queue: Option<&'a str>,
     pub theme: &'a Theme,
-    /// The last scorecard computed (only the Scorecard screen draws it).
-    pub scorecard: &'a super::scorecard::ScorecardState,
+}
+
+/// What a screen's own work (loading what it shows) needs besides its state.
+pub struct Ctx<'a> {
+    /// The data shown (the past one while time travelling).
+    pub data: &'a Data,
+    /// The current queue (`None`: the first one).
+    pub queue: Option<&'a str>,
+    /// The journal records, so history can be read.
+    pub history: bool,
+    /// Time travelling (the data is a recorded snapshot).
+    pub past: bool,
+}
+
+impl Ctx<'_> {
+    /// The current queue's name (the first one's when none is chosen).
+    pub fn queue_name(&self) -> Option<String> {
+        self.data
+            .queue(self.queue)
+            .map(|(q, _)| q.name.clone())
+            .or_else(|| self.queue.map(str::to_string))
+    }
+
+    /// The service time of the recorded snapshot shown (`None`: live).
+    pub fn as_of(&self, queue: &str) -> Option<Millis> {
+        if !self.past {
+            return None;
+        }
+        self.data
+            .queue(Some(queue))
+            .and_then(|(q, _)| crate::analysis::now_of(q))
+    }
+}
+
+/// Why a screen is asked to load what it shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Load {
+    /// It was opened.
+    Opened,
+    /// The time shown changed (a step in time, or back to live).
+    Moved,
+    /// Every [`super::scorecard::RECOMPUTE_EVERY`] snapshots while it is shown.
+    Periodic,
 }
 
 /// Where Enter leads.
@@ -57,7 +100,10 @@ pub trait Screen {
     fn enter(&self, _data: &Data, _queue: Option<&str>) -> Option<Open> {
         None
     }
-    fn next_pane(&mut self) {}
+    /// An action the app leaves to the screen (Tab: the next pane); the work it needs.
+    fn on_action(&mut self, _action: Action, _ctx: &Ctx) -> Vec<Effect> {
+        Vec::new()
+    }
     /// The list that Up/Down/Page keys move in (by default the one `/` and sort act on; a
     /// screen with a second pane returns that pane's list while it has the focus).
     fn nav_list(&mut self) -> Option<&mut ListState> {
@@ -66,6 +112,19 @@ pub trait Screen {
     /// After Up/Down/Page moved the selection (a screen whose second pane follows the first
     /// refreshes it here).
     fn after_nav(&mut self, _data: &Data) {}
+    /// The work the screen needs for what it shows (history it reads through the effect
+    /// runner); a newer request of the same kind cancels the older one.
+    fn load(&mut self, _why: Load, _ctx: &Ctx) -> Vec<Effect> {
+        Vec::new()
+    }
+    /// An answer to work it asked for (every answer is offered; a screen takes its own).
+    fn on_result(&mut self, _result: &EffectResult, _ctx: &Ctx) -> Vec<Effect> {
+        Vec::new()
+    }
+    /// The Scorecard screen's state (tests).
+    fn scorecard(&self) -> Option<&super::scorecard::ScorecardState> {
+        None
+    }
     /// The job a priority change applies to (by default: the one Enter would open).
     fn selected_job(&self, data: &Data, queue: Option<&str>) -> Option<(String, String)> {
         match self.enter(data, queue)? {

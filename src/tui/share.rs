@@ -7,11 +7,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph};
 
 use super::data::Data;
+use super::effects::Effect;
 use super::gauge;
 use super::jobs::status_style;
+use super::keymap::Action;
 use super::list::ListState;
 use super::overview::strategy_label;
-use super::screen::{self, DrawCtx, Kind, Open, Screen};
+use super::screen::{self, Ctx, DrawCtx, Kind, Open, Screen};
 use super::text::{clean, duration};
 use super::theme::Role;
 use crate::analysis::{self, ShareUsage};
@@ -357,11 +359,14 @@ impl Screen for ShareScreen {
         })
     }
 
-    fn next_pane(&mut self) {
-        self.focus = match self.focus {
-            Pane::Running => Pane::Queued,
-            Pane::Queued => Pane::Running,
-        };
+    fn on_action(&mut self, action: Action, _ctx: &Ctx) -> Vec<Effect> {
+        if action == Action::NextPane {
+            self.focus = match self.focus {
+                Pane::Running => Pane::Queued,
+                Pane::Queued => Pane::Running,
+            };
+        }
+        Vec::new()
     }
 
     fn enter(&self, data: &Data, _queue: Option<&str>) -> Option<Open> {

@@ -11,8 +11,9 @@ use crossterm::event::Event;
 use insta::assert_snapshot;
 use quotatop::journal::{Journal, JournalConfig};
 use quotatop::model::{JobStatus, Millis, Snapshot};
+use quotatop::services::JournalReader;
 use quotatop::tui::data::HISTORY_LEN;
-use quotatop::tui::effects::{JournalReader, Services};
+use quotatop::tui::effects::Services;
 use quotatop::tui::event_loop;
 use quotatop::tui::screen::Kind;
 use quotatop::tui::theme::Role;
@@ -412,7 +413,7 @@ async fn the_scorecard_in_the_past_ends_at_the_recorded_time() {
     let dir = tempfile::tempdir().unwrap();
     let path = journal(dir.path());
     let mut s = services(path.clone());
-    s.scorecard = Some(quotatop::tui::effects::journal_scorecard(
+    s.scorecard = Some(quotatop::services::journal_scorecard(
         path,
         Default::default(),
     ));
@@ -443,7 +444,7 @@ impl quotatop::tui::effects::ChangeRunner for Recorder {
             job_id: req.preview.job_id.clone(),
             job_name: req.preview.job_name.clone(),
             new_priority: req.preview.new_priority,
-            result: Ok(quotatop::audit::Outcome::Succeeded { request_id: None }),
+            result: Ok(quotatop::tui::effects::ChangeOutcome::Succeeded { request_id: None }),
             warning: None,
         };
         self.0.lock().unwrap().push(req);

@@ -11,8 +11,9 @@ use insta::assert_snapshot;
 use quotatop::actions::{ApiFailure, JobTagger, PriorityApi};
 use quotatop::audit::{AuditLog, AwsContext, Operator, Outcome, RecordKind, read_records};
 use quotatop::model::{CapacityLimit, Snapshot};
+use quotatop::services::ApiRunner;
 use quotatop::tui::StatusInfo;
-use quotatop::tui::effects::{ApiRunner, Services};
+use quotatop::tui::effects::Services;
 use quotatop::tui::priority::Step;
 
 /// The fixture with the p4d pool full: research (in-share preemption on) holds all 6 of its

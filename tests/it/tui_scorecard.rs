@@ -79,10 +79,12 @@ fn fixed_input() -> ScorecardInput {
 fn services() -> Services {
     let view = fixed();
     Services {
-        scorecard: Some(Arc::new(move |queue: &str, _as_of| ScorecardResult {
-            queue: queue.to_string(),
-            result: Ok(Box::new(view.clone())),
-        })),
+        scorecard: Some(Arc::new(
+            move |queue: &str, _as_of: Option<quotatop::model::Millis>| ScorecardResult {
+                queue: queue.to_string(),
+                result: Ok(Box::new(view.clone())),
+            },
+        )),
         ..Services::default()
     }
 }
@@ -197,12 +199,12 @@ async fn the_journal_service_computes_from_a_journal_file() {
         })
         .unwrap();
     }
-    let settings = scorecard::ScorecardSettings {
+    let settings = quotatop::services::ScorecardSettings {
         audit_log: Some(log.path().to_path_buf()),
         ..Default::default()
     };
     let services = Services {
-        scorecard: Some(quotatop::tui::effects::journal_scorecard(path, settings)),
+        scorecard: Some(quotatop::services::journal_scorecard(path, settings)),
         ..Services::default()
     };
     let (t, app) = run_services(110, 24, options(), snapshot(), typed("4"), services).await;
@@ -311,9 +313,9 @@ async fn a_short_history_is_the_window_and_the_screen_says_so() {
     let path = dir.path().join("journal.sqlite3");
     let (first, last) = half_hour_at_the_limit(&path);
     let services = Services {
-        scorecard: Some(quotatop::tui::effects::journal_scorecard(
+        scorecard: Some(quotatop::services::journal_scorecard(
             path,
-            scorecard::ScorecardSettings::default(),
+            quotatop::services::ScorecardSettings::default(),
         )),
         ..Services::default()
     };
@@ -376,10 +378,12 @@ async fn a_breached_interruption_budget_is_said_in_words() {
     view.evaluation = decision::evaluate_observed(&input, &ScorecardOptions::default(), &rules);
     view.rules_set = true;
     let breached = Services {
-        scorecard: Some(Arc::new(move |queue: &str, _as_of| ScorecardResult {
-            queue: queue.to_string(),
-            result: Ok(Box::new(view.clone())),
-        })),
+        scorecard: Some(Arc::new(
+            move |queue: &str, _as_of: Option<quotatop::model::Millis>| ScorecardResult {
+                queue: queue.to_string(),
+                result: Ok(Box::new(view.clone())),
+            },
+        )),
         ..Services::default()
     };
     let (t, _) = run_services(130, 24, options(), snapshot(), typed("4"), breached).await;

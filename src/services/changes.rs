@@ -1,0 +1,78 @@
+//! The console's priority changes: [`actions::apply_change`] through the Batch API, with the
+//! audit log, and the justification tag when asked for.
+
+use std::sync::Arc;
+
+use crate::actions::{self, ChangeContext, JobTagger, PriorityApi};
+use crate::audit::{AuditLog, AwsContext, Operator, Outcome};
+use crate::tui::effects::{
+    BoxFuture, ChangeError, ChangeOutcome, ChangeRequest, ChangeResult, ChangeRunner,
+};
+
+/// The audit log's outcome as the console shows it.
+pub fn outcome(o: Outcome) -> ChangeOutcome {
+    match o {
+        Outcome::Succeeded { request_id } => ChangeOutcome::Succeeded { request_id },
+        Outcome::Failed { error } => ChangeOutcome::Failed { error },
+        Outcome::Reconciled { verdict, .. } => ChangeOutcome::Reconciled {
+            verdict: verdict.as_str().to_string(),
+        },
+    }
+}
+
+/// The real runner: [`actions::apply_change`] with an API and the audit log.
+pub struct ApiRunner<A> {
+    pub api: Arc<A>,
+    pub log: AuditLog,
+    pub operator: Operator,
+    pub aws: AwsContext,
+    pub read_only: bool,
+    /// The change-record policy the dialog checks, as the intent records it.
+    pub policy: Option<String>,
+    /// Tags each changed job with the justification (`--tag-justification`).
+    pub tagger: Option<Arc<dyn JobTagger>>,
+}
+
+impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
+    fn apply(&self, req: ChangeRequest) -> BoxFuture<ChangeResult> {
+        let api = Arc::clone(&self.api);
+        let log = self.log.clone();
+        let ctx = ChangeContext {
+            operator: self.operator.clone(),
+            aws: self.aws.clone(),
+            queue: req.queue.clone(),
+            justification: req.justification.clone(),
+            change_record: req.change_record.clone(),
+            read_only: self.read_only,
+            policy: self.policy.clone(),
+        };
+        let tagger = self.tagger.clone();
+        Box::pin(async move {
+            let result = actions::apply_change(api.as_ref(), &log, &ctx, &req.preview)
+                .await
+                .map(outcome)
+                .map_err(|e| ChangeError::Refused(e.to_string()));
+            // Only a change that was made is tagged; a failed tag does not undo it.
+            let mut warning = None;
+            if let (Some(t), Ok(ChangeOutcome::Succeeded { .. })) = (&tagger, &result) {
+                let (tags, head_warning) = actions::change_tags(
+                    &req.preview,
+                    &ctx.operator.user,
+                    &ctx.justification,
+                    log.path(),
+                );
+                warning = head_warning;
+                if let Err(e) = t.tag_job(req.preview.job_arn.clone(), tags).await {
+                    warning = Some(format!("tagging the job failed: {e}"));
+                }
+            }
+            ChangeResult {
+                job_id: req.preview.job_id.clone(),
+                job_name: req.preview.job_name.clone(),
+                new_priority: req.preview.new_priority,
+                result,
+                warning,
+            }
+        })
+    }
+}

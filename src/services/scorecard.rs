@@ -1,0 +1,87 @@
+//! The console's scorecard service: a queue's scorecard computed from the journal the console
+//! writes, with the audit log naming who changed priorities.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::history::unavailable;
+use crate::analysis::scorecard::decision::{self, Rules};
+use crate::analysis::scorecard::{self, ScorecardOptions};
+use crate::journal::{self, Journal, JournalConfig};
+use crate::model::Millis;
+use crate::tui::effects::{HistoryError, ScorecardFn};
+use crate::tui::scorecard::{ScorecardResult, ScorecardView, WINDOW_MS};
+
+/// Jobs raised at least this often in the window are exceptions.
+pub const RAISED_REPEATEDLY: usize = 2;
+
+/// How the console's scorecard is computed (config `[scorecard]` and `[gpus]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScorecardSettings {
+    /// The window, ending at the queue's last observation (or the time travelled to), and
+    /// starting no earlier than the queue's first observation.
+    pub window_ms: Millis,
+    pub options: ScorecardOptions,
+    /// The audit log that names who made each priority change (`None`: operators unknown).
+    pub audit_log: Option<std::path::PathBuf>,
+    /// Deadlines, interruption budgets and prices (config `[deadlines]`, `[budgets]`,
+    /// `[prices]`).
+    pub rules: Rules,
+}
+
+impl Default for ScorecardSettings {
+    fn default() -> Self {
+        Self {
+            window_ms: WINDOW_MS,
+            options: ScorecardOptions::default(),
+            audit_log: None,
+            rules: Rules::default(),
+        }
+    }
+}
+
+/// Reads the journal at `path` and computes the scorecard of `queue` over the window of
+/// `settings` ending at `as_of` (service clock; `None`: the queue's last observation), cut to
+/// the history the journal holds ([`journal::history_window`]). Blocking (SQLite): run it off
+/// the async threads.
+pub fn compute(
+    path: &Path,
+    queue: &str,
+    settings: &ScorecardSettings,
+    as_of: Option<Millis>,
+) -> Result<ScorecardView, HistoryError> {
+    let j = Journal::open_existing(path, JournalConfig::default()).map_err(unavailable)?;
+    let q = j
+        .queue(queue)
+        .map_err(unavailable)?
+        .ok_or_else(|| HistoryError::NoQueue(queue.to_string()))?;
+    let until = as_of.unwrap_or(q.last_observed_at);
+    let history =
+        journal::history_window(&j, queue, until, settings.window_ms).map_err(unavailable)?;
+    let window = history.window;
+    let opts = &settings.options;
+    let input = journal::scorecard_input(&j, queue, window, opts).map_err(unavailable)?;
+    let observed = j.priority_changes(queue, window).map_err(unavailable)?;
+    // An audit log that cannot be read leaves operators unknown; the scorecard still stands.
+    let audited = settings
+        .audit_log
+        .as_deref()
+        .filter(|p| p.exists())
+        .and_then(|p| crate::audit::queue_priority_changes(p, queue).ok())
+        .unwrap_or_default();
+    let changes = scorecard::join_changes(&observed, &audited);
+    let mut v = crate::tui::scorecard::view(&input, opts);
+    v.asked_ms = history.asked_ms;
+    v.exceptions = scorecard::audit_view(&changes, window, RAISED_REPEATEDLY);
+    v.evaluation = decision::evaluate_observed(&input, opts, &settings.rules);
+    v.rules_set = !settings.rules.deadlines.is_empty() || !settings.rules.budgets.is_empty();
+    Ok(v)
+}
+
+/// The real scorecard service: [`compute`] on the journal at `path`.
+pub fn journal_scorecard(path: PathBuf, settings: ScorecardSettings) -> ScorecardFn {
+    Arc::new(move |queue: &str, as_of: Option<Millis>| ScorecardResult {
+        queue: queue.to_string(),
+        result: compute(&path, queue, &settings, as_of).map(Box::new),
+    })
+}
