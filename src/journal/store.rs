@@ -297,7 +297,13 @@ impl Journal {
         let path = self.path.clone();
         let sql = |e| JournalError::sql(&path, e);
         let mut stats = RecordStats::default();
-        let tx = self.conn.transaction().map_err(sql)?;
+        // IMMEDIATE: the write lock is taken at BEGIN, where SQLite waits (busy timeout) for
+        // another writer; a deferred transaction that upgrades later fails at once instead
+        // when another process (a second recorder, the console) wrote meanwhile.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql)?;
         let mut newest_obs = None;
         for snap in snapshots {
             for q in &snap.queues {
@@ -349,7 +355,13 @@ impl Journal {
     pub fn prune(&mut self) -> Result<PruneStats, JournalError> {
         let path = self.path.clone();
         let sql = |e| JournalError::sql(&path, e);
-        let tx = self.conn.transaction().map_err(sql)?;
+        // IMMEDIATE: the write lock is taken at BEGIN, where SQLite waits (busy timeout) for
+        // another writer; a deferred transaction that upgrades later fails at once instead
+        // when another process (a second recorder, the console) wrote meanwhile.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql)?;
         let mut stats = PruneStats::default();
         let newest: Option<Millis> = tx
             .query_row("SELECT MAX(last_observed_at) FROM queues", [], |r| r.get(0))
