@@ -27,7 +27,7 @@ pub fn run(cmd: &AuditCommand) -> anyhow::Result<()> {
 /// `audit reconcile`: one line per change it looked at; non-zero when some stay unknown.
 fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
     let log = open_log(&a.log)?;
-    let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let rt = super::runtime()?;
     let done = rt.block_on(async {
         let client =
             crate::batch::BatchClient::connect(super::snapshot::connect_options(&a.aws)).await?;

@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 
 use crate::actions::{self, ChangeContext, Prediction, Preview, PriorityPolicy};
 use crate::audit::{AwsContext, Operator, Outcome};
@@ -49,7 +49,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
         log.check_tail()
             .map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))?;
     }
-    let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let rt = super::runtime()?;
     rt.block_on(async {
         let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
         let snapshot = poll::refresh_once(

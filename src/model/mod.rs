@@ -3,12 +3,14 @@
 //! Nothing here knows about the AWS SDK; `batch/` converts SDK types into these and the engine
 //! produces them directly.
 
+mod clock;
 mod duration;
 mod job;
 mod share;
 mod snapshot;
 mod text;
 
+pub use clock::wall_clock_ms;
 pub use duration::{
     MAX_INPUT_MS, float_seconds_to_millis, parse_duration, parse_since, seconds_to_millis,
     whole_seconds_to_millis,
