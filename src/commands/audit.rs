@@ -10,7 +10,7 @@ use crate::cli::{
     AuditCommand, AuditExportArgs, AuditListArgs, AuditLogArg, AuditReconcileArgs, AuditRepairArgs,
     AuditVerifyArgs, ExportFormat,
 };
-use crate::model::{clean_text, csv_field};
+use crate::model::{clean_text, csv_field, pad_right};
 
 pub fn run(cmd: &AuditCommand) -> anyhow::Result<()> {
     match cmd {
@@ -346,10 +346,11 @@ pub fn list(a: &AuditListArgs) -> anyhow::Result<String> {
             "operator", "share", "changes", "raises"
         ));
         for ((op, share), (n, up)) in counts {
+            // Padded by display width: an operator or share named in CJK or emoji still lines up.
             out.push_str(&format!(
-                "{:<28} {:<20} {:>7} {:>7}\n",
-                clean_text(&op),
-                clean_text(&share),
+                "{} {} {:>7} {:>7}\n",
+                pad_right(&clean_text(&op), 28),
+                pad_right(&clean_text(&share), 20),
                 n,
                 up
             ));

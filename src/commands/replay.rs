@@ -187,8 +187,8 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
                 let width = 30;
                 let filled = done * width / total.max(1);
                 eprint!(
-                    "\r{:<24} [{}{}] {done}/{total} jobs",
-                    crate::model::clean_text(&cfg.name),
+                    "\r{} [{}{}] {done}/{total} jobs",
+                    crate::model::pad_right(&crate::model::clean_text(&cfg.name), 24),
                     "#".repeat(filled),
                     ".".repeat(width - filled)
                 );

@@ -23,7 +23,10 @@ pub use share::{
 pub use snapshot::{
     FrontEntry, HealthState, PollHealth, QueueSnapshot, Snapshot, Source, TrackedJob,
 };
-pub use text::{clean_text, csv_field, escape_c1_in_json, escape_controls, without_userinfo};
+pub use text::{
+    clean_text, csv_field, display_width, escape_c1_in_json, escape_controls, pad_right,
+    without_userinfo,
+};
 
 /// Milliseconds since the Unix epoch: the unit AWS uses on the wire and the engine's clock.
 pub type Millis = i64;
