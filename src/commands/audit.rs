@@ -38,7 +38,7 @@ fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
         });
         crate::actions::reconcile(&client, &log, &operator)
             .await
-            .map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))
+            .map_err(|e| anyhow::anyhow!(clean_text(&crate::model::error_chain(&e))))
     })?;
     if done.is_empty() {
         println!(
@@ -91,7 +91,8 @@ fn load(a: &AuditLogArg) -> anyhow::Result<Vec<Change>> {
 /// The records of the log, warning about a torn last line as [`load`] does.
 fn load_records(a: &AuditLogArg) -> anyhow::Result<Vec<(usize, AuditRecord)>> {
     let path = log_path(a)?;
-    let log = audit::read_log(&path).map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))?;
+    let log = audit::read_log(&path)
+        .map_err(|e| anyhow::anyhow!(clean_text(&crate::model::error_chain(&e))))?;
     if let Some(t) = &log.torn {
         eprintln!(
             "warning: audit log {} line {} is torn (an incomplete write of {} bytes) and is left out; run `quotatop audit repair --log {}`",
@@ -249,7 +250,7 @@ pub fn repair(a: &AuditRepairArgs) -> anyhow::Result<String> {
     };
     match log
         .repair(template)
-        .map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))?
+        .map_err(|e| anyhow::anyhow!(clean_text(&crate::model::error_chain(&e))))?
     {
         None => Ok(format!(
             "{}: the last line is whole; nothing to repair\n",

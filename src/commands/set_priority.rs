@@ -47,7 +47,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
     // A torn last line would refuse the intent: say so (and how to repair) before any call.
     if !args.dry_run {
         log.check_tail()
-            .map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))?;
+            .map_err(|e| anyhow::anyhow!(clean_text(&crate::model::error_chain(&e))))?;
     }
     let rt = super::runtime()?;
     rt.block_on(async {
@@ -103,7 +103,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
         };
         let outcome = actions::apply_change(&client, &log, &ctx, &preview)
             .await
-            .map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))?;
+            .map_err(|e| anyhow::anyhow!(clean_text(&crate::model::error_chain(&e))))?;
         match outcome {
             Outcome::Succeeded { request_id } => {
                 println!(

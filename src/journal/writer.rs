@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::model::Snapshot;
+use crate::model::{Snapshot, error_chain};
 
 use super::{Journal, JournalConfig, JournalError};
 
@@ -76,8 +76,8 @@ impl JournalHandle {
                         dead: false,
                     },
                     JournalStatus {
-                        unavailable: Some(e.to_string()),
-                        last_error: Some(e.to_string()),
+                        unavailable: Some(error_chain(&e)),
+                        last_error: Some(error_chain(&e)),
                         ..Default::default()
                     },
                 )
@@ -90,8 +90,8 @@ impl JournalHandle {
         Self {
             tx: None,
             status: Arc::new(Mutex::new(JournalStatus {
-                unavailable: Some(reason.to_string()),
-                last_error: Some(reason.to_string()),
+                unavailable: Some(error_chain(reason)),
+                last_error: Some(error_chain(reason)),
                 ..Default::default()
             })),
             thread: None,
@@ -214,8 +214,8 @@ impl Writer {
     fn failed(&mut self, e: &JournalError, status: &Mutex<JournalStatus>) {
         self.journal = None;
         let mut st = lock(status);
-        st.last_error = Some(e.to_string());
-        st.unavailable = Some(e.to_string());
+        st.last_error = Some(error_chain(e));
+        st.unavailable = Some(error_chain(e));
         if e.is_fatal() {
             self.dead = true;
             tracing::error!(error = %e, "journal unusable; recording nothing more");

@@ -5,6 +5,7 @@
 
 mod clock;
 mod duration;
+mod error;
 mod job;
 mod share;
 mod snapshot;
@@ -15,6 +16,7 @@ pub use duration::{
     MAX_INPUT_MS, float_seconds_to_millis, parse_duration, parse_since, seconds_to_millis,
     whole_seconds_to_millis,
 };
+pub use error::error_chain;
 pub use job::{Attempt, JobStatus, MAX_PRIORITY, PreemptedAttempt, PreemptionSummary, ServiceJob};
 pub use share::{
     CapacityLimit, InSharePreemption, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, QuotaShare,
