@@ -270,13 +270,11 @@ fn comparison(
             },
         );
         notes.push(format!(
-            "Deadlines: {} job(s) carry their own (trace column deadline_s); the others must succeed within {DEFAULT_DEADLINE_FACTOR} × their work after submission (default: no [deadlines] given).",
-            trace_deadlines
+            "Deadlines: {trace_deadlines} job(s) carry their own (trace column deadline_s); the others must succeed within {DEFAULT_DEADLINE_FACTOR} × their work after submission (default: no [deadlines] given).",
         ));
     } else {
         notes.push(format!(
-            "Deadlines: {} job(s) carry their own (trace column deadline_s); the others follow [deadlines] of the rules.",
-            trace_deadlines
+            "Deadlines: {trace_deadlines} job(s) carry their own (trace column deadline_s); the others follow [deadlines] of the rules.",
         ));
     }
     let cmp = Comparison {

@@ -507,13 +507,10 @@ pub(crate) async fn serve(
         };
         tokio::select! {
             accepted = listener.accept() => {
-                let stream = match accepted {
-                    Ok((stream, _)) => stream,
-                    Err(_) => {
-                        // Out of file descriptors and the like: back off instead of spinning.
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
+                let Ok((stream, _)) = accepted else {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
                 };
                 let kill = Arc::new(Notify::new());
                 let activity = Arc::new(Activity::new());
