@@ -270,7 +270,14 @@ impl Journal {
         let path = self.path.clone();
         let sql = |e| JournalError::sql(&path, e);
         let mut stats = RecordStats::default();
-        let tx = self.conn.transaction().map_err(sql)?;
+        // IMMEDIATE: take the write lock up front, waiting out another writer (busy timeout).
+        // A deferred transaction that reads before it writes gets SQLITE_BUSY at once when
+        // another process wrote in between (SQLite will not wait where waiting could
+        // deadlock), which failed a second recorder's first write under load.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql)?;
         let mut newest_obs = None;
         for snap in snapshots {
             for q in &snap.queues {
@@ -322,7 +329,14 @@ impl Journal {
     pub fn prune(&mut self) -> Result<PruneStats, JournalError> {
         let path = self.path.clone();
         let sql = |e| JournalError::sql(&path, e);
-        let tx = self.conn.transaction().map_err(sql)?;
+        // IMMEDIATE: take the write lock up front, waiting out another writer (busy timeout).
+        // A deferred transaction that reads before it writes gets SQLITE_BUSY at once when
+        // another process wrote in between (SQLite will not wait where waiting could
+        // deadlock), which failed a second recorder's first write under load.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql)?;
         let mut stats = PruneStats::default();
         let newest: Option<Millis> = tx
             .query_row("SELECT MAX(last_observed_at) FROM queues", [], |r| r.get(0))
