@@ -2,6 +2,9 @@
 //! capacity = the VC's nodes × 8 one-GPU instances, every share LEND_AND_BORROW without a
 //! borrow limit. Run: `cargo bench --bench engine_philly`.
 
+// Benchmarks are test code: a broken setup should stop the run loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::PathBuf;
 use std::time::Duration;
 

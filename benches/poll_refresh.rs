@@ -11,6 +11,9 @@
 //! cargo bench --bench poll_refresh -- --latency-ms 20 --steady 10
 //! ```
 
+// Benchmarks are test code: a broken setup should stop the run loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;

@@ -7,6 +7,9 @@
 //! from `../shared/traces/philly-vc` (or `QUOTATOP_PHILLY_DIR`); without them the benchmark
 //! fails rather than measuring nothing.
 
+// Benchmarks are test code: a broken setup should stop the run loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

@@ -2,6 +2,9 @@
 //! Only the visible rows are built; sorting and filtering happen when data or keys change, not
 //! per frame — the second benchmark measures that update cost separately.
 
+// Benchmarks are test code: a broken setup should stop the run loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use quotatop::analysis::LoopRule;

@@ -252,7 +252,7 @@ pub struct Overrides {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read config file {path}: {source}")]
+    #[error("cannot read config file {path}")]
     Read {
         path: String,
         source: std::io::Error,
@@ -332,7 +332,7 @@ pub fn load_with(
         Some(p) if p.exists() || explicit => match read_file(p) {
             Ok(c) => c,
             Err(e) => {
-                warnings.push(format!("{e}; using defaults"));
+                warnings.push(format!("{}; using defaults", crate::model::error_chain(&e)));
                 Config::default()
             }
         },

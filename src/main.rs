@@ -31,11 +31,9 @@ fn report(result: anyhow::Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            // Error messages quote input (file contents, server messages): print them cleaned,
-            // line by line, in the shape Rust prints an error returned from main.
-            let text = format!("{e:?}");
-            let lines: Vec<String> = text.lines().map(quotatop::model::clean_text).collect();
-            eprintln!("Error: {}", lines.join("\n"));
+            // The message and each cause once (`cannot read config file X: No such file…`),
+            // cleaned of control characters: messages quote input.
+            eprintln!("Error: {}", quotatop::commands::error_text(&e));
             ExitCode::FAILURE
         }
     }

@@ -81,8 +81,14 @@ pub enum ActionError {
     UnknownJob(String),
     #[error("job {0} has already finished ({1})")]
     Finished(String, &'static str),
-    #[error("could not write the audit intent, so the change was not made: {0}")]
+    #[error(
+        "could not write the audit intent, so the change was not made: {}",
+        crate::model::error_chain(.0)
+    )]
     AuditBeforeCall(crate::audit::AuditError),
-    #[error("the change was made, but its outcome could not be written to the audit log: {0}")]
+    #[error(
+        "the change was made, but its outcome could not be written to the audit log: {}",
+        crate::model::error_chain(.0)
+    )]
     AuditAfterCall(crate::audit::AuditError),
 }

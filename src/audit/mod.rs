@@ -27,7 +27,7 @@ pub use record::{AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind,
 /// Errors of the audit layer.
 #[derive(Debug, thiserror::Error)]
 pub enum AuditError {
-    #[error("audit log {path}: {source}")]
+    #[error("audit log {path}")]
     Io {
         path: String,
         source: std::io::Error,
@@ -65,7 +65,7 @@ pub fn new_change_id() -> String {
 pub fn tail_warning(path: &std::path::Path) -> Option<String> {
     match AuditLog::new(path).check_tail() {
         Ok(()) => None,
-        Err(e @ AuditError::Torn { .. }) => Some(e.to_string()),
+        Err(e @ AuditError::Torn { .. }) => Some(crate::model::error_chain(&e)),
         Err(_) => None,
     }
 }

@@ -10,7 +10,7 @@ use crate::cli::{
     AuditCommand, AuditExportArgs, AuditListArgs, AuditLogArg, AuditReconcileArgs, AuditRepairArgs,
     AuditVerifyArgs, ExportFormat,
 };
-use crate::model::{clean_text, csv_field};
+use crate::model::{clean_text, csv_field, pad_right};
 
 pub fn run(cmd: &AuditCommand) -> anyhow::Result<()> {
     match cmd {
@@ -27,14 +27,14 @@ pub fn run(cmd: &AuditCommand) -> anyhow::Result<()> {
 /// `audit reconcile`: one line per change it looked at; non-zero when some stay unknown.
 fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
     let log = open_log(&a.log)?;
-    let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let rt = super::runtime()?;
     let done = rt.block_on(async {
         let client =
             crate::batch::BatchClient::connect(super::snapshot::connect_options(&a.aws)).await?;
         let (operator, target) = crate::actions::reconciler(&client).await;
         crate::actions::reconcile(&client, &log, &operator, &target)
             .await
-            .map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))
+            .map_err(|e| anyhow::anyhow!(clean_text(&crate::model::error_chain(&e))))
     })?;
     if done.is_empty() {
         println!(
@@ -108,7 +108,8 @@ fn load_records(a: &AuditLogArg) -> anyhow::Result<Vec<(usize, AuditRecord)>> {
     if a.log.is_some() {
         existing(&path)?;
     }
-    let log = audit::read_log(&path).map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))?;
+    let log = audit::read_log(&path)
+        .map_err(|e| anyhow::anyhow!(clean_text(&crate::model::error_chain(&e))))?;
     if let Some(t) = &log.torn {
         eprintln!(
             "warning: audit log {} line {} is torn (an incomplete write of {} bytes) and is left out; run `quotatop audit repair --log {}`",
@@ -308,7 +309,7 @@ pub fn repair(a: &AuditRepairArgs) -> anyhow::Result<String> {
     };
     match log
         .repair(template)
-        .map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))?
+        .map_err(|e| anyhow::anyhow!(clean_text(&crate::model::error_chain(&e))))?
     {
         None => Ok(format!(
             "{}: the last line is whole; nothing to repair\n",
@@ -405,10 +406,11 @@ pub fn list(a: &AuditListArgs) -> anyhow::Result<String> {
             "operator", "share", "changes", "raises"
         ));
         for ((op, share), (n, up)) in counts {
+            // Padded by display width: an operator or share named in CJK or emoji still lines up.
             out.push_str(&format!(
-                "{:<28} {:<20} {:>7} {:>7}\n",
-                clean_text(&op),
-                clean_text(&share),
+                "{} {} {:>7} {:>7}\n",
+                pad_right(&clean_text(&op), 28),
+                pad_right(&clean_text(&share), 20),
                 n,
                 up
             ));

@@ -27,10 +27,7 @@ pub fn run(args: &EmulatorArgs) -> anyhow::Result<()> {
     if let Some(spec) = &args.faults {
         config.faults = FaultSpec::parse(spec)?;
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     runtime.block_on(serve(config, args))
 }
 

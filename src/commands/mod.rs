@@ -12,3 +12,112 @@ pub mod set_priority;
 pub mod simulate;
 pub mod snapshot;
 pub mod tui;
+
+/// A command's error as `main` prints it: the message, then each cause once after `: `
+/// (anyhow's `{:#}`; no error type repeats its source in its own message), every line cleaned
+/// of control characters, since messages quote input (file contents, server messages).
+pub fn error_text(e: &anyhow::Error) -> String {
+    let text = format!("{e:#}");
+    let lines: Vec<String> = text.lines().map(crate::model::clean_text).collect();
+    lines.join("\n")
+}
+
+/// The tokio runtime a command runs its async part on: one helper for every command, so each
+/// starts the same multi-threaded runtime (timers and I/O enabled) and fails the same way.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    use anyhow::Context as _;
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+
+    fn cause() -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::NotFound, "the disk said no")
+    }
+
+    /// Each error type that wraps an I/O error prints it once, after its own message, however
+    /// many layers of context sit above it.
+    #[test]
+    fn the_printed_chain_names_the_cause_once() {
+        let errors: Vec<anyhow::Error> = vec![
+            crate::config::ConfigError::Read {
+                path: "/etc/q.toml".into(),
+                source: cause(),
+            }
+            .into(),
+            crate::journal::JournalError::Open {
+                path: "/var/j.sqlite3".into(),
+                source: cause(),
+            }
+            .into(),
+            crate::journal::JournalError::CreateDir {
+                path: "/var/j".into(),
+                source: cause(),
+            }
+            .into(),
+            crate::audit::AuditError::Io {
+                path: "/var/audit.jsonl".into(),
+                source: cause(),
+            }
+            .into(),
+            crate::emulator::EmulatorError::Bind {
+                addr: ([127, 0, 0, 1], 80).into(),
+                source: cause(),
+            }
+            .into(),
+            crate::emulator::EmulatorError::ReadScenario {
+                path: "s.toml".into(),
+                source: cause(),
+            }
+            .into(),
+            crate::replay::philly::TraceError::Io {
+                path: "trace_a.csv".into(),
+                source: cause(),
+            }
+            .into(),
+        ];
+        for e in errors {
+            let e = e.context("the command failed");
+            let text = error_text(&e);
+            assert_eq!(text.matches("the disk said no").count(), 1, "{text}");
+            assert!(text.starts_with("the command failed: "), "{text}");
+            assert!(text.ends_with(": the disk said no"), "{text}");
+        }
+        let read = error_text(&anyhow::Error::from(crate::config::ConfigError::Read {
+            path: "/etc/q.toml".into(),
+            source: cause(),
+        }));
+        assert_eq!(
+            read,
+            "cannot read config file /etc/q.toml: the disk said no"
+        );
+        // The library's own chain walk, for status lines and warnings, reads the same.
+        let journal = crate::journal::JournalError::Open {
+            path: "/var/j.sqlite3".into(),
+            source: cause(),
+        };
+        assert_eq!(
+            crate::model::error_chain(&journal),
+            "cannot open the journal /var/j.sqlite3: the disk said no"
+        );
+    }
+
+    #[test]
+    fn a_config_warning_names_the_cause_once() {
+        let loaded = crate::config::load(&crate::config::Overrides {
+            config_path: Some("/nonexistent/quotatop.toml".into()),
+            ..Default::default()
+        });
+        let w = &loaded.warnings[0];
+        assert!(
+            w.starts_with("cannot read config file /nonexistent/quotatop.toml: "),
+            "{w}"
+        );
+        assert_eq!(w.matches("No such file or directory").count(), 1, "{w}");
+    }
+}

@@ -44,7 +44,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         eprintln!("warning: {w}");
     }
     let journal_config = loaded.config.journal.config();
-    let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let rt = super::runtime()?;
     rt.block_on(async {
         let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
         let poller = poll::spawn(

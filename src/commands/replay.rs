@@ -188,8 +188,8 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
                 let width = 30;
                 let filled = done * width / total.max(1);
                 eprint!(
-                    "\r{:<24} [{}{}] {done}/{total} jobs",
-                    crate::model::clean_text(&cfg.name),
+                    "\r{} [{}{}] {done}/{total} jobs",
+                    crate::model::pad_right(&crate::model::clean_text(&cfg.name), 24),
                     "#".repeat(filled),
                     ".".repeat(width - filled)
                 );
@@ -271,13 +271,11 @@ fn comparison(
             },
         );
         notes.push(format!(
-            "Deadlines: {} job(s) carry their own (trace column deadline_s); the others must succeed within {DEFAULT_DEADLINE_FACTOR} × their work after submission (default: no [deadlines] given).",
-            trace_deadlines
+            "Deadlines: {trace_deadlines} job(s) carry their own (trace column deadline_s); the others must succeed within {DEFAULT_DEADLINE_FACTOR} × their work after submission (default: no [deadlines] given).",
         ));
     } else {
         notes.push(format!(
-            "Deadlines: {} job(s) carry their own (trace column deadline_s); the others follow [deadlines] of the rules.",
-            trace_deadlines
+            "Deadlines: {trace_deadlines} job(s) carry their own (trace column deadline_s); the others follow [deadlines] of the rules.",
         ));
     }
     let cmp = Comparison {

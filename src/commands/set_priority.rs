@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 
 use crate::actions::{self, ChangeContext, Prediction, Preview, PriorityPolicy};
 use crate::audit::{AwsContext, Operator, Outcome};
@@ -56,9 +56,9 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
     // A torn last line would refuse the intent: say so (and how to repair) before any call.
     if !args.dry_run {
         log.check_tail()
-            .map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))?;
+            .map_err(|e| anyhow::anyhow!(clean_text(&crate::model::error_chain(&e))))?;
     }
-    let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let rt = super::runtime()?;
     rt.block_on(async {
         let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
         let snapshot = poll::refresh_once(
@@ -112,7 +112,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
         };
         let outcome = actions::apply_change(&client, &log, &ctx, &preview)
             .await
-            .map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))?;
+            .map_err(|e| anyhow::anyhow!(clean_text(&crate::model::error_chain(&e))))?;
         match outcome {
             Outcome::Succeeded { request_id } => {
                 println!(

@@ -6,10 +6,11 @@ use axum::response::{IntoResponse, Response};
 
 use crate::engine::EngineError;
 
-/// Why the emulator could not be set up or run.
+/// Why the emulator could not be set up or run. Messages do not repeat their `source`: the
+/// chain (anyhow's `{:#}`, [`crate::model::error_chain`]) names each cause once.
 #[derive(Debug, thiserror::Error)]
 pub enum EmulatorError {
-    #[error("cannot read scenario {path}: {source}")]
+    #[error("cannot read scenario {path}")]
     ReadScenario {
         path: String,
         source: std::io::Error,
@@ -20,7 +21,7 @@ pub enum EmulatorError {
     Scenario(String),
     #[error("invalid fault spec: {0}")]
     Faults(String),
-    #[error("cannot bind {addr}: {source}")]
+    #[error("cannot bind {addr}")]
     Bind {
         addr: std::net::SocketAddr,
         source: std::io::Error,
@@ -31,9 +32,9 @@ pub enum EmulatorError {
     RemoteBind(std::net::IpAddr),
     #[error("the emulator's state is unusable after a panic in a request handler")]
     Poisoned,
-    #[error("the engine refused the scenario: {0}")]
+    #[error("the engine refused the scenario")]
     Engine(#[from] EngineError),
-    #[error("{0}")]
+    #[error(transparent)]
     Api(#[from] ApiError),
     #[error("server task failed: {0}")]
     Join(String),

@@ -14,7 +14,8 @@
 //!           | error=P                      HTTP 500 ServerException with probability P
 //!           | drop=P                       close the connection without any response
 //!           | seed=N                       seed of all fault draws (global; default 0)
-//! DUR      := N['ms'|'s']                  milliseconds when no unit (real time, not simulated)
+//! DUR      := N['ms'|'s'|'m'|'h']          a decimal number (50ms, 1.5s); milliseconds when no
+//!                                          unit; real time, not simulated; at most 1h
 //! P        := 0..1 or a percentage ('5%')
 //! ```
 //!
@@ -31,31 +32,9 @@ use std::sync::{Mutex, RwLock};
 use std::time::Duration;
 
 use super::error::EmulatorError;
+use super::server::OPERATIONS;
 use crate::engine::Rng;
-
-/// The lowercase names of every operation the emulator serves.
-pub const OPERATIONS: &[&str] = &[
-    "createschedulingpolicy",
-    "describeschedulingpolicies",
-    "listschedulingpolicies",
-    "describeserviceenvironments",
-    "describejobqueues",
-    "createquotashare",
-    "updatequotashare",
-    "describequotashare",
-    "listquotashares",
-    "deletequotashare",
-    "submitservicejob",
-    "listservicejobs",
-    "describeservicejob",
-    "updateservicejob",
-    "terminateservicejob",
-    "terminateservicejobs",
-    "getjobqueuesnapshot",
-    "tagresource",
-    "untagresource",
-    "listtagsforresource",
-];
+use crate::model::Millis;
 
 /// The faults of one operation.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -117,8 +96,8 @@ impl FaultSpec {
                 match key.trim() {
                     "latency" => {
                         let (fixed, jitter) = match value.split_once('+') {
-                            Some((f, j)) => (parse_duration(f)?, parse_duration(j)?),
-                            None => (parse_duration(value)?, 0),
+                            Some((f, j)) => (parse_latency(f)?, parse_latency(j)?),
+                            None => (parse_latency(value)?, 0),
                         };
                         rule.latency = Some((fixed, jitter));
                     }
@@ -195,19 +174,17 @@ fn parse_ops(list: &str) -> Result<Vec<String>, EmulatorError> {
         .collect()
 }
 
-fn parse_duration(s: &str) -> Result<u64, EmulatorError> {
-    let s = s.trim();
-    let (number, scale) = if let Some(n) = s.strip_suffix("ms") {
-        (n, 1.0)
-    } else if let Some(n) = s.strip_suffix('s') {
-        (n, 1000.0)
-    } else {
-        (s, 1.0)
-    };
-    match number.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 && v * scale <= 3_600_000.0 => Ok((v * scale) as u64),
+/// The longest latency or jitter a fault spec may ask for: one hour.
+const MAX_LATENCY_MS: Millis = 3_600_000;
+
+/// A `DUR` of the spec: [`crate::model::parse_duration`]'s syntax (`50ms`, `1.5s`, plain
+/// milliseconds), at most [`MAX_LATENCY_MS`].
+fn parse_latency(s: &str) -> Result<u64, EmulatorError> {
+    match crate::model::parse_duration(s) {
+        Ok(ms) if ms <= MAX_LATENCY_MS => Ok(ms.unsigned_abs()),
         _ => Err(bad(format!(
-            "{s:?} is not a duration such as 50ms or 1.5s (at most 1h)"
+            "{:?} is not a duration such as 50ms or 1.5s (at most 1h)",
+            s.trim()
         ))),
     }
 }
@@ -371,10 +348,19 @@ mod tests {
             "jitter=1",
             "drop",
             "throttle-first=-1",
+            "latency=2h",
+            "latency=60.001m",
+            "latency=3600001",
         ] {
             assert!(FaultSpec::parse(bad).is_err(), "{bad}");
         }
         assert!(FaultSpec::parse("").unwrap().is_empty());
+        let s = FaultSpec::parse("latency=1.5s+50 ms").unwrap();
+        let f = s.for_op("listservicejobs");
+        assert_eq!((f.latency_ms, f.jitter_ms), (1_500, 50));
+        let s = FaultSpec::parse("latency=1h+250").unwrap();
+        let f = s.for_op("listservicejobs");
+        assert_eq!((f.latency_ms, f.jitter_ms), (3_600_000, 250));
     }
 
     #[test]

@@ -34,19 +34,19 @@ pub mod workload;
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 pub use clock::{ClockMode, SimClock};
 pub use error::{ApiError, EmulatorError};
-pub use faults::{Decision, FaultInjector, FaultSpec, FaultStats, Faults, OPERATIONS};
+pub use faults::{Decision, FaultInjector, FaultSpec, FaultStats, Faults};
 pub use ops_jobs::{CHECKPOINT_TAG, WORK_TAG};
 pub use scenario::{GeneratorSpec, PriorityWeight, Scenario, ScriptedJob, ShareSpec};
-pub use server::MAX_BODY;
 pub use server::ServerLimits;
+pub use server::{MAX_BODY, OPERATIONS};
 pub use state::ACCOUNT;
 
 use crate::engine::{Engine, Event};
@@ -102,7 +102,7 @@ pub struct EmulatorHandle {
     addr: SocketAddr,
     world: Arc<Mutex<World>>,
     faults: Arc<FaultInjector>,
-    shutdown: watch::Sender<bool>,
+    shutdown: CancellationToken,
     server: Option<JoinHandle<()>>,
     ticker: Option<JoinHandle<()>>,
 }
@@ -114,7 +114,7 @@ pub async fn start(config: EmulatorConfig) -> Result<EmulatorHandle, EmulatorErr
         return Err(EmulatorError::RemoteBind(config.bind));
     }
     let addr = SocketAddr::new(config.bind, config.port);
-    let start_ms = config.start_ms.unwrap_or_else(wall_clock_ms);
+    let start_ms = config.start_ms.unwrap_or_else(crate::model::wall_clock_ms);
     let clock = SimClock::new(config.clock, start_ms);
     let world = World::new(&config.scenario, clock, start_ms, &config.region)?;
     let world = Arc::new(Mutex::new(world));
@@ -125,7 +125,7 @@ pub async fn start(config: EmulatorConfig) -> Result<EmulatorHandle, EmulatorErr
     let addr = listener
         .local_addr()
         .map_err(|source| EmulatorError::Bind { addr, source })?;
-    let (tx, rx) = watch::channel(false);
+    let shutdown = CancellationToken::new();
     let app = Arc::new(server::App::new(
         world.clone(),
         faults.clone(),
@@ -135,24 +135,28 @@ pub async fn start(config: EmulatorConfig) -> Result<EmulatorHandle, EmulatorErr
         listener,
         server::router(app),
         config.limits,
-        rx.clone(),
+        shutdown.clone(),
     ));
     let ticker = match config.clock {
         ClockMode::Manual => None,
-        ClockMode::Scaled(_) => Some(tokio::spawn(tick(world.clone(), config.tick, rx))),
+        ClockMode::Scaled(_) => Some(tokio::spawn(tick(
+            world.clone(),
+            config.tick,
+            shutdown.clone(),
+        ))),
     };
     Ok(EmulatorHandle {
         addr,
         world,
         faults,
-        shutdown: tx,
+        shutdown,
         server: Some(server),
         ticker,
     })
 }
 
 /// Advances the engine to the clock every `every` until shutdown.
-async fn tick(world: Arc<Mutex<World>>, every: Duration, mut shutdown: watch::Receiver<bool>) {
+async fn tick(world: Arc<Mutex<World>>, every: Duration, shutdown: CancellationToken) {
     let mut interval = tokio::time::interval(every);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -162,15 +166,9 @@ async fn tick(world: Arc<Mutex<World>>, every: Duration, mut shutdown: watch::Re
                 // An engine refusal here would be a clock bug; the next request reports it.
                 let _ = w.catch_up();
             }
-            _ = server::stopped(&mut shutdown) => return,
+            _ = shutdown.cancelled() => return,
         }
     }
-}
-
-fn wall_clock_ms() -> Millis {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as Millis)
 }
 
 impl EmulatorHandle {
@@ -230,7 +228,7 @@ impl EmulatorHandle {
 
     /// Stops accepting, lets open requests finish (at most 5 s), and stops the clock.
     pub async fn shutdown(mut self) -> Result<(), EmulatorError> {
-        let _ = self.shutdown.send(true);
+        self.shutdown.cancel();
         for task in [self.server.take(), self.ticker.take()]
             .into_iter()
             .flatten()
@@ -243,6 +241,6 @@ impl EmulatorHandle {
 
 impl Drop for EmulatorHandle {
     fn drop(&mut self) {
-        let _ = self.shutdown.send(true);
+        self.shutdown.cancel();
     }
 }

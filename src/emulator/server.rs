@@ -14,11 +14,12 @@ use axum::routing::any;
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio::sync::{Notify, watch};
+use tokio::sync::Notify;
 use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 
 use super::error::ApiError;
-use super::faults::{Decision, FaultInjector, OPERATIONS};
+use super::faults::{Decision, FaultInjector};
 use super::state::World;
 use super::{ops_jobs, ops_list_jobs, ops_queue, ops_resources, ops_shares, ops_sts, ops_tags};
 
@@ -317,26 +318,76 @@ async fn idle(activity: &Activity, limit: Duration) {
 
 type OpFn = fn(&mut World, &[u8]) -> Result<Response, ApiError>;
 
+/// How the router reaches an operation.
+#[derive(Clone, Copy)]
+enum Route {
+    /// `POST /v1/<op>`, the request's JSON body handed to the function.
+    Post(OpFn),
+    /// `/v1/tags/{resourceArn}`, where the method picks the operation ([`tags_handler`]).
+    Tags,
+}
+
+/// Every operation the emulator serves, by its lowercase name as in the URL path: the one
+/// table both the router and the fault spec ([`OPERATIONS`]) read.
+const ROUTES: [(&str, Route); 20] = [
+    (
+        "createschedulingpolicy",
+        Route::Post(ops_resources::create_policy),
+    ),
+    (
+        "describeschedulingpolicies",
+        Route::Post(ops_resources::describe_policies),
+    ),
+    (
+        "listschedulingpolicies",
+        Route::Post(ops_resources::list_policies),
+    ),
+    (
+        "describeserviceenvironments",
+        Route::Post(ops_resources::describe_environments),
+    ),
+    (
+        "describejobqueues",
+        Route::Post(ops_resources::describe_queues),
+    ),
+    ("createquotashare", Route::Post(ops_shares::create)),
+    ("updatequotashare", Route::Post(ops_shares::update)),
+    ("describequotashare", Route::Post(ops_shares::describe)),
+    ("listquotashares", Route::Post(ops_shares::list)),
+    ("deletequotashare", Route::Post(ops_shares::delete)),
+    ("submitservicejob", Route::Post(ops_jobs::submit)),
+    ("listservicejobs", Route::Post(ops_list_jobs::list)),
+    ("describeservicejob", Route::Post(ops_jobs::describe)),
+    ("updateservicejob", Route::Post(ops_jobs::update)),
+    ("terminateservicejob", Route::Post(ops_jobs::terminate)),
+    (
+        "terminateservicejobs",
+        Route::Post(ops_jobs::terminate_many),
+    ),
+    ("getjobqueuesnapshot", Route::Post(ops_queue::snapshot)),
+    ("tagresource", Route::Tags),
+    ("untagresource", Route::Tags),
+    ("listtagsforresource", Route::Tags),
+];
+
+/// The lowercase names of every operation the emulator serves (the names of [`ROUTES`]).
+pub const OPERATIONS: &[&str] = &route_names(&ROUTES);
+
+const fn route_names<const N: usize>(routes: &[(&'static str, Route); N]) -> [&'static str; N] {
+    let mut names = [""; N];
+    let mut i = 0;
+    while i < N {
+        names[i] = routes[i].0;
+        i += 1;
+    }
+    names
+}
+
+/// The function serving `POST /v1/<op>`, if `op` is one.
 fn operation(op: &str) -> Option<OpFn> {
-    Some(match op {
-        "createschedulingpolicy" => ops_resources::create_policy,
-        "describeschedulingpolicies" => ops_resources::describe_policies,
-        "listschedulingpolicies" => ops_resources::list_policies,
-        "describeserviceenvironments" => ops_resources::describe_environments,
-        "describejobqueues" => ops_resources::describe_queues,
-        "createquotashare" => ops_shares::create,
-        "updatequotashare" => ops_shares::update,
-        "describequotashare" => ops_shares::describe,
-        "listquotashares" => ops_shares::list,
-        "deletequotashare" => ops_shares::delete,
-        "submitservicejob" => ops_jobs::submit,
-        "listservicejobs" => ops_list_jobs::list,
-        "describeservicejob" => ops_jobs::describe,
-        "updateservicejob" => ops_jobs::update,
-        "terminateservicejob" => ops_jobs::terminate,
-        "terminateservicejobs" => ops_jobs::terminate_many,
-        "getjobqueuesnapshot" => ops_queue::snapshot,
-        _ => return None,
+    ROUTES.iter().find_map(|&(name, route)| match route {
+        Route::Post(f) if name == op => Some(f),
+        _ => None,
     })
 }
 
@@ -356,7 +407,6 @@ async fn op_handler(
                 request.method()
             )));
         };
-        debug_assert!(OPERATIONS.contains(&op.as_str()));
         inject(&app, &op, kill.as_deref()).await?;
         if request.method() != Method::POST {
             return Err(ApiError::client(format!(
@@ -435,14 +485,14 @@ async fn tags_handler(
     result.unwrap_or_else(IntoResponse::into_response)
 }
 
-/// Serves HTTP/1.1 on `listener` until `shutdown` turns true (or its sender goes away). Open
+/// Serves HTTP/1.1 on `listener` until `shutdown` is cancelled. Open
 /// connections finish their requests (graceful), for at most five seconds. `limits` bounds
 /// what each connection may hold (see [`ServerLimits`]).
 pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
     limits: ServerLimits,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: CancellationToken,
 ) {
     let mut conns = JoinSet::new();
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
@@ -453,17 +503,14 @@ pub(crate) async fn serve(
                 Ok(slot) => slot,
                 Err(_) => break,
             },
-            _ = stopped(&mut shutdown) => break,
+            _ = shutdown.cancelled() => break,
         };
         tokio::select! {
             accepted = listener.accept() => {
-                let stream = match accepted {
-                    Ok((stream, _)) => stream,
-                    Err(_) => {
-                        // Out of file descriptors and the like: back off instead of spinning.
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
+                let Ok((stream, _)) = accepted else {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
                 };
                 let kill = Arc::new(Notify::new());
                 let activity = Arc::new(Activity::new());
@@ -473,7 +520,7 @@ pub(crate) async fn serve(
                         .layer(axum::Extension(ConnKill(kill.clone())))
                         .layer(axum::Extension(ConnActivity(activity.clone()))),
                 );
-                let mut stop = shutdown.clone();
+                let stop = shutdown.clone();
                 let io = TokioIo::new(Watched { inner: stream, activity: activity.clone() });
                 conns.spawn(async move {
                     let _slot = slot;
@@ -490,7 +537,7 @@ pub(crate) async fn serve(
                         // Dropping the connection closes the socket without a response.
                         _ = kill.notified() => {}
                         _ = idle(&activity, limits.idle_timeout) => {}
-                        _ = stopped(&mut stop) => {
+                        _ = stop.cancelled() => {
                             conn.as_mut().graceful_shutdown();
                             tokio::select! {
                                 _ = conn.as_mut() => {}
@@ -500,7 +547,7 @@ pub(crate) async fn serve(
                     }
                 });
             }
-            _ = stopped(&mut shutdown) => break,
+            _ = shutdown.cancelled() => break,
         }
         while conns.try_join_next().is_some() {}
     }
@@ -513,7 +560,19 @@ pub(crate) async fn serve(
     }
 }
 
-/// Resolves once shutdown is asked for (or nobody can ask any more).
-pub(crate) async fn stopped(rx: &mut watch::Receiver<bool>) {
-    let _ = rx.wait_for(|s| *s).await;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_table_names_each_operation_once() {
+        let mut names = OPERATIONS.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ROUTES.len());
+        assert!(operation("listservicejobs").is_some());
+        // The tag operations are routed by method under /v1/tags/, not as POST /v1/<op>.
+        assert!(operation("tagresource").is_none());
+        assert!(operation("nosuchop").is_none());
+    }
 }

@@ -1,15 +1,16 @@
 use std::path::PathBuf;
 
 /// What can go wrong with the journal. The console and `record` keep running without history
-/// on any of these: they are reported, never a panic.
+/// on any of these: they are reported, never a panic. Messages do not repeat their `source`:
+/// show one as text with [`crate::model::error_chain`].
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
-    #[error("cannot create the journal's directory {path}: {source}")]
+    #[error("cannot create the journal's directory {path}")]
     CreateDir {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("cannot open the journal {path}: {source}")]
+    #[error("cannot open the journal {path}")]
     Open {
         path: PathBuf,
         source: std::io::Error,

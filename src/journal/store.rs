@@ -297,9 +297,10 @@ impl Journal {
         let path = self.path.clone();
         let sql = |e| JournalError::sql(&path, e);
         let mut stats = RecordStats::default();
-        // IMMEDIATE: the write lock is taken at BEGIN, where SQLite waits (busy timeout) for
-        // another writer; a deferred transaction that upgrades later fails at once instead
-        // when another process (a second recorder, the console) wrote meanwhile.
+        // IMMEDIATE: take the write lock up front, waiting out another writer (busy timeout).
+        // A deferred transaction that reads before it writes gets SQLITE_BUSY at once when
+        // another process wrote in between (SQLite will not wait where waiting could
+        // deadlock), which failed a second recorder's first write under load.
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -355,9 +356,10 @@ impl Journal {
     pub fn prune(&mut self) -> Result<PruneStats, JournalError> {
         let path = self.path.clone();
         let sql = |e| JournalError::sql(&path, e);
-        // IMMEDIATE: the write lock is taken at BEGIN, where SQLite waits (busy timeout) for
-        // another writer; a deferred transaction that upgrades later fails at once instead
-        // when another process (a second recorder, the console) wrote meanwhile.
+        // IMMEDIATE: take the write lock up front, waiting out another writer (busy timeout).
+        // A deferred transaction that reads before it writes gets SQLITE_BUSY at once when
+        // another process wrote in between (SQLite will not wait where waiting could
+        // deadlock), which failed a second recorder's first write under load.
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)

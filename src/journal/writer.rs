@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::model::Snapshot;
+use crate::model::{Snapshot, error_chain};
 
 use super::{Journal, JournalConfig, JournalError};
 
@@ -77,8 +77,8 @@ impl JournalHandle {
                         written_here: 0,
                     },
                     JournalStatus {
-                        unavailable: Some(e.to_string()),
-                        last_error: Some(e.to_string()),
+                        unavailable: Some(error_chain(&e)),
+                        last_error: Some(error_chain(&e)),
                         ..Default::default()
                     },
                 )
@@ -91,8 +91,8 @@ impl JournalHandle {
         Self {
             tx: None,
             status: Arc::new(Mutex::new(JournalStatus {
-                unavailable: Some(reason.to_string()),
-                last_error: Some(reason.to_string()),
+                unavailable: Some(error_chain(reason)),
+                last_error: Some(error_chain(reason)),
                 ..Default::default()
             })),
             thread: None,
@@ -226,8 +226,8 @@ impl Writer {
             st.dropped += self.written_here;
             self.written_here = 0;
         }
-        st.last_error = Some(e.to_string());
-        st.unavailable = Some(e.to_string());
+        st.last_error = Some(error_chain(e));
+        st.unavailable = Some(error_chain(e));
         if e.is_fatal() {
             self.dead = true;
             tracing::error!(error = %e, "journal unusable; recording nothing more");

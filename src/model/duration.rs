@@ -1,5 +1,7 @@
-//! Durations as people type them: `90s`, `15m`, `12h`, `7d`, `2w` (or plain milliseconds), and
-//! the one range check for seconds read from trace, config and scenario files.
+//! Durations as people type them: `90s`, `1.5s`, `15m`, `12h`, `7d`, `2w`, `50ms` (or plain
+//! milliseconds), and the one range check for seconds read from trace, config and scenario
+//! files. [`parse_duration`] is the one duration parser: `--since`, the report windows and the
+//! emulator's fault latencies all read durations through it.
 
 use super::Millis;
 
@@ -45,16 +47,22 @@ pub fn whole_seconds_to_millis(s: i64) -> Result<Millis, String> {
     }
 }
 
-/// `90s`, `15m`, `12h`, `7d`, `2w` (or plain milliseconds) → milliseconds, at most 100 years
-/// ([`MAX_INPUT_MS`]), so that subtracting it from any time quotatop handles cannot overflow.
+/// A number and a unit → milliseconds: `90s`, `1.5s`, `15m`, `12h`, `7d`, `2w`, `50ms`, or a
+/// plain number of milliseconds. The number is a decimal (`1.5s` is 1,500 ms, rounded to whole
+/// milliseconds); blanks around it and before the unit are ignored. The result is at most
+/// 100 years ([`MAX_INPUT_MS`]), so that subtracting it from any time quotatop handles cannot
+/// overflow; callers with a tighter bound (the emulator's fault latencies: one hour) check it.
 pub fn parse_duration(s: &str) -> Result<Millis, String> {
     let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
-    let n: i64 = num
-        .parse()
-        .map_err(|_| format!("bad duration {s:?}: use e.g. 90s, 15m, 12h, 7d, 2w"))?;
-    let unit_ms: i64 = match unit {
+    let bad_number = || format!("bad duration {s:?}: use e.g. 90s, 1.5s, 15m, 12h, 7d, 2w");
+    if !num.bytes().any(|b| b.is_ascii_digit()) {
+        return Err(bad_number());
+    }
+    let unit_ms: i64 = match unit.trim_start() {
         "" | "ms" => 1,
         "s" => 1_000,
         "m" => 60_000,
@@ -67,9 +75,23 @@ pub fn parse_duration(s: &str) -> Result<Millis, String> {
             ));
         }
     };
-    match n.checked_mul(unit_ms) {
-        Some(ms) if ms <= MAX_INPUT_MS => Ok(ms),
-        _ => Err(format!("duration {s:?} is beyond 100 years")),
+    let beyond = || format!("duration {s:?} is beyond 100 years");
+    if num.contains('.') {
+        let n: f64 = num.parse().map_err(|_| bad_number())?;
+        let ms = (n * unit_ms as f64).round();
+        // Also false for NaN: only finite values within range get through.
+        if (0.0..=MAX_INPUT_MS as f64).contains(&ms) {
+            Ok(ms as Millis)
+        } else {
+            Err(beyond())
+        }
+    } else {
+        // Digits only: too many of them is beyond range, not a malformed number.
+        let n: i64 = num.parse().map_err(|_| beyond())?;
+        match n.checked_mul(unit_ms) {
+            Some(ms) if ms <= MAX_INPUT_MS => Ok(ms),
+            _ => Err(beyond()),
+        }
     }
 }
 
@@ -120,6 +142,24 @@ mod tests {
         );
         assert!(parse_duration("5300w").unwrap_err().contains("100 years"));
         assert_eq!(parse_duration("36525d"), Ok(MAX_INPUT_MS));
+    }
+
+    #[test]
+    fn decimals_and_blanks() {
+        assert_eq!(parse_duration("1.5s"), Ok(1_500));
+        assert_eq!(parse_duration("50ms"), Ok(50));
+        assert_eq!(parse_duration("50 ms"), Ok(50));
+        assert_eq!(parse_duration("0.5h"), Ok(1_800_000));
+        assert_eq!(parse_duration(".25s"), Ok(250));
+        assert_eq!(parse_duration("2.5"), Ok(3));
+        for bad in [".", "1.2.3s", "s", "1e3s", "-1.5s", "1.5 y"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        assert!(
+            parse_duration("36525.1d")
+                .unwrap_err()
+                .contains("100 years")
+        );
     }
 
     #[test]

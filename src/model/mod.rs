@@ -3,16 +3,20 @@
 //! Nothing here knows about the AWS SDK; `batch/` converts SDK types into these and the engine
 //! produces them directly.
 
+mod clock;
 mod duration;
+mod error;
 mod job;
 mod share;
 mod snapshot;
 mod text;
 
+pub use clock::wall_clock_ms;
 pub use duration::{
     MAX_INPUT_MS, float_seconds_to_millis, parse_duration, parse_since, seconds_to_millis,
     whole_seconds_to_millis,
 };
+pub use error::error_chain;
 pub use job::{Attempt, JobStatus, MAX_PRIORITY, PreemptedAttempt, PreemptionSummary, ServiceJob};
 pub use share::{
     CapacityLimit, InSharePreemption, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, QuotaShare,
@@ -21,7 +25,10 @@ pub use share::{
 pub use snapshot::{
     FrontEntry, HealthState, PollHealth, QueueSnapshot, Snapshot, Source, TrackedJob,
 };
-pub use text::{clean_text, csv_field, escape_c1_in_json, escape_controls, without_userinfo};
+pub use text::{
+    clean_text, csv_field, display_width, escape_c1_in_json, escape_controls, pad_right,
+    without_userinfo,
+};
 
 /// Milliseconds since the Unix epoch: the unit AWS uses on the wire and the engine's clock.
 pub type Millis = i64;

@@ -1,3 +1,22 @@
+use unicode_width::UnicodeWidthStr;
+
+/// The terminal columns `s` takes: two for a wide character (CJK, most emoji), none for a
+/// combining mark. `chars().count()` is not it: padding by it misaligns every column after a
+/// wide name.
+pub fn display_width(s: &str) -> usize {
+    s.width()
+}
+
+/// `s` left-aligned in a column `width` terminal columns wide ([`display_width`]); text wider
+/// than the column is kept whole.
+pub fn pad_right(s: &str, width: usize) -> String {
+    let pad = width.saturating_sub(display_width(s));
+    let mut out = String::with_capacity(s.len() + pad);
+    out.push_str(s);
+    out.extend(std::iter::repeat_n(' ', pad));
+    out
+}
+
 /// Untrusted text (names, reasons, justifications, tags) made safe to print on a terminal:
 /// control characters (escape sequences included) become `�`, except that tabs and newlines
 /// become spaces.
@@ -75,6 +94,19 @@ pub fn csv_field(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn padding_counts_terminal_columns() {
+        assert_eq!(display_width("research"), 8);
+        assert_eq!(display_width("研究チーム"), 10);
+        assert_eq!(display_width("🚀ml"), 4);
+        assert_eq!(pad_right("研究", 6), "研究  ");
+        assert_eq!(pad_right("🚀", 4), "🚀  ");
+        assert_eq!(pad_right("toolong", 3), "toolong");
+        for name in ["research", "研究チーム", "🚀ml", "é"] {
+            assert_eq!(display_width(&pad_right(name, 12)), 12, "{name}");
+        }
+    }
 
     #[test]
     fn c1_controls_are_escaped_in_json() {

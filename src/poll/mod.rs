@@ -17,13 +17,14 @@ pub mod plan;
 mod refresh;
 mod tracker;
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use tokio::sync::{Notify, mpsc, watch};
+use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use crate::batch::{BatchClient, BatchError};
-use crate::model::{HealthState, Millis, Snapshot};
+use crate::model::{HealthState, Snapshot, wall_clock_ms};
 
 pub use discover::{PolicyCache, QueueInfo, SAGEMAKER_TRAINING, discover, not_quota_managed};
 pub use health::{assess, next_delay};
@@ -147,7 +148,7 @@ impl Poller {
                         settings,
                         deadline,
                         self.sequence as usize,
-                        now_ms,
+                        wall_clock_ms,
                     )
                     .await;
                     calls += out.calls;
@@ -157,14 +158,14 @@ impl Poller {
             Err(PollError::Batch(e)) => {
                 let reason = format!("queue discovery failed: {e}");
                 for t in &mut self.trackers {
-                    t.finish(now_ms(), Some(reason.clone()));
+                    t.finish(wall_clock_ms(), Some(reason.clone()));
                 }
                 errors.push(e);
             }
             Err(e) => {
                 let reason = e.to_string();
                 for t in &mut self.trackers {
-                    t.finish(now_ms(), Some(reason.clone()));
+                    t.finish(wall_clock_ms(), Some(reason.clone()));
                 }
                 fatal = Some(reason);
             }
@@ -182,7 +183,7 @@ impl Poller {
         self.last_health = health.state;
         self.sequence += 1;
         Snapshot {
-            taken_at: now_ms(),
+            taken_at: wall_clock_ms(),
             sequence: self.sequence,
             source: client.source().clone(),
             queues: self.trackers.iter().map(QueueTracker::snapshot).collect(),
@@ -215,7 +216,7 @@ pub async fn refresh_once(client: &BatchClient, config: PollConfig) -> Result<Sn
 pub struct PollHandle {
     pub snapshots: mpsc::Receiver<Snapshot>,
     refresh: std::sync::Arc<Notify>,
-    stop: watch::Sender<bool>,
+    stop: CancellationToken,
     task: Option<JoinHandle<()>>,
 }
 
@@ -233,7 +234,7 @@ impl PollHandle {
 
     /// Stops the poller and waits for it (an in-flight refresh is abandoned).
     pub async fn shutdown(mut self) {
-        let _ = self.stop.send(true);
+        self.stop.cancel();
         if let Some(task) = self.task.take() {
             let _ = task.await;
         }
@@ -242,7 +243,7 @@ impl PollHandle {
 
 impl Drop for PollHandle {
     fn drop(&mut self) {
-        let _ = self.stop.send(true);
+        self.stop.cancel();
     }
 }
 
@@ -250,8 +251,8 @@ impl Drop for PollHandle {
 pub fn spawn(client: BatchClient, config: PollConfig) -> PollHandle {
     let (tx, rx) = mpsc::channel(4);
     let refresh = std::sync::Arc::new(Notify::new());
-    let (stop, stop_rx) = watch::channel(false);
-    let task = tokio::spawn(run(client, config, tx, refresh.clone(), stop_rx));
+    let stop = CancellationToken::new();
+    let task = tokio::spawn(run(client, config, tx, refresh.clone(), stop.clone()));
     PollHandle {
         snapshots: rx,
         refresh,
@@ -265,13 +266,13 @@ async fn run(
     config: PollConfig,
     tx: mpsc::Sender<Snapshot>,
     refresh: std::sync::Arc<Notify>,
-    mut stop: watch::Receiver<bool>,
+    stop: CancellationToken,
 ) {
     let mut poller = Poller::new(config);
     loop {
         let snapshot = tokio::select! {
             s = poller.refresh(&client) => s,
-            _ = stopped(&mut stop) => return,
+            _ = stop.cancelled() => return,
         };
         tracing::debug!(
             sequence = snapshot.sequence,
@@ -280,24 +281,12 @@ async fn run(
         );
         tokio::select! {
             sent = tx.send(snapshot) => if sent.is_err() { return },
-            _ = stopped(&mut stop) => return,
+            _ = stop.cancelled() => return,
         }
         tokio::select! {
             _ = tokio::time::sleep(poller.next_delay()) => {}
             _ = refresh.notified() => {}
-            _ = stopped(&mut stop) => return,
+            _ = stop.cancelled() => return,
         }
     }
-}
-
-/// Resolves when shutdown is asked for or the handle is gone.
-async fn stopped(rx: &mut watch::Receiver<bool>) {
-    let _ = rx.wait_for(|s| *s).await;
-}
-
-/// Local wall-clock time in epoch milliseconds.
-pub fn now_ms() -> Millis {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as Millis)
 }

@@ -262,6 +262,9 @@ pub fn run_trace(engine: &mut Engine, jobs: &[TraceJob]) -> Result<Vec<JobId>, E
 /// from the heap instead of their own mappings and stay resident after they are freed, which
 /// cost `replay --preset` about 13 MB of peak RSS. With the threshold fixed, large tables are
 /// always mapped and given back when freed. Does nothing on other platforms.
+///
+/// The crate's only `unsafe` (the `[lints]` table denies it everywhere else).
+#[allow(unsafe_code)]
 pub fn fix_mmap_threshold() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets a tunable of the C allocator; M_MMAP_THRESHOLD takes any value

@@ -17,7 +17,7 @@ pub const GPUS_PER_NODE: u32 = 8;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    #[error("{path}: {source}")]
+    #[error("cannot read {path}")]
     Io {
         path: String,
         source: std::io::Error,

@@ -2,6 +2,11 @@
 //! support modules declared once here. One binary links the dependency tree once, which keeps
 //! the build fast and small (28 binaries each linked it before).
 
+// Test code may unwrap, expect and panic: a failed assumption is a failed test. clippy.toml
+// allows them in #[test] functions and #[cfg(test)] modules; the support modules' helpers
+// here are neither, so the whole test crate allows them.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod data_support;
 mod emulator_support;
 mod soak_support;

@@ -8,8 +8,6 @@
 pub mod json;
 pub mod table;
 
-use anyhow::Context as _;
-
 use crate::analysis::LoopRule;
 use crate::batch::{BatchClient, ConnectOptions};
 use crate::cli::{AwsArgs, SnapshotArgs, SnapshotFormat};
@@ -28,10 +26,7 @@ pub fn connect_options(aws: &AwsArgs) -> ConnectOptions {
 }
 
 pub fn run(args: &SnapshotArgs) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = crate::commands::runtime()?;
     let snapshot = runtime.block_on(async {
         let client = BatchClient::connect(connect_options(&args.aws)).await?;
         let config = PollConfig {

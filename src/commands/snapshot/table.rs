@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{Millis, clean_text};
+use crate::model::{Millis, clean_text, display_width};
 
 use super::json::{QueueDoc, SnapshotDoc};
 
@@ -12,18 +12,19 @@ const RUNNABLE_ROWS: usize = 30;
 /// Preempted jobs listed per queue.
 const PREEMPTED_ROWS: usize = 15;
 
-/// Left-aligned columns, padded to the widest cell.
+/// Left-aligned columns, padded to the widest cell in terminal columns (a CJK or emoji name
+/// is two columns a character).
 fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
-    let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    let mut width: Vec<usize> = header.iter().map(|h| display_width(h)).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
-            width[i] = width[i].max(c.chars().count());
+            width[i] = width[i].max(display_width(c));
         }
     }
     let line = |cells: Vec<String>| {
         let mut s = String::new();
         for (i, c) in cells.iter().enumerate() {
-            let pad = width[i].saturating_sub(c.chars().count());
+            let pad = width[i].saturating_sub(display_width(c));
             s.push_str(c);
             if i + 1 < cells.len() {
                 s.push_str(&" ".repeat(pad + 2));
@@ -239,6 +240,35 @@ fn queue(out: &mut String, q: &QueueDoc) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every column starts at the same terminal column on every line, whatever the script of
+    /// the names before it (a CJK character or an emoji takes two columns).
+    #[test]
+    fn columns_align_with_wide_names() {
+        let rows: Vec<Vec<String>> = [
+            ["research", "RUNNING", "#1"],
+            ["研究チーム", "RUNNABLE", "#2"],
+            ["🚀 launch", "SUCCEEDED", "#3"],
+            ["ml-研究-🚀", "FAILED", "#4"],
+        ]
+        .iter()
+        .map(|r| r.iter().map(|c| c.to_string()).collect())
+        .collect();
+        let mut out = String::new();
+        table(&mut out, &["SHARE", "STATUS", "X"], &rows);
+        let starts = |line: &str, cell: &str| {
+            let at = line.find(cell).unwrap();
+            display_width(&line[..at])
+        };
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 5, "{out}");
+        let status_col = starts(lines[0], "STATUS");
+        let x_col = starts(lines[0], "X");
+        for (line, row) in lines[1..].iter().zip(&rows) {
+            assert_eq!(starts(line, &row[1]), status_col, "{out}");
+            assert_eq!(starts(line, &row[2]), x_col, "{out}");
+        }
+    }
 
     #[test]
     fn durations_read_like_a_clock() {

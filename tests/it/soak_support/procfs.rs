@@ -22,9 +22,23 @@ pub fn cpu_time(pid: &str) -> Option<Duration> {
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
     let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    // SAFETY: sysconf only reads a configuration value.
-    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let per_second = clock_ticks_per_second()?;
     (per_second > 0).then(|| Duration::from_secs_f64(ticks as f64 / per_second as f64))
+}
+
+/// The kernel's clock ticks per second (what `sysconf(_SC_CLK_TCK)` answers), read from the
+/// `AT_CLKTCK` entry of this process's ELF auxiliary vector: no libc call, no `unsafe`.
+fn clock_ticks_per_second() -> Option<u64> {
+    const AT_CLKTCK: usize = 17;
+    let auxv = std::fs::read("/proc/self/auxv").ok()?;
+    let words: Vec<usize> = auxv
+        .chunks_exact(std::mem::size_of::<usize>())
+        .filter_map(|w| w.try_into().ok().map(usize::from_ne_bytes))
+        .collect();
+    words
+        .chunks_exact(2)
+        .find(|kv| kv[0] == AT_CLKTCK)
+        .map(|kv| kv[1] as u64)
 }
 
 /// Resident-memory samples over a run, with the elapsed time of each.
