@@ -16,8 +16,4 @@ pub mod model;
 pub mod poll;
 pub mod replay;
 pub mod services;
-// The test-only panic switch (`QUOTATOP_TEST_PANIC_AFTER_MS` in tui/mod.rs) is the one
-// `panic!` outside tests; allowed here until that module is reworked, the lint stays deny
-// everywhere else.
-#[allow(clippy::panic)]
 pub mod tui;

@@ -75,7 +75,7 @@ pub fn options(loaded: &Loaded, source: Source, journal: &Journal) -> AppOptions
     let theme = match Theme::resolve(&loaded.config.theme, loaded.theme_dir.as_deref()) {
         Ok(t) => t,
         Err(e) => {
-            warnings.push(format!("{e}; using dark"));
+            warnings.push(format!("{}; using dark", crate::model::error_chain(&e)));
             Theme::dark()
         }
     };

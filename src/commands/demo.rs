@@ -56,10 +56,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     if let Some(w) = &log_warning {
         eprintln!("quotatop: {w}");
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     runtime.block_on(async {
         let emulator = emulator::start(config).await?;
         let client = BatchClient::connect(ConnectOptions {

@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use anyhow::Context as _;
 use tokio::sync::mpsc;
 
 use super::console;
@@ -43,10 +42,7 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
     if let Some(w) = &log_warning {
         eprintln!("quotatop: {w}");
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     runtime.block_on(async {
         // Connecting only loads configuration (no call yet): a bad profile or a missing region
         // is reported here, before the terminal is taken over.

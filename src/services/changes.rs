@@ -51,7 +51,7 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
             let result = actions::apply_change(api.as_ref(), &log, &ctx, &req.preview)
                 .await
                 .map(outcome)
-                .map_err(|e| ChangeError::Refused(e.to_string()));
+                .map_err(|e| ChangeError::Refused(crate::model::error_chain(&e)));
             // Only a change that was made is tagged; a failed tag does not undo it.
             let mut warning = None;
             if let (Some(t), Ok(ChangeOutcome::Succeeded { .. })) = (&tagger, &result) {

@@ -13,7 +13,7 @@ use crate::tui::effects::{
 
 /// A journal that could not be read, as the console reports it.
 pub fn unavailable(e: JournalError) -> HistoryError {
-    HistoryError::Unavailable(e.to_string())
+    HistoryError::Unavailable(crate::model::error_chain(&e))
 }
 
 /// The real reader: the journal the console writes (opened read-side per call, so a journal

@@ -382,7 +382,7 @@ impl App {
                     error: false,
                 });
             }
-            Err(e) => self.flash_error(e.to_string()),
+            Err(e) => self.flash_error(crate::model::error_chain(&e)),
         }
     }
 }

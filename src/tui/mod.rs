@@ -46,7 +46,7 @@ use crate::model::Snapshot;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TuiError {
-    #[error("terminal: {0}")]
+    #[error("terminal")]
     Io(#[from] std::io::Error),
 }
 
@@ -99,6 +99,15 @@ async fn terminate_signal() {
     std::future::pending::<()>().await;
 }
 
+/// Debug builds only (the ones `cargo test` runs): a release binary carries no way to make it
+/// panic on purpose.
+#[cfg(not(debug_assertions))]
+async fn test_panic() {
+    std::future::pending::<()>().await;
+}
+
+#[cfg(debug_assertions)]
+#[allow(clippy::panic)] // the point of this switch
 async fn test_panic() {
     match std::env::var("QUOTATOP_TEST_PANIC_AFTER_MS")
         .ok()
@@ -114,7 +123,5 @@ async fn test_panic() {
 
 /// The local wall clock in epoch ms.
 pub fn wall_clock() -> crate::model::Millis {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as crate::model::Millis)
+    crate::model::wall_clock_ms()
 }

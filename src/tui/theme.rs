@@ -106,7 +106,7 @@ pub const BUILT_IN: [(&str, &str); 4] = [
 
 #[derive(Debug, thiserror::Error)]
 pub enum ThemeError {
-    #[error("theme {name}: {source}")]
+    #[error("theme {name}")]
     Toml {
         name: String,
         source: toml::de::Error,
@@ -123,7 +123,7 @@ pub enum ThemeError {
     Missing { name: String, missing: Vec<String> },
     #[error("no theme `{0}` (built-in: dark, light, high-contrast, colorblind; or a .toml path)")]
     NotFound(String),
-    #[error("cannot read theme file {path}: {source}")]
+    #[error("cannot read theme file {path}")]
     Read {
         path: String,
         source: std::io::Error,
