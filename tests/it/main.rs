@@ -9,6 +9,7 @@ mod tui_support;
 
 mod audit_cli;
 mod cli_inputs;
+mod client_states;
 mod emulator_bind;
 mod emulator_cli;
 mod emulator_demo;
@@ -20,6 +21,7 @@ mod emulator_wire;
 mod engine_philly;
 mod engine_props;
 mod fuzz_inputs;
+mod journal_migrate;
 mod journal_report;
 mod journal_scorecard;
 mod poll_budget;

@@ -11,7 +11,7 @@ pub mod table;
 use anyhow::Context as _;
 
 use crate::analysis::LoopRule;
-use crate::batch::{BatchClient, ConnectOptions};
+use crate::batch::{BatchClient, BatchError, ConnectOptions};
 use crate::cli::{AwsArgs, SnapshotArgs, SnapshotFormat};
 use crate::model::HealthState;
 use crate::poll::{self, PollConfig};
@@ -24,6 +24,27 @@ pub fn connect_options(aws: &AwsArgs) -> ConnectOptions {
         region: aws.region.clone(),
         endpoint_url: aws.endpoint_url.clone(),
         credentials: None,
+    }
+}
+
+/// Sustained throttling ends as a timeout: the SDK's adaptive rate limiter holds the retries
+/// back until the operation's deadline. When the API did answer, and answered 429, that is
+/// throttling, not an endpoint that cannot be reached.
+fn throttled_not_unreachable(
+    result: Result<crate::model::Snapshot, poll::PollError>,
+    client: &BatchClient,
+) -> Result<crate::model::Snapshot, poll::PollError> {
+    let throttled = client.stats().last_minute().throttled;
+    match result {
+        Err(poll::PollError::Batch(BatchError::Unreachable { op, message })) if throttled > 0 => {
+            Err(poll::PollError::Batch(BatchError::Throttled {
+                op,
+                message: format!(
+                    "{throttled} attempts answered HTTP 429 (TooManyRequestsException) in the last minute; retries gave up ({message})"
+                ),
+            }))
+        }
+        other => other,
     }
 }
 
@@ -40,7 +61,8 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<()> {
             refresh_deadline: std::time::Duration::from_secs(120),
             ..PollConfig::default()
         };
-        anyhow::Ok(poll::refresh_once(&client, config).await?)
+        let result = poll::refresh_once(&client, config).await;
+        anyhow::Ok(throttled_not_unreachable(result, &client)?)
     })?;
     let doc = document(&snapshot, &LoopRule::default());
     match args.format {
