@@ -85,7 +85,8 @@ struct Seen {
     unhealthy: u64,
     stale_but_healthy: u64,
     lost_jobs: u64,
-    had_jobs: bool,
+    /// The active jobs of the previous snapshot: each must be in the next one.
+    prev_active: std::collections::HashSet<String>,
     max_age_ms: i64,
     health: BTreeSet<String>,
 }
@@ -101,10 +102,22 @@ impl Seen {
         self.last_seq = Some(s.sequence);
         self.health.insert(format!("{:?}", s.health.state));
         let Some(q) = s.queues.first() else { return };
-        if self.had_jobs && q.jobs.is_empty() {
-            self.lost_jobs += 1;
-        }
-        self.had_jobs |= !q.jobs.is_empty();
+        // A job active in the previous snapshot that this one lacks is lost: a failed refresh
+        // keeps the last data, and the poller forgets only jobs the service no longer knows
+        // (active jobs never) and finished jobs beyond its limit.
+        let ids: std::collections::HashSet<&str> =
+            q.jobs.iter().map(|j| j.job.id.as_str()).collect();
+        self.lost_jobs += self
+            .prev_active
+            .iter()
+            .filter(|id| !ids.contains(id.as_str()))
+            .count() as u64;
+        self.prev_active = q
+            .jobs
+            .iter()
+            .filter(|j| !j.job.status.is_terminal())
+            .map(|j| j.job.id.clone())
+            .collect();
         if q.stale_reason.is_some() && s.health.state == HealthState::Healthy {
             self.stale_but_healthy += 1;
         }
