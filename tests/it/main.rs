@@ -16,6 +16,7 @@ mod emulator_demo;
 mod emulator_limits;
 mod emulator_malformed;
 mod emulator_notebook;
+mod emulator_paging;
 mod emulator_sts;
 mod emulator_wire;
 mod engine_philly;
