@@ -573,3 +573,23 @@ fn control_characters_never_reach_the_log_exports_or_the_terminal() {
         );
     }
 }
+
+/// README, "Security": an audit log that already existed with a looser mode (0644, as a copy
+/// or an editor leaves it) is 0600 after the next append.
+#[test]
+fn a_looser_existing_audit_log_is_tightened_to_0600() {
+    use std::os::unix::fs::PermissionsExt;
+    let path = temp_log("loose");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, b"").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    AuditLog::new(&path)
+        .append(record("loose-1", RecordKind::Intent, None))
+        .unwrap();
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(
+        quotatop(&["audit", "verify"], &path).status.success(),
+        "the tightened log still verifies"
+    );
+}
