@@ -93,7 +93,11 @@ const SCENARIO_PLACES: &[&str] = &[
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    // 48 cases unless PROPTEST_CASES says otherwise (a literal `cases` would override it).
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn emulator_answers_any_body_and_keeps_serving(
