@@ -55,6 +55,12 @@ pub enum ApiError {
     /// HTTP 404 for a path that is no Batch operation.
     #[error("{0}")]
     UnknownOperation(String),
+    /// HTTP 403 `AccessDeniedException` (injected by the `deny` fault).
+    #[error("{0}")]
+    AccessDenied(String),
+    /// HTTP 403 `ExpiredTokenException` (injected by the `expired-token` fault).
+    #[error("{0}")]
+    ExpiredToken(String),
 }
 
 impl ApiError {
@@ -68,6 +74,7 @@ impl ApiError {
             Self::Server(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::Throttled => StatusCode::TOO_MANY_REQUESTS,
             Self::UnknownOperation(_) => StatusCode::NOT_FOUND,
+            Self::AccessDenied(_) | Self::ExpiredToken(_) => StatusCode::FORBIDDEN,
         }
     }
 
@@ -78,6 +85,8 @@ impl ApiError {
             Self::Server(_) => "ServerException",
             Self::Throttled => "TooManyRequestsException",
             Self::UnknownOperation(_) => "UnknownOperationException",
+            Self::AccessDenied(_) => "AccessDeniedException",
+            Self::ExpiredToken(_) => "ExpiredTokenException",
         }
     }
 }

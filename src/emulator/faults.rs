@@ -13,6 +13,8 @@
 //!           | throttle-first=N             throttle the first N calls of each matching operation
 //!           | error=P                      HTTP 500 ServerException with probability P
 //!           | drop=P                       close the connection without any response
+//!           | deny=P                       HTTP 403 AccessDeniedException with probability P
+//!           | expired-token=P              HTTP 403 ExpiredTokenException with probability P
 //!           | seed=N                       seed of all fault draws (global; default 0)
 //! DUR      := N['ms'|'s'|'m'|'h']          a decimal number (50ms, 1.5s); milliseconds when no
 //!                                          unit; real time, not simulated; at most 1h
@@ -25,7 +27,12 @@
 //!
 //! Each operation draws from its own generator (seeded from the seed and the operation's name),
 //! so what one operation sees does not depend on how calls to others interleave with it. Per
-//! request the order is: latency, then drop, then throttle, then server error.
+//! request the order is: latency, then drop, then the credential faults (deny, expired-token;
+//! checked before throttling, as AWS authenticates a request before it meters it), then
+//! throttle, then server error. The credential faults draw from a generator of their own, so
+//! adding them to a spec does not change what the other settings draw.
+//!
+//! Sustained throttling (every call answered 429, so the SDK's retries run out) is `throttle=1`.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, RwLock};
@@ -45,6 +52,10 @@ pub struct Faults {
     pub throttle_first: u32,
     pub error: f64,
     pub drop: f64,
+    /// HTTP 403 `AccessDeniedException` (the credentials do not allow the call).
+    pub deny: f64,
+    /// HTTP 403 `ExpiredTokenException` (the session token has expired).
+    pub expired_token: f64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -55,6 +66,8 @@ struct Rule {
     throttle_first: Option<u32>,
     error: Option<f64>,
     drop: Option<f64>,
+    deny: Option<f64>,
+    expired_token: Option<f64>,
 }
 
 /// A parsed fault spec.
@@ -109,6 +122,8 @@ impl FaultSpec {
                     }
                     "error" => rule.error = Some(parse_probability(value)?),
                     "drop" => rule.drop = Some(parse_probability(value)?),
+                    "deny" => rule.deny = Some(parse_probability(value)?),
+                    "expired-token" => rule.expired_token = Some(parse_probability(value)?),
                     "seed" => {
                         out.seed = value
                             .parse()
@@ -116,7 +131,7 @@ impl FaultSpec {
                     }
                     other => {
                         return Err(bad(format!(
-                            "unknown setting {other:?} (latency, throttle, throttle-first, error, drop, seed)"
+                            "unknown setting {other:?} (latency, throttle, throttle-first, error, drop, deny, expired-token, seed)"
                         )));
                     }
                 }
@@ -151,6 +166,12 @@ impl FaultSpec {
             }
             if let Some(p) = r.drop {
                 f.drop = p;
+            }
+            if let Some(p) = r.deny {
+                f.deny = p;
+            }
+            if let Some(p) = r.expired_token {
+                f.expired_token = p;
             }
         }
         f
@@ -209,6 +230,10 @@ pub enum Decision {
     Throttle,
     ServerError,
     Drop,
+    /// HTTP 403 `AccessDeniedException`.
+    AccessDenied,
+    /// HTTP 403 `ExpiredTokenException`.
+    ExpiredToken,
 }
 
 /// Counts of injected faults, for tests and the operator.
@@ -218,10 +243,14 @@ pub struct FaultStats {
     pub throttled: u64,
     pub server_errors: u64,
     pub dropped: u64,
+    /// Requests answered 403 (access denied or expired token).
+    pub denied: u64,
 }
 
 struct OpState {
     rng: Rng,
+    /// The credential faults' own draws (so they do not shift `rng`'s sequence).
+    auth_rng: Rng,
     calls: u64,
 }
 
@@ -287,15 +316,23 @@ impl FaultInjector {
         let seed = seed ^ fnv1a(op);
         let st = ops.entry(op.to_string()).or_insert_with(|| OpState {
             rng: Rng::new(seed),
+            auth_rng: Rng::new(seed ^ 0x5eed_a074_0000_0001),
             calls: 0,
         });
         st.calls += 1;
         let delay = f.latency_ms + st.rng.upto(f.jitter_ms);
         // Always draw all three so one setting does not shift the others' sequence.
         let (d, t, e) = (st.rng.unit(), st.rng.unit(), st.rng.unit());
+        let (a, x) = (st.auth_rng.unit(), st.auth_rng.unit());
         let decision = if d < f.drop {
             stats.dropped += 1;
             Decision::Drop
+        } else if a < f.deny {
+            stats.denied += 1;
+            Decision::AccessDenied
+        } else if x < f.expired_token {
+            stats.denied += 1;
+            Decision::ExpiredToken
         } else if st.calls <= f.throttle_first as u64 || t < f.throttle {
             stats.throttled += 1;
             Decision::Throttle
@@ -351,6 +388,8 @@ mod tests {
             "latency=2h",
             "latency=60.001m",
             "latency=3600001",
+            "deny=yes",
+            "expired-token=1.5",
         ] {
             assert!(FaultSpec::parse(bad).is_err(), "{bad}");
         }
@@ -405,5 +444,29 @@ mod tests {
         );
         assert_eq!(inj.decide("listservicejobs").1, Decision::Proceed);
         assert_eq!(inj.stats().throttled, 2);
+    }
+
+    #[test]
+    fn credential_faults_answer_403_before_throttling_and_leave_other_draws_alone() {
+        let spec =
+            FaultSpec::parse("deny=1,throttle=1;describeservicejob:deny=0,expired-token=100%")
+                .unwrap();
+        assert_eq!(spec.for_op("listservicejobs").deny, 1.0);
+        let inj = FaultInjector::new(spec);
+        assert_eq!(inj.decide("listservicejobs").1, Decision::AccessDenied);
+        assert_eq!(inj.decide("describeservicejob").1, Decision::ExpiredToken);
+        assert_eq!(inj.stats().denied, 2);
+        assert_eq!(inj.stats().throttled, 0);
+        // A spec with a credential fault that never fires draws the same throttles as without.
+        let run = |spec: &str| {
+            let inj = FaultInjector::new(FaultSpec::parse(spec).unwrap());
+            (0..200)
+                .map(|_| inj.decide("listservicejobs").1)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            run("throttle=0.3,seed=2"),
+            run("throttle=0.3,deny=0,seed=2")
+        );
     }
 }

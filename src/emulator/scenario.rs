@@ -280,14 +280,15 @@ impl Scenario {
         if self.capacity.is_empty() {
             return err("at least one [[capacity]] entry is required".to_string());
         }
-        for name in [
-            &self.queue.name,
-            &self.queue.scheduling_policy,
-            &self.queue.service_environment,
+        // The key is named: a bad name can come from any of three places in [queue].
+        for (key, name) in [
+            ("queue.name", &self.queue.name),
+            ("queue.scheduling_policy", &self.queue.scheduling_policy),
+            ("queue.service_environment", &self.queue.service_environment),
         ] {
             if !valid_resource_name(name) {
                 return err(format!(
-                    "invalid name {name:?}: use 1-128 letters, digits, '-' or '_'"
+                    "{key}: invalid name {name:?}: use 1-128 letters, digits, '-' or '_'"
                 ));
             }
         }

@@ -134,6 +134,12 @@ async fn inject(app: &App, op: &str, kill: Option<&ConnKill>) -> Result<(), ApiE
         Decision::ServerError => Err(ApiError::Server(
             "Injected fault: internal server error".into(),
         )),
+        Decision::AccessDenied => Err(ApiError::AccessDenied(format!(
+            "Injected fault: User: arn:aws:iam::123456789012:user/test is not authorized to perform: batch:{op}"
+        ))),
+        Decision::ExpiredToken => Err(ApiError::ExpiredToken(
+            "Injected fault: The security token included in the request is expired".into(),
+        )),
         Decision::Drop => match kill {
             Some(kill) => {
                 kill.0.notify_one();

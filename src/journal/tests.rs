@@ -331,36 +331,8 @@ fn scorecard_input_stops_at_the_window_end() {
     assert!(then.jobs[0].attempts.iter().all(|a| a.stopped_at.is_none()));
 }
 
-/// A journal written by the first schema (no preemption reasons) is migrated on open: its
-/// history stays, and new preempted attempts get their reason.
-#[test]
-fn a_version_1_journal_is_migrated_and_keeps_its_history() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j.sqlite3");
-    {
-        let mut j = Journal::open(&path, JournalConfig::default()).unwrap();
-        j.record(&snap(9_000, vec![running("x", 6_000, 7_000)]))
-            .unwrap();
-    }
-    {
-        // What version 1 of the schema looked like.
-        let c = rusqlite::Connection::open(&path).unwrap();
-        c.execute_batch("ALTER TABLE transitions DROP COLUMN reason; PRAGMA user_version = 1;")
-            .unwrap();
-    }
-    let j = Journal::open(&path, JournalConfig::default()).unwrap();
-    let c = rusqlite::Connection::open(&path).unwrap();
-    let version: i64 = c
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .unwrap();
-    assert_eq!(version, crate::journal::SCHEMA_VERSION);
-    let old = j.transitions("id-x").unwrap();
-    assert!(
-        old.iter()
-            .any(|t| t.kind == TransitionKind::Started && t.at == 7_000)
-    );
-    assert!(old.iter().all(|t| t.reason.is_empty()));
-}
+// Migration from schema 1 is tested against a committed version-1 file:
+// tests/it/journal_migrate.rs (tests/fixtures/journal_v1.sqlite3).
 
 /// Two processes opening a fresh journal at the same moment (two recorders, a recorder and a
 /// console) both get a working journal: the schema version is read inside the migration's

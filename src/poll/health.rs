@@ -13,7 +13,13 @@ pub fn assess(errors: &[BatchError], calls: usize, wire: WireCounts) -> PollHeal
         (HealthState::Healthy, None)
     } else if let Some(e) = worst(ErrorKind::Denied) {
         (HealthState::Denied, Some(e))
-    } else if errors.len() >= calls && worst(ErrorKind::Unreachable).is_some() {
+    } else if errors.len() >= calls
+        && worst(ErrorKind::Unreachable).is_some()
+        && wire.throttled == 0
+    {
+        // With 429s on the wire the endpoint did answer: sustained throttling ends in timeouts
+        // (the SDK's rate limiter holds the retries back past the operation's deadline), which
+        // is the throttled branch below, not an outage.
         (HealthState::Unreachable, worst(ErrorKind::Unreachable))
     } else if let Some(e) = worst(ErrorKind::Throttled) {
         (HealthState::Throttled, Some(e))
@@ -29,7 +35,16 @@ pub fn assess(errors: &[BatchError], calls: usize, wire: WireCounts) -> PollHeal
         calls_last_minute: wire.attempts,
         throttled_last_minute: wire.throttled,
         errors_last_minute: wire.failed,
-        last_error: last.map(ToString::to_string),
+        last_error: last.map(|e| {
+            if state == HealthState::Throttled && e.kind() != ErrorKind::Throttled {
+                format!(
+                    "{e} ({} attempts answered HTTP 429 (TooManyRequestsException) in the last minute)",
+                    wire.throttled
+                )
+            } else {
+                e.to_string()
+            }
+        }),
     }
 }
 
@@ -68,6 +83,19 @@ mod tests {
         let u = [err(ErrorKind::Unreachable), err(ErrorKind::Unreachable)];
         assert_eq!(assess(&u, 2, w).state, HealthState::Unreachable);
         assert_eq!(assess(&u, 9, w).state, HealthState::Degraded);
+        // Every call timed out while the API answered 429: throttling, not an outage.
+        let t429 = WireCounts {
+            attempts: 3,
+            throttled: 2,
+            failed: 0,
+        };
+        let h = assess(&u, 2, t429);
+        assert_eq!(h.state, HealthState::Throttled);
+        assert!(
+            h.last_error
+                .unwrap()
+                .contains("2 attempts answered HTTP 429")
+        );
         let h = assess(&t, 5, w);
         assert_eq!(
             h.last_error.as_deref(),

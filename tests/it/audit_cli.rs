@@ -60,31 +60,55 @@ fn quotatop(args: &[&str], log: &Path) -> std::process::Output {
         .expect("quotatop runs")
 }
 
-/// Child mode: when re-run with QUOTATOP_TEST_APPEND set, append 50 records and exit.
+fn epoch_nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+/// Child mode: when re-run with QUOTATOP_TEST_APPEND set, wait until both children are ready
+/// (a start barrier of files), append 50 records, and write when the first append began and the
+/// last ended to `<log>.times.<child>`.
 #[test]
 fn two_processes_append_concurrently_without_interleaving() {
     if let Ok(path) = std::env::var("QUOTATOP_TEST_APPEND") {
-        let log = AuditLog::new(path);
+        let child = std::env::var("QUOTATOP_TEST_CHILD").expect("child index");
+        std::fs::write(format!("{path}.ready.{child}"), b"").unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !(0..2).all(|i| Path::new(&format!("{path}.ready.{i}")).exists()) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the other child never started"
+            );
+            std::thread::yield_now();
+        }
+        let log = AuditLog::new(&path);
+        let start = epoch_nanos();
         for i in 0..50 {
             log.append(record(
-                &format!("{}-{i}", std::process::id()),
+                &format!("child{child}-{i}"),
                 RecordKind::Intent,
                 None,
             ))
             .expect("append");
         }
+        let end = epoch_nanos();
+        std::fs::write(format!("{path}.times.{child}"), format!("{start} {end}")).unwrap();
         return;
     }
     let path = temp_log("two-procs");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let me = std::env::current_exe().expect("test binary");
     let children: Vec<_> = (0..2)
-        .map(|_| {
+        .map(|i| {
             Command::new(&me)
                 .args([
                     "--exact",
                     "audit_cli::two_processes_append_concurrently_without_interleaving",
                 ])
                 .env("QUOTATOP_TEST_APPEND", &path)
+                .env("QUOTATOP_TEST_CHILD", i.to_string())
                 .spawn()
                 .expect("child starts")
         })
@@ -99,6 +123,29 @@ fn two_processes_append_concurrently_without_interleaving() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("100 records, chain intact"));
+    // The writers overlapped: each one's interval from its first append's start to its last
+    // append's end intersects the other's, so one appended while the other held or waited for
+    // the lock (the file lock is not fair: one child often appends all 50 while the other
+    // waits, which is contention all the same).
+    let times: Vec<(u128, u128)> = (0..2)
+        .map(|i| {
+            let t = std::fs::read_to_string(format!("{}.times.{i}", path.display())).unwrap();
+            let (a, b) = t.split_once(' ').unwrap();
+            (a.parse().unwrap(), b.parse().unwrap())
+        })
+        .collect();
+    let (a, b) = (times[0], times[1]);
+    assert!(
+        a.0 < b.1 && b.0 < a.1,
+        "the two writers did not overlap: {a:?} and {b:?} (ns since the epoch)"
+    );
+    let owners: Vec<char> = lines_of(&path)
+        .iter()
+        .filter_map(|l| l.find("\"child").and_then(|i| l[i + 6..].chars().next()))
+        .collect();
+    assert_eq!(owners.len(), 100, "{owners:?}");
+    let switches = owners.windows(2).filter(|w| w[0] != w[1]).count();
+    eprintln!("the two writers' records switch {switches} times in the log");
 }
 
 #[test]
@@ -600,4 +647,24 @@ fn text(o: &std::process::Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
+}
+
+/// README, "Security": an audit log that already existed with a looser mode (0644, as a copy
+/// or an editor leaves it) is 0600 after the next append.
+#[test]
+fn a_looser_existing_audit_log_is_tightened_to_0600() {
+    use std::os::unix::fs::PermissionsExt;
+    let path = temp_log("loose");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, b"").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    AuditLog::new(&path)
+        .append(record("loose-1", RecordKind::Intent, None))
+        .unwrap();
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(
+        quotatop(&["audit", "verify"], &path).status.success(),
+        "the tightened log still verifies"
+    );
 }

@@ -1,7 +1,9 @@
 //! Bounded fuzzing (proptest) of everything that reads untrusted input: the emulator's request
 //! handling over real HTTP, scenario and replay-config TOML, both trace formats, and the audit
-//! log reader. The property everywhere: no panic, an answer or a clear error, and the emulator
-//! keeps serving. Runs in CI; raise PROPTEST_CASES for a longer run.
+//! log reader. The property everywhere: no panic, and each input is accepted or refused with an
+//! error that names where the input is wrong (the file name the parser was given and/or a line,
+//! or the scenario key at fault); the emulator answers with a Batch status and keeps serving.
+//! Runs in CI; raise PROPTEST_CASES for a longer run.
 
 use std::time::Duration;
 
@@ -53,8 +55,49 @@ async fn raw(addr: std::net::SocketAddr, path: &str, body: &[u8]) -> Option<u16>
     text.split(' ').nth(1)?.parse().ok()
 }
 
+/// Accepted, or refused with an error naming the input's location: one of `places` (a file
+/// name, "line ", a key) must be in the message.
+fn accepted_or_located<T, E: std::fmt::Display>(
+    what: &str,
+    r: Result<T, E>,
+    places: &[&str],
+) -> Result<(), TestCaseError> {
+    if let Err(e) = r {
+        let m = e.to_string();
+        prop_assert!(
+            places.iter().any(|p| m.contains(p)),
+            "{}: the error names no location ({:?}): {}",
+            what,
+            places,
+            m
+        );
+        prop_assert!(!m.trim().is_empty(), "{}: empty error", what);
+    }
+    Ok(())
+}
+
+/// Where a scenario error can be: a TOML position, or the key (or the share, generator or job
+/// holding it) that is wrong.
+const SCENARIO_PLACES: &[&str] = &[
+    "line ",
+    "share ",
+    "job ",
+    "speed",
+    "seed",
+    "capacity",
+    "queue",
+    "delays",
+    "faults",
+    "generator",
+    "priorit",
+];
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    // 48 cases unless PROPTEST_CASES says otherwise (a literal `cases` would override it).
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn emulator_answers_any_body_and_keeps_serving(
@@ -87,23 +130,23 @@ proptest! {
 
     #[test]
     fn scenario_and_replay_config_parsers_never_panic(text in "[\\PC\n]{0,300}", cut in 0usize..2000, insert in "[\\PC\n]{0,20}") {
-        let _ = Scenario::parse(&text);
-        let _ = ReplayConfig::parse(&text, "fuzz.toml", "fuzz");
         let demo = include_str!("../../scenarios/demo.toml");
         let mutated = mutate(demo, cut, &insert);
-        let _ = Scenario::parse(&mutated);
-        let _ = ReplayConfig::parse(&mutated, "fuzz.toml", "fuzz");
+        for input in [&text, &mutated] {
+            accepted_or_located("scenario", Scenario::parse(input), SCENARIO_PLACES)?;
+            accepted_or_located("replay config", ReplayConfig::parse(input, "fuzz.toml", "fuzz"), &["fuzz.toml"])?;
+        }
     }
 
     #[test]
     fn trace_parsers_never_panic(text in "[0-9a-z_,.\\-\n ]{0,300}", cut in 0usize..300, insert in "[\\PC\n]{0,10}") {
-        let _ = trace_csv::parse(&text, "fuzz.csv");
-        let _ = philly::parse_trace_text(&text, "vc", "fuzz.csv");
-        let _ = philly::parse_nodes(&text, "nodes.csv");
         let good = "submit_s,share,instance_type,instance_count,work_s,priority,checkpoint_s,retries\n0,a,ml.m5.large,1,10,5,2,1\n";
-        let _ = trace_csv::parse(&mutate(good, cut, &insert), "fuzz.csv");
         let philly_good = "app_id,submit_time,service,num_jobs,sleep_time,model_name,duration_s\n0,0.0,57.0,1,0.0,M,57\n";
-        let _ = philly::parse_trace_text(&mutate(philly_good, cut, &insert), "vc", "fuzz.csv");
+        accepted_or_located("trace", trace_csv::parse(&text, "fuzz.csv"), &["fuzz.csv"])?;
+        accepted_or_located("trace", trace_csv::parse(&mutate(good, cut, &insert), "fuzz.csv"), &["fuzz.csv"])?;
+        accepted_or_located("philly", philly::parse_trace_text(&text, "vc", "fuzz.csv"), &["fuzz.csv"])?;
+        accepted_or_located("philly", philly::parse_trace_text(&mutate(philly_good, cut, &insert), "vc", "fuzz.csv"), &["fuzz.csv"])?;
+        accepted_or_located("nodes", philly::parse_nodes(&text, "nodes.csv"), &["nodes.csv"])?;
     }
 
     #[test]
@@ -112,7 +155,11 @@ proptest! {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("audit.jsonl");
         std::fs::write(&path, lines.join("\n")).unwrap();
-        let _ = quotatop::audit::read_records(&path);
-        let _ = quotatop::audit::verify(&path);
+        let shown = path.display().to_string();
+        accepted_or_located("audit read", quotatop::audit::read_records(&path), &[shown.as_str()])?;
+        // verify names the 1-based line it stopped at.
+        if let Err(e) = quotatop::audit::verify(&path) {
+            prop_assert!(e.line >= 1 && e.line <= lines.len().max(1), "verify: line {} of {}: {}", e.line, lines.len(), e);
+        }
     }
 }

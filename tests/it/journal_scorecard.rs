@@ -1,6 +1,5 @@
 //! Acceptance of issue 7's history layer: an emulator scenario on a manual clock, observed every
-//! `POLL_MS` of simulated time through the real `aws_sdk_batch` client (ListServiceJobs +
-//! DescribeServiceJob, as the poller does) and journaled; every scorecard metric computed from
+//! `POLL_MS` of simulated time by the real poller (budgeted describes) and journaled; every scorecard metric computed from
 //! the journal must match the same metric computed from the engine's ground-truth event log.
 //!
 //! Tolerance (stated, and derived from the polling interval `P`):
@@ -14,22 +13,20 @@
 //!   `2 × 100 × tol / total held`;
 //! - counts (waits, waiting jobs, interrupted attempts, recovery) must be equal.
 //!
-//! Until the real poller (`poll/`, branch `data`) lands, the observer below builds the
-//! `Snapshot`s itself; shares and capacity are those of the scenario.
+//! The observer is the production path: the real poller (`quotatop::poll::Poller`) with the
+//! default `PollConfig` (describe budget, concurrency, finished-job limit), through the real
+//! `BatchClient`; shares and capacity are what it discovers.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use aws_sdk_batch::types::{KeyValuesPair, ServiceJobStatus};
 use quotatop::analysis::scorecard::{
     self, AttemptEnd, JobHistory, Row, Scorecard, ScorecardInput, ScorecardOptions, Window,
     from_engine,
 };
-use quotatop::emulator::{self, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
+use quotatop::emulator::{self, ClockMode, EmulatorConfig, Scenario};
 use quotatop::journal::{Journal, JournalConfig, JournalHandle, scorecard_input};
-use quotatop::model::{
-    Attempt, JobStatus, Millis, PreemptedAttempt, PreemptionSummary, QueueSnapshot, ServiceJob,
-    Snapshot, TrackedJob,
-};
+use quotatop::model::{HealthState, Millis};
+use quotatop::poll::{PollConfig, Poller};
 
 const START: Millis = 1_770_000_000_000;
 const POLL_MS: Millis = 30_000;
@@ -93,128 +90,6 @@ instance_type = "ml.g5.12xlarge"
 duration_s = [900, 1800]
 max_jobs = 6
 "#;
-
-fn ts(v: Option<i64>) -> Option<Millis> {
-    v.filter(|&t| t > 0)
-}
-
-fn status(s: Option<&ServiceJobStatus>) -> JobStatus {
-    s.and_then(|s| JobStatus::parse(s.as_str()))
-        .unwrap_or(JobStatus::Submitted)
-}
-
-/// DescribeServiceJob → the domain model, as `batch/` will do.
-async fn describe(c: &aws_sdk_batch::Client, id: &str) -> ServiceJob {
-    let d = c.describe_service_job().job_id(id).send().await.unwrap();
-    let usage = d.capacity_usage().first();
-    let rid = |r: Option<&aws_sdk_batch::types::ServiceResourceId>| {
-        r.and_then(|r| r.value()).unwrap_or_default().to_string()
-    };
-    ServiceJob {
-        id: d.job_id().unwrap_or_default().to_string(),
-        name: d.job_name().unwrap_or_default().to_string(),
-        share: d.quota_share_name().unwrap_or_default().to_string(),
-        priority: d.scheduling_priority().unwrap_or(0).max(0) as u32,
-        instance_type: usage
-            .and_then(|u| u.capacity_unit())
-            .unwrap_or_default()
-            .to_string(),
-        instance_count: usage.and_then(|u| u.quantity()).unwrap_or(0.0) as u32,
-        status: status(d.status()),
-        status_reason: d.status_reason().map(str::to_string),
-        created_at: d.created_at().unwrap_or(0),
-        scheduled_at: ts(d.scheduled_at()),
-        started_at: ts(d.started_at()),
-        stopped_at: ts(d.stopped_at()),
-        preemption_retries: d
-            .preemption_configuration()
-            .and_then(|p| p.preemption_retries_before_termination())
-            .map(|n| n.max(0) as u32),
-        preemption: d.preemption_summary().map(|p| PreemptionSummary {
-            preempted_attempt_count: p.preempted_attempt_count().unwrap_or(0).max(0) as u32,
-            recent_preempted_attempts: p
-                .recent_preempted_attempts()
-                .iter()
-                .map(|a| PreemptedAttempt {
-                    resource_id: rid(a.service_resource_id()),
-                    started_at: a.started_at().unwrap_or(0),
-                    stopped_at: a.stopped_at().unwrap_or(0),
-                    status_reason: a.status_reason().unwrap_or_default().to_string(),
-                })
-                .collect(),
-        }),
-        attempts: d
-            .attempts()
-            .iter()
-            .map(|a| Attempt {
-                resource_id: rid(a.service_resource_id()),
-                started_at: ts(a.started_at()),
-                stopped_at: ts(a.stopped_at()),
-                status_reason: a.status_reason().map(str::to_string),
-            })
-            .collect(),
-        is_terminated: d.is_terminated().unwrap_or(false),
-    }
-}
-
-/// A poller-like observer: lists every job, describes the unfinished ones (finished ones keep
-/// their last description), and builds the queue's snapshot.
-struct Observer {
-    client: aws_sdk_batch::Client,
-    jobs: HashMap<String, ServiceJob>,
-    sequence: u64,
-}
-
-impl Observer {
-    async fn poll(&mut self, emu: &EmulatorHandle, base: &QueueSnapshot) -> Snapshot {
-        let now = emu.now().unwrap();
-        let pages: Vec<_> = self
-            .client
-            .list_service_jobs()
-            .job_queue(QUEUE)
-            .filters(
-                KeyValuesPair::builder()
-                    .name("AFTER_CREATED_AT")
-                    .values("0")
-                    .build(),
-            )
-            .into_paginator()
-            .send()
-            .collect::<Vec<_>>()
-            .await;
-        for page in pages {
-            for s in page.unwrap().job_summary_list() {
-                let id = s.job_id().unwrap_or_default().to_string();
-                let done = self.jobs.get(&id).is_some_and(|j| j.status.is_terminal());
-                if !done {
-                    let job = describe(&self.client, &id).await;
-                    self.jobs.insert(id, job);
-                }
-            }
-        }
-        self.sequence += 1;
-        let mut q = base.clone();
-        q.server_time = Some(now);
-        q.refreshed_at = Some(now);
-        let mut jobs: Vec<&ServiceJob> = self.jobs.values().collect();
-        jobs.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
-        q.jobs = jobs
-            .into_iter()
-            .map(|j| TrackedJob {
-                job: j.clone(),
-                arn: format!("arn:aws:batch:us-east-1:123456789012:service-job/{}", j.id),
-                described_at: Some(now),
-                listed_at: now,
-            })
-            .collect();
-        Snapshot {
-            taken_at: now,
-            sequence: self.sequence,
-            queues: vec![q],
-            ..Default::default()
-        }
-    }
-}
 
 fn within(what: &str, observed: f64, truth: f64, tol: f64) {
     assert!(
@@ -404,8 +279,29 @@ fn compare(
     }
 }
 
+/// The default `PollConfig`: in this scenario its describe budget (40) never binds.
 #[tokio::test]
 async fn journal_scorecard_matches_the_engine_ground_truth() {
+    let most = matches_ground_truth(PollConfig::default()).await;
+    println!("default budget: at most {most} describes in one refresh");
+}
+
+/// A budget of 2 rolling describes per refresh, so the budget binds: changed jobs are still
+/// described at once, and the metrics still match.
+#[tokio::test]
+async fn journal_scorecard_matches_with_a_binding_describe_budget() {
+    let most = matches_ground_truth(PollConfig {
+        describe_budget: 2,
+        concurrency: 2,
+        ..PollConfig::default()
+    })
+    .await;
+    println!("budget 2: at most {most} describes in one refresh");
+}
+
+/// Runs the scenario observed by the real poller with `poll` (its queue set here), compares
+/// the journal's scorecard with the engine's; returns the most describes one refresh made.
+async fn matches_ground_truth(poll: PollConfig) -> u64 {
     let scenario = Scenario::parse(SCENARIO).unwrap();
     let mut config = EmulatorConfig::from_scenario(scenario).unwrap();
     config.clock = ClockMode::Manual;
@@ -416,25 +312,22 @@ async fn journal_scorecard_matches_the_engine_ground_truth() {
     let path = dir.path().join("journal.sqlite3");
     let journal = JournalHandle::start(&path, JournalConfig::default());
 
-    // Shares and capacity as the poller would report them (they do not change in this run).
-    let base = emu
-        .with_engine(|e| QueueSnapshot {
-            name: QUEUE.to_string(),
-            environment: e.service_environment("ml-training-se"),
-            shares: e.shares(),
-            ..Default::default()
-        })
-        .unwrap();
-    let mut observer = Observer {
-        client: crate::emulator_support::client(&emu, 3),
-        jobs: HashMap::new(),
-        sequence: 0,
-    };
+    let client = crate::data_support::batch_client(&emu).await;
+    let mut poller = Poller::new(PollConfig {
+        queues: vec![QUEUE.to_string()],
+        ..poll
+    });
     let mut t = 0;
+    let mut most_described = 0;
     while t < RUN_MS {
         emu.advance(POLL_MS).unwrap();
         t += POLL_MS;
-        let snap = observer.poll(&emu, &base).await;
+        let before = emu.calls("describeservicejob");
+        let snap = poller.refresh(&client).await;
+        most_described = most_described.max(emu.calls("describeservicejob") - before);
+        assert_eq!(snap.health.state, HealthState::Healthy, "{:?}", snap.health);
+        assert_eq!(snap.queues.len(), 1);
+        assert_eq!(snap.queues[0].stale_reason, None);
         assert!(journal.record(snap), "journal queue full");
         if t % (20 * POLL_MS) == 0 {
             journal.flush();
@@ -483,4 +376,5 @@ async fn journal_scorecard_matches_the_engine_ground_truth() {
 
     compare(&observed, &truth, &truth_input, &opts);
     emu.shutdown().await.unwrap();
+    most_described
 }

@@ -121,8 +121,28 @@ async fn poller_survives_faults_and_converges_after_them() {
             assert!(s.sequence > prev.sequence);
         }
         if let Some(q) = s.queues.first() {
-            if had_jobs {
-                assert!(!q.jobs.is_empty(), "a failed refresh keeps the last data");
+            // A failed refresh keeps the last data: every job active in the previous snapshot
+            // is still there (not only "the list is not empty").
+            if let Some(prev) = seen.last().and_then(|p: &Snapshot| p.queues.first()) {
+                for j in prev.jobs.iter().filter(|j| !j.job.status.is_terminal()) {
+                    // A job that has finished since may be gone legitimately (the poller keeps
+                    // only the newest finished jobs); one still active in the engine was lost.
+                    let finished = h
+                        .with_engine(|e| {
+                            e.jobs()
+                                .find(|t| t.id == j.job.id)
+                                .is_some_and(|t| t.status.is_terminal())
+                        })
+                        .unwrap();
+                    assert!(
+                        finished || q.jobs.iter().any(|k| k.job.id == j.job.id),
+                        "snapshot {} lost active job {} ({:?}) that snapshot {} had",
+                        s.sequence,
+                        j.job.name,
+                        j.job.status,
+                        seen.last().unwrap().sequence
+                    );
+                }
             }
             had_jobs |= !q.jobs.is_empty();
             if q.stale_reason.is_some() {
@@ -178,22 +198,23 @@ async fn poller_survives_faults_and_converges_after_them() {
     };
     moving.store(false, Ordering::SeqCst);
     clock.await.unwrap();
-    let runnable = h
+    // Any waiting job will do; the new priority differs from its current one. None waiting
+    // would make the check below meaningless, so that fails instead of skipping it.
+    let (runnable, new_priority) = h
         .with_engine(|e| {
             e.jobs()
-                .find(|j| j.status == JobStatus::Runnable && j.priority < 50)
-                .map(|j| j.id)
+                .find(|j| j.status == JobStatus::Runnable)
+                .map(|j| (j.id, if j.priority == 50 { 51 } else { 50 }))
         })
-        .unwrap();
+        .unwrap()
+        .expect("the demo has a RUNNABLE job after ten simulated minutes");
     h.set_faults(FaultSpec::none());
-    if let Some(id) = &runnable {
-        sdk.update_service_job()
-            .job_id(id)
-            .scheduling_priority(50)
-            .send()
-            .await
-            .unwrap();
-    }
+    sdk.update_service_job()
+        .job_id(&runnable)
+        .scheduling_priority(new_priority as i32)
+        .send()
+        .await
+        .unwrap();
 
     // Phase 2: faults off, world frozen: the poller must converge by itself.
     let deadline = Instant::now() + Duration::from_secs(45);
@@ -221,9 +242,11 @@ async fn poller_survives_faults_and_converges_after_them() {
     );
     assert_eq!(s.health.state, HealthState::Healthy);
     assert!(s.queues[0].refreshed_at.is_some());
-    if let Some(id) = runnable {
-        let j = s.queues[0].jobs.iter().find(|j| j.job.id == id).unwrap();
-        assert_eq!(j.job.priority, 50);
-    }
+    let j = s.queues[0]
+        .jobs
+        .iter()
+        .find(|j| j.job.id == runnable)
+        .expect("the re-prioritised job is in the converged snapshot");
+    assert_eq!(j.job.priority, new_priority);
     handle.shutdown().await;
 }

@@ -1,14 +1,21 @@
 //! The real binary in a pseudo-terminal (util-linux `script` provides the PTY): killed by
-//! SIGTERM, and by a panic injected for testing, `quotatop demo` leaves the terminal restored
-//! both times — the alternate screen left and raw mode off (`stty -a` shows `icanon` and `echo`
+//! SIGTERM, by SIGHUP (the terminal went away), and by a panic injected for testing, `quotatop
+//! demo` leaves the terminal restored each time — the alternate screen left and raw mode off (`stty -a` shows `icanon` and `echo`
 //! in the same PTY afterwards).
 
 use std::process::Command;
 
 fn in_pty(inner: &str, env: &[(&str, &str)]) -> Option<String> {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: util-linux `script` is not installed");
-        return None;
+    // A missing tool fails the test: a skipped check would pass without checking anything.
+    for tool in ["script", "timeout", "stty"] {
+        assert!(
+            Command::new("sh")
+                .args(["-c", &format!("command -v {tool}")])
+                .output()
+                .is_ok_and(|o| o.status.success()),
+            "`{tool}` is not installed: this test needs util-linux's `script` and coreutils' \
+             `timeout` and `stty` (Debian/Ubuntu: apt-get install util-linux bsdutils coreutils)"
+        );
     }
     let mut c = Command::new("timeout");
     c.args(["60", "script", "-qfec", inner, "/dev/null"]);
@@ -42,6 +49,16 @@ fn sigterm_restores_the_terminal() {
     let inner = format!("sh -c 'timeout --foreground -s TERM 4 {bin} demo; echo EXIT=$?; stty -a'");
     if let Some(out) = in_pty(&inner, &[]) {
         // 124: timeout sent SIGTERM; the console ended on it and restored the terminal.
+        assert_restored(&out, "EXIT=124");
+    }
+}
+
+/// README, "Reliability": the console ends on SIGHUP the way it ends on SIGTERM.
+#[test]
+fn sighup_restores_the_terminal() {
+    let bin = env!("CARGO_BIN_EXE_quotatop");
+    let inner = format!("sh -c 'timeout --foreground -s HUP 4 {bin} demo; echo EXIT=$?; stty -a'");
+    if let Some(out) = in_pty(&inner, &[]) {
         assert_restored(&out, "EXIT=124");
     }
 }

@@ -117,8 +117,8 @@ fn record_journals_until_sigterm_and_report_reads_it() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // At 600x, four real seconds are forty simulated minutes of the demo.
-    std::thread::sleep(Duration::from_secs(4));
+    // Stopped once it has journaled (not after a fixed time).
+    crate::data_support::wait_until_journaled(&journal, "ml-training");
     assert!(
         Command::new("kill")
             .args(["-TERM", &rec.id().to_string()])

@@ -160,7 +160,13 @@ async fn credentials_never_reach_logs_journal_audit_or_output() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut rec = rec.spawn().unwrap();
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // Stopped once it has journaled (not after a fixed time).
+    let waited = journal.clone();
+    tokio::task::spawn_blocking(move || {
+        crate::data_support::wait_until_journaled(&waited, "ml-training")
+    })
+    .await
+    .unwrap();
     let pid = rec.id().to_string();
     let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     assert!(killed.success());

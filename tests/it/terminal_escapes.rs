@@ -129,7 +129,15 @@ async fn hostile_endpoint() -> (EmulatorHandle, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn escape_sequences_in_names_never_reach_the_terminal() {
     let (h, url) = hostile_endpoint().await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // The job the proxy renames arrives within seconds at 600x: waited for, not slept on.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !h
+        .with_engine(|e| e.jobs().any(|j| j.name == RENAMES[0].0))
+        .unwrap()
+    {
+        assert!(Instant::now() < deadline, "{} never arrived", RENAMES[0].0);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path();
 
@@ -172,7 +180,13 @@ async fn escape_sequences_in_names_never_reach_the_terminal() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut rec = rec.spawn().unwrap();
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // Stopped once it has journaled (not after a fixed time).
+    let waited = journal.clone();
+    tokio::task::spawn_blocking(move || {
+        crate::data_support::wait_until_journaled(&waited, "ml-training")
+    })
+    .await
+    .unwrap();
     let pid = rec.id().to_string();
     assert!(
         Command::new("kill")

@@ -9,7 +9,7 @@ pub mod json;
 pub mod table;
 
 use crate::analysis::LoopRule;
-use crate::batch::{BatchClient, ConnectOptions};
+use crate::batch::{BatchClient, BatchError, ConnectOptions};
 use crate::cli::{AwsArgs, SnapshotArgs, SnapshotFormat};
 use crate::model::HealthState;
 use crate::poll::{self, PollConfig};
@@ -25,6 +25,27 @@ pub fn connect_options(aws: &AwsArgs) -> ConnectOptions {
     }
 }
 
+/// Sustained throttling ends as a timeout: the SDK's adaptive rate limiter holds the retries
+/// back until the operation's deadline. When the API did answer, and answered 429, that is
+/// throttling, not an endpoint that cannot be reached.
+fn throttled_not_unreachable(
+    result: Result<crate::model::Snapshot, poll::PollError>,
+    client: &BatchClient,
+) -> Result<crate::model::Snapshot, poll::PollError> {
+    let throttled = client.stats().last_minute().throttled;
+    match result {
+        Err(poll::PollError::Batch(BatchError::Unreachable { op, message })) if throttled > 0 => {
+            Err(poll::PollError::Batch(BatchError::Throttled {
+                op,
+                message: format!(
+                    "{throttled} attempts answered HTTP 429 (TooManyRequestsException) in the last minute; retries gave up ({message})"
+                ),
+            }))
+        }
+        other => other,
+    }
+}
+
 pub fn run(args: &SnapshotArgs) -> anyhow::Result<()> {
     let runtime = crate::commands::runtime()?;
     let snapshot = runtime.block_on(async {
@@ -35,7 +56,8 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<()> {
             refresh_deadline: std::time::Duration::from_secs(120),
             ..PollConfig::default()
         };
-        anyhow::Ok(poll::refresh_once(&client, config).await?)
+        let result = poll::refresh_once(&client, config).await;
+        anyhow::Ok(throttled_not_unreachable(result, &client)?)
     })?;
     let doc = document(&snapshot, &LoopRule::default());
     match args.format {

@@ -43,3 +43,24 @@ pub fn quotatop() -> Command {
 pub fn job<'a>(q: &'a QueueSnapshot, id: &str) -> Option<&'a TrackedJob> {
     q.jobs.iter().find(|j| j.job.id == id)
 }
+
+/// Waits (at most 60 s) until the journal at `path` holds at least one job of `queue`: a
+/// recorder has journaled a snapshot. Replaces fixed sleeps before stopping a recorder.
+pub fn wait_until_journaled(path: &std::path::Path, queue: &str) {
+    use quotatop::journal::{Journal, JournalConfig};
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let jobs = Journal::open_existing(path, JournalConfig::default())
+            .and_then(|j| j.jobs(queue, 0))
+            .map(|jobs| jobs.len());
+        if jobs.as_ref().is_ok_and(|&n| n > 0) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing journaled in {} after 60 s: {jobs:?}",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -54,6 +54,9 @@ pub struct Report {
     pub stale_but_healthy: u64,
     /// A snapshot that lost the jobs an earlier one had (must not happen).
     pub lost_jobs: u64,
+    /// Jobs that went missing from a snapshot and had finished by the end (pruned finished
+    /// jobs, or lost while active: the soak cannot tell these apart).
+    pub missing_then_finished: u64,
     /// Oldest `described_at` of an active job under faults, against `taken_at`.
     pub max_described_age_faulted: Duration,
     pub health_seen: BTreeSet<String>,
@@ -84,8 +87,13 @@ struct Seen {
     stale: u64,
     unhealthy: u64,
     stale_but_healthy: u64,
-    lost_jobs: u64,
-    had_jobs: bool,
+    /// Jobs active in one snapshot and missing from the next. A job that finished in between
+    /// may be gone legitimately (the poller keeps only the newest finished jobs); one that is
+    /// still active at the end of the run was lost while active (jobs never leave a terminal
+    /// status), which [`run`] counts.
+    missing: std::collections::HashSet<String>,
+    /// The active jobs of the previous snapshot.
+    prev_active: std::collections::HashSet<String>,
     max_age_ms: i64,
     health: BTreeSet<String>,
 }
@@ -101,10 +109,21 @@ impl Seen {
         self.last_seq = Some(s.sequence);
         self.health.insert(format!("{:?}", s.health.state));
         let Some(q) = s.queues.first() else { return };
-        if self.had_jobs && q.jobs.is_empty() {
-            self.lost_jobs += 1;
+        // Each job active in the previous snapshot must be in this one (checked job by job,
+        // not only "the list is not empty"); see `missing`.
+        let ids: std::collections::HashSet<&str> =
+            q.jobs.iter().map(|j| j.job.id.as_str()).collect();
+        for id in &self.prev_active {
+            if !ids.contains(id.as_str()) {
+                self.missing.insert(id.clone());
+            }
         }
-        self.had_jobs |= !q.jobs.is_empty();
+        self.prev_active = q
+            .jobs
+            .iter()
+            .filter(|j| !j.job.status.is_terminal())
+            .map(|j| j.job.id.clone())
+            .collect();
         if q.stale_reason.is_some() && s.health.state == HealthState::Healthy {
             self.stale_but_healthy += 1;
         }
@@ -261,6 +280,9 @@ pub async fn run(plan: &Plan, child_test: &str, dir: &Path) -> Report {
     sampler.await.unwrap();
     poller.shutdown().await;
     receiver.await.unwrap();
+    // The world is frozen and the poller stopped: a job that went missing from a snapshot and
+    // is active now was active when it went missing.
+    let end = emu.truth().await;
     let journal = Arc::into_inner(journal).expect("the receiver is done");
     journal.flush();
     report.journal = journal.status();
@@ -275,7 +297,12 @@ pub async fn run(plan: &Plan, child_test: &str, dir: &Path) -> Report {
     report.stale_snapshots = seen.stale;
     report.unhealthy_snapshots = seen.unhealthy;
     report.stale_but_healthy = seen.stale_but_healthy;
-    report.lost_jobs = seen.lost_jobs;
+    report.lost_jobs = end
+        .active
+        .iter()
+        .filter(|j| seen.missing.contains(&j.id))
+        .count() as u64;
+    report.missing_then_finished = seen.missing.len() as u64 - report.lost_jobs;
     report.max_described_age_faulted = Duration::from_millis(seen.max_age_ms.max(0) as u64);
     report.health_seen = seen.health;
     report.rss = std::mem::take(&mut *rss.lock().unwrap());

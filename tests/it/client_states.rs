@@ -1,0 +1,138 @@
+//! The batch client end to end against the emulator's credential and throttling faults
+//! (`deny`, `expired-token`, `throttle=1`; scenarios/README.md, "Fault spec"): `quotatop
+//! snapshot` names each state on stderr and exits non-zero, and the poller's health (what the
+//! console's status line shows) names the same state, with the AWS error code in its last error.
+//! A snapshot whose refresh is incomplete still prints what it has, then exits non-zero.
+
+use std::process::Output;
+use std::time::Duration;
+
+use crate::data_support::{batch_client, quotatop};
+use crate::emulator_support::{M5, QUEUE, create_share, submit};
+use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
+use quotatop::emulator::{EmulatorHandle, FaultSpec};
+use quotatop::model::HealthState;
+use quotatop::poll::{PollConfig, Poller};
+
+async fn snapshot(h: &EmulatorHandle, extra: &[&str]) -> Output {
+    let mut args: Vec<String> = vec![
+        "snapshot".into(),
+        "--queue".into(),
+        QUEUE.into(),
+        "--endpoint-url".into(),
+        h.endpoint_url(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    tokio::task::spawn_blocking(move || quotatop().args(args).output().unwrap())
+        .await
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+/// A queue with one share and one running job, faults off.
+async fn world() -> EmulatorHandle {
+    let h = crate::emulator_support::start(&[(M5, 2)], "").await;
+    let sdk = crate::emulator_support::client(&h, 1);
+    create_share(&sdk, "team", &[(M5, 2)], Strategy::Reserve, None, false).await;
+    submit(&sdk, "train-1", "team", M5, 1, 5).await;
+    h.advance(1_000).unwrap();
+    h
+}
+
+/// (fault spec, words `snapshot` must print on stderr, the poller's state, the AWS code).
+const CASES: &[(&str, &[&str], HealthState, &str)] = &[
+    (
+        "deny=1",
+        &["access denied", "AccessDeniedException"],
+        HealthState::Denied,
+        "AccessDeniedException",
+    ),
+    (
+        "expired-token=1",
+        &["access denied", "ExpiredTokenException"],
+        HealthState::Denied,
+        "ExpiredTokenException",
+    ),
+    (
+        "throttle=1",
+        &["throttled by AWS Batch", "TooManyRequestsException"],
+        HealthState::Throttled,
+        "TooManyRequestsException",
+    ),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_names_denied_expired_and_exhausted_throttling() {
+    let h = world().await;
+    for &(spec, words, _, _) in CASES {
+        h.set_faults(FaultSpec::parse(spec).unwrap());
+        let out = snapshot(&h, &[]).await;
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{spec}: must fail: {err}");
+        assert!(!err.contains("panicked"), "{spec}: {err}");
+        for w in words {
+            assert!(err.contains(w), "{spec}: stderr lacks {w:?}: {err}");
+        }
+        // One state only: a refused call is not called throttling, and the reverse.
+        let other = if words[0] == "access denied" {
+            "throttled"
+        } else {
+            "access denied"
+        };
+        assert!(!err.contains(other), "{spec}: {err}");
+    }
+    h.set_faults(FaultSpec::none());
+    let out = snapshot(&h, &[]).await;
+    assert!(out.status.success(), "recovered: {}", stderr(&out));
+    h.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn poller_health_names_each_state_and_recovers() {
+    let h = world().await;
+    let client = batch_client(&h).await;
+    let mut poller = Poller::new(PollConfig {
+        queues: vec![QUEUE.to_string()],
+        refresh_deadline: Duration::from_secs(30),
+        ..PollConfig::default()
+    });
+    let first = poller.refresh(&client).await;
+    assert_eq!(first.health.state, HealthState::Healthy);
+    assert_eq!(first.queues[0].jobs.len(), 1);
+    for &(spec, _, state, code) in CASES {
+        h.set_faults(FaultSpec::parse(spec).unwrap());
+        let s = poller.refresh(&client).await;
+        assert_eq!(s.health.state, state, "{spec}: {:?}", s.health);
+        let last = s.health.last_error.clone().unwrap_or_default();
+        assert!(last.contains(code), "{spec}: last error {last:?}");
+        // The last data stays, marked stale.
+        assert_eq!(s.queues[0].jobs.len(), 1, "{spec}");
+        assert!(s.queues[0].stale_reason.is_some(), "{spec}");
+        h.set_faults(FaultSpec::none());
+        let s = poller.refresh(&client).await;
+        assert_eq!(s.health.state, HealthState::Healthy, "{spec}: recovers");
+        assert_eq!(s.queues[0].stale_reason, None, "{spec}");
+    }
+    h.shutdown().await.unwrap();
+}
+
+/// README, "snapshot": an incomplete refresh still prints, then exits non-zero.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn incomplete_snapshot_prints_and_exits_non_zero() {
+    let h = world().await;
+    h.set_faults(FaultSpec::parse("describeservicejob:deny=1").unwrap());
+    let out = snapshot(&h, &["--format", "json"]).await;
+    let err = stderr(&out);
+    assert!(!out.status.success(), "must fail: {err}");
+    assert!(err.contains("snapshot incomplete"), "{err}");
+    assert!(err.contains("AccessDeniedException"), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is the JSON document ({e}): {err}"));
+    let q = &doc["queues"][0];
+    assert_eq!(q["name"], QUEUE, "{doc}");
+    assert!(q["stale_reason"].is_string(), "{doc}");
+    h.shutdown().await.unwrap();
+}
