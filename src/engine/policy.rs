@@ -50,7 +50,7 @@ pub fn queue_key(priority: u32, created_at: Millis, job: u32) -> QueueKey {
 }
 
 /// What the victim heuristics see of a dispatched job.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VictimFacts {
     pub priority: u32,
     /// Time since the current attempt was scheduled (or started).
