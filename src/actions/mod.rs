@@ -3,7 +3,6 @@
 
 mod api;
 mod apply;
-mod preview;
 mod reconcile;
 mod validate;
 
@@ -64,7 +63,7 @@ pub trait JobTagger: Send + Sync {
         tags: BTreeMap<String, String>,
     ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>>;
 }
-pub use preview::{Candidate, Prediction, Preview, preview};
+pub use crate::analysis::preview::{Candidate, Prediction, Preemptions, Preview, preview};
 pub use validate::{
     PriorityPolicy, ValidationError, change_record_reason, check_change, parse_priority,
 };

@@ -1,24 +1,40 @@
-//! What a priority change will do, computed on the current snapshot with the same rules the
-//! engine schedules by (`engine::policy`): the job's new place in its share's queue, and whether
-//! it would preempt running jobs in its share.
+//! What a priority change will do, computed on a snapshot with the engine's own placement
+//! functions (`engine::placement`): the job's new place in its share's queue, and whether it
+//! would run, borrow, wait, or preempt which running jobs, in the engine's order.
+//!
+//! A snapshot does not show everything the engine orders by: jobs created in the same
+//! millisecond have no published submission order, nor jobs dispatched in the same millisecond a
+//! dispatch order. The preview tries every such order (up to [`MAX_ORDERS`]); when they disagree
+//! it says "up to N of" these candidates instead of naming the victims.
 
-use crate::analysis::{self, share_usage};
-use crate::engine::policy::{self, VictimFacts};
-use crate::model::{JobStatus, Millis, QueueSnapshot};
+use std::collections::{BTreeMap, HashMap};
 
-use super::ActionError;
+use crate::actions::ActionError;
+use crate::analysis;
+use crate::engine::PreemptionKind;
+use crate::engine::placement::{self, Holder, Ledger, Placement, TypeState};
+use crate::model::{JobStatus, Millis, QueueSnapshot, TrackedJob};
 
-/// A running job the change would make a preemption candidate.
+/// Orders of tied jobs tried at most; beyond, only the likeliest and its reverse.
+pub const MAX_ORDERS: usize = 720;
+
+/// What the preview says of cross-share victims: AWS does not publish how it picks them.
+pub const CROSS_SHARE_NOTE: &str = "as modelled: against AWS the cross-share victim choice is unpublished, so which borrowers are preempted is quotatop's model";
+
+/// A running job the change would preempt (or may preempt, see [`Preemptions`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
     pub job_id: String,
     pub name: String,
+    pub share: String,
     pub priority: u32,
     pub instance_type: String,
     pub instance_count: u32,
     pub running_ms: Millis,
     /// Instance-hours of its current attempt so far: lost if it has no recent checkpoint.
     pub instance_hours_at_risk: f64,
+    /// Cross-share (reclaiming lent capacity) or in-share (lower priority in its own share).
+    pub kind: PreemptionKind,
 }
 
 /// What happens to the job right after the change.
@@ -31,17 +47,46 @@ pub enum Prediction {
     Waits { ahead: usize },
     /// Fits in its share's unused capacity.
     RunsOnOwnCapacity,
-    /// Its share takes lent capacity back (cross-share preemption of borrowers).
+    /// Its share takes lent capacity back by cross-share preemption of borrowers (listed in
+    /// [`Preview::preemptions`]); `instances` is what those borrowers hold.
     ReclaimsLent { instances: u32 },
     /// Runs by borrowing idle capacity of other shares.
     Borrows { instances: u32 },
-    /// In-share preemption of these jobs.
+    /// Preemption of these jobs: in-share, or in-share and cross-share together. When the
+    /// snapshot cannot settle which, every candidate (see [`Preview::preemptions`]).
     Preempts(Vec<Candidate>),
-    /// At the head of its share but no room can be made: it waits for capacity.
+    /// At the head of its share but no room can be made now (or room is already being made by
+    /// preemptions in progress, see [`Preview::awaits_release`]): it waits for capacity.
     WaitsForCapacity,
     /// The service refuses to place it whatever its priority (its `MISCONFIGURATION` reason):
     /// it stays behind every job that can run until the job or its share's limits change.
     CannotRun { reason: String },
+}
+
+/// The jobs the change preempts at once.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Preemptions {
+    /// The victims in the engine's order; when unsettled, every job that may be one.
+    pub candidates: Vec<Candidate>,
+    /// How many are preempted: `min == max == candidates.len()` when settled.
+    pub min: usize,
+    pub max: usize,
+}
+
+impl Preemptions {
+    /// Whether the snapshot settles exactly which jobs are preempted.
+    pub fn settled(&self) -> bool {
+        self.min == self.max && self.max == self.candidates.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.candidates.is_empty()
+    }
+    /// Whether any candidate is a cross-share victim.
+    pub fn cross_share(&self) -> bool {
+        self.candidates
+            .iter()
+            .any(|c| c.kind == PreemptionKind::CrossShare)
+    }
 }
 
 /// The preview shown before confirming.
@@ -59,6 +104,10 @@ pub struct Preview {
     pub queue_length: usize,
     pub in_share_preemption: bool,
     pub prediction: Prediction,
+    /// Every preemption the change starts, cross-share and in-share.
+    pub preemptions: Preemptions,
+    /// It waits for capacity that preemptions already in progress give back.
+    pub awaits_release: bool,
 }
 
 impl Preview {
@@ -66,16 +115,17 @@ impl Preview {
     /// preemption candidates (by job). Times running and hours at risk grow by the second, so
     /// they do not count.
     pub fn same_outcome(&self, other: &Preview) -> bool {
+        let strip = |c: &[Candidate]| -> Vec<Candidate> {
+            c.iter()
+                .map(|c| Candidate {
+                    running_ms: 0,
+                    instance_hours_at_risk: 0.0,
+                    ..c.clone()
+                })
+                .collect()
+        };
         let effect = |p: &Preview| match &p.prediction {
-            Prediction::Preempts(c) => Prediction::Preempts(
-                c.iter()
-                    .map(|c| Candidate {
-                        running_ms: 0,
-                        instance_hours_at_risk: 0.0,
-                        ..c.clone()
-                    })
-                    .collect(),
-            ),
+            Prediction::Preempts(c) => Prediction::Preempts(strip(c)),
             other => other.clone(),
         };
         (
@@ -83,19 +133,98 @@ impl Preview {
             self.new_position,
             self.queue_length,
             self.old_priority,
+            self.preemptions.min,
+            self.preemptions.max,
+            self.awaits_release,
         ) == (
             other.old_position,
             other.new_position,
             other.queue_length,
             other.old_priority,
+            other.preemptions.min,
+            other.preemptions.max,
+            other.awaits_release,
         ) && effect(self) == effect(other)
+            && strip(&self.preemptions.candidates) == strip(&other.preemptions.candidates)
     }
 
+    /// Instance-hours at risk of the preempted jobs (of every candidate when unsettled).
     pub fn instance_hours_at_risk(&self) -> f64 {
-        match &self.prediction {
-            Prediction::Preempts(c) => c.iter().map(|c| c.instance_hours_at_risk).sum(),
-            _ => 0.0,
+        self.preemptions
+            .candidates
+            .iter()
+            .map(|c| c.instance_hours_at_risk)
+            .sum()
+    }
+
+    /// The note to show with a prediction that involves cross-share victims: against AWS it is
+    /// "as modelled". `None` when no cross-share victim is predicted.
+    pub fn model_note(&self) -> Option<&'static str> {
+        self.preemptions.cross_share().then_some(CROSS_SHARE_NOTE)
+    }
+
+    /// The predicted effect in words (the part of [`Preview::summary`] after the position).
+    pub fn effect_text(&self) -> String {
+        let p = &self.preemptions;
+        let names = |kinds: bool| {
+            p.candidates
+                .iter()
+                .map(|c| {
+                    if kinds {
+                        let k = match c.kind {
+                            PreemptionKind::CrossShare => "cross-share",
+                            _ => "in-share",
+                        };
+                        format!("{} ({k})", c.name)
+                    } else {
+                        c.name.clone()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let which = |kinds: bool| {
+            if p.settled() {
+                names(kinds)
+            } else {
+                format!(
+                    "up to {} of {} (tied jobs the API does not order)",
+                    p.max,
+                    names(kinds)
+                )
+            }
+        };
+        let mut what = match &self.prediction {
+            Prediction::NotWaiting { status } => format!("job is {status}"),
+            Prediction::Waits { ahead } => format!("{ahead} job(s) stay ahead"),
+            Prediction::RunsOnOwnCapacity => "runs on its share's unused capacity".to_string(),
+            Prediction::ReclaimsLent { instances } => format!(
+                "reclaims {instances} lent instance(s) by cross-share preemption of {}",
+                which(false)
+            ),
+            Prediction::Borrows { instances } => format!("runs borrowing {instances} instance(s)"),
+            Prediction::Preempts(_) if !p.cross_share() => format!(
+                "in-share preemption of {} ({:.1} instance-hours at risk)",
+                which(false),
+                self.instance_hours_at_risk()
+            ),
+            Prediction::Preempts(_) => format!(
+                "preemption of {} ({:.1} instance-hours at risk)",
+                which(true),
+                self.instance_hours_at_risk()
+            ),
+            Prediction::WaitsForCapacity if self.awaits_release => {
+                "waits for capacity that preemptions in progress give back".to_string()
+            }
+            Prediction::WaitsForCapacity => {
+                "waits for capacity (no preemption possible)".to_string()
+            }
+            Prediction::CannotRun { reason } => format!("cannot run at any priority: {reason}"),
+        };
+        if let Some(note) = self.model_note() {
+            what.push_str(&format!(" ({note})"));
         }
+        what
     }
 
     /// One line for the audit log and the command line.
@@ -107,31 +236,34 @@ impl Preview {
             ),
             _ => format!("not queued (share {})", self.share),
         };
-        let what = match &self.prediction {
-            Prediction::NotWaiting { status } => format!("job is {status}"),
-            Prediction::Waits { ahead } => format!("{ahead} job(s) stay ahead"),
-            Prediction::RunsOnOwnCapacity => "runs on its share's unused capacity".to_string(),
-            Prediction::ReclaimsLent { instances } => {
-                format!("reclaims {instances} lent instance(s) by cross-share preemption")
-            }
-            Prediction::Borrows { instances } => format!("runs borrowing {instances} instance(s)"),
-            Prediction::Preempts(c) => format!(
-                "in-share preemption of {} ({:.1} instance-hours at risk)",
-                c.iter()
-                    .map(|c| c.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                self.instance_hours_at_risk()
-            ),
-            Prediction::WaitsForCapacity => {
-                "waits for capacity (no preemption possible)".to_string()
-            }
-            Prediction::CannotRun { reason } => format!("cannot run at any priority: {reason}"),
-        };
         format!(
-            "priority {} -> {}; {pos}; {what}",
-            self.old_priority, self.new_priority
+            "priority {} -> {}; {pos}; {}",
+            self.old_priority,
+            self.new_priority,
+            self.effect_text()
         )
+    }
+
+    /// Lines a dialog can show: the effect, each candidate, and the model note.
+    pub fn explanation(&self) -> Vec<String> {
+        let mut out = vec![self.effect_text()];
+        for c in &self.preemptions.candidates {
+            out.push(format!(
+                "- {} ({}, priority {}, {}x {}, running {} min, {:.2} instance-h, {})",
+                c.name,
+                c.share,
+                c.priority,
+                c.instance_count,
+                c.instance_type,
+                c.running_ms / 60_000,
+                c.instance_hours_at_risk,
+                match c.kind {
+                    PreemptionKind::CrossShare => "cross-share",
+                    _ => "in-share",
+                }
+            ));
+        }
+        out
     }
 }
 
@@ -173,20 +305,22 @@ pub fn preview(q: &QueueSnapshot, job_id: &str, new_priority: u32) -> Result<Pre
         .status_reason
         .as_deref()
         .filter(|r| r.starts_with("MISCONFIGURATION"));
-    let prediction = if job.status != JobStatus::Runnable {
-        Prediction::NotWaiting { status: job.status }
-    } else if let Some(reason) = misconfigured {
-        Prediction::CannotRun {
-            reason: reason.to_string(),
-        }
-    } else {
-        predict(
-            &after,
-            job_id_of(tracked),
-            new_priority,
-            in_share,
-            &new_queue,
+    let (prediction, preemptions, awaits_release) = if job.status != JobStatus::Runnable {
+        (
+            Prediction::NotWaiting { status: job.status },
+            Preemptions::default(),
+            false,
         )
+    } else if let Some(reason) = misconfigured {
+        (
+            Prediction::CannotRun {
+                reason: reason.to_string(),
+            },
+            Preemptions::default(),
+            false,
+        )
+    } else {
+        predict(&after, &job.id, new_priority, &new_queue)
     };
     Ok(Preview {
         job_id: job.id.clone(),
@@ -200,23 +334,235 @@ pub fn preview(q: &QueueSnapshot, job_id: &str, new_priority: u32) -> Result<Pre
         queue_length: new_queue.len(),
         in_share_preemption: in_share,
         prediction,
+        preemptions,
+        awaits_release,
     })
 }
 
-fn job_id_of(t: &crate::model::TrackedJob) -> &str {
-    &t.job.id
+fn preempting(t: &TrackedJob) -> bool {
+    t.job
+        .status_reason
+        .as_deref()
+        .is_some_and(|s| s.starts_with("PREEMPTION_IN_PROGRESS"))
 }
 
-/// The engine's placement rules for the job at its new priority (see `engine::policy`).
+/// The instance type's state in `q`, in the engine's terms, with the tie orders to try.
+struct Built {
+    state: TypeState,
+    /// Jobs created in the same millisecond: (holder ids, their order values ascending).
+    created_ties: Vec<(Vec<u32>, Vec<u32>)>,
+    /// Per share, runs of jobs dispatched in the same millisecond: (share, start, length).
+    dispatch_ties: Vec<(usize, usize, usize)>,
+}
+
+fn build(q: &QueueSnapshot, ty: &str, now: Millis) -> Built {
+    let env = if q.environment.capacity.is_empty() {
+        u32::MAX
+    } else {
+        q.environment.capacity_for(ty)
+    };
+    let n = q.shares.len();
+    let mut ledger = Ledger {
+        own: Vec::with_capacity(n),
+        used: vec![0; n],
+        lends: Vec::with_capacity(n),
+        borrows: Vec::with_capacity(n),
+        borrow_cap: Vec::with_capacity(n),
+        env,
+    };
+    for sh in &q.shares {
+        let own = sh.limit_for(ty);
+        ledger.own.push(own);
+        ledger.lends.push(sh.sharing.strategy.lends());
+        ledger.borrows.push(sh.sharing.strategy.borrows());
+        ledger.borrow_cap.push(sh.sharing.borrow_cap(own));
+    }
+    let share_of: HashMap<&str, usize> = q
+        .shares
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.as_str(), i))
+        .collect();
+    // Submission order: by creation time (ties: listed order, tried both ways below).
+    let mut held: Vec<(usize, usize)> = q
+        .jobs
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.job.instance_type == ty && t.job.status.holds_capacity())
+        .filter_map(|(i, t)| share_of.get(t.job.share.as_str()).map(|&s| (i, s)))
+        .collect();
+    held.sort_by_key(|&(i, _)| (q.jobs[i].job.created_at, i));
+    let order: HashMap<usize, u32> = held
+        .iter()
+        .enumerate()
+        .map(|(k, &(i, _))| (i, k as u32))
+        .collect();
+    let mut by_created: BTreeMap<Millis, Vec<usize>> = BTreeMap::new();
+    for &(i, _) in &held {
+        by_created
+            .entry(q.jobs[i].job.created_at)
+            .or_default()
+            .push(i);
+    }
+    let created_ties = by_created
+        .into_values()
+        .filter(|g| g.len() > 1)
+        .map(|g| {
+            let ids: Vec<u32> = g.iter().map(|&i| i as u32).collect();
+            let vals: Vec<u32> = g.iter().map(|i| order[i]).collect();
+            (ids, vals)
+        })
+        .collect();
+    let mut releasing = vec![0u32; n];
+    let mut holders: Vec<Vec<Holder>> = vec![Vec::new(); n];
+    let mut in_share_preemption = Vec::with_capacity(n);
+    for sh in &q.shares {
+        in_share_preemption.push(sh.in_share_preemption.enabled());
+    }
+    for &(i, s) in &held {
+        let j = &q.jobs[i].job;
+        ledger.used[s] += j.instance_count;
+        if preempting(&q.jobs[i]) {
+            releasing[s] += j.instance_count;
+        }
+        let start = j.started_at.or(j.scheduled_at).unwrap_or(j.created_at);
+        holders[s].push(Holder {
+            id: i as u32,
+            order: order[&i],
+            count: j.instance_count,
+            priority: j.priority,
+            elapsed_ms: (now - start).max(0),
+            preempting: preempting(&q.jobs[i]),
+        });
+    }
+    // Dispatch order: by dispatch time, then the queue order a pass dispatches in.
+    let dispatched = |h: &Holder| {
+        let j = &q.jobs[h.id as usize].job;
+        j.scheduled_at.or(j.started_at).unwrap_or(j.created_at)
+    };
+    let mut dispatch_ties = Vec::new();
+    for (s, hs) in holders.iter_mut().enumerate() {
+        hs.sort_by_key(|h| (dispatched(h), std::cmp::Reverse(h.priority), h.order));
+        let mut start = 0;
+        while start < hs.len() {
+            let t = dispatched(&hs[start]);
+            let len = hs[start..]
+                .iter()
+                .take_while(|h| dispatched(h) == t)
+                .count();
+            if len > 1 {
+                dispatch_ties.push((s, start, len));
+            }
+            start += len;
+        }
+    }
+    Built {
+        state: TypeState {
+            ledger,
+            releasing,
+            holders,
+            in_share_preemption,
+        },
+        created_ties,
+        dispatch_ties,
+    }
+}
+
+fn permutations(n: usize) -> Vec<Vec<usize>> {
+    if n <= 1 {
+        return vec![(0..n).collect()];
+    }
+    let mut out = Vec::new();
+    for p in permutations(n - 1) {
+        for k in 0..=p.len() {
+            let mut q = p.clone();
+            q.insert(k, n - 1);
+            out.push(q);
+        }
+    }
+    out
+}
+
+/// Every state the snapshot cannot tell apart: each order of the tied jobs (the likeliest
+/// first), or the likeliest and its reverse when there are too many.
+fn orders(b: &Built) -> Vec<TypeState> {
+    let sizes: Vec<usize> = b
+        .created_ties
+        .iter()
+        .map(|(ids, _)| ids.len())
+        .chain(b.dispatch_ties.iter().map(|d| d.2))
+        .collect();
+    let mut total: usize = 1;
+    for &n in &sizes {
+        total = total.saturating_mul((1..=n).product::<usize>().max(1));
+    }
+    let choices: Vec<Vec<Vec<usize>>> = if total <= MAX_ORDERS {
+        sizes.iter().map(|&n| permutations(n)).collect()
+    } else {
+        sizes
+            .iter()
+            .map(|&n| vec![(0..n).collect(), (0..n).rev().collect()])
+            .collect()
+    };
+    let combos: Vec<Vec<usize>> = if total <= MAX_ORDERS {
+        let mut combos = vec![Vec::new()];
+        for c in &choices {
+            combos = combos
+                .into_iter()
+                .flat_map(|prefix| {
+                    (0..c.len()).map(move |k| {
+                        let mut p = prefix.clone();
+                        p.push(k);
+                        p
+                    })
+                })
+                .collect();
+        }
+        combos
+    } else {
+        vec![vec![0; sizes.len()], vec![1; sizes.len()]]
+    };
+    let nc = b.created_ties.len();
+    combos
+        .iter()
+        .map(|combo| {
+            let mut st = b.state.clone();
+            let mut new_order: HashMap<u32, u32> = HashMap::new();
+            for (g, (ids, vals)) in b.created_ties.iter().enumerate() {
+                let perm = &choices[g][combo[g]];
+                for (k, id) in ids.iter().enumerate() {
+                    new_order.insert(*id, vals[perm[k]]);
+                }
+            }
+            for (g, &(s, start, len)) in b.dispatch_ties.iter().enumerate() {
+                let perm = &choices[nc + g][combo[nc + g]];
+                let seg: Vec<Holder> = st.holders[s][start..start + len].to_vec();
+                for (k, &p) in perm.iter().enumerate() {
+                    st.holders[s][start + k] = seg[p];
+                }
+            }
+            for hs in &mut st.holders {
+                for h in hs.iter_mut() {
+                    if let Some(&o) = new_order.get(&h.id) {
+                        h.order = o;
+                    }
+                }
+            }
+            st
+        })
+        .collect()
+}
+
+/// The engine's placement of the job at its new priority (see `engine::placement`).
 fn predict(
     q: &QueueSnapshot,
     job_id: &str,
     priority: u32,
-    in_share: bool,
     queue: &[analysis::QueuedJob],
-) -> Prediction {
+) -> (Prediction, Preemptions, bool) {
+    let none = Preemptions::default();
     let Some(job) = q.jobs.iter().find(|j| j.job.id == job_id).map(|j| &j.job) else {
-        return Prediction::WaitsForCapacity;
+        return (Prediction::WaitsForCapacity, none, false);
     };
     // Head-of-line: only the first waiting job of its instance type in its share moves now.
     let ahead = queue
@@ -225,101 +571,87 @@ fn predict(
         .filter(|j| j.instance_type == job.instance_type && !j.misconfigured)
         .count();
     if ahead > 0 {
-        return Prediction::Waits { ahead };
+        return (Prediction::Waits { ahead }, none, false);
     }
-    let usage = share_usage(q);
-    let Some(own) = usage
-        .iter()
-        .find(|u| u.share == job.share && u.instance_type == job.instance_type)
-    else {
-        return Prediction::WaitsForCapacity;
+    let Some(s) = q.shares.iter().position(|sh| sh.name == job.share) else {
+        return (Prediction::WaitsForCapacity, none, false);
     };
-    let n = job.instance_count;
-    // Unused own capacity, part of it possibly lent out (reclaimable).
-    let free_own = own.limit.saturating_sub(own.own_used);
-    if own.used + n <= own.limit {
-        return if n <= own.idle {
-            Prediction::RunsOnOwnCapacity
-        } else if n <= free_own {
-            Prediction::ReclaimsLent {
-                instances: n - own.idle,
-            }
-        } else {
-            Prediction::WaitsForCapacity
-        };
-    }
-    // Beyond its own limit: borrow if the share may and others have idle capacity.
-    if own.strategy.borrows() {
-        let share = q.shares.iter().find(|s| s.name == job.share);
-        let cap = share.and_then(|s| s.sharing.borrow_cap(own.limit));
-        // The job takes its share's unused own capacity and borrows the rest.
-        let borrow = n.saturating_sub(free_own);
-        let pool: u32 = usage
-            .iter()
-            .filter(|u| {
-                u.instance_type == job.instance_type && u.share != job.share && u.strategy.lends()
-            })
-            .map(|u| u.idle)
-            .sum();
-        let within_cap = cap.is_none_or(|c| own.borrowed + borrow <= c);
-        if within_cap && borrow <= pool {
-            return Prediction::Borrows { instances: borrow };
-        }
-    }
-    if !in_share {
-        return Prediction::WaitsForCapacity;
-    }
-    // In-share preemption: strictly lower priority jobs of the same share and type, in the
-    // engine's victim order, until the job fits its share.
     let now = analysis::now_of(q).unwrap_or(0);
-    let running = analysis::running_jobs(q, Some(&job.share));
-    let mut facts: Vec<(VictimFacts, &crate::model::TrackedJob)> = running
+    let built = build(q, &job.instance_type, now);
+    let n = job.instance_count;
+    let outcomes: Vec<Placement> = orders(&built)
         .iter()
-        .filter(|r| {
-            r.job.instance_type == job.instance_type
-                && r.job.priority < priority
-                && !r
-                    .job
-                    .status_reason
-                    .as_deref()
-                    .is_some_and(|s| s.starts_with("PREEMPTION_IN_PROGRESS"))
-        })
-        .enumerate()
-        .map(|(i, r)| {
-            let start = r.job.started_at.or(r.job.scheduled_at).unwrap_or(now);
-            (
-                VictimFacts {
-                    priority: r.job.priority,
-                    elapsed_ms: (now - start).max(0),
-                    borrowed: 0,
-                    job: i as u32,
-                },
-                *r,
-            )
-        })
+        .map(|st| placement::place(st, s, n, priority))
         .collect();
-    facts.sort_by_key(|(f, _)| policy::in_share_victim_key(f));
-    let mut used = own.used;
-    let mut chosen = Vec::new();
-    for (f, r) in facts {
-        if used + n <= own.limit {
-            break;
+    let victims_of = |p: &Placement| match p {
+        Placement::Preempt(v) => v.clone(),
+        _ => Vec::new(),
+    };
+    // Candidates: the likeliest order's victims first, then any other order's.
+    let mut ids: Vec<(u32, PreemptionKind)> = Vec::new();
+    let (mut min, mut max) = (usize::MAX, 0);
+    for o in &outcomes {
+        let v = victims_of(o);
+        min = min.min(v.len());
+        max = max.max(v.len());
+        for v in v {
+            if !ids.iter().any(|(id, _)| *id == v.id) {
+                ids.push((v.id, v.kind));
+            }
         }
-        used -= r.job.instance_count.min(used);
-        chosen.push(Candidate {
-            job_id: r.job.id.clone(),
-            name: r.job.name.clone(),
-            priority: r.job.priority,
-            instance_type: r.job.instance_type.clone(),
-            instance_count: r.job.instance_count,
-            running_ms: f.elapsed_ms,
-            instance_hours_at_risk: f.elapsed_ms as f64 / 3_600_000.0 * r.job.instance_count as f64,
-        });
     }
-    if used + n <= own.limit && !chosen.is_empty() {
-        Prediction::Preempts(chosen)
-    } else {
-        Prediction::WaitsForCapacity
+    let candidates: Vec<Candidate> = ids
+        .iter()
+        .map(|&(id, kind)| candidate(&q.jobs[id as usize], now, kind))
+        .collect();
+    let preemptions = Preemptions {
+        candidates,
+        min: if outcomes.is_empty() { 0 } else { min },
+        max,
+    };
+    let ledger = &built.state.ledger;
+    let first = outcomes.first().cloned().unwrap_or(Placement::Blocked);
+    let prediction = match &first {
+        Placement::Dispatch => {
+            let (own, used) = (ledger.own[s], ledger.used[s]);
+            let borrowed = (used + n).saturating_sub(own) - used.saturating_sub(own);
+            if borrowed == 0 {
+                Prediction::RunsOnOwnCapacity
+            } else {
+                Prediction::Borrows {
+                    instances: borrowed,
+                }
+            }
+        }
+        Placement::Preempt(v) if v.iter().all(|v| v.kind == PreemptionKind::CrossShare) => {
+            Prediction::ReclaimsLent {
+                instances: v.iter().map(|v| v.count).sum(),
+            }
+        }
+        Placement::Preempt(_) => Prediction::Preempts(preemptions.candidates.clone()),
+        Placement::AwaitRelease | Placement::Blocked => Prediction::WaitsForCapacity,
+    };
+    (
+        prediction,
+        preemptions,
+        matches!(first, Placement::AwaitRelease),
+    )
+}
+
+fn candidate(t: &TrackedJob, now: Millis, kind: PreemptionKind) -> Candidate {
+    let j = &t.job;
+    let start = j.started_at.or(j.scheduled_at).unwrap_or(now);
+    let running_ms = (now - start).max(0);
+    Candidate {
+        job_id: j.id.clone(),
+        name: j.name.clone(),
+        share: j.share.clone(),
+        priority: j.priority,
+        instance_type: j.instance_type.clone(),
+        instance_count: j.instance_count,
+        running_ms,
+        instance_hours_at_risk: running_ms as f64 / 3_600_000.0 * j.instance_count as f64,
+        kind,
     }
 }
 
