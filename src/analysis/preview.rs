@@ -7,12 +7,12 @@
 //! dispatch order. The preview tries every such order (up to [`MAX_ORDERS`]); when they disagree
 //! it says "up to N of" these candidates instead of naming the victims.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use crate::actions::ActionError;
 use crate::analysis;
 use crate::engine::PreemptionKind;
-use crate::engine::placement::{self, Holder, Ledger, Placement, TypeState};
+use crate::engine::placement::{self, Head, Holder, Ledger, Pass, Placement, TypeState, Victim};
 use crate::model::{JobStatus, Millis, QueueSnapshot, TrackedJob};
 
 /// Orders of tied jobs tried at most; beyond, only the likeliest and its reverse.
@@ -221,6 +221,16 @@ impl Preview {
             }
             Prediction::CannotRun { reason } => format!("cannot run at any priority: {reason}"),
         };
+        let own_victims = matches!(
+            self.prediction,
+            Prediction::Preempts(_) | Prediction::ReclaimsLent { .. }
+        );
+        if !own_victims && !p.is_empty() {
+            what.push_str(&format!(
+                ", and the same scheduling pass then preempts {}",
+                which(true)
+            ));
+        }
         if let Some(note) = self.model_note() {
             what.push_str(&format!(" ({note})"));
         }
@@ -320,7 +330,7 @@ pub fn preview(q: &QueueSnapshot, job_id: &str, new_priority: u32) -> Result<Pre
             false,
         )
     } else {
-        predict(&after, &job.id, new_priority, &new_queue)
+        predict(&after, &job.id, &new_queue)
     };
     Ok(Preview {
         job_id: job.id.clone(),
@@ -349,10 +359,19 @@ fn preempting(t: &TrackedJob) -> bool {
 /// The instance type's state in `q`, in the engine's terms, with the tie orders to try.
 struct Built {
     state: TypeState,
-    /// Jobs created in the same millisecond: (holder ids, their order values ascending).
+    /// Per share, its RUNNABLE jobs of the type (queue order is set per tie order).
+    queues: Vec<Vec<Head>>,
+    /// Jobs created in the same millisecond: (job indices, their order values ascending).
     created_ties: Vec<(Vec<u32>, Vec<u32>)>,
     /// Per share, runs of jobs dispatched in the same millisecond: (share, start, length).
     dispatch_ties: Vec<(usize, usize, usize)>,
+}
+
+fn misconfigured(t: &TrackedJob) -> bool {
+    t.job
+        .status_reason
+        .as_deref()
+        .is_some_and(|r| r.starts_with("MISCONFIGURATION"))
 }
 
 fn build(q: &QueueSnapshot, ty: &str, now: Millis) -> Built {
@@ -383,22 +402,27 @@ fn build(q: &QueueSnapshot, ty: &str, now: Millis) -> Built {
         .enumerate()
         .map(|(i, s)| (s.name.as_str(), i))
         .collect();
-    // Submission order: by creation time (ties: listed order, tried both ways below).
-    let mut held: Vec<(usize, usize)> = q
+    // The jobs of the type that hold capacity or wait, with their share.
+    let mut jobs: Vec<(usize, usize)> = q
         .jobs
         .iter()
         .enumerate()
-        .filter(|(_, t)| t.job.instance_type == ty && t.job.status.holds_capacity())
+        .filter(|(_, t)| {
+            t.job.instance_type == ty
+                && (t.job.status.holds_capacity()
+                    || (t.job.status == JobStatus::Runnable && !misconfigured(t)))
+        })
         .filter_map(|(i, t)| share_of.get(t.job.share.as_str()).map(|&s| (i, s)))
         .collect();
-    held.sort_by_key(|&(i, _)| (q.jobs[i].job.created_at, i));
-    let order: HashMap<usize, u32> = held
+    // Submission order: by creation time (ties are tried in every order below).
+    jobs.sort_by_key(|&(i, _)| (q.jobs[i].job.created_at, i));
+    let order: HashMap<usize, u32> = jobs
         .iter()
         .enumerate()
         .map(|(k, &(i, _))| (i, k as u32))
         .collect();
     let mut by_created: BTreeMap<Millis, Vec<usize>> = BTreeMap::new();
-    for &(i, _) in &held {
+    for &(i, _) in &jobs {
         by_created
             .entry(q.jobs[i].job.created_at)
             .or_default()
@@ -415,12 +439,24 @@ fn build(q: &QueueSnapshot, ty: &str, now: Millis) -> Built {
         .collect();
     let mut releasing = vec![0u32; n];
     let mut holders: Vec<Vec<Holder>> = vec![Vec::new(); n];
-    let mut in_share_preemption = Vec::with_capacity(n);
-    for sh in &q.shares {
-        in_share_preemption.push(sh.in_share_preemption.enabled());
-    }
-    for &(i, s) in &held {
+    let mut queues: Vec<Vec<Head>> = vec![Vec::new(); n];
+    let in_share_preemption = q
+        .shares
+        .iter()
+        .map(|sh| sh.in_share_preemption.enabled())
+        .collect();
+    for &(i, s) in &jobs {
         let j = &q.jobs[i].job;
+        if j.status == JobStatus::Runnable {
+            queues[s].push(Head {
+                id: i as u32,
+                order: order[&i],
+                count: j.instance_count,
+                priority: j.priority,
+                created_at: j.created_at,
+            });
+            continue;
+        }
         ledger.used[s] += j.instance_count;
         if preempting(&q.jobs[i]) {
             releasing[s] += j.instance_count;
@@ -463,6 +499,7 @@ fn build(q: &QueueSnapshot, ty: &str, now: Millis) -> Built {
             holders,
             in_share_preemption,
         },
+        queues,
         created_ties,
         dispatch_ties,
     }
@@ -480,12 +517,14 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
             out.push(q);
         }
     }
+    // The identity (the likeliest order) first.
+    out.sort();
     out
 }
 
 /// Every state the snapshot cannot tell apart: each order of the tied jobs (the likeliest
 /// first), or the likeliest and its reverse when there are too many.
-fn orders(b: &Built) -> Vec<TypeState> {
+fn orders(b: &Built) -> Vec<SnapshotPass> {
     let sizes: Vec<usize> = b
         .created_ties
         .iter()
@@ -496,15 +535,18 @@ fn orders(b: &Built) -> Vec<TypeState> {
     for &n in &sizes {
         total = total.saturating_mul((1..=n).product::<usize>().max(1));
     }
-    let choices: Vec<Vec<Vec<usize>>> = if total <= MAX_ORDERS {
-        sizes.iter().map(|&n| permutations(n)).collect()
-    } else {
-        sizes
-            .iter()
-            .map(|&n| vec![(0..n).collect(), (0..n).rev().collect()])
-            .collect()
-    };
-    let combos: Vec<Vec<usize>> = if total <= MAX_ORDERS {
+    let all = total <= MAX_ORDERS;
+    let choices: Vec<Vec<Vec<usize>>> = sizes
+        .iter()
+        .map(|&n| {
+            if all {
+                permutations(n)
+            } else {
+                vec![(0..n).collect(), (0..n).rev().collect()]
+            }
+        })
+        .collect();
+    let combos: Vec<Vec<usize>> = if all {
         let mut combos = vec![Vec::new()];
         for c in &choices {
             combos = combos
@@ -526,7 +568,8 @@ fn orders(b: &Built) -> Vec<TypeState> {
     combos
         .iter()
         .map(|combo| {
-            let mut st = b.state.clone();
+            let mut state = b.state.clone();
+            let mut queues = b.queues.clone();
             let mut new_order: HashMap<u32, u32> = HashMap::new();
             for (g, (ids, vals)) in b.created_ties.iter().enumerate() {
                 let perm = &choices[g][combo[g]];
@@ -536,32 +579,125 @@ fn orders(b: &Built) -> Vec<TypeState> {
             }
             for (g, &(s, start, len)) in b.dispatch_ties.iter().enumerate() {
                 let perm = &choices[nc + g][combo[nc + g]];
-                let seg: Vec<Holder> = st.holders[s][start..start + len].to_vec();
+                let seg: Vec<Holder> = state.holders[s][start..start + len].to_vec();
                 for (k, &p) in perm.iter().enumerate() {
-                    st.holders[s][start + k] = seg[p];
+                    state.holders[s][start + k] = seg[p];
                 }
             }
-            for hs in &mut st.holders {
-                for h in hs.iter_mut() {
-                    if let Some(&o) = new_order.get(&h.id) {
-                        h.order = o;
-                    }
+            for h in state.holders.iter_mut().flatten() {
+                if let Some(&o) = new_order.get(&h.id) {
+                    h.order = o;
                 }
             }
-            st
+            for h in queues.iter_mut().flatten() {
+                if let Some(&o) = new_order.get(&h.id) {
+                    h.order = o;
+                }
+            }
+            for q in &mut queues {
+                q.sort_by_key(|h| (std::cmp::Reverse(h.priority), h.created_at, h.order));
+            }
+            SnapshotPass {
+                state,
+                queues: queues.into_iter().map(VecDeque::from).collect(),
+                target: u32::MAX,
+                target_placement: None,
+                target_borrowed: None,
+                victims: Vec::new(),
+            }
         })
         .collect()
 }
 
-/// The engine's placement of the job at its new priority (see `engine::placement`).
+/// One instance type of a snapshot as the engine's scheduling pass sees it, recording what the
+/// pass does.
+struct SnapshotPass {
+    state: TypeState,
+    queues: Vec<VecDeque<Head>>,
+    target: u32,
+    target_placement: Option<Placement>,
+    /// Instances borrowed when the target is dispatched.
+    target_borrowed: Option<u32>,
+    victims: Vec<Victim>,
+}
+
+impl Pass for SnapshotPass {
+    fn shares(&self) -> usize {
+        self.queues.len()
+    }
+    fn types(&self) -> usize {
+        1
+    }
+    fn live(&self, _s: usize) -> bool {
+        true
+    }
+    fn borrows(&self, s: usize) -> bool {
+        self.state.ledger.borrows[s]
+    }
+    fn head(&self, s: usize, _ty: usize) -> Option<Head> {
+        self.queues[s].front().copied()
+    }
+    fn view(&self, _ty: usize) -> impl placement::TypeView + '_ {
+        &self.state
+    }
+    fn dispatch(&mut self, id: u32) {
+        let Some(s) = self
+            .queues
+            .iter()
+            .position(|q| q.front().is_some_and(|h| h.id == id))
+        else {
+            return;
+        };
+        let Some(h) = self.queues[s].pop_front() else {
+            return;
+        };
+        let (own, used) = (self.state.ledger.own[s], self.state.ledger.used[s]);
+        if id == self.target {
+            self.target_borrowed =
+                Some((used + h.count).saturating_sub(own) - used.saturating_sub(own));
+        }
+        self.state.ledger.used[s] += h.count;
+        self.state.holders[s].push(Holder {
+            id,
+            order: h.order,
+            count: h.count,
+            priority: h.priority,
+            elapsed_ms: 0,
+            preempting: false,
+        });
+    }
+    fn preempt(&mut self, v: &Victim) {
+        if let Some(h) = self.state.holders[v.share]
+            .iter_mut()
+            .find(|h| h.id == v.id && !h.preempting)
+        {
+            h.preempting = true;
+            self.state.releasing[v.share] += v.count;
+            self.victims.push(*v);
+        }
+    }
+    fn decided(&mut self, id: u32, placement: &Placement) {
+        if id == self.target {
+            self.target_placement = Some(placement.clone());
+        }
+    }
+}
+
+/// What the engine's next scheduling pass does with the job at its new priority: the pass over
+/// its instance type (`engine::placement::pass`), in every order of tied jobs.
 fn predict(
     q: &QueueSnapshot,
     job_id: &str,
-    priority: u32,
     queue: &[analysis::QueuedJob],
 ) -> (Prediction, Preemptions, bool) {
     let none = Preemptions::default();
-    let Some(job) = q.jobs.iter().find(|j| j.job.id == job_id).map(|j| &j.job) else {
+    let Some((index, job)) = q
+        .jobs
+        .iter()
+        .enumerate()
+        .find(|(_, j)| j.job.id == job_id)
+        .map(|(i, j)| (i, &j.job))
+    else {
         return (Prediction::WaitsForCapacity, none, false);
     };
     // Head-of-line: only the first waiting job of its instance type in its share moves now.
@@ -573,29 +709,24 @@ fn predict(
     if ahead > 0 {
         return (Prediction::Waits { ahead }, none, false);
     }
-    let Some(s) = q.shares.iter().position(|sh| sh.name == job.share) else {
+    if !q.shares.iter().any(|sh| sh.name == job.share) {
         return (Prediction::WaitsForCapacity, none, false);
-    };
+    }
     let now = analysis::now_of(q).unwrap_or(0);
     let built = build(q, &job.instance_type, now);
-    let n = job.instance_count;
-    let outcomes: Vec<Placement> = orders(&built)
-        .iter()
-        .map(|st| placement::place(st, s, n, priority))
-        .collect();
-    let victims_of = |p: &Placement| match p {
-        Placement::Preempt(v) => v.clone(),
-        _ => Vec::new(),
-    };
+    let mut outcomes = orders(&built);
+    for o in &mut outcomes {
+        o.target = index as u32;
+        placement::pass(o);
+    }
     // Candidates: the likeliest order's victims first, then any other order's.
     let mut ids: Vec<(u32, PreemptionKind)> = Vec::new();
     let (mut min, mut max) = (usize::MAX, 0);
     for o in &outcomes {
-        let v = victims_of(o);
-        min = min.min(v.len());
-        max = max.max(v.len());
-        for v in v {
-            if !ids.iter().any(|(id, _)| *id == v.id) {
+        min = min.min(o.victims.len());
+        max = max.max(o.victims.len());
+        for v in &o.victims {
+            if !ids.contains(&(v.id, v.kind)) {
                 ids.push((v.id, v.kind));
             }
         }
@@ -609,33 +740,24 @@ fn predict(
         min: if outcomes.is_empty() { 0 } else { min },
         max,
     };
-    let ledger = &built.state.ledger;
-    let first = outcomes.first().cloned().unwrap_or(Placement::Blocked);
-    let prediction = match &first {
-        Placement::Dispatch => {
-            let (own, used) = (ledger.own[s], ledger.used[s]);
-            let borrowed = (used + n).saturating_sub(own) - used.saturating_sub(own);
-            if borrowed == 0 {
-                Prediction::RunsOnOwnCapacity
-            } else {
-                Prediction::Borrows {
-                    instances: borrowed,
-                }
-            }
-        }
-        Placement::Preempt(v) if v.iter().all(|v| v.kind == PreemptionKind::CrossShare) => {
+    let Some(first) = outcomes.first() else {
+        return (Prediction::WaitsForCapacity, preemptions, false);
+    };
+    let prediction = match (&first.target_placement, first.target_borrowed) {
+        (Some(Placement::Dispatch), Some(0)) => Prediction::RunsOnOwnCapacity,
+        (Some(Placement::Dispatch), Some(instances)) => Prediction::Borrows { instances },
+        (Some(Placement::Preempt(v)), _)
+            if v.iter().all(|v| v.kind == PreemptionKind::CrossShare) =>
+        {
             Prediction::ReclaimsLent {
                 instances: v.iter().map(|v| v.count).sum(),
             }
         }
-        Placement::Preempt(_) => Prediction::Preempts(preemptions.candidates.clone()),
-        Placement::AwaitRelease | Placement::Blocked => Prediction::WaitsForCapacity,
+        (Some(Placement::Preempt(_)), _) => Prediction::Preempts(preemptions.candidates.clone()),
+        _ => Prediction::WaitsForCapacity,
     };
-    (
-        prediction,
-        preemptions,
-        matches!(first, Placement::AwaitRelease),
-    )
+    let awaits = matches!(first.target_placement, Some(Placement::AwaitRelease));
+    (prediction, preemptions, awaits)
 }
 
 fn candidate(t: &TrackedJob, now: Millis, kind: PreemptionKind) -> Candidate {

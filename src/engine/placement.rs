@@ -6,6 +6,9 @@
 //! (`crate::analysis::preview`) predicts with the same ones over a snapshot, so the two cannot
 //! drift apart. The open choices (victim order, pass order) stay in [`super::policy`].
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use crate::model::Millis;
 
 use super::policy::{self, PreemptionKind, VictimFacts};
@@ -101,6 +104,18 @@ pub trait TypeView {
     fn holders(&self, s: usize) -> Vec<Holder>;
     /// Whether share `s` preempts its own lower-priority jobs.
     fn in_share_preemption(&self, s: usize) -> bool;
+}
+
+impl<T: TypeView + ?Sized> TypeView for &T {
+    fn ledger(&self, projected: bool) -> Ledger {
+        (**self).ledger(projected)
+    }
+    fn holders(&self, s: usize) -> Vec<Holder> {
+        (**self).holders(s)
+    }
+    fn in_share_preemption(&self, s: usize) -> bool {
+        (**self).in_share_preemption(s)
+    }
 }
 
 /// A job chosen for preemption.
@@ -253,16 +268,110 @@ pub fn place_borrower<V: TypeView + ?Sized>(
     place_in_share(view, s, count, priority)
 }
 
-/// The head job of share `s` in a scheduling pass where nothing else moves first: its own-fit,
-/// borrowing or in-share path, as [`super::Engine`]'s pass takes it.
-pub fn place<V: TypeView + ?Sized>(view: &V, s: usize, count: u32, priority: u32) -> Placement {
-    let ledger = view.ledger(false);
-    if ledger.used[s] as u64 + count as u64 <= ledger.own[s] as u64 {
-        place_own_fit(view, s, count, priority)
-    } else if ledger.borrows[s] {
-        place_borrower(view, &[], s, count, priority)
-    } else {
-        place_in_share(view, s, count, priority)
+/// Whether `count` more instances keep share `s` within its own limit (the pass's first phase).
+pub fn fits_own(ledger: &Ledger, s: usize, count: u32) -> bool {
+    ledger.used[s] as u64 + count as u64 <= ledger.own[s] as u64
+}
+
+/// The job at the head of a share's queue for one instance type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    pub id: u32,
+    /// Submission order (ties of `created_at` in the borrowers' FIFO).
+    pub order: u32,
+    pub count: u32,
+    pub priority: u32,
+    pub created_at: Millis,
+}
+
+/// What a scheduling pass reads and changes: the engine's state, or a preview's copy of a
+/// snapshot.
+pub trait Pass {
+    /// Shares (indices `0..shares()`), in creation order.
+    fn shares(&self) -> usize;
+    /// Instance types (indices `0..types()`).
+    fn types(&self) -> usize;
+    /// Whether share `s` takes part (a deleted share does not).
+    fn live(&self, s: usize) -> bool;
+    fn borrows(&self, s: usize) -> bool;
+    /// Share `s`'s first RUNNABLE job of type `ty` in queue order.
+    fn head(&self, s: usize, ty: usize) -> Option<Head>;
+    /// The state victim selection sees for type `ty`.
+    fn view(&self, ty: usize) -> impl TypeView + '_;
+    /// RUNNABLE → SCHEDULED: job `id` (the head of its share's queue) takes its capacity.
+    fn dispatch(&mut self, id: u32);
+    /// Starts preempting a victim.
+    fn preempt(&mut self, victim: &Victim);
+    /// Told each placement decided, before it is carried out.
+    fn decided(&mut self, _id: u32, _placement: &Placement) {}
+}
+
+/// A borrowing head job for the FIFO phase: oldest first.
+type BorrowEntry = Reverse<(Millis, u32, u32, usize, usize)>;
+
+fn carry_out<P: Pass + ?Sized>(p: &mut P, id: u32, placement: Placement) -> bool {
+    p.decided(id, &placement);
+    match placement {
+        Placement::Dispatch => {
+            p.dispatch(id);
+            true
+        }
+        Placement::Preempt(victims) => {
+            for v in &victims {
+                p.preempt(v);
+            }
+            false
+        }
+        Placement::AwaitRelease | Placement::Blocked => false,
+    }
+}
+
+/// One scheduling pass (`policy` rules 2, 3 and 6–7): first every share's head jobs that fit the
+/// share's own limit (shares in creation order; a head that cannot be placed blocks its share's
+/// queue of that type and holds its capacity back from borrowers), then the head jobs that must
+/// borrow, across shares, oldest first.
+pub fn pass<P: Pass + ?Sized>(p: &mut P) {
+    let mut borrowers: BinaryHeap<BorrowEntry> = BinaryHeap::new();
+    // Capacity that owners' jobs blocked in the first phase are waiting for (per share and
+    // type): borrowers must not take it, or a reclaim could be undone at once.
+    let (ns, nt) = (p.shares(), p.types());
+    let mut reserved = vec![0u32; ns * nt];
+    for s in 0..ns {
+        if !p.live(s) {
+            continue;
+        }
+        for ty in 0..nt {
+            while let Some(h) = p.head(s, ty) {
+                let own_fit = fits_own(&p.view(ty).ledger(false), s, h.count);
+                if own_fit {
+                    let placed = place_own_fit(&p.view(ty), s, h.count, h.priority);
+                    if !carry_out(p, h.id, placed) {
+                        reserved[s * nt + ty] += h.count;
+                        break;
+                    }
+                } else {
+                    if p.borrows(s) {
+                        borrowers.push(Reverse((h.created_at, h.order, h.id, s, ty)));
+                    } else {
+                        let placed = place_in_share(&p.view(ty), s, h.count, h.priority);
+                        carry_out(p, h.id, placed);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    while let Some(Reverse((_, _, id, s, ty))) = borrowers.pop() {
+        let Some(h) = p.head(s, ty).filter(|h| h.id == id) else {
+            continue;
+        };
+        let held_back: Vec<u32> = (0..ns).map(|t| reserved[t * nt + ty]).collect();
+        let placed = place_borrower(&p.view(ty), &held_back, s, h.count, h.priority);
+        if carry_out(p, h.id, placed)
+            && let Some(next) = p.head(s, ty)
+        {
+            borrowers.push(Reverse((next.created_at, next.order, next.id, s, ty)));
+        }
     }
 }
 

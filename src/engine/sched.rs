@@ -1,11 +1,8 @@
 //! The scheduling pass: placing RUNNABLE jobs, borrowing, and preemption.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use crate::model::{Attempt, JobStatus};
 
-use crate::model::{Attempt, JobStatus, Millis};
-
-use super::placement::{self, Holder, Ledger, Placement, TypeView};
+use super::placement::{self, Head, Holder, Ledger, Pass, TypeView, Victim};
 use super::policy::{self, PreemptionKind, VictimFacts};
 use super::{Engine, EventReason};
 
@@ -41,8 +38,40 @@ impl TypeView for EngineView<'_> {
     }
 }
 
-/// A borrowing candidate for the FIFO phase: oldest first.
-type BorrowEntry = Reverse<(Millis, u32, usize, usize)>;
+impl Pass for Engine {
+    fn shares(&self) -> usize {
+        self.shares.len()
+    }
+    fn types(&self) -> usize {
+        self.types.len()
+    }
+    fn live(&self, s: usize) -> bool {
+        !self.shares[s].deleted
+    }
+    fn borrows(&self, s: usize) -> bool {
+        self.shares[s].spec.sharing.strategy.borrows()
+    }
+    fn head(&self, s: usize, ty: usize) -> Option<Head> {
+        let &(_, _, j) = self.shares[s].queues[ty].first()?;
+        let r = &self.jobs[j as usize];
+        Some(Head {
+            id: j,
+            order: j,
+            count: r.count,
+            priority: r.priority,
+            created_at: r.created_at,
+        })
+    }
+    fn view(&self, ty: usize) -> impl TypeView + '_ {
+        EngineView { engine: self, ty }
+    }
+    fn dispatch(&mut self, id: u32) {
+        Engine::dispatch(self, id);
+    }
+    fn preempt(&mut self, v: &Victim) {
+        Engine::preempt(self, v.id, v.kind);
+    }
+}
 
 impl Engine {
     /// The ledger of type `ty`; `projected` leaves out capacity whose preemption is in progress.
@@ -68,78 +97,9 @@ impl Engine {
         l
     }
 
-    fn view(&self, ty: usize) -> EngineView<'_> {
-        EngineView { engine: self, ty }
-    }
-
-    /// Carries out a placement of job `j`; returns whether it was dispatched.
-    fn carry_out(&mut self, j: u32, p: Placement) -> bool {
-        match p {
-            Placement::Dispatch => {
-                self.dispatch(j);
-                true
-            }
-            Placement::Preempt(victims) => {
-                for v in victims {
-                    self.preempt(v.id, v.kind);
-                }
-                false
-            }
-            Placement::AwaitRelease | Placement::Blocked => false,
-        }
-    }
-
     /// One scheduling pass over every share (see `policy` for the order).
     pub(super) fn schedule_pass(&mut self) {
-        let mut borrowers: BinaryHeap<BorrowEntry> = BinaryHeap::new();
-        // Capacity that owners' jobs blocked in the first phase are waiting for (per share and
-        // type): borrowers must not take it, or a reclaim could be undone at once.
-        let nt = self.types.len();
-        let mut reserved = vec![0u32; self.shares.len() * nt];
-        for s in 0..self.shares.len() {
-            if self.shares[s].deleted {
-                continue;
-            }
-            for ty in 0..self.types.len() {
-                while let Some(&key) = self.shares[s].queues[ty].first() {
-                    let j = key.2;
-                    let count = self.jobs[j as usize].count;
-                    let share = &self.shares[s];
-                    let priority = self.jobs[j as usize].priority;
-                    if share.used[ty] as u64 + count as u64 <= share.own[ty] as u64 {
-                        let p = placement::place_own_fit(&self.view(ty), s, count, priority);
-                        if !self.carry_out(j, p) {
-                            reserved[s * nt + ty] += count;
-                            break;
-                        }
-                    } else {
-                        if share.spec.sharing.strategy.borrows() {
-                            borrowers.push(Reverse((self.jobs[j as usize].created_at, j, s, ty)));
-                        } else {
-                            let p = placement::place_in_share(&self.view(ty), s, count, priority);
-                            self.carry_out(j, p);
-                        }
-                        break;
-                    }
-                }
-            }
-        }
-        while let Some(Reverse((_, j, s, ty))) = borrowers.pop() {
-            let (count, priority) = {
-                let r = &self.jobs[j as usize];
-                (r.count, r.priority)
-            };
-            let held_back: Vec<u32> = (0..self.shares.len())
-                .map(|t| reserved[t * nt + ty])
-                .collect();
-            let p = placement::place_borrower(&self.view(ty), &held_back, s, count, priority);
-            if self.carry_out(j, p)
-                && let Some(&next) = self.shares[s].queues[ty].first()
-            {
-                let created = self.jobs[next.2 as usize].created_at;
-                borrowers.push(Reverse((created, next.2, s, ty)));
-            }
-        }
+        placement::pass(self);
     }
 
     fn victim_facts(&self, j: u32, borrowed: u32) -> VictimFacts {
