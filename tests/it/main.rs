@@ -24,6 +24,7 @@ mod journal_report;
 mod journal_scorecard;
 mod poll_budget;
 mod poll_faults;
+mod preview_engine;
 mod pty_restore;
 mod record_cli;
 mod replay;

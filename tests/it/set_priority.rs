@@ -75,7 +75,7 @@ fn text(o: &Output) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raising_a_waiting_job_preempts_what_the_preview_predicted() {
-    let (h, [_mid, low, target]) = world().await;
+    let (h, [mid, low, target]) = world().await;
     let url = h.endpoint_url();
     let log = temp_log("success");
     // Dry run first: the preview names the lowest-priority running job, nothing changes.
@@ -119,22 +119,31 @@ async fn raising_a_waiting_job_preempts_what_the_preview_predicted() {
     let t = text(&out);
     assert!(out.status.success(), "{t}");
     assert!(t.contains("priority of target set to 5"), "{t}");
-    // The engine preempted exactly the predicted job, and the target runs.
-    let (low_preempted, target_prio) = h
+    // The engine preempted exactly the predicted job and no other (mid, at priority 3, is
+    // also below the new priority but was not predicted), and the target runs.
+    let (low_preempted, mid_preempted, target_prio) = h
         .with_engine(|e| {
-            let low_id = e.find(&low).unwrap();
             let t_id = e.find(&target).unwrap();
             // The emulator drains the engine's event log; the job's own record keeps the facts.
-            let low = e.job(low_id).unwrap();
-            let preempted = low.preemption_count() == 1
-                || low
-                    .status_reason
-                    .as_deref()
-                    .is_some_and(|r| r.starts_with("PREEMPTION_IN_PROGRESS: In-share"));
-            (preempted, e.job(t_id).unwrap().priority)
+            let preempted = |id: &str| {
+                let j = e.job(e.find(id).unwrap()).unwrap();
+                j.preemption_count() > 0
+                    || j.status_reason
+                        .as_deref()
+                        .is_some_and(|r| r.starts_with("PREEMPTION_IN_PROGRESS"))
+            };
+            (
+                preempted(&low),
+                preempted(&mid),
+                e.job(t_id).unwrap().priority,
+            )
         })
         .unwrap();
     assert!(low_preempted);
+    assert!(
+        !mid_preempted,
+        "mid was not predicted and must not be preempted"
+    );
     assert_eq!(target_prio, 5);
     let records = audit::read_records(&log).unwrap();
     assert_eq!(records.len(), 2);
