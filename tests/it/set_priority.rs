@@ -183,6 +183,74 @@ async fn raising_a_waiting_job_preempts_what_the_preview_predicted() {
     h.shutdown().await.ok();
 }
 
+/// A LEND_AND_BORROW share with limit 2 holds 4 instances (2 borrowed from an idle lender);
+/// raising its waiting job previews the one preemption the engine makes (the job then fits by
+/// borrowing again), and exactly that job is preempted: not the others the share would shed to
+/// get back under its own limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raising_a_waiting_job_on_a_borrowing_share_preempts_only_the_predicted_job() {
+    let h = start(&[(M5, 4)], "").await;
+    let c = client(&h, 3);
+    create_share(
+        &c,
+        "team",
+        &[(M5, 2)],
+        Strategy::LendAndBorrow,
+        Some(-1),
+        true,
+    )
+    .await;
+    create_share(&c, "lender", &[(M5, 2)], Strategy::Lend, None, false).await;
+    let mut running = Vec::new();
+    for name in ["run-a", "run-b", "run-c", "run-d"] {
+        running.push((name, submit(&c, name, "team", M5, 1, 1).await));
+        h.advance(60_000).unwrap();
+    }
+    let target = submit(&c, "target", "team", M5, 1, 0).await;
+    h.advance(60_000).unwrap();
+    let url = h.endpoint_url();
+    let log = temp_log("borrowing");
+    let args = [target.as_str(), "--priority", "5", "--reason", "incident 8"];
+    let mut dry = args.to_vec();
+    dry.push("--dry-run");
+    let out = run(cmd(&url, &log, &dry)).await;
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(
+        t.contains("in-share preemption of 1 running job") && t.contains("- run-d (priority 1"),
+        "{t}"
+    );
+    let mut yes = args.to_vec();
+    yes.push("--yes");
+    let out = run(cmd(&url, &log, &yes)).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let preempted: Vec<(&str, bool)> = h
+        .with_engine(|e| {
+            running
+                .iter()
+                .map(|(name, id)| {
+                    let j = e.job(e.find(id).unwrap()).unwrap();
+                    let hit = j.preemption_count() > 0
+                        || j.status_reason
+                            .as_deref()
+                            .is_some_and(|r| r.starts_with("PREEMPTION_IN_PROGRESS"));
+                    (*name, hit)
+                })
+                .collect()
+        })
+        .unwrap();
+    assert_eq!(
+        preempted,
+        [
+            ("run-a", false),
+            ("run-b", false),
+            ("run-c", false),
+            ("run-d", true)
+        ]
+    );
+    h.shutdown().await.ok();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_read_only_and_unreachable_change_nothing() {
     let (h, [_, _, target]) = world().await;
