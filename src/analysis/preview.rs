@@ -853,6 +853,67 @@ mod tests {
         assert_eq!(p.prediction, Prediction::WaitsForCapacity);
     }
 
+    /// Two running jobs the API cannot order (same priority, creation and start): the engine
+    /// preempts one of them, and the preview says "up to 1 of" both.
+    #[test]
+    fn tied_victims_are_up_to_n_of_the_candidates() {
+        let mut q = queue(&[("s", P4, 2, SharingConfig::reserve())]);
+        q.shares[0] = q.shares[0].clone().with_in_share_preemption(true);
+        let mut x = job("x", "s", P4, 1, JobStatus::Running, 1, 0);
+        x.job.started_at = Some(500_000);
+        let mut y = job("y", "s", P4, 1, JobStatus::Running, 1, 0);
+        y.job.started_at = Some(500_000);
+        q.jobs = vec![x, y, job("target", "s", P4, 1, JobStatus::Runnable, 0, 10)];
+        let p = preview(&q, "id-target", 5).unwrap();
+        assert!(matches!(p.prediction, Prediction::Preempts(_)));
+        assert!(!p.preemptions.settled());
+        assert_eq!((p.preemptions.min, p.preemptions.max), (1, 1));
+        let names: Vec<&str> = p
+            .preemptions
+            .candidates
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(names.len(), 2);
+        assert!(names.contains(&"x") && names.contains(&"y"));
+        assert!(p.summary().contains("up to 1 of "), "{}", p.summary());
+        assert_eq!(p.model_note(), None);
+    }
+
+    /// Reclaiming lent capacity names the borrower the engine preempts (the one dispatched
+    /// last, counted as borrowing) and says that against AWS this is as modelled.
+    #[test]
+    fn a_reclaim_names_the_borrower_and_says_it_is_as_modelled() {
+        let mut q = queue(&[
+            ("owner", P4, 2, SharingConfig::lend()),
+            ("borrower", P4, 1, SharingConfig::lend_and_borrow(-1)),
+        ]);
+        let mut o1 = job("o1", "owner", P4, 1, JobStatus::Running, 0, 0);
+        o1.job.started_at = Some(100_000);
+        let mut b1 = job("b1", "borrower", P4, 1, JobStatus::Running, 0, 0);
+        b1.job.scheduled_at = Some(200_000);
+        b1.job.started_at = Some(200_000);
+        let mut b2 = job("b2", "borrower", P4, 1, JobStatus::Running, 0, 1);
+        b2.job.scheduled_at = Some(300_000);
+        b2.job.started_at = Some(300_000);
+        q.jobs = vec![
+            o1,
+            b1,
+            b2,
+            job("target", "owner", P4, 1, JobStatus::Runnable, 0, 10),
+        ];
+        let p = preview(&q, "id-target", 1).unwrap();
+        assert_eq!(p.prediction, Prediction::ReclaimsLent { instances: 1 });
+        assert!(p.preemptions.settled());
+        assert_eq!(p.preemptions.candidates[0].name, "b2");
+        assert_eq!(p.preemptions.candidates[0].kind, PreemptionKind::CrossShare);
+        assert_eq!(p.model_note(), Some(CROSS_SHARE_NOTE));
+        let s = p.summary();
+        assert!(s.contains("cross-share preemption of b2"), "{s}");
+        assert!(s.contains("as modelled"), "{s}");
+        assert!(p.explanation().iter().any(|l| l.contains("b2 (borrower")));
+    }
+
     #[test]
     fn finished_and_unknown_jobs_are_refused() {
         let mut q = world(true);

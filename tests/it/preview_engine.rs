@@ -493,6 +493,7 @@ fn generated_worlds_reach_every_kind_of_prediction() {
         "reclaims",
         "in-share",
         "waits-for-capacity",
+        "up-to",
     ] {
         assert!(seen.contains(k), "no {k} prediction in {seen:?}");
     }
