@@ -15,7 +15,8 @@ use crate::engine::PreemptionKind;
 use crate::engine::placement::{self, Head, Holder, Ledger, Pass, Placement, TypeState, Victim};
 use crate::model::{JobStatus, Millis, QueueSnapshot, TrackedJob};
 
-/// Orders of tied jobs tried at most; beyond, only the likeliest and its reverse.
+/// Orders of tied jobs tried at most; beyond, only the likeliest and its reverse, and every job
+/// the API cannot tell from a victim counts as a candidate.
 pub const MAX_ORDERS: usize = 720;
 
 /// What the preview says of cross-share victims: AWS does not publish how it picks them.
@@ -524,7 +525,7 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
 
 /// Every state the snapshot cannot tell apart: each order of the tied jobs (the likeliest
 /// first), or the likeliest and its reverse when there are too many.
-fn orders(b: &Built) -> Vec<SnapshotPass> {
+fn orders(b: &Built) -> (Vec<SnapshotPass>, bool) {
     let sizes: Vec<usize> = b
         .created_ties
         .iter()
@@ -533,7 +534,8 @@ fn orders(b: &Built) -> Vec<SnapshotPass> {
         .collect();
     let mut total: usize = 1;
     for &n in &sizes {
-        total = total.saturating_mul((1..=n).product::<usize>().max(1));
+        let orders = (1..=n).fold(1usize, |f, k| f.saturating_mul(k));
+        total = total.saturating_mul(orders);
     }
     let all = total <= MAX_ORDERS;
     let choices: Vec<Vec<Vec<usize>>> = sizes
@@ -565,7 +567,7 @@ fn orders(b: &Built) -> Vec<SnapshotPass> {
         vec![vec![0; sizes.len()], vec![1; sizes.len()]]
     };
     let nc = b.created_ties.len();
-    combos
+    let passes = combos
         .iter()
         .map(|combo| {
             let mut state = b.state.clone();
@@ -606,7 +608,8 @@ fn orders(b: &Built) -> Vec<SnapshotPass> {
                 victims: Vec::new(),
             }
         })
-        .collect()
+        .collect();
+    (passes, all)
 }
 
 /// One instance type of a snapshot as the engine's scheduling pass sees it, recording what the
@@ -714,7 +717,7 @@ fn predict(
     }
     let now = analysis::now_of(q).unwrap_or(0);
     let built = build(q, &job.instance_type, now);
-    let mut outcomes = orders(&built);
+    let (mut outcomes, every_order) = orders(&built);
     for o in &mut outcomes {
         o.target = index as u32;
         placement::pass(o);
@@ -728,6 +731,35 @@ fn predict(
         for v in &o.victims {
             if !ids.contains(&(v.id, v.kind)) {
                 ids.push((v.id, v.kind));
+            }
+        }
+    }
+    if !every_order {
+        // Not every order was tried: any job the API cannot tell from a victim (same share,
+        // priority, creation and start) may be preempted instead.
+        let alike = |a: &TrackedJob, b: &TrackedJob| {
+            let (a, b) = (&a.job, &b.job);
+            (
+                a.share.as_str(),
+                a.priority,
+                a.created_at,
+                a.started_at,
+                a.scheduled_at,
+            ) == (
+                b.share.as_str(),
+                b.priority,
+                b.created_at,
+                b.started_at,
+                b.scheduled_at,
+            )
+        };
+        for (id, kind) in ids.clone() {
+            let v = &q.jobs[id as usize];
+            for h in built.state.holders.iter().flatten() {
+                let other = &q.jobs[h.id as usize];
+                if !h.preempting && alike(v, other) && !ids.contains(&(h.id, kind)) {
+                    ids.push((h.id, kind));
+                }
             }
         }
     }
@@ -912,6 +944,28 @@ mod tests {
         assert!(s.contains("cross-share preemption of b2"), "{s}");
         assert!(s.contains("as modelled"), "{s}");
         assert!(p.explanation().iter().any(|l| l.contains("b2 (borrower")));
+    }
+
+    /// Many jobs created in one millisecond: the orders are not all tried (their number
+    /// overflows), and the preview still answers.
+    #[test]
+    fn many_ties_do_not_overflow() {
+        let mut q = queue(&[("s", P4, 40, SharingConfig::reserve())]);
+        q.shares[0] = q.shares[0].clone().with_in_share_preemption(true);
+        q.jobs = (0..40)
+            .map(|i| {
+                let mut j = job(&format!("r{i}"), "s", P4, 1, JobStatus::Running, 1, 0);
+                j.job.started_at = Some(500_000);
+                j
+            })
+            .collect();
+        q.jobs
+            .push(job("target", "s", P4, 2, JobStatus::Runnable, 0, 10));
+        let p = preview(&q, "id-target", 5).unwrap();
+        assert!(matches!(p.prediction, Prediction::Preempts(_)));
+        assert_eq!(p.preemptions.max, 2);
+        assert_eq!(p.preemptions.candidates.len(), 40, "any two of the forty");
+        assert!(p.summary().contains("up to 2 of "), "{}", p.summary());
     }
 
     #[test]
