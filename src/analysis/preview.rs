@@ -709,9 +709,6 @@ fn predict(
         .take_while(|j| j.job_id != job.id)
         .filter(|j| j.instance_type == job.instance_type && !j.misconfigured)
         .count();
-    if ahead > 0 {
-        return (Prediction::Waits { ahead }, none, false);
-    }
     if !q.shares.iter().any(|sh| sh.name == job.share) {
         return (Prediction::WaitsForCapacity, none, false);
     }
@@ -775,7 +772,10 @@ fn predict(
     let Some(first) = outcomes.first() else {
         return (Prediction::WaitsForCapacity, preemptions, false);
     };
+    // A job that stays behind others does not move, but the pass still runs: lowering the head
+    // job lets the next one try its luck, whose preemptions are listed.
     let prediction = match (&first.target_placement, first.target_borrowed) {
+        _ if ahead > 0 => Prediction::Waits { ahead },
         (Some(Placement::Dispatch), Some(0)) => Prediction::RunsOnOwnCapacity,
         (Some(Placement::Dispatch), Some(instances)) => Prediction::Borrows { instances },
         (Some(Placement::Preempt(v)), _)
