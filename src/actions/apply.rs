@@ -174,6 +174,8 @@ mod tests {
             queue_length: 3,
             in_share_preemption: false,
             prediction: Prediction::WaitsForCapacity,
+            preemptions: Default::default(),
+            awaits_release: false,
         }
     }
 

@@ -3,9 +3,7 @@
 
 mod api;
 mod apply;
-mod preview;
 mod reconcile;
-mod validate;
 
 pub use api::reconciler;
 pub use apply::{ApiFailure, ChangeContext, PriorityApi, apply_change};
@@ -65,8 +63,10 @@ pub trait JobTagger: Send + Sync {
         tags: BTreeMap<String, String>,
     ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>>;
 }
-pub use preview::{Candidate, Prediction, Preview, preview};
-pub use validate::{
+pub use crate::analysis::preview::{
+    Candidate, Prediction, Preemptions, Preview, PreviewError, preview,
+};
+pub use crate::analysis::preview::{
     PriorityPolicy, ValidationError, change_record_reason, check_change, parse_priority,
 };
 
@@ -77,10 +77,8 @@ pub enum ActionError {
     ReadOnly,
     #[error(transparent)]
     Invalid(#[from] ValidationError),
-    #[error("job {0} is not in the current snapshot")]
-    UnknownJob(String),
-    #[error("job {0} has already finished ({1})")]
-    Finished(String, &'static str),
+    #[error(transparent)]
+    Preview(#[from] crate::analysis::preview::PreviewError),
     #[error(
         "could not write the audit intent, so the change was not made: {}",
         crate::model::error_chain(.0)

@@ -4,6 +4,7 @@
 
 mod gpus;
 mod preemption;
+pub mod preview;
 mod queue;
 pub mod scorecard;
 mod usage;
@@ -13,6 +14,7 @@ pub use preemption::{
     LoopRule, PreemptionFacts, RecordedPreemptions, SharePreemptions, preemptions,
     share_preemptions, with_history,
 };
+pub use preview::{Candidate, Prediction, Preemptions, Preview};
 pub use queue::{QueuedJob, dispatch_order, running_jobs, share_queue};
 pub use usage::{ShareUsage, share_usage};
 

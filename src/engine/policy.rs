@@ -1,6 +1,9 @@
 //! Every scheduling choice AWS leaves open (reference §7), made once, here.
 //!
-//! README's "Scheduling semantics" section mirrors this list; change both together.
+//! README's "Scheduling semantics" section mirrors this list; change both together. The pass
+//! and the victim selection that apply rules 2–7 are [`super::placement`], which the
+//! priority-change preview (`crate::analysis::preview`) runs too, so it predicts what the
+//! engine does.
 //!
 //! 1. **Dispatch order inside a share**: `schedulingPriority` descending, then `createdAt`
 //!    ascending, then submission order ([`queue_key`]).
@@ -50,7 +53,7 @@ pub fn queue_key(priority: u32, created_at: Millis, job: u32) -> QueueKey {
 }
 
 /// What the victim heuristics see of a dispatched job.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VictimFacts {
     pub priority: u32,
     /// Time since the current attempt was scheduled (or started).

@@ -28,8 +28,8 @@ use super::screen::{Ctx, Kind, Load, Screen};
 use super::status_bar::{History, StatusInfo};
 use super::theme::Theme;
 use super::travel::{self, Travel};
-use crate::actions::PriorityPolicy;
 use crate::analysis::LoopRule;
+use crate::analysis::preview::PriorityPolicy;
 use crate::model::{Millis, Snapshot};
 
 /// Below this the console shows only a "terminal too small" notice.

@@ -10,8 +10,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use super::scorecard::ScorecardResult;
-use crate::actions::Preview;
 use crate::analysis::RecordedPreemptions;
+use crate::analysis::preview::Preview;
 use crate::model::{Millis, Snapshot};
 
 /// Why history (time travel, the preemption record, the scorecard) gave no answer.

@@ -6,6 +6,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
@@ -15,8 +16,8 @@ use super::keymap::{Action, KeyMap};
 use super::screen::short_type;
 use super::text::clean;
 use super::theme::{Role, Theme};
-use crate::actions::{
-    self, Prediction, Preview, PriorityPolicy, change_record_reason, check_change, parse_priority,
+use crate::analysis::preview::{
+    self, Preview, PriorityPolicy, change_record_reason, check_change, parse_priority,
 };
 use crate::model::{JobStatus, TrackedJob};
 
@@ -234,7 +235,7 @@ impl PriorityDialog {
             self.error = Some(format!("queue {} is no longer in the data", self.queue));
             return false;
         };
-        match actions::preview(q, &self.job_id, new) {
+        match preview::preview(q, &self.job_id, new) {
             Ok(p) => {
                 self.error = None;
                 self.step = Step::Preview(Box::new(p));
@@ -429,49 +430,30 @@ pub fn preview_lines(p: &Preview, theme: &Theme) -> Vec<Line<'static>> {
             )),
         ]));
     }
-    let effect = match &p.prediction {
-        Prediction::Preempts(c) => {
-            out.push(Line::from(vec![
-                Span::styled("effect   ", muted),
-                Span::styled(
-                    format!(
-                        "in-share preemption of {} running job(s), {:.2} instance-hours at risk",
-                        c.len(),
-                        p.instance_hours_at_risk()
-                    ),
-                    theme.style(Role::Preempted),
-                ),
-            ]));
-            for v in c {
-                out.push(Line::from(Span::raw(format!(
-                    "         - {} · priority {} · {}× {} · running {} min · {:.2} inst-h",
-                    clean(&v.name),
-                    v.priority,
-                    v.instance_count,
-                    short_type(&v.instance_type),
-                    v.running_ms / 60_000,
-                    v.instance_hours_at_risk
-                ))));
-            }
-            return out;
-        }
-        Prediction::NotWaiting { status } => format!("job is {status}: only its standing changes"),
-        Prediction::Waits { ahead } => format!("{ahead} job(s) stay ahead; it keeps waiting"),
-        Prediction::RunsOnOwnCapacity => "runs on its share's unused capacity".to_string(),
-        Prediction::ReclaimsLent { instances } => {
-            format!("reclaims {instances} lent instance(s) by cross-share preemption")
-        }
-        Prediction::Borrows { instances } => format!("runs borrowing {instances} idle instance(s)"),
-        Prediction::WaitsForCapacity => "waits for capacity (no preemption possible)".to_string(),
-        Prediction::CannotRun { reason } => format!(
-            "cannot run at any priority: it stays behind every job that can ({})",
-            clean(reason)
-        ),
+    // The analysis's own words (victims, "up to N of" for ties, the "as modelled" note for
+    // cross-share victims), so the dialog says what the command line and the audit log say.
+    let effect = clean(&p.effect_text()).into_owned();
+    let style = if p.preemptions.is_empty() {
+        Style::default()
+    } else {
+        theme.style(Role::Preempted)
     };
     out.push(Line::from(vec![
         Span::styled("effect   ", muted),
-        Span::raw(effect),
+        Span::styled(effect, style),
     ]));
+    for v in &p.preemptions.candidates {
+        out.push(Line::from(Span::raw(format!(
+            "         - {} · {} · priority {} · {}× {} · running {} min · {:.2} inst-h",
+            clean(&v.name),
+            clean(&v.share),
+            v.priority,
+            v.instance_count,
+            short_type(&v.instance_type),
+            v.running_ms / 60_000,
+            v.instance_hours_at_risk
+        ))));
+    }
     out
 }
 

@@ -1,6 +1,8 @@
 //! The integration tests, in one binary: each module is one area (one file), with the shared
 //! support modules declared once here. One binary links the dependency tree once, which keeps
-//! the build fast and small (28 binaries each linked it before).
+//! the build fast and small (28 binaries each linked it before). The soak (`tests/soak`) is
+//! the one other binary: it measures its own process's memory and CPU, which other tests
+//! running in the same process would distort.
 
 // Test code may unwrap, expect and panic: a failed assumption is a failed test. clippy.toml
 // allows them in #[test] functions and #[cfg(test)] modules; the support modules' helpers
@@ -9,7 +11,6 @@
 
 mod data_support;
 mod emulator_support;
-mod soak_support;
 mod tui_support;
 
 mod audit_cli;
@@ -33,6 +34,7 @@ mod journal_scorecard;
 mod philly_figures;
 mod poll_budget;
 mod poll_faults;
+mod preview_engine;
 mod pty_restore;
 mod record_cli;
 mod replay;
@@ -40,7 +42,6 @@ mod secrets;
 mod set_priority;
 mod snapshot_cli;
 mod snapshot_engine;
-mod soak;
 mod terminal_escapes;
 mod tui_app;
 mod tui_history;

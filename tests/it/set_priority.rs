@@ -75,7 +75,7 @@ fn text(o: &Output) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raising_a_waiting_job_preempts_what_the_preview_predicted() {
-    let (h, [_mid, low, target]) = world().await;
+    let (h, [mid, low, target]) = world().await;
     let url = h.endpoint_url();
     let log = temp_log("success");
     // Dry run first: the preview names the lowest-priority running job, nothing changes.
@@ -119,22 +119,31 @@ async fn raising_a_waiting_job_preempts_what_the_preview_predicted() {
     let t = text(&out);
     assert!(out.status.success(), "{t}");
     assert!(t.contains("priority of target set to 5"), "{t}");
-    // The engine preempted exactly the predicted job, and the target runs.
-    let (low_preempted, target_prio) = h
+    // The engine preempted exactly the predicted job and no other (mid, at priority 3, is
+    // also below the new priority but was not predicted), and the target runs.
+    let (low_preempted, mid_preempted, target_prio) = h
         .with_engine(|e| {
-            let low_id = e.find(&low).unwrap();
             let t_id = e.find(&target).unwrap();
             // The emulator drains the engine's event log; the job's own record keeps the facts.
-            let low = e.job(low_id).unwrap();
-            let preempted = low.preemption_count() == 1
-                || low
-                    .status_reason
-                    .as_deref()
-                    .is_some_and(|r| r.starts_with("PREEMPTION_IN_PROGRESS: In-share"));
-            (preempted, e.job(t_id).unwrap().priority)
+            let preempted = |id: &str| {
+                let j = e.job(e.find(id).unwrap()).unwrap();
+                j.preemption_count() > 0
+                    || j.status_reason
+                        .as_deref()
+                        .is_some_and(|r| r.starts_with("PREEMPTION_IN_PROGRESS"))
+            };
+            (
+                preempted(&low),
+                preempted(&mid),
+                e.job(t_id).unwrap().priority,
+            )
         })
         .unwrap();
     assert!(low_preempted);
+    assert!(
+        !mid_preempted,
+        "mid was not predicted and must not be preempted"
+    );
     assert_eq!(target_prio, 5);
     let records = audit::read_records(&log).unwrap();
     assert_eq!(records.len(), 2);
@@ -171,6 +180,74 @@ async fn raising_a_waiting_job_preempts_what_the_preview_predicted() {
         .and_then(|t| t.get("quotatop:audit-head"))
         .cloned();
     assert_eq!(anchor, Some(format!("2:{}", head.hash)));
+    h.shutdown().await.ok();
+}
+
+/// A LEND_AND_BORROW share with limit 2 holds 4 instances (2 borrowed from an idle lender);
+/// raising its waiting job previews the one preemption the engine makes (the job then fits by
+/// borrowing again), and exactly that job is preempted: not the others the share would shed to
+/// get back under its own limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raising_a_waiting_job_on_a_borrowing_share_preempts_only_the_predicted_job() {
+    let h = start(&[(M5, 4)], "").await;
+    let c = client(&h, 3);
+    create_share(
+        &c,
+        "team",
+        &[(M5, 2)],
+        Strategy::LendAndBorrow,
+        Some(-1),
+        true,
+    )
+    .await;
+    create_share(&c, "lender", &[(M5, 2)], Strategy::Lend, None, false).await;
+    let mut running = Vec::new();
+    for name in ["run-a", "run-b", "run-c", "run-d"] {
+        running.push((name, submit(&c, name, "team", M5, 1, 1).await));
+        h.advance(60_000).unwrap();
+    }
+    let target = submit(&c, "target", "team", M5, 1, 0).await;
+    h.advance(60_000).unwrap();
+    let url = h.endpoint_url();
+    let log = temp_log("borrowing");
+    let args = [target.as_str(), "--priority", "5", "--reason", "incident 8"];
+    let mut dry = args.to_vec();
+    dry.push("--dry-run");
+    let out = run(cmd(&url, &log, &dry)).await;
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(
+        t.contains("in-share preemption of 1 running job") && t.contains("- run-d (priority 1"),
+        "{t}"
+    );
+    let mut yes = args.to_vec();
+    yes.push("--yes");
+    let out = run(cmd(&url, &log, &yes)).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let preempted: Vec<(&str, bool)> = h
+        .with_engine(|e| {
+            running
+                .iter()
+                .map(|(name, id)| {
+                    let j = e.job(e.find(id).unwrap()).unwrap();
+                    let hit = j.preemption_count() > 0
+                        || j.status_reason
+                            .as_deref()
+                            .is_some_and(|r| r.starts_with("PREEMPTION_IN_PROGRESS"));
+                    (*name, hit)
+                })
+                .collect()
+        })
+        .unwrap();
+    assert_eq!(
+        preempted,
+        [
+            ("run-a", false),
+            ("run-b", false),
+            ("run-c", false),
+            ("run-d", true)
+        ]
+    );
     h.shutdown().await.ok();
 }
 

@@ -6,11 +6,19 @@
 //! under faults; full recovery after each fault phase; resident memory after the warm-up stays
 //! within a stated bound. Peak memory and CPU time are printed.
 //!
-//! `cargo test --test it soak::` runs the short version (about 45 s). The long version:
+//! A test binary of its own (not a module of `tests/it`): it measures this process's memory
+//! and CPU, which other tests running in the same process would distort.
+//! `cargo test --test soak` runs the short version (about 45 s). The long version:
 //!
 //! ```sh
-//! QUOTATOP_SOAK_MINUTES=10 cargo test --release --test it soak::soak_long -- --ignored --nocapture
+//! QUOTATOP_SOAK_MINUTES=10 cargo test --release --test soak soak_long -- --ignored --nocapture
 //! ```
+
+// Test code: clippy.toml allows unwrap/expect/panic in #[test] functions; the support
+// modules' helpers are neither.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod soak_support;
 
 use std::time::Duration;
 
@@ -134,7 +142,7 @@ fn check(r: &Report) {
 
 async fn soak(plan: Plan) {
     let dir = tempfile::tempdir().unwrap();
-    let report = run(&plan, "soak::soak_emulator_child", dir.path()).await;
+    let report = run(&plan, "soak_emulator_child", dir.path()).await;
     print(&report);
     check(&report);
 }

@@ -1,4 +1,4 @@
-//! The soak of `tests/it/soak.rs`: the emulator in a child process ([`child`]), the comparison
+//! The soak of `tests/soak/main.rs`: the emulator in a child process ([`child`]), the comparison
 //! with the engine ([`compare`]), process figures from `/proc` ([`procfs`]) and the driver
 //! ([`driver`]).
 
