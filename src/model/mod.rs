@@ -26,7 +26,7 @@ pub use snapshot::{
     FrontEntry, HealthState, PollHealth, QueueSnapshot, Snapshot, Source, TrackedJob,
 };
 pub use text::{
-    clean_text, csv_field, display_width, escape_c1_in_json, escape_controls, pad_right,
+    clean, clean_text, csv_field, display_width, escape_c1_in_json, escape_controls, pad_right,
     without_userinfo,
 };
 

@@ -18,16 +18,27 @@ pub fn pad_right(s: &str, width: usize) -> String {
 }
 
 /// Untrusted text (names, reasons, justifications, tags) made safe to print on a terminal:
-/// control characters (escape sequences included) become `�`, except that tabs and newlines
-/// become spaces.
+/// control characters (escape sequences included) become `�`, so the reader sees that
+/// something was there, except that tabs and line breaks become spaces. The one cleaner, for
+/// the console's screens and the commands' output alike; borrows when nothing needs changing.
+pub fn clean(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(
+        s.chars()
+            .map(|c| match c {
+                '\t' | '\n' | '\r' => ' ',
+                c if c.is_control() => '\u{fffd}',
+                c => c,
+            })
+            .collect(),
+    )
+}
+
+/// [`clean`] as an owned `String`.
 pub fn clean_text(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            '\t' | '\n' | '\r' => ' ',
-            c if c.is_control() => '\u{fffd}',
-            c => c,
-        })
-        .collect()
+    clean(s).into_owned()
 }
 
 /// Serialized JSON made safe to print: serde_json escapes the C0 controls but writes the C1

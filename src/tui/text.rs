@@ -1,26 +1,12 @@
 //! Text the console draws: untrusted strings made safe, and the few formats every screen shares.
 
+use crate::model::Millis;
+#[cfg(test)]
 use std::borrow::Cow;
 
-use crate::model::Millis;
-
-/// Strips control characters (ESC, CR, BEL, …) from untrusted text — job names, status reasons,
-/// tags, error messages — so it cannot move the cursor or restyle the terminal. Tabs and line
-/// breaks become one space so a reason stays on its row.
-pub fn clean(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
-        return Cow::Borrowed(s);
-    }
-    Cow::Owned(
-        s.chars()
-            .filter_map(|c| match c {
-                '\t' | '\n' | '\r' => Some(' '),
-                c if c.is_control() => None,
-                c => Some(c),
-            })
-            .collect(),
-    )
-}
+/// Untrusted text made safe to draw: [`crate::model::clean`], the one cleaner (control
+/// characters shown as `�`, tabs and line breaks as spaces).
+pub use crate::model::clean;
 
 /// A duration as the largest two units: `45s`, `3m12s`, `2h05m`, `3d04h`; `-` when unknown.
 pub fn duration(ms: Option<Millis>) -> String {
@@ -71,13 +57,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn clean_removes_escape_sequences_and_keeps_text() {
+    fn clean_shows_escape_sequences_as_replacement_characters_and_keeps_text() {
         assert_eq!(
             clean("job\x1b[31mred\x07\ttab\nline"),
-            "job[31mred tab line"
+            "job\u{fffd}[31mred\u{fffd} tab line"
         );
         assert!(matches!(clean("plain name"), Cow::Borrowed(_)));
-        assert_eq!(clean("\u{9b}2Jx"), "2Jx");
+        assert_eq!(clean("\u{9b}2Jx"), "\u{fffd}2Jx");
     }
 
     #[test]
