@@ -3,8 +3,6 @@
 //! traces' README gives average job completion time and wait from two other simulators; a
 //! gang-scheduled isolated replay should land near them, usually between the two.
 
-use std::path::PathBuf;
-
 use quotatop::engine::{Engine, EngineConfig};
 use quotatop::model::{CapacityLimit, JobStatus, QuotaShare, SharingConfig};
 use quotatop::replay::{philly, run_trace};
@@ -23,11 +21,8 @@ const PUBLISHED: [(&str, f64, f64, f64, f64); 8] = [
 
 #[test]
 fn isolated_replay_lands_near_published_simulators() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/philly-vc");
-    if !dir.exists() {
-        eprintln!("skipped: {} not present", dir.display());
-        return;
-    }
+    // Missing traces fail the test, naming what to fetch (never a silent skip).
+    let dir = crate::philly_figures::traces();
     let vcs = philly::load_dir(&dir, None)
         .expect("traces readable")
         .into_iter()
@@ -91,11 +86,8 @@ fn isolated_replay_lands_near_published_simulators() {
 
 #[test]
 fn lending_replay_finishes_every_job_and_conserves_work() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/philly-vc");
-    if !dir.exists() {
-        eprintln!("skipped: {} not present", dir.display());
-        return;
-    }
+    // Missing traces fail the test, naming what to fetch (never a silent skip).
+    let dir = crate::philly_figures::traces();
     let vcs = philly::load_dir(&dir, None)
         .expect("traces readable")
         .into_iter()

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use quotatop::replay::philly;
 
-fn traces() -> PathBuf {
+pub(crate) fn traces() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/philly-vc");
     assert!(
         dir.join("philly_vc_nodes.csv").exists(),
