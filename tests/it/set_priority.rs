@@ -381,12 +381,8 @@ async fn a_job_that_finished_meanwhile_is_refused_by_the_api_and_recorded() {
     let Outcome::Failed { error } = &outcome else {
         panic!("{outcome:?}")
     };
-    assert!(
-        error.contains("ClientException")
-            || error.to_lowercase().contains("finished")
-            || error.to_lowercase().contains("terminal"),
-        "{error}"
-    );
+    // Exactly the refusal AWS gives for a finished job, not any client error.
+    assert!(error.contains("has already finished"), "{error}");
     let recs = audit::read_records(&log).unwrap();
     assert_eq!(recs.len(), 2);
     assert_eq!(recs[1].1.outcome, Some(outcome));
