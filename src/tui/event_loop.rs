@@ -52,10 +52,29 @@ where
 pub async fn run_with<B, E>(
     terminal: &mut Terminal<B>,
     app: &mut App,
+    events: E,
+    snapshots: mpsc::Receiver<Snapshot>,
+    tick: Duration,
+    services: Services,
+) -> Result<(), TuiError>
+where
+    B: Backend,
+    E: Stream<Item = io::Result<Event>> + Unpin,
+{
+    run_observed(terminal, app, events, snapshots, tick, services, None).await
+}
+
+/// [`run_with`], telling `settled` each time the loop has handled a message and no background
+/// work is in flight: a driver (a test) that waits for it after each key knows the key and
+/// everything it started are done, without guessing with sleeps.
+pub async fn run_observed<B, E>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
     mut events: E,
     mut snapshots: mpsc::Receiver<Snapshot>,
     tick: Duration,
     services: Services,
+    settled: Option<mpsc::UnboundedSender<()>>,
 ) -> Result<(), TuiError>
 where
     B: Backend,
@@ -72,6 +91,13 @@ where
         }
         if app.should_quit() || (!events_open && runner.is_idle()) {
             return Ok(());
+        }
+        // Here every message so far is handled (and drawn); with nothing in flight, the loop
+        // is about to wait for the next one.
+        if runner.is_idle()
+            && let Some(tx) = &settled
+        {
+            let _ = tx.send(());
         }
         // Biased: a snapshot already waiting is applied before the keys that follow it, so a
         // key acts on the data that was on screen when it was pressed.

@@ -88,6 +88,14 @@ enum Step {
     Live(Snapshot),
 }
 
+/// Waits until the loop says it has handled what it was sent and nothing is in flight.
+async fn until_settled(settled: &mut tokio::sync::mpsc::UnboundedReceiver<()>) {
+    tokio::time::timeout(Duration::from_secs(20), settled.recv())
+        .await
+        .expect("the console settles")
+        .expect("the loop runs");
+}
+
 /// The real loop on a `TestBackend`: the live fixture first, then the steps.
 async fn drive(
     width: u16,
@@ -101,36 +109,43 @@ async fn drive(
     let (snap_tx, snap_rx) = tokio::sync::mpsc::channel(8);
     snap_tx.send(snapshot()).await.unwrap();
     let (key_tx, key_rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
+    let (settled_tx, mut settled) = tokio::sync::mpsc::unbounded_channel::<()>();
     let events = futures_util::stream::unfold(key_rx, |mut rx| async move {
         rx.recv().await.map(|e| (Ok(e), rx))
     });
     let events = Box::pin(events);
     let script = tokio::spawn(async move {
+        // Each key or snapshot, then wait until the loop has handled it and every read it
+        // started is done (the loop says so), instead of sleeping and hoping.
+        // The first live snapshot.
+        until_settled(&mut settled).await;
         for step in steps {
             match step {
                 Step::Keys(k) => {
                     for e in typed(k) {
+                        while settled.try_recv().is_ok() {}
                         key_tx.send(e).unwrap();
-                        // A journal read takes milliseconds; this leaves it ample time.
-                        tokio::time::sleep(Duration::from_millis(150)).await;
+                        until_settled(&mut settled).await;
                     }
                 }
                 Step::Live(s) => {
+                    while settled.try_recv().is_ok() {}
                     snap_tx.send(s).await.unwrap();
-                    tokio::time::sleep(Duration::from_millis(150)).await;
+                    until_settled(&mut settled).await;
                 }
             }
         }
         drop(key_tx);
         snap_tx
     });
-    event_loop::run_with(
+    event_loop::run_observed(
         &mut terminal,
         &mut app,
         events,
         snap_rx,
         Duration::from_secs(3600),
         services,
+        Some(settled_tx),
     )
     .await
     .unwrap();
