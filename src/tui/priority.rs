@@ -9,6 +9,7 @@ use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use tui_input::{Input, InputRequest};
 
 use super::data::Data;
 use super::effects::{ChangeOutcome, ChangeRequest, ChangeResult};
@@ -61,9 +62,11 @@ pub struct PriorityDialog {
     current: u32,
     policy: PriorityPolicy,
     pub field: Field,
-    pub priority: String,
-    pub justification: String,
-    pub change_record: String,
+    /// The three fields, each with its own cursor (tui-input: moving and deleting by
+    /// character, word and line, by the width characters take on screen).
+    pub priority: Input,
+    pub justification: Input,
+    pub change_record: Input,
     /// Shown after Enter when the change is not acceptable.
     error: Option<String>,
     /// The preview on screen was recomputed on newer data and its prediction changed.
@@ -82,9 +85,9 @@ impl PriorityDialog {
             current: job.job.priority,
             policy,
             field: Field::Priority,
-            priority: String::new(),
-            justification: String::new(),
-            change_record: String::new(),
+            priority: Input::default(),
+            justification: Input::default(),
+            change_record: Input::default(),
             error: None,
             stale: false,
             step: Step::Edit,
@@ -93,12 +96,14 @@ impl PriorityDialog {
 
     /// The priority field's problem as typed (`None` when it reads as a valid number).
     pub fn priority_error(&self) -> Option<String> {
-        parse_priority(&self.priority).err().map(|e| e.to_string())
+        parse_priority(self.priority.value())
+            .err()
+            .map(|e| e.to_string())
     }
 
     /// Why the typed change needs a change record, if it does.
     pub fn record_needed(&self) -> Option<String> {
-        let new = parse_priority(&self.priority).ok()?;
+        let new = parse_priority(self.priority.value()).ok()?;
         change_record_reason(self.current, new, &self.policy)
     }
 
@@ -133,8 +138,8 @@ impl PriorityDialog {
                     };
                     let req = ChangeRequest {
                         queue: self.queue.clone(),
-                        justification: self.justification.trim().to_string(),
-                        change_record: Some(self.change_record.trim().to_string())
+                        justification: self.justification.value().trim().to_string(),
+                        change_record: Some(self.change_record.value().trim().to_string())
                             .filter(|c| !c.is_empty()),
                         preview: (**p).clone(),
                     };
@@ -190,22 +195,34 @@ impl PriorityDialog {
             Field::Justification => &mut self.justification,
             Field::ChangeRecord => &mut self.change_record,
         };
-        match key.code {
-            KeyCode::Backspace => {
-                text.pop();
-            }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let request = match key.code {
+            KeyCode::Backspace => InputRequest::DeletePrevChar,
+            KeyCode::Delete => InputRequest::DeleteNextChar,
+            KeyCode::Left if ctrl => InputRequest::GoToPrevWord,
+            KeyCode::Right if ctrl => InputRequest::GoToNextWord,
+            KeyCode::Left => InputRequest::GoToPrevChar,
+            KeyCode::Right => InputRequest::GoToNextChar,
+            KeyCode::Home => InputRequest::GoToStart,
+            KeyCode::End => InputRequest::GoToEnd,
+            KeyCode::Char('a') if ctrl => InputRequest::GoToStart,
+            KeyCode::Char('e') if ctrl => InputRequest::GoToEnd,
+            KeyCode::Char('u') if ctrl => InputRequest::DeleteLine,
+            KeyCode::Char('w') if ctrl => InputRequest::DeletePrevWord,
             KeyCode::Char(c)
                 if !key
                     .modifiers
                     .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
                     && !c.is_control()
-                    && text.chars().count() < MAX_FIELD =>
+                    && text.value().chars().count() < MAX_FIELD =>
             {
-                text.push(c);
+                InputRequest::InsertChar(c)
             }
             _ => return Reply::Stay,
+        };
+        if text.handle(request).is_some_and(|changed| changed.value) {
+            self.error = None;
         }
-        self.error = None;
         Reply::Stay
     }
 
@@ -217,9 +234,16 @@ impl PriorityDialog {
             self.status = t.job.status;
             self.current = t.job.priority;
         }
-        let checked = parse_priority(&self.priority).and_then(|new| {
-            let record = Some(self.change_record.as_str()).filter(|c| !c.trim().is_empty());
-            check_change(self.current, new, &self.justification, record, &self.policy).map(|()| new)
+        let checked = parse_priority(self.priority.value()).and_then(|new| {
+            let record = Some(self.change_record.value()).filter(|c| !c.trim().is_empty());
+            check_change(
+                self.current,
+                new,
+                self.justification.value(),
+                record,
+                &self.policy,
+            )
+            .map(|()| new)
         });
         let new = match checked {
             Ok(n) => n,
@@ -331,27 +355,33 @@ impl PriorityDialog {
                     ),
                 ] {
                     let focused = field == self.field;
-                    let mut spans = vec![
-                        Span::styled(
-                            format!("{} {label} ", if focused { "▶" } else { " " }),
-                            if focused {
-                                theme.style(Role::Prompt)
-                            } else {
-                                muted
-                            },
-                        ),
-                        Span::raw(format!("[{}", clean(text))),
-                    ];
+                    let mut spans = vec![Span::styled(
+                        format!("{} {label} ", if focused { "▶" } else { " " }),
+                        if focused {
+                            theme.style(Role::Prompt)
+                        } else {
+                            muted
+                        },
+                    )];
+                    // The cursor is a block where the next character goes (at the end, as
+                    // typed; anywhere after ←/→/Home).
+                    let value = text.value();
+                    let at = value
+                        .char_indices()
+                        .nth(text.cursor())
+                        .map_or(value.len(), |(i, _)| i);
+                    let (before, after) = value.split_at(at);
+                    spans.push(Span::raw(format!("[{}", clean(before))));
                     if focused {
                         spans.push(Span::styled("█", theme.style(Role::Prompt)));
                     }
-                    spans.push(Span::raw("] "));
+                    spans.push(Span::raw(format!("{}] ", clean(after))));
                     spans.push(Span::styled(note, muted));
                     out.push(Line::from(spans));
                 }
                 out.push(Line::from(""));
                 let problem = self.error.clone().or_else(|| {
-                    (!self.priority.is_empty())
+                    (!self.priority.value().is_empty())
                         .then(|| self.priority_error())
                         .flatten()
                 });
@@ -486,5 +516,54 @@ pub fn result_text(r: &ChangeResult) -> (String, bool) {
         // A change just made is never a reconciled one; shown plainly all the same.
         Ok(ChangeOutcome::Reconciled { verdict }) => (format!("change to {name}: {verdict}"), true),
         Err(e) => (format!("priority of {name} not changed: {e}"), true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode, m: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, m)
+    }
+
+    /// The fields edit anywhere, not only at the end: ←/→, Home/End, Delete, Ctrl-W and
+    /// Ctrl-U, one character at a time whatever its width.
+    #[test]
+    fn fields_have_a_cursor() {
+        let job =
+            crate::analysis::fixture::job("a", "s", "ml.g5.xlarge", 1, JobStatus::Runnable, 1, 0);
+        let mut d = PriorityDialog::new("q", &job, PriorityPolicy::default());
+        let data = Data::default();
+        let none = KeyModifiers::NONE;
+        let press = |d: &mut PriorityDialog, code: KeyCode, m: KeyModifiers| {
+            d.on_key(None, &key(code, m), &data);
+        };
+        for c in "12".chars() {
+            press(&mut d, KeyCode::Char(c), none);
+        }
+        press(&mut d, KeyCode::Left, none);
+        press(&mut d, KeyCode::Char('3'), none);
+        assert_eq!(d.priority.value(), "132");
+        press(&mut d, KeyCode::Home, none);
+        press(&mut d, KeyCode::Delete, none);
+        assert_eq!(d.priority.value(), "32");
+        press(&mut d, KeyCode::End, none);
+        press(&mut d, KeyCode::Backspace, none);
+        assert_eq!(d.priority.value(), "3");
+        d.field = Field::Justification;
+        for c in "paper déadline 日本".chars() {
+            press(&mut d, KeyCode::Char(c), none);
+        }
+        press(&mut d, KeyCode::Char('w'), KeyModifiers::CONTROL);
+        assert_eq!(d.justification.value(), "paper déadline ");
+        press(&mut d, KeyCode::Left, none);
+        press(&mut d, KeyCode::Left, none);
+        press(&mut d, KeyCode::Char('X'), KeyModifiers::SHIFT);
+        assert_eq!(d.justification.value(), "paper déadlinXe ");
+        press(&mut d, KeyCode::Char('u'), KeyModifiers::CONTROL);
+        assert_eq!(d.justification.value(), "");
+        // The other fields kept their text.
+        assert_eq!(d.priority.value(), "3");
     }
 }
