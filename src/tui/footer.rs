@@ -34,10 +34,12 @@ pub fn draw(
             } else {
                 "/"
             };
+            let (before, after) = super::field::around_cursor(text);
             let mut spans = vec![
                 Span::styled(sigil, theme.style(Role::Prompt)),
-                Span::raw(clean(text).into_owned()),
+                Span::raw(clean(before).into_owned()),
                 Span::styled("█", theme.style(Role::Prompt)),
+                Span::raw(clean(after).into_owned()),
                 Span::raw("  "),
             ];
             let used: usize = spans.iter().map(|s| s.width()).sum();

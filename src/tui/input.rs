@@ -1,11 +1,13 @@
 //! What the keyboard is doing: browsing, or typing a `:` command or a `/` filter.
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+use super::field::Text;
+
+#[derive(Debug, Clone, Default)]
 pub enum Input {
     #[default]
     Normal,
-    Command(String),
-    Filter(String),
+    Command(Text),
+    Filter(Text),
 }
 
 impl Input {
@@ -13,7 +15,7 @@ impl Input {
         !matches!(self, Input::Normal)
     }
 
-    pub fn text_mut(&mut self) -> Option<&mut String> {
+    pub fn text_mut(&mut self) -> Option<&mut Text> {
         match self {
             Input::Command(t) | Input::Filter(t) => Some(t),
             Input::Normal => None,

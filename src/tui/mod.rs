@@ -16,6 +16,7 @@ pub mod command;
 pub mod data;
 pub mod effects;
 pub mod event_loop;
+pub mod field;
 pub mod footer;
 pub mod gauge;
 pub mod help;

@@ -3,16 +3,16 @@
 //! It consumes every key while open and, when confirmed, emits a [`ChangeRequest`]; it never
 //! calls anything itself.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
-use tui_input::{Input, InputRequest};
 
 use super::data::Data;
 use super::effects::{ChangeOutcome, ChangeRequest, ChangeResult};
+use super::field::{self, Edit, Text as Input};
 use super::keymap::{Action, KeyMap};
 use super::screen::short_type;
 use super::text::clean;
@@ -195,32 +195,7 @@ impl PriorityDialog {
             Field::Justification => &mut self.justification,
             Field::ChangeRecord => &mut self.change_record,
         };
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let request = match key.code {
-            KeyCode::Backspace => InputRequest::DeletePrevChar,
-            KeyCode::Delete => InputRequest::DeleteNextChar,
-            KeyCode::Left if ctrl => InputRequest::GoToPrevWord,
-            KeyCode::Right if ctrl => InputRequest::GoToNextWord,
-            KeyCode::Left => InputRequest::GoToPrevChar,
-            KeyCode::Right => InputRequest::GoToNextChar,
-            KeyCode::Home => InputRequest::GoToStart,
-            KeyCode::End => InputRequest::GoToEnd,
-            KeyCode::Char('a') if ctrl => InputRequest::GoToStart,
-            KeyCode::Char('e') if ctrl => InputRequest::GoToEnd,
-            KeyCode::Char('u') if ctrl => InputRequest::DeleteLine,
-            KeyCode::Char('w') if ctrl => InputRequest::DeletePrevWord,
-            KeyCode::Char(c)
-                if !key
-                    .modifiers
-                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
-                    && !c.is_control()
-                    && text.value().chars().count() < MAX_FIELD =>
-            {
-                InputRequest::InsertChar(c)
-            }
-            _ => return Reply::Stay,
-        };
-        if text.handle(request).is_some_and(|changed| changed.value) {
+        if field::edit(text, key, MAX_FIELD) == Edit::Changed {
             self.error = None;
         }
         Reply::Stay
@@ -365,12 +340,7 @@ impl PriorityDialog {
                     )];
                     // The cursor is a block where the next character goes (at the end, as
                     // typed; anywhere after ←/→/Home).
-                    let value = text.value();
-                    let at = value
-                        .char_indices()
-                        .nth(text.cursor())
-                        .map_or(value.len(), |(i, _)| i);
-                    let (before, after) = value.split_at(at);
+                    let (before, after) = field::around_cursor(text);
                     spans.push(Span::raw(format!("[{}", clean(before))));
                     if focused {
                         spans.push(Span::styled("█", theme.style(Role::Prompt)));
@@ -522,6 +492,7 @@ pub fn result_text(r: &ChangeResult) -> (String, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crossterm::event::{KeyCode, KeyModifiers};
 
     fn key(code: KeyCode, m: KeyModifiers) -> KeyEvent {
         KeyEvent::new(code, m)

@@ -174,3 +174,20 @@ async fn preemptions_over_an_interruption_budget_are_flagged() {
         "{s}"
     );
 }
+
+/// The `:` prompt edits anywhere: a typo fixed with ←/Home and a character inserted there runs
+/// the corrected command.
+#[tokio::test]
+async fn the_prompt_edits_with_a_cursor() {
+    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+    let key = |code| Event::Key(KeyEvent::new(code, KeyModifiers::NONE));
+    let mut keys = typed(":jb video-pretrainX");
+    keys.push(key(KeyCode::Backspace));
+    keys.push(key(KeyCode::Home));
+    keys.push(key(KeyCode::Right));
+    keys.extend(typed("o"));
+    keys.push(key(KeyCode::End));
+    keys.extend(typed("\n"));
+    let (_, app) = run(100, 40, options(), keys).await;
+    assert_eq!(app.screen_kind(), Kind::JobDetail);
+}

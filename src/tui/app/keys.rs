@@ -1,6 +1,6 @@
 //! Keys: the dialog, help and prompts take them first; otherwise they become [`Action`]s.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 
 use super::App;
 use crate::tui::effects::Effect;
@@ -48,7 +48,7 @@ impl App {
         match self.keymap.action(Mode::Prompt, &key) {
             Some(Action::Confirm) => {
                 match std::mem::take(&mut self.input) {
-                    Input::Command(line) => self.run_command(&line),
+                    Input::Command(line) => self.run_command(line.value()),
                     Input::Filter(_) | Input::Normal => {}
                 }
                 return;
@@ -65,26 +65,16 @@ impl App {
         let Some(text) = self.input.text_mut() else {
             return;
         };
-        match key.code {
-            KeyCode::Backspace => {
-                if text.pop().is_none() {
-                    self.input = Input::Normal;
-                    return;
-                }
-            }
-            KeyCode::Char(c)
-                if !key
-                    .modifiers
-                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-            {
-                if !c.is_control() && text.chars().count() < 200 {
-                    text.push(c);
-                }
-            }
-            _ => return,
+        // Backspace on an empty prompt leaves it, as in vi.
+        if key.code == KeyCode::Backspace && text.value().is_empty() {
+            self.input = Input::Normal;
+            return;
+        }
+        if crate::tui::field::edit(text, &key, 200) != crate::tui::field::Edit::Changed {
+            return;
         }
         if let Input::Filter(t) = &self.input {
-            let t = t.clone();
+            let t = t.value().to_string();
             self.with_list(|l| l.filter.text = t);
         }
     }
@@ -96,10 +86,10 @@ impl App {
                 self.help = true;
                 self.help_scroll = 0;
             }
-            Action::CommandMode => self.input = Input::Command(String::new()),
+            Action::CommandMode => self.input = Input::Command(Default::default()),
             Action::FilterMode => {
                 if let Some(list) = self.current().list_ref() {
-                    self.input = Input::Filter(list.filter.text.clone());
+                    self.input = Input::Filter(crate::tui::field::text(&list.filter.text));
                 } else {
                     self.flash_error("this screen has no filter");
                 }
