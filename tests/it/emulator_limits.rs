@@ -2,9 +2,9 @@
 //! leave its memory bounded (bodies are drained, never buffered whole), slow or silent clients
 //! are closed by the header, body and idle timeouts, and it keeps serving throughout.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 struct Emulator {
@@ -20,42 +20,21 @@ impl Drop for Emulator {
 }
 
 fn start() -> Emulator {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_quotatop"))
-        .args([
-            "emulator",
-            "--scenario",
-            "scenarios/demo.toml",
-            "--port",
-            "0",
-            "--speed",
-            "0",
-            "--max-connections",
-            "64",
-            "--header-timeout",
-            "2",
-            "--body-timeout",
-            "2",
-            "--idle-timeout",
-            "3",
-        ])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut addr = None;
-    while addr.is_none() {
-        let mut line = String::new();
-        if out.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        if let Some(rest) = line.trim().strip_prefix("export AWS_ENDPOINT_URL=http://") {
-            addr = Some(rest.to_string());
-        }
-    }
-    std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+    let (child, url) = crate::emulator_support::spawn_emulator_binary(&[
+        "--speed",
+        "0",
+        "--max-connections",
+        "64",
+        "--header-timeout",
+        "2",
+        "--body-timeout",
+        "2",
+        "--idle-timeout",
+        "3",
+    ]);
     Emulator {
         child,
-        addr: addr.expect("emulator address"),
+        addr: url.trim_start_matches("http://").to_string(),
     }
 }
 

@@ -1,7 +1,6 @@
 //! `quotatop record` against the emulator binary: journals what the poller sees, logs to the
 //! given directory, and stops cleanly on SIGTERM; `report` then reads the journal.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -19,34 +18,7 @@ fn wait_exit(child: &mut Child, what: &str) -> std::process::ExitStatus {
 
 /// A running demo emulator at 600x and its endpoint URL.
 fn emulator() -> (Child, String) {
-    let mut emu = Command::new(env!("CARGO_BIN_EXE_quotatop"))
-        .args([
-            "emulator",
-            "--scenario",
-            "scenarios/demo.toml",
-            "--port",
-            "0",
-            "--speed",
-            "600",
-        ])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(emu.stdout.take().unwrap());
-    let mut url = None;
-    while url.is_none() {
-        let mut line = String::new();
-        if out.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        if let Some(rest) = line.trim().strip_prefix("export AWS_ENDPOINT_URL=") {
-            url = Some(rest.to_string());
-        }
-    }
-    let url = url.expect("emulator endpoint");
-    // Keep reading what it prints, so that it never writes into a closed pipe.
-    std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
-    (emu, url)
+    crate::emulator_support::spawn_emulator_binary(&["--speed", "600"])
 }
 
 /// `quotatop record` on the demo queue, polling every second.

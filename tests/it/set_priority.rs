@@ -43,6 +43,17 @@ fn cmd(url: &str, log: &PathBuf, args: &[&str]) -> Command {
     c
 }
 
+/// `quotatop audit reconcile` on `log` against the emulator at `url`.
+fn reconcile_cmd(url: &str, log: &PathBuf) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
+    c.args(["audit", "reconcile", "--endpoint-url", url, "--log"])
+        .arg(log)
+        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .env("AWS_REGION", "us-east-1");
+    c
+}
+
 async fn run(c: Command) -> Output {
     let mut c = c;
     tokio::task::spawn_blocking(move || c.output().expect("quotatop runs"))
@@ -476,18 +487,7 @@ async fn killed_changes_are_listed_as_unknown_then_reconciled() {
         .unwrap();
     h.set_faults(quotatop::emulator::FaultSpec::none());
     // Reconcile, in read-only mode (it writes only the local log).
-    let out = Command::new(env!("CARGO_BIN_EXE_quotatop"))
-        .args([
-            "audit",
-            "reconcile",
-            "--endpoint-url",
-            &h.endpoint_url(),
-            "--log",
-        ])
-        .arg(&log)
-        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
-        .env("AWS_SECRET_ACCESS_KEY", "secret")
-        .env("AWS_REGION", "us-east-1")
+    let out = reconcile_cmd(&h.endpoint_url(), &log)
         .env("QUOTATOP_READ_ONLY", "1")
         .output()
         .unwrap();
@@ -526,20 +526,7 @@ async fn killed_changes_are_listed_as_unknown_then_reconciled() {
     assert!(t.contains("outcome reconciled: landed"), "{t}");
     assert!(!t.contains("OUTCOME UNKNOWN"), "{t}");
     // A second run has nothing to do.
-    let again = Command::new(env!("CARGO_BIN_EXE_quotatop"))
-        .args([
-            "audit",
-            "reconcile",
-            "--endpoint-url",
-            &h.endpoint_url(),
-            "--log",
-        ])
-        .arg(&log)
-        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
-        .env("AWS_SECRET_ACCESS_KEY", "secret")
-        .env("AWS_REGION", "us-east-1")
-        .output()
-        .unwrap();
+    let again = reconcile_cmd(&h.endpoint_url(), &log).output().unwrap();
     assert!(
         text(&again).contains("nothing to reconcile"),
         "{}",
@@ -925,20 +912,7 @@ async fn reconcile_leaves_a_change_in_flight_to_its_writer() {
         assert!(Instant::now() < deadline, "intent never written");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_quotatop"))
-        .args([
-            "audit",
-            "reconcile",
-            "--endpoint-url",
-            &h.endpoint_url(),
-            "--log",
-        ])
-        .arg(&log)
-        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
-        .env("AWS_SECRET_ACCESS_KEY", "secret")
-        .env("AWS_REGION", "us-east-1")
-        .output()
-        .unwrap();
+    let out = reconcile_cmd(&h.endpoint_url(), &log).output().unwrap();
     let t = text(&out);
     assert!(out.status.success(), "{t}");
     assert!(t.contains("still being made by a live process"), "{t}");

@@ -127,3 +127,35 @@ pub async fn submit(
         .unwrap()
         .to_string()
 }
+
+/// `quotatop emulator --scenario scenarios/demo.toml --port 0` with `extra` flags, as a child
+/// process, and its endpoint URL (read from what it prints; the rest of its output is drained
+/// so it never writes into a closed pipe).
+pub fn spawn_emulator_binary(extra: &[&str]) -> (std::process::Child, String) {
+    use std::io::{BufRead, BufReader};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args([
+            "emulator",
+            "--scenario",
+            "scenarios/demo.toml",
+            "--port",
+            "0",
+        ])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the emulator starts");
+    let mut out = BufReader::new(child.stdout.take().expect("piped stdout"));
+    let mut url = None;
+    while url.is_none() {
+        let mut line = String::new();
+        if out.read_line(&mut line).expect("emulator output") == 0 {
+            break;
+        }
+        if let Some(rest) = line.trim().strip_prefix("export AWS_ENDPOINT_URL=") {
+            url = Some(rest.to_string());
+        }
+    }
+    std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+    (child, url.expect("emulator endpoint"))
+}

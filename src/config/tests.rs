@@ -1,0 +1,173 @@
+use super::*;
+use std::collections::HashMap;
+
+fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let map: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    move |k| map.get(k).cloned()
+}
+
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("quotatop-config-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("config.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn defaults_when_there_is_no_file() {
+    let l = load_with(
+        &Overrides::default(),
+        Some("/nonexistent/q/config.toml".into()),
+        None,
+        &env(&[]),
+    );
+    assert_eq!(l.config, Config::default());
+    assert!(l.warnings.is_empty());
+}
+
+#[test]
+fn history_sections_set_the_journal_scorecard_and_gpu_table() {
+    let p = temp_file(
+        "history",
+        "[journal]\nretention_days = 30\nsnapshot_retention_days = 2\nsnapshot_interval_secs = 15\n\
+         [scorecard]\nwindow_hours = 6\nrestart_cost_secs = 120\nrecovery_window_hours = 0\n\
+         [scorecard.checkpoint_minutes]\nresearch = 30\n\
+         [gpus]\n\"ml.x9.huge\" = 2\n\"ml.p4d.24xlarge\" = 4\n",
+    );
+    let l = load_with(&Overrides::default(), Some(p), None, &env(&[]));
+    assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    let j = l.config.journal.config();
+    assert_eq!(j.retention_ms, 30 * DAY_MS);
+    assert_eq!(j.snapshot_retention_ms, 2 * DAY_MS);
+    assert_eq!(j.snapshot_interval_ms, 15_000);
+    // Unset: the journal's default.
+    assert_eq!(
+        j.usage_interval_ms,
+        JournalConfig::default().usage_interval_ms
+    );
+    let (window, opts) = l.config.scorecard_options();
+    assert_eq!(window, 6 * 3_600_000);
+    assert_eq!(opts.restart_cost_ms, 120_000);
+    // Zero is taken as the smallest unit, never as "nothing recovers".
+    assert_eq!(opts.recovery_window_ms, 3_600_000);
+    assert_eq!(opts.checkpoint_by_share["research"], 30 * 60_000);
+    assert_eq!(opts.gpus.gpus("ml.x9.huge"), Some(2));
+    assert_eq!(opts.gpus.gpus("ml.p4d.24xlarge"), Some(4));
+    assert_eq!(opts.gpus.gpus("ml.g5.2xlarge"), Some(1));
+    // Defaults match the journal's and the scorecard's own.
+    assert_eq!(
+        JournalSettings::default().config(),
+        JournalConfig::default()
+    );
+    let (w, o) = Config::default().scorecard_options();
+    assert_eq!((w, o), (24 * 3_600_000, ScorecardOptions::default()));
+
+    let bad = temp_file("history-bad", "[journal]\nretention = 3\n");
+    let l = load_with(&Overrides::default(), Some(bad), None, &env(&[]));
+    assert!(l.warnings[0].contains("retention"), "{:?}", l.warnings);
+    assert_eq!(l.config, Config::default());
+}
+
+#[test]
+fn file_then_env_then_flags() {
+    let p = temp_file(
+        "layers",
+        "theme = \"light\"\nqueues = [\"a\"]\nregion = \"eu-west-1\"\nrefresh_secs = 2.0\n[keys]\nquit = [\"x\"]\n[loops]\nmin_preemptions = 5\n",
+    );
+    let l = load_with(&Overrides::default(), Some(p.clone()), None, &env(&[]));
+    assert_eq!(l.config.theme, "light");
+    assert_eq!(l.config.queues, vec!["a"]);
+    assert_eq!(l.config.refresh_secs, 2.0);
+    assert_eq!(l.config.keys["quit"], vec!["x"]);
+    assert_eq!(l.config.loops.rule().min_preemptions, 5);
+
+    let e = env(&[
+        ("QUOTATOP_THEME", "high-contrast"),
+        ("QUOTATOP_QUEUES", "b, c"),
+        ("NO_COLOR", "1"),
+        ("AWS_REGION", "us-west-2"),
+    ]);
+    let l = load_with(&Overrides::default(), Some(p.clone()), None, &e);
+    assert_eq!(l.config.theme, "high-contrast");
+    assert_eq!(l.config.queues, vec!["b", "c"]);
+    assert!(l.config.no_color);
+    assert_eq!(l.config.region.as_deref(), Some("us-west-2"));
+
+    let flags = Overrides {
+        theme: Some("colorblind".into()),
+        queues: vec!["d".into()],
+        region: Some("ap-south-1".into()),
+        read_only: true,
+        ..Overrides::default()
+    };
+    let l = load_with(&flags, Some(p), None, &e);
+    assert_eq!(l.config.theme, "colorblind");
+    assert_eq!(l.config.queues, vec!["d"]);
+    assert_eq!(l.config.region.as_deref(), Some("ap-south-1"));
+    assert!(l.config.read_only);
+    assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+}
+
+#[test]
+fn a_bad_file_is_reported_and_defaults_used() {
+    let p = temp_file("bad", "theme = 3\nunknown_key = true\n");
+    let l = load_with(
+        &Overrides::default(),
+        Some(p),
+        None,
+        &env(&[("QUOTATOP_THEME", "light")]),
+    );
+    assert_eq!(l.warnings.len(), 1);
+    assert!(
+        l.warnings[0].contains("bad config file"),
+        "{}",
+        l.warnings[0]
+    );
+    assert!(l.warnings[0].contains("using defaults"));
+    assert_eq!(l.config.theme, "light", "the env layer still applies");
+    assert_eq!(l.config.queues, Vec::<String>::new());
+}
+
+#[test]
+fn an_explicit_missing_file_is_reported() {
+    let flags = Overrides {
+        config_path: Some("/nonexistent/x.toml".into()),
+        ..Overrides::default()
+    };
+    let l = load_with(&flags, None, None, &env(&[]));
+    assert!(
+        l.warnings[0].contains("cannot read config file /nonexistent/x.toml"),
+        "{:?}",
+        l.warnings
+    );
+}
+
+#[test]
+fn bad_env_values_are_reported() {
+    let l = load_with(
+        &Overrides::default(),
+        None,
+        None,
+        &env(&[("QUOTATOP_READ_ONLY", "maybe")]),
+    );
+    assert!(!l.config.read_only);
+    assert!(l.warnings[0].contains("QUOTATOP_READ_ONLY=maybe"));
+    let flags = Overrides {
+        refresh_secs: Some(0.0),
+        ..Overrides::default()
+    };
+    let l = load_with(&flags, None, None, &env(&[]));
+    assert_eq!(l.config.refresh_secs, 5.0);
+    assert_eq!(l.warnings.len(), 1);
+}
+
+#[test]
+fn project_dirs_name_quotatop() {
+    if let Some(d) = project_dirs() {
+        assert!(d.config_dir().to_string_lossy().contains("quotatop"));
+    }
+}
