@@ -169,6 +169,9 @@ pub async fn record_loop(
                 // The writer runs behind the loop by a snapshot or so; a streak only grows
                 // while nothing new is stored at all.
                 if status.snapshots_written > last_written {
+                    if last_written == 0 {
+                        tracing::info!(written = status.snapshots_written, "journaling: first snapshots written");
+                    }
                     (last_written, streak) = (status.snapshots_written, 0);
                 } else {
                     streak += 1;

@@ -56,6 +56,22 @@ fn stop(child: &mut Child, what: &str) -> (std::process::ExitStatus, String) {
     (exit, err)
 }
 
+/// Waits (at most 20 s) until `log` contains `text`.
+fn wait_for_log(log: &Path, text: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .contains(text)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "{} never said {text:?}",
+            log.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// "(N journaled)" from record's last stderr line.
 fn journaled(err: &str) -> u64 {
     err.rsplit_once('(')
@@ -150,7 +166,13 @@ fn two_recorders_on_a_fresh_journal_both_journal() {
     let (la, lb) = (dir.path().join("a"), dir.path().join("b"));
     let mut a = recorder(&url, &journal, &la, &[]);
     let mut b = recorder(&url, &journal, &lb, &[]);
-    std::thread::sleep(Duration::from_secs(4));
+    // Until each says in its log that it has journaled (no guessing with a sleep).
+    for log in [&la, &lb] {
+        wait_for_log(
+            &log.join("record.log"),
+            "journaling: first snapshots written",
+        );
+    }
     let (ea, err_a) = stop(&mut a, "recorder a");
     let (eb, err_b) = stop(&mut b, "recorder b");
     let _ = Command::new("kill")
@@ -185,8 +207,20 @@ fn record_fails_loudly_when_it_journals_nothing() {
     assert!(log.contains("giving up"), "{log}");
 
     // Stopped before anything was journaled: non-zero too, with the reason.
+    let log = dir.path().join("record.log");
+    let seen = std::fs::read_to_string(&log).unwrap_or_default().len();
     let mut rec = recorder(&url, &journal, dir.path(), &["--max-unjournaled", "0"]);
-    std::thread::sleep(Duration::from_secs(2));
+    // Until it has had a snapshot and found the journal unavailable.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(&log).unwrap_or_default()[seen..]
+        .contains("journal unavailable: recording nothing")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "no snapshot reached the recorder"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let (exit, err) = stop(&mut rec, "record");
     assert!(!exit.success(), "{err}");
     assert!(err.contains("journaled nothing"), "{err}");
