@@ -10,18 +10,10 @@
 use std::collections::HashMap;
 
 use proptest::prelude::*;
+
+use crate::engine_support::{ShareCfg, TYPES, create_shares, environment, sharing};
 use quotatop::engine::{Delays, Engine, EngineConfig, EventReason, JobId, JobSpec};
-use quotatop::model::{CapacityLimit, JobStatus, QuotaShare, SharingConfig, SharingStrategy};
-
-const TYPES: [&str; 2] = ["ml.g5.xlarge", "ml.p4d.24xlarge"];
-
-#[derive(Debug, Clone)]
-struct ShareCfg {
-    limits: Vec<(usize, u32)>,
-    strategy: SharingStrategy,
-    borrow_limit: i32,
-    in_share: bool,
-}
+use quotatop::model::{JobStatus, SharingStrategy};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -107,43 +99,16 @@ fn world() -> impl Strategy<Value = World> {
         })
 }
 
-fn sharing(c: &ShareCfg) -> SharingConfig {
-    match c.strategy {
-        SharingStrategy::Reserve => SharingConfig::reserve(),
-        SharingStrategy::Lend => SharingConfig::lend(),
-        SharingStrategy::LendAndBorrow => SharingConfig::lend_and_borrow(c.borrow_limit),
-    }
-}
-
 /// Builds the world's engine and runs its operations, checking the invariants after each.
 fn run(w: &World, seed: u64) -> Result<Engine, TestCaseError> {
-    let mut env = [0u32; 2];
-    for s in &w.shares {
-        for &(ty, n) in &s.limits {
-            env[ty] += n;
-        }
-    }
-    let capacity = (0..2)
-        .map(|t| CapacityLimit::new(TYPES[t], env[t] + w.spare[t].max(1)))
-        .collect();
+    let capacity = environment(&w.shares, w.spare);
     let mut e = Engine::new(
         EngineConfig::new(capacity)
             .with_delays(w.delays)
             .with_seed(seed),
     )
     .map_err(|err| TestCaseError::fail(err.to_string()))?;
-    for (i, s) in w.shares.iter().enumerate() {
-        let limits = s
-            .limits
-            .iter()
-            .map(|&(t, n)| CapacityLimit::new(TYPES[t], n))
-            .collect();
-        e.create_share(
-            QuotaShare::new(format!("s{i}"), limits, sharing(s))
-                .with_in_share_preemption(s.in_share),
-        )
-        .map_err(|err| TestCaseError::fail(err.to_string()))?;
-    }
+    create_shares(&mut e, &w.shares).map_err(TestCaseError::fail)?;
     let mut jobs: Vec<JobId> = Vec::new();
     let mut t = 0i64;
     for (dt, op) in &w.ops {

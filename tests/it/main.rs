@@ -11,6 +11,7 @@
 
 mod data_support;
 mod emulator_support;
+mod engine_support;
 mod tui_support;
 
 mod audit_cli;

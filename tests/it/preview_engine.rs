@@ -7,13 +7,13 @@
 use std::collections::{BTreeSet, HashSet};
 
 use proptest::prelude::*;
+
+use crate::engine_support::{ShareCfg, TYPES, create_shares, environment};
 use quotatop::actions::{self, Prediction, Preview};
 use quotatop::engine::{Delays, Engine, EngineConfig, EventReason, JobId, JobSpec, PreemptionKind};
 use quotatop::model::{
     CapacityLimit, JobStatus, QueueSnapshot, QuotaShare, SharingConfig, SharingStrategy, TrackedJob,
 };
-
-const TYPES: [&str; 2] = ["ml.g5.xlarge", "ml.p4d.24xlarge"];
 
 /// The engine's state as a poller would show it: every job described at this instant.
 fn snapshot(e: &Engine) -> QueueSnapshot {
@@ -196,14 +196,6 @@ fn lend_and_borrow_preemption_stops_once_the_job_fits_by_borrowing() {
 }
 
 #[derive(Debug, Clone)]
-struct ShareCfg {
-    limits: Vec<(usize, u32)>,
-    strategy: SharingStrategy,
-    borrow_limit: i32,
-    in_share: bool,
-}
-
-#[derive(Debug, Clone)]
 enum Op {
     Submit {
         share: usize,
@@ -292,24 +284,8 @@ fn world() -> impl Strategy<Value = World> {
         )
 }
 
-fn sharing(c: &ShareCfg) -> SharingConfig {
-    match c.strategy {
-        SharingStrategy::Reserve => SharingConfig::reserve(),
-        SharingStrategy::Lend => SharingConfig::lend(),
-        SharingStrategy::LendAndBorrow => SharingConfig::lend_and_borrow(c.borrow_limit),
-    }
-}
-
 fn build(w: &World, seed: u64) -> Result<Engine, String> {
-    let mut env = [0u32; 2];
-    for s in &w.shares {
-        for &(ty, n) in &s.limits {
-            env[ty] += n;
-        }
-    }
-    let capacity = (0..2)
-        .map(|t| CapacityLimit::new(TYPES[t], env[t] + w.spare[t].max(1)))
-        .collect();
+    let capacity = environment(&w.shares, w.spare);
     let mut e = Engine::new(
         EngineConfig::new(capacity)
             .with_delays(w.delays)
@@ -317,18 +293,7 @@ fn build(w: &World, seed: u64) -> Result<Engine, String> {
             .with_start(1_000_000),
     )
     .map_err(|e| e.to_string())?;
-    for (i, s) in w.shares.iter().enumerate() {
-        let limits = s
-            .limits
-            .iter()
-            .map(|&(t, n)| CapacityLimit::new(TYPES[t], n))
-            .collect();
-        e.create_share(
-            QuotaShare::new(format!("s{i}"), limits, sharing(s))
-                .with_in_share_preemption(s.in_share),
-        )
-        .map_err(|e| e.to_string())?;
-    }
+    create_shares(&mut e, &w.shares)?;
     let mut jobs: Vec<JobId> = Vec::new();
     let mut t = e.now();
     for (dt, op) in &w.ops {

@@ -1,0 +1,57 @@
+//! Generated engine worlds shared by the engine's property tests (`engine_props`) and the
+//! preview-against-the-engine test (`preview_engine`): the shares' configuration and how an
+//! engine is set up from it. Each test keeps its own generators (their ranges differ on
+//! purpose).
+
+use quotatop::engine::Engine;
+use quotatop::model::{CapacityLimit, QuotaShare, SharingConfig, SharingStrategy};
+
+pub const TYPES: [&str; 2] = ["ml.g5.xlarge", "ml.p4d.24xlarge"];
+
+#[derive(Debug, Clone)]
+pub struct ShareCfg {
+    /// (index into [`TYPES`], instances).
+    pub limits: Vec<(usize, u32)>,
+    pub strategy: SharingStrategy,
+    pub borrow_limit: i32,
+    pub in_share: bool,
+}
+
+pub fn sharing(c: &ShareCfg) -> SharingConfig {
+    match c.strategy {
+        SharingStrategy::Reserve => SharingConfig::reserve(),
+        SharingStrategy::Lend => SharingConfig::lend(),
+        SharingStrategy::LendAndBorrow => SharingConfig::lend_and_borrow(c.borrow_limit),
+    }
+}
+
+/// The environment's capacity: per type, the sum of the shares' limits plus `spare` (at
+/// least one).
+pub fn environment(shares: &[ShareCfg], spare: [u32; 2]) -> Vec<CapacityLimit> {
+    let mut env = [0u32; 2];
+    for s in shares {
+        for &(ty, n) in &s.limits {
+            env[ty] += n;
+        }
+    }
+    (0..2)
+        .map(|t| CapacityLimit::new(TYPES[t], env[t] + spare[t].max(1)))
+        .collect()
+}
+
+/// Creates the shares `s0`, `s1`, … in `e`.
+pub fn create_shares(e: &mut Engine, shares: &[ShareCfg]) -> Result<(), String> {
+    for (i, s) in shares.iter().enumerate() {
+        let limits = s
+            .limits
+            .iter()
+            .map(|&(t, n)| CapacityLimit::new(TYPES[t], n))
+            .collect();
+        e.create_share(
+            QuotaShare::new(format!("s{i}"), limits, sharing(s))
+                .with_in_share_preemption(s.in_share),
+        )
+        .map_err(|err| err.to_string())?;
+    }
+    Ok(())
+}
