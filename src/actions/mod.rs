@@ -7,7 +7,7 @@ mod reconcile;
 
 pub use api::reconciler;
 pub use apply::{ApiFailure, ChangeContext, PriorityApi, apply_change};
-pub use reconcile::{Decision, JobLookup, Reconciled, Target, reconcile};
+pub use reconcile::{Decision, JobLookup, Reconciled, Target, reconcile, tally};
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -69,6 +69,17 @@ impl Reconciled {
     }
 }
 
+/// How many changes were decided, and how many left unknown (in-flight and already-decided
+/// ones are neither).
+pub fn tally(done: &[Reconciled]) -> (usize, usize) {
+    done.iter()
+        .fold((0, 0), |(decided, left), r| match r.result {
+            Decision::Decided(..) => (decided + 1, left),
+            Decision::LeftUnknown(_) => (decided, left + 1),
+            Decision::InFlight | Decision::AlreadyDecided => (decided, left),
+        })
+}
+
 /// Decides every change of `log` with no outcome, appending one outcome record per decided
 /// change (kind `outcome`, the change's id, `result = reconciled`, the reconciling operator).
 /// A torn last line stops it (repair first). A change whose writer is still alive is left to

@@ -46,14 +46,7 @@ fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
     for r in &done {
         println!("{}", r.line());
     }
-    let left = done
-        .iter()
-        .filter(|r| matches!(r.result, crate::actions::Decision::LeftUnknown(_)))
-        .count();
-    let decided = done
-        .iter()
-        .filter(|r| matches!(r.result, crate::actions::Decision::Decided(..)))
-        .count();
+    let (decided, left) = crate::actions::tally(&done);
     if left > 0 {
         bail!(
             "{left} of {} changes left unknown (reasons above); {decided} reconciled",

@@ -226,14 +226,7 @@ pub async fn reconcile_on_start(client: &BatchClient, path: &std::path::Path) ->
         Err(_) => "audit: deciding changes with an unknown outcome took over 10 s; run `quotatop audit reconcile`".to_string(),
         Ok(Err(e)) => format!("audit: could not reconcile unknown outcomes: {e}"),
         Ok(Ok(done)) => {
-            let decided = done
-                .iter()
-                .filter(|r| matches!(r.result, crate::actions::Decision::Decided(..)))
-                .count();
-            let left = done
-                .iter()
-                .filter(|r| matches!(r.result, crate::actions::Decision::LeftUnknown(_)))
-                .count();
+            let (decided, left) = crate::actions::tally(&done);
             if decided == 0 && left == 0 {
                 return None;
             }
