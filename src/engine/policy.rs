@@ -19,7 +19,9 @@
 //!    the jobs dispatched last are the ones counted as borrowing ([`borrowed_portions`]).
 //! 5. **Capacity outside every share** (service environment capacity beyond the sum of the
 //!    shares' limits) is used by nobody. Over-subscription (limits summing to more than the
-//!    environment) is accepted; the environment's capacity is never exceeded.
+//!    environment) is accepted; the environment's capacity is never exceeded. So a lender whose
+//!    idle capacity is lent out reclaims it by preemption even while the environment has idle
+//!    instances outside every share: borrowed capacity is the lender's, not the environment's.
 //! 6. **Cross-share preemption** happens when a job that fits its share's own limit cannot be
 //!    placed because its share's idle capacity is lent out. Victims are chosen by
 //!    [`cross_share_victim_key`]. Nothing is preempted unless the preemptions would make room.

@@ -912,6 +912,31 @@ fn reclaim_with_instant_preemption_terminates_and_serves_the_owner() {
 }
 
 #[test]
+fn lender_reclaims_lent_capacity_even_with_idle_capacity_outside_every_share() {
+    // Environment 6; the shares' limits cover 2. The borrower's instance is the lender's, so
+    // the lender's job of 2 reclaims it instead of using the 4 instances outside every share.
+    let mut e = engine(&[(P4, 6), (G5, 1)]);
+    e.create_share(share("lender", P4, 2, SharingConfig::lend()))
+        .unwrap();
+    // The borrower has no p4d limit of its own.
+    e.create_share(share("borrower", G5, 1, SharingConfig::lend_and_borrow(-1)))
+        .unwrap();
+    let b = e
+        .submit(JobSpec::new("borrowing", "borrower", P4, 1, HOUR))
+        .unwrap();
+    assert_eq!(used(&e, "borrower", P4), (1, 1));
+    e.advance_to(1_000).unwrap();
+    let l = e
+        .submit(JobSpec::new("owner", "lender", P4, 2, HOUR))
+        .unwrap();
+    // Preemption is instant by default: the owner runs, the borrower waits again.
+    assert_eq!(status(&e, l), JobStatus::Running);
+    assert_eq!(status(&e, b), JobStatus::Runnable);
+    assert_eq!(e.job(b).expect("job exists").preemption_count(), 1);
+    assert_eq!(used(&e, "borrower", P4), (0, 0));
+}
+
+#[test]
 fn a_lean_engine_runs_exactly_as_a_full_one_without_the_api_view() {
     let delays = Delays {
         submitted_ms: 1_000,

@@ -3,7 +3,8 @@
 //! Invariants checked after every operation: the service environment is never exceeded; no
 //! share holds more than its limit plus what it may borrow; RESERVE shares never lend or borrow
 //! (everything borrowed comes out of lending shares' idle capacity); a lender's job that fits its
-//! own limit is never left waiting unless a preemption is already giving capacity back;
+//! own limit waits only when there is no room now and preemptions in progress give back the
+//! room it needs;
 //! preemption retries are honoured; each job's events form a valid chain. At the end: every job
 //! finished or is accounted for (misconfigured), and the same seed gives the same event log.
 
@@ -189,7 +190,6 @@ fn check(e: &Engine, w: &World) -> Result<(), TestCaseError> {
         let mut total = 0u32;
         let mut borrowed_total = 0i64;
         let mut lendable_idle = 0i64;
-        let mut any_preempting = false;
         for (i, cfg) in w.shares.iter().enumerate() {
             let name = format!("s{i}");
             let own = cfg.limits.iter().find(|l| l.0 == ty).map_or(0, |l| l.1);
@@ -205,7 +205,6 @@ fn check(e: &Engine, w: &World) -> Result<(), TestCaseError> {
                 .filter(|j| !preempting(&j.status_reason))
                 .map(|j| j.instance_count)
                 .sum();
-            any_preempting |= holding.iter().any(|j| preempting(&j.status_reason));
             total += used;
             // Never more than own limit plus what the share may borrow.
             let cap = sharing(cfg).borrow_cap(own).map_or(u64::MAX, |c| c as u64);
@@ -229,32 +228,62 @@ fn check(e: &Engine, w: &World) -> Result<(), TestCaseError> {
             borrowed_total <= lendable_idle,
             "{tyname}: {borrowed_total} borrowed, {lendable_idle} lendable idle"
         );
-        // A job that fits its share's own limit waits only while a preemption gives back capacity.
+        // A job that fits its share's own limit waits only while preemptions in progress give
+        // back the capacity it needs: it does not fit now (else it would have been dispatched),
+        // and it fits once they complete. Capacity outside every share is used by nobody
+        // (policy rule 5), so "fits" is the lenders' pool, not the environment's idle count.
+        let state = |projected: bool| -> Vec<(u32, u32, bool)> {
+            w.shares
+                .iter()
+                .enumerate()
+                .map(|(i, cfg)| {
+                    let name = format!("s{i}");
+                    let own = cfg.limits.iter().find(|l| l.0 == ty).map_or(0, |l| l.1);
+                    let used = jobs
+                        .iter()
+                        .filter(|j| {
+                            j.share == name
+                                && j.instance_type == *tyname
+                                && j.status.holds_capacity()
+                                && !(projected && preempting(&j.status_reason))
+                        })
+                        .map(|j| j.instance_count)
+                        .sum();
+                    (own, used, cfg.strategy.lends())
+                })
+                .collect()
+        };
+        let (now, after) = (state(false), state(true));
         for (i, cfg) in w.shares.iter().enumerate() {
             let name = format!("s{i}");
-            let own = cfg.limits.iter().find(|l| l.0 == ty).map_or(0, |l| l.1);
-            let used: u32 = jobs
-                .iter()
-                .filter(|j| {
-                    j.share == name && j.instance_type == *tyname && j.status.holds_capacity()
-                })
-                .map(|j| j.instance_count)
-                .sum();
+            let (own, used, _) = now[i];
             let head = e
                 .share_queue(&name)
                 .into_iter()
                 .filter_map(|id| e.job(id))
-                .find(|j| j.instance_type == *tyname && !misconfigured(&j.status_reason));
-            if let Some(head) = head
-                && used + head.instance_count <= own
-            {
-                prop_assert!(
-                    any_preempting,
-                    "{name}: job {} fits its own {tyname} limit ({used}+{} <= {own}) but waits",
-                    head.name,
-                    head.instance_count
-                );
+                .find(|j| {
+                    j.status == JobStatus::Runnable
+                        && j.instance_type == *tyname
+                        && !misconfigured(&j.status_reason)
+                });
+            let Some(head) = head else { continue };
+            if used + head.instance_count > own {
+                continue;
             }
+            let c = head.instance_count;
+            prop_assert!(
+                !own_fit_room(&now, i, c, env),
+                "{name} ({:?}): job {} fits its own {tyname} limit ({used}+{c} <= {own}) and \
+                 there is room, but it waits",
+                cfg.strategy,
+                head.name
+            );
+            prop_assert!(
+                own_fit_room(&after, i, c, env),
+                "{name}: job {} fits its own {tyname} limit ({used}+{c} <= {own}) but waits, and \
+                 no preemption in progress gives back the room it needs",
+                head.name
+            );
         }
     }
     for j in &jobs {
@@ -274,6 +303,33 @@ fn check(e: &Engine, w: &World) -> Result<(), TestCaseError> {
         }
     }
     Ok(())
+}
+
+/// Whether share `s`, staying within its own limit, can take `c` more instances of a type given
+/// each share's (own limit, instances held, lends): the environment has room, and what other
+/// shares borrow stays covered by the lenders' idle capacity (or is no worse covered than
+/// before, when `s` does not lend).
+fn own_fit_room(shares: &[(u32, u32, bool)], s: usize, c: u32, env: u32) -> bool {
+    let total: u64 = shares.iter().map(|x| x.1 as u64).sum();
+    if total + c as u64 > env as u64 {
+        return false;
+    }
+    let uncovered = |taken: u32| -> i64 {
+        let mut borrowed = 0i64;
+        let mut idle = 0i64;
+        for (i, &(own, used, lends)) in shares.iter().enumerate() {
+            let used = used as i64 + if i == s { taken as i64 } else { 0 };
+            let own = own as i64;
+            if used > own {
+                borrowed += used - own;
+            } else if lends {
+                idle += own - used;
+            }
+        }
+        borrowed - idle
+    };
+    let after = uncovered(c);
+    after <= 0 || after <= uncovered(0)
 }
 
 fn allowed(from: JobStatus, to: JobStatus) -> bool {
@@ -316,7 +372,7 @@ fn check_event_chains(e: &Engine) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
 
     #[test]
     fn invariants_hold_and_every_job_is_accounted_for(w in world(), seed in any::<u64>()) {
