@@ -361,6 +361,11 @@ pub struct EmulatorArgs {
     /// Seconds a connection may sit idle (no request, no bytes) before it is closed.
     #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub idle_timeout: u64,
+    /// The same job ids, training-job names and request ids on every run with the same seed
+    /// (for tests). By default ids are new each run, so a journal kept across two runs never
+    /// mixes up different jobs; the seeded schedule is the same either way.
+    #[arg(long)]
+    pub deterministic: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -11,6 +11,7 @@ pub fn run(args: &EmulatorArgs) -> anyhow::Result<()> {
     config.port = args.port;
     config.bind = args.bind;
     config.allow_remote = args.allow_remote;
+    config.deterministic_ids = args.deterministic;
     config.limits = emulator::ServerLimits {
         max_connections: args.max_connections as usize,
         header_timeout: std::time::Duration::from_secs(args.header_timeout),

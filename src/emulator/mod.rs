@@ -73,6 +73,10 @@ pub struct EmulatorConfig {
     pub tick: Duration,
     /// Per-connection timeouts and the caps that bound the server's memory.
     pub limits: ServerLimits,
+    /// Job ids, training-job names and request ids the same on every run with the same seed
+    /// (for tests). Off by default: ids are unique across runs, so a journal kept across two
+    /// emulator runs never conflates different jobs; the seeded schedule is the same either way.
+    pub deterministic_ids: bool,
 }
 
 impl EmulatorConfig {
@@ -92,6 +96,7 @@ impl EmulatorConfig {
             region: "us-east-1".to_string(),
             tick: Duration::from_millis(100),
             limits: ServerLimits::default(),
+            deterministic_ids: false,
             scenario,
         })
     }
@@ -116,7 +121,9 @@ pub async fn start(config: EmulatorConfig) -> Result<EmulatorHandle, EmulatorErr
     let addr = SocketAddr::new(config.bind, config.port);
     let start_ms = config.start_ms.unwrap_or_else(crate::model::wall_clock_ms);
     let clock = SimClock::new(config.clock, start_ms);
-    let world = World::new(&config.scenario, clock, start_ms, &config.region)?;
+    // Ids come from their own stream, seeded afresh each run unless asked to be reproducible.
+    let id_seed = (!config.deterministic_ids).then(fresh_seed);
+    let world = World::new(&config.scenario, clock, start_ms, &config.region, id_seed)?;
     let world = Arc::new(Mutex::new(world));
     let faults = Arc::new(FaultInjector::new(config.faults));
     let listener = TcpListener::bind(addr)
@@ -130,6 +137,7 @@ pub async fn start(config: EmulatorConfig) -> Result<EmulatorHandle, EmulatorErr
         world.clone(),
         faults.clone(),
         config.limits.body_timeout,
+        id_seed.unwrap_or(0),
     ));
     let server = tokio::spawn(server::serve(
         listener,
@@ -153,6 +161,11 @@ pub async fn start(config: EmulatorConfig) -> Result<EmulatorHandle, EmulatorErr
         server: Some(server),
         ticker,
     })
+}
+
+/// A seed no other run shares (from the operating system's random source).
+fn fresh_seed() -> u64 {
+    uuid::Uuid::new_v4().as_u64_pair().0
 }
 
 /// Advances the engine to the clock every `every` until shutdown.

@@ -402,10 +402,21 @@ impl Scenario {
 
     /// The engine with the scenario's environment and shares, its clock at `start_ms`.
     pub fn build_engine(&self, start_ms: i64) -> Result<Engine, EmulatorError> {
-        let config = EngineConfig::new(self.capacity_limits())
+        self.build_engine_with_ids(start_ms, None)
+    }
+
+    /// [`Scenario::build_engine`] with job ids from their own stream when `id_seed` is set
+    /// (the schedule stays the seed's).
+    pub fn build_engine_with_ids(
+        &self,
+        start_ms: i64,
+        id_seed: Option<u64>,
+    ) -> Result<Engine, EmulatorError> {
+        let mut config = EngineConfig::new(self.capacity_limits())
             .with_delays(self.delays)
             .with_seed(self.seed)
             .with_start(start_ms);
+        config.id_seed = id_seed;
         let mut engine = Engine::new(config)?;
         for share in self.quota_shares()? {
             engine.create_share(share)?;

@@ -57,6 +57,8 @@ pub(crate) struct App {
     pub faults: Arc<FaultInjector>,
     requests: AtomicU64,
     body_timeout: Duration,
+    /// Mixed into request ids (0: the same ids every run).
+    request_salt: u64,
 }
 
 impl App {
@@ -64,12 +66,14 @@ impl App {
         world: Arc<Mutex<World>>,
         faults: Arc<FaultInjector>,
         body_timeout: Duration,
+        request_salt: u64,
     ) -> Self {
         Self {
             world,
             faults,
             requests: AtomicU64::new(0),
             body_timeout,
+            request_salt,
         }
     }
 
@@ -79,7 +83,7 @@ impl App {
 
     fn request_id(&self) -> String {
         let n = self.requests.fetch_add(1, Ordering::Relaxed);
-        let mut rng = crate::engine::Rng::new(n ^ 0x5151_7a7a);
+        let mut rng = crate::engine::Rng::new((n ^ 0x5151_7a7a).wrapping_add(self.request_salt));
         rng.uuid()
     }
 }

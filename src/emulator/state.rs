@@ -64,8 +64,9 @@ impl World {
         clock: SimClock,
         start_ms: Millis,
         region: &str,
+        id_seed: Option<u64>,
     ) -> Result<Self, EmulatorError> {
-        let engine = scenario.build_engine(start_ms)?;
+        let engine = scenario.build_engine_with_ids(start_ms, id_seed)?;
         let mut world = Self {
             workload: Workload::new(scenario, start_ms),
             engine,

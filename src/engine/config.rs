@@ -32,6 +32,10 @@ pub struct EngineConfig {
     pub start_ms: i64,
     /// Prefix of the training-job ARNs given to attempts.
     pub training_job_arn_prefix: String,
+    /// Seed of a separate stream for job ids and training-job names. `None`: ids come from the
+    /// schedule's own draws, so the same `seed` gives the same ids (reproducible tests). `Some`:
+    /// ids come from this stream instead, while the schedule's draws stay exactly the same.
+    pub id_seed: Option<u64>,
 }
 
 impl EngineConfig {
@@ -44,6 +48,7 @@ impl EngineConfig {
             start_ms: 0,
             training_job_arn_prefix: "arn:aws:sagemaker:us-east-1:123456789012:training-job/"
                 .to_string(),
+            id_seed: None,
         }
     }
     pub fn with_delays(mut self, delays: Delays) -> Self {
@@ -52,6 +57,11 @@ impl EngineConfig {
     }
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = seed;
+        self
+    }
+    /// Ids from their own stream seeded with `seed` (see [`EngineConfig::id_seed`]).
+    pub fn with_id_seed(mut self, seed: u64) -> Self {
+        self.id_seed = Some(seed);
         self
     }
     pub fn with_start(mut self, start_ms: i64) -> Self {

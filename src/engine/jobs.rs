@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use crate::model::{JobStatus, Millis, PreemptionSummary, ServiceJob};
 
 use super::types::{JobApi, JobRec, check_priority, valid_instance_type};
-use super::{Engine, EngineError, EventReason, JobId, JobSpec, WorkProgress, policy};
+use super::{Engine, EngineError, EventReason, JobId, JobSpec, Rng, WorkProgress, policy};
 
 impl Engine {
     /// Makes room for `additional` more jobs up front (a replay knows its trace's size), so the
@@ -32,13 +32,16 @@ impl Engine {
         }
         let ty = self.intern(&spec.instance_type);
         let id = self.jobs.len() as u32;
+        // Two draws per job in every mode, so a lean engine's and an engine with its own id
+        // stream's delays are exactly those of a full one.
+        let (a, b) = (self.rng.next_u64(), self.rng.next_u64());
         let api = if self.lean {
-            // The same draws as an id, so a lean engine's delays are a full one's.
-            self.rng.next_u64();
-            self.rng.next_u64();
             None
         } else {
-            let uuid = self.rng.uuid();
+            let uuid = match self.ids.as_mut() {
+                Some(ids) => ids.uuid(),
+                None => Rng::uuid_of(a, b),
+            };
             self.uuid_index.insert(uuid.clone(), id);
             Some(Box::new(JobApi {
                 uuid,

@@ -66,6 +66,9 @@ pub struct Engine {
     dirty: bool,
     /// Jobs keep no API view ([`Engine::set_lean`]).
     lean: bool,
+    /// The id stream, when ids are not drawn from the schedule's stream
+    /// ([`EngineConfig::id_seed`]).
+    ids: Option<Rng>,
 }
 
 impl Engine {
@@ -86,6 +89,7 @@ impl Engine {
             events: Vec::new(),
             dirty: false,
             lean: false,
+            ids: config.id_seed.map(Rng::new),
             config,
         };
         let mut seen = std::collections::HashSet::new();

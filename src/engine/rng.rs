@@ -35,6 +35,11 @@ impl Rng {
     pub fn uuid(&mut self) -> String {
         let a = self.next_u64();
         let b = self.next_u64();
+        Self::uuid_of(a, b)
+    }
+
+    /// The version-4 UUID string made of two draws.
+    pub fn uuid_of(a: u64, b: u64) -> String {
         format!(
             "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
             a >> 32,
@@ -47,7 +52,14 @@ impl Rng {
 
     /// 32 lowercase hex digits, as in SageMaker training job names made by Batch.
     pub fn hex32(&mut self) -> String {
-        format!("{:016x}{:016x}", self.next_u64(), self.next_u64())
+        let a = self.next_u64();
+        let b = self.next_u64();
+        Self::hex32_of(a, b)
+    }
+
+    /// 32 lowercase hex digits made of two draws.
+    pub fn hex32_of(a: u64, b: u64) -> String {
+        format!("{a:016x}{b:016x}")
     }
 }
 

@@ -4,7 +4,7 @@ use crate::model::{Attempt, JobStatus};
 
 use super::placement::{self, Head, Holder, Ledger, Pass, TypeView, Victim};
 use super::policy::{self, PreemptionKind, VictimFacts};
-use super::{Engine, EventReason};
+use super::{Engine, EventReason, Rng};
 
 /// The engine's state of one instance type, as victim selection sees it.
 pub(crate) struct EngineView<'a> {
@@ -159,20 +159,20 @@ impl Engine {
         share.used[ty] += count;
         share.running[ty].insert((seq, j));
         let borrowed = share.used[ty].saturating_sub(share.own[ty]) - before_borrowed;
-        let resource = match self.jobs[j as usize].api.as_deref() {
-            Some(api) => Some(format!(
+        // Two draws in every mode, so the delays do not depend on the API view or the id stream.
+        let (a, b) = (self.rng.next_u64(), self.rng.next_u64());
+        let suffix = match self.ids.as_mut() {
+            Some(ids) => ids.hex32(),
+            None => Rng::hex32_of(a, b),
+        };
+        let resource = self.jobs[j as usize].api.as_deref().map(|api| {
+            format!(
                 "{}AWSBatch{}{}",
                 self.config.training_job_arn_prefix,
                 sanitize_name(&api.name),
-                self.rng.hex32()
-            )),
-            None => {
-                // The same draws as a resource id, so a lean engine's delays are a full one's.
-                self.rng.next_u64();
-                self.rng.next_u64();
-                None
-            }
-        };
+                suffix
+            )
+        });
         let r = &mut self.jobs[j as usize];
         r.dispatch_seq = seq;
         r.scheduled_at = Some(now);

@@ -19,6 +19,7 @@ mod cli_inputs;
 mod client_states;
 mod emulator_bind;
 mod emulator_cli;
+mod emulator_ids;
 mod emulator_demo;
 mod emulator_limits;
 mod emulator_malformed;
