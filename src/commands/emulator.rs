@@ -67,9 +67,22 @@ async fn serve(config: EmulatorConfig, args: &EmulatorArgs) -> anyhow::Result<()
     println!("  export AWS_REGION=us-east-1");
     println!("  aws batch get-job-queue-snapshot --job-queue {queue}");
     println!("\nCtrl-C stops it.");
-    tokio::signal::ctrl_c()
-        .await
-        .context("cannot listen for Ctrl-C")?;
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let mut every = tokio::time::interval(std::time::Duration::from_millis(500));
+    loop {
+        tokio::select! {
+            r = &mut ctrl_c => {
+                r.context("cannot listen for Ctrl-C")?;
+                break;
+            }
+            _ = every.tick() => {
+                for w in handle.take_warnings()? {
+                    println!("{w}");
+                }
+            }
+        }
+    }
     println!("\nshutting down");
     handle.shutdown().await?;
     Ok(())

@@ -224,6 +224,11 @@ impl EmulatorHandle {
         Ok(self.world()?.recent_events.clone())
     }
 
+    /// Warnings for the emulator's log since the last call, oldest first.
+    pub fn take_warnings(&self) -> Result<Vec<String>, EmulatorError> {
+        Ok(self.world()?.warnings.drain(..).collect())
+    }
+
     pub fn fault_stats(&self) -> FaultStats {
         self.faults.stats()
     }

@@ -24,6 +24,9 @@ pub fn create(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
     let queue = required_str(req.job_queue, "jobQueue")?;
     world.check_queue(&queue)?;
     let limits = limits(required(req.capacity_limits, "capacityLimits")?)?;
+    for l in &limits {
+        world.note_instance_type(&l.instance_type);
+    }
     let mut sharing = sharing(required(
         req.resource_sharing_configuration,
         "resourceSharingConfiguration",
@@ -61,8 +64,12 @@ pub fn update(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
     let req: UpdateQuotaShareRequest = parse(body)?;
     let arn = required_str(req.quota_share_arn, "quotaShareArn")?;
     let name = world.share_from_arn(&arn)?;
+    let capacity_limits = req.capacity_limits.map(limits).transpose()?;
+    for l in capacity_limits.iter().flatten() {
+        world.note_instance_type(&l.instance_type);
+    }
     let update = ShareUpdate {
-        capacity_limits: req.capacity_limits.map(limits).transpose()?,
+        capacity_limits,
         sharing: req
             .resource_sharing_configuration
             .map(sharing)
@@ -160,6 +167,13 @@ fn limits(raw: Vec<CapacityLimitJson>) -> Result<Vec<CapacityLimit>, ApiError> {
     raw.into_iter()
         .map(|l| {
             let unit = required_str(l.capacity_unit, "capacityLimits[].capacityUnit")?;
+            if !crate::model::is_training_instance_type(&unit) {
+                return Err(ApiError::client(format!(
+                    "capacityUnit must be a SageMaker training instance type such as \
+                     ml.p4d.24xlarge, got {:?}",
+                    crate::model::clean(&unit)
+                )));
+            }
             let max = required(l.max_capacity, "capacityLimits[].maxCapacity")?;
             if !(1..=i64::from(i32::MAX)).contains(&max) {
                 return Err(ApiError::client(format!(

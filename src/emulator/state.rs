@@ -56,7 +56,13 @@ pub struct World {
     pub recent_events: VecDeque<Event>,
     /// Generated arrivals the engine refused (their share was disabled or deleted).
     pub refused_arrivals: u64,
+    /// Notes for the emulator's log (e.g. an instance type the GPU table lacks), taken by
+    /// [`super::EmulatorHandle::take_warnings`]; at most [`MAX_WARNINGS`] kept.
+    pub warnings: VecDeque<String>,
 }
+
+/// How many unread warnings the world keeps.
+const MAX_WARNINGS: usize = 100;
 
 impl World {
     pub fn new(
@@ -84,6 +90,7 @@ impl World {
             share_front: HashMap::new(),
             recent_events: VecDeque::new(),
             refused_arrivals: 0,
+            warnings: VecDeque::new(),
         };
         world.policies.push(Policy {
             name: world.policy_name.clone(),
@@ -168,6 +175,21 @@ impl World {
         }
         arn.strip_prefix(&self.arn("service-job", ""))
             .is_some_and(|uuid| self.engine.find(uuid).is_some())
+    }
+
+    /// Logs that `instance_type` is well formed but missing from the GPU table: accepted (AWS
+    /// adds types), but GPU-hour figures will not count it.
+    pub fn note_instance_type(&mut self, instance_type: &str) {
+        if crate::analysis::gpus_per_instance(instance_type).is_none() {
+            let text = format!(
+                "warning: {} is not in quotatop's GPU table: accepted, but GPU-hour figures will not count it (set its GPUs with [gpus] in quotatop's config)",
+                crate::model::clean(instance_type)
+            );
+            if self.warnings.len() >= MAX_WARNINGS {
+                self.warnings.pop_front();
+            }
+            self.warnings.push_back(text);
+        }
     }
 
     // ----- time ------------------------------------------------------------------------------

@@ -38,12 +38,18 @@ impl Engine {
         if let Some(limits) = &update.capacity_limits {
             validate_limits(limits)?;
         }
-        let mut sharing = self.shares[s].spec.sharing;
+        let old = self.shares[s].spec.sharing;
+        let mut sharing = old;
         if let Some(new) = update.sharing {
-            // A strategy change without a borrow limit keeps no stale borrow limit.
+            // A partial update keeps what it does not name: a borrowing strategy given without a
+            // borrow limit keeps the share's current limit (unlimited if it did not borrow).
             sharing = new;
             if sharing.strategy.borrows() && sharing.borrow_limit.is_none() {
-                sharing.borrow_limit = Some(crate::model::UNLIMITED_BORROW);
+                sharing.borrow_limit = Some(
+                    old.borrow_limit
+                        .filter(|_| old.strategy.borrows())
+                        .unwrap_or(crate::model::UNLIMITED_BORROW),
+                );
             }
         }
         validate_sharing(&sharing)?;
@@ -69,7 +75,8 @@ impl Engine {
         Ok(())
     }
 
-    /// Deletes a DISABLED share; its unfinished jobs end FAILED.
+    /// Deletes a DISABLED share; its unfinished jobs are terminated (FAILED, `isTerminated`), as
+    /// TerminateServiceJob would.
     pub fn delete_share(&mut self, name: &str) -> Result<(), EngineError> {
         let s = self.share_idx(name)?;
         if self.shares[s].spec.state != crate::model::ShareState::Disabled {
@@ -82,6 +89,7 @@ impl Engine {
             })
             .collect();
         for j in ids {
+            self.jobs[j as usize].terminated = true;
             self.finish_failed(
                 j,
                 "Quota share deleted".to_string(),

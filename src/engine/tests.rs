@@ -650,8 +650,13 @@ fn delete_requires_disabled_and_fails_remaining_jobs() {
     e.advance_to(10).unwrap();
     assert_eq!(status(&e, a), JobStatus::Running);
     e.delete_share("s").unwrap();
-    assert_eq!(status(&e, a), JobStatus::Failed);
-    assert_eq!(status(&e, b), JobStatus::Failed);
+    for j in [a, b] {
+        let job = e.job(j).expect("job exists");
+        assert_eq!(job.status, JobStatus::Failed);
+        // Terminated as TerminateServiceJob does: AWS says they are "eventually terminated".
+        assert!(job.is_terminated);
+        assert_eq!(job.status_reason.as_deref(), Some("Quota share deleted"));
+    }
     assert!(e.shares().is_empty());
     assert!(e.total_usage().is_empty());
     // The name can be used again.
@@ -1002,4 +1007,29 @@ fn a_lean_engine_runs_exactly_as_a_full_one_without_the_api_view() {
         assert_eq!(lean.find(&f.id), None);
         assert_eq!(full.find(&f.id), Some(JobId(j)));
     }
+}
+
+#[test]
+fn a_strategy_update_without_a_borrow_limit_keeps_the_current_one() {
+    let mut e = engine(&[(M5, 4)]);
+    e.create_share(share("s", M5, 2, SharingConfig::lend_and_borrow(150)))
+        .unwrap();
+    let update = |strategy| ShareUpdate {
+        sharing: Some(SharingConfig {
+            strategy,
+            borrow_limit: None,
+        }),
+        ..Default::default()
+    };
+    e.update_share("s", update(SharingStrategy::LendAndBorrow))
+        .unwrap();
+    assert_eq!(e.share("s").unwrap().sharing.borrow_limit, Some(150));
+    // From a strategy that does not borrow, there is no limit to keep: unlimited.
+    e.update_share("s", update(SharingStrategy::Lend)).unwrap();
+    e.update_share("s", update(SharingStrategy::LendAndBorrow))
+        .unwrap();
+    assert_eq!(
+        e.share("s").unwrap().sharing.borrow_limit,
+        Some(crate::model::UNLIMITED_BORROW)
+    );
 }

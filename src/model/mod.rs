@@ -21,6 +21,7 @@ pub use job::{Attempt, JobStatus, MAX_PRIORITY, PreemptedAttempt, PreemptionSumm
 pub use share::{
     CapacityLimit, InSharePreemption, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, QuotaShare,
     ServiceEnvironment, ShareState, SharingConfig, SharingStrategy, UNLIMITED_BORROW,
+    is_training_instance_type,
 };
 pub use snapshot::{
     FrontEntry, HealthState, PollHealth, QueueSnapshot, Snapshot, Source, TrackedJob,

@@ -4,6 +4,27 @@ use serde::{Deserialize, Serialize};
 pub const MAX_SHARES_PER_QUEUE: usize = 20;
 /// A quota share has between 1 and 5 capacity limits.
 pub const MAX_CAPACITY_LIMITS: usize = 5;
+
+/// Whether `t` has the form of a SageMaker training instance type, `ml.<family>.<size>`
+/// (`ml.p4d.24xlarge`, `ml.p6-b200.48xlarge`): lowercase letters, digits and `-`, the family
+/// starting with a letter. Only the form is checked: AWS adds types, so a well-formed one that
+/// no table here knows is still accepted.
+pub fn is_training_instance_type(t: &str) -> bool {
+    let mut parts = t.split('.');
+    let (Some("ml"), Some(family), Some(size), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    let word = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 32
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    };
+    word(family) && word(size) && family.starts_with(|c: char| c.is_ascii_lowercase())
+}
+
 /// `borrowLimit` value meaning "no limit".
 pub const UNLIMITED_BORROW: i32 = -1;
 
@@ -194,5 +215,37 @@ impl ServiceEnvironment {
             .iter()
             .find(|l| l.instance_type == instance_type)
             .map_or(0, |l| l.max_capacity)
+    }
+}
+
+#[cfg(test)]
+mod instance_type_tests {
+    use super::is_training_instance_type;
+
+    #[test]
+    fn the_form_is_ml_family_size() {
+        for ok in [
+            "ml.p4d.24xlarge",
+            "ml.g5.xlarge",
+            "ml.m5.large",
+            "ml.p6-b200.48xlarge",
+            "ml.trn1n.32xlarge",
+            "ml.x9.huge",
+        ] {
+            assert!(is_training_instance_type(ok), "{ok}");
+        }
+        for bad in [
+            "foo",
+            "NUM_INSTANCES",
+            "ml.p4d",
+            "p4d.24xlarge",
+            "ml..large",
+            "ml.P4D.24xlarge",
+            "ml.p4d.24xlarge.extra",
+            "ml.4d.24xlarge",
+            "",
+        ] {
+            assert!(!is_training_instance_type(bad), "{bad}");
+        }
     }
 }

@@ -90,23 +90,52 @@ async fn malformed_requests_get_400_with_a_message_and_the_server_keeps_serving(
     };
 
     let r = post("/v1/describeservicejob", b"{\"jobId\": ".to_vec()).await;
-    assert_client_error(&r, "Malformed JSON");
+    assert_client_error(&r, "Malformed JSON in request body at line 1, column 10");
     let r = post("/v1/describeservicejob", b"[1,2]".to_vec()).await;
-    assert_client_error(&r, "Invalid request body");
+    assert_client_error(
+        &r,
+        "Invalid request body: it must be a JSON object, got a list",
+    );
     let r = post("/v1/describeservicejob", b"{\"jobId\": 5}".to_vec()).await;
-    assert_client_error(&r, "invalid type: integer `5`, expected a string");
+    assert_client_error(&r, "Invalid request body: jobId must be a string, got 5");
     let r = post(
         "/v1/listservicejobs",
         br#"{"jobQueue":"qm-queue","maxResults":"ten"}"#.to_vec(),
     )
     .await;
-    assert_client_error(&r, "invalid type");
+    assert_client_error(
+        &r,
+        "Invalid request body: maxResults must be an integer in range, got a string",
+    );
     let r = post(
         "/v1/updateservicejob",
         br#"{"jobId":"x","schedulingPriority":1.5}"#.to_vec(),
     )
     .await;
-    assert_client_error(&r, "Invalid request body");
+    assert_client_error(
+        &r,
+        "Invalid request body: schedulingPriority must be an integer in range, got a number with a fraction",
+    );
+    let r = post(
+        "/v1/createquotashare",
+        br#"{"quotaShareName":"s","jobQueue":"qm-queue","capacityLimits":[{"maxCapacity":"x","capacityUnit":"ml.m5.large"}]}"#.to_vec(),
+    )
+    .await;
+    assert_client_error(
+        &r,
+        "Invalid request body: capacityLimits[0].maxCapacity must be an integer in range, got a string",
+    );
+    // No parser internals in any of them.
+    for body in [
+        &b"{\"jobId\": 5}"[..],
+        b"[1,2]",
+        br#"{"jobId":"x","schedulingPriority":99999999999999999999}"#,
+    ] {
+        let r = post("/v1/updateservicejob", body.to_vec()).await;
+        let text = r.body.clone();
+        assert!(!text.contains("expected i"), "{text}");
+        assert!(!text.contains("invalid type"), "{text}");
+    }
     let r = post("/v1/describeservicejob", b"{}".to_vec()).await;
     assert_client_error(&r, "jobId is required");
     let r = post("/v1/describeservicejob", vec![0xff, 0xfe, 0x00]).await;
