@@ -12,10 +12,22 @@
 //!
 //! The tag `quotatop:checkpoint-seconds` sets a checkpoint interval: a preempted job then resumes
 //! from its last checkpoint instead of from zero.
+//!
+//! # How an attempt ends (engine `policy` rule 13)
+//!
+//! - `timeoutConfig.attemptDurationSeconds`: the attempt fails after that much RUNNING with
+//!   "Job attempt duration exceeded timeout".
+//! - `StoppingCondition.MaxRuntimeInSeconds`: an attempt whose work would take longer fails at
+//!   the limit ("MaxRuntimeExceeded: …"); work that ends exactly at the limit completes (so a job
+//!   without the work tag, whose work is its max runtime, succeeds).
+//! - The tag `quotatop:fail-after-seconds` makes the job's first attempt fail after that much
+//!   RUNNING ("AlgorithmError: …"); `quotatop:fail-attempts` makes that many attempts fail.
+//! - A failed attempt is retried per `retryStrategy.attempts` and `evaluateOnExit`; without a
+//!   retry strategy the job fails at its first failed attempt.
 
 use axum::response::Response;
 
-use crate::engine::{JobId, JobSpec};
+use crate::engine::{FailureSpec, JobId, JobSpec, RetryAction, RetryRule};
 use crate::model::ServiceJob;
 
 use super::error::ApiError;
@@ -30,6 +42,8 @@ use super::wire::{
 
 pub const WORK_TAG: &str = "quotatop:work-seconds";
 pub const CHECKPOINT_TAG: &str = "quotatop:checkpoint-seconds";
+pub const FAIL_AFTER_TAG: &str = "quotatop:fail-after-seconds";
+pub const FAIL_ATTEMPTS_TAG: &str = "quotatop:fail-attempts";
 const DEFAULT_WORK_S: u64 = 3600;
 const MAX_SUBMIT_BYTES: usize = 30 * 1024;
 const MAX_PAYLOAD_BYTES: usize = 10 * 1024;
@@ -99,6 +113,8 @@ pub fn submit(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
         None => resources.max_runtime_s.unwrap_or(DEFAULT_WORK_S),
     };
     let checkpoint_s = tag_seconds(&tags, CHECKPOINT_TAG)?;
+    let fail_after_s = tag_seconds(&tags, FAIL_AFTER_TAG)?;
+    let fail_attempts = tag_seconds(&tags, FAIL_ATTEMPTS_TAG)?;
     if let Some(token) = &req.client_token {
         if token.is_empty() || token.len() > 64 {
             return Err(ApiError::client("clientToken must be 1 to 64 characters"));
@@ -117,6 +133,15 @@ pub fn submit(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
     .priority(req.scheduling_priority.unwrap_or(0));
     spec.checkpoint_interval_ms = checkpoint_s.map(|s| s * 1000);
     spec.preemption_retries = retries;
+    spec.failures = failure_spec(
+        req.retry_strategy.as_ref(),
+        req.timeout_config
+            .as_ref()
+            .and_then(|t| t.attempt_duration_seconds),
+        resources.max_runtime_s,
+        fail_after_s,
+        fail_attempts,
+    );
     let id = world.engine.submit(spec)?;
     world.meta.insert(
         id.0,
@@ -172,6 +197,46 @@ fn check_job_name(name: &str) -> Result<(), ApiError> {
             "Invalid jobName {name:?}: use up to 128 letters, digits, '-' or '_', starting with a letter or digit"
         )))
     }
+}
+
+/// The engine's failure settings of a submitted job (checked already).
+fn failure_spec(
+    retry: Option<&wire::RetryStrategyJson>,
+    timeout_s: Option<i64>,
+    max_runtime_s: Option<u64>,
+    fail_after_s: Option<u64>,
+    fail_attempts: Option<u64>,
+) -> Option<FailureSpec> {
+    let rules = retry
+        .and_then(|r| r.evaluate_on_exit.as_ref())
+        .into_iter()
+        .flatten()
+        .map(|e| RetryRule {
+            on_status_reason: e
+                .on_status_reason
+                .clone()
+                .unwrap_or_else(|| "*".to_string()),
+            action: if e
+                .action
+                .as_deref()
+                .is_some_and(|a| a.eq_ignore_ascii_case("EXIT"))
+            {
+                RetryAction::Exit
+            } else {
+                RetryAction::Retry
+            },
+        })
+        .collect();
+    FailureSpec::from_seconds(
+        retry
+            .and_then(|r| r.attempts)
+            .map_or(1, |n| n.clamp(1, 10) as u32),
+        rules,
+        timeout_s.map(|s| s.max(1) as u64),
+        max_runtime_s,
+        fail_after_s,
+        fail_attempts.map_or(1, |n| n.min(u64::from(u32::MAX)) as u32),
+    )
 }
 
 fn check_retry_strategy(rs: &wire::RetryStrategyJson) -> Result<(), ApiError> {

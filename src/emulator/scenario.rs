@@ -189,6 +189,17 @@ pub struct GeneratorSpec {
     pub start_s: u64,
     #[serde(default)]
     pub max_jobs: Option<u32>,
+    /// `retryStrategy.attempts` of each job (1–10; default 1).
+    #[serde(default)]
+    pub attempts: Option<u32>,
+    /// `timeoutConfig.attemptDurationSeconds` of each job.
+    #[serde(default)]
+    pub timeout_s: Option<u64>,
+    /// Share of jobs (0–1) whose first attempt fails after `fail_after_s` of RUNNING.
+    #[serde(default)]
+    pub fail_rate: Option<f64>,
+    #[serde(default)]
+    pub fail_after_s: Option<u64>,
 }
 
 fn default_counts() -> Vec<u32> {
@@ -218,6 +229,20 @@ pub struct ScriptedJob {
     pub checkpoint_s: Option<u64>,
     #[serde(default)]
     pub preemption_retries: Option<u32>,
+    /// `retryStrategy.attempts` (1–10; default 1).
+    #[serde(default)]
+    pub attempts: Option<u32>,
+    /// `timeoutConfig.attemptDurationSeconds`.
+    #[serde(default)]
+    pub timeout_s: Option<u64>,
+    /// `StoppingCondition.MaxRuntimeInSeconds` (a job whose `duration_s` is longer fails there).
+    #[serde(default)]
+    pub max_runtime_s: Option<u64>,
+    /// The first `fail_attempts` (default 1) attempts fail after this much RUNNING.
+    #[serde(default)]
+    pub fail_after_s: Option<u64>,
+    #[serde(default)]
+    pub fail_attempts: Option<u32>,
 }
 
 fn default_count() -> u32 {
@@ -332,6 +357,19 @@ impl Scenario {
                 if let Some(c) = g.checkpoint_s {
                     secs(&format!("{ctx}: checkpoint_s"), c)?;
                 }
+                failure_settings(
+                    &ctx,
+                    g.attempts,
+                    [("timeout_s", g.timeout_s), ("fail_after_s", g.fail_after_s)],
+                )?;
+                if let Some(r) = g.fail_rate
+                    && !(r.is_finite() && (0.0..=1.0).contains(&r))
+                {
+                    return err(format!("{ctx}: fail_rate must be between 0 and 1, got {r}"));
+                }
+                if g.fail_rate.is_some_and(|r| r > 0.0) != g.fail_after_s.is_some() {
+                    return err(format!("{ctx}: fail_rate and fail_after_s go together"));
+                }
                 for p in &g.priorities {
                     priority(&format!("{ctx}: priorities"), p.priority)?;
                 }
@@ -343,6 +381,18 @@ impl Scenario {
             secs(&format!("{ctx}: duration_s"), j.duration_s)?;
             if let Some(c) = j.checkpoint_s {
                 secs(&format!("{ctx}: checkpoint_s"), c)?;
+            }
+            failure_settings(
+                &ctx,
+                j.attempts,
+                [
+                    ("timeout_s", j.timeout_s),
+                    ("max_runtime_s", j.max_runtime_s),
+                    ("fail_after_s", j.fail_after_s),
+                ],
+            )?;
+            if j.fail_attempts.is_some() && j.fail_after_s.is_none() {
+                return err(format!("{ctx}: fail_attempts needs fail_after_s"));
             }
             if j.instance_count == 0 {
                 return err(format!("{ctx}: instance_count must be at least 1"));
@@ -423,6 +473,34 @@ impl Scenario {
         }
         Ok(engine)
     }
+}
+
+/// Durations of up to 100 years, in seconds (so `× 1000` cannot overflow).
+const MAX_SECONDS: u64 = (crate::model::MAX_INPUT_MS / 1000) as u64;
+
+/// `attempts` 1–10 and each duration between 1 s and [`MAX_SECONDS`].
+fn failure_settings<const N: usize>(
+    ctx: &str,
+    attempts: Option<u32>,
+    durations: [(&str, Option<u64>); N],
+) -> Result<(), EmulatorError> {
+    if let Some(a) = attempts
+        && !(1..=10).contains(&a)
+    {
+        return Err(EmulatorError::Scenario(format!(
+            "{ctx}: attempts must be between 1 and 10, got {a}"
+        )));
+    }
+    for (key, v) in durations {
+        if let Some(s) = v
+            && !(1..=MAX_SECONDS).contains(&s)
+        {
+            return Err(EmulatorError::Scenario(format!(
+                "{ctx}: {key} must be between 1 and {MAX_SECONDS} seconds, got {s}"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Names of queues, environments and policies: 1–128 of `[A-Za-z0-9_-]`.

@@ -1,7 +1,7 @@
 //! Workload generators: the jobs a scenario submits by itself, drawn from seeded generators so
 //! the same scenario and seed always produce the same stream.
 
-use crate::engine::{Engine, EngineError, JobId, JobSpec, Rng};
+use crate::engine::{Engine, EngineError, FailureSpec, JobId, JobSpec, Rng};
 use crate::model::Millis;
 
 use super::scenario::{GeneratorSpec, PriorityWeight, Scenario};
@@ -50,6 +50,19 @@ impl Stream {
         .priority(priority);
         spec.checkpoint_interval_ms = g.checkpoint_s.map(|s| s * 1000);
         spec.preemption_retries = g.preemption_retries;
+        // Drawn only when the generator has a failure rate, so other streams are unchanged.
+        let fails = match g.fail_rate {
+            Some(rate) if rate > 0.0 => self.rng.unit() < rate,
+            _ => false,
+        };
+        spec.failures = FailureSpec::from_seconds(
+            g.attempts.unwrap_or(1),
+            Vec::new(),
+            g.timeout_s,
+            None,
+            g.fail_after_s.filter(|_| fails),
+            1,
+        );
         spec
     }
 
@@ -110,6 +123,14 @@ impl Workload {
                 .priority(j.priority);
                 spec.checkpoint_interval_ms = j.checkpoint_s.map(|s| s * 1000);
                 spec.preemption_retries = j.preemption_retries;
+                spec.failures = FailureSpec::from_seconds(
+                    j.attempts.unwrap_or(1),
+                    Vec::new(),
+                    j.timeout_s,
+                    j.max_runtime_s,
+                    j.fail_after_s,
+                    j.fail_attempts.unwrap_or(1),
+                );
                 Arrival {
                     at: start_ms + (j.at_s * 1000) as Millis,
                     spec,

@@ -1,7 +1,7 @@
 use crate::model::{JobStatus, Millis};
 
 use super::JobId;
-use super::policy::{Misconfiguration, PreemptionKind};
+use super::policy::{FailureKind, Misconfiguration, PreemptionKind};
 
 /// One change of a job's state: the ground truth that observations are checked against.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +33,9 @@ pub enum EventReason {
     Preempted(PreemptionKind),
     /// The job's `preemptionRetriesBeforeTermination` was exceeded.
     RetriesExhausted,
+    /// An attempt failed (timeout, max runtime, error): RUNNING→RUNNABLE when retried, else
+    /// RUNNING→FAILED.
+    AttemptFailed(FailureKind),
     /// TerminateServiceJob.
     Terminated,
     /// Its quota share was deleted.

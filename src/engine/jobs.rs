@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use crate::model::{JobStatus, Millis, PreemptionSummary, ServiceJob};
 
-use super::types::{JobApi, JobRec, check_priority, valid_instance_type};
+use super::types::{FailureState, JobApi, JobRec, check_priority, valid_instance_type};
 use super::{Engine, EngineError, EventReason, JobId, JobSpec, Rng, WorkProgress, policy};
 
 impl Engine {
@@ -78,6 +78,13 @@ impl Engine {
             misconfigured: None,
             dispatch_seq: 0,
             terminated: false,
+            failures: spec.failures.map(|spec| {
+                Box::new(FailureState {
+                    spec,
+                    failed: 0,
+                    ending: None,
+                })
+            }),
         });
         self.emit(id, None, JobStatus::Submitted, EventReason::Submitted);
         let d = self.delay(self.config.delays.submitted_ms);

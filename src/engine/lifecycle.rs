@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use crate::model::{JobStatus, PreemptedAttempt};
 
-use super::policy::{self, Misconfiguration};
+use super::policy::{self, FailureKind, Misconfiguration};
 use super::{Engine, EventReason};
 
 impl Engine {
@@ -40,15 +40,31 @@ impl Engine {
                 if let Some(a) = r.api.as_mut().and_then(|a| a.attempts.last_mut()) {
                     a.started_at = Some(now);
                 }
-                r.overhead_due = if r.preempted > 0 {
+                let failed = r.failures.as_ref().map_or(0, |f| f.failed);
+                r.overhead_due = if r.preempted > 0 || failed > 0 {
                     r.restart_overhead_ms
                 } else {
                     0
                 };
                 let remaining = r.work_ms.saturating_sub(r.saved_ms) + r.overhead_due;
-                self.schedule(j, remaining);
+                let after = match r.failures.as_deref_mut() {
+                    Some(f) => {
+                        let (after, ending) = f.spec.first_end(f.failed, remaining);
+                        f.ending = ending;
+                        after
+                    }
+                    None => remaining,
+                };
+                self.schedule(j, after);
             }
-            JobStatus::Running => self.complete(j),
+            JobStatus::Running => match self.jobs[j as usize]
+                .failures
+                .as_ref()
+                .and_then(|f| f.ending)
+            {
+                Some(kind) => self.fail_attempt(j, kind),
+                None => self.complete(j),
+            },
             JobStatus::Runnable | JobStatus::Succeeded | JobStatus::Failed => {}
         }
     }
@@ -77,6 +93,39 @@ impl Engine {
             a.status_reason = Some("Completed".to_string());
         }
         self.set_status(j, JobStatus::Succeeded, EventReason::Completed);
+    }
+
+    /// An attempt failed ([`policy`] rule 13): progress falls back to the last checkpoint, the
+    /// capacity goes back, and the job is RUNNABLE again or FAILED.
+    pub(super) fn fail_attempt(&mut self, j: u32, kind: FailureKind) {
+        let now = self.now;
+        self.stop_work(j, true);
+        self.release(j);
+        let reason = kind.reason();
+        let r = &mut self.jobs[j as usize];
+        if let Some(a) = r.api.as_mut().and_then(|a| a.attempts.last_mut()) {
+            a.stopped_at = Some(now);
+            a.status_reason = Some(reason.to_string());
+        }
+        let retry = match r.failures.as_deref_mut() {
+            Some(f) => {
+                f.failed += 1;
+                f.ending = None;
+                policy::retry_after_failure(f.failed, f.spec.attempts.max(1), &f.spec.rules, reason)
+            }
+            None => false,
+        };
+        if retry {
+            r.scheduled_at = None;
+            r.started_at = None;
+            r.reason = None;
+            self.set_status(j, JobStatus::Runnable, EventReason::AttemptFailed(kind));
+            self.enqueue(j);
+        } else {
+            r.stopped_at = Some(now);
+            r.reason = Some(Cow::Borrowed(reason));
+            self.set_status(j, JobStatus::Failed, EventReason::AttemptFailed(kind));
+        }
     }
 
     /// Ends an unfinished job FAILED (termination or share deletion).
@@ -275,14 +324,16 @@ impl Engine {
             api.recent.truncate(window.max(1));
         }
         let exhausted = r.retries.is_some_and(|n| r.preempted > n);
-        r.scheduled_at = None;
-        r.started_at = None;
         if exhausted {
+            // The job ends with its last attempt: its scheduledAt and startedAt stay.
             let count = r.preempted;
             r.stopped_at = Some(now);
             r.reason = Some(Cow::Owned(policy::retries_exhausted_reason(count)));
             self.set_status(j, JobStatus::Failed, EventReason::RetriesExhausted);
         } else {
+            // Waiting again: the next attempt has neither been scheduled nor started.
+            r.scheduled_at = None;
+            r.started_at = None;
             r.reason = None;
             self.set_status(j, JobStatus::Runnable, EventReason::Preempted(kind));
             self.enqueue(j);

@@ -23,15 +23,15 @@ use std::collections::{BinaryHeap, HashMap};
 pub use config::{Delays, EngineConfig};
 pub use error::EngineError;
 pub use event::{Event, EventReason};
-pub use policy::{Misconfiguration, PreemptionKind};
+pub use policy::{FailureKind, Misconfiguration, PreemptionKind, RetryAction, RetryRule};
 pub use rng::Rng;
 
 #[cfg(test)]
 use crate::model::{CapacityLimit, QuotaShare, SharingConfig};
 use crate::model::{JobStatus, Millis, ServiceEnvironment};
 use share::ShareRec;
+pub use types::{FailureSpec, JobSpec, ShareUpdate, ShareUsage, TypeUsage, WorkProgress};
 use types::{JobRec, valid_instance_type};
-pub use types::{JobSpec, ShareUpdate, ShareUsage, TypeUsage, WorkProgress};
 
 /// The engine's handle of a job (its index in submission order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -42,6 +42,10 @@
 //! 11. **Default priority** is 0. Priority updates are refused for finished jobs.
 //! 12. **Misconfiguration** checks run in the order of [`misconfiguration`] and are re-evaluated
 //!     whenever a share changes.
+//! 13. **Failed attempts** end by timeout (`attemptDurationSeconds`, from RUNNING), by
+//!     `MaxRuntimeInSeconds` (from RUNNING, when the work would take longer; a job whose work
+//!     ends exactly at its limit completes), or by an injected error; whichever comes first.
+//!     Whether they are retried: [`retry_after_failure`]. Reasons: [`FailureKind::reason`].
 
 use std::cmp::Reverse;
 
@@ -184,6 +188,85 @@ impl PreemptionKind {
     }
 }
 
+/// Why an attempt failed (other than by preemption or termination).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FailureKind {
+    /// `timeoutConfig.attemptDurationSeconds` reached, counted from the attempt's start (RUNNING).
+    Timeout,
+    /// The training job reached `StoppingCondition.MaxRuntimeInSeconds` before finishing its
+    /// work. SageMaker stops it (MaxRuntimeExceeded), which Batch reports as FAILED.
+    MaxRuntime,
+    /// The training job itself failed (a scenario's or a tag's injected failure).
+    Error,
+}
+
+impl FailureKind {
+    /// The attempt's (and, when not retried, the job's) `statusReason`. The timeout text is AWS
+    /// Batch's; the other two are this emulator's wording in SageMaker's style.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::Timeout => "Job attempt duration exceeded timeout",
+            Self::MaxRuntime => {
+                "MaxRuntimeExceeded: Training job reached StoppingCondition.MaxRuntimeInSeconds"
+            }
+            Self::Error => "AlgorithmError: Training job failed",
+        }
+    }
+}
+
+/// `retryStrategy.evaluateOnExit[].action`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryAction {
+    Retry,
+    Exit,
+}
+
+/// One `evaluateOnExit` entry: `onStatusReason` (a glob) and its action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryRule {
+    pub on_status_reason: String,
+    pub action: RetryAction,
+}
+
+/// 13. **Retries after a failed attempt** (`retryStrategy`): a failed attempt is retried while
+///     fewer than `attempts` attempts have failed, unless the first `evaluateOnExit` entry whose
+///     `onStatusReason` glob matches the reason says EXIT; when no entry matches, it is retried
+///     (AWS's rule for retry strategies). Preemptions never count against `attempts` (rule 9).
+///     A retried job is RUNNABLE again and resumes from its last checkpoint, after its restart
+///     overhead, as after a preemption.
+pub fn retry_after_failure(failed: u32, attempts: u32, rules: &[RetryRule], reason: &str) -> bool {
+    if failed >= attempts {
+        return false;
+    }
+    rules
+        .iter()
+        .find(|r| glob_matches(&r.on_status_reason, reason))
+        .is_none_or(|r| r.action == RetryAction::Retry)
+}
+
+/// `*` matches any run of characters, `?` any one; everything else matches itself.
+pub fn glob_matches(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
 /// FAILED reason once preemption retries are exhausted (emulator wording; AWS does not document
 /// it).
 pub fn retries_exhausted_reason(count: u32) -> String {
@@ -193,6 +276,31 @@ pub fn retries_exhausted_reason(count: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn globs_and_retry_decisions() {
+        assert!(glob_matches("Job attempt*", FailureKind::Timeout.reason()));
+        assert!(glob_matches(
+            "*MaxRuntime*",
+            FailureKind::MaxRuntime.reason()
+        ));
+        assert!(glob_matches("a?c", "abc"));
+        assert!(!glob_matches("Job", "Job attempt"));
+        assert!(glob_matches("", ""));
+        assert!(!glob_matches("", "x"));
+        let exit_on_timeout = [RetryRule {
+            on_status_reason: "Job attempt duration*".into(),
+            action: RetryAction::Exit,
+        }];
+        let t = FailureKind::Timeout.reason();
+        let e = FailureKind::Error.reason();
+        assert!(!retry_after_failure(1, 3, &exit_on_timeout, t));
+        // No entry matches: retried.
+        assert!(retry_after_failure(1, 3, &exit_on_timeout, e));
+        // Attempts used up.
+        assert!(!retry_after_failure(3, 3, &exit_on_timeout, e));
+        assert!(!retry_after_failure(1, 1, &[], e));
+    }
 
     #[test]
     fn borrowed_portions_fill_own_first() {

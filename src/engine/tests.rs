@@ -467,6 +467,9 @@ fn retries_before_termination_zero_fails_on_first_preemption_unset_requeues_fore
     let job = e.job(capped).unwrap();
     assert_eq!(job.status, JobStatus::Failed);
     assert_eq!(job.stopped_at, Some(1000));
+    // It ends with its last attempt: when it was scheduled and started stays known.
+    assert_eq!(job.scheduled_at, Some(0));
+    assert_eq!(job.started_at, Some(0));
     assert_eq!(job.preemption_count(), 1);
     assert!(
         e.events()
@@ -1032,4 +1035,136 @@ fn a_strategy_update_without_a_borrow_limit_keeps_the_current_one() {
         e.share("s").unwrap().sharing.borrow_limit,
         Some(crate::model::UNLIMITED_BORROW)
     );
+}
+
+fn failing(spec: JobSpec, f: FailureSpec) -> JobSpec {
+    JobSpec {
+        failures: Some(f),
+        ..spec
+    }
+}
+
+#[test]
+fn an_attempt_times_out_and_the_job_fails_with_awss_reason() {
+    let mut e = engine(&[(M5, 2)]);
+    e.create_share(share("s", M5, 2, SharingConfig::reserve()))
+        .unwrap();
+    let j = e
+        .submit(failing(
+            JobSpec::new("slow", "s", M5, 1, HOUR),
+            FailureSpec {
+                attempt_timeout_ms: Some(60_000),
+                ..Default::default()
+            },
+        ))
+        .unwrap();
+    e.advance_to(59_999).unwrap();
+    assert_eq!(status(&e, j), JobStatus::Running);
+    e.advance_to(60_000).unwrap();
+    let job = e.job(j).unwrap();
+    assert_eq!(job.status, JobStatus::Failed);
+    assert_eq!(
+        job.status_reason.as_deref(),
+        Some("Job attempt duration exceeded timeout")
+    );
+    assert_eq!(job.started_at, Some(0));
+    assert_eq!(job.stopped_at, Some(60_000));
+    assert_eq!(
+        job.attempts[0].status_reason.as_deref(),
+        Some("Job attempt duration exceeded timeout")
+    );
+    assert_eq!(used(&e, "s", M5), (0, 0));
+}
+
+#[test]
+fn a_failed_attempt_is_retried_from_its_checkpoint_and_the_job_succeeds() {
+    let mut e = engine(&[(M5, 2)]);
+    e.create_share(share("s", M5, 2, SharingConfig::reserve()))
+        .unwrap();
+    let j = e
+        .submit(failing(
+            JobSpec::new("flaky", "s", M5, 1, 100_000).checkpoint_every(10_000),
+            FailureSpec {
+                attempts: 2,
+                fail_after_ms: Some(25_000),
+                failing_attempts: 1,
+                ..Default::default()
+            },
+        ))
+        .unwrap();
+    e.advance_to(25_000).unwrap();
+    // Failed after 25 s, retried at once (capacity is free), from the 20 s checkpoint.
+    let job = e.job(j).unwrap();
+    assert_eq!(job.status, JobStatus::Running);
+    assert_eq!(
+        job.attempts[0].status_reason.as_deref(),
+        Some("AlgorithmError: Training job failed")
+    );
+    assert_eq!(job.attempts.len(), 2);
+    e.advance_to(25_000 + 79_999).unwrap();
+    assert_eq!(status(&e, j), JobStatus::Running);
+    e.advance_to(25_000 + 80_000).unwrap();
+    assert_eq!(status(&e, j), JobStatus::Succeeded);
+    let p = e.work(j).unwrap();
+    assert_eq!(p.lost_ms, 5_000);
+    assert_eq!(p.run_ms, 105_000);
+    assert!(e.events().iter().any(|ev| ev.job == j
+        && ev.reason == EventReason::AttemptFailed(FailureKind::Error)
+        && ev.to == JobStatus::Runnable));
+}
+
+#[test]
+fn evaluate_on_exit_exit_ends_the_job_at_the_first_failure() {
+    let mut e = engine(&[(M5, 2)]);
+    e.create_share(share("s", M5, 2, SharingConfig::reserve()))
+        .unwrap();
+    let spec = |rule: &str| {
+        failing(
+            JobSpec::new("flaky", "s", M5, 1, 100_000),
+            FailureSpec {
+                attempts: 3,
+                rules: vec![RetryRule {
+                    on_status_reason: rule.to_string(),
+                    action: RetryAction::Exit,
+                }],
+                fail_after_ms: Some(1_000),
+                failing_attempts: 3,
+                ..Default::default()
+            },
+        )
+    };
+    let exits = e.submit(spec("AlgorithmError*")).unwrap();
+    // A rule that does not match: retried until the attempts are used up.
+    let retried = e.submit(spec("Job attempt*")).unwrap();
+    e.advance_to(10_000).unwrap();
+    assert_eq!(status(&e, exits), JobStatus::Failed);
+    assert_eq!(e.job(exits).unwrap().attempts.len(), 1);
+    assert_eq!(status(&e, retried), JobStatus::Failed);
+    assert_eq!(e.job(retried).unwrap().attempts.len(), 3);
+}
+
+#[test]
+fn max_runtime_fails_a_longer_job_and_a_job_ending_at_its_limit_completes() {
+    let mut e = engine(&[(M5, 2)]);
+    e.create_share(share("s", M5, 2, SharingConfig::reserve()))
+        .unwrap();
+    let limit = |work| {
+        failing(
+            JobSpec::new("j", "s", M5, 1, work),
+            FailureSpec {
+                max_runtime_ms: Some(HOUR),
+                ..Default::default()
+            },
+        )
+    };
+    let long = e.submit(limit(2 * HOUR)).unwrap();
+    let exact = e.submit(limit(HOUR)).unwrap();
+    e.advance_to(HOUR as i64).unwrap();
+    assert_eq!(status(&e, long), JobStatus::Failed);
+    assert!(
+        reason(&e, long).is_some_and(|r| r.starts_with("MaxRuntimeExceeded")),
+        "{:?}",
+        reason(&e, long)
+    );
+    assert_eq!(status(&e, exact), JobStatus::Succeeded);
 }

@@ -30,6 +30,90 @@ pub struct JobSpec {
     /// Running time a resumed job spends before making progress again (restoring its last
     /// checkpoint, warming up), after each preemption.
     pub restart_overhead_ms: u64,
+    /// Timeouts, injected failures and retries ([`policy`] rule 13); `None`: the job's attempts
+    /// end only by completion, preemption or termination.
+    pub failures: Option<FailureSpec>,
+}
+
+/// How a job's attempts may fail and be retried.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FailureSpec {
+    /// `retryStrategy.attempts` (1–10): how many attempts may fail before the job fails.
+    /// 0 is read as 1.
+    pub attempts: u32,
+    /// `retryStrategy.evaluateOnExit`.
+    pub rules: Vec<policy::RetryRule>,
+    /// `timeoutConfig.attemptDurationSeconds`, in ms of RUNNING per attempt.
+    pub attempt_timeout_ms: Option<u64>,
+    /// `StoppingCondition.MaxRuntimeInSeconds`, in ms of RUNNING per attempt.
+    pub max_runtime_ms: Option<u64>,
+    /// Injected: the first `failing_attempts` attempts fail after this much RUNNING.
+    pub fail_after_ms: Option<u64>,
+    pub failing_attempts: u32,
+}
+
+impl FailureSpec {
+    /// From settings in seconds (`attempts` 1–10; injected failures in the first
+    /// `failing_attempts` attempts when `fail_after_s` is set); `None` when nothing can end an
+    /// attempt early and nothing retries, so such a job costs nothing extra.
+    pub fn from_seconds(
+        attempts: u32,
+        rules: Vec<policy::RetryRule>,
+        timeout_s: Option<u64>,
+        max_runtime_s: Option<u64>,
+        fail_after_s: Option<u64>,
+        failing_attempts: u32,
+    ) -> Option<Self> {
+        let ms = |s: Option<u64>| s.map(|s| s.max(1).saturating_mul(1000));
+        let spec = Self {
+            attempts: attempts.clamp(1, 10),
+            rules,
+            attempt_timeout_ms: ms(timeout_s),
+            max_runtime_ms: ms(max_runtime_s),
+            fail_after_ms: ms(fail_after_s),
+            failing_attempts: if fail_after_s.is_some() {
+                failing_attempts
+            } else {
+                0
+            },
+        };
+        let inert = spec.attempt_timeout_ms.is_none()
+            && spec.max_runtime_ms.is_none()
+            && spec.failing_attempts == 0;
+        (!inert).then_some(spec)
+    }
+
+    /// What ends the attempt now RUNNING with `remaining` ms still to run, and after how long:
+    /// the earliest of completion, timeout, max runtime and an injected failure (completion wins
+    /// a tie).
+    pub(super) fn first_end(
+        &self,
+        failed: u32,
+        remaining: u64,
+    ) -> (u64, Option<policy::FailureKind>) {
+        let injected = self
+            .fail_after_ms
+            .filter(|_| failed < self.failing_attempts);
+        [
+            (self.attempt_timeout_ms, policy::FailureKind::Timeout),
+            (self.max_runtime_ms, policy::FailureKind::MaxRuntime),
+            (injected, policy::FailureKind::Error),
+        ]
+        .into_iter()
+        .filter_map(|(at, kind)| Some((at?, kind)))
+        .filter(|&(at, _)| at < remaining)
+        .min_by_key(|&(at, _)| at)
+        .map_or((remaining, None), |(at, kind)| (at, Some(kind)))
+    }
+}
+
+/// A job's failure settings and how many of its attempts failed so far.
+#[derive(Debug, Clone)]
+pub(crate) struct FailureState {
+    pub spec: FailureSpec,
+    pub failed: u32,
+    /// How the attempt now RUNNING will end when its timer fires (`None`: it completes).
+    pub ending: Option<policy::FailureKind>,
 }
 
 impl JobSpec {
@@ -50,6 +134,7 @@ impl JobSpec {
             checkpoint_interval_ms: None,
             preemption_retries: None,
             restart_overhead_ms: 0,
+            failures: None,
         }
     }
     pub fn priority(mut self, p: i64) -> Self {
@@ -149,6 +234,8 @@ pub(crate) struct JobRec {
     pub misconfigured: Option<Misconfiguration>,
     pub dispatch_seq: u64,
     pub terminated: bool,
+    /// Timeouts, injected failures and retries; boxed, as most jobs have none.
+    pub failures: Option<Box<FailureState>>,
 }
 
 impl JobRec {

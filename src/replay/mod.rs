@@ -246,6 +246,7 @@ impl TraceJob {
             checkpoint_interval_ms: self.checkpoint_interval_ms,
             preemption_retries: self.preemption_retries,
             restart_overhead_ms: 0,
+            failures: None,
         }
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use quotatop::emulator::Scenario;
 use quotatop::emulator::workload::{Workload, advance};
-use quotatop::engine::{EventReason, JobId, PreemptionKind};
+use quotatop::engine::{EventReason, FailureKind, JobId, PreemptionKind};
 use quotatop::model::{JobStatus, SharingStrategy};
 
 const START: i64 = 1_700_000_000_000;
@@ -97,6 +97,23 @@ fn demo_shows_every_storyline_in_the_first_minute() {
             .starts_with("MISCONFIGURATION:"),
         "{:?}",
         stuck[0].status_reason
+    );
+    // An attempt that timed out (the job FAILED), and one that failed and recovered by retry.
+    let failed_by = |kind: FailureKind, to: JobStatus| -> Vec<JobId> {
+        events
+            .iter()
+            .filter(|e| e.reason == EventReason::AttemptFailed(kind) && e.to == to)
+            .map(|e| e.job)
+            .collect()
+    };
+    let timed_out = failed_by(FailureKind::Timeout, JobStatus::Failed);
+    assert!(!timed_out.is_empty(), "no attempt timed out");
+    let retried = failed_by(FailureKind::Error, JobStatus::Runnable);
+    assert!(
+        retried
+            .iter()
+            .any(|&id| engine.job(id).unwrap().status == JobStatus::Succeeded),
+        "no job recovered by retry: {retried:?}"
     );
     eprintln!(
         "borrowed dispatches {borrowed}, cross-share {cross}, in-share {in_share}, loops {looping:?}, stuck {}",

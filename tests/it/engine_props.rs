@@ -139,6 +139,7 @@ fn run(w: &World, seed: u64) -> Result<Engine, TestCaseError> {
                     checkpoint_interval_ms: checkpoint_s.map(|c| c * 1000),
                     preemption_retries: *retries,
                     restart_overhead_ms: restart_s * 1000,
+                    failures: None,
                 };
                 let id = e
                     .submit(spec)

@@ -21,6 +21,7 @@ mod emulator_bind;
 mod emulator_cli;
 mod emulator_demo;
 mod emulator_ids;
+mod emulator_lifecycle;
 mod emulator_limits;
 mod emulator_malformed;
 mod emulator_notebook;

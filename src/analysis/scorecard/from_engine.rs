@@ -201,6 +201,7 @@ fn apply(h: &mut Track, e: &Event) {
         EventReason::Preempted(_) | EventReason::RetriesExhausted => {
             close_open(h, e.time, AttemptEnd::Preempted)
         }
+        EventReason::AttemptFailed(_) => close_open(h, e.time, AttemptEnd::Failed),
         EventReason::Completed => {
             close_open(h, e.time, AttemptEnd::Completed);
             h.outcome = Outcome::Succeeded(e.time);
