@@ -366,6 +366,17 @@ pub struct EmulatorArgs {
     /// mixes up different jobs; the seeded schedule is the same either way.
     #[arg(long)]
     pub deterministic: bool,
+    /// Start with an empty account (no environment, policy, queue or shares), for clients that
+    /// create their own with the setup operations; the scenario still gives the delays and seed.
+    #[arg(long)]
+    pub empty: bool,
+    /// The home region: the scenario's world lives there; requests signed for another region
+    /// see that region's own (initially empty) world.
+    #[arg(long, default_value = "us-east-1")]
+    pub region: String,
+    /// The account id in every ARN and in STS answers (12 digits).
+    #[arg(long, default_value = "123456789012")]
+    pub account: String,
 }
 
 #[derive(Debug, clap::Args)]

@@ -12,6 +12,19 @@ pub fn run(args: &EmulatorArgs) -> anyhow::Result<()> {
     config.bind = args.bind;
     config.allow_remote = args.allow_remote;
     config.deterministic_ids = args.deterministic;
+    config.preload = !args.empty;
+    anyhow::ensure!(
+        emulator::valid_region(&args.region),
+        "--region must be a region name such as us-east-1, got {:?}",
+        args.region
+    );
+    config.region = args.region.clone();
+    anyhow::ensure!(
+        args.account.len() == 12 && args.account.bytes().all(|b| b.is_ascii_digit()),
+        "--account must be 12 digits, got {:?}",
+        args.account
+    );
+    config.account = args.account.clone();
     config.limits = emulator::ServerLimits {
         max_connections: args.max_connections as usize,
         header_timeout: std::time::Duration::from_secs(args.header_timeout),
@@ -39,14 +52,21 @@ async fn serve(config: EmulatorConfig, args: &EmulatorArgs) -> anyhow::Result<()
     };
     let queue = config.scenario.queue.name.clone();
     let name = config.scenario.name.clone();
+    let (region, preload) = (config.region.clone(), config.preload);
     let faults = config.faults.clone();
     let remote = !config.bind.is_loopback();
     let handle = emulator::start(config).await?;
     let url = handle.endpoint_url();
-    println!(
-        "quotatop emulator: scenario {name} ({}), queue {queue}, {speed}x simulated time",
-        args.scenario.display()
-    );
+    if preload {
+        println!(
+            "quotatop emulator: scenario {name} ({}), queue {queue} in {region}, {speed}x simulated time",
+            args.scenario.display()
+        );
+    } else {
+        println!(
+            "quotatop emulator: empty account in {region} (create environments, policies, queues and shares through the API), {speed}x simulated time"
+        );
+    }
     if !faults.is_empty() {
         println!(
             "fault injection: {}",
@@ -64,8 +84,13 @@ async fn serve(config: EmulatorConfig, args: &EmulatorArgs) -> anyhow::Result<()
     println!("  export AWS_ENDPOINT_URL={url}");
     println!("  export AWS_ACCESS_KEY_ID=test");
     println!("  export AWS_SECRET_ACCESS_KEY=test");
-    println!("  export AWS_REGION=us-east-1");
-    println!("  aws batch get-job-queue-snapshot --job-queue {queue}");
+    println!("  export AWS_REGION={region}");
+    if preload {
+        println!("  aws batch get-job-queue-snapshot --job-queue {queue}");
+    } else {
+        println!("  aws batch describe-job-queues");
+    }
+    println!("(requests signed for another region see that region's own, initially empty, world)");
     println!("\nCtrl-C stops it.");
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);

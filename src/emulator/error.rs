@@ -32,6 +32,8 @@ pub enum EmulatorError {
     RemoteBind(std::net::IpAddr),
     #[error("the emulator's state is unusable after a panic in a request handler")]
     Poisoned,
+    #[error("the emulator holds no job queue in its home region (started --empty, or deleted)")]
+    NoQueue,
     #[error("the engine refused the scenario")]
     Engine(#[from] EngineError),
     #[error(transparent)]

@@ -14,6 +14,7 @@
 //!
 //! This module uses no AWS SDK types: it reads and writes JSON (see `wire.rs`).
 
+mod account;
 mod clock;
 mod error;
 mod faults;
@@ -21,6 +22,7 @@ mod ops_jobs;
 mod ops_list_jobs;
 mod ops_queue;
 mod ops_resources;
+mod ops_setup;
 mod ops_shares;
 mod ops_sts;
 mod ops_tags;
@@ -40,6 +42,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+pub use account::valid_region;
 pub use clock::{ClockMode, SimClock};
 pub use error::{ApiError, EmulatorError};
 pub use faults::{Decision, FaultInjector, FaultSpec, FaultStats, Faults};
@@ -51,7 +54,7 @@ pub use state::ACCOUNT;
 
 use crate::engine::{Engine, Event};
 use crate::model::Millis;
-use state::World;
+use account::Accounts;
 
 /// How to start an emulator.
 #[derive(Debug, Clone)]
@@ -73,6 +76,13 @@ pub struct EmulatorConfig {
     pub tick: Duration,
     /// Per-connection timeouts and the caps that bound the server's memory.
     pub limits: ServerLimits,
+    /// Preload the scenario's world (its environment, policy, queue, shares and workload) into
+    /// the home region. Off (`quotatop emulator --empty`): the account starts empty, for clients
+    /// that build their own with the setup operations; the scenario still gives the delays and
+    /// seed of the queues they create.
+    pub preload: bool,
+    /// The account id in every ARN and in STS answers.
+    pub account: String,
     /// Job ids, training-job names and request ids the same on every run with the same seed
     /// (for tests). Off by default: ids are unique across runs, so a journal kept across two
     /// emulator runs never conflates different jobs; the seeded schedule is the same either way.
@@ -97,6 +107,8 @@ impl EmulatorConfig {
             tick: Duration::from_millis(100),
             limits: ServerLimits::default(),
             deterministic_ids: false,
+            preload: true,
+            account: state::ACCOUNT.to_string(),
             scenario,
         })
     }
@@ -105,7 +117,7 @@ impl EmulatorConfig {
 /// A running emulator.
 pub struct EmulatorHandle {
     addr: SocketAddr,
-    world: Arc<Mutex<World>>,
+    world: Arc<Mutex<Accounts>>,
     faults: Arc<FaultInjector>,
     shutdown: CancellationToken,
     server: Option<JoinHandle<()>>,
@@ -123,7 +135,15 @@ pub async fn start(config: EmulatorConfig) -> Result<EmulatorHandle, EmulatorErr
     let clock = SimClock::new(config.clock, start_ms);
     // Ids come from their own stream, seeded afresh each run unless asked to be reproducible.
     let id_seed = (!config.deterministic_ids).then(fresh_seed);
-    let world = World::new(&config.scenario, clock, start_ms, &config.region, id_seed)?;
+    let world = Accounts::new(
+        &config.scenario,
+        config.preload,
+        clock,
+        start_ms,
+        &config.region,
+        &config.account,
+        id_seed,
+    )?;
     let world = Arc::new(Mutex::new(world));
     let faults = Arc::new(FaultInjector::new(config.faults));
     let listener = TcpListener::bind(addr)
@@ -138,6 +158,7 @@ pub async fn start(config: EmulatorConfig) -> Result<EmulatorHandle, EmulatorErr
         faults.clone(),
         config.limits.body_timeout,
         id_seed.unwrap_or(0),
+        config.account.clone(),
     ));
     let server = tokio::spawn(server::serve(
         listener,
@@ -169,7 +190,7 @@ fn fresh_seed() -> u64 {
 }
 
 /// Advances the engine to the clock every `every` until shutdown.
-async fn tick(world: Arc<Mutex<World>>, every: Duration, shutdown: CancellationToken) {
+async fn tick(world: Arc<Mutex<Accounts>>, every: Duration, shutdown: CancellationToken) {
     let mut interval = tokio::time::interval(every);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -194,39 +215,50 @@ impl EmulatorHandle {
         format!("http://{}", self.addr)
     }
 
-    fn world(&self) -> Result<std::sync::MutexGuard<'_, World>, EmulatorError> {
+    fn world(&self) -> Result<std::sync::MutexGuard<'_, Accounts>, EmulatorError> {
         self.world.lock().map_err(|_| EmulatorError::Poisoned)
     }
 
-    /// The simulated time, with the engine brought up to it.
+    /// The simulated time, with every region's engines brought up to it.
     pub fn now(&self) -> Result<Millis, EmulatorError> {
         let mut w = self.world()?;
+        let now = w.clock.now();
         w.catch_up()?;
-        Ok(w.engine.now())
+        Ok(now)
     }
 
-    /// Moves simulated time forward by `ms` and runs the engine (and workload) up to it. With
+    /// Moves simulated time forward by `ms` and runs the engines (and workloads) up to it. With
     /// [`ClockMode::Manual`] this is the only way time moves: deterministic tests.
     pub fn advance(&self, ms: Millis) -> Result<Millis, EmulatorError> {
         let mut w = self.world()?;
         w.clock.advance(ms);
+        let now = w.clock.now();
         w.catch_up()?;
-        Ok(w.engine.now())
+        Ok(now)
     }
 
-    /// Read-only access to the engine, for tests and diagnostics.
+    /// Read-only access to the home region's first queue's engine (the scenario's), for tests
+    /// and diagnostics.
     pub fn with_engine<R>(&self, f: impl FnOnce(&Engine) -> R) -> Result<R, EmulatorError> {
-        Ok(f(&self.world()?.engine))
+        let w = self.world()?;
+        let q = w.home_queue().ok_or(EmulatorError::NoQueue)?;
+        Ok(f(&q.engine))
     }
 
-    /// The most recent engine events (at most 10 000), oldest first.
+    /// The most recent engine events of that queue (at most 10 000), oldest first.
     pub fn recent_events(&self) -> Result<VecDeque<Event>, EmulatorError> {
-        Ok(self.world()?.recent_events.clone())
+        let w = self.world()?;
+        let q = w.home_queue().ok_or(EmulatorError::NoQueue)?;
+        Ok(q.recent_events.clone())
     }
 
     /// Warnings for the emulator's log since the last call, oldest first.
     pub fn take_warnings(&self) -> Result<Vec<String>, EmulatorError> {
-        Ok(self.world()?.warnings.drain(..).collect())
+        Ok(self
+            .world()?
+            .queues_mut()
+            .flat_map(|q| q.warnings.drain(..))
+            .collect())
     }
 
     pub fn fault_stats(&self) -> FaultStats {

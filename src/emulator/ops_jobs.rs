@@ -30,9 +30,10 @@ use axum::response::Response;
 use crate::engine::{FailureSpec, JobId, JobSpec, RetryAction, RetryRule};
 use crate::model::ServiceJob;
 
+use super::account::Account;
 use super::error::ApiError;
 use super::ops_tags::validate_tags;
-use super::state::{JobMeta, World};
+use super::state::{JobMeta, QueueWorld};
 use super::wire::{
     self, AttemptJson, CapacityUsage, DescribeServiceJobResponse, JobIdRequest, JobPreemptionJson,
     JobRef, LatestAttempt, PreemptionSummaryJson, ServiceJobSummary, ServiceResourceId,
@@ -48,7 +49,7 @@ const DEFAULT_WORK_S: u64 = 3600;
 const MAX_SUBMIT_BYTES: usize = 30 * 1024;
 const MAX_PAYLOAD_BYTES: usize = 10 * 1024;
 
-pub fn submit(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
+pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     if body.len() > MAX_SUBMIT_BYTES {
         return Err(ApiError::client(format!(
             "SubmitServiceJob request is {} bytes; the limit is 30 KiB",
@@ -60,6 +61,7 @@ pub fn submit(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
     check_job_name(&name)?;
     let queue = required_str(req.job_queue, "jobQueue")?;
     world.check_queue(&queue)?;
+    world.check_accepts_jobs()?;
     match required_str(req.service_job_type, "serviceJobType")?.as_str() {
         "SAGEMAKER_TRAINING" => {}
         other => {
@@ -167,7 +169,7 @@ pub fn submit(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
     })
 }
 
-fn idempotent_replay(world: &World, id: JobId, name: &str) -> Result<Response, ApiError> {
+fn idempotent_replay(world: &QueueWorld, id: JobId, name: &str) -> Result<Response, ApiError> {
     let job = world
         .engine
         .job(id)
@@ -334,7 +336,7 @@ fn latest_attempt(job: &ServiceJob) -> Option<LatestAttempt> {
     })
 }
 
-pub(super) fn summary(world: &World, job: ServiceJob) -> ServiceJobSummary {
+pub(super) fn summary(world: &QueueWorld, job: ServiceJob) -> ServiceJobSummary {
     ServiceJobSummary {
         latest_attempt: latest_attempt(&job),
         capacity_usage: capacity_usage(&job),
@@ -353,7 +355,7 @@ pub(super) fn summary(world: &World, job: ServiceJob) -> ServiceJobSummary {
     }
 }
 
-pub fn describe(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
+pub fn describe(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     let req: JobIdRequest = parse(body)?;
     let id = world.find_job(&required_str(req.job_id, "jobId")?)?;
     let job = world
@@ -415,7 +417,7 @@ pub fn describe(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
     ok(&out)
 }
 
-pub fn update(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
+pub fn update(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     let req: UpdateServiceJobRequest = parse(body)?;
     let id = world.find_job(&required_str(req.job_id, "jobId")?)?;
     let priority = required(req.scheduling_priority, "schedulingPriority")?;
@@ -432,7 +434,7 @@ pub fn update(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
     })
 }
 
-pub fn terminate(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
+pub fn terminate(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     let req: TerminateServiceJobRequest = parse(body)?;
     let id = world.find_job(&required_str(req.job_id, "jobId")?)?;
     let reason = required_str(req.reason, "reason")?;
@@ -443,7 +445,7 @@ pub fn terminate(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
 
 /// Up to 50 jobs; always HTTP 200. Ids that name no job count as successful (nothing left to
 /// terminate), as the SDK documents; an empty id is a per-item ValidationException.
-pub fn terminate_many(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
+pub fn terminate_many(account: &mut Account, body: &[u8]) -> Result<Response, ApiError> {
     let req: TerminateServiceJobsRequest = parse(body)?;
     let jobs = required(req.jobs, "jobs")?;
     if jobs.is_empty() || jobs.len() > 50 {
@@ -464,9 +466,13 @@ pub fn terminate_many(world: &mut World, body: &[u8]) -> Result<Response, ApiErr
             });
             continue;
         }
-        match world.find_job(&job) {
-            Err(_) => successful.push(job),
-            Ok(id) => match world.engine.terminate(id, &reason) {
+        let found = account
+            .queues
+            .iter_mut()
+            .find_map(|q| q.find_job(&job).ok().map(|id| (q, id)));
+        match found {
+            None => successful.push(job),
+            Some((q, id)) => match q.engine.terminate(id, &reason) {
                 Ok(()) => successful.push(job),
                 Err(e) => errors.push(TerminateErrorDetail {
                     job,
@@ -476,6 +482,8 @@ pub fn terminate_many(world: &mut World, body: &[u8]) -> Result<Response, ApiErr
             },
         }
     }
-    world.after_change();
+    for q in &mut account.queues {
+        q.after_change();
+    }
     ok(&serde_json::json!({ "successful": successful, "errors": errors }))
 }

@@ -8,7 +8,7 @@ use crate::model::{JobStatus, ServiceJob};
 use super::error::ApiError;
 use super::ops_jobs::summary;
 use super::paging;
-use super::state::World;
+use super::state::QueueWorld;
 use super::wire::{self, ListServiceJobsRequest, ServiceJobSummary, ok, parse, required_str};
 
 /// The one filter of a ListServiceJobs request.
@@ -99,7 +99,7 @@ impl Filter {
 /// `SHARE_IDENTIFIER` and `QUOTA_SHARE_NAME` combine with it. Results are newest first
 /// (`createdAt` descending, then submission order descending), with or without a filter.
 /// `jobQueue` is required (the model makes it optional; its absence is undocumented).
-pub fn list(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
+pub fn list(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     let req: ListServiceJobsRequest = parse(body)?;
     let queue = required_str(req.job_queue, "jobQueue")?;
     world.check_queue(&queue)?;

@@ -17,19 +17,19 @@ use std::collections::BTreeMap;
 use axum::response::Response;
 
 use super::error::ApiError;
-use super::state::{FRONT_OF_QUEUE, World};
+use super::state::{FRONT_OF_QUEUE, QueueWorld};
 use super::wire::{
     CapacityUsage, FrontJob, FrontOfQueue, FrontOfQuotaShares, GetJobQueueSnapshotRequest,
     GetJobQueueSnapshotResponse, QueueUtilization, QuotaShareUtilization, ShareUtilization, ok,
     parse, required_str,
 };
 
-pub fn snapshot(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
+pub fn snapshot(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     let req: GetJobQueueSnapshotRequest = parse(body)?;
     let queue = required_str(req.job_queue, "jobQueue")?;
     world.check_queue(&queue)?;
     let now = world.engine.now();
-    let arn_of = |world: &World, id| {
+    let arn_of = |world: &QueueWorld, id| {
         world
             .engine
             .job_uuid(id)

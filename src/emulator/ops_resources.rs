@@ -1,25 +1,23 @@
-//! Scheduling policies, the job queue and the service environment: CreateSchedulingPolicy,
-//! DescribeSchedulingPolicies, ListSchedulingPolicies, DescribeJobQueues,
-//! DescribeServiceEnvironments.
-//!
-//! The emulated account has one quota-management job queue and its service environment, both
-//! from the scenario; they cannot be created or changed through the API.
+//! Scheduling policies and the reading side of job queues and service environments:
+//! Create/Update/Delete/Describe/ListSchedulingPolicies, DescribeJobQueues,
+//! DescribeServiceEnvironments. Creating, changing and deleting queues and environments is in
+//! `ops_setup.rs`.
 
 use axum::response::Response;
 
+use super::account::{Account, Policy, status_at};
 use super::error::ApiError;
 use super::ops_tags::validate_tags;
 use super::paging;
 use super::scenario::valid_resource_name;
-use super::state::{Policy, World};
 use super::wire::{
     self, CapacityLimitJson, CreateSchedulingPolicyRequest, DescribeJobQueuesRequest,
     DescribeSchedulingPoliciesRequest, DescribeServiceEnvironmentsRequest, JobQueueDetail,
-    PageRequest, SchedulingPolicyDetail, ServiceEnvironmentDetail, ServiceEnvironmentOrder, ok,
-    parse, required, required_str,
+    PageRequest, QuotaSharePolicyJson, SchedulingPolicyDetail, ServiceEnvironmentDetail,
+    ServiceEnvironmentOrder, ok, parse, required, required_str,
 };
 
-pub fn create_policy(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
+pub fn create_policy(account: &mut Account, body: &[u8]) -> Result<Response, ApiError> {
     let req: CreateSchedulingPolicyRequest = parse(body)?;
     let name = required_str(req.name, "name")?;
     if !valid_resource_name(&name) {
@@ -33,40 +31,28 @@ pub fn create_policy(world: &mut World, body: &[u8]) -> Result<Response, ApiErro
         ));
     }
     if let Some(q) = &req.quota_share_policy {
-        match q.idle_resource_assignment_strategy.as_deref() {
-            Some("FIFO") => {}
-            None => {
-                return Err(ApiError::client(
-                    "quotaSharePolicy.idleResourceAssignmentStrategy is required",
-                ));
-            }
-            Some(other) => {
-                return Err(ApiError::client(format!(
-                    "idleResourceAssignmentStrategy must be FIFO, got {other:?}"
-                )));
-            }
-        }
+        check_quota_policy(q)?;
     }
     if let Some(tags) = &req.tags {
         validate_tags(tags)?;
     }
-    if world.policies.iter().any(|p| p.name == name) {
+    if account.policies.iter().any(|p| p.name == name) {
         return Err(ApiError::client("Object already exists"));
     }
-    let arn = world.arn("scheduling-policy", &name);
-    world.policies.push(Policy {
+    let arn = account.arn("scheduling-policy", &name);
+    account.policies.push(Policy {
         name: name.clone(),
         arn: arn.clone(),
         quota: req.quota_share_policy,
         fairshare: req.fairshare_policy,
     });
     if let Some(tags) = req.tags.filter(|t| !t.is_empty()) {
-        world.tags.insert(arn.clone(), tags);
+        account.tags.insert(arn.clone(), tags);
     }
     ok(&serde_json::json!({ "name": name, "arn": arn }))
 }
 
-pub fn describe_policies(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
+pub fn describe_policies(account: &mut Account, body: &[u8]) -> Result<Response, ApiError> {
     let req: DescribeSchedulingPoliciesRequest = parse(body)?;
     let arns = required(req.arns, "arns")?;
     if arns.is_empty() || arns.len() > 100 {
@@ -77,22 +63,22 @@ pub fn describe_policies(world: &mut World, body: &[u8]) -> Result<Response, Api
     }
     let found: Vec<SchedulingPolicyDetail> = arns
         .iter()
-        .filter_map(|arn| world.policies.iter().find(|p| &p.arn == arn))
+        .filter_map(|arn| account.policies.iter().find(|p| &p.arn == arn))
         .map(|p| SchedulingPolicyDetail {
             name: p.name.clone(),
             arn: p.arn.clone(),
             quota_share_policy: p.quota.clone(),
             fairshare_policy: p.fairshare.clone(),
-            tags: Some(world.tags.get(&p.arn).cloned().unwrap_or_default()),
+            tags: Some(account.tags.get(&p.arn).cloned().unwrap_or_default()),
         })
         .collect();
     ok(&serde_json::json!({ "schedulingPolicies": found }))
 }
 
-pub fn list_policies(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
+pub fn list_policies(account: &mut Account, body: &[u8]) -> Result<Response, ApiError> {
     let req: PageRequest = parse(body)?;
     let size = wire::page_size(req.max_results)?;
-    let arns: Vec<String> = world.policies.iter().map(|p| p.arn.clone()).collect();
+    let arns: Vec<String> = account.policies.iter().map(|p| p.arn.clone()).collect();
     let (page, next) = paging::by_offset(
         arns,
         req.next_token.as_deref(),
@@ -109,58 +95,70 @@ pub fn list_policies(world: &mut World, body: &[u8]) -> Result<Response, ApiErro
     ))
 }
 
-pub fn describe_queues(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
+pub fn describe_queues(account: &mut Account, body: &[u8]) -> Result<Response, ApiError> {
     let req: DescribeJobQueuesRequest = parse(body)?;
     let size = wire::page_size(req.max_results)?;
     let wanted = check_names(req.job_queues, "jobQueues")?;
-    let (name, arn) = (world.queue_name.clone(), world.queue_arn());
-    let matches = wanted
-        .as_ref()
-        .is_none_or(|w| w.iter().any(|q| *q == name || *q == arn));
-    let queues: Vec<JobQueueDetail> = if matches {
-        vec![JobQueueDetail {
-            job_queue_name: name,
-            job_queue_arn: arn.clone(),
-            state: "ENABLED",
-            scheduling_policy_arn: world.policy_arn(),
-            status: "VALID",
-            status_reason: "JobQueue Healthy",
-            priority: world.queue_priority,
-            compute_environment_order: Vec::new(),
-            service_environment_order: vec![ServiceEnvironmentOrder {
-                order: 1,
-                service_environment: world.env_arn(),
-            }],
-            job_queue_type: "SAGEMAKER_TRAINING",
-            tags: world.tags.get(&arn).cloned().unwrap_or_default(),
-            job_state_time_limit_actions: Vec::new(),
-        }]
-    } else {
-        Vec::new()
-    };
+    let queues: Vec<JobQueueDetail> = account
+        .queues
+        .iter()
+        .filter(|q| wanted.as_ref().is_none_or(|w| w.iter().any(|n| q.is(n))))
+        .map(|q| {
+            let arn = q.queue_arn();
+            let status = q.status();
+            JobQueueDetail {
+                job_queue_name: q.queue_name.clone(),
+                job_queue_arn: arn.clone(),
+                state: if q.settings.enabled {
+                    "ENABLED"
+                } else {
+                    "DISABLED"
+                },
+                scheduling_policy_arn: q.settings.policy_arn.clone(),
+                status,
+                status_reason: match status {
+                    "VALID" => "JobQueue Healthy",
+                    "CREATING" => "Creating",
+                    "UPDATING" => "Updating",
+                    _ => "Deleting",
+                },
+                priority: q.settings.priority,
+                compute_environment_order: Vec::new(),
+                service_environment_order: vec![ServiceEnvironmentOrder {
+                    order: 1,
+                    service_environment: q.settings.env_arn.clone(),
+                }],
+                job_queue_type: "SAGEMAKER_TRAINING",
+                tags: account.tags.get(&arn).cloned().unwrap_or_default(),
+                job_state_time_limit_actions: Vec::new(),
+            }
+        })
+        .collect();
     let (page, next) =
         paging::by_offset(queues, req.next_token.as_deref(), size, "describejobqueues")?;
     ok(&with_token(serde_json::json!({ "jobQueues": page }), next))
 }
 
-pub fn describe_environments(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
+pub fn describe_environments(account: &mut Account, body: &[u8]) -> Result<Response, ApiError> {
     let req: DescribeServiceEnvironmentsRequest = parse(body)?;
     let size = wire::page_size(req.max_results)?;
     let wanted = check_names(req.service_environments, "serviceEnvironments")?;
-    let (name, arn) = (world.env_name.clone(), world.env_arn());
-    let matches = wanted
-        .as_ref()
-        .is_none_or(|w| w.iter().any(|e| *e == name || *e == arn));
-    let envs: Vec<ServiceEnvironmentDetail> = if matches {
-        vec![ServiceEnvironmentDetail {
-            service_environment_name: name,
-            service_environment_arn: arn.clone(),
+    let now = account.now;
+    let envs: Vec<ServiceEnvironmentDetail> = account
+        .envs
+        .iter()
+        .filter(|e| {
+            wanted
+                .as_ref()
+                .is_none_or(|w| w.iter().any(|n| *n == e.name || *n == e.arn))
+        })
+        .map(|e| ServiceEnvironmentDetail {
+            service_environment_name: e.name.clone(),
+            service_environment_arn: e.arn.clone(),
             service_environment_type: "SAGEMAKER_TRAINING",
-            state: "ENABLED",
-            status: "VALID",
-            capacity_limits: world
-                .engine
-                .config()
+            state: if e.enabled { "ENABLED" } else { "DISABLED" },
+            status: status_at(e.transition, now),
+            capacity_limits: e
                 .capacity
                 .iter()
                 .map(|l| CapacityLimitJson {
@@ -168,11 +166,9 @@ pub fn describe_environments(world: &mut World, body: &[u8]) -> Result<Response,
                     capacity_unit: Some(l.instance_type.clone()),
                 })
                 .collect(),
-            tags: world.tags.get(&arn).cloned().unwrap_or_default(),
-        }]
-    } else {
-        Vec::new()
-    };
+            tags: account.tags.get(&e.arn).cloned().unwrap_or_default(),
+        })
+        .collect();
     let (page, next) = paging::by_offset(
         envs,
         req.next_token.as_deref(),
@@ -185,8 +181,87 @@ pub fn describe_environments(world: &mut World, body: &[u8]) -> Result<Response,
     ))
 }
 
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UpdatePolicyRequest {
+    arn: Option<String>,
+    quota_share_policy: Option<QuotaSharePolicyJson>,
+    fairshare_policy: Option<serde_json::Value>,
+}
+
+/// UpdateSchedulingPolicy: a policy's type cannot change ("once set, this policy type cannot be
+/// removed or changed"); a quota-share policy's strategy must stay FIFO.
+pub fn update_policy(account: &mut Account, body: &[u8]) -> Result<Response, ApiError> {
+    let req: UpdatePolicyRequest = parse(body)?;
+    let arn = required_str(req.arn, "arn")?;
+    let policy = account
+        .policies
+        .iter_mut()
+        .find(|p| p.arn == arn)
+        .ok_or_else(|| ApiError::client(format!("Scheduling policy {arn} does not exist")))?;
+    if let Some(q) = req.quota_share_policy {
+        if policy.quota.is_none() {
+            return Err(ApiError::client(
+                "A fair-share policy cannot become a quota-share policy",
+            ));
+        }
+        check_quota_policy(&q)?;
+        policy.quota = Some(q);
+    }
+    if let Some(f) = req.fairshare_policy {
+        if policy.quota.is_some() {
+            return Err(ApiError::client(
+                "A quota-share policy cannot become a fair-share policy",
+            ));
+        }
+        policy.fairshare = Some(f);
+    }
+    wire::ok_empty()
+}
+
+#[derive(serde::Deserialize)]
+struct ArnRequest {
+    arn: Option<String>,
+}
+
+/// DeleteSchedulingPolicy: refused while a job queue uses it.
+pub fn delete_policy(account: &mut Account, body: &[u8]) -> Result<Response, ApiError> {
+    let req: ArnRequest = parse(body)?;
+    let arn = required_str(req.arn, "arn")?;
+    let index = account
+        .policies
+        .iter()
+        .position(|p| p.arn == arn)
+        .ok_or_else(|| ApiError::client(format!("Scheduling policy {arn} does not exist")))?;
+    if let Some(q) = account.queues.iter().find(|q| q.settings.policy_arn == arn) {
+        return Err(ApiError::client(format!(
+            "Scheduling policy {arn} is used by job queue {}",
+            q.queue_name
+        )));
+    }
+    account.policies.remove(index);
+    account.tags.remove(&arn);
+    wire::ok_empty()
+}
+
+/// `idleResourceAssignmentStrategy` is required and FIFO.
+fn check_quota_policy(q: &QuotaSharePolicyJson) -> Result<(), ApiError> {
+    match q.idle_resource_assignment_strategy.as_deref() {
+        Some("FIFO") => Ok(()),
+        None => Err(ApiError::client(
+            "quotaSharePolicy.idleResourceAssignmentStrategy is required",
+        )),
+        Some(other) => Err(ApiError::client(format!(
+            "idleResourceAssignmentStrategy must be FIFO, got {other:?}"
+        ))),
+    }
+}
+
 /// An optional list of names or ARNs: at most 100.
-fn check_names(names: Option<Vec<String>>, member: &str) -> Result<Option<Vec<String>>, ApiError> {
+pub fn check_names(
+    names: Option<Vec<String>>,
+    member: &str,
+) -> Result<Option<Vec<String>>, ApiError> {
     match names {
         Some(n) if n.len() > 100 => Err(ApiError::client(format!(
             "{member} can have at most 100 entries, got {}",

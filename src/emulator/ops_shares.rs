@@ -11,18 +11,19 @@ use crate::model::{
 use super::error::ApiError;
 use super::ops_tags::validate_tags;
 use super::paging;
-use super::state::World;
+use super::state::QueueWorld;
 use super::wire::{
     self, CapacityLimitJson, CreateQuotaShareRequest, ListQuotaSharesRequest, QuotaShareArnRequest,
     QuotaShareDetail, QuotaShareNameArn, SharePreemptionJson, SharingJson, UpdateQuotaShareRequest,
     ok, parse, required, required_str,
 };
 
-pub fn create(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
+pub fn create(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     let req: CreateQuotaShareRequest = parse(body)?;
     let name = required_str(req.quota_share_name, "quotaShareName")?;
     let queue = required_str(req.job_queue, "jobQueue")?;
     world.check_queue(&queue)?;
+    world.check_settled()?;
     let limits = limits(required(req.capacity_limits, "capacityLimits")?)?;
     for l in &limits {
         world.note_instance_type(&l.instance_type);
@@ -60,7 +61,7 @@ pub fn create(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
     })
 }
 
-pub fn update(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
+pub fn update(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     let req: UpdateQuotaShareRequest = parse(body)?;
     let arn = required_str(req.quota_share_arn, "quotaShareArn")?;
     let name = world.share_from_arn(&arn)?;
@@ -85,7 +86,7 @@ pub fn update(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
     })
 }
 
-pub fn describe(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
+pub fn describe(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     let req: QuotaShareArnRequest = parse(body)?;
     let arn = required_str(req.quota_share_arn, "quotaShareArn")?;
     let name = world.share_from_arn(&arn)?;
@@ -99,7 +100,7 @@ pub fn describe(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
     ok(&detail)
 }
 
-pub fn list(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
+pub fn list(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     let req: ListQuotaSharesRequest = parse(body)?;
     let queue = required_str(req.job_queue, "jobQueue")?;
     world.check_queue(&queue)?;
@@ -115,7 +116,7 @@ pub fn list(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
     ok(&out)
 }
 
-pub fn delete(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
+pub fn delete(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     let req: QuotaShareArnRequest = parse(body)?;
     let arn = required_str(req.quota_share_arn, "quotaShareArn")?;
     let name = world.share_from_arn(&arn)?;
@@ -125,7 +126,7 @@ pub fn delete(world: &mut World, body: &[u8]) -> Result<Response, ApiError> {
     wire::ok_empty()
 }
 
-fn detail(world: &World, share: &QuotaShare) -> QuotaShareDetail {
+fn detail(world: &QueueWorld, share: &QuotaShare) -> QuotaShareDetail {
     QuotaShareDetail {
         quota_share_name: share.name.clone(),
         quota_share_arn: world.share_arn(&share.name),

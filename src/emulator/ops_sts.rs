@@ -10,12 +10,10 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::state::ACCOUNT;
-
 const XMLNS: &str = "https://sts.amazonaws.com/doc/2011-06-15/";
 
 /// The answer to an awsQuery request on `/`.
-pub fn handle(headers: &HeaderMap, body: &Bytes, request_id: &str) -> Response {
+pub fn handle(headers: &HeaderMap, body: &Bytes, request_id: &str, account: &str) -> Response {
     let params: Vec<(String, String)> = form_urlencoded::parse(body)
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect();
@@ -57,7 +55,7 @@ pub fn handle(headers: &HeaderMap, body: &Bytes, request_id: &str) -> Response {
     };
     let user = iam_name(&key);
     let body = format!(
-        "<GetCallerIdentityResponse xmlns=\"{XMLNS}\">\n  <GetCallerIdentityResult>\n    <Arn>arn:aws:iam::{ACCOUNT}:user/{user}</Arn>\n    <UserId>{}</UserId>\n    <Account>{ACCOUNT}</Account>\n  </GetCallerIdentityResult>\n  <ResponseMetadata>\n    <RequestId>{request_id}</RequestId>\n  </ResponseMetadata>\n</GetCallerIdentityResponse>\n",
+        "<GetCallerIdentityResponse xmlns=\"{XMLNS}\">\n  <GetCallerIdentityResult>\n    <Arn>arn:aws:iam::{account}:user/{user}</Arn>\n    <UserId>{}</UserId>\n    <Account>{account}</Account>\n  </GetCallerIdentityResult>\n  <ResponseMetadata>\n    <RequestId>{request_id}</RequestId>\n  </ResponseMetadata>\n</GetCallerIdentityResponse>\n",
         user_id(&key)
     );
     xml(StatusCode::OK, body, request_id)

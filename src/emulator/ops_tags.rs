@@ -1,11 +1,14 @@
 //! TagResource, UntagResource and ListTagsForResource on `/v1/tags/{resourceArn}`.
 //!
-//! Every resource's tags live in one map keyed by ARN; the Describe operations read it too.
+//! Tags live in maps keyed by ARN: the account's (environments, policies, queues) and each
+//! queue's (its jobs and quota shares); the Describe operations read them too.
+
+use std::collections::HashMap;
 
 use axum::response::Response;
 
+use super::account::Account;
 use super::error::ApiError;
-use super::state::World;
 use super::wire::{self, TagResourceRequest, Tags, ok, parse, required};
 
 /// At most 50 tags per resource; keys 1–128 characters, values up to 256.
@@ -36,37 +39,45 @@ pub fn validate_tags(tags: &Tags) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn check_resource(world: &World, arn: &str) -> Result<(), ApiError> {
+/// The tag map holding `arn`'s tags: the account's for environments, policies and queues, a
+/// queue's for its jobs and quota shares.
+fn tags_of<'a>(
+    account: &'a mut Account,
+    arn: &str,
+) -> Result<&'a mut HashMap<String, Tags>, ApiError> {
     if arn.is_empty() {
         return Err(ApiError::client("resourceArn is required"));
     }
-    if world.resource_exists(arn) {
-        Ok(())
-    } else {
-        Err(ApiError::client(format!("Resource {arn} does not exist")))
+    if account.owns(arn) {
+        return Ok(&mut account.tags);
     }
+    account
+        .queues
+        .iter_mut()
+        .find(|q| q.owns(arn))
+        .map(|q| &mut q.tags)
+        .ok_or_else(|| ApiError::client(format!("Resource {arn} does not exist")))
 }
 
-pub fn tag(world: &mut World, arn: &str, body: &[u8]) -> Result<Response, ApiError> {
+pub fn tag(account: &mut Account, arn: &str, body: &[u8]) -> Result<Response, ApiError> {
     let req: TagResourceRequest = parse(body)?;
     let tags = required(req.tags, "tags")?;
     if tags.is_empty() {
         return Err(ApiError::client("tags must have at least 1 entry"));
     }
-    check_resource(world, arn)?;
-    let mut merged = world.tags.get(arn).cloned().unwrap_or_default();
+    let map = tags_of(account, arn)?;
+    let mut merged = map.get(arn).cloned().unwrap_or_default();
     merged.extend(tags);
     validate_tags(&merged)?;
-    world.tags.insert(arn.to_string(), merged);
+    map.insert(arn.to_string(), merged);
     wire::ok_empty()
 }
 
-pub fn untag(world: &mut World, arn: &str, keys: &[String]) -> Result<Response, ApiError> {
+pub fn untag(account: &mut Account, arn: &str, keys: &[String]) -> Result<Response, ApiError> {
     if keys.is_empty() {
         return Err(ApiError::client("tagKeys is required"));
     }
-    check_resource(world, arn)?;
-    if let Some(tags) = world.tags.get_mut(arn) {
+    if let Some(tags) = tags_of(account, arn)?.get_mut(arn) {
         for k in keys {
             tags.remove(k);
         }
@@ -74,8 +85,7 @@ pub fn untag(world: &mut World, arn: &str, keys: &[String]) -> Result<Response, 
     wire::ok_empty()
 }
 
-pub fn list(world: &mut World, arn: &str) -> Result<Response, ApiError> {
-    check_resource(world, arn)?;
-    let tags = world.tags.get(arn).cloned().unwrap_or_default();
+pub fn list(account: &mut Account, arn: &str) -> Result<Response, ApiError> {
+    let tags = tags_of(account, arn)?.get(arn).cloned().unwrap_or_default();
     ok(&serde_json::json!({ "tags": tags }))
 }

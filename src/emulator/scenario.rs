@@ -442,6 +442,27 @@ impl Scenario {
             .collect()
     }
 
+    /// An engine configuration with this scenario's delays and seed over `capacity` (also for
+    /// queues created through the API).
+    pub fn engine_config(
+        &self,
+        capacity: Vec<CapacityLimit>,
+        start_ms: i64,
+        id_seed: Option<u64>,
+        base: &super::account::ArnBase,
+    ) -> EngineConfig {
+        let mut config = EngineConfig::new(capacity)
+            .with_delays(self.delays)
+            .with_seed(self.seed)
+            .with_start(start_ms);
+        config.id_seed = id_seed;
+        config.training_job_arn_prefix = format!(
+            "arn:aws:sagemaker:{}:{}:training-job/",
+            base.region, base.account
+        );
+        config
+    }
+
     /// The quota shares as the engine takes them.
     pub fn quota_shares(&self) -> Result<Vec<QuotaShare>, EmulatorError> {
         self.shares
@@ -452,20 +473,18 @@ impl Scenario {
 
     /// The engine with the scenario's environment and shares, its clock at `start_ms`.
     pub fn build_engine(&self, start_ms: i64) -> Result<Engine, EmulatorError> {
-        self.build_engine_with_ids(start_ms, None)
+        self.build_engine_with_ids(start_ms, None, &super::account::ArnBase::default())
     }
 
     /// [`Scenario::build_engine`] with job ids from their own stream when `id_seed` is set
-    /// (the schedule stays the seed's).
+    /// (the schedule stays the seed's), training jobs named in `base`'s region and account.
     pub fn build_engine_with_ids(
         &self,
         start_ms: i64,
         id_seed: Option<u64>,
+        base: &super::account::ArnBase,
     ) -> Result<Engine, EmulatorError> {
-        let mut config = EngineConfig::new(self.capacity_limits())
-            .with_delays(self.delays)
-            .with_seed(self.seed)
-            .with_start(start_ms);
+        let mut config = self.engine_config(self.capacity_limits(), start_ms, id_seed, base);
         config.id_seed = id_seed;
         let mut engine = Engine::new(config)?;
         for share in self.quota_shares()? {

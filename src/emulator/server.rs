@@ -18,10 +18,14 @@ use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use super::account::{Account, Accounts, Key, signing_region};
 use super::error::ApiError;
 use super::faults::{Decision, FaultInjector};
-use super::state::World;
-use super::{ops_jobs, ops_list_jobs, ops_queue, ops_resources, ops_shares, ops_sts, ops_tags};
+use super::state::QueueWorld;
+use super::{
+    ops_jobs, ops_list_jobs, ops_queue, ops_resources, ops_setup, ops_shares, ops_sts, ops_tags,
+    wire,
+};
 
 /// Largest request body read (SubmitServiceJob, the largest request, is limited to 30 KiB).
 pub const MAX_BODY: usize = 64 * 1024;
@@ -53,20 +57,23 @@ impl Default for ServerLimits {
     }
 }
 pub(crate) struct App {
-    pub world: Arc<Mutex<World>>,
+    pub world: Arc<Mutex<Accounts>>,
     pub faults: Arc<FaultInjector>,
     requests: AtomicU64,
     body_timeout: Duration,
     /// Mixed into request ids (0: the same ids every run).
     request_salt: u64,
+    /// The account id in ARNs and STS answers.
+    pub account: String,
 }
 
 impl App {
     pub fn new(
-        world: Arc<Mutex<World>>,
+        world: Arc<Mutex<Accounts>>,
         faults: Arc<FaultInjector>,
         body_timeout: Duration,
         request_salt: u64,
+        account: String,
     ) -> Self {
         Self {
             world,
@@ -74,6 +81,7 @@ impl App {
             requests: AtomicU64::new(0),
             body_timeout,
             request_salt,
+            account,
         }
     }
 
@@ -120,7 +128,7 @@ async fn unknown_path(method: Method, uri: axum::http::Uri) -> Response {
         .into_response()
 }
 
-fn lock(world: &Mutex<World>) -> Result<MutexGuard<'_, World>, ApiError> {
+fn lock(world: &Mutex<Accounts>) -> Result<MutexGuard<'_, Accounts>, ApiError> {
     world
         .lock()
         .map_err(|_| ApiError::Server("emulator state is poisoned by an earlier panic".into()))
@@ -139,7 +147,8 @@ async fn inject(app: &App, op: &str, kill: Option<&ConnKill>) -> Result<(), ApiE
             "Injected fault: internal server error".into(),
         )),
         Decision::AccessDenied => Err(ApiError::AccessDenied(format!(
-            "Injected fault: User: arn:aws:iam::123456789012:user/test is not authorized to perform: batch:{op}"
+            "Injected fault: User: arn:aws:iam::{}:user/test is not authorized to perform: batch:{op}",
+            app.account
         ))),
         Decision::ExpiredToken => Err(ApiError::ExpiredToken(
             "Injected fault: The security token included in the request is expired".into(),
@@ -326,23 +335,44 @@ async fn idle(activity: &Activity, limit: Duration) {
     }
 }
 
-type OpFn = fn(&mut World, &[u8]) -> Result<Response, ApiError>;
+/// An operation on one region of the account.
+type OpFn = fn(&mut Account, &[u8]) -> Result<Response, ApiError>;
+/// An operation on one job queue, found by [`Key`] in the request.
+type QueueOpFn = fn(&mut QueueWorld, &[u8]) -> Result<Response, ApiError>;
+/// Checks a request's body against its operation's shape before the queue is looked up, so a
+/// malformed request is told so rather than that its job or queue does not exist.
+type ShapeFn = fn(&[u8]) -> Result<(), ApiError>;
+
+fn shape<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<(), ApiError> {
+    wire::parse::<T>(body).map(|_| ())
+}
 
 /// How the router reaches an operation.
 #[derive(Clone, Copy)]
 enum Route {
-    /// `POST /v1/<op>`, the request's JSON body handed to the function.
+    /// `POST /v1/<op>`, the request's JSON body handed to the function with the region's world.
     Post(OpFn),
+    /// `POST /v1/<op>` on the job queue the request names (by [`Key`]), once the body has the
+    /// operation's shape.
+    Queue(Key, ShapeFn, QueueOpFn),
     /// `/v1/tags/{resourceArn}`, where the method picks the operation ([`tags_handler`]).
     Tags,
 }
 
 /// Every operation the emulator serves, by its lowercase name as in the URL path: the one
 /// table both the router and the fault spec ([`OPERATIONS`]) read.
-const ROUTES: [(&str, Route); 20] = [
+const ROUTES: [(&str, Route); 28] = [
     (
         "createschedulingpolicy",
         Route::Post(ops_resources::create_policy),
+    ),
+    (
+        "updateschedulingpolicy",
+        Route::Post(ops_resources::update_policy),
+    ),
+    (
+        "deleteschedulingpolicy",
+        Route::Post(ops_resources::delete_policy),
     ),
     (
         "describeschedulingpolicies",
@@ -353,28 +383,116 @@ const ROUTES: [(&str, Route); 20] = [
         Route::Post(ops_resources::list_policies),
     ),
     (
+        "createserviceenvironment",
+        Route::Post(ops_setup::create_environment),
+    ),
+    (
+        "updateserviceenvironment",
+        Route::Post(ops_setup::update_environment),
+    ),
+    (
+        "deleteserviceenvironment",
+        Route::Post(ops_setup::delete_environment),
+    ),
+    (
         "describeserviceenvironments",
         Route::Post(ops_resources::describe_environments),
     ),
+    ("createjobqueue", Route::Post(ops_setup::create_queue)),
+    ("updatejobqueue", Route::Post(ops_setup::update_queue)),
+    ("deletejobqueue", Route::Post(ops_setup::delete_queue)),
     (
         "describejobqueues",
         Route::Post(ops_resources::describe_queues),
     ),
-    ("createquotashare", Route::Post(ops_shares::create)),
-    ("updatequotashare", Route::Post(ops_shares::update)),
-    ("describequotashare", Route::Post(ops_shares::describe)),
-    ("listquotashares", Route::Post(ops_shares::list)),
-    ("deletequotashare", Route::Post(ops_shares::delete)),
-    ("submitservicejob", Route::Post(ops_jobs::submit)),
-    ("listservicejobs", Route::Post(ops_list_jobs::list)),
-    ("describeservicejob", Route::Post(ops_jobs::describe)),
-    ("updateservicejob", Route::Post(ops_jobs::update)),
-    ("terminateservicejob", Route::Post(ops_jobs::terminate)),
+    (
+        "createquotashare",
+        Route::Queue(
+            Key::JobQueue,
+            shape::<wire::CreateQuotaShareRequest>,
+            ops_shares::create,
+        ),
+    ),
+    (
+        "updatequotashare",
+        Route::Queue(
+            Key::ShareArn,
+            shape::<wire::UpdateQuotaShareRequest>,
+            ops_shares::update,
+        ),
+    ),
+    (
+        "describequotashare",
+        Route::Queue(
+            Key::ShareArn,
+            shape::<wire::QuotaShareArnRequest>,
+            ops_shares::describe,
+        ),
+    ),
+    (
+        "listquotashares",
+        Route::Queue(
+            Key::JobQueue,
+            shape::<wire::ListQuotaSharesRequest>,
+            ops_shares::list,
+        ),
+    ),
+    (
+        "deletequotashare",
+        Route::Queue(
+            Key::ShareArn,
+            shape::<wire::QuotaShareArnRequest>,
+            ops_shares::delete,
+        ),
+    ),
+    (
+        "submitservicejob",
+        Route::Queue(
+            Key::JobQueue,
+            shape::<wire::SubmitServiceJobRequest>,
+            ops_jobs::submit,
+        ),
+    ),
+    (
+        "listservicejobs",
+        Route::Queue(
+            Key::JobQueue,
+            shape::<wire::ListServiceJobsRequest>,
+            ops_list_jobs::list,
+        ),
+    ),
+    (
+        "describeservicejob",
+        Route::Queue(Key::JobId, shape::<wire::JobIdRequest>, ops_jobs::describe),
+    ),
+    (
+        "updateservicejob",
+        Route::Queue(
+            Key::JobId,
+            shape::<wire::UpdateServiceJobRequest>,
+            ops_jobs::update,
+        ),
+    ),
+    (
+        "terminateservicejob",
+        Route::Queue(
+            Key::JobId,
+            shape::<wire::TerminateServiceJobRequest>,
+            ops_jobs::terminate,
+        ),
+    ),
     (
         "terminateservicejobs",
         Route::Post(ops_jobs::terminate_many),
     ),
-    ("getjobqueuesnapshot", Route::Post(ops_queue::snapshot)),
+    (
+        "getjobqueuesnapshot",
+        Route::Queue(
+            Key::JobQueue,
+            shape::<wire::GetJobQueueSnapshotRequest>,
+            ops_queue::snapshot,
+        ),
+    ),
     ("tagresource", Route::Tags),
     ("untagresource", Route::Tags),
     ("listtagsforresource", Route::Tags),
@@ -393,12 +511,20 @@ const fn route_names<const N: usize>(routes: &[(&'static str, Route); N]) -> [&'
     names
 }
 
-/// The function serving `POST /v1/<op>`, if `op` is one.
-fn operation(op: &str) -> Option<OpFn> {
-    ROUTES.iter().find_map(|&(name, route)| match route {
-        Route::Post(f) if name == op => Some(f),
-        _ => None,
-    })
+/// How `POST /v1/<op>` is served, if `op` is an operation.
+fn operation(op: &str) -> Option<Route> {
+    ROUTES
+        .iter()
+        .find(|&&(name, route)| name == op && !matches!(route, Route::Tags))
+        .map(|&(_, route)| route)
+}
+
+/// The region a request is for: its SigV4 signing region, else the home region.
+fn region_of(headers: &axum::http::HeaderMap) -> Option<String> {
+    let auth = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    signing_region(auth).map(str::to_string)
 }
 
 async fn op_handler(
@@ -426,9 +552,17 @@ async fn op_handler(
         }
         let (parts, body) = request.into_parts();
         let body = read_body(&parts.headers, body, app.body_timeout()).await?;
-        let mut world = lock(&app.world)?;
-        world.catch_up()?;
-        handler(&mut world, &body)
+        let region = region_of(&parts.headers);
+        let mut accounts = lock(&app.world)?;
+        let account = accounts.region(region.as_deref())?;
+        match handler {
+            Route::Post(f) => f(account, &body),
+            Route::Queue(key, check, f) => {
+                check(&body)?;
+                f(account.route(key, &body)?, &body)
+            }
+            Route::Tags => Err(ApiError::Server("tags are served on /v1/tags".into())),
+        }
     }
     .await;
     result.unwrap_or_else(IntoResponse::into_response)
@@ -446,7 +580,7 @@ async fn sts_handler(
     }
     let (parts, body) = request.into_parts();
     match read_body(&parts.headers, body, app.body_timeout()).await {
-        Ok(body) => ops_sts::handle(&parts.headers, &body, &app.request_id()),
+        Ok(body) => ops_sts::handle(&parts.headers, &body, &app.request_id(), &app.account),
         Err(e) => e.into_response(),
     }
 }
@@ -476,18 +610,19 @@ async fn tags_handler(
             path.map_err(|e| ApiError::client(format!("Invalid resourceArn in path: {e}")))?;
         let (parts, body) = request.into_parts();
         let body = read_body(&parts.headers, body, app.body_timeout()).await?;
-        let mut world = lock(&app.world)?;
-        world.catch_up()?;
+        let region = region_of(&parts.headers);
+        let mut accounts = lock(&app.world)?;
+        let world = accounts.region(region.as_deref())?;
         match op {
-            "listtagsforresource" => ops_tags::list(&mut world, &arn),
-            "tagresource" => ops_tags::tag(&mut world, &arn, &body),
+            "listtagsforresource" => ops_tags::list(world, &arn),
+            "tagresource" => ops_tags::tag(world, &arn, &body),
             _ => {
                 let keys: Vec<String> =
                     form_urlencoded::parse(query.unwrap_or_default().as_bytes())
                         .filter(|(k, _)| k == "tagKeys")
                         .map(|(_, v)| v.into_owned())
                         .collect();
-                ops_tags::untag(&mut world, &arn, &keys)
+                ops_tags::untag(world, &arn, &keys)
             }
         }
     }

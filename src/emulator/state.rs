@@ -1,19 +1,21 @@
-//! The emulated account: the engine (one quota-management job queue and its service
-//! environment), its workload and clock, and what the API keeps beside the engine (ARNs, tags,
-//! payloads, scheduling policies, positions in the queue).
+//! One quota-management job queue of the emulated account: its engine (the queue's quota
+//! shares over its service environment's capacity: AWS connects a quota-management service
+//! environment to one queue only), its workload, and what the API keeps beside the engine (ARNs,
+//! tags of its jobs and shares, payloads, positions in the queue). The account's other resources
+//! (environments, policies, regions) are in [`super::account`].
 
 use std::collections::{HashMap, VecDeque};
 
 use crate::engine::{Engine, Event, JobId};
 use crate::model::Millis;
 
-use super::clock::SimClock;
+use super::account::{ArnBase, Transition};
 use super::error::{ApiError, EmulatorError};
 use super::scenario::Scenario;
-use super::wire::{QuotaSharePolicyJson, RetryStrategyJson, Tags, TimeoutJson};
+use super::wire::{RetryStrategyJson, Tags, TimeoutJson};
 use super::workload::{self, Workload};
 
-/// The account id in every ARN.
+/// The default account id in every ARN (`EmulatorConfig::account` changes it).
 pub const ACCOUNT: &str = "123456789012";
 /// How many engine events the world keeps for inspection.
 const RECENT_EVENTS: usize = 10_000;
@@ -28,25 +30,25 @@ pub struct JobMeta {
     pub timeout: Option<TimeoutJson>,
 }
 
+/// A job queue's state: set by CreateJobQueue / UpdateJobQueue.
 #[derive(Debug, Clone)]
-pub struct Policy {
-    pub name: String,
-    pub arn: String,
-    pub quota: Option<QuotaSharePolicyJson>,
-    pub fairshare: Option<serde_json::Value>,
+pub struct QueueSettings {
+    pub priority: i64,
+    pub enabled: bool,
+    pub policy_arn: String,
+    pub env_arn: String,
 }
 
-pub struct World {
+pub struct QueueWorld {
     pub engine: Engine,
     pub workload: Workload,
-    pub clock: SimClock,
-    pub region: String,
+    pub base: ArnBase,
     pub queue_name: String,
-    pub queue_priority: i64,
-    pub env_name: String,
-    pub policy_name: String,
-    pub policies: Vec<Policy>,
+    pub settings: QueueSettings,
+    /// CREATING, UPDATING or DELETING for a while after such a change.
+    pub transition: Option<Transition>,
     pub meta: HashMap<u32, JobMeta>,
+    /// Tags of the queue's jobs and quota shares (the account keeps the others').
     pub tags: HashMap<String, Tags>,
     pub client_tokens: HashMap<String, JobId>,
     /// Position in `frontOfQueue` and since when.
@@ -61,28 +63,52 @@ pub struct World {
     pub warnings: VecDeque<String>,
 }
 
-/// How many unread warnings the world keeps.
+/// How many unread warnings a queue keeps.
 const MAX_WARNINGS: usize = 100;
 
-impl World {
-    pub fn new(
+impl QueueWorld {
+    /// The scenario's queue, its shares and workload, with the engine's clock at `start_ms`.
+    pub fn from_scenario(
         scenario: &Scenario,
-        clock: SimClock,
         start_ms: Millis,
-        region: &str,
+        base: &ArnBase,
         id_seed: Option<u64>,
     ) -> Result<Self, EmulatorError> {
-        let engine = scenario.build_engine_with_ids(start_ms, id_seed)?;
-        let mut world = Self {
-            workload: Workload::new(scenario, start_ms),
+        let engine = scenario.build_engine_with_ids(start_ms, id_seed, base)?;
+        let settings = QueueSettings {
+            priority: scenario.queue.priority,
+            enabled: true,
+            policy_arn: base.arn("scheduling-policy", &scenario.queue.scheduling_policy),
+            env_arn: base.arn("service-environment", &scenario.queue.service_environment),
+        };
+        let mut world = Self::new(
+            &scenario.queue.name,
+            settings,
             engine,
-            clock,
-            region: region.to_string(),
-            queue_name: scenario.queue.name.clone(),
-            queue_priority: scenario.queue.priority,
-            env_name: scenario.queue.service_environment.clone(),
-            policy_name: scenario.queue.scheduling_policy.clone(),
-            policies: Vec::new(),
+            Workload::new(scenario, start_ms),
+            base,
+        );
+        // A scenario's queue exists from the start: no CREATING phase.
+        world.transition = None;
+        world.after_change();
+        Ok(world)
+    }
+
+    /// A queue created through the API: CREATING until it settles.
+    pub fn new(
+        name: &str,
+        settings: QueueSettings,
+        engine: Engine,
+        workload: Workload,
+        base: &ArnBase,
+    ) -> Self {
+        Self {
+            transition: Transition::creating(engine.now()),
+            engine,
+            workload,
+            base: base.clone(),
+            queue_name: name.to_string(),
+            settings,
             meta: HashMap::new(),
             tags: HashMap::new(),
             client_tokens: HashMap::new(),
@@ -91,32 +117,31 @@ impl World {
             recent_events: VecDeque::new(),
             refused_arrivals: 0,
             warnings: VecDeque::new(),
-        };
-        world.policies.push(Policy {
-            name: world.policy_name.clone(),
-            arn: world.arn("scheduling-policy", &world.policy_name),
-            quota: Some(QuotaSharePolicyJson {
-                idle_resource_assignment_strategy: Some("FIFO".to_string()),
-            }),
-            fairshare: None,
-        });
-        world.after_change();
-        Ok(world)
+        }
+    }
+
+    /// Logs that `instance_type` is well formed but missing from the GPU table: accepted (AWS
+    /// adds types), but GPU-hour figures will not count it.
+    pub fn note_instance_type(&mut self, instance_type: &str) {
+        if crate::analysis::gpus_per_instance(instance_type).is_none() {
+            let text = format!(
+                "warning: {} is not in quotatop's GPU table: accepted, but GPU-hour figures will not count it (set its GPUs with [gpus] in quotatop's config)",
+                crate::model::clean(instance_type)
+            );
+            if self.warnings.len() >= MAX_WARNINGS {
+                self.warnings.pop_front();
+            }
+            self.warnings.push_back(text);
+        }
     }
 
     // ----- ARNs ------------------------------------------------------------------------------
 
     pub fn arn(&self, kind: &str, name: &str) -> String {
-        format!("arn:aws:batch:{}:{ACCOUNT}:{kind}/{name}", self.region)
+        self.base.arn(kind, name)
     }
     pub fn queue_arn(&self) -> String {
         self.arn("job-queue", &self.queue_name)
-    }
-    pub fn env_arn(&self) -> String {
-        self.arn("service-environment", &self.env_name)
-    }
-    pub fn policy_arn(&self) -> String {
-        self.arn("scheduling-policy", &self.policy_name)
     }
     pub fn share_arn(&self, share: &str) -> String {
         format!("{}/quota-share/{share}", self.queue_arn())
@@ -125,9 +150,43 @@ impl World {
         self.arn("service-job", uuid)
     }
 
+    /// VALID, CREATING, UPDATING or DELETING.
+    pub fn status(&self) -> &'static str {
+        super::account::status_at(self.transition, self.engine.now())
+    }
+
+    /// Refuses changes to a queue still being created or being deleted.
+    pub fn check_settled(&self) -> Result<(), ApiError> {
+        match self.status() {
+            "VALID" | "UPDATING" => Ok(()),
+            status => Err(ApiError::client(format!(
+                "Job queue {} is {status}; wait until it is VALID",
+                self.queue_name
+            ))),
+        }
+    }
+
+    /// Refuses submissions unless the queue is settled and ENABLED.
+    pub fn check_accepts_jobs(&self) -> Result<(), ApiError> {
+        self.check_settled()?;
+        if self.settings.enabled {
+            Ok(())
+        } else {
+            Err(ApiError::client(format!(
+                "Job queue {} is DISABLED: it accepts no new jobs",
+                self.queue_name
+            )))
+        }
+    }
+
+    /// Whether `queue` (a name or an ARN) names this queue.
+    pub fn is(&self, queue: &str) -> bool {
+        queue == self.queue_name || queue == self.queue_arn()
+    }
+
     /// Accepts the queue's name or ARN.
     pub fn check_queue(&self, queue: &str) -> Result<(), ApiError> {
-        if queue == self.queue_name || queue == self.queue_arn() {
+        if self.is(queue) {
             Ok(())
         } else {
             Err(ApiError::client(format!(
@@ -162,14 +221,8 @@ impl World {
             .ok_or_else(|| ApiError::client(format!("Job {id} does not exist")))
     }
 
-    /// Whether `arn` names a resource that exists (for the tag operations).
-    pub fn resource_exists(&self, arn: &str) -> bool {
-        if arn == self.queue_arn() || arn == self.env_arn() {
-            return true;
-        }
-        if self.policies.iter().any(|p| p.arn == arn) {
-            return true;
-        }
+    /// Whether `arn` names one of this queue's quota shares or jobs (for the tag operations).
+    pub fn owns(&self, arn: &str) -> bool {
         if self.share_from_arn(arn).is_ok() {
             return true;
         }
@@ -177,26 +230,10 @@ impl World {
             .is_some_and(|uuid| self.engine.find(uuid).is_some())
     }
 
-    /// Logs that `instance_type` is well formed but missing from the GPU table: accepted (AWS
-    /// adds types), but GPU-hour figures will not count it.
-    pub fn note_instance_type(&mut self, instance_type: &str) {
-        if crate::analysis::gpus_per_instance(instance_type).is_none() {
-            let text = format!(
-                "warning: {} is not in quotatop's GPU table: accepted, but GPU-hour figures will not count it (set its GPUs with [gpus] in quotatop's config)",
-                crate::model::clean(instance_type)
-            );
-            if self.warnings.len() >= MAX_WARNINGS {
-                self.warnings.pop_front();
-            }
-            self.warnings.push_back(text);
-        }
-    }
-
     // ----- time ------------------------------------------------------------------------------
 
-    /// Brings the engine (and the workload) up to the clock.
-    pub fn catch_up(&mut self) -> Result<(), ApiError> {
-        let t = self.clock.now();
+    /// Brings the engine (and the workload) up to `t`, the simulated time.
+    pub fn catch_up(&mut self, t: Millis) -> Result<(), ApiError> {
         let Self {
             engine,
             workload,

@@ -91,6 +91,15 @@ pub struct Workload {
 }
 
 impl Workload {
+    /// No generators and no scripted jobs (a queue created through the API).
+    pub fn none() -> Self {
+        Self {
+            streams: Vec::new(),
+            scripted: Vec::new(),
+            next_scripted: 0,
+        }
+    }
+
     pub fn new(scenario: &Scenario, start_ms: Millis) -> Self {
         let mut streams = Vec::new();
         for share in &scenario.shares {

@@ -26,9 +26,9 @@ pub use event::{Event, EventReason};
 pub use policy::{FailureKind, Misconfiguration, PreemptionKind, RetryAction, RetryRule};
 pub use rng::Rng;
 
+use crate::model::{CapacityLimit, JobStatus, Millis, ServiceEnvironment};
 #[cfg(test)]
-use crate::model::{CapacityLimit, QuotaShare, SharingConfig};
-use crate::model::{JobStatus, Millis, ServiceEnvironment};
+use crate::model::{QuotaShare, SharingConfig};
 use share::ShareRec;
 pub use types::{FailureSpec, JobSpec, ShareUpdate, ShareUsage, TypeUsage, WorkProgress};
 use types::{JobRec, valid_instance_type};
@@ -92,21 +92,50 @@ impl Engine {
             ids: config.id_seed.map(Rng::new),
             config,
         };
+        let capacity = engine.config.capacity.clone();
+        engine.apply_capacity(&capacity)?;
+        Ok(engine)
+    }
+
+    fn apply_capacity(&mut self, capacity: &[CapacityLimit]) -> Result<(), EngineError> {
         let mut seen = std::collections::HashSet::new();
-        for limit in engine.config.capacity.clone() {
+        for limit in capacity {
             if limit.max_capacity < 1 {
-                return Err(EngineError::InvalidEnvironment(limit.instance_type));
+                return Err(EngineError::InvalidEnvironment(limit.instance_type.clone()));
             }
             if !valid_instance_type(&limit.instance_type) {
-                return Err(EngineError::InvalidInstanceType(limit.instance_type));
+                return Err(EngineError::InvalidInstanceType(
+                    limit.instance_type.clone(),
+                ));
             }
             if !seen.insert(limit.instance_type.clone()) {
-                return Err(EngineError::DuplicateLimit(limit.instance_type));
+                return Err(EngineError::DuplicateLimit(limit.instance_type.clone()));
             }
-            let t = engine.intern(&limit.instance_type);
-            engine.env[t] = limit.max_capacity;
         }
-        Ok(engine)
+        for e in &mut self.env {
+            *e = 0;
+        }
+        for limit in capacity {
+            let t = self.intern(&limit.instance_type);
+            self.env[t] = limit.max_capacity;
+        }
+        Ok(())
+    }
+
+    /// UpdateServiceEnvironment's `capacityLimits`: the environment's capacity per instance
+    /// type from now on (a type left out has none). Jobs already holding capacity keep it; new
+    /// dispatches respect the new capacity, and jobs that can no longer fit are misconfigured.
+    pub fn set_capacity(&mut self, capacity: Vec<CapacityLimit>) -> Result<(), EngineError> {
+        let before = self.env.clone();
+        if let Err(e) = self.apply_capacity(&capacity) {
+            self.env = before;
+            return Err(e);
+        }
+        self.config.capacity = capacity;
+        self.reevaluate_misconfigurations();
+        self.dirty = true;
+        self.settle();
+        Ok(())
     }
 
     /// A lean engine keeps no API view of its jobs: no AWS-style ids (so [`Engine::find`] and

@@ -148,7 +148,7 @@ async fn malformed_requests_get_400_with_a_message_and_the_server_keeps_serving(
     let r = send(addr, "POST", "/v1/submitservicejob", "", b"")
         .await
         .unwrap();
-    assert_client_error(&r, "jobName is required");
+    assert_client_error(&r, "jobQueue is required");
     let mut s = TcpStream::connect(addr).await.unwrap();
     s.write_all(
         format!("POST /v1/submitservicejob HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 50000000\r\n\r\n{{")
