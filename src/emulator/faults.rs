@@ -39,7 +39,7 @@ use std::sync::{Mutex, RwLock};
 use std::time::Duration;
 
 use super::error::EmulatorError;
-use super::server::OPERATIONS;
+use super::routes::OPERATIONS;
 use crate::engine::Rng;
 use crate::model::Millis;
 

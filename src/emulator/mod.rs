@@ -27,10 +27,13 @@ mod ops_shares;
 mod ops_sts;
 mod ops_tags;
 mod paging;
+mod routes;
 pub mod scenario;
+mod scenario_check;
 mod server;
 mod state;
 mod wire;
+mod wire_errors;
 pub mod workload;
 
 use std::collections::VecDeque;
@@ -47,9 +50,10 @@ pub use clock::{ClockMode, SimClock};
 pub use error::{ApiError, EmulatorError};
 pub use faults::{Decision, FaultInjector, FaultSpec, FaultStats, Faults};
 pub use ops_jobs::{CHECKPOINT_TAG, WORK_TAG};
+pub use routes::OPERATIONS;
 pub use scenario::{GeneratorSpec, PriorityWeight, Scenario, ScriptedJob, ShareSpec};
+pub use server::MAX_BODY;
 pub use server::ServerLimits;
-pub use server::{MAX_BODY, OPERATIONS};
 pub use state::ACCOUNT;
 
 use crate::engine::{Engine, Event};

@@ -1,0 +1,210 @@
+//! Every operation the emulator serves and how the router reaches it: the one table both the
+//! router (`server.rs`) and the fault spec ([`OPERATIONS`]) read.
+
+use axum::response::Response;
+
+use super::account::{Account, Key};
+use super::error::ApiError;
+use super::state::QueueWorld;
+use super::{ops_jobs, ops_list_jobs, ops_queue, ops_resources, ops_setup, ops_shares, wire};
+
+/// An operation on one region of the account.
+type OpFn = fn(&mut Account, &[u8]) -> Result<Response, ApiError>;
+/// An operation on one job queue, found by [`Key`] in the request.
+type QueueOpFn = fn(&mut QueueWorld, &[u8]) -> Result<Response, ApiError>;
+/// Checks a request's body against its operation's shape before the queue is looked up, so a
+/// malformed request is told so rather than that its job or queue does not exist.
+type ShapeFn = fn(&[u8]) -> Result<(), ApiError>;
+
+fn shape<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<(), ApiError> {
+    wire::parse::<T>(body).map(|_| ())
+}
+
+/// How the router reaches an operation.
+#[derive(Clone, Copy)]
+pub(super) enum Route {
+    /// `POST /v1/<op>`, the request's JSON body handed to the function with the region's world.
+    Post(OpFn),
+    /// `POST /v1/<op>` on the job queue the request names (by [`Key`]), once the body has the
+    /// operation's shape.
+    Queue(Key, ShapeFn, QueueOpFn),
+    /// `/v1/tags/{resourceArn}`, where the method picks the operation ([`tags_handler`]).
+    Tags,
+}
+
+/// Every operation the emulator serves, by its lowercase name as in the URL path: the one
+/// table both the router and the fault spec ([`OPERATIONS`]) read.
+const ROUTES: [(&str, Route); 28] = [
+    (
+        "createschedulingpolicy",
+        Route::Post(ops_resources::create_policy),
+    ),
+    (
+        "updateschedulingpolicy",
+        Route::Post(ops_resources::update_policy),
+    ),
+    (
+        "deleteschedulingpolicy",
+        Route::Post(ops_resources::delete_policy),
+    ),
+    (
+        "describeschedulingpolicies",
+        Route::Post(ops_resources::describe_policies),
+    ),
+    (
+        "listschedulingpolicies",
+        Route::Post(ops_resources::list_policies),
+    ),
+    (
+        "createserviceenvironment",
+        Route::Post(ops_setup::create_environment),
+    ),
+    (
+        "updateserviceenvironment",
+        Route::Post(ops_setup::update_environment),
+    ),
+    (
+        "deleteserviceenvironment",
+        Route::Post(ops_setup::delete_environment),
+    ),
+    (
+        "describeserviceenvironments",
+        Route::Post(ops_resources::describe_environments),
+    ),
+    ("createjobqueue", Route::Post(ops_setup::create_queue)),
+    ("updatejobqueue", Route::Post(ops_setup::update_queue)),
+    ("deletejobqueue", Route::Post(ops_setup::delete_queue)),
+    (
+        "describejobqueues",
+        Route::Post(ops_resources::describe_queues),
+    ),
+    (
+        "createquotashare",
+        Route::Queue(
+            Key::JobQueue,
+            shape::<wire::CreateQuotaShareRequest>,
+            ops_shares::create,
+        ),
+    ),
+    (
+        "updatequotashare",
+        Route::Queue(
+            Key::ShareArn,
+            shape::<wire::UpdateQuotaShareRequest>,
+            ops_shares::update,
+        ),
+    ),
+    (
+        "describequotashare",
+        Route::Queue(
+            Key::ShareArn,
+            shape::<wire::QuotaShareArnRequest>,
+            ops_shares::describe,
+        ),
+    ),
+    (
+        "listquotashares",
+        Route::Queue(
+            Key::JobQueue,
+            shape::<wire::ListQuotaSharesRequest>,
+            ops_shares::list,
+        ),
+    ),
+    (
+        "deletequotashare",
+        Route::Queue(
+            Key::ShareArn,
+            shape::<wire::QuotaShareArnRequest>,
+            ops_shares::delete,
+        ),
+    ),
+    (
+        "submitservicejob",
+        Route::Queue(
+            Key::JobQueue,
+            shape::<wire::SubmitServiceJobRequest>,
+            ops_jobs::submit,
+        ),
+    ),
+    (
+        "listservicejobs",
+        Route::Queue(
+            Key::JobQueue,
+            shape::<wire::ListServiceJobsRequest>,
+            ops_list_jobs::list,
+        ),
+    ),
+    (
+        "describeservicejob",
+        Route::Queue(Key::JobId, shape::<wire::JobIdRequest>, ops_jobs::describe),
+    ),
+    (
+        "updateservicejob",
+        Route::Queue(
+            Key::JobId,
+            shape::<wire::UpdateServiceJobRequest>,
+            ops_jobs::update,
+        ),
+    ),
+    (
+        "terminateservicejob",
+        Route::Queue(
+            Key::JobId,
+            shape::<wire::TerminateServiceJobRequest>,
+            ops_jobs::terminate,
+        ),
+    ),
+    (
+        "terminateservicejobs",
+        Route::Post(ops_jobs::terminate_many),
+    ),
+    (
+        "getjobqueuesnapshot",
+        Route::Queue(
+            Key::JobQueue,
+            shape::<wire::GetJobQueueSnapshotRequest>,
+            ops_queue::snapshot,
+        ),
+    ),
+    ("tagresource", Route::Tags),
+    ("untagresource", Route::Tags),
+    ("listtagsforresource", Route::Tags),
+];
+
+/// The lowercase names of every operation the emulator serves (the names of [`ROUTES`]).
+pub const OPERATIONS: &[&str] = &route_names(&ROUTES);
+
+const fn route_names<const N: usize>(routes: &[(&'static str, Route); N]) -> [&'static str; N] {
+    let mut names = [""; N];
+    let mut i = 0;
+    while i < N {
+        names[i] = routes[i].0;
+        i += 1;
+    }
+    names
+}
+
+/// How `POST /v1/<op>` is served, if `op` is an operation.
+pub(super) fn operation(op: &str) -> Option<Route> {
+    ROUTES
+        .iter()
+        .find(|&&(name, route)| name == op && !matches!(route, Route::Tags))
+        .map(|&(_, route)| route)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_table_names_each_operation_once() {
+        let mut names = OPERATIONS.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ROUTES.len());
+        assert!(operation("listservicejobs").is_some());
+        // The tag operations are routed by method under /v1/tags/, not as POST /v1/<op>.
+        assert!(operation("tagresource").is_none());
+        assert!(operation("nosuchop").is_none());
+    }
+}
