@@ -1168,3 +1168,23 @@ fn max_runtime_fails_a_longer_job_and_a_job_ending_at_its_limit_completes() {
     );
     assert_eq!(status(&e, exact), JobStatus::Succeeded);
 }
+
+#[test]
+fn a_new_environment_capacity_applies_to_the_next_dispatch() {
+    let mut e = engine(&[(M5, 1)]);
+    e.create_share(share("s", M5, 4, SharingConfig::reserve()))
+        .unwrap();
+    let a = e.submit(JobSpec::new("a", "s", M5, 1, HOUR)).unwrap();
+    let b = e.submit(JobSpec::new("b", "s", M5, 2, HOUR)).unwrap();
+    // b needs 2 of an environment of 1: misconfigured.
+    assert!(reason(&e, b).is_some_and(|r| r.contains("SERVICE_ENVIRONMENT_MAX_RESOURCE")));
+    e.set_capacity(vec![CapacityLimit::new(M5, 3)]).unwrap();
+    assert_eq!(status(&e, a), JobStatus::Running);
+    assert_eq!(status(&e, b), JobStatus::Running);
+    // Refused changes leave the capacity as it was.
+    assert!(e.set_capacity(vec![CapacityLimit::new(M5, 0)]).is_err());
+    assert_eq!(e.config().capacity, vec![CapacityLimit::new(M5, 3)]);
+    // The environment's 3 are in use: the next job waits.
+    let c = e.submit(JobSpec::new("c", "s", M5, 1, HOUR)).unwrap();
+    assert_eq!(status(&e, c), JobStatus::Runnable);
+}
