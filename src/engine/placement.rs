@@ -331,11 +331,22 @@ fn carry_out<P: Pass + ?Sized>(p: &mut P, id: u32, placement: Placement) -> bool
 /// queue of that type and holds its capacity back from borrowers), then the head jobs that must
 /// borrow, across shares, oldest first.
 pub fn pass<P: Pass + ?Sized>(p: &mut P) {
+    // A head that waits for room (or preempted to make it) can lose that room to a later
+    // share's own job dispatched in the same pass; it is placed again at once, not only when the
+    // preemptions it waits for complete. Each repeat follows a dispatch, so this ends.
+    while pass_once(p) {}
+}
+
+/// One pass; `true` when a head of the first phase waits for room that a later dispatch of its
+/// instance type in the same phase may have taken.
+fn pass_once<P: Pass + ?Sized>(p: &mut P) -> bool {
     let mut borrowers: BinaryHeap<BorrowEntry> = BinaryHeap::new();
     // Capacity that owners' jobs blocked in the first phase are waiting for (per share and
     // type): borrowers must not take it, or a reclaim could be undone at once.
     let (ns, nt) = (p.shares(), p.types());
     let mut reserved = vec![0u32; ns * nt];
+    let mut waiting = vec![false; nt];
+    let mut again = false;
     for s in 0..ns {
         if !p.live(s) {
             continue;
@@ -345,8 +356,13 @@ pub fn pass<P: Pass + ?Sized>(p: &mut P) {
                 let own_fit = fits_own(&p.view(ty).ledger(false), s, h.count);
                 if own_fit {
                     let placed = place_own_fit(&p.view(ty), s, h.count, h.priority);
-                    if !carry_out(p, h.id, placed) {
+                    let waits_for_room =
+                        matches!(placed, Placement::AwaitRelease | Placement::Preempt(_));
+                    if carry_out(p, h.id, placed) {
+                        again |= waiting[ty];
+                    } else {
                         reserved[s * nt + ty] += h.count;
+                        waiting[ty] |= waits_for_room;
                         break;
                     }
                 } else {
@@ -373,6 +389,7 @@ pub fn pass<P: Pass + ?Sized>(p: &mut P) {
             borrowers.push(Reverse((next.created_at, next.order, next.id, s, ty)));
         }
     }
+    again
 }
 
 /// A [`TypeView`] held in memory (what a preview builds from a snapshot).

@@ -426,4 +426,55 @@ async fn a_request_signed_for_another_region_sees_that_regions_own_world() {
             .iter()
             .all(|p| p.arn() != Some(arn.as_str()))
     );
+
+    // A queue of the same name in the other region: its jobs are its own, with their own ids.
+    eu.create_service_environment()
+        .service_environment_name("se")
+        .service_environment_type(ServiceEnvironmentType::SagemakerTraining)
+        .capacity_limits(
+            CapacityLimit::builder()
+                .capacity_unit(M5)
+                .max_capacity(2)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    h.advance(1_000).unwrap();
+    eu.create_job_queue()
+        .job_queue_name(crate::emulator_support::QUEUE)
+        .priority(1)
+        .scheduling_policy_arn(&arn)
+        .service_environment_order(
+            ServiceEnvironmentOrder::builder()
+                .order(1)
+                .service_environment("se")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    h.advance(1_000).unwrap();
+    create_share(&eu, "s", &[(M5, 1)], Strategy::Reserve, None, false).await;
+    create_share(&home, "s", &[(M5, 1)], Strategy::Reserve, None, false).await;
+    let submit = |c: &aws_sdk_batch::Client| {
+        c.submit_service_job()
+            .job_name("same")
+            .job_queue(crate::emulator_support::QUEUE)
+            .service_job_type(ServiceJobType::SagemakerTraining)
+            .service_request_payload(payload(M5, 1))
+            .quota_share_name("s")
+            .send()
+    };
+    let in_eu = submit(&eu).await.unwrap();
+    let at_home = submit(&home).await.unwrap();
+    assert_ne!(in_eu.job_id(), at_home.job_id());
+    assert!(in_eu.job_arn().unwrap().contains(":eu-west-1:"));
+    let err = home
+        .describe_service_job()
+        .job_id(in_eu.job_id().unwrap())
+        .send()
+        .await
+        .unwrap_err();
+    assert!(code(err.into_service_error()).contains("does not exist"));
 }
