@@ -4,7 +4,6 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
 use super::data::Data;
 use super::jobs::status_style;
@@ -27,7 +26,7 @@ impl JobDetail {
         Self {
             queue,
             id,
-            scroll: ListState::default(),
+            scroll: ListState::text_pane(0),
         }
     }
 
@@ -227,9 +226,7 @@ impl Screen for JobDetail {
         let lines = self.lines(ctx.data, ctx.theme);
         let title = format!("Job {}", clean(&self.id));
         let block = screen::block(title, None, &[], ctx.theme);
-        self.scroll.visible(block.inner(area).height as usize);
-        let top = self.scroll.selected.min(u16::MAX as usize) as u16;
-        frame.render_widget(Paragraph::new(lines).block(block).scroll((top, 0)), area);
+        screen::draw_text(frame, area, block, lines, &self.scroll, ctx.theme);
     }
 
     fn list(&mut self) -> Option<&mut ListState> {

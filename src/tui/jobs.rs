@@ -17,6 +17,17 @@ use crate::model::{JobStatus, TrackedJob};
 
 pub const COLUMNS: &[&str] = &["status", "name", "share", "priority", "preemptions", "age"];
 
+/// Each sort column's header (index into the table's header) and whether its natural order is
+/// descending (highest priority, most preempted, oldest first), for the ▲/▼ there.
+const SORTED: &[(usize, bool)] = &[
+    (3, false),
+    (0, false),
+    (2, false),
+    (4, true),
+    (6, true),
+    (7, true),
+];
+
 #[derive(Debug)]
 pub struct Jobs {
     list: ListState,
@@ -141,7 +152,7 @@ impl Screen for Jobs {
             Constraint::Length(9),
             Constraint::Length(4),
             Constraint::Length(15),
-            Constraint::Length(3),
+            Constraint::Length(4),
             Constraint::Length(6),
             if wide {
                 Constraint::Fill(2)
@@ -153,7 +164,7 @@ impl Screen for Jobs {
             frame,
             area,
             block,
-            &header,
+            &screen::sorted_header(&header, &self.list, SORTED),
             &widths,
             &self.list,
             true,

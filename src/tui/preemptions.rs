@@ -25,6 +25,10 @@ use crate::analysis::PreemptionFacts;
 
 pub const COLUMNS: &[&str] = &["count", "gpu-hours", "name", "share", "last"];
 
+/// Each sort column's header index and whether its natural order is descending (the worst
+/// first: most preempted, most lost, latest; names and shares alphabetically), for ▲/▼.
+const SORTED: &[(usize, bool)] = &[(3, true), (6, true), (0, false), (1, false), (7, true)];
+
 /// Shown for an attempt without a reason: one the journal recorded before it kept reasons.
 pub const NO_REASON: &str = "(no reason: recorded by the journal before it kept them)";
 
@@ -280,13 +284,13 @@ impl Screen for Preemptions {
             "FLAGS",
             "INST-H",
             "GPU-H",
-            "LAST PREEMPTED",
+            if wide { "LAST PREEMPTED" } else { "LAST" },
         ];
         let widths = [
             Constraint::Min(14),
             Constraint::Length(10),
             Constraint::Length(9),
-            Constraint::Length(3),
+            Constraint::Length(4),
             // Room for every flag (OVER BUDGET LOOP ∞retry) only when the names keep theirs.
             Constraint::Length(if area.width >= 130 { 24 } else { 12 }),
             Constraint::Length(6),
@@ -297,7 +301,7 @@ impl Screen for Preemptions {
             frame,
             top,
             block,
-            &header,
+            &screen::sorted_header(&header, &self.list, SORTED),
             &widths,
             &self.list,
             !self.on_attempts,

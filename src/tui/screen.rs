@@ -4,7 +4,10 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, HighlightSpacing, Row, Table, TableState};
+use ratatui::widgets::{
+    Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Scrollbar, ScrollbarOrientation,
+    ScrollbarState, Table, TableState,
+};
 
 use super::data::Data;
 use super::effects::{Effect, EffectResult};
@@ -174,7 +177,7 @@ pub fn draw_table<'a>(
     frame: &mut Frame,
     area: Rect,
     block: Block<'a>,
-    header: &[&'a str],
+    header: &[impl AsRef<str>],
     widths: &[Constraint],
     list: &ListState,
     focused: bool,
@@ -188,7 +191,9 @@ pub fn draw_table<'a>(
         .iter()
         .map(|&r| Row::new(row(r)).style(theme.style(Role::Text)))
         .collect();
-    let header = Row::new(header.iter().map(|h| Cell::from(*h))).style(theme.style(Role::Header));
+    let len = list.rows.len();
+    let header = Row::new(header.iter().map(|h| Cell::from(h.as_ref().to_string())))
+        .style(theme.style(Role::Header));
     let table = Table::new(rows, widths.to_vec())
         .header(header)
         .block(block)
@@ -205,12 +210,91 @@ pub fn draw_table<'a>(
         state.select(Some(list.selected - offset));
     }
     frame.render_stateful_widget(table, area, &mut state);
+    // On the right border, beside the rows (below the header line).
+    let track = Rect {
+        y: area.y.saturating_add(1),
+        height: area.height.saturating_sub(1),
+        ..area
+    };
+    scrollbar(frame, track, len, offset, height, theme);
     let first = Rect {
         y: inner.y.saturating_add(1),
         height: inner.height.saturating_sub(1),
         ..inner
     };
     (first, offset)
+}
+
+/// A scrollbar on the right border of `area` (a bordered pane) when `len` lines or rows do
+/// not fit in the `viewport` shown from `offset`; nothing when they fit.
+pub fn scrollbar(
+    frame: &mut Frame,
+    area: Rect,
+    len: usize,
+    offset: usize,
+    viewport: usize,
+    theme: &Theme,
+) {
+    if len <= viewport || viewport == 0 {
+        return;
+    }
+    // One position per possible first line, so the thumb reaches the end with the last line.
+    let mut state = ScrollbarState::new(len - viewport + 1)
+        .viewport_content_length(viewport)
+        .position(offset);
+    let bar = Scrollbar::new(ScrollbarOrientation::VerticalRight)
+        .begin_symbol(Some("▲"))
+        .end_symbol(Some("▼"))
+        .track_symbol(Some("│"))
+        .thumb_symbol("█")
+        .style(theme.style(Role::Border))
+        .thumb_style(theme.style(Role::Accent));
+    let inner = Rect {
+        y: area.y.saturating_add(1),
+        height: area.height.saturating_sub(2),
+        ..area
+    };
+    frame.render_stateful_widget(bar, inner, &mut state);
+}
+
+/// Draws `lines` in `block` over `area` as a text pane scrolled by `scroll` (a
+/// [`ListState::text_pane`]: it records the height and stops with the last line at the
+/// bottom), with a scrollbar when they do not fit.
+pub fn draw_text(
+    frame: &mut Frame,
+    area: Rect,
+    block: Block,
+    lines: Vec<Line>,
+    scroll: &ListState,
+    theme: &Theme,
+) {
+    let height = block.inner(area).height as usize;
+    let len = lines.len();
+    scroll.visible(height);
+    let top = scroll.pane_top(height);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .scroll((top.min(u16::MAX as usize) as u16, 0)),
+        area,
+    );
+    scrollbar(frame, area, len, top, height, theme);
+}
+
+/// The table header with ▲ (ascending) or ▼ (descending) after the sorted column's name.
+/// `columns[i]` is sort column `i`'s header index and whether its natural order is descending.
+pub fn sorted_header(header: &[&str], list: &ListState, columns: &[(usize, bool)]) -> Vec<String> {
+    let mut out: Vec<String> = header.iter().map(|h| (*h).to_string()).collect();
+    if let Some(&(at, natural_down)) = columns.get(list.sort.column)
+        && let Some(h) = out.get_mut(at)
+    {
+        h.push(if natural_down != list.sort.descending {
+            '▼'
+        } else {
+            '▲'
+        });
+    }
+    out
 }
 
 /// `sort NAME` (and `, reversed`) for a title.
