@@ -21,7 +21,7 @@ use super::list::ListState;
 use super::screen::{self, Ctx, DrawCtx, Kind, Load, Open, Screen};
 use super::text::{clean, clock, date_time, duration, hours};
 use super::theme::Role;
-use crate::analysis::PreemptionFacts;
+use crate::analysis::{AttemptRow, PreemptionFacts};
 
 pub const COLUMNS: &[&str] = &["count", "gpu-hours", "name", "share", "last"];
 
@@ -61,8 +61,14 @@ impl Preemptions {
     fn follow_selection(&mut self, data: &Data, reset: bool) {
         let n = data
             .queue(self.queue.as_deref())
-            .and_then(|(_, v)| v.preemptions.get(self.list.selected_row()?))
-            .map_or(0, |f| f.recent.len());
+            .and_then(|(q, v)| {
+                Some(preempted_attempts(
+                    data,
+                    &q.name,
+                    v.preemptions.get(self.list.selected_row()?)?,
+                ))
+            })
+            .map_or(0, |a| a.len());
         if reset {
             self.attempts = ListState::default();
         }
@@ -74,6 +80,16 @@ impl Default for Preemptions {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// A job's preempted attempts: those of the one list Job detail shows
+/// ([`super::job_detail::attempts_of`]), so both screens show the same attempts and times.
+pub fn preempted_attempts(data: &Data, queue: &str, f: &PreemptionFacts) -> Vec<AttemptRow> {
+    let rows = match data.job(Some(queue), &f.job_id) {
+        Some(t) => super::job_detail::attempts_of(&t.job, Some(f)),
+        None => crate::analysis::job_attempts(&[], &f.recent),
+    };
+    rows.into_iter().filter(|a| a.preempted).collect()
 }
 
 fn last_stop(f: &PreemptionFacts) -> i64 {
@@ -349,7 +365,7 @@ impl Screen for Preemptions {
         );
 
         let selected = self.list.selected_row().and_then(|r| v.preemptions.get(r));
-        let attempts = selected.map_or(&[][..], |f| f.recent.as_slice());
+        let attempts = selected.map_or_else(Vec::new, |f| preempted_attempts(ctx.data, &q.name, f));
         // The pane's own list (scrolled with Tab then Up/Down); rows match the selected job's
         // attempts after every move and refresh, and are clamped here in case they do not.
         let fresh;
@@ -402,15 +418,13 @@ impl Screen for Preemptions {
                     return Vec::new();
                 };
                 vec![
-                    Cell::from(date_time(Some(a.started_at))),
-                    Cell::from(date_time(Some(a.stopped_at))),
-                    Cell::from(duration(Some(a.stopped_at - a.started_at))),
+                    Cell::from(date_time(a.started_at)),
+                    Cell::from(date_time(a.stopped_at)),
+                    Cell::from(duration(a.ran())),
                     Cell::from(Span::styled(
-                        if a.status_reason.is_empty() {
-                            NO_REASON.to_string()
-                        } else {
-                            clean(&a.status_reason).into_owned()
-                        },
+                        a.reason
+                            .as_deref()
+                            .map_or_else(|| NO_REASON.to_string(), |r| clean(r).into_owned()),
                         theme.style(Role::Muted),
                     )),
                 ]

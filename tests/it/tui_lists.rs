@@ -152,3 +152,87 @@ async fn end_in_job_detail_puts_the_last_line_at_the_bottom() {
         "Up after End scrolls at once"
     );
 }
+
+/// The looping job with the API's `attempts` listing all four preempted attempts (one without
+/// its start time) and a fifth not started, while the API's window of preempted attempts holds
+/// only the newest two.
+fn looping_job_with_attempts() -> Snapshot {
+    let mut s = snapshot();
+    let q = &mut s.queues[0];
+    let j = q
+        .jobs
+        .iter_mut()
+        .find(|j| j.job.name == "video-pretrain")
+        .unwrap();
+    let p = j.job.preemption.as_mut().unwrap();
+    let mut attempts: Vec<quotatop::model::Attempt> = p
+        .recent_preempted_attempts
+        .iter()
+        .rev()
+        .map(|a| quotatop::model::Attempt {
+            resource_id: a.resource_id.clone(),
+            started_at: Some(a.started_at),
+            stopped_at: Some(a.stopped_at),
+            status_reason: Some(a.status_reason.clone()),
+        })
+        .collect();
+    attempts[2].started_at = None;
+    attempts.push(quotatop::model::Attempt {
+        resource_id: "arn:aws:sagemaker:us-east-1:123456789012:training-job/video-pretrain-5"
+            .into(),
+        started_at: None,
+        stopped_at: None,
+        status_reason: None,
+    });
+    j.job.attempts = attempts;
+    p.recent_preempted_attempts.truncate(2);
+    s
+}
+
+/// Every `(start, stop)` pair of `YYYY-MM-DD HH:MM:SSZ` times on the lines, in order.
+fn time_pairs(lines: &[&str]) -> Vec<(String, String)> {
+    lines
+        .iter()
+        .filter_map(|l| {
+            let times: Vec<String> = l
+                .match_indices("2026-")
+                .map(|(i, _)| l[i..].chars().take(20).collect())
+                .collect();
+            (times.len() >= 2).then(|| (times[0].clone(), times[1].clone()))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn job_detail_and_preemptions_list_the_same_attempts() {
+    let snap = looping_job_with_attempts;
+    let (t, _) = run_with(
+        200,
+        60,
+        options(),
+        vec![snap()],
+        typed(":job video-pretrain\n"),
+    )
+    .await;
+    let detail = screen_text(&t);
+    assert!(
+        !detail.contains("not listed"),
+        "all four are listed:\n{detail}"
+    );
+    assert!(detail.contains("Attempts (5, 4 preempted"), "{detail}");
+    let ls = lines(&detail);
+    let attempts_at = ls.iter().position(|l| l.contains("Attempts (")).unwrap();
+    let detail_pairs = time_pairs(&ls[attempts_at..]);
+
+    let (t, _) = run_with(200, 60, options(), vec![snap()], typed("3")).await;
+    let pre = screen_text(&t);
+    let ls = lines(&pre);
+    let pane_at = ls.iter().position(|l| l.contains("STARTED")).unwrap();
+    assert!(pre.contains("video-pretrain · 4 (newest first)"), "{pre}");
+    let pane_pairs = time_pairs(&ls[pane_at..]);
+    assert_eq!(pane_pairs.len(), 4, "{pre}");
+    assert_eq!(
+        detail_pairs, pane_pairs,
+        "detail:\n{detail}\npreemptions:\n{pre}"
+    );
+}
