@@ -10,7 +10,7 @@ use ratatui::widgets::Cell;
 use super::data::Data;
 use super::list::ListState;
 use super::screen::{self, DrawCtx, Kind, Open, Screen};
-use super::text::{clean, short_id};
+use super::text::{clean, elide, short_id};
 use super::theme::{Role, Theme};
 use crate::analysis;
 use crate::model::{JobStatus, TrackedJob};
@@ -145,8 +145,7 @@ impl Screen for Jobs {
         // name (below 100 columns the name takes the room; Enter shows the reason).
         let wide = area.width >= 100;
         let id_w = if wide { 6 } else { 0 };
-        let widths = [
-            Constraint::Fill(3),
+        let fixed = [
             Constraint::Length(id_w),
             Constraint::Length(10),
             Constraint::Length(9),
@@ -154,12 +153,48 @@ impl Screen for Jobs {
             Constraint::Length(15),
             Constraint::Length(4),
             Constraint::Length(6),
-            if wide {
-                Constraint::Fill(2)
-            } else {
-                Constraint::Length(0)
-            },
         ];
+        // NAME and REASON share what the other columns leave: names as long as they are (up
+        // to three fifths), the rest to the reason. Below 100 columns the name takes it all
+        // (Enter shows the reason).
+        let room = screen::column_widths(
+            area,
+            &[
+                &[Constraint::Fill(1)][..],
+                &fixed[..],
+                &[Constraint::Length(0)],
+            ]
+            .concat(),
+        )[0];
+        let longest = |f: &dyn Fn(&TrackedJob) -> usize| {
+            self.list
+                .rows
+                .iter()
+                .filter_map(|&r| q.jobs.get(r))
+                .map(f)
+                .max()
+                .unwrap_or(0)
+        };
+        let name_w = if wide {
+            screen::name_width(
+                room,
+                longest(&|t| clean(&t.job.name).chars().count()),
+                longest(&|t| {
+                    clean(t.job.status_reason.as_deref().unwrap_or(""))
+                        .chars()
+                        .count()
+                }),
+            )
+        } else {
+            room
+        };
+        let widths = [
+            &[Constraint::Length(name_w)][..],
+            &fixed[..],
+            &[Constraint::Fill(1)],
+        ]
+        .concat();
+        let name_w = usize::from(name_w);
         screen::draw_table(
             frame,
             area,
@@ -181,12 +216,12 @@ impl Screen for Jobs {
                     "…".to_string()
                 };
                 vec![
-                    Cell::from(clean(&j.name).into_owned()),
+                    Cell::from(elide(&clean(&j.name), name_w)),
                     Cell::from(Span::styled(
                         short_id(&j.id, 6).to_string(),
                         theme.style(Role::Muted),
                     )),
-                    Cell::from(clean(&j.share).into_owned()),
+                    Cell::from(elide(&clean(&j.share), 10)),
                     // Without the reason column, a job the service refuses to place is still
                     // told apart from one that waits its turn.
                     Cell::from(

@@ -19,7 +19,7 @@ use super::jobs::status_style;
 use super::keymap::Action;
 use super::list::ListState;
 use super::screen::{self, Ctx, DrawCtx, Kind, Load, Open, Screen};
-use super::text::{clean, clock, date_time, duration, hours};
+use super::text::{clean, clock, date_time, duration, elide, hours};
 use super::theme::Role;
 use crate::analysis::{AttemptRow, PreemptionFacts};
 
@@ -267,30 +267,23 @@ impl Screen for Preemptions {
         // The whole held time of the preempted attempts (an upper bound of the work lost: the
         // API shows no checkpoints), over every attempt the source holds. It is not the
         // Scorecard's waste, which is the ledger's lost + restart overhead over its window.
-        let title = |what: &str| {
-            format!(
-                "Preemptions · {} · {source} · {} looping{over} · {:.1} GPU-h {what}",
-                clean(&q.name),
-                looping,
-                total_gpu
-            )
-        };
-        // The whole label when it fits beside the filter, sort and row count (and the block's
-        // borders and padding), else the short one.
-        let full = title("held by preempted attempts");
-        let beside = 4
-            + screen::sort_label(&self.list, COLUMNS).map_or(0, |l| l.chars().count())
-            + format!("[{}] ", self.list.rows.len()).len()
-            + if self.list.filter.is_active() {
-                self.list.filter.text.chars().count() + 2
-            } else {
-                0
-            };
-        let title = if full.chars().count() + beside <= usize::from(area.width) {
-            full
-        } else {
-            title("held")
-        };
+        // Shortened by dropping parts (the status bar names the queue), never mid-word.
+        let gpu = format!("{total_gpu:.1} GPU-h");
+        let loops = format!("{looping} looping{over}");
+        let queue = clean(&q.name);
+        let title = crate::tui::text::first_fitting(
+            &[
+                format!(
+                    "Preemptions · {queue} · {source} · {loops} · {gpu} held by preempted attempts"
+                ),
+                format!("Preemptions · {queue} · {source} · {loops} · {gpu} held"),
+                format!("Preemptions · {queue} · {loops} · {gpu} held"),
+                format!("Preemptions · {loops} · {gpu} held"),
+                format!("Preemptions · {loops}"),
+                "Preemptions".to_string(),
+            ],
+            screen::title_room(area.width, Some(&self.list), COLUMNS),
+        );
         let block = screen::block(title, Some(&self.list), COLUMNS, theme);
         let header = [
             "NAME",
@@ -313,6 +306,7 @@ impl Screen for Preemptions {
             Constraint::Length(6),
             Constraint::Length(if wide { 20 } else { 9 }),
         ];
+        let name_w = usize::from(screen::column_widths(top, &widths)[0]);
         screen::draw_table(
             frame,
             top,
@@ -341,8 +335,8 @@ impl Screen for Preemptions {
                 }
                 let partial = if f.loss_is_partial { "+" } else { "" };
                 vec![
-                    Cell::from(clean(&f.name).into_owned()),
-                    Cell::from(clean(&f.share).into_owned()),
+                    Cell::from(elide(&clean(&f.name), name_w)),
+                    Cell::from(elide(&clean(&f.share), 10)),
                     Cell::from(Span::styled(
                         f.status.as_str(),
                         status_style(f.status, theme),
@@ -383,17 +377,26 @@ impl Screen for Preemptions {
             "Recent preempted attempts"
         };
         let title = match selected {
-            Some(f) if attempts.len() < f.count as usize => format!(
-                "{what} · {} · {} shown of {} (newest first)",
-                clean(&f.name),
-                attempts.len(),
-                f.count
-            ),
-            Some(f) => format!(
-                "{what} · {} · {} (newest first)",
-                clean(&f.name),
-                attempts.len()
-            ),
+            Some(f) => {
+                let shown = if attempts.len() < f.count as usize {
+                    format!("{} shown of {}", attempts.len(), f.count)
+                } else {
+                    attempts.len().to_string()
+                };
+                // The name elided to leave room for the count, which is never dropped.
+                let room = usize::from(bottom.width).saturating_sub(4);
+                let rest = format!(" · {shown} (newest first)");
+                let name_room = room
+                    .saturating_sub(what.chars().count() + 3 + rest.chars().count())
+                    .max(8);
+                crate::tui::text::first_fitting(
+                    &[
+                        format!("{what} · {}{rest}", elide(&clean(&f.name), name_room)),
+                        format!("{} · {shown}", elide(&clean(&f.name), name_room)),
+                    ],
+                    room,
+                )
+            }
             None => what.to_string(),
         };
         let block = screen::block(title, None, &[], theme);

@@ -297,6 +297,50 @@ pub fn sorted_header(header: &[&str], list: &ListState, columns: &[(usize, bool)
     out
 }
 
+/// The widths `draw_table` gives its columns in `area` (inside the border, after the
+/// selection marker, one space apart), so a screen can elide a cell to its column.
+pub fn column_widths(area: Rect, widths: &[Constraint]) -> Vec<u16> {
+    let inner = area.width.saturating_sub(2 + MARKER.chars().count() as u16);
+    ratatui::layout::Layout::horizontal(widths.to_vec())
+        .flex(ratatui::layout::Flex::Start)
+        .spacing(1)
+        .split(Rect::new(0, 0, inner, 1))
+        .iter()
+        .map(|r| r.width)
+        .collect()
+}
+
+/// The width of a name column beside a reason column sharing `room` characters: both whole
+/// when they fit; else the reason gets what it needs as long as the name keeps two fifths of
+/// the room (at least 18), and the name the rest. Spare width goes to the reason, not to blank
+/// name cells.
+pub fn name_width(room: u16, longest_name: usize, longest_reason: usize) -> u16 {
+    let name = u16::try_from(longest_name).unwrap_or(u16::MAX).max(4);
+    let reason = u16::try_from(longest_reason).unwrap_or(u16::MAX);
+    if name.saturating_add(reason).saturating_add(1) <= room {
+        return name;
+    }
+    let floor = name.min((room.saturating_mul(2) / 5).max(18));
+    room.saturating_sub(reason.saturating_add(1))
+        .clamp(floor, name)
+        .min(room)
+}
+
+/// Room for a table title in a pane `width` wide, beside the filter, sort and row count
+/// [`block`] adds (and the borders and padding).
+pub fn title_room(width: u16, list: Option<&ListState>, columns: &[&str]) -> usize {
+    let beside = list.map_or(0, |l| {
+        sort_label(l, columns).map_or(0, |s| s.chars().count())
+            + format!("[{}] ", l.rows.len()).len()
+            + if l.filter.is_active() {
+                l.filter.text.chars().count() + 2
+            } else {
+                0
+            }
+    });
+    usize::from(width).saturating_sub(4 + beside)
+}
+
 /// `sort NAME` (and `, reversed`) for a title.
 pub fn sort_label(list: &ListState, columns: &[&str]) -> Option<String> {
     let col = columns.get(list.sort.column)?;
@@ -317,5 +361,22 @@ pub fn since(now: Option<Millis>, at: Option<Millis>) -> String {
     match (now, at) {
         (Some(n), Some(a)) => super::text::duration(Some(n - a)),
         _ => "-".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spare_width_goes_to_the_reason() {
+        // Both fit: the name as long as it is.
+        assert_eq!(name_width(100, 30, 40), 30);
+        // A long reason takes what the name can spare, down to two fifths of the room.
+        assert_eq!(name_width(140, 69, 75), 64);
+        assert_eq!(name_width(60, 69, 75), 24);
+        // A short name never gets more than it needs.
+        assert_eq!(name_width(60, 10, 75), 10);
+        assert_eq!(name_width(20, 69, 75), 18);
     }
 }
