@@ -136,7 +136,10 @@ impl Screen for Jobs {
             return;
         };
         let now = analysis::now_of(q);
-        let title = format!("Jobs · {}", clean(&q.name));
+        let title = crate::tui::text::first_fitting(
+            &[format!("Jobs · {}", clean(&q.name)), "Jobs".to_string()],
+            screen::title_room(area.width, Some(&self.list), COLUMNS),
+        );
         let block = screen::block(title, Some(&self.list), COLUMNS, theme);
         let header = [
             "NAME", "ID", "SHARE", "STATUS", "PRI", "TYPE×N", "PRE", "AGE", "REASON",

@@ -47,14 +47,19 @@ impl ShareScreen {
     }
 }
 
-fn partners(rows: &[&ShareUsage], pick: impl Fn(&ShareUsage) -> &Vec<(String, u32)>) -> String {
+/// `share N×type, …`, each share's name elided to `name_w` characters.
+fn partners(
+    rows: &[&ShareUsage],
+    pick: impl Fn(&ShareUsage) -> &Vec<(String, u32)>,
+    name_w: usize,
+) -> String {
     let parts: Vec<String> = rows
         .iter()
         .flat_map(|u| {
             pick(u).iter().map(move |(s, n)| {
                 format!(
                     "{} {}×{}",
-                    clean(s),
+                    elide(&clean(s), name_w),
                     n,
                     screen::short_type(&u.instance_type)
                 )
@@ -217,14 +222,31 @@ impl Screen for ShareScreen {
             spans.push(Span::styled(u.idle.to_string(), theme.style(Role::Idle)));
             lines.push(Line::from(spans));
         }
+        // Whole share names when the line has room for them, else elided in the middle.
+        let line_room = usize::from(head.width).saturating_sub(2);
+        let (borrows, lends) = [usize::MAX, 24, 16, 10]
+            .into_iter()
+            .map(|w| {
+                (
+                    partners(&usage, |u| &u.borrowed_from, w),
+                    partners(&usage, |u| &u.lent_to, w),
+                )
+            })
+            .find(|(b, l)| {
+                "borrows from  · lends to ".len() + b.chars().count() + l.chars().count()
+                    <= line_room
+            })
+            .unwrap_or_else(|| {
+                (
+                    partners(&usage, |u| &u.borrowed_from, 10),
+                    partners(&usage, |u| &u.lent_to, 10),
+                )
+            });
         lines.push(Line::from(vec![
             Span::styled("borrows from ", muted),
-            Span::styled(
-                partners(&usage, |u| &u.borrowed_from),
-                theme.style(Role::Borrowed),
-            ),
+            Span::styled(borrows, theme.style(Role::Borrowed)),
             Span::styled(" · lends to ", muted),
-            Span::styled(partners(&usage, |u| &u.lent_to), theme.style(Role::Lent)),
+            Span::styled(lends, theme.style(Role::Lent)),
         ]));
         // The share's name elided in the middle when long; the queue's dropped before that.
         let room = usize::from(head.width).saturating_sub(4);
