@@ -79,7 +79,7 @@ pub struct App {
     input: Input,
     help: bool,
     /// First line of the help shown (it scrolls on small terminals).
-    help_scroll: u16,
+    help_scroll: super::list::ListState,
     theme: Theme,
     no_color: bool,
     theme_dir: Option<PathBuf>,
@@ -119,7 +119,7 @@ impl App {
             stack: Vec::new(),
             input: Input::Normal,
             help: false,
-            help_scroll: 0,
+            help_scroll: super::list::ListState::default(),
             theme,
             no_color: opts.no_color,
             theme_dir: opts.theme_dir,

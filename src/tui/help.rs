@@ -4,10 +4,11 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::{Block, Borders, Clear};
 
 use super::command::COMMANDS;
 use super::keymap::{KeyMap, Mode};
+use super::list::ListState;
 use super::theme::{Role, Theme};
 
 pub fn lines(keymap: &KeyMap, theme: &Theme) -> Vec<Line<'static>> {
@@ -46,23 +47,16 @@ pub fn lines(keymap: &KeyMap, theme: &Theme) -> Vec<Line<'static>> {
     out
 }
 
-/// Draws the help over `area`, from line `scroll` on (clamped so the end stays in view).
-pub fn draw(frame: &mut Frame, area: Rect, keymap: &KeyMap, scroll: u16, theme: &Theme) {
-    let mid = area;
-    frame.render_widget(Clear, mid);
+/// Draws the help over `area`, scrolled by `scroll` (a text pane: it stops with the last line
+/// at the bottom), with a scrollbar when it does not fit.
+pub fn draw(frame: &mut Frame, area: Rect, keymap: &KeyMap, scroll: &ListState, theme: &Theme) {
+    frame.render_widget(Clear, area);
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.style(Role::Border))
         .title(Span::styled(
-            " Help — ↑↓ scroll, esc closes ",
+            " Help — ↑↓ PgUp PgDn g G scroll, esc closes ",
             theme.style(Role::Title),
         ));
-    let lines = lines(keymap, theme);
-    let max = (lines.len() as u16).saturating_sub(mid.height.saturating_sub(2));
-    frame.render_widget(
-        Paragraph::new(lines)
-            .block(block)
-            .scroll((scroll.min(max), 0)),
-        mid,
-    );
+    super::screen::draw_text(frame, area, block, lines(keymap, theme), scroll, theme);
 }

@@ -4,7 +4,6 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
 use super::data::Data;
 use super::jobs::status_style;
@@ -27,7 +26,7 @@ impl JobDetail {
         Self {
             queue,
             id,
-            scroll: ListState::default(),
+            scroll: ListState::text_pane(0),
         }
     }
 
@@ -113,37 +112,10 @@ impl JobDetail {
             ));
         }
         out.push(Line::from(""));
-        out.push(Line::from(Span::styled(
-            format!("Attempts ({})", j.attempts.len()),
-            theme.style(Role::Header),
-        )));
-        if j.attempts.is_empty() {
-            out.push(Line::from(Span::styled("  none", muted)));
-        }
-        for (i, a) in j.attempts.iter().enumerate() {
-            out.push(Line::from(vec![
-                Span::raw(format!(
-                    "  {:>2}  {}  →  {}  ",
-                    i + 1,
-                    date_time(a.started_at),
-                    date_time(a.stopped_at)
-                )),
-                Span::styled(clean(&a.resource_id).into_owned(), muted),
-            ]));
-            if let Some(r) = &a.status_reason {
-                out.push(Line::from(Span::styled(
-                    format!("      {}", clean(r)),
-                    muted,
-                )));
-            }
-        }
-        out.push(Line::from(""));
         let facts = v.preemptions.iter().find(|f| f.job_id == j.id);
+        let count = facts.map_or(j.preemption_count(), |f| f.count) as usize;
         let mut head = vec![Span::styled(
-            format!(
-                "Preemptions ({})",
-                facts.map_or(j.preemption_count(), |f| f.count)
-            ),
+            format!("Preemptions ({count})"),
             theme.style(Role::Header),
         )];
         if let Some(f) = facts {
@@ -163,39 +135,54 @@ impl JobDetail {
             }
         }
         out.push(Line::from(head));
-        // The attempts the preemption facts know: the API's window, widened by the journal.
-        let api = j
-            .preemption
-            .as_ref()
-            .map_or(&[][..], |p| p.recent_preempted_attempts.as_slice());
-        let attempts = facts.map_or(api, |f| f.recent.as_slice());
-        if attempts.is_empty() && j.preemption_count() == 0 {
-            out.push(Line::from(Span::styled("  never preempted", muted)));
+        // One list of attempts, the same the Preemptions screen shows (its preempted ones).
+        let attempts = attempts_of(j, facts);
+        let preempted = attempts.iter().filter(|a| a.preempted).count();
+        out.push(Line::from(Span::styled(
+            format!(
+                "Attempts ({}, {preempted} preempted, newest first)",
+                attempts.len()
+            ),
+            theme.style(Role::Header),
+        )));
+        if attempts.is_empty() {
+            out.push(Line::from(Span::styled("  none", muted)));
         }
-        for a in attempts {
+        for (i, a) in attempts.iter().enumerate() {
             out.push(Line::from(vec![
                 Span::raw(format!(
-                    "  {}  →  {}  ran {:<7} ",
-                    date_time(Some(a.started_at)),
-                    date_time(Some(a.stopped_at)),
-                    duration(Some(a.stopped_at - a.started_at))
+                    "  {:>2}  {}  →  {}  ran {:<7} ",
+                    attempts.len() - i,
+                    date_time(a.started_at),
+                    date_time(a.stopped_at),
+                    duration(a.ran()),
                 )),
+                // The training job's name (the ARN's tail; the rest is the same for each).
                 Span::styled(
-                    if a.status_reason.is_empty() {
-                        super::preemptions::NO_REASON.to_string()
-                    } else {
-                        clean(&a.status_reason).into_owned()
-                    },
-                    theme.style(Role::Preempted),
+                    clean(a.resource_id.rsplit('/').next().unwrap_or(&a.resource_id)).into_owned(),
+                    muted,
                 ),
             ]));
+            let reason = match &a.reason {
+                Some(r) => clean(r).into_owned(),
+                None if a.preempted => super::preemptions::NO_REASON.to_string(),
+                None => continue,
+            };
+            let role = if a.preempted {
+                Role::Preempted
+            } else {
+                Role::Muted
+            };
+            out.push(Line::from(Span::styled(
+                format!("      {reason}"),
+                theme.style(role),
+            )));
         }
-        let count = facts.map_or(j.preemption_count(), |f| f.count) as usize;
-        if attempts.len() < count {
+        if preempted < count {
             out.push(Line::from(Span::styled(
                 format!(
-                    "  … {} older attempt(s) not listed: the API keeps only the most recent{}",
-                    count - attempts.len(),
+                    "  … {} older preempted attempt(s) not listed: the API keeps only the most recent{}",
+                    count - preempted,
                     if v.with_history {
                         ", and the journal did not see them"
                     } else {
@@ -207,6 +194,19 @@ impl JobDetail {
         }
         out
     }
+}
+
+/// The job's attempts: the API's list merged with the preempted attempts its preemption facts
+/// know (the API's window widened by the journal), as the Preemptions screen lists them.
+pub fn attempts_of(
+    j: &crate::model::ServiceJob,
+    facts: Option<&crate::analysis::PreemptionFacts>,
+) -> Vec<crate::analysis::AttemptRow> {
+    let api = j
+        .preemption
+        .as_ref()
+        .map_or(&[][..], |p| p.recent_preempted_attempts.as_slice());
+    crate::analysis::job_attempts(&j.attempts, facts.map_or(api, |f| f.recent.as_slice()))
 }
 
 impl Screen for JobDetail {
@@ -227,9 +227,7 @@ impl Screen for JobDetail {
         let lines = self.lines(ctx.data, ctx.theme);
         let title = format!("Job {}", clean(&self.id));
         let block = screen::block(title, None, &[], ctx.theme);
-        self.scroll.visible(block.inner(area).height as usize);
-        let top = self.scroll.selected.min(u16::MAX as usize) as u16;
-        frame.render_widget(Paragraph::new(lines).block(block).scroll((top, 0)), area);
+        screen::draw_text(frame, area, block, lines, &self.scroll, ctx.theme);
     }
 
     fn list(&mut self) -> Option<&mut ListState> {

@@ -10,12 +10,23 @@ use ratatui::widgets::Cell;
 use super::data::Data;
 use super::list::ListState;
 use super::screen::{self, DrawCtx, Kind, Open, Screen};
-use super::text::{clean, short_id};
+use super::text::{clean, elide, short_id};
 use super::theme::{Role, Theme};
 use crate::analysis;
 use crate::model::{JobStatus, TrackedJob};
 
 pub const COLUMNS: &[&str] = &["status", "name", "share", "priority", "preemptions", "age"];
+
+/// Each sort column's header (index into the table's header) and whether its natural order is
+/// descending (highest priority, most preempted, oldest first), for the ▲/▼ there.
+const SORTED: &[(usize, bool)] = &[
+    (3, false),
+    (0, false),
+    (2, false),
+    (4, true),
+    (6, true),
+    (7, true),
+];
 
 #[derive(Debug)]
 pub struct Jobs {
@@ -125,7 +136,10 @@ impl Screen for Jobs {
             return;
         };
         let now = analysis::now_of(q);
-        let title = format!("Jobs · {}", clean(&q.name));
+        let title = crate::tui::text::first_fitting(
+            &[format!("Jobs · {}", clean(&q.name)), "Jobs".to_string()],
+            screen::title_room(area.width, Some(&self.list), COLUMNS),
+        );
         let block = screen::block(title, Some(&self.list), COLUMNS, theme);
         let header = [
             "NAME", "ID", "SHARE", "STATUS", "PRI", "TYPE×N", "PRE", "AGE", "REASON",
@@ -134,26 +148,61 @@ impl Screen for Jobs {
         // name (below 100 columns the name takes the room; Enter shows the reason).
         let wide = area.width >= 100;
         let id_w = if wide { 6 } else { 0 };
-        let widths = [
-            Constraint::Fill(3),
+        let fixed = [
             Constraint::Length(id_w),
             Constraint::Length(10),
             Constraint::Length(9),
             Constraint::Length(4),
             Constraint::Length(15),
-            Constraint::Length(3),
+            Constraint::Length(4),
             Constraint::Length(6),
-            if wide {
-                Constraint::Fill(2)
-            } else {
-                Constraint::Length(0)
-            },
         ];
+        // NAME and REASON share what the other columns leave: names as long as they are (up
+        // to three fifths), the rest to the reason. Below 100 columns the name takes it all
+        // (Enter shows the reason).
+        let room = screen::column_widths(
+            area,
+            &[
+                &[Constraint::Fill(1)][..],
+                &fixed[..],
+                &[Constraint::Length(0)],
+            ]
+            .concat(),
+        )[0];
+        let longest = |f: &dyn Fn(&TrackedJob) -> usize| {
+            self.list
+                .rows
+                .iter()
+                .filter_map(|&r| q.jobs.get(r))
+                .map(f)
+                .max()
+                .unwrap_or(0)
+        };
+        let name_w = if wide {
+            screen::name_width(
+                room,
+                longest(&|t| clean(&t.job.name).chars().count()),
+                longest(&|t| {
+                    clean(t.job.status_reason.as_deref().unwrap_or(""))
+                        .chars()
+                        .count()
+                }),
+            )
+        } else {
+            room
+        };
+        let widths = [
+            &[Constraint::Length(name_w)][..],
+            &fixed[..],
+            &[Constraint::Fill(1)],
+        ]
+        .concat();
+        let name_w = usize::from(name_w);
         screen::draw_table(
             frame,
             area,
             block,
-            &header,
+            &screen::sorted_header(&header, &self.list, SORTED),
             &widths,
             &self.list,
             true,
@@ -170,12 +219,12 @@ impl Screen for Jobs {
                     "…".to_string()
                 };
                 vec![
-                    Cell::from(clean(&j.name).into_owned()),
+                    Cell::from(elide(&clean(&j.name), name_w)),
                     Cell::from(Span::styled(
                         short_id(&j.id, 6).to_string(),
                         theme.style(Role::Muted),
                     )),
-                    Cell::from(clean(&j.share).into_owned()),
+                    Cell::from(elide(&clean(&j.share), 10)),
                     // Without the reason column, a job the service refuses to place is still
                     // told apart from one that waits its turn.
                     Cell::from(

@@ -51,6 +51,12 @@ pub struct ListState {
     pub sort: Sort,
     /// Rows visible at the last draw (drawing records it so paging and scrolling know it).
     viewport: Cell<usize>,
+    /// A text pane: the selection is the first line shown, and scrolling stops with the last
+    /// line at the bottom.
+    pane: bool,
+    /// The sort changed: the next [`ListState::set_rows`] goes to the top instead of keeping
+    /// the selected item (rows above it would be hidden under the old scroll offset).
+    resorted: bool,
 }
 
 impl ListState {
@@ -61,6 +67,29 @@ impl ListState {
         }
     }
 
+    /// A text pane of `len` lines (Job detail, help): Up/Down/Page/Home/End scroll it, and the
+    /// end is the last line at the bottom.
+    pub fn text_pane(len: usize) -> Self {
+        let mut l = Self {
+            pane: true,
+            ..Self::default()
+        };
+        l.set_rows((0..len).collect(), |_| false);
+        l
+    }
+
+    /// The next sort column of `columns` (after the last, the first); the list goes to the top.
+    pub fn sort_next(&mut self, columns: usize) {
+        self.sort.column = (self.sort.column + 1) % columns.max(1);
+        self.resorted = true;
+    }
+
+    /// The sort reversed; the list goes to the top.
+    pub fn sort_reverse(&mut self) {
+        self.sort.descending = !self.sort.descending;
+        self.resorted = true;
+    }
+
     pub fn selected_row(&self) -> Option<usize> {
         self.rows.get(self.selected).copied()
     }
@@ -69,6 +98,10 @@ impl ListState {
     pub fn set_rows(&mut self, rows: Vec<usize>, same: impl Fn(usize) -> bool) {
         let keep = rows.iter().position(|&r| same(r));
         self.rows = rows;
+        if std::mem::take(&mut self.resorted) {
+            self.top();
+            return;
+        }
         self.selected = keep.unwrap_or(self.selected);
         self.clamp();
     }
@@ -86,7 +119,27 @@ impl ListState {
         (offset, &self.rows[offset.min(end)..end])
     }
 
+    /// The first line a text pane shows: its selection, stopping with the last line at the
+    /// bottom of `height` lines.
+    pub fn pane_top(&self, height: usize) -> usize {
+        self.selected
+            .min(self.rows.len().saturating_sub(height.max(1)))
+    }
+
+    /// The largest selection: the last row, or for a text pane the top line that puts the last
+    /// line at the bottom.
+    fn last(&self) -> usize {
+        if self.pane {
+            self.rows.len().saturating_sub(self.viewport())
+        } else {
+            self.rows.len().saturating_sub(1)
+        }
+    }
+
     fn offset_for(&self, height: usize) -> usize {
+        if self.pane {
+            return self.pane_top(height);
+        }
         let height = height.max(1);
         let mut offset = self.offset.min(self.rows.len().saturating_sub(1));
         if self.selected < offset {
@@ -102,8 +155,9 @@ impl ListState {
         if self.rows.is_empty() {
             return;
         }
-        let last = self.rows.len() - 1;
-        self.selected = self.selected.saturating_add_signed(delta).min(last);
+        // From where the pane shows (a text pane's selection may be past its last top line).
+        let from = self.selected.min(self.last());
+        self.selected = from.saturating_add_signed(delta).min(self.last());
         self.offset = self.offset_for(self.viewport());
     }
 
@@ -118,7 +172,7 @@ impl ListState {
     }
 
     pub fn bottom(&mut self) {
-        self.selected = self.rows.len().saturating_sub(1);
+        self.selected = self.last();
         self.offset = self.offset_for(self.viewport());
     }
 
@@ -179,5 +233,48 @@ mod tests {
         assert_eq!(l.selected_row(), Some(30));
         l.set_rows(vec![], |_| false);
         assert_eq!(l.selected_row(), None);
+    }
+
+    #[test]
+    fn a_text_pane_stops_with_its_last_line_at_the_bottom() {
+        let l = &mut ListState::text_pane(30);
+        assert_eq!(l.visible(10).0, 0);
+        l.bottom();
+        assert_eq!(
+            (l.selected, l.visible(10).0),
+            (20, 20),
+            "lines 20..30 shown"
+        );
+        l.move_by(5);
+        assert_eq!(l.selected, 20, "no scrolling past the end");
+        l.move_by(-1);
+        assert_eq!(l.visible(10).0, 19, "one Up after End scrolls at once");
+        l.page(true);
+        assert_eq!(l.selected, 20);
+        l.top();
+        assert_eq!(l.visible(10).0, 0);
+        let short = ListState::text_pane(3);
+        assert_eq!(short.visible(10).0, 0);
+    }
+
+    #[test]
+    fn a_new_sort_goes_to_the_top_instead_of_following_the_selection() {
+        let mut l = ListState::default();
+        l.set_rows((0..100).collect(), |_| false);
+        l.visible(10);
+        l.bottom();
+        l.sort_next(3);
+        l.set_rows((0..100).rev().collect(), |r| r == 99);
+        assert_eq!((l.sort.column, l.selected, l.visible(10).0), (1, 0, 0));
+        l.bottom();
+        l.sort_reverse();
+        l.set_rows((0..100).collect(), |r| r == 0);
+        assert_eq!((l.sort.descending, l.selected), (true, 0));
+        l.move_by(50);
+        l.set_rows((0..100).collect(), |r| r == 50);
+        assert_eq!(
+            l.selected, 50,
+            "a data refresh still keeps the selected item"
+        );
     }
 }

@@ -105,15 +105,32 @@ impl Overview {
                 .collect();
             let selected = offset + i == self.list.selected;
             let muted = theme.style(Role::Muted);
+            // Parts dropped (environment, then state) before the capacity is cut, so every
+            // instance type stays on the line.
+            let name = format!("▾ {}", clean(&q.name));
+            let caps = caps.join(", ");
+            let state = format!("  {} {}", clean(&q.state), clean(&q.status));
+            let env = format!(" · env {}", clean(&q.environment.name));
+            let room = usize::from(area.width).saturating_sub(2 + name.chars().count());
+            let (state, env) = [(true, true), (true, false), (false, false)]
+                .into_iter()
+                .find(|&(s, e)| {
+                    let len = |on: bool, t: &str| if on { t.chars().count() } else { 0 };
+                    len(s, &state) + len(e, &env) + " · capacity ".len() + caps.chars().count()
+                        <= room
+                })
+                .map_or((String::new(), String::new()), |(s, e)| {
+                    (
+                        if s { state.clone() } else { String::new() },
+                        if e { env.clone() } else { String::new() },
+                    )
+                });
             let line = Line::from(vec![
                 Span::raw(if selected { screen::MARKER } else { "  " }),
-                Span::styled(format!("▾ {}", clean(&q.name)), theme.style(Role::Title)),
-                Span::styled(format!("  {} {}", clean(&q.state), clean(&q.status)), muted),
-                Span::styled(
-                    format!(" · env {} · capacity ", clean(&q.environment.name)),
-                    muted,
-                ),
-                Span::raw(caps.join(", ")),
+                Span::styled(name, theme.style(Role::Title)),
+                Span::styled(state, muted),
+                Span::styled(format!("{env} · capacity "), muted),
+                Span::raw(caps),
             ]);
             let line = if selected {
                 line.style(theme.style(Role::Selected))

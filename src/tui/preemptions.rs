@@ -19,11 +19,15 @@ use super::jobs::status_style;
 use super::keymap::Action;
 use super::list::ListState;
 use super::screen::{self, Ctx, DrawCtx, Kind, Load, Open, Screen};
-use super::text::{clean, clock, date_time, duration, hours};
+use super::text::{clean, clock, date_time, duration, elide, hours};
 use super::theme::Role;
-use crate::analysis::PreemptionFacts;
+use crate::analysis::{AttemptRow, PreemptionFacts};
 
 pub const COLUMNS: &[&str] = &["count", "gpu-hours", "name", "share", "last"];
+
+/// Each sort column's header index and whether its natural order is descending (the worst
+/// first: most preempted, most lost, latest; names and shares alphabetically), for ▲/▼.
+const SORTED: &[(usize, bool)] = &[(3, true), (6, true), (0, false), (1, false), (7, true)];
 
 /// Shown for an attempt without a reason: one the journal recorded before it kept reasons.
 pub const NO_REASON: &str = "(no reason: recorded by the journal before it kept them)";
@@ -57,8 +61,14 @@ impl Preemptions {
     fn follow_selection(&mut self, data: &Data, reset: bool) {
         let n = data
             .queue(self.queue.as_deref())
-            .and_then(|(_, v)| v.preemptions.get(self.list.selected_row()?))
-            .map_or(0, |f| f.recent.len());
+            .and_then(|(q, v)| {
+                Some(preempted_attempts(
+                    data,
+                    &q.name,
+                    v.preemptions.get(self.list.selected_row()?)?,
+                ))
+            })
+            .map_or(0, |a| a.len());
         if reset {
             self.attempts = ListState::default();
         }
@@ -70,6 +80,16 @@ impl Default for Preemptions {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// A job's preempted attempts: those of the one list Job detail shows
+/// ([`super::job_detail::attempts_of`]), so both screens show the same attempts and times.
+pub fn preempted_attempts(data: &Data, queue: &str, f: &PreemptionFacts) -> Vec<AttemptRow> {
+    let rows = match data.job(Some(queue), &f.job_id) {
+        Some(t) => super::job_detail::attempts_of(&t.job, Some(f)),
+        None => crate::analysis::job_attempts(&[], &f.recent),
+    };
+    rows.into_iter().filter(|a| a.preempted).collect()
 }
 
 fn last_stop(f: &PreemptionFacts) -> i64 {
@@ -247,30 +267,23 @@ impl Screen for Preemptions {
         // The whole held time of the preempted attempts (an upper bound of the work lost: the
         // API shows no checkpoints), over every attempt the source holds. It is not the
         // Scorecard's waste, which is the ledger's lost + restart overhead over its window.
-        let title = |what: &str| {
-            format!(
-                "Preemptions · {} · {source} · {} looping{over} · {:.1} GPU-h {what}",
-                clean(&q.name),
-                looping,
-                total_gpu
-            )
-        };
-        // The whole label when it fits beside the filter, sort and row count (and the block's
-        // borders and padding), else the short one.
-        let full = title("held by preempted attempts");
-        let beside = 4
-            + screen::sort_label(&self.list, COLUMNS).map_or(0, |l| l.chars().count())
-            + format!("[{}] ", self.list.rows.len()).len()
-            + if self.list.filter.is_active() {
-                self.list.filter.text.chars().count() + 2
-            } else {
-                0
-            };
-        let title = if full.chars().count() + beside <= usize::from(area.width) {
-            full
-        } else {
-            title("held")
-        };
+        // Shortened by dropping parts (the status bar names the queue), never mid-word.
+        let gpu = format!("{total_gpu:.1} GPU-h");
+        let loops = format!("{looping} looping{over}");
+        let queue = clean(&q.name);
+        let title = crate::tui::text::first_fitting(
+            &[
+                format!(
+                    "Preemptions · {queue} · {source} · {loops} · {gpu} held by preempted attempts"
+                ),
+                format!("Preemptions · {queue} · {source} · {loops} · {gpu} held"),
+                format!("Preemptions · {queue} · {loops} · {gpu} held"),
+                format!("Preemptions · {loops} · {gpu} held"),
+                format!("Preemptions · {loops}"),
+                "Preemptions".to_string(),
+            ],
+            screen::title_room(area.width, Some(&self.list), COLUMNS),
+        );
         let block = screen::block(title, Some(&self.list), COLUMNS, theme);
         let header = [
             "NAME",
@@ -280,24 +293,25 @@ impl Screen for Preemptions {
             "FLAGS",
             "INST-H",
             "GPU-H",
-            "LAST PREEMPTED",
+            if wide { "LAST PREEMPTED" } else { "LAST" },
         ];
         let widths = [
             Constraint::Min(14),
             Constraint::Length(10),
             Constraint::Length(9),
-            Constraint::Length(3),
+            Constraint::Length(4),
             // Room for every flag (OVER BUDGET LOOP ∞retry) only when the names keep theirs.
             Constraint::Length(if area.width >= 130 { 24 } else { 12 }),
             Constraint::Length(6),
             Constraint::Length(6),
             Constraint::Length(if wide { 20 } else { 9 }),
         ];
+        let name_w = usize::from(screen::column_widths(top, &widths)[0]);
         screen::draw_table(
             frame,
             top,
             block,
-            &header,
+            &screen::sorted_header(&header, &self.list, SORTED),
             &widths,
             &self.list,
             !self.on_attempts,
@@ -321,8 +335,8 @@ impl Screen for Preemptions {
                 }
                 let partial = if f.loss_is_partial { "+" } else { "" };
                 vec![
-                    Cell::from(clean(&f.name).into_owned()),
-                    Cell::from(clean(&f.share).into_owned()),
+                    Cell::from(elide(&clean(&f.name), name_w)),
+                    Cell::from(elide(&clean(&f.share), 10)),
                     Cell::from(Span::styled(
                         f.status.as_str(),
                         status_style(f.status, theme),
@@ -345,7 +359,7 @@ impl Screen for Preemptions {
         );
 
         let selected = self.list.selected_row().and_then(|r| v.preemptions.get(r));
-        let attempts = selected.map_or(&[][..], |f| f.recent.as_slice());
+        let attempts = selected.map_or_else(Vec::new, |f| preempted_attempts(ctx.data, &q.name, f));
         // The pane's own list (scrolled with Tab then Up/Down); rows match the selected job's
         // attempts after every move and refresh, and are clamped here in case they do not.
         let fresh;
@@ -363,17 +377,26 @@ impl Screen for Preemptions {
             "Recent preempted attempts"
         };
         let title = match selected {
-            Some(f) if attempts.len() < f.count as usize => format!(
-                "{what} · {} · {} shown of {} (newest first)",
-                clean(&f.name),
-                attempts.len(),
-                f.count
-            ),
-            Some(f) => format!(
-                "{what} · {} · {} (newest first)",
-                clean(&f.name),
-                attempts.len()
-            ),
+            Some(f) => {
+                let shown = if attempts.len() < f.count as usize {
+                    format!("{} shown of {}", attempts.len(), f.count)
+                } else {
+                    attempts.len().to_string()
+                };
+                // The name elided to leave room for the count, which is never dropped.
+                let room = usize::from(bottom.width).saturating_sub(4);
+                let rest = format!(" · {shown} (newest first)");
+                let name_room = room
+                    .saturating_sub(what.chars().count() + 3 + rest.chars().count())
+                    .max(8);
+                crate::tui::text::first_fitting(
+                    &[
+                        format!("{what} · {}{rest}", elide(&clean(&f.name), name_room)),
+                        format!("{} · {shown}", elide(&clean(&f.name), name_room)),
+                    ],
+                    room,
+                )
+            }
             None => what.to_string(),
         };
         let block = screen::block(title, None, &[], theme);
@@ -398,15 +421,13 @@ impl Screen for Preemptions {
                     return Vec::new();
                 };
                 vec![
-                    Cell::from(date_time(Some(a.started_at))),
-                    Cell::from(date_time(Some(a.stopped_at))),
-                    Cell::from(duration(Some(a.stopped_at - a.started_at))),
+                    Cell::from(date_time(a.started_at)),
+                    Cell::from(date_time(a.stopped_at)),
+                    Cell::from(duration(a.ran())),
                     Cell::from(Span::styled(
-                        if a.status_reason.is_empty() {
-                            NO_REASON.to_string()
-                        } else {
-                            clean(&a.status_reason).into_owned()
-                        },
+                        a.reason
+                            .as_deref()
+                            .map_or_else(|| NO_REASON.to_string(), |r| clean(r).into_owned()),
                         theme.style(Role::Muted),
                     )),
                 ]

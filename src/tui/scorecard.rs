@@ -410,10 +410,20 @@ fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, 
         Constraint::Length(9),
         Constraint::Fill(1),
     ];
+    let len = rows.len();
     frame.render_widget(
         Table::new(rows, widths).header(header).column_spacing(1),
         table_area,
     );
+    // More shares than rows: a scrollbar on the border beside them says so.
+    let beside = Rect {
+        x: area.x,
+        width: area.width,
+        y: table_area.y,
+        height: table_area.height.saturating_add(1),
+    };
+    let shown = usize::from(table_area.height.saturating_sub(1));
+    super::screen::scrollbar(frame, beside, len, 0, shown, theme);
 }
 
 impl Screen for ScorecardScreen {

@@ -4,7 +4,10 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, HighlightSpacing, Row, Table, TableState};
+use ratatui::widgets::{
+    Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Scrollbar, ScrollbarOrientation,
+    ScrollbarState, Table, TableState,
+};
 
 use super::data::Data;
 use super::effects::{Effect, EffectResult};
@@ -174,7 +177,7 @@ pub fn draw_table<'a>(
     frame: &mut Frame,
     area: Rect,
     block: Block<'a>,
-    header: &[&'a str],
+    header: &[impl AsRef<str>],
     widths: &[Constraint],
     list: &ListState,
     focused: bool,
@@ -188,7 +191,9 @@ pub fn draw_table<'a>(
         .iter()
         .map(|&r| Row::new(row(r)).style(theme.style(Role::Text)))
         .collect();
-    let header = Row::new(header.iter().map(|h| Cell::from(*h))).style(theme.style(Role::Header));
+    let len = list.rows.len();
+    let header = Row::new(header.iter().map(|h| Cell::from(h.as_ref().to_string())))
+        .style(theme.style(Role::Header));
     let table = Table::new(rows, widths.to_vec())
         .header(header)
         .block(block)
@@ -205,12 +210,135 @@ pub fn draw_table<'a>(
         state.select(Some(list.selected - offset));
     }
     frame.render_stateful_widget(table, area, &mut state);
+    // On the right border, beside the rows (below the header line).
+    let track = Rect {
+        y: area.y.saturating_add(1),
+        height: area.height.saturating_sub(1),
+        ..area
+    };
+    scrollbar(frame, track, len, offset, height, theme);
     let first = Rect {
         y: inner.y.saturating_add(1),
         height: inner.height.saturating_sub(1),
         ..inner
     };
     (first, offset)
+}
+
+/// A scrollbar on the right border of `area` (a bordered pane) when `len` lines or rows do
+/// not fit in the `viewport` shown from `offset`; nothing when they fit.
+pub fn scrollbar(
+    frame: &mut Frame,
+    area: Rect,
+    len: usize,
+    offset: usize,
+    viewport: usize,
+    theme: &Theme,
+) {
+    if len <= viewport || viewport == 0 {
+        return;
+    }
+    // One position per possible first line, so the thumb reaches the end with the last line.
+    let mut state = ScrollbarState::new(len - viewport + 1)
+        .viewport_content_length(viewport)
+        .position(offset);
+    let bar = Scrollbar::new(ScrollbarOrientation::VerticalRight)
+        .begin_symbol(Some("▲"))
+        .end_symbol(Some("▼"))
+        .track_symbol(Some("│"))
+        .thumb_symbol("█")
+        .style(theme.style(Role::Border))
+        .thumb_style(theme.style(Role::Accent));
+    let inner = Rect {
+        y: area.y.saturating_add(1),
+        height: area.height.saturating_sub(2),
+        ..area
+    };
+    frame.render_stateful_widget(bar, inner, &mut state);
+}
+
+/// Draws `lines` in `block` over `area` as a text pane scrolled by `scroll` (a
+/// [`ListState::text_pane`]: it records the height and stops with the last line at the
+/// bottom), with a scrollbar when they do not fit.
+pub fn draw_text(
+    frame: &mut Frame,
+    area: Rect,
+    block: Block,
+    lines: Vec<Line>,
+    scroll: &ListState,
+    theme: &Theme,
+) {
+    let height = block.inner(area).height as usize;
+    let len = lines.len();
+    scroll.visible(height);
+    let top = scroll.pane_top(height);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .scroll((top.min(u16::MAX as usize) as u16, 0)),
+        area,
+    );
+    scrollbar(frame, area, len, top, height, theme);
+}
+
+/// The table header with ▲ (ascending) or ▼ (descending) after the sorted column's name.
+/// `columns[i]` is sort column `i`'s header index and whether its natural order is descending.
+pub fn sorted_header(header: &[&str], list: &ListState, columns: &[(usize, bool)]) -> Vec<String> {
+    let mut out: Vec<String> = header.iter().map(|h| (*h).to_string()).collect();
+    if let Some(&(at, natural_down)) = columns.get(list.sort.column)
+        && let Some(h) = out.get_mut(at)
+    {
+        h.push(if natural_down != list.sort.descending {
+            '▼'
+        } else {
+            '▲'
+        });
+    }
+    out
+}
+
+/// The widths `draw_table` gives its columns in `area` (inside the border, after the
+/// selection marker, one space apart), so a screen can elide a cell to its column.
+pub fn column_widths(area: Rect, widths: &[Constraint]) -> Vec<u16> {
+    let inner = area.width.saturating_sub(2 + MARKER.chars().count() as u16);
+    ratatui::layout::Layout::horizontal(widths.to_vec())
+        .flex(ratatui::layout::Flex::Start)
+        .spacing(1)
+        .split(Rect::new(0, 0, inner, 1))
+        .iter()
+        .map(|r| r.width)
+        .collect()
+}
+
+/// The width of a name column beside a reason column sharing `room` characters: both whole
+/// when they fit; else the reason gets what it needs as long as the name keeps two fifths of
+/// the room (at least 18), and the name the rest. Spare width goes to the reason, not to blank
+/// name cells.
+pub fn name_width(room: u16, longest_name: usize, longest_reason: usize) -> u16 {
+    let name = u16::try_from(longest_name).unwrap_or(u16::MAX).max(4);
+    let reason = u16::try_from(longest_reason).unwrap_or(u16::MAX);
+    if name.saturating_add(reason).saturating_add(1) <= room {
+        return name;
+    }
+    let floor = name.min((room.saturating_mul(2) / 5).max(18));
+    room.saturating_sub(reason.saturating_add(1))
+        .clamp(floor, name)
+        .min(room)
+}
+
+/// Room for a table title in a pane `width` wide, beside the filter, sort and row count
+/// [`block`] adds (and the borders and padding).
+pub fn title_room(width: u16, list: Option<&ListState>, columns: &[&str]) -> usize {
+    let beside = list.map_or(0, |l| {
+        sort_label(l, columns).map_or(0, |s| s.chars().count())
+            + format!("[{}] ", l.rows.len()).len()
+            + if l.filter.is_active() {
+                l.filter.text.chars().count() + 2
+            } else {
+                0
+            }
+    });
+    usize::from(width).saturating_sub(4 + beside)
 }
 
 /// `sort NAME` (and `, reversed`) for a title.
@@ -233,5 +361,22 @@ pub fn since(now: Option<Millis>, at: Option<Millis>) -> String {
     match (now, at) {
         (Some(n), Some(a)) => super::text::duration(Some(n - a)),
         _ => "-".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spare_width_goes_to_the_reason() {
+        // Both fit: the name as long as it is.
+        assert_eq!(name_width(100, 30, 40), 30);
+        // A long reason takes what the name can spare, down to two fifths of the room.
+        assert_eq!(name_width(140, 69, 75), 64);
+        assert_eq!(name_width(60, 69, 75), 24);
+        // A short name never gets more than it needs.
+        assert_eq!(name_width(60, 10, 75), 10);
+        assert_eq!(name_width(20, 69, 75), 18);
     }
 }

@@ -14,7 +14,7 @@ use super::keymap::Action;
 use super::list::ListState;
 use super::overview::strategy_label;
 use super::screen::{self, Ctx, DrawCtx, Kind, Open, Screen};
-use super::text::{clean, duration};
+use super::text::{clean, duration, elide};
 use super::theme::Role;
 use crate::analysis::{self, ShareUsage};
 
@@ -47,14 +47,19 @@ impl ShareScreen {
     }
 }
 
-fn partners(rows: &[&ShareUsage], pick: impl Fn(&ShareUsage) -> &Vec<(String, u32)>) -> String {
+/// `share N×type, …`, each share's name elided to `name_w` characters.
+fn partners(
+    rows: &[&ShareUsage],
+    pick: impl Fn(&ShareUsage) -> &Vec<(String, u32)>,
+    name_w: usize,
+) -> String {
     let parts: Vec<String> = rows
         .iter()
         .flat_map(|u| {
             pick(u).iter().map(move |(s, n)| {
                 format!(
                     "{} {}×{}",
-                    clean(s),
+                    elide(&clean(s), name_w),
                     n,
                     screen::short_type(&u.instance_type)
                 )
@@ -217,17 +222,46 @@ impl Screen for ShareScreen {
             spans.push(Span::styled(u.idle.to_string(), theme.style(Role::Idle)));
             lines.push(Line::from(spans));
         }
+        // Whole share names when the line has room for them, else elided in the middle.
+        let line_room = usize::from(head.width).saturating_sub(2);
+        let (borrows, lends) = [usize::MAX, 24, 16, 10]
+            .into_iter()
+            .map(|w| {
+                (
+                    partners(&usage, |u| &u.borrowed_from, w),
+                    partners(&usage, |u| &u.lent_to, w),
+                )
+            })
+            .find(|(b, l)| {
+                "borrows from  · lends to ".len() + b.chars().count() + l.chars().count()
+                    <= line_room
+            })
+            .unwrap_or_else(|| {
+                (
+                    partners(&usage, |u| &u.borrowed_from, 10),
+                    partners(&usage, |u| &u.lent_to, 10),
+                )
+            });
         lines.push(Line::from(vec![
             Span::styled("borrows from ", muted),
-            Span::styled(
-                partners(&usage, |u| &u.borrowed_from),
-                theme.style(Role::Borrowed),
-            ),
+            Span::styled(borrows, theme.style(Role::Borrowed)),
             Span::styled(" · lends to ", muted),
-            Span::styled(partners(&usage, |u| &u.lent_to), theme.style(Role::Lent)),
+            Span::styled(lends, theme.style(Role::Lent)),
         ]));
+        // The share's name elided in the middle when long; the queue's dropped before that.
+        let room = usize::from(head.width).saturating_sub(4);
+        let name = clean(&self.share);
         let title = Line::from(Span::styled(
-            format!(" Share {} · {} ", clean(&self.share), clean(&q.name)),
+            format!(
+                " {} ",
+                crate::tui::text::first_fitting(
+                    &[
+                        format!("Share {name} · {}", clean(&q.name)),
+                        format!("Share {}", elide(&name, room.saturating_sub(6))),
+                    ],
+                    room,
+                )
+            ),
             theme.style(Role::Title),
         ));
         frame.render_widget(
@@ -250,6 +284,7 @@ impl Screen for ShareScreen {
             Constraint::Length(8),
             Constraint::Length(3),
         ];
+        let name_w = usize::from(screen::column_widths(running_area, &widths)[0]);
         screen::draw_table(
             frame,
             running_area,
@@ -265,7 +300,7 @@ impl Screen for ShareScreen {
                 };
                 let j = &t.job;
                 vec![
-                    Cell::from(clean(&j.name).into_owned()),
+                    Cell::from(elide(&clean(&j.name), name_w)),
                     Cell::from(Span::styled(
                         j.status.as_str(),
                         status_style(j.status, theme),
@@ -295,15 +330,38 @@ impl Screen for ShareScreen {
             theme,
         );
         let header = ["POS", "#", "NAME", "PRI", "TYPE×N", "WAITING", "REASON"];
-        let widths = [
-            Constraint::Length(4),
-            Constraint::Length(3),
-            Constraint::Min(14),
-            Constraint::Length(4),
-            Constraint::Length(15),
-            Constraint::Length(8),
-            Constraint::Fill(1),
-        ];
+        let fixed = |name: Constraint, reason: Constraint| {
+            [
+                Constraint::Length(4),
+                Constraint::Length(3),
+                name,
+                Constraint::Length(4),
+                Constraint::Length(15),
+                Constraint::Length(8),
+                reason,
+            ]
+        };
+        // NAME and REASON share the room the rest leave; spare width goes to the reason.
+        let room = screen::column_widths(
+            queued_area,
+            &fixed(Constraint::Fill(1), Constraint::Length(0)),
+        )[2];
+        let longest = |f: &dyn Fn(&crate::analysis::QueuedJob) -> usize| {
+            self.queued
+                .rows
+                .iter()
+                .filter_map(|&r| v.dispatch.get(r))
+                .map(f)
+                .max()
+                .unwrap_or(0)
+        };
+        let queued_name_w = screen::name_width(
+            room,
+            longest(&|j| clean(&j.name).chars().count()),
+            longest(&|j| clean(j.reason.as_deref().unwrap_or("")).chars().count()),
+        );
+        let widths = fixed(Constraint::Length(queued_name_w), Constraint::Fill(1));
+        let queued_name_w = usize::from(queued_name_w);
         screen::draw_table(
             frame,
             queued_area,
@@ -325,7 +383,7 @@ impl Screen for ShareScreen {
                 vec![
                     Cell::from(j.queue_position.to_string()),
                     Cell::from(j.share_position.to_string()),
-                    Cell::from(clean(&j.name).into_owned()),
+                    Cell::from(elide(&clean(&j.name), queued_name_w)),
                     Cell::from(
                         j.priority
                             .map_or_else(|| "…".to_string(), |p| p.to_string()),

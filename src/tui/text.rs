@@ -52,6 +52,43 @@ pub fn short_id(id: &str, n: usize) -> &str {
     id.char_indices().nth(skip).map_or(id, |(i, _)| &id[i..])
 }
 
+/// `s` cut to `width` characters in the middle, so names sharing a prefix stay distinct:
+/// `research-sweep-0024` in 16 → `research-sw…0024`. The tail kept is the last `-`, `_` or `.`
+/// separated part when it takes at most half the room, else a third of it.
+pub fn elide(s: &str, width: usize) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() <= width {
+        return s.to_string();
+    }
+    if width <= 1 {
+        return "…".chars().take(width).collect();
+    }
+    let room = width - 1;
+    let last_part = chars
+        .iter()
+        .rposition(|c| matches!(c, '-' | '_' | '.'))
+        .map(|i| chars.len() - i - 1);
+    let tail = match last_part {
+        Some(n) if n > 0 && n <= room / 2 => n,
+        _ => room / 3,
+    };
+    let head = room - tail;
+    let mut out: String = chars[..head].iter().collect();
+    out.push('…');
+    out.extend(&chars[chars.len() - tail..]);
+    out
+}
+
+/// The first of `candidates` (longest first) that fits in `width` characters; the last one,
+/// elided, when none does. Titles shorten by dropping parts, never by a cut mid-word.
+pub fn first_fitting(candidates: &[String], width: usize) -> String {
+    candidates
+        .iter()
+        .find(|c| c.chars().count() <= width)
+        .cloned()
+        .unwrap_or_else(|| elide(candidates.last().map_or("", String::as_str), width))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,6 +118,32 @@ mod tests {
         assert_eq!(clock(Some(1_770_000_000_000)), "02:40:00");
         assert_eq!(date_time(Some(1_770_000_000_000)), "2026-02-02 02:40:00Z");
         assert_eq!(clock(None), "-");
+    }
+
+    #[test]
+    fn elide_keeps_the_distinguishing_tail() {
+        assert_eq!(elide("research-sweep-0024", 16), "research-sw…0024");
+        assert_eq!(elide("research-sweep-0024", 19), "research-sweep-0024");
+        assert_ne!(
+            elide("research-sweep-0024", 12),
+            elide("research-sweep-0025", 12)
+        );
+        // No short last part: a third of the room.
+        assert_eq!(elide("abcdefghijklmnop", 10), "abcdef…nop");
+        assert_eq!(elide("abc", 1), "…");
+        assert_eq!(elide("abc", 0), "");
+        assert_eq!(elide("naïve-sweep-0001", 10).chars().count(), 10);
+    }
+
+    #[test]
+    fn first_fitting_drops_parts_instead_of_cutting_words() {
+        let c = [
+            "a long title · more".to_string(),
+            "a long title".to_string(),
+        ];
+        assert_eq!(first_fitting(&c, 30), "a long title · more");
+        assert_eq!(first_fitting(&c, 14), "a long title");
+        assert_eq!(first_fitting(&c, 5).chars().count(), 5);
     }
 
     #[test]

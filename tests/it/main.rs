@@ -50,6 +50,7 @@ mod snapshot_engine;
 mod terminal_escapes;
 mod tui_app;
 mod tui_history;
+mod tui_lists;
 mod tui_priority;
 mod tui_scorecard;
 mod tui_styles;

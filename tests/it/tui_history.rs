@@ -627,7 +627,10 @@ async fn job_detail_says_when_older_attempts_are_not_kept() {
             .await;
     let text = screen_text(&t);
     assert!(text.contains("Preemptions (6)"), "{text}");
-    assert!(text.contains("2 older attempt(s) not listed"), "{text}");
+    assert!(
+        text.contains("2 older preempted attempt(s) not listed"),
+        "{text}"
+    );
 }
 
 /// The attempts pane scrolls: Tab moves the focus to it, and End reaches the oldest attempt of

@@ -1,14 +1,16 @@
-//! Screens at the edges of the supported terminal sizes (79×24, one column short of the usual
-//! 80; 80×24; 200×60) with long job and share names (the fixture's names with long suffixes,
-//! as real sweeps and team shares are named): nothing panics, every screen fits, below 80×24
-//! the console says the terminal is too small, and the snapshots show how names are cut.
+//! Every screen (Overview, Share, Jobs, Preemptions, Job detail, help, Scorecard) at the edges
+//! of the supported terminal sizes (79×24, one column short of the usual 80; 80×24; 120×40;
+//! 200×60) with long job and share names (long team share names; sweep names whose distinct
+//! part, the index, comes last): nothing panics, every screen fits, below 80×24 the console
+//! says the terminal is too small, names cut in the middle stay distinct, and the snapshots
+//! show how names and titles are cut.
 
 use crate::tui_support::{options, run_with, screen_text, snapshot, typed};
 use insta::assert_snapshot;
 use quotatop::model::Snapshot;
 
 const SHARE_SUFFIX: &str = "-computer-vision-foundation-models-team";
-const JOB_SUFFIX: &str = "-sweep-lr3e-4-bs2048-warmup500-seed17-ablation-no-dropout";
+const JOB_INFIX: &str = "-lr3e-4-bs2048-warmup500-seed17-ablation-no-dropout";
 
 /// The fixture with every share and job name made long.
 fn long_names() -> Snapshot {
@@ -19,15 +21,27 @@ fn long_names() -> Snapshot {
         }
         for j in &mut q.jobs {
             j.job.share.push_str(SHARE_SUFFIX);
-            j.job.name.push_str(JOB_SUFFIX);
+            // Before the last part: `research-sweep-01` → `research-sweep-lr3e…-01`.
+            let at = j.job.name.rfind('-').unwrap_or(0);
+            j.job.name.insert_str(at, JOB_INFIX);
         }
     }
     s
 }
 
+/// The screens and the keys that open them.
+const SCREENS: &[(&str, &str)] = &[
+    ("overview", ""),
+    ("share", "j\n"),
+    ("jobs", ":jobs\n"),
+    ("preemptions", "3"),
+    ("job_detail", "3\n"),
+    ("help", "?"),
+    ("scorecard", "4"),
+];
+
 async fn screens(width: u16, height: u16) {
-    // The overview, a share's queue, the jobs table.
-    for (screen, keys) in [("overview", ""), ("share", "j\n"), ("jobs", ":jobs\n")] {
+    for &(screen, keys) in SCREENS {
         let (t, _) = run_with(width, height, options(), vec![long_names()], typed(keys)).await;
         let text = screen_text(&t);
         assert_eq!(text.lines().count(), height as usize, "{screen}");
@@ -37,17 +51,40 @@ async fn screens(width: u16, height: u16) {
                 text.contains("terminal too small") && text.contains("need 80×24"),
                 "{screen} at {width}x{height}:\n{text}"
             );
-        } else {
+        } else if ["overview", "share", "jobs", "preemptions"].contains(&screen) {
             assert!(
                 text.contains("research"),
                 "{screen} at {width}x{height}:\n{text}"
             );
+        }
+        if width >= 80 && ["share", "jobs", "preemptions"].contains(&screen) {
+            assert_names_distinct(&text, screen);
         }
         assert_snapshot!(
             format!("tui_widths_long_names_{screen}_{width}x{height}"),
             t.backend()
         );
     }
+}
+
+/// The research sweep's rows (each a different job) show different names.
+fn assert_names_distinct(text: &str, screen: &str) {
+    let names: Vec<&str> = text
+        .lines()
+        .filter_map(|l| {
+            let at = l.find("research-sw")?;
+            l[at..].split_whitespace().next()
+        })
+        .filter(|n| !n.contains("old-run"))
+        .collect();
+    let mut unique = names.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(
+        unique.len(),
+        names.len(),
+        "{screen}: names cut alike:\n{text}"
+    );
 }
 
 #[tokio::test]
@@ -58,6 +95,11 @@ async fn long_names_at_79x24() {
 #[tokio::test]
 async fn long_names_at_80x24() {
     screens(80, 24).await;
+}
+
+#[tokio::test]
+async fn long_names_at_120x40() {
+    screens(120, 40).await;
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@ use super::App;
 use crate::tui::effects::Effect;
 use crate::tui::input::Input;
 use crate::tui::keymap::{Action, Mode};
+use crate::tui::list::ListState;
 use crate::tui::priority::{PriorityDialog, Reply};
 use crate::tui::screen::Kind;
 use crate::tui::text::clean;
@@ -25,11 +26,12 @@ impl App {
         if self.help {
             match self.keymap.action(Mode::Normal, &key) {
                 Some(Action::Back | Action::Help | Action::Quit) => self.help = false,
-                Some(Action::Down) => self.help_scroll = self.help_scroll.saturating_add(1),
-                Some(Action::Up) => self.help_scroll = self.help_scroll.saturating_sub(1),
-                Some(Action::PageDown) => self.help_scroll = self.help_scroll.saturating_add(10),
-                Some(Action::PageUp) => self.help_scroll = self.help_scroll.saturating_sub(10),
-                Some(Action::Top) => self.help_scroll = 0,
+                Some(Action::Down) => self.help_scroll.move_by(1),
+                Some(Action::Up) => self.help_scroll.move_by(-1),
+                Some(Action::PageDown) => self.help_scroll.page(true),
+                Some(Action::PageUp) => self.help_scroll.page(false),
+                Some(Action::Top) => self.help_scroll.top(),
+                Some(Action::Bottom) => self.help_scroll.bottom(),
                 _ => {}
             }
             return;
@@ -84,7 +86,8 @@ impl App {
             Action::Quit => self.quit = true,
             Action::Help => {
                 self.help = true;
-                self.help_scroll = 0;
+                let lines = crate::tui::help::lines(&self.keymap, &self.theme).len();
+                self.help_scroll = ListState::text_pane(lines);
             }
             Action::CommandMode => self.input = Input::Command(Default::default()),
             Action::FilterMode => {
@@ -125,9 +128,9 @@ impl App {
                 }
                 self.with_list(|l| {
                     if action == Action::SortNext {
-                        l.sort.column = (l.sort.column + 1) % columns.len();
+                        l.sort_next(columns.len());
                     } else {
-                        l.sort.descending = !l.sort.descending;
+                        l.sort_reverse();
                     }
                 });
             }

@@ -96,7 +96,7 @@ impl App {
         };
         self.current().draw(frame, body, &ctx);
         if self.help {
-            help::draw(frame, body, &self.keymap, self.help_scroll, theme);
+            help::draw(frame, body, &self.keymap, &self.help_scroll, theme);
         }
         if let Some(d) = &self.dialog {
             d.draw(frame, body, &self.keymap, theme);
