@@ -2,6 +2,7 @@
 //! dispatch order with waiting times, and preemption facts. No I/O, no clocks: "now" is the
 //! snapshot's `server_time`.
 
+mod attention;
 mod gpus;
 mod preemption;
 pub mod preview;
@@ -9,6 +10,10 @@ mod queue;
 pub mod scorecard;
 mod usage;
 
+pub use attention::{
+    Attention, AttentionKind, AttentionTarget, BadgeKind, ShareBadges, attention,
+    misconfiguration_in_words, share_badges,
+};
 pub use gpus::{GpuTable, gpus_per_instance};
 pub use preemption::{
     LoopRule, PreemptionFacts, RecordedPreemptions, SharePreemptions, preemptions,
