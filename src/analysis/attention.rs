@@ -152,7 +152,7 @@ pub fn attention(
             Some((
                 AttentionKind::OverBudget,
                 format!(
-                    "{} ({}) preempted {}×, over its budget of {budget}; {lost}{retries}",
+                    "{} ({}) preempted {}×, over its budget of {budget}{retries}; {lost}",
                     f.name, f.share, f.count
                 ),
             ))
@@ -160,7 +160,7 @@ pub fn attention(
             Some((
                 AttentionKind::Loop,
                 format!(
-                    "{} ({}) preempted {}× (a loop); {lost}{retries}",
+                    "{} ({}) preempted {}×{retries}; {lost}",
                     f.name, f.share, f.count
                 ),
             ))
