@@ -166,7 +166,7 @@ impl Overview {
             + screen::MARKER.chars().count() as u16;
         let rest = inner_w.saturating_sub(fixed);
         let (usage_w, flags_w, hist_w) = if rest < HISTORY_FROM {
-            let flags = (attention::badge_width(data) as u16).min(rest * 11 / 20);
+            let flags = (attention::badge_width(data) as u16).min(rest * 3 / 5);
             (rest.saturating_sub(flags).max(4), flags, 0)
         } else {
             let flags = (attention::badge_width(data) as u16).min(rest * 3 / 10);

@@ -29,6 +29,26 @@ mod tests {
         );
         assert_eq!(wrap("abcdefghij", 4, 1), vec!["abc…"]);
     }
+
+    #[test]
+    fn badges_that_do_not_fit_are_counted() {
+        use super::{ShareBadges, Theme, badge_spans};
+        let b = ShareBadges {
+            loops: 1,
+            borrows_from: vec![("prod".into(), 4), ("nlp".into(), 2)],
+            ..Default::default()
+        };
+        let text = |w| -> String {
+            badge_spans(Some(&b), w, &Theme::dark())
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect()
+        };
+        assert_eq!(text(0), "LOOP 1 ← prod 4 ← nlp 2");
+        assert_eq!(text(18), "LOOP 1 ← prod 4 +1");
+        assert_eq!(text(11), "LOOP 1 +2");
+        assert_eq!(text(4), "LOO…");
+    }
 }
 
 /// Every queue's attention items as (queue index, item index), in queue order.
@@ -206,7 +226,9 @@ fn badge_role(kind: BadgeKind) -> Role {
     }
 }
 
-/// A share's badges as styled spans, cut to `width` characters with `…` (0: no limit).
+/// A share's badges as styled spans in at most `width` characters (0: no limit): the badges
+/// that fit, then `+N` for the N left out (a single badge too long for the width is cut with
+/// `…`).
 pub fn badge_spans(
     badges: Option<&ShareBadges>,
     width: usize,
@@ -215,30 +237,40 @@ pub fn badge_spans(
     let Some(b) = badges else {
         return Vec::new();
     };
+    let labels: Vec<(BadgeKind, String)> = b
+        .labels()
+        .into_iter()
+        .map(|(k, l)| (k, clean(&l).into_owned()))
+        .collect();
     let mut out = Vec::new();
     let mut used = 0;
-    for (kind, label) in b.labels() {
-        let label = clean(&label).into_owned();
-        let sep = usize::from(used > 0);
+    for (i, (kind, label)) in labels.iter().enumerate() {
+        let sep = usize::from(i > 0);
         let n = label.chars().count();
-        if width > 0 && used + sep + n > width {
-            let room = width.saturating_sub(used + sep);
-            if room > 0 {
-                if sep == 1 {
-                    out.push(Span::raw(" "));
-                }
-                let cut: String = label.chars().take(room.saturating_sub(1)).collect();
+        let left = labels.len() - i - 1;
+        // Room for this one, and for the `+N` of those after it.
+        let tail = if left > 0 {
+            1 + format!("+{left}").len()
+        } else {
+            0
+        };
+        if width > 0 && used + sep + n + tail > width {
+            let more = format!("+{}", labels.len() - i);
+            if i == 0 {
+                let cut: String = label.chars().take(width.saturating_sub(1)).collect();
                 out.push(Span::styled(
                     format!("{cut}…"),
-                    theme.style(badge_role(kind)),
+                    theme.style(badge_role(*kind)),
                 ));
+            } else if used + 1 + more.len() <= width {
+                out.push(Span::styled(format!(" {more}"), theme.style(Role::Muted)));
             }
             break;
         }
         if sep == 1 {
             out.push(Span::raw(" "));
         }
-        out.push(Span::styled(label, theme.style(badge_role(kind))));
+        out.push(Span::styled(label.clone(), theme.style(badge_role(*kind))));
         used += sep + n;
     }
     out
