@@ -144,3 +144,15 @@ async fn help_explains_the_overview() {
         assert!(s.contains(term), "{term} missing in\n{s}");
     }
 }
+
+/// A 2-instance share's full bar is half as long as a 4-instance share's of the same type.
+#[tokio::test]
+async fn bars_share_a_scale_per_instance_type() {
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let (t, _) = run(w, h, options(), vec![]).await;
+        let s = screen_text(&t);
+        let small = bar_cells(&s, "regulated", "g5.12xlarge");
+        let big = bar_cells(&s, "nlp", "g5.12xlarge");
+        assert!(small > 0 && small * 2 <= big + 1, "{small} vs {big} at {w}x{h}\n{s}");
+    }
+}
