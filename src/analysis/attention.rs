@@ -111,8 +111,7 @@ pub fn misconfiguration_in_words(q: &QueueSnapshot, j: &QueuedJob) -> String {
                 .map(|s| s.limit_for(&j.instance_type))
                 .sum();
             format!(
-                "needs {n} {ty}: {} of its own + more than the {lendable} other shares can lend",
-                limit
+                "needs {n} {ty}: {limit} of its own + more than the {lendable} other shares can lend"
             )
         }
     }

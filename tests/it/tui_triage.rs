@@ -153,6 +153,9 @@ async fn bars_share_a_scale_per_instance_type() {
         let s = screen_text(&t);
         let small = bar_cells(&s, "regulated", "g5.12xlarge");
         let big = bar_cells(&s, "nlp", "g5.12xlarge");
-        assert!(small > 0 && small * 2 <= big + 1, "{small} vs {big} at {w}x{h}\n{s}");
+        assert!(
+            small > 0 && small * 2 <= big + 1,
+            "{small} vs {big} at {w}x{h}\n{s}"
+        );
     }
 }

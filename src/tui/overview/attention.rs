@@ -15,42 +15,6 @@ use super::super::text::{clean, duration};
 use super::super::theme::{Role, Theme};
 use crate::analysis::{Attention, AttentionKind, AttentionTarget, BadgeKind, ShareBadges};
 
-#[cfg(test)]
-mod tests {
-    use super::wrap;
-
-    #[test]
-    fn wrap_breaks_at_spaces_and_cuts_the_last_line() {
-        assert_eq!(wrap("one two three", 20, 2), vec!["one two three"]);
-        assert_eq!(wrap("one two three", 9, 2), vec!["one two", "three"]);
-        assert_eq!(
-            wrap("one two three four", 9, 2),
-            vec!["one two", "three fo…"]
-        );
-        assert_eq!(wrap("abcdefghij", 4, 1), vec!["abc…"]);
-    }
-
-    #[test]
-    fn badges_that_do_not_fit_are_counted() {
-        use super::{ShareBadges, Theme, badge_spans};
-        let b = ShareBadges {
-            loops: 1,
-            borrows_from: vec![("prod".into(), 4), ("nlp".into(), 2)],
-            ..Default::default()
-        };
-        let text = |w| -> String {
-            badge_spans(Some(&b), w, &Theme::dark())
-                .iter()
-                .map(|s| s.content.as_ref())
-                .collect()
-        };
-        assert_eq!(text(0), "LOOP 1 ← prod 4 ← nlp 2");
-        assert_eq!(text(18), "LOOP 1 ← prod 4 +1");
-        assert_eq!(text(11), "LOOP 1 +2");
-        assert_eq!(text(4), "LOO…");
-    }
-}
-
 /// Every queue's attention items as (queue index, item index), in queue order.
 pub fn items(data: &Data) -> Vec<(usize, usize)> {
     data.views
@@ -60,7 +24,7 @@ pub fn items(data: &Data) -> Vec<(usize, usize)> {
         .collect()
 }
 
-fn item<'a>(data: &'a Data, at: (usize, usize)) -> Option<&'a Attention> {
+fn item(data: &Data, at: (usize, usize)) -> Option<&Attention> {
     data.views.get(at.0)?.attention.get(at.1)
 }
 
@@ -342,4 +306,40 @@ pub fn legend(width: u16, theme: &Theme) -> Line<'static> {
 pub fn text_of(data: &Data, at: (usize, usize)) -> Option<(&'static str, &str, &str)> {
     let a = item(data, at)?;
     Some((a.kind.tag(), a.share.as_str(), a.text.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn wrap_breaks_at_spaces_and_cuts_the_last_line() {
+        assert_eq!(wrap("one two three", 20, 2), vec!["one two three"]);
+        assert_eq!(wrap("one two three", 9, 2), vec!["one two", "three"]);
+        assert_eq!(
+            wrap("one two three four", 9, 2),
+            vec!["one two", "three fo…"]
+        );
+        assert_eq!(wrap("abcdefghij", 4, 1), vec!["abc…"]);
+    }
+
+    #[test]
+    fn badges_that_do_not_fit_are_counted() {
+        use super::{ShareBadges, Theme, badge_spans};
+        let b = ShareBadges {
+            loops: 1,
+            borrows_from: vec![("prod".into(), 4), ("nlp".into(), 2)],
+            ..Default::default()
+        };
+        let text = |w| -> String {
+            badge_spans(Some(&b), w, &Theme::dark())
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect()
+        };
+        assert_eq!(text(0), "LOOP 1 ← prod 4 ← nlp 2");
+        assert_eq!(text(18), "LOOP 1 ← prod 4 +1");
+        assert_eq!(text(11), "LOOP 1 +2");
+        assert_eq!(text(4), "LOO…");
+    }
 }
