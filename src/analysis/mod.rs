@@ -3,6 +3,7 @@
 //! snapshot's `server_time`.
 
 mod attempts;
+mod attention;
 mod gpus;
 mod preemption;
 pub mod preview;
@@ -11,6 +12,10 @@ pub mod scorecard;
 mod usage;
 
 pub use attempts::{AttemptRow, job_attempts};
+pub use attention::{
+    Attention, AttentionKind, AttentionTarget, BadgeKind, ShareBadges, attention,
+    misconfiguration_in_words, share_badges,
+};
 pub use gpus::{GpuTable, gpus_per_instance};
 pub use preemption::{
     LoopRule, PreemptionFacts, RecordedPreemptions, SharePreemptions, preemptions,

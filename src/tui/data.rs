@@ -4,7 +4,8 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use crate::analysis::{
-    self, LoopRule, PreemptionFacts, QueuedJob, RecordedPreemptions, SharePreemptions, ShareUsage,
+    self, Attention, LoopRule, PreemptionFacts, QueuedJob, RecordedPreemptions, ShareBadges,
+    SharePreemptions, ShareUsage,
 };
 use crate::model::{QueueSnapshot, Snapshot, TrackedJob};
 
@@ -25,6 +26,10 @@ pub struct QueueView {
     pub runnable: BTreeMap<String, usize>,
     /// Job id → index in the queue snapshot's `jobs`.
     pub job_index: HashMap<String, usize>,
+    /// What needs attention, most urgent first.
+    pub attention: Vec<Attention>,
+    /// Per share (only shares with a badge).
+    pub badges: BTreeMap<String, ShareBadges>,
 }
 
 impl QueueView {
@@ -43,8 +48,13 @@ impl QueueView {
         for j in &dispatch {
             *runnable.entry(j.share.clone()).or_insert(0) += 1;
         }
+        let usage = analysis::share_usage(q);
+        let attention = analysis::attention(q, &usage, &dispatch, &preemptions);
+        let badges = analysis::share_badges(&usage, &attention);
         Self {
-            usage: analysis::share_usage(q),
+            usage,
+            attention,
+            badges,
             preemptions,
             with_history: recorded.is_some(),
             share_preemptions: analysis::share_preemptions(q, rule),

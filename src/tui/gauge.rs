@@ -58,11 +58,22 @@ fn apportion(parts: &[u32], width: usize) -> Vec<usize> {
     cells
 }
 
-/// The usage bar of one share × instance type: own use, borrowed, lent, idle (in that order),
-/// scaled to the share's limit plus what it borrows.
-pub fn usage_bar(u: &ShareUsage, width: usize, theme: &Theme) -> Line<'static> {
+/// The usage bar of one share × instance type: own use, borrowed, lent, idle (in that order).
+/// Its full length (limit plus what it borrows) is drawn against `scale` instances, so bars of
+/// one instance type on a common scale compare: a share of 2 fills half of what one of 4 does.
+/// A `scale` of 0 (or less than the bar's own total) scales the bar to itself.
+pub fn usage_bar(u: &ShareUsage, width: usize, scale: u32, theme: &Theme) -> Line<'static> {
     let parts = [u.own_used, u.borrowed, u.lent, u.idle];
-    let cells = apportion(&parts, width);
+    let total: u32 = parts.iter().sum();
+    let scale = scale.max(total);
+    let length = if scale == 0 {
+        width
+    } else {
+        // Rounded, and at least one cell for a non-empty bar.
+        ((total as u64 * width as u64 + scale as u64 / 2) / scale as u64).max(u64::from(total > 0))
+            as usize
+    };
+    let cells = apportion(&parts, length.min(width));
     let glyphs = [
         (OWN, Role::Own),
         (BORROWED, Role::Borrowed),
@@ -80,6 +91,16 @@ pub fn usage_bar(u: &ShareUsage, width: usize, theme: &Theme) -> Line<'static> {
         spans.push(Span::raw(" ".repeat(width - drawn)));
     }
     Line::from(spans)
+}
+
+/// The common scale of the bars of instance type `ty`: the longest bar's total (limit plus
+/// borrowed) among `rows`.
+pub fn type_scale<'a>(rows: impl IntoIterator<Item = &'a ShareUsage>, ty: &str) -> u32 {
+    rows.into_iter()
+        .filter(|u| u.instance_type == ty)
+        .map(|u| u.own_used + u.borrowed + u.lent + u.idle)
+        .max()
+        .unwrap_or(0)
 }
 
 const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
@@ -139,12 +160,29 @@ mod tests {
     #[test]
     fn usage_bar_segments_carry_their_roles() {
         let theme = Theme::dark();
-        let line = usage_bar(&usage(2, 1, 1, 0), 8, &theme);
+        let line = usage_bar(&usage(2, 1, 1, 0), 8, 0, &theme);
         let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
         assert_eq!(text, "████▓▓▒▒");
         assert_eq!(line.spans[0].style, theme.style(Role::Own));
         assert_eq!(line.spans[1].style, theme.style(Role::Borrowed));
         assert_eq!(line.spans[2].style, theme.style(Role::Lent));
+    }
+
+    #[test]
+    fn usage_bars_of_one_type_share_a_scale() {
+        let theme = Theme::dark();
+        let text = |l: Line| -> String { l.spans.iter().map(|s| s.content.as_ref()).collect() };
+        let small = usage(2, 0, 0, 0);
+        let big = usage(4, 0, 0, 0);
+        let scale = type_scale([&small, &big], "t");
+        assert_eq!(scale, 4);
+        assert_eq!(text(usage_bar(&small, 8, scale, &theme)), "████    ");
+        assert_eq!(text(usage_bar(&big, 8, scale, &theme)), "████████");
+        // A tiny share still gets a cell.
+        assert_eq!(
+            text(usage_bar(&usage(1, 0, 0, 0), 8, 100, &theme)),
+            "█       "
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear};
 
 use super::command::COMMANDS;
+use super::gauge;
 use super::keymap::{KeyMap, Mode};
 use super::list::ListState;
 use super::theme::{Role, Theme};
@@ -37,6 +38,77 @@ pub fn lines(keymap: &KeyMap, theme: &Theme) -> Vec<Line<'static>> {
         out.push(Line::from(vec![
             Span::styled(format!("  {cmd:<22}"), key_style),
             Span::raw(*what),
+        ]));
+    }
+    out.push(Line::from(""));
+    out.push(Line::from(Span::styled(
+        "Reading the Overview",
+        theme.style(Role::Header),
+    )));
+    let glyph = |c: char, role: Role, what: &'static str| {
+        Line::from(vec![
+            Span::raw("  "),
+            Span::styled(c.to_string(), theme.style(role)),
+            Span::raw(format!("  {what}")),
+        ])
+    };
+    out.push(glyph(
+        gauge::OWN,
+        Role::Own,
+        "own use: instances the share runs within its own limit",
+    ));
+    out.push(glyph(
+        gauge::BORROWED,
+        Role::Borrowed,
+        "borrowed: instances it runs beyond its limit, on other shares' idle capacity",
+    ));
+    out.push(glyph(
+        gauge::LENT,
+        Role::Lent,
+        "lent: its own capacity other shares are using (it can reclaim it by preemption)",
+    ));
+    out.push(glyph(
+        gauge::IDLE,
+        Role::Idle,
+        "idle: its own capacity nobody uses",
+    ));
+    for (term, what) in [
+        (
+            "bars",
+            "one scale per instance type: a share of 2 draws half as long as one of 4",
+        ),
+        ("USED", "instances in use / the share's limit"),
+        (
+            "ISP",
+            "in-share preemption: higher-priority jobs may preempt lower ones of the same share",
+        ),
+        (
+            "WAIT",
+            "RUNNABLE jobs of the share (waiting to be placed, misconfigured ones included)",
+        ),
+        (
+            "PRE",
+            "preemptions of the share's jobs (their preempted attempts); highlighted when one loops",
+        ),
+        (
+            "LOOP n",
+            "n jobs preempted again and again (or over their share's interruption budget)",
+        ),
+        (
+            "MISCONFIG n",
+            "n jobs that can never run as configured (the attention panel says why)",
+        ),
+        ("← prod 2", "borrows 2 instances from share prod"),
+        ("→ research 2", "lends 2 instances to share research"),
+        (
+            "attention",
+            "the panel under the table lists what needs a look, most urgent first; \
+             tab selects it, enter opens the job or share",
+        ),
+    ] {
+        out.push(Line::from(vec![
+            Span::styled(format!("  {term:<16}"), key_style),
+            Span::raw(what),
         ]));
     }
     out.push(Line::from(""));

@@ -1,16 +1,24 @@
 //! Overview: every queue and share; per instance type a bar of own use / borrowed / lent / idle,
 //! the limit, strategy and borrow limit, in-share preemption, runnable jobs, preemptions, and a
-//! sparkline of use over the session.
+//! sparkline of use over the session; per share its badges (loops, misconfigured jobs, whom it
+//! borrows from and lends to); a legend; and below, the "needs attention" panel (Tab selects it,
+//! Enter opens the job or share of a line).
+
+mod attention;
+
+pub use attention::badge_spans;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Cell;
 
 use super::data::Data;
+use super::effects::Effect;
 use super::gauge;
+use super::keymap::Action;
 use super::list::ListState;
-use super::screen::{self, DrawCtx, Kind, Open, Screen};
+use super::screen::{self, Ctx, DrawCtx, Kind, Open, Screen};
 use super::text::clean;
 use super::theme::{Role, Theme};
 use crate::model::{QuotaShare, SharingStrategy};
@@ -27,14 +35,23 @@ pub struct Overview {
     entries: Vec<Entry>,
     list: ListState,
     remembered: Option<(String, String, String)>,
+    /// The attention panel's items, (queue index, item index).
+    attention: Vec<(usize, usize)>,
+    attention_list: ListState,
+    /// The attention panel has the focus (Tab).
+    panel_focused: bool,
 }
 
 const COLUMNS: &[&str] = &[];
-const HEADER: [&str; 9] = [
-    "SHARE", "STRATEGY", "ISP", "TYPE", "USAGE", "USED", "WAIT", "PRE", "HISTORY",
+const HEADER: [&str; 10] = [
+    "SHARE", "STRATEGY", "ISP", "TYPE", "USAGE", "USED", "WAIT", "PRE", "FLAGS", "HISTORY",
 ];
-/// Widths of every column but USAGE and HISTORY, which share the rest.
+/// Widths of every column but USAGE, FLAGS and HISTORY, which share the rest.
 const FIXED: [u16; 7] = [11, 8, 3, 12, 5, 4, 3];
+/// Below this many columns left for USAGE, FLAGS and HISTORY, HISTORY is left out.
+const HISTORY_FROM: u16 = 40;
+/// Lines the attention panel gets at least (borders included), when there is room.
+const PANEL_MIN: u16 = 5;
 
 impl Overview {
     pub fn new() -> Self {
@@ -148,6 +165,146 @@ impl Overview {
     }
 }
 
+impl Overview {
+    /// The table of queues and shares: bars on a common scale per instance type and queue,
+    /// badges per share; HISTORY only when there is room.
+    fn draw_table(
+        &self,
+        frame: &mut Frame,
+        area: Rect,
+        block: ratatui::widgets::Block<'_>,
+        data: &Data,
+        theme: &Theme,
+    ) {
+        let inner_w = area.width.saturating_sub(2);
+        // Columns, the spaces between them, and the selection marker.
+        let fixed: u16 = FIXED.iter().sum::<u16>()
+            + (HEADER.len() as u16 - 1)
+            + screen::MARKER.chars().count() as u16;
+        let rest = inner_w.saturating_sub(fixed);
+        let (usage_w, flags_w, hist_w) = if rest < HISTORY_FROM {
+            let flags = (attention::badge_width(data) as u16).min(rest * 3 / 5);
+            (rest.saturating_sub(flags).max(4), flags, 0)
+        } else {
+            let flags = (attention::badge_width(data) as u16).min(rest * 3 / 10);
+            let usage = (rest - flags) * 11 / 20;
+            (usage, flags, rest - flags - usage)
+        };
+        let widths = [
+            Constraint::Length(FIXED[0]),
+            Constraint::Length(FIXED[1]),
+            Constraint::Length(FIXED[2]),
+            Constraint::Length(FIXED[3]),
+            Constraint::Length(usage_w),
+            Constraint::Length(FIXED[4]),
+            Constraint::Length(FIXED[5]),
+            Constraint::Length(FIXED[6]),
+            Constraint::Length(flags_w),
+            Constraint::Length(hist_w),
+        ];
+        let header: &[&str] = if hist_w == 0 {
+            &HEADER[..HEADER.len() - 1]
+        } else {
+            &HEADER
+        };
+        let (rows_area, offset) = screen::draw_table(
+            frame,
+            area,
+            block,
+            header,
+            &widths[..header.len()],
+            &self.list,
+            !self.panel_focused,
+            theme,
+            |r| {
+                let Some(Entry::Usage(qi, ui)) = self.entries.get(r) else {
+                    // A queue heading is drawn over the row below, across every column.
+                    return Vec::new();
+                };
+                self.usage_cells(data, *qi, *ui, (usage_w, flags_w, hist_w), theme)
+            },
+        );
+        self.draw_headings(frame, rows_area, offset, data, theme);
+    }
+
+    fn usage_cells(
+        &self,
+        data: &Data,
+        qi: usize,
+        ui: usize,
+        (usage_w, flags_w, hist_w): (u16, u16, u16),
+        theme: &Theme,
+    ) -> Vec<Cell<'static>> {
+        let (Some(q), Some(v)) = (data.queues().get(qi), data.views.get(qi)) else {
+            return Vec::new();
+        };
+        let Some(u) = v.usage.get(ui) else {
+            return Vec::new();
+        };
+        let first = ui == 0 || v.usage[ui - 1].share != u.share;
+        let share = q.shares.iter().find(|s| s.name == u.share);
+        let used_style = if u.borrowed > 0 {
+            theme.style(Role::Borrowed)
+        } else {
+            theme.style(Role::Text)
+        };
+        let scale = gauge::type_scale(&v.usage, &u.instance_type);
+        let mut cells = vec![
+            Cell::from(if first {
+                clean(&u.share).into_owned()
+            } else {
+                String::new()
+            }),
+            Cell::from(if first {
+                share.map(strategy_label).unwrap_or_default()
+            } else {
+                String::new()
+            }),
+            Cell::from(match share {
+                Some(s) if first && s.in_share_preemption.enabled() => "on",
+                _ => "",
+            }),
+            Cell::from(screen::short_type(&u.instance_type).to_string()),
+            Cell::from(gauge::usage_bar(u, usage_w as usize, scale, theme)),
+            Cell::from(Span::styled(format!("{}/{}", u.used, u.limit), used_style)),
+        ];
+        if first {
+            let run = v.runnable.get(&u.share).copied().unwrap_or(0);
+            let pre = v.share_preemptions.get(&u.share);
+            let pre_n = pre.map_or(0, |p| p.preemptions);
+            let pre_style = match pre {
+                Some(p) if p.looping > 0 => theme.style(Role::Looping),
+                Some(p) if p.preemptions > 0 => theme.style(Role::Preempted),
+                _ => theme.style(Role::Text),
+            };
+            cells.push(Cell::from(run.to_string()));
+            cells.push(Cell::from(Span::styled(pre_n.to_string(), pre_style)));
+            cells.push(Cell::from(Line::from(attention::badge_spans(
+                v.badges.get(&u.share),
+                flags_w as usize,
+                theme,
+            ))));
+        } else {
+            cells.extend([Cell::from(""), Cell::from(""), Cell::from("")]);
+        }
+        if hist_w > 0 {
+            let hist = data.history(&q.name, &u.share, &u.instance_type);
+            // One scale for the whole line: the limit, or the most it ever used.
+            let max = hist
+                .and_then(|h| h.iter().max().copied())
+                .unwrap_or(0)
+                .max(u.limit);
+            cells.push(Cell::from(Line::from(gauge::sparkline(
+                hist,
+                max,
+                hist_w as usize,
+                theme,
+            ))));
+        }
+        cells
+    }
+}
+
 impl Screen for Overview {
     fn kind(&self) -> Kind {
         Kind::Overview
@@ -191,31 +348,21 @@ impl Screen for Overview {
         self.list.set_rows(rows, |r| {
             previous.is_some() && keys.get(r).cloned().flatten() == previous
         });
+        self.attention = attention::items(data);
+        let filter = &self.attention_list.filter;
+        let shown: Vec<usize> = (0..self.attention.len())
+            .filter(|&i| {
+                attention::text_of(data, self.attention[i])
+                    .is_some_and(|(tag, share, text)| filter.matches([tag, share, text]))
+            })
+            .collect();
+        self.attention_list.set_rows(shown, |_| false);
     }
 
     fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx) {
         let theme = ctx.theme;
         let data = ctx.data;
         let block = screen::block("Overview".to_string(), Some(&self.list), COLUMNS, theme);
-        let inner_w = area.width.saturating_sub(2);
-        // Columns, the spaces between them, and the selection marker.
-        let fixed: u16 = FIXED.iter().sum::<u16>()
-            + (HEADER.len() as u16 - 1)
-            + screen::MARKER.chars().count() as u16;
-        let rest = inner_w.saturating_sub(fixed);
-        let usage_w = (rest * 11 / 20).max(4);
-        let hist_w = rest.saturating_sub(usage_w);
-        let widths = [
-            Constraint::Length(FIXED[0]),
-            Constraint::Length(FIXED[1]),
-            Constraint::Length(FIXED[2]),
-            Constraint::Length(FIXED[3]),
-            Constraint::Length(usage_w),
-            Constraint::Length(FIXED[4]),
-            Constraint::Length(FIXED[5]),
-            Constraint::Length(FIXED[6]),
-            Constraint::Length(hist_w),
-        ];
         if data.queues().is_empty() {
             let msg = if data.snapshot.is_none() {
                 "waiting for the first refresh…"
@@ -229,100 +376,62 @@ impl Screen for Overview {
             );
             return;
         }
-        let (rows_area, offset) = screen::draw_table(
-            frame,
-            area,
-            block,
-            &HEADER,
-            &widths,
-            &self.list,
-            true,
-            theme,
-            |r| {
-                let Some(entry) = self.entries.get(r) else {
-                    return Vec::new();
-                };
-                match entry {
-                    // Drawn over the row below, across every column.
-                    Entry::Queue(_) => Vec::new(),
-                    Entry::Usage(qi, ui) => {
-                        let (Some(q), Some(v)) = (data.queues().get(*qi), data.views.get(*qi))
-                        else {
-                            return Vec::new();
-                        };
-                        let Some(u) = v.usage.get(*ui) else {
-                            return Vec::new();
-                        };
-                        let first = *ui == 0 || v.usage[*ui - 1].share != u.share;
-                        let share = q.shares.iter().find(|s| s.name == u.share);
-                        let used_style = if u.borrowed > 0 {
-                            theme.style(Role::Borrowed)
-                        } else {
-                            theme.style(Role::Text)
-                        };
-                        let mut cells = vec![
-                            Cell::from(if first {
-                                clean(&u.share).into_owned()
-                            } else {
-                                String::new()
-                            }),
-                            Cell::from(if first {
-                                share.map(strategy_label).unwrap_or_default()
-                            } else {
-                                String::new()
-                            }),
-                            Cell::from(match share {
-                                Some(s) if first && s.in_share_preemption.enabled() => "on",
-                                _ => "",
-                            }),
-                            Cell::from(screen::short_type(&u.instance_type).to_string()),
-                            Cell::from(gauge::usage_bar(u, usage_w as usize, theme)),
-                            Cell::from(Span::styled(format!("{}/{}", u.used, u.limit), used_style)),
-                        ];
-                        if first {
-                            let run = v.runnable.get(&u.share).copied().unwrap_or(0);
-                            let pre = v.share_preemptions.get(&u.share);
-                            let pre_n = pre.map_or(0, |p| p.preemptions);
-                            let pre_style = match pre {
-                                Some(p) if p.looping > 0 => theme.style(Role::Looping),
-                                Some(p) if p.preemptions > 0 => theme.style(Role::Preempted),
-                                _ => theme.style(Role::Text),
-                            };
-                            cells.push(Cell::from(run.to_string()));
-                            cells.push(Cell::from(Span::styled(pre_n.to_string(), pre_style)));
-                        } else {
-                            cells.push(Cell::from(""));
-                            cells.push(Cell::from(""));
-                        }
-                        let hist = data.history(&q.name, &u.share, &u.instance_type);
-                        // One scale for the whole line: the limit, or the most it ever used.
-                        let max = hist
-                            .and_then(|h| h.iter().max().copied())
-                            .unwrap_or(0)
-                            .max(u.limit);
-                        cells.push(Cell::from(Line::from(gauge::sparkline(
-                            hist,
-                            max,
-                            hist_w as usize,
-                            theme,
-                        ))));
-                        cells
-                    }
-                }
-            },
-        );
-        self.draw_headings(frame, rows_area, offset, data, theme);
+        // The table as tall as its rows (borders and header included), then the legend, then
+        // the attention panel in the rest (at least PANEL_MIN lines when the screen allows).
+        let wanted = self.list.rows.len() as u16 + 3;
+        let table_h = wanted
+            .min(area.height.saturating_sub(PANEL_MIN + 1))
+            .max(area.height.min(6));
+        let [table_area, legend_area, panel_area] = Layout::vertical([
+            Constraint::Length(table_h),
+            Constraint::Length(1),
+            Constraint::Fill(1),
+        ])
+        .areas(area);
+        self.draw_table(frame, table_area, block, data, theme);
+        frame.render_widget(attention::legend(area.width, theme), legend_area);
+        if panel_area.height >= 3 {
+            attention::draw_panel(
+                frame,
+                panel_area,
+                data,
+                ctx.queue,
+                &self.attention,
+                &self.attention_list,
+                self.panel_focused,
+                theme,
+            );
+        }
     }
 
     fn list(&mut self) -> Option<&mut ListState> {
-        Some(&mut self.list)
+        Some(if self.panel_focused {
+            &mut self.attention_list
+        } else {
+            &mut self.list
+        })
     }
 
     fn list_ref(&self) -> Option<&ListState> {
-        Some(&self.list)
+        Some(if self.panel_focused {
+            &self.attention_list
+        } else {
+            &self.list
+        })
+    }
+
+    fn on_action(&mut self, action: Action, _ctx: &Ctx) -> Vec<Effect> {
+        if action == Action::NextPane {
+            self.panel_focused = !self.panel_focused && !self.attention.is_empty();
+        }
+        Vec::new()
     }
 
     fn enter(&self, data: &Data, _queue: Option<&str>) -> Option<Open> {
+        if self.panel_focused {
+            let at = *self.attention.get(self.attention_list.selected_row()?)?;
+            return attention::open(data, at);
+        }
         let entry = self.entries.get(self.list.selected_row()?)?;
         match entry {
             Entry::Queue(qi) => Some(Open::Jobs {

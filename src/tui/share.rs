@@ -12,7 +12,7 @@ use super::gauge;
 use super::jobs::status_style;
 use super::keymap::Action;
 use super::list::ListState;
-use super::overview::strategy_label;
+use super::overview::{badge_spans, strategy_label};
 use super::screen::{self, Ctx, DrawCtx, Kind, Open, Screen};
 use super::text::{clean, duration, elide};
 use super::theme::Role;
@@ -153,7 +153,13 @@ impl Screen for ShareScreen {
         let usage: Vec<&ShareUsage> = v.usage.iter().filter(|u| u.share == self.share).collect();
         let now = analysis::now_of(q);
 
-        let header_h = (usage.len() as u16 + 4).min(area.height / 2);
+        let badges = badge_spans(
+            v.badges.get(&self.share),
+            area.width.saturating_sub(2) as usize,
+            theme,
+        );
+        let header_h =
+            (usage.len() as u16 + 4 + u16::from(!badges.is_empty())).min(area.height / 2);
         let [head, running_area, queued_area] = Layout::vertical([
             Constraint::Length(header_h),
             Constraint::Percentage(40),
@@ -163,6 +169,9 @@ impl Screen for ShareScreen {
 
         let mut lines = Vec::new();
         let muted = theme.style(Role::Muted);
+        if !badges.is_empty() {
+            lines.push(Line::from(badges));
+        }
         match share {
             Some(s) => {
                 let pre = v.share_preemptions.get(&s.name);
@@ -207,7 +216,7 @@ impl Screen for ShareScreen {
                 "{:<13}",
                 screen::short_type(&u.instance_type)
             ))];
-            spans.extend(gauge::usage_bar(u, bar_w, theme).spans);
+            spans.extend(gauge::usage_bar(u, bar_w, 0, theme).spans);
             spans.push(Span::raw(format!(" {:>3}/{:<3}", u.used, u.limit)));
             spans.push(Span::styled(" own ", muted));
             spans.push(Span::styled(u.own_used.to_string(), theme.style(Role::Own)));

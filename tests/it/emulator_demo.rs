@@ -120,3 +120,58 @@ fn demo_shows_every_storyline_in_the_first_minute() {
         stuck[0].name
     );
 }
+
+/// The console's first screen tells the story: within ten real seconds at the default speed a
+/// share borrows (and so another lends), a lender reclaims by preemption, a job is caught in a
+/// preemption loop (preempted twice within the hour: the default loop rule) and the misconfigured
+/// job is stuck.
+#[test]
+fn demo_tells_its_story_within_ten_seconds() {
+    let scenario = Scenario::load(Path::new("scenarios/demo.toml")).unwrap();
+    let mut engine = scenario.build_engine(START).unwrap();
+    let mut workload = Workload::new(&scenario, START);
+    let horizon = START + (10.0 * scenario.speed * 1000.0) as i64;
+    advance(
+        &mut engine,
+        &mut workload,
+        horizon,
+        |_, _, _| {},
+        |a, e| panic!("{} refused: {e}", a.spec.name),
+    )
+    .unwrap();
+    let events = engine.events();
+    // Borrowing from the first seconds on.
+    let first_borrow = events
+        .iter()
+        .filter(|e| matches!(e.reason, EventReason::Dispatched { borrowed } if borrowed > 0))
+        .map(|e| e.time)
+        .min()
+        .expect("no share borrowed");
+    assert!(
+        first_borrow <= START + (2.0 * scenario.speed * 1000.0) as i64,
+        "first borrowing only after {} ms",
+        first_borrow - START
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e.reason == EventReason::PreemptionStarted(PreemptionKind::CrossShare)),
+        "no cross-share preemption"
+    );
+    let mut preempted: HashMap<JobId, u32> = HashMap::new();
+    for e in events {
+        if matches!(e.reason, EventReason::Preempted(_)) {
+            *preempted.entry(e.job).or_default() += 1;
+        }
+    }
+    assert!(
+        preempted.values().any(|&n| n >= 2),
+        "no loop yet: {preempted:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e.reason, EventReason::Misconfigured(_))),
+        "no misconfigured job"
+    );
+}

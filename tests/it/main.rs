@@ -54,4 +54,5 @@ mod tui_lists;
 mod tui_priority;
 mod tui_scorecard;
 mod tui_styles;
+mod tui_triage;
 mod tui_widths;

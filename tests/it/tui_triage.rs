@@ -1,0 +1,161 @@
+//! The Overview triages: the "needs attention" panel, per-share badges, bars on a common scale
+//! per instance type and the legend, at three sizes; Enter on a panel line opens its job or
+//! share.
+
+use crate::tui_support::{options, run, run_with, screen_text, snapshot, typed};
+use insta::assert_snapshot;
+use quotatop::model::{JobStatus, Snapshot};
+use quotatop::tui::screen::Kind;
+
+/// Bar cells (`█▓▒░`) in the Overview row of `share` × `ty`.
+fn bar_cells(screen: &str, share: &str, ty: &str) -> usize {
+    let line = screen
+        .lines()
+        .find(|l| {
+            let words: Vec<&str> = l.trim_start_matches('│').split_whitespace().collect();
+            words.first() == Some(&share) && words.contains(&ty)
+        })
+        .unwrap_or_else(|| panic!("no row for {share} {ty} in\n{screen}"));
+    line.chars().filter(|c| "█▓▒░".contains(*c)).count()
+}
+
+fn check_triage(screen: &str) {
+    assert!(screen.contains("Needs attention [2]"), "{screen}");
+    // The loop and the misconfigured job, in words.
+    assert!(
+        screen.contains("LOOP      video-pretrain (vision) preempted 4×"),
+        "{screen}"
+    );
+    assert!(screen.contains("needs 6 g5.12xlarge, share"), "{screen}");
+    // Badges: vision loops and borrows from nlp; regulated's misconfigured job.
+    assert!(screen.contains("LOOP 1"), "{screen}");
+    assert!(screen.contains("MISCONFIG"), "{screen}");
+    assert!(screen.contains("→ vision 2"), "{screen}");
+    // The legend in words.
+    assert!(
+        screen.contains("▓borrowed") || screen.contains("▓ borrowed"),
+        "{screen}"
+    );
+    assert!(screen.contains("ISP"), "{screen}");
+    // regulated (limit 2) draws a shorter bar than nlp (limit 4) of the same type.
+    let small = bar_cells(screen, "regulated", "g5.12xlarge");
+    let big = bar_cells(screen, "nlp", "g5.12xlarge");
+    assert!(
+        small * 2 <= big + 1 && small > 0,
+        "{small} vs {big}\n{screen}"
+    );
+}
+
+#[tokio::test]
+async fn overview_triage_at_80x24() {
+    let (t, _) = run(80, 24, options(), vec![]).await;
+    check_triage(&screen_text(&t));
+}
+
+#[tokio::test]
+async fn overview_triage_at_120x40() {
+    let (t, _) = run(120, 40, options(), vec![]).await;
+    check_triage(&screen_text(&t));
+}
+
+#[tokio::test]
+async fn overview_triage_at_200x60() {
+    let (t, _) = run(200, 60, options(), vec![]).await;
+    check_triage(&screen_text(&t));
+    assert_snapshot!(t.backend());
+}
+
+#[tokio::test]
+async fn enter_on_an_attention_line_opens_its_job() {
+    let (t, app) = run(120, 40, options(), typed("\t\n")).await;
+    assert_eq!(app.screen_kind(), Kind::JobDetail);
+    assert!(screen_text(&t).contains("video-pretrain"));
+    let (t, app) = run(120, 40, options(), typed("\tj\n")).await;
+    assert_eq!(app.screen_kind(), Kind::JobDetail);
+    assert!(screen_text(&t).contains("oversized-finetune"));
+    // Tab again: back to the table, where Enter opens the selected share.
+    let (_, app) = run(120, 40, options(), typed("\t\tj\n")).await;
+    assert_eq!(app.screen_kind(), Kind::Share);
+}
+
+/// regulated full (2/2 g5) with a job waiting while nlp lends 2 g5 to vision.
+fn regulated_at_limit() -> Snapshot {
+    let mut s = snapshot();
+    let q = &mut s.queues[0];
+    let template = q
+        .jobs
+        .iter()
+        .find(|j| j.job.name == "regulated-review")
+        .cloned()
+        .expect("fixture job");
+    for (name, status, n) in [
+        ("regulated-full", JobStatus::Running, 2),
+        ("regulated-next", JobStatus::Runnable, 1),
+    ] {
+        let mut j = template.clone();
+        j.job.id = format!("{name}-id");
+        j.arn = format!("arn:aws:batch:us-east-1:123456789012:service-job/{name}-id");
+        j.job.name = name.to_string();
+        j.job.status = status;
+        j.job.instance_count = n;
+        j.job.stopped_at = None;
+        q.jobs.push(j);
+    }
+    s
+}
+
+#[tokio::test]
+async fn enter_on_a_share_at_its_limit_opens_the_share() {
+    let (t, app) = run_with(
+        120,
+        40,
+        options(),
+        vec![regulated_at_limit()],
+        typed("\tjj\n"),
+    )
+    .await;
+    assert_eq!(app.screen_kind(), Kind::Share);
+    let s = screen_text(&t);
+    assert!(s.contains("Share regulated"), "{s}");
+    // The Share header carries the share's badges.
+    assert!(s.contains("MISCONFIG 1"), "{s}");
+    let (t, _) = run_with(120, 40, options(), vec![regulated_at_limit()], vec![]).await;
+    let s = screen_text(&t);
+    assert!(
+        s.contains("LIMIT     regulated at its limit 2/2 g5.12xlarge with 1 job waiting while nlp lends 2 to vision"),
+        "{s}"
+    );
+}
+
+#[tokio::test]
+async fn help_explains_the_overview() {
+    let (t, _) = run(120, 80, options(), typed("?")).await;
+    let s = screen_text(&t);
+    for term in [
+        "▓  borrowed",
+        "░  idle",
+        "ISP",
+        "WAIT",
+        "PRE",
+        "LOOP n",
+        "MISCONFIG n",
+        "← prod 2",
+    ] {
+        assert!(s.contains(term), "{term} missing in\n{s}");
+    }
+}
+
+/// A 2-instance share's full bar is half as long as a 4-instance share's of the same type.
+#[tokio::test]
+async fn bars_share_a_scale_per_instance_type() {
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let (t, _) = run(w, h, options(), vec![]).await;
+        let s = screen_text(&t);
+        let small = bar_cells(&s, "regulated", "g5.12xlarge");
+        let big = bar_cells(&s, "nlp", "g5.12xlarge");
+        assert!(
+            small > 0 && small * 2 <= big + 1,
+            "{small} vs {big} at {w}x{h}\n{s}"
+        );
+    }
+}
