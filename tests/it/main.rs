@@ -47,6 +47,7 @@ mod terminal_escapes;
 mod tui_app;
 mod tui_history;
 mod tui_priority;
+mod tui_priority_recheck;
 mod tui_scorecard;
 mod tui_styles;
 mod tui_widths;
