@@ -17,6 +17,7 @@ mod tui_support;
 mod audit_cli;
 mod cli_inputs;
 mod client_states;
+mod demo_tempdir;
 mod emulator_bind;
 mod emulator_cli;
 mod emulator_demo;
