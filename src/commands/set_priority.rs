@@ -224,3 +224,43 @@ pub fn render_preview(p: &Preview, note: Option<&str>) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixture::{job, queue};
+    use crate::model::{JobStatus, SharingConfig};
+
+    const P4: &str = "ml.p4d.24xlarge";
+
+    /// Two running jobs the API cannot order: "up to 1 of 2", both listed one per line; a
+    /// settled victim is named without "up to"; the note is printed when given (against AWS).
+    #[test]
+    fn up_to_only_for_ties_and_the_note_when_given() {
+        let mut q = queue(&[("s", P4, 2, SharingConfig::reserve())]);
+        q.shares[0] = q.shares[0].clone().with_in_share_preemption(true);
+        let mut x = job("x", "s", P4, 1, JobStatus::Running, 1, 0);
+        x.job.started_at = Some(500_000);
+        let mut y = job("y", "s", P4, 1, JobStatus::Running, 1, 0);
+        y.job.started_at = Some(500_000);
+        q.jobs = vec![x, y, job("target", "s", P4, 1, JobStatus::Runnable, 0, 10)];
+        let tied = actions::preview(&q, "id-target", 5).unwrap();
+        let out = render_preview(&tied, Some("as modelled: test"));
+        assert!(
+            out.contains("in-share preemption of up to 1 of 2 running jobs"),
+            "{out}"
+        );
+        assert!(out.contains("- x (") && out.contains("- y ("), "{out}");
+        assert!(out.contains("note      as modelled: test"), "{out}");
+
+        q.jobs[1].job.started_at = Some(400_000);
+        let settled = actions::preview(&q, "id-target", 5).unwrap();
+        let out = render_preview(&settled, None);
+        assert!(
+            out.contains("in-share preemption of 1 running job ("),
+            "{out}"
+        );
+        assert!(!out.contains("up to") && !out.contains("note"), "{out}");
+        assert!(out.contains("- x (") && !out.contains("- y ("), "{out}");
+    }
+}

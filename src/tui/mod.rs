@@ -70,9 +70,9 @@ pub async fn run(
         services,
     );
     // SIGTERM, SIGHUP and SIGINT (Ctrl-C is a key in raw mode; this is `kill -INT`) end the
-    // console like `q` does: the guard restores the terminal on the
-    // way out. QUOTATOP_TEST_PANIC_AFTER_MS makes it panic on purpose, for the test that checks
-    // the panic hook restores the terminal too.
+    // console like `q` does: the guard restores the terminal on the way out.
+    // QUOTATOP_TEST_PANIC_AFTER_MS makes it panic on purpose, for the test that checks the
+    // panic hook restores the terminal too.
     tokio::select! {
         r = console => r,
         _ = terminate_signal() => Ok(()),
