@@ -273,7 +273,13 @@ impl PriorityDialog {
         let width = area.width.saturating_sub(4).min(84);
         let inner = width.saturating_sub(2).max(1) as usize;
         let rows_of = |lines: &[Line]| -> usize {
-            lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum()
+            lines
+                .iter()
+                .map(|l| {
+                    let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+                    view::wrapped_rows(&text, inner)
+                })
+                .sum()
         };
         let max_rows = area.height.saturating_sub(2) as usize;
         // Victims take the rows the rest leaves (one line each, never wrapped); the last
@@ -282,7 +288,7 @@ impl PriorityDialog {
         let victims = self.victim_count();
         let room = max_rows.saturating_sub(without);
         let lines = self.lines(keymap, theme, inner, room.max(1).min(victims.max(1)));
-        // Rows after wrapping, so the last line (the confirmation) is never cut off.
+        // Rows after wrapping at words, so the last line (the confirmation) is never cut off.
         let rows = rows_of(&lines);
         let height = (rows as u16).saturating_add(2).min(area.height);
         let [row] = Layout::vertical([Constraint::Length(height)])

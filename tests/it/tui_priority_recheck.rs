@@ -30,10 +30,10 @@ impl ChangeRunner for Recorder {
             job_name: req.preview.job_name.clone(),
             new_priority: req.preview.new_priority,
             result: Ok(ChangeOutcome::Succeeded {
-                request_id: Some("req-7".into()),
+                request_id: Some("01c8a94c-b727-47f9-b3dc-b3ee2b927e37".into()),
             }),
             warning: None,
-            audit_log: Some("/var/lib/quotatop/audit.jsonl".into()),
+            audit_log: Some("/tmp/quotatop-demo-1/audit.jsonl".into()),
         };
         self.0.lock().unwrap().push(req);
         Box::pin(async move { result })
@@ -263,9 +263,24 @@ async fn the_preview_repeats_the_justification_and_the_result_names_the_log() {
     // The path may wrap onto its own line in the dialog.
     assert!(
         text.contains("recorded in the audit log")
-            && text.contains("/var/lib/quotatop/audit.jsonl"),
+            && text.contains("/tmp/quotatop-demo-1/audit.jsonl"),
         "{text}"
     );
+    // At 80 columns the result wraps at words onto more rows than its width alone says, and
+    // the dialog still shows its last line.
+    let (t, _, _) = drive(
+        80,
+        24,
+        full_pool(),
+        vec![Step::Keys(OPEN), Step::Keys("\n")],
+    )
+    .await;
+    let text = screen_text(&t);
+    assert!(
+        text.contains("/tmp/quotatop-demo-1/audit.jsonl"),
+        "{text}"
+    );
+    assert!(text.contains("esc close"), "{text}");
 }
 
 /// Against AWS (no endpoint override, or one that is not the loopback emulator) the preview

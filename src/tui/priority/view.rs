@@ -51,6 +51,28 @@ pub fn elide_middle(s: &str, width: usize) -> String {
     format!("{head}…{}", tail.into_iter().collect::<String>())
 }
 
+/// Rows `text` takes wrapped at words in `width` columns (a word wider than the line is
+/// broken): at least what wrapping by columns alone takes, never less than one.
+pub fn wrapped_rows(text: &str, width: usize) -> usize {
+    let width = width.max(1);
+    let mut rows = 1;
+    let mut used = 0;
+    for word in text.split_inclusive(' ') {
+        let w = display_width(word);
+        let visible = display_width(word.trim_end_matches(' '));
+        if used > 0 && used + visible > width {
+            rows += 1;
+            used = 0;
+        }
+        used += w;
+        while used > width {
+            rows += 1;
+            used -= width;
+        }
+    }
+    rows.max(display_width(text).div_ceil(width))
+}
+
 /// `s` cut at the end to `width` columns, with `…` when cut.
 fn cut_end(s: &str, width: usize) -> String {
     if display_width(s) <= width {
@@ -321,6 +343,15 @@ pub fn result_text(r: &ChangeResult) -> (String, bool) {
 mod tests {
     use super::*;
     use crate::model::display_width;
+
+    #[test]
+    fn rows_count_wrapping_at_words() {
+        assert_eq!(wrapped_rows("", 10), 1);
+        assert_eq!(wrapped_rows("abc def", 10), 1);
+        // Fits by columns in two rows, takes three wrapped at words.
+        assert_eq!(wrapped_rows("aaaaaa bbbbbb cccccc", 10), 3);
+        assert_eq!(wrapped_rows("aaaaaaaaaaaaaaaaaaaaaaaaa", 10), 3);
+    }
 
     #[test]
     fn names_are_elided_in_the_middle_and_lines_fit() {
