@@ -276,10 +276,7 @@ async fn the_preview_repeats_the_justification_and_the_result_names_the_log() {
     )
     .await;
     let text = screen_text(&t);
-    assert!(
-        text.contains("/tmp/quotatop-demo-1/audit.jsonl"),
-        "{text}"
-    );
+    assert!(text.contains("/tmp/quotatop-demo-1/audit.jsonl"), "{text}");
     assert!(text.contains("esc close"), "{text}");
 }
 

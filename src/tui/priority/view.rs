@@ -344,6 +344,49 @@ mod tests {
     use super::*;
     use crate::model::display_width;
 
+    /// Ten tied candidates in three rows: two victims, then how many more; every line fits.
+    #[test]
+    fn victims_that_do_not_fit_say_how_many_more() {
+        use crate::analysis::fixture::{job, queue};
+        use crate::model::{JobStatus, SharingConfig};
+        const P4: &str = "ml.p4d.24xlarge";
+        let mut q = queue(&[("s", P4, 10, SharingConfig::reserve())]);
+        q.shares[0] = q.shares[0].clone().with_in_share_preemption(true);
+        q.jobs = (0..10)
+            .map(|i| {
+                let name = format!("research-sweep-with-a-long-name-{i:04}");
+                let mut j = job(&name, "s", P4, 1, JobStatus::Running, 1, 0);
+                j.job.started_at = Some(500_000);
+                j
+            })
+            .collect();
+        q.jobs
+            .push(job("target", "s", P4, 2, JobStatus::Runnable, 0, 10));
+        let p = crate::analysis::preview::preview(&q, "id-target", 5).unwrap();
+        let theme = Theme::dark();
+        let lines = preview_lines(&p, "why", None, &[], None, 50, 3, &theme);
+        let text: Vec<String> = lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        let victims: Vec<&String> = text.iter().filter(|l| l.starts_with("       ")).collect();
+        assert_eq!(victims.len(), 3, "{text:#?}");
+        assert!(
+            victims[0].contains("…"),
+            "elided in the middle: {}",
+            victims[0]
+        );
+        assert!(victims[2].starts_with("       + 8 more"), "{text:#?}");
+        for l in &victims {
+            assert!(display_width(l) <= 50, "{l}");
+        }
+        assert!(
+            text.iter()
+                .any(|l| l.contains("up to 2 of 10 running jobs")),
+            "{text:#?}"
+        );
+    }
+
     #[test]
     fn rows_count_wrapping_at_words() {
         assert_eq!(wrapped_rows("", 10), 1);
