@@ -344,9 +344,8 @@ mod tests {
     use super::*;
     use crate::model::display_width;
 
-    /// Ten tied candidates in three rows: two victims, then how many more; every line fits.
-    #[test]
-    fn victims_that_do_not_fit_say_how_many_more() {
+    /// Ten running jobs the API cannot order, two of which a raised job preempts.
+    fn ten_tied() -> Preview {
         use crate::analysis::fixture::{job, queue};
         use crate::model::{JobStatus, SharingConfig};
         const P4: &str = "ml.p4d.24xlarge";
@@ -362,7 +361,13 @@ mod tests {
             .collect();
         q.jobs
             .push(job("target", "s", P4, 2, JobStatus::Runnable, 0, 10));
-        let p = crate::analysis::preview::preview(&q, "id-target", 5).unwrap();
+        crate::analysis::preview::preview(&q, "id-target", 5).unwrap()
+    }
+
+    /// Ten tied candidates in three rows: two victims, then how many more; every line fits.
+    #[test]
+    fn victims_that_do_not_fit_say_how_many_more() {
+        let p = ten_tied();
         let theme = Theme::dark();
         let lines = preview_lines(&p, "why", None, &[], None, 50, 3, &theme);
         let text: Vec<String> = lines
@@ -401,17 +406,12 @@ mod tests {
         assert_eq!(elide_middle("research-sweep-0024", 10), "resea…0024");
         assert_eq!(elide_middle("short", 10), "short");
         assert!(display_width(&elide_middle("日本語の長いジョブ名", 7)) <= 7);
-        let v = Candidate {
-            job_id: "id".into(),
-            name: "a-very-long-training-job-name-for-the-paper-deadline-0042".into(),
-            share: "research".into(),
-            priority: 1,
-            instance_type: "ml.p4d.24xlarge".into(),
-            instance_count: 2,
-            running_ms: 3_600_000,
-            instance_hours_at_risk: 2.0,
-            kind: crate::engine::PreemptionKind::InShare,
-        };
+        // A victim as the preview makes it (in-share), renamed.
+        let mut v = ten_tied().preemptions.candidates[0].clone();
+        v.name = "a-very-long-training-job-name-for-the-paper-deadline-0042".into();
+        v.instance_count = 2;
+        v.running_ms = 3_600_000;
+        v.instance_hours_at_risk = 2.0;
         for width in [30, 60, 78, 120] {
             let l = victim_line(&v, width, false);
             assert!(display_width(&l) <= width, "{width}: {l}");
