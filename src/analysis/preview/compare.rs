@@ -1,7 +1,8 @@
 //! Whether a preview recomputed on newer data predicts something else than the one the operator
 //! read: the job's priority before the change, its predicted position, the effect, or the set
-//! of victims. The share's queue growing behind the job, and times running and hours at risk
-//! growing by the second, change nothing that matters.
+//! of victims. The share's queue growing behind the job, a job ahead of it dispatching (its
+//! position now, not after the change), and times running and hours at risk growing by the
+//! second change nothing that matters.
 
 use std::collections::BTreeSet;
 
@@ -13,7 +14,8 @@ use crate::engine::PreemptionKind;
 pub enum Changed {
     /// The job's priority (the change's starting point) changed meanwhile.
     Priority { was: u32 },
-    /// The job's position in its share's queue, before or after the change.
+    /// The job's predicted position in its share's queue after the change (`was`: before and
+    /// after, as shown).
     Position { was: (Option<usize>, Option<usize>) },
     /// What happens to the job: runs, borrows, waits, preempts, and how many.
     Effect { was: String },
@@ -64,7 +66,9 @@ impl Preview {
                 was: shown.old_priority,
             });
         }
-        if (self.old_position, self.new_position) != (shown.old_position, shown.new_position) {
+        // Where the job will be: a job ahead of it leaving the queue moves where it is now,
+        // not where the change puts it.
+        if self.new_position != shown.new_position {
             out.push(Changed::Position {
                 was: (shown.old_position, shown.new_position),
             });
@@ -162,6 +166,24 @@ mod tests {
                 removed: vec!["low-run".into()],
             }]
         );
+    }
+
+    /// A job ahead of the target dispatching moves where it is now, not where the change puts
+    /// it: nothing that matters.
+    #[test]
+    fn a_job_ahead_leaving_changes_nothing_that_matters() {
+        let mut q = world();
+        let shown = preview(&q, "id-target", 5).unwrap();
+        assert_eq!((shown.old_position, shown.new_position), (Some(2), Some(1)));
+        // waiting-a (ahead) is dispatched in place of mid-run, which finished.
+        q.jobs.retain(|j| j.job.name != "mid-run");
+        if let Some(a) = q.jobs.iter_mut().find(|j| j.job.name == "waiting-a") {
+            a.job.status = JobStatus::Running;
+            a.job.started_at = Some(990_000);
+        }
+        let fresh = preview(&q, "id-target", 5).unwrap();
+        assert_eq!(fresh.old_position, Some(1));
+        assert_eq!(fresh.changes_since(&shown), vec![], "{fresh:?}");
     }
 
     /// A job arriving ahead moves the target's predicted position and its effect.
