@@ -455,6 +455,10 @@ pub struct DemoArgs {
     /// Simulated seconds per real second (default: the scenario's, 60 for the demo).
     #[arg(long)]
     pub speed: Option<f64>,
+    /// Keep the demo's temporary directory (its journal and audit log) after exit; its path
+    /// is printed either way.
+    #[arg(long)]
+    pub keep: bool,
     #[command(flatten)]
     pub console: ConsoleArgs,
 }

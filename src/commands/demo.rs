@@ -2,6 +2,7 @@
 //! real SDK client and poller pointed at it, and the console. No AWS account needed; the data
 //! path is exactly the one `quotatop tui` uses against AWS, only the endpoint differs.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -21,7 +22,39 @@ pub const DEMO_SCENARIO: &str = include_str!("../../scenarios/demo.toml");
 /// than real time, so 2 s is two simulated minutes.
 const DEMO_REFRESH_SECS: f64 = 2.0;
 
+/// The demo's temporary directory (its journal and audit log): on the way out of [`run`],
+/// however it ends (`q`, Ctrl-C, SIGTERM, SIGHUP, an error, a panic that unwinds), its path is
+/// printed and it is removed unless `--keep`.
+struct TempDir {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if !self.path.exists() {
+            return;
+        }
+        let path = self.path.display();
+        if self.keep {
+            eprintln!("quotatop demo: kept {path} (journal and audit log)");
+            return;
+        }
+        match std::fs::remove_dir_all(&self.path) {
+            Ok(()) => eprintln!(
+                "quotatop demo: removed {path} (journal and audit log; --keep keeps them)"
+            ),
+            Err(e) => eprintln!("quotatop demo: could not remove {path}: {e}"),
+        }
+    }
+}
+
 pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
+    // First, so it is dropped last: after the console, the journal and the runtime.
+    let _temp = TempDir {
+        path: console::demo_dir(),
+        keep: args.keep,
+    };
     let scenario = match &args.scenario {
         Some(path) => Scenario::load(path)?,
         None => Scenario::parse(DEMO_SCENARIO).context("the built-in demo scenario")?,

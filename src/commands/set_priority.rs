@@ -5,7 +5,7 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::bail;
 
-use crate::actions::{self, ChangeContext, Prediction, Preview, PriorityPolicy};
+use crate::actions::{self, ChangeContext, Preview, PriorityPolicy};
 use crate::audit::{AwsContext, Operator, Outcome};
 use crate::batch::BatchClient;
 use crate::cli::SetPriorityArgs;
@@ -78,7 +78,8 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
             args.change_record.as_deref(),
             &policy,
         )?;
-        print!("{}", render_preview(&preview));
+        let note = crate::analysis::preview::model_note(snapshot.source.endpoint.as_deref());
+        print!("{}", render_preview(&preview, note));
         if args.dry_run {
             println!("dry run: nothing changed");
             return anyhow::Ok(());
@@ -177,7 +178,9 @@ fn find_job<'a>(
 
 /// The tag value: at most 256 characters, as AWS allows.
 /// The preview as printed before confirming.
-pub fn render_preview(p: &Preview) -> String {
+/// `note`: what to say of the prediction's fidelity where the data comes from
+/// ([`crate::analysis::preview::model_note`]).
+pub fn render_preview(p: &Preview, note: Option<&str>) -> String {
     let mut out = format!(
         "job       {} ({})\nshare     {}\npriority  {} -> {}\n",
         clean_text(&p.job_name),
@@ -192,28 +195,72 @@ pub fn render_preview(p: &Preview) -> String {
             p.queue_length
         ));
     }
-    let effect = match &p.prediction {
-        Prediction::Preempts(c) => {
-            let mut s = format!(
-                "in-share preemption of {} running job(s), {:.2} instance-hours at risk:\n",
-                c.len(),
-                p.instance_hours_at_risk()
-            );
-            for v in c {
-                s.push_str(&format!(
-                    "          - {} (priority {}, {}x {}, running {} min, {:.2} instance-h)\n",
-                    clean_text(&v.name),
-                    v.priority,
-                    v.instance_count,
-                    v.instance_type,
-                    v.running_ms / 60_000,
-                    v.instance_hours_at_risk
-                ));
+    // The victims are counted in the effect and listed one per line; "up to N of" only for
+    // ties the snapshot cannot settle.
+    out.push_str(&format!("effect    {}", clean_text(&p.effect_headline())));
+    out.push_str(if p.preemptions.is_empty() {
+        "\n"
+    } else {
+        ":\n"
+    });
+    for v in &p.preemptions.candidates {
+        out.push_str(&format!(
+            "          - {} (priority {}, {}x {}, running {} min, {:.2} instance-h{})\n",
+            clean_text(&v.name),
+            v.priority,
+            v.instance_count,
+            v.instance_type,
+            v.running_ms / 60_000,
+            v.instance_hours_at_risk,
+            if v.kind == crate::engine::PreemptionKind::CrossShare {
+                ", cross-share"
+            } else {
+                ""
             }
-            s
-        }
-        _ => format!("{}\n", p.summary().rsplit("; ").next().unwrap_or_default()),
-    };
-    out.push_str(&format!("effect    {effect}"));
+        ));
+    }
+    if let Some(note) = note {
+        out.push_str(&format!("note      {note}\n"));
+    }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixture::{job, queue};
+    use crate::model::{JobStatus, SharingConfig};
+
+    const P4: &str = "ml.p4d.24xlarge";
+
+    /// Two running jobs the API cannot order: "up to 1 of 2", both listed one per line; a
+    /// settled victim is named without "up to"; the note is printed when given (against AWS).
+    #[test]
+    fn up_to_only_for_ties_and_the_note_when_given() {
+        let mut q = queue(&[("s", P4, 2, SharingConfig::reserve())]);
+        q.shares[0] = q.shares[0].clone().with_in_share_preemption(true);
+        let mut x = job("x", "s", P4, 1, JobStatus::Running, 1, 0);
+        x.job.started_at = Some(500_000);
+        let mut y = job("y", "s", P4, 1, JobStatus::Running, 1, 0);
+        y.job.started_at = Some(500_000);
+        q.jobs = vec![x, y, job("target", "s", P4, 1, JobStatus::Runnable, 0, 10)];
+        let tied = actions::preview(&q, "id-target", 5).unwrap();
+        let out = render_preview(&tied, Some("as modelled: test"));
+        assert!(
+            out.contains("in-share preemption of up to 1 of 2 running jobs"),
+            "{out}"
+        );
+        assert!(out.contains("- x (") && out.contains("- y ("), "{out}");
+        assert!(out.contains("note      as modelled: test"), "{out}");
+
+        q.jobs[1].job.started_at = Some(400_000);
+        let settled = actions::preview(&q, "id-target", 5).unwrap();
+        let out = render_preview(&settled, None);
+        assert!(
+            out.contains("in-share preemption of 1 running job ("),
+            "{out}"
+        );
+        assert!(!out.contains("up to") && !out.contains("note"), "{out}");
+        assert!(out.contains("- x (") && !out.contains("- y ("), "{out}");
+    }
 }

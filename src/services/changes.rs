@@ -70,6 +70,8 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
                 job_id: req.preview.job_id.clone(),
                 job_name: req.preview.job_name.clone(),
                 new_priority: req.preview.new_priority,
+                // A change refused before the intent was written is not in the log.
+                audit_log: result.is_ok().then(|| log.path().display().to_string()),
                 result,
                 warning,
             }

@@ -74,6 +74,8 @@ pub struct ChangeResult {
     pub result: Result<ChangeOutcome, ChangeError>,
     /// Something went wrong after the change was made (tagging the job failed).
     pub warning: Option<String>,
+    /// Where the change was recorded (the audit log's path), when it was.
+    pub audit_log: Option<String>,
 }
 
 /// Something for the event loop to start.

@@ -69,9 +69,10 @@ pub async fn run(
         event_loop::TICK,
         services,
     );
-    // SIGTERM and SIGHUP end the console like `q` does: the guard restores the terminal on the
-    // way out. QUOTATOP_TEST_PANIC_AFTER_MS makes it panic on purpose, for the test that checks
-    // the panic hook restores the terminal too.
+    // SIGTERM, SIGHUP and SIGINT (Ctrl-C is a key in raw mode; this is `kill -INT`) end the
+    // console like `q` does: the guard restores the terminal on the way out.
+    // QUOTATOP_TEST_PANIC_AFTER_MS makes it panic on purpose, for the test that checks the
+    // panic hook restores the terminal too.
     tokio::select! {
         r = console => r,
         _ = terminate_signal() => Ok(()),
@@ -86,11 +87,13 @@ async fn terminate_signal() {
         match (
             signal(SignalKind::terminate()),
             signal(SignalKind::hangup()),
+            signal(SignalKind::interrupt()),
         ) {
-            (Ok(mut term), Ok(mut hup)) => {
+            (Ok(mut term), Ok(mut hup), Ok(mut int)) => {
                 tokio::select! {
                     _ = term.recv() => {}
                     _ = hup.recv() => {}
+                    _ = int.recv() => {}
                 }
             }
             _ => std::future::pending::<()>().await,

@@ -6,19 +6,21 @@
 use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+mod view;
+
+pub use view::result_text;
 
 use super::data::Data;
 use super::effects::{ChangeOutcome, ChangeRequest, ChangeResult};
 use super::field::{self, Edit, Text as Input};
 use super::keymap::{Action, KeyMap};
-use super::screen::short_type;
 use super::text::clean;
 use super::theme::{Role, Theme};
 use crate::analysis::preview::{
-    self, Preview, PriorityPolicy, change_record_reason, check_change, parse_priority,
+    self, Changed, Preview, PriorityPolicy, change_record_reason, check_change, parse_priority,
 };
 use crate::model::{JobStatus, TrackedJob};
 
@@ -69,8 +71,12 @@ pub struct PriorityDialog {
     pub change_record: Input,
     /// Shown after Enter when the change is not acceptable.
     error: Option<String>,
-    /// The preview on screen was recomputed on newer data and its prediction changed.
-    stale: bool,
+    /// The preview on screen was recomputed on newer data and its prediction changed: how
+    /// (highlighted until the operator confirms or goes back).
+    changed: Vec<Changed>,
+    /// How far the preview can be trusted where the data comes from (against AWS: as
+    /// modelled); `None` on the emulator.
+    note: Option<&'static str>,
     pub step: Step,
 }
 
@@ -89,7 +95,8 @@ impl PriorityDialog {
             justification: Input::default(),
             change_record: Input::default(),
             error: None,
-            stale: false,
+            changed: Vec::new(),
+            note: None,
             step: Step::Edit,
         }
     }
@@ -118,20 +125,20 @@ impl PriorityDialog {
                     if !self.open_preview(data) {
                         // The job finished or left the data: the edit step says why.
                         self.step = Step::Edit;
+                        self.changed.clear();
                         return Reply::Stay;
                     }
-                    match &self.step {
-                        // Same prediction: apply it with today's figures (times running and
-                        // hours at risk grow while the preview is read), which the audit keeps.
-                        Step::Preview(fresh) if fresh.same_outcome(&shown) => {
-                            self.stale = false;
-                        }
-                        Step::Preview(_) => {
-                            self.stale = true;
-                            return Reply::Stay;
-                        }
+                    let Step::Preview(fresh) = &self.step else {
                         // The job finished or left the data: the edit step says why.
-                        _ => return Reply::Stay,
+                        return Reply::Stay;
+                    };
+                    // Only what the operator decided on counts: the job's priority, position,
+                    // effect and victims (not jobs arriving behind it, nor times running).
+                    // Unchanged, it is applied with today's figures (times running and hours
+                    // at risk grow while the preview is read), which the audit keeps.
+                    self.changed = fresh.changes_since(&shown);
+                    if !self.changed.is_empty() {
+                        return Reply::Stay;
                     }
                     let Step::Preview(p) = &self.step else {
                         return Reply::Stay;
@@ -148,7 +155,7 @@ impl PriorityDialog {
                 }
                 Some(Action::Cancel) => {
                     self.step = Step::Edit;
-                    self.stale = false;
+                    self.changed.clear();
                     Reply::Stay
                 }
                 _ => Reply::Stay,
@@ -209,6 +216,10 @@ impl PriorityDialog {
             self.status = t.job.status;
             self.current = t.job.priority;
         }
+        self.note = data
+            .snapshot
+            .as_ref()
+            .and_then(|s| preview::model_note(s.source.endpoint.as_deref()));
         let checked = parse_priority(self.priority.value()).and_then(|new| {
             let record = Some(self.change_record.value()).filter(|c| !c.trim().is_empty());
             check_change(
@@ -260,10 +271,25 @@ impl PriorityDialog {
 
     pub fn draw(&self, frame: &mut Frame, area: Rect, keymap: &KeyMap, theme: &Theme) {
         let width = area.width.saturating_sub(4).min(84);
-        let lines = self.lines(keymap, theme);
         let inner = width.saturating_sub(2).max(1) as usize;
-        // Rows after wrapping, so the last line (the confirmation) is never cut off.
-        let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
+        let rows_of = |lines: &[Line]| -> usize {
+            lines
+                .iter()
+                .map(|l| {
+                    let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+                    view::wrapped_rows(&text, inner)
+                })
+                .sum()
+        };
+        let max_rows = area.height.saturating_sub(2) as usize;
+        // Victims take the rows the rest leaves (one line each, never wrapped); the last
+        // says how many more when they do not all fit.
+        let without = rows_of(&self.lines(keymap, theme, inner, 0));
+        let victims = self.victim_count();
+        let room = max_rows.saturating_sub(without);
+        let lines = self.lines(keymap, theme, inner, room.max(1).min(victims.max(1)));
+        // Rows after wrapping at words, so the last line (the confirmation) is never cut off.
+        let rows = rows_of(&lines);
         let height = (rows as u16).saturating_add(2).min(area.height);
         let [row] = Layout::vertical([Constraint::Length(height)])
             .flex(Flex::Center)
@@ -284,7 +310,22 @@ impl PriorityDialog {
         );
     }
 
-    fn lines(&self, keymap: &KeyMap, theme: &Theme) -> Vec<Line<'static>> {
+    /// Victims of the preview on screen.
+    fn victim_count(&self) -> usize {
+        match &self.step {
+            Step::Preview(p) => p.preemptions.candidates.len(),
+            _ => 0,
+        }
+    }
+
+    /// The dialog's lines for `inner` columns, with at most `victim_rows` victim lines.
+    fn lines(
+        &self,
+        keymap: &KeyMap,
+        theme: &Theme,
+        inner: usize,
+        victim_rows: usize,
+    ) -> Vec<Line<'static>> {
         let muted = theme.style(Role::Muted);
         let key = |a: Action| keymap.first_key_in(super::keymap::Mode::Dialog, a);
         let mut out = vec![
@@ -372,13 +413,16 @@ impl PriorityDialog {
                 });
             }
             Step::Preview(p) => {
-                if self.stale {
-                    out.push(Line::from(Span::styled(
-                        "the queue changed since the last preview: this is the new one",
-                        theme.style(Role::Warning),
-                    )));
-                }
-                out.extend(preview_lines(p, theme));
+                out.extend(view::preview_lines(
+                    p,
+                    self.justification.value().trim(),
+                    Some(self.change_record.value().trim()).filter(|c| !c.is_empty()),
+                    &self.changed,
+                    self.note,
+                    inner,
+                    victim_rows,
+                    theme,
+                ));
                 out.push(Line::from(""));
                 out.push(Line::from(vec![
                     Span::styled(
@@ -410,82 +454,6 @@ impl PriorityDialog {
             }
         }
         out
-    }
-}
-
-/// The preview as the dialog shows it (the console twin of `set-priority`'s `render_preview`).
-pub fn preview_lines(p: &Preview, theme: &Theme) -> Vec<Line<'static>> {
-    let muted = theme.style(Role::Muted);
-    let mut out = vec![Line::from(vec![
-        Span::styled("priority ", muted),
-        Span::raw(format!("{} → {}", p.old_priority, p.new_priority)),
-    ])];
-    if let (Some(a), Some(b)) = (p.old_position, p.new_position) {
-        out.push(Line::from(vec![
-            Span::styled("position ", muted),
-            Span::raw(format!(
-                "{a} → {b} of {} waiting in {}",
-                p.queue_length,
-                clean(&p.share)
-            )),
-        ]));
-    }
-    // The analysis's own words (victims, "up to N of" for ties, the "as modelled" note for
-    // cross-share victims), so the dialog says what the command line and the audit log say.
-    let effect = clean(&p.effect_text()).into_owned();
-    let style = if p.preemptions.is_empty() {
-        Style::default()
-    } else {
-        theme.style(Role::Preempted)
-    };
-    out.push(Line::from(vec![
-        Span::styled("effect   ", muted),
-        Span::styled(effect, style),
-    ]));
-    for v in &p.preemptions.candidates {
-        out.push(Line::from(Span::raw(format!(
-            "         - {} · {} · priority {} · {}× {} · running {} min · {:.2} inst-h",
-            clean(&v.name),
-            clean(&v.share),
-            v.priority,
-            v.instance_count,
-            short_type(&v.instance_type),
-            v.running_ms / 60_000,
-            v.instance_hours_at_risk
-        ))));
-    }
-    out
-}
-
-/// The result as one line for the dialog and the footer.
-pub fn result_text(r: &ChangeResult) -> (String, bool) {
-    let name = clean(&r.job_name).into_owned();
-    match &r.result {
-        Ok(ChangeOutcome::Succeeded { request_id }) => match &r.warning {
-            None => (
-                format!(
-                    "priority of {name} set to {} (request {}); recorded in the audit log",
-                    r.new_priority,
-                    request_id.as_deref().unwrap_or("-")
-                ),
-                false,
-            ),
-            Some(w) => (
-                format!(
-                    "priority of {name} set to {} and recorded, but {}",
-                    r.new_priority,
-                    clean(w)
-                ),
-                true,
-            ),
-        },
-        Ok(ChangeOutcome::Failed { error }) => (
-            format!("the API refused the change to {name}: {error} (recorded in the audit log)"),
-            true,
-        ),
-        // A change just made is never a reconciled one; shown plainly all the same.
-        Ok(ChangeOutcome::Reconciled { verdict }) => (format!("change to {name}: {verdict}"), true),
-        Err(e) => (format!("priority of {name} not changed: {e}"), true),
     }
 }
 

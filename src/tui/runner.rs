@@ -64,6 +64,7 @@ impl Runner {
                         new_priority: req.preview.new_priority,
                         result: Err(ChangeError::NoApi),
                         warning: None,
+                        audit_log: None,
                     }))));
                 };
                 tracing::info!(

@@ -227,10 +227,16 @@ async fn raising_a_waiting_job_on_a_borrowing_share_preempts_only_the_predicted_
     let out = run(cmd(&url, &log, &dry)).await;
     let t = text(&out);
     assert!(out.status.success(), "{t}");
-    assert!(
-        t.contains("in-share preemption of 1 running job") && t.contains("- run-d (priority 1"),
-        "{t}"
-    );
+    assert!(t.contains("in-share preemption of 1 running job ("), "{t}");
+    // Exactly, not "up to": the snapshot settles it. The emulator runs the engine the preview
+    // runs, so no "as modelled" note.
+    assert!(!t.contains("up to") && !t.contains("as modelled"), "{t}");
+    let previewed: Vec<&str> = t
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("- "))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    assert_eq!(previewed, ["run-d"], "{t}");
     let mut yes = args.to_vec();
     yes.push("--yes");
     let out = run(cmd(&url, &log, &yes)).await;
@@ -259,6 +265,13 @@ async fn raising_a_waiting_job_on_a_borrowing_share_preempts_only_the_predicted_
             ("run-d", true)
         ]
     );
+    // The previewed victims are exactly the jobs the emulator preempted.
+    let hit: Vec<&str> = preempted
+        .iter()
+        .filter(|(_, hit)| *hit)
+        .map(|(n, _)| *n)
+        .collect();
+    assert_eq!(hit, previewed);
     h.shutdown().await.ok();
 }
 

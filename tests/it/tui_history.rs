@@ -461,6 +461,7 @@ impl quotatop::tui::effects::ChangeRunner for Recorder {
             new_priority: req.preview.new_priority,
             result: Ok(quotatop::tui::effects::ChangeOutcome::Succeeded { request_id: None }),
             warning: None,
+            audit_log: None,
         };
         self.0.lock().unwrap().push(req);
         Box::pin(async move { result })
@@ -520,9 +521,10 @@ async fn a_stale_preview_is_shown_again_before_it_is_applied() {
     assert!(recorder.0.lock().unwrap().is_empty(), "nothing applied yet");
     let text = screen_text(&t);
     assert!(
-        text.contains("the queue changed since the last preview"),
+        text.contains("the prediction changed since you read it"),
         "{text}"
     );
+    assert!(text.contains("position was 2 → 1, now 3 → 2"), "{text}");
     assert!(app.dialog().is_some());
 
     // Same again, then Enter on the new preview applies it.

@@ -19,7 +19,7 @@ use quotatop::tui::priority::Step;
 /// The fixture with the p4d pool full: research (in-share preemption on) holds all 6 of its
 /// instances, prod its one, nlp no longer has p4d: nothing idle to borrow, so a raised research
 /// job can only start by preempting a lower-priority research job.
-fn full_pool() -> Snapshot {
+pub fn full_pool() -> Snapshot {
     let mut s = snapshot();
     let q = &mut s.queues[0];
     for c in &mut q.environment.capacity {

@@ -7,8 +7,13 @@
 //! dispatch order. The preview tries every such order (up to [`MAX_ORDERS`]); when they disagree
 //! it says "up to N of" these candidates instead of naming the victims.
 
+mod compare;
+mod fidelity;
 mod simulate;
 mod validate;
+
+pub use compare::Changed;
+pub use fidelity::{AWS_MODEL_NOTE, is_emulator, model_note};
 
 pub use validate::{
     PriorityPolicy, ValidationError, change_record_reason, check_change, parse_priority,
@@ -125,43 +130,6 @@ pub struct Preview {
 }
 
 impl Preview {
-    /// Whether `other` predicts the same thing: the same positions and effect, the same
-    /// preemption candidates (by job). Times running and hours at risk grow by the second, so
-    /// they do not count.
-    pub fn same_outcome(&self, other: &Preview) -> bool {
-        let strip = |c: &[Candidate]| -> Vec<Candidate> {
-            c.iter()
-                .map(|c| Candidate {
-                    running_ms: 0,
-                    instance_hours_at_risk: 0.0,
-                    ..c.clone()
-                })
-                .collect()
-        };
-        let effect = |p: &Preview| match &p.prediction {
-            Prediction::Preempts(c) => Prediction::Preempts(strip(c)),
-            other => other.clone(),
-        };
-        (
-            self.old_position,
-            self.new_position,
-            self.queue_length,
-            self.old_priority,
-            self.preemptions.min,
-            self.preemptions.max,
-            self.awaits_release,
-        ) == (
-            other.old_position,
-            other.new_position,
-            other.queue_length,
-            other.old_priority,
-            other.preemptions.min,
-            other.preemptions.max,
-            other.awaits_release,
-        ) && effect(self) == effect(other)
-            && strip(&self.preemptions.candidates) == strip(&other.preemptions.candidates)
-    }
-
     /// Instance-hours at risk of the preempted jobs (of every candidate when unsettled).
     pub fn instance_hours_at_risk(&self) -> f64 {
         self.preemptions
@@ -177,10 +145,39 @@ impl Preview {
         self.preemptions.cross_share().then_some(CROSS_SHARE_NOTE)
     }
 
-    /// The predicted effect in words (the part of [`Preview::summary`] after the position).
+    /// The predicted effect in words (the part of [`Preview::summary`] after the position),
+    /// naming the victims, with the model note.
     pub fn effect_text(&self) -> String {
+        let mut what = self.effect(true);
+        if let Some(note) = self.model_note() {
+            what.push_str(&format!(" ({note})"));
+        }
+        what
+    }
+
+    /// The predicted effect with the victims counted, not named (they are listed one per line
+    /// below it), and without the model note: the dialog's and the command line's headline.
+    pub fn effect_headline(&self) -> String {
+        self.effect(false)
+    }
+
+    fn effect(&self, named: bool) -> String {
         let p = &self.preemptions;
         let names = |kinds: bool| {
+            if !named {
+                let n = p.candidates.len();
+                let kind = if kinds && p.cross_share() {
+                    let cross = p
+                        .candidates
+                        .iter()
+                        .filter(|c| c.kind == PreemptionKind::CrossShare)
+                        .count();
+                    format!(" ({cross} cross-share, {} in-share)", n - cross)
+                } else {
+                    String::new()
+                };
+                return format!("{n} running job{}{kind}", if n == 1 { "" } else { "s" });
+            }
             p.candidates
                 .iter()
                 .map(|c| {
@@ -244,9 +241,6 @@ impl Preview {
                 ", and the same scheduling pass then preempts {}",
                 which(true)
             ));
-        }
-        if let Some(note) = self.model_note() {
-            what.push_str(&format!(" ({note})"));
         }
         what
     }

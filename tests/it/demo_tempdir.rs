@@ -1,0 +1,77 @@
+//! `quotatop demo`'s temporary directory (its journal and audit log), with the real binary in
+//! a pseudo-terminal (util-linux `script`): however the demo ends (`q`, SIGTERM, SIGHUP,
+//! SIGINT) it prints the directory's path and removes it, unless `--keep`, which keeps it.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Runs `sh -c inner` in a PTY, with `keys` typed into it after 4 s; the PTY's output.
+fn in_pty(inner: &str, keys: Option<&str>) -> String {
+    for tool in ["script", "timeout", "sleep"] {
+        assert!(
+            Command::new("sh")
+                .args(["-c", &format!("command -v {tool}")])
+                .output()
+                .is_ok_and(|o| o.status.success()),
+            "`{tool}` is not installed: this test needs util-linux's `script` and coreutils"
+        );
+    }
+    let typed = match keys {
+        Some(k) => format!("(sleep 4; printf '{k}'; sleep 5)"),
+        None => "sleep 12".to_string(),
+    };
+    let script = format!(
+        "{typed} | timeout 60 script -qfec \"sh -c '{inner}'\" /dev/null",
+        inner = inner.replace('"', "\\\"").replace('$', "\\$")
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .output()
+        .expect("script runs");
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+/// The directory the demo says it removed or kept.
+fn printed_dir(out: &str, verb: &str) -> PathBuf {
+    let prefix = format!("quotatop demo: {verb} ");
+    let line = out
+        .split(['\r', '\n'])
+        .find_map(|l| l.split(&prefix).nth(1))
+        .unwrap_or_else(|| panic!("no \"{prefix}\" in:\n{out}"));
+    let path = line.split(' ').next().unwrap_or_default();
+    assert!(path.contains("quotatop-demo-"), "{line}");
+    PathBuf::from(path)
+}
+
+#[test]
+fn quitting_with_q_removes_the_temporary_directory() {
+    let bin = env!("CARGO_BIN_EXE_quotatop");
+    let out = in_pty(&format!("{bin} demo; echo EXIT=$?"), Some("q"));
+    assert!(out.contains("EXIT=0"), "{out}");
+    let dir = printed_dir(&out, "removed");
+    assert!(!dir.exists(), "{} is left behind", dir.display());
+}
+
+#[test]
+fn signals_remove_the_temporary_directory() {
+    let bin = env!("CARGO_BIN_EXE_quotatop");
+    for signal in ["TERM", "HUP", "INT"] {
+        let out = in_pty(
+            &format!("timeout --foreground -s {signal} 4 {bin} demo; echo EXIT=$?"),
+            None,
+        );
+        assert!(out.contains("EXIT=124"), "{signal}: {out}");
+        let dir = printed_dir(&out, "removed");
+        assert!(!dir.exists(), "{signal}: {} is left behind", dir.display());
+    }
+}
+
+#[test]
+fn keep_keeps_the_temporary_directory() {
+    let bin = env!("CARGO_BIN_EXE_quotatop");
+    let out = in_pty(&format!("{bin} demo --keep; echo EXIT=$?"), Some("q"));
+    let dir = printed_dir(&out, "kept");
+    let kept = dir.join("journal.sqlite3").exists();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(kept, "{} has no journal: {out}", dir.display());
+}
