@@ -63,6 +63,26 @@ pub struct ConnectOptions {
     pub credentials: Option<StaticCredentials>,
 }
 
+/// An endpoint URL the SDK can use: `http://` or `https://` and a host.
+pub fn check_endpoint(url: &str) -> Result<(), BatchError> {
+    let lower = url.trim().to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("http://")
+        .or_else(|| lower.strip_prefix("https://"));
+    match rest {
+        Some(host) if !host.is_empty() && !host.starts_with('/') => Ok(()),
+        Some(_) => Err(BatchError::Config(format!(
+            "endpoint {} has no host",
+            crate::model::clean_text(&crate::model::without_userinfo(url))
+        ))),
+        // Shown without anything before an `@` (credentials written into it).
+        None => Err(BatchError::Config(format!(
+            "endpoint must start with http:// or https:// (got {}; e.g. http://127.0.0.1:5566)",
+            crate::model::clean_text(url.rsplit('@').next().unwrap_or(url))
+        ))),
+    }
+}
+
 /// A connected Batch client. Cheap to clone (the SDK client is reference-counted).
 #[derive(Debug, Clone)]
 pub struct BatchClient {
@@ -96,6 +116,11 @@ impl BatchClient {
             ));
         }
         let shared = loader.load().await;
+        // Checked here, not by the SDK: it reports a missing scheme on the first call, with
+        // the request's internals.
+        if let Some(u) = shared.endpoint_url() {
+            check_endpoint(u)?;
+        }
         // The endpoint is shown, journaled and audited: never with credentials written into it.
         let endpoint = shared.endpoint_url().map(crate::model::without_userinfo);
         let region = match (shared.region(), &endpoint) {

@@ -11,6 +11,8 @@ pub fn assess(errors: &[BatchError], calls: usize, wire: WireCounts) -> PollHeal
     let worst = |kind: ErrorKind| errors.iter().rev().find(|e| e.kind() == kind);
     let (state, last) = if errors.is_empty() {
         (HealthState::Healthy, None)
+    } else if let Some(e) = worst(ErrorKind::NoCredentials) {
+        (HealthState::NoCredentials, Some(e))
     } else if let Some(e) = worst(ErrorKind::Denied) {
         (HealthState::Denied, Some(e))
     } else if errors.len() >= calls
@@ -65,6 +67,7 @@ mod tests {
         match kind {
             ErrorKind::Throttled => BatchError::Throttled { op, message },
             ErrorKind::Denied => BatchError::Denied { op, message },
+            ErrorKind::NoCredentials => BatchError::NoCredentials { op, message },
             ErrorKind::NotFound => BatchError::NotFound { op, message },
             ErrorKind::Unreachable => BatchError::Unreachable { op, message },
             ErrorKind::Other => BatchError::Other { op, message },
