@@ -94,14 +94,16 @@ impl Role {
 }
 
 /// The built-in themes, embedded so the binary works from any directory.
+/// In the order `t` cycles through them: the dark ones first, light (which paints its own
+/// background) last.
 pub const BUILT_IN: [(&str, &str); 4] = [
     ("dark", include_str!("../../themes/dark.toml")),
-    ("light", include_str!("../../themes/light.toml")),
     (
         "high-contrast",
         include_str!("../../themes/high-contrast.toml"),
     ),
     ("colorblind", include_str!("../../themes/colorblind.toml")),
+    ("light", include_str!("../../themes/light.toml")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -169,6 +171,25 @@ pub struct Theme {
 impl Theme {
     pub fn style(&self, role: Role) -> Style {
         self.styles[role.index()]
+    }
+
+    /// Gives every cell the text role's colours where nothing drawn chose its own (the
+    /// terminal's default), so a theme with a background (light) paints the whole screen and
+    /// stays readable on a dark terminal. Themes without one change nothing.
+    pub fn paint_background(&self, buf: &mut ratatui::buffer::Buffer) {
+        let base = self.style(Role::Text);
+        let Some(bg) = base.bg else {
+            return;
+        };
+        let fg = base.fg.unwrap_or(Color::Reset);
+        for cell in buf.content.iter_mut() {
+            if cell.bg == Color::Reset {
+                cell.bg = bg;
+            }
+            if cell.fg == Color::Reset {
+                cell.fg = fg;
+            }
+        }
     }
 
     /// This theme with borders in the past role's colour, for time travel: its background

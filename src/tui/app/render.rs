@@ -19,6 +19,7 @@ impl App {
         self.shown_age = self.age_seconds();
         self.dirty = false;
         self.render(frame);
+        self.theme.paint_background(frame.buffer_mut());
     }
 
     /// Rendering proper, from `&self`.
