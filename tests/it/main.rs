@@ -48,5 +48,6 @@ mod tui_app;
 mod tui_history;
 mod tui_priority;
 mod tui_scorecard;
+mod tui_states;
 mod tui_styles;
 mod tui_widths;

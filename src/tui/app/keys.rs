@@ -147,13 +147,20 @@ impl App {
                     .iter()
                     .map(|q| q.name.clone())
                     .collect();
-                if names.len() > 1 {
-                    let at = self
-                        .queue
-                        .as_ref()
-                        .and_then(|q| names.iter().position(|n| n == q))
-                        .unwrap_or(0);
-                    self.set_queue(names[(at + 1) % names.len()].clone());
+                match names.as_slice() {
+                    [] => self.flash_error("no queue yet"),
+                    [only] => self.flash_info(format!(
+                        "only one queue: {} (--queue or `queues` in config.toml adds more)",
+                        clean(only)
+                    )),
+                    _ => {
+                        let at = self
+                            .queue
+                            .as_ref()
+                            .and_then(|q| names.iter().position(|n| n == q))
+                            .unwrap_or(0);
+                        self.switch_queue(names[(at + 1) % names.len()].clone());
+                    }
                 }
             }
             Action::NextTheme => {
