@@ -20,6 +20,8 @@ pub enum Command {
     At(When),
     /// Leave time travel.
     Live,
+    /// The list of warnings and errors shown so far.
+    Messages,
     Help,
     Quit,
 }
@@ -63,6 +65,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "time travel to 30m, 2h or 1d ago, HH:MM[:SS] today (UTC, the data's clock), or an RFC 3339 time",
     ),
     ("live", "leave time travel"),
+    (
+        "messages",
+        "every warning and error shown so far (config problems first)",
+    ),
     ("help", "this help"),
     ("q | quit", "quit"),
 ];
@@ -126,6 +132,7 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
             }
         }
         "live" | "now" => Command::Live,
+        "messages" | "messages!" | "msg" => Command::Messages,
         "help" | "h" | "?" => Command::Help,
         "q" | "quit" | "q!" => Command::Quit,
         other => return Err(CommandError::Unknown(other.to_string())),

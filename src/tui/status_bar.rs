@@ -20,6 +20,10 @@ pub struct StatusInfo {
     pub read_only: bool,
     /// Whether the console keeps history (the journal), shown when it does not.
     pub history: History,
+    /// Why the config file could not be used, when it could not (changes are refused).
+    pub config_broken: Option<String>,
+    /// Start-up warnings (config file, theme, keys), kept in `:messages`.
+    pub messages: usize,
 }
 
 /// The journal as the status bar reports it.
@@ -93,8 +97,27 @@ pub fn draw(
             theme.style(Role::Past),
         ));
     }
+    first.push(Span::styled(" quotatop ", theme.style(Role::Title)));
+    // Before the endpoint, so a narrow terminal cuts that, never these.
+    if info.config_broken.is_some() {
+        first.push(Span::styled(
+            "CONFIG BROKEN: no changes",
+            theme.style(Role::Critical),
+        ));
+        first.push(Span::raw(" "));
+    }
+    if info.messages > 0 {
+        first.push(Span::styled(
+            format!(
+                "{} warning{} (:messages) ",
+                info.messages,
+                if info.messages == 1 { "" } else { "s" }
+            ),
+            theme.style(Role::Warning),
+        ));
+    }
+
     first.extend([
-        Span::styled(" quotatop ", theme.style(Role::Title)),
         Span::styled("endpoint ", muted),
         Span::raw(endpoint),
         Span::styled(" · profile ", muted),
@@ -106,7 +129,6 @@ pub fn draw(
         first.push(Span::raw(" "));
         first.push(Span::styled(" READ-ONLY ", theme.style(Role::Badge)));
     }
-
     let q = shown.queue(queue).map(|(q, _)| q);
     let queue_name = q.map(|q| q.name.as_str()).or(queue).unwrap_or("-");
     let mut second = vec![

@@ -22,3 +22,39 @@ async fn next_queue_with_one_queue_says_so() {
     let text = screen_text(&t);
     assert!(text.contains("only one queue: ml-training"), "{text}");
 }
+
+/// Issue 16: config warnings do not vanish at the next key: the status bar counts them and
+/// `:messages` lists them (with later errors).
+#[tokio::test]
+async fn config_warnings_stay_in_messages() {
+    let mut opts = options();
+    opts.warnings = vec!["config file /x/config.toml: unknown key `bogus` ignored".into()];
+    let (t, app) = run(100, 24, opts, typed("jj:frobnicate\n")).await;
+    let text = screen_text(&t);
+    assert!(!app.messages_open());
+    assert!(text.contains("1 warning (:messages)"), "{text}");
+    let mut opts = options();
+    opts.warnings = vec!["config file /x/config.toml: unknown key `bogus` ignored".into()];
+    let (t, app) = run(100, 24, opts, typed("jj:frobnicate\n:messages\n")).await;
+    let text = screen_text(&t);
+    assert!(app.messages_open());
+    assert!(text.contains("unknown key `bogus` ignored"), "{text}");
+    assert!(text.contains("unknown command :frobnicate"), "{text}");
+    let mut opts = options();
+    opts.warnings = vec!["w".into()];
+    let (_, app) = run(100, 24, opts, typed(":messages\n\x1b")).await;
+    assert!(!app.messages_open());
+}
+
+/// Issue 16: with a config file that cannot be used, viewing goes on but priority changes are
+/// refused (a broken file never loosens policy), and the status bar says so.
+#[tokio::test]
+async fn a_broken_config_refuses_priority_changes() {
+    let mut opts = options();
+    opts.status.config_broken = Some("bad config file /x/config.toml: expected `]`".into());
+    let (t, app) = run(100, 30, opts, typed(":job research-sweep-04\np")).await;
+    assert!(app.dialog().is_none());
+    let text = screen_text(&t);
+    assert!(text.contains("CONFIG BROKEN"), "{text}");
+    assert!(text.contains("priority changes are refused"), "{text}");
+}

@@ -21,6 +21,7 @@ impl App {
             Command::Preemptions => self.switch_root(Kind::Preemptions),
             Command::Scorecard => self.switch_root(Kind::Scorecard),
             Command::Help => self.help = true,
+            Command::Messages => self.messages_open = true,
             Command::Quit => self.quit = true,
             Command::Theme(name) => self.set_theme(&name),
             Command::At(when) => {

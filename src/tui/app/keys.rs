@@ -22,6 +22,14 @@ impl App {
             }
             return;
         }
+        if self.messages_open {
+            if let Some(Action::Back | Action::Help | Action::Quit | Action::Enter) =
+                self.keymap.action(Mode::Normal, &key)
+            {
+                self.messages_open = false;
+            }
+            return;
+        }
         if self.help {
             match self.keymap.action(Mode::Normal, &key) {
                 Some(Action::Back | Action::Help | Action::Quit) => self.help = false,
@@ -192,6 +200,12 @@ impl App {
             return self.flash_error(
                 "read-only mode: priority changes are disabled (--read-only or read_only = true)",
             );
+        }
+        if let Some(why) = &self.status.config_broken {
+            return self.flash_error(format!(
+                "priority changes are refused until the config file is fixed (a broken file never \
+                 loosens policy): {why}"
+            ));
         }
         if self.travel.past().is_some() {
             return self.flash_error(format!(

@@ -11,7 +11,7 @@ use crate::tui::keymap::{Action, Mode};
 use crate::tui::screen::DrawCtx;
 use crate::tui::status_bar::{self, PastMark};
 use crate::tui::theme::Role;
-use crate::tui::{footer, help};
+use crate::tui::{footer, help, messages};
 
 impl App {
     /// Draws the whole console.
@@ -98,6 +98,10 @@ impl App {
         self.current().draw(frame, body, &ctx);
         if self.help {
             help::draw(frame, body, &self.keymap, self.help_scroll, theme);
+        }
+        if self.messages_open {
+            let close = self.keymap.first_key(Action::Back);
+            messages::draw(frame, body, &self.messages, &close, theme);
         }
         if let Some(d) = &self.dialog {
             d.draw(frame, body, &self.keymap, theme);
