@@ -58,3 +58,44 @@ async fn a_broken_config_refuses_priority_changes() {
     assert!(text.contains("CONFIG BROKEN"), "{text}");
     assert!(text.contains("priority changes are refused"), "{text}");
 }
+
+/// The footer line of a screen reached by `keys` at `width` columns.
+async fn footer(width: u16, keys: &str) -> String {
+    let (t, _) = run(width, 30, options(), typed(keys)).await;
+    screen_text(&t)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .trim_end()
+        .to_string()
+}
+
+/// Issue 16: the footer offers, per screen, only what works there (generated from the key
+/// table): no `/` or `s` on the Overview, `p` where a job is selected, `1`–`4` as one hint,
+/// `tab` where there are panes.
+#[tokio::test]
+async fn footer_hints_per_screen() {
+    let mut all = String::new();
+    for (name, keys) in [
+        ("overview", ""),
+        ("share", "j\n"),
+        ("jobs", "2"),
+        ("job detail", "2\n"),
+        ("preemptions", "3"),
+        ("scorecard", "4"),
+    ] {
+        let line = footer(160, keys).await;
+        all.push_str(&format!("{name:<12}{line}\n"));
+    }
+    insta::assert_snapshot!(all);
+    let overview = footer(160, "").await;
+    assert!(!overview.contains("<s>sort"), "{overview}");
+    assert!(!overview.contains("<p>"), "{overview}");
+    assert!(overview.contains("<1-4>screens"), "{overview}");
+    let jobs = footer(160, "2").await;
+    assert!(
+        jobs.contains("<s>sort") && jobs.contains("</>filter"),
+        "{jobs}"
+    );
+    assert!(jobs.contains("<p>priority"), "{jobs}");
+}

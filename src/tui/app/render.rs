@@ -8,7 +8,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::{App, MIN_HEIGHT, MIN_WIDTH};
 use crate::tui::keymap::{Action, Mode};
-use crate::tui::screen::DrawCtx;
+use crate::tui::screen::{DrawCtx, Kind};
 use crate::tui::status_bar::{self, PastMark};
 use crate::tui::theme::Role;
 use crate::tui::{footer, help, messages};
@@ -20,6 +20,32 @@ impl App {
         self.dirty = false;
         self.render(frame);
         self.theme.paint_background(frame.buffer_mut());
+    }
+
+    /// Whether the current screen does something with `action` (its footer hint shows only
+    /// then).
+    fn offers(&self, action: Action) -> bool {
+        let screen = self.current();
+        let queue = self.queue.as_deref();
+        match action {
+            Action::FilterMode => screen.list_ref().is_some(),
+            Action::SortNext | Action::SortReverse => !screen.sort_columns().is_empty(),
+            Action::Enter => screen.enter(self.shown(), queue).is_some(),
+            Action::Back => {
+                !self.stack.is_empty()
+                    || screen.list_ref().is_some_and(|l| !l.filter.text.is_empty())
+            }
+            Action::Priority => {
+                !self.status.read_only
+                    && self.status.config_broken.is_none()
+                    && self.travel.past().is_none()
+                    && screen.selected_job(&self.data, queue).is_some()
+            }
+            Action::NextPane => matches!(screen.kind(), Kind::Share | Kind::Preemptions),
+            Action::NextQueue => self.shown().queues().len() > 1,
+            Action::Older | Action::Newer | Action::Live => self.history(),
+            _ => true,
+        }
     }
 
     /// Rendering proper, from `&self`.
@@ -117,6 +143,7 @@ impl App {
             } else {
                 Mode::Normal
             },
+            &|action| self.offers(action),
             theme,
         );
     }
