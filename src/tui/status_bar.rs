@@ -4,6 +4,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
@@ -54,6 +55,12 @@ pub struct PastMark {
     pub live: String,
 }
 
+/// Why the live data of `queue` is stale (its last refresh failed), when it is.
+pub fn stale<'a>(data: &'a Data, queue: Option<&str>) -> Option<&'a str> {
+    data.queue(queue)
+        .and_then(|(q, _)| q.stale_reason.as_deref())
+}
+
 fn health(state: HealthState, theme: &Theme) -> Span<'static> {
     let (text, role) = match state {
         HealthState::Starting => ("● starting", Role::Muted),
@@ -95,6 +102,12 @@ pub fn draw(
         first.push(Span::styled(
             format!(" PAST {} ", date_time(Some(p.data_at))),
             theme.style(Role::Past),
+        ));
+    }
+    if past.is_none() && stale(live, queue).is_some() {
+        first.push(Span::styled(
+            " STALE ",
+            theme.style(Role::Warning).add_modifier(Modifier::REVERSED),
         ));
     }
     first.push(Span::styled(" quotatop ", theme.style(Role::Title)));

@@ -207,6 +207,20 @@ impl Theme {
         t
     }
 
+    /// This theme with borders in the warning role's colour, bold: live data that could not be
+    /// refreshed (stale) is drawn inside them, as the past is inside its own.
+    pub fn with_stale_borders(&self) -> Self {
+        let warn = self.style(Role::Warning);
+        let border = Style::new().add_modifier(Modifier::BOLD);
+        let border = match warn.fg.or(warn.bg) {
+            Some(c) => border.fg(c),
+            None => border.add_modifier(Modifier::UNDERLINED),
+        };
+        let mut t = self.clone();
+        t.styles[Role::Border.index()] = border;
+        t
+    }
+
     /// The default theme. The embedded file is checked by a unit test, so this cannot fail in a
     /// released binary; should it ever, the terminal's own colours are used.
     pub fn dark() -> Self {

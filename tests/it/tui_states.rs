@@ -99,3 +99,22 @@ async fn footer_hints_per_screen() {
     );
     assert!(jobs.contains("<p>priority"), "{jobs}");
 }
+
+/// Issue 16: stale live data (its refresh failed) is marked like the past: a STALE badge first
+/// on the status bar and the screen's borders in the warning colour.
+#[tokio::test]
+async fn stale_data_is_marked_on_the_badge_and_the_border() {
+    use quotatop::tui::theme::{Role, Theme};
+    let mut s = snapshot();
+    s.queues[0].stale_reason = Some("DescribeServiceJob: access denied".into());
+    let (t, _) = run_with(100, 24, options(), vec![s], vec![]).await;
+    let text = screen_text(&t);
+    assert!(text.starts_with(" STALE  quotatop"), "{text}");
+    assert!(text.contains("stale: DescribeServiceJob"), "{text}");
+    let warn = Theme::dark().style(Role::Warning).fg;
+    assert_eq!(t.backend().buffer()[(0, 2)].fg, warn.unwrap());
+    // Fresh data: neither.
+    let (t, _) = run(100, 24, options(), vec![]).await;
+    assert!(!screen_text(&t).contains("STALE"));
+    assert_ne!(t.backend().buffer()[(0, 2)].fg, warn.unwrap());
+}

@@ -110,8 +110,12 @@ impl App {
         );
         // The past is drawn inside borders of its own role, so no screen of it passes for live.
         let past_theme;
+        // Stale live data (its refresh failed) likewise, in the warning colour.
         let theme = if self.travel.past().is_some() {
             past_theme = theme.with_past_borders();
+            &past_theme
+        } else if status_bar::stale(&self.data, self.queue.as_deref()).is_some() {
+            past_theme = theme.with_stale_borders();
             &past_theme
         } else {
             theme
