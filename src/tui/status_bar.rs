@@ -9,9 +9,20 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::data::Data;
-use super::text::{clean, date_time, duration};
+use super::text::{clean, clock, date_time, duration};
 use super::theme::{Role, Theme};
-use crate::model::{HealthState, Millis, Source};
+use crate::model::{HealthState, Millis, QueueSnapshot, Source};
+
+/// Beyond this, the data's clock is shown beside this machine's.
+pub const CLOCK_SKEW_SHOWN_MS: Millis = 60_000;
+
+/// How far the service's clock is ahead of this machine's (negative: behind), when it is by
+/// more than [`CLOCK_SKEW_SHOWN_MS`]: the service's time at the refresh against the local time
+/// it was received.
+pub fn clock_skew(q: &QueueSnapshot) -> Option<Millis> {
+    let skew = q.server_time? - q.refreshed_at?;
+    (skew.abs() > CLOCK_SKEW_SHOWN_MS).then_some(skew)
+}
 
 /// What the status bar shows besides the data.
 #[derive(Debug, Clone, Default)]
@@ -177,6 +188,18 @@ pub fn draw(
                 "{} ago",
                 duration(Some(now - refreshed))
             )));
+            if let Some(skew) = q.and_then(clock_skew) {
+                second.push(Span::styled(" · data clock ", muted));
+                second.push(Span::styled(
+                    format!(
+                        "{}Z ({} {} this machine)",
+                        clock(Some(now + skew)),
+                        duration(Some(skew.abs())),
+                        if skew > 0 { "ahead of" } else { "behind" }
+                    ),
+                    theme.style(Role::Warning),
+                ));
+            }
             second.push(Span::styled(" · ", muted));
             second.push(Span::raw(format!(
                 "{} calls/min",

@@ -118,3 +118,37 @@ async fn stale_data_is_marked_on_the_badge_and_the_border() {
     assert!(!screen_text(&t).contains("STALE"));
     assert_ne!(t.backend().buffer()[(0, 2)].fg, warn.unwrap());
 }
+
+/// Issue 16: when the data's clock differs from this machine's by more than a minute the
+/// status bar shows it; Job detail shows every time on that one clock (no local times mixed
+/// in) and says which.
+#[tokio::test]
+async fn the_data_clock_is_shown_and_job_detail_uses_one_clock() {
+    const HOUR: i64 = 3_600_000;
+    let mut s = snapshot();
+    for q in &mut s.queues {
+        q.server_time = q.server_time.map(|t| t + 5 * HOUR);
+    }
+    let (t, _) = run_with(
+        160,
+        40,
+        options(),
+        vec![s.clone()],
+        typed(":job research-sweep-04\n"),
+    )
+    .await;
+    let text = screen_text(&t);
+    // The clock says NOW + 1 s (02:40:01Z); the service was 5 h 2 s ahead at the refresh.
+    assert!(text.contains("data clock 07:40:03Z (5h00m ahead"), "{text}");
+    assert!(text.contains("ahead of this machine"), "{text}");
+    assert!(!text.contains("(local)"), "{text}");
+    // Described at NOW - 3 s local: 07:39:59 on the service's clock (5 h 2 s ahead).
+    assert!(
+        text.contains("described             2026-02-02 07:39:59Z"),
+        "{text}"
+    );
+    assert!(text.contains("UTC, on the service's clock"), "{text}");
+    // In step: no data clock.
+    let (t, _) = run(160, 40, options(), vec![]).await;
+    assert!(!screen_text(&t).contains("data clock"));
+}
