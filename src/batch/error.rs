@@ -1,6 +1,6 @@
 //! [`BatchError`]: every failure of a Batch call, sorted into what the console does about it.
 
-use aws_sdk_batch::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_batch::error::{ProvideErrorMetadata, SdkError};
 
 /// Error codes the SDK's retry classifier treats as throttling (reference §4), plus the HTTP
 /// status Batch uses for it.
@@ -126,15 +126,16 @@ where
                 BatchError::Unreachable { op, message }
             }
         }
+        // Each cause's Display once: DisplayErrorContext adds the SDK's Debug dump.
         _ => BatchError::Other {
             op,
-            message: DisplayErrorContext(&err).to_string(),
+            message: chain(&err),
         },
     }
 }
 
 /// `outer: inner: innermost`, each cause's Display once (no Debug dump).
-fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
     while let Some(e) = cur {

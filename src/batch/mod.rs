@@ -83,6 +83,24 @@ pub fn check_endpoint(url: &str) -> Result<(), BatchError> {
     }
 }
 
+/// A region name the SDK can put in a host name (`us-east-1`), checked before it refuses it
+/// on the first call with its internals.
+fn check_region(region: &str) -> Result<(), BatchError> {
+    let ok = !region.is_empty()
+        && !region.starts_with('-')
+        && region
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-');
+    if ok {
+        Ok(())
+    } else {
+        Err(BatchError::Config(format!(
+            "region {:?} is not a region name (letters, digits and '-', e.g. us-east-1)",
+            crate::model::clean_text(region)
+        )))
+    }
+}
+
 /// A connected Batch client. Cheap to clone (the SDK client is reference-counted).
 #[derive(Debug, Clone)]
 pub struct BatchClient {
@@ -133,6 +151,7 @@ impl BatchClient {
                 ));
             }
         };
+        check_region(region.as_ref())?;
         let max_attempts = shared
             .retry_config()
             .map_or(RetryConfig::adaptive().max_attempts(), |r| r.max_attempts());
@@ -178,9 +197,7 @@ impl BatchClient {
                 .arn()
                 .map(crate::model::clean_text)
                 .ok_or_else(|| "STS answered without an ARN".to_string()),
-            Err(e) => Err(crate::model::clean_text(
-                &aws_sdk_sts::error::DisplayErrorContext(&e).to_string(),
-            )),
+            Err(e) => Err(crate::model::clean_text(&error::chain(&e))),
         }
     }
 

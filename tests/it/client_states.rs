@@ -220,3 +220,20 @@ async fn dead_endpoint_says_no_data_yet_with_the_reason() {
     assert!(text.contains("cannot reach"), "{text}");
     assert!(!text.contains("no queues"), "{text}");
 }
+
+/// Issue 16: a region the SDK cannot use is refused in words, not with its request internals.
+#[test]
+fn a_bad_region_is_refused_in_words() {
+    let port = dead_port();
+    let out = quotatop()
+        .args(["snapshot", "--queue", QUEUE, "--region", "us east 1"])
+        .arg("--endpoint-url")
+        .arg(format!("http://127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("is not a region name"), "{err}");
+    assert!(!err.contains("ConstructionFailure"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
