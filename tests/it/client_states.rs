@@ -237,3 +237,41 @@ fn a_bad_region_is_refused_in_words() {
     assert!(!err.contains("ConstructionFailure"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// Issue 16: with `RUST_BACKTRACE=1` (and `RUST_LIB_BACKTRACE=1`), a user error is one line:
+/// no backtrace, no panic.
+#[test]
+fn user_errors_never_print_a_backtrace() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let missing = missing.to_str().unwrap();
+    for args in [
+        vec!["emulator", "--scenario", missing],
+        vec!["audit", "verify", "--log", missing],
+        vec!["report", "--queue", QUEUE, "--journal", missing],
+        vec!["replay", "--trace", missing],
+        vec![
+            "snapshot",
+            "--queue",
+            QUEUE,
+            "--endpoint-url",
+            "localhost:1",
+        ],
+    ] {
+        let out = quotatop()
+            .env("RUST_BACKTRACE", "1")
+            .env("RUST_LIB_BACKTRACE", "1")
+            .env("HOME", dir.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{args:?}: {err}");
+        assert!(err.starts_with("Error: "), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            !err.contains("backtrace") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}
