@@ -182,7 +182,7 @@ impl Theme {
             return;
         };
         let fg = base.fg.unwrap_or(Color::Reset);
-        for cell in buf.content.iter_mut() {
+        for cell in &mut buf.content {
             if cell.bg == Color::Reset {
                 cell.bg = bg;
             }
