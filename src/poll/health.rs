@@ -83,6 +83,9 @@ mod tests {
         assert_eq!(assess(&t, 5, w).state, HealthState::Throttled);
         let d = [err(ErrorKind::Throttled), err(ErrorKind::Denied)];
         assert_eq!(assess(&d, 5, w).state, HealthState::Denied);
+        // Nothing to sign with is its own state, not "refused".
+        let n = [err(ErrorKind::Denied), err(ErrorKind::NoCredentials)];
+        assert_eq!(assess(&n, 5, w).state, HealthState::NoCredentials);
         let u = [err(ErrorKind::Unreachable), err(ErrorKind::Unreachable)];
         assert_eq!(assess(&u, 2, w).state, HealthState::Unreachable);
         assert_eq!(assess(&u, 9, w).state, HealthState::Degraded);
