@@ -188,18 +188,6 @@ pub fn draw(
                 "{} ago",
                 duration(Some(now - refreshed))
             )));
-            if let Some(skew) = q.and_then(clock_skew) {
-                second.push(Span::styled(" · data clock ", muted));
-                second.push(Span::styled(
-                    format!(
-                        "{}Z ({} {} this machine)",
-                        clock(Some(now + skew)),
-                        duration(Some(skew.abs())),
-                        if skew > 0 { "ahead of" } else { "behind" }
-                    ),
-                    theme.style(Role::Warning),
-                ));
-            }
             second.push(Span::styled(" · ", muted));
             second.push(Span::raw(format!(
                 "{} calls/min",
@@ -217,6 +205,19 @@ pub fn draw(
                 second.push(Span::styled(
                     format!(" · {} errors/min", s.health.errors_last_minute),
                     theme.style(Role::Critical),
+                ));
+            }
+            // After the health, so a narrow terminal cuts this first.
+            if let Some(skew) = q.and_then(clock_skew) {
+                second.push(Span::styled(" · data clock ", muted));
+                second.push(Span::styled(
+                    format!(
+                        "{}Z ({} {})",
+                        clock(Some(now + skew)),
+                        duration(Some(skew.abs())),
+                        if skew > 0 { "ahead" } else { "behind" }
+                    ),
+                    theme.style(Role::Warning),
                 ));
             }
             if let Some(reason) = q.and_then(|q| q.stale_reason.as_deref()) {
