@@ -2,8 +2,10 @@
 //!
 //! The file is `config.toml` in the user's config directory (`directories::ProjectDirs`, e.g.
 //! `~/.config/quotatop/config.toml` on Linux), or the path in `--config` / `QUOTATOP_CONFIG`.
-//! A file that cannot be read or parsed is reported and skipped: the console starts on the
-//! other layers, never refuses to start.
+//! Unknown keys are reported and ignored while the rest of the file applies. A file that cannot
+//! be read or parsed is reported and skipped: the console starts on the other layers, never
+//! refuses to start, but [`Loaded::broken`] says so, and changes are refused until it is fixed
+//! (a broken file never loosens policy).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -269,8 +271,12 @@ pub struct Loaded {
     pub path: Option<PathBuf>,
     /// Where user themes are looked up.
     pub theme_dir: Option<PathBuf>,
-    /// Problems to report (a bad file, a bad environment value); defaults were used instead.
+    /// Problems to report (a bad file, an unknown key, a bad environment value); defaults
+    /// were used instead.
     pub warnings: Vec<String>,
+    /// Why the config file could not be used (read or parsed), when it could not: viewing
+    /// goes on with the defaults, changes are refused.
+    pub broken: Option<String>,
 }
 
 impl Loaded {
@@ -328,11 +334,19 @@ pub fn load_with(
     // An explicitly named file must exist; the default one may be absent.
     let explicit =
         flags.config_path.is_some() || env("QUOTATOP_CONFIG").is_some_and(|s| !s.is_empty());
+    let mut broken = None;
     let mut config = match path.as_deref() {
         Some(p) if p.exists() || explicit => match read_file(p) {
-            Ok(c) => c,
+            Ok((c, unknown)) => {
+                warnings.extend(unknown);
+                c
+            }
             Err(e) => {
-                warnings.push(format!("{}; using defaults", crate::model::error_chain(&e)));
+                let why = crate::model::error_chain(&e);
+                warnings.push(format!(
+                    "{why}; using defaults (changes are refused until it is fixed)"
+                ));
+                broken = Some(why);
                 Config::default()
             }
         },
@@ -407,26 +421,93 @@ pub fn load_with(
         path,
         theme_dir,
         warnings,
+        broken,
     }
 }
 
-fn read_file(path: &Path) -> Result<Config, ConfigError> {
+/// Keys the file may not name more than this many times before it counts as broken.
+const MAX_UNKNOWN_KEYS: usize = 64;
+
+/// The file's settings, and a warning per unknown key (left out; the rest applies).
+fn read_file(path: &Path) -> Result<(Config, Vec<String>), ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: path.display().to_string(),
         source,
     })?;
-    let config: Config = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+    let parse_error = |message: String| ConfigError::Parse {
         path: path.display().to_string(),
-        message: e.message().to_string(),
-    })?;
-    config
-        .rules()
-        .validate()
-        .map_err(|message| ConfigError::Parse {
-            path: path.display().to_string(),
-            message,
-        })?;
-    Ok(config)
+        message,
+    };
+    let mut table: toml::Table =
+        toml::from_str(&text).map_err(|e| parse_error(e.message().to_string()))?;
+    let mut unknown = Vec::new();
+    let config: Config = loop {
+        match serde_path_to_error::deserialize(toml::Value::Table(table.clone())) {
+            Ok(c) => break c,
+            Err(e) => {
+                let message = e.inner().to_string().trim().to_string();
+                let at = e.path().to_string();
+                // serde names the field in backquotes: "unknown field `x`, expected …".
+                let field = message
+                    .strip_prefix("unknown field `")
+                    .and_then(|rest| rest.split_once('`'))
+                    .map(|(name, _)| name.to_string());
+                let parent = field.as_deref().and_then(|f| parent_keys(e.path(), f));
+                let key = match (&field, &parent) {
+                    (Some(f), Some(p)) if !p.is_empty() => format!("{}.{f}", p.join(".")),
+                    _ => field.clone().unwrap_or_else(|| at.clone()),
+                };
+                let removable = unknown.len() < MAX_UNKNOWN_KEYS
+                    && matches!((&field, &parent), (Some(f), Some(p)) if remove_key(&mut table, p, f));
+                if !removable {
+                    return Err(parse_error(if at == "." {
+                        message
+                    } else {
+                        format!("{at}: {message}")
+                    }));
+                }
+                unknown.push(format!(
+                    "config file {}: unknown key `{}` ignored ({})",
+                    path.display(),
+                    crate::model::clean_text(&key),
+                    crate::model::clean_text(
+                        message.split_once("`, ").map_or("", |(_, rest)| rest)
+                    ),
+                ));
+            }
+        }
+    };
+    config.rules().validate().map_err(parse_error)?;
+    Ok((config, unknown))
+}
+
+/// The tables above an unknown `field` the error's path names (the path may or may not end
+/// with the field itself); `None` when it goes through anything but tables.
+fn parent_keys(path: &serde_path_to_error::Path, field: &str) -> Option<Vec<String>> {
+    use serde_path_to_error::Segment;
+    let mut keys = path
+        .iter()
+        .map(|s| match s {
+            Segment::Map { key } => Some(key.clone()),
+            _ => None,
+        })
+        .collect::<Option<Vec<String>>>()?;
+    if keys.last().is_some_and(|k| k == field) {
+        keys.pop();
+    }
+    Some(keys)
+}
+
+/// Removes `field` from the table at `parent`; whether it was there.
+fn remove_key(table: &mut toml::Table, parent: &[String], field: &str) -> bool {
+    let mut t = table;
+    for key in parent {
+        match t.get_mut(key.as_str()) {
+            Some(toml::Value::Table(inner)) => t = inner,
+            _ => return false,
+        }
+    }
+    t.remove(field).is_some()
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! [`BatchError`]: every failure of a Batch call, sorted into what the console does about it.
 
-use aws_sdk_batch::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_batch::error::{ProvideErrorMetadata, SdkError};
 
 /// Error codes the SDK's retry classifier treats as throttling (reference §4), plus the HTTP
 /// status Batch uses for it.
@@ -38,9 +38,12 @@ pub enum BatchError {
     /// The service throttled the call and the SDK's retries did not get through.
     #[error("{op}: throttled by AWS Batch: {message}")]
     Throttled { op: &'static str, message: String },
-    /// Credentials are missing, refused, or lack permission.
+    /// Credentials are refused, or lack permission.
     #[error("{op}: access denied: {message}")]
     Denied { op: &'static str, message: String },
+    /// No credentials were found at all (nothing was sent).
+    #[error("{op}: {NO_CREDENTIALS} ({message})")]
+    NoCredentials { op: &'static str, message: String },
     /// The queue, share or job does not exist.
     #[error("{op}: not found: {message}")]
     NotFound { op: &'static str, message: String },
@@ -55,11 +58,16 @@ pub enum BatchError {
     Config(String),
 }
 
+/// What the console and the commands say when the credential chain found nothing.
+pub const NO_CREDENTIALS: &str =
+    "no credentials found (AWS_PROFILE/AWS_ACCESS_KEY_ID/~/.aws; any keys work for the emulator)";
+
 /// The kind of a [`BatchError`], for health accounting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
     Throttled,
     Denied,
+    NoCredentials,
     NotFound,
     Unreachable,
     Other,
@@ -70,6 +78,7 @@ impl BatchError {
         match self {
             BatchError::Throttled { .. } => ErrorKind::Throttled,
             BatchError::Denied { .. } => ErrorKind::Denied,
+            BatchError::NoCredentials { .. } => ErrorKind::NoCredentials,
             BatchError::NotFound { .. } => ErrorKind::NotFound,
             BatchError::Unreachable { .. } => ErrorKind::Unreachable,
             BatchError::Other { .. } | BatchError::Config(_) => ErrorKind::Other,
@@ -112,23 +121,21 @@ where
             // dispatch failure that is neither I/O nor a timeout.
             if !d.is_io() && !d.is_timeout() && message.to_ascii_lowercase().contains("credential")
             {
-                BatchError::Denied {
-                    op,
-                    message: format!("no usable AWS credentials ({message})"),
-                }
+                BatchError::NoCredentials { op, message }
             } else {
                 BatchError::Unreachable { op, message }
             }
         }
+        // Each cause's Display once: DisplayErrorContext adds the SDK's Debug dump.
         _ => BatchError::Other {
             op,
-            message: DisplayErrorContext(&err).to_string(),
+            message: chain(&err),
         },
     }
 }
 
 /// `outer: inner: innermost`, each cause's Display once (no Debug dump).
-fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
     while let Some(e) = cur {

@@ -63,6 +63,44 @@ pub struct ConnectOptions {
     pub credentials: Option<StaticCredentials>,
 }
 
+/// An endpoint URL the SDK can use: `http://` or `https://` and a host.
+pub fn check_endpoint(url: &str) -> Result<(), BatchError> {
+    let lower = url.trim().to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("http://")
+        .or_else(|| lower.strip_prefix("https://"));
+    match rest {
+        Some(host) if !host.is_empty() && !host.starts_with('/') => Ok(()),
+        Some(_) => Err(BatchError::Config(format!(
+            "endpoint {} has no host",
+            crate::model::clean_text(&crate::model::without_userinfo(url))
+        ))),
+        // Shown without anything before an `@` (credentials written into it).
+        None => Err(BatchError::Config(format!(
+            "endpoint must start with http:// or https:// (got {}; e.g. http://127.0.0.1:5566)",
+            crate::model::clean_text(url.rsplit('@').next().unwrap_or(url))
+        ))),
+    }
+}
+
+/// A region name the SDK can put in a host name (`us-east-1`), checked before it refuses it
+/// on the first call with its internals.
+fn check_region(region: &str) -> Result<(), BatchError> {
+    let ok = !region.is_empty()
+        && !region.starts_with('-')
+        && region
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-');
+    if ok {
+        Ok(())
+    } else {
+        Err(BatchError::Config(format!(
+            "region {:?} is not a region name (letters, digits and '-', e.g. us-east-1)",
+            crate::model::clean_text(region)
+        )))
+    }
+}
+
 /// A connected Batch client. Cheap to clone (the SDK client is reference-counted).
 #[derive(Debug, Clone)]
 pub struct BatchClient {
@@ -96,6 +134,11 @@ impl BatchClient {
             ));
         }
         let shared = loader.load().await;
+        // Checked here, not by the SDK: it reports a missing scheme on the first call, with
+        // the request's internals.
+        if let Some(u) = shared.endpoint_url() {
+            check_endpoint(u)?;
+        }
         // The endpoint is shown, journaled and audited: never with credentials written into it.
         let endpoint = shared.endpoint_url().map(crate::model::without_userinfo);
         let region = match (shared.region(), &endpoint) {
@@ -108,6 +151,7 @@ impl BatchClient {
                 ));
             }
         };
+        check_region(region.as_ref())?;
         let max_attempts = shared
             .retry_config()
             .map_or(RetryConfig::adaptive().max_attempts(), |r| r.max_attempts());
@@ -153,9 +197,7 @@ impl BatchClient {
                 .arn()
                 .map(crate::model::clean_text)
                 .ok_or_else(|| "STS answered without an ARN".to_string()),
-            Err(e) => Err(crate::model::clean_text(
-                &aws_sdk_sts::error::DisplayErrorContext(&e).to_string(),
-            )),
+            Err(e) => Err(crate::model::clean_text(&error::chain(&e))),
         }
     }
 

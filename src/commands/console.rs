@@ -93,6 +93,8 @@ pub fn options(loaded: &Loaded, source: Source, journal: &Journal) -> AppOptions
             source,
             read_only: loaded.config.read_only,
             history,
+            config_broken: loaded.broken.clone(),
+            messages: 0,
         },
         queue: loaded.config.queues.first().cloned(),
         loop_rule: loaded.config.loop_rule(),
@@ -123,7 +125,8 @@ pub fn services(
                 region: source.region,
                 endpoint: source.endpoint,
             },
-            read_only: loaded.config.read_only,
+            // A config file that cannot be used never loosens policy: no changes until fixed.
+            read_only: loaded.config.read_only || loaded.broken.is_some(),
             policy: Some(loaded.config.priority.describe(&loaded.policy_source())),
             tagger: loaded
                 .config

@@ -32,6 +32,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
                 .warnings
                 .iter()
                 .map(|w| w
+                    .trim_end_matches("; using defaults (changes are refused until it is fixed)")
                     .trim_end_matches("; using defaults")
                     .trim_end_matches("; ignored"))
                 .collect::<Vec<_>>()

@@ -171,3 +171,57 @@ fn project_dirs_name_quotatop() {
         assert!(d.config_dir().to_string_lossy().contains("quotatop"));
     }
 }
+
+/// Issue 16: an unknown key (at the top or in a section) is warned about by its path and left
+/// out; the rest of the file applies.
+#[test]
+fn unknown_keys_are_warned_about_and_the_rest_applies() {
+    let p = temp_file(
+        "unknown",
+        "theme = \"light\"\nbogus = 1\nqueues = [\"a\"]\n[journal]\nretention_days = 9\nretension = 3\n\
+         [loops]\nmin_preemptions = 7\n",
+    );
+    let l = load_with(&Overrides::default(), Some(p), None, &env(&[]));
+    assert_eq!(l.config.theme, "light", "{:?}", l.warnings);
+    assert_eq!(l.config.queues, vec!["a".to_string()]);
+    assert_eq!(l.config.journal.retention_days, 9);
+    assert_eq!(l.config.loops.min_preemptions, 7);
+    assert_eq!(l.warnings.len(), 2, "{:?}", l.warnings);
+    assert!(
+        l.warnings.iter().any(|w| w.contains("unknown key `bogus`")),
+        "{:?}",
+        l.warnings
+    );
+    assert!(
+        l.warnings
+            .iter()
+            .any(|w| w.contains("unknown key `journal.retension`")),
+        "{:?}",
+        l.warnings
+    );
+    assert_eq!(l.broken, None);
+}
+
+/// Issue 16: a file that cannot be parsed leaves the defaults for viewing and says the file is
+/// broken (changes are refused on it).
+#[test]
+fn an_unparsable_file_is_broken() {
+    let p = temp_file("unparsable", "read_only = true\n[priority\n");
+    let l = load_with(&Overrides::default(), Some(p), None, &env(&[]));
+    assert_eq!(l.config, Config::default());
+    assert!(l.broken.is_some());
+    assert!(
+        l.warnings[0].contains("changes are refused"),
+        "{:?}",
+        l.warnings
+    );
+    let p = temp_file("badtype", "refresh_secs = \"fast\"\n");
+    let l = load_with(&Overrides::default(), Some(p), None, &env(&[]));
+    assert!(
+        l.broken
+            .as_deref()
+            .is_some_and(|b| b.contains("refresh_secs")),
+        "{:?}",
+        l.broken
+    );
+}

@@ -110,4 +110,6 @@ pub enum HealthState {
     Unreachable,
     /// Credentials were refused.
     Denied,
+    /// No credentials were found (nothing could be signed).
+    NoCredentials,
 }

@@ -11,6 +11,8 @@ pub fn assess(errors: &[BatchError], calls: usize, wire: WireCounts) -> PollHeal
     let worst = |kind: ErrorKind| errors.iter().rev().find(|e| e.kind() == kind);
     let (state, last) = if errors.is_empty() {
         (HealthState::Healthy, None)
+    } else if let Some(e) = worst(ErrorKind::NoCredentials) {
+        (HealthState::NoCredentials, Some(e))
     } else if let Some(e) = worst(ErrorKind::Denied) {
         (HealthState::Denied, Some(e))
     } else if errors.len() >= calls
@@ -65,6 +67,7 @@ mod tests {
         match kind {
             ErrorKind::Throttled => BatchError::Throttled { op, message },
             ErrorKind::Denied => BatchError::Denied { op, message },
+            ErrorKind::NoCredentials => BatchError::NoCredentials { op, message },
             ErrorKind::NotFound => BatchError::NotFound { op, message },
             ErrorKind::Unreachable => BatchError::Unreachable { op, message },
             ErrorKind::Other => BatchError::Other { op, message },
@@ -80,6 +83,9 @@ mod tests {
         assert_eq!(assess(&t, 5, w).state, HealthState::Throttled);
         let d = [err(ErrorKind::Throttled), err(ErrorKind::Denied)];
         assert_eq!(assess(&d, 5, w).state, HealthState::Denied);
+        // Nothing to sign with is its own state, not "refused".
+        let n = [err(ErrorKind::Denied), err(ErrorKind::NoCredentials)];
+        assert_eq!(assess(&n, 5, w).state, HealthState::NoCredentials);
         let u = [err(ErrorKind::Unreachable), err(ErrorKind::Unreachable)];
         assert_eq!(assess(&u, 2, w).state, HealthState::Unreachable);
         assert_eq!(assess(&u, 9, w).state, HealthState::Degraded);

@@ -21,6 +21,7 @@ use super::effects::{Effect, EffectResult, HistoryError};
 use super::footer::Flash;
 use super::input::Input;
 use super::keymap::KeyMap;
+use super::messages::Messages;
 use super::overview::Overview;
 use super::priority::PriorityDialog;
 use super::scorecard::{RECOMPUTE_EVERY, ScorecardState};
@@ -87,6 +88,9 @@ pub struct App {
     status: StatusInfo,
     queue: Option<String>,
     flash: Option<Flash>,
+    /// Every warning and error shown (`:messages`).
+    messages: Messages,
+    messages_open: bool,
     clock: Box<dyn Fn() -> Millis + Send>,
     /// The priority dialog, while open (it takes every key).
     dialog: Option<PriorityDialog>,
@@ -110,9 +114,15 @@ impl App {
             opts.theme
         };
         let flash = (!opts.warnings.is_empty()).then(|| Flash {
-            text: opts.warnings.join("; "),
+            text: format!("{} (:messages lists them)", opts.warnings.join("; ")),
             error: true,
         });
+        let messages = Messages {
+            startup: opts.warnings,
+            later: Vec::new(),
+        };
+        let mut status = opts.status;
+        status.messages = messages.startup.len();
         let mut app = Self {
             data: Data::new(opts.loop_rule),
             root: Overview::new(),
@@ -124,9 +134,11 @@ impl App {
             no_color: opts.no_color,
             theme_dir: opts.theme_dir,
             keymap: opts.keymap,
-            status: opts.status,
+            status,
             queue: opts.queue,
             flash,
+            messages,
+            messages_open: false,
             clock: opts.clock,
             dialog: None,
             priority_policy: opts.priority_policy,
@@ -360,10 +372,14 @@ impl App {
     }
 
     fn flash_error(&mut self, text: impl Into<String>) {
-        self.flash = Some(Flash {
-            text: text.into(),
-            error: true,
-        });
+        let text = text.into();
+        self.messages.push(&text);
+        self.flash = Some(Flash { text, error: true });
+    }
+
+    /// Whether `:messages` is open.
+    pub fn messages_open(&self) -> bool {
+        self.messages_open
     }
 
     fn flash_info(&mut self, text: impl Into<String>) {

@@ -20,6 +20,8 @@ pub enum Command {
     At(When),
     /// Leave time travel.
     Live,
+    /// The list of warnings and errors shown so far.
+    Messages,
     Help,
     Quit,
 }
@@ -31,6 +33,18 @@ pub enum When {
     Ago(Millis),
     /// This time (epoch ms).
     At(Millis),
+    /// This time of day (ms after midnight), today on the data's clock (UTC, as every time
+    /// the console shows).
+    TimeOfDay(Millis),
+}
+
+/// `HH:MM` or `HH:MM:SS` as ms after midnight.
+fn time_of_day(s: &str) -> Option<Millis> {
+    let t = chrono::NaiveTime::parse_from_str(s, "%H:%M:%S")
+        .or_else(|_| chrono::NaiveTime::parse_from_str(s, "%H:%M"))
+        .ok()?;
+    use chrono::Timelike as _;
+    Some(Millis::from(t.num_seconds_from_midnight()) * 1000)
 }
 
 /// Names accepted for each command, for the help screen.
@@ -48,9 +62,13 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("theme NAME", "dark, light, high-contrast, colorblind"),
     (
         "at WHEN",
-        "time travel to 30m, 2h or 1d ago, or an RFC 3339 time",
+        "time travel to 30m, 2h or 1d ago, HH:MM[:SS] today (UTC, the data's clock), or an RFC 3339 time",
     ),
     ("live", "leave time travel"),
+    (
+        "messages",
+        "every warning and error shown so far (config problems first)",
+    ),
     ("help", "this help"),
     ("q | quit", "quit"),
 ];
@@ -65,7 +83,7 @@ pub enum CommandError {
     #[error(":at {0} needs a unit: 30m, 2h or 1d ago, or an RFC 3339 time")]
     NoUnit(String),
     /// Neither a duration (the reason) nor an RFC 3339 time.
-    #[error("{0} (or an RFC 3339 time such as 2026-11-29T14:05:00Z)")]
+    #[error("{0} (or HH:MM[:SS] today, or an RFC 3339 time such as 2026-11-29T14:05:00Z)")]
     BadTime(String),
     #[error("unknown command :{0} (try :help)")]
     Unknown(String),
@@ -103,6 +121,9 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
             if arg.trim().chars().all(|c| c.is_ascii_digit()) {
                 return Err(CommandError::NoUnit(arg.trim().to_string()));
             }
+            if let Some(t) = time_of_day(arg.trim()) {
+                return Ok(Command::At(When::TimeOfDay(t)));
+            }
             match chrono::DateTime::parse_from_rfc3339(arg.trim()) {
                 Ok(t) => Command::At(When::At(t.timestamp_millis())),
                 Err(_) => Command::At(When::Ago(
@@ -111,6 +132,7 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
             }
         }
         "live" | "now" => Command::Live,
+        "messages" | "messages!" | "msg" => Command::Messages,
         "help" | "h" | "?" => Command::Help,
         "q" | "quit" | "q!" => Command::Quit,
         other => return Err(CommandError::Unknown(other.to_string())),
@@ -144,6 +166,18 @@ mod tests {
             Ok(Command::At(When::At(1_770_000_000_000)))
         );
         assert_eq!(parse("live"), Ok(Command::Live));
+        // Issue 16: a time of day, to the minute or the second.
+        assert_eq!(
+            parse("at 14:00"),
+            Ok(Command::At(When::TimeOfDay(14 * 3_600_000)))
+        );
+        assert_eq!(
+            parse("at 09:05:30"),
+            Ok(Command::At(When::TimeOfDay(
+                9 * 3_600_000 + 5 * 60_000 + 30_000
+            )))
+        );
+        assert!(parse("at 25:00").is_err());
     }
 
     #[test]

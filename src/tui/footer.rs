@@ -1,5 +1,5 @@
 //! The bottom line: the prompt while typing, else a message, else key hints generated from the
-//! key-binding table.
+//! key-binding table, only for the actions the current screen offers.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::input::Input;
-use super::keymap::{KeyMap, Mode};
+use super::keymap::{Action, KeyMap, Mode};
 use super::text::clean;
 use super::theme::{Role, Theme};
 
@@ -18,6 +18,9 @@ pub struct Flash {
     pub error: bool,
 }
 
+/// `offered` says whether the current screen does something with an action (its hint shows
+/// only then).
+#[allow(clippy::too_many_arguments)]
 pub fn draw(
     frame: &mut Frame,
     area: Rect,
@@ -25,6 +28,7 @@ pub fn draw(
     flash: Option<&Flash>,
     keymap: &KeyMap,
     mode: Mode,
+    offered: &dyn Fn(Action) -> bool,
     theme: &Theme,
 ) {
     let line = match input {
@@ -44,11 +48,11 @@ pub fn draw(
             ];
             let used: usize = spans.iter().map(|s| s.width()).sum();
             let room = (area.width as usize).saturating_sub(used);
-            spans.extend(hints(keymap, Mode::Prompt, room, theme));
+            spans.extend(hints(keymap, Mode::Prompt, room, &|_| true, theme));
             Line::from(spans)
         }
         Input::Normal if mode == Mode::Dialog => {
-            Line::from(hints(keymap, mode, area.width as usize, theme))
+            Line::from(hints(keymap, mode, area.width as usize, &|_| true, theme))
         }
         Input::Normal => match flash {
             Some(f) => Line::from(Span::styled(
@@ -59,19 +63,51 @@ pub fn draw(
                     Role::Accent
                 }),
             )),
-            None => Line::from(hints(keymap, Mode::Normal, area.width as usize, theme)),
+            None => Line::from(hints(
+                keymap,
+                Mode::Normal,
+                area.width as usize,
+                offered,
+                theme,
+            )),
         },
     };
     frame.render_widget(Paragraph::new(line), area);
 }
 
-/// The mode's hints in table order, fitted into `width` columns: when they do not fit, the
-/// ones just before the last two go first, so help and quit always stay in sight.
-fn hints(keymap: &KeyMap, mode: Mode, width: usize, theme: &Theme) -> Vec<Span<'static>> {
-    let mut items: Vec<(String, String)> = keymap
-        .bindings(mode)
-        .filter_map(|(b, keys)| Some((format!("<{}>", keys.first()?.label()), b.hint?)))
-        .map(|(k, label)| (k, format!("{label} ")))
+/// The mode's hints in table order, for the actions `offered`; neighbours with the same hint
+/// share one (`<1-4>screens`). Fitted into `width` columns: when they do not fit, the ones
+/// just before the last two go first, so help and quit always stay in sight.
+fn hints(
+    keymap: &KeyMap,
+    mode: Mode,
+    width: usize,
+    offered: &dyn Fn(Action) -> bool,
+    theme: &Theme,
+) -> Vec<Span<'static>> {
+    let mut runs: Vec<(Vec<String>, &'static str)> = Vec::new();
+    for (b, keys) in keymap.bindings(mode) {
+        let (Some(key), Some(hint)) = (keys.first(), b.hint) else {
+            continue;
+        };
+        if !offered(b.action) {
+            continue;
+        }
+        match runs.last_mut() {
+            Some((ks, h)) if *h == hint => ks.push(key.label()),
+            _ => runs.push((vec![key.label()], hint)),
+        }
+    }
+    let mut items: Vec<(String, String)> = runs
+        .into_iter()
+        .map(|(keys, hint)| {
+            let key = match keys.as_slice() {
+                [one] => format!("<{one}>"),
+                [first, .., last] => format!("<{first}-{last}>"),
+                [] => String::new(),
+            };
+            (key, format!("{hint} "))
+        })
         .collect();
     let len = |items: &[(String, String)]| -> usize {
         items

@@ -53,6 +53,11 @@ impl JobDetail {
         };
         let text = |k: &str, v: String| field(k, Span::raw(v));
         let time = |k: &str, at: Option<Millis>| text(k, date_time(at));
+        // The service's clock minus this machine's, at the last refresh.
+        let to_data_clock = match (q.server_time, q.refreshed_at) {
+            (Some(s), Some(l)) => s - l,
+            _ => 0,
+        };
         let mut out = vec![
             text("name", clean(&j.name).into_owned()),
             text("job id", clean(&j.id).into_owned()),
@@ -97,8 +102,10 @@ impl JobDetail {
                 "terminated by user",
                 if j.is_terminated { "yes" } else { "no" }.to_string(),
             ),
-            time("described (local)", t.described_at),
-            time("listed (local)", t.listed_at.into()),
+            // One clock per screen: this machine's times moved onto the service's.
+            time("described", t.described_at.map(|l| l + to_data_clock)),
+            time("listed", Some(t.listed_at + to_data_clock)),
+            text("times", "UTC, on the service's clock".to_string()),
         ];
         if let Some(pos) = v.dispatch.iter().find(|d| d.job_id == j.id) {
             out.push(text(

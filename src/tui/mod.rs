@@ -25,6 +25,7 @@ pub mod job_detail;
 pub mod jobs;
 pub mod keymap;
 pub mod list;
+pub mod messages;
 pub mod overview;
 pub mod preemptions;
 pub mod priority;

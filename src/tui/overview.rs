@@ -364,13 +364,10 @@ impl Screen for Overview {
         let data = ctx.data;
         let block = screen::block("Overview".to_string(), Some(&self.list), COLUMNS, theme);
         if data.queues().is_empty() {
-            let msg = if data.snapshot.is_none() {
-                "waiting for the first refresh…"
-            } else {
-                "no queues"
-            };
+            let msg = empty_text(data);
             frame.render_widget(
                 ratatui::widgets::Paragraph::new(Span::styled(msg, theme.style(Role::Muted)))
+                    .wrap(ratatui::widgets::Wrap { trim: true })
                     .block(block),
                 area,
             );
@@ -442,5 +439,16 @@ impl Screen for Overview {
                 share: data.views.get(*qi)?.usage.get(*ui)?.share.clone(),
             }),
         }
+    }
+}
+
+/// What the Overview says when there is no queue to show: why, when a refresh failed.
+fn empty_text(data: &Data) -> String {
+    match &data.snapshot {
+        None => "waiting for the first refresh…".to_string(),
+        Some(s) => match s.health.last_error.as_deref() {
+            Some(e) => format!("no data yet: {}", clean(e)),
+            None => "no quota-managed queue found".to_string(),
+        },
     }
 }

@@ -4,13 +4,25 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::data::Data;
-use super::text::{clean, date_time, duration};
+use super::text::{clean, clock, date_time, duration};
 use super::theme::{Role, Theme};
-use crate::model::{HealthState, Millis, Source};
+use crate::model::{HealthState, Millis, QueueSnapshot, Source};
+
+/// Beyond this, the data's clock is shown beside this machine's.
+pub const CLOCK_SKEW_SHOWN_MS: Millis = 60_000;
+
+/// How far the service's clock is ahead of this machine's (negative: behind), when it is by
+/// more than [`CLOCK_SKEW_SHOWN_MS`]: the service's time at the refresh against the local time
+/// it was received.
+pub fn clock_skew(q: &QueueSnapshot) -> Option<Millis> {
+    let skew = q.server_time? - q.refreshed_at?;
+    (skew.abs() > CLOCK_SKEW_SHOWN_MS).then_some(skew)
+}
 
 /// What the status bar shows besides the data.
 #[derive(Debug, Clone, Default)]
@@ -20,6 +32,10 @@ pub struct StatusInfo {
     pub read_only: bool,
     /// Whether the console keeps history (the journal), shown when it does not.
     pub history: History,
+    /// Why the config file could not be used, when it could not (changes are refused).
+    pub config_broken: Option<String>,
+    /// Start-up warnings (config file, theme, keys), kept in `:messages`.
+    pub messages: usize,
 }
 
 /// The journal as the status bar reports it.
@@ -50,6 +66,12 @@ pub struct PastMark {
     pub live: String,
 }
 
+/// Why the live data of `queue` is stale (its last refresh failed), when it is.
+pub fn stale<'a>(data: &'a Data, queue: Option<&str>) -> Option<&'a str> {
+    data.queue(queue)
+        .and_then(|(q, _)| q.stale_reason.as_deref())
+}
+
 fn health(state: HealthState, theme: &Theme) -> Span<'static> {
     let (text, role) = match state {
         HealthState::Starting => ("● starting", Role::Muted),
@@ -58,6 +80,7 @@ fn health(state: HealthState, theme: &Theme) -> Span<'static> {
         HealthState::Degraded => ("● degraded, data partly stale", Role::Warning),
         HealthState::Unreachable => ("● unreachable, data stale", Role::Critical),
         HealthState::Denied => ("● credentials refused", Role::Critical),
+        HealthState::NoCredentials => ("● no credentials found", Role::Critical),
     };
     Span::styled(text, theme.style(role))
 }
@@ -92,8 +115,33 @@ pub fn draw(
             theme.style(Role::Past),
         ));
     }
+    if past.is_none() && stale(live, queue).is_some() {
+        first.push(Span::styled(
+            " STALE ",
+            theme.style(Role::Warning).add_modifier(Modifier::REVERSED),
+        ));
+    }
+    first.push(Span::styled(" quotatop ", theme.style(Role::Title)));
+    // Before the endpoint, so a narrow terminal cuts that, never these.
+    if info.config_broken.is_some() {
+        first.push(Span::styled(
+            "CONFIG BROKEN: no changes",
+            theme.style(Role::Critical),
+        ));
+        first.push(Span::raw(" "));
+    }
+    if info.messages > 0 {
+        first.push(Span::styled(
+            format!(
+                "{} warning{} (:messages) ",
+                info.messages,
+                if info.messages == 1 { "" } else { "s" }
+            ),
+            theme.style(Role::Warning),
+        ));
+    }
+
     first.extend([
-        Span::styled(" quotatop ", theme.style(Role::Title)),
         Span::styled("endpoint ", muted),
         Span::raw(endpoint),
         Span::styled(" · profile ", muted),
@@ -105,7 +153,6 @@ pub fn draw(
         first.push(Span::raw(" "));
         first.push(Span::styled(" READ-ONLY ", theme.style(Role::Badge)));
     }
-
     let q = shown.queue(queue).map(|(q, _)| q);
     let queue_name = q.map(|q| q.name.as_str()).or(queue).unwrap_or("-");
     let mut second = vec![
@@ -158,6 +205,19 @@ pub fn draw(
                 second.push(Span::styled(
                     format!(" · {} errors/min", s.health.errors_last_minute),
                     theme.style(Role::Critical),
+                ));
+            }
+            // After the health, so a narrow terminal cuts this first.
+            if let Some(skew) = q.and_then(clock_skew) {
+                second.push(Span::styled(" · data clock ", muted));
+                second.push(Span::styled(
+                    format!(
+                        "{}Z ({} {})",
+                        clock(Some(now + skew)),
+                        duration(Some(skew.abs())),
+                        if skew > 0 { "ahead" } else { "behind" }
+                    ),
+                    theme.style(Role::Warning),
                 ));
             }
             if let Some(reason) = q.and_then(|q| q.stale_reason.as_deref()) {

@@ -94,14 +94,16 @@ impl Role {
 }
 
 /// The built-in themes, embedded so the binary works from any directory.
+/// In the order `t` cycles through them: the dark ones first, light (which paints its own
+/// background) last.
 pub const BUILT_IN: [(&str, &str); 4] = [
     ("dark", include_str!("../../themes/dark.toml")),
-    ("light", include_str!("../../themes/light.toml")),
     (
         "high-contrast",
         include_str!("../../themes/high-contrast.toml"),
     ),
     ("colorblind", include_str!("../../themes/colorblind.toml")),
+    ("light", include_str!("../../themes/light.toml")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -171,6 +173,25 @@ impl Theme {
         self.styles[role.index()]
     }
 
+    /// Gives every cell the text role's colours where nothing drawn chose its own (the
+    /// terminal's default), so a theme with a background (light) paints the whole screen and
+    /// stays readable on a dark terminal. Themes without one change nothing.
+    pub fn paint_background(&self, buf: &mut ratatui::buffer::Buffer) {
+        let base = self.style(Role::Text);
+        let Some(bg) = base.bg else {
+            return;
+        };
+        let fg = base.fg.unwrap_or(Color::Reset);
+        for cell in &mut buf.content {
+            if cell.bg == Color::Reset {
+                cell.bg = bg;
+            }
+            if cell.fg == Color::Reset {
+                cell.fg = fg;
+            }
+        }
+    }
+
     /// This theme with borders in the past role's colour, for time travel: its background
     /// colour (else its foreground) as the borders' foreground, bold. Only a foreground, so the
     /// titles drawn on the borders stay readable; without colours, its modifiers.
@@ -180,6 +201,20 @@ impl Theme {
         let border = match past.bg.or(past.fg) {
             Some(c) => border.fg(c),
             None => border.add_modifier(past.add_modifier),
+        };
+        let mut t = self.clone();
+        t.styles[Role::Border.index()] = border;
+        t
+    }
+
+    /// This theme with borders in the warning role's colour, bold: live data that could not be
+    /// refreshed (stale) is drawn inside them, as the past is inside its own.
+    pub fn with_stale_borders(&self) -> Self {
+        let warn = self.style(Role::Warning);
+        let border = Style::new().add_modifier(Modifier::BOLD);
+        let border = match warn.fg.or(warn.bg) {
+            Some(c) => border.fg(c),
+            None => border.add_modifier(Modifier::UNDERLINED),
         };
         let mut t = self.clone();
         t.styles[Role::Border.index()] = border;

@@ -136,3 +136,142 @@ async fn incomplete_snapshot_prints_and_exits_non_zero() {
     assert!(q["stale_reason"].is_string(), "{doc}");
     h.shutdown().await.unwrap();
 }
+
+/// A port nothing listens on (bound, then released).
+fn dead_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// Issue 16: with no credentials anywhere, `snapshot` says none were found (and how to give
+/// some), not that they were refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_credentials_say_none_were_found() {
+    let h = world().await;
+    let url = h.endpoint_url();
+    let out = tokio::task::spawn_blocking(move || {
+        quotatop()
+            .env_remove("AWS_ACCESS_KEY_ID")
+            .env_remove("AWS_SECRET_ACCESS_KEY")
+            .env("HOME", "/nonexistent/quotatop-test-home")
+            .args(["snapshot", "--queue", QUEUE, "--endpoint-url", &url])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("no credentials found"), "{err}");
+    assert!(err.contains("any keys work for the emulator"), "{err}");
+    assert!(!err.contains("access denied"), "{err}");
+    assert!(!err.contains("refused"), "{err}");
+    h.shutdown().await.unwrap();
+}
+
+/// Issue 16: an endpoint without a scheme is refused up front in words, never with the SDK's
+/// request dump; `RUST_BACKTRACE=1` adds no backtrace to a user error.
+#[test]
+fn endpoint_without_scheme_is_refused_in_words() {
+    let port = dead_port();
+    let out = quotatop()
+        .env("RUST_BACKTRACE", "1")
+        .args(["snapshot", "--queue", QUEUE, "--endpoint-url"])
+        .arg(format!("127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("endpoint must start with http:// or https://"),
+        "{err}"
+    );
+    assert!(!err.contains("SdkBody"), "{err}");
+    assert!(!err.contains("backtrace"), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line, no frames: {err}");
+}
+
+/// Issue 16: a wrong endpoint (nothing listening) is named in the poller's health, and the
+/// console's body says "no data yet" with the reason instead of "no queues".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_endpoint_says_no_data_yet_with_the_reason() {
+    use crate::tui_support::{options, run_with, screen_text};
+    let client = quotatop::batch::BatchClient::connect(quotatop::batch::ConnectOptions {
+        profile: None,
+        region: Some("us-east-1".into()),
+        endpoint_url: Some(format!("http://127.0.0.1:{}", dead_port())),
+        credentials: Some(quotatop::batch::StaticCredentials {
+            access_key_id: "AKIDTEST".into(),
+            secret_access_key: "secret".into(),
+        }),
+    })
+    .await
+    .unwrap();
+    let mut poller = Poller::new(PollConfig {
+        queues: vec![QUEUE.to_string()],
+        refresh_deadline: Duration::from_secs(20),
+        ..PollConfig::default()
+    });
+    let s = poller.refresh(&client).await;
+    assert_eq!(s.health.state, HealthState::Unreachable, "{:?}", s.health);
+    let (t, _) = run_with(100, 24, options(), vec![s], vec![]).await;
+    let text = screen_text(&t);
+    assert!(text.contains("no data yet:"), "{text}");
+    assert!(text.contains("cannot reach"), "{text}");
+    assert!(!text.contains("no queues"), "{text}");
+}
+
+/// Issue 16: a region the SDK cannot use is refused in words, not with its request internals.
+#[test]
+fn a_bad_region_is_refused_in_words() {
+    let port = dead_port();
+    let out = quotatop()
+        .args(["snapshot", "--queue", QUEUE, "--region", "us east 1"])
+        .arg("--endpoint-url")
+        .arg(format!("http://127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("is not a region name"), "{err}");
+    assert!(!err.contains("ConstructionFailure"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+/// Issue 16: with `RUST_BACKTRACE=1` (and `RUST_LIB_BACKTRACE=1`), a user error is one line:
+/// no backtrace, no panic.
+#[test]
+fn user_errors_never_print_a_backtrace() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let missing = missing.to_str().unwrap();
+    for args in [
+        vec!["emulator", "--scenario", missing],
+        vec!["audit", "verify", "--log", missing],
+        vec!["report", "--queue", QUEUE, "--journal", missing],
+        vec!["replay", "--trace", missing],
+        vec![
+            "snapshot",
+            "--queue",
+            QUEUE,
+            "--endpoint-url",
+            "localhost:1",
+        ],
+    ] {
+        let out = quotatop()
+            .env("RUST_BACKTRACE", "1")
+            .env("RUST_LIB_BACKTRACE", "1")
+            .env("HOME", dir.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{args:?}: {err}");
+        assert!(err.starts_with("Error: "), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            !err.contains("backtrace") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}

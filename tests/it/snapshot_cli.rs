@@ -70,7 +70,7 @@ async fn bad_arguments_are_refused_by_the_parser() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn missing_credentials_are_reported_as_denied() {
+async fn missing_credentials_are_reported_as_none_found() {
     let h = crate::emulator_support::start(&[(M5, 2)], "").await;
     let url = h.endpoint_url();
     let out = tokio::task::spawn_blocking(move || {
@@ -83,6 +83,11 @@ async fn missing_credentials_are_reported_as_denied() {
     })
     .await
     .unwrap();
-    assert_clean_failure(&out, &["access denied", "credentials"]);
+    // Issue 16: none were found, which is not "refused".
+    let err = assert_clean_failure(
+        &out,
+        &["no credentials found", "any keys work for the emulator"],
+    );
+    assert!(!err.contains("access denied"), "{err}");
     h.shutdown().await.unwrap();
 }

@@ -126,8 +126,19 @@ async fn help_closes_with_esc() {
 #[tokio::test]
 async fn theme_switch() {
     let (t, app) = run(80, 24, options(), typed("t")).await;
-    assert_eq!(app.theme().name, "light");
+    assert_eq!(app.theme().name, "high-contrast");
     assert_snapshot!(t.backend());
+}
+
+/// Issue 16: `t` goes dark → high-contrast → colorblind → light → dark.
+#[tokio::test]
+async fn theme_key_order() {
+    let mut seen = Vec::new();
+    for n in 1..=4 {
+        let (_, app) = run(80, 24, options(), typed(&"t".repeat(n))).await;
+        seen.push(app.theme().name.clone());
+    }
+    assert_eq!(seen, ["high-contrast", "colorblind", "light", "dark"]);
 }
 
 #[tokio::test]

@@ -669,3 +669,17 @@ async fn the_attempts_pane_scrolls() {
     let (t, _) = crate::tui_support::run_with(110, 24, options(), vec![s], typed("3\tG\tjk")).await;
     assert!(!screen_text(&t).contains(oldest), "{}", screen_text(&t));
 }
+
+/// Issue 16: `:at HH:MM[:SS]` is today on the data's clock (the fixture's data is at 02:40Z).
+#[tokio::test]
+async fn at_a_bare_time_of_day_is_today() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = journal(dir.path());
+    let (t, app) = keys(100, 30, services(path.clone()), ":at 02:35\n").await;
+    assert_eq!(app.past_at(), Some(NOW - 10 * MIN), "{}", screen_text(&t));
+    let (_, app) = keys(100, 30, services(path.clone()), ":at 02:35:00\n").await;
+    assert_eq!(app.past_at(), Some(NOW - 10 * MIN));
+    // Later today than the data: live.
+    let (_, app) = keys(100, 30, services(path), "[:at 23:00\n").await;
+    assert_eq!(app.past_at(), None);
+}

@@ -58,7 +58,7 @@ async fn usage_bar_cells_carry_the_theme_roles_and_follow_a_theme_switch() {
     let lent = find(buf, "prod", "▒");
     assert_eq!(buf[lent].fg, dark.style(Role::Lent).fg.unwrap());
 
-    let (t, _) = run(80, 24, options(), typed("t")).await;
+    let (t, _) = run(80, 24, options(), typed(":theme light\n")).await;
     let buf = t.backend().buffer();
     assert_eq!(
         buf[find(buf, "research", "█")].fg,
@@ -206,4 +206,34 @@ async fn key_binding_overrides_from_config_apply_and_problems_show() {
     opts.keymap = quotatop::tui::keymap::KeyMap::with_overrides(&keys).0;
     let (_, app) = run(80, 24, opts, typed("J")).await;
     assert_eq!(app.screen_kind(), quotatop::tui::screen::Kind::Jobs);
+}
+
+/// Issue 16: the light theme paints its own background on every cell (readable on a dark
+/// terminal), the dark theme leaves the terminal's; text keeps the theme's dark foreground.
+#[tokio::test]
+async fn light_theme_paints_every_cell_with_its_background() {
+    use ratatui::style::Color;
+    let light = Theme::built_in("light").unwrap();
+    let bg = light.style(Role::Text).bg.expect("light sets a background");
+    for script in [":theme light\n", ":theme light\n2", ":theme light\n?"] {
+        let (t, _) = run(100, 30, options(), typed(script)).await;
+        let buf = t.backend().buffer();
+        let unpainted = buf.content.iter().filter(|c| c.bg == Color::Reset).count();
+        assert_eq!(
+            unpainted, 0,
+            "{script}: cells left on the terminal's background"
+        );
+        let default_fg = buf.content.iter().filter(|c| c.fg == Color::Reset).count();
+        assert_eq!(
+            default_fg, 0,
+            "{script}: text left in the terminal's colour"
+        );
+        assert!(
+            buf.content.iter().filter(|c| c.bg == bg).count() > 1000,
+            "{script}"
+        );
+    }
+    let (t, _) = run(100, 30, options(), vec![]).await;
+    let buf = t.backend().buffer();
+    assert!(buf.content.iter().any(|c| c.bg == Color::Reset));
 }

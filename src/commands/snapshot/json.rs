@@ -154,6 +154,7 @@ fn health_name(s: HealthState) -> &'static str {
         HealthState::Degraded => "degraded",
         HealthState::Unreachable => "unreachable",
         HealthState::Denied => "denied",
+        HealthState::NoCredentials => "no_credentials",
     }
 }
 

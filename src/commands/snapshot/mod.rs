@@ -76,6 +76,7 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<()> {
         .collect();
     if snapshot.health.state == HealthState::Unreachable
         || snapshot.health.state == HealthState::Denied
+        || snapshot.health.state == HealthState::NoCredentials
         || !stale.is_empty()
     {
         anyhow::bail!(

@@ -7,6 +7,8 @@ use crate::tui::effects::TravelTo;
 use crate::tui::screen::{Kind, Open};
 use crate::tui::text::clean;
 
+const DAY_MS: i64 = 86_400_000;
+
 impl App {
     pub(super) fn run_command(&mut self, line: &str) {
         let cmd = match command::parse(line) {
@@ -19,6 +21,7 @@ impl App {
             Command::Preemptions => self.switch_root(Kind::Preemptions),
             Command::Scorecard => self.switch_root(Kind::Scorecard),
             Command::Help => self.help = true,
+            Command::Messages => self.messages_open = true,
             Command::Quit => self.quit = true,
             Command::Theme(name) => self.set_theme(&name),
             Command::At(when) => {
@@ -30,14 +33,19 @@ impl App {
                         let t = (self.clock)().saturating_sub(d);
                         (TravelTo::At(t), t >= live_taken)
                     }
-                    When::At(t) => {
-                        // Times are shown to the second: a time typed to the second covers it.
-                        let t = if t % 1000 == 0 { t + 999 } else { t };
+                    When::At(_) | When::TimeOfDay(_) => {
                         let live_data = self
                             .data
                             .queue(self.queue.as_deref())
                             .and_then(|(q, _)| now_of(q))
                             .unwrap_or(live_taken);
+                        let t = match when {
+                            // Today on the data's clock (UTC days).
+                            When::TimeOfDay(tod) => live_data - live_data.rem_euclid(DAY_MS) + tod,
+                            When::At(t) | When::Ago(t) => t,
+                        };
+                        // Times are shown to the second: a time typed to the second covers it.
+                        let t = if t % 1000 == 0 { t + 999 } else { t };
                         (TravelTo::AtData(t), t >= live_data)
                     }
                 };
@@ -51,7 +59,7 @@ impl App {
             Command::Live => self.go_live("live data"),
             Command::Queue(name) => {
                 if self.shown().queues().iter().any(|q| q.name == name) {
-                    self.set_queue(name);
+                    self.switch_queue(name);
                 } else {
                     self.flash_error(format!("no queue {}", clean(&name)));
                 }
@@ -101,6 +109,18 @@ impl App {
                     )),
                 }
             }
+        }
+    }
+}
+
+impl App {
+    /// Shows queue `name` on the same kind of screen (Jobs stays Jobs); screens of one share
+    /// or job of the old queue close.
+    pub(super) fn switch_queue(&mut self, name: String) {
+        let kind = self.stack.first().map(|s| s.kind());
+        self.set_queue(name);
+        if let Some(k @ (Kind::Jobs | Kind::Preemptions | Kind::Scorecard)) = kind {
+            self.switch_root(k);
         }
     }
 }

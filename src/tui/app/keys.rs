@@ -23,6 +23,14 @@ impl App {
             }
             return;
         }
+        if self.messages_open {
+            if let Some(Action::Back | Action::Help | Action::Quit | Action::Enter) =
+                self.keymap.action(Mode::Normal, &key)
+            {
+                self.messages_open = false;
+            }
+            return;
+        }
         if self.help {
             match self.keymap.action(Mode::Normal, &key) {
                 Some(Action::Back | Action::Help | Action::Quit) => self.help = false,
@@ -150,13 +158,20 @@ impl App {
                     .iter()
                     .map(|q| q.name.clone())
                     .collect();
-                if names.len() > 1 {
-                    let at = self
-                        .queue
-                        .as_ref()
-                        .and_then(|q| names.iter().position(|n| n == q))
-                        .unwrap_or(0);
-                    self.set_queue(names[(at + 1) % names.len()].clone());
+                match names.as_slice() {
+                    [] => self.flash_error("no queue yet"),
+                    [only] => self.flash_info(format!(
+                        "only one queue: {} (--queue or `queues` in config.toml adds more)",
+                        clean(only)
+                    )),
+                    _ => {
+                        let at = self
+                            .queue
+                            .as_ref()
+                            .and_then(|q| names.iter().position(|n| n == q))
+                            .unwrap_or(0);
+                        self.switch_queue(names[(at + 1) % names.len()].clone());
+                    }
                 }
             }
             Action::NextTheme => {
@@ -188,6 +203,12 @@ impl App {
             return self.flash_error(
                 "read-only mode: priority changes are disabled (--read-only or read_only = true)",
             );
+        }
+        if let Some(why) = &self.status.config_broken {
+            return self.flash_error(format!(
+                "priority changes are refused until the config file is fixed (a broken file never \
+                 loosens policy): {why}"
+            ));
         }
         if self.travel.past().is_some() {
             return self.flash_error(format!(

@@ -8,10 +8,10 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::{App, MIN_HEIGHT, MIN_WIDTH};
 use crate::tui::keymap::{Action, Mode};
-use crate::tui::screen::DrawCtx;
+use crate::tui::screen::{DrawCtx, Kind};
 use crate::tui::status_bar::{self, PastMark};
 use crate::tui::theme::Role;
-use crate::tui::{footer, help};
+use crate::tui::{footer, help, messages};
 
 impl App {
     /// Draws the whole console.
@@ -19,6 +19,33 @@ impl App {
         self.shown_age = self.age_seconds();
         self.dirty = false;
         self.render(frame);
+        self.theme.paint_background(frame.buffer_mut());
+    }
+
+    /// Whether the current screen does something with `action` (its footer hint shows only
+    /// then).
+    fn offers(&self, action: Action) -> bool {
+        let screen = self.current();
+        let queue = self.queue.as_deref();
+        match action {
+            Action::FilterMode => screen.list_ref().is_some(),
+            Action::SortNext | Action::SortReverse => !screen.sort_columns().is_empty(),
+            Action::Enter => screen.enter(self.shown(), queue).is_some(),
+            Action::Back => {
+                !self.stack.is_empty()
+                    || screen.list_ref().is_some_and(|l| !l.filter.text.is_empty())
+            }
+            Action::Priority => {
+                !self.status.read_only
+                    && self.status.config_broken.is_none()
+                    && self.travel.past().is_none()
+                    && screen.selected_job(&self.data, queue).is_some()
+            }
+            Action::NextPane => matches!(screen.kind(), Kind::Share | Kind::Preemptions),
+            Action::NextQueue => self.shown().queues().len() > 1,
+            Action::Older | Action::Newer | Action::Live => self.history(),
+            _ => true,
+        }
     }
 
     /// Rendering proper, from `&self`.
@@ -83,8 +110,12 @@ impl App {
         );
         // The past is drawn inside borders of its own role, so no screen of it passes for live.
         let past_theme;
+        // Stale live data (its refresh failed) likewise, in the warning colour.
         let theme = if self.travel.past().is_some() {
             past_theme = theme.with_past_borders();
+            &past_theme
+        } else if status_bar::stale(&self.data, self.queue.as_deref()).is_some() {
+            past_theme = theme.with_stale_borders();
             &past_theme
         } else {
             theme
@@ -97,6 +128,10 @@ impl App {
         self.current().draw(frame, body, &ctx);
         if self.help {
             help::draw(frame, body, &self.keymap, &self.help_scroll, theme);
+        }
+        if self.messages_open {
+            let close = self.keymap.first_key(Action::Back);
+            messages::draw(frame, body, &self.messages, &close, theme);
         }
         if let Some(d) = &self.dialog {
             d.draw(frame, body, &self.keymap, theme);
@@ -112,6 +147,7 @@ impl App {
             } else {
                 Mode::Normal
             },
+            &|action| self.offers(action),
             theme,
         );
     }

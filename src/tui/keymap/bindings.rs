@@ -76,7 +76,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["1"],
         "overview: queues and shares",
-        None,
+        Some("screens"),
     ),
     b(
         Action::Jobs,
@@ -84,7 +84,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["2"],
         "every job of the queue",
-        None,
+        Some("screens"),
     ),
     b(
         Action::Preemptions,
@@ -92,7 +92,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["3"],
         "preempted jobs and loops",
-        None,
+        Some("screens"),
     ),
     b(
         Action::Scorecard,
@@ -100,7 +100,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["4"],
         "scorecard: the five metrics per share, from history",
-        None,
+        Some("screens"),
     ),
     b(
         Action::Priority,
@@ -108,7 +108,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["p"],
         "change the selected job's priority (preview, confirm, audit)",
-        None,
+        Some("priority"),
     ),
     b(
         Action::Older,
@@ -140,7 +140,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["tab"],
         "switch pane (share: running / queued; preemptions: jobs / their attempts)",
-        None,
+        Some("pane"),
     ),
     b(
         Action::NextQueue,
@@ -148,7 +148,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         Mode::Normal,
         &["Q"],
         "next queue",
-        None,
+        Some("queue"),
     ),
     b(
         Action::NextTheme,

@@ -1,0 +1,153 @@
+//! Issue 16, "honest states" and the small ones, driven by keys: `:queue` and `Q` keep the
+//! screen, `Q` with one queue says so, config warnings stay in `:messages`, footer hints per
+//! screen.
+
+use crate::tui_support::{options, run, run_with, screen_text, snapshot, typed};
+use quotatop::tui::screen::Kind;
+
+#[tokio::test]
+async fn queue_command_keeps_the_current_screen() {
+    let (t, app) = run(100, 24, options(), typed("2:queue inference\n")).await;
+    assert_eq!(app.screen_kind(), Kind::Jobs, "{}", screen_text(&t));
+    assert!(screen_text(&t).contains("inference"), "{}", screen_text(&t));
+    let (_, app) = run(100, 24, options(), typed("3Q")).await;
+    assert_eq!(app.screen_kind(), Kind::Preemptions);
+}
+
+#[tokio::test]
+async fn next_queue_with_one_queue_says_so() {
+    let mut s = snapshot();
+    s.queues.truncate(1);
+    let (t, _) = run_with(100, 24, options(), vec![s], typed("Q")).await;
+    let text = screen_text(&t);
+    assert!(text.contains("only one queue: ml-training"), "{text}");
+}
+
+/// Issue 16: config warnings do not vanish at the next key: the status bar counts them and
+/// `:messages` lists them (with later errors).
+#[tokio::test]
+async fn config_warnings_stay_in_messages() {
+    let mut opts = options();
+    opts.warnings = vec!["config file /x/config.toml: unknown key `bogus` ignored".into()];
+    let (t, app) = run(100, 24, opts, typed("jj:frobnicate\n")).await;
+    let text = screen_text(&t);
+    assert!(!app.messages_open());
+    assert!(text.contains("1 warning (:messages)"), "{text}");
+    let mut opts = options();
+    opts.warnings = vec!["config file /x/config.toml: unknown key `bogus` ignored".into()];
+    let (t, app) = run(100, 24, opts, typed("jj:frobnicate\n:messages\n")).await;
+    let text = screen_text(&t);
+    assert!(app.messages_open());
+    assert!(text.contains("unknown key `bogus` ignored"), "{text}");
+    assert!(text.contains("unknown command :frobnicate"), "{text}");
+    let mut opts = options();
+    opts.warnings = vec!["w".into()];
+    let (_, app) = run(100, 24, opts, typed(":messages\n\x1b")).await;
+    assert!(!app.messages_open());
+}
+
+/// Issue 16: with a config file that cannot be used, viewing goes on but priority changes are
+/// refused (a broken file never loosens policy), and the status bar says so.
+#[tokio::test]
+async fn a_broken_config_refuses_priority_changes() {
+    let mut opts = options();
+    opts.status.config_broken = Some("bad config file /x/config.toml: expected `]`".into());
+    let (t, app) = run(100, 30, opts, typed(":job research-sweep-04\np")).await;
+    assert!(app.dialog().is_none());
+    let text = screen_text(&t);
+    assert!(text.contains("CONFIG BROKEN"), "{text}");
+    assert!(text.contains("priority changes are refused"), "{text}");
+}
+
+/// The footer line of a screen reached by `keys` at `width` columns.
+async fn footer(width: u16, keys: &str) -> String {
+    let (t, _) = run(width, 30, options(), typed(keys)).await;
+    screen_text(&t)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .trim_end()
+        .to_string()
+}
+
+/// Issue 16: the footer offers, per screen, only what works there (generated from the key
+/// table): no `/` or `s` on the Overview, `p` where a job is selected, `1`–`4` as one hint,
+/// `tab` where there are panes.
+#[tokio::test]
+async fn footer_hints_per_screen() {
+    let mut all = String::new();
+    for (name, keys) in [
+        ("overview", ""),
+        ("share", "j\n"),
+        ("jobs", "2"),
+        ("job detail", "2\n"),
+        ("preemptions", "3"),
+        ("scorecard", "4"),
+    ] {
+        let line = footer(160, keys).await;
+        all.push_str(&format!("{name:<12}{line}\n"));
+    }
+    insta::assert_snapshot!(all);
+    let overview = footer(160, "").await;
+    assert!(!overview.contains("<s>sort"), "{overview}");
+    assert!(!overview.contains("<p>"), "{overview}");
+    assert!(overview.contains("<1-4>screens"), "{overview}");
+    let jobs = footer(160, "2").await;
+    assert!(
+        jobs.contains("<s>sort") && jobs.contains("</>filter"),
+        "{jobs}"
+    );
+    assert!(jobs.contains("<p>priority"), "{jobs}");
+}
+
+/// Issue 16: stale live data (its refresh failed) is marked like the past: a STALE badge first
+/// on the status bar and the screen's borders in the warning colour.
+#[tokio::test]
+async fn stale_data_is_marked_on_the_badge_and_the_border() {
+    use quotatop::tui::theme::{Role, Theme};
+    let mut s = snapshot();
+    s.queues[0].stale_reason = Some("DescribeServiceJob: access denied".into());
+    let (t, _) = run_with(100, 24, options(), vec![s], vec![]).await;
+    let text = screen_text(&t);
+    assert!(text.starts_with(" STALE  quotatop"), "{text}");
+    assert!(text.contains("stale: DescribeServiceJob"), "{text}");
+    let warn = Theme::dark().style(Role::Warning).fg;
+    assert_eq!(t.backend().buffer()[(0, 2)].fg, warn.unwrap());
+    // Fresh data: neither.
+    let (t, _) = run(100, 24, options(), vec![]).await;
+    assert!(!screen_text(&t).contains("STALE"));
+    assert_ne!(t.backend().buffer()[(0, 2)].fg, warn.unwrap());
+}
+
+/// Issue 16: when the data's clock differs from this machine's by more than a minute the
+/// status bar shows it; Job detail shows every time on that one clock (no local times mixed
+/// in) and says which.
+#[tokio::test]
+async fn the_data_clock_is_shown_and_job_detail_uses_one_clock() {
+    const HOUR: i64 = 3_600_000;
+    let mut s = snapshot();
+    for q in &mut s.queues {
+        q.server_time = q.server_time.map(|t| t + 5 * HOUR);
+    }
+    let (t, _) = run_with(
+        160,
+        40,
+        options(),
+        vec![s.clone()],
+        typed(":job research-sweep-04\n"),
+    )
+    .await;
+    let text = screen_text(&t);
+    // The clock says NOW + 1 s (02:40:01Z); the service was 5 h 2 s ahead at the refresh.
+    assert!(text.contains("data clock 07:40:03Z (5h00m ahead"), "{text}");
+    assert!(!text.contains("(local)"), "{text}");
+    // Described at NOW - 3 s local: 07:39:59 on the service's clock (5 h 2 s ahead).
+    assert!(
+        text.contains("described             2026-02-02 07:39:59Z"),
+        "{text}"
+    );
+    assert!(text.contains("UTC, on the service's clock"), "{text}");
+    // In step: no data clock.
+    let (t, _) = run(160, 40, options(), vec![]).await;
+    assert!(!screen_text(&t).contains("data clock"));
+}
