@@ -8,6 +8,7 @@ pub mod preview;
 mod queue;
 pub mod scorecard;
 mod usage;
+pub mod why;
 
 pub use gpus::{GpuTable, gpus_per_instance};
 pub use preemption::{
@@ -17,6 +18,7 @@ pub use preemption::{
 pub use preview::{Candidate, Prediction, Preemptions, Preview};
 pub use queue::{QueuedJob, dispatch_order, running_jobs, share_queue};
 pub use usage::{ShareUsage, share_usage};
+pub use why::{Verdict, Why, why};
 
 use crate::model::{Millis, QueueSnapshot};
 

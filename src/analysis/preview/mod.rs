@@ -27,6 +27,7 @@ use crate::engine::PreemptionKind;
 use crate::model::{JobStatus, Millis, QueueSnapshot};
 
 use simulate::predict;
+pub(crate) use simulate::{NextPass, next_pass};
 
 /// Orders of tied jobs tried at most; beyond, only the likeliest and its reverse, and every job
 /// the API cannot tell from a victim counts as a candidate.
