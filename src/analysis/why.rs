@@ -235,33 +235,24 @@ fn standing(q: &QueueSnapshot, state: &TypeState, s: usize, ty: &str) -> Vec<Str
         },
     });
     if share.sharing.strategy.borrows() {
-        let mut idle = Vec::new();
-        let mut total = 0u64;
-        let mut borrowed_elsewhere = 0u64;
-        for (t, o) in q.shares.iter().enumerate() {
-            if t == s {
-                continue;
-            }
-            if l.lends[t] && l.used[t] < l.own[t] {
-                let n = l.own[t] - l.used[t];
-                total += n as u64;
-                idle.push(format!("{} {n}", o.name));
-            }
-            borrowed_elsewhere += l.used[t].saturating_sub(l.own[t]) as u64;
-        }
-        let mut line = if idle.is_empty() {
-            format!("lending shares have no idle {ty}")
+        let b = borrowable(q, l, s);
+        let mut line = if b.unused.is_empty() {
+            format!("lending shares leave no {ty} unused")
         } else {
             format!(
-                "lending shares have {total} idle {ty} ({})",
-                idle.join(", ")
+                "lending shares leave {} {ty} unused ({})",
+                b.unused_total,
+                b.unused.join(", ")
             )
         };
-        if borrowed_elsewhere > 0 {
+        if b.lent_total > 0 {
             line.push_str(&format!(
-                "; other shares already borrow {borrowed_elsewhere}"
+                ", {} of it lent out ({})",
+                b.lent_total,
+                b.lent.join(", ")
             ));
         }
+        line.push_str(&format!("; {} left to borrow", b.left()));
         out.push(line);
     }
     let env_used: u64 = l.used.iter().map(|&u| u as u64).sum();
@@ -272,6 +263,43 @@ fn standing(q: &QueueSnapshot, state: &TypeState, s: usize, ty: &str) -> Vec<Str
         ));
     }
     out
+}
+
+/// The borrowing pool of one type (`policy` rule 4): what lending shares leave unused, what
+/// borrowing shares hold beyond their limits, and the difference.
+struct Borrowable {
+    unused: Vec<String>,
+    unused_total: u64,
+    lent: Vec<String>,
+    lent_total: u64,
+}
+
+impl Borrowable {
+    fn left(&self) -> u64 {
+        self.unused_total.saturating_sub(self.lent_total)
+    }
+}
+
+fn borrowable(q: &QueueSnapshot, l: &crate::engine::placement::Ledger, s: usize) -> Borrowable {
+    let mut b = Borrowable {
+        unused: Vec::new(),
+        unused_total: 0,
+        lent: Vec::new(),
+        lent_total: 0,
+    };
+    for (t, o) in q.shares.iter().enumerate().take(l.own.len()) {
+        if t != s && l.lends[t] && l.used[t] < l.own[t] {
+            let n = l.own[t] - l.used[t];
+            b.unused_total += n as u64;
+            b.unused.push(format!("{} {n}", o.name));
+        }
+        if l.used[t] > l.own[t] {
+            let n = l.used[t] - l.own[t];
+            b.lent_total += n as u64;
+            b.lent.push(format!("to {} {n}", o.name));
+        }
+    }
+    b
 }
 
 /// Why the head job cannot be placed, from the ledger (`engine::placement::Ledger::fits`).
@@ -306,10 +334,11 @@ fn no_room_reason(q: &QueueSnapshot, state: &TypeState, s: usize, ty: &str, coun
     if l.fits(s, count) {
         return "the idle capacity it would borrow is held back for other shares' jobs waiting for their own capacity (policy rule 3)".to_string();
     }
-    format!(
-        "it must borrow {} {ty} and the lending shares do not have that much idle",
-        (used + count as u64).saturating_sub(own.max(used))
-    )
+    let need = (used + count as u64).saturating_sub(own.max(used));
+    match borrowable(q, l, s).left() {
+        0 => format!("it must borrow {need} {ty} and nothing is left to borrow"),
+        left => format!("it must borrow {need} {ty} and only {left} is left to borrow"),
+    }
 }
 
 /// The lowest priority that puts the job first among `ahead` (its share's waiting jobs of its

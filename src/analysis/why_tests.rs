@@ -274,7 +274,7 @@ fn a_borrower_sees_the_lenders_idle_capacity_and_its_borrow_limit() {
         "{t}"
     );
     assert!(
-        t.contains("lending shares have 1 idle ml.p4d.24xlarge (lender 1)"),
+        t.contains("lending shares leave 1 ml.p4d.24xlarge unused (lender 1); 1 left to borrow"),
         "{t}"
     );
     assert!(
@@ -306,5 +306,30 @@ fn a_submitted_job_is_not_queued_yet() {
         text(&w).contains("once RUNNABLE it cannot run as configured: needs 3"),
         "{}",
         text(&w)
+    );
+}
+
+/// The lenders' unused capacity is already lent (to the job's own share): nothing is left.
+#[test]
+fn unused_capacity_already_lent_is_not_left_to_borrow() {
+    let mut q = queue(&[
+        ("lender", P4, 2, SharingConfig::lend()),
+        ("b", P4, 2, SharingConfig::lend_and_borrow(-1)),
+    ]);
+    q.jobs = vec![
+        running("b1", "b", 4, 0, 200),
+        job("w", "b", P4, 2, JobStatus::Runnable, 0, 300),
+    ];
+    let w = why(&q, "id-w").unwrap();
+    let t = text(&w);
+    assert_eq!(w.verdict, Verdict::NoRoom, "{t}");
+    assert!(
+        t.contains("lending shares leave 2 ml.p4d.24xlarge unused (lender 2), 2 of it lent out (to b 2); 0 left to borrow"),
+        "{t}"
+    );
+    assert!(
+        w.headline
+            .contains("it must borrow 2 ml.p4d.24xlarge and nothing is left to borrow"),
+        "{t}"
     );
 }

@@ -49,4 +49,5 @@ mod tui_history;
 mod tui_priority;
 mod tui_scorecard;
 mod tui_styles;
+mod tui_why;
 mod tui_widths;
