@@ -519,10 +519,38 @@ pub fn why(q: &QueueSnapshot, job_id: &str) -> Option<Why> {
                     .to_string();
         }
         Some(Some(Placement::AwaitRelease)) => {
-            out.verdict = Verdict::AwaitsRelease(preempting.iter().map(|&i| id_of(q, i)).collect());
+            // In progress now, and started earlier in the same pass for jobs placed before it.
+            let started: Vec<u32> = first
+                .into_iter()
+                .flatten()
+                .take_while(|(id, _)| *id != me)
+                .filter_map(|(_, p)| match p {
+                    Placement::Preempt(v) => Some(v.iter().map(|v| v.id).collect::<Vec<_>>()),
+                    _ => None,
+                })
+                .flatten()
+                .collect();
+            let mut words = Vec::new();
+            if !preempting.is_empty() {
+                words.push(format!("{} in progress", names(&releasing_names)));
+            }
+            if !started.is_empty() {
+                let list: Vec<String> = started.iter().map(|&i| name_of(q, i)).collect();
+                words.push(format!(
+                    "{} started by the same pass for jobs placed first",
+                    names(&list)
+                ));
+            }
+            out.verdict = Verdict::AwaitsRelease(
+                preempting
+                    .iter()
+                    .chain(&started)
+                    .map(|&i| id_of(q, i))
+                    .collect(),
+            );
             out.headline = format!(
-                "Waits for capacity being given back: preemption of {} in progress",
-                names(&releasing_names)
+                "Waits for capacity being given back: preemption of {}",
+                words.join(", and of ")
             );
         }
         Some(Some(Placement::Preempt(victims))) => {

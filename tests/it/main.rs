@@ -51,3 +51,4 @@ mod tui_scorecard;
 mod tui_styles;
 mod tui_why;
 mod tui_widths;
+mod why_engine;

@@ -26,8 +26,8 @@ use crate::analysis;
 use crate::engine::PreemptionKind;
 use crate::model::{JobStatus, Millis, QueueSnapshot};
 
+pub(crate) use simulate::next_pass;
 use simulate::predict;
-pub(crate) use simulate::{NextPass, next_pass};
 
 /// Orders of tied jobs tried at most; beyond, only the likeliest and its reverse, and every job
 /// the API cannot tell from a victim counts as a candidate.
