@@ -1,5 +1,7 @@
+use super::change::priority_to_lead;
 use super::*;
 use crate::analysis::fixture::{job, queue};
+use crate::model::MAX_PRIORITY;
 use crate::model::{SharingConfig, TrackedJob};
 
 const P4: &str = "ml.p4d.24xlarge";
