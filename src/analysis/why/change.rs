@@ -58,7 +58,7 @@ pub(super) fn what_would_change(
         match priority_to_lead(mine, ahead) {
             Some(lead) => {
                 let effect = preview::preview(q, &j.id, lead)
-                    .map(|pv| format!(": then it {}", pv.effect_text()))
+                    .map(|pv| format!(" (preview: {})", pv.effect_text()))
                     .unwrap_or_default();
                 changes.push(format!(
                     "priority {lead} puts it first in share {}'s queue for {ty}{effect}",
@@ -91,7 +91,7 @@ pub(super) fn what_would_change(
                         | analysis::Prediction::RunsOnOwnCapacity
                         | analysis::Prediction::Borrows { .. }
                 )
-                .then(|| format!("priority {p}: then it {}", pv.effect_text()))
+                .then(|| format!("priority {p} makes room (preview: {})", pv.effect_text()))
             });
             changes.push(found.unwrap_or_else(|| {
                 format!(
@@ -106,10 +106,16 @@ pub(super) fn what_would_change(
             ));
         }
     }
+    // Whose end frees capacity it can use: its own share's jobs; others' too when it may
+    // borrow, or fits its own limit (capacity lent out comes back).
+    let l = &state.ledger;
+    let anyone = l.borrows[s] || l.used[s] as u64 + j.instance_count as u64 <= l.own[s] as u64;
     let held: Vec<String> = state
         .holders
         .iter()
-        .flatten()
+        .enumerate()
+        .filter(|&(t, _)| anyone || t == s)
+        .flat_map(|(_, hs)| hs)
         .filter(|h| !h.preempting)
         .map(|h| name_of(q, h.id))
         .collect();

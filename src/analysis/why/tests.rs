@@ -163,7 +163,7 @@ fn in_share_preemption_names_the_priority_that_makes_room() {
     assert!(
         w.changes
             .iter()
-            .any(|c| c.starts_with("priority 4: then it in-share preemption of r1")),
+            .any(|c| c.starts_with("priority 4 makes room (preview: in-share preemption of r1")),
         "{:?}",
         w.changes
     );
@@ -193,7 +193,7 @@ fn a_job_behind_a_head_that_cannot_be_placed_is_blocked_by_it() {
         "{t}"
     );
     assert!(
-        w.changes.iter().any(|c| c.starts_with("priority 6 puts it first in share s's queue for ml.p4d.24xlarge: then it runs on its share's unused capacity")),
+        w.changes.iter().any(|c| c.starts_with("priority 6 puts it first in share s's queue for ml.p4d.24xlarge (preview: runs on its share's unused capacity)")),
         "{:?}",
         w.changes
     );
@@ -332,6 +332,27 @@ fn unused_capacity_already_lent_is_not_left_to_borrow() {
     assert!(
         w.headline
             .contains("it must borrow 2 ml.p4d.24xlarge and nothing is left to borrow"),
+        "{t}"
+    );
+}
+
+/// A RESERVE share at its limit gets capacity back only from its own jobs: others' are not
+/// listed as freeing capacity for it.
+#[test]
+fn only_jobs_whose_end_helps_are_listed_as_freeing_capacity() {
+    let mut q = queue(&[
+        ("s", P4, 1, SharingConfig::reserve()),
+        ("other", P4, 2, SharingConfig::lend()),
+    ]);
+    q.jobs = vec![
+        running("mine", "s", 1, 0, 100),
+        running("theirs", "other", 2, 0, 100),
+        job("w", "s", P4, 1, JobStatus::Runnable, 0, 200),
+    ];
+    let w = why(&q, "id-w").unwrap();
+    let t = text(&w);
+    assert!(
+        t.contains("when one of the 1 running ml.p4d.24xlarge job(s) ends (mine)"),
         "{t}"
     );
 }
