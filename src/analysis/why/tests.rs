@@ -356,3 +356,33 @@ fn only_jobs_whose_end_helps_are_listed_as_freeing_capacity() {
         "{t}"
     );
 }
+
+/// A job whose share is placed after another's in the same pass waits for the preemption that
+/// pass starts for the other: it is named, and said to be started by the pass.
+#[test]
+fn a_preemption_started_by_the_same_pass_is_what_it_waits_for() {
+    let mut q = queue(&[
+        ("a", P4, 1, SharingConfig::lend()),
+        ("b", P4, 1, SharingConfig::lend()),
+        ("c", P4, 0, SharingConfig::lend_and_borrow(-1)),
+    ]);
+    q.jobs = vec![
+        running("c1", "c", 1, 0, 100),
+        running("c2", "c", 1, 0, 200),
+        job("wa", "a", P4, 1, JobStatus::Runnable, 0, 300),
+        job("wb", "b", P4, 1, JobStatus::Runnable, 0, 400),
+    ];
+    let a = why(&q, "id-wa").unwrap();
+    assert_eq!(
+        a.verdict,
+        Verdict::Preempts(vec![("id-c2".into(), PreemptionKind::CrossShare)])
+    );
+    let b = why(&q, "id-wb").unwrap();
+    assert_eq!(b.verdict, Verdict::AwaitsRelease(vec!["id-c2".into()]));
+    assert!(
+        b.headline
+            .contains("preemption of c2 started by the same pass for jobs placed first"),
+        "{}",
+        b.headline
+    );
+}
