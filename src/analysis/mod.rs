@@ -10,6 +10,7 @@ pub mod preview;
 mod queue;
 pub mod scorecard;
 mod usage;
+pub mod why;
 
 pub use attempts::{AttemptRow, job_attempts};
 pub use attention::{
@@ -24,6 +25,7 @@ pub use preemption::{
 pub use preview::{Candidate, Prediction, Preemptions, Preview};
 pub use queue::{QueuedJob, dispatch_order, running_jobs, share_queue};
 pub use usage::{ShareUsage, share_usage};
+pub use why::{Verdict, Why, why};
 
 use crate::model::{Millis, QueueSnapshot};
 

@@ -107,6 +107,8 @@ impl JobDetail {
             time("listed", Some(t.listed_at + to_data_clock)),
             text("times", "UTC, on the service's clock".to_string()),
         ];
+        // "Why is this job not running?" first, under its name.
+        out.splice(1..1, why_it_waits(q, &j.id, theme));
         if let Some(pos) = v.dispatch.iter().find(|d| d.job_id == j.id) {
             out.push(text(
                 "queue position",
@@ -244,4 +246,57 @@ impl Screen for JobDetail {
     fn list_ref(&self) -> Option<&ListState> {
         None
     }
+}
+
+/// Columns the "Why it waits" text is wrapped to: an 80-column terminal's pane.
+const WHY_WIDTH: usize = 76;
+
+/// The "Why it waits" section of a waiting job (`analysis::why`), wrapped to [`WHY_WIDTH`]
+/// columns, followed by a blank line; nothing for a job that is not waiting.
+fn why_it_waits(q: &crate::model::QueueSnapshot, id: &str, theme: &Theme) -> Vec<Line<'static>> {
+    let Some(why) = crate::analysis::why(q, id) else {
+        return Vec::new();
+    };
+    let mut out = vec![Line::from(Span::styled(
+        "Why it waits",
+        theme.style(Role::Header),
+    ))];
+    for (i, line) in why.lines().iter().enumerate() {
+        let role = if i == 0 {
+            Role::Warning
+        } else if line.starts_with("What would change it") {
+            Role::Header
+        } else {
+            Role::Text
+        };
+        let indent = if line.starts_with('·') { "    " } else { "  " };
+        for (k, part) in wrap(&clean(line), WHY_WIDTH - 2).into_iter().enumerate() {
+            let lead = if k == 0 { "  " } else { indent };
+            out.push(Line::from(Span::styled(
+                format!("{lead}{part}"),
+                theme.style(role),
+            )));
+        }
+    }
+    out.push(Line::from(""));
+    out
+}
+
+/// Words of `text` in lines of at most `width` columns (a longer word is cut).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthStr;
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        let w = cur.width() + usize::from(!cur.is_empty()) + word.width();
+        if !cur.is_empty() && w > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    lines.push(cur);
+    lines
 }

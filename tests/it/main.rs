@@ -58,4 +58,6 @@ mod tui_scorecard;
 mod tui_states;
 mod tui_styles;
 mod tui_triage;
+mod tui_why;
 mod tui_widths;
+mod why_engine;

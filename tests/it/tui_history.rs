@@ -624,8 +624,9 @@ async fn job_detail_says_when_older_attempts_are_not_kept() {
     {
         p.preempted_attempt_count = 6;
     }
+    // Tall enough for the "why it waits" section above the attempts.
     let (t, _) =
-        crate::tui_support::run_with(110, 40, options(), vec![s], typed(":job video-pretrain\n"))
+        crate::tui_support::run_with(110, 60, options(), vec![s], typed(":job video-pretrain\n"))
             .await;
     let text = screen_text(&t);
     assert!(text.contains("Preemptions (6)"), "{text}");

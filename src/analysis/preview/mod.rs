@@ -31,6 +31,7 @@ use crate::analysis;
 use crate::engine::PreemptionKind;
 use crate::model::{JobStatus, Millis, QueueSnapshot};
 
+pub(crate) use simulate::next_pass;
 use simulate::predict;
 
 /// Orders of tied jobs tried at most; beyond, only the likeliest and its reverse, and every job

@@ -266,6 +266,7 @@ fn orders(b: &Built) -> (Vec<SnapshotPass>, bool) {
                 target_placement: None,
                 target_borrowed: None,
                 victims: Vec::new(),
+                decisions: Vec::new(),
             }
         })
         .collect();
@@ -282,6 +283,8 @@ struct SnapshotPass {
     /// Instances borrowed when the target is dispatched.
     target_borrowed: Option<u32>,
     victims: Vec<Victim>,
+    /// Every placement the pass decided, by job index, in the order decided.
+    decisions: Vec<(u32, Placement)>,
 }
 
 impl Pass for SnapshotPass {
@@ -340,6 +343,7 @@ impl Pass for SnapshotPass {
         }
     }
     fn decided(&mut self, id: u32, placement: &Placement) {
+        self.decisions.push((id, placement.clone()));
         if id == self.target {
             self.target_placement = Some(placement.clone());
         }
@@ -466,5 +470,31 @@ fn candidate(t: &TrackedJob, now: Millis, kind: PreemptionKind) -> Candidate {
         running_ms,
         instance_hours_at_risk: running_ms as f64 / 3_600_000.0 * j.instance_count as f64,
         kind,
+    }
+}
+
+/// The next scheduling pass over one instance type of a snapshot, at the jobs' current
+/// priorities (what `analysis::why` explains).
+pub(crate) struct NextPass {
+    /// The type's state before the pass: shares indexed as in `q.shares`, jobs by their index
+    /// in `q.jobs`.
+    pub state: TypeState,
+    /// Per order of tied jobs tried (the likeliest first): each placement the pass decided, by
+    /// job index, in the order decided.
+    pub decisions: Vec<Vec<(u32, Placement)>>,
+}
+
+/// Runs the engine's scheduling pass over instance type `ty` of `q` in every order of tied jobs
+/// the snapshot cannot settle.
+pub(crate) fn next_pass(q: &QueueSnapshot, ty: &str) -> NextPass {
+    let now = analysis::now_of(q).unwrap_or(0);
+    let built = build(q, ty, now);
+    let (mut passes, _) = orders(&built);
+    for p in &mut passes {
+        placement::pass(p);
+    }
+    NextPass {
+        state: built.state,
+        decisions: passes.into_iter().map(|p| p.decisions).collect(),
     }
 }

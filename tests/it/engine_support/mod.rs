@@ -55,3 +55,24 @@ pub fn create_shares(e: &mut Engine, shares: &[ShareCfg]) -> Result<(), String> 
     }
     Ok(())
 }
+
+/// The engine's state as a poller would show it: every job described at this instant.
+pub fn snapshot(e: &Engine) -> quotatop::model::QueueSnapshot {
+    let now = e.now();
+    quotatop::model::QueueSnapshot {
+        name: "q".into(),
+        environment: e.service_environment("se"),
+        shares: e.shares(),
+        jobs: e
+            .jobs()
+            .map(|j| quotatop::model::TrackedJob {
+                arn: format!("arn:aws:batch:us-east-1:123456789012:service-job/{}", j.id),
+                job: j,
+                described_at: Some(now),
+                listed_at: now,
+            })
+            .collect(),
+        server_time: Some(now),
+        ..Default::default()
+    }
+}
