@@ -14,7 +14,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{Millis, QueueSnapshot, QuotaShare};
+use crate::engine::Misconfiguration;
+use crate::model::{Millis, QueueSnapshot};
 
 use super::scorecard::PriorityBand;
 use super::{PreemptionFacts, QueuedJob, ShareUsage};
@@ -75,54 +76,23 @@ fn plural(n: u32, one: &str, many: &str) -> String {
 
 /// Why a misconfigured job can never run, in words, from the queue's configuration.
 pub fn misconfiguration_in_words(q: &QueueSnapshot, j: &QueuedJob) -> String {
-    let ty = short(&j.instance_type);
-    let n = j.instance_count;
     let reason = j.reason.as_deref().unwrap_or("");
-    if reason.contains("SERVICE_ENVIRONMENT_MAX_RESOURCE") {
-        let max: u32 = q
-            .environment
-            .capacity
-            .iter()
-            .filter(|c| c.instance_type == j.instance_type)
-            .map(|c| c.max_capacity)
-            .sum();
-        return format!("needs {n} {ty}, the environment has at most {max}");
-    }
     let Some(share) = q.shares.iter().find(|s| s.name == j.share) else {
-        return format!("needs {n} {ty}; share {} is not configured", j.share);
+        return format!(
+            "needs {} {}; share {} is not configured",
+            j.instance_count, j.instance_type, j.share
+        );
     };
-    let limit = share.limit_for(&j.instance_type);
-    match max_holding(share, limit) {
-        Some(max) if n > max => {
-            if max > limit {
-                format!(
-                    "needs {n} {ty}, share {} may hold at most {max} (limit {limit} + borrowing)",
-                    j.share
-                )
-            } else {
-                format!("needs {n} {ty}, share {} may hold at most {max}", j.share)
-            }
+    // What the service's reason names, when it is one of AWS's texts; else the engine's check
+    // on the snapshot's configuration.
+    let kind = Misconfiguration::from_reason(reason)
+        .or_else(|| super::why::misconfiguration(q, share, &j.instance_type, j.instance_count));
+    match kind {
+        Some(m) => {
+            super::why::misconfiguration_words(q, share, &j.instance_type, j.instance_count, m).0
         }
-        _ => {
-            let lendable: u32 = q
-                .shares
-                .iter()
-                .filter(|s| s.name != j.share && s.sharing.strategy.lends())
-                .map(|s| s.limit_for(&j.instance_type))
-                .sum();
-            format!(
-                "needs {n} {ty}: {limit} of its own + more than the {lendable} other shares can lend"
-            )
-        }
+        None => crate::model::clean(reason).into_owned(),
     }
-}
-
-/// The most a share may hold of a type: its limit plus its borrow limit (`None`: unlimited).
-fn max_holding(share: &QuotaShare, limit: u32) -> Option<u32> {
-    share
-        .sharing
-        .borrow_cap(limit)
-        .map(|c| limit.saturating_add(c))
 }
 
 /// Everything that needs attention in one queue, most urgent first.

@@ -1,6 +1,7 @@
 use super::*;
 use crate::analysis::fixture::{job, queue};
 use crate::analysis::{LoopRule, dispatch_order, preemptions, share_usage};
+use crate::engine::Misconfiguration;
 use crate::model::{JobStatus, PreemptedAttempt, PreemptionSummary, SharingConfig, TrackedJob};
 
 const P4D: &str = "ml.p4d.24xlarge";
@@ -122,7 +123,7 @@ fn every_kind_is_found_and_ranked_by_urgency() {
     assert!(!got.iter().any(|a| a.text.contains("once")));
     assert_eq!(
         got[1].text,
-        "oversized (regulated) needs 4 p4d.24xlarge, share regulated may hold at most 2"
+        "oversized (regulated) needs 4 ml.p4d.24xlarge; share regulated may hold at most 2 (RESERVE shares do not borrow)"
     );
     assert!(got[0].text.contains("preempted 4×"), "{}", got[0].text);
     assert!(got[0].text.contains("no retry cap"), "{}", got[0].text);
@@ -184,8 +185,15 @@ fn misconfiguration_reasons_in_words() {
     ]);
     q.environment.capacity = vec![crate::model::CapacityLimit::new(G5, 8)];
     q.jobs = vec![
-        misconfigured(job("big", "lb", G5, 5, JobStatus::Runnable, 1, 0), LIMIT),
-        misconfigured(job("lend", "lb", G5, 4, JobStatus::Runnable, 1, 0), LIMIT),
+        misconfigured(
+            job("big", "lb", G5, 5, JobStatus::Runnable, 1, 0),
+            Misconfiguration::ExceedsShareAndBorrowLimit.reason(),
+        ),
+        // A reason the service did not word as AWS documents: the engine's check decides.
+        misconfigured(
+            job("lend", "lb", G5, 4, JobStatus::Runnable, 1, 0),
+            "MISCONFIGURATION",
+        ),
         misconfigured(
             job("env", "lb", G5, 9, JobStatus::Runnable, 1, 0),
             "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE - no",
@@ -196,15 +204,15 @@ fn misconfiguration_reasons_in_words() {
         |name: &str| misconfiguration_in_words(&q, d.iter().find(|j| j.name == name).expect("job"));
     assert_eq!(
         say("big"),
-        "needs 5 g5.12xlarge, share lb may hold at most 4 (limit 2 + borrowing)"
+        "needs 5 ml.g5.12xlarge; share lb may hold at most 4 (limit 2 + borrow 100%)"
     );
     assert_eq!(
         say("lend"),
-        "needs 4 g5.12xlarge: 2 of its own + more than the 1 other shares can lend"
+        "needs 4 ml.g5.12xlarge; share lb has 2 of its own and the other shares lend at most 1"
     );
     assert_eq!(
         say("env"),
-        "needs 9 g5.12xlarge, the environment has at most 8"
+        "needs 9 ml.g5.12xlarge; the service environment has 8"
     );
 }
 

@@ -114,6 +114,27 @@ pub enum Misconfiguration {
 }
 
 impl Misconfiguration {
+    pub const ALL: [Self; 4] = [
+        Self::ExceedsShareLimit,
+        Self::ExceedsShareAndBorrowLimit,
+        Self::ExceedsBorrowableCapacity,
+        Self::ExceedsServiceEnvironment,
+    ];
+
+    /// The misconfiguration a `statusReason` names: one of AWS's exact texts, or the code that
+    /// only one of them has (`SERVICE_ENVIRONMENT_MAX_RESOURCE`; the quota-share code is shared
+    /// by three).
+    pub fn from_reason(reason: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|m| reason.trim() == m.reason())
+            .or_else(|| {
+                reason
+                    .contains("SERVICE_ENVIRONMENT_MAX_RESOURCE")
+                    .then_some(Self::ExceedsServiceEnvironment)
+            })
+    }
+
     /// The exact `statusReason` AWS documents.
     pub fn reason(self) -> &'static str {
         match self {

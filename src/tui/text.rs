@@ -52,30 +52,50 @@ pub fn short_id(id: &str, n: usize) -> &str {
     id.char_indices().nth(skip).map_or(id, |(i, _)| &id[i..])
 }
 
-/// `s` cut to `width` characters in the middle, so names sharing a prefix stay distinct:
-/// `research-sweep-0024` in 16 → `research-sw…0024`. The tail kept is the last `-`, `_` or `.`
-/// separated part when it takes at most half the room, else a third of it.
+/// `s` in at most `width` terminal columns, cut in the middle so names sharing a prefix stay
+/// distinct: `research-sweep-0024` in 16 → `research-sw…0024`. The tail kept is the last `-`,
+/// `_` or `.` separated part when it takes at most half the room, else a third of it. Wide
+/// characters count their columns. The one elision of names on every screen and dialog.
 pub fn elide(s: &str, width: usize) -> String {
-    let chars: Vec<char> = s.chars().collect();
-    if chars.len() <= width {
+    use unicode_width::UnicodeWidthChar;
+    if crate::model::display_width(s) <= width {
         return s.to_string();
     }
     if width <= 1 {
         return "…".chars().take(width).collect();
     }
+    let w = |c: &char| c.width().unwrap_or(0);
+    let chars: Vec<char> = s.chars().collect();
     let room = width - 1;
     let last_part = chars
         .iter()
         .rposition(|c| matches!(c, '-' | '_' | '.'))
-        .map(|i| chars.len() - i - 1);
-    let tail = match last_part {
+        .map(|i| chars[i + 1..].iter().map(w).sum::<usize>());
+    let tail_room = match last_part {
         Some(n) if n > 0 && n <= room / 2 => n,
         _ => room / 3,
     };
-    let head = room - tail;
-    let mut out: String = chars[..head].iter().collect();
+    let head_room = room - tail_room;
+    let mut out = String::new();
+    let mut used = 0;
+    for c in &chars {
+        if used + w(c) > head_room {
+            break;
+        }
+        used += w(c);
+        out.push(*c);
+    }
+    let mut tail = Vec::new();
+    let mut used = 0;
+    for c in chars.iter().rev() {
+        if used + w(c) > tail_room {
+            break;
+        }
+        used += w(c);
+        tail.push(*c);
+    }
     out.push('…');
-    out.extend(&chars[chars.len() - tail..]);
+    out.extend(tail.iter().rev());
     out
 }
 

@@ -4,17 +4,14 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
-use crate::tui_support::{NOW, options, screen_text, snapshot, typed};
-use crossterm::event::Event;
+use crate::tui_support::{NOW, Step, options, screen_text, snapshot, typed};
 use insta::assert_snapshot;
 use quotatop::journal::{Journal, JournalConfig};
 use quotatop::model::{JobStatus, Millis, Snapshot};
 use quotatop::services::JournalReader;
 use quotatop::tui::data::HISTORY_LEN;
 use quotatop::tui::effects::Services;
-use quotatop::tui::event_loop;
 use quotatop::tui::screen::Kind;
 use quotatop::tui::theme::Role;
 use quotatop::tui::{App, AppOptions, History, StatusInfo};
@@ -83,19 +80,6 @@ fn services(path: PathBuf) -> Services {
 }
 
 /// What the script does, in order, each step given time for the background reads it starts.
-enum Step {
-    Keys(&'static str),
-    Live(Snapshot),
-}
-
-/// Waits until the loop says it has handled what it was sent and nothing is in flight.
-async fn until_settled(settled: &mut tokio::sync::mpsc::UnboundedReceiver<()>) {
-    tokio::time::timeout(Duration::from_secs(20), settled.recv())
-        .await
-        .expect("the console settles")
-        .expect("the loop runs");
-}
-
 /// The real loop on a `TestBackend`: the live fixture first, then the steps.
 async fn drive(
     width: u16,
@@ -104,53 +88,7 @@ async fn drive(
     services: Services,
     steps: Vec<Step>,
 ) -> (Terminal<TestBackend>, App) {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    let mut app = App::new(opts);
-    let (snap_tx, snap_rx) = tokio::sync::mpsc::channel(8);
-    snap_tx.send(snapshot()).await.unwrap();
-    let (key_tx, key_rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
-    let (settled_tx, mut settled) = tokio::sync::mpsc::unbounded_channel::<()>();
-    let events = futures_util::stream::unfold(key_rx, |mut rx| async move {
-        rx.recv().await.map(|e| (Ok(e), rx))
-    });
-    let events = Box::pin(events);
-    let script = tokio::spawn(async move {
-        // Each key or snapshot, then wait until the loop has handled it and every read it
-        // started is done (the loop says so), instead of sleeping and hoping.
-        // The first live snapshot.
-        until_settled(&mut settled).await;
-        for step in steps {
-            match step {
-                Step::Keys(k) => {
-                    for e in typed(k) {
-                        while settled.try_recv().is_ok() {}
-                        key_tx.send(e).unwrap();
-                        until_settled(&mut settled).await;
-                    }
-                }
-                Step::Live(s) => {
-                    while settled.try_recv().is_ok() {}
-                    snap_tx.send(s).await.unwrap();
-                    until_settled(&mut settled).await;
-                }
-            }
-        }
-        drop(key_tx);
-        snap_tx
-    });
-    event_loop::run_observed(
-        &mut terminal,
-        &mut app,
-        events,
-        snap_rx,
-        Duration::from_secs(3600),
-        services,
-        Some(settled_tx),
-    )
-    .await
-    .unwrap();
-    drop(script.await.unwrap());
-    (terminal, app)
+    crate::tui_support::drive_steps(width, height, opts, services, snapshot(), steps).await
 }
 
 /// [`drive`] with the fixture's options and one run of keys.

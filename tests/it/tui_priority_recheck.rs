@@ -6,17 +6,15 @@
 //! against AWS.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use crate::tui_priority::full_pool;
-use crate::tui_support::{options, screen_text, typed};
-use crossterm::event::Event;
+use crate::tui_support::{Step, options, screen_text};
 use quotatop::model::{JobStatus, Snapshot, Source};
+use quotatop::tui::App;
 use quotatop::tui::effects::{
     BoxFuture, ChangeOutcome, ChangeRequest, ChangeResult, ChangeRunner, Services,
 };
 use quotatop::tui::priority::Step as DialogStep;
-use quotatop::tui::{App, event_loop};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -40,18 +38,6 @@ impl ChangeRunner for Recorder {
     }
 }
 
-enum Step {
-    Keys(&'static str),
-    Live(Snapshot),
-}
-
-async fn until_settled(settled: &mut tokio::sync::mpsc::UnboundedReceiver<()>) {
-    tokio::time::timeout(Duration::from_secs(20), settled.recv())
-        .await
-        .expect("the console settles")
-        .expect("the loop runs");
-}
-
 /// The real loop on a `TestBackend`: `first` as the live data, then the steps, each handled
 /// (and every read it started done) before the next. Returns what was applied.
 async fn drive(
@@ -65,48 +51,8 @@ async fn drive(
         changes: Some(recorder.clone() as Arc<dyn ChangeRunner>),
         ..Services::default()
     };
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    let mut app = App::new(options());
-    let (snap_tx, snap_rx) = tokio::sync::mpsc::channel(8);
-    snap_tx.send(first).await.unwrap();
-    let (key_tx, key_rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
-    let (settled_tx, mut settled) = tokio::sync::mpsc::unbounded_channel::<()>();
-    let events = Box::pin(futures_util::stream::unfold(key_rx, |mut rx| async move {
-        rx.recv().await.map(|e| (Ok(e), rx))
-    }));
-    let script = tokio::spawn(async move {
-        until_settled(&mut settled).await;
-        for step in steps {
-            match step {
-                Step::Keys(k) => {
-                    for e in typed(k) {
-                        while settled.try_recv().is_ok() {}
-                        key_tx.send(e).unwrap();
-                        until_settled(&mut settled).await;
-                    }
-                }
-                Step::Live(s) => {
-                    while settled.try_recv().is_ok() {}
-                    snap_tx.send(s).await.unwrap();
-                    until_settled(&mut settled).await;
-                }
-            }
-        }
-        drop(key_tx);
-        snap_tx
-    });
-    event_loop::run_observed(
-        &mut terminal,
-        &mut app,
-        events,
-        snap_rx,
-        Duration::from_secs(3600),
-        services,
-        Some(settled_tx),
-    )
-    .await
-    .unwrap();
-    drop(script.await.unwrap());
+    let (terminal, app) =
+        crate::tui_support::drive_steps(width, height, options(), services, first, steps).await;
     let sent = std::mem::take(&mut *recorder.0.lock().unwrap());
     (terminal, app, sent)
 }

@@ -26,7 +26,7 @@ fn check_triage(screen: &str) {
         screen.contains("LOOP      video-pretrain (vision) preempted 4×"),
         "{screen}"
     );
-    assert!(screen.contains("needs 6 g5.12xlarge, share"), "{screen}");
+    assert!(screen.contains("needs 6 ml.g5.12xlarge; share"), "{screen}");
     // Badges: vision loops and borrows from nlp; regulated's misconfigured job.
     assert!(screen.contains("LOOP 1"), "{screen}");
     assert!(screen.contains("MISCONFIG"), "{screen}");

@@ -13,10 +13,8 @@ use crate::engine::placement::{Placement, TypeView};
 use crate::engine::policy::{self, Misconfiguration, PreemptionKind};
 use crate::model::{JobStatus, QueueSnapshot};
 
-pub use words::misconfiguration;
-use words::{
-    id_of, key_of, kind_words, misconfiguration_words, name_of, names, no_room_reason, standing,
-};
+use words::{id_of, key_of, kind_words, name_of, names, no_room_reason, standing};
+pub use words::{misconfiguration, misconfiguration_words};
 
 /// What the next scheduling pass does with the job, or why it has no turn.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -41,8 +41,9 @@ pub fn misconfiguration(
     )
 }
 
-/// A misconfiguration in words, and what would lift it.
-pub(super) fn misconfiguration_words(
+/// A misconfiguration in words, and what would lift it: the one wording of the Overview's
+/// attention panel and Job detail's "why it waits".
+pub fn misconfiguration_words(
     q: &QueueSnapshot,
     share: &QuotaShare,
     ty: &str,

@@ -8,7 +8,7 @@ use unicode_width::UnicodeWidthChar;
 
 use super::super::effects::{ChangeOutcome, ChangeResult};
 use super::super::screen::short_type;
-use super::super::text::clean;
+use super::super::text::{clean, elide};
 use super::super::theme::{Role, Theme};
 use crate::analysis::preview::{Candidate, Changed, Preview};
 use crate::model::display_width;
@@ -16,40 +16,6 @@ use crate::model::display_width;
 /// The fewest columns a victim's name is elided to before the line's tail is cut instead.
 const MIN_NAME: usize = 9;
 
-/// `s` in at most `width` columns, elided in the middle (`research-sw…0024`) so that names
-/// sharing a prefix stay distinct.
-pub fn elide_middle(s: &str, width: usize) -> String {
-    if display_width(s) <= width {
-        return s.to_string();
-    }
-    if width == 0 {
-        return String::new();
-    }
-    let room = width - 1;
-    let (head_w, tail_w) = (room - room / 2, room / 2);
-    let mut head = String::new();
-    let mut used = 0;
-    for c in s.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w > head_w {
-            break;
-        }
-        used += w;
-        head.push(c);
-    }
-    let mut tail = Vec::new();
-    let mut used = 0;
-    for c in s.chars().rev() {
-        let w = c.width().unwrap_or(0);
-        if used + w > tail_w {
-            break;
-        }
-        used += w;
-        tail.push(c);
-    }
-    tail.reverse();
-    format!("{head}…{}", tail.into_iter().collect::<String>())
-}
 
 /// Rows `text` takes wrapped at words in `width` columns (a word wider than the line is
 /// broken): at least what wrapping by columns alone takes, never less than one.
@@ -132,7 +98,7 @@ pub fn victim_line(v: &Candidate, width: usize, added: bool) -> String {
         .saturating_sub(display_width(lead) + display_width(&tail))
         .max(MIN_NAME);
     cut_end(
-        &format!("{lead}{}{tail}", elide_middle(&name, name_room)),
+        &format!("{lead}{}{tail}", elide(&name, name_room)),
         width,
     )
 }
@@ -403,9 +369,9 @@ mod tests {
 
     #[test]
     fn names_are_elided_in_the_middle_and_lines_fit() {
-        assert_eq!(elide_middle("research-sweep-0024", 10), "resea…0024");
-        assert_eq!(elide_middle("short", 10), "short");
-        assert!(display_width(&elide_middle("日本語の長いジョブ名", 7)) <= 7);
+        assert_eq!(elide("research-sweep-0024", 10), "resea…0024");
+        assert_eq!(elide("short", 10), "short");
+        assert!(display_width(&elide("日本語の長いジョブ名", 7)) <= 7);
         // A victim as the preview makes it (in-share), renamed.
         let mut v = ten_tied().preemptions.candidates[0].clone();
         v.name = "a-very-long-training-job-name-for-the-paper-deadline-0042".into();
@@ -419,7 +385,7 @@ mod tests {
         // Details go before the name is cut short; what stays is whole.
         let l = victim_line(&v, 78, false);
         assert!(
-            l.contains("a-very-long-…eadline-0042 · priority 1 · running 60 min · 2.00 inst-h"),
+            l.contains("a-very-long-training…0042 · priority 1 · running 60 min · 2.00 inst-h"),
             "{l}"
         );
         assert!(display_width(&l) <= 78, "{l}");

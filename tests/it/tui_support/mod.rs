@@ -482,3 +482,78 @@ pub fn screen_text(t: &Terminal<TestBackend>) -> String {
     }
     out
 }
+
+/// One step of a scripted console session: keys typed, or a new live snapshot.
+pub enum Step {
+    Keys(&'static str),
+    Live(quotatop::model::Snapshot),
+}
+
+/// Waits until the loop says it has handled what it was sent and nothing is in flight.
+async fn until_settled(settled: &mut tokio::sync::mpsc::UnboundedReceiver<()>) {
+    tokio::time::timeout(std::time::Duration::from_secs(20), settled.recv())
+        .await
+        .expect("the console settles")
+        .expect("the loop runs");
+}
+
+/// The real event loop on a `TestBackend`: `first` as the live data, then the steps, each
+/// handled (and every read it started done, as the loop reports) before the next, instead of
+/// sleeping and hoping.
+pub async fn drive_steps(
+    width: u16,
+    height: u16,
+    opts: quotatop::tui::AppOptions,
+    services: quotatop::tui::effects::Services,
+    first: quotatop::model::Snapshot,
+    steps: Vec<Step>,
+) -> (
+    ratatui::Terminal<ratatui::backend::TestBackend>,
+    quotatop::tui::App,
+) {
+    let mut terminal =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
+    let mut app = quotatop::tui::App::new(opts);
+    let (snap_tx, snap_rx) = tokio::sync::mpsc::channel(8);
+    snap_tx.send(first).await.unwrap();
+    let (key_tx, key_rx) = tokio::sync::mpsc::unbounded_channel::<crossterm::event::Event>();
+    let (settled_tx, mut settled) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let events = Box::pin(futures_util::stream::unfold(key_rx, |mut rx| async move {
+        rx.recv().await.map(|e| (Ok(e), rx))
+    }));
+    let script = tokio::spawn(async move {
+        // The first live snapshot.
+        until_settled(&mut settled).await;
+        for step in steps {
+            match step {
+                Step::Keys(k) => {
+                    for e in typed(k) {
+                        while settled.try_recv().is_ok() {}
+                        key_tx.send(e).unwrap();
+                        until_settled(&mut settled).await;
+                    }
+                }
+                Step::Live(s) => {
+                    while settled.try_recv().is_ok() {}
+                    snap_tx.send(s).await.unwrap();
+                    until_settled(&mut settled).await;
+                }
+            }
+        }
+        drop(key_tx);
+        snap_tx
+    });
+    quotatop::tui::event_loop::run_observed(
+        &mut terminal,
+        &mut app,
+        events,
+        snap_rx,
+        std::time::Duration::from_secs(3600),
+        services,
+        Some(settled_tx),
+    )
+    .await
+    .unwrap();
+    drop(script.await.unwrap());
+    (terminal, app)
+}
