@@ -16,7 +16,6 @@ use crate::model::display_width;
 /// The fewest columns a victim's name is elided to before the line's tail is cut instead.
 const MIN_NAME: usize = 9;
 
-
 /// Rows `text` takes wrapped at words in `width` columns (a word wider than the line is
 /// broken): at least what wrapping by columns alone takes, never less than one.
 pub fn wrapped_rows(text: &str, width: usize) -> usize {
@@ -97,10 +96,7 @@ pub fn victim_line(v: &Candidate, width: usize, added: bool) -> String {
     let name_room = width
         .saturating_sub(display_width(lead) + display_width(&tail))
         .max(MIN_NAME);
-    cut_end(
-        &format!("{lead}{}{tail}", elide(&name, name_room)),
-        width,
-    )
+    cut_end(&format!("{lead}{}{tail}", elide(&name, name_room)), width)
 }
 
 /// Style of a label whose line changed since the operator last read the preview.
