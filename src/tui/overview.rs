@@ -121,7 +121,13 @@ impl Overview {
                 })
                 .collect();
             let selected = offset + i == self.list.selected;
-            let muted = theme.style(Role::Muted);
+            // Selected, the line takes the selection's colours whole: a part keeping its own
+            // colour could match the selection's background and vanish.
+            let (title, muted) = if selected {
+                (ratatui::style::Style::new(), ratatui::style::Style::new())
+            } else {
+                (theme.style(Role::Title), theme.style(Role::Muted))
+            };
             // Parts dropped (environment, then state) before the capacity is cut, so every
             // instance type stays on the line.
             let name = format!("▾ {}", clean(&q.name));
@@ -144,7 +150,7 @@ impl Overview {
                 });
             let line = Line::from(vec![
                 Span::raw(if selected { screen::MARKER } else { "  " }),
-                Span::styled(name, theme.style(Role::Title)),
+                Span::styled(name, title),
                 Span::styled(state, muted),
                 Span::styled(format!("{env} · capacity "), muted),
                 Span::raw(caps),
@@ -251,7 +257,8 @@ impl Overview {
         let scale = gauge::type_scale(&v.usage, &u.instance_type);
         let mut cells = vec![
             Cell::from(if first {
-                clean(&u.share).into_owned()
+                // Cut in the middle, so shares sharing a prefix stay distinct.
+                super::text::elide(&clean(&u.share), FIXED[0] as usize)
             } else {
                 String::new()
             }),

@@ -117,6 +117,30 @@ async fn the_selected_row_has_the_selected_role() {
     );
 }
 
+/// The Overview's first row, a queue heading, selected at start: its name is drawn in the
+/// selection's colours, never in a colour that matches the selection's background.
+#[tokio::test]
+async fn a_selected_queue_heading_stays_readable() {
+    for name in ["dark", "light", "high-contrast", "colorblind"] {
+        let theme = Theme::built_in(name).unwrap();
+        let mut opts = options();
+        opts.theme = theme.clone();
+        let (t, _) = run(100, 24, opts, vec![]).await;
+        let buf = t.backend().buffer();
+        let (x, y) = find_text(buf, "▾ ml-training");
+        let cell = &buf[(x + 2, y)];
+        assert_ne!(
+            cell.fg, cell.bg,
+            "{name}: the selected queue's name is invisible"
+        );
+        assert_eq!(
+            cell.bg,
+            theme.style(Role::Selected).bg.unwrap_or(Color::Reset),
+            "{name}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn loop_flag_and_misconfiguration_are_styled() {
     let dark = Theme::dark();
