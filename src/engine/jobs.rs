@@ -78,14 +78,19 @@ impl Engine {
             misconfigured: None,
             dispatch_seq: 0,
             terminated: false,
-            failures: spec.failures.map(|spec| {
-                Box::new(FailureState {
+        });
+        // Kept beside the record, so jobs without failure settings (most, and every replayed
+        // trace job) cost nothing for them.
+        if let Some(spec) = spec.failures {
+            self.failures.insert(
+                id,
+                FailureState {
                     spec,
                     failed: 0,
                     ending: None,
-                })
-            }),
-        });
+                },
+            );
+        }
         self.emit(id, None, JobStatus::Submitted, EventReason::Submitted);
         let d = self.delay(self.config.delays.submitted_ms);
         self.schedule(id, d);

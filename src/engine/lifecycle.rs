@@ -40,14 +40,14 @@ impl Engine {
                 if let Some(a) = r.api.as_mut().and_then(|a| a.attempts.last_mut()) {
                     a.started_at = Some(now);
                 }
-                let failed = r.failures.as_ref().map_or(0, |f| f.failed);
+                let failed = self.failures.get(&j).map_or(0, |f| f.failed);
                 r.overhead_due = if r.preempted > 0 || failed > 0 {
                     r.restart_overhead_ms
                 } else {
                     0
                 };
                 let remaining = r.work_ms.saturating_sub(r.saved_ms) + r.overhead_due;
-                let after = match r.failures.as_deref_mut() {
+                let after = match self.failures.get_mut(&j) {
                     Some(f) => {
                         let (after, ending) = f.spec.first_end(f.failed, remaining);
                         f.ending = ending;
@@ -57,11 +57,7 @@ impl Engine {
                 };
                 self.schedule(j, after);
             }
-            JobStatus::Running => match self.jobs[j as usize]
-                .failures
-                .as_ref()
-                .and_then(|f| f.ending)
-            {
+            JobStatus::Running => match self.failures.get(&j).and_then(|f| f.ending) {
                 Some(kind) => self.fail_attempt(j, kind),
                 None => self.complete(j),
             },
@@ -102,12 +98,7 @@ impl Engine {
         self.stop_work(j, true);
         self.release(j);
         let reason = kind.reason();
-        let r = &mut self.jobs[j as usize];
-        if let Some(a) = r.api.as_mut().and_then(|a| a.attempts.last_mut()) {
-            a.stopped_at = Some(now);
-            a.status_reason = Some(reason.to_string());
-        }
-        let retry = match r.failures.as_deref_mut() {
+        let retry = match self.failures.get_mut(&j) {
             Some(f) => {
                 f.failed += 1;
                 f.ending = None;
@@ -115,6 +106,11 @@ impl Engine {
             }
             None => false,
         };
+        let r = &mut self.jobs[j as usize];
+        if let Some(a) = r.api.as_mut().and_then(|a| a.attempts.last_mut()) {
+            a.stopped_at = Some(now);
+            a.status_reason = Some(reason.to_string());
+        }
         if retry {
             r.scheduled_at = None;
             r.started_at = None;

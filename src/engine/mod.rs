@@ -69,6 +69,8 @@ pub struct Engine {
     /// The id stream, when ids are not drawn from the schedule's stream
     /// ([`EngineConfig::id_seed`]).
     ids: Option<Rng>,
+    /// Timeouts, injected failures and retries of the jobs that have them.
+    failures: HashMap<u32, types::FailureState>,
 }
 
 impl Engine {
@@ -90,6 +92,7 @@ impl Engine {
             dirty: false,
             lean: false,
             ids: config.id_seed.map(Rng::new),
+            failures: HashMap::new(),
             config,
         };
         let capacity = engine.config.capacity.clone();

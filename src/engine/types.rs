@@ -234,8 +234,6 @@ pub(crate) struct JobRec {
     pub misconfigured: Option<Misconfiguration>,
     pub dispatch_seq: u64,
     pub terminated: bool,
-    /// Timeouts, injected failures and retries; boxed, as most jobs have none.
-    pub failures: Option<Box<FailureState>>,
 }
 
 impl JobRec {
