@@ -30,6 +30,20 @@ use super::wire::{self, QuotaSharePolicyJson, Tags};
 pub const SETTLE_MS: Millis = 1_000;
 /// Regions the emulator keeps at most (each is a separate, initially empty world).
 pub const MAX_REGIONS: usize = 32;
+/// Service environments, scheduling policies and job queues a region holds at most (AWS's
+/// default quotas are of this order), so a client cannot grow the emulator without bound.
+pub const MAX_PER_KIND: usize = 50;
+
+/// Refuses a new resource of `kind` when a region already holds [`MAX_PER_KIND`] of them.
+pub fn check_room(held: usize, kind: &str) -> Result<(), ApiError> {
+    if held >= MAX_PER_KIND {
+        Err(ApiError::client(format!(
+            "The emulator holds at most {MAX_PER_KIND} {kind} per region; delete one first"
+        )))
+    } else {
+        Ok(())
+    }
+}
 
 /// The region and account every ARN of one regional world is built from.
 #[derive(Debug, Clone, PartialEq, Eq)]

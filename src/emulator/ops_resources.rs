@@ -5,7 +5,7 @@
 
 use axum::response::Response;
 
-use super::account::{Account, Policy, status_at};
+use super::account::{Account, Policy, check_room, status_at};
 use super::error::ApiError;
 use super::ops_tags::validate_tags;
 use super::paging;
@@ -39,6 +39,7 @@ pub fn create_policy(account: &mut Account, body: &[u8]) -> Result<Response, Api
     if account.policies.iter().any(|p| p.name == name) {
         return Err(ApiError::client("Object already exists"));
     }
+    check_room(account.policies.len(), "scheduling policies")?;
     let arn = account.arn("scheduling-policy", &name);
     account.policies.push(Policy {
         name: name.clone(),

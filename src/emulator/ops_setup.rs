@@ -18,7 +18,7 @@ use serde::Deserialize;
 use crate::engine::Engine;
 use crate::model::CapacityLimit;
 
-use super::account::{Account, Environment, Transition, status_at};
+use super::account::{Account, Environment, Transition, check_room, status_at};
 use super::error::ApiError;
 use super::ops_tags::validate_tags;
 use super::scenario::valid_resource_name;
@@ -110,6 +110,7 @@ pub fn create_environment(account: &mut Account, body: &[u8]) -> Result<Response
     if account.envs.iter().any(|e| e.name == name) {
         return Err(ApiError::client("Object already exists"));
     }
+    check_room(account.envs.len(), "service environments")?;
     let arn = account.arn("service-environment", &name);
     account.envs.push(Environment {
         name: name.clone(),
@@ -224,6 +225,7 @@ pub fn create_queue(account: &mut Account, body: &[u8]) -> Result<Response, ApiE
     if account.queues.iter().any(|q| q.queue_name == name) {
         return Err(ApiError::client("Object already exists"));
     }
+    check_room(account.queues.len(), "job queues")?;
     if let Some(q) = account
         .queues
         .iter()

@@ -478,3 +478,27 @@ async fn a_request_signed_for_another_region_sees_that_regions_own_world() {
         .unwrap_err();
     assert!(code(err.into_service_error()).contains("does not exist"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_region_holds_a_bounded_number_of_resources() {
+    let emu = start_empty("123456789012").await;
+    let c = client_in(&emu, "ap-south-1");
+    let create = |i: usize| {
+        c.create_scheduling_policy()
+            .name(format!("p{i}"))
+            .quota_share_policy(
+                QuotaSharePolicy::builder()
+                    .idle_resource_assignment_strategy("FIFO".into())
+                    .build(),
+            )
+            .send()
+    };
+    for i in 0..50 {
+        create(i).await.unwrap();
+    }
+    let err = create(50).await.unwrap_err();
+    assert!(
+        code(err.into_service_error()).contains("at most 50 scheduling policies"),
+        "the 51st is refused"
+    );
+}
