@@ -46,6 +46,7 @@ mod record_cli;
 mod replay;
 mod secrets;
 mod set_priority;
+mod shell_integration;
 mod snapshot_cli;
 mod snapshot_engine;
 mod terminal_escapes;
