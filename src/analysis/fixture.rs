@@ -51,3 +51,23 @@ pub fn job(
         listed_at: created_at,
     }
 }
+
+/// The priority previews' world: one share of 2 p4d (in-share preemption as given) running a
+/// priority-1 job for 30 min and a priority-3 job for an hour, with `waiting-a` (priority 2)
+/// and `target` (priority 0) queued behind.
+pub fn preview_world(in_share: bool) -> QueueSnapshot {
+    const P4: &str = "ml.p4d.24xlarge";
+    let mut q = queue(&[("s", P4, 2, SharingConfig::reserve())]);
+    q.shares[0] = q.shares[0].clone().with_in_share_preemption(in_share);
+    let mut low = job("low-run", "s", P4, 1, JobStatus::Running, 1, 0);
+    low.job.started_at = Some(1_000_000 - 1_800_000);
+    let mut mid = job("mid-run", "s", P4, 1, JobStatus::Running, 3, 0);
+    mid.job.started_at = Some(1_000_000 - 3_600_000);
+    q.jobs = vec![
+        low,
+        mid,
+        job("waiting-a", "s", P4, 1, JobStatus::Runnable, 2, 10),
+        job("target", "s", P4, 1, JobStatus::Runnable, 0, 20),
+    ];
+    q
+}

@@ -8,11 +8,11 @@ use std::collections::{BTreeSet, HashSet};
 
 use proptest::prelude::*;
 
-use crate::engine_support::{ShareCfg, TYPES, create_shares, environment};
+use crate::engine_support::{ShareCfg, TYPES, create_shares, environment, share_cfg};
 use quotatop::actions::{self, Prediction, Preview};
 use quotatop::engine::{Delays, Engine, EngineConfig, EventReason, JobId, JobSpec, PreemptionKind};
 use quotatop::model::{
-    CapacityLimit, JobStatus, QueueSnapshot, QuotaShare, SharingConfig, SharingStrategy, TrackedJob,
+    CapacityLimit, JobStatus, QueueSnapshot, QuotaShare, SharingConfig, TrackedJob,
 };
 
 /// The engine's state as a poller would show it: every job described at this instant.
@@ -223,25 +223,6 @@ struct World {
     /// Which waiting job to raise (modulo their number), and by how much.
     pick: usize,
     raise: u32,
-}
-
-fn share_cfg() -> impl Strategy<Value = ShareCfg> {
-    (
-        prop::collection::btree_map(0usize..2, 1u32..5, 1..=2),
-        prop_oneof![
-            1 => Just(SharingStrategy::Reserve),
-            1 => Just(SharingStrategy::Lend),
-            2 => Just(SharingStrategy::LendAndBorrow)
-        ],
-        prop_oneof![Just(-1i32), 0i32..300],
-        any::<bool>(),
-    )
-        .prop_map(|(limits, strategy, borrow_limit, in_share)| ShareCfg {
-            limits: limits.into_iter().collect(),
-            strategy,
-            borrow_limit,
-            in_share,
-        })
 }
 
 fn op() -> impl Strategy<Value = Op> {

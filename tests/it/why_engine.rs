@@ -11,10 +11,10 @@ use std::collections::{BTreeSet, HashSet};
 
 use proptest::prelude::*;
 
-use crate::engine_support::{ShareCfg, TYPES, create_shares, environment, snapshot};
+use crate::engine_support::{ShareCfg, TYPES, create_shares, environment, share_cfg, snapshot};
 use quotatop::analysis::{Verdict, Why, why};
 use quotatop::engine::{Delays, Engine, EngineConfig, EventReason, JobId, JobSpec};
-use quotatop::model::{JobStatus, SharingStrategy};
+use quotatop::model::JobStatus;
 
 #[derive(Debug, Clone)]
 struct Submit {
@@ -48,25 +48,6 @@ enum Trigger {
     Terminate(usize),
     /// A waiting job (by index, modulo their number) is raised by this much.
     Raise(usize, u32),
-}
-
-fn share_cfg() -> impl Strategy<Value = ShareCfg> {
-    (
-        prop::collection::btree_map(0usize..2, 1u32..5, 1..=2),
-        prop_oneof![
-            1 => Just(SharingStrategy::Reserve),
-            1 => Just(SharingStrategy::Lend),
-            2 => Just(SharingStrategy::LendAndBorrow)
-        ],
-        prop_oneof![Just(-1i32), 0i32..300],
-        any::<bool>(),
-    )
-        .prop_map(|(limits, strategy, borrow_limit, in_share)| ShareCfg {
-            limits: limits.into_iter().collect(),
-            strategy,
-            borrow_limit,
-            in_share,
-        })
 }
 
 fn world() -> impl Strategy<Value = World> {

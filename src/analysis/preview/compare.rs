@@ -104,26 +104,14 @@ impl Preview {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::fixture::{job, queue};
+    use crate::analysis::fixture::job;
     use crate::analysis::preview::{Changed, preview};
-    use crate::model::{JobStatus, SharingConfig};
+    use crate::model::JobStatus;
 
     const P4: &str = "ml.p4d.24xlarge";
 
     fn world() -> crate::model::QueueSnapshot {
-        let mut q = queue(&[("s", P4, 2, SharingConfig::reserve())]);
-        q.shares[0] = q.shares[0].clone().with_in_share_preemption(true);
-        let mut low = job("low-run", "s", P4, 1, JobStatus::Running, 1, 0);
-        low.job.started_at = Some(1_000_000 - 1_800_000);
-        let mut mid = job("mid-run", "s", P4, 1, JobStatus::Running, 3, 0);
-        mid.job.started_at = Some(1_000_000 - 3_600_000);
-        q.jobs = vec![
-            low,
-            mid,
-            job("waiting-a", "s", P4, 1, JobStatus::Runnable, 2, 10),
-            job("target", "s", P4, 1, JobStatus::Runnable, 0, 20),
-        ];
-        q
+        crate::analysis::fixture::preview_world(true)
     }
 
     /// Jobs arriving behind the target make the queue longer and change nothing else.

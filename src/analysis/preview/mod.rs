@@ -371,19 +371,7 @@ mod tests {
     const P4: &str = "ml.p4d.24xlarge";
 
     fn world(in_share: bool) -> QueueSnapshot {
-        let mut q = queue(&[("s", P4, 2, SharingConfig::reserve())]);
-        q.shares[0] = q.shares[0].clone().with_in_share_preemption(in_share);
-        let mut low = job("low-run", "s", P4, 1, JobStatus::Running, 1, 0);
-        low.job.started_at = Some(1_000_000 - 1_800_000);
-        let mut mid = job("mid-run", "s", P4, 1, JobStatus::Running, 3, 0);
-        mid.job.started_at = Some(1_000_000 - 3_600_000);
-        q.jobs = vec![
-            low,
-            mid,
-            job("waiting-a", "s", P4, 1, JobStatus::Runnable, 2, 10),
-            job("target", "s", P4, 1, JobStatus::Runnable, 0, 20),
-        ];
-        q
+        crate::analysis::fixture::preview_world(in_share)
     }
 
     #[test]

@@ -76,3 +76,26 @@ pub fn snapshot(e: &Engine) -> quotatop::model::QueueSnapshot {
         ..Default::default()
     }
 }
+
+/// A share for the preview and "why" worlds: one or two instance types of 1–4 instances, every
+/// strategy (borrowing twice as likely), borrow limits unlimited or 0–299 %, in-share
+/// preemption on or off.
+pub fn share_cfg() -> impl proptest::strategy::Strategy<Value = ShareCfg> {
+    use proptest::prelude::*;
+    (
+        prop::collection::btree_map(0usize..2, 1u32..5, 1..=2),
+        prop_oneof![
+            1 => Just(SharingStrategy::Reserve),
+            1 => Just(SharingStrategy::Lend),
+            2 => Just(SharingStrategy::LendAndBorrow)
+        ],
+        prop_oneof![Just(-1i32), 0i32..300],
+        any::<bool>(),
+    )
+        .prop_map(|(limits, strategy, borrow_limit, in_share)| ShareCfg {
+            limits: limits.into_iter().collect(),
+            strategy,
+            borrow_limit,
+            in_share,
+        })
+}
