@@ -18,6 +18,8 @@
 //!   the share's checkpoint interval comes from the config (`checkpoint_by_share`).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
 
 use quotatop::analysis::scorecard::{self, ScorecardOptions, Window};
 use quotatop::cli::JournalWindowArgs;
@@ -93,8 +95,9 @@ duration_s = [900, 1800]
 max_jobs = 6
 "#;
 
-#[tokio::test]
-async fn an_exported_trace_replays_to_the_recorded_scorecard() {
+/// The scenario run for `run_ms` on a manual clock, observed every `POLL_MS` by the real
+/// poller into a journal; returns the journal's directory and path.
+async fn record(run_ms: Millis) -> (tempfile::TempDir, PathBuf) {
     let scenario = Scenario::parse(SCENARIO).unwrap();
     let mut config = EmulatorConfig::from_scenario(scenario).unwrap();
     config.clock = ClockMode::Manual;
@@ -109,14 +112,19 @@ async fn an_exported_trace_replays_to_the_recorded_scorecard() {
         ..PollConfig::default()
     });
     let mut t = 0;
-    while t < RUN_MS {
+    while t < run_ms {
         emu.advance(POLL_MS).unwrap();
         t += POLL_MS;
         journal.record(&poller.refresh(&client).await).unwrap();
     }
     drop(journal);
     emu.shutdown().await.unwrap();
+    (dir, path)
+}
 
+#[tokio::test]
+async fn an_exported_trace_replays_to_the_recorded_scorecard() {
+    let (_dir, path) = record(RUN_MS).await;
     let opts = ScorecardOptions {
         restart_cost_ms: 0,
         checkpoint_by_share: BTreeMap::from([("research".to_string(), 300_000)]),
@@ -171,4 +179,120 @@ async fn an_exported_trace_replays_to_the_recorded_scorecard() {
             "{what} wait: recorded {r} ms, replayed {p} ms"
         );
     }
+}
+
+fn quotatop(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(args)
+        .output()
+        .expect("quotatop runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The commands end to end: `journal export-trace` writes a trace that `replay --trace` reads
+/// back as the same jobs, `replay --journal` replays the same history with the journal's
+/// baseline, and bad input names the problem.
+#[tokio::test]
+async fn export_trace_and_replay_journal_from_the_command_line() {
+    let (dir, path) = record(3 * 3_600_000).await;
+    let journal = path.to_str().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, "[scorecard.checkpoint_minutes]\nresearch = 5\n").unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let export = [
+        "journal",
+        "export-trace",
+        "--journal",
+        journal,
+        "--queue",
+        QUEUE,
+    ];
+    let (ok, csv, err) = quotatop(&[&export[..], &["--since", "30d", "--config", cfg]].concat());
+    assert!(ok, "{err}");
+    assert!(err.contains("job(s) exported; left out: "), "{err}");
+    assert!(err.contains("still open at the window's end"), "{err}");
+
+    // The same jobs as the library builds, through the trace reader.
+    let opts = ScorecardOptions {
+        checkpoint_by_share: BTreeMap::from([("research".to_string(), 300_000)]),
+        ..Default::default()
+    };
+    let window = JournalWindowArgs {
+        queue: Some(QUEUE.to_string()),
+        since: "30d".to_string(),
+        until: None,
+    };
+    let built = trace_from_journal(Some(&path), &window, &opts).unwrap();
+    let read = quotatop::replay::trace_csv::parse(&csv, "trace.csv").unwrap();
+    assert_eq!(read.len(), built.trace.jobs.len());
+    for (r, b) in read.iter().zip(&built.trace.jobs) {
+        assert_eq!(
+            (&r.name, r.submit_ms, r.work_ms, r.priority),
+            (&b.name, b.submit_ms, b.work_ms, b.priority)
+        );
+        assert_eq!(r.checkpoint_interval_ms, b.checkpoint_interval_ms);
+    }
+    assert!(
+        read.iter()
+            .any(|j| j.checkpoint_interval_ms == Some(300_000))
+    );
+
+    // replay --trace reads it; replay --journal replays it with the baseline first.
+    let trace = dir.path().join("trace.csv");
+    std::fs::write(&trace, &csv).unwrap();
+    let scenario = dir.path().join("isolated.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"isolated\"\n[[capacity]]\ninstance_type = \"ml.g5.12xlarge\"\nmax = 8\n\
+         [[shares]]\nname = \"research\"\nstrategy = \"RESERVE\"\nlimits = { \"ml.g5.12xlarge\" = 3 }\n\
+         [[shares]]\nname = \"prod\"\nstrategy = \"RESERVE\"\nlimits = { \"ml.g5.12xlarge\" = 3 }\n\
+         [[shares]]\nname = \"regulated\"\nstrategy = \"RESERVE\"\nlimits = { \"ml.g5.12xlarge\" = 2 }\n",
+    )
+    .unwrap();
+    let scenario = scenario.to_str().unwrap();
+    let (ok, out, err) = quotatop(&[
+        "replay",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--config",
+        scenario,
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("isolated"), "{out}");
+    let (ok, out, err) = quotatop(&[
+        "replay",
+        "--journal",
+        journal,
+        "--queue",
+        QUEUE,
+        "--since",
+        "30d",
+        "--preset",
+    ]);
+    assert!(ok, "{err}");
+    assert!(err.contains("job(s) from the journal"), "{err}");
+    assert!(out.contains("ml-training (journal)"), "{out}");
+    assert!(out.contains("lending"), "{out}");
+
+    // Bad input names the problem.
+    let (ok, _, err) = quotatop(&[
+        "journal",
+        "export-trace",
+        "--journal",
+        journal,
+        "--queue",
+        "nope",
+    ]);
+    assert!(!ok && err.contains("has no queue \"nope\""), "{err}");
+    let (ok, _, err) = quotatop(&[&export[..], &["--since", "1s"]].concat());
+    assert!(
+        !ok && err.contains("no job of ml-training was submitted and finished"),
+        "{err}"
+    );
+    let (ok, _, err) = quotatop(&["replay", "--journal", journal]);
+    assert!(!ok && err.contains("--queue"), "{err}");
 }
