@@ -265,7 +265,7 @@ mod tests {
         // 25 min run with 10 min checkpoints: 20 saved, then 30 to finish.
         assert_eq!((a.submit_ms, a.work_ms), (5 * m, 50 * m as u64));
         assert_eq!(a.priority, 10);
-        assert_eq!(a.priority_changes, vec![(45 * m, 50)]);
+        assert_eq!(*a.priority_changes, [(45 * m, 50)]);
         assert_eq!(a.checkpoint_interval_ms, Some(10 * m as u64));
         assert_eq!(a.instance_count, 2);
         let left: Vec<(&str, usize)> = t.left_out.iter().map(|(k, v)| (k.reason(), *v)).collect();

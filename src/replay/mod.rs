@@ -160,7 +160,7 @@ pub struct TraceJob {
     pub deadline_ms: Option<u64>,
     /// Priority changes after submission, `(ms from the trace start, new priority)` in time
     /// order (trace column `priority_changes`), replayed at those times.
-    pub priority_changes: Vec<(Millis, i64)>,
+    pub priority_changes: Box<[(Millis, i64)]>,
 }
 
 /// A trace job the engine parked RUNNABLE with a `MISCONFIGURATION` reason: it can never run

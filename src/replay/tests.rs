@@ -150,7 +150,7 @@ fn generated(n: usize) -> (ReplayConfig, Vec<TraceJob>) {
                 checkpoint_interval_ms: (next(3) == 0).then_some(15 * 60_000),
                 preemption_retries: (next(4) == 0).then(|| next(3) as u32),
                 deadline_ms: (next(5) == 0).then(|| (1 + next(8)) * 3_600_000),
-                priority_changes: Vec::new(),
+                priority_changes: Box::default(),
             }
         })
         .collect();

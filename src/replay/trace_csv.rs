@@ -188,7 +188,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
         }
         priority_changes.sort_by_key(|&(t, _)| t);
         jobs.push(TraceJob {
-            priority_changes,
+            priority_changes: priority_changes.into_boxed_slice(),
             name: get("name")
                 .map_or_else(|| JobName::numbered(&share, &n.to_string()), JobName::from),
             origin: Origin::at(&file, n),
@@ -236,7 +236,7 @@ mod tests {
         let t = "submit_s,share,instance_type,instance_count,work_s,priority_changes\n\
                  0,a,ml.m5.large,1,10,90:7; 30.5:3\n";
         let jobs = parse(t, "t.csv").unwrap();
-        assert_eq!(jobs[0].priority_changes, vec![(30_500, 3), (90_000, 7)]);
+        assert_eq!(*jobs[0].priority_changes, [(30_500, 3), (90_000, 7)]);
         let bad = t.replace("90:7", "90=7");
         let e = parse(&bad, "t.csv").unwrap_err().to_string();
         assert!(
