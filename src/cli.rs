@@ -34,6 +34,9 @@ pub enum Command {
     /// Read and verify the audit log of priority changes.
     #[command(subcommand)]
     Audit(AuditCommand),
+    /// What the journal recorded, in other forms (e.g. a replayable trace).
+    #[command(subcommand)]
+    Journal(JournalCommand),
     /// One complete refresh of quota-managed queues, printed (for scripts and shift hand-off):
     /// use per share and instance type, runnable jobs in dispatch order, preemptions.
     Snapshot(SnapshotArgs),
@@ -166,8 +169,16 @@ pub struct SnapshotArgs {
 pub struct ReplayArgs {
     /// Trace files: quotatop's CSV, or Philly `trace_<vc>.csv` files, or a directory of them
     /// (capacity from its `philly_vc_nodes.csv`).
-    #[arg(long, required = true, num_args = 1..)]
+    #[arg(long, required_unless_present = "journal", conflicts_with = "journal", num_args = 1..)]
     pub trace: Vec<std::path::PathBuf>,
+    /// Replay a queue's own history instead: the trace `journal export-trace` writes, built
+    /// from this journal (default: journal.sqlite3 in the user's data directory), with the
+    /// queue's share configuration as the journal last saw it as the baseline (the first
+    /// configuration; --preset derives from it). Needs --queue.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, requires = "queue")]
+    pub journal: Option<Option<std::path::PathBuf>>,
+    #[command(flatten)]
+    pub window: JournalWindowArgs,
     /// Configurations to compare (TOML: shares, capacity, workload assumptions).
     #[arg(long, num_args = 1..)]
     pub config: Vec<std::path::PathBuf>,
@@ -225,6 +236,42 @@ pub enum ReportFormat {
     Md,
     Json,
     Csv,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum JournalCommand {
+    /// Write a queue's observed jobs as quotatop's trace CSV (stdout), for `replay --trace`:
+    /// the jobs submitted in the window that succeeded in it, their work being their productive
+    /// running time; the jobs left out are counted on stderr, by reason.
+    ExportTrace(ExportTraceArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExportTraceArgs {
+    #[command(flatten)]
+    pub window: JournalWindowArgs,
+    /// Journal database (default: journal.sqlite3 in the user's data directory).
+    #[arg(long, value_name = "PATH")]
+    pub journal: Option<std::path::PathBuf>,
+    /// quotatop's config file, for `[scorecard.checkpoint_minutes]` (a share's checkpoint
+    /// interval) and `[gpus]` (default: the user's config file, when it exists).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<std::path::PathBuf>,
+}
+
+/// A queue's window of journaled history (`journal export-trace`, `replay --journal`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct JournalWindowArgs {
+    /// The job queue (name as the journal recorded it).
+    #[arg(long)]
+    pub queue: Option<String>,
+    /// How far back from --until (e.g. 12h, 7d), or an RFC 3339 time.
+    #[arg(long, default_value = "7d")]
+    pub since: String,
+    /// End of the window: how far back from the newest observation (e.g. 1d), or an RFC 3339
+    /// time (default: the newest observation).
+    #[arg(long)]
+    pub until: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         Command::Emulator(args) => quotatop::commands::emulator::run(&args),
         Command::Replay(args) => quotatop::commands::replay::run(&args),
         Command::Audit(cmd) => quotatop::commands::audit::run(&cmd),
+        Command::Journal(cmd) => quotatop::commands::journal::run(&cmd),
         Command::Snapshot(args) => quotatop::commands::snapshot::run(&args),
         Command::Report(args) => quotatop::commands::report::run(&args),
         Command::Record(args) => quotatop::commands::record::run(&args),

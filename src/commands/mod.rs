@@ -4,6 +4,7 @@ pub mod audit;
 pub mod console;
 pub mod demo;
 pub mod emulator;
+pub mod journal;
 pub mod record;
 pub mod replay;
 pub mod report;

@@ -133,8 +133,30 @@ const NAMED_STUCK: usize = 10;
 
 /// Runs the replays and renders the report (`progress` draws a bar on stderr).
 pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
-    let loaded = load_traces(&args.trace, args.default_nodes)?;
     let mut configs: Vec<ReplayConfig> = Vec::new();
+    let loaded = match &args.journal {
+        Some(path) => {
+            let opts = super::journal::config_options(None)?;
+            let t = super::journal::trace_from_journal(path.as_deref(), &args.window, &opts)?;
+            eprintln!(
+                "{}",
+                crate::model::clean_text(&format!(
+                    "{} job(s) from the journal{}; baseline: {}",
+                    t.trace.jobs.len(),
+                    super::journal::left_out_text(&t.trace)
+                        .map(|l| format!("; {l}"))
+                        .unwrap_or_default(),
+                    t.baseline.capacity_summary()
+                ))
+            );
+            configs.push(scale(t.baseline, args.capacity_scale)?);
+            Loaded {
+                jobs: t.trace.jobs,
+                philly_base: None,
+            }
+        }
+        None => load_traces(&args.trace, args.default_nodes)?,
+    };
     for p in &args.config {
         configs.push(scale(ReplayConfig::load(p)?, args.capacity_scale)?);
     }

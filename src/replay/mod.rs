@@ -1,6 +1,7 @@
 //! What-if replay: a job trace run through the engine under several share configurations.
 
 pub mod config;
+pub mod from_history;
 pub mod philly;
 pub mod presets;
 pub mod report;
@@ -157,6 +158,9 @@ pub struct TraceJob {
     pub preemption_retries: Option<u32>,
     /// The job must succeed within this long of its submission (trace column `deadline_s`).
     pub deadline_ms: Option<u64>,
+    /// Priority changes after submission, `(ms from the trace start, new priority)` in time
+    /// order (trace column `priority_changes`), replayed at those times.
+    pub priority_changes: Box<[(Millis, i64)]>,
 }
 
 /// A trace job the engine parked RUNNABLE with a `MISCONFIGURATION` reason: it can never run

@@ -159,6 +159,7 @@ pub fn parse_trace_text(text: &str, share: &str, path: &str) -> Result<Vec<Trace
             checkpoint_interval_ms: None,
             preemption_retries: None,
             deadline_ms: None,
+            priority_changes: Box::default(),
         });
     }
     Ok(jobs)

@@ -213,6 +213,7 @@ mod tests {
             checkpoint_interval_ms: None,
             preemption_retries: None,
             deadline_ms: None,
+            priority_changes: Box::default(),
         }
     }
 

@@ -150,6 +150,7 @@ fn generated(n: usize) -> (ReplayConfig, Vec<TraceJob>) {
                 checkpoint_interval_ms: (next(3) == 0).then_some(15 * 60_000),
                 preemption_retries: (next(4) == 0).then(|| next(3) as u32),
                 deadline_ms: (next(5) == 0).then(|| (1 + next(8)) * 3_600_000),
+                priority_changes: Box::default(),
             }
         })
         .collect();
@@ -228,4 +229,49 @@ fn lean_replay_equals_full_replay_on_a_philly_subset() {
     for cfg in presets::product_presets(&base, None, &jobs) {
         assert_lean_equals_full(&jobs, &cfg, &full_comparison(None));
     }
+}
+
+/// A trace's `priority_changes` are applied at their times: a job raised while it waits runs
+/// before one submitted ahead of it at a higher priority (and does not without the change).
+#[test]
+fn priority_changes_are_replayed_at_their_times() {
+    let t = "submit_s,share,instance_type,instance_count,work_s,priority,name,priority_changes\n\
+             0,a,ml.m5.large,1,100,5,first,\n\
+             1,a,ml.m5.large,1,100,5,ahead,\n\
+             2,a,ml.m5.large,1,100,1,raised,50:9\n";
+    let cfg = ReplayConfig {
+        name: "one".into(),
+        capacity: vec![CapacityLimit::new("ml.m5.large", 1)],
+        shares: vec![QuotaShare::new(
+            "a",
+            vec![CapacityLimit::new("ml.m5.large", 1)],
+            SharingConfig::reserve(),
+        )],
+        workload: Default::default(),
+        rules: Default::default(),
+    };
+    let started = |text: &str| -> Vec<(String, i64)> {
+        let mut engine = cfg.build_engine().unwrap();
+        let jobs = trace_csv::parse(text, "t.csv").unwrap();
+        submit_all(
+            &mut engine,
+            &jobs,
+            |j| spec_for(j, &cfg),
+            &mut |_, _| {},
+            &mut |_| {},
+        )
+        .unwrap();
+        let mut s: Vec<(String, i64)> = engine
+            .jobs()
+            .map(|j| (j.name.clone(), j.started_at.unwrap()))
+            .collect();
+        s.sort_by_key(|(_, at)| *at);
+        s
+    };
+    let order = |s: Vec<(String, i64)>| s.into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+    assert_eq!(order(started(t)), ["first", "raised", "ahead"]);
+    assert_eq!(
+        order(started(&t.replace("50:9", ""))),
+        ["first", "ahead", "raised"]
+    );
 }

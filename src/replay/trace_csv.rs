@@ -12,6 +12,7 @@
 //! | `retries` | optional `preemptionRetriesBeforeTermination` (empty: unbounded) |
 //! | `name` | optional job name (default `<share>-<line>`) |
 //! | `deadline_s` | optional: the job must succeed within this many seconds of submission |
+//! | `priority_changes` | optional: later priority changes, `seconds:priority;…` (seconds from the trace start, as `submit_s`), replayed at those times |
 //!
 //! Columns may come in any order; unknown columns are an error (a typo should not pass). Fields
 //! follow RFC 4180: a name holding a comma is quoted (`"a,b"`). Times are at most 100 years.
@@ -19,7 +20,7 @@
 use super::{JobName, Origin, ReplayError, TraceJob};
 use crate::model::{Millis, seconds_to_millis};
 
-const COLUMNS: [&str; 10] = [
+const COLUMNS: [&str; 11] = [
     "submit_s",
     "share",
     "instance_type",
@@ -30,6 +31,7 @@ const COLUMNS: [&str; 10] = [
     "retries",
     "name",
     "deadline_s",
+    "priority_changes",
 ];
 const REQUIRED: [&str; 5] = [
     "submit_s",
@@ -159,7 +161,34 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
         let retries = get("retries")
             .map(|r| whole("retries", r, u64::from(u32::MAX)))
             .transpose()?;
+        let mut priority_changes = Vec::new();
+        for part in get("priority_changes")
+            .unwrap_or_default()
+            .split(';')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+        {
+            let bad = || {
+                err(
+                    n,
+                    format!(
+                        "{}: {part:?} is not seconds:priority",
+                        at("priority_changes")
+                    ),
+                )
+            };
+            let (t, p) = part.split_once(':').ok_or_else(bad)?;
+            let t = secs("priority_changes", t.trim())?;
+            let p = whole(
+                "priority_changes",
+                p.trim(),
+                crate::model::MAX_PRIORITY as u64,
+            )?;
+            priority_changes.push((t, p as i64));
+        }
+        priority_changes.sort_by_key(|&(t, _)| t);
         jobs.push(TraceJob {
+            priority_changes: priority_changes.into_boxed_slice(),
             name: get("name")
                 .map_or_else(|| JobName::numbered(&share, &n.to_string()), JobName::from),
             origin: Origin::at(&file, n),
@@ -199,6 +228,21 @@ mod tests {
         assert_eq!(jobs[1].preemption_retries, Some(3));
         assert_eq!(jobs[1].name, "b-4");
         assert_eq!(jobs[1].origin, "t.csv:4");
+        assert!(jobs[0].priority_changes.is_empty());
+    }
+
+    #[test]
+    fn priority_changes_are_read_in_time_order() {
+        let t = "submit_s,share,instance_type,instance_count,work_s,priority_changes\n\
+                 0,a,ml.m5.large,1,10,90:7; 30.5:3\n";
+        let jobs = parse(t, "t.csv").unwrap();
+        assert_eq!(*jobs[0].priority_changes, [(30_500, 3), (90_000, 7)]);
+        let bad = t.replace("90:7", "90=7");
+        let e = parse(&bad, "t.csv").unwrap_err().to_string();
+        assert!(
+            e.starts_with("t.csv:2: priority_changes (column 6): \"90=7\" is not"),
+            "{e}"
+        );
     }
 
     #[test]

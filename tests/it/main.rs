@@ -37,6 +37,7 @@ mod fuzz_inputs;
 mod journal_migrate;
 mod journal_report;
 mod journal_scorecard;
+mod journal_trace;
 mod philly_figures;
 mod poll_budget;
 mod poll_faults;

@@ -1,0 +1,133 @@
+//! `quotatop journal export-trace`, and the journaled trace `replay --journal` replays: one
+//! function, [`trace_from_journal`], builds both.
+
+use std::path::Path;
+
+use anyhow::{Context, anyhow, bail};
+
+use crate::analysis::scorecard::ScorecardOptions;
+use crate::cli::{JournalCommand, JournalWindowArgs};
+use crate::journal::{self, Journal, JournalConfig};
+use crate::replay::from_history::{self, HistoryTrace};
+use crate::replay::{ReplayConfig, Workload, config::summed_limits};
+
+/// A queue's journaled trace and its baseline configuration.
+pub struct JournalTrace {
+    pub trace: HistoryTrace,
+    /// The queue's shares and environment capacity as the journal last saw them.
+    pub baseline: ReplayConfig,
+}
+
+/// The scorecard options of quotatop's config file: `path` (which must be readable and
+/// valid), else the user's config file when it exists.
+pub fn config_options(path: Option<&Path>) -> anyhow::Result<ScorecardOptions> {
+    let loaded = crate::config::load(&crate::config::Overrides {
+        config_path: path.map(Path::to_path_buf),
+        ..Default::default()
+    });
+    if let Some(w) = loaded.warnings.iter().find(|w| w.contains("config file")) {
+        if path.is_some() {
+            bail!("{w}");
+        }
+        eprintln!("warning: {w}");
+    }
+    Ok(loaded.config.scorecard_options().1)
+}
+
+/// The trace of `window.queue` in the journal at `path` (default path when `None`), over the
+/// window asked, and the queue's baseline configuration. Errors name the problem: no queue,
+/// a journal without it, a window with no finished job.
+pub fn trace_from_journal(
+    path: Option<&Path>,
+    window: &JournalWindowArgs,
+    opts: &ScorecardOptions,
+) -> anyhow::Result<JournalTrace> {
+    let queue = window
+        .queue
+        .as_deref()
+        .ok_or_else(|| anyhow!("--queue is required: the queue whose history to replay"))?;
+    let path = match path {
+        Some(p) => p.to_path_buf(),
+        None => journal::default_journal_path()?,
+    };
+    crate::model::parse_since(&window.since, 0).map_err(|e| anyhow!("--since: {e}"))?;
+    let j = Journal::open_existing(&path, JournalConfig::default())?;
+    let q = j
+        .queue(queue)?
+        .ok_or_else(|| anyhow!("the journal {} has no queue {queue:?}", path.display()))?;
+    let until = match &window.until {
+        Some(u) => crate::model::parse_since(u, q.last_observed_at)
+            .map_err(|e| anyhow!("--until: {e}"))?
+            .min(q.last_observed_at),
+        None => q.last_observed_at,
+    };
+    let from =
+        crate::model::parse_since(&window.since, until).map_err(|e| anyhow!("--since: {e}"))?;
+    if from > until {
+        bail!(
+            "--since {} is after the window's end for {queue}",
+            window.since.trim()
+        );
+    }
+    let history =
+        journal::history_window(&j, queue, until, until - from).context("reading the journal")?;
+    let input =
+        journal::scorecard_input(&j, queue, history.window, opts).context("reading the journal")?;
+    let changes = j.priority_changes(queue, history.window)?;
+    let trace = from_history::trace_from_history(&input, opts, &changes);
+    if trace.jobs.is_empty() {
+        bail!(
+            "no job of {queue} was submitted and finished in the window ({} job(s) seen{})",
+            input.jobs.len(),
+            left_out_text(&trace)
+                .map(|t| format!("; {t}"))
+                .unwrap_or_default()
+        );
+    }
+    let baseline = ReplayConfig {
+        name: format!("{queue} (journal)"),
+        capacity: if q.environment.capacity.is_empty() {
+            summed_limits(&q.shares)
+        } else {
+            q.environment.capacity.clone()
+        },
+        shares: q.shares,
+        workload: Workload::default(),
+        rules: Default::default(),
+    };
+    Ok(JournalTrace { trace, baseline })
+}
+
+/// "left out: 3 still open at the window's end, 1 failed", or `None` when none was.
+pub fn left_out_text(trace: &HistoryTrace) -> Option<String> {
+    if trace.left_out.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = trace
+        .left_out
+        .iter()
+        .map(|(why, n)| format!("{n} {}", why.reason()))
+        .collect();
+    Some(format!("left out: {}", parts.join(", ")))
+}
+
+pub fn run(cmd: &JournalCommand) -> anyhow::Result<()> {
+    match cmd {
+        JournalCommand::ExportTrace(args) => {
+            let opts = config_options(args.config.as_deref())?;
+            let t = trace_from_journal(args.journal.as_deref(), &args.window, &opts)?;
+            eprintln!(
+                "{}",
+                crate::model::clean_text(&format!(
+                    "{} job(s) exported{}",
+                    t.trace.jobs.len(),
+                    left_out_text(&t.trace)
+                        .map(|l| format!("; {l}"))
+                        .unwrap_or_default()
+                ))
+            );
+            print!("{}", from_history::write_csv(&t.trace.jobs)?);
+            Ok(())
+        }
+    }
+}
