@@ -283,7 +283,10 @@ fn comparison(
         Some(p) => crate::replay::config::load_rules(p)?,
         None => configs.first().map(|c| c.rules.clone()).unwrap_or_default(),
     };
-    let trace_deadlines = jobs.iter().filter(|j| j.deadline_ms.is_some()).count();
+    let trace_deadlines = jobs
+        .iter()
+        .filter(|j| j.extras.deadline_ms().is_some())
+        .count();
     if rules.deadlines.is_empty() {
         rules.deadlines.insert(
             "*".to_string(),

@@ -12,7 +12,7 @@ use crate::analysis::scorecard::{
 };
 use crate::model::Millis;
 
-use super::{JobName, Origin, TraceJob};
+use super::{JobExtras, JobName, Origin, TraceJob};
 
 /// Why an observed job is not in the trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -104,11 +104,12 @@ pub fn trace_from_history(
             checkpoint_interval_ms: checkpoint_ms(job, opts).map(|c| c as u64),
             // The API's job listing does not carry it; the engine's default applies.
             preemption_retries: None,
-            deadline_ms: None,
-            priority_changes: seen
-                .iter()
-                .map(|c| ((c.at - out.start_ms).max(0), i64::from(c.new)))
-                .collect(),
+            extras: JobExtras::new(
+                None,
+                seen.iter()
+                    .map(|c| ((c.at - out.start_ms).max(0), i64::from(c.new)))
+                    .collect(),
+            ),
         });
     }
     out
@@ -143,7 +144,8 @@ pub fn write_csv(jobs: &[TraceJob]) -> Result<String, csv::Error> {
     ])?;
     for j in jobs {
         let changes: Vec<String> = j
-            .priority_changes
+            .extras
+            .priority_changes()
             .iter()
             .map(|&(t, p)| format!("{}:{p}", seconds(t)))
             .collect();
@@ -159,7 +161,8 @@ pub fn write_csv(jobs: &[TraceJob]) -> Result<String, csv::Error> {
             j.preemption_retries
                 .map_or_else(String::new, |r| r.to_string()),
             j.name.to_string(),
-            j.deadline_ms
+            j.extras
+                .deadline_ms()
                 .map_or_else(String::new, |d| seconds(d as Millis)),
             changes.join(";"),
         ])?;
@@ -265,7 +268,7 @@ mod tests {
         // 25 min run with 10 min checkpoints: 20 saved, then 30 to finish.
         assert_eq!((a.submit_ms, a.work_ms), (5 * m, 50 * m as u64));
         assert_eq!(a.priority, 10);
-        assert_eq!(*a.priority_changes, [(45 * m, 50)]);
+        assert_eq!(a.extras.priority_changes(), [(45 * m, 50)]);
         assert_eq!(a.checkpoint_interval_ms, Some(10 * m as u64));
         assert_eq!(a.instance_count, 2);
         let left: Vec<(&str, usize)> = t.left_out.iter().map(|(k, v)| (k.reason(), *v)).collect();

@@ -156,11 +156,46 @@ pub struct TraceJob {
     pub priority: i64,
     pub checkpoint_interval_ms: Option<u64>,
     pub preemption_retries: Option<u32>,
-    /// The job must succeed within this long of its submission (trace column `deadline_s`).
-    pub deadline_ms: Option<u64>,
-    /// Priority changes after submission, `(ms from the trace start, new priority)` in time
-    /// order (trace column `priority_changes`), replayed at those times.
-    pub priority_changes: Box<[(Millis, i64)]>,
+    /// Its deadline and later priority changes, when it has either.
+    pub extras: JobExtras,
+}
+
+/// What few trace jobs have, behind one thin pointer so the many without cost 8 bytes: a
+/// deadline (trace column `deadline_s`) and priority changes after submission (column
+/// `priority_changes`). A Philly-sized trace holds tens of thousands of jobs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobExtras(Option<Box<Extras>>);
+
+#[derive(Debug, Clone, PartialEq)]
+struct Extras {
+    deadline_ms: Option<u64>,
+    priority_changes: Vec<(Millis, i64)>,
+}
+
+impl JobExtras {
+    /// `changes` are `(ms from the trace start, new priority)`; they are kept in time order.
+    pub fn new(deadline_ms: Option<u64>, mut changes: Vec<(Millis, i64)>) -> Self {
+        changes.sort_by_key(|&(t, _)| t);
+        if deadline_ms.is_none() && changes.is_empty() {
+            return Self(None);
+        }
+        Self(Some(Box::new(Extras {
+            deadline_ms,
+            priority_changes: changes,
+        })))
+    }
+
+    /// The job must succeed within this long of its submission.
+    pub fn deadline_ms(&self) -> Option<u64> {
+        self.0.as_ref().and_then(|e| e.deadline_ms)
+    }
+
+    /// Priority changes after submission, in time order, replayed at those times.
+    pub fn priority_changes(&self) -> &[(Millis, i64)] {
+        self.0
+            .as_ref()
+            .map_or(&[], |e| e.priority_changes.as_slice())
+    }
 }
 
 /// A trace job the engine parked RUNNABLE with a `MISCONFIGURATION` reason: it can never run

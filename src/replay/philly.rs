@@ -158,8 +158,7 @@ pub fn parse_trace_text(text: &str, share: &str, path: &str) -> Result<Vec<Trace
             priority: 0,
             checkpoint_interval_ms: None,
             preemption_retries: None,
-            deadline_ms: None,
-            priority_changes: Box::default(),
+            extras: Default::default(),
         });
     }
     Ok(jobs)

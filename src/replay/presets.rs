@@ -212,8 +212,7 @@ mod tests {
             priority: 0,
             checkpoint_interval_ms: None,
             preemption_retries: None,
-            deadline_ms: None,
-            priority_changes: Box::default(),
+            extras: Default::default(),
         }
     }
 

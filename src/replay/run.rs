@@ -88,7 +88,8 @@ pub(crate) fn submit_all(
         .iter()
         .enumerate()
         .flat_map(|(i, j)| {
-            j.priority_changes
+            j.extras
+                .priority_changes()
                 .iter()
                 .map(move |&(t, p)| (start + t.max(j.submit_ms).max(0), i, p))
         })
@@ -436,7 +437,7 @@ fn score(
                     &h.share,
                     h.submitted_at,
                     t.work_ms,
-                    t.deadline_ms,
+                    t.extras.deadline_ms(),
                 )
             }),
         })

@@ -12,8 +12,8 @@ use crate::model::{CapacityLimit, QuotaShare, SharingConfig};
 
 use super::run::{spec_for, submit_all};
 use super::{
-    Comparison, ReplayConfig, TraceJob, never_run, philly, presets, replay_lean, replay_to,
-    trace_csv,
+    Comparison, JobExtras, ReplayConfig, TraceJob, never_run, philly, presets, replay_lean,
+    replay_to, trace_csv,
 };
 
 fn fixture(name: &str) -> std::path::PathBuf {
@@ -149,8 +149,10 @@ fn generated(n: usize) -> (ReplayConfig, Vec<TraceJob>) {
                 priority: [0, 10, 600, 900][next(4) as usize],
                 checkpoint_interval_ms: (next(3) == 0).then_some(15 * 60_000),
                 preemption_retries: (next(4) == 0).then(|| next(3) as u32),
-                deadline_ms: (next(5) == 0).then(|| (1 + next(8)) * 3_600_000),
-                priority_changes: Box::default(),
+                extras: JobExtras::new(
+                    (next(5) == 0).then(|| (1 + next(8)) * 3_600_000),
+                    Vec::new(),
+                ),
             }
         })
         .collect();

@@ -17,7 +17,7 @@
 //! Columns may come in any order; unknown columns are an error (a typo should not pass). Fields
 //! follow RFC 4180: a name holding a comma is quoted (`"a,b"`). Times are at most 100 years.
 
-use super::{JobName, Origin, ReplayError, TraceJob};
+use super::{JobExtras, JobName, Origin, ReplayError, TraceJob};
 use crate::model::{Millis, seconds_to_millis};
 
 const COLUMNS: [&str; 11] = [
@@ -186,9 +186,12 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
             )?;
             priority_changes.push((t, p as i64));
         }
-        priority_changes.sort_by_key(|&(t, _)| t);
+        let deadline_ms = get("deadline_s")
+            .map(|d| secs("deadline_s", d))
+            .transpose()?
+            .map(|ms| ms as u64);
         jobs.push(TraceJob {
-            priority_changes: priority_changes.into_boxed_slice(),
+            extras: JobExtras::new(deadline_ms, priority_changes),
             name: get("name")
                 .map_or_else(|| JobName::numbered(&share, &n.to_string()), JobName::from),
             origin: Origin::at(&file, n),
@@ -199,10 +202,6 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
             priority,
             checkpoint_interval_ms: checkpoint.map(|c| c as u64),
             preemption_retries: retries.map(|r| r as u32),
-            deadline_ms: get("deadline_s")
-                .map(|d| secs("deadline_s", d))
-                .transpose()?
-                .map(|ms| ms as u64),
             share,
         });
     }
@@ -228,7 +227,7 @@ mod tests {
         assert_eq!(jobs[1].preemption_retries, Some(3));
         assert_eq!(jobs[1].name, "b-4");
         assert_eq!(jobs[1].origin, "t.csv:4");
-        assert!(jobs[0].priority_changes.is_empty());
+        assert!(jobs[0].extras.priority_changes().is_empty());
     }
 
     #[test]
@@ -236,7 +235,10 @@ mod tests {
         let t = "submit_s,share,instance_type,instance_count,work_s,priority_changes\n\
                  0,a,ml.m5.large,1,10,90:7; 30.5:3\n";
         let jobs = parse(t, "t.csv").unwrap();
-        assert_eq!(*jobs[0].priority_changes, [(30_500, 3), (90_000, 7)]);
+        assert_eq!(
+            jobs[0].extras.priority_changes(),
+            [(30_500, 3), (90_000, 7)]
+        );
         let bad = t.replace("90:7", "90=7");
         let e = parse(&bad, "t.csv").unwrap_err().to_string();
         assert!(
