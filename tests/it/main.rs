@@ -37,6 +37,7 @@ mod fuzz_inputs;
 mod journal_migrate;
 mod journal_report;
 mod journal_scorecard;
+mod metrics_cli;
 mod philly_figures;
 mod poll_budget;
 mod poll_faults;
