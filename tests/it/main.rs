@@ -38,6 +38,7 @@ mod journal_migrate;
 mod journal_report;
 mod journal_scorecard;
 mod metrics_cli;
+mod metrics_prometheus;
 mod philly_figures;
 mod poll_budget;
 mod poll_faults;
