@@ -44,6 +44,13 @@ pub enum Command {
     /// does not depend on a console being open. Logs to the state directory; stops cleanly on
     /// SIGTERM/SIGINT.
     Record(RecordArgs),
+    /// Print a shell completion script (e.g. `quotatop completions bash > /etc/bash_completion.d/quotatop`).
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `quotatop man | man -l -`.
+    Man,
     /// Change a job's scheduling priority with a justification: validated, previewed,
     /// confirmed, and written to the audit log before and after the API call.
     SetPriority(SetPriorityArgs),

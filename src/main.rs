@@ -21,6 +21,8 @@ fn main() -> ExitCode {
         Command::Snapshot(args) => quotatop::commands::snapshot::run(&args),
         Command::Report(args) => quotatop::commands::report::run(&args),
         Command::Record(args) => quotatop::commands::record::run(&args),
+        Command::Completions { shell } => quotatop::commands::shell::completions(shell),
+        Command::Man => quotatop::commands::shell::man(),
         Command::SetPriority(args) => quotatop::commands::set_priority::run(&args),
     };
     report(result)

@@ -9,6 +9,7 @@ pub mod replay;
 pub mod report;
 pub mod report_format;
 pub mod set_priority;
+pub mod shell;
 pub mod simulate;
 pub mod snapshot;
 pub mod tui;
