@@ -126,6 +126,13 @@ pub struct RecordArgs {
     /// (0: keep trying forever; the exit is non-zero anyway if nothing was journaled at all).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub max_unjournaled: u64,
+    /// Serve Prometheus metrics of the latest snapshot on http://ADDR/metrics (e.g.
+    /// 127.0.0.1:9464); loopback only unless --metrics-allow-remote.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<std::net::SocketAddr>,
+    /// Allow --metrics-addr to bind a non-loopback address.
+    #[arg(long, requires = "metrics_addr")]
+    pub metrics_allow_remote: bool,
 }
 
 /// Where AWS Batch is and who we are (shared by every command that calls AWS).

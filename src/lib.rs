@@ -12,6 +12,7 @@ pub mod config;
 pub mod emulator;
 pub mod engine;
 pub mod journal;
+pub mod metrics;
 pub mod model;
 pub mod poll;
 pub mod replay;

@@ -44,8 +44,35 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         eprintln!("warning: {w}");
     }
     let journal_config = loaded.config.journal.config();
+    if let Some(addr) = args.metrics_addr {
+        crate::metrics::server::check_bind(addr, args.metrics_allow_remote)
+            .map_err(|why| anyhow::anyhow!(why))?;
+    }
+    let metrics_ctx = crate::metrics::Context {
+        rule: loaded.config.loop_rule(),
+        gpus: crate::analysis::GpuTable::with_overrides(loaded.config.gpus.clone()),
+    };
     let rt = super::runtime()?;
     rt.block_on(async {
+        let latest = crate::metrics::server::Latest::default();
+        let stop_metrics = tokio_util::sync::CancellationToken::new();
+        let metrics_task = match args.metrics_addr {
+            Some(addr) => {
+                let listener = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("cannot serve metrics on {addr}"))?;
+                let bound = listener.local_addr()?;
+                eprintln!("quotatop record: metrics on http://{bound}/metrics");
+                tracing::info!(%bound, "serving metrics");
+                Some(tokio::spawn(crate::metrics::server::serve(
+                    listener,
+                    latest.clone(),
+                    metrics_ctx,
+                    stop_metrics.clone(),
+                )))
+            }
+            None => None,
+        };
         let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
         let poller = poll::spawn(
             client,
@@ -66,8 +93,17 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             &journal,
             args.max_unjournaled,
             shutdown_signal(),
+            metrics_task.is_some().then_some(&latest),
         )
         .await;
+        stop_metrics.cancel();
+        if let Some(task) = metrics_task {
+            match task.await {
+                Ok(Err(e)) => tracing::warn!(error = %e, "the metrics endpoint failed"),
+                Err(e) => tracing::warn!(error = %e, "the metrics endpoint stopped"),
+                Ok(Ok(())) => {}
+            }
+        }
         poller.shutdown().await;
         journal.shutdown();
         eprintln!(
@@ -131,12 +167,14 @@ impl RecordSummary {
 
 /// Journals every snapshot from `snapshots` until `shutdown` resolves or the channel closes,
 /// then waits for the journal to write what is queued. Stops early when `max_unjournaled`
-/// snapshots in a row (0: never) went by without the journal storing anything.
+/// snapshots in a row (0: never) went by without the journal storing anything. With
+/// `metrics`, each snapshot (and the journal's status) is also what `/metrics` serves next.
 pub async fn record_loop(
     snapshots: &mut mpsc::Receiver<Snapshot>,
     journal: &JournalHandle,
     max_unjournaled: u64,
     shutdown: impl Future<Output = ()>,
+    metrics: Option<&crate::metrics::server::Latest>,
 ) -> RecordSummary {
     let mut summary = RecordSummary::default();
     let mut was_unavailable = false;
@@ -155,11 +193,17 @@ pub async fn record_loop(
                 };
                 summary.received += 1;
                 let (seq, queues) = (snap.sequence, snap.queues.len());
+                if let Some(m) = metrics {
+                    m.update(snap.clone(), journal.status());
+                }
                 if journal.record(snap) {
                     summary.queued += 1;
                     tracing::debug!(sequence = seq, queues, "snapshot queued");
                 }
                 let status = journal.status();
+                if let Some(m) = metrics {
+                    m.update_journal(status.clone());
+                }
                 match (&status.unavailable, was_unavailable) {
                     (Some(why), false) => tracing::error!(%why, "journal unavailable: recording nothing"),
                     (None, true) => tracing::info!("journal writing again"),
@@ -322,9 +366,15 @@ mod tests {
         let (tx, mut rx) = mpsc::channel(4);
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let task = async {
-            record_loop(&mut rx, &journal, 0, async {
-                let _ = stop_rx.await;
-            })
+            record_loop(
+                &mut rx,
+                &journal,
+                0,
+                async {
+                    let _ = stop_rx.await;
+                },
+                None,
+            )
             .await
         };
         let feed = async {
@@ -377,7 +427,7 @@ mod tests {
         let journal = JournalHandle::start(&dir.path().join("j.sqlite3"), JournalConfig::default());
         let (tx, mut rx) = mpsc::channel(1);
         drop(tx);
-        let s = record_loop(&mut rx, &journal, 0, std::future::pending()).await;
+        let s = record_loop(&mut rx, &journal, 0, std::future::pending(), None).await;
         assert_eq!((s.received, s.written), (0, 0));
         assert!(s.failure(dir.path()).unwrap().contains("journaled nothing"));
     }
@@ -399,7 +449,7 @@ mod tests {
         for t in 1..=10 {
             tx.send(snap(t * 1_000, JobStatus::Pending)).await.unwrap();
         }
-        let s = record_loop(&mut rx, &journal, 3, std::future::pending()).await;
+        let s = record_loop(&mut rx, &journal, 3, std::future::pending(), None).await;
         assert_eq!(s.gave_up_after, Some(3));
         let why = s.failure(&path).unwrap();
         assert!(why.contains("3 snapshots in a row"), "{why}");

@@ -38,6 +38,8 @@ mod journal_migrate;
 mod journal_report;
 mod journal_scorecard;
 mod journal_trace;
+mod metrics_cli;
+mod metrics_prometheus;
 mod philly_figures;
 mod poll_budget;
 mod poll_faults;

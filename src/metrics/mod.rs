@@ -1,0 +1,413 @@
+//! `/metrics` for Prometheus: the figures of the latest snapshot `record` journaled, encoded by
+//! `prometheus-client` (OpenMetrics) and served by [`server`], in the classic text format
+//! unless the scraper asks for OpenMetrics.
+//!
+//! Every figure comes from the analysis function the console and the reports use (one figure,
+//! one definition): [`share_usage`] for capacity, [`dispatch_order`] for RUNNABLE work and its
+//! waiting, [`running_jobs`], [`preemptions`] (the loop rule and the interruption budgets).
+
+pub mod server;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicU64;
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+use crate::analysis::scorecard::PriorityBand;
+use crate::analysis::{GpuTable, LoopRule, dispatch_order, preemptions, running_jobs, share_usage};
+use crate::journal::JournalStatus;
+use crate::model::{HealthState, Millis, Snapshot};
+
+/// Content type of the OpenMetrics exposition.
+pub const OPENMETRICS_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+/// Content type of the classic Prometheus text exposition.
+pub const CLASSIC_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+type Labels = Vec<(String, String)>;
+type G = Family<Labels, Gauge<f64, AtomicU64>>;
+type C = Family<Labels, Counter<f64, AtomicU64>>;
+
+/// What a scrape encodes besides the snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    pub rule: LoopRule,
+    pub gpus: GpuTable,
+}
+
+/// True when an `Accept` header asks for OpenMetrics.
+pub fn wants_openmetrics(accept: Option<&str>) -> bool {
+    accept.is_some_and(|a| a.contains("application/openmetrics-text"))
+}
+
+/// The exposition of `snap` (none yet: only the health families) at local time `now`, with
+/// its content type.
+pub fn exposition(
+    snap: Option<&Snapshot>,
+    journal: &JournalStatus,
+    ctx: &Context,
+    now: Millis,
+    openmetrics: bool,
+) -> (String, &'static str) {
+    let registry = registry(snap, journal, ctx, now);
+    let mut text = String::new();
+    if encode(&mut text, &registry).is_err() {
+        text = "# EOF\n".to_string();
+    }
+    if openmetrics {
+        (text, OPENMETRICS_TYPE)
+    } else {
+        (to_classic(&text), CLASSIC_TYPE)
+    }
+}
+
+/// OpenMetrics text as the classic format: counters named with their `_total` in HELP and
+/// TYPE, no `# UNIT` and no `# EOF`.
+pub fn to_classic(openmetrics: &str) -> String {
+    let counters: Vec<&str> = openmetrics
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.strip_suffix(" counter"))
+        .collect();
+    let mut out = String::with_capacity(openmetrics.len());
+    for line in openmetrics.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        let renamed = ["# HELP ", "# TYPE "].iter().find_map(|p| {
+            let rest = line.strip_prefix(p)?;
+            let (name, tail) = rest.split_once(' ')?;
+            counters
+                .contains(&name)
+                .then(|| format!("{p}{name}_total {tail}"))
+        });
+        out.push_str(renamed.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    out
+}
+
+fn labels(pairs: &[(&str, &str)]) -> Labels {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+struct Families {
+    g: BTreeMap<&'static str, G>,
+    c: BTreeMap<&'static str, C>,
+}
+
+impl Families {
+    fn set(&self, name: &str, l: Labels, v: f64) {
+        if let Some(f) = self.g.get(name) {
+            f.get_or_create(&l).set(v);
+        }
+    }
+    fn add(&self, name: &str, l: Labels, v: f64) {
+        if let Some(f) = self.g.get(name) {
+            f.get_or_create(&l).inc_by(v);
+        }
+    }
+    fn count(&self, name: &str, l: Labels, v: f64) {
+        if let Some(f) = self.c.get(name) {
+            f.get_or_create(&l).inc_by(v);
+        }
+    }
+}
+
+/// Gauges: (name, help).
+const GAUGES: &[(&str, &str)] = &[
+    (
+        "quotatop_capacity_limit_instances",
+        "A share's own capacity limit for an instance type, in instances",
+    ),
+    (
+        "quotatop_capacity_used_instances",
+        "Instances a share's SCHEDULED, STARTING and RUNNING jobs hold",
+    ),
+    (
+        "quotatop_capacity_own_used_instances",
+        "A share's use up to its own limit, in instances",
+    ),
+    (
+        "quotatop_capacity_borrowed_instances",
+        "A share's use beyond its own limit (borrowed), in instances",
+    ),
+    (
+        "quotatop_capacity_lent_instances",
+        "A share's own capacity in use by other shares, in instances",
+    ),
+    (
+        "quotatop_capacity_idle_instances",
+        "A share's own capacity neither used nor lent, in instances",
+    ),
+    (
+        "quotatop_capacity_limit_gpus",
+        "A share's own capacity limit for an instance type, in GPUs",
+    ),
+    (
+        "quotatop_capacity_used_gpus",
+        "GPUs a share's SCHEDULED, STARTING and RUNNING jobs hold",
+    ),
+    (
+        "quotatop_capacity_own_used_gpus",
+        "A share's use up to its own limit, in GPUs",
+    ),
+    (
+        "quotatop_capacity_borrowed_gpus",
+        "A share's use beyond its own limit (borrowed), in GPUs",
+    ),
+    (
+        "quotatop_capacity_lent_gpus",
+        "A share's own capacity in use by other shares, in GPUs",
+    ),
+    (
+        "quotatop_capacity_idle_gpus",
+        "A share's own capacity neither used nor lent, in GPUs",
+    ),
+    (
+        "quotatop_runnable_jobs",
+        "RUNNABLE jobs per share and priority band",
+    ),
+    (
+        "quotatop_oldest_runnable_age_seconds",
+        "How long the longest-waiting RUNNABLE job of a share and band has waited (service clock)",
+    ),
+    (
+        "quotatop_running_jobs",
+        "Jobs of a share holding capacity (SCHEDULED, STARTING, RUNNING)",
+    ),
+    (
+        "quotatop_looping_jobs",
+        "Jobs caught in a preemption loop (the console's loop rule)",
+    ),
+    (
+        "quotatop_preemption_budget_breached_jobs",
+        "Jobs preempted more often than their share's interruption budget",
+    ),
+    (
+        "quotatop_misconfigured_jobs",
+        "RUNNABLE jobs the service reports as misconfigured (they will never start)",
+    ),
+    (
+        "quotatop_data_age_seconds",
+        "Seconds since a queue's data last refreshed completely",
+    ),
+    (
+        "quotatop_last_snapshot_timestamp_seconds",
+        "When the recorder's latest snapshot was taken (Unix time)",
+    ),
+    (
+        "quotatop_refresh_up",
+        "1 when the last refresh was healthy, 0 when throttled, degraded, unreachable or denied",
+    ),
+    (
+        "quotatop_refresh_calls_last_minute",
+        "AWS API calls the poller made in the last 60 seconds",
+    ),
+    (
+        "quotatop_refresh_throttles_last_minute",
+        "Throttled AWS API responses in the last 60 seconds",
+    ),
+    (
+        "quotatop_refresh_errors_last_minute",
+        "Failed AWS API calls (other than throttling) in the last 60 seconds",
+    ),
+    (
+        "quotatop_journal_up",
+        "1 while the journal is writable, 0 while it is unavailable",
+    ),
+];
+
+/// Counters: (name without `_total`, help).
+const COUNTERS: &[(&str, &str)] = &[
+    (
+        "quotatop_preemptions",
+        "Preemptions of a share's jobs the API still shows (sum of preemptedAttemptCount)",
+    ),
+    (
+        "quotatop_lost_gpu_seconds",
+        "GPU-seconds (GPU-hours x 3600) of the recent preempted attempts of a share's jobs (an upper bound of the work lost)",
+    ),
+    (
+        "quotatop_journal_write_errors",
+        "Snapshots the journal did not store (queue full or journal unavailable)",
+    ),
+    (
+        "quotatop_journal_snapshots_written",
+        "Snapshots the journal stored",
+    ),
+];
+
+fn registry(
+    snap: Option<&Snapshot>,
+    journal: &JournalStatus,
+    ctx: &Context,
+    now: Millis,
+) -> Registry {
+    let mut reg = Registry::default();
+    let fams = Families {
+        g: GAUGES.iter().map(|(n, _)| (*n, G::default())).collect(),
+        c: COUNTERS.iter().map(|(n, _)| (*n, C::default())).collect(),
+    };
+    for (name, help) in GAUGES {
+        if let Some(f) = fams.g.get(name) {
+            reg.register(*name, *help, f.clone());
+        }
+    }
+    for (name, help) in COUNTERS {
+        if let Some(f) = fams.c.get(name) {
+            reg.register(*name, *help, f.clone());
+        }
+    }
+    fams.set(
+        "quotatop_journal_up",
+        vec![],
+        f64::from(u8::from(journal.unavailable.is_none())),
+    );
+    fams.count(
+        "quotatop_journal_write_errors",
+        vec![],
+        journal.dropped as f64,
+    );
+    fams.count(
+        "quotatop_journal_snapshots_written",
+        vec![],
+        journal.snapshots_written as f64,
+    );
+    if let Some(snap) = snap {
+        fill(&fams, snap, ctx, now);
+    }
+    reg
+}
+
+fn fill(fams: &Families, snap: &Snapshot, ctx: &Context, now: Millis) {
+    let region = snap.source.region.as_deref().unwrap_or("");
+    let r = [("region", region)];
+    let h = &snap.health;
+    fams.set(
+        "quotatop_last_snapshot_timestamp_seconds",
+        labels(&r),
+        snap.taken_at as f64 / 1e3,
+    );
+    let up = matches!(h.state, HealthState::Healthy);
+    fams.set("quotatop_refresh_up", labels(&r), f64::from(u8::from(up)));
+    fams.set(
+        "quotatop_refresh_calls_last_minute",
+        labels(&r),
+        f64::from(h.calls_last_minute),
+    );
+    fams.set(
+        "quotatop_refresh_throttles_last_minute",
+        labels(&r),
+        f64::from(h.throttled_last_minute),
+    );
+    fams.set(
+        "quotatop_refresh_errors_last_minute",
+        labels(&r),
+        f64::from(h.errors_last_minute),
+    );
+    for q in &snap.queues {
+        let rq = [("region", region), ("queue", q.name.as_str())];
+        if let Some(at) = q.refreshed_at {
+            fams.set(
+                "quotatop_data_age_seconds",
+                labels(&rq),
+                (now - at).max(0) as f64 / 1e3,
+            );
+        }
+        for u in share_usage(q) {
+            let l = labels(&[
+                ("region", region),
+                ("queue", &q.name),
+                ("share", &u.share),
+                ("instance_type", &u.instance_type),
+            ]);
+            let per = ctx.gpus.gpus(&u.instance_type).map(f64::from);
+            for (what, v) in [
+                ("limit", u.limit),
+                ("used", u.used),
+                ("own_used", u.own_used),
+                ("borrowed", u.borrowed),
+                ("lent", u.lent),
+                ("idle", u.idle),
+            ] {
+                let v = f64::from(v);
+                fams.set(&format!("quotatop_capacity_{what}_instances"), l.clone(), v);
+                if let Some(g) = per {
+                    fams.set(&format!("quotatop_capacity_{what}_gpus"), l.clone(), v * g);
+                }
+            }
+        }
+        for s in &q.shares {
+            let ls = labels(&[("region", region), ("queue", &q.name), ("share", &s.name)]);
+            let running = running_jobs(q, Some(&s.name)).len();
+            fams.set("quotatop_running_jobs", ls.clone(), running as f64);
+            for name in [
+                "quotatop_misconfigured_jobs",
+                "quotatop_looping_jobs",
+                "quotatop_preemption_budget_breached_jobs",
+            ] {
+                fams.set(name, ls.clone(), 0.0);
+            }
+            fams.count("quotatop_preemptions", ls.clone(), 0.0);
+            fams.count("quotatop_lost_gpu_seconds", ls.clone(), 0.0);
+        }
+        let bands: BTreeMap<String, PriorityBand> = q
+            .jobs
+            .iter()
+            .map(|j| (j.job.id.clone(), PriorityBand::of(j.job.priority)))
+            .collect();
+        for j in dispatch_order(q) {
+            let band = j
+                .priority
+                .map(PriorityBand::of)
+                .or_else(|| bands.get(&j.job_id).copied())
+                .unwrap_or(PriorityBand::Normal);
+            let ls = labels(&[("region", region), ("queue", &q.name), ("share", &j.share)]);
+            let mut lb = ls.clone();
+            lb.push(("band".into(), band.as_str().into()));
+            fams.add("quotatop_runnable_jobs", lb.clone(), 1.0);
+            if let Some(w) = j.waiting_ms {
+                let age = w.max(0) as f64 / 1e3;
+                if let Some(f) = fams.g.get("quotatop_oldest_runnable_age_seconds") {
+                    let g = f.get_or_create(&lb);
+                    if age > g.get() {
+                        g.set(age);
+                    }
+                }
+            }
+            if j.misconfigured {
+                fams.add("quotatop_misconfigured_jobs", ls, 1.0);
+            }
+        }
+        for f in preemptions(q, &ctx.rule) {
+            let ls = labels(&[("region", region), ("queue", &q.name), ("share", &f.share)]);
+            fams.count("quotatop_preemptions", ls.clone(), f64::from(f.count));
+            fams.count(
+                "quotatop_lost_gpu_seconds",
+                ls.clone(),
+                f.gpu_hours_lost.unwrap_or(0.0) * 3_600.0,
+            );
+            fams.add(
+                "quotatop_looping_jobs",
+                ls.clone(),
+                f64::from(u8::from(f.looping)),
+            );
+            let over = f.over_budget.is_some();
+            fams.add(
+                "quotatop_preemption_budget_breached_jobs",
+                ls,
+                f64::from(u8::from(over)),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,179 @@
+use super::*;
+use crate::analysis::fixture::{job, queue};
+use crate::model::{JobStatus, SharingConfig, Source};
+
+fn snap() -> Snapshot {
+    let mut q = queue(&[
+        (
+            "borrower",
+            "ml.g5.12xlarge",
+            1,
+            SharingConfig::lend_and_borrow(-1),
+        ),
+        ("lender", "ml.g5.12xlarge", 4, SharingConfig::lend()),
+    ]);
+    q.jobs = vec![
+        job(
+            "b1",
+            "borrower",
+            "ml.g5.12xlarge",
+            3,
+            JobStatus::Running,
+            10,
+            100,
+        ),
+        job(
+            "w1",
+            "borrower",
+            "ml.g5.12xlarge",
+            1,
+            JobStatus::Runnable,
+            2000,
+            400_000,
+        ),
+        job(
+            "w2",
+            "borrower",
+            "ml.g5.12xlarge",
+            1,
+            JobStatus::Runnable,
+            2000,
+            700_000,
+        ),
+        job(
+            "l1",
+            "lender",
+            "ml.g5.12xlarge",
+            1,
+            JobStatus::Runnable,
+            50,
+            900_000,
+        ),
+    ];
+    q.refreshed_at = Some(10_000);
+    Snapshot {
+        taken_at: 10_000,
+        sequence: 1,
+        source: Source {
+            region: Some("us-east-1".into()),
+            ..Default::default()
+        },
+        queues: vec![q],
+        ..Default::default()
+    }
+}
+
+fn sample<'a>(text: &'a str, name: &str, labels: &[&str]) -> Option<&'a str> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .find(|l| l.split(['{', ' ']).next() == Some(name) && labels.iter().all(|x| l.contains(x)))
+        .and_then(|l| l.rsplit(' ').next())
+}
+
+#[test]
+fn figures_come_from_the_analysis_functions() {
+    let s = snap();
+    let (text, ty) = exposition(
+        Some(&s),
+        &JournalStatus::default(),
+        &Context::default(),
+        25_000,
+        false,
+    );
+    assert_eq!(ty, CLASSIC_TYPE);
+    let u = share_usage(&s.queues[0]);
+    let borrower = u.iter().find(|u| u.share == "borrower").unwrap();
+    assert_eq!(borrower.borrowed, 2);
+    let got = sample(
+        &text,
+        "quotatop_capacity_borrowed_instances",
+        &["share=\"borrower\""],
+    );
+    assert_eq!(got.map(|v| v.parse::<f64>().unwrap()), Some(2.0), "{text}");
+    // 4 GPUs per ml.g5.12xlarge.
+    let got = sample(
+        &text,
+        "quotatop_capacity_borrowed_gpus",
+        &["share=\"borrower\""],
+    );
+    assert_eq!(got.map(|v| v.parse::<f64>().unwrap()), Some(8.0), "{text}");
+    let got = sample(
+        &text,
+        "quotatop_capacity_lent_instances",
+        &["share=\"lender\""],
+    );
+    assert_eq!(got.map(|v| v.parse::<f64>().unwrap()), Some(2.0), "{text}");
+    let got = sample(
+        &text,
+        "quotatop_runnable_jobs",
+        &["share=\"borrower\"", "band=\"high\""],
+    );
+    assert_eq!(got.map(|v| v.parse::<f64>().unwrap()), Some(2.0), "{text}");
+    // The service clock is at 1,000,000 ms; the oldest waiter was created at 400,000.
+    let got = sample(
+        &text,
+        "quotatop_oldest_runnable_age_seconds",
+        &["share=\"borrower\"", "band=\"high\""],
+    );
+    assert_eq!(
+        got.map(|v| v.parse::<f64>().unwrap()),
+        Some(600.0),
+        "{text}"
+    );
+    let got = sample(&text, "quotatop_data_age_seconds", &["queue=\"q\""]);
+    assert_eq!(got.map(|v| v.parse::<f64>().unwrap()), Some(15.0), "{text}");
+    assert!(text.contains("region=\"us-east-1\""), "{text}");
+}
+
+#[test]
+fn every_family_has_help_and_the_formats_differ_as_prometheus_expects() {
+    let s = snap();
+    let st = JournalStatus::default();
+    let (om, ty) = exposition(Some(&s), &st, &Context::default(), 25_000, true);
+    assert_eq!(ty, OPENMETRICS_TYPE);
+    assert!(om.ends_with("# EOF\n"), "{om}");
+    assert!(om.contains("# TYPE quotatop_preemptions counter"), "{om}");
+    let (classic, _) = exposition(Some(&s), &st, &Context::default(), 25_000, false);
+    assert!(!classic.contains("# EOF"), "{classic}");
+    assert!(
+        classic.contains("# TYPE quotatop_preemptions_total counter"),
+        "{classic}"
+    );
+    assert!(
+        classic.contains("# HELP quotatop_preemptions_total "),
+        "{classic}"
+    );
+    for text in [&om, &classic] {
+        let types: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("# TYPE "))
+            .filter_map(|l| l.split(' ').next())
+            .collect();
+        assert_eq!(types.len(), GAUGES.len() + COUNTERS.len());
+        for name in types {
+            assert!(
+                text.contains(&format!("# HELP {name} ")),
+                "no HELP for {name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn accept_headers_pick_the_format() {
+    assert!(wants_openmetrics(Some(
+        "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"
+    )));
+    assert!(!wants_openmetrics(Some("text/plain")));
+    assert!(!wants_openmetrics(None));
+}
+
+#[test]
+fn only_loopback_binds_without_allow_remote() {
+    use server::check_bind;
+    assert!(check_bind("127.0.0.1:9464".parse().unwrap(), false).is_ok());
+    assert!(check_bind("[::1]:9464".parse().unwrap(), false).is_ok());
+    let why = check_bind("0.0.0.0:9464".parse().unwrap(), false).unwrap_err();
+    assert!(why.contains("--metrics-allow-remote"), "{why}");
+    assert!(check_bind("0.0.0.0:9464".parse().unwrap(), true).is_ok());
+}
