@@ -27,6 +27,7 @@ mod emulator_limits;
 mod emulator_malformed;
 mod emulator_notebook;
 mod emulator_paging;
+mod emulator_rate;
 mod emulator_setup;
 mod emulator_share_rules;
 mod emulator_sts;
