@@ -67,6 +67,10 @@ pub struct PollConfig {
     pub refresh_deadline: Duration,
     /// Queue names or ARNs; empty means every quota-managed queue.
     pub queues: Vec<String>,
+    /// Show each refresh as it comes (the console): the first snapshot carries the listings
+    /// and the front of the queue at once, and the descriptions fill in refresh by refresh
+    /// ([`pace::Pace::progressive_cap`]). Off: each refresh describes every new job first.
+    pub progressive: bool,
 }
 
 impl Default for PollConfig {
@@ -79,6 +83,7 @@ impl Default for PollConfig {
             finished_limit: 50,
             refresh_deadline: Duration::from_secs(20),
             queues: Vec::new(),
+            progressive: false,
         }
     }
 }
@@ -117,7 +122,11 @@ impl Poller {
             budget: self.config.describe_budget,
             concurrency: self.config.concurrency,
             finished_limit: self.config.finished_limit,
-            cap: self.pace.cap(self.config.interval),
+            cap: if self.config.progressive {
+                Some(self.pace.progressive_cap(self.config.interval))
+            } else {
+                self.pace.cap(self.config.interval)
+            },
             rate: self.pace.limit(),
         };
         let mut pending = 0;

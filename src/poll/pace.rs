@@ -20,6 +20,9 @@ const PROBE: f64 = 1.25;
 /// Phases shorter than this say nothing about a rate.
 const MIN_PHASE: Duration = Duration::from_millis(200);
 
+/// Describes of a progressive refresh before anything is known of the throughput.
+pub const FIRST_LOOK: usize = 32;
+
 /// The learned describe rate.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Pace {
@@ -33,11 +36,14 @@ pub struct Pace {
 impl Pace {
     /// Learns from one refresh's describes.
     pub fn observe(&mut self, phase: Phase) {
-        if phase.elapsed < MIN_PHASE || phase.ok == 0 {
+        if phase.ok == 0 || phase.elapsed.is_zero() {
             return;
         }
         let rate = phase.ok as f64 / phase.elapsed.as_secs_f64();
         self.throughput = Some(rate);
+        if phase.elapsed < MIN_PHASE {
+            return;
+        }
         if phase.throttled > 0 {
             self.limit = Some(rate);
         } else if let Some(limit) = self.limit.as_mut() {
@@ -55,6 +61,18 @@ impl Pace {
     pub fn cap(&self, interval: Duration) -> Option<usize> {
         self.limit
             .map(|r| ((r * interval.as_secs_f64()).floor() as usize).max(1))
+    }
+
+    /// [`Pace::cap`] for a console that shows each refresh as it comes (progressive load):
+    /// without a learned limit, what the last throughput does in an interval, and at first (or
+    /// when that is less) [`FIRST_LOOK`] describes, so the first snapshot arrives after the
+    /// listings and a handful of describes (front of queue first) instead of after all of them.
+    pub fn progressive_cap(&self, interval: Duration) -> usize {
+        match (self.cap(interval), self.throughput) {
+            (Some(cap), _) => cap,
+            (None, Some(t)) => ((t * interval.as_secs_f64()) as usize).max(FIRST_LOOK),
+            (None, None) => FIRST_LOOK,
+        }
     }
 
     /// How long `pending` describes take at the learned rate (or, without one, at the last
@@ -86,6 +104,8 @@ mod tests {
         let five = Duration::from_secs(5);
         p.observe(phase(400, 0, 2_000));
         assert_eq!(p.cap(five), None, "never throttled: no cap");
+        assert_eq!(Pace::default().progressive_cap(five), FIRST_LOOK);
+        assert_eq!(p.progressive_cap(five), 1_000, "what 5 s of 200/s describe");
         assert_eq!(p.complete_in(400), Some(Duration::from_secs(2)));
         // 30 describes in 3 s got through while 50 attempts were refused: 10/s.
         p.observe(phase(30, 50, 3_000));
@@ -98,6 +118,7 @@ mod tests {
         assert_eq!(p.cap(five), Some(62));
         p.observe(phase(3, 9, 50));
         assert_eq!(p.cap(five), Some(62));
+        assert_eq!(p.progressive_cap(five), 62);
         // A slow limit still lets one describe through per refresh.
         p.observe(phase(1, 9, 10_000));
         assert_eq!(p.cap(five), Some(1));

@@ -41,6 +41,7 @@ mod journal_scorecard;
 mod philly_figures;
 mod poll_budget;
 mod poll_faults;
+mod poll_progressive;
 mod poll_rate;
 mod preview_engine;
 mod pty_restore;
