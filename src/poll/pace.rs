@@ -21,7 +21,7 @@ const PROBE: f64 = 1.25;
 const MIN_PHASE: Duration = Duration::from_millis(200);
 
 /// Describes of a progressive refresh before anything is known of the throughput.
-pub const FIRST_LOOK: usize = 32;
+pub const FIRST_LOOK: usize = 16;
 
 /// The learned describe rate.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -31,6 +31,10 @@ pub struct Pace {
     /// Describes a second the last phase of any length managed (without a limit, its latency
     /// and the concurrency bound it).
     throughput: Option<f64>,
+    /// The progressive cap before a limit is known: [`FIRST_LOOK`], doubled after each refresh
+    /// that met no throttling (a slow start, so an unknown limit is met by a few calls too many,
+    /// not by an interval's worth at full speed). 0 reads as [`FIRST_LOOK`].
+    window: usize,
 }
 
 impl Pace {
@@ -41,6 +45,9 @@ impl Pace {
         }
         let rate = phase.ok as f64 / phase.elapsed.as_secs_f64();
         self.throughput = Some(rate);
+        if phase.throttled == 0 {
+            self.window = self.window.max(FIRST_LOOK).saturating_mul(2);
+        }
         if phase.elapsed < MIN_PHASE {
             return;
         }
@@ -64,13 +71,16 @@ impl Pace {
     }
 
     /// [`Pace::cap`] for a console that shows each refresh as it comes (progressive load):
-    /// without a learned limit, what the last throughput does in an interval, and at first (or
-    /// when that is less) [`FIRST_LOOK`] describes, so the first snapshot arrives after the
+    /// without a learned limit, what the last throughput does in an interval, but no more than
+    /// the slow start's window ([`FIRST_LOOK`] at first, doubling while nothing is throttled)
+    /// and no fewer than [`FIRST_LOOK`], so the first snapshot arrives after the
     /// listings and a handful of describes (front of queue first) instead of after all of them.
     pub fn progressive_cap(&self, interval: Duration) -> usize {
         match (self.cap(interval), self.throughput) {
             (Some(cap), _) => cap,
-            (None, Some(t)) => ((t * interval.as_secs_f64()) as usize).max(FIRST_LOOK),
+            (None, Some(t)) => ((t * interval.as_secs_f64()) as usize)
+                .min(self.window)
+                .max(FIRST_LOOK),
             (None, None) => FIRST_LOOK,
         }
     }
@@ -105,7 +115,19 @@ mod tests {
         p.observe(phase(400, 0, 2_000));
         assert_eq!(p.cap(five), None, "never throttled: no cap");
         assert_eq!(Pace::default().progressive_cap(five), FIRST_LOOK);
-        assert_eq!(p.progressive_cap(five), 1_000, "what 5 s of 200/s describe");
+        // Slow start: twice the first look after one quiet refresh, not 5 s of 200/s.
+        assert_eq!(p.progressive_cap(five), 2 * FIRST_LOOK);
+        p.observe(phase(400, 0, 2_000));
+        p.observe(phase(400, 0, 2_000));
+        assert_eq!(p.progressive_cap(five), 8 * FIRST_LOOK);
+        for _ in 0..10 {
+            p.observe(phase(400, 0, 2_000));
+        }
+        assert_eq!(
+            p.progressive_cap(five),
+            1_000,
+            "what 5 s of 200/s describe, at most"
+        );
         assert_eq!(p.complete_in(400), Some(Duration::from_secs(2)));
         // 30 describes in 3 s got through while 50 attempts were refused: 10/s.
         p.observe(phase(30, 50, 3_000));
