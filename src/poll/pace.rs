@@ -35,7 +35,14 @@ pub struct Pace {
     /// that met no throttling (a slow start, so an unknown limit is met by a few calls too many,
     /// not by an interval's worth at full speed). 0 reads as [`FIRST_LOOK`].
     window: usize,
+    /// Refreshes in a row whose describes met no throttling.
+    quiet: u32,
 }
+
+/// After this many refreshes in a row without a 429 the learned limit is dropped: throttling
+/// that stopped (an outage of the API's patience, random 429s) must not slow the poller for
+/// good, and a real limit is met again, and learned again, by the next backlog.
+const QUIET_FORGET: u32 = 3;
 
 impl Pace {
     /// Learns from one refresh's describes.
@@ -47,6 +54,12 @@ impl Pace {
         self.throughput = Some(rate);
         if phase.throttled == 0 {
             self.window = self.window.max(FIRST_LOOK).saturating_mul(2);
+            self.quiet = self.quiet.saturating_add(1);
+            if self.quiet >= QUIET_FORGET {
+                self.limit = None;
+            }
+        } else {
+            self.quiet = 0;
         }
         if phase.elapsed < MIN_PHASE {
             return;
@@ -144,5 +157,11 @@ mod tests {
         // A slow limit still lets one describe through per refresh.
         p.observe(phase(1, 9, 10_000));
         assert_eq!(p.cap(five), Some(1));
+        // Three refreshes in a row without a 429: the limit is forgotten.
+        p.observe(phase(5, 0, 1_000));
+        p.observe(phase(5, 0, 1_000));
+        assert_eq!(p.cap(five), Some(1));
+        p.observe(phase(5, 0, 1_000));
+        assert_eq!(p.cap(five), None);
     }
 }
