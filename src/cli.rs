@@ -410,8 +410,9 @@ pub struct EmulatorArgs {
     /// Simulated seconds per real second (default: the scenario's `speed`); 0 freezes the clock.
     #[arg(long)]
     pub speed: Option<f64>,
-    /// Fault injection, e.g. "latency=20ms+30ms,throttle=5%;submitservicejob:error=0.1"
-    /// (default: the scenario's `faults`). See README, section "Emulator".
+    /// Fault injection, e.g. "latency=20ms+30ms,throttle=5%;submitservicejob:error=0.1", or
+    /// rate limits "rate=describeservicejob:10/s,burst=20" (default: the scenario's `faults`).
+    /// See README, section "Emulator".
     #[arg(long)]
     pub faults: Option<String>,
     /// Connections served at once; more clients wait in the listen backlog.

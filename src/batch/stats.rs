@@ -55,6 +55,22 @@ impl WireStats {
         self.counts_at(Instant::now())
     }
 
+    /// Counts of the attempts recorded at or after `start` (within the last [`WINDOW`]).
+    pub fn since(&self, start: Instant) -> WireCounts {
+        let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        let mut c = WireCounts::default();
+        for (_, a) in log.iter().filter(|(t, _)| *t >= start) {
+            c.attempts += 1;
+            match a {
+                Attempt::Ok => {}
+                Attempt::Throttled => c.throttled += 1,
+                Attempt::Failed => c.failed += 1,
+            }
+        }
+        prune(&mut log, Instant::now());
+        c
+    }
+
     fn counts_at(&self, now: Instant) -> WireCounts {
         let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
         prune(&mut log, now);

@@ -107,6 +107,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
             client.clone(),
             PollConfig {
                 interval: refresh,
+                progressive: true,
                 queues: vec![queue],
                 ..PollConfig::default()
             },

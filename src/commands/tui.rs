@@ -51,6 +51,7 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
             client.clone(),
             PollConfig {
                 interval: refresh,
+                progressive: true,
                 queues,
                 ..PollConfig::default()
             },

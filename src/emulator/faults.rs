@@ -15,7 +15,15 @@
 //!           | drop=P                       close the connection without any response
 //!           | deny=P                       HTTP 403 AccessDeniedException with probability P
 //!           | expired-token=P              HTTP 403 ExpiredTokenException with probability P
+//!           | rate=RATE                    a token bucket per operation (one for the whole
+//!                                          emulator, every region and queue): a call takes a
+//!                                          token, and is answered HTTP 429
+//!                                          TooManyRequestsException when none is left
+//!           | burst=B                      the bucket's size (default: one second's worth of the
+//!                                          rate, at least 1); full at start
 //!           | seed=N                       seed of all fault draws (global; default 0)
+//! RATE     := N['/s'|'/m'] | 'none'        calls per second (or per minute); 'none' lifts a limit
+//!                                          an earlier rule set; real time, not simulated
 //! DUR      := N['ms'|'s'|'m'|'h']          a decimal number (50ms, 1.5s); milliseconds when no
 //!                                          unit; real time, not simulated; at most 1h
 //! P        := 0..1 or a percentage ('5%')
@@ -33,12 +41,19 @@
 //! adding them to a spec does not change what the other settings draw.
 //!
 //! Sustained throttling (every call answered 429, so the SDK's retries run out) is `throttle=1`.
+//!
+//! A rate limit is also written `rate=OP:N/s[,burst=B]` (the operation inside the setting), the
+//! same as `OP:rate=N/s[,burst=B]`. The rate limit is checked where `throttle` is (after the
+//! credential faults); a call throttled by it takes no token. It draws nothing, so adding a rate
+//! limit does not change the other settings' draws.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::error::EmulatorError;
+pub use super::rate_limit::RateLimit;
+use super::rate_limit::{Bucket, default_burst, parse_rate, rate_with_op};
 use super::routes::OPERATIONS;
 use crate::engine::Rng;
 use crate::model::Millis;
@@ -56,6 +71,8 @@ pub struct Faults {
     pub deny: f64,
     /// HTTP 403 `ExpiredTokenException` (the session token has expired).
     pub expired_token: f64,
+    /// The operation's token bucket, when it is rate limited.
+    pub rate: Option<RateLimit>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -68,6 +85,9 @@ struct Rule {
     drop: Option<f64>,
     deny: Option<f64>,
     expired_token: Option<f64>,
+    /// `Some(None)`: `rate=none`, lifting an earlier rule's limit.
+    rate: Option<Option<f64>>,
+    burst: Option<u32>,
 }
 
 /// A parsed fault spec.
@@ -90,6 +110,8 @@ impl FaultSpec {
     pub fn parse(spec: &str) -> Result<Self, EmulatorError> {
         let mut out = FaultSpec::default();
         for rule_text in spec.split(';').map(str::trim).filter(|r| !r.is_empty()) {
+            let rewritten = rate_with_op(rule_text);
+            let rule_text = rewritten.as_deref().unwrap_or(rule_text);
             let (ops, settings) = match rule_text.split_once(':') {
                 Some((ops, rest)) => (Some(ops.trim()), rest),
                 None => (None, rule_text),
@@ -124,6 +146,17 @@ impl FaultSpec {
                     "drop" => rule.drop = Some(parse_probability(value)?),
                     "deny" => rule.deny = Some(parse_probability(value)?),
                     "expired-token" => rule.expired_token = Some(parse_probability(value)?),
+                    "rate" => rule.rate = Some(parse_rate(value)?),
+                    "burst" => {
+                        rule.burst = Some(match value.parse::<u32>() {
+                            Ok(n) if n >= 1 => n,
+                            _ => {
+                                return Err(bad(format!(
+                                    "burst needs a count of at least 1, got {value:?}"
+                                )));
+                            }
+                        })
+                    }
                     "seed" => {
                         out.seed = value
                             .parse()
@@ -131,7 +164,7 @@ impl FaultSpec {
                     }
                     other => {
                         return Err(bad(format!(
-                            "unknown setting {other:?} (latency, throttle, throttle-first, error, drop, deny, expired-token, seed)"
+                            "unknown setting {other:?} (latency, throttle, throttle-first, error, drop, deny, expired-token, rate, burst, seed)"
                         )));
                     }
                 }
@@ -144,6 +177,7 @@ impl FaultSpec {
     /// The merged faults of one operation.
     pub fn for_op(&self, op: &str) -> Faults {
         let mut f = Faults::default();
+        let (mut rate, mut burst) = (None, None);
         for r in &self.rules {
             if r.ops
                 .as_ref()
@@ -173,12 +207,22 @@ impl FaultSpec {
             if let Some(p) = r.expired_token {
                 f.expired_token = p;
             }
+            if let Some(r) = r.rate {
+                rate = r;
+            }
+            if let Some(b) = r.burst {
+                burst = Some(b);
+            }
         }
+        f.rate = rate.map(|per_s| RateLimit {
+            per_s,
+            burst: burst.unwrap_or_else(|| default_burst(per_s)),
+        });
         f
     }
 }
 
-fn bad(message: String) -> EmulatorError {
+pub(super) fn bad(message: String) -> EmulatorError {
     EmulatorError::Faults(message)
 }
 
@@ -245,6 +289,8 @@ pub struct FaultStats {
     pub dropped: u64,
     /// Requests answered 403 (access denied or expired token).
     pub denied: u64,
+    /// Of `throttled`, the requests refused by a rate limit (an empty token bucket).
+    pub rate_limited: u64,
 }
 
 struct OpState {
@@ -252,6 +298,8 @@ struct OpState {
     /// The credential faults' own draws (so they do not shift `rng`'s sequence).
     auth_rng: Rng,
     calls: u64,
+    /// The rate limit's token bucket (made full on the first call that meets a limit).
+    bucket: Option<Bucket>,
 }
 
 /// Draws the faults of each request, and counts requests per operation.
@@ -293,6 +341,11 @@ impl FaultInjector {
 
     /// The delay and the fate of the next call of `op`.
     pub fn decide(&self, op: &str) -> (Duration, Decision) {
+        self.decide_at(op, Instant::now())
+    }
+
+    /// [`FaultInjector::decide`] with the rate limits' clock at `now` (tests move it by hand).
+    pub fn decide_at(&self, op: &str, now: Instant) -> (Duration, Decision) {
         *self
             .calls
             .lock()
@@ -318,6 +371,7 @@ impl FaultInjector {
             rng: Rng::new(seed),
             auth_rng: Rng::new(seed ^ 0x5eed_a074_0000_0001),
             calls: 0,
+            bucket: None,
         });
         st.calls += 1;
         let delay = f.latency_ms + st.rng.upto(f.jitter_ms);
@@ -333,6 +387,14 @@ impl FaultInjector {
         } else if x < f.expired_token {
             stats.denied += 1;
             Decision::ExpiredToken
+        } else if f.rate.is_some_and(|limit| {
+            !st.bucket
+                .get_or_insert_with(|| Bucket::full(limit, now))
+                .take(limit, now)
+        }) {
+            stats.throttled += 1;
+            stats.rate_limited += 1;
+            Decision::Throttle
         } else if st.calls <= f.throttle_first as u64 || t < f.throttle {
             stats.throttled += 1;
             Decision::Throttle

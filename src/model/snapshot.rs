@@ -61,6 +61,26 @@ pub struct QueueSnapshot {
 }
 
 /// A job and how fresh its details are.
+impl QueueSnapshot {
+    /// `(described, listed)` while some listed job has not been described yet (a partial view:
+    /// its priority and preemption facts are unknown); `None` once every job is described.
+    pub fn describe_progress(&self) -> Option<(usize, usize)> {
+        let described = self
+            .jobs
+            .iter()
+            .filter(|j| j.described_at.is_some())
+            .count();
+        (described < self.jobs.len()).then_some((described, self.jobs.len()))
+    }
+}
+
+impl Snapshot {
+    /// Whether every queue's every job is described (a complete view).
+    pub fn is_complete(&self) -> bool {
+        self.queues.iter().all(|q| q.describe_progress().is_none())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrackedJob {
     /// The job; `priority`, `preemption` and `attempts` are only known once described.
@@ -93,6 +113,14 @@ pub struct PollHealth {
     /// Failed calls (other than throttling) in the last 60 s.
     pub errors_last_minute: u32,
     pub last_error: Option<String>,
+    /// Describes a second the API allows, as the poller learned it from throttling; `None`
+    /// while nothing was throttled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub describe_rate: Option<f64>,
+    /// Seconds until every job is described (a complete view), when the poller is behind;
+    /// `None` when the view is complete or nothing is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete_in_s: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

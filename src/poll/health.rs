@@ -47,6 +47,8 @@ pub fn assess(errors: &[BatchError], calls: usize, wire: WireCounts) -> PollHeal
                 e.to_string()
             }
         }),
+        describe_rate: None,
+        complete_in_s: None,
     }
 }
 

@@ -13,6 +13,7 @@
 
 mod discover;
 mod health;
+pub mod pace;
 pub mod plan;
 mod refresh;
 mod tracker;
@@ -66,6 +67,10 @@ pub struct PollConfig {
     pub refresh_deadline: Duration,
     /// Queue names or ARNs; empty means every quota-managed queue.
     pub queues: Vec<String>,
+    /// Show each refresh as it comes (the console): the first snapshot carries the listings
+    /// and the front of the queue at once, and the descriptions fill in refresh by refresh
+    /// ([`pace::Pace::progressive_cap`]). Off: each refresh describes every new job first.
+    pub progressive: bool,
 }
 
 impl Default for PollConfig {
@@ -78,6 +83,7 @@ impl Default for PollConfig {
             finished_limit: 50,
             refresh_deadline: Duration::from_secs(20),
             queues: Vec::new(),
+            progressive: false,
         }
     }
 }
@@ -90,6 +96,10 @@ pub struct Poller {
     sequence: u64,
     unhealthy_streak: u32,
     last_health: HealthState,
+    /// The describe rate learned from throttling.
+    pace: pace::Pace,
+    /// Describes left for later refreshes by the last one's cap.
+    pending: usize,
 }
 
 impl Poller {
@@ -101,6 +111,8 @@ impl Poller {
             sequence: 0,
             unhealthy_streak: 0,
             last_health: HealthState::Starting,
+            pace: pace::Pace::default(),
+            pending: 0,
         }
     }
 
@@ -110,7 +122,14 @@ impl Poller {
             budget: self.config.describe_budget,
             concurrency: self.config.concurrency,
             finished_limit: self.config.finished_limit,
+            cap: if self.config.progressive {
+                Some(self.pace.progressive_cap(self.config.interval))
+            } else {
+                self.pace.cap(self.config.interval)
+            },
+            rate: self.pace.limit(),
         };
+        let mut pending = 0;
         let mut errors: Vec<BatchError> = Vec::new();
         let mut calls = 1;
         let mut fatal: Option<String> = None;
@@ -153,6 +172,8 @@ impl Poller {
                     .await;
                     calls += out.calls;
                     errors.extend(out.errors);
+                    pending += out.pending;
+                    self.pace.observe(out.phase);
                 }
             }
             Err(PollError::Batch(e)) => {
@@ -180,6 +201,12 @@ impl Poller {
         } else {
             self.unhealthy_streak.saturating_add(1)
         };
+        health.describe_rate = self.pace.limit();
+        health.complete_in_s = self
+            .pace
+            .complete_in(pending)
+            .map(|d| d.as_secs_f64().ceil() as u64);
+        self.pending = pending;
         self.last_health = health.state;
         self.sequence += 1;
         Snapshot {
@@ -191,8 +218,12 @@ impl Poller {
         }
     }
 
-    /// How long to wait before the next refresh.
+    /// How long to wait before the next refresh: none while healthy with describes left over by
+    /// the rate limit's cap (the describes themselves take about an interval at that rate).
     pub fn next_delay(&self) -> Duration {
+        if self.pending > 0 && self.unhealthy_streak == 0 {
+            return Duration::ZERO;
+        }
         next_delay(
             self.config.interval,
             self.config.max_backoff,

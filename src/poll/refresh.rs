@@ -10,6 +10,7 @@ use tokio::time::Instant;
 use crate::batch::{BatchClient, BatchError, ErrorKind, JobSummary, QueueFront};
 use crate::model::{JobStatus, Millis, QuotaShare};
 
+use super::pace::Phase;
 use super::plan::{self, Reason};
 use super::tracker::QueueTracker;
 
@@ -33,6 +34,12 @@ pub struct Settings {
     pub concurrency: usize,
     /// Newest finished jobs listed per finished status (and kept beyond the listing).
     pub finished_limit: usize,
+    /// Most describes of any kind this refresh (under a rate limit, [`super::pace::Pace::cap`]);
+    /// `None`: no cap, every new, changed and vanished job is described.
+    pub cap: Option<usize>,
+    /// Describes a second to start at most (the learned rate limit): the describes are spaced
+    /// so that they meet the API's bucket as it refills, not all at once.
+    pub rate: Option<f64>,
 }
 
 /// What a refresh did.
@@ -42,6 +49,10 @@ pub struct Outcome {
     pub calls: usize,
     pub describes: usize,
     pub errors: Vec<BatchError>,
+    /// New, changed and vanished jobs left for later refreshes by the cap.
+    pub pending: usize,
+    /// What the describes met on the wire.
+    pub phase: Phase,
 }
 
 enum Listed {
@@ -157,19 +168,40 @@ pub async fn refresh_queue(
         summaries.dedup_by(|a, b| a.id == b.id);
         tracker.merge_listing(summaries, &listed, now());
         let ranks = tracker.front_ranks();
-        let todo = plan::plan(&tracker.facts(&ranks), s.budget);
+        let mut todo = plan::plan(&tracker.facts(&ranks), s.budget);
+        if let Some(cap) = s.cap {
+            // Musts come first in the plan (front of queue first), so the cap cuts the rolling
+            // describes before any of them.
+            let musts = todo.iter().filter(|(_, r)| *r != Reason::Rolling).count();
+            out.pending = musts.saturating_sub(cap);
+            todo.truncate(cap);
+        }
         out.calls += todo.len();
         out.describes = todo.len();
         let calls: Vec<BoxFuture<'_, (String, Reason, Result<_, BatchError>)>> = todo
             .into_iter()
-            .map(|(id, reason)| -> BoxFuture<'_, _> {
+            .enumerate()
+            .map(|(i, (id, reason))| -> BoxFuture<'_, _> {
+                let at = s
+                    .rate
+                    .map(|r| Instant::now() + std::time::Duration::from_secs_f64(i as f64 / r));
                 Box::pin(async move {
+                    if let Some(at) = at {
+                        tokio::time::sleep_until(at).await;
+                    }
                     let r = client.describe_service_job(&id).await;
                     (id, reason, r)
                 })
             })
             .collect();
+        let started = std::time::Instant::now();
         let (described, cut) = bounded(calls, s.concurrency, deadline).await;
+        let wire = client.stats().since(started);
+        out.phase = Phase {
+            ok: wire.attempts - wire.throttled - wire.failed,
+            throttled: wire.throttled,
+            elapsed: started.elapsed(),
+        };
         if cut > 0 {
             out.errors.push(deadline_error(cut, deadline_for));
         }

@@ -72,6 +72,29 @@ pub fn stale<'a>(data: &'a Data, queue: Option<&str>) -> Option<&'a str> {
         .and_then(|(q, _)| q.stale_reason.as_deref())
 }
 
+/// `n` with thousands separators (`10,000`).
+fn count(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A ten-cell progress gauge of `done` out of `total`.
+fn gauge(done: usize, total: usize) -> String {
+    const CELLS: usize = 10;
+    let full = (done * CELLS)
+        .checked_div(total)
+        .unwrap_or(CELLS)
+        .min(CELLS);
+    format!("[{}{}]", "█".repeat(full), "░".repeat(CELLS - full))
+}
+
 fn health(state: HealthState, theme: &Theme) -> Span<'static> {
     let (text, role) = match state {
         HealthState::Starting => ("● starting", Role::Muted),
@@ -195,6 +218,27 @@ pub fn draw(
             )));
             second.push(Span::styled(" · ", muted));
             second.push(health(s.health.state, theme));
+            // A partial view is never shown as complete.
+            if let Some((done, total)) = q.and_then(QueueSnapshot::describe_progress) {
+                second.push(Span::styled(
+                    format!(
+                        " · describing {} of {} jobs {}",
+                        count(done),
+                        count(total),
+                        gauge(done, total)
+                    ),
+                    theme.style(Role::Warning),
+                ));
+            }
+            if let Some(secs) = s.health.complete_in_s {
+                second.push(Span::styled(
+                    format!(
+                        " · complete view in ~{}",
+                        duration(Some(secs as Millis * 1000))
+                    ),
+                    theme.style(Role::Warning),
+                ));
+            }
             if s.health.throttled_last_minute > 0 {
                 second.push(Span::styled(
                     format!(" · {} throttled/min", s.health.throttled_last_minute),
@@ -261,4 +305,22 @@ pub fn draw(
         Paragraph::new(vec![Line::from(first), Line::from(second)]),
         area,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_gauges() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1_234), "1,234");
+        assert_eq!(count(10_000), "10,000");
+        assert_eq!(count(1_234_567), "1,234,567");
+        assert_eq!(gauge(0, 10_000), "[░░░░░░░░░░]");
+        assert_eq!(gauge(1_234, 10_000), "[█░░░░░░░░░]");
+        assert_eq!(gauge(9_999, 10_000), "[█████████░]");
+        assert_eq!(gauge(0, 0), "[██████████]");
+    }
 }

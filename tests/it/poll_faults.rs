@@ -92,6 +92,7 @@ async fn poller_survives_faults_and_converges_after_them() {
             finished_limit: 20,
             refresh_deadline: Duration::from_secs(2),
             queues: vec!["ml-training".to_string()],
+            progressive: false,
         },
     );
 

@@ -364,6 +364,7 @@ pub fn snapshot() -> Snapshot {
             throttled_last_minute: 0,
             errors_last_minute: 0,
             last_error: None,
+            ..PollHealth::default()
         },
     }
 }
