@@ -466,7 +466,7 @@ fn capacity(raw: Vec<CapacityLimitJson>) -> Result<Vec<CapacityLimit>, ApiError>
         let max = required(l.max_capacity, "capacityLimits[].maxCapacity")?;
         if !(1..=i64::from(i32::MAX)).contains(&max) {
             return Err(ApiError::client(format!(
-                "maxCapacity for {unit} must be at least 1, got {max}"
+                "maxCapacity for {unit} must be between 1 and 2147483647, got {max}"
             )));
         }
         if out.iter().any(|c| c.instance_type == unit) {

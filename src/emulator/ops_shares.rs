@@ -178,7 +178,7 @@ fn limits(raw: Vec<CapacityLimitJson>) -> Result<Vec<CapacityLimit>, ApiError> {
             let max = required(l.max_capacity, "capacityLimits[].maxCapacity")?;
             if !(1..=i64::from(i32::MAX)).contains(&max) {
                 return Err(ApiError::client(format!(
-                    "maxCapacity for {unit} must be at least 1, got {max}"
+                    "maxCapacity for {unit} must be between 1 and 2147483647, got {max}"
                 )));
             }
             Ok(CapacityLimit::new(unit, max as u32))

@@ -122,3 +122,31 @@ async fn deleting_a_share_terminates_its_jobs() {
         assert_eq!(d.status_reason(), Some("Quota share deleted"));
     }
 }
+
+#[tokio::test]
+async fn a_capacity_out_of_range_is_named_with_its_range() {
+    let emu = start(&[(M5, 4)], "").await;
+    let addr = emu.addr();
+    let body = r#"{"quotaShareName":"big","jobQueue":"qm-queue","capacityLimits":[{"maxCapacity":1099511627776,"capacityUnit":"ml.m5.large"}],"resourceSharingConfiguration":{"strategy":"RESERVE"},"preemptionConfiguration":{"inSharePreemption":"DISABLED"}}"#;
+    let reply = post_raw(addr, "/v1/createquotashare", body).await;
+    assert!(
+        reply.contains(
+            "maxCapacity for ml.m5.large must be between 1 and 2147483647, got 1099511627776"
+        ),
+        "{reply}"
+    );
+}
+
+/// One POST on a fresh connection; the whole reply as text.
+async fn post_raw(addr: std::net::SocketAddr, path: &str, body: &str) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let req = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).await.unwrap();
+    String::from_utf8_lossy(&out).to_string()
+}
