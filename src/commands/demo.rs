@@ -35,17 +35,21 @@ impl Drop for TempDir {
         if !self.path.exists() {
             return;
         }
+        use std::io::Write as _;
         let path = self.path.display();
+        // Written without `eprintln!`, which panics when stderr is gone (a closed terminal).
+        let mut err = std::io::stderr();
         if self.keep {
-            eprintln!("quotatop demo: kept {path} (journal and audit log)");
+            let _ = writeln!(err, "quotatop demo: kept {path} (journal and audit log)");
             return;
         }
-        match std::fs::remove_dir_all(&self.path) {
-            Ok(()) => eprintln!(
+        let _ = match std::fs::remove_dir_all(&self.path) {
+            Ok(()) => writeln!(
+                err,
                 "quotatop demo: removed {path} (journal and audit log; --keep keeps them)"
             ),
-            Err(e) => eprintln!("quotatop demo: could not remove {path}: {e}"),
-        }
+            Err(e) => writeln!(err, "quotatop demo: could not remove {path}: {e}"),
+        };
     }
 }
 

@@ -75,3 +75,46 @@ fn keep_keeps_the_temporary_directory() {
     std::fs::remove_dir_all(&dir).ok();
     assert!(kept, "{} has no journal: {out}", dir.display());
 }
+
+/// The terminal itself goes away (the emulator of the terminal is killed, as when a tmux
+/// server or an SSH session dies): the demo gets SIGHUP with nowhere left to write, and still
+/// removes its directory. It used to abort while restoring the terminal and leave it behind.
+#[test]
+fn a_terminal_that_goes_away_still_removes_the_temporary_directory() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_quotatop");
+    let mut terminal = Command::new("script")
+        .args(["-qfec", &format!("{bin} demo"), "/dev/null"])
+        .env("TMPDIR", tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("util-linux's `script` runs (install util-linux)");
+    let demo_dirs = || {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("quotatop-demo-")
+            })
+            .count()
+    };
+    let wait_for = |want: usize| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while demo_dirs() != want && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        demo_dirs()
+    };
+    assert_eq!(wait_for(1), 1, "the demo made its directory");
+    // Let the console take the terminal before it goes.
+    std::thread::sleep(Duration::from_secs(2));
+    terminal.kill().unwrap();
+    terminal.wait().unwrap();
+    assert_eq!(wait_for(0), 0, "the demo's directory is left behind");
+}
