@@ -6,18 +6,18 @@ use std::path::Path;
 
 use quotatop::emulator::Scenario;
 use quotatop::emulator::workload::{Workload, advance};
-use quotatop::engine::{EventReason, FailureKind, JobId, PreemptionKind};
+use quotatop::engine::{Engine, EventReason, FailureKind, JobId, PreemptionKind};
 use quotatop::model::{JobStatus, SharingStrategy};
 
 const START: i64 = 1_700_000_000_000;
 
-#[test]
-fn demo_shows_every_storyline_in_the_first_minute() {
+/// The demo world run in the engine for `real_s` real seconds at the scenario's own speed,
+/// and that speed.
+fn demo_after(real_s: f64) -> (Engine, f64) {
     let scenario = Scenario::load(Path::new("scenarios/demo.toml")).unwrap();
     let mut engine = scenario.build_engine(START).unwrap();
     let mut workload = Workload::new(&scenario, START);
-    // One real minute at the scenario's speed.
-    let horizon = START + (60.0 * scenario.speed * 1000.0) as i64;
+    let horizon = START + (real_s * scenario.speed * 1000.0) as i64;
     advance(
         &mut engine,
         &mut workload,
@@ -26,6 +26,13 @@ fn demo_shows_every_storyline_in_the_first_minute() {
         |a, e| panic!("{} refused: {e}", a.spec.name),
     )
     .unwrap();
+    (engine, scenario.speed)
+}
+
+#[test]
+fn demo_shows_every_storyline_in_the_first_minute() {
+    // One real minute at the scenario's speed.
+    let (engine, _) = demo_after(60.0);
 
     let shares = engine.shares();
     assert!(shares.len() >= 5, "{} shares", shares.len());
@@ -127,18 +134,7 @@ fn demo_shows_every_storyline_in_the_first_minute() {
 /// job is stuck.
 #[test]
 fn demo_tells_its_story_within_ten_seconds() {
-    let scenario = Scenario::load(Path::new("scenarios/demo.toml")).unwrap();
-    let mut engine = scenario.build_engine(START).unwrap();
-    let mut workload = Workload::new(&scenario, START);
-    let horizon = START + (10.0 * scenario.speed * 1000.0) as i64;
-    advance(
-        &mut engine,
-        &mut workload,
-        horizon,
-        |_, _, _| {},
-        |a, e| panic!("{} refused: {e}", a.spec.name),
-    )
-    .unwrap();
+    let (engine, speed) = demo_after(10.0);
     let events = engine.events();
     // Borrowing from the first seconds on.
     let first_borrow = events
@@ -148,7 +144,7 @@ fn demo_tells_its_story_within_ten_seconds() {
         .min()
         .expect("no share borrowed");
     assert!(
-        first_borrow <= START + (2.0 * scenario.speed * 1000.0) as i64,
+        first_borrow <= START + (2.0 * speed * 1000.0) as i64,
         "first borrowing only after {} ms",
         first_borrow - START
     );

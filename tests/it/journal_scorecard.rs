@@ -17,6 +17,7 @@
 //! default `PollConfig` (describe budget, concurrency, finished-job limit), through the real
 //! `BatchClient`; shares and capacity are what it discovers.
 
+use crate::data_support::RECORDED_WORLD as SCENARIO;
 use std::collections::BTreeMap;
 
 use quotatop::analysis::scorecard::{
@@ -32,64 +33,6 @@ const START: Millis = 1_770_000_000_000;
 const POLL_MS: Millis = 30_000;
 const RUN_MS: Millis = 3 * 3_600_000;
 const QUEUE: &str = "ml-training";
-
-const SCENARIO: &str = r#"
-name = "journal-acceptance"
-seed = 11
-[queue]
-name = "ml-training"
-[[capacity]]
-instance_type = "ml.g5.12xlarge"
-max = 8
-[delays]
-submitted_ms = 1000
-pending_ms = 2000
-scheduled_ms = 5000
-starting_ms = 10000
-preemption_ms = 5000
-jitter_ms = 2000
-
-[[shares]]
-name = "research"
-strategy = "LEND_AND_BORROW"
-in_share_preemption = true
-limits = { "ml.g5.12xlarge" = 3 }
-[[shares.generators]]
-name = "sweep"
-arrivals_per_hour = 12.0
-instance_type = "ml.g5.12xlarge"
-instance_counts = [1, 2]
-priorities = [{ priority = 10, weight = 3 }, { priority = 2000, weight = 1 }]
-duration_s = [600, 1800]
-checkpoint_s = 300
-max_jobs = 30
-
-[[shares]]
-name = "prod"
-strategy = "LEND"
-limits = { "ml.g5.12xlarge" = 3 }
-[[shares.generators]]
-name = "release"
-arrivals_per_hour = 6.0
-start_s = 900
-instance_type = "ml.g5.12xlarge"
-instance_counts = [2, 3]
-priorities = [{ priority = 500, weight = 1 }, { priority = 6000, weight = 1 }]
-duration_s = [300, 900]
-preemption_retries = 2
-max_jobs = 15
-
-[[shares]]
-name = "regulated"
-strategy = "RESERVE"
-limits = { "ml.g5.12xlarge" = 2 }
-[[shares.generators]]
-name = "audit"
-arrivals_per_hour = 3.0
-instance_type = "ml.g5.12xlarge"
-duration_s = [900, 1800]
-max_jobs = 6
-"#;
 
 fn within(what: &str, observed: f64, truth: f64, tol: f64) {
     assert!(

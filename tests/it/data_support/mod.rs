@@ -64,3 +64,64 @@ pub fn wait_until_journaled(path: &std::path::Path, queue: &str) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// The world `journal_scorecard` and `journal_trace` record: one g5 environment of 8 shared by
+/// a borrowing share with checkpoints, a lender with capped retries and a RESERVE share, with
+/// lifecycle delays, so the poller sees every kind of transition.
+pub const RECORDED_WORLD: &str = r#"
+name = "recorded-world"
+seed = 11
+[queue]
+name = "ml-training"
+[[capacity]]
+instance_type = "ml.g5.12xlarge"
+max = 8
+[delays]
+submitted_ms = 1000
+pending_ms = 2000
+scheduled_ms = 5000
+starting_ms = 10000
+preemption_ms = 5000
+jitter_ms = 2000
+
+[[shares]]
+name = "research"
+strategy = "LEND_AND_BORROW"
+in_share_preemption = true
+limits = { "ml.g5.12xlarge" = 3 }
+[[shares.generators]]
+name = "sweep"
+arrivals_per_hour = 12.0
+instance_type = "ml.g5.12xlarge"
+instance_counts = [1, 2]
+priorities = [{ priority = 10, weight = 3 }, { priority = 2000, weight = 1 }]
+duration_s = [600, 1800]
+checkpoint_s = 300
+max_jobs = 30
+
+[[shares]]
+name = "prod"
+strategy = "LEND"
+limits = { "ml.g5.12xlarge" = 3 }
+[[shares.generators]]
+name = "release"
+arrivals_per_hour = 6.0
+start_s = 900
+instance_type = "ml.g5.12xlarge"
+instance_counts = [2, 3]
+priorities = [{ priority = 500, weight = 1 }, { priority = 6000, weight = 1 }]
+duration_s = [300, 900]
+preemption_retries = 2
+max_jobs = 15
+
+[[shares]]
+name = "regulated"
+strategy = "RESERVE"
+limits = { "ml.g5.12xlarge" = 2 }
+[[shares.generators]]
+name = "audit"
+arrivals_per_hour = 3.0
+instance_type = "ml.g5.12xlarge"
+duration_s = [900, 1800]
+max_jobs = 6
+"#;
