@@ -107,6 +107,7 @@ pub async fn apply_change<A: PriorityApi>(
         outcome: None,
         policy: ctx.policy.clone(),
         repair: None,
+        action: None,
         prev_hash: String::new(),
         hash: String::new(),
     };

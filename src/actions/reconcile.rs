@@ -96,7 +96,8 @@ pub async fn reconcile<L: JobLookup>(
     let changes = audit::changes(&audit::read_records(log.path())?);
     let mut done = Vec::new();
     for (i, c) in changes.iter().enumerate() {
-        if !c.outcome_unknown() {
+        // Only priority changes can be judged from a job's priority.
+        if !c.outcome_unknown() || !c.is_priority() {
             continue;
         }
         let intent = &c.intent;
@@ -239,6 +240,7 @@ mod tests {
             outcome: None,
             policy: None,
             repair: None,
+            action: None,
             prev_hash: String::new(),
             hash: String::new(),
         }

@@ -22,7 +22,9 @@ pub use log::{
     VerifyError, canonical_body, holder_path, lock_timeout_from_env, read_log, read_records,
     sha256_hex, verify,
 };
-pub use record::{AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind, Repair, Verdict};
+pub use record::{
+    Action, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind, Repair, Verdict,
+};
 
 /// Errors of the audit layer.
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +87,7 @@ pub fn priority_changes(
     changes
         .iter()
         .filter(|c| c.intent.queue == queue)
+        .filter(|c| c.is_priority())
         .filter(|c| c.took_effect())
         .filter_map(|c| {
             let at = chrono::DateTime::parse_from_rfc3339(&c.intent.time).ok()?;
@@ -136,6 +139,12 @@ impl Change {
     /// Whether no outcome was ever recorded (the process died between intent and outcome).
     pub fn outcome_unknown(&self) -> bool {
         self.outcome.is_none()
+    }
+
+    /// Whether this is a change of a job's priority (not a share's configuration or a drill's
+    /// submission, which carry an [`Action`]).
+    pub fn is_priority(&self) -> bool {
+        self.intent.action.is_none()
     }
 }
 

@@ -145,6 +145,21 @@ impl Verdict {
     }
 }
 
+/// A change other than a job's priority: the API call made, on what, and with which values.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Action {
+    /// The AWS Batch API operation, e.g. `CreateQuotaShare`, `UpdateQuotaShare`,
+    /// `DeleteQuotaShare`, `SubmitServiceJob`, `TerminateServiceJobs`.
+    pub call: String,
+    /// What it acts on: a quota share's name, a job's name or id.
+    pub target: String,
+    /// The values that matter, in words (e.g. `capacityLimits: ml.p4d.24xlarge 4 -> 6`).
+    pub detail: String,
+    /// Groups the calls of one run (`shares apply`, a drill) so a listing can show them together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+}
+
 /// One line of the audit log.
 ///
 /// Written once, in quotatop's canonical form (see `log::canonical_body`): compact JSON, keys in
@@ -187,6 +202,12 @@ pub struct AuditRecord {
     /// Only in `repair` records: what was cut.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repair: Option<Repair>,
+    /// Set on records of a change that is not a job's priority (a quota share's configuration,
+    /// a drill's job submission or termination): which API call, on what. Such a record's
+    /// `job` and priorities are empty (zero) unless `call` acts on a job; priority listings,
+    /// the scorecard and `audit reconcile` leave these records out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<Action>,
     /// Hash of the previous record ("" for the first).
     pub prev_hash: String,
     /// Scheme 2: SHA-256 (hex) of this line's bytes up to `hash` (the canonical record without

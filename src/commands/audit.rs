@@ -297,6 +297,7 @@ pub fn repair(a: &AuditRepairArgs) -> anyhow::Result<String> {
         outcome: None,
         policy: None,
         repair: None,
+        action: None,
         prev_hash: String::new(),
         hash: String::new(),
     };
@@ -352,6 +353,9 @@ fn outcome_text(c: &Change) -> String {
                 .map(|p| format!(" (priority {p} observed)"))
                 .unwrap_or_default()
         ),
+        None if !c.is_priority() => {
+            "OUTCOME UNKNOWN (intent only: the process ended before the call's answer was recorded; check the resource)".to_string()
+        }
         None => "OUTCOME UNKNOWN (intent only; `quotatop audit reconcile` decides it)".to_string(),
     }
 }
@@ -383,7 +387,7 @@ pub fn list(a: &AuditListArgs) -> anyhow::Result<String> {
     if a.by_operator {
         let mut counts: std::collections::BTreeMap<(String, String), (u32, u32)> =
             Default::default();
-        for c in &changes {
+        for c in changes.iter().filter(|c| c.is_priority()) {
             let key = (
                 format!("{}@{}", c.intent.operator.user, c.intent.operator.host),
                 c.intent.share.clone(),
@@ -417,12 +421,16 @@ pub fn list(a: &AuditListArgs) -> anyhow::Result<String> {
         String::new()
     };
     if changes.is_empty() {
-        out.push_str("no priority changes recorded\n");
+        out.push_str("no changes recorded\n");
         out.push_str(&repairs);
         return Ok(out);
     }
     for c in &changes {
         let i = &c.intent;
+        if let Some(action) = &i.action {
+            out.push_str(&action_text(c, action));
+            continue;
+        }
         out.push_str(&format!(
             "{}  {}@{}  {}/{} ({})  {} -> {}  {}\n    why: {}{}\n    preview: {}\n",
             clean_text(&i.time),
@@ -467,6 +475,38 @@ struct ExportRow {
     preview: String,
     outcome: String,
     outcome_time: Option<String>,
+    /// For changes other than a priority: the API call, its target, its values and run.
+    action: Option<String>,
+    target: Option<String>,
+    detail: Option<String>,
+    run_id: Option<String>,
+}
+
+/// How `audit list` shows a change that is not a priority (a share's configuration, a drill's
+/// submission or termination).
+fn action_text(c: &Change, action: &audit::Action) -> String {
+    let i = &c.intent;
+    format!(
+        "{}  {}@{}  {} {} on {}{}  {}\n    why: {}{}\n    detail: {}\n",
+        clean_text(&i.time),
+        clean_text(&i.operator.user),
+        clean_text(&i.operator.host),
+        clean_text(&action.call),
+        clean_text(&action.target),
+        clean_text(&i.queue),
+        action
+            .run_id
+            .as_deref()
+            .map(|r| format!(" (run {})", clean_text(r)))
+            .unwrap_or_default(),
+        clean_text(&outcome_text(c)),
+        clean_text(&i.justification),
+        i.change_record
+            .as_deref()
+            .map(|r| format!("  [change record {}]", clean_text(r)))
+            .unwrap_or_default(),
+        clean_text(&action.detail),
+    )
 }
 
 /// The text `audit export` prints.
@@ -495,6 +535,10 @@ pub fn export(a: &AuditExportArgs) -> anyhow::Result<String> {
                 preview: i.preview.clone(),
                 outcome: outcome_text(c),
                 outcome_time: c.outcome.as_ref().map(|o| o.time.clone()),
+                action: i.action.as_ref().map(|a| a.call.clone()),
+                target: i.action.as_ref().map(|a| a.target.clone()),
+                detail: i.action.as_ref().map(|a| a.detail.clone()),
+                run_id: i.action.as_ref().and_then(|a| a.run_id.clone()),
             }
         })
         .collect();
@@ -505,7 +549,7 @@ pub fn export(a: &AuditExportArgs) -> anyhow::Result<String> {
         ),
         ExportFormat::Csv => {
             let mut out = String::from(
-                "time,change_id,operator,host,profile,region,endpoint,queue,share,job_id,job_name,job_arn,old_priority,new_priority,justification,change_record,preview,outcome,outcome_time\n",
+                "time,change_id,operator,host,profile,region,endpoint,queue,share,job_id,job_name,job_arn,old_priority,new_priority,justification,change_record,preview,outcome,outcome_time,action,target,detail,run_id\n",
             );
             for r in &rows {
                 let fields = [
@@ -528,6 +572,10 @@ pub fn export(a: &AuditExportArgs) -> anyhow::Result<String> {
                     r.preview.clone(),
                     r.outcome.clone(),
                     r.outcome_time.clone().unwrap_or_default(),
+                    r.action.clone().unwrap_or_default(),
+                    r.target.clone().unwrap_or_default(),
+                    r.detail.clone().unwrap_or_default(),
+                    r.run_id.clone().unwrap_or_default(),
                 ];
                 // Control characters (ESC, BEL, CR, U+009B…) are written as visible `\u00XX`.
                 let line: Vec<String> = fields

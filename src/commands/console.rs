@@ -216,7 +216,7 @@ pub async fn reconcile_on_start(client: &BatchClient, path: &std::path::Path) ->
         .ok()
         .map(|r| crate::audit::changes(&r))?
         .iter()
-        .any(|c| c.outcome_unknown());
+        .any(|c| c.outcome_unknown() && c.is_priority());
     if !pending {
         return None;
     }

@@ -46,6 +46,7 @@ fn record(change: &str, kind: RecordKind, outcome: Option<Outcome>) -> AuditReco
         outcome,
         policy: None,
         repair: None,
+        action: None,
         prev_hash: String::new(),
         hash: String::new(),
     }
@@ -205,7 +206,7 @@ fn list_shows_intents_without_outcome_and_strips_escapes() {
     let t = String::from_utf8_lossy(&by_op.stdout);
     assert!(t.contains("oncall@ops-1") && t.contains("research"), "{t}");
     let future = quotatop(&["audit", "list", "--since", "2030-01-01T00:00:00Z"], &path);
-    assert!(String::from_utf8_lossy(&future.stdout).contains("no priority changes"));
+    assert!(String::from_utf8_lossy(&future.stdout).contains("no changes recorded"));
     let bad = quotatop(&["audit", "list", "--since", "soon"], &path);
     assert!(!bad.status.success());
 }
@@ -667,4 +668,65 @@ fn a_looser_existing_audit_log_is_tightened_to_0600() {
         quotatop(&["audit", "verify"], &path).status.success(),
         "the tightened log still verifies"
     );
+}
+
+/// A change that is not a priority (a share's configuration here) is listed with its call and
+/// values, exported with them, never counted as a priority change, and left alone by
+/// `audit reconcile`'s judgement of priorities.
+#[test]
+fn changes_other_than_priorities_are_listed_and_kept_out_of_priority_views() {
+    let path = temp_log("actions");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let log = AuditLog::new(&path);
+    let mut intent = record("share", RecordKind::Intent, None);
+    intent.job = JobRef {
+        id: String::new(),
+        name: String::new(),
+        arn: String::new(),
+    };
+    intent.old_priority = 0;
+    intent.new_priority = 0;
+    intent.action = Some(quotatop::audit::Action {
+        call: "UpdateQuotaShare".into(),
+        target: "research".into(),
+        detail: "capacityLimits: ml.p4d.24xlarge 4 -> 6".into(),
+        run_id: Some("run-1".into()),
+    });
+    log.append(intent.clone()).unwrap();
+    let mut outcome = intent.clone();
+    outcome.kind = RecordKind::Outcome;
+    outcome.outcome = Some(Outcome::Succeeded { request_id: None });
+    log.append(outcome).unwrap();
+    // An action whose outcome was never written.
+    let mut open = intent.clone();
+    open.change_id = "open".into();
+    log.append(open).unwrap();
+
+    let out = quotatop(&["audit", "list"], &path);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("UpdateQuotaShare research on ml-training (run run-1)  succeeded"),
+        "{text}"
+    );
+    assert!(
+        text.contains("detail: capacityLimits: ml.p4d.24xlarge 4 -> 6"),
+        "{text}"
+    );
+    assert!(!text.contains(" 0 -> 0"), "{text}");
+    assert!(text.contains("check the resource"), "{text}");
+    let csv = quotatop(&["audit", "export", "--format", "csv"], &path);
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",action,target,detail,run_id")
+    );
+    assert!(csv.contains(",UpdateQuotaShare,research,"), "{csv}");
+
+    let records = quotatop::audit::read_records(&path).unwrap();
+    let changes = quotatop::audit::changes(&records);
+    assert_eq!(changes.len(), 2);
+    assert!(quotatop::audit::priority_changes(&changes, "ml-training").is_empty());
 }

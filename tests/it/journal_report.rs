@@ -186,6 +186,7 @@ fn audit_record(kind: RecordKind, old: u32, new: u32, outcome: Option<Outcome>) 
         outcome,
         policy: None,
         repair: None,
+        action: None,
         prev_hash: String::new(),
         hash: String::new(),
     }

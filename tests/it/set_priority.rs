@@ -879,6 +879,7 @@ async fn the_console_reconciles_unknown_outcomes_on_start() {
         outcome: None,
         policy: None,
         repair: None,
+        action: None,
         prev_hash: String::new(),
         hash: String::new(),
     };

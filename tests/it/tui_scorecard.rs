@@ -194,6 +194,7 @@ async fn the_journal_service_computes_from_a_journal_file() {
             outcome,
             policy: None,
             repair: None,
+            action: None,
             prev_hash: String::new(),
             hash: String::new(),
         })

@@ -32,6 +32,7 @@ fn record(change: &str, kind: RecordKind) -> AuditRecord {
         }),
         policy: None,
         repair: None,
+        action: None,
         prev_hash: String::new(),
         hash: String::new(),
     }
