@@ -6,6 +6,7 @@
 mod clock;
 mod duration;
 mod error;
+mod files;
 mod job;
 mod share;
 mod snapshot;
@@ -17,6 +18,7 @@ pub use duration::{
     whole_seconds_to_millis,
 };
 pub use error::error_chain;
+pub use files::{MAX_SMALL_FILE, read_small_text};
 pub use job::{
     Attempt, CHECKPOINT_TAG, JobStatus, MAX_PRIORITY, PreemptedAttempt, PreemptionSummary,
     ServiceJob, checkpoint_from_tags,
