@@ -3,6 +3,56 @@
 
 use crate::model::{CapacityLimit, QuotaShare, ShareState};
 
+/// When a quota-share change needs a change-record id (`[shares]` in the config file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SharesPolicy {
+    /// Any limit change (a share created or deleted, its capacity limits, strategy or borrow
+    /// limit changed) needs `--change-record`.
+    pub change_record_for_limits: bool,
+}
+
+impl Default for SharesPolicy {
+    fn default() -> Self {
+        Self {
+            change_record_for_limits: true,
+        }
+    }
+}
+
+impl SharesPolicy {
+    /// The policy as the audit record keeps it, with where it came from.
+    pub fn describe(&self, source: &str) -> String {
+        format!(
+            "shares.change_record_for_limits={} ({source})",
+            self.change_record_for_limits
+        )
+    }
+
+    /// Why the plan needs a change record it was not given, naming the steps; `None` when it
+    /// may go ahead.
+    pub fn missing_change_record(
+        &self,
+        steps: &[Step],
+        change_record: Option<&str>,
+    ) -> Option<String> {
+        if !self.change_record_for_limits || change_record.is_some_and(|c| !c.trim().is_empty()) {
+            return None;
+        }
+        let limits: Vec<String> = steps
+            .iter()
+            .filter(|s| s.changes_limits())
+            .map(|s| format!("{} {}", s.verb(), s.share()))
+            .collect();
+        (!limits.is_empty()).then(|| {
+            format!(
+                "a change record is required for limit changes ({}): pass --change-record (policy [shares] change_record_for_limits)",
+                limits.join(", ")
+            )
+        })
+    }
+}
+
 /// One field an update changes, in the API's words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldChange {

@@ -279,10 +279,26 @@ fn comparison(
             None
         }
     };
-    let mut rules = match &args.rules {
+    let rules = match &args.rules {
         Some(p) => crate::replay::config::load_rules(p)?,
         None => configs.first().map(|c| c.rules.clone()).unwrap_or_default(),
     };
+    let (cmp, more) = comparison_with(horizon_ms, rules, jobs, protected, args.jobs_out.is_some());
+    notes.extend(more);
+    Ok((cmp, notes))
+}
+
+/// How every scenario is read given the horizon and the rules (the default deadline rule
+/// added when they have none), and the notes that state it: `replay` and `shares plan
+/// --impact` alike.
+pub fn comparison_with(
+    horizon_ms: Option<crate::model::Millis>,
+    mut rules: crate::analysis::scorecard::decision::Rules,
+    jobs: &[TraceJob],
+    protected: Option<String>,
+    per_job: bool,
+) -> (Comparison, Vec<String>) {
+    let mut notes = Vec::new();
     let trace_deadlines = jobs
         .iter()
         .filter(|j| j.extras.deadline_ms().is_some())
@@ -307,7 +323,7 @@ fn comparison(
         horizon_ms,
         rules,
         protected,
-        per_job: args.jobs_out.is_some(),
+        per_job,
     };
     let important = jobs.iter().filter(|j| cmp.important(j)).count();
     notes.push(format!(
@@ -321,7 +337,7 @@ fn comparison(
     if cmp.rules.prices.is_empty() {
         notes.push("Cost: no [prices] given, so no cost lines.".to_string());
     }
-    Ok((cmp, notes))
+    (cmp, notes)
 }
 
 /// `--jobs-out`: one row per job and configuration, written whole or not at all.
