@@ -257,6 +257,8 @@ mod tests {
     struct Fake {
         fail_on: usize,
         calls: Mutex<Vec<String>>,
+        /// The audit log, to see what is on disk when a call is made.
+        log: Option<std::path::PathBuf>,
     }
 
     impl SharesApi for Fake {
@@ -265,7 +267,15 @@ mod tests {
             step: &Step,
         ) -> impl Future<Output = Result<Option<String>, ApiFailure>> + Send {
             let mut calls = self.calls.lock().unwrap();
-            calls.push(format!("{} {}", step.call(), step.share()));
+            // The step's intent must already be on disk when the API is called.
+            let on_disk = self
+                .log
+                .as_ref()
+                .map(|p| read_records(p).map(|r| r.len()).unwrap_or(0));
+            calls.push(match on_disk {
+                Some(n) => format!("{} {} @{n}", step.call(), step.share()),
+                None => format!("{} {}", step.call(), step.share()),
+            });
             let r = if calls.len() == self.fail_on {
                 Err(ApiFailure("ServerException: boom".into()))
             } else {
@@ -331,6 +341,7 @@ mod tests {
         let api = Fake {
             fail_on: 2,
             calls: Mutex::new(Vec::new()),
+            log: Some(path.clone()),
         };
         let r = block(apply_plan(&api, &AuditLog::new(&path), &ctx(false), &steps)).unwrap();
         assert!(!r.complete());
@@ -340,7 +351,7 @@ mod tests {
         assert_eq!(r.not_attempted, steps[2..].to_vec());
         assert_eq!(
             api.calls.lock().unwrap().as_slice(),
-            &["UpdateQuotaShare a", "UpdateQuotaShare old"]
+            &["UpdateQuotaShare a @1", "UpdateQuotaShare old @3"]
         );
         let recs: Vec<AuditRecord> = read_records(&path)
             .unwrap()
@@ -378,6 +389,7 @@ mod tests {
         let api = Fake {
             fail_on: 0,
             calls: Mutex::new(Vec::new()),
+            log: None,
         };
         let steps = plan(&[], &[share("a", 1)]);
         let e = block(apply_plan(&api, &AuditLog::new(&path), &ctx(true), &steps)).unwrap_err();

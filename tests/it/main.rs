@@ -52,6 +52,7 @@ mod record_cli;
 mod replay;
 mod secrets;
 mod set_priority;
+mod shares_cli;
 mod shell_integration;
 mod snapshot_cli;
 mod snapshot_engine;
