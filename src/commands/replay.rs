@@ -250,8 +250,31 @@ fn comparison(
     jobs: &[TraceJob],
     protected: Option<String>,
 ) -> anyhow::Result<(Comparison, Vec<String>)> {
+    let rules = match &args.rules {
+        Some(p) => crate::replay::config::load_rules(p)?,
+        None => configs.first().map(|c| c.rules.clone()).unwrap_or_default(),
+    };
+    comparison_with(
+        args.horizon.as_deref(),
+        rules,
+        jobs,
+        protected,
+        args.jobs_out.is_some(),
+    )
+}
+
+/// How every scenario is read given `--horizon` and the rules (the default deadline rule
+/// added when they have none), and the notes that state it: `replay` and `shares plan
+/// --impact` alike.
+pub fn comparison_with(
+    horizon: Option<&str>,
+    mut rules: crate::analysis::scorecard::decision::Rules,
+    jobs: &[TraceJob],
+    protected: Option<String>,
+    per_job: bool,
+) -> anyhow::Result<(Comparison, Vec<String>)> {
     let mut notes = Vec::new();
-    let horizon_ms = match &args.horizon {
+    let horizon_ms = match horizon {
         Some(h) => {
             let ms =
                 crate::model::parse_duration(h).map_err(|e| anyhow::anyhow!("--horizon: {e}"))?;
@@ -279,26 +302,6 @@ fn comparison(
             None
         }
     };
-    let rules = match &args.rules {
-        Some(p) => crate::replay::config::load_rules(p)?,
-        None => configs.first().map(|c| c.rules.clone()).unwrap_or_default(),
-    };
-    let (cmp, more) = comparison_with(horizon_ms, rules, jobs, protected, args.jobs_out.is_some());
-    notes.extend(more);
-    Ok((cmp, notes))
-}
-
-/// How every scenario is read given the horizon and the rules (the default deadline rule
-/// added when they have none), and the notes that state it: `replay` and `shares plan
-/// --impact` alike.
-pub fn comparison_with(
-    horizon_ms: Option<crate::model::Millis>,
-    mut rules: crate::analysis::scorecard::decision::Rules,
-    jobs: &[TraceJob],
-    protected: Option<String>,
-    per_job: bool,
-) -> (Comparison, Vec<String>) {
-    let mut notes = Vec::new();
     let trace_deadlines = jobs
         .iter()
         .filter(|j| j.extras.deadline_ms().is_some())
@@ -337,7 +340,7 @@ pub fn comparison_with(
     if cmp.rules.prices.is_empty() {
         notes.push("Cost: no [prices] given, so no cost lines.".to_string());
     }
-    (cmp, notes)
+    Ok((cmp, notes))
 }
 
 /// `--jobs-out`: one row per job and configuration, written whole or not at all.

@@ -53,6 +53,7 @@ mod replay;
 mod secrets;
 mod set_priority;
 mod shares_cli;
+mod shares_impact;
 mod shell_integration;
 mod snapshot_cli;
 mod snapshot_engine;

@@ -96,7 +96,7 @@ pub fn impact(
             .map_err(|e| anyhow!("impact: configuration {:?}: {e}", c.name))?;
     }
     let (cmp, mut notes) =
-        super::super::replay::comparison_with(None, rules.clone(), &t.trace.jobs, None, false);
+        super::super::replay::comparison_with(None, rules.clone(), &t.trace.jobs, None, false)?;
     notes.insert(
         0,
         format!(
