@@ -64,6 +64,7 @@ mod tui_lists;
 mod tui_priority;
 mod tui_priority_recheck;
 mod tui_scorecard;
+mod tui_share_change;
 mod tui_states;
 mod tui_styles;
 mod tui_triage;

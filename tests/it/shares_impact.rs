@@ -123,7 +123,11 @@ async fn impact_replays_the_journal_under_live_and_proposed_with_replay_s_figure
     assert!(out.contains("## Decision (baseline: live)"), "{out}");
     assert!(out.contains("| proposed: regulated lends |"), "{out}");
 
-    assert_ne!(row(&out, "live")[0], "0", "jobs completed in the replay: {out}");
+    assert_ne!(
+        row(&out, "live")[0],
+        "0",
+        "jobs completed in the replay: {out}"
+    );
     // The live column is what `replay --journal` says of its baseline: one definition.
     let (ok, replayed, err) = tokio::task::spawn_blocking({
         let (d, j) = (d.clone(), j.clone());
