@@ -487,3 +487,54 @@ async fn a_fault_mid_apply_stops_and_the_audit_log_says_exactly_what_happened() 
     );
     quotatop::audit::verify(&log).unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_config_policy_can_waive_the_change_record_and_is_recorded() {
+    let h = world().await;
+    let url = h.endpoint_url();
+    let dir = temp_dir("policy");
+    let log = dir.join("audit.jsonl");
+    let config = dir.join("quotatop.toml");
+    std::fs::write(&config, "[shares]\nchange_record_for_limits = false\n").unwrap();
+    let file = dir.join("new.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "{}borrow_limit = 50\nin_share_preemption = true\n{}",
+            share("alpha", "LEND_AND_BORROW", "\"ml.m5.large\" = 5"),
+            share(
+                "beta",
+                "RESERVE",
+                "\"ml.m5.large\" = 4, \"ml.g5.xlarge\" = 2"
+            ),
+        ),
+    )
+    .unwrap();
+    let out = run(cmd(
+        &url,
+        &dir,
+        "apply",
+        &[
+            "-f",
+            file.to_str().unwrap(),
+            "--reason",
+            "grow alpha",
+            "--yes",
+            "--config",
+            config.to_str().unwrap(),
+            "--log",
+            log.to_str().unwrap(),
+        ],
+    ))
+    .await;
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(listed(&h).await[0].1, vec![(M5.to_string(), 5)]);
+    let recs = records(&log);
+    assert_eq!(recs.len(), 2);
+    let policy = recs[0].policy.as_deref().unwrap_or("");
+    assert!(
+        policy.starts_with("shares.change_record_for_limits=false (config "),
+        "{policy}"
+    );
+    assert_eq!(recs[0].change_record, None);
+}
