@@ -174,7 +174,9 @@ async fn lint_errors_are_all_listed_and_nothing_is_applied() {
          \"ml.g5.8xlarge\" = 1, \"ml.g5.12xlarge\" = 1",
     ));
     doc.push_str(&share("p5", "LEND", "\"ml.p5.48xlarge\" = 2"));
-    for i in 0..19 {
+    // A live share whose entry cannot be read: named, and never planned as a deletion.
+    doc.push_str(&share("alpha", "SHARE", "\"ml.m5.large\" = 4"));
+    for i in 0..18 {
         doc.push_str(&share(&format!("s{i}"), "LEND", "\"ml.m5.large\" = 1"));
     }
     let file = dir.join("bad.toml");
@@ -189,9 +191,12 @@ async fn lint_errors_are_all_listed_and_nothing_is_applied() {
         "error: share six: ml.g5.2xlarge is not an instance type of the service environment",
         "error: share six: ml.g5.12xlarge is not an instance type of the service environment",
         "error: share p5: ml.p5.48xlarge is not an instance type of the service environment (it has ml.g5.xlarge, ml.m5.large)",
+        "error: share alpha: strategy \"SHARE\" is not RESERVE, LEND or LEND_AND_BORROW",
+        "No plan: some entries of the file could not be read (see the lint).",
     ] {
         assert!(stdout.contains(want), "missing {want:?}\n{}", text(&out));
     }
+    assert!(!stdout.contains("delete alpha"), "{}", text(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("lint error(s); nothing would be applied"),
         "{}",

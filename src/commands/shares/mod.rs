@@ -159,7 +159,13 @@ pub async fn prepare(
     };
     findings.extend(shares_lint::lint(&file.shares, &ctx));
     findings.sort_by_key(|f| f.severity);
-    let steps = shares_plan::plan(&live.quota_shares(), &file.valid_shares());
+    // An entry that could not be read would otherwise plan its share's deletion: no plan
+    // until the file reads whole (the lint names the entry).
+    let steps = if file.shares.iter().all(Result::is_ok) {
+        shares_plan::plan(&live.quota_shares(), &file.valid_shares())
+    } else {
+        Vec::new()
+    };
     Ok(Prepared {
         live,
         file,

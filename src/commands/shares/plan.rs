@@ -95,7 +95,9 @@ pub fn render(p: &Prepared, file: &str) -> String {
         p.live.queue,
         p.live.shares.len()
     );
-    if p.steps.is_empty() {
+    if p.file.shares.iter().any(Result::is_err) {
+        out.push_str("\nNo plan: some entries of the file could not be read (see the lint).\n");
+    } else if p.steps.is_empty() {
         out.push_str("\nNo changes: the live shares match the file.\n");
     } else {
         out.push('\n');
