@@ -2,6 +2,10 @@
 
 use clap::{Parser, Subcommand};
 
+#[path = "cli_shares.rs"]
+mod shares;
+pub use shares::{SharesApplyArgs, SharesCommand, SharesExportArgs, SharesPlanArgs};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "quotatop",
@@ -50,6 +54,10 @@ pub enum Command {
     /// Change a job's scheduling priority with a justification: validated, previewed,
     /// confirmed, and written to the audit log before and after the API call.
     SetPriority(SetPriorityArgs),
+    /// Quota shares as a file: export the live ones, plan (diff, lint, impact) and apply a
+    /// change with an audit record per call.
+    #[command(subcommand)]
+    Shares(SharesCommand),
     /// Print a shell completion script: `quotatop completions bash > ~/.local/share/bash-completion/completions/quotatop`.
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `quotatop man > quotatop.1; man ./quotatop.1`.

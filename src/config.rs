@@ -42,6 +42,9 @@ pub struct Config {
     /// When a priority change needs a change-record id (`[priority]`: `large_change`,
     /// `protected_from`).
     pub priority: crate::actions::PriorityPolicy,
+    /// When a quota-share change needs a change-record id (`[shares]`:
+    /// `change_record_for_limits`, default true).
+    pub shares: crate::analysis::shares_plan::SharesPolicy,
     /// Action name → keys, e.g. `quit = ["q", "ctrl-c"]` (see `?` for the action names).
     pub keys: BTreeMap<String, Vec<String>>,
     /// What the journal keeps (`[journal]`).
@@ -224,6 +227,7 @@ impl Default for Config {
             refresh_secs: 5.0,
             loops: LoopConfig::default(),
             priority: crate::actions::PriorityPolicy::default(),
+            shares: crate::analysis::shares_plan::SharesPolicy::default(),
             keys: BTreeMap::new(),
             journal: JournalSettings::default(),
             scorecard: ScorecardSettings::default(),

@@ -4,6 +4,7 @@
 mod api;
 mod apply;
 mod reconcile;
+pub mod shares;
 
 pub use api::reconciler;
 pub use apply::{ApiFailure, ChangeContext, PriorityApi, apply_change};

@@ -9,6 +9,8 @@ mod preemption;
 pub mod preview;
 mod queue;
 pub mod scorecard;
+pub mod shares_lint;
+pub mod shares_plan;
 mod usage;
 pub mod why;
 

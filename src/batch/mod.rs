@@ -11,6 +11,7 @@
 
 mod convert;
 mod error;
+mod shares;
 mod stats;
 pub mod types;
 
@@ -23,6 +24,7 @@ use aws_sdk_batch::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_batch::types::ServiceJobStatus;
 
 pub use error::{BatchError, ErrorKind};
+pub use shares::{LiveShare, ShareChange};
 pub use stats::{Attempt, WINDOW, WireCounts, WireStats};
 pub use types::{
     DescribedJob, JobFingerprint, JobQueueInfo, JobSummary, PolicyKind, QueueFront,

@@ -165,6 +165,10 @@ pub fn services(
         history,
         // Set by `run`, which owns the journal's writer.
         journal_state: None,
+        share_changes: audit_log.map(|path| {
+            Arc::new(crate::services::share_changes::AuditShareChanges { path })
+                as Arc<dyn crate::tui::effects::ShareChangeReader>
+        }),
     }
 }
 

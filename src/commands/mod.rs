@@ -10,6 +10,7 @@ pub mod replay;
 pub mod report;
 pub mod report_format;
 pub mod set_priority;
+pub mod shares;
 pub mod shell;
 pub mod simulate;
 pub mod snapshot;

@@ -259,8 +259,31 @@ fn comparison(
     jobs: &[TraceJob],
     protected: Option<String>,
 ) -> anyhow::Result<(Comparison, Vec<String>)> {
+    let rules = match &args.rules {
+        Some(p) => crate::replay::config::load_rules(p)?,
+        None => configs.first().map(|c| c.rules.clone()).unwrap_or_default(),
+    };
+    comparison_with(
+        args.horizon.as_deref(),
+        rules,
+        jobs,
+        protected,
+        args.jobs_out.is_some(),
+    )
+}
+
+/// How every scenario is read given `--horizon` and the rules (the default deadline rule
+/// added when they have none), and the notes that state it: `replay` and `shares plan
+/// --impact` alike.
+pub fn comparison_with(
+    horizon: Option<&str>,
+    mut rules: crate::analysis::scorecard::decision::Rules,
+    jobs: &[TraceJob],
+    protected: Option<String>,
+    per_job: bool,
+) -> anyhow::Result<(Comparison, Vec<String>)> {
     let mut notes = Vec::new();
-    let horizon_ms = match &args.horizon {
+    let horizon_ms = match horizon {
         Some(h) => {
             let ms =
                 crate::model::parse_duration(h).map_err(|e| anyhow::anyhow!("--horizon: {e}"))?;
@@ -288,10 +311,6 @@ fn comparison(
             None
         }
     };
-    let mut rules = match &args.rules {
-        Some(p) => crate::replay::config::load_rules(p)?,
-        None => configs.first().map(|c| c.rules.clone()).unwrap_or_default(),
-    };
     let trace_deadlines = jobs
         .iter()
         .filter(|j| j.extras.deadline_ms().is_some())
@@ -316,7 +335,7 @@ fn comparison(
         horizon_ms,
         rules,
         protected,
-        per_job: args.jobs_out.is_some(),
+        per_job,
     };
     let important = jobs.iter().filter(|j| cmp.important(j)).count();
     notes.push(format!(

@@ -30,7 +30,10 @@ use crate::model::{CapacityLimit, JobStatus, Millis, ServiceEnvironment};
 #[cfg(test)]
 use crate::model::{QuotaShare, SharingConfig};
 use share::ShareRec;
-pub use types::{FailureSpec, JobSpec, ShareUpdate, ShareUsage, TypeUsage, WorkProgress};
+pub use types::{
+    FailureSpec, JobSpec, ShareUpdate, ShareUsage, TypeUsage, WorkProgress, validate_share_name,
+    validate_sharing,
+};
 use types::{JobRec, valid_instance_type};
 
 /// The engine's handle of a job (its index in submission order).

@@ -263,7 +263,7 @@ pub(super) fn valid_instance_type(t: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_')
 }
 
-pub(super) fn validate_share_name(name: &str) -> Result<(), EngineError> {
+pub fn validate_share_name(name: &str) -> Result<(), EngineError> {
     let ok = !name.is_empty()
         && name.len() <= 128
         && name
@@ -295,7 +295,7 @@ pub(super) fn validate_limits(limits: &[CapacityLimit]) -> Result<(), EngineErro
     Ok(())
 }
 
-pub(super) fn validate_sharing(s: &SharingConfig) -> Result<(), EngineError> {
+pub fn validate_sharing(s: &SharingConfig) -> Result<(), EngineError> {
     match s.borrow_limit {
         Some(_) if !s.strategy.borrows() => {
             Err(EngineError::BorrowLimitNotAllowed(s.strategy.as_str()))

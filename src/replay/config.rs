@@ -71,11 +71,11 @@ struct RawWorkload {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct File {
-    name: Option<String>,
+pub(super) struct File {
+    pub(super) name: Option<String>,
     #[serde(default)]
-    capacity: Vec<CapacitySpec>,
-    shares: Vec<ShareSpec>,
+    pub(super) capacity: Vec<CapacitySpec>,
+    pub(super) shares: Vec<ShareSpec>,
     #[serde(default)]
     workload: RawWorkload,
     #[serde(default)]
@@ -319,7 +319,10 @@ impl ReplayConfig {
 
 /// TOML into `T`; errors name the origin and, for syntax and type errors, the line, column
 /// and key path.
-fn from_toml<T: serde::de::DeserializeOwned>(text: &str, origin: &str) -> Result<T, ReplayError> {
+pub(super) fn from_toml<T: serde::de::DeserializeOwned>(
+    text: &str,
+    origin: &str,
+) -> Result<T, ReplayError> {
     toml::from_str(text).map_err(|e| ReplayError::Config {
         origin: origin.to_string(),
         message: match e.span() {

@@ -6,6 +6,7 @@ pub mod philly;
 pub mod presets;
 pub mod report;
 pub mod run;
+pub mod shares_file;
 pub mod trace_csv;
 
 #[cfg(test)]

@@ -284,7 +284,11 @@ fn cost_text(o: &ReplayOutcome, f: impl Fn(&Cost) -> f64) -> String {
 }
 
 /// The decision summary: each scenario against the baseline, and a verdict by the stated rule.
-fn decision_markdown(outcomes: &[ReplayOutcome], rule: &DecisionRule, notes: &[String]) -> String {
+pub fn decision_markdown(
+    outcomes: &[ReplayOutcome],
+    rule: &DecisionRule,
+    notes: &[String],
+) -> String {
     let mut out = String::new();
     let Some(base) = outcomes.first() else {
         return out;

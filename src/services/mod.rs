@@ -5,6 +5,7 @@
 pub mod changes;
 pub mod history;
 pub mod scorecard;
+pub mod share_changes;
 
 pub use changes::ApiRunner;
 pub use history::JournalReader;

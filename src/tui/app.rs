@@ -303,6 +303,8 @@ impl App {
             },
             // The Scorecard screen took it.
             EffectResult::Scorecard(..) => {}
+            // The Share screen took it.
+            EffectResult::ShareChange(..) => {}
         }
     }
 

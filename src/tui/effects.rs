@@ -96,6 +96,11 @@ pub enum Effect {
     LoadPreemptions {
         queue: String,
     },
+    /// Find the last audited change of a quota share's configuration (the Share screen).
+    LoadShareChange {
+        queue: String,
+        share: String,
+    },
 }
 
 /// The answer of an [`Effect`], as it comes back to the app (and from there to the screen that
@@ -108,6 +113,38 @@ pub enum EffectResult {
     Scorecard(Box<ScorecardResult>, Option<Millis>),
     Travel(Box<TravelResult>),
     Preemptions(Box<PreemptionHistory>),
+    ShareChange(Box<ShareChangeResult>),
+}
+
+/// The last audited change of a share's configuration (`quotatop shares apply`), as the Share
+/// screen shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastShareChange {
+    /// The intent's time (RFC 3339).
+    pub time: String,
+    /// `user@host`.
+    pub operator: String,
+    /// The API call, e.g. `UpdateQuotaShare`.
+    pub call: String,
+    /// What changed, e.g. `borrowLimit: 200% -> 100%`.
+    pub detail: String,
+    /// `succeeded`, `failed: …`, `outcome unknown`.
+    pub outcome: String,
+    pub change_record: Option<String>,
+    pub justification: String,
+}
+
+/// The answer of [`Effect::LoadShareChange`]: `Ok(None)` when the audit log has none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShareChangeResult {
+    pub queue: String,
+    pub share: String,
+    pub result: Result<Option<LastShareChange>, String>,
+}
+
+/// Reads the audit log for a share's last configuration change; blocking (it reads a file).
+pub trait ShareChangeReader: Send + Sync {
+    fn last_change(&self, queue: &str, share: &str) -> Result<Option<LastShareChange>, String>;
 }
 
 /// Where time travel goes, by the local clock the snapshots were stored under.
@@ -178,6 +215,8 @@ pub struct Services {
     /// Why the journal stopped recording, if it did (asked after each snapshot and tick, so
     /// the status bar follows a journal that breaks mid-session).
     pub journal_state: Option<JournalStateFn>,
+    /// The last audited change of a share's configuration; `None`: no audit log.
+    pub share_changes: Option<Arc<dyn ShareChangeReader>>,
 }
 
 /// See [`Services::journal_state`].

@@ -11,7 +11,7 @@ use tokio::task::{AbortHandle, JoinSet};
 use super::app::Msg;
 use super::effects::{
     ChangeError, ChangeResult, Effect, EffectResult, HistoryError, PreemptionHistory, Services,
-    TravelResult,
+    ShareChangeResult, TravelResult,
 };
 use super::scorecard::ScorecardResult;
 
@@ -21,6 +21,7 @@ enum Latest {
     Scorecard,
     Travel,
     Preemptions,
+    ShareChange,
 }
 
 /// A finished task: its kind (`None`: never superseded), its request number, its message.
@@ -109,6 +110,25 @@ impl Runner {
                 };
                 self.blocking(Latest::Travel, move || {
                     Msg::Done(EffectResult::Travel(Box::new(reader.travel(to))))
+                });
+            }
+            Effect::LoadShareChange { queue, share } => {
+                let Some(reader) = self.services.share_changes.clone() else {
+                    return Some(Msg::Done(EffectResult::ShareChange(Box::new(
+                        ShareChangeResult {
+                            queue,
+                            share,
+                            result: Err("no audit log".to_string()),
+                        },
+                    ))));
+                };
+                self.blocking(Latest::ShareChange, move || {
+                    let result = reader.last_change(&queue, &share);
+                    Msg::Done(EffectResult::ShareChange(Box::new(ShareChangeResult {
+                        queue,
+                        share,
+                        result,
+                    })))
                 });
             }
             Effect::LoadPreemptions { queue } => {

@@ -7,13 +7,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph};
 
 use super::data::Data;
-use super::effects::Effect;
+use super::effects::{Effect, EffectResult, LastShareChange};
 use super::gauge;
 use super::jobs::status_style;
 use super::keymap::Action;
 use super::list::ListState;
 use super::overview::{badge_spans, strategy_label};
-use super::screen::{self, Ctx, DrawCtx, Kind, Open, Screen};
+use super::screen::{self, Ctx, DrawCtx, Kind, Load, Open, Screen};
 use super::text::{clean, duration, elide};
 use super::theme::Role;
 use crate::analysis::{self, ShareUsage};
@@ -32,6 +32,9 @@ pub struct ShareScreen {
     queued: ListState,
     focus: Pane,
     remembered: (Option<String>, Option<String>),
+    /// The last audited change of the share's configuration, once loaded (`None`: not asked,
+    /// or no audit log).
+    last_change: Option<Option<LastShareChange>>,
 }
 
 impl ShareScreen {
@@ -43,6 +46,7 @@ impl ShareScreen {
             queued: ListState::default(),
             focus: Pane::Queued,
             remembered: (None, None),
+            last_change: None,
         }
     }
 }
@@ -73,9 +77,47 @@ fn partners(
     }
 }
 
+/// The last audited change as one line: `2026-11-30 23:53 user@host UpdateQuotaShare
+/// borrowLimit: 200% -> 100% · succeeded · CHG-1042`; `none audited` when there is none.
+pub fn last_change_text(c: Option<&LastShareChange>) -> String {
+    let Some(c) = c else {
+        return "none audited".to_string();
+    };
+    let time = c.time.get(..16).unwrap_or(&c.time).replace('T', " ");
+    let mut out = format!(
+        "{time} {} {} {} · {}",
+        c.operator, c.call, c.detail, c.outcome
+    );
+    if let Some(r) = &c.change_record {
+        out.push_str(&format!(" · {r}"));
+    }
+    clean(&out).into_owned()
+}
+
 impl Screen for ShareScreen {
     fn kind(&self) -> Kind {
         Kind::Share
+    }
+
+    fn load(&mut self, why: Load, _ctx: &Ctx) -> Vec<Effect> {
+        if why == Load::Moved {
+            return Vec::new();
+        }
+        vec![Effect::LoadShareChange {
+            queue: self.queue.clone(),
+            share: self.share.clone(),
+        }]
+    }
+
+    fn on_result(&mut self, result: &EffectResult, _ctx: &Ctx) -> Vec<Effect> {
+        if let EffectResult::ShareChange(r) = result
+            && r.queue == self.queue
+            && r.share == self.share
+        {
+            // Without an audit log (or when it cannot be read) the line is left out.
+            self.last_change = r.result.clone().ok();
+        }
+        Vec::new()
     }
 
     fn remember(&mut self, data: &Data) {
@@ -158,8 +200,11 @@ impl Screen for ShareScreen {
             area.width.saturating_sub(2) as usize,
             theme,
         );
-        let header_h =
-            (usage.len() as u16 + 4 + u16::from(!badges.is_empty())).min(area.height / 2);
+        let header_h = (usage.len() as u16
+            + 4
+            + u16::from(!badges.is_empty())
+            + u16::from(self.last_change.is_some()))
+        .min(area.height / 2);
         let [head, running_area, queued_area] = Layout::vertical([
             Constraint::Length(header_h),
             Constraint::Percentage(40),
@@ -257,6 +302,16 @@ impl Screen for ShareScreen {
             Span::styled(" · lends to ", muted),
             Span::styled(lends, theme.style(Role::Lent)),
         ]));
+        if let Some(last) = &self.last_change {
+            let label = "last change ";
+            lines.push(Line::from(vec![
+                Span::styled(label, muted),
+                Span::raw(elide(
+                    &last_change_text(last.as_ref()),
+                    line_room.saturating_sub(label.len()),
+                )),
+            ]));
+        }
         // The share's name elided in the middle when long; the queue's dropped before that.
         let room = usize::from(head.width).saturating_sub(4);
         let name = clean(&self.share);

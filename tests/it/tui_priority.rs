@@ -81,6 +81,7 @@ fn services(api: &FakeApi, log: &std::path::Path) -> Services {
         scorecard: None,
         history: None,
         journal_state: None,
+        share_changes: None,
     }
 }
 

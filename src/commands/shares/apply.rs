@@ -1,0 +1,178 @@
+//! `quotatop shares apply`: the plan, the checks (lint, deletions, change record, read-only),
+//! a confirmation, then the calls, each audited before and after.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, IsTerminal, Write};
+
+use anyhow::{anyhow, bail};
+
+use crate::actions::shares::{ApplyReport, LiveShares, SharesContext, apply_plan};
+use crate::analysis::shares_lint::has_errors;
+use crate::analysis::shares_plan::Step;
+use crate::audit::{AwsContext, Operator, Outcome};
+use crate::batch::BatchClient;
+use crate::cli::SharesApplyArgs;
+use crate::model::clean_text;
+
+use super::plan::{load_config, print_lines, render};
+
+pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
+    let plan_args = &args.plan;
+    // The policy and read-only mode come from the config file and the environment: a change
+    // cannot loosen its own rules from the command line.
+    let loaded = load_config(plan_args.config.as_deref(), args.read_only, true)?;
+    if loaded.config.read_only {
+        bail!(
+            "read-only mode: shares apply refuses to change anything (from --read-only, QUOTATOP_READ_ONLY or read_only in {})",
+            loaded
+                .path
+                .as_deref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "the config file".to_string())
+        );
+    }
+    if args.reason.trim().is_empty() {
+        bail!("--reason is required: say why (it is kept in the audit log)");
+    }
+    let opts = loaded.config.scorecard_options().1;
+    let policy = loaded.config.shares;
+    let log = super::super::audit::open_log(&args.log)?;
+    // A torn last line would refuse the intents: say so (and how to repair) before any call.
+    log.check_tail()
+        .map_err(|e| anyhow!(clean_text(&crate::model::error_chain(&e))))?;
+    let rt = super::super::runtime()?;
+    rt.block_on(async {
+        let client =
+            BatchClient::connect(super::super::snapshot::connect_options(&plan_args.aws)).await?;
+        let p = super::prepare(&client, plan_args, &opts).await?;
+        print_lines(&render(&p, &plan_args.file.display().to_string()));
+        if has_errors(&p.findings) {
+            bail!(
+                "{}: the shares file has lint errors; nothing changed",
+                plan_args.file.display()
+            );
+        }
+        if let Some(window) = &plan_args.impact {
+            let text = super::impact::impact(
+                &p,
+                plan_args.journal.as_deref(),
+                window,
+                &opts,
+                loaded.config.rules(),
+            )?;
+            print_lines(&format!("\n{text}"));
+        }
+        if p.steps.is_empty() {
+            println!("nothing to apply");
+            return Ok(());
+        }
+        let deleted: Vec<&str> = p
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::Delete(_)))
+            .map(Step::share)
+            .collect();
+        if !deleted.is_empty() && !args.allow_delete {
+            bail!(
+                "the file no longer has share(s) {}: deleting a share terminates its jobs; pass --allow-delete to disable and delete, or add them back; nothing changed",
+                deleted.join(", ")
+            );
+        }
+        if let Some(why) = policy.missing_change_record(&p.steps, args.change_record.as_deref())
+        {
+            bail!("{why}; nothing changed");
+        }
+        if !args.yes {
+            if !std::io::stdin().is_terminal() {
+                bail!("not on a terminal: pass --yes to confirm the change; nothing changed");
+            }
+            print!("Apply these {} call(s)? [y/N] ", p.steps.len());
+            std::io::stdout().flush().ok();
+            let mut answer = String::new();
+            std::io::stdin().lock().read_line(&mut answer)?;
+            if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                println!("cancelled: nothing changed");
+                return Ok(());
+            }
+        }
+        let source = client.source().clone();
+        let ctx = SharesContext {
+            operator: Operator::current(),
+            aws: AwsContext {
+                profile: source.profile,
+                region: source.region,
+                endpoint: source.endpoint,
+            },
+            queue: p.live.queue.clone(),
+            justification: args.reason.clone(),
+            change_record: args.change_record.clone(),
+            read_only: loaded.config.read_only,
+            policy: Some(policy.describe(&loaded.policy_source())),
+            run_id: crate::audit::new_change_id(),
+        };
+        let api = LiveShares {
+            client: &client,
+            queue: plan_args.queue.clone(),
+            arns: p
+                .live
+                .shares
+                .iter()
+                .map(|s| (s.share.name.clone(), s.arn.clone()))
+                .collect::<BTreeMap<_, _>>(),
+        };
+        let report = apply_plan(&api, &log, &ctx, &p.steps)
+            .await
+            .map_err(|e| anyhow!(clean_text(&crate::model::error_chain(&e))))?;
+        print_lines(&report_text(&report, &ctx.run_id, &log.path().display().to_string()));
+        if report.complete() {
+            Ok(())
+        } else {
+            bail!(
+                "stopped after {} of {} call(s); see above for what was applied and what was not",
+                report.done.len(),
+                p.steps.len()
+            )
+        }
+    })
+}
+
+/// What happened to each call, as printed after the run.
+pub fn report_text(r: &ApplyReport, run_id: &str, log: &str) -> String {
+    let mut out = String::from("\n");
+    for (step, outcome) in &r.done {
+        match outcome {
+            Outcome::Succeeded { request_id } => out.push_str(&format!(
+                "applied      {} {} ({}, request {})\n",
+                step.verb(),
+                step.share(),
+                step.call(),
+                request_id.as_deref().unwrap_or("-")
+            )),
+            Outcome::Failed { error } => out.push_str(&format!(
+                "FAILED       {} {} ({}): {error}\n",
+                step.verb(),
+                step.share(),
+                step.call()
+            )),
+            Outcome::Reconciled { verdict, .. } => out.push_str(&format!(
+                "reconciled   {} {}: {}\n",
+                step.verb(),
+                step.share(),
+                verdict.as_str()
+            )),
+        }
+    }
+    for step in &r.not_attempted {
+        out.push_str(&format!(
+            "not attempted {} {} ({})\n",
+            step.verb(),
+            step.share(),
+            step.call()
+        ));
+    }
+    if let Some(e) = &r.audit_error {
+        out.push_str(&format!("audit log: {e}\n"));
+    }
+    out.push_str(&format!("recorded in {log} (run {run_id})\n"));
+    out
+}

@@ -1,0 +1,133 @@
+//! What the journal says about a proposed share change: which shares jobs used (the lint's
+//! RESERVE check), and `--impact`: the journal's last N days replayed under the live and the
+//! proposed shares, the decision summary side by side (`replay`'s, one definition).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use anyhow::{anyhow, bail};
+
+use crate::analysis::scorecard::ScorecardOptions;
+use crate::analysis::scorecard::decision::Rules;
+use crate::cli::JournalWindowArgs;
+use crate::journal::{self, Journal, JournalConfig};
+use crate::model::CapacityLimit;
+use crate::replay::{ReplayConfig, Workload, replay_lean, report};
+
+use super::Prepared;
+
+/// The shares some job of `queue` used in the journal's last `window`; the error says why the
+/// journal cannot tell (no journal, no such queue in it).
+pub fn shares_used(
+    path: Option<&Path>,
+    queue: &str,
+    window: &str,
+    opts: &ScorecardOptions,
+) -> Result<BTreeSet<String>, String> {
+    let path = match path {
+        Some(p) => p.to_path_buf(),
+        None => journal::default_journal_path().map_err(|e| e.to_string())?,
+    };
+    let j = Journal::open_existing(&path, JournalConfig::default())
+        .map_err(|e| crate::model::error_chain(&e))?;
+    let q = j
+        .queue(queue)
+        .map_err(|e| crate::model::error_chain(&e))?
+        .ok_or_else(|| format!("the journal {} has no queue {queue:?}", path.display()))?;
+    let until = q.last_observed_at;
+    let from = crate::model::parse_since(window, until).map_err(|e| format!("--impact: {e}"))?;
+    if from > until {
+        return Err(format!(
+            "--impact {window}: the window would start after it ends"
+        ));
+    }
+    let history = journal::history_window(&j, queue, until, until - from)
+        .map_err(|e| crate::model::error_chain(&e))?;
+    let input = journal::scorecard_input(&j, queue, history.window, opts)
+        .map_err(|e| crate::model::error_chain(&e))?;
+    Ok(input.jobs.iter().map(|j| j.share.clone()).collect())
+}
+
+/// `--impact`: the decision summary of the journal's last `window` of `p.live.queue` replayed
+/// under the live shares (the baseline) and under the file's, with the same workload
+/// assumptions and rules (the config file's) for both.
+pub fn impact(
+    p: &Prepared,
+    journal_path: Option<&Path>,
+    window: &str,
+    opts: &ScorecardOptions,
+    rules: Rules,
+) -> anyhow::Result<String> {
+    if crate::analysis::shares_lint::has_errors(&p.findings) {
+        bail!("impact not computed: the shares file has lint errors");
+    }
+    let t = super::super::journal::trace_from_journal(
+        journal_path,
+        &JournalWindowArgs {
+            queue: Some(p.live.queue.clone()),
+            since: window.to_string(),
+            until: None,
+        },
+        opts,
+    )?;
+    let capacity: Vec<CapacityLimit> = if p.live.capacity.is_empty() {
+        crate::replay::config::summed_limits(&p.live.quota_shares())
+    } else {
+        p.live.capacity.clone()
+    };
+    let cfg = |name: String, shares| ReplayConfig {
+        name,
+        capacity: capacity.clone(),
+        shares,
+        workload: Workload::default(),
+        rules: rules.clone(),
+    };
+    let file_name = p
+        .file
+        .name
+        .clone()
+        .unwrap_or_else(|| "proposed".to_string());
+    let configs = [
+        cfg("live".to_string(), p.live.quota_shares()),
+        cfg(format!("proposed: {file_name}"), p.file.valid_shares()),
+    ];
+    for c in &configs {
+        c.build_engine()
+            .map_err(|e| anyhow!("impact: configuration {:?}: {e}", c.name))?;
+    }
+    let (cmp, mut notes) =
+        super::super::replay::comparison_with(None, rules.clone(), &t.trace.jobs, None, false)?;
+    notes.insert(
+        0,
+        format!(
+            "Trace: {} job(s) of {} from the journal's last {window}{}; both configurations on the service environment's capacity ({}).",
+            t.trace.jobs.len(),
+            p.live.queue,
+            super::super::journal::left_out_text(&t.trace)
+                .map(|l| format!(" ({l})"))
+                .unwrap_or_default(),
+            capacity
+                .iter()
+                .map(|c| format!("{} {}", c.instance_type, c.max_capacity))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    );
+    let mut outcomes = Vec::new();
+    for c in &configs {
+        let (o, stuck) = replay_lean(&t.trace.jobs, c, &cmp, &mut |_, _| {})?;
+        if !stuck.is_empty() {
+            notes.push(format!(
+                "{}: {} job(s) can never run (counted as unfinished).",
+                c.name,
+                stuck.len()
+            ));
+        }
+        outcomes.push(o);
+    }
+    Ok(report::decision_markdown(
+        &outcomes,
+        &cmp.rules.decision,
+        &notes,
+    ))
+}

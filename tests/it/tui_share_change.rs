@@ -1,0 +1,99 @@
+//! The Share screen shows the last audited change of the share's configuration (`quotatop
+//! shares apply`), read from the audit log by the console's service.
+
+use std::sync::Arc;
+
+use crate::tui_support::*;
+use quotatop::actions::ApiFailure;
+use quotatop::actions::shares::{SharesApi, SharesContext, apply_plan};
+use quotatop::analysis::shares_plan::{Step, plan};
+use quotatop::audit::{AuditLog, AwsContext, Operator};
+use quotatop::model::{CapacityLimit, QuotaShare, SharingConfig};
+use quotatop::services::share_changes::AuditShareChanges;
+use quotatop::tui::effects::Services;
+use quotatop::tui::screen::Kind;
+
+struct Ok_;
+
+impl SharesApi for Ok_ {
+    async fn run_step(&self, _step: &Step) -> Result<Option<String>, ApiFailure> {
+        Ok(Some("req-1".into()))
+    }
+}
+
+fn share(name: &str, borrow: i32) -> QuotaShare {
+    QuotaShare::new(
+        name,
+        vec![CapacityLimit::new("ml.p4d.24xlarge", 4)],
+        SharingConfig::lend_and_borrow(borrow),
+    )
+}
+
+async fn audited(log: &std::path::Path, share_name: &str, record: &str) {
+    let ctx = SharesContext {
+        operator: Operator {
+            user: "ops".into(),
+            host: "desk".into(),
+            ..Default::default()
+        },
+        aws: AwsContext::default(),
+        queue: "ml-training".into(),
+        justification: "rebalance".into(),
+        change_record: Some(record.into()),
+        read_only: false,
+        policy: None,
+        run_id: "run".into(),
+    };
+    let steps = plan(&[share(share_name, 200)], &[share(share_name, 100)]);
+    let r = apply_plan(&Ok_, &AuditLog::new(log), &ctx, &steps)
+        .await
+        .unwrap();
+    assert!(r.complete());
+}
+
+#[tokio::test]
+async fn the_share_screen_shows_its_last_audited_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    audited(&log, "research", "CHG-9").await;
+    // A later change of another share is not research's.
+    audited(&log, "prod", "CHG-10").await;
+    let services = || Services {
+        share_changes: Some(Arc::new(AuditShareChanges { path: log.clone() })),
+        ..Services::default()
+    };
+    let (t, app) = run_services(120, 30, options(), snapshot(), typed("j\n"), services()).await;
+    assert_eq!(app.screen_kind(), Kind::Share);
+    let text = screen_text(&t);
+    assert!(
+        text.contains("last change ")
+            && text.contains(
+                "ops@desk UpdateQuotaShare borrowLimit: 200% -> 100% · succeeded · CHG-9"
+            ),
+        "{text}"
+    );
+    assert!(!text.contains("CHG-10"), "{text}");
+
+    // No change audited: said; no audit log service: no line at all.
+    let empty = dir.path().join("none.jsonl");
+    let none = Services {
+        share_changes: Some(Arc::new(AuditShareChanges { path: empty })),
+        ..Services::default()
+    };
+    let (t, _) = run_services(120, 30, options(), snapshot(), typed("j\n"), none).await;
+    assert!(
+        screen_text(&t).contains("last change none audited"),
+        "{}",
+        screen_text(&t)
+    );
+    let (t, _) = run_services(
+        120,
+        30,
+        options(),
+        snapshot(),
+        typed("j\n"),
+        Services::default(),
+    )
+    .await;
+    assert!(!screen_text(&t).contains("last change"));
+}
