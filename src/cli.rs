@@ -2,6 +2,9 @@
 
 use clap::{Parser, Subcommand};
 
+mod drill;
+pub use drill::{DrillArgs, DrillCleanupArgs, DrillCommand, DrillFormat, DrillRunArgs};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "quotatop",
@@ -50,6 +53,10 @@ pub enum Command {
     /// Change a job's scheduling priority with a justification: validated, previewed,
     /// confirmed, and written to the audit log before and after the API call.
     SetPriority(SetPriorityArgs),
+    /// Preemption drill: fill a lender's idle capacity from a borrower share, submit a priority
+    /// job to the lender, and measure the reclaim, the preemptions and the restarts; every drill
+    /// job is tagged, audited and terminated at the end (`drill cleanup --run ID` after a kill).
+    Drill(DrillArgs),
     /// Print a shell completion script: `quotatop completions bash > ~/.local/share/bash-completion/completions/quotatop`.
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `quotatop man > quotatop.1; man ./quotatop.1`.
