@@ -18,6 +18,7 @@ mod audit_cli;
 mod cli_inputs;
 mod client_states;
 mod demo_tempdir;
+mod drill;
 mod emulator_bind;
 mod emulator_cli;
 mod emulator_demo;

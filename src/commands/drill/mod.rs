@@ -130,12 +130,17 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
             .ok_or_else(|| anyhow!("queue {queue} was not found"))?;
         let plan = drill::plan(q, &req, &cfg.prices).map_err(|e| anyhow!("drill refused: {e}"))?;
         let run_id = new_run_id();
-        print!(
-            "{}",
-            render::plan_text(&plan, &run_id, cfg.currency.as_deref())
-        );
+        let plan_text = render::plan_text(&plan, &run_id, cfg.currency.as_deref());
+        // With --format json, stdout is the JSON alone (the plan's, on a dry run).
+        match a.format {
+            DrillFormat::Md => print!("{plan_text}"),
+            DrillFormat::Json => eprint!("{plan_text}"),
+        }
         if a.dry_run {
-            println!("dry run: nothing submitted");
+            if a.format == DrillFormat::Json {
+                println!("{}", serde_json::to_string_pretty(&plan)?);
+            }
+            eprintln!("dry run: nothing submitted");
             return Ok(());
         }
         if !a.yes {

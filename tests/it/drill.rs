@@ -1,0 +1,592 @@
+//! `quotatop drill` end to end against an emulator on a fast scaled clock: a full drill (two
+//! lengths, two instance types, repeat 2) whose measurements are checked against the engine's
+//! event log, SIGTERM in the middle leaving no drill job alive, `--dry-run` submitting nothing,
+//! the refusals, and the demo world's drill shares.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use quotatop::analysis::drill::{CheckpointVerdict, DrillReport};
+use quotatop::audit::{self, RecordKind};
+use quotatop::emulator::{self, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
+use quotatop::engine::{Event, EventReason, JobId};
+use quotatop::model::JobStatus;
+
+const XL: &str = "ml.g5.xlarge";
+const XXL: &str = "ml.g5.2xlarge";
+const QUEUE: &str = "drill-queue";
+
+/// A quiet world: a lender and a borrower sharing two instance types; a lending share with
+/// work waiting, and a reserved one.
+const SCENARIO: &str = r#"
+name = "drill-test"
+seed = 3
+speed = 1.0
+
+[queue]
+name = "drill-queue"
+scheduling_policy = "drill-policy"
+service_environment = "drill-env"
+
+[[capacity]]
+instance_type = "ml.g5.xlarge"
+max = 4
+
+[[capacity]]
+instance_type = "ml.g5.2xlarge"
+max = 3
+
+[delays]
+submitted_ms = 1000
+pending_ms = 1000
+scheduled_ms = 5000
+starting_ms = 10000
+preemption_ms = 10000
+jitter_ms = 2000
+
+[[shares]]
+name = "lender"
+strategy = "LEND"
+limits = { "ml.g5.xlarge" = 2, "ml.g5.2xlarge" = 1 }
+
+[[shares]]
+name = "borrower"
+strategy = "LEND_AND_BORROW"
+borrow_limit = 200
+limits = { "ml.g5.xlarge" = 1, "ml.g5.2xlarge" = 1 }
+
+[[shares]]
+name = "busy"
+strategy = "LEND"
+limits = { "ml.g5.xlarge" = 1 }
+
+[[shares]]
+name = "reserved"
+strategy = "RESERVE"
+limits = { "ml.g5.2xlarge" = 1 }
+
+# Work waiting in the busy share: a drill with it as the lender is refused.
+[[jobs]]
+at_s = 0
+share = "busy"
+name = "too-big"
+instance_type = "ml.g5.xlarge"
+instance_count = 1
+duration_s = 36000
+
+[[jobs]]
+at_s = 0
+share = "busy"
+name = "waiting"
+instance_type = "ml.g5.xlarge"
+instance_count = 1
+duration_s = 600
+"#;
+
+async fn start(speed: f64) -> EmulatorHandle {
+    let scenario = Scenario::parse(SCENARIO).unwrap();
+    let mut config = EmulatorConfig::from_scenario(scenario).unwrap();
+    config.clock = ClockMode::Scaled(speed);
+    config.tick = Duration::from_millis(20);
+    emulator::start(config).await.unwrap()
+}
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "quotatop-drill-{}-{name}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(
+        d.join("job.json"),
+        r#"{"AlgorithmSpecification":{"TrainingImage":"img","TrainingInputMode":"File"},
+            "RoleArn":"arn:aws:iam::123456789012:role/r",
+            "ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":1,"VolumeSizeInGB":30},
+            "StoppingCondition":{"MaxRuntimeInSeconds":36000}}"#,
+    )
+    .unwrap();
+    d
+}
+
+fn drill(url: &str, dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
+    c.arg("drill")
+        .args(["--queue", QUEUE, "--template"])
+        .arg(dir.join("job.json"))
+        .arg("--log")
+        .arg(dir.join("audit.jsonl"))
+        .arg("--journal")
+        .arg(dir.join("journal.sqlite3"))
+        .args(["--endpoint-url", url, "--poll-interval", "0.05"])
+        .args(args)
+        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .env("AWS_REGION", "us-east-1")
+        .env_remove("QUOTATOP_READ_ONLY")
+        .env_remove("QUOTATOP_CONFIG")
+        .env("XDG_CONFIG_HOME", dir.join("no-config"))
+        .stdin(Stdio::null());
+    c
+}
+
+async fn run(c: Command) -> Output {
+    let mut c = c;
+    tokio::task::spawn_blocking(move || c.output().expect("quotatop runs"))
+        .await
+        .expect("join")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn job_of(h: &EmulatorHandle, uuid: &str) -> JobId {
+    h.with_engine(|e| e.find(uuid))
+        .unwrap()
+        .unwrap_or_else(|| panic!("the engine has no job {uuid}"))
+}
+
+fn events_of(events: &[Event], job: JobId) -> Vec<&Event> {
+    events.iter().filter(|e| e.job == job).collect()
+}
+
+/// Engine jobs whose name starts with `prefix` and that have not finished.
+fn alive(h: &EmulatorHandle, prefix: &str) -> Vec<String> {
+    h.with_engine(|e| {
+        e.jobs()
+            .filter(|j| j.name.starts_with(prefix) && !j.status.is_terminal())
+            .map(|j| format!("{} {}", j.name, j.status))
+            .collect()
+    })
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_drill_measures_what_the_engine_did() {
+    let h = start(1200.0).await;
+    let dir = temp("full");
+    let checks = dir.join("checks.txt");
+    let check = format!(
+        "echo \"$QUOTATOP_DRILL_RUN $QUOTATOP_DRILL_JOB_ID $QUOTATOP_DRILL_ATTEMPT\" >> {}; test \"$QUOTATOP_DRILL_ATTEMPT\" = 2",
+        checks.display()
+    );
+    let out = run({
+        let mut c = drill(
+            &h.endpoint_url(),
+            &dir,
+            &[
+                "--lender",
+                "lender",
+                "--borrower",
+                "borrower",
+                "--instance-type",
+                XL,
+                "--instance-type",
+                XXL,
+                "--lengths",
+                "10m,20m",
+                "--repeat",
+                "2",
+                "--priority-length",
+                "2m",
+                "--format",
+                "json",
+                "--yes",
+                "--checkpoint-check",
+                &check,
+            ],
+        );
+        c.arg("--timeout").arg("5m");
+        c
+    })
+    .await;
+    assert!(out.status.success(), "{}", text(&out));
+    let report: DrillReport = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    assert_eq!(report.interrupted, None);
+    assert_eq!(report.repetitions.len(), 8, "2 types x 2 lengths x 2");
+    let types: BTreeSet<&str> = report
+        .repetitions
+        .iter()
+        .map(|r| r.spec.instance_type.as_str())
+        .collect();
+    assert_eq!(types, BTreeSet::from([XL, XXL]));
+    let lengths: BTreeSet<i64> = report
+        .repetitions
+        .iter()
+        .map(|r| r.spec.length_ms)
+        .collect();
+    assert_eq!(lengths, BTreeSet::from([600_000, 1_200_000]));
+
+    let events: Vec<Event> = h.recent_events().unwrap().into_iter().collect();
+    let mut checked_preemptions = 0;
+    for r in &report.repetitions {
+        // Reclaim latency: the engine's submission of the priority job to its RUNNING.
+        let prio = job_of(&h, &r.priority_job_id);
+        let ev = events_of(&events, prio);
+        let submitted = ev
+            .iter()
+            .find(|e| e.reason == EventReason::Submitted)
+            .unwrap()
+            .time;
+        let running = ev
+            .iter()
+            .find(|e| e.to == JobStatus::Running)
+            .expect("the priority job ran")
+            .time;
+        assert_eq!(
+            r.priority_submitted_at, submitted,
+            "repetition {}",
+            r.spec.index
+        );
+        assert_eq!(
+            r.reclaim_latency_ms,
+            Some(running - submitted),
+            "repetition {}",
+            r.spec.index
+        );
+        // Preemptions: exactly the borrower jobs the engine preempted after that submission,
+        // at the times it did, and their next start.
+        let mut preempted_by_engine = BTreeSet::new();
+        for b in &r.borrower_job_ids {
+            let id = job_of(&h, b);
+            let ev = events_of(&events, id);
+            let Some(p) = ev
+                .iter()
+                .find(|e| matches!(e.reason, EventReason::Preempted(_)) && e.time >= submitted)
+            else {
+                continue;
+            };
+            preempted_by_engine.insert(b.clone());
+            let m = r
+                .preempted
+                .iter()
+                .find(|m| &m.job_id == b)
+                .unwrap_or_else(|| panic!("{b} was preempted but the drill did not see it"));
+            assert_eq!(m.requeued_at, p.time);
+            assert_eq!(p.to, JobStatus::Runnable);
+            let restart = ev
+                .iter()
+                .find(|e| e.to == JobStatus::Running && e.time > p.time)
+                .expect("the preempted job restarted");
+            assert_eq!(m.restarted_at, Some(restart.time));
+            assert_eq!(m.requeue_to_restart_ms, Some(restart.time - p.time));
+            assert_eq!(m.preempted_attempts, 1);
+            assert_eq!(m.attempt, 2);
+            assert_eq!(m.checkpoint, CheckpointVerdict::Resumed);
+            checked_preemptions += 1;
+        }
+        let seen: BTreeSet<String> = r.preempted.iter().map(|p| p.job_id.clone()).collect();
+        assert_eq!(seen, preempted_by_engine, "repetition {}", r.spec.index);
+        // The priority job takes all the lender's idle capacity: everything lent comes back.
+        let lent = if r.spec.instance_type == XL { 2 } else { 1 };
+        assert_eq!(r.preempted.len(), lent, "repetition {}", r.spec.index);
+        assert!(r.lost_gpu_hours.is_some_and(|l| l > 0.0), "{r:?}");
+    }
+    assert_eq!(checked_preemptions, 12);
+    assert_eq!(report.aggregate.preempted, 12);
+    assert_eq!(report.aggregate.resumed, 12);
+    assert!(report.aggregate.reclaim_p50_ms.is_some());
+    // The checkpoint check ran once per restarted job, with its id and attempt.
+    let lines = std::fs::read_to_string(&checks).unwrap();
+    assert_eq!(lines.lines().count(), 12, "{lines}");
+    assert!(
+        lines
+            .lines()
+            .all(|l| l.starts_with(&report.run_id) && l.ends_with(" 2"))
+    );
+
+    // Nothing of the drill is left running; every job was tagged and every call audited.
+    assert_eq!(
+        alive(&h, &format!("{}-", report.run_id)),
+        Vec::<String>::new()
+    );
+    let recs = audit::read_records(&dir.join("audit.jsonl")).unwrap();
+    let submits: Vec<_> = recs
+        .iter()
+        .filter(|(_, r)| {
+            r.action
+                .as_ref()
+                .is_some_and(|a| a.call == "SubmitServiceJob")
+        })
+        .collect();
+    let jobs: usize = report
+        .repetitions
+        .iter()
+        .map(|r| r.borrower_job_ids.len() + 1)
+        .sum();
+    assert_eq!(submits.len(), 2 * jobs, "an intent and an outcome per job");
+    for (_, r) in &submits {
+        let a = r.action.as_ref().unwrap();
+        assert_eq!(a.run_id.as_deref(), Some(report.run_id.as_str()));
+        assert!(
+            a.detail.contains("preemptionRetriesBeforeTermination 3"),
+            "{a:?}"
+        );
+        if r.kind == RecordKind::Outcome {
+            let tags = h.with_engine(|e| e.find(&r.job.id).is_some()).unwrap();
+            assert!(tags, "{} exists", r.job.id);
+        }
+    }
+    // The report is kept in the journal.
+    let j = quotatop::journal::Journal::open_existing(
+        &dir.join("journal.sqlite3"),
+        quotatop::journal::JournalConfig::default(),
+    )
+    .unwrap();
+    let kept = j.drills(QUEUE, 0).unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].run_id, report.run_id);
+    h.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_mid_run_leaves_no_drill_job_alive() {
+    let h = start(600.0).await;
+    let dir = temp("sigterm");
+    let mut child = drill(
+        &h.endpoint_url(),
+        &dir,
+        &[
+            "--lender",
+            "lender",
+            "--borrower",
+            "borrower",
+            "--lengths",
+            "5h",
+            "--yes",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    // Wait until the drill's borrower jobs run (the lender's capacity is lent).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let prefix = loop {
+        let running: Vec<String> = h
+            .with_engine(|e| {
+                e.jobs()
+                    .filter(|j| j.name.starts_with("drill-") && j.status == JobStatus::Running)
+                    .map(|j| j.name)
+                    .collect()
+            })
+            .unwrap();
+        if running.len() >= 2 {
+            break running[0].split("-r").next().unwrap().to_string();
+        }
+        assert!(Instant::now() < deadline, "the drill's jobs never ran");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(!alive(&h, &prefix).is_empty());
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("interrupted (Ctrl-C or SIGTERM)"), "{err}");
+    assert!(err.contains("no drill job left alive"), "{err}");
+    assert_eq!(alive(&h, &prefix), Vec::<String>::new());
+    // The terminations are in the audit log, intent and outcome.
+    let recs = audit::read_records(&dir.join("audit.jsonl")).unwrap();
+    let terms: Vec<_> = recs
+        .iter()
+        .filter(|(_, r)| {
+            r.action
+                .as_ref()
+                .is_some_and(|a| a.call == "TerminateServiceJobs")
+        })
+        .collect();
+    assert_eq!(terms.len(), 2, "{terms:?}");
+    assert!(matches!(
+        terms[1].1.outcome,
+        Some(audit::Outcome::Succeeded { .. })
+    ));
+    h.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_submits_nothing_and_refusals_name_the_share_to_change() {
+    let h = start(60.0).await;
+    let dir = temp("dry");
+    let url = h.endpoint_url();
+    let submits = || h.calls("submitservicejob");
+
+    let out = run(drill(
+        &url,
+        &dir,
+        &[
+            "--lender",
+            "lender",
+            "--borrower",
+            "borrower",
+            "--lengths",
+            "10m,1h",
+            "--repeat",
+            "2",
+            "--baseline",
+            "--dry-run",
+        ],
+    ))
+    .await;
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("dry run: nothing submitted"), "{t}");
+    assert!(t.contains("repetitions (10):"), "{t}");
+    assert!(
+        t.contains("ml.g5.xlarge: lender idle 2 of 2, borrower idle 1 of 1, may borrow 2 -> 3 borrower jobs (2 borrowed), priority job of 2"),
+        "{t}"
+    );
+    assert!(t.contains("every job tagged quotatop:drill="), "{t}");
+    assert!(t.contains("expected"), "{t}");
+    assert_eq!(submits(), 0);
+
+    // With prices, the estimated cost.
+    let cfg = dir.join("config.toml");
+    std::fs::write(
+        &cfg,
+        "currency = \"USD\"\n[prices]\n\"ml.g5.xlarge\" = 1.5\n",
+    )
+    .unwrap();
+    let out = run({
+        let mut c = drill(
+            &url,
+            &dir,
+            &[
+                "--lender",
+                "lender",
+                "--borrower",
+                "borrower",
+                "--instance-type",
+                XL,
+                "--dry-run",
+            ],
+        );
+        c.arg("--config").arg(&cfg);
+        c
+    })
+    .await;
+    let t = text(&out);
+    assert!(t.contains("cost      about ") && t.contains(" USD"), "{t}");
+
+    let refused = |args: &'static [&'static str], why: &'static str| {
+        let c = drill(&url, &dir, args);
+        async move {
+            let out = run(c).await;
+            let t = text(&out);
+            assert!(!out.status.success(), "{t}");
+            assert!(t.contains(why), "expected {why:?} in\n{t}");
+        }
+    };
+    refused(
+        &[
+            "--lender",
+            "reserved",
+            "--borrower",
+            "borrower",
+            "--allow-busy",
+            "--yes",
+        ],
+        "share reserved does not lend (strategy RESERVE): change its strategy",
+    )
+    .await;
+    refused(
+        &["--lender", "borrower", "--borrower", "lender", "--yes"],
+        "share lender does not borrow (strategy LEND): change it to LEND_AND_BORROW",
+    )
+    .await;
+    refused(
+        &["--lender", "busy", "--borrower", "borrower", "--yes"],
+        "share busy has 1 RUNNABLE job of others (",
+    )
+    .await;
+    refused(
+        &[
+            "--lender",
+            "lender",
+            "--borrower",
+            "borrower",
+            "--read-only",
+            "--yes",
+        ],
+        "read-only mode: drill refuses",
+    )
+    .await;
+    refused(
+        &[
+            "--lender",
+            "lender",
+            "--borrower",
+            "borrower",
+            "--lengths",
+            "20h",
+            "--yes",
+        ],
+        "the template's stopping condition (MaxRuntimeInSeconds 36000) is shorter",
+    )
+    .await;
+    refused(
+        &["--lender", "lender", "--borrower", "borrower"],
+        "not on a terminal: pass --yes",
+    )
+    .await;
+    assert_eq!(submits(), 0, "no refusal submitted anything");
+    h.shutdown().await.unwrap();
+}
+
+/// The demo world has the two quiet drill shares: a dry run plans a drill with no override.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_world_can_be_drilled_without_overrides() {
+    let scenario = Scenario::parse(quotatop::commands::demo::DEMO_SCENARIO).unwrap();
+    let mut config = EmulatorConfig::from_scenario(scenario).unwrap();
+    config.clock = ClockMode::Scaled(60.0);
+    let h = emulator::start(config).await.unwrap();
+    let dir = temp("demo");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
+    c.args([
+        "drill",
+        "--queue",
+        "ml-training",
+        "--lender",
+        "drill-lender",
+        "--borrower",
+        "drill-borrower",
+        "--dry-run",
+        "--endpoint-url",
+        &h.endpoint_url(),
+        "--template",
+    ])
+    .arg(dir.join("job.json"))
+    .arg("--log")
+    .arg(dir.join("audit.jsonl"))
+    .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+    .env("AWS_SECRET_ACCESS_KEY", "secret")
+    .env("AWS_REGION", "us-east-1")
+    .env_remove("QUOTATOP_READ_ONLY")
+    .env_remove("QUOTATOP_CONFIG")
+    .env("XDG_CONFIG_HOME", dir.join("no-config"));
+    let out = run(c).await;
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(
+        t.contains("ml.g5.2xlarge: lender idle 2 of 2, borrower idle 2 of 2, may borrow 2 -> 4 borrower jobs (2 borrowed), priority job of 2"),
+        "{t}"
+    );
+    h.shutdown().await.unwrap();
+}
