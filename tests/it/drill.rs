@@ -347,6 +347,155 @@ async fn a_full_drill_measures_what_the_engine_did() {
     let kept = j.drills(QUEUE, 0).unwrap();
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].run_id, report.run_id);
+    drop(j);
+    // ... and `report` shows it.
+    let out = run({
+        let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
+        c.args(["report", "--queue", QUEUE, "--since", "30d", "--journal"])
+            .arg(dir.join("journal.sqlite3"))
+            .env("XDG_CONFIG_HOME", dir.join("no-config"))
+            .env("XDG_DATA_HOME", dir.join("no-data"));
+        c
+    })
+    .await;
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("## Preemption drills"), "{t}");
+    assert!(
+        t.contains(&format!(
+            "- {} (lender / borrower): 8 repetitions",
+            report.run_id
+        )),
+        "{t}"
+    );
+    // Every drill job carries the run's tag.
+    let sdk = crate::emulator_support::client(&h, 1);
+    for (_, r) in submits
+        .iter()
+        .filter(|(_, r)| r.kind == RecordKind::Outcome)
+    {
+        let tags = sdk
+            .list_tags_for_resource()
+            .resource_arn(&r.job.arn)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            tags.tags().and_then(|t| t.get("quotatop:drill")),
+            Some(&report.run_id),
+            "{}",
+            r.job.name
+        );
+    }
+    h.shutdown().await.unwrap();
+}
+
+/// The run id of the drill whose submissions are in `log`, once its jobs run in the engine.
+async fn running_drill(h: &EmulatorHandle, log: &Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let running = h
+            .with_engine(|e| {
+                e.jobs()
+                    .filter(|j| j.name.starts_with("drill-") && j.status == JobStatus::Running)
+                    .count()
+            })
+            .unwrap();
+        if running >= 2 {
+            let recs = audit::read_records(log).unwrap();
+            return recs
+                .iter()
+                .find_map(|(_, r)| r.action.as_ref()?.run_id.clone())
+                .expect("the drill's records");
+        }
+        assert!(Instant::now() < deadline, "the drill's jobs never ran");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_terminates_and_cleanup_ends_a_killed_drill() {
+    let h = start(600.0).await;
+    // The timeout: the drill stops, terminating its jobs, and says so.
+    let dir = temp("timeout");
+    let out = run({
+        let mut c = drill(
+            &h.endpoint_url(),
+            &dir,
+            &[
+                "--lender",
+                "lender",
+                "--borrower",
+                "borrower",
+                "--lengths",
+                "5h",
+                "--yes",
+            ],
+        );
+        c.args(["--timeout", "3s", "--instance-type", XL]);
+        c
+    })
+    .await;
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert!(t.contains("stopped: timeout after 3s of wall time"), "{t}");
+    assert!(t.contains("no drill job left alive"), "{t}");
+    assert_eq!(alive(&h, "drill-"), Vec::<String>::new());
+
+    // SIGKILL leaves the jobs running; `drill cleanup --run ID` ends them.
+    let dir = temp("kill");
+    let mut child = drill(
+        &h.endpoint_url(),
+        &dir,
+        &[
+            "--lender",
+            "lender",
+            "--borrower",
+            "borrower",
+            "--lengths",
+            "5h",
+            "--yes",
+            "--instance-type",
+            XL,
+        ],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let run_id = running_drill(&h, &dir.join("audit.jsonl")).await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let prefix = format!("{run_id}-");
+    assert!(!alive(&h, &prefix).is_empty(), "SIGKILL terminates nothing");
+    let out = run({
+        let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
+        c.args([
+            "drill",
+            "cleanup",
+            "--run",
+            &run_id,
+            "--endpoint-url",
+            &h.endpoint_url(),
+            "--log",
+        ])
+        .arg(dir.join("audit.jsonl"))
+        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .env("AWS_REGION", "us-east-1")
+        .env_remove("QUOTATOP_READ_ONLY")
+        .env_remove("QUOTATOP_CONFIG")
+        .env("XDG_CONFIG_HOME", dir.join("no-config"));
+        c
+    })
+    .await;
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(
+        t.contains(&format!("drill {run_id}: terminated 3 jobs")),
+        "{t}"
+    );
+    assert_eq!(alive(&h, &prefix), Vec::<String>::new());
     h.shutdown().await.unwrap();
 }
 
@@ -372,22 +521,7 @@ async fn sigterm_mid_run_leaves_no_drill_job_alive() {
     .spawn()
     .unwrap();
     // Wait until the drill's borrower jobs run (the lender's capacity is lent).
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let prefix = loop {
-        let running: Vec<String> = h
-            .with_engine(|e| {
-                e.jobs()
-                    .filter(|j| j.name.starts_with("drill-") && j.status == JobStatus::Running)
-                    .map(|j| j.name)
-                    .collect()
-            })
-            .unwrap();
-        if running.len() >= 2 {
-            break running[0].split("-r").next().unwrap().to_string();
-        }
-        assert!(Instant::now() < deadline, "the drill's jobs never ran");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let prefix = format!("{}-", running_drill(&h, &dir.join("audit.jsonl")).await);
     assert!(!alive(&h, &prefix).is_empty());
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])

@@ -259,7 +259,20 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
             DrillFormat::Md => print!("{}", render::report_md(&report)),
             DrillFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         }
-        match keep(&report, a.journal.clone()) {
+        // The queue as it is after the drill, journaled with the one before, so `report`
+        // finds the queue (and its drills) even where no console or `record` watched it.
+        let after = poll::refresh_once(
+            &client,
+            PollConfig {
+                queues: vec![plan.queue.clone()],
+                ..PollConfig::default()
+            },
+        )
+        .await
+        .ok();
+        let snapshots: Vec<crate::model::Snapshot> =
+            std::iter::once(snapshot.clone()).chain(after).collect();
+        match keep(&report, &snapshots, a.journal.clone()) {
             Ok(path) => eprintln!("report kept in the journal {}", path.display()),
             Err(e) => eprintln!(
                 "warning: the report could not be kept in the journal: {}",
@@ -275,14 +288,16 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
 
 fn keep(
     report: &DrillReport,
+    snapshots: &[crate::model::Snapshot],
     path: Option<std::path::PathBuf>,
 ) -> anyhow::Result<std::path::PathBuf> {
     let path = match path {
         Some(p) => p,
         None => crate::journal::default_journal_path()?,
     };
-    let j = Journal::open(&path, JournalConfig::default())
+    let mut j = Journal::open(&path, JournalConfig::default())
         .with_context(|| format!("journal {}", path.display()))?;
+    j.record_all(snapshots)?;
     j.save_drill(report)?;
     Ok(path)
 }
