@@ -56,7 +56,7 @@ pub enum Command {
     /// Preemption drill: fill a lender's idle capacity from a borrower share, submit a priority
     /// job to the lender, and measure the reclaim, the preemptions and the restarts; every drill
     /// job is tagged, audited and terminated at the end (`drill cleanup --run ID` after a kill).
-    Drill(DrillArgs),
+    Drill(Box<DrillArgs>),
     /// Print a shell completion script: `quotatop completions bash > ~/.local/share/bash-completion/completions/quotatop`.
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `quotatop man > quotatop.1; man ./quotatop.1`.
