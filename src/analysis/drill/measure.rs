@@ -145,6 +145,16 @@ pub fn first_start(job: &ServiceJob) -> Option<Millis> {
         .or(job.started_at)
 }
 
+/// When the priority job is due: halfway through the length of the borrower job that started
+/// first (all must be RUNNING), so that none has finished its work when the lender reclaims.
+pub fn priority_due(borrowers: &[ServiceJob], length_ms: Millis) -> Option<Millis> {
+    borrowers
+        .iter()
+        .filter_map(first_start)
+        .min()
+        .map(|s| s + length_ms / 2)
+}
+
 /// A job as the scorecard's ledger reads it, from what the API describes: its attempts (the
 /// preempted ones from the preemption summary), how each ended, the job's outcome.
 pub fn job_history(job: &ServiceJob) -> JobHistory {

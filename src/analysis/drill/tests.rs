@@ -281,3 +281,16 @@ fn the_aggregate_takes_percentiles_over_the_repetitions() {
     rs[0].reclaim_latency_ms = None;
     assert_eq!(aggregate(&rs).measured, 19);
 }
+
+/// Borrower jobs that start minutes apart: the priority job is due halfway through the first
+/// one's length, before any has finished (the latest start's halfway came after the first
+/// job's end).
+#[test]
+fn the_priority_job_is_due_before_the_first_borrower_job_ends() {
+    let first = borrower_job("first", vec![attempt("a", 0, None)], vec![]);
+    let late = borrower_job("late", vec![attempt("b", 8 * MIN, None)], vec![]);
+    let due = priority_due(&[late, first], 10 * MIN).unwrap();
+    assert_eq!(due, 5 * MIN);
+    assert!(due < 10 * MIN, "the first job works until 10m");
+    assert_eq!(priority_due(&[], 10 * MIN), None);
+}

@@ -184,23 +184,24 @@ impl Drill<'_> {
         let window_start = self.now().await;
         if !borrowers.is_empty() {
             // The borrower jobs must all RUN (the lender's capacity really lent) ...
-            let started = loop {
+            let due = loop {
                 let jobs = self.describe(&borrowers).await?;
                 if let Some(j) = jobs.iter().find(|j| j.status.is_terminal()) {
                     bail!(
-                        "borrower job {} ended {} before the priority job was submitted: {}",
+                        "borrower job {} ended {} before every borrower job was RUNNING: {} (a length shorter than the borrower jobs' start-up, or, on a fast emulator clock, a --poll-interval too long)",
                         clean_text(&j.name),
                         j.status,
                         clean_text(j.status_reason.as_deref().unwrap_or("no reason given"))
                     );
                 }
                 if jobs.iter().all(|j| j.status == JobStatus::Running) {
-                    break jobs.iter().filter_map(drill::first_start).max();
+                    break drill::priority_due(&jobs, spec.length_ms);
                 }
                 self.sleep().await;
             };
-            // ... and work half their length before the lender wants its capacity back.
-            let due = started.unwrap_or(window_start) + spec.length_ms / 2;
+            // ... and work half their length (the first to start) before the lender wants its
+            // capacity back.
+            let due = due.unwrap_or(window_start + spec.length_ms / 2);
             while self.now().await < due {
                 self.sleep().await;
             }
