@@ -234,9 +234,10 @@ pub fn report_md(r: &DrillReport) -> String {
     }
     let _ = writeln!(
         o,
-        "\n## Cleanup\n\n{} drill job{} terminated at the end",
+        "\n## Cleanup\n\n{} drill job{} terminated by the drill (at the end of {} repetition, or when it stopped); the others had finished",
         r.terminated.len(),
-        if r.terminated.len() == 1 { "" } else { "s" }
+        if r.terminated.len() == 1 { "" } else { "s" },
+        if r.terminated.len() == 1 { "its" } else { "their" }
     );
     for e in &r.termination_errors {
         let _ = writeln!(o, "- could not terminate: {}", clean_text(e));
