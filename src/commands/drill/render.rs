@@ -143,8 +143,13 @@ fn repetition_md(o: &mut String, r: &RepetitionResult) {
     );
     let _ = writeln!(
         o,
-        "priority job {}: reclaim latency {}",
+        "priority job {}: {} {}",
         clean_text(&r.priority_job_id),
+        if r.spec.baseline {
+            "start latency (nothing to reclaim)"
+        } else {
+            "reclaim latency"
+        },
         opt(r.reclaim_latency_ms)
     );
     if !r.spec.baseline {
@@ -237,7 +242,11 @@ pub fn report_md(r: &DrillReport) -> String {
         "\n## Cleanup\n\n{} drill job{} terminated by the drill (at the end of {} repetition, or when it stopped); the others had finished",
         r.terminated.len(),
         if r.terminated.len() == 1 { "" } else { "s" },
-        if r.terminated.len() == 1 { "its" } else { "their" }
+        if r.terminated.len() == 1 {
+            "its"
+        } else {
+            "their"
+        }
     );
     for e in &r.termination_errors {
         let _ = writeln!(o, "- could not terminate: {}", clean_text(e));
