@@ -138,7 +138,10 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
         }
         if a.dry_run {
             if a.format == DrillFormat::Json {
-                println!("{}", serde_json::to_string_pretty(&plan)?);
+                println!(
+                    "{}",
+                    crate::model::escape_c1_in_json(serde_json::to_string_pretty(&plan)?)
+                );
             }
             eprintln!("dry run: nothing submitted");
             return Ok(());
@@ -257,7 +260,10 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
         report.summarise();
         match a.format {
             DrillFormat::Md => print!("{}", render::report_md(&report)),
-            DrillFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+            DrillFormat::Json => println!(
+                "{}",
+                crate::model::escape_c1_in_json(serde_json::to_string_pretty(&report)?)
+            ),
         }
         // The queue as it is after the drill, journaled with the one before, so `report`
         // finds the queue (and its drills) even where no console or `record` watched it.

@@ -63,7 +63,7 @@ impl Drill<'_> {
                 "repetition {}/{}: {}",
                 spec.index,
                 self.plan.repetitions.len(),
-                describe_spec(spec)
+                clean_text(&describe_spec(spec))
             );
             let result = self.repetition(spec).await?;
             eprintln!(
