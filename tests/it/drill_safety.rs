@@ -147,3 +147,80 @@ async fn sigterm_mid_run_leaves_no_drill_job_alive() {
     ));
     h.shutdown().await.unwrap();
 }
+
+/// Stopped once the priority job runs, the drill still reports what the repetition measured.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drill_stopped_mid_repetition_reports_what_it_measured() {
+    let h = start(600.0).await;
+    let dir = temp("partial");
+    let child = drill(
+        &h.endpoint_url(),
+        &dir,
+        &[
+            "--lender",
+            "lender",
+            "--borrower",
+            "borrower",
+            "--instance-type",
+            XL,
+            "--lengths",
+            "20m",
+            "--priority-length",
+            "5h",
+            "--format",
+            "json",
+            "--yes",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let running = h
+            .with_engine(|e| {
+                e.jobs().any(|j| {
+                    j.name.ends_with("-priority") && j.status == quotatop::model::JobStatus::Running
+                })
+            })
+            .unwrap();
+        if running {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the priority job never ran"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!out.status.success());
+    let report: quotatop::analysis::drill::DrillReport =
+        serde_json::from_slice(&out.stdout).expect("a JSON report");
+    assert_eq!(
+        report.interrupted.as_deref(),
+        Some("interrupted (Ctrl-C or SIGTERM)")
+    );
+    assert_eq!(report.repetitions.len(), 1);
+    let r = &report.repetitions[0];
+    assert!(r.reclaim_latency_ms.is_some_and(|l| l > 0), "{r:?}");
+    assert_eq!(r.preempted.len(), 2, "{r:?}");
+    assert!(r.notes[0].contains("the drill stopped during this repetition"));
+    assert_eq!(report.aggregate.measured, 1);
+    assert_eq!(
+        alive(&h, &format!("{}-", report.run_id)),
+        Vec::<String>::new()
+    );
+    h.shutdown().await.unwrap();
+}

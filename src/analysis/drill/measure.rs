@@ -83,6 +83,11 @@ pub fn first_preemption_after(
     job: &ServiceJob,
     since: Millis,
 ) -> Option<(Millis, Option<Millis>, u32)> {
+    // Only a job the service counts as preempted (an attempt ended by the drill's own
+    // termination is not a preemption, whatever its reason says).
+    if job.preemption_count() == 0 {
+        return None;
+    }
     let preempted = job
         .preemption
         .as_ref()

@@ -294,3 +294,14 @@ fn the_priority_job_is_due_before_the_first_borrower_job_ends() {
     assert!(due < 10 * MIN, "the first job works until 10m");
     assert_eq!(priority_due(&[], 10 * MIN), None);
 }
+
+/// A borrower job the drill terminated, with a reason that mentions preemption, is not a
+/// preempted job: only the service's preemption count says so.
+#[test]
+fn a_terminated_job_is_not_counted_as_preempted() {
+    let mut stopped = attempt("a", 100 * MIN, Some(140 * MIN));
+    stopped.status_reason = Some("preemption drill stopped: interrupted".into());
+    let mut j = borrower_job("terminated", vec![stopped], vec![]);
+    j.status = JobStatus::Failed;
+    assert!(preempted_jobs(&[j], 130 * MIN).is_empty());
+}

@@ -67,7 +67,7 @@ pub fn run(a: &DrillCleanupArgs) -> anyhow::Result<()> {
             &queue,
             &a.run_id,
             &ids,
-            "quotatop drill cleanup",
+            &format!("quotatop drill cleanup of {}", a.run_id),
         )
         .await;
         println!(

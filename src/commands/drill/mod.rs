@@ -199,9 +199,12 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
             }
         };
         let known = procedure::lock(&state).submitted.clone();
+        // The API keeps the reason as the job's statusReason: it must not read as a
+        // preemption (the attempts' analysis counts an attempt whose reason says "preempt" as
+        // preempted); the cause is in the report and on stderr.
         let reason = match &interrupted {
-            None => "preemption drill finished".to_string(),
-            Some(why) => format!("preemption drill stopped: {why}"),
+            None => format!("quotatop drill {run_id}: finished"),
+            Some(_) => format!("quotatop drill {run_id}: stopped early"),
         };
         let (at_end, errors) = procedure::terminate_everything(
             &client,
@@ -239,7 +242,15 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
             .ok()
             .and_then(|f| f.last_updated_at)
             .unwrap_or_else(crate::model::wall_clock_ms);
-        let results = std::mem::take(&mut procedure::lock(&state).results);
+        let (mut results, current) = {
+            let mut st = procedure::lock(&state);
+            (std::mem::take(&mut st.results), st.current.take())
+        };
+        if interrupted.is_some()
+            && let Some(r) = procedure::partial(&client, current, &d.ledger, finished_at).await
+        {
+            results.push(r);
+        }
         let mut report = DrillReport {
             run_id: run_id.clone(),
             queue: plan.queue.clone(),

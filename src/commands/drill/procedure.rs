@@ -29,6 +29,17 @@ pub struct State {
     /// Ids the drill terminated at the end of their repetition.
     pub terminated: Vec<String>,
     pub results: Vec<RepetitionResult>,
+    /// The repetition under way, for a partial measurement when the drill is stopped.
+    pub current: Option<Current>,
+}
+
+/// What a repetition under way has submitted so far.
+#[derive(Debug, Clone)]
+pub struct Current {
+    pub spec: RepetitionSpec,
+    pub borrowers: Vec<String>,
+    pub priority: Option<String>,
+    pub window_start: Option<Millis>,
 }
 
 pub type Shared = Arc<Mutex<State>>;
@@ -65,6 +76,12 @@ impl Drill<'_> {
                 self.plan.repetitions.len(),
                 clean_text(&describe_spec(spec))
             );
+            lock(&self.state).current = Some(Current {
+                spec: spec.clone(),
+                borrowers: Vec::new(),
+                priority: None,
+                window_start: None,
+            });
             let result = self.repetition(spec).await?;
             eprintln!(
                 "  reclaim latency {}, {} borrower job{} preempted",
@@ -74,7 +91,9 @@ impl Drill<'_> {
                 result.preempted.len(),
                 if result.preempted.len() == 1 { "" } else { "s" }
             );
-            lock(&self.state).results.push(result);
+            let mut st = lock(&self.state);
+            st.current = None;
+            st.results.push(result);
         }
         Ok(())
     }
@@ -180,8 +199,14 @@ impl Drill<'_> {
                 )
                 .await?,
             );
+            if let Some(c) = lock(&self.state).current.as_mut() {
+                c.borrowers.clone_from(&borrowers);
+            }
         }
         let window_start = self.now().await;
+        if let Some(c) = lock(&self.state).current.as_mut() {
+            c.window_start = Some(window_start);
+        }
         if !borrowers.is_empty() {
             // The borrower jobs must all RUN (the lender's capacity really lent) ...
             let due = loop {
@@ -216,6 +241,9 @@ impl Drill<'_> {
                 self.plan.priority,
             )
             .await?;
+        if let Some(c) = lock(&self.state).current.as_mut() {
+            c.priority = Some(prio_id.clone());
+        }
         let (prio, jobs) = loop {
             let prio = self
                 .describe(std::slice::from_ref(&prio_id))
@@ -259,23 +287,18 @@ impl Drill<'_> {
         let window_end = self.now().await;
         let mut all = jobs.clone();
         all.push(prio.clone());
-        self.terminate_open(&all, "preemption drill repetition finished")
-            .await?;
-        Ok(RepetitionResult {
-            spec: spec.clone(),
-            priority_job_id: prio.id.clone(),
-            priority_submitted_at: prio.created_at,
-            priority_started_at: drill::first_start(&prio),
-            reclaim_latency_ms: drill::reclaim_latency(&prio),
-            borrower_job_ids: borrowers,
+        let reason = format!("quotatop drill {}: repetition finished", self.run_id);
+        self.terminate_open(&all, &reason).await?;
+        Ok(result_of(
+            spec,
+            &prio,
+            &jobs,
+            borrowers,
             preempted,
-            lost_gpu_hours: drill::lost_gpu_hours(
-                &jobs,
-                Window::new(window_start.min(prio.created_at), window_end),
-                &self.ledger,
-            ),
+            Window::new(window_start.min(prio.created_at), window_end),
+            &self.ledger,
             notes,
-        })
+        ))
     }
 
     /// Runs `--checkpoint-check` for a restarted job: exit 0 = resumed from a valid checkpoint;
@@ -333,6 +356,65 @@ impl Drill<'_> {
         }
         Ok(())
     }
+}
+
+/// A repetition's result from its jobs as last described.
+#[allow(clippy::too_many_arguments)]
+fn result_of(
+    spec: &RepetitionSpec,
+    prio: &ServiceJob,
+    jobs: &[ServiceJob],
+    borrowers: Vec<String>,
+    preempted: Vec<drill::PreemptedJob>,
+    window: Window,
+    ledger: &ScorecardOptions,
+    notes: Vec<String>,
+) -> RepetitionResult {
+    RepetitionResult {
+        spec: spec.clone(),
+        priority_job_id: prio.id.clone(),
+        priority_submitted_at: prio.created_at,
+        priority_started_at: drill::first_start(prio),
+        reclaim_latency_ms: drill::reclaim_latency(prio),
+        borrower_job_ids: borrowers,
+        preempted,
+        lost_gpu_hours: drill::lost_gpu_hours(jobs, window, ledger),
+        notes,
+    }
+}
+
+/// What the repetition under way when the drill stopped had measured, once its jobs are
+/// terminated: `None` when its priority job had not been submitted (nothing to measure).
+pub async fn partial(
+    client: &BatchClient,
+    current: Option<Current>,
+    ledger: &ScorecardOptions,
+    now: Millis,
+) -> Option<RepetitionResult> {
+    let c = current?;
+    let prio_id = c.priority?;
+    let prio = client.describe_service_job(&prio_id).await.ok()?.job;
+    let mut jobs = Vec::new();
+    for id in &c.borrowers {
+        if let Ok(d) = client.describe_service_job(id).await {
+            jobs.push(d.job);
+        }
+    }
+    let preempted = drill::preempted_jobs(&jobs, prio.created_at);
+    let start = c
+        .window_start
+        .unwrap_or(prio.created_at)
+        .min(prio.created_at);
+    Some(result_of(
+        &c.spec,
+        &prio,
+        &jobs,
+        c.borrowers,
+        preempted,
+        Window::new(start, now),
+        ledger,
+        vec!["the drill stopped during this repetition: measured until then; checkpoints not checked".into()],
+    ))
 }
 
 /// Terminates every job of the run that may still be alive: the ones `state` remembers, and
