@@ -201,7 +201,13 @@ pub fn plan(
             .map(|l| l.instance_type.clone())
             .collect()
     } else {
-        req.instance_types.clone()
+        let mut seen = Vec::new();
+        for t in &req.instance_types {
+            if !seen.contains(t) {
+                seen.push(t.clone());
+            }
+        }
+        seen
     };
     if types.is_empty() {
         return Err(format!(

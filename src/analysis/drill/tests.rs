@@ -69,6 +69,10 @@ fn the_plan_fills_what_the_borrower_may_borrow_of_the_lenders_idle_capacity() {
     let hours = held as f64 / 3.6e6;
     assert!((p.instance_hours[G5] - hours).abs() < 1e-9);
     assert!((p.cost.unwrap() - 2.0 * hours).abs() < 1e-9);
+    // A type named twice is drilled once.
+    let mut twice = request();
+    twice.instance_types = vec![G5.into(), G5.into()];
+    assert_eq!(plan(&world(), &twice, &prices).unwrap().types.len(), 1);
     // Without prices, no cost (not zero).
     assert_eq!(
         plan(&world(), &request(), &BTreeMap::new()).unwrap().cost,
