@@ -64,6 +64,21 @@ const MIGRATIONS: &[&str] = &[
     // 2: why a preempted attempt ended (the API's statusReason), kept once the API's window of
     // recent attempts no longer shows it.
     "ALTER TABLE transitions ADD COLUMN reason TEXT NOT NULL DEFAULT '';",
+    // 3: facts a replay of the journal needs that the first schema did not keep: each job's
+    // retry cap and checkpoint interval (from DescribeServiceJob; NULL = not known), and every
+    // share configuration the queue had (not only the last), so a replay can start from the
+    // configuration in force at the start of its window.
+    "ALTER TABLE jobs ADD COLUMN preemption_retries INTEGER;
+     ALTER TABLE jobs ADD COLUMN checkpoint_ms INTEGER;
+     CREATE TABLE share_configs (
+         queue TEXT NOT NULL,
+         observed_at INTEGER NOT NULL,
+         environment TEXT NOT NULL,
+         shares TEXT NOT NULL,
+         PRIMARY KEY (queue, observed_at)
+     ) WITHOUT ROWID;
+     INSERT INTO share_configs (queue, observed_at, environment, shares)
+         SELECT name, last_observed_at, environment, shares FROM queues;",
 ];
 
 /// The schema version this build writes.
