@@ -204,8 +204,11 @@ pub fn job_history(job: &ServiceJob) -> JobHistory {
             (JobStatus::Failed, Some(t)) => Outcome::Failed(t),
             _ => Outcome::Open,
         },
-        checkpoint_interval_ms: None,
+        // The job's own interval (its checkpoint tag) when it has one; else the one declared
+        // for its share applies.
+        checkpoint_interval_ms: job.checkpoint_interval_ms,
         restart_overhead_ms: None,
+        preemption_retries: job.preemption_retries,
     }
 }
 

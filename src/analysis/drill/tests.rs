@@ -216,6 +216,11 @@ fn preemptions_are_measured_from_the_attempts() {
     )
     .unwrap();
     assert!((lost - 1.0 / 60.0).abs() < 1e-9, "{lost}");
+    // The job's own interval (its checkpoint tag, as DescribeServiceJob shows it) counts too.
+    let mut tagged = hit.clone();
+    tagged.checkpoint_interval_ms = Some((10 * MIN) as u64);
+    let lost = lost_gpu_hours(&[tagged], w, &opts).unwrap();
+    assert!((lost - 1.0 / 60.0).abs() < 1e-9, "{lost}");
     // An instance type without a GPU count: unknown, not zero.
     let mut odd = hit;
     odd.instance_type = "ml.zz9.large".into();

@@ -66,8 +66,15 @@ impl Template {
                 "has no StoppingCondition.MaxRuntimeInSeconds: every drill job must have a stopping condition"
             );
         };
-        if tags.keys().any(|k| k.starts_with("quotatop:")) {
-            bail!("its tags must not use the quotatop: prefix (the drill sets those)");
+        // The drill sets its own tags; a checkpoint interval is the template's to declare.
+        if let Some(k) = tags
+            .keys()
+            .find(|k| k.starts_with("quotatop:") && k.as_str() != crate::model::CHECKPOINT_TAG)
+        {
+            bail!(
+                "its tag {k} uses the quotatop: prefix, which the drill sets (only {} is the template's)",
+                crate::model::CHECKPOINT_TAG
+            );
         }
         Ok(Self {
             payload,
@@ -147,5 +154,14 @@ mod tests {
         let tags = t.tags("run-1", 600_000);
         assert_eq!(tags[DRILL_TAG], "run-1");
         assert_eq!(tags["team"], "ml");
+        // A checkpoint interval is the template's to declare; the drill's own tags are not.
+        let with = |tag: &str| {
+            Template::parse(&format!(
+                r#"{{"serviceRequestPayload":{{"StoppingCondition":{{"MaxRuntimeInSeconds":60}}}},"tags":{{"{tag}":"300"}}}}"#
+            ))
+        };
+        assert!(with(crate::model::CHECKPOINT_TAG).is_ok());
+        assert!(with(DRILL_TAG).is_err());
+        assert!(with(crate::emulator::WORK_TAG).is_err());
     }
 }
