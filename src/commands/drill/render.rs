@@ -256,7 +256,7 @@ pub fn report_md(r: &DrillReport) -> String {
         "\nTimes are the API's. Reclaim latency: the priority job's submission to its start. \
 RUNNABLE after: the priority job's submission to the preempted attempt's end. Requeue to \
 restart: that end to the next attempt's start. Lost GPU-h: the scorecard ledger's `lost` \
-(progress after the last checkpoint; checkpoint intervals from [scorecard.checkpoint_minutes])."
+(progress after the last checkpoint; a job's checkpoint interval is its quotatop:checkpoint-seconds tag, else its share's in [scorecard.checkpoint_minutes])."
     );
     o
 }
