@@ -107,6 +107,11 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
     if !(a.poll_interval.is_finite() && a.poll_interval > 0.0 && a.poll_interval <= 600.0) {
         bail!("--poll-interval must be above 0 and at most 600 seconds");
     }
+    let timeout = a
+        .timeout
+        .as_deref()
+        .map(|t| parse_duration(t).map_err(|e| anyhow!("--timeout: {e}")))
+        .transpose()?;
     let log = super::audit::open_log(&a.log)?;
     if !a.dry_run {
         log.check_tail()
@@ -159,10 +164,7 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
                 return Ok(());
             }
         }
-        let timeout = match &a.timeout {
-            Some(t) => parse_duration(t).map_err(|e| anyhow!("--timeout: {e}"))?,
-            None => plan.expected_ms.saturating_mul(3) + 10 * 60_000,
-        };
+        let timeout = timeout.unwrap_or(plan.expected_ms.saturating_mul(3) + 10 * 60_000);
         let audit = audited::DrillAudit::new(log, &client, &plan.queue, &run_id).await?;
         eprintln!(
             "drill {run_id} started: stop it with Ctrl-C (its jobs are terminated); after a kill, `quotatop drill cleanup --run {run_id}`"

@@ -84,7 +84,12 @@ impl Drill<'_> {
             });
             let result = self.repetition(spec).await?;
             eprintln!(
-                "  reclaim latency {}, {} borrower job{} preempted",
+                "  {} {}, {} borrower job{} preempted",
+                if spec.baseline {
+                    "start latency"
+                } else {
+                    "reclaim latency"
+                },
                 result
                     .reclaim_latency_ms
                     .map_or("-".to_string(), super::render::ms),
