@@ -26,7 +26,8 @@ fn events_of(events: &[Event], job: JobId) -> Vec<&Event> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_drill_measures_what_the_engine_did() {
     let h = start(1200.0).await;
-    let dir = temp("full");
+    let tmp = temp("full");
+    let dir = tmp.path();
     let checks = dir.join("checks.txt");
     let check = format!(
         "echo \"$QUOTATOP_DRILL_RUN $QUOTATOP_DRILL_JOB_ID $QUOTATOP_DRILL_ATTEMPT\" >> {}; test \"$QUOTATOP_DRILL_ATTEMPT\" = 2",
@@ -35,7 +36,7 @@ async fn a_full_drill_measures_what_the_engine_did() {
     let out = run({
         let mut c = drill(
             &h.endpoint_url(),
-            &dir,
+            dir,
             &[
                 "--lender",
                 "lender",
@@ -244,13 +245,14 @@ async fn a_full_drill_measures_what_the_engine_did() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dry_run_submits_nothing_and_refusals_name_the_share_to_change() {
     let h = start(60.0).await;
-    let dir = temp("dry");
+    let tmp = temp("dry");
+    let dir = tmp.path();
     let url = h.endpoint_url();
     let submits = || h.calls("submitservicejob");
 
     let out = run(drill(
         &url,
-        &dir,
+        dir,
         &[
             "--lender",
             "lender",
@@ -287,7 +289,7 @@ async fn dry_run_submits_nothing_and_refusals_name_the_share_to_change() {
     let out = run({
         let mut c = drill(
             &url,
-            &dir,
+            dir,
             &[
                 "--lender",
                 "lender",
@@ -306,7 +308,7 @@ async fn dry_run_submits_nothing_and_refusals_name_the_share_to_change() {
     assert!(t.contains("cost      about ") && t.contains(" USD"), "{t}");
 
     let refused = |args: &'static [&'static str], why: &'static str| {
-        let c = drill(&url, &dir, args);
+        let c = drill(&url, dir, args);
         async move {
             let out = run(c).await;
             let t = text(&out);
@@ -377,7 +379,8 @@ async fn the_demo_world_can_be_drilled_without_overrides() {
     let mut config = EmulatorConfig::from_scenario(scenario).unwrap();
     config.clock = ClockMode::Scaled(60.0);
     let h = emulator::start(config).await.unwrap();
-    let dir = temp("demo");
+    let tmp = temp("demo");
+    let dir = tmp.path();
     let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
     c.args([
         "drill",

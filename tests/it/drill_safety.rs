@@ -10,11 +10,12 @@ use quotatop::audit;
 async fn a_timeout_terminates_and_cleanup_ends_a_killed_drill() {
     let h = start(600.0).await;
     // The timeout: the drill stops, terminating its jobs, and says so.
-    let dir = temp("timeout");
+    let tmp = temp("timeout");
+    let dir = tmp.path();
     let out = run({
         let mut c = drill(
             &h.endpoint_url(),
-            &dir,
+            dir,
             &[
                 "--lender",
                 "lender",
@@ -36,10 +37,11 @@ async fn a_timeout_terminates_and_cleanup_ends_a_killed_drill() {
     assert_eq!(alive(&h, "drill-"), Vec::<String>::new());
 
     // SIGKILL leaves the jobs running; `drill cleanup --run ID` ends them.
-    let dir = temp("kill");
+    let tmp = temp("kill");
+    let dir = tmp.path();
     let mut child = drill(
         &h.endpoint_url(),
-        &dir,
+        dir,
         &[
             "--lender",
             "lender",
@@ -95,10 +97,11 @@ async fn a_timeout_terminates_and_cleanup_ends_a_killed_drill() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_mid_run_leaves_no_drill_job_alive() {
     let h = start(600.0).await;
-    let dir = temp("sigterm");
+    let tmp = temp("sigterm");
+    let dir = tmp.path();
     let child = drill(
         &h.endpoint_url(),
-        &dir,
+        dir,
         &[
             "--lender",
             "lender",
@@ -152,10 +155,11 @@ async fn sigterm_mid_run_leaves_no_drill_job_alive() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drill_stopped_mid_repetition_reports_what_it_measured() {
     let h = start(600.0).await;
-    let dir = temp("partial");
+    let tmp = temp("partial");
+    let dir = tmp.path();
     let child = drill(
         &h.endpoint_url(),
-        &dir,
+        dir,
         &[
             "--lender",
             "lender",

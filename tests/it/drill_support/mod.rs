@@ -1,7 +1,7 @@
 //! Shared by `drill` and `drill_safety`: an emulator world for drills on a fast scaled clock,
 //! the drill command against it, and what the engine says is still alive.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -88,18 +88,14 @@ pub async fn start(speed: f64) -> EmulatorHandle {
     emulator::start(config).await.unwrap()
 }
 
-pub fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "quotatop-drill-{}-{name}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
-    std::fs::create_dir_all(&d).unwrap();
+/// A temporary directory (removed when dropped) holding the drill's template `job.json`.
+pub fn temp(name: &str) -> tempfile::TempDir {
+    let d = tempfile::Builder::new()
+        .prefix(&format!("quotatop-drill-{name}-"))
+        .tempdir()
+        .unwrap();
     std::fs::write(
-        d.join("job.json"),
+        d.path().join("job.json"),
         r#"{"AlgorithmSpecification":{"TrainingImage":"img","TrainingInputMode":"File"},
             "RoleArn":"arn:aws:iam::123456789012:role/r",
             "ResourceConfig":{"InstanceType":"ml.g5.xlarge","InstanceCount":1,"VolumeSizeInGB":30},
