@@ -5,6 +5,8 @@ use clap::{Parser, Subcommand};
 #[path = "cli_shares.rs"]
 mod shares;
 pub use shares::{SharesApplyArgs, SharesCommand, SharesExportArgs, SharesPlanArgs};
+mod drill;
+pub use drill::{DrillArgs, DrillCleanupArgs, DrillCommand, DrillFormat, DrillRunArgs};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -58,6 +60,10 @@ pub enum Command {
     /// change with an audit record per call.
     #[command(subcommand)]
     Shares(SharesCommand),
+    /// Preemption drill: fill a lender's idle capacity from a borrower share, submit a priority
+    /// job to the lender, and measure the reclaim, the preemptions and the restarts; every drill
+    /// job is tagged, audited and terminated at the end (`drill cleanup --run ID` after a kill).
+    Drill(Box<DrillArgs>),
     /// Print a shell completion script: `quotatop completions bash > ~/.local/share/bash-completion/completions/quotatop`.
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `quotatop man > quotatop.1; man ./quotatop.1`.

@@ -24,6 +24,7 @@ fn main() -> ExitCode {
         Command::Record(args) => quotatop::commands::record::run(&args),
         Command::SetPriority(args) => quotatop::commands::set_priority::run(&args),
         Command::Shares(cmd) => quotatop::commands::shares::run(&cmd),
+        Command::Drill(args) => quotatop::commands::drill::run(&args),
         Command::Completions(args) => quotatop::commands::shell::completions(args.shell),
         Command::Man => quotatop::commands::shell::man(),
     };

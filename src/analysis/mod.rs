@@ -4,6 +4,7 @@
 
 mod attempts;
 mod attention;
+pub mod drill;
 mod gpus;
 mod preemption;
 pub mod preview;

@@ -13,6 +13,7 @@ mod convert;
 mod error;
 mod shares;
 mod stats;
+mod submit;
 pub mod types;
 
 use std::collections::BTreeMap;
@@ -26,6 +27,7 @@ use aws_sdk_batch::types::ServiceJobStatus;
 pub use error::{BatchError, ErrorKind};
 pub use shares::{LiveShare, ShareChange};
 pub use stats::{Attempt, WINDOW, WireCounts, WireStats};
+pub use submit::{SubmitRequest, SubmittedJob, TERMINATE_CHUNK, TerminateFailure, TerminateResult};
 pub use types::{
     DescribedJob, JobFingerprint, JobQueueInfo, JobSummary, PolicyKind, QueueFront,
     SchedulingPolicyInfo, ServiceEnvironmentInfo,

@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod console;
 pub mod demo;
+pub mod drill;
 pub mod emulator;
 pub mod journal;
 pub mod record;

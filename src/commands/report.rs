@@ -99,6 +99,7 @@ pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
         exceptions: audit_view(&changes, window, RAISED_REPEATEDLY),
         evaluation,
         currency: rules.currency.clone(),
+        drills: super::drill::kept_drills(&j, &args.queue, window.start),
     };
     Ok(match args.format {
         ReportFormat::Md => report_format::markdown(&report),

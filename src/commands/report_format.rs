@@ -21,6 +21,10 @@ pub struct Report {
     /// `[budgets]`, `[prices]`), over the same window.
     pub evaluation: Evaluation,
     pub currency: Option<String>,
+    /// Preemption drills of the queue kept in the journal, finished in the window
+    /// (`quotatop drill`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drills: Vec<crate::analysis::drill::DrillReport>,
 }
 
 use crate::analysis::scorecard::format::{duration as dur, percent as pct};
@@ -134,6 +138,12 @@ pub fn markdown(r: &Report) -> String {
                 j.from,
                 j.to
             );
+        }
+    }
+    if !r.drills.is_empty() {
+        out.push_str("\n## Preemption drills\n\n");
+        for d in &r.drills {
+            let _ = writeln!(out, "- {}", super::drill::drill_line(d));
         }
     }
     let m = &c.methods;

@@ -13,6 +13,7 @@
 //!   before the queue's first observation.
 
 mod diff;
+mod drills;
 mod error;
 mod history;
 mod paths;

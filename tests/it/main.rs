@@ -10,6 +10,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod data_support;
+mod drill_support;
 mod emulator_support;
 mod engine_support;
 mod tui_support;
@@ -18,6 +19,8 @@ mod audit_cli;
 mod cli_inputs;
 mod client_states;
 mod demo_tempdir;
+mod drill;
+mod drill_safety;
 mod emulator_bind;
 mod emulator_cli;
 mod emulator_demo;

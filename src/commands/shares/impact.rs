@@ -69,6 +69,8 @@ pub fn impact(
             until: None,
         },
         opts,
+        // Only the trace is used: both sides are the live shares and the file's.
+        super::super::journal::Baseline::LastSeen,
     )?;
     let capacity: Vec<CapacityLimit> = if p.live.capacity.is_empty() {
         crate::replay::config::summed_limits(&p.live.quota_shares())

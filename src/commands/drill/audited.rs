@@ -1,0 +1,184 @@
+//! The drill's two writing calls, each between an intent record (on disk before the call) and
+//! an outcome record in the audit log, with the operator: SubmitServiceJob and
+//! TerminateServiceJobs.
+
+use anyhow::Context;
+
+use crate::audit::{
+    Action, AuditLog, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind,
+};
+use crate::batch::{BatchClient, SubmitRequest, SubmittedJob, TerminateResult};
+
+/// Who runs the drill, on which AWS, which run: what every record of it carries.
+#[derive(Debug, Clone)]
+pub struct DrillAudit {
+    pub log: AuditLog,
+    pub operator: Operator,
+    pub aws: AwsContext,
+    pub queue: String,
+    pub run_id: String,
+}
+
+fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+impl DrillAudit {
+    /// The operator with the AWS principal the calls are made as (or why it is unknown).
+    pub async fn new(
+        log: AuditLog,
+        client: &BatchClient,
+        queue: &str,
+        run_id: &str,
+    ) -> anyhow::Result<Self> {
+        let mut operator = Operator::current();
+        operator.aws_principal = Some(match client.caller_identity().await {
+            Ok(arn) => arn,
+            Err(why) => format!("unknown ({why})"),
+        });
+        let source = client.source().clone();
+        Ok(Self {
+            log,
+            operator,
+            aws: AwsContext {
+                profile: source.profile,
+                region: source.region,
+                endpoint: source.endpoint,
+            },
+            queue: queue.to_string(),
+            run_id: run_id.to_string(),
+        })
+    }
+
+    fn record(&self, change_id: &str, share: &str, job: JobRef, action: Action) -> AuditRecord {
+        AuditRecord {
+            v: crate::audit::SCHEME,
+            seq: 0,
+            time: now_rfc3339(),
+            kind: RecordKind::Intent,
+            change_id: change_id.to_string(),
+            operator: self.operator.clone(),
+            aws: self.aws.clone(),
+            queue: self.queue.clone(),
+            share: share.to_string(),
+            job,
+            old_priority: 0,
+            new_priority: 0,
+            justification: format!("preemption drill {}", self.run_id),
+            change_record: None,
+            preview: String::new(),
+            outcome: None,
+            policy: None,
+            repair: None,
+            action: Some(action),
+            prev_hash: String::new(),
+            hash: String::new(),
+        }
+    }
+
+    /// SubmitServiceJob, audited. The intent names the job and what it asks for; the outcome
+    /// adds the job id the service gave it.
+    pub async fn submit(
+        &self,
+        client: &BatchClient,
+        req: &SubmitRequest,
+        detail: String,
+    ) -> anyhow::Result<SubmittedJob> {
+        let change_id = crate::audit::new_change_id();
+        let _in_flight = self
+            .log
+            .begin_change(&change_id)
+            .context("audit log, before SubmitServiceJob")?;
+        let action = Action {
+            call: "SubmitServiceJob".into(),
+            target: req.job_name.clone(),
+            detail,
+            run_id: Some(self.run_id.clone()),
+        };
+        let job = JobRef {
+            id: String::new(),
+            name: req.job_name.clone(),
+            arn: String::new(),
+        };
+        let mut record = self.record(&change_id, &req.share, job, action);
+        self.log
+            .append(record.clone())
+            .context("audit log, before SubmitServiceJob")?;
+        let result = client.submit_service_job(req).await;
+        record.kind = RecordKind::Outcome;
+        record.time = now_rfc3339();
+        record.outcome = Some(match &result {
+            Ok(j) => {
+                record.job.id = j.id.clone();
+                record.job.arn = j.arn.clone();
+                Outcome::Succeeded {
+                    request_id: Some(j.request_id.clone()).filter(|r| !r.is_empty()),
+                }
+            }
+            Err(e) => Outcome::Failed {
+                error: crate::model::clean_text(&e.to_string()),
+            },
+        });
+        self.log
+            .append(record)
+            .context("audit log, after SubmitServiceJob")?;
+        Ok(result?)
+    }
+
+    /// TerminateServiceJobs of `ids`, audited as one change: the intent lists the jobs, the
+    /// outcome the ones the service could not terminate.
+    pub async fn terminate(
+        &self,
+        client: &BatchClient,
+        ids: &[String],
+        reason: &str,
+    ) -> anyhow::Result<TerminateResult> {
+        let change_id = crate::audit::new_change_id();
+        let _in_flight = self
+            .log
+            .begin_change(&change_id)
+            .context("audit log, before TerminateServiceJobs")?;
+        let action = Action {
+            call: "TerminateServiceJobs".into(),
+            target: format!(
+                "{} drill job{}",
+                ids.len(),
+                if ids.len() == 1 { "" } else { "s" }
+            ),
+            detail: format!("{reason}: {}", ids.join(", ")),
+            run_id: Some(self.run_id.clone()),
+        };
+        let job = JobRef {
+            id: String::new(),
+            name: String::new(),
+            arn: String::new(),
+        };
+        let mut record = self.record(&change_id, "", job, action);
+        self.log
+            .append(record.clone())
+            .context("audit log, before TerminateServiceJobs")?;
+        let result = client.terminate_service_jobs(ids, reason).await;
+        record.kind = RecordKind::Outcome;
+        record.time = now_rfc3339();
+        record.outcome = Some(match &result {
+            Ok(r) if r.errors.is_empty() => Outcome::Succeeded {
+                request_id: r.request_ids.first().cloned().filter(|s| !s.is_empty()),
+            },
+            Ok(r) => Outcome::Failed {
+                error: r
+                    .errors
+                    .iter()
+                    .map(|e| format!("{}: {} {}", e.job, e.code, e.message))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            },
+            Err(e) => Outcome::Failed {
+                error: crate::model::clean_text(&e.to_string()),
+            },
+        });
+        self.log
+            .append(record)
+            .context("audit log, after TerminateServiceJobs")?;
+        Ok(result?)
+    }
+}

@@ -1,0 +1,350 @@
+//! `quotatop drill`: the pilot procedure of the seed, automated and safe. Plan (and refusals)
+//! first; then, confirmed, the repetitions ([`procedure`]); whatever ends the drill (its end,
+//! Ctrl-C, SIGTERM, the timeout, an error) terminates every drill job it submitted, and says
+//! so; the report is printed and kept in the journal. `drill cleanup --run ID` terminates a
+//! killed drill's jobs later.
+
+mod audited;
+mod cleanup;
+mod procedure;
+mod render;
+mod template;
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, bail};
+
+use crate::analysis::drill::{self, DrillReport, DrillRequest};
+use crate::analysis::{GpuTable, scorecard};
+use crate::batch::BatchClient;
+use crate::cli::{DrillArgs, DrillCommand, DrillFormat, DrillRunArgs};
+use crate::config;
+use crate::journal::{Journal, JournalConfig};
+use crate::model::{Millis, clean_text, parse_duration};
+use crate::poll::{self, PollConfig};
+
+pub use procedure::name_prefix;
+pub use template::{DRILL_TAG, LENGTH_ENV};
+
+pub fn run(args: &DrillArgs) -> anyhow::Result<()> {
+    match &args.command {
+        Some(DrillCommand::Cleanup(c)) => cleanup::run(c),
+        None => run_drill(&args.run),
+    }
+}
+
+/// The config for a command that changes things: unreadable settings stop it, read-only
+/// refuses it.
+fn load_config(
+    path: Option<std::path::PathBuf>,
+    read_only: bool,
+    what: &str,
+) -> anyhow::Result<config::Loaded> {
+    let loaded = config::load(&config::Overrides {
+        config_path: path,
+        read_only,
+        ..config::Overrides::default()
+    });
+    if !loaded.warnings.is_empty() {
+        bail!(
+            "{what} submits nothing while its settings are in doubt: {}",
+            loaded.warnings.join("; ")
+        );
+    }
+    if loaded.config.read_only {
+        bail!(
+            "read-only mode: {what} refuses to submit or terminate jobs (from --read-only, QUOTATOP_READ_ONLY or read_only in {})",
+            loaded
+                .path
+                .as_deref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "the config file".to_string())
+        );
+    }
+    Ok(loaded)
+}
+
+fn required<'a, T>(v: &'a Option<T>, flag: &str) -> anyhow::Result<&'a T> {
+    v.as_ref().ok_or_else(|| anyhow!("{flag} is required"))
+}
+
+fn lengths(text: &str) -> anyhow::Result<Vec<Millis>> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| parse_duration(s).map_err(|e| anyhow!("--lengths: {e}")))
+        .collect()
+}
+
+/// A short id naming the run in job names, tags, the audit log and the journal.
+fn new_run_id() -> String {
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    format!("drill-{}", &id[..8])
+}
+
+fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
+    let loaded = load_config(a.config.clone(), a.read_only, "drill")?;
+    let queue = required(&a.queue, "--queue")?.clone();
+    let template = template::Template::load(required(&a.template, "--template")?)?;
+    let req = DrillRequest {
+        queue: queue.clone(),
+        lender: required(&a.lender, "--lender")?.clone(),
+        borrower: required(&a.borrower, "--borrower")?.clone(),
+        instance_types: a.instance_types.clone(),
+        lengths_ms: lengths(&a.lengths)?,
+        repeat: a.repeat,
+        baseline: a.baseline,
+        priority: a.priority,
+        priority_length_ms: parse_duration(&a.priority_length)
+            .map_err(|e| anyhow!("--priority-length: {e}"))?,
+        borrower_priority: 0,
+        preemption_retries: a.preemption_retries,
+        allow_busy: a.allow_busy,
+        max_runtime_ms: template.max_runtime_ms,
+    };
+    if !(a.poll_interval.is_finite() && a.poll_interval > 0.0 && a.poll_interval <= 600.0) {
+        bail!("--poll-interval must be above 0 and at most 600 seconds");
+    }
+    let timeout = a
+        .timeout
+        .as_deref()
+        .map(|t| parse_duration(t).map_err(|e| anyhow!("--timeout: {e}")))
+        .transpose()?;
+    let log = super::audit::open_log(&a.log)?;
+    if !a.dry_run {
+        log.check_tail()
+            .map_err(|e| anyhow!(clean_text(&crate::model::error_chain(&e))))?;
+    }
+    let cfg = loaded.config;
+    let rt = super::runtime()?;
+    rt.block_on(async {
+        let client = BatchClient::connect(super::snapshot::connect_options(&a.aws)).await?;
+        let snapshot = poll::refresh_once(
+            &client,
+            PollConfig {
+                queues: vec![queue.clone()],
+                ..PollConfig::default()
+            },
+        )
+        .await?;
+        let q = snapshot
+            .queues
+            .first()
+            .ok_or_else(|| anyhow!("queue {queue} was not found"))?;
+        let plan = drill::plan(q, &req, &cfg.prices).map_err(|e| anyhow!("drill refused: {e}"))?;
+        let run_id = new_run_id();
+        let plan_text = render::plan_text(&plan, &run_id, cfg.currency.as_deref());
+        // With --format json, stdout is the JSON alone (the plan's, on a dry run).
+        match a.format {
+            DrillFormat::Md => print!("{plan_text}"),
+            DrillFormat::Json => eprint!("{plan_text}"),
+        }
+        if a.dry_run {
+            if a.format == DrillFormat::Json {
+                println!(
+                    "{}",
+                    crate::model::escape_c1_in_json(serde_json::to_string_pretty(&plan)?)
+                );
+            }
+            eprintln!("dry run: nothing submitted");
+            return Ok(());
+        }
+        if !a.yes {
+            if !std::io::stdin().is_terminal() {
+                bail!("not on a terminal: pass --yes to run the drill");
+            }
+            print!("Run this drill? [y/N] ");
+            std::io::stdout().flush().ok();
+            let mut answer = String::new();
+            std::io::stdin().lock().read_line(&mut answer)?;
+            if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                println!("cancelled: nothing submitted");
+                return Ok(());
+            }
+        }
+        let timeout = timeout.unwrap_or(plan.expected_ms.saturating_mul(3) + 10 * 60_000);
+        let audit = audited::DrillAudit::new(log, &client, &plan.queue, &run_id).await?;
+        eprintln!(
+            "drill {run_id} started: stop it with Ctrl-C (its jobs are terminated); after a kill, `quotatop drill cleanup --run {run_id}`"
+        );
+        let state = Arc::new(Mutex::new(procedure::State::default()));
+        let checkpoints: std::collections::BTreeMap<String, u64> = cfg
+            .scorecard
+            .checkpoint_minutes
+            .iter()
+            .map(|(s, m)| (s.clone(), u64::from(*m) * 60_000))
+            .collect();
+        let d = procedure::Drill {
+            client: &client,
+            audit: &audit,
+            plan: &plan,
+            template: &template,
+            run_id: run_id.clone(),
+            poll: Duration::from_secs_f64(a.poll_interval),
+            checkpoint_check: a.checkpoint_check.clone(),
+            ledger: drill::ledger_options(GpuTable::with_overrides(cfg.gpus.clone()), checkpoints),
+            state: state.clone(),
+        };
+        let started_at = client
+            .get_job_queue_snapshot(&plan.queue)
+            .await
+            .ok()
+            .and_then(|f| f.last_updated_at)
+            .unwrap_or_else(crate::model::wall_clock_ms);
+        let interrupted = tokio::select! {
+            r = d.run_all() => r.err().map(|e| format!("error: {}", crate::model::error_chain(e.as_ref()))),
+            _ = super::record::shutdown_signal() => Some("interrupted (Ctrl-C or SIGTERM)".to_string()),
+            _ = tokio::time::sleep(Duration::from_millis(timeout.max(0) as u64)) => {
+                Some(format!("timeout after {} of wall time", render::ms(timeout)))
+            }
+        };
+        let known = procedure::lock(&state).submitted.clone();
+        // The API keeps the reason as the job's statusReason: it must not read as a
+        // preemption (the attempts' analysis counts an attempt whose reason says "preempt" as
+        // preempted); the cause is in the report and on stderr.
+        let reason = match &interrupted {
+            None => format!("quotatop drill {run_id}: finished"),
+            Some(_) => format!("quotatop drill {run_id}: stopped early"),
+        };
+        let (at_end, errors) = procedure::terminate_everything(
+            &client,
+            &audit,
+            &plan.queue,
+            &run_id,
+            &known,
+            &reason.chars().take(200).collect::<String>(),
+        )
+        .await;
+        if let Some(why) = &interrupted {
+            eprintln!("drill {run_id} stopped: {}", clean_text(why));
+        }
+        let mut terminated = std::mem::take(&mut procedure::lock(&state).terminated);
+        let earlier = terminated.len();
+        terminated.extend(at_end.iter().cloned());
+        eprintln!(
+            "{} drill job{} submitted; terminated {} now that the drill {} ({earlier} earlier, at the end of their repetition); {}",
+            known.len(),
+            if known.len() == 1 { "" } else { "s" },
+            at_end.len(),
+            if interrupted.is_some() { "stopped" } else { "ended" },
+            if errors.is_empty() {
+                "no drill job left alive".to_string()
+            } else {
+                format!(
+                    "NOT terminated: {} (run `quotatop drill cleanup --run {run_id}`)",
+                    clean_text(&errors.join("; "))
+                )
+            }
+        );
+        let finished_at = client
+            .get_job_queue_snapshot(&plan.queue)
+            .await
+            .ok()
+            .and_then(|f| f.last_updated_at)
+            .unwrap_or_else(crate::model::wall_clock_ms);
+        let (mut results, current) = {
+            let mut st = procedure::lock(&state);
+            (std::mem::take(&mut st.results), st.current.take())
+        };
+        if interrupted.is_some()
+            && let Some(r) = procedure::partial(&client, current, &d.ledger, finished_at).await
+        {
+            results.push(r);
+        }
+        let mut report = DrillReport {
+            run_id: run_id.clone(),
+            queue: plan.queue.clone(),
+            lender: plan.lender.clone(),
+            borrower: plan.borrower.clone(),
+            operator: audit.operator.describe(),
+            started_at,
+            finished_at,
+            plan: plan.clone(),
+            repetitions: results,
+            aggregate: Default::default(),
+            groups: Vec::new(),
+            baseline: None,
+            interrupted: interrupted.clone(),
+            terminated,
+            termination_errors: errors,
+        };
+        report.summarise();
+        match a.format {
+            DrillFormat::Md => print!("{}", render::report_md(&report)),
+            DrillFormat::Json => println!(
+                "{}",
+                crate::model::escape_c1_in_json(serde_json::to_string_pretty(&report)?)
+            ),
+        }
+        // The queue as it is after the drill, journaled with the one before, so `report`
+        // finds the queue (and its drills) even where no console or `record` watched it.
+        let after = poll::refresh_once(
+            &client,
+            PollConfig {
+                queues: vec![plan.queue.clone()],
+                ..PollConfig::default()
+            },
+        )
+        .await
+        .ok();
+        let snapshots: Vec<crate::model::Snapshot> =
+            std::iter::once(snapshot.clone()).chain(after).collect();
+        match keep(&report, &snapshots, a.journal.clone()) {
+            Ok(path) => eprintln!("report kept in the journal {}", path.display()),
+            Err(e) => eprintln!(
+                "warning: the report could not be kept in the journal: {}",
+                clean_text(&crate::model::error_chain(e.as_ref()))
+            ),
+        }
+        match interrupted {
+            Some(why) => bail!("drill {run_id} did not finish: {why}"),
+            None => Ok(()),
+        }
+    })
+}
+
+fn keep(
+    report: &DrillReport,
+    snapshots: &[crate::model::Snapshot],
+    path: Option<std::path::PathBuf>,
+) -> anyhow::Result<std::path::PathBuf> {
+    let path = match path {
+        Some(p) => p,
+        None => crate::journal::default_journal_path()?,
+    };
+    let mut j = Journal::open(&path, JournalConfig::default())
+        .with_context(|| format!("journal {}", path.display()))?;
+    j.record_all(snapshots)?;
+    j.save_drill(report)?;
+    Ok(path)
+}
+
+/// The drills of `queue` kept in `journal` since `since`, for `report`.
+pub fn kept_drills(journal: &Journal, queue: &str, since: Millis) -> Vec<DrillReport> {
+    journal.drills(queue, since).unwrap_or_default()
+}
+
+/// A short line per drill for `report`: id, when, repetitions, reclaim P50/P95, preempted.
+pub fn drill_line(r: &DrillReport) -> String {
+    let a = &r.aggregate;
+    format!(
+        "{} ({} / {}): {} repetition{}, reclaim P50 {} P95 {}, {} preempted, lost {} GPU-h{}",
+        clean_text(&r.run_id),
+        clean_text(&r.lender),
+        clean_text(&r.borrower),
+        a.repetitions,
+        if a.repetitions == 1 { "" } else { "s" },
+        scorecard::format::duration(a.reclaim_p50_ms),
+        scorecard::format::duration(a.reclaim_p95_ms),
+        a.preempted,
+        a.lost_gpu_hours
+            .map_or("-".to_string(), |h| format!("{h:.2}")),
+        if r.interrupted.is_some() {
+            ", stopped early"
+        } else {
+            ""
+        }
+    )
+}
