@@ -9,6 +9,7 @@ mod error;
 mod job;
 mod share;
 mod snapshot;
+mod sources;
 mod text;
 
 pub use clock::wall_clock_ms;
@@ -26,6 +27,7 @@ pub use share::{
 pub use snapshot::{
     FrontEntry, HealthState, PollHealth, QueueSnapshot, Snapshot, Source, TrackedJob,
 };
+pub use sources::{Fleet, SourceStatus, SourceVerdict, queue_key, split_queue_key};
 pub use text::{
     clean, clean_text, csv_field, display_width, escape_c1_in_json, escape_controls, pad_right,
     without_userinfo,
