@@ -13,6 +13,7 @@ pub mod set_priority;
 pub mod shell;
 pub mod simulate;
 pub mod snapshot;
+pub mod sources;
 pub mod tui;
 
 /// A command's error as `main` prints it: the message, then each cause once after `: `

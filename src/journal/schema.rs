@@ -64,6 +64,41 @@ const MIGRATIONS: &[&str] = &[
     // 2: why a preempted attempt ended (the API's statusReason), kept once the API's window of
     // recent attempts no longer shows it.
     "ALTER TABLE transitions ADD COLUMN reason TEXT NOT NULL DEFAULT '';",
+    // 3: queues keyed by their source (`[[sources]]`) as well as their name: two regions may
+    // both have `ml-training`. Rows written before are the implicit source's ('').
+    "
+    ALTER TABLE jobs ADD COLUMN source TEXT NOT NULL DEFAULT '';
+    DROP INDEX jobs_queue;
+    CREATE INDEX jobs_queue ON jobs(source, queue, last_seen_at);
+    CREATE TABLE usage_samples_new (
+        source TEXT NOT NULL DEFAULT '',
+        queue TEXT NOT NULL,
+        share TEXT NOT NULL,
+        instance_type TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        used INTEGER NOT NULL,
+        share_limit INTEGER NOT NULL,
+        borrowed INTEGER NOT NULL,
+        lent INTEGER NOT NULL,
+        PRIMARY KEY (source, queue, share, instance_type, at)
+    ) WITHOUT ROWID;
+    INSERT INTO usage_samples_new
+        SELECT '', queue, share, instance_type, at, used, share_limit, borrowed, lent
+        FROM usage_samples;
+    DROP TABLE usage_samples;
+    ALTER TABLE usage_samples_new RENAME TO usage_samples;
+    CREATE TABLE queues_new (
+        source TEXT NOT NULL DEFAULT '',
+        name TEXT NOT NULL,
+        environment TEXT NOT NULL,
+        shares TEXT NOT NULL,
+        last_observed_at INTEGER NOT NULL,
+        PRIMARY KEY (source, name)
+    );
+    INSERT INTO queues_new SELECT '', name, environment, shares, last_observed_at FROM queues;
+    DROP TABLE queues;
+    ALTER TABLE queues_new RENAME TO queues;
+    ",
 ];
 
 /// The schema version this build writes.

@@ -78,3 +78,42 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
         })
     }
 }
+
+/// The console's changes with several sources: each goes to the runner of its queue's source
+/// (the request's queue is a [`crate::model::queue_key`]), which gets the plain queue name and
+/// records its source in the audit log.
+pub struct BySource {
+    pub runners: Vec<(String, Arc<dyn ChangeRunner>)>,
+}
+
+impl ChangeRunner for BySource {
+    fn apply(&self, mut req: ChangeRequest) -> BoxFuture<ChangeResult> {
+        let (source, name) = crate::model::split_queue_key(&req.queue);
+        let (source, name) = (source.map(str::to_string), name.to_string());
+        let runner = self
+            .runners
+            .iter()
+            .find(|(n, _)| Some(n) == source.as_ref())
+            .map(|(_, r)| Arc::clone(r));
+        match runner {
+            Some(r) => {
+                req.queue = name;
+                r.apply(req)
+            }
+            None => {
+                let result = ChangeResult {
+                    job_id: req.preview.job_id.clone(),
+                    job_name: req.preview.job_name.clone(),
+                    new_priority: req.preview.new_priority,
+                    result: Err(ChangeError::Refused(format!(
+                        "queue {} belongs to no source of this console",
+                        crate::model::clean_text(&req.queue)
+                    ))),
+                    warning: None,
+                    audit_log: None,
+                };
+                Box::pin(async move { result })
+            }
+        }
+    }
+}
