@@ -97,13 +97,13 @@ impl Data {
         self.views = snapshot
             .queues
             .iter()
-            .map(|q| QueueView::derive(q, &self.loop_rule, self.recorded.get(&q.name)))
+            .map(|q| QueueView::derive(q, &self.loop_rule, self.recorded.get(&q.key())))
             .collect();
         for (q, v) in snapshot.queues.iter().zip(&self.views) {
             for u in &v.usage {
                 let h = self
                     .history
-                    .entry((q.name.clone(), u.share.clone(), u.instance_type.clone()))
+                    .entry((q.key(), u.share.clone(), u.instance_type.clone()))
                     .or_default();
                 if h.len() == HISTORY_LEN {
                     h.pop_front();
@@ -146,7 +146,7 @@ impl Data {
         self.recorded.insert(queue.to_string(), recorded);
         if let Some(s) = &self.snapshot {
             for (q, v) in s.queues.iter().zip(self.views.iter_mut()) {
-                if q.name == queue {
+                if q.key() == queue {
                     *v = QueueView::derive(q, &self.loop_rule, self.recorded.get(queue));
                 }
             }
@@ -157,11 +157,15 @@ impl Data {
         self.snapshot.as_ref().map_or(&[], |s| s.queues.as_slice())
     }
 
-    /// The queue named `name`, or the first one, with its analysis.
+    /// The queue of key `name` ([`crate::model::queue_key`]; else the first queue of that
+    /// name), or the first one, with its analysis.
     pub fn queue(&self, name: Option<&str>) -> Option<(&QueueSnapshot, &QueueView)> {
         let queues = self.queues();
         let i = name
-            .and_then(|n| queues.iter().position(|q| q.name == n))
+            .and_then(|n| {
+                (queues.iter().position(|q| q.key() == n))
+                    .or_else(|| queues.iter().position(|q| q.name == n))
+            })
             .or(if queues.is_empty() { None } else { Some(0) })?;
         Some((queues.get(i)?, self.views.get(i)?))
     }

@@ -55,6 +55,7 @@ mod set_priority;
 mod shell_integration;
 mod snapshot_cli;
 mod snapshot_engine;
+mod sources;
 mod terminal_escapes;
 mod tui_app;
 mod tui_history;
