@@ -256,3 +256,51 @@ async fn snapshot_reads_each_source_of_the_config() {
     us.shutdown().await.unwrap();
     eu.shutdown().await.unwrap();
 }
+
+/// `quotatop record` with `[[sources]]`: one journal, each source's `ml-training` under its own
+/// key, with its own jobs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_journals_each_source_under_its_key() {
+    let us = emulator("us-east-1", &us_world()).await;
+    let eu = emulator("eu-west-1", &eu_world()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = config(dir.path(), &us, &eu);
+    let journal = dir.path().join("journal.sqlite3");
+    let mut child = crate::data_support::quotatop()
+        .args(["record", "--interval", "1", "--config"])
+        .arg(&path)
+        .arg("--journal")
+        .arg(&journal)
+        .arg("--log-dir")
+        .arg(dir.path())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let j = journal.clone();
+    tokio::task::spawn_blocking(move || {
+        crate::data_support::wait_until_journaled(&j, "ml-training@us");
+        crate::data_support::wait_until_journaled(&j, "ml-training@eu");
+    })
+    .await
+    .unwrap();
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let exit = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+    let j = quotatop::journal::Journal::open_existing(&journal, Default::default()).unwrap();
+    let names = |key: &str| -> Vec<String> {
+        j.jobs(key, 0)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.name)
+            .collect()
+    };
+    assert_eq!(names("ml-training@us"), ["us-sweep"]);
+    assert_eq!(names("ml-training@eu"), ["eu-finetune"]);
+    assert!(names("ml-training").is_empty());
+    us.shutdown().await.unwrap();
+    eu.shutdown().await.unwrap();
+}
