@@ -339,43 +339,42 @@ impl Screen for Overview {
         let previous = self.remembered.take();
         let mut entries = Vec::new();
         let mut rows = Vec::new();
-        let sources = data.snapshot.as_ref().map_or(&[][..], |s| &s.sources[..]);
-        // With sources, each one's queues under its heading (kept while a queue of it is).
-        let mut source_head: Option<usize> = None;
-        let mut last_source = None;
-        for (qi, (q, v)) in data.queues().iter().zip(&data.views).enumerate() {
-            if !sources.is_empty() && last_source != Some(&q.source) {
-                last_source = Some(&q.source);
-                source_head = sources
-                    .iter()
-                    .position(|s| Some(&s.name) == q.source.as_ref())
-                    .map(|si| {
-                        entries.push(Entry::Source(si));
-                        entries.len() - 1
-                    });
+        let queues = data.queues();
+        for (heading, group) in groups(data) {
+            // With sources, each one's heading, then its queues: shown while one of its queues
+            // is, or with no filter (a source whose every call fails has no queue to show).
+            let mut head_row = heading.map(|si| {
+                entries.push(Entry::Source(si));
+                entries.len() - 1
+            });
+            if !self.list.filter.is_active() {
+                rows.extend(head_row.take());
             }
-            let head = entries.len();
-            entries.push(Entry::Queue(qi));
-            let mut kept = Vec::new();
-            for (ui, u) in v.usage.iter().enumerate() {
-                entries.push(Entry::Usage(qi, ui));
-                let strategy = u.strategy.as_str();
-                if self.list.filter.matches([
-                    u.share.as_str(),
-                    u.instance_type.as_str(),
-                    strategy,
-                    q.name.as_str(),
-                    q.source.as_deref().unwrap_or(""),
-                ]) {
-                    kept.push(entries.len() - 1);
+            for qi in group {
+                let (Some(q), Some(v)) = (queues.get(qi), data.views.get(qi)) else {
+                    continue;
+                };
+                let head = entries.len();
+                entries.push(Entry::Queue(qi));
+                let mut kept = Vec::new();
+                for (ui, u) in v.usage.iter().enumerate() {
+                    entries.push(Entry::Usage(qi, ui));
+                    let strategy = u.strategy.as_str();
+                    if self.list.filter.matches([
+                        u.share.as_str(),
+                        u.instance_type.as_str(),
+                        strategy,
+                        q.name.as_str(),
+                        q.source.as_deref().unwrap_or(""),
+                    ]) {
+                        kept.push(entries.len() - 1);
+                    }
                 }
-            }
-            if !kept.is_empty() || !self.list.filter.is_active() {
-                if let Some(h) = source_head.take() {
-                    rows.push(h);
+                if !kept.is_empty() || !self.list.filter.is_active() {
+                    rows.extend(head_row.take());
+                    rows.push(head);
+                    rows.extend(kept);
                 }
-                rows.push(head);
-                rows.extend(kept);
             }
         }
         self.entries = entries;
@@ -476,6 +475,42 @@ impl Screen for Overview {
             }),
         }
     }
+}
+
+/// The Overview's groups of queue indices: one without a heading when there are no sources;
+/// else one per source in the snapshot's order (its heading even when it has no queue), then
+/// any queue of no known source.
+fn groups(data: &Data) -> Vec<(Option<usize>, Vec<usize>)> {
+    let queues = data.queues();
+    let sources = data.snapshot.as_ref().map_or(&[][..], |s| &s.sources[..]);
+    if sources.is_empty() {
+        return vec![(None, (0..queues.len()).collect())];
+    }
+    let of = |name: Option<&str>| -> Vec<usize> {
+        let same = |(qi, q): (usize, &crate::model::QueueSnapshot)| {
+            (q.source.as_deref() == name).then_some(qi)
+        };
+        queues.iter().enumerate().filter_map(same).collect()
+    };
+    let mut out: Vec<(Option<usize>, Vec<usize>)> = sources
+        .iter()
+        .enumerate()
+        .map(|(si, s)| (Some(si), of(Some(&s.name))))
+        .collect();
+    let orphans: Vec<usize> = queues
+        .iter()
+        .enumerate()
+        .filter(|(_, q)| {
+            !sources
+                .iter()
+                .any(|s| q.source.as_deref() == Some(s.name.as_str()))
+        })
+        .map(|(qi, _)| qi)
+        .collect();
+    if !orphans.is_empty() {
+        out.push((None, orphans));
+    }
+    out
 }
 
 /// A source's heading: its name, where it is (region, profile, endpoint) and its health in
