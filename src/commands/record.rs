@@ -48,7 +48,12 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
     let named = {
         let mut config = loaded.config.clone();
         config.queues.clone_from(&args.queues);
-        super::sources::named(&config, &args.sources, args.aws.explicit())?
+        super::sources::named(
+            &config,
+            &args.sources,
+            args.aws.explicit(),
+            loaded.broken.as_deref(),
+        )?
     };
     if let Some(addr) = args.metrics_addr {
         crate::metrics::server::check_bind(addr, args.metrics_allow_remote)

@@ -23,10 +23,15 @@ pub fn named(
     config: &Config,
     wanted: &[String],
     explicit_aws: bool,
+    broken: Option<&str>,
 ) -> anyhow::Result<Vec<SelectedSource>> {
     let selected = config
         .select_sources(wanted, explicit_aws)
-        .map_err(anyhow::Error::msg)?;
+        .map_err(|e| match broken {
+            // The file's sources are unknown because the file could not be used: say so.
+            Some(why) => anyhow::anyhow!("{e}; the config file could not be used: {why}"),
+            None => anyhow::Error::msg(e),
+        })?;
     Ok(selected.into_iter().filter(|s| s.name.is_some()).collect())
 }
 

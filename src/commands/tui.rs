@@ -32,7 +32,12 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
         credentials: None,
     };
     let queues = c.queues.clone();
-    let named = super::sources::named(c, &args.sources, args.aws.explicit())?;
+    let named = super::sources::named(
+        c,
+        &args.sources,
+        args.aws.explicit(),
+        loaded.broken.as_deref(),
+    )?;
     let journal = console::journal(
         &args.console,
         c.journal.config(),

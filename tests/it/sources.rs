@@ -308,3 +308,22 @@ async fn record_journals_each_source_under_its_key() {
     us.shutdown().await.unwrap();
     eu.shutdown().await.unwrap();
 }
+
+/// A config whose sources cannot be used (a name given twice) makes `--source` an error that
+/// says why, not a silent fall back to the one implicit source.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duplicate_source_names_are_named_when_a_source_is_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(
+        &path,
+        "[[sources]]\nname = \"us\"\nregion = \"us-east-1\"\n[[sources]]\nname = \"us\"\nregion = \"eu-west-1\"\n",
+    )
+    .unwrap();
+    let out = snapshot_json(&path, &["--source", "us"]).await;
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown source `us`"), "{err}");
+    assert!(err.contains("the name `us` is used twice"), "{err}");
+    assert!(out.stdout.is_empty());
+}

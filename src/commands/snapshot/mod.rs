@@ -52,12 +52,18 @@ fn named_sources(args: &SnapshotArgs) -> anyhow::Result<Vec<crate::config::Selec
     if args.sources.is_empty() && args.aws.explicit() {
         return Ok(Vec::new());
     }
-    let mut config = crate::config::load(&crate::config::Overrides::default()).config;
-    if config.sources.is_empty() && args.sources.is_empty() {
+    let loaded = crate::config::load(&crate::config::Overrides::default());
+    if loaded.config.sources.is_empty() && args.sources.is_empty() {
         return Ok(Vec::new());
     }
+    let mut config = loaded.config;
     config.queues.clone_from(&args.queues);
-    super::sources::named(&config, &args.sources, args.aws.explicit())
+    super::sources::named(
+        &config,
+        &args.sources,
+        args.aws.explicit(),
+        loaded.broken.as_deref(),
+    )
 }
 
 /// One complete refresh of each named source, merged; a source that cannot be refreshed is
