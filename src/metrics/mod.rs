@@ -288,30 +288,46 @@ fn registry(
 
 fn fill(fams: &Families, snap: &Snapshot, ctx: &Context, now: Millis) {
     let region = snap.source.region.as_deref().unwrap_or("");
-    let r = [("region", region)];
-    let h = &snap.health;
-    fams.set(
-        "quotatop_last_snapshot_timestamp_seconds",
-        labels(&r),
-        snap.taken_at as f64 / 1e3,
-    );
-    let up = matches!(h.state, HealthState::Healthy);
-    fams.set("quotatop_refresh_up", labels(&r), f64::from(u8::from(up)));
-    fams.set(
-        "quotatop_refresh_calls_last_minute",
-        labels(&r),
-        f64::from(h.calls_last_minute),
-    );
-    fams.set(
-        "quotatop_refresh_throttles_last_minute",
-        labels(&r),
-        f64::from(h.throttled_last_minute),
-    );
-    fams.set(
-        "quotatop_refresh_errors_last_minute",
-        labels(&r),
-        f64::from(h.errors_last_minute),
-    );
+    // With `[[sources]]`, the refresh health of each source (its region, a `source` label);
+    // else the one source's.
+    let healths: Vec<(Labels, &crate::model::PollHealth, Millis)> = if snap.sources.is_empty() {
+        vec![(labels(&[("region", region)]), &snap.health, snap.taken_at)]
+    } else {
+        snap.sources
+            .iter()
+            .map(|s| {
+                let l = labels(&[
+                    ("region", s.source.region.as_deref().unwrap_or("")),
+                    ("source", s.name.as_str()),
+                ]);
+                (l, &s.health, s.taken_at.unwrap_or(snap.taken_at))
+            })
+            .collect()
+    };
+    for (l, h, taken_at) in healths {
+        fams.set(
+            "quotatop_last_snapshot_timestamp_seconds",
+            l.clone(),
+            taken_at as f64 / 1e3,
+        );
+        let up = matches!(h.state, HealthState::Healthy);
+        fams.set("quotatop_refresh_up", l.clone(), f64::from(u8::from(up)));
+        fams.set(
+            "quotatop_refresh_calls_last_minute",
+            l.clone(),
+            f64::from(h.calls_last_minute),
+        );
+        fams.set(
+            "quotatop_refresh_throttles_last_minute",
+            l.clone(),
+            f64::from(h.throttled_last_minute),
+        );
+        fams.set(
+            "quotatop_refresh_errors_last_minute",
+            l,
+            f64::from(h.errors_last_minute),
+        );
+    }
     for q in &snap.queues {
         // With `[[sources]]`, each queue's region is its source's, and a `source` label keeps
         // two sources' queues of the same name apart.

@@ -187,8 +187,11 @@ fn two_sources_with_the_same_queue_name_are_two_series() {
         ("us".into(), crate::model::Source::default()),
         ("eu".into(), crate::model::Source::default()),
     ]);
+    let mut one = one;
+    one.health.state = crate::model::HealthState::Healthy;
     let mut eu = one.clone();
     eu.source.region = Some("eu-west-1".into());
+    eu.health.state = crate::model::HealthState::Unreachable;
     fleet.update(0, one);
     let merged = fleet.update(1, eu);
     let (text, _) = exposition(
@@ -215,6 +218,18 @@ fn two_sources_with_the_same_queue_name_are_two_series() {
         series
             .iter()
             .any(|l| l.contains("source=\"us\"") && l.contains("region=\"us-east-1\"")),
+        "{text}"
+    );
+    // Each source's refresh health: the one that fails is down, the other up.
+    let up = |labels: &[&str]| sample(&text, "quotatop_refresh_up", labels).map(str::to_string);
+    assert_eq!(
+        up(&["source=\"eu\"", "region=\"eu-west-1\""]).as_deref(),
+        Some("0.0"),
+        "{text}"
+    );
+    assert_eq!(
+        up(&["source=\"us\"", "region=\"us-east-1\""]).as_deref(),
+        Some("1.0"),
         "{text}"
     );
 }
