@@ -42,6 +42,7 @@ fn snapshot(n: usize) -> Snapshot {
                     preemption_retries: None,
                     preemption: None,
                     attempts: Vec::new(),
+                    checkpoint_interval_ms: None,
                     is_terminated: false,
                 },
                 arn: format!("arn:aws:batch:us-east-1:1:service-job/{i}"),

@@ -202,6 +202,11 @@ pub struct ReplayArgs {
     pub journal: Option<Option<std::path::PathBuf>>,
     #[command(flatten)]
     pub window: JournalWindowArgs,
+    /// With --journal: the baseline is the share configuration in force at --since (the newest
+    /// the journal observed at or before it) instead of the last one seen; an error when the
+    /// journal has none that old.
+    #[arg(long, requires = "journal")]
+    pub baseline_at_since: bool,
     /// Configurations to compare (TOML: shares, capacity, workload assumptions).
     #[arg(long, num_args = 1..)]
     pub config: Vec<std::path::PathBuf>,

@@ -437,10 +437,13 @@ const MAX_UNKNOWN_KEYS: usize = 64;
 
 /// The file's settings, and a warning per unknown key (left out; the rest applies).
 fn read_file(path: &Path) -> Result<(Config, Vec<String>), ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let text =
+        crate::model::read_small_text(path, crate::model::MAX_SMALL_FILE).map_err(|source| {
+            ConfigError::Read {
+                path: path.display().to_string(),
+                source,
+            }
+        })?;
     let parse_error = |message: String| ConfigError::Parse {
         path: path.display().to_string(),
         message,

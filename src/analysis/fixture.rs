@@ -44,6 +44,7 @@ pub fn job(
             preemption_retries: None,
             preemption: None,
             attempts: Vec::new(),
+            checkpoint_interval_ms: None,
             is_terminated: false,
         },
         arn: format!("arn:aws:batch:us-east-1:123456789012:service-job/id-{name}"),

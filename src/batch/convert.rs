@@ -133,6 +133,12 @@ pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
             .preemption_configuration()
             .and_then(|p| p.preemption_retries_before_termination())
             .map(|n| n.max(0) as u32),
+        checkpoint_interval_ms: crate::model::checkpoint_from_tags(
+            d.tags()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        ),
         preemption,
         attempts: d
             .attempts()

@@ -94,6 +94,7 @@ impl JobSummary {
             preemption_retries: None,
             preemption: None,
             attempts: Vec::new(),
+            checkpoint_interval_ms: None,
             is_terminated: f.is_terminated,
         }
     }

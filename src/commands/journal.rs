@@ -34,6 +34,15 @@ pub fn config_options(path: Option<&Path>) -> anyhow::Result<ScorecardOptions> {
     Ok(loaded.config.scorecard_options().1)
 }
 
+/// Which of the queue's journaled share configurations a replay starts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Baseline {
+    /// The last one the journal saw.
+    LastSeen,
+    /// The one in force at the window's start.
+    AtSince,
+}
+
 /// The trace of `window.queue` in the journal at `path` (default path when `None`), over the
 /// window asked, and the queue's baseline configuration. Errors name the problem: no queue,
 /// a journal without it, a window with no finished job.
@@ -41,6 +50,7 @@ pub fn trace_from_journal(
     path: Option<&Path>,
     window: &JournalWindowArgs,
     opts: &ScorecardOptions,
+    baseline_at: Baseline,
 ) -> anyhow::Result<JournalTrace> {
     let queue = window
         .queue
@@ -84,8 +94,30 @@ pub fn trace_from_journal(
                 .unwrap_or_default()
         );
     }
+    let (q, name) = match baseline_at {
+        Baseline::LastSeen => (q, format!("{queue} (journal)")),
+        Baseline::AtSince => {
+            let at = j.queue_at(queue, from)?.ok_or_else(|| {
+                anyhow!(
+                    "the journal {} has no configuration of {queue} in force at --since {} (the first it observed is from {}); replay without --baseline-at-since to start from the last one seen",
+                    path.display(),
+                    crate::model::format_utc(from),
+                    j.first_config_at(queue)
+                        .ok()
+                        .flatten()
+                        .map_or_else(|| "never".to_string(), crate::model::format_utc)
+                )
+            })?;
+            let name = format!(
+                "{queue} (journal, as at {}; observed {})",
+                crate::model::format_utc(from),
+                crate::model::format_utc(at.last_observed_at)
+            );
+            (at, name)
+        }
+    };
     let baseline = ReplayConfig {
-        name: format!("{queue} (journal)"),
+        name,
         capacity: if q.environment.capacity.is_empty() {
             summed_limits(&q.shares)
         } else {
@@ -115,7 +147,12 @@ pub fn run(cmd: &JournalCommand) -> anyhow::Result<()> {
     match cmd {
         JournalCommand::ExportTrace(args) => {
             let opts = config_options(args.config.as_deref())?;
-            let t = trace_from_journal(args.journal.as_deref(), &args.window, &opts)?;
+            let t = trace_from_journal(
+                args.journal.as_deref(),
+                &args.window,
+                &opts,
+                Baseline::LastSeen,
+            )?;
             eprintln!(
                 "{}",
                 crate::model::clean_text(&format!(

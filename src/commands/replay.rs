@@ -137,7 +137,16 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
     let loaded = match &args.journal {
         Some(path) => {
             let opts = super::journal::config_options(None)?;
-            let t = super::journal::trace_from_journal(path.as_deref(), &args.window, &opts)?;
+            let t = super::journal::trace_from_journal(
+                path.as_deref(),
+                &args.window,
+                &opts,
+                if args.baseline_at_since {
+                    super::journal::Baseline::AtSince
+                } else {
+                    super::journal::Baseline::LastSeen
+                },
+            )?;
             eprintln!(
                 "{}",
                 crate::model::clean_text(&format!(

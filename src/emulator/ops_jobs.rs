@@ -42,7 +42,7 @@ use super::wire::{
 };
 
 pub const WORK_TAG: &str = "quotatop:work-seconds";
-pub const CHECKPOINT_TAG: &str = "quotatop:checkpoint-seconds";
+pub use crate::model::CHECKPOINT_TAG;
 pub const FAIL_AFTER_TAG: &str = "quotatop:fail-after-seconds";
 pub const FAIL_ATTEMPTS_TAG: &str = "quotatop:fail-attempts";
 const DEFAULT_WORK_S: u64 = 3600;
@@ -387,6 +387,13 @@ pub fn describe(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiErro
             })
             .collect(),
     });
+    // A scenario's generated jobs checkpoint by the scenario's `checkpoint_s`: they show it as
+    // the tag a submitted job would carry.
+    let mut tags = world.tags.get(&arn).cloned().unwrap_or_default();
+    if let Some(ms) = job.checkpoint_interval_ms {
+        tags.entry(CHECKPOINT_TAG.to_string())
+            .or_insert_with(|| (ms / 1000).to_string());
+    }
     let out = DescribeServiceJobResponse {
         attempts,
         capacity_usage: capacity_usage(&job),
@@ -411,7 +418,7 @@ pub fn describe(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiErro
         status: job.status.as_str(),
         status_reason: job.status_reason,
         stopped_at: job.stopped_at,
-        tags: world.tags.get(&arn).cloned().unwrap_or_default(),
+        tags,
         timeout_config: meta.timeout,
     };
     ok(&out)

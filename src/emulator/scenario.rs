@@ -251,10 +251,12 @@ fn default_count() -> u32 {
 
 impl Scenario {
     pub fn load(path: &Path) -> Result<Self, EmulatorError> {
-        let text = std::fs::read_to_string(path).map_err(|source| EmulatorError::ReadScenario {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = crate::model::read_small_text(path, crate::model::MAX_SMALL_FILE).map_err(
+            |source| EmulatorError::ReadScenario {
+                path: path.display().to_string(),
+                source,
+            },
+        )?;
         Self::parse(&text).map_err(|e| match e {
             EmulatorError::Scenario(message) => EmulatorError::ParseScenario {
                 path: path.display().to_string(),

@@ -216,6 +216,7 @@ impl Engine {
             started_at: r.started_at,
             stopped_at: r.stopped_at,
             preemption_retries: r.retries,
+            checkpoint_interval_ms: r.checkpoint_ms,
             preemption: (r.preempted > 0).then(|| PreemptionSummary {
                 preempted_attempt_count: r.preempted,
                 recent_preempted_attempts: api

@@ -14,8 +14,8 @@ use super::diff::{Transition, TransitionKind};
 use super::read::JobRecord;
 use super::{Journal, JournalError};
 
-/// One job's history rebuilt from its transitions. Checkpoint intervals come from
-/// `checkpoint_by_share` (the API does not show them).
+/// One job's history rebuilt from its transitions. The checkpoint interval is the job's tag's
+/// when it had one, else `checkpoint_by_share`'s.
 pub fn job_history(
     job: &JobRecord,
     transitions: &[Transition],
@@ -32,8 +32,12 @@ pub fn job_history(
         runnable_at: Vec::new(),
         attempts: Vec::new(),
         outcome: Outcome::Open,
-        checkpoint_interval_ms: checkpoint_by_share.get(&job.share).copied(),
+        // The job's own interval (its tag) first, else the share's configured one.
+        checkpoint_interval_ms: job
+            .checkpoint_ms
+            .or_else(|| checkpoint_by_share.get(&job.share).copied()),
         restart_overhead_ms: None,
+        preemption_retries: job.preemption_retries,
     };
     let mut attempts: BTreeMap<&str, AttemptHistory> = BTreeMap::new();
     for t in transitions {

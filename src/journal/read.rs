@@ -42,6 +42,12 @@ pub struct JobRecord {
     pub status: Option<JobStatus>,
     pub first_seen_at: Millis,
     pub last_seen_at: Millis,
+    /// `preemptionRetriesBeforeTermination` as last described (`None`: unset or not known).
+    #[serde(default)]
+    pub preemption_retries: Option<u32>,
+    /// The checkpoint interval from the job's tag, as last described (`None`: not known).
+    #[serde(default)]
+    pub checkpoint_ms: Option<u64>,
 }
 
 /// One per-share usage sample.
@@ -101,6 +107,53 @@ impl Journal {
             .find(|q| q.name == name && q.source.as_deref() == source))
     }
 
+    /// The queue's configuration (environment and shares) in force at `at` (service clock): the
+    /// newest one observed at or before it, with `last_observed_at` set to when it was first
+    /// observed; `None` when the journal saw no configuration of the queue until after `at`.
+    pub fn queue_at(&self, key: &str, at: Millis) -> Result<Option<QueueRecord>, JournalError> {
+        let [name, source] = key_params(key);
+        let row = self
+            .conn
+            .query_row(
+                "SELECT observed_at, environment, shares FROM share_configs
+                 WHERE queue = ?1 AND source = ?3 AND observed_at <= ?2
+                 ORDER BY observed_at DESC LIMIT 1",
+                params![name, at, source],
+                |r| {
+                    Ok((
+                        r.get::<_, Millis>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        row.map(|(observed, env, shares)| {
+            Ok(QueueRecord {
+                name: name.to_string(),
+                source: (!source.is_empty()).then(|| source.to_string()),
+                environment: serde_json::from_str(&env)
+                    .map_err(|e| JournalError::Codec(e.to_string()))?,
+                shares: serde_json::from_str(&shares)
+                    .map_err(|e| JournalError::Codec(e.to_string()))?,
+                last_observed_at: observed,
+            })
+        })
+        .transpose()
+    }
+
+    /// When the journal first observed a configuration of the queue (`None`: never).
+    pub fn first_config_at(&self, key: &str) -> Result<Option<Millis>, JournalError> {
+        self.conn
+            .query_row(
+                "SELECT MIN(observed_at) FROM share_configs WHERE queue = ?1 AND source = ?2",
+                key_params(key),
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// The queue's first observation still in the journal (service clock): its oldest usage
     /// sample or the first sighting of its oldest job; `None` when nothing of it is recorded.
     /// History begins here: a window that starts earlier would average over time nobody saw.
@@ -122,7 +175,8 @@ impl Journal {
             .conn
             .prepare(
                 "SELECT job_id, queue, name, share, priority, instance_type, instance_count,
-                        created_at, status, first_seen_at, last_seen_at
+                        created_at, status, first_seen_at, last_seen_at,
+                        preemption_retries, checkpoint_ms
                  FROM jobs WHERE queue = ?1 AND source = ?3 AND last_seen_at >= ?2
                  ORDER BY created_at, job_id",
             )
@@ -141,6 +195,10 @@ impl Journal {
                 status: JobStatus::parse(&r.get::<_, String>(8)?),
                 first_seen_at: r.get(9)?,
                 last_seen_at: r.get(10)?,
+                preemption_retries: r.get(11)?,
+                checkpoint_ms: r
+                    .get::<_, Option<i64>>(12)?
+                    .and_then(|c| u64::try_from(c).ok()),
             })
         })
         .and_then(|it| it.collect())

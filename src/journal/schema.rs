@@ -64,7 +64,22 @@ const MIGRATIONS: &[&str] = &[
     // 2: why a preempted attempt ended (the API's statusReason), kept once the API's window of
     // recent attempts no longer shows it.
     "ALTER TABLE transitions ADD COLUMN reason TEXT NOT NULL DEFAULT '';",
-    // 3: queues keyed by their source (`[[sources]]`) as well as their name: two regions may
+    // 3: facts a replay of the journal needs that the first schema did not keep: each job's
+    // retry cap and checkpoint interval (from DescribeServiceJob; NULL = not known), and every
+    // share configuration the queue had (not only the last), so a replay can start from the
+    // configuration in force at the start of its window.
+    "ALTER TABLE jobs ADD COLUMN preemption_retries INTEGER;
+     ALTER TABLE jobs ADD COLUMN checkpoint_ms INTEGER;
+     CREATE TABLE share_configs (
+         queue TEXT NOT NULL,
+         observed_at INTEGER NOT NULL,
+         environment TEXT NOT NULL,
+         shares TEXT NOT NULL,
+         PRIMARY KEY (queue, observed_at)
+     ) WITHOUT ROWID;
+     INSERT INTO share_configs (queue, observed_at, environment, shares)
+         SELECT name, last_observed_at, environment, shares FROM queues;",
+    // 4: queues keyed by their source (`[[sources]]`) as well as their name: two regions may
     // both have `ml-training`. Rows written before are the implicit source's ('').
     "
     ALTER TABLE jobs ADD COLUMN source TEXT NOT NULL DEFAULT '';
@@ -98,6 +113,18 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO queues_new SELECT '', name, environment, shares, last_observed_at FROM queues;
     DROP TABLE queues;
     ALTER TABLE queues_new RENAME TO queues;
+    CREATE TABLE share_configs_new (
+        source TEXT NOT NULL DEFAULT '',
+        queue TEXT NOT NULL,
+        observed_at INTEGER NOT NULL,
+        environment TEXT NOT NULL,
+        shares TEXT NOT NULL,
+        PRIMARY KEY (source, queue, observed_at)
+    ) WITHOUT ROWID;
+    INSERT INTO share_configs_new
+        SELECT '', queue, observed_at, environment, shares FROM share_configs;
+    DROP TABLE share_configs;
+    ALTER TABLE share_configs_new RENAME TO share_configs;
     ",
 ];
 

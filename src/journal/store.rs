@@ -428,6 +428,15 @@ fn write_queue(tx: &Transaction<'_>, q: &QueueSnapshot, obs: Millis) -> rusqlite
            last_observed_at = MAX(last_observed_at, ?4)",
         params![q.name, env, shares, obs, source_column(q)],
     )?;
+    // A new row only when the configuration differs from the newest one kept.
+    tx.execute(
+        "INSERT OR IGNORE INTO share_configs (queue, observed_at, environment, shares, source)
+         SELECT ?1, ?4, ?2, ?3, ?5 WHERE NOT EXISTS (
+           SELECT 1 FROM share_configs WHERE queue = ?1 AND source = ?5 AND environment = ?2
+             AND shares = ?3 AND observed_at = (
+               SELECT MAX(observed_at) FROM share_configs WHERE queue = ?1 AND source = ?5))",
+        params![q.name, env, shares, obs, source_column(q)],
+    )?;
     Ok(())
 }
 
@@ -453,10 +462,14 @@ fn write_job(
     };
     tx.execute(
         "INSERT INTO jobs (job_id, queue, name, share, priority, instance_type, instance_count,
-                           created_at, status, first_seen_at, last_seen_at, source)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?12)
+                           created_at, status, first_seen_at, last_seen_at,
+                           preemption_retries, checkpoint_ms, source)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10,
+                 CASE WHEN ?11 THEN ?12 END, CASE WHEN ?11 THEN ?13 END, ?14)
          ON CONFLICT(job_id) DO UPDATE SET status = ?9, last_seen_at = MAX(last_seen_at, ?10),
-           priority = CASE WHEN ?11 THEN ?5 ELSE priority END",
+           priority = CASE WHEN ?11 THEN ?5 ELSE priority END,
+           preemption_retries = CASE WHEN ?11 THEN ?12 ELSE preemption_retries END,
+           checkpoint_ms = CASE WHEN ?11 THEN ?13 ELSE checkpoint_ms END",
         params![
             cur.id,
             queue.name,
@@ -469,6 +482,9 @@ fn write_job(
             cur.status.as_str(),
             obs,
             described,
+            cur.preemption_retries,
+            cur.checkpoint_interval_ms
+                .and_then(|c| i64::try_from(c).ok()),
             source_column(queue),
         ],
     )?;

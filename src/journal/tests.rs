@@ -457,3 +457,60 @@ fn two_sources_with_the_same_queue_name_are_kept_apart() {
     let keys: Vec<String> = s.queues.iter().map(QueueSnapshot::key).collect();
     assert_eq!(keys, ["q@us", "q@eu", "q"]);
 }
+
+/// Each job's retry cap and checkpoint interval are kept as last described (a listing-only
+/// sighting, which does not carry them, never clears them), and every share configuration the
+/// queue had is kept once, so a replay can start from the one in force at a time.
+#[test]
+fn retries_checkpoints_and_each_share_configuration_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut j = Journal::open(&dir.path().join("j.sqlite3"), JournalConfig::default()).unwrap();
+    let mut x = job("x", JobStatus::Runnable);
+    x.described_at = Some(1_000);
+    x.job.preemption_retries = Some(3);
+    x.job.checkpoint_interval_ms = Some(600_000);
+    j.record(&snap(1_000, vec![x.clone()])).unwrap();
+    // Seen again only in a listing: the facts stay.
+    let mut listed = x.clone();
+    listed.described_at = None;
+    listed.job.preemption_retries = None;
+    listed.job.checkpoint_interval_ms = None;
+    j.record(&snap(2_000, vec![listed])).unwrap();
+    let rec = &j.jobs("q", 0).unwrap()[0];
+    assert_eq!(
+        (rec.preemption_retries, rec.checkpoint_ms),
+        (Some(3), Some(600_000))
+    );
+    let h = history::job_history(rec, &[], &Default::default());
+    assert_eq!(
+        (h.checkpoint_interval_ms, h.preemption_retries),
+        (Some(600_000), Some(3))
+    );
+
+    // The limit changes at 3 s; the same configuration again at 4 s adds nothing.
+    let mut bigger = snap(3_000, vec![]);
+    bigger.queues[0].shares[0]
+        .capacity_limits
+        .iter_mut()
+        .for_each(|l| l.max_capacity = 5);
+    j.record(&bigger).unwrap();
+    let mut again = bigger.clone();
+    again.taken_at = 4_000;
+    again.sequence = 4_000;
+    again.queues[0].server_time = Some(4_000);
+    j.record(&again).unwrap();
+    let limit = |at| {
+        j.queue_at("q", at).unwrap().map(|q| {
+            (
+                q.shares[0].capacity_limits[0].max_capacity,
+                q.last_observed_at,
+            )
+        })
+    };
+    assert_eq!(limit(500), None);
+    assert_eq!(limit(1_000), Some((2, 1_000)));
+    assert_eq!(limit(2_999), Some((2, 1_000)));
+    assert_eq!(limit(3_500), Some((5, 3_000)));
+    assert_eq!(limit(10_000), Some((5, 3_000)));
+    assert_eq!(j.first_config_at("q").unwrap(), Some(1_000));
+}

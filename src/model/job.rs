@@ -92,6 +92,19 @@ pub struct PreemptionSummary {
     pub recent_preempted_attempts: Vec<PreemptedAttempt>,
 }
 
+/// The tag giving a job's checkpoint interval in seconds (read by the console, the journal and
+/// the emulator, which also checkpoints by it).
+pub const CHECKPOINT_TAG: &str = "quotatop:checkpoint-seconds";
+
+/// The checkpoint interval in ms from a job's tags: [`CHECKPOINT_TAG`] as a positive whole
+/// number of seconds; anything else is no interval.
+pub fn checkpoint_from_tags<'a>(mut tags: impl Iterator<Item = (&'a str, &'a str)>) -> Option<u64> {
+    tags.find(|(k, _)| *k == CHECKPOINT_TAG)
+        .and_then(|(_, v)| v.trim().parse::<u64>().ok())
+        .filter(|&s| s > 0)
+        .and_then(|s| s.checked_mul(1000))
+}
+
 /// A service job as the console and the emulator see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServiceJob {
@@ -109,6 +122,10 @@ pub struct ServiceJob {
     pub stopped_at: Option<Millis>,
     /// `preemptionConfiguration.preemptionRetriesBeforeTermination`; `None` = requeue forever.
     pub preemption_retries: Option<u32>,
+    /// The job's checkpoint interval in ms, from its tag [`CHECKPOINT_TAG`] (seconds) when it
+    /// has one: the API does not otherwise show how often a job checkpoints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_interval_ms: Option<u64>,
     pub preemption: Option<PreemptionSummary>,
     pub attempts: Vec<Attempt>,
     pub is_terminated: bool,

@@ -6,19 +6,24 @@
 mod clock;
 mod duration;
 mod error;
+mod files;
 mod job;
 mod share;
 mod snapshot;
 mod sources;
 mod text;
 
-pub use clock::wall_clock_ms;
+pub use clock::{format_utc, wall_clock_ms};
 pub use duration::{
     MAX_INPUT_MS, float_seconds_to_millis, parse_duration, parse_since, seconds_to_millis,
     whole_seconds_to_millis,
 };
 pub use error::error_chain;
-pub use job::{Attempt, JobStatus, MAX_PRIORITY, PreemptedAttempt, PreemptionSummary, ServiceJob};
+pub use files::{MAX_SMALL_FILE, read_small_text};
+pub use job::{
+    Attempt, CHECKPOINT_TAG, JobStatus, MAX_PRIORITY, PreemptedAttempt, PreemptionSummary,
+    ServiceJob, checkpoint_from_tags,
+};
 pub use share::{
     CapacityLimit, InSharePreemption, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, QuotaShare,
     ServiceEnvironment, ShareState, SharingConfig, SharingStrategy, UNLIMITED_BORROW,

@@ -245,10 +245,13 @@ pub struct ReplayConfig {
 
 impl ReplayConfig {
     pub fn load(path: &Path) -> Result<Self, ReplayError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ReplayError::Config {
-            origin: path.display().to_string(),
-            message: e.to_string(),
-        })?;
+        let text =
+            crate::model::read_small_text(path, crate::model::MAX_SMALL_FILE).map_err(|e| {
+                ReplayError::Config {
+                    origin: path.display().to_string(),
+                    message: e.to_string(),
+                }
+            })?;
         let default_name = path
             .file_stem()
             .and_then(|s| s.to_str())
@@ -337,9 +340,11 @@ fn from_toml<T: serde::de::DeserializeOwned>(text: &str, origin: &str) -> Result
 /// and `[decision]`, as in a replay configuration.
 pub fn load_rules(path: &Path) -> Result<Rules, ReplayError> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ReplayError::Config {
-        origin: origin.clone(),
-        message: e.to_string(),
+    let text = crate::model::read_small_text(path, crate::model::MAX_SMALL_FILE).map_err(|e| {
+        ReplayError::Config {
+            origin: origin.clone(),
+            message: e.to_string(),
+        }
     })?;
     let rules: Rules = from_toml(&text, &origin)?;
     rules

@@ -102,8 +102,8 @@ pub fn trace_from_history(
             work_ms: work as u64,
             priority: i64::from(priority),
             checkpoint_interval_ms: checkpoint_ms(job, opts).map(|c| c as u64),
-            // The API's job listing does not carry it; the engine's default applies.
-            preemption_retries: None,
+            // As DescribeServiceJob last showed it (`None`: requeued forever, or never described).
+            preemption_retries: job.preemption_retries,
             extras: JobExtras::new(
                 None,
                 seen.iter()
@@ -205,6 +205,7 @@ mod tests {
             outcome,
             checkpoint_interval_ms: None,
             restart_overhead_ms: None,
+            preemption_retries: None,
         }
     }
 

@@ -4,6 +4,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
+use std::cell::RefCell;
 
 use super::data::Data;
 use super::jobs::status_style;
@@ -19,6 +20,16 @@ pub struct JobDetail {
     id: String,
     /// Rows are the text lines; the selection is the top line shown.
     scroll: ListState,
+    /// "Why it waits" of the snapshot it was worked out for (`taken_at`, `sequence`): the
+    /// engine's pass over the whole queue, run once per snapshot, not on every redraw.
+    why: RefCell<Option<WhyCache>>,
+}
+
+/// The lines of `analysis::why` for one snapshot.
+#[derive(Debug)]
+struct WhyCache {
+    snapshot: (Millis, u64),
+    lines: Option<Vec<String>>,
 }
 
 impl JobDetail {
@@ -27,6 +38,7 @@ impl JobDetail {
             queue,
             id,
             scroll: ListState::text_pane(0),
+            why: RefCell::new(None),
         }
     }
 
@@ -108,7 +120,20 @@ impl JobDetail {
             text("times", "UTC, on the service's clock".to_string()),
         ];
         // "Why is this job not running?" first, under its name.
-        out.splice(1..1, why_it_waits(q, &j.id, theme));
+        let key = data
+            .snapshot
+            .as_ref()
+            .map_or((0, 0), |s| (s.taken_at, s.sequence));
+        let mut cache = self.why.borrow_mut();
+        if cache.as_ref().is_none_or(|c| c.snapshot != key) {
+            *cache = Some(WhyCache {
+                snapshot: key,
+                lines: crate::analysis::why(q, &j.id).map(|w| w.lines()),
+            });
+        }
+        let why = cache.as_ref().and_then(|c| c.lines.as_deref());
+        out.splice(1..1, why_it_waits(why, theme));
+        drop(cache);
         if let Some(pos) = v.dispatch.iter().find(|d| d.job_id == j.id) {
             out.push(text(
                 "queue position",
@@ -253,15 +278,15 @@ const WHY_WIDTH: usize = 76;
 
 /// The "Why it waits" section of a waiting job (`analysis::why`), wrapped to [`WHY_WIDTH`]
 /// columns, followed by a blank line; nothing for a job that is not waiting.
-fn why_it_waits(q: &crate::model::QueueSnapshot, id: &str, theme: &Theme) -> Vec<Line<'static>> {
-    let Some(why) = crate::analysis::why(q, id) else {
+fn why_it_waits(why: Option<&[String]>, theme: &Theme) -> Vec<Line<'static>> {
+    let Some(why) = why else {
         return Vec::new();
     };
     let mut out = vec![Line::from(Span::styled(
         "Why it waits",
         theme.style(Role::Header),
     ))];
-    for (i, line) in why.lines().iter().enumerate() {
+    for (i, line) in why.iter().enumerate() {
         let role = if i == 0 {
             Role::Warning
         } else if line.starts_with("What would change it") {

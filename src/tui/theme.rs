@@ -282,10 +282,11 @@ impl Theme {
         };
         match candidate {
             Some(path) if path.is_file() => {
-                let text = std::fs::read_to_string(&path).map_err(|source| ThemeError::Read {
-                    path: path.display().to_string(),
-                    source,
-                })?;
+                let text = crate::model::read_small_text(&path, crate::model::MAX_SMALL_FILE)
+                    .map_err(|source| ThemeError::Read {
+                        path: path.display().to_string(),
+                        source,
+                    })?;
                 Self::parse(name, &text)
             }
             _ => Err(ThemeError::NotFound(name.to_string())),

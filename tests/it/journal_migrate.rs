@@ -82,6 +82,7 @@ fn x_preempted() -> Snapshot {
             stopped_at: Some(12_000),
             status_reason: Some(reason.into()),
         }],
+        checkpoint_interval_ms: None,
         is_terminated: false,
     };
     let q = QueueSnapshot {

@@ -14,8 +14,10 @@
 //!   queue's mean and P50 wait are at most one poll longer than recorded and at least
 //!   `WAIT_FLOOR` of it (measured: mean 1,835 s vs 1,926 s, P50 499 s vs 602 s);
 //! - jobs the recording did not see finish are left out (none here: the run outlasts them);
-//!   `preemptionRetriesBeforeTermination` and checkpoint tags are not in the API's listing, so
-//!   the share's checkpoint interval comes from the config (`checkpoint_by_share`).
+//! - each job's `preemptionRetriesBeforeTermination` and checkpoint interval (its
+//!   `quotatop:checkpoint-seconds` tag) come from DescribeServiceJob as the journal kept them,
+//!   so no configured interval is needed; a job never described (seen only in listings) would
+//!   fall back to the config's per-share interval and the engine's default retries.
 
 use crate::data_support::RECORDED_WORLD as SCENARIO;
 use std::collections::BTreeMap;
@@ -68,9 +70,9 @@ async fn record(run_ms: Millis) -> (tempfile::TempDir, PathBuf) {
 #[tokio::test]
 async fn an_exported_trace_replays_to_the_recorded_scorecard() {
     let (_dir, path) = record(RUN_MS).await;
+    // No per-share checkpoint interval: the jobs' own tags, as journaled, give it.
     let opts = ScorecardOptions {
         restart_cost_ms: 0,
-        checkpoint_by_share: BTreeMap::from([("research".to_string(), 300_000)]),
         ..Default::default()
     };
     let window_args = JournalWindowArgs {
@@ -78,7 +80,13 @@ async fn an_exported_trace_replays_to_the_recorded_scorecard() {
         since: "30d".to_string(),
         until: None,
     };
-    let exported = trace_from_journal(Some(&path), &window_args, &opts).unwrap();
+    let exported = trace_from_journal(
+        Some(&path),
+        &window_args,
+        &opts,
+        quotatop::commands::journal::Baseline::LastSeen,
+    )
+    .unwrap();
     assert!(
         exported.trace.left_out.is_empty(),
         "{:?}",
@@ -89,6 +97,23 @@ async fn an_exported_trace_replays_to_the_recorded_scorecard() {
         "{}",
         exported.trace.jobs.len()
     );
+
+    // Per job, as DescribeServiceJob showed it: research checkpoints every 300 s, prod's
+    // retries are capped at 2, the rest have neither.
+    for job in &exported.trace.jobs {
+        let (checkpoint, retries) = match &*job.share {
+            "research" => (Some(300_000), None),
+            "prod" => (None, Some(2)),
+            _ => (None, None),
+        };
+        assert_eq!(
+            (job.checkpoint_interval_ms, job.preemption_retries),
+            (checkpoint, retries),
+            "{} of {}",
+            job.name,
+            job.share
+        );
+    }
 
     let j = Journal::open_existing(&path, JournalConfig::default()).unwrap();
     let last = j.queue(QUEUE).unwrap().unwrap().last_observed_at;
@@ -169,7 +194,13 @@ async fn export_trace_and_replay_journal_from_the_command_line() {
         since: "30d".to_string(),
         until: None,
     };
-    let built = trace_from_journal(Some(&path), &window, &opts).unwrap();
+    let built = trace_from_journal(
+        Some(&path),
+        &window,
+        &opts,
+        quotatop::commands::journal::Baseline::LastSeen,
+    )
+    .unwrap();
     let read = quotatop::replay::trace_csv::parse(&csv, "trace.csv").unwrap();
     assert_eq!(read.len(), built.trace.jobs.len());
     for (r, b) in read.iter().zip(&built.trace.jobs) {
@@ -220,6 +251,35 @@ async fn export_trace_and_replay_journal_from_the_command_line() {
     assert!(err.contains("job(s) from the journal"), "{err}");
     assert!(out.contains("ml-training (journal)"), "{out}");
     assert!(out.contains("lending"), "{out}");
+
+    // The configuration in force at --since: 30 days back is before the journal saw any, said
+    // with when it first did; 2 h back is inside, and the baseline says when it was observed.
+    let at_since = |since: &str| {
+        quotatop(&[
+            "replay",
+            "--journal",
+            journal,
+            "--queue",
+            QUEUE,
+            "--since",
+            since,
+            "--baseline-at-since",
+        ])
+    };
+    let (ok, _, err) = at_since("30d");
+    assert!(
+        !ok && err.contains("no configuration of ml-training in force at --since")
+            && err.contains("the first it observed is from 2026-02-02T02:40:30Z"),
+        "{err}"
+    );
+    let (ok, out, err) = at_since("2h");
+    assert!(ok, "{err}");
+    assert!(
+        out.contains(
+            "ml-training (journal, as at 2026-02-02T03:40:00Z; observed 2026-02-02T02:40:30Z)"
+        ),
+        "{out}"
+    );
 
     // Bad input names the problem.
     let (ok, _, err) = quotatop(&[

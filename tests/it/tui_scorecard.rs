@@ -31,6 +31,7 @@ fn job(id: &str, share: &str, count: u32) -> JobHistory {
         outcome: Outcome::Open,
         checkpoint_interval_ms: None,
         restart_overhead_ms: None,
+        preemption_retries: None,
     }
 }
 
@@ -268,6 +269,7 @@ fn half_hour_at_the_limit(path: &std::path::Path) -> (Millis, Millis) {
             stopped_at: (status == JobStatus::Succeeded).then_some(last),
             status_reason: None,
         }],
+        checkpoint_interval_ms: None,
         is_terminated: status == JobStatus::Succeeded,
     };
     let snap = |t: Millis, status: JobStatus| Snapshot {

@@ -43,3 +43,40 @@ async fn a_running_job_has_no_why_section() {
     let s = waiting_job(120, 40, "research-sweep-01").await;
     assert!(!s.contains("Why it waits"), "{s}");
 }
+
+/// The section is worked out once per snapshot, and a new snapshot works it out again: the
+/// waiting job, once it runs, has no section (a stale cache would keep showing it).
+#[tokio::test]
+async fn the_why_section_follows_new_data() {
+    use crate::tui_support::{Step, drive_steps, snapshot};
+    let first = snapshot();
+    let mut running = first.clone();
+    running.sequence += 1;
+    running.taken_at += 60_000;
+    for q in &mut running.queues {
+        q.server_time = q.server_time.map(|t| t + 60_000);
+        for j in &mut q.jobs {
+            if j.job.name == "video-pretrain" {
+                j.job.status = quotatop::model::JobStatus::Running;
+                j.job.started_at = q.server_time;
+            }
+        }
+    }
+    let (t, _) = drive_steps(
+        120,
+        40,
+        options(),
+        Default::default(),
+        first,
+        vec![
+            Step::Keys(":job video-pretrain\n"),
+            Step::Keys("j"),
+            Step::Live(running),
+            Step::Keys("k"),
+        ],
+    )
+    .await;
+    let s = screen_text(&t);
+    assert!(s.contains("video-pretrain"), "{s}");
+    assert!(!s.contains("Why it waits"), "{s}");
+}

@@ -152,6 +152,7 @@ pub fn facts_of(engine: &Engine, id: JobId) -> Option<JobHistory> {
         outcome: Outcome::Open,
         checkpoint_interval_ms: engine.checkpoint_interval(id),
         restart_overhead_ms: engine.restart_overhead(id),
+        preemption_retries: job.preemption_retries,
     })
 }
 

@@ -106,6 +106,10 @@ pub struct JobHistory {
     /// it per job (the engine); else the configured restart cost applies.
     #[serde(default)]
     pub restart_overhead_ms: Option<u64>,
+    /// `preemptionRetriesBeforeTermination` when known (`None`: requeued forever, or not
+    /// known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preemption_retries: Option<u32>,
 }
 
 /// A share's approved entitlement: its capacity limits.

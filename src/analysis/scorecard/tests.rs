@@ -31,6 +31,7 @@ fn job(id: &str, share: &str, priority: u32, count: u32) -> JobHistory {
         outcome: Outcome::Open,
         checkpoint_interval_ms: None,
         restart_overhead_ms: None,
+        preemption_retries: None,
     }
 }
 

@@ -18,6 +18,7 @@ fn job(status: JobStatus) -> ServiceJob {
         preemption_retries: None,
         preemption: None,
         attempts: vec![],
+        checkpoint_interval_ms: None,
         is_terminated: false,
     }
 }

@@ -74,6 +74,7 @@ fn job(j: J, i: usize) -> TrackedJob {
             } else {
                 Vec::new()
             },
+            checkpoint_interval_ms: None,
             is_terminated: false,
         },
         arn: format!("arn:aws:batch:us-east-1:123456789012:service-job/{id}"),

@@ -29,6 +29,7 @@ fn job(id: &str, share: &str, attempts: Vec<AttemptHistory>, outcome: Outcome) -
         outcome,
         checkpoint_interval_ms: None,
         restart_overhead_ms: Some(0),
+        preemption_retries: None,
     }
 }
 
