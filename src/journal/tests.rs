@@ -452,6 +452,13 @@ fn two_sources_with_the_same_queue_name_are_kept_apart() {
     );
     let eu = j.queue("q@eu").unwrap().unwrap();
     assert_eq!(eu.shares[0].capacity_limits[0].max_capacity, 7);
+    // The configuration history is each source's own too.
+    let eu_then = j.queue_at("q@eu", 1_000).unwrap().unwrap();
+    assert_eq!(eu_then.shares[0].capacity_limits[0].max_capacity, 7);
+    assert_eq!(eu_then.source.as_deref(), Some("eu"));
+    let us_then = j.queue_at("q@us", 1_000).unwrap().unwrap();
+    assert_eq!(us_then.shares[0].capacity_limits[0].max_capacity, 2);
+    assert_eq!(j.first_config_at("q").unwrap(), Some(1_000));
     // The stored snapshot keeps each queue's source.
     let s = j.snapshot_at(1_000).unwrap().unwrap();
     let keys: Vec<String> = s.queues.iter().map(QueueSnapshot::key).collect();
