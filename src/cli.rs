@@ -121,6 +121,10 @@ pub struct RecordArgs {
     /// Job queue name or ARN (repeat for several); without it, every quota-managed queue.
     #[arg(long = "queue", value_name = "NAME|ARN")]
     pub queues: Vec<String>,
+    /// A `[[sources]]` entry of the config to poll (repeat for several); without it, every
+    /// one (none configured: the one source of --profile/--region/--endpoint-url).
+    #[arg(long = "source", value_name = "NAME")]
+    pub sources: Vec<String>,
     #[command(flatten)]
     pub aws: AwsArgs,
     /// Seconds between refreshes.
@@ -164,6 +168,14 @@ pub struct AwsArgs {
     pub endpoint_url: Option<String>,
 }
 
+impl AwsArgs {
+    /// Whether the command line names a profile, region or endpoint (then `[[sources]]` apply
+    /// only when `--source` picks some).
+    pub fn explicit(&self) -> bool {
+        self.profile.is_some() || self.region.is_some() || self.endpoint_url.is_some()
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SnapshotFormat {
     Table,
@@ -176,6 +188,10 @@ pub struct SnapshotArgs {
     /// with a quota-share scheduling policy.
     #[arg(long = "queue", value_name = "NAME|ARN")]
     pub queues: Vec<String>,
+    /// A `[[sources]]` entry of the config to poll (repeat for several); without it, every
+    /// one (none configured: the one source of --profile/--region/--endpoint-url).
+    #[arg(long = "source", value_name = "NAME")]
+    pub sources: Vec<String>,
     #[command(flatten)]
     pub aws: AwsArgs,
     /// Output format; the JSON shape is documented in README, section "snapshot".
@@ -554,6 +570,10 @@ pub struct TuiArgs {
     /// SAGEMAKER_TRAINING queue.
     #[arg(long = "queue", value_name = "NAME|ARN")]
     pub queues: Vec<String>,
+    /// A `[[sources]]` entry of the config to poll (repeat for several); without it, every
+    /// one (none configured: the one source of --profile/--region/--endpoint-url).
+    #[arg(long = "source", value_name = "NAME")]
+    pub sources: Vec<String>,
     #[command(flatten)]
     pub aws: AwsArgs,
     #[command(flatten)]

@@ -17,6 +17,9 @@ use crate::analysis::scorecard::decision::{Budget, DeadlineRule, DecisionRule, R
 use crate::analysis::{GpuTable, LoopRule};
 use crate::journal::JournalConfig;
 
+mod sources;
+pub use sources::{SelectedSource, SourceConfig};
+
 /// Every setting, after layering.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -31,6 +34,9 @@ pub struct Config {
     pub profile: Option<String>,
     pub region: Option<String>,
     pub endpoint_url: Option<String>,
+    /// Several accounts and regions in one console (`[[sources]]`: `name`, `profile`,
+    /// `region`, `endpoint_url`, `queues`); empty: the one source above.
+    pub sources: Vec<SourceConfig>,
     /// Never change anything (shown as a badge).
     pub read_only: bool,
     /// Tag each job the console changes with the justification (`--tag-justification`).
@@ -222,6 +228,7 @@ impl Default for Config {
             profile: None,
             region: None,
             endpoint_url: None,
+            sources: Vec::new(),
             read_only: false,
             tag_justification: false,
             refresh_secs: 5.0,
@@ -485,6 +492,7 @@ fn read_file(path: &Path) -> Result<(Config, Vec<String>), ConfigError> {
         }
     };
     config.rules().validate().map_err(parse_error)?;
+    sources::validate(&config.sources).map_err(parse_error)?;
     Ok((config, unknown))
 }
 

@@ -86,7 +86,10 @@ pub fn priority_changes(
 ) -> Vec<crate::analysis::scorecard::PriorityChange> {
     changes
         .iter()
-        .filter(|c| c.intent.queue == queue)
+        // `queue` is a queue key: the name, with the source when the change went through one.
+        .filter(|c| {
+            crate::model::queue_key(c.intent.aws.source.as_deref(), &c.intent.queue) == queue
+        })
         .filter(|c| c.is_priority())
         .filter(|c| c.took_effect())
         .filter_map(|c| {

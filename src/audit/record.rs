@@ -50,6 +50,11 @@ pub struct AwsContext {
     pub profile: Option<String>,
     pub region: Option<String>,
     pub endpoint: Option<String>,
+    /// The `[[sources]]` name the change went through: with `queue`, what the record's queue
+    /// is known by (two regions may both have `ml-training`). Left out for the one implicit
+    /// source, so records written before sources existed keep their bytes and hashes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// The job changed.

@@ -114,26 +114,69 @@ pub fn services(
     journal: &Journal,
     audit_log: Option<PathBuf>,
 ) -> Services {
-    let source = client.source().clone();
+    let changes = audit_log
+        .clone()
+        .map(|path| api_runner(client, None, loaded, path));
+    services_with(changes, poller, loaded, journal, audit_log)
+}
+
+/// [`services`] for several named sources: each change goes through its queue's source.
+pub fn fleet_services(
+    sources: &[super::sources::Connected],
+    poller: &PollHandle,
+    loaded: &Loaded,
+    journal: &Journal,
+    audit_log: Option<PathBuf>,
+) -> Services {
     let changes = audit_log.clone().map(|path| {
-        Arc::new(ApiRunner {
-            api: Arc::new(client.clone()),
-            log: AuditLog::new(path),
-            operator: Operator::current(),
-            aws: AwsContext {
-                profile: source.profile,
-                region: source.region,
-                endpoint: source.endpoint,
-            },
-            // A config file that cannot be used never loosens policy: no changes until fixed.
-            read_only: loaded.config.read_only || loaded.broken.is_some(),
-            policy: Some(loaded.config.priority.describe(&loaded.policy_source())),
-            tagger: loaded
-                .config
-                .tag_justification
-                .then(|| Arc::new(client.clone()) as Arc<dyn JobTagger>),
+        Arc::new(services::changes::BySource {
+            runners: sources
+                .iter()
+                .map(|s| {
+                    let runner = api_runner(&s.client, Some(&s.name), loaded, path.clone());
+                    (s.name.clone(), runner)
+                })
+                .collect(),
         }) as Arc<dyn ChangeRunner>
     });
+    services_with(changes, poller, loaded, journal, audit_log)
+}
+
+/// Priority changes through `client`, audited in the log at `path` with the source's name.
+fn api_runner(
+    client: &BatchClient,
+    name: Option<&str>,
+    loaded: &Loaded,
+    path: PathBuf,
+) -> Arc<dyn ChangeRunner> {
+    let source = client.source().clone();
+    Arc::new(ApiRunner {
+        api: Arc::new(client.clone()),
+        log: AuditLog::new(path),
+        operator: Operator::current(),
+        aws: AwsContext {
+            profile: source.profile,
+            region: source.region,
+            endpoint: source.endpoint,
+            source: name.map(str::to_string),
+        },
+        // A config file that cannot be used never loosens policy: no changes until fixed.
+        read_only: loaded.config.read_only || loaded.broken.is_some(),
+        policy: Some(loaded.config.priority.describe(&loaded.policy_source())),
+        tagger: loaded
+            .config
+            .tag_justification
+            .then(|| Arc::new(client.clone()) as Arc<dyn JobTagger>),
+    })
+}
+
+fn services_with(
+    changes: Option<Arc<dyn ChangeRunner>>,
+    poller: &PollHandle,
+    loaded: &Loaded,
+    journal: &Journal,
+    audit_log: Option<PathBuf>,
+) -> Services {
     // The scorecard reads the journal the console writes, when there is one that opened.
     let history = journal
         .handle

@@ -15,6 +15,7 @@ pub mod shares;
 pub mod shell;
 pub mod simulate;
 pub mod snapshot;
+pub mod sources;
 pub mod tui;
 
 /// A command's error as `main` prints it: the message, then each cause once after `: `

@@ -44,6 +44,17 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         eprintln!("warning: {w}");
     }
     let journal_config = loaded.config.journal.config();
+    // `[[sources]]` of the config, picked by `--source`: one poller each, one journal.
+    let named = {
+        let mut config = loaded.config.clone();
+        config.queues.clone_from(&args.queues);
+        super::sources::named(
+            &config,
+            &args.sources,
+            args.aws.explicit(),
+            loaded.broken.as_deref(),
+        )?
+    };
     if let Some(addr) = args.metrics_addr {
         crate::metrics::server::check_bind(addr, args.metrics_allow_remote)
             .map_err(|why| anyhow::anyhow!(why))?;
@@ -73,15 +84,20 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             }
             None => None,
         };
-        let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
-        let poller = poll::spawn(
-            client,
-            PollConfig {
-                interval: Duration::from_secs(args.interval),
-                queues: args.queues.clone(),
-                ..PollConfig::default()
-            },
-        );
+        let poll_config = PollConfig {
+            interval: Duration::from_secs(args.interval),
+            queues: args.queues.clone(),
+            ..PollConfig::default()
+        };
+        let poller = if named.is_empty() {
+            let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
+            poll::spawn(client, poll_config)
+        } else {
+            let sources = super::sources::connect(named).await?;
+            let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
+            tracing::info!(sources = ?names, "recording several sources");
+            super::sources::spawn(&sources, &poll_config)
+        };
         let journal = JournalHandle::start(&path, journal_config);
         if let Some(why) = journal.status().unavailable {
             eprintln!("warning: the journal is unavailable ({why}); recording nothing until it is");

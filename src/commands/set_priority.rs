@@ -105,6 +105,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
                 profile: source.profile,
                 region: source.region,
                 endpoint: source.endpoint,
+                source: None,
             },
             queue: queue.name.clone(),
             justification: args.reason.clone(),

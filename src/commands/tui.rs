@@ -32,6 +32,12 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
         credentials: None,
     };
     let queues = c.queues.clone();
+    let named = super::sources::named(
+        c,
+        &args.sources,
+        args.aws.explicit(),
+        loaded.broken.as_deref(),
+    )?;
     let journal = console::journal(
         &args.console,
         c.journal.config(),
@@ -43,6 +49,9 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
         eprintln!("quotatop: {w}");
     }
     let runtime = super::runtime()?;
+    if !named.is_empty() {
+        return runtime.block_on(run_fleet(named, &loaded, journal, log_warning, refresh));
+    }
     runtime.block_on(async {
         // Connecting only loads configuration (no call yet): a bad profile or a missing region
         // is reported here, before the terminal is taken over.
@@ -84,4 +93,50 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
         poller.shutdown().await;
         result
     })
+}
+
+/// The console over several named sources: one poller per source, merged; each change goes
+/// through its queue's source. Unknown outcomes in the audit log are not decided on start
+/// (that needs the right source's client per change): `quotatop audit reconcile` does it.
+async fn run_fleet(
+    named: Vec<crate::config::SelectedSource>,
+    loaded: &crate::config::Loaded,
+    journal: console::Journal,
+    log_warning: Option<String>,
+    refresh: Duration,
+) -> anyhow::Result<()> {
+    let sources = super::sources::connect(named).await?;
+    let mut poller = super::sources::spawn(
+        &sources,
+        &PollConfig {
+            interval: refresh,
+            progressive: true,
+            ..PollConfig::default()
+        },
+    );
+    let snapshots = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
+    let first = sources
+        .first()
+        .map(|s| s.client.source().clone())
+        .unwrap_or_default();
+    let mut opts = console::options(loaded, first, &journal);
+    opts.warnings.extend(log_warning);
+    if let Some(w) = crate::audit::default_path()
+        .as_deref()
+        .and_then(crate::audit::tail_warning)
+    {
+        let w = crate::model::clean_text(&w);
+        eprintln!("quotatop: {w}");
+        opts.warnings.push(w);
+    }
+    let services = console::fleet_services(
+        &sources,
+        &poller,
+        loaded,
+        &journal,
+        crate::audit::default_path(),
+    );
+    let result = console::run(opts, snapshots, services, journal).await;
+    poller.shutdown().await;
+    result
 }

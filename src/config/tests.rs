@@ -225,3 +225,102 @@ fn an_unparsable_file_is_broken() {
         l.broken
     );
 }
+
+const TWO_SOURCES: &str = "queues = [\"ml-training\"]\n\
+     [[sources]]\nname = \"us\"\nprofile = \"prod\"\nregion = \"us-east-1\"\n\
+     [[sources]]\nname = \"eu\"\nregion = \"eu-west-1\"\nendpoint_url = \"http://127.0.0.1:5566\"\nqueues = [\"eu-only\"]\n";
+
+#[test]
+fn sources_are_read_in_order_and_picked_by_name() {
+    let p = temp_file("sources", TWO_SOURCES);
+    let l = load_with(&Overrides::default(), Some(p), None, &env(&[]));
+    assert!(
+        l.warnings.is_empty() && l.broken.is_none(),
+        "{:?}",
+        l.warnings
+    );
+    let all = l.config.select_sources(&[], false).unwrap();
+    let names: Vec<_> = all.iter().map(|s| s.name.as_deref()).collect();
+    assert_eq!(names, [Some("us"), Some("eu")]);
+    assert_eq!(all[0].profile.as_deref(), Some("prod"));
+    // A source without its own queues watches the top-level ones.
+    assert_eq!(all[0].queues, ["ml-training"]);
+    assert_eq!(all[1].queues, ["eu-only"]);
+    assert_eq!(
+        all[1].endpoint_url.as_deref(),
+        Some("http://127.0.0.1:5566")
+    );
+    let eu = l.config.select_sources(&["eu".into()], false).unwrap();
+    assert_eq!(eu.len(), 1);
+    assert_eq!(eu[0].region.as_deref(), Some("eu-west-1"));
+    // `--profile`/`--region`/`--endpoint-url` without `--source`: the one implicit source.
+    let implicit = l.config.select_sources(&[], true).unwrap();
+    assert_eq!(implicit.len(), 1);
+    assert_eq!(implicit[0].name, None);
+}
+
+#[test]
+fn an_unknown_source_names_the_known_ones() {
+    let p = temp_file("sources-unknown", TWO_SOURCES);
+    let l = load_with(&Overrides::default(), Some(p), None, &env(&[]));
+    let e = l.config.select_sources(&["ap".into()], false).unwrap_err();
+    assert_eq!(e, "unknown source `ap` (known sources: us, eu)");
+    let e = Config::default()
+        .select_sources(&["ap".into()], false)
+        .unwrap_err();
+    assert_eq!(e, "unknown source `ap` (the config has no [[sources]])");
+}
+
+#[test]
+fn without_sources_the_single_source_config_is_the_implicit_source() {
+    let l = load_with(
+        &Overrides {
+            queues: vec!["q1".into()],
+            profile: Some("p".into()),
+            region: Some("eu-west-1".into()),
+            endpoint_url: Some("http://127.0.0.1:1".into()),
+            ..Overrides::default()
+        },
+        None,
+        None,
+        &env(&[]),
+    );
+    let s = l.config.select_sources(&[], false).unwrap();
+    assert_eq!(
+        s,
+        [SelectedSource {
+            name: None,
+            profile: Some("p".into()),
+            region: Some("eu-west-1".into()),
+            endpoint_url: Some("http://127.0.0.1:1".into()),
+            queues: vec!["q1".into()],
+        }]
+    );
+}
+
+#[test]
+fn duplicate_or_bad_source_names_make_the_file_broken() {
+    for (name, text, why) in [
+        (
+            "dup",
+            "[[sources]]\nname = \"us\"\n[[sources]]\nname = \"us\"\nregion = \"x\"\n",
+            "the name `us` is used twice",
+        ),
+        (
+            "empty",
+            "[[sources]]\nregion = \"x\"\n",
+            "sources[0]: name ``",
+        ),
+        (
+            "at",
+            "[[sources]]\nname = \"a@b\"\n",
+            "sources[0]: name `a@b`",
+        ),
+    ] {
+        let p = temp_file(&format!("sources-{name}"), text);
+        let l = load_with(&Overrides::default(), Some(p), None, &env(&[]));
+        let broken = l.broken.unwrap_or_default();
+        assert!(broken.contains(why), "{name}: {broken}");
+        assert!(l.config.sources.is_empty());
+    }
+}

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 
 use crate::analysis::RecordedPreemptions;
 use crate::analysis::scorecard::{PriorityChange, Window};
-use crate::model::{JobStatus, Millis, PreemptedAttempt, QuotaShare, ServiceEnvironment, Snapshot};
+use crate::model::{
+    JobStatus, Millis, PreemptedAttempt, QuotaShare, ServiceEnvironment, Snapshot, split_queue_key,
+};
 
 use super::diff::{Transition, TransitionKind};
 use super::store::decode;
@@ -17,6 +19,9 @@ use super::{Journal, JournalError};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueueRecord {
     pub name: String,
+    /// The `[[sources]]` name it was read from; `None` for the implicit source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     pub environment: ServiceEnvironment,
     pub shares: Vec<QuotaShare>,
     /// Newest observation (service clock).
@@ -61,7 +66,10 @@ impl Journal {
     pub fn queues(&self) -> Result<Vec<QueueRecord>, JournalError> {
         let mut stmt = self
             .conn
-            .prepare("SELECT name, environment, shares, last_observed_at FROM queues ORDER BY name")
+            .prepare(
+                "SELECT name, environment, shares, last_observed_at, source FROM queues
+                 ORDER BY source, name",
+            )
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map([], |r| {
@@ -70,14 +78,16 @@ impl Journal {
                     r.get::<_, String>(1)?,
                     r.get::<_, String>(2)?,
                     r.get::<_, Millis>(3)?,
+                    r.get::<_, String>(4)?,
                 ))
             })
             .and_then(|it| it.collect::<Result<Vec<_>, _>>())
             .map_err(|e| self.err(e))?;
         rows.into_iter()
-            .map(|(name, env, shares, last)| {
+            .map(|(name, env, shares, last, source)| {
                 Ok(QueueRecord {
                     name,
+                    source: (!source.is_empty()).then_some(source),
                     environment: serde_json::from_str(&env)
                         .map_err(|e| JournalError::Codec(e.to_string()))?,
                     shares: serde_json::from_str(&shares)
@@ -88,20 +98,27 @@ impl Journal {
             .collect()
     }
 
-    pub fn queue(&self, name: &str) -> Result<Option<QueueRecord>, JournalError> {
-        Ok(self.queues()?.into_iter().find(|q| q.name == name))
+    /// The queue of a [`crate::model::queue_key`] (its name for the implicit source).
+    pub fn queue(&self, key: &str) -> Result<Option<QueueRecord>, JournalError> {
+        let (source, name) = split_queue_key(key);
+        Ok(self
+            .queues()?
+            .into_iter()
+            .find(|q| q.name == name && q.source.as_deref() == source))
     }
 
     /// The queue's configuration (environment and shares) in force at `at` (service clock): the
     /// newest one observed at or before it, with `last_observed_at` set to when it was first
     /// observed; `None` when the journal saw no configuration of the queue until after `at`.
-    pub fn queue_at(&self, name: &str, at: Millis) -> Result<Option<QueueRecord>, JournalError> {
+    pub fn queue_at(&self, key: &str, at: Millis) -> Result<Option<QueueRecord>, JournalError> {
+        let [name, source] = key_params(key);
         let row = self
             .conn
             .query_row(
                 "SELECT observed_at, environment, shares FROM share_configs
-                 WHERE queue = ?1 AND observed_at <= ?2 ORDER BY observed_at DESC LIMIT 1",
-                params![name, at],
+                 WHERE queue = ?1 AND source = ?3 AND observed_at <= ?2
+                 ORDER BY observed_at DESC LIMIT 1",
+                params![name, at, source],
                 |r| {
                     Ok((
                         r.get::<_, Millis>(0)?,
@@ -115,6 +132,7 @@ impl Journal {
         row.map(|(observed, env, shares)| {
             Ok(QueueRecord {
                 name: name.to_string(),
+                source: (!source.is_empty()).then(|| source.to_string()),
                 environment: serde_json::from_str(&env)
                     .map_err(|e| JournalError::Codec(e.to_string()))?,
                 shares: serde_json::from_str(&shares)
@@ -126,11 +144,11 @@ impl Journal {
     }
 
     /// When the journal first observed a configuration of the queue (`None`: never).
-    pub fn first_config_at(&self, name: &str) -> Result<Option<Millis>, JournalError> {
+    pub fn first_config_at(&self, key: &str) -> Result<Option<Millis>, JournalError> {
         self.conn
             .query_row(
-                "SELECT MIN(observed_at) FROM share_configs WHERE queue = ?1",
-                [name],
+                "SELECT MIN(observed_at) FROM share_configs WHERE queue = ?1 AND source = ?2",
+                key_params(key),
                 |r| r.get(0),
             )
             .map_err(|e| self.err(e))
@@ -143,9 +161,9 @@ impl Journal {
         self.conn
             .query_row(
                 "SELECT MIN(m) FROM (
-                   SELECT MIN(at) AS m FROM usage_samples WHERE queue = ?1
-                   UNION ALL SELECT MIN(first_seen_at) FROM jobs WHERE queue = ?1)",
-                [queue],
+                   SELECT MIN(at) AS m FROM usage_samples WHERE queue = ?1 AND source = ?2
+                   UNION ALL SELECT MIN(first_seen_at) FROM jobs WHERE queue = ?1 AND source = ?2)",
+                key_params(queue),
                 |r| r.get(0),
             )
             .map_err(|e| self.err(e))
@@ -159,10 +177,12 @@ impl Journal {
                 "SELECT job_id, queue, name, share, priority, instance_type, instance_count,
                         created_at, status, first_seen_at, last_seen_at,
                         preemption_retries, checkpoint_ms
-                 FROM jobs WHERE queue = ?1 AND last_seen_at >= ?2 ORDER BY created_at, job_id",
+                 FROM jobs WHERE queue = ?1 AND source = ?3 AND last_seen_at >= ?2
+                 ORDER BY created_at, job_id",
             )
             .map_err(|e| self.err(e))?;
-        stmt.query_map(params![queue, since], |r| {
+        let [name, source] = key_params(queue);
+        stmt.query_map(params![name, since, source], |r| {
             Ok(JobRecord {
                 job_id: r.get(0)?,
                 queue: r.get(1)?,
@@ -262,10 +282,12 @@ impl Journal {
             .conn
             .prepare(
                 "SELECT share, instance_type, at, used, share_limit, borrowed, lent FROM usage_samples
-                 WHERE queue = ?1 AND share = ?2 AND at BETWEEN ?3 AND ?4 ORDER BY at, instance_type",
+                 WHERE queue = ?1 AND source = ?5 AND share = ?2 AND at BETWEEN ?3 AND ?4
+                 ORDER BY at, instance_type",
             )
             .map_err(|e| self.err(e))?;
-        stmt.query_map(params![queue, share, from, to], |r| {
+        let [name, source] = key_params(queue);
+        stmt.query_map(params![name, share, from, to, source], |r| {
             Ok(UsageSample {
                 share: r.get(0)?,
                 instance_type: r.get(1)?,
@@ -292,11 +314,12 @@ impl Journal {
             .prepare(
                 "SELECT p.observed_at, p.job_id, j.share, p.old, p.new FROM priority_changes p
                  JOIN jobs j ON j.job_id = p.job_id
-                 WHERE j.queue = ?1 AND p.observed_at >= ?2 AND p.observed_at < ?3
+                 WHERE j.queue = ?1 AND j.source = ?4 AND p.observed_at >= ?2 AND p.observed_at < ?3
                  ORDER BY p.observed_at",
             )
             .map_err(|e| self.err(e))?;
-        stmt.query_map(params![queue, window.start, window.end], |r| {
+        let [name, source] = key_params(queue);
+        stmt.query_map(params![name, window.start, window.end, source], |r| {
             Ok(PriorityChange {
                 at: r.get(0)?,
                 job_id: r.get(1)?,
@@ -324,13 +347,14 @@ impl Journal {
             .conn
             .prepare(
                 "SELECT job_id, name, share, priority, instance_type, instance_count, status
-                 FROM jobs WHERE queue = ?1 AND job_id IN
+                 FROM jobs WHERE queue = ?1 AND source = ?3 AND job_id IN
                    (SELECT job_id FROM transitions WHERE kind = 'preempted' AND at >= ?2)
                  ORDER BY job_id",
             )
             .map_err(|e| self.err(e))?;
+        let [name, source] = key_params(queue);
         let jobs = stmt
-            .query_map(params![queue, since], |r| {
+            .query_map(params![name, since, source], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, String>(1)?,
@@ -412,12 +436,13 @@ impl Journal {
                 "SELECT share, instance_type, used FROM (
                    SELECT share, instance_type, at, used,
                           ROW_NUMBER() OVER (PARTITION BY share, instance_type ORDER BY at DESC) AS n
-                   FROM usage_samples WHERE queue = ?1 AND at <= ?2)
+                   FROM usage_samples WHERE queue = ?1 AND source = ?4 AND at <= ?2)
                  WHERE n <= ?3 ORDER BY share, instance_type, at",
             )
             .map_err(|e| self.err(e))?;
+        let [name, source] = key_params(queue);
         let rows = stmt
-            .query_map(params![queue, until, per_series as i64], |r| {
+            .query_map(params![name, until, per_series as i64, source], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, String>(1)?,
@@ -432,6 +457,13 @@ impl Journal {
         }
         Ok(out)
     }
+}
+
+/// A queue key's name and `source` column ('' for the implicit source): every query taking a
+/// `queue` takes a [`crate::model::queue_key`], so two sources' `ml-training` stay apart.
+fn key_params(key: &str) -> [&str; 2] {
+    let (source, name) = split_queue_key(key);
+    [name, source.unwrap_or("")]
 }
 
 /// The preempted attempts among a job's transitions, newest first.

@@ -79,6 +79,53 @@ const MIGRATIONS: &[&str] = &[
      ) WITHOUT ROWID;
      INSERT INTO share_configs (queue, observed_at, environment, shares)
          SELECT name, last_observed_at, environment, shares FROM queues;",
+    // 4: queues keyed by their source (`[[sources]]`) as well as their name: two regions may
+    // both have `ml-training`. Rows written before are the implicit source's ('').
+    "
+    ALTER TABLE jobs ADD COLUMN source TEXT NOT NULL DEFAULT '';
+    DROP INDEX jobs_queue;
+    CREATE INDEX jobs_queue ON jobs(source, queue, last_seen_at);
+    CREATE TABLE usage_samples_new (
+        source TEXT NOT NULL DEFAULT '',
+        queue TEXT NOT NULL,
+        share TEXT NOT NULL,
+        instance_type TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        used INTEGER NOT NULL,
+        share_limit INTEGER NOT NULL,
+        borrowed INTEGER NOT NULL,
+        lent INTEGER NOT NULL,
+        PRIMARY KEY (source, queue, share, instance_type, at)
+    ) WITHOUT ROWID;
+    INSERT INTO usage_samples_new
+        SELECT '', queue, share, instance_type, at, used, share_limit, borrowed, lent
+        FROM usage_samples;
+    DROP TABLE usage_samples;
+    ALTER TABLE usage_samples_new RENAME TO usage_samples;
+    CREATE TABLE queues_new (
+        source TEXT NOT NULL DEFAULT '',
+        name TEXT NOT NULL,
+        environment TEXT NOT NULL,
+        shares TEXT NOT NULL,
+        last_observed_at INTEGER NOT NULL,
+        PRIMARY KEY (source, name)
+    );
+    INSERT INTO queues_new SELECT '', name, environment, shares, last_observed_at FROM queues;
+    DROP TABLE queues;
+    ALTER TABLE queues_new RENAME TO queues;
+    CREATE TABLE share_configs_new (
+        source TEXT NOT NULL DEFAULT '',
+        queue TEXT NOT NULL,
+        observed_at INTEGER NOT NULL,
+        environment TEXT NOT NULL,
+        shares TEXT NOT NULL,
+        PRIMARY KEY (source, queue, observed_at)
+    ) WITHOUT ROWID;
+    INSERT INTO share_configs_new
+        SELECT '', queue, observed_at, environment, shares FROM share_configs;
+    DROP TABLE share_configs;
+    ALTER TABLE share_configs_new RENAME TO share_configs;
+    ",
 ];
 
 /// The schema version this build writes.

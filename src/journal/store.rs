@@ -315,17 +315,18 @@ impl Journal {
                     let cur = &tj.job;
                     let prev = self.prev.get(&cur.id);
                     stats.transitions +=
-                        write_job(&tx, &q.name, prev, cur, tj.described_at.is_some(), obs)
+                        write_job(&tx, q, prev, cur, tj.described_at.is_some(), obs)
                             .map_err(sql)?;
                     self.prev.insert(cur.id.clone(), cur.clone());
                 }
+                let key = q.key();
                 let due = self
                     .last_usage
-                    .get(&q.name)
+                    .get(&key)
                     .is_none_or(|&t| obs - t >= self.config.usage_interval_ms);
                 if due {
                     stats.usage_samples += write_usage(&tx, q, obs).map_err(sql)?;
-                    self.last_usage.insert(q.name.clone(), obs);
+                    self.last_usage.insert(key, obs);
                 }
             }
             let due = self
@@ -421,18 +422,20 @@ fn write_queue(tx: &Transaction<'_>, q: &QueueSnapshot, obs: Millis) -> rusqlite
     let env = serde_json::to_string(&q.environment).unwrap_or_default();
     let shares = serde_json::to_string(&q.shares).unwrap_or_default();
     tx.execute(
-        "INSERT INTO queues (name, environment, shares, last_observed_at) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT(name) DO UPDATE SET environment = ?2, shares = ?3,
+        "INSERT INTO queues (name, environment, shares, last_observed_at, source)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(source, name) DO UPDATE SET environment = ?2, shares = ?3,
            last_observed_at = MAX(last_observed_at, ?4)",
-        params![q.name, env, shares, obs],
+        params![q.name, env, shares, obs, source_column(q)],
     )?;
     // A new row only when the configuration differs from the newest one kept.
     tx.execute(
-        "INSERT OR IGNORE INTO share_configs (queue, observed_at, environment, shares)
-         SELECT ?1, ?4, ?2, ?3 WHERE NOT EXISTS (
-           SELECT 1 FROM share_configs WHERE queue = ?1 AND environment = ?2 AND shares = ?3
-             AND observed_at = (SELECT MAX(observed_at) FROM share_configs WHERE queue = ?1))",
-        params![q.name, env, shares, obs],
+        "INSERT OR IGNORE INTO share_configs (queue, observed_at, environment, shares, source)
+         SELECT ?1, ?4, ?2, ?3, ?5 WHERE NOT EXISTS (
+           SELECT 1 FROM share_configs WHERE queue = ?1 AND source = ?5 AND environment = ?2
+             AND shares = ?3 AND observed_at = (
+               SELECT MAX(observed_at) FROM share_configs WHERE queue = ?1 AND source = ?5))",
+        params![q.name, env, shares, obs, source_column(q)],
     )?;
     Ok(())
 }
@@ -440,7 +443,7 @@ fn write_queue(tx: &Transaction<'_>, q: &QueueSnapshot, obs: Millis) -> rusqlite
 /// Upserts the job's facts and inserts its new transitions; returns how many were new.
 fn write_job(
     tx: &Transaction<'_>,
-    queue: &str,
+    queue: &QueueSnapshot,
     prev: Option<&ServiceJob>,
     cur: &ServiceJob,
     described: bool,
@@ -460,16 +463,16 @@ fn write_job(
     tx.execute(
         "INSERT INTO jobs (job_id, queue, name, share, priority, instance_type, instance_count,
                            created_at, status, first_seen_at, last_seen_at,
-                           preemption_retries, checkpoint_ms)
+                           preemption_retries, checkpoint_ms, source)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10,
-                 CASE WHEN ?11 THEN ?12 END, CASE WHEN ?11 THEN ?13 END)
+                 CASE WHEN ?11 THEN ?12 END, CASE WHEN ?11 THEN ?13 END, ?14)
          ON CONFLICT(job_id) DO UPDATE SET status = ?9, last_seen_at = MAX(last_seen_at, ?10),
            priority = CASE WHEN ?11 THEN ?5 ELSE priority END,
            preemption_retries = CASE WHEN ?11 THEN ?12 ELSE preemption_retries END,
            checkpoint_ms = CASE WHEN ?11 THEN ?13 ELSE checkpoint_ms END",
         params![
             cur.id,
-            queue,
+            queue.name,
             cur.name,
             cur.share,
             cur.priority,
@@ -482,6 +485,7 @@ fn write_job(
             cur.preemption_retries,
             cur.checkpoint_interval_ms
                 .and_then(|c| i64::try_from(c).ok()),
+            source_column(queue),
         ],
     )?;
     if described
@@ -514,8 +518,8 @@ fn write_job(
 
 fn write_usage(tx: &Transaction<'_>, q: &QueueSnapshot, obs: Millis) -> rusqlite::Result<usize> {
     let mut stmt = tx.prepare_cached(
-        "INSERT OR REPLACE INTO usage_samples (queue, share, instance_type, at, used, share_limit, borrowed, lent)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "INSERT OR REPLACE INTO usage_samples (queue, share, instance_type, at, used, share_limit, borrowed, lent, source)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
     let mut n = 0;
     for u in share_usage(q) {
@@ -527,10 +531,16 @@ fn write_usage(tx: &Transaction<'_>, q: &QueueSnapshot, obs: Millis) -> rusqlite
             u.used,
             u.limit,
             u.borrowed,
-            u.lent
+            u.lent,
+            source_column(q)
         ])?;
     }
     Ok(n)
+}
+
+/// The journal's `source` column of a queue: its `[[sources]]` name, '' for the implicit one.
+fn source_column(q: &QueueSnapshot) -> &str {
+    q.source.as_deref().unwrap_or("")
 }
 
 fn encode(snap: &Snapshot) -> Result<Vec<u8>, JournalError> {

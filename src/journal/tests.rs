@@ -405,6 +405,66 @@ fn a_journal_deleted_while_open_is_noticed_and_started_again() {
     assert!(!j.queues().unwrap().is_empty());
 }
 
+/// Two sources that both have queue `q`: the journal keeps each one's queue, jobs and usage
+/// apart, read back by the queue's key; the implicit source's rows (no source) stay readable
+/// by the plain name.
+#[test]
+fn two_sources_with_the_same_queue_name_are_kept_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut j = Journal::open(&dir.path().join("j.sqlite3"), JournalConfig::default()).unwrap();
+    let mut us = queue_at(1_000, vec![job("u", JobStatus::Runnable)]);
+    us.source = Some("us".into());
+    let mut eu = queue_at(1_000, vec![job("e", JobStatus::Runnable)]);
+    eu.source = Some("eu".into());
+    eu.shares[0].capacity_limits[0].max_capacity = 7;
+    let plain = queue_at(1_000, vec![job("p", JobStatus::Runnable)]);
+    j.record(&Snapshot {
+        taken_at: 1_000,
+        queues: vec![us, eu, plain],
+        ..Default::default()
+    })
+    .unwrap();
+    let ids = |key: &str| -> Vec<String> {
+        j.jobs(key, 0)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.job_id)
+            .collect()
+    };
+    assert_eq!(ids("q@us"), ["id-u"]);
+    assert_eq!(ids("q@eu"), ["id-e"]);
+    assert_eq!(ids("q"), ["id-p"]);
+    let limit = |key: &str| j.usage_series(key, "a", 0, 2_000).unwrap()[0].limit;
+    assert_eq!((limit("q@us"), limit("q@eu"), limit("q")), (2, 7, 2));
+    let queues: Vec<(Option<String>, String)> = j
+        .queues()
+        .unwrap()
+        .into_iter()
+        .map(|q| (q.source, q.name))
+        .collect();
+    assert_eq!(
+        queues,
+        [
+            (None, "q".to_string()),
+            (Some("eu".to_string()), "q".to_string()),
+            (Some("us".to_string()), "q".to_string())
+        ]
+    );
+    let eu = j.queue("q@eu").unwrap().unwrap();
+    assert_eq!(eu.shares[0].capacity_limits[0].max_capacity, 7);
+    // The configuration history is each source's own too.
+    let eu_then = j.queue_at("q@eu", 1_000).unwrap().unwrap();
+    assert_eq!(eu_then.shares[0].capacity_limits[0].max_capacity, 7);
+    assert_eq!(eu_then.source.as_deref(), Some("eu"));
+    let us_then = j.queue_at("q@us", 1_000).unwrap().unwrap();
+    assert_eq!(us_then.shares[0].capacity_limits[0].max_capacity, 2);
+    assert_eq!(j.first_config_at("q").unwrap(), Some(1_000));
+    // The stored snapshot keeps each queue's source.
+    let s = j.snapshot_at(1_000).unwrap().unwrap();
+    let keys: Vec<String> = s.queues.iter().map(QueueSnapshot::key).collect();
+    assert_eq!(keys, ["q@us", "q@eu", "q"]);
+}
+
 /// Each job's retry cap and checkpoint interval are kept as last described (a listing-only
 /// sighting, which does not carry them, never clears them), and every share configuration the
 /// queue had is kept once, so a replay can start from the one in force at a time.

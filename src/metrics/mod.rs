@@ -288,46 +288,73 @@ fn registry(
 
 fn fill(fams: &Families, snap: &Snapshot, ctx: &Context, now: Millis) {
     let region = snap.source.region.as_deref().unwrap_or("");
-    let r = [("region", region)];
-    let h = &snap.health;
-    fams.set(
-        "quotatop_last_snapshot_timestamp_seconds",
-        labels(&r),
-        snap.taken_at as f64 / 1e3,
-    );
-    let up = matches!(h.state, HealthState::Healthy);
-    fams.set("quotatop_refresh_up", labels(&r), f64::from(u8::from(up)));
-    fams.set(
-        "quotatop_refresh_calls_last_minute",
-        labels(&r),
-        f64::from(h.calls_last_minute),
-    );
-    fams.set(
-        "quotatop_refresh_throttles_last_minute",
-        labels(&r),
-        f64::from(h.throttled_last_minute),
-    );
-    fams.set(
-        "quotatop_refresh_errors_last_minute",
-        labels(&r),
-        f64::from(h.errors_last_minute),
-    );
+    // With `[[sources]]`, the refresh health of each source (its region, a `source` label);
+    // else the one source's.
+    let healths: Vec<(Labels, &crate::model::PollHealth, Millis)> = if snap.sources.is_empty() {
+        vec![(labels(&[("region", region)]), &snap.health, snap.taken_at)]
+    } else {
+        snap.sources
+            .iter()
+            .map(|s| {
+                let l = labels(&[
+                    ("region", s.source.region.as_deref().unwrap_or("")),
+                    ("source", s.name.as_str()),
+                ]);
+                (l, &s.health, s.taken_at.unwrap_or(snap.taken_at))
+            })
+            .collect()
+    };
+    for (l, h, taken_at) in healths {
+        fams.set(
+            "quotatop_last_snapshot_timestamp_seconds",
+            l.clone(),
+            taken_at as f64 / 1e3,
+        );
+        let up = matches!(h.state, HealthState::Healthy);
+        fams.set("quotatop_refresh_up", l.clone(), f64::from(u8::from(up)));
+        fams.set(
+            "quotatop_refresh_calls_last_minute",
+            l.clone(),
+            f64::from(h.calls_last_minute),
+        );
+        fams.set(
+            "quotatop_refresh_throttles_last_minute",
+            l.clone(),
+            f64::from(h.throttled_last_minute),
+        );
+        fams.set(
+            "quotatop_refresh_errors_last_minute",
+            l,
+            f64::from(h.errors_last_minute),
+        );
+    }
     for q in &snap.queues {
-        let rq = [("region", region), ("queue", q.name.as_str())];
+        // With `[[sources]]`, each queue's region is its source's, and a `source` label keeps
+        // two sources' queues of the same name apart.
+        let src = q
+            .source
+            .as_deref()
+            .and_then(|n| snap.sources.iter().find(|s| s.name == n));
+        let region = src
+            .and_then(|s| s.source.region.as_deref())
+            .unwrap_or(region);
+        let ql = |rest: &[(&str, &str)]| {
+            let mut l = labels(&[("region", region), ("queue", q.name.as_str())]);
+            if let Some(name) = q.source.as_deref() {
+                l.push(("source".into(), name.into()));
+            }
+            l.extend(labels(rest));
+            l
+        };
         if let Some(at) = q.refreshed_at {
             fams.set(
                 "quotatop_data_age_seconds",
-                labels(&rq),
+                ql(&[]),
                 (now - at).max(0) as f64 / 1e3,
             );
         }
         for u in share_usage(q) {
-            let l = labels(&[
-                ("region", region),
-                ("queue", &q.name),
-                ("share", &u.share),
-                ("instance_type", &u.instance_type),
-            ]);
+            let l = ql(&[("share", &u.share), ("instance_type", &u.instance_type)]);
             let per = ctx.gpus.gpus(&u.instance_type).map(f64::from);
             for (what, v) in [
                 ("limit", u.limit),
@@ -345,7 +372,7 @@ fn fill(fams: &Families, snap: &Snapshot, ctx: &Context, now: Millis) {
             }
         }
         for s in &q.shares {
-            let ls = labels(&[("region", region), ("queue", &q.name), ("share", &s.name)]);
+            let ls = ql(&[("share", &s.name)]);
             let running = running_jobs(q, Some(&s.name)).len();
             fams.set("quotatop_running_jobs", ls.clone(), running as f64);
             for name in [
@@ -369,7 +396,7 @@ fn fill(fams: &Families, snap: &Snapshot, ctx: &Context, now: Millis) {
                 .map(PriorityBand::of)
                 .or_else(|| bands.get(&j.job_id).copied())
                 .unwrap_or(PriorityBand::Normal);
-            let ls = labels(&[("region", region), ("queue", &q.name), ("share", &j.share)]);
+            let ls = ql(&[("share", &j.share)]);
             let mut lb = ls.clone();
             lb.push(("band".into(), band.as_str().into()));
             fams.add("quotatop_runnable_jobs", lb.clone(), 1.0);
@@ -387,7 +414,7 @@ fn fill(fams: &Families, snap: &Snapshot, ctx: &Context, now: Millis) {
             }
         }
         for f in preemptions(q, &ctx.rule) {
-            let ls = labels(&[("region", region), ("queue", &q.name), ("share", &f.share)]);
+            let ls = ql(&[("share", &f.share)]);
             fams.count("quotatop_preemptions", ls.clone(), f64::from(f.count));
             fams.count(
                 "quotatop_lost_gpu_seconds",

@@ -177,3 +177,59 @@ fn only_loopback_binds_without_allow_remote() {
     assert!(why.contains("--metrics-allow-remote"), "{why}");
     assert!(check_bind("0.0.0.0:9464".parse().unwrap(), true).is_ok());
 }
+
+/// With `[[sources]]`, two sources' queues of the same name are two series each, told apart by
+/// the `source` label, each with its own source's region.
+#[test]
+fn two_sources_with_the_same_queue_name_are_two_series() {
+    let one = snap();
+    let mut fleet = crate::model::Fleet::new(vec![
+        ("us".into(), crate::model::Source::default()),
+        ("eu".into(), crate::model::Source::default()),
+    ]);
+    let mut one = one;
+    one.health.state = crate::model::HealthState::Healthy;
+    let mut eu = one.clone();
+    eu.source.region = Some("eu-west-1".into());
+    eu.health.state = crate::model::HealthState::Unreachable;
+    fleet.update(0, one);
+    let merged = fleet.update(1, eu);
+    let (text, _) = exposition(
+        Some(&merged),
+        &JournalStatus::default(),
+        &Context::default(),
+        25_000,
+        false,
+    );
+    let series: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            l.starts_with("quotatop_capacity_borrowed_instances{") && l.contains("borrower")
+        })
+        .collect();
+    assert_eq!(series.len(), 2, "{text}");
+    assert!(
+        series
+            .iter()
+            .any(|l| l.contains("source=\"eu\"") && l.contains("region=\"eu-west-1\"")),
+        "{text}"
+    );
+    assert!(
+        series
+            .iter()
+            .any(|l| l.contains("source=\"us\"") && l.contains("region=\"us-east-1\"")),
+        "{text}"
+    );
+    // Each source's refresh health: the one that fails is down, the other up.
+    let up = |labels: &[&str]| sample(&text, "quotatop_refresh_up", labels).map(str::to_string);
+    assert_eq!(
+        up(&["source=\"eu\"", "region=\"eu-west-1\""]).as_deref(),
+        Some("0.0"),
+        "{text}"
+    );
+    assert_eq!(
+        up(&["source=\"us\"", "region=\"us-east-1\""]).as_deref(),
+        Some("1.0"),
+        "{text}"
+    );
+}

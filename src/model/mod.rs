@@ -10,6 +10,7 @@ mod files;
 mod job;
 mod share;
 mod snapshot;
+mod sources;
 mod text;
 
 pub use clock::{format_utc, wall_clock_ms};
@@ -31,6 +32,7 @@ pub use share::{
 pub use snapshot::{
     FrontEntry, HealthState, PollHealth, QueueSnapshot, Snapshot, Source, TrackedJob,
 };
+pub use sources::{Fleet, SourceStatus, SourceVerdict, queue_key, split_queue_key};
 pub use text::{
     clean, clean_text, csv_field, display_width, escape_c1_in_json, escape_controls, pad_right,
     without_userinfo,

@@ -19,6 +19,10 @@ pub struct Snapshot {
     pub source: Source,
     pub queues: Vec<QueueSnapshot>,
     pub health: PollHealth,
+    /// Each source's health when the snapshot merges several (`[[sources]]`, see
+    /// [`super::Fleet`]); empty for the one implicit source.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<super::SourceStatus>,
 }
 
 /// Where the data comes from (shown in the status bar).
@@ -34,6 +38,10 @@ pub struct Source {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct QueueSnapshot {
     pub name: String,
+    /// The source (`[[sources]] name`) this queue was read from; `None` for the one implicit
+    /// source (and in journals written before sources existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     pub arn: String,
     /// `ENABLED` / `DISABLED`.
     pub state: String,

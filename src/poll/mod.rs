@@ -25,7 +25,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::batch::{BatchClient, BatchError};
-use crate::model::{HealthState, Snapshot, wall_clock_ms};
+use crate::model::{Fleet, HealthState, Snapshot, wall_clock_ms};
 
 pub use discover::{PolicyCache, QueueInfo, SAGEMAKER_TRAINING, discover, not_quota_managed};
 pub use health::{assess, next_delay};
@@ -215,6 +215,7 @@ impl Poller {
             source: client.source().clone(),
             queues: self.trackers.iter().map(QueueTracker::snapshot).collect(),
             health,
+            sources: Vec::new(),
         }
     }
 
@@ -284,6 +285,72 @@ pub fn spawn(client: BatchClient, config: PollConfig) -> PollHandle {
     let refresh = std::sync::Arc::new(Notify::new());
     let stop = CancellationToken::new();
     let task = tokio::spawn(run(client, config, tx, refresh.clone(), stop.clone()));
+    PollHandle {
+        snapshots: rx,
+        refresh,
+        stop,
+        task: Some(task),
+    }
+}
+
+/// One poller per named source (each with its own client and queues), their snapshots merged
+/// by [`Fleet`] into one stream: every source's latest data after each refresh of any of them.
+/// A refresh asked of the handle asks every source.
+pub fn spawn_fleet(sources: Vec<(String, BatchClient, PollConfig)>) -> PollHandle {
+    let (tx, rx) = mpsc::channel(4);
+    let refresh = std::sync::Arc::new(Notify::new());
+    let stop = CancellationToken::new();
+    let mut fleet = Fleet::new(
+        sources
+            .iter()
+            .map(|(name, client, _)| (name.clone(), client.source().clone()))
+            .collect(),
+    );
+    let (part_tx, mut part_rx) = mpsc::channel::<(usize, Snapshot)>(4 * sources.len().max(1));
+    let mut refreshers = Vec::new();
+    let mut tasks = Vec::new();
+    for (i, (_, client, config)) in sources.into_iter().enumerate() {
+        let (one_tx, mut one_rx) = mpsc::channel(1);
+        let one_refresh = std::sync::Arc::new(Notify::new());
+        refreshers.push(one_refresh.clone());
+        tasks.push(tokio::spawn(run(
+            client,
+            config,
+            one_tx,
+            one_refresh,
+            stop.clone(),
+        )));
+        let part_tx = part_tx.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(s) = one_rx.recv().await {
+                if part_tx.send((i, s)).await.is_err() {
+                    return;
+                }
+            }
+        }));
+    }
+    drop(part_tx);
+    let (asked, merge_stop) = (refresh.clone(), stop.clone());
+    let task = tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                part = part_rx.recv() => {
+                    let Some((i, s)) = part else { break };
+                    let merged = fleet.update(i, s);
+                    tokio::select! {
+                        sent = tx.send(merged) => if sent.is_err() { break },
+                        _ = merge_stop.cancelled() => break,
+                    }
+                }
+                _ = asked.notified() => refreshers.iter().for_each(|r| r.notify_one()),
+                _ = merge_stop.cancelled() => break,
+            }
+        }
+        merge_stop.cancel();
+        for t in tasks {
+            let _ = t.await;
+        }
+    });
     PollHandle {
         snapshots: rx,
         refresh,

@@ -78,3 +78,117 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
         })
     }
 }
+
+/// The console's changes with several sources: each goes to the runner of its queue's source
+/// (the request's queue is a [`crate::model::queue_key`]), which gets the plain queue name and
+/// records its source in the audit log.
+pub struct BySource {
+    pub runners: Vec<(String, Arc<dyn ChangeRunner>)>,
+}
+
+impl ChangeRunner for BySource {
+    fn apply(&self, mut req: ChangeRequest) -> BoxFuture<ChangeResult> {
+        let (source, name) = crate::model::split_queue_key(&req.queue);
+        let (source, name) = (source.map(str::to_string), name.to_string());
+        let runner = self
+            .runners
+            .iter()
+            .find(|(n, _)| Some(n) == source.as_ref())
+            .map(|(_, r)| Arc::clone(r));
+        match runner {
+            Some(r) => {
+                req.queue = name;
+                r.apply(req)
+            }
+            None => {
+                let result = ChangeResult {
+                    job_id: req.preview.job_id.clone(),
+                    job_name: req.preview.job_name.clone(),
+                    new_priority: req.preview.new_priority,
+                    result: Err(ChangeError::Refused(format!(
+                        "queue {} belongs to no source of this console",
+                        crate::model::clean_text(&req.queue)
+                    ))),
+                    warning: None,
+                    audit_log: None,
+                };
+                Box::pin(async move { result })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// Remembers the queue of each request it is given.
+    struct Seen(Mutex<Vec<String>>, &'static str);
+
+    impl ChangeRunner for Seen {
+        fn apply(&self, req: ChangeRequest) -> BoxFuture<ChangeResult> {
+            if let Ok(mut seen) = self.0.lock() {
+                seen.push(format!("{}:{}", self.1, req.queue));
+            }
+            let result = ChangeResult {
+                job_id: req.preview.job_id.clone(),
+                job_name: req.preview.job_name.clone(),
+                new_priority: req.preview.new_priority,
+                result: Ok(ChangeOutcome::Succeeded { request_id: None }),
+                warning: None,
+                audit_log: None,
+            };
+            Box::pin(async move { result })
+        }
+    }
+
+    fn request(queue: &str) -> ChangeRequest {
+        let mut q = crate::analysis::fixture::queue(&[(
+            "a",
+            "ml.g5.12xlarge",
+            2,
+            crate::model::SharingConfig::lend(),
+        )]);
+        q.jobs = vec![crate::analysis::fixture::job(
+            "x",
+            "a",
+            "ml.g5.12xlarge",
+            1,
+            crate::model::JobStatus::Runnable,
+            10,
+            1_000,
+        )];
+        ChangeRequest {
+            queue: queue.to_string(),
+            justification: "test".into(),
+            change_record: None,
+            preview: crate::analysis::preview::preview(&q, "id-x", 20).unwrap(),
+        }
+    }
+
+    /// A change goes to its queue's source with the plain queue name; a queue of no source of
+    /// this console is refused, never sent to another source.
+    #[tokio::test]
+    async fn each_change_goes_to_its_queues_source() {
+        let seen = Arc::new(Seen(Mutex::new(Vec::new()), "eu"));
+        let us = Arc::new(Seen(Mutex::new(Vec::new()), "us"));
+        let router = BySource {
+            runners: vec![
+                ("us".into(), us.clone() as Arc<dyn ChangeRunner>),
+                ("eu".into(), seen.clone() as Arc<dyn ChangeRunner>),
+            ],
+        };
+        let done = router.apply(request("ml-training@eu")).await;
+        assert!(done.result.is_ok());
+        assert_eq!(*seen.0.lock().unwrap(), ["eu:ml-training"]);
+        assert!(us.0.lock().unwrap().is_empty());
+        let refused = router.apply(request("ml-training@ap")).await;
+        assert!(
+            matches!(&refused.result, Err(ChangeError::Refused(why)) if why.contains("no source")),
+            "{refused:?}"
+        );
+        let refused = router.apply(request("ml-training")).await;
+        assert!(refused.result.is_err());
+    }
+}

@@ -54,8 +54,8 @@ impl JournalReader {
             let Some(until) = now_of(q) else {
                 continue;
             };
-            for ((share, ty), used) in j.usage_until(&q.name, until, self.spark_len).map_err(e)? {
-                usage.insert((q.name.clone(), share, ty), used);
+            for ((share, ty), used) in j.usage_until(&q.key(), until, self.spark_len).map_err(e)? {
+                usage.insert((q.key(), share, ty), used);
             }
         }
         Ok(Some(Box::new(PastFrame {

@@ -97,13 +97,26 @@ impl Data {
         self.views = snapshot
             .queues
             .iter()
-            .map(|q| QueueView::derive(q, &self.loop_rule, self.recorded.get(&q.name)))
+            .map(|q| QueueView::derive(q, &self.loop_rule, self.recorded.get(&q.key())))
             .collect();
+        let previous = self.snapshot.take();
         for (q, v) in snapshot.queues.iter().zip(&self.views) {
+            // A merged snapshot (`[[sources]]`) comes after any source's refresh: a queue whose
+            // source did not refresh since adds no sample, so each sparkline is its own
+            // source's pace.
+            let unchanged = q.source.is_some()
+                && previous.as_ref().is_some_and(|p| {
+                    p.queues
+                        .iter()
+                        .any(|o| o.key() == q.key() && o.refreshed_at == q.refreshed_at)
+                });
+            if unchanged {
+                continue;
+            }
             for u in &v.usage {
                 let h = self
                     .history
-                    .entry((q.name.clone(), u.share.clone(), u.instance_type.clone()))
+                    .entry((q.key(), u.share.clone(), u.instance_type.clone()))
                     .or_default();
                 if h.len() == HISTORY_LEN {
                     h.pop_front();
@@ -146,7 +159,7 @@ impl Data {
         self.recorded.insert(queue.to_string(), recorded);
         if let Some(s) = &self.snapshot {
             for (q, v) in s.queues.iter().zip(self.views.iter_mut()) {
-                if q.name == queue {
+                if q.key() == queue {
                     *v = QueueView::derive(q, &self.loop_rule, self.recorded.get(queue));
                 }
             }
@@ -157,11 +170,15 @@ impl Data {
         self.snapshot.as_ref().map_or(&[], |s| s.queues.as_slice())
     }
 
-    /// The queue named `name`, or the first one, with its analysis.
+    /// The queue of key `name` ([`crate::model::queue_key`]; else the first queue of that
+    /// name), or the first one, with its analysis.
     pub fn queue(&self, name: Option<&str>) -> Option<(&QueueSnapshot, &QueueView)> {
         let queues = self.queues();
         let i = name
-            .and_then(|n| queues.iter().position(|q| q.name == n))
+            .and_then(|n| {
+                (queues.iter().position(|q| q.key() == n))
+                    .or_else(|| queues.iter().position(|q| q.name == n))
+            })
             .or(if queues.is_empty() { None } else { Some(0) })?;
         Some((queues.get(i)?, self.views.get(i)?))
     }
@@ -174,5 +191,44 @@ impl Data {
     pub fn history(&self, queue: &str, share: &str, ty: &str) -> Option<&VecDeque<u32>> {
         self.history
             .get(&(queue.to_string(), share.to_string(), ty.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Fleet, SharingConfig, Source};
+
+    /// With sources, a merged snapshot after one source's refresh adds a sparkline sample to
+    /// that source's queues only.
+    #[test]
+    fn each_sources_sparkline_advances_with_its_own_refreshes() {
+        let queue = |at: i64| {
+            let mut q =
+                analysis::fixture::queue(&[("a", "ml.g5.12xlarge", 2, SharingConfig::lend())]);
+            q.refreshed_at = Some(at);
+            Snapshot {
+                taken_at: at,
+                queues: vec![q],
+                ..Snapshot::default()
+            }
+        };
+        let mut fleet = Fleet::new(vec![
+            ("us".into(), Source::default()),
+            ("eu".into(), Source::default()),
+        ]);
+        let mut data = Data::default();
+        data.apply(fleet.update(0, queue(1_000)));
+        data.apply(fleet.update(1, queue(1_100)));
+        data.apply(fleet.update(0, queue(2_000)));
+        let samples = |key: &str| {
+            data.history
+                .iter()
+                .filter(|((q, _, _), _)| q == key)
+                .map(|(_, h)| h.len())
+                .max()
+        };
+        assert_eq!(samples("q@us"), Some(2));
+        assert_eq!(samples("q@eu"), Some(1));
     }
 }

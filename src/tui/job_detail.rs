@@ -45,7 +45,7 @@ impl JobDetail {
     fn lines(&self, data: &Data, theme: &Theme) -> Vec<Line<'static>> {
         let Some((q, v)) = data
             .queue(Some(&self.queue))
-            .filter(|(q, _)| q.name == self.queue)
+            .filter(|(q, _)| q.key() == self.queue)
         else {
             return vec![Line::from(format!("queue {} is gone", clean(&self.queue)))];
         };
@@ -74,7 +74,7 @@ impl JobDetail {
             text("name", clean(&j.name).into_owned()),
             text("job id", clean(&j.id).into_owned()),
             text("job arn", clean(&t.arn).into_owned()),
-            text("queue", clean(&q.name).into_owned()),
+            text("queue", clean(&q.key()).into_owned()),
             text("quota share", clean(&j.share).into_owned()),
             field(
                 "status",

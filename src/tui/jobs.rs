@@ -123,7 +123,7 @@ impl Screen for Jobs {
             self.list.sort.column,
             self.list.sort.descending,
         );
-        self.queue = Some(q.name.clone());
+        self.queue = Some(q.key());
         self.list.set_rows(rows, |r| {
             previous.as_deref() == q.jobs.get(r).map(|j| j.job.id.as_str())
         });
@@ -137,7 +137,7 @@ impl Screen for Jobs {
         };
         let now = analysis::now_of(q);
         let title = crate::tui::text::first_fitting(
-            &[format!("Jobs · {}", clean(&q.name)), "Jobs".to_string()],
+            &[format!("Jobs · {}", clean(&q.key())), "Jobs".to_string()],
             screen::title_room(area.width, Some(&self.list), COLUMNS),
         );
         let block = screen::block(title, Some(&self.list), COLUMNS, theme);
@@ -275,7 +275,7 @@ impl Screen for Jobs {
         let (q, _) = data.queue(self.queue.as_deref())?;
         let job = q.jobs.get(self.list.selected_row()?)?;
         Some(Open::Job {
-            queue: q.name.clone(),
+            queue: q.key(),
             id: job.job.id.clone(),
         })
     }

@@ -23,9 +23,11 @@ use super::text::clean;
 use super::theme::{Role, Theme};
 use crate::model::{QuotaShare, SharingStrategy};
 
-/// One row: a queue heading or one share × instance type.
+/// One row: a source heading (with `[[sources]]`: its index in the snapshot's `sources`), a
+/// queue heading or one share × instance type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Entry {
+    Source(usize),
     Queue(usize),
     Usage(usize, usize),
 }
@@ -73,14 +75,14 @@ pub fn strategy_label(s: &QuotaShare) -> String {
 fn entry_key(data: &Data, e: &Entry) -> Option<(String, String, String)> {
     let q = data.queues();
     match e {
-        Entry::Queue(qi) => Some((q.get(*qi)?.name.clone(), String::new(), String::new())),
+        Entry::Source(si) => {
+            let name = &data.snapshot.as_ref()?.sources.get(*si)?.name;
+            Some((String::new(), "source".to_string(), name.clone()))
+        }
+        Entry::Queue(qi) => Some((q.get(*qi)?.key(), String::new(), String::new())),
         Entry::Usage(qi, ui) => {
             let u = data.views.get(*qi)?.usage.get(*ui)?;
-            Some((
-                q.get(*qi)?.name.clone(),
-                u.share.clone(),
-                u.instance_type.clone(),
-            ))
+            Some((q.get(*qi)?.key(), u.share.clone(), u.instance_type.clone()))
         }
     }
 }
@@ -102,6 +104,19 @@ impl Overview {
             .skip(offset)
             .take(area.height as usize);
         for (i, &r) in visible.enumerate() {
+            let selected = offset + i == self.list.selected;
+            let row = Rect {
+                y: area.y + i as u16,
+                height: 1,
+                ..area
+            };
+            if let Some(Entry::Source(si)) = self.entries.get(r) {
+                if let Some(line) = source_heading(data, *si, selected, theme) {
+                    frame.render_widget(ratatui::widgets::Clear, row);
+                    frame.render_widget(line, row);
+                }
+                continue;
+            }
             let Some(Entry::Queue(qi)) = self.entries.get(r) else {
                 continue;
             };
@@ -120,7 +135,6 @@ impl Overview {
                     )
                 })
                 .collect();
-            let selected = offset + i == self.list.selected;
             // Selected, the line takes the selection's colours whole: a part keeping its own
             // colour could match the selection's background and vanish.
             let (title, muted) = if selected {
@@ -159,11 +173,6 @@ impl Overview {
                 line.style(theme.style(Role::Selected))
             } else {
                 line
-            };
-            let row = Rect {
-                y: area.y + i as u16,
-                height: 1,
-                ..area
             };
             frame.render_widget(ratatui::widgets::Clear, row);
             frame.render_widget(line, row);
@@ -224,7 +233,8 @@ impl Overview {
             theme,
             |r| {
                 let Some(Entry::Usage(qi, ui)) = self.entries.get(r) else {
-                    // A queue heading is drawn over the row below, across every column.
+                    // A source or queue heading is drawn over the row below, across every
+                    // column.
                     return Vec::new();
                 };
                 self.usage_cells(data, *qi, *ui, (usage_w, flags_w, hist_w), theme)
@@ -295,7 +305,7 @@ impl Overview {
             cells.extend([Cell::from(""), Cell::from(""), Cell::from("")]);
         }
         if hist_w > 0 {
-            let hist = data.history(&q.name, &u.share, &u.instance_type);
+            let hist = data.history(&q.key(), &u.share, &u.instance_type);
             // One scale for the whole line: the limit, or the most it ever used.
             let max = hist
                 .and_then(|h| h.iter().max().copied())
@@ -329,25 +339,42 @@ impl Screen for Overview {
         let previous = self.remembered.take();
         let mut entries = Vec::new();
         let mut rows = Vec::new();
-        for (qi, (q, v)) in data.queues().iter().zip(&data.views).enumerate() {
-            let head = entries.len();
-            entries.push(Entry::Queue(qi));
-            let mut kept = Vec::new();
-            for (ui, u) in v.usage.iter().enumerate() {
-                entries.push(Entry::Usage(qi, ui));
-                let strategy = u.strategy.as_str();
-                if self.list.filter.matches([
-                    u.share.as_str(),
-                    u.instance_type.as_str(),
-                    strategy,
-                    q.name.as_str(),
-                ]) {
-                    kept.push(entries.len() - 1);
-                }
+        let queues = data.queues();
+        for (heading, group) in groups(data) {
+            // With sources, each one's heading, then its queues: shown while one of its queues
+            // is, or with no filter (a source whose every call fails has no queue to show).
+            let mut head_row = heading.map(|si| {
+                entries.push(Entry::Source(si));
+                entries.len() - 1
+            });
+            if !self.list.filter.is_active() {
+                rows.extend(head_row.take());
             }
-            if !kept.is_empty() || !self.list.filter.is_active() {
-                rows.push(head);
-                rows.extend(kept);
+            for qi in group {
+                let (Some(q), Some(v)) = (queues.get(qi), data.views.get(qi)) else {
+                    continue;
+                };
+                let head = entries.len();
+                entries.push(Entry::Queue(qi));
+                let mut kept = Vec::new();
+                for (ui, u) in v.usage.iter().enumerate() {
+                    entries.push(Entry::Usage(qi, ui));
+                    let strategy = u.strategy.as_str();
+                    if self.list.filter.matches([
+                        u.share.as_str(),
+                        u.instance_type.as_str(),
+                        strategy,
+                        q.name.as_str(),
+                        q.source.as_deref().unwrap_or(""),
+                    ]) {
+                        kept.push(entries.len() - 1);
+                    }
+                }
+                if !kept.is_empty() || !self.list.filter.is_active() {
+                    rows.extend(head_row.take());
+                    rows.push(head);
+                    rows.extend(kept);
+                }
             }
         }
         self.entries = entries;
@@ -438,15 +465,90 @@ impl Screen for Overview {
         }
         let entry = self.entries.get(self.list.selected_row()?)?;
         match entry {
+            Entry::Source(_) => None,
             Entry::Queue(qi) => Some(Open::Jobs {
-                queue: data.queues().get(*qi)?.name.clone(),
+                queue: data.queues().get(*qi)?.key(),
             }),
             Entry::Usage(qi, ui) => Some(Open::Share {
-                queue: data.queues().get(*qi)?.name.clone(),
+                queue: data.queues().get(*qi)?.key(),
                 share: data.views.get(*qi)?.usage.get(*ui)?.share.clone(),
             }),
         }
     }
+}
+
+/// The Overview's groups of queue indices: one without a heading when there are no sources;
+/// else one per source in the snapshot's order (its heading even when it has no queue), then
+/// any queue of no known source.
+fn groups(data: &Data) -> Vec<(Option<usize>, Vec<usize>)> {
+    let queues = data.queues();
+    let sources = data.snapshot.as_ref().map_or(&[][..], |s| &s.sources[..]);
+    if sources.is_empty() {
+        return vec![(None, (0..queues.len()).collect())];
+    }
+    let of = |name: Option<&str>| -> Vec<usize> {
+        let same = |(qi, q): (usize, &crate::model::QueueSnapshot)| {
+            (q.source.as_deref() == name).then_some(qi)
+        };
+        queues.iter().enumerate().filter_map(same).collect()
+    };
+    let mut out: Vec<(Option<usize>, Vec<usize>)> = sources
+        .iter()
+        .enumerate()
+        .map(|(si, s)| (Some(si), of(Some(&s.name))))
+        .collect();
+    let orphans: Vec<usize> = queues
+        .iter()
+        .enumerate()
+        .filter(|(_, q)| {
+            !sources
+                .iter()
+                .any(|s| q.source.as_deref() == Some(s.name.as_str()))
+        })
+        .map(|(qi, _)| qi)
+        .collect();
+    if !orphans.is_empty() {
+        out.push((None, orphans));
+    }
+    out
+}
+
+/// A source's heading: its name, where it is (region, profile, endpoint) and its health in
+/// words, the status bar's wording.
+fn source_heading(data: &Data, si: usize, selected: bool, theme: &Theme) -> Option<Line<'static>> {
+    let snap = data.snapshot.as_ref()?;
+    let src = snap.sources.get(si)?;
+    let (title, muted) = if selected {
+        (ratatui::style::Style::new(), ratatui::style::Style::new())
+    } else {
+        (theme.style(Role::Title), theme.style(Role::Muted))
+    };
+    let mut place = vec![format!(
+        "region {}",
+        clean(src.source.region.as_deref().unwrap_or("-"))
+    )];
+    if let Some(p) = &src.source.profile {
+        place.push(format!("profile {}", clean(p)));
+    }
+    if let Some(e) = &src.source.endpoint {
+        place.push(format!("endpoint {}", clean(e)));
+    }
+    let health = super::status_bar::source_health(&src.verdict(&snap.queues), theme);
+    let line = Line::from(vec![
+        Span::raw(if selected { screen::MARKER } else { "  " }),
+        Span::styled(format!("■ {}", clean(&src.name)), title),
+        Span::styled(format!("  {} · ", place.join(" · ")), muted),
+        if selected {
+            Span::raw(health.content.into_owned())
+        } else {
+            health
+        },
+    ]);
+    Some(if selected {
+        line.style(theme.style(Role::Selected))
+    } else {
+        line
+    })
 }
 
 /// What the Overview says when there is no queue to show: why, when a refresh failed.

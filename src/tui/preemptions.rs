@@ -64,7 +64,7 @@ impl Preemptions {
             .and_then(|(q, v)| {
                 Some(preempted_attempts(
                     data,
-                    &q.name,
+                    &q.key(),
                     v.preemptions.get(self.list.selected_row()?)?,
                 ))
             })
@@ -142,7 +142,7 @@ impl Screen for Preemptions {
         if why == Load::Moved || !ctx.history || self.loading.is_some() {
             return Vec::new();
         }
-        let Some(queue) = ctx.data.queue(ctx.queue).map(|(q, _)| q.name.clone()) else {
+        let Some(queue) = ctx.data.queue(ctx.queue).map(|(q, _)| q.key()) else {
             return Vec::new();
         };
         self.loading = Some(queue.clone());
@@ -196,7 +196,7 @@ impl Screen for Preemptions {
         if self.list.sort.descending {
             rows.reverse();
         }
-        self.queue = Some(q.name.clone());
+        self.queue = Some(q.key());
         let same_job = previous.clone();
         self.list.set_rows(rows, |r| {
             previous.as_deref() == v.preemptions.get(r).map(|f| f.job_id.as_str())
@@ -270,7 +270,8 @@ impl Screen for Preemptions {
         // Shortened by dropping parts (the status bar names the queue), never mid-word.
         let gpu = format!("{total_gpu:.1} GPU-h");
         let loops = format!("{looping} looping{over}");
-        let queue = clean(&q.name);
+        let key = q.key();
+        let queue = clean(&key);
         let title = crate::tui::text::first_fitting(
             &[
                 format!(
@@ -359,7 +360,8 @@ impl Screen for Preemptions {
         );
 
         let selected = self.list.selected_row().and_then(|r| v.preemptions.get(r));
-        let attempts = selected.map_or_else(Vec::new, |f| preempted_attempts(ctx.data, &q.name, f));
+        let attempts =
+            selected.map_or_else(Vec::new, |f| preempted_attempts(ctx.data, &q.key(), f));
         // The pane's own list (scrolled with Tab then Up/Down); rows match the selected job's
         // attempts after every move and refresh, and are clamped here in case they do not.
         let fresh;
@@ -451,11 +453,11 @@ impl Screen for Preemptions {
         let (q, v) = data.queue(self.queue.as_deref())?;
         let f = v.preemptions.get(self.list.selected_row()?)?;
         // A job only the journal knows has no description to open; its attempts are shown here.
-        if f.journal_only && data.job(Some(&q.name), &f.job_id).is_none() {
+        if f.journal_only && data.job(Some(&q.key()), &f.job_id).is_none() {
             return None;
         }
         Some(Open::Job {
-            queue: q.name.clone(),
+            queue: q.key(),
             id: f.job_id.clone(),
         })
     }

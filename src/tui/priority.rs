@@ -240,7 +240,7 @@ impl PriorityDialog {
         };
         let Some((q, _)) = data
             .queue(Some(&self.queue))
-            .filter(|(q, _)| q.name == self.queue)
+            .filter(|(q, _)| q.key() == self.queue)
         else {
             self.error = Some(format!("queue {} is no longer in the data", self.queue));
             return false;

@@ -486,26 +486,26 @@ impl Screen for ScorecardScreen {
         let queue = ctx
             .data
             .queue(ctx.queue)
-            .map(|(q, _)| q.name.as_str())
-            .or(ctx.queue)
-            .unwrap_or("-");
+            .map(|(q, _)| q.key())
+            .or(ctx.queue.map(str::to_string))
+            .unwrap_or_else(|| "-".to_string());
         // The window of the result shown (its length comes from config, cut to the history
         // observed; it ends at the time travelled to while in the past).
         let title = match &self.state {
             ScorecardState::Ready(v) if v.card.window.len_ms() < v.asked_ms => format!(
                 " Scorecard · {} · {} (window {}) to {} ",
-                clean(queue),
+                clean(&queue),
                 window_label(v),
                 span(v.asked_ms),
                 super::text::date_time(Some(v.card.window.end.saturating_sub(1)))
             ),
             ScorecardState::Ready(v) => format!(
                 " Scorecard · {} · {} to {} ",
-                clean(queue),
+                clean(&queue),
                 window_label(v),
                 super::text::date_time(Some(v.card.window.end.saturating_sub(1)))
             ),
-            _ => format!(" Scorecard · {} ", clean(queue)),
+            _ => format!(" Scorecard · {} ", clean(&queue)),
         };
         let block = Block::default()
             .borders(Borders::ALL)

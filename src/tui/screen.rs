@@ -52,7 +52,7 @@ impl Ctx<'_> {
     pub fn queue_name(&self) -> Option<String> {
         self.data
             .queue(self.queue)
-            .map(|(q, _)| q.name.clone())
+            .map(|(q, _)| q.key())
             .or_else(|| self.queue.map(str::to_string))
     }
 

@@ -140,7 +140,7 @@ impl Screen for ShareScreen {
         let (run_prev, queue_prev) = std::mem::take(&mut self.remembered);
         let Some((q, v)) = data
             .queue(Some(&self.queue))
-            .filter(|(q, _)| q.name == self.queue)
+            .filter(|(q, _)| q.key() == self.queue)
         else {
             self.running.set_rows(Vec::new(), |_| false);
             self.queued.set_rows(Vec::new(), |_| false);
@@ -183,7 +183,7 @@ impl Screen for ShareScreen {
         let Some((q, v)) = ctx
             .data
             .queue(Some(&self.queue))
-            .filter(|(q, _)| q.name == self.queue)
+            .filter(|(q, _)| q.key() == self.queue)
         else {
             frame.render_widget(
                 Paragraph::new(format!("queue {} is gone", clean(&self.queue))),
@@ -320,7 +320,7 @@ impl Screen for ShareScreen {
                 " {} ",
                 crate::tui::text::first_fitting(
                     &[
-                        format!("Share {name} · {}", clean(&q.name)),
+                        format!("Share {name} · {}", clean(&q.key())),
                         format!("Share {}", elide(&name, room.saturating_sub(6))),
                     ],
                     room,

@@ -11,7 +11,7 @@ use ratatui::widgets::Paragraph;
 use super::data::Data;
 use super::text::{clean, clock, date_time, duration};
 use super::theme::{Role, Theme};
-use crate::model::{HealthState, Millis, QueueSnapshot, Source};
+use crate::model::{HealthState, Millis, QueueSnapshot, Source, SourceVerdict};
 
 /// Beyond this, the data's clock is shown beside this machine's.
 pub const CLOCK_SKEW_SHOWN_MS: Millis = 60_000;
@@ -108,6 +108,18 @@ fn health(state: HealthState, theme: &Theme) -> Span<'static> {
     Span::styled(text, theme.style(role))
 }
 
+/// A source's health in words (`ok`, `stale: why`, `error: why`, `starting`), coloured too:
+/// the status bar's and the Overview's source headings' one wording.
+pub fn source_health(verdict: &SourceVerdict, theme: &Theme) -> Span<'static> {
+    let (text, role) = match verdict {
+        SourceVerdict::Starting => ("● starting".to_string(), Role::Muted),
+        SourceVerdict::Ok => ("● ok".to_string(), Role::Healthy),
+        SourceVerdict::Stale(why) => (format!("● stale: {}", clean(why)), Role::Warning),
+        SourceVerdict::Error(why) => (format!("● error: {}", clean(why)), Role::Critical),
+    };
+    Span::styled(text, theme.style(role))
+}
+
 /// `live` is the poller's latest data (health, calls, errors: the connection now); `shown` is
 /// what the screens show (the recorded snapshot while time travelling).
 #[allow(clippy::too_many_arguments)]
@@ -164,23 +176,39 @@ pub fn draw(
         ));
     }
 
-    first.extend([
-        Span::styled("endpoint ", muted),
-        Span::raw(endpoint),
-        Span::styled(" · profile ", muted),
-        Span::raw(clean(source.profile.as_deref().unwrap_or("default")).into_owned()),
-        Span::styled(" · region ", muted),
-        Span::raw(clean(source.region.as_deref().unwrap_or("-")).into_owned()),
-    ]);
+    match snap.filter(|s| !s.sources.is_empty()) {
+        // Several sources: each one's health, in words (its region is on the Overview).
+        Some(s) => {
+            first.push(Span::styled("sources ", muted));
+            for (i, src) in s.sources.iter().enumerate() {
+                if i > 0 {
+                    first.push(Span::styled(" · ", muted));
+                }
+                first.push(Span::raw(format!("{} ", clean(&src.name))));
+                first.push(source_health(&src.verdict(&s.queues), theme));
+            }
+        }
+        None => first.extend([
+            Span::styled("endpoint ", muted),
+            Span::raw(endpoint),
+            Span::styled(" · profile ", muted),
+            Span::raw(clean(source.profile.as_deref().unwrap_or("default")).into_owned()),
+            Span::styled(" · region ", muted),
+            Span::raw(clean(source.region.as_deref().unwrap_or("-")).into_owned()),
+        ]),
+    }
     if info.read_only {
         first.push(Span::raw(" "));
         first.push(Span::styled(" READ-ONLY ", theme.style(Role::Badge)));
     }
     let q = shown.queue(queue).map(|(q, _)| q);
-    let queue_name = q.map(|q| q.name.as_str()).or(queue).unwrap_or("-");
+    let queue_name = q
+        .map(QueueSnapshot::key)
+        .or(queue.map(str::to_string))
+        .unwrap_or_else(|| "-".to_string());
     let mut second = vec![
         Span::styled(" queue ", muted),
-        Span::styled(clean(queue_name).into_owned(), theme.style(Role::Accent)),
+        Span::styled(clean(&queue_name).into_owned(), theme.style(Role::Accent)),
     ];
     match (snap, past) {
         (_, Some(p)) => {

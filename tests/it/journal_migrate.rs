@@ -155,6 +155,15 @@ fn a_version_1_journal_is_migrated_and_keeps_its_history() {
     assert_eq!(jobs.len(), 2);
     assert_eq!(jobs[0].status, Some(JobStatus::Running));
     assert_eq!(j.queue("q").unwrap().unwrap().environment.name, "q-se");
+    // Rows from before sources (schema 3) are the implicit source's: read by the plain name.
+    for table in ["jobs", "queues", "usage_samples"] {
+        assert!(
+            columns(&path, table).iter().any(|c| c == "source"),
+            "{table}"
+        );
+    }
+    assert_eq!(j.queue("q").unwrap().unwrap().source, None);
+    assert!(j.jobs("q@some-source", 0).unwrap().is_empty());
 
     // A preemption observed after the migration gets its reason; the old one stays as it was.
     j.record(&x_preempted()).unwrap();

@@ -60,6 +60,7 @@ mod shares_impact;
 mod shell_integration;
 mod snapshot_cli;
 mod snapshot_engine;
+mod sources;
 mod terminal_escapes;
 mod tui_app;
 mod tui_history;

@@ -262,6 +262,7 @@ async fn credentials_never_reach_logs_journal_audit_or_output() {
             profile: source.profile.clone(),
             region: source.region.clone(),
             endpoint: source.endpoint.clone(),
+            source: None,
         },
         queue: "ml-training".into(),
         justification: "soak of the credential handling".into(),

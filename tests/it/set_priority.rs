@@ -863,6 +863,7 @@ async fn the_console_reconciles_unknown_outcomes_on_start() {
             profile: None,
             region: bc.source().region.clone(),
             endpoint: bc.source().endpoint.clone(),
+            source: None,
         },
         queue: QUEUE.into(),
         share: "team".into(),

@@ -370,3 +370,37 @@ fn a_held_lock_times_out_naming_its_holder() {
     drop(guard);
     assert!(waiter.append(record("c", RecordKind::Intent)).is_ok());
 }
+
+/// A change made through a named source records it in `aws.source`, written only then (an
+/// implicit-source record keeps the bytes it had before sources existed), and the scorecard's
+/// audited changes of `q@eu` are that source's only.
+#[test]
+fn a_source_is_recorded_and_keys_the_queue() {
+    let path = temp("sources");
+    let log = AuditLog::new(&path);
+    let plain = log.append(record("c1", RecordKind::Intent)).unwrap();
+    log.append(record("c1", RecordKind::Outcome)).unwrap();
+    let mut eu = record("c2", RecordKind::Intent);
+    eu.aws.source = Some("eu".into());
+    let eu = log.append(eu).unwrap();
+    let mut eu_done = record("c2", RecordKind::Outcome);
+    eu_done.aws.source = Some("eu".into());
+    log.append(eu_done).unwrap();
+    assert!(!format::canonical_body(&plain).unwrap().contains("source"));
+    assert!(
+        format::canonical_body(&eu)
+            .unwrap()
+            .contains(r#""endpoint":null,"source":"eu"}"#)
+    );
+    let changes = crate::audit::changes(&crate::audit::read_records(&path).unwrap());
+    let ids = |key: &str| -> Vec<String> {
+        crate::audit::priority_changes(&changes, key)
+            .into_iter()
+            .map(|c| c.job_id)
+            .collect()
+    };
+    assert_eq!(ids("q@eu").len(), 1);
+    assert_eq!(ids("q").len(), 1);
+    assert!(ids("q@us").is_empty());
+    assert_eq!(verify(&path).map(|h| h.count), Ok(4));
+}

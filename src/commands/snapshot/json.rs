@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::{self, LoopRule};
-use crate::model::{HealthState, Millis, QueueSnapshot, Snapshot};
+use crate::model::{HealthState, Millis, QueueSnapshot, Snapshot, SourceVerdict};
 
 /// Identifies the document's shape.
 pub const SCHEMA: &str = "quotatop.snapshot/1";
@@ -21,6 +21,22 @@ pub struct SnapshotDoc {
     pub source: SourceDoc,
     pub health: HealthDoc,
     pub queues: Vec<QueueDoc>,
+    /// With `[[sources]]`: each source's name, where it is and how it did (absent with the one
+    /// implicit source).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<SourceHealthDoc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceHealthDoc {
+    pub name: String,
+    pub endpoint: Option<String>,
+    pub region: Option<String>,
+    pub profile: Option<String>,
+    /// `ok`, `stale`, `error` or `starting`.
+    pub verdict: String,
+    /// Why it is stale or in error.
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,6 +59,9 @@ pub struct HealthDoc {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueueDoc {
     pub name: String,
+    /// The `[[sources]]` name the queue was read from (absent with the one implicit source).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     pub arn: String,
     pub state: String,
     pub status: String,
@@ -175,6 +194,26 @@ pub fn document(s: &Snapshot, rule: &LoopRule) -> SnapshotDoc {
             last_error: s.health.last_error.clone(),
         },
         queues: s.queues.iter().map(|q| queue(q, rule)).collect(),
+        sources: s
+            .sources
+            .iter()
+            .map(|src| {
+                let (verdict, reason) = match src.verdict(&s.queues) {
+                    SourceVerdict::Starting => ("starting", None),
+                    SourceVerdict::Ok => ("ok", None),
+                    SourceVerdict::Stale(r) => ("stale", Some(r)),
+                    SourceVerdict::Error(r) => ("error", Some(r)),
+                };
+                SourceHealthDoc {
+                    name: src.name.clone(),
+                    endpoint: src.source.endpoint.clone(),
+                    region: src.source.region.clone(),
+                    profile: src.source.profile.clone(),
+                    verdict: verdict.to_string(),
+                    reason,
+                }
+            })
+            .collect(),
     }
 }
 
@@ -197,6 +236,7 @@ fn queue(q: &QueueSnapshot, rule: &LoopRule) -> QueueDoc {
     }
     QueueDoc {
         name: q.name.clone(),
+        source: q.source.clone(),
         arn: q.arn.clone(),
         state: q.state.clone(),
         status: q.status.clone(),

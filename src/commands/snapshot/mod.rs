@@ -46,9 +46,63 @@ fn throttled_not_unreachable(
     }
 }
 
+/// The named sources `--source` (or the config's `[[sources]]`, read from `QUOTATOP_CONFIG` or
+/// the default config file) pick; empty for the one source of the flags, as before sources.
+fn named_sources(args: &SnapshotArgs) -> anyhow::Result<Vec<crate::config::SelectedSource>> {
+    if args.sources.is_empty() && args.aws.explicit() {
+        return Ok(Vec::new());
+    }
+    let loaded = crate::config::load(&crate::config::Overrides::default());
+    if loaded.config.sources.is_empty() && args.sources.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut config = loaded.config;
+    config.queues.clone_from(&args.queues);
+    super::sources::named(
+        &config,
+        &args.sources,
+        args.aws.explicit(),
+        loaded.broken.as_deref(),
+    )
+}
+
+/// One complete refresh of each named source, merged; a source that cannot be refreshed is
+/// an error naming it.
+async fn fleet_snapshot(
+    named: Vec<crate::config::SelectedSource>,
+    args: &SnapshotArgs,
+) -> anyhow::Result<crate::model::Snapshot> {
+    use anyhow::Context as _;
+    let sources = super::sources::connect(named).await?;
+    let mut fleet = crate::model::Fleet::new(
+        sources
+            .iter()
+            .map(|s| (s.name.clone(), s.client.source().clone()))
+            .collect(),
+    );
+    let mut merged = crate::model::Snapshot::default();
+    for (i, s) in sources.iter().enumerate() {
+        let config = PollConfig {
+            queues: s.queues.clone(),
+            concurrency: args.concurrency as usize,
+            refresh_deadline: std::time::Duration::from_secs(120),
+            ..PollConfig::default()
+        };
+        let result = poll::refresh_once(&s.client, config).await;
+        let one = throttled_not_unreachable(result, &s.client)
+            .with_context(|| format!("source {}", s.name))?;
+        merged = fleet.update(i, one);
+    }
+    Ok(merged)
+}
+
 pub fn run(args: &SnapshotArgs) -> anyhow::Result<()> {
     let runtime = crate::commands::runtime()?;
+    let named = named_sources(args)?;
     let snapshot = runtime.block_on(async {
+        if !named.is_empty() {
+            return fleet_snapshot(named, args).await;
+        }
         let client = BatchClient::connect(connect_options(&args.aws)).await?;
         let config = PollConfig {
             queues: args.queues.clone(),

@@ -75,6 +75,19 @@ pub fn render(doc: &SnapshotDoc) -> String {
     if let Some(e) = &doc.health.last_error {
         let _ = writeln!(out, "last error: {}", clean_text(e));
     }
+    for src in &doc.sources {
+        let _ = writeln!(
+            out,
+            "source {} (region {}): {}{}",
+            clean_text(&src.name),
+            clean_text(src.region.as_deref().unwrap_or("-")),
+            src.verdict,
+            src.reason
+                .as_deref()
+                .map(|r| format!(", {}", clean_text(r)))
+                .unwrap_or_default()
+        );
+    }
     for q in &doc.queues {
         queue(&mut out, q);
     }
@@ -82,9 +95,14 @@ pub fn render(doc: &SnapshotDoc) -> String {
 }
 
 fn queue(out: &mut String, q: &QueueDoc) {
+    let source = q
+        .source
+        .as_deref()
+        .map(|s| format!(" @ {}", clean_text(s)))
+        .unwrap_or_default();
     let _ = writeln!(
         out,
-        "\nqueue {} [{} {}]  capacity {}",
+        "\nqueue {}{source} [{} {}]  capacity {}",
         clean_text(&q.name),
         q.state,
         q.status,

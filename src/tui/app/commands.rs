@@ -58,8 +58,11 @@ impl App {
             }
             Command::Live => self.go_live("live data"),
             Command::Queue(name) => {
-                if self.shown().queues().iter().any(|q| q.name == name) {
-                    self.switch_queue(name);
+                // A queue's key (`NAME@SOURCE`), or its name (the first source's with it).
+                let found = self.shown().queues().iter().find(|q| q.key() == name);
+                let found = found.or_else(|| self.shown().queues().iter().find(|q| q.name == name));
+                if let Some(key) = found.map(|q| q.key()) {
+                    self.switch_queue(key);
                 } else {
                     self.flash_error(format!("no queue {}", clean(&name)));
                 }
@@ -69,14 +72,14 @@ impl App {
                     return self.flash_error("no data yet");
                 };
                 if q.shares.iter().any(|s| s.name == name) {
-                    let queue = q.name.clone();
+                    let queue = q.key();
                     self.stack.clear();
                     self.open(Open::Share { queue, share: name });
                 } else {
                     self.flash_error(format!(
                         "no share {} in queue {}",
                         clean(&name),
-                        clean(&q.name)
+                        clean(&q.key())
                     ));
                 }
             }
@@ -97,7 +100,7 @@ impl App {
                 match found {
                     Some(j) => {
                         let open = Open::Job {
-                            queue: q.name.clone(),
+                            queue: q.key(),
                             id: j.job.id.clone(),
                         };
                         self.open(open);
@@ -105,7 +108,7 @@ impl App {
                     None => self.flash_error(format!(
                         "no job {} in queue {}",
                         clean(&needle),
-                        clean(&q.name)
+                        clean(&q.key())
                     )),
                 }
             }

@@ -152,12 +152,7 @@ impl App {
             Action::Preemptions => self.switch_root(Kind::Preemptions),
             Action::Scorecard => self.switch_root(Kind::Scorecard),
             Action::NextQueue => {
-                let names: Vec<String> = self
-                    .shown()
-                    .queues()
-                    .iter()
-                    .map(|q| q.name.clone())
-                    .collect();
+                let names: Vec<String> = self.shown().queues().iter().map(|q| q.key()).collect();
                 match names.as_slice() {
                     [] => self.flash_error("no queue yet"),
                     [only] => self.flash_info(format!(

@@ -30,7 +30,7 @@ fn item(data: &Data, at: (usize, usize)) -> Option<&Attention> {
 
 /// Where Enter on an item leads: its job, or its share.
 pub fn open(data: &Data, at: (usize, usize)) -> Option<Open> {
-    let queue = data.queues().get(at.0)?.name.clone();
+    let queue = data.queues().get(at.0)?.key();
     Some(match &item(data, at)?.target {
         AttentionTarget::Job(id) => Open::Job {
             queue,
@@ -97,7 +97,7 @@ pub fn draw_panel(
     focused: bool,
     theme: &Theme,
 ) {
-    let current = data.queue(current).map(|(q, _)| q.name.clone());
+    let current = data.queue(current).map(|(q, _)| q.key());
     let hint = if focused {
         "enter opens · tab: back to the table"
     } else {
@@ -129,12 +129,8 @@ pub fn draw_panel(
     let text_of = |at: (usize, usize)| -> Option<(AttentionKind, String)> {
         let a = item(data, at)?;
         let mut text = String::new();
-        if let Some(q) = data
-            .queues()
-            .get(at.0)
-            .filter(|q| Some(&q.name) != current.as_ref())
-        {
-            text.push_str(&format!("{}: ", clean(&q.name)));
+        if let Some(q) = data.queues().get(at.0).filter(|q| Some(q.key()) != current) {
+            text.push_str(&format!("{}: ", clean(&q.key())));
         }
         text.push_str(&clean(&a.text));
         if let Some(w) = a.waiting_ms {

@@ -266,6 +266,7 @@ pub fn ml_training() -> QueueSnapshot {
 
     QueueSnapshot {
         name: "ml-training".into(),
+        source: None,
         arn: "arn:aws:batch:us-east-1:123456789012:job-queue/ml-training".into(),
         state: "ENABLED".into(),
         status: "VALID".into(),
@@ -367,6 +368,7 @@ pub fn snapshot() -> Snapshot {
             last_error: None,
             ..PollHealth::default()
         },
+        sources: Vec::new(),
     }
 }
 
