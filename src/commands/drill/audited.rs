@@ -44,6 +44,7 @@ impl DrillAudit {
                 profile: source.profile,
                 region: source.region,
                 endpoint: source.endpoint,
+                source: None,
             },
             queue: queue.to_string(),
             run_id: run_id.to_string(),

@@ -102,6 +102,7 @@ pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
                 profile: source.profile,
                 region: source.region,
                 endpoint: source.endpoint,
+                source: None,
             },
             queue: p.live.queue.clone(),
             justification: args.reason.clone(),
