@@ -14,6 +14,7 @@ pub mod shell;
 pub mod simulate;
 pub mod snapshot;
 pub mod tui;
+pub mod warm;
 
 /// A command's error as `main` prints it: the message, then each cause once after `: `
 /// (anyhow's `{:#}`; no error type repeats its source in its own message), every line cleaned

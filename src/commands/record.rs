@@ -74,13 +74,16 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             None => None,
         };
         let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
-        let poller = poll::spawn(
+        // A warm start: only the jobs that changed while it was stopped are described.
+        let warm = super::warm::load(&path, &args.queues, client.source());
+        let poller = poll::spawn_seeded(
             client,
             PollConfig {
                 interval: Duration::from_secs(args.interval),
                 queues: args.queues.clone(),
                 ..PollConfig::default()
             },
+            warm.as_ref(),
         );
         let journal = JournalHandle::start(&path, journal_config);
         if let Some(why) = journal.status().unavailable {

@@ -37,6 +37,34 @@ impl QueueTracker {
         t
     }
 
+    /// A tracker that starts from a queue as journaled (a warm start): its jobs are known as
+    /// they were then, each described job with the fingerprint it had when described, so the
+    /// first refresh describes only the jobs whose listing differs (and the new and vanished
+    /// ones), as a steady refresh does. Jobs journaled before they were described stay new.
+    pub fn seeded(info: &QueueInfo, journaled: &QueueSnapshot) -> Self {
+        let mut base = journaled.clone();
+        base.jobs = Vec::new();
+        base.stale_reason = None;
+        let jobs = journaled
+            .jobs
+            .iter()
+            .map(|tj| {
+                let entry = Entry {
+                    tracked: tj.clone(),
+                    listed: None,
+                    gone: false,
+                    described: tj
+                        .described_at
+                        .map(|_| JobFingerprint::of_described(&tj.job)),
+                };
+                (tj.job.id.clone(), entry)
+            })
+            .collect();
+        let mut t = Self { base, jobs };
+        t.set_info(info);
+        t
+    }
+
     pub fn arn(&self) -> &str {
         &self.base.arn
     }
