@@ -379,13 +379,18 @@ async fn bench(a: Args) {
     let mut handle = poll::spawn_seeded(client.clone(), console_poll(&queue), Some(&warm));
     let restart = until_complete(&h, &mut handle, started, a.cap).await;
     handle.shutdown().await;
-    let pages = restart.calls.get(LIST).copied().unwrap_or(0);
-    let list_floor = match a.rate {
-        Some(r) => Duration::from_secs_f64(pages as f64 / r),
-        None => Duration::from_secs_f64(
-            pages as f64 * a.latency_ms as f64 / 1000.0 / concurrency as f64,
-        ),
-    };
+    // The listing floor: one listing's pages (each status's pages come one after another) at
+    // the rate limit, or at the latency, and the describes of what changed at the rate limit.
+    let pages = restart.calls.get(LIST).copied().unwrap_or(0) / restart.snapshots.max(1) as u64;
+    let needed = changed(&warm, &restart.snapshot);
+    let by_latency = pages as f64 * a.latency_ms as f64 / 1000.0;
+    let list_floor = Duration::from_secs_f64(match a.rate {
+        Some(r) => (pages.max(needed) as f64 / r).max(by_latency),
+        None => by_latency,
+    });
+    println!(
+        "warm restart: {pages} list pages per refresh, {needed} jobs changed since the journal"
+    );
     println!(
         "warm restart: journal shown in {} ({} jobs, from history); since the journal \
          {terminated} jobs were terminated and the world moved on {} s",
@@ -439,6 +444,44 @@ async fn bench(a: Args) {
         );
     }
     h.shutdown().await.expect("shutdown");
+}
+
+/// Jobs whose listing differs between the journaled snapshot and the complete view (new,
+/// moved on, vanished): what a warm restart must describe.
+fn changed(journaled: &Snapshot, now: &Snapshot) -> u64 {
+    let then: std::collections::HashMap<&str, &quotatop::model::ServiceJob> = journaled.queues[0]
+        .jobs
+        .iter()
+        .map(|j| (j.job.id.as_str(), &j.job))
+        .collect();
+    let key = |j: &quotatop::model::ServiceJob| {
+        (
+            j.status,
+            j.status_reason.clone(),
+            j.scheduled_at,
+            j.started_at,
+            j.stopped_at,
+            j.is_terminated,
+        )
+    };
+    let listed: std::collections::HashSet<&str> = now.queues[0]
+        .jobs
+        .iter()
+        .map(|j| j.job.id.as_str())
+        .collect();
+    let moved = now.queues[0]
+        .jobs
+        .iter()
+        .filter(|j| {
+            then.get(j.job.id.as_str())
+                .is_none_or(|t| key(t) != key(&j.job))
+        })
+        .count();
+    let vanished = then
+        .iter()
+        .filter(|(id, j)| !j.status.is_terminal() && !listed.contains(*id))
+        .count();
+    (moved + vanished) as u64
 }
 
 /// Terminates `n` active jobs (spread over the queue) through the API; returns how many.

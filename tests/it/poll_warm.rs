@@ -143,3 +143,103 @@ async fn the_journaled_snapshot_is_shown_marked_then_replaced_by_live_data() {
     assert!(!text.contains("from history"), "{text}");
     assert!(text.contains("healthy"), "{text}");
 }
+
+/// `quotatop record` on the test queue, refreshing once a minute (one refresh in a test).
+fn recorder(
+    url: &str,
+    journal: &std::path::Path,
+    log_dir: &std::path::Path,
+) -> std::process::Child {
+    crate::data_support::quotatop()
+        .args([
+            "record",
+            "--queue",
+            QUEUE,
+            "--interval",
+            "60",
+            "--endpoint-url",
+            url,
+        ])
+        .arg("--journal")
+        .arg(journal)
+        .arg("--log-dir")
+        .arg(log_dir)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (at most 60 s) until the journal at `path` stores `n` snapshots.
+fn wait_for_snapshots(path: &std::path::Path, n: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let stored = Journal::open_existing(path, JournalConfig::default())
+            .and_then(|j| j.snapshot_times(i64::MIN, i64::MAX))
+            .map_or(0, |t| t.len());
+        if stored >= n {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{stored} of {n} snapshots"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+fn stop(mut child: std::process::Child) {
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    child.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_restarts_from_its_journal() {
+    const MANY: usize = 150;
+    let h = crate::emulator_support::start(&[(M5, 4)], "").await;
+    let sdk = crate::emulator_support::client(&h, 3);
+    create_share(&sdk, "team", &[(M5, 4)], Strategy::Reserve, None, false).await;
+    let mut ids = Vec::new();
+    for i in 0..MANY {
+        ids.push(submit(&sdk, &format!("r{i:03}"), "team", M5, 1, 1).await);
+    }
+    h.advance(1_000).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.sqlite3");
+    let url = h.endpoint_url();
+
+    let before = h.calls(DESCRIBE);
+    let first = recorder(&url, &journal, dir.path());
+    wait_for_snapshots(&journal, 1);
+    stop(first);
+    assert_eq!(h.calls(DESCRIBE) - before, MANY as u64, "cold: every job");
+
+    sdk.terminate_service_job()
+        .job_id(&ids[0])
+        .reason("test")
+        .send()
+        .await
+        .unwrap();
+    h.advance(1_000).unwrap();
+    let before = h.calls(DESCRIBE);
+    let second = recorder(&url, &journal, dir.path());
+    wait_for_snapshots(&journal, 2);
+    stop(second);
+    let made = h.calls(DESCRIBE) - before;
+    // The rolling budget (40 by default) and the jobs that changed, not all 150.
+    let budget = PollConfig::default().describe_budget as u64;
+    assert!(made <= budget + 4, "warm: {made} describes");
+    let newest = Journal::open_existing(&journal, JournalConfig::default())
+        .unwrap()
+        .newest_snapshot()
+        .unwrap()
+        .unwrap();
+    assert!(newest.is_complete());
+    assert_eq!(
+        job(&newest.queues[0], &ids[0]).unwrap().job.status,
+        JobStatus::Failed,
+        "the job terminated while stopped was described again"
+    );
+    h.shutdown().await.unwrap();
+}
