@@ -1,7 +1,8 @@
 //! Warm start from the journal: the console shows the newest journaled snapshot at once, marked
 //! "from history, N min old" (never live, never complete) until the first refresh replaces it;
 //! the poller starts from it, so a restart describes about what a steady refresh does, and a job
-//! that changed while quotatop was stopped is described again.
+//! that changed while quotatop was stopped is described again. A partial snapshot (progressive
+//! first load) is journaled as partial, and says so when time travel shows it.
 
 use crate::data_support::{batch_client, job};
 use crate::emulator_support::{M5, QUEUE, create_share, submit};
@@ -242,4 +243,49 @@ async fn record_restarts_from_its_journal() {
         "the job terminated while stopped was described again"
     );
     h.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_partial_snapshot_in_history_is_marked_partial_when_travelled_to() {
+    use crate::tui_support::{Step, drive_steps};
+    use quotatop::services::JournalReader;
+    use quotatop::tui::data::HISTORY_LEN;
+    use quotatop::tui::effects::Services;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.sqlite3");
+    // Ten minutes ago the console had described only two jobs (a progressive first load).
+    let mut partial = snapshot();
+    partial.taken_at = NOW - 10 * 60_000;
+    for q in &mut partial.queues {
+        q.server_time = Some(partial.taken_at);
+        q.refreshed_at = Some(partial.taken_at);
+    }
+    let total = partial.queues[0].jobs.len();
+    for j in partial.queues[0].jobs.iter_mut().skip(2) {
+        j.described_at = None;
+    }
+    Journal::open(&path, JournalConfig::default())
+        .unwrap()
+        .record(&partial)
+        .unwrap();
+    let services = Services {
+        history: Some(std::sync::Arc::new(JournalReader {
+            path,
+            spark_len: HISTORY_LEN,
+        })),
+        ..Services::default()
+    };
+    let (t, _) = drive_steps(
+        160,
+        30,
+        options(),
+        services,
+        snapshot(),
+        vec![Step::Keys("[")],
+    )
+    .await;
+    let text = screen_text(&t);
+    assert!(text.contains("recorded 10m"), "{text}");
+    let want = format!("partial: 2 of {total} jobs described");
+    assert!(text.contains(&want), "{text}");
 }
