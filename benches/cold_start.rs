@@ -374,7 +374,8 @@ async fn bench(a: Args) {
     h.advance(a.changed_s as i64 * 1000).expect("advance");
     h.set_faults(FaultSpec::parse(&faults).expect("faults"));
     let started = Instant::now();
-    let warm = warm::load(&journal, &[queue.clone()], client.source()).expect("a warm start");
+    let warm =
+        warm::load(&journal, std::slice::from_ref(&queue), client.source()).expect("a warm start");
     let shown = started.elapsed();
     let mut handle = poll::spawn_seeded(client.clone(), console_poll(&queue), Some(&warm));
     let restart = until_complete(&h, &mut handle, started, a.cap).await;
