@@ -228,7 +228,13 @@ fn complete_text(r: &Run) -> String {
         None => {
             let (done, all, at) = r.last;
             let rate = done.saturating_sub(r.first_described) as f64 / at.as_secs_f64();
-            let projected = at.as_secs_f64() + (all - done) as f64 / rate.max(1e-9);
+            if rate <= 0.0 {
+                return format!(
+                    "not within {} ({done} of {all} described; no describe progress)",
+                    secs(at)
+                );
+            }
+            let projected = at.as_secs_f64() + (all - done) as f64 / rate;
             format!(
                 "not within {} ({done} of {all} described; ~{projected:.0} s projected at {rate:.1}/s)",
                 secs(at)
