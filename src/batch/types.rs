@@ -60,6 +60,27 @@ pub struct JobFingerprint {
     pub is_terminated: bool,
 }
 
+impl JobFingerprint {
+    /// The fingerprint a described job had when it was described, rebuilt from the job itself
+    /// (a journaled snapshot keeps jobs, not fingerprints): the latest attempt is the last of
+    /// its attempts, as DescribeServiceJob gives them.
+    pub fn of_described(job: &ServiceJob) -> Self {
+        Self {
+            status: job.status,
+            status_reason: job.status_reason.clone(),
+            latest_attempt: job
+                .attempts
+                .last()
+                .map(|a| a.resource_id.clone())
+                .filter(|id| !id.is_empty()),
+            scheduled_at: job.scheduled_at,
+            started_at: job.started_at,
+            stopped_at: job.stopped_at,
+            is_terminated: job.is_terminated,
+        }
+    }
+}
+
 /// One ListServiceJobs entry. It carries no priority and no preemption data (reference §3.3).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobSummary {

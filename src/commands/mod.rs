@@ -17,6 +17,7 @@ pub mod simulate;
 pub mod snapshot;
 pub mod sources;
 pub mod tui;
+pub mod warm;
 
 /// A command's error as `main` prints it: the message, then each cause once after `: `
 /// (anyhow's `{:#}`; no error type repeats its source in its own message), every line cleaned

@@ -91,7 +91,9 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         };
         let poller = if named.is_empty() {
             let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
-            poll::spawn(client, poll_config)
+            // A warm start: only the jobs that changed while it was stopped are described.
+            let warm = super::warm::load(&path, &args.queues, client.source());
+            poll::spawn_seeded(client, poll_config, warm.as_ref())
         } else {
             let sources = super::sources::connect(named).await?;
             let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();

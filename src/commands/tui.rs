@@ -56,7 +56,11 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
         // Connecting only loads configuration (no call yet): a bad profile or a missing region
         // is reported here, before the terminal is taken over.
         let client = BatchClient::connect(connect).await?;
-        let mut poller = poll::spawn(
+        let warm = journal
+            .path
+            .as_deref()
+            .and_then(|p| super::warm::load(p, &queues, client.source()));
+        let mut poller = poll::spawn_seeded(
             client.clone(),
             PollConfig {
                 interval: refresh,
@@ -64,8 +68,10 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
                 queues,
                 ..PollConfig::default()
             },
+            warm.as_ref(),
         );
-        let snapshots = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
+        let live = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
+        let snapshots = super::warm::chain(warm, live);
         let mut opts = console::options(&loaded, client.source().clone(), &journal);
         opts.warnings.extend(log_warning);
         // A torn last line in the audit log would refuse every priority change: say so now.

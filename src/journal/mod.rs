@@ -32,4 +32,6 @@ pub use store::{Journal, JournalConfig, PruneStats, RecordStats};
 pub use writer::{JournalHandle, JournalStatus};
 
 #[cfg(test)]
+mod partial_tests;
+#[cfg(test)]
 mod tests;

@@ -270,6 +270,11 @@ impl Journal {
         blob.map(|b| decode(&b)).transpose()
     }
 
+    /// The newest stored snapshot (a warm start's), `None` when none is stored.
+    pub fn newest_snapshot(&self) -> Result<Option<Snapshot>, JournalError> {
+        self.snapshot_at(Millis::MAX)
+    }
+
     /// Usage samples of one share in `[from, to]` (service clock), oldest first.
     pub fn usage_series(
         &self,

@@ -72,6 +72,8 @@ pub struct Journal {
     /// Each job as last observed, to derive transitions by difference.
     prev: HashMap<String, ServiceJob>,
     last_snapshot: Option<Millis>,
+    /// The last stored snapshot was partial (some job not described yet).
+    last_snapshot_partial: bool,
     last_usage: HashMap<String, Millis>,
     last_prune: Option<Millis>,
     /// The file opened (device, inode), to notice when the path no longer leads to it.
@@ -257,6 +259,7 @@ impl Journal {
             config,
             prev: HashMap::new(),
             last_snapshot: None,
+            last_snapshot_partial: false,
             last_usage: HashMap::new(),
             last_prune: None,
             identity: file_identity(path),
@@ -306,12 +309,16 @@ impl Journal {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(sql)?;
         let mut newest_obs = None;
-        for snap in snapshots {
+        // A snapshot loaded from the journal (a warm start) is history already.
+        for snap in snapshots.iter().filter(|s| !s.health.from_history) {
             for q in &snap.queues {
                 let obs = now_of(q).unwrap_or(snap.taken_at);
                 newest_obs = newest_obs.max(Some(obs));
                 write_queue(&tx, q, obs).map_err(sql)?;
-                for tj in &q.jobs {
+                // A job only listed so far (a partial view: its priority and attempts are not
+                // known yet) is journaled once described; its listing alone would record a
+                // made-up priority (and a "change" from it) and a completion without its attempt.
+                for tj in q.jobs.iter().filter(|tj| tj.described_at.is_some()) {
                     let cur = &tj.job;
                     let prev = self.prev.get(&cur.id);
                     stats.transitions +=
@@ -329,9 +336,14 @@ impl Journal {
                     self.last_usage.insert(key, obs);
                 }
             }
-            let due = self
-                .last_snapshot
-                .is_none_or(|t| snap.taken_at - t >= self.config.snapshot_interval_ms);
+            // A partial snapshot is stored as it was (its undescribed jobs say so), and the
+            // first complete one after it is stored whatever the interval, so the newest stored
+            // snapshot (a warm start's) is complete as soon as the poller's view is.
+            let complete = snap.is_complete();
+            let due = self.last_snapshot.is_none_or(|t| {
+                snap.taken_at - t >= self.config.snapshot_interval_ms
+                    || (complete && self.last_snapshot_partial)
+            });
             if due {
                 let blob = encode(snap)?;
                 tx.execute(
@@ -340,6 +352,7 @@ impl Journal {
                 )
                 .map_err(sql)?;
                 self.last_snapshot = Some(snap.taken_at);
+                self.last_snapshot_partial = !complete;
                 stats.snapshots += 1;
             }
         }

@@ -83,9 +83,28 @@ impl QueueSnapshot {
 }
 
 impl Snapshot {
-    /// Whether every queue's every job is described (a complete view).
+    /// Whether every queue's every job is described (a complete view). A snapshot from
+    /// history never is: it is what was known then, not now.
     pub fn is_complete(&self) -> bool {
-        self.queues.iter().all(|q| q.describe_progress().is_none())
+        !self.health.from_history && self.queues.iter().all(|q| q.describe_progress().is_none())
+    }
+
+    /// How old a snapshot loaded from the journal at start is at `now` (local clock, never
+    /// negative); `None` for a live one.
+    pub fn history_age(&self, now: Millis) -> Option<Millis> {
+        self.health
+            .from_history
+            .then(|| now.saturating_sub(self.taken_at).max(0))
+    }
+
+    /// This snapshot as a warm start: marked from history, with the health of a poller that
+    /// has not refreshed yet (what it knew then says nothing about the API now).
+    pub fn into_history(mut self) -> Self {
+        self.health = PollHealth {
+            from_history: true,
+            ..PollHealth::default()
+        };
+        self
     }
 }
 
@@ -129,6 +148,11 @@ pub struct PollHealth {
     /// `None` when the view is complete or nothing is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub complete_in_s: Option<u64>,
+    /// The snapshot was loaded from the journal at start (a warm start), not refreshed now:
+    /// shown as "from history, N min old" until the first live refresh replaces it, never as
+    /// live or complete, and never journaled again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_history: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

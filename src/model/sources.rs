@@ -151,6 +151,8 @@ impl Fleet {
             last_error,
             describe_rate: None,
             complete_in_s: parts.iter().filter_map(|s| s.health.complete_in_s).max(),
+            // Each source polls live (a fleet does not start from the journal).
+            from_history: parts.iter().any(|s| s.health.from_history),
         };
         Snapshot {
             taken_at: parts.iter().map(|s| s.taken_at).max().unwrap_or(0),

@@ -49,6 +49,7 @@ pub fn assess(errors: &[BatchError], calls: usize, wire: WireCounts) -> PollHeal
         }),
         describe_rate: None,
         complete_in_s: None,
+        from_history: false,
     }
 }
 

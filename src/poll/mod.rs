@@ -25,7 +25,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::batch::{BatchClient, BatchError};
-use crate::model::{Fleet, HealthState, Snapshot, wall_clock_ms};
+use crate::model::{Fleet, HealthState, QueueSnapshot, Snapshot, wall_clock_ms};
 
 pub use discover::{PolicyCache, QueueInfo, SAGEMAKER_TRAINING, discover, not_quota_managed};
 pub use health::{assess, next_delay};
@@ -100,6 +100,9 @@ pub struct Poller {
     pace: pace::Pace,
     /// Describes left for later refreshes by the last one's cap.
     pending: usize,
+    /// Queues as journaled, to start their trackers from (a warm start); taken when the queue
+    /// is first discovered.
+    seed: Vec<QueueSnapshot>,
 }
 
 impl Poller {
@@ -113,7 +116,15 @@ impl Poller {
             last_health: HealthState::Starting,
             pace: pace::Pace::default(),
             pending: 0,
+            seed: Vec::new(),
         }
+    }
+
+    /// Starts from a journaled snapshot (a warm start): each of its queues, once discovered
+    /// again (same ARN), keeps the jobs it had, and only jobs whose listing differs from the
+    /// journaled facts are described (see [`QueueTracker::seeded`]).
+    pub fn seed(&mut self, journaled: &Snapshot) {
+        self.seed = journaled.queues.clone();
     }
 
     /// One refresh of every queue; never fails (failures are in the snapshot).
@@ -154,7 +165,10 @@ impl Poller {
                 for info in &queues {
                     let mut t = match self.trackers.iter().position(|t| t.arn() == info.queue.arn) {
                         Some(i) => self.trackers.swap_remove(i),
-                        None => QueueTracker::new(info),
+                        None => match self.seed.iter().position(|q| q.arn == info.queue.arn) {
+                            Some(i) => QueueTracker::seeded(info, &self.seed.swap_remove(i)),
+                            None => QueueTracker::new(info),
+                        },
                     };
                     t.set_info(info);
                     next.push(t);
@@ -281,10 +295,23 @@ impl Drop for PollHandle {
 
 /// Starts the poller on the current tokio runtime. The first refresh starts at once.
 pub fn spawn(client: BatchClient, config: PollConfig) -> PollHandle {
+    spawn_seeded(client, config, None)
+}
+
+/// [`spawn`], starting from a journaled snapshot when there is one ([`Poller::seed`]).
+pub fn spawn_seeded(
+    client: BatchClient,
+    config: PollConfig,
+    journaled: Option<&Snapshot>,
+) -> PollHandle {
     let (tx, rx) = mpsc::channel(4);
     let refresh = std::sync::Arc::new(Notify::new());
     let stop = CancellationToken::new();
-    let task = tokio::spawn(run(client, config, tx, refresh.clone(), stop.clone()));
+    let mut poller = Poller::new(config);
+    if let Some(s) = journaled {
+        poller.seed(s);
+    }
+    let task = tokio::spawn(run(client, poller, tx, refresh.clone(), stop.clone()));
     PollHandle {
         snapshots: rx,
         refresh,
@@ -315,7 +342,7 @@ pub fn spawn_fleet(sources: Vec<(String, BatchClient, PollConfig)>) -> PollHandl
         refreshers.push(one_refresh.clone());
         tasks.push(tokio::spawn(run(
             client,
-            config,
+            Poller::new(config),
             one_tx,
             one_refresh,
             stop.clone(),
@@ -361,12 +388,11 @@ pub fn spawn_fleet(sources: Vec<(String, BatchClient, PollConfig)>) -> PollHandl
 
 async fn run(
     client: BatchClient,
-    config: PollConfig,
+    mut poller: Poller,
     tx: mpsc::Sender<Snapshot>,
     refresh: std::sync::Arc<Notify>,
     stop: CancellationToken,
 ) {
-    let mut poller = Poller::new(config);
     loop {
         let snapshot = tokio::select! {
             s = poller.refresh(&client) => s,

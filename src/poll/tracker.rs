@@ -18,6 +18,8 @@ struct Entry {
     gone: bool,
     /// Fingerprint when last described.
     described: Option<JobFingerprint>,
+    /// Known from the journal only (a warm start), until the first listing is merged.
+    journaled: bool,
 }
 
 /// One queue's remembered state.
@@ -33,6 +35,37 @@ impl QueueTracker {
             base: QueueSnapshot::default(),
             jobs: HashMap::new(),
         };
+        t.set_info(info);
+        t
+    }
+
+    /// A tracker that starts from a queue as journaled (a warm start): its jobs are known as
+    /// they were then, each described job with the fingerprint it had when described, so the
+    /// first refresh describes only the jobs whose listing differs (and the new and vanished
+    /// ones), as a steady refresh does; until then those show as not described (the view is
+    /// partial, see [`QueueSnapshot::describe_progress`]). Jobs journaled before they were
+    /// described stay new.
+    pub fn seeded(info: &QueueInfo, journaled: &QueueSnapshot) -> Self {
+        let mut base = journaled.clone();
+        base.jobs = Vec::new();
+        base.stale_reason = None;
+        let jobs = journaled
+            .jobs
+            .iter()
+            .map(|tj| {
+                let entry = Entry {
+                    tracked: tj.clone(),
+                    listed: None,
+                    gone: false,
+                    described: tj
+                        .described_at
+                        .map(|_| JobFingerprint::of_described(&tj.job)),
+                    journaled: true,
+                };
+                (tj.job.id.clone(), entry)
+            })
+            .collect();
+        let mut t = Self { base, jobs };
         t.set_info(info);
         t
     }
@@ -110,10 +143,24 @@ impl QueueTracker {
                         listed: Some(s.fingerprint.clone()),
                         gone: false,
                         described: None,
+                        journaled: false,
                     };
                     self.jobs.insert(s.id, entry);
                 }
             }
+        }
+        // A journaled job whose listing differs from its journaled facts (or that moved on) is
+        // not described in this view until it is described again: the view is partial until
+        // then, never complete with details known to be out of date.
+        for e in self.jobs.values_mut().filter(|e| e.journaled) {
+            let moved = match &e.listed {
+                Some(l) => e.described.as_ref() != Some(l),
+                None => e.gone,
+            };
+            if moved {
+                e.tracked.described_at = None;
+            }
+            e.journaled = false;
         }
     }
 
@@ -172,6 +219,7 @@ impl QueueTracker {
                 listed,
                 gone,
                 described: Some(d.fingerprint),
+                journaled: false,
             },
         );
     }
@@ -214,5 +262,104 @@ impl QueueTracker {
         });
         out.jobs = jobs;
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::JobQueueInfo;
+    use crate::model::{ServiceEnvironment, ServiceJob};
+
+    fn info() -> QueueInfo {
+        QueueInfo {
+            queue: JobQueueInfo {
+                name: "q".into(),
+                arn: "arn:q".into(),
+                state: "ENABLED".into(),
+                status: "VALID".into(),
+                status_reason: None,
+                queue_type: None,
+                scheduling_policy_arn: None,
+                service_environments: Vec::new(),
+            },
+            environment: ServiceEnvironment::default(),
+        }
+    }
+
+    fn summary(id: &str, status: JobStatus) -> JobSummary {
+        JobSummary {
+            id: id.into(),
+            arn: format!("arn:{id}"),
+            name: id.into(),
+            share: "a".into(),
+            instance_type: "ml.m5.large".into(),
+            instance_count: 1,
+            created_at: 1_000,
+            fingerprint: JobFingerprint {
+                status,
+                status_reason: None,
+                latest_attempt: None,
+                scheduled_at: None,
+                started_at: None,
+                stopped_at: None,
+                is_terminated: false,
+            },
+        }
+    }
+
+    /// A job as described then journaled: priority 7, described at 5,000.
+    fn journaled(id: &str, status: JobStatus) -> TrackedJob {
+        let job = ServiceJob {
+            priority: 7,
+            ..summary(id, status).to_job()
+        };
+        TrackedJob {
+            job,
+            arn: format!("arn:{id}"),
+            described_at: Some(5_000),
+            listed_at: 5_000,
+        }
+    }
+
+    #[test]
+    fn a_warm_start_describes_only_what_moved_and_is_partial_until_it_is() {
+        let q = QueueSnapshot {
+            arn: "arn:q".into(),
+            jobs: vec![
+                journaled("same", JobStatus::Runnable),
+                journaled("moved", JobStatus::Runnable),
+                journaled("gone", JobStatus::Runnable),
+            ],
+            ..QueueSnapshot::default()
+        };
+        let mut t = QueueTracker::seeded(&info(), &q);
+        t.merge_listing(
+            vec![
+                summary("same", JobStatus::Runnable),
+                summary("moved", JobStatus::Running),
+                summary("new", JobStatus::Runnable),
+            ],
+            &[JobStatus::Runnable, JobStatus::Running],
+            9_000,
+        );
+        let mut todo = super::super::plan::plan(&t.facts(&HashMap::new()), 0);
+        todo.sort();
+        use super::super::plan::Reason;
+        let want = [
+            ("gone", Reason::Vanished),
+            ("moved", Reason::Changed),
+            ("new", Reason::New),
+        ];
+        assert_eq!(todo, want.map(|(id, r)| (id.to_string(), r)));
+        let snap = t.snapshot();
+        let get = |id: &str| snap.jobs.iter().find(|j| j.job.id == id).unwrap();
+        // The unchanged job keeps its journaled details, as described then.
+        assert_eq!(get("same").described_at, Some(5_000));
+        assert_eq!(get("same").job.priority, 7);
+        // The others are not described in this view until they are described again.
+        assert_eq!(get("moved").described_at, None);
+        assert_eq!(get("gone").described_at, None);
+        assert_eq!(snap.describe_progress(), Some((1, 4)));
     }
 }

@@ -222,6 +222,17 @@ pub fn draw(
                 ),
                 theme.style(Role::Past),
             ));
+            // A partial snapshot was journaled as it was: never shown as complete.
+            if let Some((done, total)) = q.and_then(QueueSnapshot::describe_progress) {
+                second.push(Span::styled(
+                    format!(
+                        " · partial: {} of {} jobs described",
+                        count(done),
+                        count(total)
+                    ),
+                    theme.style(Role::Warning),
+                ));
+            }
             second.push(Span::styled(
                 format!(" · {} older {} newer {} live", p.older, p.newer, p.live),
                 muted,
@@ -230,6 +241,19 @@ pub fn draw(
                 second.push(Span::styled(" · now ", muted));
                 second.push(health(s.health.state, theme));
             }
+        }
+        (Some(s), None) if s.health.from_history => {
+            // A warm start: what the journal held, until the first refresh replaces it; never
+            // shown as live (no health, no calls) nor complete.
+            second.push(Span::styled(" · ", muted));
+            second.push(Span::styled(
+                format!(
+                    "from history, {} old",
+                    duration(s.history_age(now).or(Some(0)))
+                ),
+                theme.style(Role::Past),
+            ));
+            second.push(Span::styled(" · waiting for the first refresh", muted));
         }
         (Some(s), None) => {
             let q = data.queue(queue).map(|(q, _)| q);

@@ -49,6 +49,7 @@ mod poll_budget;
 mod poll_faults;
 mod poll_progressive;
 mod poll_rate;
+mod poll_warm;
 mod preview_engine;
 mod pty_restore;
 mod record_cli;
