@@ -429,9 +429,10 @@ pub struct SimulateArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct EmulatorArgs {
-    /// Scenario file (TOML): queue, capacity, quota shares, workload generators, seed, speed.
-    #[arg(long, default_value = "scenarios/demo.toml")]
-    pub scenario: std::path::PathBuf,
+    /// Scenario file (TOML): queue, capacity, quota shares, workload generators, seed, speed
+    /// [default: the built-in demo world, scenarios/demo.toml as shipped].
+    #[arg(long)]
+    pub scenario: Option<std::path::PathBuf>,
     /// Address to listen on. Only loopback addresses unless --allow-remote is given.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
     pub bind: std::net::IpAddr,

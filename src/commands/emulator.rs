@@ -6,7 +6,12 @@ use crate::cli::EmulatorArgs;
 use crate::emulator::{self, ClockMode, EmulatorConfig, FaultSpec, Scenario};
 
 pub fn run(args: &EmulatorArgs) -> anyhow::Result<()> {
-    let scenario = Scenario::load(&args.scenario)?;
+    // Without --scenario, the demo world built into the binary: an installed binary runs from
+    // any directory, not only from the source tree.
+    let scenario = match &args.scenario {
+        Some(path) => Scenario::load(path)?,
+        None => Scenario::parse(crate::commands::demo::DEMO_SCENARIO)?,
+    };
     let mut config = EmulatorConfig::from_scenario(scenario)?;
     config.port = args.port;
     config.bind = args.bind;
@@ -60,7 +65,9 @@ async fn serve(config: EmulatorConfig, args: &EmulatorArgs) -> anyhow::Result<()
     if preload {
         println!(
             "quotatop emulator: scenario {name} ({}), queue {queue} in {region}, {speed}x simulated time",
-            args.scenario.display()
+            args.scenario
+                .as_deref()
+                .map_or_else(|| "built in".into(), |p| p.display().to_string())
         );
     } else {
         println!(

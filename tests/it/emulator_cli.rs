@@ -93,3 +93,39 @@ fn emulator_command_prints_the_environment_serves_and_stops_on_ctrl_c() {
     out.read_to_string(&mut rest).unwrap();
     assert!(rest.contains("shutting down"), "{rest}");
 }
+
+/// Without `--scenario` the emulator serves the demo world built into the binary, from any
+/// directory (an installed binary has no `scenarios/` beside it).
+#[test]
+fn emulator_without_a_scenario_serves_the_built_in_demo_world_from_any_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(["emulator", "--port", "0", "--speed", "0"])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut printed = String::new();
+    while !printed.contains("Ctrl-C") {
+        let mut line = String::new();
+        if out.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        printed.push_str(&line);
+    }
+    let _ = child.kill();
+    let exit = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(
+        printed.contains("queue ml-training") && printed.contains("built in"),
+        "{printed}\nstderr: {err}\nexit: {exit:?}"
+    );
+}
