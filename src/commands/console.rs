@@ -259,24 +259,52 @@ pub fn journal(
 /// did anything or failed. Nothing happens when the log does not exist or every change has an
 /// outcome.
 pub async fn reconcile_on_start(client: &BatchClient, path: &std::path::Path) -> Option<String> {
+    reconcile_on_start_with(&[client], path).await
+}
+
+/// [`reconcile_on_start`] over several sources (the console's `[[sources]]`): each change is
+/// decided by the client of the region, endpoint and account it was made against; a change is
+/// left unknown only when no source's client could decide it.
+pub async fn reconcile_on_start_with(
+    clients: &[&BatchClient],
+    path: &std::path::Path,
+) -> Option<String> {
+    use crate::actions::Decision;
     let pending = crate::audit::read_records(path)
         .ok()
         .map(|r| crate::audit::changes(&r))?
         .iter()
         .any(|c| c.outcome_unknown() && c.is_priority());
-    if !pending {
+    if !pending || clients.is_empty() {
         return None;
     }
     let log = crate::audit::AuditLog::new(path);
     let work = async {
-        let (operator, target) = crate::actions::reconciler(client).await;
-        crate::actions::reconcile(client, &log, &operator, &target).await
+        // Per change: decided by some source (true), or left unknown by every source so far
+        // (false, with the last reason).
+        let mut seen: Vec<(String, bool)> = Vec::new();
+        let mut decided_ids: Vec<String> = Vec::new();
+        for client in clients {
+            let (operator, target) = crate::actions::reconciler(client).await;
+            let done = crate::actions::reconcile(*client, &log, &operator, &target).await?;
+            for r in done {
+                let settled = !matches!(r.result, Decision::LeftUnknown(_));
+                match seen.iter_mut().find(|(id, _)| *id == r.change_id) {
+                    Some(entry) => entry.1 |= settled,
+                    None => seen.push((r.change_id.clone(), settled)),
+                }
+                if matches!(r.result, Decision::Decided(..)) {
+                    decided_ids.push(r.change_id);
+                }
+            }
+        }
+        let left = seen.iter().filter(|(_, settled)| !settled).count();
+        Ok::<_, crate::audit::AuditError>((decided_ids.len(), left))
     };
     let line = match tokio::time::timeout(std::time::Duration::from_secs(10), work).await {
         Err(_) => "audit: deciding changes with an unknown outcome took over 10 s; run `quotatop audit reconcile`".to_string(),
         Ok(Err(e)) => format!("audit: could not reconcile unknown outcomes: {e}"),
-        Ok(Ok(done)) => {
-            let (decided, left) = crate::actions::tally(&done);
+        Ok(Ok((decided, left))) => {
             if decided == 0 && left == 0 {
                 return None;
             }

@@ -102,8 +102,8 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
 }
 
 /// The console over several named sources: one poller per source, merged; each change goes
-/// through its queue's source. Unknown outcomes in the audit log are not decided on start
-/// (that needs the right source's client per change): `quotatop audit reconcile` does it.
+/// through its queue's source. Unknown outcomes in the audit log are decided on start, each
+/// by the client of the source it was made against.
 async fn run_fleet(
     named: Vec<crate::config::SelectedSource>,
     loaded: &crate::config::Loaded,
@@ -134,6 +134,12 @@ async fn run_fleet(
         let w = crate::model::clean_text(&w);
         eprintln!("quotatop: {w}");
         opts.warnings.push(w);
+    } else if let Some(path) = crate::audit::default_path() {
+        let clients: Vec<&BatchClient> = sources.iter().map(|s| &s.client).collect();
+        if let Some(w) = console::reconcile_on_start_with(&clients, &path).await {
+            eprintln!("quotatop: {w}");
+            opts.warnings.push(w);
+        }
     }
     let services = console::fleet_services(
         &sources,

@@ -847,7 +847,33 @@ async fn the_console_reconciles_unknown_outcomes_on_start() {
     let log = AuditLog::new(&log_path);
     let mut intent = audit::read_records(&log_path).unwrap_or_default();
     assert!(intent.is_empty());
-    let record = audit::AuditRecord {
+    let record = died_intent(&bc, &target);
+    log.append(record).unwrap();
+    let line = quotatop::commands::console::reconcile_on_start(&bc, &log_path)
+        .await
+        .expect("a footer line");
+    assert!(line.contains("decided 1 change(s)"), "{line}");
+    intent = audit::read_records(&log_path).unwrap();
+    assert_eq!(intent.len(), 2);
+    assert_eq!(
+        intent[1].1.outcome,
+        Some(Outcome::Reconciled {
+            verdict: audit::Verdict::Landed,
+            observed_priority: Some(0)
+        })
+    );
+    assert_eq!(
+        quotatop::commands::console::reconcile_on_start(&bc, &log_path).await,
+        None
+    );
+    h.shutdown().await.ok();
+}
+
+/// An intent whose process died before writing its outcome: the waiting job `job` at priority
+/// 4 asked for 0, made against `bc`'s region and endpoint.
+fn died_intent(bc: &BatchClient, job: &str) -> audit::AuditRecord {
+    let target = job.to_string();
+    audit::AuditRecord {
         v: audit::SCHEME,
         seq: 0,
         time: "2026-11-30T10:00:00.000Z".into(),
@@ -883,25 +909,42 @@ async fn the_console_reconciles_unknown_outcomes_on_start() {
         action: None,
         prev_hash: String::new(),
         hash: String::new(),
+    }
+}
+
+/// With several sources (`[[sources]]`), the console decides each unknown outcome with the
+/// client of the source it was made against: a change made in us-east-1 is decided although
+/// the first source looks at eu-west-1, and is not reported as left unknown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_over_several_sources_reconciles_each_change_with_its_source() {
+    let (h, [_, _, target]) = world().await;
+    let log_path = temp_log("fleet-reconcile");
+    let connect = |region: &str| {
+        BatchClient::connect(ConnectOptions {
+            profile: None,
+            region: Some(region.into()),
+            endpoint_url: Some(h.endpoint_url()),
+            credentials: Some(StaticCredentials {
+                access_key_id: "AKIDTEST".into(),
+                secret_access_key: "secret".into(),
+            }),
+        })
     };
-    log.append(record).unwrap();
-    let line = quotatop::commands::console::reconcile_on_start(&bc, &log_path)
+    let eu = connect("eu-west-1").await.unwrap();
+    let us = connect("us-east-1").await.unwrap();
+    AuditLog::new(&log_path)
+        .append(died_intent(&us, &target))
+        .unwrap();
+    let only_eu = quotatop::commands::console::reconcile_on_start_with(&[&eu], &log_path)
+        .await
+        .expect("a footer line");
+    assert!(only_eu.contains("1 left unknown"), "{only_eu}");
+    let line = quotatop::commands::console::reconcile_on_start_with(&[&eu, &us], &log_path)
         .await
         .expect("a footer line");
     assert!(line.contains("decided 1 change(s)"), "{line}");
-    intent = audit::read_records(&log_path).unwrap();
-    assert_eq!(intent.len(), 2);
-    assert_eq!(
-        intent[1].1.outcome,
-        Some(Outcome::Reconciled {
-            verdict: audit::Verdict::Landed,
-            observed_priority: Some(0)
-        })
-    );
-    assert_eq!(
-        quotatop::commands::console::reconcile_on_start(&bc, &log_path).await,
-        None
-    );
+    assert!(!line.contains("left unknown"), "{line}");
+    assert_eq!(audit::read_records(&log_path).unwrap().len(), 2);
     h.shutdown().await.ok();
 }
 
