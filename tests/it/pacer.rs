@@ -129,3 +129,21 @@ async fn a_throttled_list_does_not_slow_the_describes() {
     assert!(describe_rate.is_none_or(|r| r >= 5.0), "{describe_rate:?}");
     h.shutdown().await.unwrap();
 }
+
+/// Server errors on reads are still retried with back-off (the SDK's retries are off for them),
+/// and every attempt, failed ones too, is counted on the wire.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_errors_on_reads_are_retried() {
+    let (h, ids) = with_jobs(3).await;
+    h.set_faults(FaultSpec::parse("describeservicejob:error=20%,seed=3").unwrap());
+    let client = batch_client(&h).await;
+    describe_all(&client, &ids, 40, 2).await;
+    let errors = h.fault_stats().server_errors;
+    let wire = client.stats().last_minute();
+    assert!(errors > 0, "{:?}", h.fault_stats());
+    assert_eq!(wire.failed as u64, errors, "{wire:?}");
+    assert_eq!(wire.attempts, 40 + wire.failed, "{wire:?}");
+    // Not throttling: no rate is learned.
+    assert_eq!(client.learned_rate("DescribeServiceJob"), None);
+    h.shutdown().await.unwrap();
+}
