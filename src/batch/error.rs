@@ -134,6 +134,33 @@ where
     }
 }
 
+/// Error codes the SDK's retry classifier treats as transient.
+const TRANSIENT_CODES: &[&str] = &[
+    "RequestTimeout",
+    "RequestTimeoutException",
+    "PriorRequestNotComplete",
+];
+
+/// A failure worth retrying after a back-off that is not a throttle: a 5xx answer, a timeout,
+/// an I/O error or an unreadable answer (what the SDK's standard retry classifiers retry).
+pub(crate) fn is_transient<E>(err: &SdkError<E>) -> bool
+where
+    E: ProvideErrorMetadata,
+{
+    match err {
+        SdkError::ServiceError(ctx) => {
+            matches!(ctx.raw().status().as_u16(), 500 | 502 | 503 | 504)
+                || ctx
+                    .err()
+                    .code()
+                    .is_some_and(|c| TRANSIENT_CODES.contains(&c))
+        }
+        SdkError::TimeoutError(_) | SdkError::ResponseError(_) => true,
+        SdkError::DispatchFailure(d) => d.is_io() || d.is_timeout(),
+        _ => false,
+    }
+}
+
 /// `outer: inner: innermost`, each cause's Display once (no Debug dump).
 pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();

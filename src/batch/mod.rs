@@ -2,8 +2,11 @@
 //!
 //! - [`BatchClient::connect`] builds the SDK client from `aws-config` (standard credential chain,
 //!   `--profile`, `--region`, `--endpoint-url` or `AWS_ENDPOINT_URL`) in **adaptive** retry mode
-//!   (a client-side rate limiter that slows down on throttling, reference §4), with connect and
-//!   per-operation timeouts so a call never hangs a refresh.
+//!   (a client-side rate limiter that slows down on throttling, reference §4) for the writes,
+//!   with connect and per-operation timeouts so a call never hangs a refresh.
+//! - The poller's reads go through [`BatchClient::read`] instead: paced **per operation** by
+//!   [`pacer::Pacer`] (the adaptive limiter is one bucket for every operation, so one
+//!   operation's 429s slowed all others) and retried by us on throttling and transient errors.
 //! - Every method returns domain types ([`crate::model`], [`types`]) or a [`BatchError`] that
 //!   tells throttled, denied, not found and unreachable apart.
 //! - Paginated operations are read to the end (or to a caller's limit).
@@ -11,6 +14,8 @@
 
 mod convert;
 mod error;
+mod pacer;
+mod read;
 mod shares;
 mod stats;
 mod submit;
@@ -110,6 +115,11 @@ fn check_region(region: &str) -> Result<(), BatchError> {
 pub struct BatchClient {
     sdk: aws_sdk_batch::Client,
     sts: aws_sdk_sts::Client,
+    /// The same client with the SDK's retries off, for [`BatchClient::read`].
+    reads: aws_sdk_batch::Client,
+    /// Attempts per read on transient failures (the SDK's configured `max_attempts`).
+    read_attempts: u32,
+    pacer: pacer::Pacer,
     source: Source,
     stats: WireStats,
 }
@@ -160,9 +170,8 @@ impl BatchClient {
             .retry_config()
             .map_or(RetryConfig::adaptive().max_attempts(), |r| r.max_attempts());
         let stats = WireStats::default();
-        let conf = aws_sdk_batch::config::Builder::from(&shared)
+        let base = aws_sdk_batch::config::Builder::from(&shared)
             .region(region.clone())
-            .retry_config(RetryConfig::adaptive().with_max_attempts(max_attempts))
             .timeout_config(
                 TimeoutConfig::builder()
                     .connect_timeout(Duration::from_secs(3))
@@ -170,7 +179,10 @@ impl BatchClient {
                     .operation_timeout(Duration::from_secs(30))
                     .build(),
             )
-            .interceptor(stats::StatsInterceptor(stats.clone()))
+            .interceptor(stats::StatsInterceptor(stats.clone()));
+        let reads = base.clone().retry_config(RetryConfig::disabled()).build();
+        let conf = base
+            .retry_config(RetryConfig::adaptive().with_max_attempts(max_attempts))
             .build();
         let sts = aws_sdk_sts::config::Builder::from(&shared)
             .region(region.clone())
@@ -183,6 +195,9 @@ impl BatchClient {
             .build();
         Ok(Self {
             sdk: aws_sdk_batch::Client::from_conf(conf),
+            reads: aws_sdk_batch::Client::from_conf(reads),
+            read_attempts: max_attempts.max(1),
+            pacer: pacer::Pacer::default(),
             sts: aws_sdk_sts::Client::from_conf(sts),
             source: Source {
                 endpoint,
@@ -227,13 +242,13 @@ impl BatchClient {
             let mut token: Option<String> = None;
             for _ in 0..MAX_PAGES {
                 let page = self
-                    .sdk
-                    .describe_job_queues()
-                    .max_results(PAGE as i32)
-                    .set_next_token(token.clone())
-                    .send()
-                    .await
-                    .map_err(|e| classify(OP, e))?;
+                    .read(OP, |c| {
+                        c.describe_job_queues()
+                            .max_results(PAGE as i32)
+                            .set_next_token(token.clone())
+                            .send()
+                    })
+                    .await?;
                 out.extend(page.job_queues().iter().filter_map(convert::job_queue));
                 match next(page.next_token(), &token) {
                     Some(t) => token = Some(t),
@@ -243,12 +258,12 @@ impl BatchClient {
         } else {
             for chunk in names.chunks(DESCRIBE_CHUNK) {
                 let page = self
-                    .sdk
-                    .describe_job_queues()
-                    .set_job_queues(Some(chunk.to_vec()))
-                    .send()
-                    .await
-                    .map_err(|e| classify(OP, e))?;
+                    .read(OP, |c| {
+                        c.describe_job_queues()
+                            .set_job_queues(Some(chunk.to_vec()))
+                            .send()
+                    })
+                    .await?;
                 out.extend(page.job_queues().iter().filter_map(convert::job_queue));
             }
         }
@@ -264,12 +279,12 @@ impl BatchClient {
         let mut out = Vec::new();
         for chunk in arns.chunks(DESCRIBE_CHUNK) {
             let page = self
-                .sdk
-                .describe_scheduling_policies()
-                .set_arns(Some(chunk.to_vec()))
-                .send()
-                .await
-                .map_err(|e| classify(OP, e))?;
+                .read(OP, |c| {
+                    c.describe_scheduling_policies()
+                        .set_arns(Some(chunk.to_vec()))
+                        .send()
+                })
+                .await?;
             out.extend(
                 page.scheduling_policies()
                     .iter()
@@ -290,13 +305,13 @@ impl BatchClient {
             let mut token: Option<String> = None;
             for _ in 0..MAX_PAGES {
                 let page = self
-                    .sdk
-                    .describe_service_environments()
-                    .set_service_environments(Some(chunk.to_vec()))
-                    .set_next_token(token.clone())
-                    .send()
-                    .await
-                    .map_err(|e| classify(OP, e))?;
+                    .read(OP, |c| {
+                        c.describe_service_environments()
+                            .set_service_environments(Some(chunk.to_vec()))
+                            .set_next_token(token.clone())
+                            .send()
+                    })
+                    .await?;
                 out.extend(
                     page.service_environments()
                         .iter()
@@ -318,14 +333,14 @@ impl BatchClient {
         let mut token: Option<String> = None;
         for _ in 0..MAX_PAGES {
             let page = self
-                .sdk
-                .list_quota_shares()
-                .job_queue(queue)
-                .max_results(PAGE as i32)
-                .set_next_token(token.clone())
-                .send()
-                .await
-                .map_err(|e| classify(OP, e))?;
+                .read(OP, |c| {
+                    c.list_quota_shares()
+                        .job_queue(queue)
+                        .max_results(PAGE as i32)
+                        .set_next_token(token.clone())
+                        .send()
+                })
+                .await?;
             out.extend(page.quota_shares().iter().filter_map(convert::quota_share));
             match next(page.next_token(), &token) {
                 Some(t) => token = Some(t),
@@ -349,15 +364,15 @@ impl BatchClient {
         let page_size = limit.map_or(PAGE, |l| l.clamp(1, PAGE));
         for _ in 0..MAX_PAGES {
             let page = self
-                .sdk
-                .list_service_jobs()
-                .job_queue(queue)
-                .job_status(ServiceJobStatus::from(status.as_str()))
-                .max_results(page_size as i32)
-                .set_next_token(token.clone())
-                .send()
-                .await
-                .map_err(|e| classify(OP, e))?;
+                .read(OP, |c| {
+                    c.list_service_jobs()
+                        .job_queue(queue)
+                        .job_status(ServiceJobStatus::from(status.as_str()))
+                        .max_results(page_size as i32)
+                        .set_next_token(token.clone())
+                        .send()
+                })
+                .await?;
             out.extend(
                 page.job_summary_list()
                     .iter()
@@ -379,12 +394,8 @@ impl BatchClient {
     pub async fn describe_service_job(&self, job_id: &str) -> Result<DescribedJob, BatchError> {
         const OP: &str = "DescribeServiceJob";
         let out = self
-            .sdk
-            .describe_service_job()
-            .job_id(job_id)
-            .send()
-            .await
-            .map_err(|e| classify(OP, e))?;
+            .read(OP, |c| c.describe_service_job().job_id(job_id).send())
+            .await?;
         convert::described_job(&out).ok_or_else(|| BatchError::missing(OP, "jobId or status"))
     }
 
@@ -392,12 +403,8 @@ impl BatchClient {
     pub async fn get_job_queue_snapshot(&self, queue: &str) -> Result<QueueFront, BatchError> {
         const OP: &str = "GetJobQueueSnapshot";
         let out = self
-            .sdk
-            .get_job_queue_snapshot()
-            .job_queue(queue)
-            .send()
-            .await
-            .map_err(|e| classify(OP, e))?;
+            .read(OP, |c| c.get_job_queue_snapshot().job_queue(queue).send())
+            .await?;
         Ok(convert::queue_front(&out))
     }
 

@@ -44,6 +44,7 @@ mod journal_scorecard;
 mod journal_trace;
 mod metrics_cli;
 mod metrics_prometheus;
+mod pacer;
 mod philly_figures;
 mod poll_budget;
 mod poll_faults;
