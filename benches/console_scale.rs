@@ -7,7 +7,8 @@
 //! state after applying it. Measured in a fresh child process (the bench runs itself again with
 //! `QT_SCALE_CHILD` set): `VmRSS`/`VmHWM`, the frame time (median and p95 of `QT_FRAMES`, default
 //! 100, draws at 160×50) of each main screen, and the cost of a refresh (the poller building its
-//! snapshot, the console applying it).
+//! snapshot, the console applying it). Like `quotatop tui`, the child fixes glibc's mmap
+//! threshold first (`QT_MMAP_FIX=0` leaves it alone, to compare).
 //!
 //! ```sh
 //! QT_JOBS=50000 cargo bench --bench console_scale
@@ -338,12 +339,18 @@ fn child() {
     let n = env_usize("QT_JOBS", 50_000);
     let draws = env_usize("QT_FRAMES", 100).max(1);
     let refreshes = env_usize("QT_REFRESHES", 10).max(1);
+    // As the console's run does at start (`QT_MMAP_FIX=0`: without, to compare).
+    if std::env::var("QT_MMAP_FIX").map_or(true, |v| v != "0") {
+        quotatop::replay::fix_mmap_threshold();
+    }
     let (rss0, _) = memory_mb();
     // The poller's copy: a tracker seeded with the world (the journaled queue is dropped after).
-    let tracker = {
-        let (info, q) = world(n);
-        QueueTracker::seeded(&info, &q)
-    };
+    let (info, q) = world(n);
+    let (rss_world, _) = memory_mb();
+    let tracker = QueueTracker::seeded(&info, &q);
+    let (rss_both, _) = memory_mb();
+    drop(q);
+    let (rss_tracker, _) = memory_mb();
     let mut app = App::new(AppOptions {
         theme: Theme::dark(),
         no_color: false,
@@ -357,7 +364,9 @@ fn child() {
         priority_policy: Default::default(),
     });
     let mut terminal = Terminal::new(TestBackend::new(160, 50)).expect("test backend");
-    app.update(Msg::Snapshot(Box::new(snapshot(&tracker, 1))));
+    let first = snapshot(&tracker, 1);
+    let (rss_snapshot, _) = memory_mb();
+    app.update(Msg::Snapshot(Box::new(first)));
     terminal.draw(|f| app.draw(f)).expect("draw");
     let (rss_first, _) = memory_mb();
 
@@ -375,6 +384,7 @@ fn child() {
         terminal.draw(|f| app.draw(f)).expect("draw");
         apply.push(t.elapsed());
     }
+    let (rss_steady, _) = memory_mb();
     let (build, build95) = stats(build);
     let (apply, apply95) = stats(apply);
 
@@ -413,6 +423,11 @@ fn child() {
     println!(
         "  resident {rss:.1} MB, peak {hwm:.1} MB (before the world {rss0:.1} MB, after the first \
          snapshot {rss_first:.1} MB)"
+    );
+    println!(
+        "  resident by stage: world {rss_world:.1}, + tracker {rss_both:.1}, world dropped \
+         {rss_tracker:.1}, + snapshot {rss_snapshot:.1}, applied {rss_first:.1}, after \
+         {refreshes} refreshes {rss_steady:.1} MB"
     );
     println!(
         "  refresh: poller's snapshot {:.1} ms (p95 {:.1}), console apply + frame {:.1} ms (p95 \

@@ -49,7 +49,11 @@ impl JobDetail {
         else {
             return vec![Line::from(format!("queue {} is gone", clean(&self.queue)))];
         };
-        let Some(t) = v.job_index.get(&self.id).and_then(|&i| q.jobs.get(i)) else {
+        let Some(t) = v
+            .job_index
+            .get(&q.jobs, &self.id)
+            .and_then(|i| q.jobs.get(i))
+        else {
             return vec![Line::from(Span::styled(
                 format!(
                     "job {} is not in the data shown (finished and gone, or, in the past, not yet submitted)",
