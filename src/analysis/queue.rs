@@ -69,7 +69,9 @@ pub fn dispatch_order(q: &QueueSnapshot) -> Vec<QueuedJob> {
         .iter()
         .filter(|j| j.job.status == JobStatus::Runnable)
         .collect();
-    runnable.sort_by_key(|j| {
+    // Each key once per job, not per comparison (it hashes the ARN): at 50,000 jobs the
+    // console derives this every refresh.
+    runnable.sort_by_cached_key(|j| {
         let listed = front.get(j.arn.as_str()).map(|f| f.0);
         (
             is_misconfigured(j),
@@ -78,7 +80,7 @@ pub fn dispatch_order(q: &QueueSnapshot) -> Vec<QueuedJob> {
             j.described_at.is_none(),
             Reverse(j.job.priority),
             j.job.created_at,
-            j.job.id.clone(),
+            j.job.id.as_str(),
         )
     });
     let mut per_share: HashMap<&str, usize> = HashMap::new();
@@ -131,7 +133,7 @@ pub fn running_jobs<'a>(q: &'a QueueSnapshot, share: Option<&str>) -> Vec<&'a Tr
                 .started_at
                 .or(j.job.scheduled_at)
                 .unwrap_or(Millis::MAX),
-            j.job.id.clone(),
+            j.job.id.as_str(),
         )
     });
     jobs

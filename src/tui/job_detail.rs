@@ -30,6 +30,9 @@ pub struct JobDetail {
 struct WhyCache {
     snapshot: (Millis, u64),
     lines: Option<Vec<String>>,
+    /// Where the job is in the view's `dispatch` (a function of the snapshot alone), so a
+    /// frame does not search tens of thousands of queued jobs.
+    dispatch: Option<usize>,
 }
 
 impl JobDetail {
@@ -133,12 +136,18 @@ impl JobDetail {
             *cache = Some(WhyCache {
                 snapshot: key,
                 lines: crate::analysis::why(q, &j.id).map(|w| w.lines()),
+                dispatch: v.dispatch.iter().position(|d| d.job_id == j.id),
             });
         }
         let why = cache.as_ref().and_then(|c| c.lines.as_deref());
         out.splice(1..1, why_it_waits(why, theme));
+        let position = cache
+            .as_ref()
+            .and_then(|c| c.dispatch)
+            .and_then(|i| v.dispatch.get(i))
+            .filter(|d| d.job_id == j.id);
         drop(cache);
-        if let Some(pos) = v.dispatch.iter().find(|d| d.job_id == j.id) {
+        if let Some(pos) = position {
             out.push(text(
                 "queue position",
                 format!(

@@ -310,10 +310,6 @@ pub fn column_widths(area: Rect, widths: &[Constraint]) -> Vec<u16> {
         .collect()
 }
 
-/// The width of a name column beside a reason column sharing `room` characters: both whole
-/// when they fit; else the reason gets what it needs as long as the name keeps two fifths of
-/// the room (at least 18), and the name the rest. Spare width goes to the reason, not to blank
-/// name cells.
 #[cfg(test)]
 thread_local! {
     static WALKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
@@ -342,6 +338,10 @@ pub fn longest_name_and_reason<'a>(
     })
 }
 
+/// The width of a name column beside a reason column sharing `room` characters: both whole
+/// when they fit; else the reason gets what it needs as long as the name keeps two fifths of
+/// the room (at least 18), and the name the rest. Spare width goes to the reason, not to blank
+/// name cells.
 pub fn name_width(room: u16, longest_name: usize, longest_reason: usize) -> u16 {
     let name = u16::try_from(longest_name).unwrap_or(u16::MAX).max(4);
     let reason = u16::try_from(longest_reason).unwrap_or(u16::MAX);
