@@ -189,7 +189,7 @@ fn job(rng: &mut Rng, i: usize, n: usize) -> TrackedJob {
             started_at,
             stopped_at,
             preemption_retries: Some(5),
-            checkpoint_interval_ms: (s % 3 == 0).then_some(120_000),
+            checkpoint_interval_ms: s.is_multiple_of(3).then_some(120_000),
             preemption,
             attempts,
             is_terminated: false,
@@ -214,7 +214,7 @@ fn world(n: usize) -> (QueueInfo, QueueSnapshot) {
                 vec![CapacityLimit::new(TYPES[s % TYPES.len()], 60)],
                 sharing,
             )
-            .with_in_share_preemption(s % 3 == 0)
+            .with_in_share_preemption(s.is_multiple_of(3))
         })
         .collect();
     let jobs: Vec<TrackedJob> = (0..n).map(|i| job(&mut rng, i, n)).collect();
