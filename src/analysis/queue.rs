@@ -17,7 +17,6 @@ use crate::model::{JobStatus, Millis, QueueSnapshot, TrackedJob};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueuedJob {
     pub job_id: String,
-    pub arn: String,
     pub name: String,
     pub share: String,
     /// `None` until the job has been described.
@@ -93,7 +92,6 @@ pub fn dispatch_order(q: &QueueSnapshot) -> Vec<QueuedJob> {
             let since = waiting_since(j);
             QueuedJob {
                 job_id: j.job.id.clone(),
-                arn: j.arn.clone(),
                 name: j.job.name.clone(),
                 share: j.job.share.clone(),
                 priority: j.described_at.map(|_| j.job.priority),
