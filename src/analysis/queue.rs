@@ -17,7 +17,6 @@ use crate::model::{JobStatus, Millis, QueueSnapshot, TrackedJob};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueuedJob {
     pub job_id: String,
-    pub arn: String,
     pub name: String,
     pub share: String,
     /// `None` until the job has been described.
@@ -69,7 +68,9 @@ pub fn dispatch_order(q: &QueueSnapshot) -> Vec<QueuedJob> {
         .iter()
         .filter(|j| j.job.status == JobStatus::Runnable)
         .collect();
-    runnable.sort_by_key(|j| {
+    // Each key once per job, not per comparison (it hashes the ARN): at 50,000 jobs the
+    // console derives this every refresh.
+    runnable.sort_by_cached_key(|j| {
         let listed = front.get(j.arn.as_str()).map(|f| f.0);
         (
             is_misconfigured(j),
@@ -78,7 +79,7 @@ pub fn dispatch_order(q: &QueueSnapshot) -> Vec<QueuedJob> {
             j.described_at.is_none(),
             Reverse(j.job.priority),
             j.job.created_at,
-            j.job.id.clone(),
+            j.job.id.as_str(),
         )
     });
     let mut per_share: HashMap<&str, usize> = HashMap::new();
@@ -91,7 +92,6 @@ pub fn dispatch_order(q: &QueueSnapshot) -> Vec<QueuedJob> {
             let since = waiting_since(j);
             QueuedJob {
                 job_id: j.job.id.clone(),
-                arn: j.arn.clone(),
                 name: j.job.name.clone(),
                 share: j.job.share.clone(),
                 priority: j.described_at.map(|_| j.job.priority),
@@ -131,7 +131,7 @@ pub fn running_jobs<'a>(q: &'a QueueSnapshot, share: Option<&str>) -> Vec<&'a Tr
                 .started_at
                 .or(j.job.scheduled_at)
                 .unwrap_or(Millis::MAX),
-            j.job.id.clone(),
+            j.job.id.as_str(),
         )
     });
     jobs

@@ -26,7 +26,9 @@ struct Entry {
 #[derive(Debug, Clone)]
 pub struct QueueTracker {
     base: QueueSnapshot,
-    jobs: HashMap<String, Entry>,
+    /// Boxed: an entry is about 530 bytes, and a hash table keeps an eighth to a half of its
+    /// slots empty (at 50,000 jobs, 65,536 slots: 35 MB inline against 2 MB of pointers).
+    jobs: HashMap<String, Box<Entry>>,
 }
 
 impl QueueTracker {
@@ -62,7 +64,7 @@ impl QueueTracker {
                         .map(|_| JobFingerprint::of_described(&tj.job)),
                     journaled: true,
                 };
-                (tj.job.id.clone(), entry)
+                (tj.job.id.clone(), Box::new(entry))
             })
             .collect();
         let mut t = Self { base, jobs };
@@ -145,7 +147,7 @@ impl QueueTracker {
                         described: None,
                         journaled: false,
                     };
-                    self.jobs.insert(s.id, entry);
+                    self.jobs.insert(s.id, Box::new(entry));
                 }
             }
         }
@@ -209,7 +211,7 @@ impl QueueTracker {
         let gone = self.jobs.get(&id).is_some_and(|e| e.gone);
         self.jobs.insert(
             id,
-            Entry {
+            Box::new(Entry {
                 tracked: TrackedJob {
                     job: d.job,
                     arn: d.arn,
@@ -220,7 +222,7 @@ impl QueueTracker {
                 gone,
                 described: Some(d.fingerprint),
                 journaled: false,
-            },
+            }),
         );
     }
 

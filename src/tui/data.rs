@@ -25,7 +25,7 @@ pub struct QueueView {
     /// RUNNABLE jobs per share.
     pub runnable: BTreeMap<String, usize>,
     /// Job id → index in the queue snapshot's `jobs`.
-    pub job_index: HashMap<String, usize>,
+    pub job_index: JobIndex,
     /// What needs attention, most urgent first.
     pub attention: Vec<Attention>,
     /// Per share (only shares with a badge).
@@ -59,14 +59,37 @@ impl QueueView {
             with_history: recorded.is_some(),
             share_preemptions: analysis::share_preemptions(q, rule),
             runnable,
-            job_index: q
-                .jobs
-                .iter()
-                .enumerate()
-                .map(|(i, j)| (j.job.id.clone(), i))
-                .collect(),
+            job_index: JobIndex::of(&q.jobs),
             dispatch,
         }
+    }
+}
+
+/// Job id → index in a queue snapshot's `jobs`: the indexes sorted by id, 4 bytes a job (a map
+/// from ids held a copy of every id, about 100 bytes a job with its table).
+#[derive(Debug, Clone, Default)]
+pub struct JobIndex(Vec<u32>);
+
+impl JobIndex {
+    pub fn of(jobs: &[TrackedJob]) -> Self {
+        let mut v: Vec<u32> = (0..jobs.len())
+            .filter_map(|i| u32::try_from(i).ok())
+            .collect();
+        // Stable: of jobs sharing an id (never, from one poller) the last one is found, as a
+        // map filled in order would keep it.
+        v.sort_by(|&a, &b| Self::id(jobs, a).cmp(Self::id(jobs, b)));
+        Self(v)
+    }
+
+    fn id(jobs: &[TrackedJob], i: u32) -> &str {
+        jobs.get(i as usize).map_or("", |j| j.job.id.as_str())
+    }
+
+    /// The index in `jobs` (the slice this index was built from) of the job `id`.
+    pub fn get(&self, jobs: &[TrackedJob], id: &str) -> Option<usize> {
+        let end = self.0.partition_point(|&i| Self::id(jobs, i) <= id);
+        let i = *self.0.get(end.checked_sub(1)?)?;
+        (Self::id(jobs, i) == id).then_some(i as usize)
     }
 }
 
@@ -94,22 +117,34 @@ impl Data {
     }
 
     pub fn apply(&mut self, snapshot: Snapshot) {
+        // A merged snapshot (`[[sources]]`) comes after any source's refresh: a queue whose
+        // source did not refresh since adds no sample, so each sparkline is its own source's
+        // pace.
+        let unchanged: Vec<bool> = {
+            let previous = self.snapshot.as_ref();
+            snapshot
+                .queues
+                .iter()
+                .map(|q| {
+                    q.source.is_some()
+                        && previous.is_some_and(|p| {
+                            p.queues
+                                .iter()
+                                .any(|o| o.key() == q.key() && o.refreshed_at == q.refreshed_at)
+                        })
+                })
+                .collect()
+        };
+        // The previous snapshot and its analysis go before the new analysis is derived, so
+        // the console never holds two of them at once (at 50,000 jobs each is tens of MB).
+        self.snapshot = None;
+        self.views = Vec::new();
         self.views = snapshot
             .queues
             .iter()
             .map(|q| QueueView::derive(q, &self.loop_rule, self.recorded.get(&q.key())))
             .collect();
-        let previous = self.snapshot.take();
-        for (q, v) in snapshot.queues.iter().zip(&self.views) {
-            // A merged snapshot (`[[sources]]`) comes after any source's refresh: a queue whose
-            // source did not refresh since adds no sample, so each sparkline is its own
-            // source's pace.
-            let unchanged = q.source.is_some()
-                && previous.as_ref().is_some_and(|p| {
-                    p.queues
-                        .iter()
-                        .any(|o| o.key() == q.key() && o.refreshed_at == q.refreshed_at)
-                });
+        for ((q, v), unchanged) in snapshot.queues.iter().zip(&self.views).zip(unchanged) {
             if unchanged {
                 continue;
             }
@@ -185,7 +220,7 @@ impl Data {
 
     pub fn job<'a>(&'a self, queue: Option<&str>, id: &str) -> Option<&'a TrackedJob> {
         let (q, v) = self.queue(queue)?;
-        v.job_index.get(id).and_then(|&i| q.jobs.get(i))
+        v.job_index.get(&q.jobs, id).and_then(|i| q.jobs.get(i))
     }
 
     pub fn history(&self, queue: &str, share: &str, ty: &str) -> Option<&VecDeque<u32>> {
@@ -197,7 +232,26 @@ impl Data {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::fixture;
     use crate::model::{Fleet, SharingConfig, Source};
+
+    /// The index finds every job at its position, the last of jobs sharing an id, and nothing
+    /// for an unknown id.
+    #[test]
+    fn job_index_finds_each_job_by_id() {
+        let ty = "ml.g5.12xlarge";
+        let job =
+            |name: &str| fixture::job(name, "a", ty, 1, crate::model::JobStatus::Runnable, 1, 0);
+        let jobs = vec![job("c"), job("a"), job("b"), job("a"), job("d")];
+        let index = JobIndex::of(&jobs);
+        for (id, at) in [("id-c", 0), ("id-a", 3), ("id-b", 2), ("id-d", 4)] {
+            assert_eq!(index.get(&jobs, id), Some(at), "{id}");
+        }
+        for id in ["", "id-", "id-aa", "id-e", "zz"] {
+            assert_eq!(index.get(&jobs, id), None, "{id}");
+        }
+        assert_eq!(JobIndex::of(&[]).get(&[], "id-a"), None);
+    }
 
     /// With sources, a merged snapshot after one source's refresh adds a sparkline sample to
     /// that source's queues only.

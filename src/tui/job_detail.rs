@@ -30,6 +30,9 @@ pub struct JobDetail {
 struct WhyCache {
     snapshot: (Millis, u64),
     lines: Option<Vec<String>>,
+    /// Where the job is in the view's `dispatch` (a function of the snapshot alone), so a
+    /// frame does not search tens of thousands of queued jobs.
+    dispatch: Option<usize>,
 }
 
 impl JobDetail {
@@ -49,7 +52,11 @@ impl JobDetail {
         else {
             return vec![Line::from(format!("queue {} is gone", clean(&self.queue)))];
         };
-        let Some(t) = v.job_index.get(&self.id).and_then(|&i| q.jobs.get(i)) else {
+        let Some(t) = v
+            .job_index
+            .get(&q.jobs, &self.id)
+            .and_then(|i| q.jobs.get(i))
+        else {
             return vec![Line::from(Span::styled(
                 format!(
                     "job {} is not in the data shown (finished and gone, or, in the past, not yet submitted)",
@@ -129,12 +136,18 @@ impl JobDetail {
             *cache = Some(WhyCache {
                 snapshot: key,
                 lines: crate::analysis::why(q, &j.id).map(|w| w.lines()),
+                dispatch: v.dispatch.iter().position(|d| d.job_id == j.id),
             });
         }
         let why = cache.as_ref().and_then(|c| c.lines.as_deref());
         out.splice(1..1, why_it_waits(why, theme));
+        let position = cache
+            .as_ref()
+            .and_then(|c| c.dispatch)
+            .and_then(|i| v.dispatch.get(i))
+            .filter(|d| d.job_id == j.id);
         drop(cache);
-        if let Some(pos) = v.dispatch.iter().find(|d| d.job_id == j.id) {
+        if let Some(pos) = position {
             out.push(text(
                 "queue position",
                 format!(

@@ -34,6 +34,9 @@ pub struct Jobs {
     /// The queue the rows index into.
     queue: Option<String>,
     remembered: Option<String>,
+    /// The longest cleaned name and reason among `list.rows` (in characters): computed with
+    /// the rows (once per snapshot, sort or filter), not per frame, which would walk every job.
+    longest: (usize, usize),
 }
 
 impl Jobs {
@@ -42,6 +45,7 @@ impl Jobs {
             list: ListState::with_sort(0, false),
             queue: None,
             remembered: None,
+            longest: (0, 0),
         }
     }
 }
@@ -97,6 +101,7 @@ impl Screen for Jobs {
     fn refresh(&mut self, data: &Data, queue: Option<&str>) {
         let Some((q, _)) = data.queue(queue) else {
             self.list.set_rows(Vec::new(), |_| false);
+            self.longest = (0, 0);
             return;
         };
         let previous = self.remembered.take();
@@ -124,6 +129,11 @@ impl Screen for Jobs {
             self.list.sort.descending,
         );
         self.queue = Some(q.key());
+        self.longest = screen::longest_name_and_reason(
+            rows.iter()
+                .filter_map(|&r| q.jobs.get(r))
+                .map(|t| (t.job.name.as_str(), t.job.status_reason.as_deref())),
+        );
         self.list.set_rows(rows, |r| {
             previous.as_deref() == q.jobs.get(r).map(|j| j.job.id.as_str())
         });
@@ -169,25 +179,8 @@ impl Screen for Jobs {
             ]
             .concat(),
         )[0];
-        let longest = |f: &dyn Fn(&TrackedJob) -> usize| {
-            self.list
-                .rows
-                .iter()
-                .filter_map(|&r| q.jobs.get(r))
-                .map(f)
-                .max()
-                .unwrap_or(0)
-        };
         let name_w = if wide {
-            screen::name_width(
-                room,
-                longest(&|t| clean(&t.job.name).chars().count()),
-                longest(&|t| {
-                    clean(t.job.status_reason.as_deref().unwrap_or(""))
-                        .chars()
-                        .count()
-                }),
-            )
+            screen::name_width(room, self.longest.0, self.longest.1)
         } else {
             room
         };
@@ -278,5 +271,110 @@ impl Screen for Jobs {
             queue: q.key(),
             id: job.job.id.clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::{LoopRule, fixture};
+    use crate::model::{SharingConfig, Snapshot};
+    use crate::tui::keymap::KeyMap;
+    use crate::tui::theme::Theme;
+    use crate::tui::{App, AppOptions, Msg, StatusInfo};
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    fn key(code: KeyCode) -> Msg {
+        Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
+    }
+
+    /// A console showing one queue of 50 RUNNABLE jobs in share `a`, one with a reason.
+    fn app() -> (App, Terminal<TestBackend>) {
+        let mut q = fixture::queue(&[("a", "ml.g5.12xlarge", 4, SharingConfig::lend())]);
+        q.jobs = (0..50)
+            .map(|i| {
+                let mut j = fixture::job(
+                    &format!("job-{i:02}"),
+                    "a",
+                    "ml.g5.12xlarge",
+                    1,
+                    JobStatus::Runnable,
+                    1,
+                    i,
+                );
+                j.job.status_reason = (i == 7).then(|| "a reason".to_string());
+                j
+            })
+            .collect();
+        let mut app = App::new(AppOptions {
+            theme: Theme::dark(),
+            no_color: false,
+            theme_dir: None,
+            keymap: KeyMap::default(),
+            status: StatusInfo::default(),
+            queue: None,
+            loop_rule: LoopRule::default(),
+            clock: Box::new(|| 1_000_000),
+            warnings: Vec::new(),
+            priority_policy: Default::default(),
+        });
+        app.update(Msg::Snapshot(Box::new(Snapshot {
+            queues: vec![q],
+            ..Snapshot::default()
+        })));
+        let Ok(terminal) = Terminal::new(TestBackend::new(160, 30)) else {
+            panic!("test backend");
+        };
+        (app, terminal)
+    }
+
+    /// Three frames walk no row; then the screen shows `text`.
+    fn frames_walk_no_row(app: &mut App, terminal: &mut Terminal<TestBackend>, text: &str) {
+        let before = screen::walks();
+        for _ in 0..3 {
+            let _ = terminal.draw(|f| app.draw(f));
+        }
+        assert_eq!(screen::walks(), before, "a frame walked every row");
+        let shown: String = terminal
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .map(|c| c.symbol())
+            .collect();
+        assert!(shown.contains(text), "{shown}");
+    }
+
+    /// Drawing the Jobs screen does not walk every job (at 50,000 jobs that walk cost 17 ms a
+    /// frame): the column widths are computed with the rows, once per snapshot, sort or filter.
+    #[test]
+    fn jobs_frames_do_not_walk_every_job() {
+        let (mut app, mut terminal) = app();
+        app.update(key(KeyCode::Char('2')));
+        assert_eq!(app.screen_kind(), Kind::Jobs);
+        frames_walk_no_row(&mut app, &mut terminal, "a reason");
+        // A new sort walks them once.
+        let before = screen::walks();
+        app.update(key(KeyCode::Char('s')));
+        assert_eq!(screen::walks(), before + 1);
+        frames_walk_no_row(&mut app, &mut terminal, "a reason");
+    }
+
+    /// The same for a share's queued jobs.
+    #[test]
+    fn share_frames_do_not_walk_every_queued_job() {
+        let (mut app, mut terminal) = app();
+        for _ in 0..3 {
+            app.update(key(KeyCode::Enter));
+            if app.screen_kind() == Kind::Share {
+                break;
+            }
+            app.update(key(KeyCode::Char('1')));
+            app.update(key(KeyCode::Down));
+        }
+        assert_eq!(app.screen_kind(), Kind::Share);
+        frames_walk_no_row(&mut app, &mut terminal, "a reason");
     }
 }

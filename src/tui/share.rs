@@ -32,6 +32,9 @@ pub struct ShareScreen {
     queued: ListState,
     focus: Pane,
     remembered: (Option<String>, Option<String>),
+    /// The longest cleaned name and reason among the queued rows (in characters), computed
+    /// with the rows, not per frame.
+    queued_longest: (usize, usize),
     /// The last audited change of the share's configuration, once loaded (`None`: not asked,
     /// or no audit log).
     last_change: Option<Option<LastShareChange>>,
@@ -46,6 +49,7 @@ impl ShareScreen {
             queued: ListState::default(),
             focus: Pane::Queued,
             remembered: (None, None),
+            queued_longest: (0, 0),
             last_change: None,
         }
     }
@@ -144,11 +148,12 @@ impl Screen for ShareScreen {
         else {
             self.running.set_rows(Vec::new(), |_| false);
             self.queued.set_rows(Vec::new(), |_| false);
+            self.queued_longest = (0, 0);
             return;
         };
         let running: Vec<usize> = analysis::running_jobs(q, Some(&self.share))
             .into_iter()
-            .filter_map(|t| v.job_index.get(&t.job.id).copied())
+            .filter_map(|t| v.job_index.get(&q.jobs, &t.job.id))
             .filter(|&i| {
                 let j = &q.jobs[i].job;
                 self.running
@@ -173,6 +178,12 @@ impl Screen for ShareScreen {
             })
             .map(|(i, _)| i)
             .collect();
+        self.queued_longest = screen::longest_name_and_reason(
+            queued
+                .iter()
+                .filter_map(|&r| v.dispatch.get(r))
+                .map(|j| (j.name.as_str(), j.reason.as_deref())),
+        );
         self.queued.set_rows(queued, |r| {
             queue_prev.as_deref() == v.dispatch.get(r).map(|j| j.job_id.as_str())
         });
@@ -410,20 +421,7 @@ impl Screen for ShareScreen {
             queued_area,
             &fixed(Constraint::Fill(1), Constraint::Length(0)),
         )[2];
-        let longest = |f: &dyn Fn(&crate::analysis::QueuedJob) -> usize| {
-            self.queued
-                .rows
-                .iter()
-                .filter_map(|&r| v.dispatch.get(r))
-                .map(f)
-                .max()
-                .unwrap_or(0)
-        };
-        let queued_name_w = screen::name_width(
-            room,
-            longest(&|j| clean(&j.name).chars().count()),
-            longest(&|j| clean(j.reason.as_deref().unwrap_or("")).chars().count()),
-        );
+        let queued_name_w = screen::name_width(room, self.queued_longest.0, self.queued_longest.1);
         let widths = fixed(Constraint::Length(queued_name_w), Constraint::Fill(1));
         let queued_name_w = usize::from(queued_name_w);
         screen::draw_table(
