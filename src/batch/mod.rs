@@ -11,6 +11,7 @@
 
 mod convert;
 mod error;
+mod pages;
 mod shares;
 mod stats;
 mod submit;
@@ -25,6 +26,7 @@ use aws_sdk_batch::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_batch::types::ServiceJobStatus;
 
 pub use error::{BatchError, ErrorKind};
+pub use pages::JobPage;
 pub use shares::{LiveShare, ShareChange};
 pub use stats::{Attempt, WINDOW, WireCounts, WireStats};
 pub use submit::{SubmitRequest, SubmittedJob, TERMINATE_CHUNK, TerminateFailure, TerminateResult};

@@ -46,6 +46,7 @@ mod metrics_cli;
 mod metrics_prometheus;
 mod philly_figures;
 mod poll_budget;
+mod poll_early;
 mod poll_faults;
 mod poll_progressive;
 mod poll_rate;
