@@ -18,10 +18,15 @@ use super::refresh::{ACTIVE, FINISHED};
 
 /// Largest page the list operations accept.
 pub const PAGE: usize = 100;
-/// A status whose last complete listing had more jobs than this (more than a few pages one
-/// after another) is listed per quota share; on a first load, a status whose first page has a
-/// next token is.
-pub const BY_SHARE_ABOVE: usize = 3 * PAGE;
+/// A status whose last complete listing had more jobs than this is listed per quota share; on
+/// a first load, a status whose first page has a next token is. More than a few pages one after
+/// another, and more than a page per share: listed by share, each share's last page is partly
+/// empty, so the listing costs up to one call per share more than the plain one (at most twice
+/// its calls past this size), which under a rate limit on ListServiceJobs is time lost, not
+/// won.
+pub fn by_share_above(shares: usize) -> usize {
+    (3 * PAGE).max(shares * PAGE)
+}
 
 /// One chain of pages.
 #[derive(Debug, Clone)]
@@ -82,9 +87,10 @@ impl Listings {
             shares,
             ..Self::default()
         };
+        let above = by_share_above(l.shares.len());
         for status in ACTIVE {
             match last(status) {
-                Some(n) if n > BY_SHARE_ABOVE && !l.shares.is_empty() => l.by_share(status),
+                Some(n) if n > above && !l.shares.is_empty() => l.by_share(status),
                 last => l.add(Chain {
                     status,
                     share: None,
@@ -201,6 +207,8 @@ mod tests {
             JobStatus::Runnable => Some(5_000),
             _ => Some(10),
         };
+        assert_eq!(by_share_above(2), 300);
+        assert_eq!(by_share_above(20), 2_000);
         let l = Listings::plan(last, shares(), 50);
         let runnable: Vec<_> = l
             .chains

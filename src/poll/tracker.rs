@@ -76,11 +76,17 @@ impl QueueTracker {
                 (tj.job.id.clone(), entry)
             })
             .collect();
+        // The journaled sizes of the statuses say which to list by share, as a last listing
+        // would.
+        let mut status_jobs = HashMap::new();
+        for tj in &journaled.jobs {
+            *status_jobs.entry(tj.job.status).or_insert(0) += 1;
+        }
         let mut t = Self {
             base,
             jobs,
             listed_once: false,
-            status_jobs: HashMap::new(),
+            status_jobs,
         };
         t.set_info(info);
         t
