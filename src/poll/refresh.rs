@@ -190,6 +190,8 @@ pub async fn refresh_jobs(
     let mut listing_complete = false;
     let mut next_describe = Instant::now();
     let mut next_progress = Instant::now() + PROGRESS_EVERY;
+    // A queue that showed no job yet shows its first listed ones at once (one snapshot more).
+    let mut first_jobs = t.job_count() == 0;
     let mut first_describe: Option<Instant> = None;
     let mut last_answer: Option<Instant> = None;
     let wire_start = std::time::Instant::now();
@@ -335,9 +337,11 @@ pub async fn refresh_jobs(
             cut = inflight.len() + listings.ready.len();
             break;
         }
+        let first_listed = first_jobs && trackers.get(i).is_some_and(|t| t.job_count() > 0);
         if let Some(emit) = emit.as_mut()
-            && at >= next_progress
+            && (at >= next_progress || first_listed)
         {
+            first_jobs = false;
             next_progress = at + PROGRESS_EVERY;
             let rate = first_describe
                 .map(|f| at.saturating_duration_since(f).as_secs_f64())
