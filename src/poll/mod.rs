@@ -221,7 +221,13 @@ impl Poller {
                         }],
                     )
                 });
+                let queues = self.trackers.len();
                 for (i, (look_calls, look_errors)) in looked.into_iter().enumerate() {
+                    // Each queue left gets its part of the time left for describes, so that a
+                    // backlog in one does not starve the next (listings still run to `hard`).
+                    let at = tokio::time::Instant::now();
+                    let left = u32::try_from(queues - i).unwrap_or(u32::MAX).max(1);
+                    let describe_until = at + deadline.saturating_duration_since(at) / left;
                     let (sequence, pace) = (self.sequence, self.pace);
                     let mut progress = |ts: &[QueueTracker], p: refresh::Progress| {
                         emit(partial(sequence, client, ts, &pace, Some(p)));
@@ -231,7 +237,7 @@ impl Poller {
                         &mut self.trackers,
                         i,
                         settings,
-                        deadline,
+                        describe_until,
                         hard,
                         wall_clock_ms,
                         progressive.then_some(&mut progress as &mut _),
@@ -326,7 +332,8 @@ fn partial(
 
 /// One complete refresh for a one-shot command: the queues are resolved first (an unknown or
 /// non-quota-managed queue is an error), then every job is described (no budget applies to
-/// the first refresh: all jobs are new). `config.refresh_deadline` bounds the whole of it.
+/// the first refresh: all jobs are new). No describe starts after `config.refresh_deadline`;
+/// the listings and the describes in flight then may run to half as long again.
 pub async fn refresh_once(client: &BatchClient, config: PollConfig) -> Result<Snapshot, PollError> {
     let mut policies = PolicyCache::default();
     discover(client, &config.queues, &mut policies).await?;

@@ -161,7 +161,7 @@ pub async fn refresh_jobs(
     let Some(t) = trackers.get_mut(i) else {
         return out;
     };
-    let deadline_for = deadline.saturating_duration_since(Instant::now());
+    let deadline_for = hard.saturating_duration_since(Instant::now());
     let arn = t.arn().to_string();
     let ranks_by_arn = t.front_ranks_by_arn();
     // The backlog: jobs an earlier listing showed new or changed, not described yet.
