@@ -232,3 +232,32 @@ async fn a_big_status_is_listed_by_share_and_nothing_is_lost_or_repeated() {
     assert!(s.is_complete());
     h.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_early_look_is_journaled_as_partial_and_the_complete_view_follows_it() {
+    use quotatop::journal::{Journal, JournalConfig};
+    let h = world(20).await;
+    let client = batch_client(&h).await;
+    let mut poller = Poller::new(config(4));
+    let mut seen = Vec::new();
+    let last = poller.refresh_with(&client, &mut |s| seen.push(s)).await;
+    let early = seen.first().expect("the early look").clone();
+    assert!(early.queues[0].listing.is_some());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.sqlite3");
+    let mut j = Journal::open(&path, JournalConfig::default()).unwrap();
+    j.record(&early).unwrap();
+    let stored = j.newest_snapshot().unwrap().expect("stored");
+    assert!(
+        stored.queues[0].listing.is_some(),
+        "stored as a listing in progress"
+    );
+    assert!(!stored.is_complete());
+    // The complete view right after is stored too, whatever the snapshot interval.
+    assert!(last.is_complete());
+    j.record(&last).unwrap();
+    let stored = j.newest_snapshot().unwrap().expect("stored");
+    assert!(stored.is_complete());
+    assert_eq!(stored.queues[0].jobs.len(), 20);
+    h.shutdown().await.unwrap();
+}
