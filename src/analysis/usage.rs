@@ -57,7 +57,7 @@ pub fn share_usage(q: &QueueSnapshot) -> Vec<ShareUsage> {
             .collect();
         types.extend(extra.into_iter().map(str::to_string));
         for ty in types {
-            let used: u32 = q
+            let mut used: u32 = q
                 .jobs
                 .iter()
                 .filter(|j| {
@@ -67,6 +67,16 @@ pub fn share_usage(q: &QueueSnapshot) -> Vec<ShareUsage> {
                 })
                 .map(|j| j.job.instance_count)
                 .sum();
+            if q.listing.is_some() {
+                // While the jobs are being listed, those holding capacity may not be listed
+                // yet: the service's own figure (GetJobQueueSnapshot) is known already.
+                let reported = q
+                    .utilization
+                    .get(&share.name)
+                    .and_then(|per_type| per_type.get(&ty))
+                    .map_or(0, |v| v.round().clamp(0.0, f64::from(u32::MAX)) as u32);
+                used = used.max(reported);
+            }
             let limit = share.limit_for(&ty);
             let own_used = used.min(limit);
             rows.push(ShareUsage {
@@ -265,6 +275,22 @@ mod tests {
         assert_eq!(rows[0].borrowed, 2);
         assert_eq!(rows[0].borrowed_from, vec![("lender".to_string(), 1)]);
         assert_eq!((rows[1].lent, rows[1].idle), (1, 0));
+    }
+
+    #[test]
+    fn while_the_jobs_are_listed_the_services_utilisation_counts() {
+        let mut q = queue(&[("s", "ml.m5.xlarge", 4, SharingConfig::lend_and_borrow(-1))]);
+        q.jobs = vec![job("a", "s", "ml.m5.xlarge", 1, JobStatus::Running, 0, 1)];
+        q.utilization
+            .entry("s".into())
+            .or_default()
+            .insert("ml.m5.xlarge".into(), 3.0);
+        // A complete listing: the jobs are the figure.
+        assert_eq!(share_usage(&q)[0].used, 1);
+        // Listing in progress (the early look): the service's utilisation, until the jobs
+        // holding it are listed.
+        q.listing = Some(crate::model::ListingProgress { listed: 1 });
+        assert_eq!(share_usage(&q)[0].used, 3);
     }
 
     #[test]

@@ -15,6 +15,7 @@
 mod convert;
 mod error;
 mod pacer;
+mod pages;
 mod read;
 mod shares;
 mod stats;
@@ -30,6 +31,7 @@ use aws_sdk_batch::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_batch::types::ServiceJobStatus;
 
 pub use error::{BatchError, ErrorKind};
+pub use pages::JobPage;
 pub use shares::{LiveShare, ShareChange};
 pub use stats::{Attempt, WINDOW, WireCounts, WireStats};
 pub use submit::{SubmitRequest, SubmittedJob, TERMINATE_CHUNK, TerminateFailure, TerminateResult};

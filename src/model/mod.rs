@@ -30,7 +30,8 @@ pub use share::{
     is_training_instance_type,
 };
 pub use snapshot::{
-    FrontEntry, HealthState, PollHealth, QueueSnapshot, Snapshot, Source, TrackedJob,
+    FrontEntry, HealthState, ListingProgress, PollHealth, QueueSnapshot, Snapshot, Source,
+    TrackedJob,
 };
 pub use sources::{Fleet, SourceStatus, SourceVerdict, queue_key, split_queue_key};
 pub use text::{

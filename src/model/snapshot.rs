@@ -66,6 +66,19 @@ pub struct QueueSnapshot {
     pub refreshed_at: Option<Millis>,
     /// Why the last refresh of this queue was incomplete, if it was.
     pub stale_reason: Option<String>,
+    /// The queue's jobs are being listed and the listing is not complete yet (the console's
+    /// early look and the progress snapshots of a long refresh), or it never completed: the
+    /// jobs shown are those listed so far. Such a view is never complete
+    /// ([`Snapshot::is_complete`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listing: Option<ListingProgress>,
+}
+
+/// How far a listing of a queue's jobs has got (see [`QueueSnapshot::listing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ListingProgress {
+    /// Jobs listed so far by the listing in progress.
+    pub listed: usize,
 }
 
 /// A job and how fresh its details are.
@@ -83,10 +96,15 @@ impl QueueSnapshot {
 }
 
 impl Snapshot {
-    /// Whether every queue's every job is described (a complete view). A snapshot from
-    /// history never is: it is what was known then, not now.
+    /// Whether every queue's every job is listed and described (a complete view). A snapshot
+    /// from history never is: it is what was known then, not now; nor one taken while a
+    /// listing was in progress ([`QueueSnapshot::listing`]).
     pub fn is_complete(&self) -> bool {
-        !self.health.from_history && self.queues.iter().all(|q| q.describe_progress().is_none())
+        !self.health.from_history
+            && self
+                .queues
+                .iter()
+                .all(|q| q.listing.is_none() && q.describe_progress().is_none())
     }
 
     /// How old a snapshot loaded from the journal at start is at `now` (local clock, never

@@ -13,6 +13,7 @@
 
 mod discover;
 mod health;
+mod listing;
 pub mod pace;
 pub mod plan;
 mod refresh;
@@ -67,9 +68,12 @@ pub struct PollConfig {
     pub refresh_deadline: Duration,
     /// Queue names or ARNs; empty means every quota-managed queue.
     pub queues: Vec<String>,
-    /// Show each refresh as it comes (the console): the first snapshot carries the listings
-    /// and the front of the queue at once, and the descriptions fill in refresh by refresh
-    /// ([`pace::Pace::progressive_cap`]). Off: each refresh describes every new job first.
+    /// Show a refresh as it goes (the console): an early look (shares, utilisation, front of
+    /// the queue) before any job is listed, then progress snapshots at most every second
+    /// ([`Poller::refresh_with`]); describes are not capped, a refresh describes until its
+    /// deadline and the next one starts at once while a backlog is left. Off: no intermediate
+    /// snapshot, and under a learned rate limit each refresh describes what the limit allows
+    /// in an interval.
     pub progressive: bool,
 }
 
@@ -129,12 +133,30 @@ impl Poller {
 
     /// One refresh of every queue; never fails (failures are in the snapshot).
     pub async fn refresh(&mut self, client: &BatchClient) -> Snapshot {
+        self.refresh_with(client, &mut |_| {}).await
+    }
+
+    /// [`Poller::refresh`], giving `emit` the snapshots of a refresh in progress when polling
+    /// is progressive: the early look (once discovery, ListQuotaShares and GetJobQueueSnapshot
+    /// answered, before any job is listed) when a queue was never listed yet, then at most
+    /// every [`refresh::PROGRESS_EVERY`] what is known so far. They are marked partial
+    /// ([`QueueSnapshot::listing`], [`QueueSnapshot::describe_progress`]); the snapshot
+    /// returned replaces them.
+    pub async fn refresh_with(
+        &mut self,
+        client: &BatchClient,
+        emit: &mut (dyn FnMut(Snapshot) + Send),
+    ) -> Snapshot {
+        let progressive = self.config.progressive;
         let settings = refresh::Settings {
             budget: self.config.describe_budget,
             concurrency: self.config.concurrency,
             finished_limit: self.config.finished_limit,
-            cap: if self.config.progressive {
-                Some(self.pace.progressive_cap(self.config.interval))
+            // Progressive: no cap, the progress snapshots show the describes as they come and
+            // the deadline ends the refresh; otherwise (a recorder) each refresh describes what
+            // the learned rate allows in an interval, so its snapshots keep their interval.
+            cap: if progressive {
+                None
             } else {
                 self.pace.cap(self.config.interval)
             },
@@ -145,6 +167,7 @@ impl Poller {
         let mut calls = 1;
         let mut fatal: Option<String> = None;
         let deadline = tokio::time::Instant::now() + self.config.refresh_deadline;
+        let hard = deadline + self.config.refresh_deadline / 2;
         let discovered = tokio::time::timeout_at(
             deadline,
             discover(client, &self.config.queues, &mut self.policies),
@@ -174,14 +197,55 @@ impl Poller {
                     next.push(t);
                 }
                 self.trackers = next;
-                for t in &mut self.trackers {
-                    let out = refresh::refresh_queue(
+                let looks = futures_util::future::join_all(
+                    self.trackers.iter_mut().map(|t| refresh::look(client, t)),
+                );
+                let mut looked = tokio::time::timeout_at(deadline, looks)
+                    .await
+                    .unwrap_or_default();
+                if progressive && self.trackers.iter().any(|t| !t.listed_once()) {
+                    emit(partial(
+                        self.sequence,
                         client,
-                        t,
+                        &self.trackers,
+                        &self.pace,
+                        None,
+                    ));
+                }
+                looked.resize_with(self.trackers.len(), || {
+                    (
+                        0,
+                        vec![BatchError::Other {
+                            op: "refresh",
+                            message: "ListQuotaShares and GetJobQueueSnapshot did not answer within the refresh deadline".to_string(),
+                        }],
+                    )
+                });
+                let queues = self.trackers.len();
+                for (i, (look_calls, look_errors)) in looked.into_iter().enumerate() {
+                    // Each queue left gets its part of the time left for describes, so that a
+                    // backlog in one does not starve the next (listings still run to `hard`).
+                    let at = tokio::time::Instant::now();
+                    let left = u32::try_from(queues - i).unwrap_or(u32::MAX).max(1);
+                    let describe_until = at + deadline.saturating_duration_since(at) / left;
+                    let (sequence, pace) = (self.sequence, self.pace);
+                    let mut progress = |ts: &[QueueTracker], p: refresh::Progress| {
+                        emit(partial(sequence, client, ts, &pace, Some(p)));
+                    };
+                    let out = refresh::refresh_jobs(
+                        client,
+                        &mut self.trackers,
+                        i,
                         settings,
-                        deadline,
-                        self.sequence as usize,
+                        describe_until,
+                        hard,
                         wall_clock_ms,
+                        progressive.then_some(&mut progress as &mut _),
+                        refresh::Outcome {
+                            calls: look_calls,
+                            errors: look_errors,
+                            ..refresh::Outcome::default()
+                        },
                     )
                     .await;
                     calls += out.calls;
@@ -216,10 +280,7 @@ impl Poller {
             self.unhealthy_streak.saturating_add(1)
         };
         health.describe_rate = self.pace.limit();
-        health.complete_in_s = self
-            .pace
-            .complete_in(pending)
-            .map(|d| d.as_secs_f64().ceil() as u64);
+        health.complete_in_s = self.pace.complete_in_s(pending, None);
         self.pending = pending;
         self.last_health = health.state;
         self.sequence += 1;
@@ -247,9 +308,32 @@ impl Poller {
     }
 }
 
+/// A snapshot of a refresh in progress (see [`Poller::refresh_with`]): what the trackers know
+/// now, with the health of the calls so far and, from `progress`, the time to a complete view.
+fn partial(
+    sequence: u64,
+    client: &BatchClient,
+    trackers: &[QueueTracker],
+    pace: &pace::Pace,
+    progress: Option<refresh::Progress>,
+) -> Snapshot {
+    let mut health = assess(&[], 0, client.stats().last_minute());
+    health.describe_rate = pace.limit();
+    health.complete_in_s = progress.and_then(|p| pace.complete_in_s(p.pending, p.rate));
+    Snapshot {
+        taken_at: wall_clock_ms(),
+        sequence: sequence + 1,
+        source: client.source().clone(),
+        queues: trackers.iter().map(QueueTracker::snapshot).collect(),
+        health,
+        sources: Vec::new(),
+    }
+}
+
 /// One complete refresh for a one-shot command: the queues are resolved first (an unknown or
 /// non-quota-managed queue is an error), then every job is described (no budget applies to
-/// the first refresh: all jobs are new). `config.refresh_deadline` bounds the whole of it.
+/// the first refresh: all jobs are new). No describe starts after `config.refresh_deadline`;
+/// the listings and the describes in flight then may run to half as long again.
 pub async fn refresh_once(client: &BatchClient, config: PollConfig) -> Result<Snapshot, PollError> {
     let mut policies = PolicyCache::default();
     discover(client, &config.queues, &mut policies).await?;
@@ -394,8 +478,14 @@ async fn run(
     stop: CancellationToken,
 ) {
     loop {
+        // Snapshots of the refresh in progress: dropped when the receiver is behind (the
+        // next one, or the refresh's own, follows).
+        let progress = tx.clone();
+        let mut emit = move |s: Snapshot| {
+            let _ = progress.try_send(s);
+        };
         let snapshot = tokio::select! {
-            s = poller.refresh(&client) => s,
+            s = poller.refresh_with(&client, &mut emit) => s,
             _ = stop.cancelled() => return,
         };
         tracing::debug!(

@@ -20,9 +20,6 @@ const PROBE: f64 = 1.25;
 /// Phases shorter than this say nothing about a rate.
 const MIN_PHASE: Duration = Duration::from_millis(200);
 
-/// Describes of a progressive refresh before anything is known of the throughput.
-pub const FIRST_LOOK: usize = 16;
-
 /// The learned describe rate.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Pace {
@@ -31,10 +28,6 @@ pub struct Pace {
     /// Describes a second the last phase of any length managed (without a limit, its latency
     /// and the concurrency bound it).
     throughput: Option<f64>,
-    /// The progressive cap before a limit is known: [`FIRST_LOOK`], doubled after each refresh
-    /// that met no throttling (a slow start, so an unknown limit is met by a few calls too many,
-    /// not by an interval's worth at full speed). 0 reads as [`FIRST_LOOK`].
-    window: usize,
     /// Refreshes in a row whose describes met no throttling.
     quiet: u32,
 }
@@ -53,7 +46,6 @@ impl Pace {
         let rate = phase.ok as f64 / phase.elapsed.as_secs_f64();
         self.throughput = Some(rate);
         if phase.throttled == 0 {
-            self.window = self.window.max(FIRST_LOOK).saturating_mul(2);
             self.quiet = self.quiet.saturating_add(1);
             if self.quiet >= QUIET_FORGET {
                 self.limit = None;
@@ -83,29 +75,26 @@ impl Pace {
             .map(|r| ((r * interval.as_secs_f64()).floor() as usize).max(1))
     }
 
-    /// [`Pace::cap`] for a console that shows each refresh as it comes (progressive load):
-    /// without a learned limit, what the last throughput does in an interval, but no more than
-    /// the slow start's window ([`FIRST_LOOK`] at first, doubling while nothing is throttled)
-    /// and no fewer than [`FIRST_LOOK`], so the first snapshot arrives after the
-    /// listings and a handful of describes (front of queue first) instead of after all of them.
-    pub fn progressive_cap(&self, interval: Duration) -> usize {
-        match (self.cap(interval), self.throughput) {
-            (Some(cap), _) => cap,
-            (None, Some(t)) => ((t * interval.as_secs_f64()) as usize)
-                .min(self.window)
-                .max(FIRST_LOOK),
-            (None, None) => FIRST_LOOK,
-        }
-    }
-
-    /// How long `pending` describes take at the learned rate (or, without one, at the last
-    /// throughput); `None` when nothing is pending or nothing is known.
-    pub fn complete_in(&self, pending: usize) -> Option<Duration> {
+    /// How long `pending` describes take: at the learned rate limit, else at `measured` (the
+    /// describes a second of the refresh in progress), else at the last refresh's throughput;
+    /// `None` when nothing is pending or nothing is known. The one definition of the time to a
+    /// complete view (the status bar's "complete view in ~N s" shows it, in seconds).
+    pub fn complete_in(&self, pending: usize, measured: Option<f64>) -> Option<Duration> {
         if pending == 0 {
             return None;
         }
-        let rate = self.limit.or(self.throughput)?;
+        let rate = self
+            .limit
+            .or(measured)
+            .or(self.throughput)
+            .filter(|r| *r > 0.0)?;
         Some(Duration::from_secs_f64(pending as f64 / rate))
+    }
+
+    /// [`Pace::complete_in`] in whole seconds, rounded up (what snapshots carry).
+    pub fn complete_in_s(&self, pending: usize, measured: Option<f64>) -> Option<u64> {
+        self.complete_in(pending, measured)
+            .map(|d| d.as_secs_f64().ceil() as u64)
     }
 }
 
@@ -127,33 +116,29 @@ mod tests {
         let five = Duration::from_secs(5);
         p.observe(phase(400, 0, 2_000));
         assert_eq!(p.cap(five), None, "never throttled: no cap");
-        assert_eq!(Pace::default().progressive_cap(five), FIRST_LOOK);
-        // Slow start: twice the first look after one quiet refresh, not 5 s of 200/s.
-        assert_eq!(p.progressive_cap(five), 2 * FIRST_LOOK);
-        p.observe(phase(400, 0, 2_000));
-        p.observe(phase(400, 0, 2_000));
-        assert_eq!(p.progressive_cap(five), 8 * FIRST_LOOK);
-        for _ in 0..10 {
-            p.observe(phase(400, 0, 2_000));
-        }
+        assert_eq!(p.complete_in(400, None), Some(Duration::from_secs(2)));
+        // The refresh in progress measures its own rate, used before the last throughput.
         assert_eq!(
-            p.progressive_cap(five),
-            1_000,
-            "what 5 s of 200/s describe, at most"
+            p.complete_in(400, Some(100.0)),
+            Some(Duration::from_secs(4))
         );
-        assert_eq!(p.complete_in(400), Some(Duration::from_secs(2)));
+        assert_eq!(Pace::default().complete_in(400, None), None);
+        assert_eq!(Pace::default().complete_in_s(10, Some(3.0)), Some(4));
         // 30 describes in 3 s got through while 50 attempts were refused: 10/s.
         p.observe(phase(30, 50, 3_000));
         assert_eq!(p.limit(), Some(10.0));
         assert_eq!(p.cap(five), Some(50));
-        assert_eq!(p.complete_in(1_000), Some(Duration::from_secs(100)));
-        assert_eq!(p.complete_in(0), None);
+        // A learned limit is used before any measure.
+        assert_eq!(
+            p.complete_in(1_000, Some(50.0)),
+            Some(Duration::from_secs(100))
+        );
+        assert_eq!(p.complete_in(0, None), None);
         // A quiet phase probes a little higher; a short one says nothing.
         p.observe(phase(50, 0, 5_000));
         assert_eq!(p.cap(five), Some(62));
         p.observe(phase(3, 9, 50));
         assert_eq!(p.cap(five), Some(62));
-        assert_eq!(p.progressive_cap(five), 62);
         // A slow limit still lets one describe through per refresh.
         p.observe(phase(1, 9, 10_000));
         assert_eq!(p.cap(five), Some(1));

@@ -1,15 +1,26 @@
-//! One refresh of one queue: the listings (ListQuotaShares, ListServiceJobs per active status
-//! and a bounded page of finished ones, GetJobQueueSnapshot), then the describes the planner
-//! picks, all under one concurrency limit. Failures are collected, never raised: the queue
-//! keeps its last data and says why it is stale.
+//! One refresh of one queue, in two steps. The early look ([`look`]): ListQuotaShares and
+//! GetJobQueueSnapshot, a couple of calls that give the shares, their utilisation and the front
+//! of the queue. Then the jobs ([`refresh_jobs`]): the listings, page by page as chains
+//! ([`super::listing`]), and the describes the planner picks, all under one concurrency limit
+//! and side by side: the describes already known to be due (jobs new or changed in earlier
+//! listings, not described yet: a backlog) start at once, newly listed jobs are described as
+//! their pages arrive (front of queue first), and once the listings are complete the rest of
+//! the plan follows (vanished jobs, the rolling describes). Describes are started until the
+//! refresh's deadline (those in flight then finish); listings go on past it up to a hard limit.
+//! Failures are collected, never raised: the queue keeps its last data and says why it is
+//! stale.
+
+use std::collections::{HashSet, VecDeque};
+use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use futures_util::stream::{self, StreamExt};
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio::time::Instant;
 
-use crate::batch::{BatchClient, BatchError, ErrorKind, JobSummary, QueueFront};
-use crate::model::{JobStatus, Millis, QuotaShare};
+use crate::batch::{BatchClient, BatchError, DescribedJob, ErrorKind, JobPage};
+use crate::model::{JobStatus, Millis};
 
+use super::listing::{After, Listings};
 use super::pace::Phase;
 use super::plan::{self, Reason};
 use super::tracker::QueueTracker;
@@ -26,6 +37,9 @@ pub const ACTIVE: [JobStatus; 6] = [
 /// Finished statuses: only their newest page is listed.
 pub const FINISHED: [JobStatus; 2] = [JobStatus::Succeeded, JobStatus::Failed];
 
+/// Progress snapshots of a long refresh come at most this often.
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
     /// Rolling describes of unchanged active jobs per refresh.
@@ -35,7 +49,7 @@ pub struct Settings {
     /// Newest finished jobs listed per finished status (and kept beyond the listing).
     pub finished_limit: usize,
     /// Most describes of any kind this refresh (under a rate limit, [`super::pace::Pace::cap`]);
-    /// `None`: no cap, every new, changed and vanished job is described.
+    /// `None`: describes are started until the deadline.
     pub cap: Option<usize>,
     /// Describes a second to start at most (the learned rate limit): the describes are spaced
     /// so that they meet the API's bucket as it refills, not all at once.
@@ -49,40 +63,50 @@ pub struct Outcome {
     pub calls: usize,
     pub describes: usize,
     pub errors: Vec<BatchError>,
-    /// New, changed and vanished jobs left for later refreshes by the cap.
+    /// New, changed and vanished jobs left for later refreshes (by the cap or the deadline).
     pub pending: usize,
     /// What the describes met on the wire.
     pub phase: Phase,
 }
 
-enum Listed {
-    Shares(Result<Vec<QuotaShare>, BatchError>),
-    Jobs(JobStatus, Result<Vec<JobSummary>, BatchError>),
-    Front(Result<QueueFront, BatchError>),
+/// Where a refresh of the jobs is, for a progress snapshot.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    /// New, changed and vanished jobs known and not described yet.
+    pub pending: usize,
+    /// Describes a second answered so far in this refresh.
+    pub rate: Option<f64>,
 }
 
-/// Runs `calls` at most `limit` at a time until all finish or `deadline` passes; calls still
-/// running then are dropped (cancelled). Returns the finished results and how many were cut.
-async fn bounded<'a, T>(
-    calls: Vec<BoxFuture<'a, T>>,
-    limit: usize,
-    deadline: Instant,
-) -> (Vec<T>, usize) {
-    let total = calls.len();
-    let mut running = stream::iter(calls).buffer_unordered(limit.max(1));
-    let mut done = Vec::with_capacity(total);
-    loop {
-        match tokio::time::timeout_at(deadline, running.next()).await {
-            Ok(Some(r)) => done.push(r),
-            Ok(None) => break,
-            Err(_) => break,
-        }
+/// Where a refresh in progress sends what it knows (see [`refresh_jobs`]).
+pub type Emit<'a> = dyn FnMut(&[QueueTracker], Progress) + Send + 'a;
+
+/// The early look at a queue: its quota shares and GetJobQueueSnapshot (utilisation, front of
+/// the queue and of each share), side by side. Returns the calls made and their errors.
+pub async fn look(client: &BatchClient, tracker: &mut QueueTracker) -> (usize, Vec<BatchError>) {
+    let arn = tracker.arn().to_string();
+    let (shares, front) = tokio::join!(
+        client.list_quota_shares(&arn),
+        client.get_job_queue_snapshot(&arn)
+    );
+    let mut errors = Vec::new();
+    match shares {
+        Ok(s) => tracker.set_shares(s),
+        Err(e) => errors.push(e),
     }
-    let cut = total - done.len();
-    (done, cut)
+    match front {
+        Ok(f) => tracker.set_front(f),
+        Err(e) => errors.push(e),
+    }
+    (2, errors)
 }
 
-fn deadline_error(cut: usize, deadline_for: std::time::Duration) -> BatchError {
+enum Done {
+    Page(usize, Result<JobPage, BatchError>),
+    Described(String, Box<Result<DescribedJob, BatchError>>),
+}
+
+fn deadline_error(cut: usize, deadline_for: Duration) -> BatchError {
     BatchError::Other {
         op: "refresh",
         message: format!(
@@ -92,131 +116,272 @@ fn deadline_error(cut: usize, deadline_for: std::time::Duration) -> BatchError {
     }
 }
 
-pub async fn refresh_queue(
-    client: &BatchClient,
-    tracker: &mut QueueTracker,
-    s: Settings,
-    deadline: Instant,
-    rotation: usize,
-    now: fn() -> Millis,
-) -> Outcome {
-    let deadline_for = deadline.saturating_duration_since(Instant::now());
-    let mut out = Outcome::default();
-    let arn = tracker.arn().to_string();
-    let mut calls: Vec<BoxFuture<'_, Listed>> = Vec::new();
-    {
-        let arn = arn.clone();
-        calls.push(Box::pin(async move {
-            Listed::Shares(client.list_quota_shares(&arn).await)
-        }));
-    }
-    for status in ACTIVE {
-        let arn = arn.clone();
-        calls.push(Box::pin(async move {
-            Listed::Jobs(status, client.list_service_jobs(&arn, status, None).await)
-        }));
-    }
-    if s.finished_limit > 0 {
-        for status in FINISHED {
-            let arn = arn.clone();
-            let limit = s.finished_limit;
-            calls.push(Box::pin(async move {
-                Listed::Jobs(
-                    status,
-                    client.list_service_jobs(&arn, status, Some(limit)).await,
-                )
-            }));
+/// The describes to make, in order, without repeats.
+#[derive(Default)]
+struct Queue {
+    todo: VecDeque<(String, Reason)>,
+    /// Queued or started this refresh.
+    known: HashSet<String>,
+}
+
+impl Queue {
+    fn push(&mut self, id: String, reason: Reason, front: bool) {
+        if self.known.insert(id.clone()) {
+            if front {
+                self.todo.push_front((id, reason));
+            } else {
+                self.todo.push_back((id, reason));
+            }
         }
     }
-    {
-        let arn = arn.clone();
-        calls.push(Box::pin(async move {
-            Listed::Front(client.get_job_queue_snapshot(&arn).await)
-        }));
-    }
-    out.calls += calls.len();
-    // Start from a different call each refresh, so that when the rate limiter lets only a few
-    // through before the deadline, every listing still gets its turn.
-    let turn = rotation % calls.len().max(1);
-    calls.rotate_left(turn);
-    let (results, cut) = bounded(calls, s.concurrency, deadline).await;
 
-    let mut summaries = Vec::new();
-    let mut listed: Vec<JobStatus> = Vec::new();
+    fn musts(&self) -> usize {
+        self.todo
+            .iter()
+            .filter(|(_, r)| *r != Reason::Rolling)
+            .count()
+    }
+}
+
+/// The listings and describes of `trackers[i]` (see the module's doc). `deadline`: no describe
+/// starts after it; `hard`: whatever is still in flight then is dropped. `emit` gets the
+/// trackers at most every [`PROGRESS_EVERY`] while the refresh runs.
+#[allow(clippy::too_many_arguments)]
+pub async fn refresh_jobs(
+    client: &BatchClient,
+    trackers: &mut [QueueTracker],
+    i: usize,
+    s: Settings,
+    deadline: Instant,
+    hard: Instant,
+    now: fn() -> Millis,
+    mut emit: Option<&mut Emit<'_>>,
+    mut out: Outcome,
+) -> Outcome {
+    let Some(t) = trackers.get_mut(i) else {
+        return out;
+    };
+    let deadline_for = hard.saturating_duration_since(Instant::now());
+    let arn = t.arn().to_string();
+    let ranks_by_arn = t.front_ranks_by_arn();
+    // The backlog: jobs an earlier listing showed new or changed, not described yet.
+    let mut queue = Queue::default();
+    {
+        let ranks = t.front_ranks();
+        for (id, reason) in plan::plan(&t.facts(&ranks), 0) {
+            if matches!(reason, Reason::New | Reason::Changed) {
+                queue.push(id, reason, false);
+            }
+        }
+    }
+    t.begin_listing();
+    let mut listings = Listings::plan(
+        |st| t.jobs_last_listed(st),
+        t.share_names(),
+        s.finished_limit,
+    );
+
+    let limit = s.concurrency.max(1);
+    let mut inflight: FuturesUnordered<BoxFuture<'_, Done>> = FuturesUnordered::new();
+    let (mut pages, mut describing) = (0usize, 0usize);
+    let mut started = 0usize;
+    let mut answered = 0u32;
+    let mut listing_done = false;
+    let mut listing_complete = false;
+    let mut next_describe = Instant::now();
+    let mut next_progress = Instant::now() + PROGRESS_EVERY;
+    // A queue that showed no job yet shows its first listed ones at once (one snapshot more).
+    let mut first_jobs = t.job_count() == 0;
+    let mut first_describe: Option<Instant> = None;
+    let mut last_answer: Option<Instant> = None;
+    let wire_start = std::time::Instant::now();
+    let mut cut = 0;
+    loop {
+        let at = Instant::now();
+        if !listing_done && listings.idle() && pages == 0 {
+            // The listings are complete (or failed): what moved on is known now, and the rest
+            // of the plan follows.
+            listing_done = true;
+            let listed = listings.complete();
+            let complete = ACTIVE.iter().all(|st| listed.contains(st));
+            listing_complete = complete;
+            if let Some(t) = trackers.get_mut(i) {
+                t.end_listing(&listed, complete);
+                let ranks = t.front_ranks();
+                for (id, reason) in plan::plan(&t.facts(&ranks), s.budget) {
+                    queue.push(id, reason, false);
+                }
+            }
+        }
+        let may_describe =
+            |started: usize, at: Instant| at < deadline && s.cap.is_none_or(|c| started < c);
+        // Fill the free slots: listings and describes share them (half each while both wait).
+        while inflight.len() < limit {
+            let describe_now =
+                !queue.todo.is_empty() && may_describe(started, at) && at >= next_describe;
+            if !listings.ready.is_empty() && (!describe_now || pages < limit.div_ceil(2)) {
+                let Some(ci) = listings.ready.pop_front() else {
+                    break;
+                };
+                let Some(c) = listings.chains.get(ci).cloned() else {
+                    continue;
+                };
+                let arn = arn.clone();
+                pages += 1;
+                out.calls += 1;
+                inflight.push(Box::pin(async move {
+                    let r = client
+                        .list_service_jobs_page(
+                            &arn,
+                            c.status,
+                            c.share.as_deref(),
+                            c.page_size(),
+                            c.token.clone(),
+                        )
+                        .await;
+                    Done::Page(ci, r)
+                }));
+            } else if describe_now {
+                let Some((id, _)) = queue.todo.pop_front() else {
+                    break;
+                };
+                describing += 1;
+                started += 1;
+                out.calls += 1;
+                first_describe.get_or_insert(at);
+                if let Some(r) = s.rate.filter(|r| *r > 0.0) {
+                    next_describe = next_describe.max(at) + Duration::from_secs_f64(1.0 / r);
+                }
+                inflight.push(Box::pin(async move {
+                    let r = client.describe_service_job(&id).await;
+                    Done::Described(id, Box::new(r))
+                }));
+            } else {
+                break;
+            }
+        }
+        let more = !queue.todo.is_empty() && may_describe(started, at);
+        if inflight.is_empty() && listing_done && !more {
+            break;
+        }
+        let mut wake = hard;
+        if emit.is_some() {
+            wake = wake.min(next_progress);
+        }
+        if more && next_describe > at {
+            wake = wake.min(next_describe);
+        }
+        if more {
+            wake = wake.min(deadline.max(at));
+        }
+        let done = tokio::select! {
+            d = inflight.next(), if !inflight.is_empty() => d,
+            _ = tokio::time::sleep_until(wake) => None,
+        };
+        let at = Instant::now();
+        match done {
+            Some(Done::Page(ci, r)) => {
+                pages = pages.saturating_sub(1);
+                match r {
+                    Ok(page) => {
+                        let Some(t) = trackers.get_mut(i) else { break };
+                        let mut jobs = page.jobs;
+                        if let Some(l) = listings.chains.get(ci).and_then(|c| c.limit) {
+                            let got = listings.chains.get(ci).map_or(0, |c| c.got);
+                            jobs.truncate(l.saturating_sub(got));
+                        }
+                        let n = jobs.len();
+                        let todo = t.merge_page(jobs, now());
+                        // Newly listed jobs are described as they come, the front first.
+                        let mut ranked: Vec<(usize, String)> = Vec::new();
+                        for id in todo {
+                            let rank = t.arn_of(&id).and_then(|a| ranks_by_arn.get(a)).copied();
+                            match rank {
+                                Some(r) => ranked.push((r, id)),
+                                None => queue.push(id, Reason::New, false),
+                            }
+                        }
+                        ranked.sort();
+                        for (_, id) in ranked.into_iter().rev() {
+                            queue.push(id, Reason::New, true);
+                        }
+                        if listings.page(ci, n, page.next_token) == After::Forked {
+                            tracing::debug!(queue = %arn, "listing a big status by quota share");
+                        }
+                    }
+                    Err(e) => {
+                        listings.failed(ci);
+                        out.errors.push(e);
+                    }
+                }
+            }
+            Some(Done::Described(id, r)) => {
+                describing = describing.saturating_sub(1);
+                last_answer = Some(at);
+                let Some(t) = trackers.get_mut(i) else { break };
+                match *r {
+                    Ok(d) => {
+                        answered += 1;
+                        t.apply_described(d, now());
+                    }
+                    Err(e) if e.kind() == ErrorKind::NotFound => {
+                        answered += 1;
+                        t.forget(&id);
+                    }
+                    Err(e) => out.errors.push(e),
+                }
+            }
+            None => {}
+        }
+        if at >= hard {
+            cut = inflight.len() + listings.ready.len();
+            break;
+        }
+        let first_listed = first_jobs && trackers.get(i).is_some_and(|t| t.job_count() > 0);
+        if let Some(emit) = emit.as_mut()
+            && (at >= next_progress || first_listed)
+        {
+            first_jobs = false;
+            next_progress = at + PROGRESS_EVERY;
+            let rate = first_describe
+                .map(|f| at.saturating_duration_since(f).as_secs_f64())
+                .filter(|e| *e > 0.0 && answered > 0)
+                .map(|e| f64::from(answered) / e);
+            emit(
+                trackers,
+                Progress {
+                    pending: queue.musts() + describing,
+                    rate,
+                },
+            );
+        }
+    }
+    drop(inflight);
     if cut > 0 {
         out.errors.push(deadline_error(cut, deadline_for));
     }
-    for r in results {
-        match r {
-            Listed::Shares(Ok(shares)) => tracker.set_shares(shares),
-            Listed::Front(Ok(front)) => tracker.set_front(front),
-            Listed::Jobs(status, Ok(jobs)) => {
-                listed.push(status);
-                summaries.extend(jobs);
-            }
-            Listed::Jobs(_, Err(e)) | Listed::Shares(Err(e)) | Listed::Front(Err(e)) => {
-                out.errors.push(e)
-            }
-        }
+    let Some(t) = trackers.get_mut(i) else {
+        return out;
+    };
+    if !listing_done {
+        // Cut by the hard limit: the statuses whose listing completed are merged as usual.
+        let listed = listings.complete();
+        t.end_listing(&listed, false);
     }
-    let listing_complete = ACTIVE.iter().all(|st| listed.contains(st));
-    // Statuses whose listing failed leave their jobs as they were; the others are merged.
-    {
-        // A job moving between statuses while they were listed shows twice; keep one (the
-        // fingerprint mismatch gets it described, which settles it).
-        summaries.sort_by(|a, b| a.id.cmp(&b.id));
-        summaries.dedup_by(|a, b| a.id == b.id);
-        tracker.merge_listing(summaries, &listed, now());
-        let ranks = tracker.front_ranks();
-        let mut todo = plan::plan(&tracker.facts(&ranks), s.budget);
-        if let Some(cap) = s.cap {
-            // Musts come first in the plan (front of queue first), so the cap cuts the rolling
-            // describes before any of them.
-            let musts = todo.iter().filter(|(_, r)| *r != Reason::Rolling).count();
-            out.pending = musts.saturating_sub(cap);
-            todo.truncate(cap);
-        }
-        out.calls += todo.len();
-        out.describes = todo.len();
-        let calls: Vec<BoxFuture<'_, (String, Reason, Result<_, BatchError>)>> = todo
-            .into_iter()
-            .enumerate()
-            .map(|(i, (id, reason))| -> BoxFuture<'_, _> {
-                let at = s
-                    .rate
-                    .map(|r| Instant::now() + std::time::Duration::from_secs_f64(i as f64 / r));
-                Box::pin(async move {
-                    if let Some(at) = at {
-                        tokio::time::sleep_until(at).await;
-                    }
-                    let r = client.describe_service_job(&id).await;
-                    (id, reason, r)
-                })
-            })
-            .collect();
-        let started = std::time::Instant::now();
-        let (described, cut) = bounded(calls, s.concurrency, deadline).await;
-        let wire = client.stats().since(started);
-        out.phase = Phase {
-            ok: wire.attempts - wire.throttled - wire.failed,
-            throttled: wire.throttled,
-            elapsed: started.elapsed(),
-        };
-        if cut > 0 {
-            out.errors.push(deadline_error(cut, deadline_for));
-        }
-        let at = now();
-        for (id, _reason, r) in described {
-            match r {
-                Ok(d) => tracker.apply_described(d, at),
-                Err(e) if e.kind() == ErrorKind::NotFound => tracker.forget(&id),
-                Err(e) => out.errors.push(e),
-            }
-        }
-        tracker.prune_finished(s.finished_limit);
-    }
+    out.pending = queue.musts();
+    out.describes = started;
+    let wire = client.stats().since(wire_start);
+    out.phase = Phase {
+        ok: answered,
+        throttled: wire.throttled,
+        elapsed: match (first_describe, last_answer) {
+            (Some(f), Some(l)) => l.saturating_duration_since(f),
+            _ => Duration::ZERO,
+        },
+    };
+    t.prune_finished(s.finished_limit);
     let reason = stale_reason(&out, listing_complete);
-    tracker.finish(now(), reason);
+    t.finish(now(), reason);
     out
 }
 

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::batch::{DescribedJob, JobFingerprint, JobSummary, QueueFront};
-use crate::model::{JobStatus, Millis, QueueSnapshot, QuotaShare, TrackedJob};
+use crate::model::{JobStatus, ListingProgress, Millis, QueueSnapshot, QuotaShare, TrackedJob};
 
 use super::discover::QueueInfo;
 use super::plan::JobFacts;
@@ -20,6 +20,8 @@ struct Entry {
     described: Option<JobFingerprint>,
     /// Known from the journal only (a warm start), until the first listing is merged.
     journaled: bool,
+    /// Listed by the listing in progress (see [`QueueTracker::begin_listing`]).
+    seen: bool,
 }
 
 /// One queue's remembered state.
@@ -29,6 +31,11 @@ pub struct QueueTracker {
     /// Boxed: an entry is about 530 bytes, and a hash table keeps an eighth to a half of its
     /// slots empty (at 50,000 jobs, 65,536 slots: 35 MB inline against 2 MB of pointers).
     jobs: HashMap<String, Box<Entry>>,
+    /// A listing of every active status completed at least once: until then the view is
+    /// partial whatever was described ([`QueueSnapshot::listing`]).
+    listed_once: bool,
+    /// Jobs each status had in its last complete listing (which statuses to list by share).
+    status_jobs: HashMap<JobStatus, usize>,
 }
 
 impl QueueTracker {
@@ -36,6 +43,8 @@ impl QueueTracker {
         let mut t = Self {
             base: QueueSnapshot::default(),
             jobs: HashMap::new(),
+            listed_once: false,
+            status_jobs: HashMap::new(),
         };
         t.set_info(info);
         t
@@ -51,6 +60,7 @@ impl QueueTracker {
         let mut base = journaled.clone();
         base.jobs = Vec::new();
         base.stale_reason = None;
+        base.listing = None;
         let jobs = journaled
             .jobs
             .iter()
@@ -63,11 +73,23 @@ impl QueueTracker {
                         .described_at
                         .map(|_| JobFingerprint::of_described(&tj.job)),
                     journaled: true,
+                    seen: false,
                 };
                 (tj.job.id.clone(), Box::new(entry))
             })
             .collect();
-        let mut t = Self { base, jobs };
+        // The journaled sizes of the statuses say which to list by share, as a last listing
+        // would.
+        let mut status_jobs = HashMap::new();
+        for tj in &journaled.jobs {
+            *status_jobs.entry(tj.job.status).or_insert(0) += 1;
+        }
+        let mut t = Self {
+            base,
+            jobs,
+            listed_once: false,
+            status_jobs,
+        };
         t.set_info(info);
         t
     }
@@ -114,56 +136,141 @@ impl QueueTracker {
         self.base.stale_reason = stale_reason;
     }
 
-    /// Takes this refresh's listings (active statuses and the recent finished page): updates
-    /// the listing fields of known jobs, adds new ones, and remembers who was listed. `listed`
-    /// are the statuses whose listing succeeded; a job whose last known status is among them
-    /// but that is not listed has moved on (`gone`).
-    pub fn merge_listing(&mut self, summaries: Vec<JobSummary>, listed: &[JobStatus], now: Millis) {
+    /// A listing of the queue's jobs starts: jobs are merged page by page as they arrive
+    /// ([`QueueTracker::merge_page`]); which jobs moved on is decided when it ends
+    /// ([`QueueTracker::end_listing`]). Until then each job keeps what its last listing said.
+    pub fn begin_listing(&mut self) {
         for e in self.jobs.values_mut() {
-            e.listed = None;
-            e.gone = listed.contains(&e.tracked.job.status);
+            e.seen = false;
         }
+        self.base.listing = Some(ListingProgress::default());
+    }
+
+    /// Takes one page of the listing in progress: updates the listing fields of known jobs and
+    /// adds new ones. Returns the ids of the page's jobs whose listing differs from what they
+    /// were last described as (new or changed: they must be described).
+    pub fn merge_page(&mut self, summaries: Vec<JobSummary>, now: Millis) -> Vec<String> {
+        let mut todo = Vec::new();
+        let mut added = 0;
         for s in summaries {
-            match self.jobs.get_mut(&s.id) {
+            let e = match self.jobs.get_mut(&s.id) {
                 Some(e) => {
                     s.apply_to(&mut e.tracked.job);
                     if !s.arn.is_empty() {
                         e.tracked.arn.clone_from(&s.arn);
                     }
                     e.tracked.listed_at = now;
-                    e.listed = Some(s.fingerprint.clone());
-                    e.gone = false;
+                    e
                 }
-                None => {
-                    let entry = Entry {
+                None => self.jobs.entry(s.id.clone()).or_insert_with(|| {
+                    Box::new(Entry {
                         tracked: TrackedJob {
                             job: s.to_job(),
                             arn: s.arn.clone(),
                             described_at: None,
                             listed_at: now,
                         },
-                        listed: Some(s.fingerprint.clone()),
+                        listed: None,
                         gone: false,
                         described: None,
                         journaled: false,
-                    };
-                    self.jobs.insert(s.id, Box::new(entry));
+                        seen: false,
+                    })
+                }),
+            };
+            if !e.seen {
+                added += 1;
+            }
+            e.seen = true;
+            e.gone = false;
+            e.listed = Some(s.fingerprint);
+            if e.described != e.listed {
+                // A journaled job whose listing differs from its journaled facts is not
+                // described in this view until it is described again: never shown with details
+                // known to be out of date.
+                if e.journaled {
+                    e.tracked.described_at = None;
                 }
+                todo.push(s.id);
             }
         }
-        // A journaled job whose listing differs from its journaled facts (or that moved on) is
-        // not described in this view until it is described again: the view is partial until
-        // then, never complete with details known to be out of date.
-        for e in self.jobs.values_mut().filter(|e| e.journaled) {
-            let moved = match &e.listed {
-                Some(l) => e.described.as_ref() != Some(l),
-                None => e.gone,
-            };
-            if moved {
-                e.tracked.described_at = None;
+        if let Some(l) = self.base.listing.as_mut() {
+            l.listed += added;
+        }
+        todo
+    }
+
+    /// The listing in progress ended. `listed` are the statuses whose listing completed: a
+    /// job whose last known status is among them but that was not listed has moved on
+    /// (`gone`); jobs of other statuses are left as they were. `complete`: every active
+    /// status was listed.
+    pub fn end_listing(&mut self, listed: &[JobStatus], complete: bool) {
+        for e in self.jobs.values_mut() {
+            if !e.seen {
+                e.listed = None;
+                e.gone = listed.contains(&e.tracked.job.status);
+                // A journaled job that moved on is not described in this view until it is
+                // described again.
+                if e.journaled && e.gone {
+                    e.tracked.described_at = None;
+                }
             }
             e.journaled = false;
         }
+        for status in listed {
+            let n = self
+                .jobs
+                .values()
+                .filter(|e| e.seen && e.tracked.job.status == *status)
+                .count();
+            self.status_jobs.insert(*status, n);
+        }
+        self.listed_once |= complete;
+        self.base.listing = (!self.listed_once).then_some(ListingProgress::default());
+    }
+
+    /// Jobs `status` had in its last complete listing.
+    pub fn jobs_last_listed(&self, status: JobStatus) -> Option<usize> {
+        self.status_jobs.get(&status).copied()
+    }
+
+    /// Whether a listing of every active status ever completed.
+    pub fn listed_once(&self) -> bool {
+        self.listed_once
+    }
+
+    /// Every listing at once (tests): [`QueueTracker::begin_listing`], one page, and
+    /// [`QueueTracker::end_listing`].
+    #[cfg(test)]
+    pub fn merge_listing(&mut self, summaries: Vec<JobSummary>, listed: &[JobStatus], now: Millis) {
+        self.begin_listing();
+        self.merge_page(summaries, now);
+        self.end_listing(listed, true);
+    }
+
+    /// Position at the front of the queue (then the fronts of shares not in it) by job ARN.
+    pub fn front_ranks_by_arn(&self) -> HashMap<String, usize> {
+        let mut ranks = HashMap::new();
+        let entries = self
+            .base
+            .front_of_queue
+            .iter()
+            .chain(self.base.front_of_shares.values().flatten());
+        for f in entries {
+            let next = ranks.len();
+            ranks.entry(f.job_arn.clone()).or_insert(next);
+        }
+        ranks
+    }
+
+    /// The ARN of a tracked job.
+    pub fn arn_of(&self, id: &str) -> Option<&str> {
+        self.jobs.get(id).map(|e| e.tracked.arn.as_str())
+    }
+
+    /// The quota shares' names, as last listed.
+    pub fn share_names(&self) -> Vec<String> {
+        self.base.shares.iter().map(|s| s.name.clone()).collect()
     }
 
     /// Position of jobs at the front of the queue (then the fronts of shares not in it).
@@ -205,25 +312,32 @@ impl QueueTracker {
     }
 
     pub fn apply_described(&mut self, d: DescribedJob, now: Millis) {
-        let id = d.job.id.clone();
-        let listed_at = self.jobs.get(&id).map_or(now, |e| e.tracked.listed_at);
-        let listed = self.jobs.get(&id).and_then(|e| e.listed.clone());
-        let gone = self.jobs.get(&id).is_some_and(|e| e.gone);
-        self.jobs.insert(
-            id,
-            Box::new(Entry {
-                tracked: TrackedJob {
-                    job: d.job,
-                    arn: d.arn,
-                    described_at: Some(now),
-                    listed_at,
-                },
-                listed,
-                gone,
-                described: Some(d.fingerprint),
-                journaled: false,
-            }),
-        );
+        match self.jobs.get_mut(&d.job.id) {
+            Some(e) => {
+                e.tracked.job = d.job;
+                e.tracked.arn = d.arn;
+                e.tracked.described_at = Some(now);
+                e.described = Some(d.fingerprint);
+                e.journaled = false;
+            }
+            None => {
+                let id = d.job.id.clone();
+                let entry = Entry {
+                    tracked: TrackedJob {
+                        job: d.job,
+                        arn: d.arn,
+                        described_at: Some(now),
+                        listed_at: now,
+                    },
+                    listed: None,
+                    gone: false,
+                    described: Some(d.fingerprint),
+                    journaled: false,
+                    seen: false,
+                };
+                self.jobs.insert(id, Box::new(entry));
+            }
+        }
     }
 
     /// A job the service no longer knows.
@@ -255,6 +369,9 @@ impl QueueTracker {
     /// The queue as the console sees it now; jobs oldest first.
     pub fn snapshot(&self) -> QueueSnapshot {
         let mut out = self.base.clone();
+        if !self.listed_once && out.listing.is_none() {
+            out.listing = Some(ListingProgress::default());
+        }
         let mut jobs: Vec<TrackedJob> = self.jobs.values().map(|e| e.tracked.clone()).collect();
         jobs.sort_by(|a, b| {
             a.job

@@ -223,7 +223,15 @@ pub fn draw(
                 theme.style(Role::Past),
             ));
             // A partial snapshot was journaled as it was: never shown as complete.
-            if let Some((done, total)) = q.and_then(QueueSnapshot::describe_progress) {
+            if let Some(listing) = q.and_then(|q| q.listing) {
+                second.push(Span::styled(
+                    format!(
+                        " · partial: listing incomplete, {} jobs listed",
+                        count(listing.listed)
+                    ),
+                    theme.style(Role::Warning),
+                ));
+            } else if let Some((done, total)) = q.and_then(QueueSnapshot::describe_progress) {
                 second.push(Span::styled(
                     format!(
                         " · partial: {} of {} jobs described",
@@ -270,8 +278,14 @@ pub fn draw(
             )));
             second.push(Span::styled(" · ", muted));
             second.push(health(s.health.state, theme));
-            // A partial view is never shown as complete.
-            if let Some((done, total)) = q.and_then(QueueSnapshot::describe_progress) {
+            // A partial view is never shown as complete: while the jobs are being listed, how
+            // many so far; then how many of them are described.
+            if let Some(listing) = q.and_then(|q| q.listing) {
+                second.push(Span::styled(
+                    format!(" · listing jobs: {} so far", count(listing.listed)),
+                    theme.style(Role::Warning),
+                ));
+            } else if let Some((done, total)) = q.and_then(QueueSnapshot::describe_progress) {
                 second.push(Span::styled(
                     format!(
                         " · describing {} of {} jobs {}",

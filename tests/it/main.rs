@@ -47,6 +47,7 @@ mod metrics_prometheus;
 mod pacer;
 mod philly_figures;
 mod poll_budget;
+mod poll_early;
 mod poll_faults;
 mod poll_progressive;
 mod poll_rate;

@@ -1,7 +1,8 @@
-//! Progressive first load: the console's poller sends its first snapshot after the listings and
-//! a handful of describes (front of queue first), marked partial in the model
-//! (`QueueSnapshot::describe_progress`, `Snapshot::is_complete`) and on the status bar
-//! ("describing N of M jobs"); the descriptions fill in refresh by refresh until it is complete.
+//! Progressive first load: the console's poller sends its first snapshot before the listings
+//! (the early look: shares, utilisation, front of queue), then what it knows as it goes, marked
+//! partial in the model (`QueueSnapshot::listing`, `QueueSnapshot::describe_progress`,
+//! `Snapshot::is_complete`) and on the status bar ("listing jobs: N so far", "describing N of M
+//! jobs"); the descriptions fill in until it is complete.
 
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use crate::emulator_support::{M5, QUEUE, create_share, submit};
 use crate::tui_support::{options, run_with, screen_text, snapshot};
 use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
 use quotatop::emulator::FaultSpec;
-use quotatop::poll::{self, PollConfig, pace::FIRST_LOOK};
+use quotatop::poll::{self, PollConfig};
 
 const JOBS: usize = 150;
 
@@ -36,24 +37,13 @@ async fn first_snapshot_is_partial_and_marked_then_fills_in() {
     );
     let first = handle.snapshots.recv().await.unwrap();
     let q = &first.queues[0];
-    // The cheap calls' data is all there: shares, front of queue, every listed job.
-    assert_eq!(q.jobs.len(), JOBS);
+    // The cheap calls' data is all there: shares, front of queue...
     assert!(!q.shares.is_empty());
     assert!(!q.front_of_queue.is_empty());
     // ...but it is marked partial, never complete.
-    let (described, total) = q.describe_progress().expect("a partial first snapshot");
-    assert_eq!(total, JOBS);
-    assert!(described <= FIRST_LOOK, "{described}");
+    assert!(q.listing.is_some(), "the listing in progress");
     assert!(!first.is_complete());
-    // The front of the queue is described first (as much of it as the first look takes).
-    for f in q.front_of_queue.iter().take(FIRST_LOOK) {
-        let job = q.jobs.iter().find(|j| j.arn == f.job_arn).unwrap();
-        assert!(
-            job.described_at.is_some(),
-            "front job {} described",
-            job.job.id
-        );
-    }
+    let described = q.jobs.iter().filter(|j| j.described_at.is_some()).count();
     // It fills in, never going back, until complete.
     let mut last = described;
     let mut snap = first;
@@ -62,12 +52,14 @@ async fn first_snapshot_is_partial_and_marked_then_fills_in() {
             break;
         }
         snap = handle.snapshots.recv().await.unwrap();
-        let now = snap.queues[0].describe_progress().map_or(JOBS, |p| p.0);
+        let q = &snap.queues[0];
+        let now = q.jobs.iter().filter(|j| j.described_at.is_some()).count();
         assert!(now >= last, "{now} < {last}");
         last = now;
     }
     assert!(snap.is_complete(), "complete in the end: {last} of {JOBS}");
     assert_eq!(snap.queues[0].describe_progress(), None);
+    assert_eq!(snap.queues[0].jobs.len(), JOBS);
     assert_eq!(snap.health.complete_in_s, None);
     handle.shutdown().await;
 }
@@ -86,6 +78,12 @@ async fn status_bar_marks_a_partial_view_and_the_time_to_a_complete_one() {
     let want = format!("describing 2 of {total} jobs [");
     assert!(text.contains(&want), "{text}");
     assert!(text.contains("complete view in ~42s"), "{text}");
+    // While the jobs are being listed, how many so far.
+    let mut listing = snapshot();
+    listing.queues[0].listing = Some(quotatop::model::ListingProgress { listed: 1_200 });
+    let (t, _) = run_with(160, 24, options(), vec![listing], vec![]).await;
+    let text = screen_text(&t);
+    assert!(text.contains("listing jobs: 1,200 so far"), "{text}");
     // A complete snapshot has no such mark.
     let (t, _) = run_with(160, 24, options(), vec![snapshot()], vec![]).await;
     let text = screen_text(&t);

@@ -312,6 +312,7 @@ pub fn ml_training() -> QueueSnapshot {
         server_time: Some(NOW),
         refreshed_at: Some(NOW - 2_000),
         stale_reason: None,
+        listing: None,
     }
 }
 
