@@ -494,7 +494,7 @@ fn changed(journaled: &Snapshot, now: &Snapshot) -> u64 {
     let then: std::collections::HashMap<&str, &quotatop::model::ServiceJob> = journaled.queues[0]
         .jobs
         .iter()
-        .map(|j| (j.job.id.as_str(), &j.job))
+        .map(|j| (j.job.id.as_str(), &*j.job))
         .collect();
     let key = |j: &quotatop::model::ServiceJob| {
         (

@@ -169,7 +169,7 @@ fn job(rng: &mut Rng, i: usize, n: usize) -> TrackedJob {
     }
     TrackedJob {
         arn: format!("arn:aws:batch:{REGION}:{ACCOUNT}:service-job/{id}"),
-        job: ServiceJob {
+        job: std::sync::Arc::new(ServiceJob {
             id,
             name,
             share: share_name(s),
@@ -193,7 +193,7 @@ fn job(rng: &mut Rng, i: usize, n: usize) -> TrackedJob {
             preemption,
             attempts,
             is_terminated: false,
-        },
+        }),
         described_at: Some(NOW - rng.below(60_000) as i64),
         listed_at: NOW - rng.below(20_000) as i64,
     }

@@ -26,7 +26,7 @@ fn snapshot(n: usize) -> Snapshot {
         .map(|i| {
             let status = JobStatus::ALL[i % JobStatus::ALL.len()];
             TrackedJob {
-                job: ServiceJob {
+                job: std::sync::Arc::new(ServiceJob {
                     id: format!("{i:08x}-0000-4000-8000-000000000000"),
                     name: format!("job-{i:05}"),
                     share: shares[i % shares.len()].to_string(),
@@ -44,7 +44,7 @@ fn snapshot(n: usize) -> Snapshot {
                     attempts: Vec::new(),
                     checkpoint_interval_ms: None,
                     is_terminated: false,
-                },
+                }),
                 arn: format!("arn:aws:batch:us-east-1:1:service-job/{i}"),
                 described_at: Some(NOW),
                 listed_at: NOW,

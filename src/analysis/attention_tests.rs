@@ -8,7 +8,7 @@ const P4D: &str = "ml.p4d.24xlarge";
 const G5: &str = "ml.g5.12xlarge";
 
 fn preempted(mut j: TrackedJob, count: u32, stops: &[Millis]) -> TrackedJob {
-    j.job.preemption = Some(PreemptionSummary {
+    std::sync::Arc::make_mut(&mut j.job).preemption = Some(PreemptionSummary {
         preempted_attempt_count: count,
         recent_preempted_attempts: stops
             .iter()
@@ -24,7 +24,7 @@ fn preempted(mut j: TrackedJob, count: u32, stops: &[Millis]) -> TrackedJob {
 }
 
 fn misconfigured(mut j: TrackedJob, reason: &str) -> TrackedJob {
-    j.job.status_reason = Some(reason.into());
+    std::sync::Arc::make_mut(&mut j.job).status_reason = Some(reason.into());
     j
 }
 
@@ -172,7 +172,7 @@ fn over_budget_outranks_a_loop_and_replaces_it() {
 #[test]
 fn finished_jobs_need_no_attention() {
     let mut q = world();
-    q.jobs[0].job.status = JobStatus::Succeeded;
+    std::sync::Arc::make_mut(&mut q.jobs[0].job).status = JobStatus::Succeeded;
     let got = items(&q, &LoopRule::default());
     assert!(!got.iter().any(|a| a.kind == AttentionKind::Loop));
 }

@@ -28,7 +28,7 @@ pub fn job(
     created_at: Millis,
 ) -> TrackedJob {
     TrackedJob {
-        job: ServiceJob {
+        job: std::sync::Arc::new(ServiceJob {
             id: format!("id-{name}"),
             name: name.into(),
             share: share.into(),
@@ -46,7 +46,7 @@ pub fn job(
             attempts: Vec::new(),
             checkpoint_interval_ms: None,
             is_terminated: false,
-        },
+        }),
         arn: format!("arn:aws:batch:us-east-1:123456789012:service-job/id-{name}"),
         described_at: Some(created_at),
         listed_at: created_at,
@@ -61,9 +61,9 @@ pub fn preview_world(in_share: bool) -> QueueSnapshot {
     let mut q = queue(&[("s", P4, 2, SharingConfig::reserve())]);
     q.shares[0] = q.shares[0].clone().with_in_share_preemption(in_share);
     let mut low = job("low-run", "s", P4, 1, JobStatus::Running, 1, 0);
-    low.job.started_at = Some(1_000_000 - 1_800_000);
+    std::sync::Arc::make_mut(&mut low.job).started_at = Some(1_000_000 - 1_800_000);
     let mut mid = job("mid-run", "s", P4, 1, JobStatus::Running, 3, 0);
-    mid.job.started_at = Some(1_000_000 - 3_600_000);
+    std::sync::Arc::make_mut(&mut mid.job).started_at = Some(1_000_000 - 3_600_000);
     q.jobs = vec![
         low,
         mid,

@@ -321,13 +321,13 @@ mod tests {
             1,
             0,
         );
-        looper.job.preemption = Some(PreemptionSummary {
+        std::sync::Arc::make_mut(&mut looper.job).preemption = Some(PreemptionSummary {
             preempted_attempt_count: 7,
             recent_preempted_attempts: vec![attempt(0, 1_800_000), attempt(0, 3_600_000)],
         });
         let mut once = job("once", "a", "ml.p4d.24xlarge", 1, JobStatus::Running, 5, 0);
-        once.job.preemption_retries = Some(2);
-        once.job.preemption = Some(PreemptionSummary {
+        std::sync::Arc::make_mut(&mut once.job).preemption_retries = Some(2);
+        std::sync::Arc::make_mut(&mut once.job).preemption = Some(PreemptionSummary {
             preempted_attempt_count: 1,
             recent_preempted_attempts: vec![attempt(9 * 3_600_000, 9 * 3_600_000 + 1_800_000)],
         });
@@ -393,9 +393,9 @@ mod tests {
         )]);
         q.server_time = Some(10 * 3_600_000);
         let mut live = job("live", "a", "ml.p4d.24xlarge", 1, JobStatus::Runnable, 1, 0);
-        live.job.preemption_retries = Some(5);
+        std::sync::Arc::make_mut(&mut live.job).preemption_retries = Some(5);
         // The API shows 2 preemptions and only the newest attempt.
-        live.job.preemption = Some(PreemptionSummary {
+        std::sync::Arc::make_mut(&mut live.job).preemption = Some(PreemptionSummary {
             preempted_attempt_count: 2,
             recent_preempted_attempts: vec![attempt(8 * 3_600_000, 9 * 3_600_000)],
         });

@@ -185,7 +185,7 @@ mod tests {
             earliest_time_at_position: Some(900_000),
         }];
         q.jobs[1].described_at = None;
-        q.jobs[2].job.status_reason =
+        std::sync::Arc::make_mut(&mut q.jobs[2].job).status_reason =
             Some("MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - x".into());
         let order = dispatch_order(&q);
         let names: Vec<&str> = order.iter().map(|j| j.name.as_str()).collect();
@@ -198,7 +198,7 @@ mod tests {
     #[test]
     fn waiting_restarts_at_the_last_preemption() {
         let mut q = q();
-        q.jobs[0].job.preemption = Some(PreemptionSummary {
+        std::sync::Arc::make_mut(&mut q.jobs[0].job).preemption = Some(PreemptionSummary {
             preempted_attempt_count: 2,
             recent_preempted_attempts: vec![
                 PreemptedAttempt {

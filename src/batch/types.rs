@@ -120,6 +120,23 @@ impl JobSummary {
         }
     }
 
+    /// Whether [`JobSummary::apply_to`] would change `job` (a job shared with the snapshots
+    /// already sent is copied only when it changed).
+    pub fn differs_from(&self, job: &ServiceJob) -> bool {
+        let f = &self.fingerprint;
+        job.name != self.name
+            || job.share != self.share
+            || job.instance_type != self.instance_type
+            || job.instance_count != self.instance_count
+            || job.status != f.status
+            || job.status_reason != f.status_reason
+            || job.created_at != self.created_at
+            || job.scheduled_at != f.scheduled_at
+            || job.started_at != f.started_at
+            || job.stopped_at != f.stopped_at
+            || job.is_terminated != f.is_terminated
+    }
+
     /// Updates the listing fields of an already described job, keeping its details.
     pub fn apply_to(&self, job: &mut ServiceJob) {
         let f = &self.fingerprint;

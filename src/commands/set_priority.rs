@@ -242,9 +242,9 @@ mod tests {
         let mut q = queue(&[("s", P4, 2, SharingConfig::reserve())]);
         q.shares[0] = q.shares[0].clone().with_in_share_preemption(true);
         let mut x = job("x", "s", P4, 1, JobStatus::Running, 1, 0);
-        x.job.started_at = Some(500_000);
+        std::sync::Arc::make_mut(&mut x.job).started_at = Some(500_000);
         let mut y = job("y", "s", P4, 1, JobStatus::Running, 1, 0);
-        y.job.started_at = Some(500_000);
+        std::sync::Arc::make_mut(&mut y.job).started_at = Some(500_000);
         q.jobs = vec![x, y, job("target", "s", P4, 1, JobStatus::Runnable, 0, 10)];
         let tied = actions::preview(&q, "id-target", 5).unwrap();
         let out = render_preview(&tied, Some("as modelled: test"));
@@ -255,7 +255,7 @@ mod tests {
         assert!(out.contains("- x (") && out.contains("- y ("), "{out}");
         assert!(out.contains("note      as modelled: test"), "{out}");
 
-        q.jobs[1].job.started_at = Some(400_000);
+        std::sync::Arc::make_mut(&mut q.jobs[1].job).started_at = Some(400_000);
         let settled = actions::preview(&q, "id-target", 5).unwrap();
         let out = render_preview(&settled, None);
         assert!(

@@ -26,10 +26,10 @@ fn snap(t: Millis, jobs: Vec<TrackedJob>) -> Snapshot {
 fn job(name: &str, status: JobStatus, described: bool) -> TrackedJob {
     let mut j = fixture::job(name, "a", G5, 1, status, 50, 1_000);
     if status == JobStatus::Succeeded {
-        j.job.scheduled_at = Some(1_500);
-        j.job.started_at = Some(2_000);
-        j.job.stopped_at = Some(3_000);
-        j.job.attempts = vec![Attempt {
+        std::sync::Arc::make_mut(&mut j.job).scheduled_at = Some(1_500);
+        std::sync::Arc::make_mut(&mut j.job).started_at = Some(2_000);
+        std::sync::Arc::make_mut(&mut j.job).stopped_at = Some(3_000);
+        std::sync::Arc::make_mut(&mut j.job).attempts = vec![Attempt {
             resource_id: format!("tj-{name}"),
             started_at: Some(2_000),
             stopped_at: Some(3_000),
@@ -37,8 +37,8 @@ fn job(name: &str, status: JobStatus, described: bool) -> TrackedJob {
         }];
     }
     if !described {
-        j.job.priority = 0;
-        j.job.attempts.clear();
+        std::sync::Arc::make_mut(&mut j.job).priority = 0;
+        std::sync::Arc::make_mut(&mut j.job).attempts.clear();
         j.described_at = None;
     }
     j

@@ -70,7 +70,7 @@ pub struct Journal {
     path: PathBuf,
     config: JournalConfig,
     /// Each job as last observed, to derive transitions by difference.
-    prev: HashMap<String, ServiceJob>,
+    prev: HashMap<String, std::sync::Arc<ServiceJob>>,
     last_snapshot: Option<Millis>,
     /// The last stored snapshot was partial (some job not described yet).
     last_snapshot_partial: bool,
@@ -320,7 +320,7 @@ impl Journal {
                 // made-up priority (and a "change" from it) and a completion without its attempt.
                 for tj in q.jobs.iter().filter(|tj| tj.described_at.is_some()) {
                     let cur = &tj.job;
-                    let prev = self.prev.get(&cur.id);
+                    let prev = self.prev.get(&cur.id).map(|p| &**p);
                     stats.transitions +=
                         write_job(&tx, q, prev, cur, tj.described_at.is_some(), obs)
                             .map_err(sql)?;

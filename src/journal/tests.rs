@@ -31,9 +31,9 @@ fn job(name: &str, status: JobStatus) -> TrackedJob {
 
 fn running(name: &str, scheduled: Millis, started: Millis) -> TrackedJob {
     let mut j = job(name, JobStatus::Running);
-    j.job.scheduled_at = Some(scheduled);
-    j.job.started_at = Some(started);
-    j.job.attempts = vec![Attempt {
+    std::sync::Arc::make_mut(&mut j.job).scheduled_at = Some(scheduled);
+    std::sync::Arc::make_mut(&mut j.job).started_at = Some(started);
+    std::sync::Arc::make_mut(&mut j.job).attempts = vec![Attempt {
         resource_id: format!("tj-{name}"),
         started_at: Some(started),
         stopped_at: None,
@@ -246,21 +246,21 @@ fn preempted_jobs_keep_every_attempt_the_api_window_dropped() {
     };
     let mut x = running("x", 1_500, 2_000);
     j.record(&snap(3_000, vec![x.clone()])).unwrap();
-    x.job.status = JobStatus::Runnable;
-    x.job.attempts[0].stopped_at = Some(H);
-    x.job.preemption = Some(PreemptionSummary {
+    std::sync::Arc::make_mut(&mut x.job).status = JobStatus::Runnable;
+    std::sync::Arc::make_mut(&mut x.job).attempts[0].stopped_at = Some(H);
+    std::sync::Arc::make_mut(&mut x.job).preemption = Some(PreemptionSummary {
         preempted_attempt_count: 1,
         recent_preempted_attempts: vec![attempt("tj-x", 2_000, H)],
     });
     j.record(&snap(H + 1_000, vec![x.clone()])).unwrap();
     // Second attempt, preempted too; the window now shows only it.
-    x.job.attempts = vec![Attempt {
+    std::sync::Arc::make_mut(&mut x.job).attempts = vec![Attempt {
         resource_id: "tj-x2".into(),
         started_at: Some(2 * H),
         stopped_at: Some(3 * H),
         status_reason: None,
     }];
-    x.job.preemption = Some(PreemptionSummary {
+    std::sync::Arc::make_mut(&mut x.job).preemption = Some(PreemptionSummary {
         preempted_attempt_count: 2,
         recent_preempted_attempts: vec![attempt("tj-x2", 2 * H, 3 * H)],
     });
@@ -295,7 +295,7 @@ fn priority_changes_seen_by_the_poller_are_kept() {
     let mut j = Journal::open(&dir.path().join("j.sqlite3"), JournalConfig::default()).unwrap();
     let mut a = job("x", JobStatus::Runnable);
     j.record(&snap(1_000, vec![a.clone()])).unwrap();
-    a.job.priority = 900;
+    std::sync::Arc::make_mut(&mut a.job).priority = 900;
     j.record(&snap(2_000, vec![a])).unwrap();
     let changes = j
         .priority_changes("q", crate::analysis::scorecard::Window::new(0, 10_000))
@@ -316,7 +316,7 @@ fn scorecard_input_stops_at_the_window_end() {
     let dir = tempfile::tempdir().unwrap();
     let mut j = Journal::open(&dir.path().join("j.sqlite3"), JournalConfig::default()).unwrap();
     let mut late = job("late", JobStatus::Runnable);
-    late.job.created_at = 5 * H;
+    std::sync::Arc::make_mut(&mut late.job).created_at = 5 * H;
     j.record(&snap(H, vec![running("early", 1_500, 2_000)]))
         .unwrap();
     j.record(&snap(6 * H, vec![running("early", 1_500, 2_000), late]))
@@ -474,14 +474,14 @@ fn retries_checkpoints_and_each_share_configuration_are_kept() {
     let mut j = Journal::open(&dir.path().join("j.sqlite3"), JournalConfig::default()).unwrap();
     let mut x = job("x", JobStatus::Runnable);
     x.described_at = Some(1_000);
-    x.job.preemption_retries = Some(3);
-    x.job.checkpoint_interval_ms = Some(600_000);
+    std::sync::Arc::make_mut(&mut x.job).preemption_retries = Some(3);
+    std::sync::Arc::make_mut(&mut x.job).checkpoint_interval_ms = Some(600_000);
     j.record(&snap(1_000, vec![x.clone()])).unwrap();
     // Seen again only in a listing: the facts stay.
     let mut listed = x.clone();
     listed.described_at = None;
-    listed.job.preemption_retries = None;
-    listed.job.checkpoint_interval_ms = None;
+    std::sync::Arc::make_mut(&mut listed.job).preemption_retries = None;
+    std::sync::Arc::make_mut(&mut listed.job).checkpoint_interval_ms = None;
     j.record(&snap(2_000, vec![listed])).unwrap();
     let rec = &j.jobs("q", 0).unwrap()[0];
     assert_eq!(

@@ -128,8 +128,11 @@ impl Snapshot {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrackedJob {
-    /// The job; `priority`, `preemption` and `attempts` are only known once described.
-    pub job: ServiceJob,
+    /// The job; `priority`, `preemption` and `attempts` are only known once described. Shared
+    /// (`Arc`): the poller's tracker, each snapshot it sends, the console and the journal's
+    /// writer hold the same job, not a copy each (at 50,000 jobs a copy is tens of MB); change
+    /// one with `Arc::make_mut`.
+    pub job: std::sync::Arc<ServiceJob>,
     /// Job ARN (used to match GetJobQueueSnapshot entries).
     pub arn: String,
     /// When the job's details (DescribeServiceJob) were last fetched (local epoch ms); `None`

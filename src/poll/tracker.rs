@@ -155,7 +155,10 @@ impl QueueTracker {
         for s in summaries {
             let e = match self.jobs.get_mut(&s.id) {
                 Some(e) => {
-                    s.apply_to(&mut e.tracked.job);
+                    // The job is shared with the snapshots already sent: copied only if changed.
+                    if s.differs_from(&e.tracked.job) {
+                        s.apply_to(std::sync::Arc::make_mut(&mut e.tracked.job));
+                    }
                     if !s.arn.is_empty() {
                         e.tracked.arn.clone_from(&s.arn);
                     }
@@ -165,7 +168,7 @@ impl QueueTracker {
                 None => self.jobs.entry(s.id.clone()).or_insert_with(|| {
                     Box::new(Entry {
                         tracked: TrackedJob {
-                            job: s.to_job(),
+                            job: s.to_job().into(),
                             arn: s.arn.clone(),
                             described_at: None,
                             listed_at: now,
@@ -314,7 +317,7 @@ impl QueueTracker {
     pub fn apply_described(&mut self, d: DescribedJob, now: Millis) {
         match self.jobs.get_mut(&d.job.id) {
             Some(e) => {
-                e.tracked.job = d.job;
+                e.tracked.job = d.job.into();
                 e.tracked.arn = d.arn;
                 e.tracked.described_at = Some(now);
                 e.described = Some(d.fingerprint);
@@ -324,7 +327,7 @@ impl QueueTracker {
                 let id = d.job.id.clone();
                 let entry = Entry {
                     tracked: TrackedJob {
-                        job: d.job,
+                        job: d.job.into(),
                         arn: d.arn,
                         described_at: Some(now),
                         listed_at: now,
@@ -434,7 +437,7 @@ mod tests {
             ..summary(id, status).to_job()
         };
         TrackedJob {
-            job,
+            job: job.into(),
             arn: format!("arn:{id}"),
             described_at: Some(5_000),
             listed_at: 5_000,

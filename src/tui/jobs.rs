@@ -304,7 +304,8 @@ mod tests {
                     1,
                     i,
                 );
-                j.job.status_reason = (i == 7).then(|| "a reason".to_string());
+                std::sync::Arc::make_mut(&mut j.job).status_reason =
+                    (i == 7).then(|| "a reason".to_string());
                 j
             })
             .collect();

@@ -90,7 +90,7 @@ fn x_preempted() -> Snapshot {
         server_time: Some(13_000),
         refreshed_at: Some(13_000),
         jobs: vec![TrackedJob {
-            job,
+            job: job.into(),
             arn: "arn:aws:batch:us-east-1:123456789012:service-job/id-x".into(),
             described_at: Some(13_000),
             listed_at: 13_000,

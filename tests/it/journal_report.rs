@@ -48,7 +48,7 @@ fn snap(t: Millis, j: ServiceJob) -> Snapshot {
             SharingConfig::lend(),
         )],
         jobs: vec![TrackedJob {
-            job: j,
+            job: j.into(),
             arn: "arn".into(),
             described_at: Some(t),
             listed_at: t,

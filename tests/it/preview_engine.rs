@@ -26,7 +26,7 @@ fn snapshot(e: &Engine) -> QueueSnapshot {
             .jobs()
             .map(|j| TrackedJob {
                 arn: format!("arn:aws:batch:us-east-1:123456789012:service-job/{}", j.id),
-                job: j,
+                job: j.into(),
                 described_at: Some(now),
                 listed_at: now,
             })

@@ -44,11 +44,11 @@ fn recorded() -> [Snapshot; 2] {
         .find(|j| j.job.name == "video-pretrain")
         .cloned()
         .unwrap();
-    retired.job.id = "retired-0000".into();
-    retired.job.name = "retired-sweep".into();
+    std::sync::Arc::make_mut(&mut retired.job).id = "retired-0000".into();
+    std::sync::Arc::make_mut(&mut retired.job).name = "retired-sweep".into();
     retired.arn = "arn:aws:batch:us-east-1:123456789012:service-job/retired-0000".into();
-    retired.job.status = JobStatus::Runnable;
-    if let Some(p) = &mut retired.job.preemption {
+    std::sync::Arc::make_mut(&mut retired.job).status = JobStatus::Runnable;
+    if let Some(p) = &mut std::sync::Arc::make_mut(&mut retired.job).preemption {
         p.recent_preempted_attempts.truncate(3);
         p.preempted_attempt_count = 3;
     }
@@ -419,10 +419,10 @@ fn with_urgent_job() -> Snapshot {
         .find(|j| j.job.name == "research-sweep-04")
         .cloned()
         .unwrap();
-    urgent.job.id = "urgent-0001".into();
-    urgent.job.name = "urgent-eval".into();
+    std::sync::Arc::make_mut(&mut urgent.job).id = "urgent-0001".into();
+    std::sync::Arc::make_mut(&mut urgent.job).name = "urgent-eval".into();
     urgent.arn = "arn:aws:batch:us-east-1:123456789012:service-job/urgent-0001".into();
-    urgent.job.priority = 9_000;
+    std::sync::Arc::make_mut(&mut urgent.job).priority = 9_000;
     q.jobs.push(urgent);
     changed
 }
@@ -558,7 +558,7 @@ async fn job_detail_says_when_older_attempts_are_not_kept() {
         .jobs
         .iter_mut()
         .find(|j| j.job.name == "video-pretrain")
-        && let Some(p) = &mut j.job.preemption
+        && let Some(p) = &mut std::sync::Arc::make_mut(&mut j.job).preemption
     {
         p.preempted_attempt_count = 6;
     }
@@ -583,7 +583,7 @@ async fn the_attempts_pane_scrolls() {
         .jobs
         .iter_mut()
         .find(|j| j.job.name == "video-pretrain")
-        && let Some(p) = &mut j.job.preemption
+        && let Some(p) = &mut std::sync::Arc::make_mut(&mut j.job).preemption
     {
         let base = p.recent_preempted_attempts[0].clone();
         p.recent_preempted_attempts = (0..12)

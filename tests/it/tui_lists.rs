@@ -30,8 +30,8 @@ fn many_jobs() -> Snapshot {
         .flat_map(|k| {
             q.jobs.iter().map(move |j| {
                 let mut j = j.clone();
-                j.job.id = format!("{}-{k}", j.job.id);
-                j.job.name = format!("{}-copy{k}", j.job.name);
+                std::sync::Arc::make_mut(&mut j.job).id = format!("{}-{k}", j.job.id);
+                std::sync::Arc::make_mut(&mut j.job).name = format!("{}-copy{k}", j.job.name);
                 j.arn = format!("{}-{k}", j.arn);
                 j
             })
@@ -157,7 +157,8 @@ fn looping_job_with_attempts() -> Snapshot {
         .iter_mut()
         .find(|j| j.job.name == "video-pretrain")
         .unwrap();
-    let p = j.job.preemption.as_mut().unwrap();
+    let job = std::sync::Arc::make_mut(&mut j.job);
+    let p = job.preemption.as_mut().unwrap();
     let mut attempts: Vec<quotatop::model::Attempt> = p
         .recent_preempted_attempts
         .iter()
@@ -177,7 +178,8 @@ fn looping_job_with_attempts() -> Snapshot {
         stopped_at: None,
         status_reason: None,
     });
-    j.job.attempts = attempts;
+    job.attempts = attempts;
+    let p = job.preemption.as_mut().unwrap();
     p.recent_preempted_attempts.truncate(2);
     s
 }

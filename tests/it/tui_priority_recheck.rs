@@ -86,13 +86,13 @@ fn clone_job(
         .find(|j| j.job.name == "research-sweep-04")
         .cloned()
         .unwrap();
-    j.job.id = format!("{name}-id");
-    j.job.name = name.into();
+    std::sync::Arc::make_mut(&mut j.job).id = format!("{name}-id");
+    std::sync::Arc::make_mut(&mut j.job).name = name.into();
     j.arn = format!("arn:aws:batch:us-east-1:123456789012:service-job/{name}-id");
-    j.job.priority = priority;
-    j.job.status = status;
-    j.job.created_at += 30 * 60_000;
-    j.job.instance_count = n;
+    std::sync::Arc::make_mut(&mut j.job).priority = priority;
+    std::sync::Arc::make_mut(&mut j.job).status = status;
+    std::sync::Arc::make_mut(&mut j.job).created_at += 30 * 60_000;
+    std::sync::Arc::make_mut(&mut j.job).instance_count = n;
     j
 }
 
@@ -137,11 +137,13 @@ async fn a_changed_victim_is_shown_before_anything_is_applied() {
             .iter_mut()
             .find(|j| j.job.name == "research-sweep-03")
             .unwrap();
-        old.job.status = JobStatus::Succeeded;
-        old.job.stopped_at = q.server_time;
+        std::sync::Arc::make_mut(&mut old.job).status = JobStatus::Succeeded;
+        std::sync::Arc::make_mut(&mut old.job).stopped_at = q.server_time;
         let mut new = clone_job(s, "fresh-run", 2, 0, JobStatus::Running);
-        new.job.scheduled_at = s.queues[0].server_time.map(|t| t - 120_000);
-        new.job.started_at = s.queues[0].server_time.map(|t| t - 60_000);
+        std::sync::Arc::make_mut(&mut new.job).scheduled_at =
+            s.queues[0].server_time.map(|t| t - 120_000);
+        std::sync::Arc::make_mut(&mut new.job).started_at =
+            s.queues[0].server_time.map(|t| t - 60_000);
         s.queues[0].jobs.push(new);
     });
     let steps = |enters: &'static str| {

@@ -157,7 +157,7 @@ async fn the_journal_service_computes_from_a_journal_file() {
         raised.job.share.clone(),
         raised.job.priority,
     );
-    raised.job.priority = old + 500;
+    std::sync::Arc::make_mut(&mut raised.job).priority = old + 500;
     j.record(&second).unwrap();
     drop(j);
     let log = quotatop::audit::AuditLog::new(dir.path().join("audit.jsonl"));
@@ -288,7 +288,7 @@ fn half_hour_at_the_limit(path: &std::path::Path) -> (Millis, Millis) {
             )],
             jobs: (1..=2)
                 .map(|i| TrackedJob {
-                    job: job(i, status),
+                    job: job(i, status).into(),
                     arn: format!("arn-{i}"),
                     described_at: Some(t),
                     listed_at: t,

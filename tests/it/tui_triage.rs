@@ -93,12 +93,12 @@ fn regulated_at_limit() -> Snapshot {
         ("regulated-next", JobStatus::Runnable, 1),
     ] {
         let mut j = template.clone();
-        j.job.id = format!("{name}-id");
+        std::sync::Arc::make_mut(&mut j.job).id = format!("{name}-id");
         j.arn = format!("arn:aws:batch:us-east-1:123456789012:service-job/{name}-id");
-        j.job.name = name.to_string();
-        j.job.status = status;
-        j.job.instance_count = n;
-        j.job.stopped_at = None;
+        std::sync::Arc::make_mut(&mut j.job).name = name.to_string();
+        std::sync::Arc::make_mut(&mut j.job).status = status;
+        std::sync::Arc::make_mut(&mut j.job).instance_count = n;
+        std::sync::Arc::make_mut(&mut j.job).stopped_at = None;
         q.jobs.push(j);
     }
     s

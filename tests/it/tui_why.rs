@@ -57,8 +57,8 @@ async fn the_why_section_follows_new_data() {
         q.server_time = q.server_time.map(|t| t + 60_000);
         for j in &mut q.jobs {
             if j.job.name == "video-pretrain" {
-                j.job.status = quotatop::model::JobStatus::Running;
-                j.job.started_at = q.server_time;
+                std::sync::Arc::make_mut(&mut j.job).status = quotatop::model::JobStatus::Running;
+                std::sync::Arc::make_mut(&mut j.job).started_at = q.server_time;
             }
         }
     }

@@ -20,10 +20,14 @@ fn long_names() -> Snapshot {
             share.name.push_str(SHARE_SUFFIX);
         }
         for j in &mut q.jobs {
-            j.job.share.push_str(SHARE_SUFFIX);
+            std::sync::Arc::make_mut(&mut j.job)
+                .share
+                .push_str(SHARE_SUFFIX);
             // Before the last part: `research-sweep-01` → `research-sweep-lr3e…-01`.
             let at = j.job.name.rfind('-').unwrap_or(0);
-            j.job.name.insert_str(at, JOB_INFIX);
+            std::sync::Arc::make_mut(&mut j.job)
+                .name
+                .insert_str(at, JOB_INFIX);
         }
     }
     s

@@ -202,13 +202,13 @@ fn check(w: &World, seed: u64) -> Result<BTreeSet<&'static str>, String> {
     };
     match trigger {
         Trigger::Terminate(x) => {
-            let j = &mut snap.jobs[x].job;
+            let j = std::sync::Arc::make_mut(&mut snap.jobs[x].job);
             j.status = JobStatus::Failed;
             j.status_reason = Some("test".into());
             j.is_terminated = true;
         }
         Trigger::Raise(x, by) => {
-            let j = &mut snap.jobs[x].job;
+            let j = std::sync::Arc::make_mut(&mut snap.jobs[x].job);
             j.priority += by;
         }
         Trigger::Nothing => {}

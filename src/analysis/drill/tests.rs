@@ -137,7 +137,8 @@ fn refusals_name_the_share_to_change() {
 }
 
 fn borrower_job(id: &str, attempts: Vec<Attempt>, preempted: Vec<PreemptedAttempt>) -> ServiceJob {
-    let mut j = job(id, "borrow", G5, 1, JobStatus::Running, 0, 0).job;
+    let mut j =
+        std::sync::Arc::unwrap_or_clone(job(id, "borrow", G5, 1, JobStatus::Running, 0, 0).job);
     j.id = id.into();
     j.preemption = (!preempted.is_empty()).then_some(PreemptionSummary {
         preempted_attempt_count: preempted.len() as u32,
@@ -195,7 +196,9 @@ fn preemptions_are_measured_from_the_attempts() {
     assert!(preempted_jobs(&[earlier], 132 * MIN).is_empty());
 
     // Reclaim latency: the priority job's first start less its submission.
-    let mut prio = job("prio", "lend", G5, 2, JobStatus::Running, 100, 130 * MIN).job;
+    let mut prio = std::sync::Arc::unwrap_or_clone(
+        job("prio", "lend", G5, 2, JobStatus::Running, 100, 130 * MIN).job,
+    );
     prio.attempts = vec![attempt("p1", 132 * MIN, None)];
     assert_eq!(reclaim_latency(&prio), Some(2 * MIN));
     prio.attempts.clear();

@@ -143,7 +143,7 @@ mod tests {
         let mut q = world();
         let shown = preview(&q, "id-target", 5).unwrap();
         let mut newer = job("newer-run", "s", P4, 1, JobStatus::Running, 0, 5);
-        newer.job.started_at = Some(1_000_000 - 60_000);
+        std::sync::Arc::make_mut(&mut newer.job).started_at = Some(1_000_000 - 60_000);
         q.jobs.retain(|j| j.job.name != "mid-run");
         q.jobs.push(newer);
         let fresh = preview(&q, "id-target", 5).unwrap();
@@ -166,8 +166,8 @@ mod tests {
         // waiting-a (ahead) is dispatched in place of mid-run, which finished.
         q.jobs.retain(|j| j.job.name != "mid-run");
         if let Some(a) = q.jobs.iter_mut().find(|j| j.job.name == "waiting-a") {
-            a.job.status = JobStatus::Running;
-            a.job.started_at = Some(990_000);
+            std::sync::Arc::make_mut(&mut a.job).status = JobStatus::Running;
+            std::sync::Arc::make_mut(&mut a.job).started_at = Some(990_000);
         }
         let fresh = preview(&q, "id-target", 5).unwrap();
         assert_eq!(fresh.old_position, Some(1));

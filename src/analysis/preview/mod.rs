@@ -310,7 +310,7 @@ pub fn preview(
     before.front_of_queue.clear();
     let mut after = before.clone();
     if let Some(j) = after.jobs.iter_mut().find(|j| j.job.id == job.id) {
-        j.job.priority = new_priority;
+        std::sync::Arc::make_mut(&mut j.job).priority = new_priority;
         j.described_at = j.described_at.or(Some(0));
     }
     let old_queue = analysis::share_queue(&before, &job.share);
@@ -401,7 +401,7 @@ mod tests {
         let mut q = world(true);
         let reason = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - too big";
         if let Some(t) = q.jobs.iter_mut().find(|j| j.job.name == "target") {
-            t.job.status_reason = Some(reason.into());
+            std::sync::Arc::make_mut(&mut t.job).status_reason = Some(reason.into());
         }
         let p = preview(&q, "id-target", 9_000).unwrap();
         assert_eq!((p.old_position, p.new_position), (Some(2), Some(2)));
@@ -433,9 +433,9 @@ mod tests {
         let mut q = queue(&[("s", P4, 2, SharingConfig::reserve())]);
         q.shares[0] = q.shares[0].clone().with_in_share_preemption(true);
         let mut x = job("x", "s", P4, 1, JobStatus::Running, 1, 0);
-        x.job.started_at = Some(500_000);
+        std::sync::Arc::make_mut(&mut x.job).started_at = Some(500_000);
         let mut y = job("y", "s", P4, 1, JobStatus::Running, 1, 0);
-        y.job.started_at = Some(500_000);
+        std::sync::Arc::make_mut(&mut y.job).started_at = Some(500_000);
         q.jobs = vec![x, y, job("target", "s", P4, 1, JobStatus::Runnable, 0, 10)];
         let p = preview(&q, "id-target", 5).unwrap();
         assert!(matches!(p.prediction, Prediction::Preempts(_)));
@@ -462,13 +462,13 @@ mod tests {
             ("borrower", P4, 1, SharingConfig::lend_and_borrow(-1)),
         ]);
         let mut o1 = job("o1", "owner", P4, 1, JobStatus::Running, 0, 0);
-        o1.job.started_at = Some(100_000);
+        std::sync::Arc::make_mut(&mut o1.job).started_at = Some(100_000);
         let mut b1 = job("b1", "borrower", P4, 1, JobStatus::Running, 0, 0);
-        b1.job.scheduled_at = Some(200_000);
-        b1.job.started_at = Some(200_000);
+        std::sync::Arc::make_mut(&mut b1.job).scheduled_at = Some(200_000);
+        std::sync::Arc::make_mut(&mut b1.job).started_at = Some(200_000);
         let mut b2 = job("b2", "borrower", P4, 1, JobStatus::Running, 0, 1);
-        b2.job.scheduled_at = Some(300_000);
-        b2.job.started_at = Some(300_000);
+        std::sync::Arc::make_mut(&mut b2.job).scheduled_at = Some(300_000);
+        std::sync::Arc::make_mut(&mut b2.job).started_at = Some(300_000);
         q.jobs = vec![
             o1,
             b1,
@@ -496,7 +496,7 @@ mod tests {
         q.jobs = (0..40)
             .map(|i| {
                 let mut j = job(&format!("r{i}"), "s", P4, 1, JobStatus::Running, 1, 0);
-                j.job.started_at = Some(500_000);
+                std::sync::Arc::make_mut(&mut j.job).started_at = Some(500_000);
                 j
             })
             .collect();
@@ -512,7 +512,7 @@ mod tests {
     #[test]
     fn finished_and_unknown_jobs_are_refused() {
         let mut q = world(true);
-        q.jobs[3].job.status = JobStatus::Succeeded;
+        std::sync::Arc::make_mut(&mut q.jobs[3].job).status = JobStatus::Succeeded;
         assert!(matches!(
             preview(&q, "id-target", 5),
             Err(PreviewError::Finished(..))

@@ -8,13 +8,14 @@ const P4: &str = "ml.p4d.24xlarge";
 
 fn running(name: &str, share: &str, count: u32, priority: u32, at: i64) -> TrackedJob {
     let mut j = job(name, share, P4, count, JobStatus::Running, priority, at);
-    j.job.scheduled_at = Some(at);
-    j.job.started_at = Some(at);
+    std::sync::Arc::make_mut(&mut j.job).scheduled_at = Some(at);
+    std::sync::Arc::make_mut(&mut j.job).started_at = Some(at);
     j
 }
 
 fn preempting(mut j: TrackedJob) -> TrackedJob {
-    j.job.status_reason = Some(PreemptionKind::CrossShare.in_progress_reason());
+    std::sync::Arc::make_mut(&mut j.job).status_reason =
+        Some(PreemptionKind::CrossShare.in_progress_reason());
     j
 }
 
@@ -54,7 +55,7 @@ fn misconfiguration_in_words_with_what_would_lift_it() {
         ("prod", P4, 10, SharingConfig::lend()),
     ]);
     let mut big = job("big", "research", P4, 8, JobStatus::Runnable, 0, 10);
-    big.job.status_reason = Some(
+    std::sync::Arc::make_mut(&mut big.job).status_reason = Some(
         Misconfiguration::ExceedsShareAndBorrowLimit
             .reason()
             .to_string(),
@@ -106,7 +107,7 @@ fn each_misconfiguration_is_worded() {
     ];
     for (share, n, m, words) in cases {
         let mut j = job("x", share, P4, n, JobStatus::Runnable, 0, 10);
-        j.job.status_reason = Some(m.reason().to_string());
+        std::sync::Arc::make_mut(&mut j.job).status_reason = Some(m.reason().to_string());
         q.jobs = vec![j];
         let w = why(&q, "id-x").unwrap();
         assert_eq!(w.verdict, Verdict::Misconfigured(Some(m)), "{share}");
@@ -116,7 +117,8 @@ fn each_misconfiguration_is_worded() {
     let mut q = queue(&[("big", P4, 10, SharingConfig::reserve())]);
     q.environment.capacity = vec![crate::model::CapacityLimit::new(P4, 4)];
     let mut j = job("x", "big", P4, 6, JobStatus::Runnable, 0, 10);
-    j.job.status_reason = Some(Misconfiguration::ExceedsServiceEnvironment.reason().into());
+    std::sync::Arc::make_mut(&mut j.job).status_reason =
+        Some(Misconfiguration::ExceedsServiceEnvironment.reason().into());
     q.jobs = vec![j];
     let w = why(&q, "id-x").unwrap();
     assert!(

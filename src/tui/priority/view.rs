@@ -317,7 +317,7 @@ mod tests {
             .map(|i| {
                 let name = format!("research-sweep-with-a-long-name-{i:04}");
                 let mut j = job(&name, "s", P4, 1, JobStatus::Running, 1, 0);
-                j.job.started_at = Some(500_000);
+                std::sync::Arc::make_mut(&mut j.job).started_at = Some(500_000);
                 j
             })
             .collect();

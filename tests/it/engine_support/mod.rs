@@ -67,7 +67,7 @@ pub fn snapshot(e: &Engine) -> quotatop::model::QueueSnapshot {
             .jobs()
             .map(|j| quotatop::model::TrackedJob {
                 arn: format!("arn:aws:batch:us-east-1:123456789012:service-job/{}", j.id),
-                job: j,
+                job: j.into(),
                 described_at: Some(now),
                 listed_at: now,
             })

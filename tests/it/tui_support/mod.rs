@@ -46,7 +46,7 @@ fn job(j: J, i: usize) -> TrackedJob {
         JobStatus::Running | JobStatus::Succeeded | JobStatus::Failed
     );
     TrackedJob {
-        job: ServiceJob {
+        job: std::sync::Arc::new(ServiceJob {
             id: id.clone(),
             name: j.name.to_string(),
             share: j.share.to_string(),
@@ -76,7 +76,7 @@ fn job(j: J, i: usize) -> TrackedJob {
             },
             checkpoint_interval_ms: None,
             is_terminated: false,
-        },
+        }),
         arn: format!("arn:aws:batch:us-east-1:123456789012:service-job/{id}"),
         described_at: Some(NOW - 3_000),
         listed_at: NOW - 2_000,
@@ -84,7 +84,7 @@ fn job(j: J, i: usize) -> TrackedJob {
 }
 
 fn preempted(t: &mut TrackedJob, times: &[(i64, i64)], reason: &str) {
-    t.job.preemption = Some(PreemptionSummary {
+    std::sync::Arc::make_mut(&mut t.job).preemption = Some(PreemptionSummary {
         preempted_attempt_count: times.len() as u32,
         recent_preempted_attempts: times
             .iter()
@@ -252,11 +252,12 @@ pub fn ml_training() -> QueueSnapshot {
         &[(80, 60)],
         "Preempted: capacity reclaimed by quota share prod",
     );
-    jobs[0].job.preemption_retries = Some(3);
-    jobs[10].job.status_reason = Some(
+    std::sync::Arc::make_mut(&mut jobs[0].job).preemption_retries = Some(3);
+    std::sync::Arc::make_mut(&mut jobs[10].job).status_reason = Some(
         "MISCONFIGURATION: requests 6 ml.g5.12xlarge, quota share regulated allows 2".to_string(),
     );
-    jobs[12].job.status_reason = Some("AlgorithmError: loss became NaN\r\n(step 1200)".to_string());
+    std::sync::Arc::make_mut(&mut jobs[12].job).status_reason =
+        Some("AlgorithmError: loss became NaN\r\n(step 1200)".to_string());
 
     let front = |i: usize, since: i64| FrontEntry {
         job_arn: jobs[i].arn.clone(),
