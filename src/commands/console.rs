@@ -330,14 +330,43 @@ fn tee(
 ) -> (mpsc::Receiver<Snapshot>, tokio::task::JoinHandle<()>) {
     let (tx, rx) = mpsc::channel(4);
     let task = tokio::spawn(async move {
+        let mut journaled = JournalPace::default();
         while let Some(s) = snapshots.recv().await {
-            handle.record(s.clone());
+            if journaled.keep(&s, std::time::Instant::now()) {
+                handle.record(s.clone());
+            }
             if tx.send(s).await.is_err() {
                 break;
             }
         }
     });
     (rx, task)
+}
+
+/// Which snapshots the console journals: every refresh's own, and of the snapshots sent while
+/// a refresh runs (the early look, progress once a second) only one every
+/// [`JournalPace::IN_PROGRESS_EVERY`], so that a long first load of a large queue is kept now
+/// and then without writing every job once a second.
+#[derive(Debug, Default)]
+struct JournalPace {
+    last_in_progress: Option<std::time::Instant>,
+}
+
+impl JournalPace {
+    const IN_PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
+    fn keep(&mut self, s: &Snapshot, now: std::time::Instant) -> bool {
+        if !s.health.in_progress {
+            return true;
+        }
+        let due = self
+            .last_in_progress
+            .is_none_or(|t| now.duration_since(t) >= Self::IN_PROGRESS_EVERY);
+        if due {
+            self.last_in_progress = Some(now);
+        }
+        due
+    }
 }
 
 /// Runs the console until the user quits, recording what it receives into `journal`.
@@ -404,6 +433,32 @@ pub fn temp_journal() -> Result<PathBuf, JournalError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_journal_keeps_every_refresh_and_a_progress_snapshot_every_30_s() {
+        let t0 = std::time::Instant::now();
+        let at = |s: u64| t0 + std::time::Duration::from_secs(s);
+        let snap = |in_progress: bool| {
+            let mut s = Snapshot::default();
+            s.health.in_progress = in_progress;
+            s
+        };
+        let mut pace = JournalPace::default();
+        let kept: Vec<bool> = [
+            (0, true),
+            (1, true),
+            (2, false),
+            (29, true),
+            (31, true),
+            (40, false),
+        ]
+        .into_iter()
+        .map(|(t, progress)| pace.keep(&snap(progress), at(t)))
+        .collect();
+        // The early look at 0 s, not the progress at 1 s, the refresh at 2 s, not the progress
+        // at 29 s, the progress at 31 s, the refresh at 40 s.
+        assert_eq!(kept, [true, false, true, false, true, true]);
+    }
 
     fn args(journal: Option<PathBuf>, no_journal: bool) -> ConsoleArgs {
         ConsoleArgs {

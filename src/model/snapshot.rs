@@ -174,6 +174,11 @@ pub struct PollHealth {
     /// live or complete, and never journaled again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub from_history: bool,
+    /// Sent while a refresh is still running (the early look, a progress snapshot): the
+    /// refresh's own snapshot follows it. The console shows it; the journal keeps only some
+    /// (see `commands::console`'s tee).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_progress: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

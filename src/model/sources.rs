@@ -153,6 +153,7 @@ impl Fleet {
             complete_in_s: parts.iter().filter_map(|s| s.health.complete_in_s).max(),
             // Each source polls live (a fleet does not start from the journal).
             from_history: parts.iter().any(|s| s.health.from_history),
+            in_progress: parts.iter().any(|s| s.health.in_progress),
         };
         Snapshot {
             taken_at: parts.iter().map(|s| s.taken_at).max().unwrap_or(0),

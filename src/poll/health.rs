@@ -50,6 +50,7 @@ pub fn assess(errors: &[BatchError], calls: usize, wire: WireCounts) -> PollHeal
         describe_rate: None,
         complete_in_s: None,
         from_history: false,
+        in_progress: false,
     }
 }
 

@@ -320,6 +320,7 @@ fn partial(
     let mut health = assess(&[], 0, client.stats().last_minute());
     health.describe_rate = pace.limit();
     health.complete_in_s = progress.and_then(|p| pace.complete_in_s(p.pending, p.rate));
+    health.in_progress = true;
     Snapshot {
         taken_at: wall_clock_ms(),
         sequence: sequence + 1,
