@@ -112,6 +112,9 @@ fn check_region(region: &str) -> Result<(), BatchError> {
     }
 }
 
+/// The API name of DescribeServiceJob (for [`BatchClient::learned_rate`]).
+pub const DESCRIBE_SERVICE_JOB: &str = "DescribeServiceJob";
+
 /// A connected Batch client. Cheap to clone (the SDK client is reference-counted).
 #[derive(Debug, Clone)]
 pub struct BatchClient {
@@ -394,7 +397,7 @@ impl BatchClient {
 
     /// DescribeServiceJob: the job with its priority, preemption summary and attempts.
     pub async fn describe_service_job(&self, job_id: &str) -> Result<DescribedJob, BatchError> {
-        const OP: &str = "DescribeServiceJob";
+        const OP: &str = DESCRIBE_SERVICE_JOB;
         let out = self
             .read(OP, |c| c.describe_service_job().job_id(job_id).send())
             .await?;

@@ -148,6 +148,8 @@ impl Poller {
         emit: &mut (dyn FnMut(Snapshot) + Send),
     ) -> Snapshot {
         let progressive = self.config.progressive;
+        self.pace
+            .follow(client.learned_rate(crate::batch::DESCRIBE_SERVICE_JOB));
         let settings = refresh::Settings {
             budget: self.config.describe_budget,
             concurrency: self.config.concurrency,
@@ -160,7 +162,9 @@ impl Poller {
             } else {
                 self.pace.cap(self.config.interval)
             },
-            rate: self.pace.limit(),
+            // The client's pacer spaces the describes at the rate it learned; spacing them
+            // here as well would only slow them down.
+            rate: None,
         };
         let mut pending = 0;
         let mut errors: Vec<BatchError> = Vec::new();
@@ -279,6 +283,8 @@ impl Poller {
         } else {
             self.unhealthy_streak.saturating_add(1)
         };
+        self.pace
+            .follow(client.learned_rate(crate::batch::DESCRIBE_SERVICE_JOB));
         health.describe_rate = self.pace.limit();
         health.complete_in_s = self.pace.complete_in_s(pending, None);
         self.pending = pending;
@@ -318,6 +324,8 @@ fn partial(
     progress: Option<refresh::Progress>,
 ) -> Snapshot {
     let mut health = assess(&[], 0, client.stats().last_minute());
+    let mut pace = *pace;
+    pace.follow(client.learned_rate(crate::batch::DESCRIBE_SERVICE_JOB));
     health.describe_rate = pace.limit();
     health.complete_in_s = progress.and_then(|p| pace.complete_in_s(p.pending, p.rate));
     health.in_progress = true;
