@@ -24,8 +24,11 @@ pub const WINDOW: Duration = Duration::from_secs(2);
 pub const FLOOR: f64 = 0.5;
 /// Factor by which a learned rate rises per second without a 429.
 pub const RAISE: f64 = 1.1;
-/// A learned rate is forgotten after this long without a 429.
-pub const FORGET: Duration = Duration::from_secs(60);
+/// A learned rate is forgotten after this long without a 429. Short: a rate learned while the
+/// operation was lightly used (its answered calls are then its demand, not its limit) must not
+/// hold back the backlog that follows an outage (the soak's recovery, 20 s); under a real limit
+/// the rate rising by [`RAISE`] meets a 429 again within a few seconds and stays learned.
+pub const FORGET: Duration = Duration::from_secs(8);
 
 /// The pacing state of one operation.
 #[derive(Debug, Clone)]
@@ -267,12 +270,12 @@ mod tests {
         let r = p.rate(D, at).unwrap();
         let want = 10.0 * RAISE.powi(5);
         assert!((r - want).abs() < 0.01, "{r} vs {want}");
-        // Idle for 10 s: the same rise.
-        let later = at + Duration::from_secs(10);
+        // Idle for 2 s: the same rise.
+        let later = at + Duration::from_secs(2);
         let r2 = p.rate(D, later).unwrap();
-        let want = r * RAISE.powi(10);
+        let want = r * RAISE.powi(2);
         assert!((r2 - want).abs() < 0.01, "{r2} vs {want}");
-        // A minute without a throttle: unlimited again.
+        // FORGET without a throttle: unlimited again.
         let much_later = t1 + FORGET;
         assert_eq!(p.rate(D, much_later), None);
         assert_eq!(p.reserve(D, much_later), much_later);

@@ -69,7 +69,10 @@ async fn describes_fit_the_limit_with_few_throttles() {
         took / floor
     );
     assert!(took <= 1.3 * floor, "{took:.1} s > 1.3 x {floor} s");
-    assert!(throttled < calls as u64 / 10, "{throttled} throttled");
+    // Few 429s: 20-21 of 300 with a learned rate kept 60 s, 37-42 with it forgotten after 8 s
+    // (`pacer::FORGET`, short so that a rate learned under light use does not hold back the
+    // backlog after an outage: the soak's recovery). The adaptive mode was 2.2x the floor.
+    assert!(throttled < calls as u64 * 15 / 100, "{throttled} throttled");
     // Every attempt is counted, the throttled ones too.
     assert_eq!(wire.throttled as u64, throttled, "{wire:?}");
     assert!(wire.attempts as u64 >= calls as u64 + throttled, "{wire:?}");
