@@ -46,6 +46,8 @@ use quotatop::model::Snapshot;
 
 #[path = "cold_start/console.rs"]
 mod console;
+#[path = "support/memory.rs"]
+mod memory;
 use quotatop::poll::{self, PollConfig, Poller};
 
 const SHARES: usize = 20;

@@ -14,19 +14,7 @@ use ratatui::backend::TestBackend;
 
 use super::connect;
 
-/// `(VmRSS, VmHWM)` of this process in MB.
-fn memory_mb() -> (f64, f64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|kb| kb.parse::<f64>().ok())
-            .map_or(0.0, |kb| kb / 1024.0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
-}
+use super::memory::memory_mb;
 
 /// The median time of `n` frames.
 fn frames(app: &mut App, terminal: &mut Terminal<TestBackend>, n: usize) -> Duration {
