@@ -162,9 +162,7 @@ impl Poller {
             } else {
                 self.pace.cap(self.config.interval)
             },
-            // The client's pacer spaces the describes at the rate it learned; spacing them
-            // here as well would only slow them down.
-            rate: None,
+            // No spacing here: the client's pacer spaces the describes at the rate it learned.
         };
         let mut pending = 0;
         let mut errors: Vec<BatchError> = Vec::new();

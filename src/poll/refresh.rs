@@ -51,9 +51,6 @@ pub struct Settings {
     /// Most describes of any kind this refresh (under a rate limit, [`super::pace::Pace::cap`]);
     /// `None`: describes are started until the deadline.
     pub cap: Option<usize>,
-    /// Describes a second to start at most (the learned rate limit): the describes are spaced
-    /// so that they meet the API's bucket as it refills, not all at once.
-    pub rate: Option<f64>,
 }
 
 /// What a refresh did.
@@ -188,7 +185,6 @@ pub async fn refresh_jobs(
     let mut answered = 0u32;
     let mut listing_done = false;
     let mut listing_complete = false;
-    let mut next_describe = Instant::now();
     let mut next_progress = Instant::now() + PROGRESS_EVERY;
     // A queue that showed no job yet shows its first listed ones at once (one snapshot more).
     let mut first_jobs = t.job_count() == 0;
@@ -217,8 +213,7 @@ pub async fn refresh_jobs(
             |started: usize, at: Instant| at < deadline && s.cap.is_none_or(|c| started < c);
         // Fill the free slots: listings and describes share them (half each while both wait).
         while inflight.len() < limit {
-            let describe_now =
-                !queue.todo.is_empty() && may_describe(started, at) && at >= next_describe;
+            let describe_now = !queue.todo.is_empty() && may_describe(started, at);
             if !listings.ready.is_empty() && (!describe_now || pages < limit.div_ceil(2)) {
                 let Some(ci) = listings.ready.pop_front() else {
                     break;
@@ -249,9 +244,6 @@ pub async fn refresh_jobs(
                 started += 1;
                 out.calls += 1;
                 first_describe.get_or_insert(at);
-                if let Some(r) = s.rate.filter(|r| *r > 0.0) {
-                    next_describe = next_describe.max(at) + Duration::from_secs_f64(1.0 / r);
-                }
                 inflight.push(Box::pin(async move {
                     let r = client.describe_service_job(&id).await;
                     Done::Described(id, Box::new(r))
@@ -267,9 +259,6 @@ pub async fn refresh_jobs(
         let mut wake = hard;
         if emit.is_some() {
             wake = wake.min(next_progress);
-        }
-        if more && next_describe > at {
-            wake = wake.min(next_describe);
         }
         if more {
             wake = wake.min(deadline.max(at));
