@@ -57,6 +57,19 @@ pub struct AwsContext {
     pub source: Option<String>,
 }
 
+impl AwsContext {
+    /// The context of a change made through a client connected to `source`, under the
+    /// `[[sources]]` name `name` (`None`: the one implicit source).
+    pub fn of(source: &crate::model::Source, name: Option<&str>) -> Self {
+        Self {
+            profile: source.profile.clone(),
+            region: source.region.clone(),
+            endpoint: source.endpoint.clone(),
+            source: name.map(str::to_string),
+        }
+    }
+}
+
 /// The job changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobRef {

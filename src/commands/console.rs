@@ -154,12 +154,7 @@ fn api_runner(
         api: Arc::new(client.clone()),
         log: AuditLog::new(path),
         operator: Operator::current(),
-        aws: AwsContext {
-            profile: source.profile,
-            region: source.region,
-            endpoint: source.endpoint,
-            source: name.map(str::to_string),
-        },
+        aws: AwsContext::of(&source, name),
         // A config file that cannot be used never loosens policy: no changes until fixed.
         read_only: loaded.config.read_only || loaded.broken.is_some(),
         policy: Some(loaded.config.priority.describe(&loaded.policy_source())),

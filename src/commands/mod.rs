@@ -30,6 +30,20 @@ pub fn error_text(e: &anyhow::Error) -> String {
 
 /// The tokio runtime a command runs its async part on: one helper for every command, so each
 /// starts the same multi-threaded runtime (timers and I/O enabled) and fails the same way.
+/// Asks `question [y/N]` on the terminal: `Ok(true)` for y/Y/yes. Off a terminal it fails
+/// with `not_terminal` (the caller's "pass --yes" advice), so nothing happens unconfirmed.
+pub fn confirm(question: &str, not_terminal: &str) -> anyhow::Result<bool> {
+    use std::io::{BufRead as _, IsTerminal as _, Write as _};
+    if !std::io::stdin().is_terminal() {
+        anyhow::bail!("{not_terminal}");
+    }
+    print!("{question} [y/N] ");
+    std::io::stdout().flush().ok();
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+}
+
 pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     use anyhow::Context as _;
     tokio::runtime::Builder::new_multi_thread()

@@ -1,8 +1,6 @@
 //! `quotatop set-priority`: the same validation, preview, API path and audit as the console's
 //! priority dialog.
 
-use std::io::{BufRead, IsTerminal, Write};
-
 use anyhow::bail;
 
 use crate::actions::{self, ChangeContext, Preview, PriorityPolicy};
@@ -85,28 +83,19 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
             println!("dry run: nothing changed");
             return anyhow::Ok(());
         }
-        if !args.yes {
-            if !std::io::stdin().is_terminal() {
-                bail!("not on a terminal: pass --yes to confirm the change");
-            }
-            print!("Apply this change? [y/N] ");
-            std::io::stdout().flush().ok();
-            let mut answer = String::new();
-            std::io::stdin().lock().read_line(&mut answer)?;
-            if !matches!(answer.trim(), "y" | "Y" | "yes") {
-                println!("cancelled: nothing changed");
-                return Ok(());
-            }
+        if !args.yes
+            && !crate::commands::confirm(
+                "Apply this change?",
+                "not on a terminal: pass --yes to confirm the change",
+            )?
+        {
+            println!("cancelled: nothing changed");
+            return Ok(());
         }
         let source = client.source().clone();
         let ctx = ChangeContext {
             operator: Operator::current(),
-            aws: AwsContext {
-                profile: source.profile,
-                region: source.region,
-                endpoint: source.endpoint,
-                source: None,
-            },
+            aws: AwsContext::of(&source, None),
             queue: queue.name.clone(),
             justification: args.reason.clone(),
             change_record: args.change_record.clone(),

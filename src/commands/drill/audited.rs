@@ -40,12 +40,7 @@ impl DrillAudit {
         Ok(Self {
             log,
             operator,
-            aws: AwsContext {
-                profile: source.profile,
-                region: source.region,
-                endpoint: source.endpoint,
-                source: None,
-            },
+            aws: AwsContext::of(&source, None),
             queue: queue.to_string(),
             run_id: run_id.to_string(),
         })

@@ -10,7 +10,6 @@ mod procedure;
 mod render;
 mod template;
 
-use std::io::{BufRead, IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -151,18 +150,14 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
             eprintln!("dry run: nothing submitted");
             return Ok(());
         }
-        if !a.yes {
-            if !std::io::stdin().is_terminal() {
-                bail!("not on a terminal: pass --yes to run the drill");
-            }
-            print!("Run this drill? [y/N] ");
-            std::io::stdout().flush().ok();
-            let mut answer = String::new();
-            std::io::stdin().lock().read_line(&mut answer)?;
-            if !matches!(answer.trim(), "y" | "Y" | "yes") {
-                println!("cancelled: nothing submitted");
-                return Ok(());
-            }
+        if !a.yes
+            && !crate::commands::confirm(
+                "Run this drill?",
+                "not on a terminal: pass --yes to run the drill",
+            )?
+        {
+            println!("cancelled: nothing submitted");
+            return Ok(());
         }
         let timeout = timeout.unwrap_or(plan.expected_ms.saturating_mul(3) + 10 * 60_000);
         let audit = audited::DrillAudit::new(log, &client, &plan.queue, &run_id).await?;

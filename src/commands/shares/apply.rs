@@ -2,7 +2,6 @@
 //! a confirmation, then the calls, each audited before and after.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::{anyhow, bail};
 
@@ -82,28 +81,19 @@ pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
         {
             bail!("{why}; nothing changed");
         }
-        if !args.yes {
-            if !std::io::stdin().is_terminal() {
-                bail!("not on a terminal: pass --yes to confirm the change; nothing changed");
-            }
-            print!("Apply these {} call(s)? [y/N] ", p.steps.len());
-            std::io::stdout().flush().ok();
-            let mut answer = String::new();
-            std::io::stdin().lock().read_line(&mut answer)?;
-            if !matches!(answer.trim(), "y" | "Y" | "yes") {
-                println!("cancelled: nothing changed");
-                return Ok(());
-            }
+        if !args.yes
+            && !crate::commands::confirm(
+                &format!("Apply these {} call(s)?", p.steps.len()),
+                "not on a terminal: pass --yes to confirm the change; nothing changed",
+            )?
+        {
+            println!("cancelled: nothing changed");
+            return Ok(());
         }
         let source = client.source().clone();
         let ctx = SharesContext {
             operator: Operator::current(),
-            aws: AwsContext {
-                profile: source.profile,
-                region: source.region,
-                endpoint: source.endpoint,
-                source: None,
-            },
+            aws: AwsContext::of(&source, None),
             queue: p.live.queue.clone(),
             justification: args.reason.clone(),
             change_record: args.change_record.clone(),
