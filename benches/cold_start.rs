@@ -36,19 +36,19 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use quotatop::batch::{BatchClient, ConnectOptions, StaticCredentials};
 use quotatop::commands::warm;
-use quotatop::emulator::{
-    self, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, OPERATIONS, Scenario,
+use quotatop_aws::batch::{BatchClient, ConnectOptions, StaticCredentials};
+use quotatop_emulator::{
+    self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, OPERATIONS, Scenario,
 };
-use quotatop::journal::{Journal, JournalConfig};
-use quotatop::model::Snapshot;
+use quotatop_model::Snapshot;
+use quotatop_store::journal::{Journal, JournalConfig};
 
 #[path = "cold_start/console.rs"]
 mod console;
 #[path = "support/memory.rs"]
 mod memory;
-use quotatop::poll::{self, PollConfig, Poller};
+use quotatop_aws::poll::{self, PollConfig, Poller};
 
 const SHARES: usize = 20;
 const DESCRIBE: &str = "describeservicejob";
@@ -493,12 +493,12 @@ async fn bench(a: Args) {
 /// Jobs whose listing differs between the journaled snapshot and the complete view (new,
 /// moved on, vanished): what a warm restart must describe.
 fn changed(journaled: &Snapshot, now: &Snapshot) -> u64 {
-    let then: std::collections::HashMap<&str, &quotatop::model::ServiceJob> = journaled.queues[0]
+    let then: std::collections::HashMap<&str, &quotatop_model::ServiceJob> = journaled.queues[0]
         .jobs
         .iter()
         .map(|j| (j.job.id.as_str(), &*j.job))
         .collect();
-    let key = |j: &quotatop::model::ServiceJob| {
+    let key = |j: &quotatop_model::ServiceJob| {
         (
             j.status,
             j.status_reason.clone(),

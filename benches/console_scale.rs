@@ -21,16 +21,16 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use quotatop::analysis::LoopRule;
-use quotatop::batch::JobQueueInfo;
-use quotatop::model::{
+use quotatop_analysis::LoopRule;
+use quotatop_aws::batch::JobQueueInfo;
+use quotatop_aws::poll::{QueueInfo, QueueTracker};
+use quotatop_model::{
     Attempt, CapacityLimit, FrontEntry, JobStatus, PreemptedAttempt, PreemptionSummary,
     QueueSnapshot, QuotaShare, ServiceEnvironment, ServiceJob, SharingConfig, Snapshot, TrackedJob,
 };
-use quotatop::poll::{QueueInfo, QueueTracker};
-use quotatop::tui::keymap::KeyMap;
-use quotatop::tui::theme::Theme;
-use quotatop::tui::{App, AppOptions, Msg, StatusInfo};
+use quotatop_tui::keymap::KeyMap;
+use quotatop_tui::theme::Theme;
+use quotatop_tui::{App, AppOptions, Msg, StatusInfo};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -331,7 +331,7 @@ fn child() {
     let refreshes = env_usize("QT_REFRESHES", 10).max(1);
     // As the console's run does at start (`QT_MMAP_FIX=0`: without, to compare).
     if std::env::var("QT_MMAP_FIX").map_or(true, |v| v != "0") {
-        quotatop::replay::fix_mmap_threshold();
+        quotatop_replay::fix_mmap_threshold();
     }
     let (rss0, _) = memory_mb();
     // The poller's copy: a tracker seeded with the world (the journaled queue is dropped after).

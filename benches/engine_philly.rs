@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use quotatop::engine::{Engine, EngineConfig};
-use quotatop::model::{CapacityLimit, QuotaShare, SharingConfig};
-use quotatop::replay::{TraceJob, philly, run_trace};
+use quotatop_engine::{Engine, EngineConfig};
+use quotatop_model::{CapacityLimit, QuotaShare, SharingConfig};
+use quotatop_replay::{TraceJob, philly, run_trace};
 
 fn traces_dir() -> PathBuf {
     std::env::var_os("QUOTATOP_PHILLY_DIR")

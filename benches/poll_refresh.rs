@@ -17,12 +17,12 @@
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use quotatop::batch::{BatchClient, ConnectOptions, StaticCredentials};
-use quotatop::emulator::{
-    self, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, OPERATIONS, Scenario,
+use quotatop_aws::batch::{BatchClient, ConnectOptions, StaticCredentials};
+use quotatop_aws::poll::{PollConfig, Poller};
+use quotatop_emulator::{
+    self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, OPERATIONS, Scenario,
 };
-use quotatop::model::JobStatus;
-use quotatop::poll::{PollConfig, Poller};
+use quotatop_model::JobStatus;
 
 const SHARES: usize = 20;
 const JOBS_PER_SHARE: u32 = 250;

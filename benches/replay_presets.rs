@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use quotatop::model::{CapacityLimit, QuotaShare, SharingConfig};
-use quotatop::replay::{
+use quotatop_model::{CapacityLimit, QuotaShare, SharingConfig};
+use quotatop_replay::{
     Comparison, ReplayConfig, TraceJob, Workload, config, philly, presets, replay_lean,
 };
 
@@ -90,7 +90,7 @@ fn run(jobs: &[TraceJob], configs: &[ReplayConfig]) -> usize {
 
 fn bench(c: &mut Criterion) {
     // As `quotatop replay` does.
-    quotatop::replay::fix_mmap_threshold();
+    quotatop_replay::fix_mmap_threshold();
     let (jobs, configs) = load();
     let began = Instant::now();
     let completed = run(&jobs, &configs);

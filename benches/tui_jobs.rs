@@ -7,14 +7,14 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use quotatop::analysis::LoopRule;
-use quotatop::model::{
+use quotatop_analysis::LoopRule;
+use quotatop_model::{
     CapacityLimit, JobStatus, QueueSnapshot, QuotaShare, ServiceJob, SharingConfig, Snapshot,
     TrackedJob,
 };
-use quotatop::tui::keymap::KeyMap;
-use quotatop::tui::theme::Theme;
-use quotatop::tui::{App, AppOptions, Msg, StatusInfo};
+use quotatop_tui::keymap::KeyMap;
+use quotatop_tui::theme::Theme;
+use quotatop_tui::{App, AppOptions, Msg, StatusInfo};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

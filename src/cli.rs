@@ -257,7 +257,7 @@ pub struct ReplayArgs {
 }
 
 fn parse_default_nodes(s: &str) -> Result<u32, String> {
-    let max = u32::MAX / crate::replay::philly::GPUS_PER_NODE;
+    let max = u32::MAX / quotatop_replay::philly::GPUS_PER_NODE;
     s.trim()
         .parse::<u32>()
         .ok()

@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::scorecard::ScorecardOptions;
-use crate::analysis::scorecard::decision::{Budget, DeadlineRule, DecisionRule, Rules};
-use crate::analysis::{GpuTable, LoopRule};
-use crate::journal::JournalConfig;
+use quotatop_analysis::scorecard::ScorecardOptions;
+use quotatop_analysis::scorecard::decision::{Budget, DeadlineRule, DecisionRule, Rules};
+use quotatop_analysis::{GpuTable, LoopRule};
+use quotatop_store::journal::JournalConfig;
 
 mod sources;
 pub use sources::{SelectedSource, SourceConfig};
@@ -47,10 +47,10 @@ pub struct Config {
     pub loops: LoopConfig,
     /// When a priority change needs a change-record id (`[priority]`: `large_change`,
     /// `protected_from`).
-    pub priority: crate::actions::PriorityPolicy,
+    pub priority: quotatop_actions::PriorityPolicy,
     /// When a quota-share change needs a change-record id (`[shares]`:
     /// `change_record_for_limits`, default true).
-    pub shares: crate::analysis::shares_plan::SharesPolicy,
+    pub shares: quotatop_analysis::shares_plan::SharesPolicy,
     /// Action name → keys, e.g. `quit = ["q", "ctrl-c"]` (see `?` for the action names).
     pub keys: BTreeMap<String, Vec<String>>,
     /// What the journal keeps (`[journal]`).
@@ -233,8 +233,8 @@ impl Default for Config {
             tag_justification: false,
             refresh_secs: 5.0,
             loops: LoopConfig::default(),
-            priority: crate::actions::PriorityPolicy::default(),
-            shares: crate::analysis::shares_plan::SharesPolicy::default(),
+            priority: quotatop_actions::PriorityPolicy::default(),
+            shares: quotatop_analysis::shares_plan::SharesPolicy::default(),
             keys: BTreeMap::new(),
             journal: JournalSettings::default(),
             scorecard: ScorecardSettings::default(),
@@ -353,7 +353,7 @@ pub fn load_with(
                 c
             }
             Err(e) => {
-                let why = crate::model::error_chain(&e);
+                let why = quotatop_model::error_chain(&e);
                 warnings.push(format!(
                     "{why}; using defaults (changes are refused until it is fixed)"
                 ));
@@ -384,7 +384,7 @@ pub fn load_with(
             Some(on) => config.read_only = on,
             None => warnings.push(format!(
                 "QUOTATOP_READ_ONLY={} is not a yes/no value (1/0, true/false, yes/no, on/off); ignored",
-                crate::model::clean_text(&v)
+                quotatop_model::clean_text(&v)
             )),
         }
     }
@@ -441,13 +441,12 @@ const MAX_UNKNOWN_KEYS: usize = 64;
 
 /// The file's settings, and a warning per unknown key (left out; the rest applies).
 fn read_file(path: &Path) -> Result<(Config, Vec<String>), ConfigError> {
-    let text =
-        crate::model::read_small_text(path, crate::model::MAX_SMALL_FILE).map_err(|source| {
-            ConfigError::Read {
-                path: path.display().to_string(),
-                source,
-            }
-        })?;
+    let text = quotatop_model::read_small_text(path, quotatop_model::MAX_SMALL_FILE).map_err(
+        |source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        },
+    )?;
     let parse_error = |message: String| ConfigError::Parse {
         path: path.display().to_string(),
         message,
@@ -483,8 +482,8 @@ fn read_file(path: &Path) -> Result<(Config, Vec<String>), ConfigError> {
                 unknown.push(format!(
                     "config file {}: unknown key `{}` ignored ({})",
                     path.display(),
-                    crate::model::clean_text(&key),
-                    crate::model::clean_text(
+                    quotatop_model::clean_text(&key),
+                    quotatop_model::clean_text(
                         message.split_once("`, ").map_or("", |(_, rest)| rest)
                     ),
                 ));

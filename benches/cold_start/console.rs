@@ -3,12 +3,12 @@
 
 use std::time::{Duration, Instant};
 
-use quotatop::analysis::LoopRule;
-use quotatop::model::JobStatus;
-use quotatop::poll::{PollConfig, Poller};
-use quotatop::tui::keymap::KeyMap;
-use quotatop::tui::theme::Theme;
-use quotatop::tui::{App, AppOptions, Msg, StatusInfo};
+use quotatop_analysis::LoopRule;
+use quotatop_aws::poll::{PollConfig, Poller};
+use quotatop_model::JobStatus;
+use quotatop_tui::keymap::KeyMap;
+use quotatop_tui::theme::Theme;
+use quotatop_tui::{App, AppOptions, Msg, StatusInfo};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

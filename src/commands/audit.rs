@@ -5,12 +5,14 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use chrono::{DateTime, Utc};
 
-use crate::audit::{self, AuditLog, AuditRecord, Change, Head, Operator, Outcome, RecordKind};
 use crate::cli::{
     AuditCommand, AuditExportArgs, AuditListArgs, AuditLogArg, AuditReconcileArgs, AuditRepairArgs,
     AuditVerifyArgs, ExportFormat,
 };
-use crate::model::{clean_text, csv_field, pad_right};
+use quotatop_model::{clean_text, csv_field, pad_right};
+use quotatop_store::audit::{
+    self, AuditLog, AuditRecord, Change, Head, Operator, Outcome, RecordKind,
+};
 
 pub fn run(cmd: &AuditCommand) -> anyhow::Result<()> {
     match cmd {
@@ -30,11 +32,12 @@ fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
     let rt = super::runtime()?;
     let done = rt.block_on(async {
         let client =
-            crate::batch::BatchClient::connect(super::snapshot::connect_options(&a.aws)).await?;
-        let (operator, target) = crate::actions::reconciler(&client).await;
-        crate::actions::reconcile(&client, &log, &operator, &target)
+            quotatop_aws::batch::BatchClient::connect(super::snapshot::connect_options(&a.aws))
+                .await?;
+        let (operator, target) = quotatop_actions::reconciler(&client).await;
+        quotatop_actions::reconcile(&client, &log, &operator, &target)
             .await
-            .map_err(|e| anyhow::anyhow!(clean_text(&crate::model::error_chain(&e))))
+            .map_err(|e| anyhow::anyhow!(clean_text(&quotatop_model::error_chain(&e))))
     })?;
     if done.is_empty() {
         println!(
@@ -46,7 +49,7 @@ fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
     for r in &done {
         println!("{}", r.line());
     }
-    let (decided, left) = crate::actions::tally(&done);
+    let (decided, left) = quotatop_actions::tally(&done);
     if left > 0 {
         bail!(
             "{left} of {} changes left unknown (reasons above); {decided} reconciled",
@@ -102,7 +105,7 @@ fn load_records(a: &AuditLogArg) -> anyhow::Result<Vec<(usize, AuditRecord)>> {
         existing(&path)?;
     }
     let log = audit::read_log(&path)
-        .map_err(|e| anyhow::anyhow!(clean_text(&crate::model::error_chain(&e))))?;
+        .map_err(|e| anyhow::anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
     if let Some(t) = &log.torn {
         eprintln!(
             "warning: audit log {} line {} is torn (an incomplete write of {} bytes) and is left out; run `quotatop audit repair --log {}`",
@@ -261,7 +264,7 @@ fn existing(path: &std::path::Path) -> anyhow::Result<()> {
 /// `s` as one shell word: left alone when plain, else single-quoted (control characters
 /// shown as `\u00XX`, so nothing in it acts on the terminal or the shell when pasted).
 fn shell_quote(s: &str) -> String {
-    let s = crate::model::escape_controls(s);
+    let s = quotatop_model::escape_controls(s);
     if !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c))
@@ -303,7 +306,7 @@ pub fn repair(a: &AuditRepairArgs) -> anyhow::Result<String> {
     };
     match log
         .repair(template)
-        .map_err(|e| anyhow::anyhow!(clean_text(&crate::model::error_chain(&e))))?
+        .map_err(|e| anyhow::anyhow!(clean_text(&quotatop_model::error_chain(&e))))?
     {
         None => Ok(format!(
             "{}: the last line is whole; nothing to repair\n",
@@ -325,9 +328,9 @@ pub fn repair(a: &AuditRepairArgs) -> anyhow::Result<String> {
     }
 }
 
-/// `30m`, `24h`, `7d`, `2w`, or an RFC 3339 time ([`crate::model::parse_since`]).
+/// `30m`, `24h`, `7d`, `2w`, or an RFC 3339 time ([`quotatop_model::parse_since`]).
 pub fn parse_since(text: &str, now: DateTime<Utc>) -> anyhow::Result<DateTime<Utc>> {
-    let ms = crate::model::parse_since(text, now.timestamp_millis())
+    let ms = quotatop_model::parse_since(text, now.timestamp_millis())
         .map_err(|e| anyhow::anyhow!("--since: {e}"))?;
     DateTime::from_timestamp_millis(ms)
         .ok_or_else(|| anyhow::anyhow!("--since {:?} is out of range", text.trim()))
@@ -545,7 +548,7 @@ pub fn export(a: &AuditExportArgs) -> anyhow::Result<String> {
     Ok(match a.format {
         ExportFormat::Json => format!(
             "{}\n",
-            crate::model::escape_c1_in_json(serde_json::to_string_pretty(&rows)?)
+            quotatop_model::escape_c1_in_json(serde_json::to_string_pretty(&rows)?)
         ),
         ExportFormat::Csv => {
             let mut out = String::from(
@@ -580,7 +583,7 @@ pub fn export(a: &AuditExportArgs) -> anyhow::Result<String> {
                 // Control characters (ESC, BEL, CR, U+009B…) are written as visible `\u00XX`.
                 let line: Vec<String> = fields
                     .iter()
-                    .map(|f| csv_field(&crate::model::escape_controls(f)))
+                    .map(|f| csv_field(&quotatop_model::escape_controls(f)))
                     .collect();
                 out.push_str(&line.join(","));
                 out.push('\n');

@@ -7,21 +7,21 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use crate::actions::JobTagger;
-use crate::audit::{AuditLog, AwsContext, Operator};
-use crate::batch::BatchClient;
-use crate::poll::PollHandle;
 use crate::services::{self, ApiRunner, JournalReader, ScorecardSettings};
-use crate::tui::data::HISTORY_LEN;
-use crate::tui::effects::{ChangeRunner, HistoryReader, Services};
+use quotatop_actions::JobTagger;
+use quotatop_aws::batch::BatchClient;
+use quotatop_aws::poll::PollHandle;
+use quotatop_store::audit::{AuditLog, AwsContext, Operator};
+use quotatop_tui::data::HISTORY_LEN;
+use quotatop_tui::effects::{ChangeRunner, HistoryReader, Services};
 
 use crate::cli::ConsoleArgs;
 use crate::config::{self, Loaded, Overrides};
-use crate::journal::{JournalConfig, JournalError, JournalHandle};
-use crate::model::{Snapshot, Source};
-use crate::tui::keymap::KeyMap;
-use crate::tui::theme::Theme;
-use crate::tui::{self, AppOptions, History, StatusInfo};
+use quotatop_model::{Snapshot, Source};
+use quotatop_store::journal::{JournalConfig, JournalError, JournalHandle};
+use quotatop_tui::keymap::KeyMap;
+use quotatop_tui::theme::Theme;
+use quotatop_tui::{self as tui, AppOptions, History, StatusInfo};
 
 /// The config layers with these flags on top (`queues`, `aws` from the caller).
 pub fn load(console: &ConsoleArgs, overrides: Overrides) -> Loaded {
@@ -43,7 +43,7 @@ pub const LOG_ROTATE_BYTES: u64 = 10 * 1024 * 1024;
 /// Sends the console's `tracing` output to `console.log` in the state directory, never to the
 /// terminal it draws on. A log that cannot be opened is a warning, not a failure.
 pub fn start_logging() -> Option<String> {
-    let opened = crate::journal::state_dir()
+    let opened = quotatop_store::journal::state_dir()
         .map_err(anyhow::Error::from)
         .and_then(|dir| {
             super::record::init_named_file_logging(&dir, "console.log", Some(LOG_ROTATE_BYTES))
@@ -75,7 +75,7 @@ pub fn options(loaded: &Loaded, source: Source, journal: &Journal) -> AppOptions
     let theme = match Theme::resolve(&loaded.config.theme, loaded.theme_dir.as_deref()) {
         Ok(t) => t,
         Err(e) => {
-            warnings.push(format!("{}; using dark", crate::model::error_chain(&e)));
+            warnings.push(format!("{}; using dark", quotatop_model::error_chain(&e)));
             Theme::dark()
         }
     };
@@ -205,7 +205,7 @@ fn services_with(
         journal_state: None,
         share_changes: audit_log.map(|path| {
             Arc::new(crate::services::share_changes::AuditShareChanges { path })
-                as Arc<dyn crate::tui::effects::ShareChangeReader>
+                as Arc<dyn quotatop_tui::effects::ShareChangeReader>
         }),
     }
 }
@@ -264,24 +264,24 @@ pub async fn reconcile_on_start_with(
     clients: &[&BatchClient],
     path: &std::path::Path,
 ) -> Option<String> {
-    use crate::actions::Decision;
-    let pending = crate::audit::read_records(path)
+    use quotatop_actions::Decision;
+    let pending = quotatop_store::audit::read_records(path)
         .ok()
-        .map(|r| crate::audit::changes(&r))?
+        .map(|r| quotatop_store::audit::changes(&r))?
         .iter()
         .any(|c| c.outcome_unknown() && c.is_priority());
     if !pending || clients.is_empty() {
         return None;
     }
-    let log = crate::audit::AuditLog::new(path);
+    let log = quotatop_store::audit::AuditLog::new(path);
     let work = async {
         // Per change: decided by some source (true), or left unknown by every source so far
         // (false, with the last reason).
         let mut seen: Vec<(String, bool)> = Vec::new();
         let mut decided_ids: Vec<String> = Vec::new();
         for client in clients {
-            let (operator, target) = crate::actions::reconciler(client).await;
-            let done = crate::actions::reconcile(*client, &log, &operator, &target).await?;
+            let (operator, target) = quotatop_actions::reconciler(client).await;
+            let done = quotatop_actions::reconcile(*client, &log, &operator, &target).await?;
             for r in done {
                 let settled = !matches!(r.result, Decision::LeftUnknown(_));
                 match seen.iter_mut().find(|(id, _)| *id == r.change_id) {
@@ -294,7 +294,7 @@ pub async fn reconcile_on_start_with(
             }
         }
         let left = seen.iter().filter(|(_, settled)| !settled).count();
-        Ok::<_, crate::audit::AuditError>((decided_ids.len(), left))
+        Ok::<_, quotatop_store::audit::AuditError>((decided_ids.len(), left))
     };
     let line = match tokio::time::timeout(std::time::Duration::from_secs(10), work).await {
         Err(_) => "audit: deciding changes with an unknown outcome took over 10 s; run `quotatop audit reconcile`".to_string(),
@@ -314,7 +314,7 @@ pub async fn reconcile_on_start_with(
             line
         }
     };
-    Some(crate::model::clean_text(&line))
+    Some(quotatop_model::clean_text(&line))
 }
 
 /// Records every snapshot into the journal (never blocking: a full writer queue drops the
@@ -374,7 +374,7 @@ pub async fn run(
     // The console drops a job list of tens of MB every refresh at 50,000 jobs: with glibc's
     // mmap threshold fixed, such lists are mapped and given back when freed instead of staying
     // resident in the heap (measured by `benches/console_scale.rs`: 164 → 142 MB at 50,000).
-    crate::replay::fix_mmap_threshold();
+    quotatop_replay::fix_mmap_threshold();
     let Some(handle) = journal.handle else {
         let result = tui::run(opts, snapshots, services).await;
         log_end(&result);

@@ -9,11 +9,11 @@ use anyhow::Context as _;
 use tokio::sync::mpsc;
 
 use super::console;
-use crate::batch::{BatchClient, ConnectOptions, StaticCredentials};
 use crate::cli::DemoArgs;
 use crate::config::Overrides;
-use crate::emulator::{self, ClockMode, EmulatorConfig, Scenario};
-use crate::poll::{self, PollConfig};
+use quotatop_aws::batch::{BatchClient, ConnectOptions, StaticCredentials};
+use quotatop_aws::poll::{self, PollConfig};
+use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, Scenario};
 
 /// The demo world, embedded so `quotatop demo` works from any directory.
 pub const DEMO_SCENARIO: &str = include_str!("../../scenarios/demo.toml");

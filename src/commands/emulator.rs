@@ -3,7 +3,7 @@
 use anyhow::Context as _;
 
 use crate::cli::EmulatorArgs;
-use crate::emulator::{self, ClockMode, EmulatorConfig, FaultSpec, Scenario};
+use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, FaultSpec, Scenario};
 
 pub fn run(args: &EmulatorArgs) -> anyhow::Result<()> {
     // Without --scenario, the demo world built into the binary: an installed binary runs from

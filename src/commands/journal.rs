@@ -5,11 +5,11 @@ use std::path::Path;
 
 use anyhow::{Context, anyhow, bail};
 
-use crate::analysis::scorecard::ScorecardOptions;
 use crate::cli::{JournalCommand, JournalWindowArgs};
-use crate::journal::{self, Journal, JournalConfig};
-use crate::replay::from_history::{self, HistoryTrace};
-use crate::replay::{ReplayConfig, Workload, config::summed_limits};
+use quotatop_analysis::scorecard::ScorecardOptions;
+use quotatop_replay::from_history::{self, HistoryTrace};
+use quotatop_replay::{ReplayConfig, Workload, config::summed_limits};
+use quotatop_store::journal::{self, Journal, JournalConfig};
 
 /// A queue's journaled trace and its baseline configuration.
 pub struct JournalTrace {
@@ -60,19 +60,19 @@ pub fn trace_from_journal(
         Some(p) => p.to_path_buf(),
         None => journal::default_journal_path()?,
     };
-    crate::model::parse_since(&window.since, 0).map_err(|e| anyhow!("--since: {e}"))?;
+    quotatop_model::parse_since(&window.since, 0).map_err(|e| anyhow!("--since: {e}"))?;
     let j = Journal::open_existing(&path, JournalConfig::default())?;
     let q = j
         .queue(queue)?
         .ok_or_else(|| anyhow!("the journal {} has no queue {queue:?}", path.display()))?;
     let until = match &window.until {
-        Some(u) => crate::model::parse_since(u, q.last_observed_at)
+        Some(u) => quotatop_model::parse_since(u, q.last_observed_at)
             .map_err(|e| anyhow!("--until: {e}"))?
             .min(q.last_observed_at),
         None => q.last_observed_at,
     };
     let from =
-        crate::model::parse_since(&window.since, until).map_err(|e| anyhow!("--since: {e}"))?;
+        quotatop_model::parse_since(&window.since, until).map_err(|e| anyhow!("--since: {e}"))?;
     if from > until {
         bail!(
             "--since {} is after the window's end for {queue}",
@@ -101,17 +101,17 @@ pub fn trace_from_journal(
                 anyhow!(
                     "the journal {} has no configuration of {queue} in force at --since {} (the first it observed is from {}); replay without --baseline-at-since to start from the last one seen",
                     path.display(),
-                    crate::model::format_utc(from),
+                    quotatop_model::format_utc(from),
                     j.first_config_at(queue)
                         .ok()
                         .flatten()
-                        .map_or_else(|| "never".to_string(), crate::model::format_utc)
+                        .map_or_else(|| "never".to_string(), quotatop_model::format_utc)
                 )
             })?;
             let name = format!(
                 "{queue} (journal, as at {}; observed {})",
-                crate::model::format_utc(from),
-                crate::model::format_utc(at.last_observed_at)
+                quotatop_model::format_utc(from),
+                quotatop_model::format_utc(at.last_observed_at)
             );
             (at, name)
         }
@@ -155,7 +155,7 @@ pub fn run(cmd: &JournalCommand) -> anyhow::Result<()> {
             )?;
             eprintln!(
                 "{}",
-                crate::model::clean_text(&format!(
+                quotatop_model::clean_text(&format!(
                     "{} job(s) exported{}",
                     t.trace.jobs.len(),
                     left_out_text(&t.trace)

@@ -24,7 +24,7 @@ pub mod warm;
 /// of control characters, since messages quote input (file contents, server messages).
 pub fn error_text(e: &anyhow::Error) -> String {
     let text = format!("{e:#}");
-    let lines: Vec<String> = text.lines().map(crate::model::clean_text).collect();
+    let lines: Vec<String> = text.lines().map(quotatop_model::clean_text).collect();
     lines.join("\n")
 }
 
@@ -70,32 +70,32 @@ mod tests {
                 source: cause(),
             }
             .into(),
-            crate::journal::JournalError::Open {
+            quotatop_store::journal::JournalError::Open {
                 path: "/var/j.sqlite3".into(),
                 source: cause(),
             }
             .into(),
-            crate::journal::JournalError::CreateDir {
+            quotatop_store::journal::JournalError::CreateDir {
                 path: "/var/j".into(),
                 source: cause(),
             }
             .into(),
-            crate::audit::AuditError::Io {
+            quotatop_store::audit::AuditError::Io {
                 path: "/var/audit.jsonl".into(),
                 source: cause(),
             }
             .into(),
-            crate::emulator::EmulatorError::Bind {
+            quotatop_emulator::EmulatorError::Bind {
                 addr: ([127, 0, 0, 1], 80).into(),
                 source: cause(),
             }
             .into(),
-            crate::emulator::EmulatorError::ReadScenario {
+            quotatop_emulator::EmulatorError::ReadScenario {
                 path: "s.toml".into(),
                 source: cause(),
             }
             .into(),
-            crate::replay::philly::TraceError::Io {
+            quotatop_replay::philly::TraceError::Io {
                 path: "trace_a.csv".into(),
                 source: cause(),
             }
@@ -117,12 +117,12 @@ mod tests {
             "cannot read config file /etc/q.toml: the disk said no"
         );
         // The library's own chain walk, for status lines and warnings, reads the same.
-        let journal = crate::journal::JournalError::Open {
+        let journal = quotatop_store::journal::JournalError::Open {
             path: "/var/j.sqlite3".into(),
             source: cause(),
         };
         assert_eq!(
-            crate::model::error_chain(&journal),
+            quotatop_model::error_chain(&journal),
             "cannot open the journal /var/j.sqlite3: the disk said no"
         );
     }

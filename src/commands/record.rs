@@ -13,11 +13,11 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio::sync::mpsc;
 
-use crate::batch::BatchClient;
 use crate::cli::RecordArgs;
-use crate::journal::{self, JournalHandle};
-use crate::model::Snapshot;
-use crate::poll::{self, PollConfig};
+use quotatop_aws::batch::BatchClient;
+use quotatop_aws::poll::{self, PollConfig};
+use quotatop_model::Snapshot;
+use quotatop_store::journal::{self, JournalHandle};
 
 /// `quotatop record`.
 pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
@@ -61,7 +61,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
     }
     let metrics_ctx = crate::metrics::Context {
         rule: loaded.config.loop_rule(),
-        gpus: crate::analysis::GpuTable::with_overrides(loaded.config.gpus.clone()),
+        gpus: quotatop_analysis::GpuTable::with_overrides(loaded.config.gpus.clone()),
     };
     let rt = super::runtime()?;
     rt.block_on(async {
@@ -341,11 +341,11 @@ fn open_private_log(path: &Path) -> std::io::Result<std::fs::File> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::{Journal, JournalConfig};
-    use crate::model::{JobStatus, QueueSnapshot};
+    use quotatop_model::{JobStatus, QueueSnapshot};
+    use quotatop_store::journal::{Journal, JournalConfig};
 
     fn snap(t: i64, status: JobStatus) -> Snapshot {
-        let mut j = crate::analysis::fixture::job("x", "a", "ml.g5.xlarge", 1, status, 1, 1_000);
+        let mut j = quotatop_analysis::fixture::job("x", "a", "ml.g5.xlarge", 1, status, 1, 1_000);
         j.listed_at = t;
         Snapshot {
             taken_at: t,
@@ -380,7 +380,8 @@ mod tests {
     async fn records_until_shutdown_then_flushes() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("j.sqlite3");
-        let journal = JournalHandle::start(&path, crate::journal::JournalConfig::default());
+        let journal =
+            JournalHandle::start(&path, quotatop_store::journal::JournalConfig::default());
         let (tx, mut rx) = mpsc::channel(4);
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let task = async {

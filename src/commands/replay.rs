@@ -5,21 +5,21 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
-use crate::analysis::scorecard::decision::DeadlineRule;
 use crate::cli::{ReplayArgs, ReportFormat};
-use crate::model::{CapacityLimit, QuotaShare, SharingConfig};
-use crate::replay::{
+use quotatop_analysis::scorecard::decision::DeadlineRule;
+use quotatop_model::{CapacityLimit, QuotaShare, SharingConfig};
+use quotatop_replay::{
     Comparison, ReplayConfig, ReplayOutcome, StuckJob, TraceJob, Workload, philly, presets,
     replay_lean, report, trace_csv,
 };
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
-    crate::replay::fix_mmap_threshold();
+    quotatop_replay::fix_mmap_threshold();
     let text = execute(args, std::io::stderr().is_terminal())?;
     // Share, configuration and instance-type names come from trace and config files: whatever
     // the format, no control character reaches the terminal (line breaks kept).
     for line in text.lines() {
-        println!("{}", crate::model::clean_text(line));
+        println!("{}", quotatop_model::clean_text(line));
     }
     Ok(())
 }
@@ -56,7 +56,7 @@ fn load_traces(paths: &[PathBuf], default_nodes: Option<u32>) -> anyhow::Result<
             if t.defaulted_nodes {
                 eprintln!(
                     "{}",
-                    crate::model::clean_text(&format!(
+                    quotatop_model::clean_text(&format!(
                         "Philly VC {}: philly_vc_nodes.csv gives no node count; using --default-nodes {} ({} GPUs)",
                         t.vc,
                         t.gpus / philly::GPUS_PER_NODE,
@@ -79,7 +79,7 @@ fn load_traces(paths: &[PathBuf], default_nodes: Option<u32>) -> anyhow::Result<
     jobs.shrink_to_fit();
     let philly_base = (!shares.is_empty()).then(|| ReplayConfig {
         name: "philly".to_string(),
-        capacity: crate::replay::config::summed_limits(&shares),
+        capacity: quotatop_replay::config::summed_limits(&shares),
         shares,
         workload: Workload::default(),
         rules: Default::default(),
@@ -98,7 +98,7 @@ fn scale(cfg: ReplayConfig, factor: Option<f64>) -> anyhow::Result<ReplayConfig>
         .with_context(|| format!("configuration {:?} scaled by {f}", cfg.name))?;
     eprintln!(
         "{}",
-        crate::model::clean_text(&format!(
+        quotatop_model::clean_text(&format!(
             "capacity scaled by {f}: {}: {}",
             scaled.name,
             scaled.capacity_summary()
@@ -149,7 +149,7 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
             )?;
             eprintln!(
                 "{}",
-                crate::model::clean_text(&format!(
+                quotatop_model::clean_text(&format!(
                     "{} job(s) from the journal{}; baseline: {}",
                     t.trace.jobs.len(),
                     super::journal::left_out_text(&t.trace)
@@ -188,7 +188,7 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
         }
         if let Some(choice) = presets::protected_share(&base, args.protect.as_deref(), &loaded.jobs)
         {
-            eprintln!("{}", crate::model::clean_text(&choice.reason));
+            eprintln!("{}", quotatop_model::clean_text(&choice.reason));
             protected = Some(choice);
         }
         configs.extend(presets::product_presets(
@@ -220,7 +220,7 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
                 let filled = done * width / total.max(1);
                 eprint!(
                     "\r{} [{}{}] {done}/{total} jobs",
-                    crate::model::pad_right(&crate::model::clean_text(&cfg.name), 24),
+                    quotatop_model::pad_right(&quotatop_model::clean_text(&cfg.name), 24),
                     "#".repeat(filled),
                     ".".repeat(width - filled)
                 );
@@ -233,7 +233,7 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
         }
         if let Some(m) = stuck_message(&cfg.name, &stuck) {
             for line in m.lines() {
-                eprintln!("{}", crate::model::clean_text(line));
+                eprintln!("{}", quotatop_model::clean_text(line));
             }
         }
         outcomes.push(outcome);
@@ -260,7 +260,7 @@ fn comparison(
     protected: Option<String>,
 ) -> anyhow::Result<(Comparison, Vec<String>)> {
     let rules = match &args.rules {
-        Some(p) => crate::replay::config::load_rules(p)?,
+        Some(p) => quotatop_replay::config::load_rules(p)?,
         None => configs.first().map(|c| c.rules.clone()).unwrap_or_default(),
     };
     comparison_with(
@@ -277,7 +277,7 @@ fn comparison(
 /// --impact` alike.
 pub fn comparison_with(
     horizon: Option<&str>,
-    mut rules: crate::analysis::scorecard::decision::Rules,
+    mut rules: quotatop_analysis::scorecard::decision::Rules,
     jobs: &[TraceJob],
     protected: Option<String>,
     per_job: bool,
@@ -286,13 +286,13 @@ pub fn comparison_with(
     let horizon_ms = match horizon {
         Some(h) => {
             let ms =
-                crate::model::parse_duration(h).map_err(|e| anyhow::anyhow!("--horizon: {e}"))?;
+                quotatop_model::parse_duration(h).map_err(|e| anyhow::anyhow!("--horizon: {e}"))?;
             if ms <= 0 {
                 bail!("--horizon {h}: must be longer than 0");
             }
             notes.push(format!(
                 "Horizon: goodput counts the work finished within {} of the first submission (--horizon).",
-                crate::analysis::scorecard::format::duration(Some(ms))
+                quotatop_analysis::scorecard::format::duration(Some(ms))
             ));
             Some(ms)
         }
@@ -301,11 +301,11 @@ pub fn comparison_with(
             let hi = jobs.iter().map(|j| j.submit_ms).max().unwrap_or(0);
             notes.push(format!(
                 "Horizon: goodput counts the work finished within {} of the first submission: the last submission + {} (--horizon to change).",
-                crate::analysis::scorecard::format::duration(Some(
-                    hi - lo + crate::replay::run::DEFAULT_HORIZON_TAIL_MS
+                quotatop_analysis::scorecard::format::duration(Some(
+                    hi - lo + quotatop_replay::run::DEFAULT_HORIZON_TAIL_MS
                 )),
-                crate::analysis::scorecard::format::duration(Some(
-                    crate::replay::run::DEFAULT_HORIZON_TAIL_MS
+                quotatop_analysis::scorecard::format::duration(Some(
+                    quotatop_replay::run::DEFAULT_HORIZON_TAIL_MS
                 ))
             ));
             None
@@ -354,7 +354,7 @@ pub fn comparison_with(
 
 /// `--jobs-out`: one row per job and configuration, written whole or not at all.
 fn write_jobs(path: &Path, outcomes: &[ReplayOutcome]) -> anyhow::Result<()> {
-    let q = |s: &str| crate::model::csv_field(&crate::model::clean_text(s));
+    let q = |s: &str| quotatop_model::csv_field(&quotatop_model::clean_text(s));
     let num = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
     let mut out = String::from(
         "config,name,origin,share,important,submit_s,attempts,held_from_s,stopped_s,outcome,ended_s,productive_gpu_hours,lost_gpu_hours,overhead_gpu_hours,deadline_met\n",

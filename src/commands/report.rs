@@ -4,21 +4,21 @@ use std::collections::BTreeMap;
 
 use anyhow::{Context, anyhow, bail};
 
-use crate::analysis::GpuTable;
-use crate::analysis::scorecard::decision::{self, Rules};
-use crate::analysis::scorecard::{self, ScorecardOptions, audit_view};
 use crate::cli::{ReportArgs, ReportFormat};
-use crate::journal::{self, Journal, JournalConfig};
-use crate::model::Millis;
+use quotatop_analysis::GpuTable;
+use quotatop_analysis::scorecard::decision::{self, Rules};
+use quotatop_analysis::scorecard::{self, ScorecardOptions, audit_view};
+use quotatop_model::Millis;
+use quotatop_store::journal::{self, Journal, JournalConfig};
 
 use super::report_format::{self, Report};
 
 /// Jobs raised at least this often in the window are listed as exceptions.
 const RAISED_REPEATEDLY: usize = 2;
 
-/// [`crate::model::parse_duration`] with its error as an `anyhow` one.
+/// [`quotatop_model::parse_duration`] with its error as an `anyhow` one.
 pub fn parse_duration(s: &str) -> anyhow::Result<Millis> {
-    crate::model::parse_duration(s).map_err(|e| anyhow!(e))
+    quotatop_model::parse_duration(s).map_err(|e| anyhow!(e))
 }
 
 fn pairs<T>(
@@ -62,7 +62,7 @@ pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
     let opts = options(args)?;
     // A duration back from the last observation, or an RFC 3339 time; checked before the
     // journal is opened.
-    crate::model::parse_since(&args.since, 0).map_err(|e| anyhow!("--since: {e}"))?;
+    quotatop_model::parse_since(&args.since, 0).map_err(|e| anyhow!("--since: {e}"))?;
     let j = Journal::open_existing(&path, JournalConfig::default())?;
     let queue = j.queue(&args.queue)?.ok_or_else(|| {
         anyhow!(
@@ -73,7 +73,7 @@ pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
     })?;
     // From `since` ago, but never before the queue's first observation; ending after the last
     // one so that its events count.
-    let from = crate::model::parse_since(&args.since, queue.last_observed_at)
+    let from = quotatop_model::parse_since(&args.since, queue.last_observed_at)
         .map_err(|e| anyhow!("--since: {e}"))?;
     if from > queue.last_observed_at {
         bail!(
@@ -131,7 +131,7 @@ fn rules(args: &ReportArgs) -> anyhow::Result<Rules> {
 fn audited_changes(args: &ReportArgs) -> anyhow::Result<Vec<scorecard::PriorityChange>> {
     let (path, explicit) = match &args.audit_log {
         Some(p) => (p.clone(), true),
-        None => match crate::audit::default_path() {
+        None => match quotatop_store::audit::default_path() {
             Some(p) if p.exists() => (p, false),
             _ => return Ok(Vec::new()),
         },
@@ -139,7 +139,7 @@ fn audited_changes(args: &ReportArgs) -> anyhow::Result<Vec<scorecard::PriorityC
     if explicit && !path.exists() {
         bail!("audit log {} does not exist", path.display());
     }
-    match crate::audit::queue_priority_changes(&path, &args.queue) {
+    match quotatop_store::audit::queue_priority_changes(&path, &args.queue) {
         Ok(changes) => Ok(changes),
         Err(e) if explicit => Err(e.into()),
         Err(e) => {

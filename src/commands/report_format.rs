@@ -5,10 +5,10 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::analysis::scorecard::decision::Evaluation;
-use crate::analysis::scorecard::{AuditView, Row, Scorecard};
-use crate::journal::HistoryWindow;
-use crate::model::clean_text;
+use quotatop_analysis::scorecard::decision::Evaluation;
+use quotatop_analysis::scorecard::{AuditView, Row, Scorecard};
+use quotatop_model::clean_text;
+use quotatop_store::journal::HistoryWindow;
 
 /// What a report holds: the window asked for against the history there is, the scorecard and
 /// the audit view of exceptions.
@@ -24,10 +24,10 @@ pub struct Report {
     /// Preemption drills of the queue kept in the journal, finished in the window
     /// (`quotatop drill`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub drills: Vec<crate::analysis::drill::DrillReport>,
+    pub drills: Vec<quotatop_analysis::drill::DrillReport>,
 }
 
-use crate::analysis::scorecard::format::{duration as dur, percent as pct};
+use quotatop_analysis::scorecard::format::{duration as dur, percent as pct};
 
 fn md_row(out: &mut String, r: &Row) {
     let _ = writeln!(
@@ -246,12 +246,12 @@ fn delivery_markdown(out: &mut String, e: &Evaluation) {
 }
 
 pub fn json(r: &Report) -> Result<String, serde_json::Error> {
-    serde_json::to_string_pretty(r).map(crate::model::escape_c1_in_json)
+    serde_json::to_string_pretty(r).map(quotatop_model::escape_c1_in_json)
 }
 
 /// A CSV field of untrusted text: cleaned for the terminal, then quoted as needed.
 fn csv_field(s: &str) -> String {
-    crate::model::csv_field(&clean_text(s))
+    quotatop_model::csv_field(&clean_text(s))
 }
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -291,9 +291,9 @@ pub fn csv(r: &Report) -> String {
         .chain(&c.bands)
     {
         let (scope, name) = match &row.scope {
-            crate::analysis::scorecard::Scope::Queue(q) => ("queue", q.clone()),
-            crate::analysis::scorecard::Scope::Share(s) => ("share", s.clone()),
-            crate::analysis::scorecard::Scope::Band(b) => ("band", b.as_str().to_string()),
+            quotatop_analysis::scorecard::Scope::Queue(q) => ("queue", q.clone()),
+            quotatop_analysis::scorecard::Scope::Share(s) => ("share", s.clone()),
+            quotatop_analysis::scorecard::Scope::Band(b) => ("band", b.as_str().to_string()),
         };
         let u = &row.utilisation;
         line(scope, &name, "jobs", row.jobs.to_string());

@@ -3,13 +3,13 @@
 
 use anyhow::bail;
 
-use crate::actions::{self, ChangeContext, Preview, PriorityPolicy};
-use crate::audit::{AwsContext, Operator, Outcome};
-use crate::batch::BatchClient;
 use crate::cli::SetPriorityArgs;
 use crate::config;
-use crate::model::{QueueSnapshot, clean_text};
-use crate::poll::{self, PollConfig};
+use quotatop_actions::{self as actions, ChangeContext, Preview, PriorityPolicy};
+use quotatop_aws::batch::BatchClient;
+use quotatop_aws::poll::{self, PollConfig};
+use quotatop_model::{QueueSnapshot, clean_text};
+use quotatop_store::audit::{AwsContext, Operator, Outcome};
 
 pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
     // The policy and read-only mode come from the config file and the environment only: a
@@ -55,7 +55,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
     // A torn last line would refuse the intent: say so (and how to repair) before any call.
     if !args.dry_run {
         log.check_tail()
-            .map_err(|e| anyhow::anyhow!(clean_text(&crate::model::error_chain(&e))))?;
+            .map_err(|e| anyhow::anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
     }
     let rt = super::runtime()?;
     rt.block_on(async {
@@ -77,7 +77,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
             args.change_record.as_deref(),
             &policy,
         )?;
-        let note = crate::analysis::preview::model_note(snapshot.source.endpoint.as_deref());
+        let note = quotatop_analysis::preview::model_note(snapshot.source.endpoint.as_deref());
         print!("{}", render_preview(&preview, note));
         if args.dry_run {
             println!("dry run: nothing changed");
@@ -104,7 +104,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
         };
         let outcome = actions::apply_change(&client, &log, &ctx, &preview)
             .await
-            .map_err(|e| anyhow::anyhow!(clean_text(&crate::model::error_chain(&e))))?;
+            .map_err(|e| anyhow::anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
         match outcome {
             Outcome::Succeeded { request_id } => {
                 println!(
@@ -170,7 +170,7 @@ fn find_job<'a>(
 /// The tag value: at most 256 characters, as AWS allows.
 /// The preview as printed before confirming.
 /// `note`: what to say of the prediction's fidelity where the data comes from
-/// ([`crate::analysis::preview::model_note`]).
+/// ([`quotatop_analysis::preview::model_note`]).
 pub fn render_preview(p: &Preview, note: Option<&str>) -> String {
     let mut out = format!(
         "job       {} ({})\nshare     {}\npriority  {} -> {}\n",
@@ -203,7 +203,7 @@ pub fn render_preview(p: &Preview, note: Option<&str>) -> String {
             v.instance_type,
             v.running_ms / 60_000,
             v.instance_hours_at_risk,
-            if v.kind == crate::engine::PreemptionKind::CrossShare {
+            if v.kind == quotatop_engine::PreemptionKind::CrossShare {
                 ", cross-share"
             } else {
                 ""
@@ -219,8 +219,8 @@ pub fn render_preview(p: &Preview, note: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fixture::{job, queue};
-    use crate::model::{JobStatus, SharingConfig};
+    use quotatop_analysis::fixture::{job, queue};
+    use quotatop_model::{JobStatus, SharingConfig};
 
     const P4: &str = "ml.p4d.24xlarge";
 

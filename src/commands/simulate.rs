@@ -3,8 +3,8 @@
 use std::fmt::Write as _;
 
 use crate::cli::SimulateArgs;
-use crate::engine::{Delays, Engine, EngineConfig, EventReason, JobId, JobSpec, ShareUpdate};
-use crate::model::{CapacityLimit, JobStatus, Millis, QuotaShare, SharingConfig};
+use quotatop_engine::{Delays, Engine, EngineConfig, EventReason, JobId, JobSpec, ShareUpdate};
+use quotatop_model::{CapacityLimit, JobStatus, Millis, QuotaShare, SharingConfig};
 
 const P4: &str = "ml.p4d.24xlarge";
 const G5: &str = "ml.g5.12xlarge";

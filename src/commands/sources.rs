@@ -1,13 +1,13 @@
 //! What `tui`, `snapshot` and `record` share about `[[sources]]`: which named sources the
 //! config and `--source` pick, a client for each, and one poller per source merged into one
-//! stream of snapshots ([`crate::poll::spawn_fleet`]). When no named source is picked, the
+//! stream of snapshots ([`quotatop_aws::poll::spawn_fleet`]). When no named source is picked, the
 //! commands keep their single-source path unchanged.
 
 use anyhow::Context as _;
 
-use crate::batch::{BatchClient, ConnectOptions};
 use crate::config::{Config, SelectedSource};
-use crate::poll::{self, PollConfig, PollHandle};
+use quotatop_aws::batch::{BatchClient, ConnectOptions};
+use quotatop_aws::poll::{self, PollConfig, PollHandle};
 
 /// A named source with its client.
 pub struct Connected {

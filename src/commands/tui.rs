@@ -6,11 +6,11 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::console;
-use crate::batch::{BatchClient, ConnectOptions};
 use crate::cli::TuiArgs;
 use crate::config::Overrides;
-use crate::journal;
-use crate::poll::{self, PollConfig};
+use quotatop_aws::batch::{BatchClient, ConnectOptions};
+use quotatop_aws::poll::{self, PollConfig};
+use quotatop_store::journal;
 
 pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
     let loaded = console::load(
@@ -75,14 +75,14 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
         let mut opts = console::options(&loaded, client.source().clone(), &journal);
         opts.warnings.extend(log_warning);
         // A torn last line in the audit log would refuse every priority change: say so now.
-        if let Some(w) = crate::audit::default_path()
+        if let Some(w) = quotatop_store::audit::default_path()
             .as_deref()
-            .and_then(crate::audit::tail_warning)
+            .and_then(quotatop_store::audit::tail_warning)
         {
-            let w = crate::model::clean_text(&w);
+            let w = quotatop_model::clean_text(&w);
             eprintln!("quotatop: {w}");
             opts.warnings.push(w);
-        } else if let Some(path) = crate::audit::default_path()
+        } else if let Some(path) = quotatop_store::audit::default_path()
             && let Some(w) = console::reconcile_on_start(&client, &path).await
         {
             eprintln!("quotatop: {w}");
@@ -93,7 +93,7 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
             &poller,
             &loaded,
             &journal,
-            crate::audit::default_path(),
+            quotatop_store::audit::default_path(),
         );
         let result = console::run(opts, snapshots, services, journal).await;
         poller.shutdown().await;
@@ -127,14 +127,14 @@ async fn run_fleet(
         .unwrap_or_default();
     let mut opts = console::options(loaded, first, &journal);
     opts.warnings.extend(log_warning);
-    if let Some(w) = crate::audit::default_path()
+    if let Some(w) = quotatop_store::audit::default_path()
         .as_deref()
-        .and_then(crate::audit::tail_warning)
+        .and_then(quotatop_store::audit::tail_warning)
     {
-        let w = crate::model::clean_text(&w);
+        let w = quotatop_model::clean_text(&w);
         eprintln!("quotatop: {w}");
         opts.warnings.push(w);
-    } else if let Some(path) = crate::audit::default_path() {
+    } else if let Some(path) = quotatop_store::audit::default_path() {
         let clients: Vec<&BatchClient> = sources.iter().map(|s| &s.client).collect();
         if let Some(w) = console::reconcile_on_start_with(&clients, &path).await {
             eprintln!("quotatop: {w}");
@@ -146,7 +146,7 @@ async fn run_fleet(
         &poller,
         loaded,
         &journal,
-        crate::audit::default_path(),
+        quotatop_store::audit::default_path(),
     );
     let result = console::run(opts, snapshots, services, journal).await;
     poller.shutdown().await;

@@ -1,6 +1,6 @@
 //! Warm start: `tui` and `record` begin from the newest snapshot the journal holds. The console
 //! shows it at once, marked "from history, N min old" (never as live or complete), until the
-//! first refresh replaces it; the poller starts from it ([`crate::poll::Poller::seed`]), so it
+//! first refresh replaces it; the poller starts from it ([`quotatop_aws::poll::Poller::seed`]), so it
 //! describes only the jobs whose listing differs from the journaled facts, and a restart costs
 //! about what a steady refresh costs.
 //!
@@ -11,8 +11,8 @@ use std::path::Path;
 
 use tokio::sync::mpsc;
 
-use crate::journal::{Journal, JournalConfig};
-use crate::model::{Snapshot, Source};
+use quotatop_model::{Snapshot, Source};
+use quotatop_store::journal::{Journal, JournalConfig};
 
 /// The newest snapshot journaled at `path`, marked from history, with only the queues named in
 /// `queues` (names or ARNs; empty: all) and `source` as where the data will come from. `None`

@@ -48,7 +48,7 @@ pub fn validate(sources: &[SourceConfig]) -> Result<(), String> {
         if !ok {
             return Err(format!(
                 "sources[{i}]: name `{}` must be 1 to {MAX_NAME} letters, digits, `-`, `_` or `.`",
-                crate::model::clean_text(&s.name)
+                quotatop_model::clean_text(&s.name)
             ));
         }
         if !seen.insert(s.name.as_str()) {
@@ -84,7 +84,7 @@ impl Config {
             if !self.sources.iter().any(|s| &s.name == w) {
                 return Err(format!(
                     "unknown source `{}` ({})",
-                    crate::model::clean_text(w),
+                    quotatop_model::clean_text(w),
                     known()
                 ));
             }

@@ -17,10 +17,12 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use crate::analysis::scorecard::PriorityBand;
-use crate::analysis::{GpuTable, LoopRule, dispatch_order, preemptions, running_jobs, share_usage};
-use crate::journal::JournalStatus;
-use crate::model::{HealthState, Millis, Snapshot};
+use quotatop_analysis::scorecard::PriorityBand;
+use quotatop_analysis::{
+    GpuTable, LoopRule, dispatch_order, preemptions, running_jobs, share_usage,
+};
+use quotatop_model::{HealthState, Millis, Snapshot};
+use quotatop_store::journal::JournalStatus;
 
 /// Content type of the OpenMetrics exposition.
 pub const OPENMETRICS_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -290,7 +292,7 @@ fn fill(fams: &Families, snap: &Snapshot, ctx: &Context, now: Millis) {
     let region = snap.source.region.as_deref().unwrap_or("");
     // With `[[sources]]`, the refresh health of each source (its region, a `source` label);
     // else the one source's.
-    let healths: Vec<(Labels, &crate::model::PollHealth, Millis)> = if snap.sources.is_empty() {
+    let healths: Vec<(Labels, &quotatop_model::PollHealth, Millis)> = if snap.sources.is_empty() {
         vec![(labels(&[("region", region)]), &snap.health, snap.taken_at)]
     } else {
         snap.sources

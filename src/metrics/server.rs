@@ -12,8 +12,8 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::{Context, exposition, wants_openmetrics};
-use crate::journal::JournalStatus;
-use crate::model::Snapshot;
+use quotatop_model::Snapshot;
+use quotatop_store::journal::JournalStatus;
 
 /// The latest snapshot and journal status, shared by the record loop and the endpoint.
 #[derive(Debug, Clone, Default)]
@@ -83,7 +83,7 @@ async fn metrics(State(st): State<AppState>, headers: HeaderMap) -> Response {
         snap.as_ref(),
         &journal,
         &st.ctx,
-        crate::model::wall_clock_ms(),
+        quotatop_model::wall_clock_ms(),
         wants_openmetrics(accept),
     );
     (StatusCode::OK, [(header::CONTENT_TYPE, ty)], body).into_response()

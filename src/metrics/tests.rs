@@ -1,6 +1,6 @@
 use super::*;
-use crate::analysis::fixture::{job, queue};
-use crate::model::{JobStatus, SharingConfig, Source};
+use quotatop_analysis::fixture::{job, queue};
+use quotatop_model::{JobStatus, SharingConfig, Source};
 
 fn snap() -> Snapshot {
     let mut q = queue(&[
@@ -183,15 +183,15 @@ fn only_loopback_binds_without_allow_remote() {
 #[test]
 fn two_sources_with_the_same_queue_name_are_two_series() {
     let one = snap();
-    let mut fleet = crate::model::Fleet::new(vec![
-        ("us".into(), crate::model::Source::default()),
-        ("eu".into(), crate::model::Source::default()),
+    let mut fleet = quotatop_model::Fleet::new(vec![
+        ("us".into(), quotatop_model::Source::default()),
+        ("eu".into(), quotatop_model::Source::default()),
     ]);
     let mut one = one;
-    one.health.state = crate::model::HealthState::Healthy;
+    one.health.state = quotatop_model::HealthState::Healthy;
     let mut eu = one.clone();
     eu.source.region = Some("eu-west-1".into());
-    eu.health.state = crate::model::HealthState::Unreachable;
+    eu.health.state = quotatop_model::HealthState::Unreachable;
     fleet.update(0, one);
     let merged = fleet.update(1, eu);
     let (text, _) = exposition(

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use crate::actions::{self, ChangeContext, JobTagger, PriorityApi};
-use crate::audit::{AuditLog, AwsContext, Operator, Outcome};
-use crate::tui::effects::{
+use quotatop_actions::{self as actions, ChangeContext, JobTagger, PriorityApi};
+use quotatop_store::audit::{AuditLog, AwsContext, Operator, Outcome};
+use quotatop_tui::effects::{
     BoxFuture, ChangeError, ChangeOutcome, ChangeRequest, ChangeResult, ChangeRunner,
 };
 
@@ -51,7 +51,7 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
             let result = actions::apply_change(api.as_ref(), &log, &ctx, &req.preview)
                 .await
                 .map(outcome)
-                .map_err(|e| ChangeError::Refused(crate::model::error_chain(&e)));
+                .map_err(|e| ChangeError::Refused(quotatop_model::error_chain(&e)));
             // Only a change that was made is tagged; a failed tag does not undo it.
             let mut warning = None;
             if let (Some(t), Ok(ChangeOutcome::Succeeded { .. })) = (&tagger, &result) {
@@ -80,7 +80,7 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
 }
 
 /// The console's changes with several sources: each goes to the runner of its queue's source
-/// (the request's queue is a [`crate::model::queue_key`]), which gets the plain queue name and
+/// (the request's queue is a [`quotatop_model::queue_key`]), which gets the plain queue name and
 /// records its source in the audit log.
 pub struct BySource {
     pub runners: Vec<(String, Arc<dyn ChangeRunner>)>,
@@ -88,7 +88,7 @@ pub struct BySource {
 
 impl ChangeRunner for BySource {
     fn apply(&self, mut req: ChangeRequest) -> BoxFuture<ChangeResult> {
-        let (source, name) = crate::model::split_queue_key(&req.queue);
+        let (source, name) = quotatop_model::split_queue_key(&req.queue);
         let (source, name) = (source.map(str::to_string), name.to_string());
         let runner = self
             .runners
@@ -107,7 +107,7 @@ impl ChangeRunner for BySource {
                     new_priority: req.preview.new_priority,
                     result: Err(ChangeError::Refused(format!(
                         "queue {} belongs to no source of this console",
-                        crate::model::clean_text(&req.queue)
+                        quotatop_model::clean_text(&req.queue)
                     ))),
                     warning: None,
                     audit_log: None,
@@ -144,18 +144,18 @@ mod tests {
     }
 
     fn request(queue: &str) -> ChangeRequest {
-        let mut q = crate::analysis::fixture::queue(&[(
+        let mut q = quotatop_analysis::fixture::queue(&[(
             "a",
             "ml.g5.12xlarge",
             2,
-            crate::model::SharingConfig::lend(),
+            quotatop_model::SharingConfig::lend(),
         )]);
-        q.jobs = vec![crate::analysis::fixture::job(
+        q.jobs = vec![quotatop_analysis::fixture::job(
             "x",
             "a",
             "ml.g5.12xlarge",
             1,
-            crate::model::JobStatus::Runnable,
+            quotatop_model::JobStatus::Runnable,
             10,
             1_000,
         )];
@@ -163,7 +163,7 @@ mod tests {
             queue: queue.to_string(),
             justification: "test".into(),
             change_record: None,
-            preview: crate::analysis::preview::preview(&q, "id-x", 20).unwrap(),
+            preview: quotatop_analysis::preview::preview(&q, "id-x", 20).unwrap(),
         }
     }
 

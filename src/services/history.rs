@@ -4,16 +4,16 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::analysis::now_of;
-use crate::journal::{Journal, JournalConfig, JournalError};
-use crate::model::Millis;
-use crate::tui::effects::{
+use quotatop_analysis::now_of;
+use quotatop_model::Millis;
+use quotatop_store::journal::{Journal, JournalConfig, JournalError};
+use quotatop_tui::effects::{
     HistoryError, HistoryReader, PastFrame, PreemptionHistory, TravelResult, TravelTo,
 };
 
 /// A journal that could not be read, as the console reports it.
 pub fn unavailable(e: JournalError) -> HistoryError {
-    HistoryError::Unavailable(crate::model::error_chain(&e))
+    HistoryError::Unavailable(quotatop_model::error_chain(&e))
 }
 
 /// The real reader: the journal the console writes (opened read-side per call, so a journal

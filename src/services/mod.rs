@@ -1,5 +1,5 @@
 //! The adapters the console runs its effects with: storage (the journal), the audit log and the
-//! Batch API, behind the traits the console defines (`crate::tui::effects`). The console itself
+//! Batch API, behind the traits the console defines (`quotatop_tui::effects`). The console itself
 //! never opens a database, writes the audit log or calls the API.
 
 pub mod changes;

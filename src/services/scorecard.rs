@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::history::unavailable;
-use crate::analysis::scorecard::decision::{self, Rules};
-use crate::analysis::scorecard::{self, ScorecardOptions};
-use crate::journal::{self, Journal, JournalConfig};
-use crate::model::Millis;
-use crate::tui::effects::{HistoryError, ScorecardFn};
-use crate::tui::scorecard::{ScorecardResult, ScorecardView, WINDOW_MS};
+use quotatop_analysis::scorecard::decision::{self, Rules};
+use quotatop_analysis::scorecard::{self, ScorecardOptions};
+use quotatop_model::Millis;
+use quotatop_store::journal::{self, Journal, JournalConfig};
+use quotatop_tui::effects::{HistoryError, ScorecardFn};
+use quotatop_tui::scorecard::{ScorecardResult, ScorecardView, WINDOW_MS};
 
 /// Jobs raised at least this often in the window are exceptions.
 pub const RAISED_REPEATEDLY: usize = 2;
@@ -67,10 +67,10 @@ pub fn compute(
         .audit_log
         .as_deref()
         .filter(|p| p.exists())
-        .and_then(|p| crate::audit::queue_priority_changes(p, queue).ok())
+        .and_then(|p| quotatop_store::audit::queue_priority_changes(p, queue).ok())
         .unwrap_or_default();
     let changes = scorecard::join_changes(&observed, &audited);
-    let mut v = crate::tui::scorecard::view(&input, opts);
+    let mut v = quotatop_tui::scorecard::view(&input, opts);
     v.asked_ms = history.asked_ms;
     v.exceptions = scorecard::audit_view(&changes, window, RAISED_REPEATEDLY);
     v.evaluation = decision::evaluate_observed(&input, opts, &settings.rules);

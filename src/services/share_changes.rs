@@ -1,10 +1,10 @@
 //! The Share screen's last audited configuration change of a share: the newest change with an
-//! [`crate::audit::Action`] on the share (`quotatop shares apply`) in the audit log.
+//! [`quotatop_store::audit::Action`] on the share (`quotatop shares apply`) in the audit log.
 
 use std::path::PathBuf;
 
-use crate::audit::{self, Change, Outcome};
-use crate::tui::effects::{LastShareChange, ShareChangeReader};
+use quotatop_store::audit::{self, Change, Outcome};
+use quotatop_tui::effects::{LastShareChange, ShareChangeReader};
 
 /// Reads the audit log at `path`.
 pub struct AuditShareChanges {
@@ -42,7 +42,7 @@ impl ShareChangeReader for AuditShareChanges {
         if !self.path.exists() {
             return Ok(None);
         }
-        let log = audit::read_log(&self.path).map_err(|e| crate::model::error_chain(&e))?;
+        let log = audit::read_log(&self.path).map_err(|e| quotatop_model::error_chain(&e))?;
         Ok(last_share_change(
             &audit::changes(&log.records),
             queue,

@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use quotatop::audit::{AuditLog, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind};
+use quotatop_store::audit::{
+    AuditLog, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind,
+};
 
 fn temp_log(name: &str) -> PathBuf {
     std::env::temp_dir()
@@ -374,7 +376,7 @@ fn a_rewrite_with_a_recomputed_chain_fails_the_expected_head() {
     // Someone with write access rewrites record 1's justification and recomputes the chain.
     let rewritten = temp_log("rewritten");
     let log = AuditLog::new(&rewritten);
-    for (_, mut r) in quotatop::audit::read_records(&path).unwrap() {
+    for (_, mut r) in quotatop_store::audit::read_records(&path).unwrap() {
         if r.seq == 1 {
             r.justification = "whim".into();
         }
@@ -494,7 +496,7 @@ fn a_torn_line_is_named_by_every_command_and_repair_lets_appends_work() {
     let ok = quotatop(&["audit", "verify"], &path);
     assert!(ok.status.success(), "{}", stderr(&ok));
     assert!(stdout(&ok).contains("5 records, chain intact"));
-    let recs = quotatop::audit::read_records(&path).unwrap();
+    let recs = quotatop_store::audit::read_records(&path).unwrap();
     let rep = &recs[4].1;
     assert_eq!(rep.kind, RecordKind::Repair);
     assert_eq!(rep.repair.as_ref().unwrap().cut_bytes, 31);
@@ -686,7 +688,7 @@ fn changes_other_than_priorities_are_listed_and_kept_out_of_priority_views() {
     };
     intent.old_priority = 0;
     intent.new_priority = 0;
-    intent.action = Some(quotatop::audit::Action {
+    intent.action = Some(quotatop_store::audit::Action {
         call: "UpdateQuotaShare".into(),
         target: "research".into(),
         detail: "capacityLimits: ml.p4d.24xlarge 4 -> 6".into(),
@@ -725,8 +727,8 @@ fn changes_other_than_priorities_are_listed_and_kept_out_of_priority_views() {
     );
     assert!(csv.contains(",UpdateQuotaShare,research,"), "{csv}");
 
-    let records = quotatop::audit::read_records(&path).unwrap();
-    let changes = quotatop::audit::changes(&records);
+    let records = quotatop_store::audit::read_records(&path).unwrap();
+    let changes = quotatop_store::audit::changes(&records);
     assert_eq!(changes.len(), 2);
-    assert!(quotatop::audit::priority_changes(&changes, "ml-training").is_empty());
+    assert!(quotatop_store::audit::priority_changes(&changes, "ml-training").is_empty());
 }

@@ -10,9 +10,9 @@ use std::time::Duration;
 use crate::data_support::{batch_client, quotatop};
 use crate::emulator_support::{M5, QUEUE, create_share, submit};
 use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
-use quotatop::emulator::{EmulatorHandle, FaultSpec};
-use quotatop::model::HealthState;
-use quotatop::poll::{PollConfig, Poller};
+use quotatop_aws::poll::{PollConfig, Poller};
+use quotatop_emulator::{EmulatorHandle, FaultSpec};
+use quotatop_model::HealthState;
 
 async fn snapshot(h: &EmulatorHandle, extra: &[&str]) -> Output {
     let mut args: Vec<String> = vec![
@@ -196,11 +196,11 @@ fn endpoint_without_scheme_is_refused_in_words() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dead_endpoint_says_no_data_yet_with_the_reason() {
     use crate::tui_support::{options, run_with, screen_text};
-    let client = quotatop::batch::BatchClient::connect(quotatop::batch::ConnectOptions {
+    let client = quotatop_aws::batch::BatchClient::connect(quotatop_aws::batch::ConnectOptions {
         profile: None,
         region: Some("us-east-1".into()),
         endpoint_url: Some(format!("http://127.0.0.1:{}", dead_port())),
-        credentials: Some(quotatop::batch::StaticCredentials {
+        credentials: Some(quotatop_aws::batch::StaticCredentials {
             access_key_id: "AKIDTEST".into(),
             secret_access_key: "secret".into(),
         }),

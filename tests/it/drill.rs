@@ -7,11 +7,11 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 use crate::drill_support::*;
-use quotatop::analysis::drill::{CheckpointVerdict, DrillReport};
-use quotatop::audit::{self, RecordKind};
-use quotatop::emulator::{self, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
-use quotatop::engine::{Event, EventReason, JobId};
-use quotatop::model::JobStatus;
+use quotatop_analysis::drill::{CheckpointVerdict, DrillReport};
+use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
+use quotatop_engine::{Event, EventReason, JobId};
+use quotatop_model::JobStatus;
+use quotatop_store::audit::{self, RecordKind};
 
 fn job_of(h: &EmulatorHandle, uuid: &str) -> JobId {
     h.with_engine(|e| e.find(uuid))
@@ -193,9 +193,9 @@ async fn a_full_drill_measures_what_the_engine_did() {
         }
     }
     // The report is kept in the journal.
-    let j = quotatop::journal::Journal::open_existing(
+    let j = quotatop_store::journal::Journal::open_existing(
         &dir.join("journal.sqlite3"),
-        quotatop::journal::JournalConfig::default(),
+        quotatop_store::journal::JournalConfig::default(),
     )
     .unwrap();
     let kept = j.drills(QUEUE, 0).unwrap();

@@ -4,7 +4,7 @@
 use std::process::{Command, Stdio};
 
 use crate::drill_support::*;
-use quotatop::audit;
+use quotatop_store::audit;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timeout_terminates_and_cleanup_ends_a_killed_drill() {
@@ -185,7 +185,7 @@ async fn a_drill_stopped_mid_repetition_reports_what_it_measured() {
         let running = h
             .with_engine(|e| {
                 e.jobs().any(|j| {
-                    j.name.ends_with("-priority") && j.status == quotatop::model::JobStatus::Running
+                    j.name.ends_with("-priority") && j.status == quotatop_model::JobStatus::Running
                 })
             })
             .unwrap();
@@ -210,7 +210,7 @@ async fn a_drill_stopped_mid_repetition_reports_what_it_measured() {
         .unwrap()
         .unwrap();
     assert!(!out.status.success());
-    let report: quotatop::analysis::drill::DrillReport =
+    let report: quotatop_analysis::drill::DrillReport =
         serde_json::from_slice(&out.stdout).expect("a JSON report");
     assert_eq!(
         report.interrupted.as_deref(),

@@ -6,7 +6,7 @@
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use quotatop::emulator::{self, EmulatorConfig, EmulatorError, Scenario};
+use quotatop_emulator::{self as emulator, EmulatorConfig, EmulatorError, Scenario};
 
 fn emulator(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_quotatop"))

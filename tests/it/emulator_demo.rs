@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use quotatop::emulator::Scenario;
-use quotatop::emulator::workload::{Workload, advance};
-use quotatop::engine::{Engine, EventReason, FailureKind, JobId, PreemptionKind};
-use quotatop::model::{JobStatus, SharingStrategy};
+use quotatop_emulator::Scenario;
+use quotatop_emulator::workload::{Workload, advance};
+use quotatop_engine::{Engine, EventReason, FailureKind, JobId, PreemptionKind};
+use quotatop_model::{JobStatus, SharingStrategy};
 
 const START: i64 = 1_700_000_000_000;
 

@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use aws_sdk_batch::operation::RequestId as _;
-use quotatop::emulator::{self, ClockMode, EmulatorConfig, Scenario};
-use quotatop::engine::Event;
+use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, Scenario};
+use quotatop_engine::Event;
 
 use crate::emulator_support::client;
 

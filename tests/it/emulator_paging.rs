@@ -66,7 +66,7 @@ async fn pages_lose_nothing_and_repeat_nothing_while_jobs_arrive_and_move() {
         before.push(submit(&sdk, &format!("old-{i:02}"), "team", M5, 1, i % 3).await);
         h.advance(10).unwrap(); // distinct createdAt
     }
-    let status_of = |h: &quotatop::emulator::EmulatorHandle| -> HashMap<String, String> {
+    let status_of = |h: &quotatop_emulator::EmulatorHandle| -> HashMap<String, String> {
         h.with_engine(|e| {
             e.jobs()
                 .map(|j| (j.id.clone(), j.status.as_str().to_string()))

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::emulator_support::*;
 use aws_sdk_batch::config::Region;
 use aws_sdk_batch::error::ProvideErrorMetadata;
-use quotatop::emulator::{FaultSpec, RateLimit, Scenario};
+use quotatop_emulator::{FaultSpec, RateLimit, Scenario};
 
 #[tokio::test]
 async fn refuses_beyond_the_bucket_in_every_region_and_refills_at_the_rate() {

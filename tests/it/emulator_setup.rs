@@ -12,8 +12,8 @@ use aws_sdk_batch::types::{
     QuotaShareState, ServiceEnvironmentOrder, ServiceEnvironmentState, ServiceEnvironmentType,
     ServiceJobType,
 };
-use quotatop::emulator::{self, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
-use quotatop::model::CapacityLimit as Limit;
+use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
+use quotatop_model::CapacityLimit as Limit;
 
 use crate::data_support::quotatop;
 use crate::emulator_support::{M5, START, create_share, payload};

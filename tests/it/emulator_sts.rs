@@ -3,7 +3,7 @@
 //! README, "Emulator".)
 
 use crate::emulator_support::*;
-use quotatop::batch::{BatchClient, ConnectOptions, StaticCredentials};
+use quotatop_aws::batch::{BatchClient, ConnectOptions, StaticCredentials};
 
 async fn connect(url: String, key: &str) -> BatchClient {
     BatchClient::connect(ConnectOptions {

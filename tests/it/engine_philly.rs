@@ -3,9 +3,9 @@
 //! traces' README gives average job completion time and wait from two other simulators; a
 //! gang-scheduled isolated replay should land near them, usually between the two.
 
-use quotatop::engine::{Engine, EngineConfig};
-use quotatop::model::{CapacityLimit, JobStatus, QuotaShare, SharingConfig};
-use quotatop::replay::{philly, run_trace};
+use quotatop_engine::{Engine, EngineConfig};
+use quotatop_model::{CapacityLimit, JobStatus, QuotaShare, SharingConfig};
+use quotatop_replay::{philly, run_trace};
 
 /// (vc, avg JCT A, avg wait A, avg JCT B, avg wait B) in seconds, from the traces' README.
 const PUBLISHED: [(&str, f64, f64, f64, f64); 8] = [

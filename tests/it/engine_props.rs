@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 
 use crate::engine_support::{ShareCfg, TYPES, create_shares, environment, sharing};
-use quotatop::engine::{Delays, Engine, EngineConfig, EventReason, JobId, JobSpec};
-use quotatop::model::{JobStatus, SharingStrategy};
+use quotatop_engine::{Delays, Engine, EngineConfig, EventReason, JobId, JobSpec};
+use quotatop_model::{JobStatus, SharingStrategy};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -500,7 +500,7 @@ proptest! {
         w in prop_oneof![world(), preempting_world()],
         seed in any::<u64>(),
     ) {
-        use quotatop::analysis::scorecard::{ScorecardOptions, Window, from_engine, job_ledger};
+        use quotatop_analysis::scorecard::{ScorecardOptions, Window, from_engine, job_ledger};
         let mut e = run(&w, seed)?;
         e.run_until_idle(i64::MAX / 4);
         let end = e.events().last().map_or(0, |ev| ev.time) + 1;

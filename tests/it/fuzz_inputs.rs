@@ -8,14 +8,14 @@
 use std::time::Duration;
 
 use proptest::prelude::*;
-use quotatop::emulator::Scenario;
-use quotatop::replay::{ReplayConfig, philly, trace_csv};
+use quotatop_emulator::Scenario;
+use quotatop_replay::{ReplayConfig, philly, trace_csv};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// The operations served at `POST /v1/<op>` (the tag operations live under `/v1/tags/`).
 fn ops() -> Vec<&'static str> {
-    quotatop::emulator::OPERATIONS
+    quotatop_emulator::OPERATIONS
         .iter()
         .copied()
         .filter(|op| !op.contains("tag"))
@@ -156,9 +156,9 @@ proptest! {
         let path = dir.join("audit.jsonl");
         std::fs::write(&path, lines.join("\n")).unwrap();
         let shown = path.display().to_string();
-        accepted_or_located("audit read", quotatop::audit::read_records(&path), &[shown.as_str()])?;
+        accepted_or_located("audit read", quotatop_store::audit::read_records(&path), &[shown.as_str()])?;
         // verify names the 1-based line it stopped at.
-        if let Err(e) = quotatop::audit::verify(&path) {
+        if let Err(e) = quotatop_store::audit::verify(&path) {
             prop_assert!(e.line >= 1 && e.line <= lines.len().max(1), "verify: line {} of {}: {}", e.line, lines.len(), e);
         }
     }

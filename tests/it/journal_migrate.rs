@@ -1,15 +1,17 @@
 //! Journal schema migrations against a committed version-1 journal
 //! (tests/fixtures/journal_v1.sqlite3, written by tests/fixtures/make_journal_v1.py from the
-//! schema-1 SQL of src/journal/schema.rs): a writable open migrates it and keeps its history,
+//! schema-1 SQL of crates/store/src/journal/schema.rs): a writable open migrates it and keeps its history,
 //! new preempted attempts then get their reason; a read-only open refuses it until then; a
 //! journal from a newer quotatop is refused (`TooNew`) and left as it was.
 
 use std::path::{Path, PathBuf};
 
-use quotatop::journal::{Journal, JournalConfig, JournalError, SCHEMA_VERSION, TransitionKind};
-use quotatop::model::{
+use quotatop_model::{
     Attempt, JobStatus, PreemptedAttempt, PreemptionSummary, QueueSnapshot, ServiceJob, Snapshot,
     TrackedJob,
+};
+use quotatop_store::journal::{
+    Journal, JournalConfig, JournalError, SCHEMA_VERSION, TransitionKind,
 };
 
 const FIXTURE: &str = "tests/fixtures/journal_v1.sqlite3";

@@ -4,12 +4,14 @@
 use std::path::Path;
 use std::process::Command;
 
-use quotatop::audit::{AuditLog, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind};
-use quotatop::journal::{Journal, JournalConfig};
-use quotatop::model::{
+use quotatop_model::{
     Attempt, CapacityLimit, JobStatus, Millis, QueueSnapshot, QuotaShare, ServiceEnvironment,
     ServiceJob, SharingConfig, Snapshot, TrackedJob,
 };
+use quotatop_store::audit::{
+    AuditLog, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind,
+};
+use quotatop_store::journal::{Journal, JournalConfig};
 
 const G5: &str = "ml.g5.12xlarge"; // 4 GPUs
 

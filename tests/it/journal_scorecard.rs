@@ -13,21 +13,21 @@
 //!   `2 × 100 × tol / total held`;
 //! - counts (waits, waiting jobs, interrupted attempts, recovery) must be equal.
 //!
-//! The observer is the production path: the real poller (`quotatop::poll::Poller`) with the
+//! The observer is the production path: the real poller (`quotatop_aws::poll::Poller`) with the
 //! default `PollConfig` (describe budget, concurrency, finished-job limit), through the real
 //! `BatchClient`; shares and capacity are what it discovers.
 
 use crate::data_support::RECORDED_WORLD as SCENARIO;
 use std::collections::BTreeMap;
 
-use quotatop::analysis::scorecard::{
+use quotatop_analysis::scorecard::{
     self, AttemptEnd, JobHistory, Row, Scorecard, ScorecardInput, ScorecardOptions, Window,
     from_engine,
 };
-use quotatop::emulator::{self, ClockMode, EmulatorConfig, Scenario};
-use quotatop::journal::{Journal, JournalConfig, JournalHandle, scorecard_input};
-use quotatop::model::{HealthState, Millis};
-use quotatop::poll::{PollConfig, Poller};
+use quotatop_aws::poll::{PollConfig, Poller};
+use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, Scenario};
+use quotatop_model::{HealthState, Millis};
+use quotatop_store::journal::{Journal, JournalConfig, JournalHandle, scorecard_input};
 
 const START: Millis = 1_770_000_000_000;
 const POLL_MS: Millis = 30_000;

@@ -24,13 +24,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
 
-use quotatop::analysis::scorecard::{self, ScorecardOptions, Window};
 use quotatop::cli::JournalWindowArgs;
 use quotatop::commands::journal::trace_from_journal;
-use quotatop::emulator::{self, ClockMode, EmulatorConfig, Scenario};
-use quotatop::journal::{Journal, JournalConfig, scorecard_input};
-use quotatop::model::Millis;
-use quotatop::poll::{PollConfig, Poller};
+use quotatop_analysis::scorecard::{self, ScorecardOptions, Window};
+use quotatop_aws::poll::{PollConfig, Poller};
+use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, Scenario};
+use quotatop_model::Millis;
+use quotatop_store::journal::{Journal, JournalConfig, scorecard_input};
 
 const START: Millis = 1_770_000_000_000;
 const POLL_MS: Millis = 30_000;
@@ -123,7 +123,7 @@ async fn an_exported_trace_replays_to_the_recorded_scorecard() {
     // The emulator's own configuration, as the journal saw it.
     let cfg = &exported.baseline;
     assert_eq!(cfg.shares.len(), 3);
-    let (outcome, _) = quotatop::replay::replay(&exported.trace.jobs, cfg, &mut |_, _| {}).unwrap();
+    let (outcome, _) = quotatop_replay::replay(&exported.trace.jobs, cfg, &mut |_, _| {}).unwrap();
     let replayed = &outcome.scorecard.queue_row;
     assert_eq!(outcome.completed, exported.trace.jobs.len());
 
@@ -201,7 +201,7 @@ async fn export_trace_and_replay_journal_from_the_command_line() {
         quotatop::commands::journal::Baseline::LastSeen,
     )
     .unwrap();
-    let read = quotatop::replay::trace_csv::parse(&csv, "trace.csv").unwrap();
+    let read = quotatop_replay::trace_csv::parse(&csv, "trace.csv").unwrap();
     assert_eq!(read.len(), built.trace.jobs.len());
     for (r, b) in read.iter().zip(&built.trace.jobs) {
         assert_eq!(

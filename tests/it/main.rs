@@ -42,6 +42,7 @@ mod journal_migrate;
 mod journal_report;
 mod journal_scorecard;
 mod journal_trace;
+mod layers;
 mod metrics_cli;
 mod metrics_prometheus;
 mod pacer;

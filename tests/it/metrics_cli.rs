@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use quotatop::journal::{Journal, JournalConfig};
+use quotatop_store::journal::{Journal, JournalConfig};
 
 /// A recorder with `--metrics-addr 127.0.0.1:0`, its metrics address and its stderr lines.
 pub fn recorder_with_metrics(
@@ -180,7 +180,7 @@ fn record_serves_metrics_of_the_snapshots_it_journals_in_both_formats() {
         else {
             continue;
         };
-        let usage = quotatop::analysis::share_usage(&snap.queues[0]);
+        let usage = quotatop_analysis::share_usage(&snap.queues[0]);
         if !usage.iter().any(|u| u.borrowed > 0) {
             continue;
         }

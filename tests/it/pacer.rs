@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use crate::data_support::batch_client;
 use crate::emulator_support::{M5, QUEUE, create_share, submit};
 use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
-use quotatop::batch::BatchClient;
-use quotatop::emulator::{EmulatorHandle, FaultSpec};
-use quotatop::model::JobStatus;
+use quotatop_aws::batch::BatchClient;
+use quotatop_emulator::{EmulatorHandle, FaultSpec};
+use quotatop_model::JobStatus;
 
 /// An emulator with a few jobs to describe; the rate limit is set after the setup.
 async fn with_jobs(n: usize) -> (EmulatorHandle, Vec<String>) {

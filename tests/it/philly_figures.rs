@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use quotatop::replay::philly;
+use quotatop_replay::philly;
 
 pub(crate) fn traces() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/philly-vc");

@@ -6,8 +6,8 @@
 use crate::data_support::{batch_client, job};
 use crate::emulator_support::{M5, QUEUE, create_share, submit};
 use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
-use quotatop::model::JobStatus;
-use quotatop::poll::{PollConfig, Poller};
+use quotatop_aws::poll::{PollConfig, Poller};
+use quotatop_model::JobStatus;
 
 const DESCRIBE: &str = "describeservicejob";
 

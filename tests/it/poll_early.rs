@@ -10,9 +10,9 @@ use std::time::Duration;
 use crate::data_support::batch_client;
 use crate::emulator_support::{M5, QUEUE, create_share, submit};
 use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
-use quotatop::emulator::{EmulatorHandle, FaultSpec};
-use quotatop::model::{JobStatus, Snapshot};
-use quotatop::poll::{self, ACTIVE, FINISHED, PollConfig, Poller};
+use quotatop_aws::poll::{self, ACTIVE, FINISHED, PollConfig, Poller};
+use quotatop_emulator::{EmulatorHandle, FaultSpec};
+use quotatop_model::{JobStatus, Snapshot};
 
 const LIST: &str = "listservicejobs";
 
@@ -235,7 +235,7 @@ async fn a_big_status_is_listed_by_share_and_nothing_is_lost_or_repeated() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_early_look_is_journaled_as_partial_and_the_complete_view_follows_it() {
-    use quotatop::journal::{Journal, JournalConfig};
+    use quotatop_store::journal::{Journal, JournalConfig};
     let h = world(20).await;
     let client = batch_client(&h).await;
     let mut poller = Poller::new(config(4));

@@ -8,10 +8,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::data_support::batch_client;
-use quotatop::analysis;
-use quotatop::emulator::{self, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, Scenario};
-use quotatop::model::{HealthState, JobStatus, QueueSnapshot, Snapshot};
-use quotatop::poll::{self, PollConfig};
+use quotatop_analysis as analysis;
+use quotatop_aws::poll::{self, PollConfig};
+use quotatop_emulator::{
+    self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, Scenario,
+};
+use quotatop_model::{HealthState, JobStatus, QueueSnapshot, Snapshot};
 
 const FAULTS: &str = "latency=200ms,throttle=20%,error=5%,seed=11";
 

@@ -10,8 +10,8 @@ use crate::data_support::batch_client;
 use crate::emulator_support::{M5, QUEUE, create_share, submit};
 use crate::tui_support::{options, run_with, screen_text, snapshot};
 use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
-use quotatop::emulator::FaultSpec;
-use quotatop::poll::{self, PollConfig};
+use quotatop_aws::poll::{self, PollConfig};
+use quotatop_emulator::FaultSpec;
 
 const JOBS: usize = 150;
 
@@ -80,7 +80,7 @@ async fn status_bar_marks_a_partial_view_and_the_time_to_a_complete_one() {
     assert!(text.contains("complete view in ~42s"), "{text}");
     // While the jobs are being listed, how many so far.
     let mut listing = snapshot();
-    listing.queues[0].listing = Some(quotatop::model::ListingProgress { listed: 1_200 });
+    listing.queues[0].listing = Some(quotatop_model::ListingProgress { listed: 1_200 });
     let (t, _) = run_with(160, 24, options(), vec![listing], vec![]).await;
     let text = screen_text(&t);
     assert!(text.contains("listing jobs: 1,200 so far"), "{text}");

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::data_support::batch_client;
 use crate::emulator_support::{M5, QUEUE, create_share, submit};
 use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
-use quotatop::poll::{PollConfig, Poller};
+use quotatop_aws::poll::{PollConfig, Poller};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn learns_the_rate_and_converges_with_few_throttles() {
@@ -20,7 +20,7 @@ async fn learns_the_rate_and_converges_with_few_throttles() {
     }
     h.advance(1_000).unwrap();
     h.set_faults(
-        quotatop::emulator::FaultSpec::parse("rate=describeservicejob:20/s,burst=5").unwrap(),
+        quotatop_emulator::FaultSpec::parse("rate=describeservicejob:20/s,burst=5").unwrap(),
     );
     let client = batch_client(&h).await;
     let mut poller = Poller::new(PollConfig {

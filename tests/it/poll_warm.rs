@@ -9,9 +9,9 @@ use crate::emulator_support::{M5, QUEUE, create_share, submit};
 use crate::tui_support::{NOW, options, run_with, screen_text, snapshot};
 use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
 use quotatop::commands::warm;
-use quotatop::journal::{Journal, JournalConfig};
-use quotatop::model::{JobStatus, Snapshot};
-use quotatop::poll::{PollConfig, Poller};
+use quotatop_aws::poll::{PollConfig, Poller};
+use quotatop_model::{JobStatus, Snapshot};
+use quotatop_store::journal::{Journal, JournalConfig};
 
 const DESCRIBE: &str = "describeservicejob";
 const JOBS: usize = 60;
@@ -249,8 +249,8 @@ async fn record_restarts_from_its_journal() {
 async fn a_partial_snapshot_in_history_is_marked_partial_when_travelled_to() {
     use crate::tui_support::{Step, drive_steps};
     use quotatop::services::JournalReader;
-    use quotatop::tui::data::HISTORY_LEN;
-    use quotatop::tui::effects::Services;
+    use quotatop_tui::data::HISTORY_LEN;
+    use quotatop_tui::effects::Services;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("journal.sqlite3");
     // Ten minutes ago the console had described only two jobs (a progressive first load).

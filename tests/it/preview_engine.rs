@@ -9,9 +9,9 @@ use std::collections::{BTreeSet, HashSet};
 use proptest::prelude::*;
 
 use crate::engine_support::{ShareCfg, TYPES, create_shares, environment, share_cfg};
-use quotatop::actions::{self, Prediction, Preview};
-use quotatop::engine::{Delays, Engine, EngineConfig, EventReason, JobId, JobSpec, PreemptionKind};
-use quotatop::model::{
+use quotatop_actions::{self as actions, Prediction, Preview};
+use quotatop_engine::{Delays, Engine, EngineConfig, EventReason, JobId, JobSpec, PreemptionKind};
+use quotatop_model::{
     CapacityLimit, JobStatus, QueueSnapshot, QuotaShare, SharingConfig, TrackedJob,
 };
 

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use quotatop::replay::{ReplayConfig, philly, presets, replay, trace_csv};
+use quotatop_replay::{ReplayConfig, philly, presets, replay, trace_csv};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -11,7 +11,7 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn trace() -> Vec<quotatop::replay::TraceJob> {
+fn trace() -> Vec<quotatop_replay::TraceJob> {
     let p = fixture("replay_trace.csv");
     trace_csv::parse(&std::fs::read_to_string(&p).unwrap(), "replay_trace.csv").unwrap()
 }
@@ -36,9 +36,9 @@ fn conservation_every_job_accounted_and_gpu_hours_add_up() {
         let (mut work, mut lost, mut overhead) = (0.0, 0.0, 0.0);
         for id in e.jobs().map(|j| e.find(&j.id).unwrap()) {
             let (j, w) = (e.job(id).unwrap(), e.work(id).unwrap());
-            let gpus = quotatop::analysis::gpus_per_instance(&j.instance_type).unwrap();
+            let gpus = quotatop_analysis::gpus_per_instance(&j.instance_type).unwrap();
             let g = |ms: u64| ms as f64 / 3.6e6 * f64::from(j.instance_count * gpus);
-            if j.status == quotatop::model::JobStatus::Succeeded {
+            if j.status == quotatop_model::JobStatus::Succeeded {
                 work += g(w.work_ms);
             }
             lost += g(w.lost_ms);
@@ -76,17 +76,17 @@ fn isolated_never_preempts_and_lending_does() {
     retry_rule_holds(&e_of(&trace(), &lend), o.failed);
 }
 
-fn e_of(trace: &[quotatop::replay::TraceJob], cfg: &ReplayConfig) -> quotatop::engine::Engine {
+fn e_of(trace: &[quotatop_replay::TraceJob], cfg: &ReplayConfig) -> quotatop_engine::Engine {
     replay(trace, cfg, &mut |_, _| {}).unwrap().1
 }
 
 /// The retry rule, exactly: a job with `retries = N` fails on its (N+1)-th preemption and not
 /// before; a job without a limit never fails; `failed` counts exactly those.
-fn retry_rule_holds(e: &quotatop::engine::Engine, reported_failed: usize) {
+fn retry_rule_holds(e: &quotatop_engine::Engine, reported_failed: usize) {
     let mut failed = 0;
     for j in e.jobs() {
         let n = j.preemption_count();
-        let fails = j.status == quotatop::model::JobStatus::Failed;
+        let fails = j.status == quotatop_model::JobStatus::Failed;
         match j.preemption_retries {
             Some(r) => assert_eq!(fails, n > r, "{}: {n} preemptions, {r} retries", j.name),
             None => assert!(!fails, "{}: no retry limit yet failed", j.name),
@@ -119,13 +119,13 @@ fn retry_rule_is_exact() {
     assert_eq!(fragile.preemption_retries, Some(0));
     assert_eq!(
         (fragile.preemption_count(), fragile.status),
-        (1, quotatop::model::JobStatus::Failed),
+        (1, quotatop_model::JobStatus::Failed),
         "fragile fails on its first preemption"
     );
     assert_eq!(sturdy.preemption_retries, Some(1));
     assert_eq!(
         (sturdy.preemption_count(), sturdy.status),
-        (1, quotatop::model::JobStatus::Succeeded),
+        (1, quotatop_model::JobStatus::Succeeded),
         "sturdy survives one preemption"
     );
     assert_eq!(o.failed, 1);
@@ -644,20 +644,20 @@ fn protected_share_is_the_largest_then_most_demanded_among_the_64_node_vcs() {
     let shares: Vec<_> = vcs
         .iter()
         .map(|v| {
-            quotatop::model::QuotaShare::new(
+            quotatop_model::QuotaShare::new(
                 v.vc.clone(),
-                vec![quotatop::model::CapacityLimit::new(
+                vec![quotatop_model::CapacityLimit::new(
                     philly::GPU_INSTANCE_TYPE,
                     v.gpus,
                 )],
-                quotatop::model::SharingConfig::reserve(),
+                quotatop_model::SharingConfig::reserve(),
             )
         })
         .collect();
     let jobs: Vec<_> = vcs.iter().flat_map(|v| v.jobs.iter().cloned()).collect();
     let base = ReplayConfig {
         name: "philly".to_string(),
-        capacity: quotatop::replay::config::summed_limits(&shares),
+        capacity: quotatop_replay::config::summed_limits(&shares),
         shares,
         workload: Default::default(),
         rules: Default::default(),

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use quotatop::actions::{self, ApiFailure, ChangeContext, PriorityApi};
-use quotatop::audit::{AuditLog, AwsContext, Operator};
-use quotatop::batch::{BatchClient, ConnectOptions};
-use quotatop::emulator::{self, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
-use quotatop::poll::{self, PollConfig};
+use quotatop_actions::{self as actions, ApiFailure, ChangeContext, PriorityApi};
+use quotatop_aws::batch::{BatchClient, ConnectOptions};
+use quotatop_aws::poll::{self, PollConfig};
+use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
+use quotatop_store::audit::{AuditLog, AwsContext, Operator};
 
 const AKID: &str = "AKIDCANARY4Q7Z2LEAK";
 const SECRET: &str = "canary-secret-9f1c7e-do-not-log";
@@ -232,7 +232,7 @@ async fn credentials_never_reach_logs_journal_audit_or_output() {
         profile: None,
         region: Some("us-east-1".into()),
         endpoint_url: Some(url.clone()),
-        credentials: Some(quotatop::batch::StaticCredentials {
+        credentials: Some(quotatop_aws::batch::StaticCredentials {
             access_key_id: AKID.into(),
             secret_access_key: SECRET.into(),
         }),

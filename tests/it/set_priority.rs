@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 
 use crate::emulator_support::*;
 use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
-use quotatop::actions::{self, ChangeContext, Prediction};
-use quotatop::audit::{self, AuditLog, AwsContext, Operator, Outcome, RecordKind};
-use quotatop::batch::{BatchClient, ConnectOptions, StaticCredentials};
-use quotatop::emulator::EmulatorHandle;
-use quotatop::poll::{self, PollConfig};
+use quotatop_actions::{self as actions, ChangeContext, Prediction};
+use quotatop_aws::batch::{BatchClient, ConnectOptions, StaticCredentials};
+use quotatop_aws::poll::{self, PollConfig};
+use quotatop_emulator::EmulatorHandle;
+use quotatop_store::audit::{self, AuditLog, AwsContext, Operator, Outcome, RecordKind};
 
 fn temp_log(name: &str) -> PathBuf {
     std::env::temp_dir()
@@ -417,7 +417,7 @@ async fn a_job_that_finished_meanwhile_is_refused_by_the_api_and_recorded() {
 async fn killed_changes_are_listed_as_unknown_then_reconciled() {
     let (h, [_, _, target]) = world().await;
     // UpdateServiceJob takes 30 s: each process is killed while waiting for it.
-    h.set_faults(quotatop::emulator::FaultSpec::parse("updateservicejob:latency=30s").unwrap());
+    h.set_faults(quotatop_emulator::FaultSpec::parse("updateservicejob:latency=30s").unwrap());
     let log = temp_log("killed");
     // Two changes to one job, each killed after its intent: first to 6, then to 5.
     for (n, prio) in [(1, "6"), (2, "5")] {
@@ -498,7 +498,7 @@ async fn killed_changes_are_listed_as_unknown_then_reconciled() {
         .send()
         .await
         .unwrap();
-    h.set_faults(quotatop::emulator::FaultSpec::none());
+    h.set_faults(quotatop_emulator::FaultSpec::none());
     // Reconcile, in read-only mode (it writes only the local log).
     let out = reconcile_cmd(&h.endpoint_url(), &log)
         .env("QUOTATOP_READ_ONLY", "1")
@@ -555,7 +555,7 @@ async fn killed_changes_are_listed_as_unknown_then_reconciled() {
 async fn concurrent_changes_to_one_job_each_pair_with_their_own_outcome() {
     let (h, [_, _, target]) = world().await;
     h.set_faults(
-        quotatop::emulator::FaultSpec::parse("updateservicejob:error=0.5;seed=11").unwrap(),
+        quotatop_emulator::FaultSpec::parse("updateservicejob:error=0.5;seed=11").unwrap(),
     );
     let url = h.endpoint_url();
     let log = temp_log("concurrent");
@@ -953,7 +953,7 @@ async fn the_console_over_several_sources_reconciles_each_change_with_its_source
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconcile_leaves_a_change_in_flight_to_its_writer() {
     let (h, [_, _, target]) = world().await;
-    h.set_faults(quotatop::emulator::FaultSpec::parse("updateservicejob:latency=3s").unwrap());
+    h.set_faults(quotatop_emulator::FaultSpec::parse("updateservicejob:latency=3s").unwrap());
     let log = temp_log("inflight");
     let mut c = cmd(
         &h.endpoint_url(),

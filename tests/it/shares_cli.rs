@@ -7,8 +7,8 @@ use std::process::{Command, Output, Stdio};
 
 use crate::emulator_support::*;
 use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
-use quotatop::audit::{AuditRecord, Outcome, RecordKind};
-use quotatop::emulator::EmulatorHandle;
+use quotatop_emulator::EmulatorHandle;
+use quotatop_store::audit::{AuditRecord, Outcome, RecordKind};
 
 fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!(
@@ -120,7 +120,7 @@ async fn listed(h: &EmulatorHandle) -> Vec<(String, Vec<(String, i32)>, String, 
 }
 
 fn records(log: &Path) -> Vec<AuditRecord> {
-    quotatop::audit::read_records(log)
+    quotatop_store::audit::read_records(log)
         .unwrap()
         .into_iter()
         .map(|(_, r)| r)
@@ -147,7 +147,7 @@ async fn export_then_plan_shows_no_changes() {
         "{exported}"
     );
     // The exported file is a replay configuration as it stands (one format).
-    let cfg = quotatop::replay::ReplayConfig::parse(&exported, "shares.toml", "x").unwrap();
+    let cfg = quotatop_replay::ReplayConfig::parse(&exported, "shares.toml", "x").unwrap();
     assert_eq!(cfg.shares.len(), 2);
     let out = run(cmd(&url, &dir, "plan", &["-f", file.to_str().unwrap()])).await;
     assert!(out.status.success(), "{}", text(&out));
@@ -393,7 +393,7 @@ async fn a_fault_mid_apply_stops_and_the_audit_log_says_exactly_what_happened() 
     // Every CreateQuotaShare fails (HTTP 500): the update before it lands, the first create
     // fails, the second is never attempted.
     let h = world().await;
-    h.set_faults(quotatop::emulator::FaultSpec::parse("createquotashare:error=1").unwrap());
+    h.set_faults(quotatop_emulator::FaultSpec::parse("createquotashare:error=1").unwrap());
     let url = h.endpoint_url();
     let dir = temp_dir("fault");
     let log = dir.join("audit.jsonl");
@@ -490,7 +490,7 @@ async fn a_fault_mid_apply_stops_and_the_audit_log_says_exactly_what_happened() 
         "{:?}",
         recs[3].outcome
     );
-    quotatop::audit::verify(&log).unwrap();
+    quotatop_store::audit::verify(&log).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,10 +7,10 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::data_support::RECORDED_WORLD;
-use quotatop::emulator::{self, ClockMode, EmulatorConfig, Scenario};
-use quotatop::journal::{Journal, JournalConfig};
-use quotatop::model::Millis;
-use quotatop::poll::{PollConfig, Poller};
+use quotatop_aws::poll::{PollConfig, Poller};
+use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, Scenario};
+use quotatop_model::Millis;
+use quotatop_store::journal::{Journal, JournalConfig};
 
 const START: Millis = 1_770_000_000_000;
 const POLL_MS: Millis = 60_000;

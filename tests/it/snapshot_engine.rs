@@ -9,12 +9,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::data_support::{batch_client, quotatop};
 use crate::emulator_support::{G5, M5, QUEUE, create_share, submit};
 use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
-use quotatop::analysis::LoopRule;
 use quotatop::commands::snapshot::{SnapshotDoc, document};
-use quotatop::emulator::EmulatorHandle;
-use quotatop::engine::ShareUsage;
-use quotatop::model::ServiceJob;
-use quotatop::poll::{self, PollConfig};
+use quotatop_analysis::LoopRule;
+use quotatop_aws::poll::{self, PollConfig};
+use quotatop_emulator::EmulatorHandle;
+use quotatop_engine::ShareUsage;
+use quotatop_model::ServiceJob;
 
 struct Truth {
     usage: Vec<ShareUsage>,
@@ -144,7 +144,7 @@ fn check(doc: &SnapshotDoc, t: &Truth) {
     let runnable_in_engine = t
         .jobs
         .iter()
-        .filter(|j| j.status == quotatop::model::JobStatus::Runnable)
+        .filter(|j| j.status == quotatop_model::JobStatus::Runnable)
         .count();
     assert_eq!(q.runnable.len(), runnable_in_engine);
 

@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
-use quotatop::batch::{BatchClient, ConnectOptions, StaticCredentials};
-use quotatop::emulator::{self, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
-use quotatop::model::{HealthState, QueueSnapshot, Snapshot};
-use quotatop::poll::{self, PollConfig};
+use quotatop_aws::batch::{BatchClient, ConnectOptions, StaticCredentials};
+use quotatop_aws::poll::{self, PollConfig};
+use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
+use quotatop_model::{HealthState, QueueSnapshot, Snapshot};
 
 use crate::emulator_support::START;
 
@@ -294,7 +294,7 @@ async fn record_journals_each_source_under_its_key() {
         .await
         .unwrap();
     assert!(exit.success(), "{exit:?}");
-    let j = quotatop::journal::Journal::open_existing(&journal, Default::default()).unwrap();
+    let j = quotatop_store::journal::Journal::open_existing(&journal, Default::default()).unwrap();
     let names = |key: &str| -> Vec<String> {
         j.jobs(key, 0)
             .unwrap()

@@ -16,7 +16,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::response::Response;
 use axum::routing::any;
-use quotatop::emulator::{self, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
+use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
 
 fn has_control(bytes: &[u8]) -> bool {
     let text = String::from_utf8_lossy(bytes);

@@ -3,7 +3,7 @@
 
 use crate::tui_support::{options, run, typed};
 use insta::assert_snapshot;
-use quotatop::tui::screen::Kind;
+use quotatop_tui::screen::Kind;
 
 #[tokio::test]
 async fn overview_at_80x24() {

@@ -7,14 +7,14 @@ use std::sync::Arc;
 
 use crate::tui_support::{NOW, Step, options, screen_text, snapshot, typed};
 use insta::assert_snapshot;
-use quotatop::journal::{Journal, JournalConfig};
-use quotatop::model::{JobStatus, Millis, Snapshot};
 use quotatop::services::JournalReader;
-use quotatop::tui::data::HISTORY_LEN;
-use quotatop::tui::effects::Services;
-use quotatop::tui::screen::Kind;
-use quotatop::tui::theme::Role;
-use quotatop::tui::{App, AppOptions, History, StatusInfo};
+use quotatop_model::{JobStatus, Millis, Snapshot};
+use quotatop_store::journal::{Journal, JournalConfig};
+use quotatop_tui::data::HISTORY_LEN;
+use quotatop_tui::effects::Services;
+use quotatop_tui::screen::Kind;
+use quotatop_tui::theme::Role;
+use quotatop_tui::{App, AppOptions, History, StatusInfo};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -250,7 +250,7 @@ async fn live_data_keeps_updating_underneath_and_stays_apart() {
             .all(|j| j.job.name != "video-pretrain")
     );
     // Two live snapshots: two samples per live series; the past's series are the journal's.
-    let key = |d: &quotatop::tui::data::Data| {
+    let key = |d: &quotatop_tui::data::Data| {
         d.history("ml-training", "research", "ml.p4d.24xlarge")
             .map(|h| h.len())
     };
@@ -373,7 +373,7 @@ async fn the_scorecard_in_the_past_ends_at_the_recorded_time() {
     let (t, app) =
         crate::tui_support::run_services(110, 30, options(), snapshot(), typed("4["), s).await;
     assert_eq!(app.past_at(), Some(NOW - 10 * MIN));
-    let quotatop::tui::scorecard::ScorecardState::Ready(view) = app.scorecard() else {
+    let quotatop_tui::scorecard::ScorecardState::Ready(view) = app.scorecard() else {
         panic!("{:?}\n{}", app.scorecard(), screen_text(&t));
     };
     // The recorded snapshot's service time is its taken_at in this fixture.
@@ -386,18 +386,18 @@ async fn the_scorecard_in_the_past_ends_at_the_recorded_time() {
 }
 
 /// Records the changes the dialog submits and answers success.
-struct Recorder(std::sync::Mutex<Vec<quotatop::tui::effects::ChangeRequest>>);
+struct Recorder(std::sync::Mutex<Vec<quotatop_tui::effects::ChangeRequest>>);
 
-impl quotatop::tui::effects::ChangeRunner for Recorder {
+impl quotatop_tui::effects::ChangeRunner for Recorder {
     fn apply(
         &self,
-        req: quotatop::tui::effects::ChangeRequest,
-    ) -> quotatop::tui::effects::BoxFuture<quotatop::tui::effects::ChangeResult> {
-        let result = quotatop::tui::effects::ChangeResult {
+        req: quotatop_tui::effects::ChangeRequest,
+    ) -> quotatop_tui::effects::BoxFuture<quotatop_tui::effects::ChangeResult> {
+        let result = quotatop_tui::effects::ChangeResult {
             job_id: req.preview.job_id.clone(),
             job_name: req.preview.job_name.clone(),
             new_priority: req.preview.new_priority,
-            result: Ok(quotatop::tui::effects::ChangeOutcome::Succeeded { request_id: None }),
+            result: Ok(quotatop_tui::effects::ChangeOutcome::Succeeded { request_id: None }),
             warning: None,
             audit_log: None,
         };
@@ -431,7 +431,7 @@ fn with_urgent_job() -> Snapshot {
 fn recording() -> (Arc<Recorder>, Services) {
     let recorder = Arc::new(Recorder(std::sync::Mutex::new(Vec::new())));
     let services = Services {
-        changes: Some(recorder.clone() as Arc<dyn quotatop::tui::effects::ChangeRunner>),
+        changes: Some(recorder.clone() as Arc<dyn quotatop_tui::effects::ChangeRunner>),
         ..Services::default()
     };
     (recorder, services)
@@ -587,7 +587,7 @@ async fn the_attempts_pane_scrolls() {
     {
         let base = p.recent_preempted_attempts[0].clone();
         p.recent_preempted_attempts = (0..12)
-            .map(|i| quotatop::model::PreemptedAttempt {
+            .map(|i| quotatop_model::PreemptedAttempt {
                 resource_id: format!("attempt-{i:02}"),
                 started_at: NOW - (i + 2) * 10 * MIN,
                 stopped_at: NOW - (i + 1) * 10 * MIN - 7_000 - i * 1_000,

@@ -3,7 +3,7 @@
 
 use crate::tui_support::{options, run, run_with, screen_text, snapshot, typed};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use quotatop::model::Snapshot;
+use quotatop_model::Snapshot;
 
 fn key(code: KeyCode) -> Event {
     Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
@@ -117,7 +117,7 @@ async fn end_in_job_detail_puts_the_last_line_at_the_bottom() {
     // The looping job (its preempted attempts make the detail longer than 24 lines).
     let open = ":job video-pretrain\n";
     let (t, app) = run(80, 24, options(), typed(open)).await;
-    assert_eq!(app.screen_kind(), quotatop::tui::screen::Kind::JobDetail);
+    assert_eq!(app.screen_kind(), quotatop_tui::screen::Kind::JobDetail);
     let text = screen_text(&t);
     assert!(text.contains('█'), "a scrollbar: more below\n{text}");
     for end in [
@@ -159,11 +159,11 @@ fn looping_job_with_attempts() -> Snapshot {
         .unwrap();
     let job = std::sync::Arc::make_mut(&mut j.job);
     let p = job.preemption.as_mut().unwrap();
-    let mut attempts: Vec<quotatop::model::Attempt> = p
+    let mut attempts: Vec<quotatop_model::Attempt> = p
         .recent_preempted_attempts
         .iter()
         .rev()
-        .map(|a| quotatop::model::Attempt {
+        .map(|a| quotatop_model::Attempt {
             resource_id: a.resource_id.clone(),
             started_at: Some(a.started_at),
             stopped_at: Some(a.stopped_at),
@@ -171,7 +171,7 @@ fn looping_job_with_attempts() -> Snapshot {
         })
         .collect();
     attempts[2].started_at = None;
-    attempts.push(quotatop::model::Attempt {
+    attempts.push(quotatop_model::Attempt {
         resource_id: "arn:aws:sagemaker:us-east-1:123456789012:training-job/video-pretrain-5"
             .into(),
         started_at: None,

@@ -8,13 +8,13 @@ use std::sync::{Arc, Mutex};
 
 use crate::tui_support::{P4D, options, run, run_services, run_with, screen_text, snapshot, typed};
 use insta::assert_snapshot;
-use quotatop::actions::{ApiFailure, JobTagger, PriorityApi};
-use quotatop::audit::{AuditLog, AwsContext, Operator, Outcome, RecordKind, read_records};
-use quotatop::model::{CapacityLimit, Snapshot};
 use quotatop::services::ApiRunner;
-use quotatop::tui::StatusInfo;
-use quotatop::tui::effects::Services;
-use quotatop::tui::priority::Step;
+use quotatop_actions::{ApiFailure, JobTagger, PriorityApi};
+use quotatop_model::{CapacityLimit, Snapshot};
+use quotatop_store::audit::{AuditLog, AwsContext, Operator, Outcome, RecordKind, read_records};
+use quotatop_tui::StatusInfo;
+use quotatop_tui::effects::Services;
+use quotatop_tui::priority::Step;
 
 /// The fixture with the p4d pool full: research (in-share preemption on) holds all 6 of its
 /// instances, prod its one, nlp no longer has p4d: nothing idle to borrow, so a raised research
@@ -333,7 +333,7 @@ async fn tag_justification_tags_the_changed_job() {
             calls[0].1["quotatop:priority-change"],
             "1->50 by oncall: incident 4711"
         );
-        let head = quotatop::audit::verify(&log).unwrap();
+        let head = quotatop_store::audit::verify(&log).unwrap();
         assert_eq!(
             calls[0].1["quotatop:audit-head"],
             format!("2:{}", head.hash)

@@ -9,12 +9,12 @@ use std::sync::{Arc, Mutex};
 
 use crate::tui_priority::full_pool;
 use crate::tui_support::{Step, options, screen_text};
-use quotatop::model::{JobStatus, Snapshot, Source};
-use quotatop::tui::App;
-use quotatop::tui::effects::{
+use quotatop_model::{JobStatus, Snapshot, Source};
+use quotatop_tui::App;
+use quotatop_tui::effects::{
     BoxFuture, ChangeOutcome, ChangeRequest, ChangeResult, ChangeRunner, Services,
 };
-use quotatop::tui::priority::Step as DialogStep;
+use quotatop_tui::priority::Step as DialogStep;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -79,7 +79,7 @@ fn clone_job(
     n: u32,
     priority: u32,
     status: JobStatus,
-) -> quotatop::model::TrackedJob {
+) -> quotatop_model::TrackedJob {
     let mut j = s.queues[0]
         .jobs
         .iter()

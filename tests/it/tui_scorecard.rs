@@ -5,15 +5,15 @@ use std::sync::Arc;
 
 use crate::tui_support::{G5, options, run, run_services, screen_text, snapshot, typed};
 use insta::assert_snapshot;
-use quotatop::analysis::scorecard::{
+use quotatop_analysis::scorecard::{
     AttemptEnd, AttemptHistory, Entitlement, JobHistory, Outcome, ScorecardInput, ScorecardOptions,
     Window,
 };
-use quotatop::model::{CapacityLimit, Millis};
-use quotatop::tui::effects::Services;
-use quotatop::tui::scorecard::{self, ScorecardResult, ScorecardState};
-use quotatop::tui::screen::Kind;
-use quotatop::tui::{History, StatusInfo};
+use quotatop_model::{CapacityLimit, Millis};
+use quotatop_tui::effects::Services;
+use quotatop_tui::scorecard::{self, ScorecardResult, ScorecardState};
+use quotatop_tui::screen::Kind;
+use quotatop_tui::{History, StatusInfo};
 
 const H: Millis = 3_600_000;
 
@@ -81,7 +81,7 @@ fn services() -> Services {
     let view = fixed();
     Services {
         scorecard: Some(Arc::new(
-            move |queue: &str, _as_of: Option<quotatop::model::Millis>| ScorecardResult {
+            move |queue: &str, _as_of: Option<quotatop_model::Millis>| ScorecardResult {
                 queue: queue.to_string(),
                 result: Ok(Box::new(view.clone())),
             },
@@ -140,7 +140,7 @@ async fn a_console_without_a_scorecard_service_shows_history_unavailable() {
 async fn the_journal_service_computes_from_a_journal_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("journal.sqlite3");
-    let mut j = quotatop::journal::Journal::open(&path, Default::default()).unwrap();
+    let mut j = quotatop_store::journal::Journal::open(&path, Default::default()).unwrap();
     j.record(&snapshot()).unwrap();
     // A priority raise the poller sees, which the audit log says oncall@ops-1 made.
     let mut second = snapshot();
@@ -149,7 +149,7 @@ async fn the_journal_service_computes_from_a_journal_file() {
     let raised = second.queues[0]
         .jobs
         .iter_mut()
-        .find(|j| j.job.status == quotatop::model::JobStatus::Runnable)
+        .find(|j| j.job.status == quotatop_model::JobStatus::Runnable)
         .unwrap();
     let (id, name, share, old) = (
         raised.job.id.clone(),
@@ -160,21 +160,21 @@ async fn the_journal_service_computes_from_a_journal_file() {
     std::sync::Arc::make_mut(&mut raised.job).priority = old + 500;
     j.record(&second).unwrap();
     drop(j);
-    let log = quotatop::audit::AuditLog::new(dir.path().join("audit.jsonl"));
+    let log = quotatop_store::audit::AuditLog::new(dir.path().join("audit.jsonl"));
     for (kind, outcome) in [
-        (quotatop::audit::RecordKind::Intent, None),
+        (quotatop_store::audit::RecordKind::Intent, None),
         (
-            quotatop::audit::RecordKind::Outcome,
-            Some(quotatop::audit::Outcome::Succeeded { request_id: None }),
+            quotatop_store::audit::RecordKind::Outcome,
+            Some(quotatop_store::audit::Outcome::Succeeded { request_id: None }),
         ),
     ] {
-        log.append(quotatop::audit::AuditRecord {
+        log.append(quotatop_store::audit::AuditRecord {
             v: 2,
             seq: 0,
             time: "2026-02-02T02:40:00Z".into(),
             kind,
             change_id: "c1".into(),
-            operator: quotatop::audit::Operator {
+            operator: quotatop_store::audit::Operator {
                 user: "oncall".into(),
                 host: "ops-1".into(),
                 ..Default::default()
@@ -182,7 +182,7 @@ async fn the_journal_service_computes_from_a_journal_file() {
             aws: Default::default(),
             queue: "ml-training".into(),
             share: share.clone(),
-            job: quotatop::audit::JobRef {
+            job: quotatop_store::audit::JobRef {
                 id: id.clone(),
                 name: name.clone(),
                 arn: String::new(),
@@ -242,7 +242,7 @@ async fn the_journal_service_computes_from_a_journal_file() {
 /// A queue observed for 30 minutes, its one share at its limit the whole time: two jobs on its
 /// two instances, both succeeding at the last observation.
 fn half_hour_at_the_limit(path: &std::path::Path) -> (Millis, Millis) {
-    use quotatop::model::{
+    use quotatop_model::{
         Attempt, JobStatus, QueueSnapshot, QuotaShare, ServiceEnvironment, ServiceJob,
         SharingConfig, Snapshot, TrackedJob,
     };
@@ -299,7 +299,7 @@ fn half_hour_at_the_limit(path: &std::path::Path) -> (Millis, Millis) {
         }],
         ..Default::default()
     };
-    let mut j = quotatop::journal::Journal::open(path, Default::default()).unwrap();
+    let mut j = quotatop_store::journal::Journal::open(path, Default::default()).unwrap();
     j.record(&snap(first, JobStatus::Running)).unwrap();
     j.record(&snap(first + 15 * 60_000, JobStatus::Running))
         .unwrap();
@@ -359,7 +359,7 @@ async fn a_short_history_is_the_window_and_the_screen_says_so() {
 /// says in words that the budget is breached, and by whom, and counts the missed deadline.
 #[tokio::test]
 async fn a_breached_interruption_budget_is_said_in_words() {
-    use quotatop::analysis::scorecard::decision::{self, Budget, DeadlineRule, Rules};
+    use quotatop_analysis::scorecard::decision::{self, Budget, DeadlineRule, Rules};
     let mut view = fixed();
     let mut rules = Rules::default();
     rules.budgets.insert(
@@ -382,7 +382,7 @@ async fn a_breached_interruption_budget_is_said_in_words() {
     view.rules_set = true;
     let breached = Services {
         scorecard: Some(Arc::new(
-            move |queue: &str, _as_of: Option<quotatop::model::Millis>| ScorecardResult {
+            move |queue: &str, _as_of: Option<quotatop_model::Millis>| ScorecardResult {
                 queue: queue.to_string(),
                 result: Ok(Box::new(view.clone())),
             },

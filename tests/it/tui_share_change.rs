@@ -4,14 +4,14 @@
 use std::sync::Arc;
 
 use crate::tui_support::*;
-use quotatop::actions::ApiFailure;
-use quotatop::actions::shares::{SharesApi, SharesContext, apply_plan};
-use quotatop::analysis::shares_plan::{Step, plan};
-use quotatop::audit::{AuditLog, AwsContext, Operator};
-use quotatop::model::{CapacityLimit, QuotaShare, SharingConfig};
 use quotatop::services::share_changes::AuditShareChanges;
-use quotatop::tui::effects::Services;
-use quotatop::tui::screen::Kind;
+use quotatop_actions::ApiFailure;
+use quotatop_actions::shares::{SharesApi, SharesContext, apply_plan};
+use quotatop_analysis::shares_plan::{Step, plan};
+use quotatop_model::{CapacityLimit, QuotaShare, SharingConfig};
+use quotatop_store::audit::{AuditLog, AwsContext, Operator};
+use quotatop_tui::effects::Services;
+use quotatop_tui::screen::Kind;
 
 struct Ok_;
 

@@ -3,7 +3,7 @@
 //! screen.
 
 use crate::tui_support::{options, run, run_with, screen_text, snapshot, typed};
-use quotatop::tui::screen::Kind;
+use quotatop_tui::screen::Kind;
 
 #[tokio::test]
 async fn queue_command_keeps_the_current_screen() {
@@ -104,7 +104,7 @@ async fn footer_hints_per_screen() {
 /// on the status bar and the screen's borders in the warning colour.
 #[tokio::test]
 async fn stale_data_is_marked_on_the_badge_and_the_border() {
-    use quotatop::tui::theme::{Role, Theme};
+    use quotatop_tui::theme::{Role, Theme};
     let mut s = snapshot();
     s.queues[0].stale_reason = Some("DescribeServiceJob: access denied".into());
     let (t, _) = run_with(100, 24, options(), vec![s], vec![]).await;

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use crate::tui_support::{NOW, options, run, snapshot, typed};
-use quotatop::tui::theme::{Role, Theme};
-use quotatop::tui::{App, Msg};
+use quotatop_tui::theme::{Role, Theme};
+use quotatop_tui::{App, Msg};
 use ratatui::buffer::Buffer;
 use ratatui::style::Color;
 
@@ -215,21 +215,21 @@ async fn key_binding_overrides_from_config_apply_and_problems_show() {
     let mut keys = std::collections::BTreeMap::new();
     keys.insert("jobs".to_string(), vec!["J".to_string()]);
     keys.insert("bogus".to_string(), vec!["x".to_string()]);
-    let (keymap, warnings) = quotatop::tui::keymap::KeyMap::with_overrides(&keys);
+    let (keymap, warnings) = quotatop_tui::keymap::KeyMap::with_overrides(&keys);
     let mut opts = options();
     opts.keymap = keymap;
     opts.warnings = warnings;
     let (t, app) = run(80, 24, opts, vec![]).await;
-    assert_eq!(app.screen_kind(), quotatop::tui::screen::Kind::Overview);
+    assert_eq!(app.screen_kind(), quotatop_tui::screen::Kind::Overview);
     let last: String = (0..80)
         .map(|x| t.backend().buffer()[(x, 23)].symbol())
         .collect();
     assert!(last.contains("[keys] unknown action `bogus`"), "{last}");
 
     let mut opts = options();
-    opts.keymap = quotatop::tui::keymap::KeyMap::with_overrides(&keys).0;
+    opts.keymap = quotatop_tui::keymap::KeyMap::with_overrides(&keys).0;
     let (_, app) = run(80, 24, opts, typed("J")).await;
-    assert_eq!(app.screen_kind(), quotatop::tui::screen::Kind::Jobs);
+    assert_eq!(app.screen_kind(), quotatop_tui::screen::Kind::Jobs);
 }
 
 /// Issue 16: the light theme paints its own background on every cell (readable on a dark

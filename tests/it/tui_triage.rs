@@ -4,8 +4,8 @@
 
 use crate::tui_support::{options, run, run_with, screen_text, snapshot, typed};
 use insta::assert_snapshot;
-use quotatop::model::{JobStatus, Snapshot};
-use quotatop::tui::screen::Kind;
+use quotatop_model::{JobStatus, Snapshot};
+use quotatop_tui::screen::Kind;
 
 /// Bar cells (`█▓▒░`) in the Overview row of `share` × `ty`.
 fn bar_cells(screen: &str, share: &str, ty: &str) -> usize {

@@ -57,7 +57,7 @@ async fn the_why_section_follows_new_data() {
         q.server_time = q.server_time.map(|t| t + 60_000);
         for j in &mut q.jobs {
             if j.job.name == "video-pretrain" {
-                std::sync::Arc::make_mut(&mut j.job).status = quotatop::model::JobStatus::Running;
+                std::sync::Arc::make_mut(&mut j.job).status = quotatop_model::JobStatus::Running;
                 std::sync::Arc::make_mut(&mut j.job).started_at = q.server_time;
             }
         }

@@ -7,7 +7,7 @@
 
 use crate::tui_support::{options, run_with, screen_text, snapshot, typed};
 use insta::assert_snapshot;
-use quotatop::model::Snapshot;
+use quotatop_model::Snapshot;
 
 const SHARE_SUFFIX: &str = "-computer-vision-foundation-models-team";
 const JOB_INFIX: &str = "-lr3e-4-bs2048-warmup500-seed17-ablation-no-dropout";

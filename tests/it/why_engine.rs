@@ -12,9 +12,9 @@ use std::collections::{BTreeSet, HashSet};
 use proptest::prelude::*;
 
 use crate::engine_support::{ShareCfg, TYPES, create_shares, environment, share_cfg, snapshot};
-use quotatop::analysis::{Verdict, Why, why};
-use quotatop::engine::{Delays, Engine, EngineConfig, EventReason, JobId, JobSpec};
-use quotatop::model::JobStatus;
+use quotatop_analysis::{Verdict, Why, why};
+use quotatop_engine::{Delays, Engine, EngineConfig, EventReason, JobId, JobSpec};
+use quotatop_model::JobStatus;
 
 #[derive(Debug, Clone)]
 struct Submit {

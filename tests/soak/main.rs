@@ -25,7 +25,7 @@ use std::time::Duration;
 use crate::soak_support::child::{SOAK_CHILD_ENV, serve_child};
 use crate::soak_support::driver::{Plan, Report, run};
 use crate::soak_support::procfs::RssSeries;
-use quotatop::poll::PollConfig;
+use quotatop_aws::poll::PollConfig;
 
 const FAULTS: &str = "latency=5ms+45ms,throttle=10%,error=5%,drop=2%";
 

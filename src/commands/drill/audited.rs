@@ -4,10 +4,10 @@
 
 use anyhow::Context;
 
-use crate::audit::{
+use quotatop_aws::batch::{BatchClient, SubmitRequest, SubmittedJob, TerminateResult};
+use quotatop_store::audit::{
     Action, AuditLog, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind,
 };
-use crate::batch::{BatchClient, SubmitRequest, SubmittedJob, TerminateResult};
 
 /// Who runs the drill, on which AWS, which run: what every record of it carries.
 #[derive(Debug, Clone)]
@@ -48,7 +48,7 @@ impl DrillAudit {
 
     fn record(&self, change_id: &str, share: &str, job: JobRef, action: Action) -> AuditRecord {
         AuditRecord {
-            v: crate::audit::SCHEME,
+            v: quotatop_store::audit::SCHEME,
             seq: 0,
             time: now_rfc3339(),
             kind: RecordKind::Intent,
@@ -80,7 +80,7 @@ impl DrillAudit {
         req: &SubmitRequest,
         detail: String,
     ) -> anyhow::Result<SubmittedJob> {
-        let change_id = crate::audit::new_change_id();
+        let change_id = quotatop_store::audit::new_change_id();
         let _in_flight = self
             .log
             .begin_change(&change_id)
@@ -112,7 +112,7 @@ impl DrillAudit {
                 }
             }
             Err(e) => Outcome::Failed {
-                error: crate::model::clean_text(&e.to_string()),
+                error: quotatop_model::clean_text(&e.to_string()),
             },
         });
         self.log
@@ -129,7 +129,7 @@ impl DrillAudit {
         ids: &[String],
         reason: &str,
     ) -> anyhow::Result<TerminateResult> {
-        let change_id = crate::audit::new_change_id();
+        let change_id = quotatop_store::audit::new_change_id();
         let _in_flight = self
             .log
             .begin_change(&change_id)
@@ -169,7 +169,7 @@ impl DrillAudit {
                     .join("; "),
             },
             Err(e) => Outcome::Failed {
-                error: crate::model::clean_text(&e.to_string()),
+                error: quotatop_model::clean_text(&e.to_string()),
             },
         });
         self.log

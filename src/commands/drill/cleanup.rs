@@ -4,10 +4,10 @@
 
 use anyhow::{anyhow, bail};
 
-use crate::audit::{self, RecordKind};
-use crate::batch::BatchClient;
 use crate::cli::DrillCleanupArgs;
-use crate::model::clean_text;
+use quotatop_aws::batch::BatchClient;
+use quotatop_model::clean_text;
+use quotatop_store::audit::{self, RecordKind};
 
 /// The queue and the job ids the audit log's records of `run_id` name.
 fn from_log(
@@ -43,7 +43,7 @@ pub fn run(a: &DrillCleanupArgs) -> anyhow::Result<()> {
     }
     let log = super::super::audit::open_log(&a.log)?;
     log.check_tail()
-        .map_err(|e| anyhow!(clean_text(&crate::model::error_chain(&e))))?;
+        .map_err(|e| anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
     let records = if log.path().exists() {
         audit::read_records(log.path())?
     } else {

@@ -15,14 +15,14 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
 
-use crate::analysis::drill::{self, DrillReport, DrillRequest};
-use crate::analysis::{GpuTable, scorecard};
-use crate::batch::BatchClient;
 use crate::cli::{DrillArgs, DrillCommand, DrillFormat, DrillRunArgs};
 use crate::config;
-use crate::journal::{Journal, JournalConfig};
-use crate::model::{Millis, clean_text, parse_duration};
-use crate::poll::{self, PollConfig};
+use quotatop_analysis::drill::{self, DrillReport, DrillRequest};
+use quotatop_analysis::{GpuTable, scorecard};
+use quotatop_aws::batch::BatchClient;
+use quotatop_aws::poll::{self, PollConfig};
+use quotatop_model::{Millis, clean_text, parse_duration};
+use quotatop_store::journal::{Journal, JournalConfig};
 
 pub use procedure::name_prefix;
 pub use template::{DRILL_TAG, LENGTH_ENV};
@@ -114,7 +114,7 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
     let log = super::audit::open_log(&a.log)?;
     if !a.dry_run {
         log.check_tail()
-            .map_err(|e| anyhow!(clean_text(&crate::model::error_chain(&e))))?;
+            .map_err(|e| anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
     }
     let cfg = loaded.config;
     let rt = super::runtime()?;
@@ -144,7 +144,7 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
             if a.format == DrillFormat::Json {
                 println!(
                     "{}",
-                    crate::model::escape_c1_in_json(serde_json::to_string_pretty(&plan)?)
+                    quotatop_model::escape_c1_in_json(serde_json::to_string_pretty(&plan)?)
                 );
             }
             eprintln!("dry run: nothing submitted");
@@ -187,9 +187,9 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
             .await
             .ok()
             .and_then(|f| f.last_updated_at)
-            .unwrap_or_else(crate::model::wall_clock_ms);
+            .unwrap_or_else(quotatop_model::wall_clock_ms);
         let interrupted = tokio::select! {
-            r = d.run_all() => r.err().map(|e| format!("error: {}", crate::model::error_chain(e.as_ref()))),
+            r = d.run_all() => r.err().map(|e| format!("error: {}", quotatop_model::error_chain(e.as_ref()))),
             _ = super::record::shutdown_signal() => Some("interrupted (Ctrl-C or SIGTERM)".to_string()),
             _ = tokio::time::sleep(Duration::from_millis(timeout.max(0) as u64)) => {
                 Some(format!("timeout after {} of wall time", render::ms(timeout)))
@@ -238,7 +238,7 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
             .await
             .ok()
             .and_then(|f| f.last_updated_at)
-            .unwrap_or_else(crate::model::wall_clock_ms);
+            .unwrap_or_else(quotatop_model::wall_clock_ms);
         let (mut results, current) = {
             let mut st = procedure::lock(&state);
             (std::mem::take(&mut st.results), st.current.take())
@@ -270,7 +270,7 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
             DrillFormat::Md => print!("{}", render::report_md(&report)),
             DrillFormat::Json => println!(
                 "{}",
-                crate::model::escape_c1_in_json(serde_json::to_string_pretty(&report)?)
+                quotatop_model::escape_c1_in_json(serde_json::to_string_pretty(&report)?)
             ),
         }
         // The queue as it is after the drill, journaled with the one before, so `report`
@@ -284,13 +284,13 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
         )
         .await
         .ok();
-        let snapshots: Vec<crate::model::Snapshot> =
+        let snapshots: Vec<quotatop_model::Snapshot> =
             std::iter::once(snapshot.clone()).chain(after).collect();
         match keep(&report, &snapshots, a.journal.clone()) {
             Ok(path) => eprintln!("report kept in the journal {}", path.display()),
             Err(e) => eprintln!(
                 "warning: the report could not be kept in the journal: {}",
-                clean_text(&crate::model::error_chain(e.as_ref()))
+                clean_text(&quotatop_model::error_chain(e.as_ref()))
             ),
         }
         match interrupted {
@@ -302,12 +302,12 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
 
 fn keep(
     report: &DrillReport,
-    snapshots: &[crate::model::Snapshot],
+    snapshots: &[quotatop_model::Snapshot],
     path: Option<std::path::PathBuf>,
 ) -> anyhow::Result<std::path::PathBuf> {
     let path = match path {
         Some(p) => p,
-        None => crate::journal::default_journal_path()?,
+        None => quotatop_store::journal::default_journal_path()?,
     };
     let mut j = Journal::open(&path, JournalConfig::default())
         .with_context(|| format!("journal {}", path.display()))?;

@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use crate::analysis::drill::{
+use quotatop_analysis::drill::{
     self, CheckpointVerdict, DrillPlan, RepetitionResult, RepetitionSpec,
 };
-use crate::analysis::scorecard::{ScorecardOptions, Window};
-use crate::batch::{BatchClient, SubmitRequest};
-use crate::model::{JobStatus, Millis, ServiceJob, clean_text};
+use quotatop_analysis::scorecard::{ScorecardOptions, Window};
+use quotatop_aws::batch::{BatchClient, SubmitRequest};
+use quotatop_model::{JobStatus, Millis, ServiceJob, clean_text};
 
 use super::audited::DrillAudit;
 use super::template::Template;
@@ -108,8 +108,8 @@ impl Drill<'_> {
         match self.client.get_job_queue_snapshot(&self.plan.queue).await {
             Ok(f) => f
                 .last_updated_at
-                .unwrap_or_else(crate::model::wall_clock_ms),
-            Err(_) => crate::model::wall_clock_ms(),
+                .unwrap_or_else(quotatop_model::wall_clock_ms),
+            Err(_) => quotatop_model::wall_clock_ms(),
         }
     }
 
@@ -468,7 +468,7 @@ pub async fn terminate_everything(
             (r.successful, errors)
         }
         Err(e) => {
-            errors.push(crate::model::error_chain(e.as_ref()));
+            errors.push(quotatop_model::error_chain(e.as_ref()));
             (Vec::new(), errors)
         }
     }

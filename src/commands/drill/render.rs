@@ -2,9 +2,9 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::drill::{Aggregate, DrillPlan, DrillReport, RepetitionResult};
-use crate::analysis::scorecard::format::duration;
-use crate::model::{Millis, clean_text};
+use quotatop_analysis::drill::{Aggregate, DrillPlan, DrillReport, RepetitionResult};
+use quotatop_analysis::scorecard::format::duration;
+use quotatop_model::{Millis, clean_text};
 
 /// `42s`, `3m07s`, `5h12m` (the scorecard's format).
 pub fn ms(ms: Millis) -> String {
@@ -74,7 +74,7 @@ pub fn plan_text(p: &DrillPlan, run_id: &str, currency: Option<&str>) -> String 
         o,
         "expected  {} (assuming {} of start-up per job)",
         ms(p.expected_ms),
-        ms(crate::analysis::drill::ASSUMED_STARTUP_MS)
+        ms(quotatop_analysis::drill::ASSUMED_STARTUP_MS)
     );
     let held: Vec<String> = p
         .instance_hours

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use anyhow::{Context, bail};
 use serde_json::{Map, Value};
 
-use crate::model::Millis;
+use quotatop_model::Millis;
 
 /// Tag every drill job carries: `quotatop:drill=<run id>`.
 pub const DRILL_TAG: &str = "quotatop:drill";
@@ -69,11 +69,11 @@ impl Template {
         // The drill sets its own tags; a checkpoint interval is the template's to declare.
         if let Some(k) = tags
             .keys()
-            .find(|k| k.starts_with("quotatop:") && k.as_str() != crate::model::CHECKPOINT_TAG)
+            .find(|k| k.starts_with("quotatop:") && k.as_str() != quotatop_model::CHECKPOINT_TAG)
         {
             bail!(
                 "its tag {k} uses the quotatop: prefix, which the drill sets (only {} is the template's)",
-                crate::model::CHECKPOINT_TAG
+                quotatop_model::CHECKPOINT_TAG
             );
         }
         Ok(Self {
@@ -127,7 +127,7 @@ impl Template {
         let mut t = self.tags.clone();
         t.insert(DRILL_TAG.into(), run_id.into());
         t.insert(
-            crate::emulator::WORK_TAG.into(),
+            quotatop_emulator::WORK_TAG.into(),
             (length_ms / 1000).max(1).to_string(),
         );
         t
@@ -160,8 +160,8 @@ mod tests {
                 r#"{{"serviceRequestPayload":{{"StoppingCondition":{{"MaxRuntimeInSeconds":60}}}},"tags":{{"{tag}":"300"}}}}"#
             ))
         };
-        assert!(with(crate::model::CHECKPOINT_TAG).is_ok());
+        assert!(with(quotatop_model::CHECKPOINT_TAG).is_ok());
         assert!(with(DRILL_TAG).is_err());
-        assert!(with(crate::emulator::WORK_TAG).is_err());
+        assert!(with(quotatop_emulator::WORK_TAG).is_err());
     }
 }

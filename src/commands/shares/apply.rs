@@ -5,13 +5,13 @@ use std::collections::BTreeMap;
 
 use anyhow::{anyhow, bail};
 
-use crate::actions::shares::{ApplyReport, LiveShares, SharesContext, apply_plan};
-use crate::analysis::shares_lint::has_errors;
-use crate::analysis::shares_plan::Step;
-use crate::audit::{AwsContext, Operator, Outcome};
-use crate::batch::BatchClient;
 use crate::cli::SharesApplyArgs;
-use crate::model::clean_text;
+use quotatop_actions::shares::{ApplyReport, LiveShares, SharesContext, apply_plan};
+use quotatop_analysis::shares_lint::has_errors;
+use quotatop_analysis::shares_plan::Step;
+use quotatop_aws::batch::BatchClient;
+use quotatop_model::clean_text;
+use quotatop_store::audit::{AwsContext, Operator, Outcome};
 
 use super::plan::{load_config, print_lines, render};
 
@@ -38,7 +38,7 @@ pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
     let log = super::super::audit::open_log(&args.log)?;
     // A torn last line would refuse the intents: say so (and how to repair) before any call.
     log.check_tail()
-        .map_err(|e| anyhow!(clean_text(&crate::model::error_chain(&e))))?;
+        .map_err(|e| anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
     let rt = super::super::runtime()?;
     rt.block_on(async {
         let client =
@@ -99,7 +99,7 @@ pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
             change_record: args.change_record.clone(),
             read_only: loaded.config.read_only,
             policy: Some(policy.describe(&loaded.policy_source())),
-            run_id: crate::audit::new_change_id(),
+            run_id: quotatop_store::audit::new_change_id(),
         };
         let api = LiveShares {
             client: &client,
@@ -113,7 +113,7 @@ pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
         };
         let report = apply_plan(&api, &log, &ctx, &p.steps)
             .await
-            .map_err(|e| anyhow!(clean_text(&crate::model::error_chain(&e))))?;
+            .map_err(|e| anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
         print_lines(&report_text(&report, &ctx.run_id, &log.path().display().to_string()));
         if report.complete() {
             Ok(())

@@ -7,12 +7,12 @@ use std::path::Path;
 
 use anyhow::{anyhow, bail};
 
-use crate::analysis::scorecard::ScorecardOptions;
-use crate::analysis::scorecard::decision::Rules;
 use crate::cli::JournalWindowArgs;
-use crate::journal::{self, Journal, JournalConfig};
-use crate::model::CapacityLimit;
-use crate::replay::{ReplayConfig, Workload, replay_lean, report};
+use quotatop_analysis::scorecard::ScorecardOptions;
+use quotatop_analysis::scorecard::decision::Rules;
+use quotatop_model::CapacityLimit;
+use quotatop_replay::{ReplayConfig, Workload, replay_lean, report};
+use quotatop_store::journal::{self, Journal, JournalConfig};
 
 use super::Prepared;
 
@@ -29,22 +29,22 @@ pub fn shares_used(
         None => journal::default_journal_path().map_err(|e| e.to_string())?,
     };
     let j = Journal::open_existing(&path, JournalConfig::default())
-        .map_err(|e| crate::model::error_chain(&e))?;
+        .map_err(|e| quotatop_model::error_chain(&e))?;
     let q = j
         .queue(queue)
-        .map_err(|e| crate::model::error_chain(&e))?
+        .map_err(|e| quotatop_model::error_chain(&e))?
         .ok_or_else(|| format!("the journal {} has no queue {queue:?}", path.display()))?;
     let until = q.last_observed_at;
-    let from = crate::model::parse_since(window, until).map_err(|e| format!("--impact: {e}"))?;
+    let from = quotatop_model::parse_since(window, until).map_err(|e| format!("--impact: {e}"))?;
     if from > until {
         return Err(format!(
             "--impact {window}: the window would start after it ends"
         ));
     }
     let history = journal::history_window(&j, queue, until, until - from)
-        .map_err(|e| crate::model::error_chain(&e))?;
+        .map_err(|e| quotatop_model::error_chain(&e))?;
     let input = journal::scorecard_input(&j, queue, history.window, opts)
-        .map_err(|e| crate::model::error_chain(&e))?;
+        .map_err(|e| quotatop_model::error_chain(&e))?;
     Ok(input.jobs.iter().map(|j| j.share.clone()).collect())
 }
 
@@ -58,7 +58,7 @@ pub fn impact(
     opts: &ScorecardOptions,
     rules: Rules,
 ) -> anyhow::Result<String> {
-    if crate::analysis::shares_lint::has_errors(&p.findings) {
+    if quotatop_analysis::shares_lint::has_errors(&p.findings) {
         bail!("impact not computed: the shares file has lint errors");
     }
     let t = super::super::journal::trace_from_journal(
@@ -73,7 +73,7 @@ pub fn impact(
         super::super::journal::Baseline::LastSeen,
     )?;
     let capacity: Vec<CapacityLimit> = if p.live.capacity.is_empty() {
-        crate::replay::config::summed_limits(&p.live.quota_shares())
+        quotatop_replay::config::summed_limits(&p.live.quota_shares())
     } else {
         p.live.capacity.clone()
     };

@@ -10,12 +10,12 @@ use std::path::Path;
 
 use anyhow::{Context, anyhow, bail};
 
-use crate::analysis::shares_lint::{self, Finding, LintContext};
-use crate::analysis::shares_plan::{self, Step};
-use crate::batch::{BatchClient, LiveShare};
 use crate::cli::{SharesCommand, SharesExportArgs, SharesPlanArgs};
-use crate::model::{CapacityLimit, QuotaShare, clean_text};
-use crate::replay::shares_file::{self, SharesFile};
+use quotatop_analysis::shares_lint::{self, Finding, LintContext};
+use quotatop_analysis::shares_plan::{self, Step};
+use quotatop_aws::batch::{BatchClient, LiveShare};
+use quotatop_model::{CapacityLimit, QuotaShare, clean_text};
+use quotatop_replay::shares_file::{self, SharesFile};
 
 pub fn run(cmd: &SharesCommand) -> anyhow::Result<()> {
     match cmd {
@@ -133,7 +133,7 @@ pub fn lint_window(args: &SharesPlanArgs) -> &str {
 pub async fn prepare(
     client: &BatchClient,
     args: &SharesPlanArgs,
-    opts: &crate::analysis::scorecard::ScorecardOptions,
+    opts: &quotatop_analysis::scorecard::ScorecardOptions,
 ) -> anyhow::Result<Prepared> {
     let file = read_file(&args.file)?;
     let live = live(client, &args.queue).await?;

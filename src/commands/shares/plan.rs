@@ -2,11 +2,11 @@
 
 use anyhow::bail;
 
-use crate::analysis::shares_lint::{Severity, has_errors};
-use crate::analysis::shares_plan::{Step, describe};
-use crate::batch::BatchClient;
 use crate::cli::SharesPlanArgs;
-use crate::model::clean_text;
+use quotatop_analysis::shares_lint::{Severity, has_errors};
+use quotatop_analysis::shares_plan::{Step, describe};
+use quotatop_aws::batch::BatchClient;
+use quotatop_model::clean_text;
 
 use super::Prepared;
 

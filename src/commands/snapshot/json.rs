@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::{self, LoopRule};
-use crate::model::{HealthState, Millis, QueueSnapshot, Snapshot, SourceVerdict};
+use quotatop_analysis::{self as analysis, LoopRule};
+use quotatop_model::{HealthState, Millis, QueueSnapshot, Snapshot, SourceVerdict};
 
 /// Identifies the document's shape.
 pub const SCHEMA: &str = "quotatop.snapshot/1";
@@ -262,10 +262,10 @@ fn queue(q: &QueueSnapshot, rule: &LoopRule) -> QueueDoc {
                     borrow_limit: sh.sharing.strategy.borrows().then(|| {
                         sh.sharing
                             .borrow_limit
-                            .unwrap_or(crate::model::UNLIMITED_BORROW)
+                            .unwrap_or(quotatop_model::UNLIMITED_BORROW)
                     }),
                     in_share_preemption: sh.in_share_preemption.enabled(),
-                    enabled: sh.state == crate::model::ShareState::Enabled,
+                    enabled: sh.state == quotatop_model::ShareState::Enabled,
                     limits: sh
                         .capacity_limits
                         .iter()

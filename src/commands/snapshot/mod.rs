@@ -8,11 +8,11 @@
 pub mod json;
 pub mod table;
 
-use crate::analysis::LoopRule;
-use crate::batch::{BatchClient, BatchError, ConnectOptions};
 use crate::cli::{AwsArgs, SnapshotArgs, SnapshotFormat};
-use crate::model::HealthState;
-use crate::poll::{self, PollConfig};
+use quotatop_analysis::LoopRule;
+use quotatop_aws::batch::{BatchClient, BatchError, ConnectOptions};
+use quotatop_aws::poll::{self, PollConfig};
+use quotatop_model::HealthState;
 
 pub use json::{SCHEMA, SnapshotDoc, document};
 
@@ -29,9 +29,9 @@ pub fn connect_options(aws: &AwsArgs) -> ConnectOptions {
 /// back until the operation's deadline. When the API did answer, and answered 429, that is
 /// throttling, not an endpoint that cannot be reached.
 fn throttled_not_unreachable(
-    result: Result<crate::model::Snapshot, poll::PollError>,
+    result: Result<quotatop_model::Snapshot, poll::PollError>,
     client: &BatchClient,
-) -> Result<crate::model::Snapshot, poll::PollError> {
+) -> Result<quotatop_model::Snapshot, poll::PollError> {
     let throttled = client.stats().last_minute().throttled;
     match result {
         Err(poll::PollError::Batch(BatchError::Unreachable { op, message })) if throttled > 0 => {
@@ -71,16 +71,16 @@ fn named_sources(args: &SnapshotArgs) -> anyhow::Result<Vec<crate::config::Selec
 async fn fleet_snapshot(
     named: Vec<crate::config::SelectedSource>,
     args: &SnapshotArgs,
-) -> anyhow::Result<crate::model::Snapshot> {
+) -> anyhow::Result<quotatop_model::Snapshot> {
     use anyhow::Context as _;
     let sources = super::sources::connect(named).await?;
-    let mut fleet = crate::model::Fleet::new(
+    let mut fleet = quotatop_model::Fleet::new(
         sources
             .iter()
             .map(|s| (s.name.clone(), s.client.source().clone()))
             .collect(),
     );
-    let mut merged = crate::model::Snapshot::default();
+    let mut merged = quotatop_model::Snapshot::default();
     for (i, s) in sources.iter().enumerate() {
         let config = PollConfig {
             queues: s.queues.clone(),
@@ -118,7 +118,7 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<()> {
         SnapshotFormat::Json => {
             println!(
                 "{}",
-                crate::model::escape_c1_in_json(serde_json::to_string_pretty(&doc)?)
+                quotatop_model::escape_c1_in_json(serde_json::to_string_pretty(&doc)?)
             );
         }
         SnapshotFormat::Table => print!("{}", table::render(&doc)),

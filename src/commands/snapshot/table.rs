@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{Millis, clean_text, display_width};
+use quotatop_model::{Millis, clean_text, display_width};
 
 use super::json::{QueueDoc, SnapshotDoc};
 

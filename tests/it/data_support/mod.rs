@@ -4,9 +4,9 @@
 
 use std::process::Command;
 
-use quotatop::batch::{BatchClient, ConnectOptions, StaticCredentials};
-use quotatop::emulator::EmulatorHandle;
-use quotatop::model::{QueueSnapshot, TrackedJob};
+use quotatop_aws::batch::{BatchClient, ConnectOptions, StaticCredentials};
+use quotatop_emulator::EmulatorHandle;
+use quotatop_model::{QueueSnapshot, TrackedJob};
 
 pub async fn batch_client(handle: &EmulatorHandle) -> BatchClient {
     BatchClient::connect(ConnectOptions {
@@ -47,7 +47,7 @@ pub fn job<'a>(q: &'a QueueSnapshot, id: &str) -> Option<&'a TrackedJob> {
 /// Waits (at most 60 s) until the journal at `path` holds at least one job of `queue`: a
 /// recorder has journaled a snapshot. Replaces fixed sleeps before stopping a recorder.
 pub fn wait_until_journaled(path: &std::path::Path, queue: &str) {
-    use quotatop::journal::{Journal, JournalConfig};
+    use quotatop_store::journal::{Journal, JournalConfig};
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         let jobs = Journal::open_existing(path, JournalConfig::default())

@@ -5,9 +5,9 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use quotatop::audit;
-use quotatop::emulator::{self, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
-use quotatop::model::JobStatus;
+use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
+use quotatop_model::JobStatus;
+use quotatop_store::audit;
 
 pub const XL: &str = "ml.g5.xlarge";
 pub const XXL: &str = "ml.g5.2xlarge";

@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use aws_sdk_batch::config::retry::RetryConfig;
 use aws_sdk_batch::config::{BehaviorVersion, Region};
-use quotatop::emulator::{self, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, Scenario};
-use quotatop::model::CapacityLimit;
+use quotatop_emulator::{
+    self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, Scenario,
+};
+use quotatop_model::CapacityLimit;
 
 pub const M5: &str = "ml.m5.large";
 pub const G5: &str = "ml.g5.xlarge";

@@ -3,8 +3,8 @@
 //! engine is set up from it. Each test keeps its own generators (their ranges differ on
 //! purpose).
 
-use quotatop::engine::Engine;
-use quotatop::model::{CapacityLimit, QuotaShare, SharingConfig, SharingStrategy};
+use quotatop_engine::Engine;
+use quotatop_model::{CapacityLimit, QuotaShare, SharingConfig, SharingStrategy};
 
 pub const TYPES: [&str; 2] = ["ml.g5.xlarge", "ml.p4d.24xlarge"];
 
@@ -57,15 +57,15 @@ pub fn create_shares(e: &mut Engine, shares: &[ShareCfg]) -> Result<(), String> 
 }
 
 /// The engine's state as a poller would show it: every job described at this instant.
-pub fn snapshot(e: &Engine) -> quotatop::model::QueueSnapshot {
+pub fn snapshot(e: &Engine) -> quotatop_model::QueueSnapshot {
     let now = e.now();
-    quotatop::model::QueueSnapshot {
+    quotatop_model::QueueSnapshot {
         name: "q".into(),
         environment: e.service_environment("se"),
         shares: e.shares(),
         jobs: e
             .jobs()
-            .map(|j| quotatop::model::TrackedJob {
+            .map(|j| quotatop_model::TrackedJob {
                 arn: format!("arn:aws:batch:us-east-1:123456789012:service-job/{}", j.id),
                 job: j.into(),
                 described_at: Some(now),

@@ -5,15 +5,15 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use quotatop::analysis::LoopRule;
-use quotatop::model::{
+use quotatop_analysis::LoopRule;
+use quotatop_model::{
     Attempt, CapacityLimit, FrontEntry, HealthState, JobStatus, Millis, PollHealth,
     PreemptedAttempt, PreemptionSummary, QueueSnapshot, QuotaShare, ServiceEnvironment, ServiceJob,
     SharingConfig, Snapshot, Source, TrackedJob,
 };
-use quotatop::tui::keymap::KeyMap;
-use quotatop::tui::theme::Theme;
-use quotatop::tui::{App, AppOptions, StatusInfo, event_loop};
+use quotatop_tui::keymap::KeyMap;
+use quotatop_tui::theme::Theme;
+use quotatop_tui::{App, AppOptions, StatusInfo, event_loop};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -455,7 +455,7 @@ pub async fn run_services(
     opts: AppOptions,
     snap: Snapshot,
     script: Vec<Event>,
-    services: quotatop::tui::effects::Services,
+    services: quotatop_tui::effects::Services,
 ) -> (Terminal<TestBackend>, App) {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     let mut app = App::new(opts);
@@ -492,7 +492,7 @@ pub fn screen_text(t: &Terminal<TestBackend>) -> String {
 /// One step of a scripted console session: keys typed, or a new live snapshot.
 pub enum Step {
     Keys(&'static str),
-    Live(quotatop::model::Snapshot),
+    Live(quotatop_model::Snapshot),
 }
 
 /// Waits until the loop says it has handled what it was sent and nothing is in flight.
@@ -509,17 +509,17 @@ async fn until_settled(settled: &mut tokio::sync::mpsc::UnboundedReceiver<()>) {
 pub async fn drive_steps(
     width: u16,
     height: u16,
-    opts: quotatop::tui::AppOptions,
-    services: quotatop::tui::effects::Services,
-    first: quotatop::model::Snapshot,
+    opts: quotatop_tui::AppOptions,
+    services: quotatop_tui::effects::Services,
+    first: quotatop_model::Snapshot,
     steps: Vec<Step>,
 ) -> (
     ratatui::Terminal<ratatui::backend::TestBackend>,
-    quotatop::tui::App,
+    quotatop_tui::App,
 ) {
     let mut terminal =
         ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
-    let mut app = quotatop::tui::App::new(opts);
+    let mut app = quotatop_tui::App::new(opts);
     let (snap_tx, snap_rx) = tokio::sync::mpsc::channel(8);
     snap_tx.send(first).await.unwrap();
     let (key_tx, key_rx) = tokio::sync::mpsc::unbounded_channel::<crossterm::event::Event>();
@@ -549,7 +549,7 @@ pub async fn drive_steps(
         drop(key_tx);
         snap_tx
     });
-    quotatop::tui::event_loop::run_observed(
+    quotatop_tui::event_loop::run_observed(
         &mut terminal,
         &mut app,
         events,

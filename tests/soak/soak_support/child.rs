@@ -11,7 +11,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use quotatop::emulator::{self, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, Scenario};
+use quotatop_emulator::{
+    self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, Scenario,
+};
 use serde::{Deserialize, Serialize};
 
 pub const SOAK_CHILD_ENV: &str = "QUOTATOP_SOAK_EMULATOR_CHILD";

@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use quotatop::analysis::{self, LoopRule};
 use quotatop::commands::snapshot::document;
-use quotatop::model::Snapshot;
+use quotatop_analysis::{self as analysis, LoopRule};
+use quotatop_model::Snapshot;
 
 use super::child::Truth;
 

@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use quotatop::batch::{BatchClient, ConnectOptions, StaticCredentials};
-use quotatop::journal::{JournalConfig, JournalHandle, JournalStatus};
-use quotatop::model::{HealthState, Snapshot};
-use quotatop::poll::{self, PollConfig};
+use quotatop_aws::batch::{BatchClient, ConnectOptions, StaticCredentials};
+use quotatop_aws::poll::{self, PollConfig};
+use quotatop_model::{HealthState, Snapshot};
+use quotatop_store::journal::{JournalConfig, JournalHandle, JournalStatus};
 use tokio::sync::watch;
 
 use super::child::EmulatorChild;

@@ -1,0 +1,77 @@
+//! The Batch client as the priority change's API.
+
+use quotatop_aws::batch::BatchClient;
+
+use super::{ApiFailure, PriorityApi};
+
+impl super::JobTagger for BatchClient {
+    fn tag_job(
+        &self,
+        arn: String,
+        tags: std::collections::BTreeMap<String, String>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send + '_>> {
+        Box::pin(async move {
+            self.tag_resource(&arn, &tags)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// The operator (with the STS principal, or why it is unknown) and the AWS target a
+/// reconciling `client` acts as.
+pub async fn reconciler(client: &BatchClient) -> (quotatop_store::audit::Operator, super::Target) {
+    let mut operator = quotatop_store::audit::Operator::current();
+    let principal = client.caller_identity().await;
+    let account = principal
+        .as_ref()
+        .ok()
+        .and_then(|arn| arn.split(':').nth(4))
+        .filter(|a| !a.is_empty())
+        .map(String::from);
+    operator.aws_principal = Some(match principal {
+        Ok(arn) => arn,
+        Err(why) => format!("unknown ({why})"),
+    });
+    let source = client.source();
+    let target = super::Target {
+        region: source.region.clone(),
+        endpoint: source.endpoint.clone(),
+        account,
+    };
+    (operator, target)
+}
+
+impl super::JobLookup for BatchClient {
+    async fn job_priority(&self, job_id: &str) -> Result<Option<u32>, String> {
+        match self.describe_service_job(job_id).await {
+            Ok(d) => Ok(Some(d.job.priority)),
+            Err(e) if e.kind() == quotatop_aws::batch::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+impl PriorityApi for BatchClient {
+    async fn update_priority(
+        &self,
+        job_id: &str,
+        priority: u32,
+    ) -> Result<Option<String>, ApiFailure> {
+        self.update_service_job_priority(job_id, priority)
+            .await
+            .map(|id| Some(id).filter(|i| !i.is_empty()))
+            .map_err(|e| ApiFailure(e.to_string()))
+    }
+
+    async fn caller_identity(&self) -> Result<Option<String>, String> {
+        BatchClient::caller_identity(self).await.map(Some)
+    }
+
+    async fn current_priority(&self, job_id: &str) -> Result<Option<u32>, ApiFailure> {
+        self.describe_service_job(job_id)
+            .await
+            .map(|d| Some(d.job.priority))
+            .map_err(|e| ApiFailure(e.to_string()))
+    }
+}

@@ -1,0 +1,323 @@
+//! Carrying out a confirmed change: intent record (fsynced), API call, outcome record.
+
+use std::future::Future;
+
+use quotatop_store::audit::{
+    AuditLog, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind,
+};
+
+use super::{ActionError, Preview};
+
+/// How the API call failed, as the operator should read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiFailure(pub String);
+
+/// The one API call a priority change needs; implemented by the Batch client (and by fakes in
+/// tests).
+pub trait PriorityApi {
+    /// Sets the job's `schedulingPriority`; returns the request id when the service gave one.
+    fn update_priority(
+        &self,
+        job_id: &str,
+        priority: u32,
+    ) -> impl Future<Output = Result<Option<String>, ApiFailure>> + Send;
+
+    /// The job's scheduling priority as the service has it now, read just before the change so
+    /// that concurrent changes each record what they replaced; `Ok(None)` when not known (the
+    /// preview's priority is recorded then).
+    fn current_priority(
+        &self,
+        _job_id: &str,
+    ) -> impl Future<Output = Result<Option<u32>, ApiFailure>> + Send {
+        std::future::ready(Ok(None))
+    }
+
+    /// The AWS principal the change is made as (STS GetCallerIdentity's ARN); `Ok(None)` when
+    /// this API has no notion of one, `Err(reason)` when it could not be asked.
+    fn caller_identity(&self) -> impl Future<Output = Result<Option<String>, String>> + Send {
+        std::future::ready(Ok(None))
+    }
+}
+
+/// Everything the audit record needs besides the preview.
+#[derive(Debug, Clone)]
+pub struct ChangeContext {
+    pub operator: Operator,
+    pub aws: AwsContext,
+    pub queue: String,
+    pub justification: String,
+    pub change_record: Option<String>,
+    pub read_only: bool,
+    /// The change-record policy checked, and where it came from (kept in the intent).
+    pub policy: Option<String>,
+}
+
+fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// Applies a validated, previewed and confirmed change. The job's current priority is read
+/// first (the intent's `old_priority`); the intent, with a random change id, is on disk before
+/// the API is called; the outcome (same change id; success with request id, or the API's
+/// error) is written after. An API failure is an `Ok(Outcome::Failed)`: the change was handled
+/// and recorded.
+pub async fn apply_change<A: PriorityApi>(
+    api: &A,
+    log: &AuditLog,
+    ctx: &ChangeContext,
+    preview: &Preview,
+) -> Result<Outcome, ActionError> {
+    if ctx.read_only {
+        return Err(ActionError::ReadOnly);
+    }
+    // A failed read is not a reason to refuse the change: the preview's priority stands in.
+    let observed = api.current_priority(&preview.job_id).await.ok().flatten();
+    // Nor is an unknown principal: the record says why it is unknown.
+    let mut operator = ctx.operator.clone();
+    if operator.aws_principal.is_none() {
+        operator.aws_principal = match api.caller_identity().await {
+            Ok(p) => p,
+            Err(why) => Some(format!("unknown ({why})")),
+        };
+    }
+    let change_id = quotatop_store::audit::new_change_id();
+    // Held from before the intent until after the outcome: `audit reconcile` leaves a change
+    // alone while its writer lives.
+    let _in_flight = log
+        .begin_change(&change_id)
+        .map_err(ActionError::AuditBeforeCall)?;
+    let mut record = AuditRecord {
+        v: quotatop_store::audit::SCHEME,
+        seq: 0,
+        time: now_rfc3339(),
+        kind: RecordKind::Intent,
+        change_id,
+        operator,
+        aws: ctx.aws.clone(),
+        queue: ctx.queue.clone(),
+        share: preview.share.clone(),
+        job: JobRef {
+            id: preview.job_id.clone(),
+            name: preview.job_name.clone(),
+            arn: preview.job_arn.clone(),
+        },
+        old_priority: observed.unwrap_or(preview.old_priority),
+        new_priority: preview.new_priority,
+        justification: ctx.justification.clone(),
+        change_record: ctx.change_record.clone(),
+        preview: preview.summary(),
+        outcome: None,
+        policy: ctx.policy.clone(),
+        repair: None,
+        action: None,
+        prev_hash: String::new(),
+        hash: String::new(),
+    };
+    log.append(record.clone())
+        .map_err(ActionError::AuditBeforeCall)?;
+    let outcome = match api
+        .update_priority(&preview.job_id, preview.new_priority)
+        .await
+    {
+        Ok(request_id) => Outcome::Succeeded { request_id },
+        Err(ApiFailure(error)) => Outcome::Failed { error },
+    };
+    record.kind = RecordKind::Outcome;
+    record.time = now_rfc3339();
+    record.outcome = Some(outcome.clone());
+    log.append(record).map_err(ActionError::AuditAfterCall)?;
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Prediction;
+    use quotatop_store::audit::read_records;
+    use std::sync::Mutex;
+
+    struct Fake {
+        result: Result<Option<String>, ApiFailure>,
+        calls: Mutex<Vec<(String, u32)>>,
+        log_path: std::path::PathBuf,
+    }
+
+    impl PriorityApi for Fake {
+        fn update_priority(
+            &self,
+            job_id: &str,
+            priority: u32,
+        ) -> impl Future<Output = Result<Option<String>, ApiFailure>> + Send {
+            // The intent must already be on disk when the API is called.
+            let intents = read_records(&self.log_path).map(|r| r.len()).unwrap_or(0);
+            if let Ok(mut c) = self.calls.lock() {
+                c.push((format!("{job_id}@{intents}"), priority));
+            }
+            let r = self.result.clone();
+            async move { r }
+        }
+
+        fn caller_identity(&self) -> impl Future<Output = Result<Option<String>, String>> + Send {
+            // STS unreachable: the change must still go ahead, saying why the principal is
+            // unknown.
+            std::future::ready(Err("no answer from STS".to_string()))
+        }
+    }
+
+    fn preview() -> Preview {
+        Preview {
+            job_id: "job-1".into(),
+            job_name: "train".into(),
+            job_arn: "arn:job-1".into(),
+            share: "s".into(),
+            old_priority: 1,
+            new_priority: 50,
+            old_position: Some(3),
+            new_position: Some(1),
+            queue_length: 3,
+            in_share_preemption: false,
+            prediction: Prediction::WaitsForCapacity,
+            preemptions: Default::default(),
+            awaits_release: false,
+        }
+    }
+
+    fn ctx(read_only: bool) -> ChangeContext {
+        ChangeContext {
+            operator: Operator {
+                user: "u".into(),
+                host: "h".into(),
+                ..Default::default()
+            },
+            aws: AwsContext::default(),
+            queue: "q".into(),
+            justification: "incident 42".into(),
+            change_record: None,
+            read_only,
+            policy: Some("large_change=1000 protected_from=9000 (test)".into()),
+        }
+    }
+
+    fn temp() -> std::path::PathBuf {
+        std::env::temp_dir()
+            .join(format!(
+                "quotatop-apply-{}-{}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos())
+                    .unwrap_or(0)
+            ))
+            .join("audit.jsonl")
+    }
+
+    fn block<F: Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime")
+            .block_on(f)
+    }
+
+    #[test]
+    fn success_writes_intent_before_the_call_and_outcome_after() {
+        let path = temp();
+        let api = Fake {
+            result: Ok(Some("req-1".into())),
+            calls: Mutex::new(Vec::new()),
+            log_path: path.clone(),
+        };
+        let out = block(apply_change(
+            &api,
+            &AuditLog::new(&path),
+            &ctx(false),
+            &preview(),
+        ))
+        .unwrap();
+        assert_eq!(
+            out,
+            Outcome::Succeeded {
+                request_id: Some("req-1".into())
+            }
+        );
+        assert_eq!(
+            api.calls.lock().unwrap().as_slice(),
+            &[("job-1@1".to_string(), 50)]
+        );
+        let recs = read_records(&path).unwrap();
+        assert_eq!(recs.len(), 2);
+        assert_eq!(recs[0].1.kind, RecordKind::Intent);
+        assert_eq!(recs[1].1.kind, RecordKind::Outcome);
+        assert_eq!(recs[1].1.change_id, recs[0].1.change_id);
+        assert_eq!(recs[0].1.justification, "incident 42");
+        assert!(recs[0].1.preview.contains("position 3 -> 1"));
+        assert_eq!(
+            recs[0].1.operator.aws_principal.as_deref(),
+            Some("unknown (no answer from STS)")
+        );
+        assert_eq!(
+            recs[0].1.policy.as_deref(),
+            Some("large_change=1000 protected_from=9000 (test)")
+        );
+    }
+
+    #[test]
+    fn api_failure_is_recorded_as_the_outcome() {
+        let path = temp();
+        let api = Fake {
+            result: Err(ApiFailure("ClientException: job already finished".into())),
+            calls: Mutex::new(Vec::new()),
+            log_path: path.clone(),
+        };
+        let out = block(apply_change(
+            &api,
+            &AuditLog::new(&path),
+            &ctx(false),
+            &preview(),
+        ))
+        .unwrap();
+        assert!(matches!(out, Outcome::Failed { ref error } if error.contains("already finished")));
+        let recs = read_records(&path).unwrap();
+        assert_eq!(recs[1].1.outcome, Some(out));
+    }
+
+    #[test]
+    fn read_only_refuses_without_touching_log_or_api() {
+        let path = temp();
+        let api = Fake {
+            result: Ok(None),
+            calls: Mutex::new(Vec::new()),
+            log_path: path.clone(),
+        };
+        let err = block(apply_change(
+            &api,
+            &AuditLog::new(&path),
+            &ctx(true),
+            &preview(),
+        ))
+        .unwrap_err();
+        assert!(matches!(err, ActionError::ReadOnly));
+        assert!(api.calls.lock().unwrap().is_empty());
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn no_api_call_when_the_intent_cannot_be_written() {
+        let path = temp();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "{garbage\n").unwrap();
+        let api = Fake {
+            result: Ok(None),
+            calls: Mutex::new(Vec::new()),
+            log_path: path.clone(),
+        };
+        let err = block(apply_change(
+            &api,
+            &AuditLog::new(&path),
+            &ctx(false),
+            &preview(),
+        ))
+        .unwrap_err();
+        assert!(matches!(err, ActionError::AuditBeforeCall(_)));
+        assert!(api.calls.lock().unwrap().is_empty());
+    }
+}

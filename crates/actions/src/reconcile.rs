@@ -1,0 +1,461 @@
+//! Deciding the changes whose outcome was never written: a process killed between its intent
+//! and its outcome leaves "OUTCOME UNKNOWN". `reconcile` reads each such job's priority now and
+//! appends an outcome record saying what that shows (landed, did not land, undecidable, job
+//! gone), so reports attribute the change to the operator who made it instead of to "someone
+//! outside quotatop". It writes only the local audit log, so it runs in read-only mode too.
+
+use std::future::Future;
+
+use quotatop_store::audit::{
+    self, AuditError, AuditLog, AuditRecord, Operator, Outcome, RecordKind, Verdict,
+};
+
+/// Reads a job's scheduling priority: `Ok(None)` when the job does not exist (any more).
+pub trait JobLookup {
+    fn job_priority(
+        &self,
+        job_id: &str,
+    ) -> impl Future<Output = Result<Option<u32>, String>> + Send;
+}
+
+/// Where the reconciling client looks: a change is only decided by a client pointed at the
+/// AWS it was made against.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Target {
+    pub region: Option<String>,
+    pub endpoint: Option<String>,
+    /// The account of the client's principal, when STS said.
+    pub account: Option<String>,
+}
+
+/// What reconcile did for one change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// An outcome record was appended.
+    Decided(Verdict, Option<u32>),
+    /// Its writer is still alive and making it: left to that process.
+    InFlight,
+    /// Left unknown, and why (the job could not be read; another region, endpoint or account).
+    LeftUnknown(String),
+    /// Another process wrote an outcome meanwhile.
+    AlreadyDecided,
+}
+
+/// What reconcile did for one change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reconciled {
+    pub change_id: String,
+    pub job_id: String,
+    pub job_name: String,
+    pub old_priority: u32,
+    pub new_priority: u32,
+    pub result: Decision,
+}
+
+impl Reconciled {
+    /// One line for the terminal (names cleaned).
+    pub fn line(&self) -> String {
+        let what = match &self.result {
+            Decision::Decided(v, Some(p)) => format!("{} (priority now {p})", v.as_str()),
+            Decision::Decided(v, None) => v.as_str().to_string(),
+            Decision::InFlight => "still being made by a live process: left to it".to_string(),
+            Decision::LeftUnknown(why) => format!("left unknown: {why}"),
+            Decision::AlreadyDecided => "decided meanwhile by another process".to_string(),
+        };
+        quotatop_model::clean_text(&format!(
+            "{} {} ({}) {} -> {}: {what}",
+            self.change_id, self.job_name, self.job_id, self.old_priority, self.new_priority
+        ))
+    }
+}
+
+/// How many changes were decided, and how many left unknown (in-flight and already-decided
+/// ones are neither).
+pub fn tally(done: &[Reconciled]) -> (usize, usize) {
+    done.iter()
+        .fold((0, 0), |(decided, left), r| match r.result {
+            Decision::Decided(..) => (decided + 1, left),
+            Decision::LeftUnknown(_) => (decided, left + 1),
+            Decision::InFlight | Decision::AlreadyDecided => (decided, left),
+        })
+}
+
+/// Decides every change of `log` with no outcome, appending one outcome record per decided
+/// change (kind `outcome`, the change's id, `result = reconciled`, the reconciling operator).
+/// A torn last line stops it (repair first). A change whose writer is still alive is left to
+/// it; a change made against another region, endpoint or account than `target` is left
+/// unknown (saying which); the outcome is appended only if none was written meanwhile (checked
+/// under the log's lock).
+pub async fn reconcile<L: JobLookup>(
+    lookup: &L,
+    log: &AuditLog,
+    operator: &Operator,
+    target: &Target,
+) -> Result<Vec<Reconciled>, AuditError> {
+    log.check_tail()?;
+    let changes = audit::changes(&audit::read_records(log.path())?);
+    let mut done = Vec::new();
+    for (i, c) in changes.iter().enumerate() {
+        // Only priority changes can be judged from a job's priority.
+        if !c.outcome_unknown() || !c.is_priority() {
+            continue;
+        }
+        let intent = &c.intent;
+        let later = changes[i + 1..]
+            .iter()
+            .any(|l| l.intent.job.id == intent.job.id);
+        let mut entry = Reconciled {
+            change_id: intent.change_id.clone(),
+            job_id: intent.job.id.clone(),
+            job_name: intent.job.name.clone(),
+            old_priority: intent.old_priority,
+            new_priority: intent.new_priority,
+            result: Decision::InFlight,
+        };
+        if log.in_flight(&intent.change_id) {
+            done.push(entry);
+            continue;
+        }
+        if let Some(why) = elsewhere(intent, target) {
+            entry.result = Decision::LeftUnknown(why);
+            done.push(entry);
+            continue;
+        }
+        entry.result = match lookup.job_priority(&intent.job.id).await {
+            Err(e) if e.trim().is_empty() => {
+                Decision::LeftUnknown("cannot read the job (no reason given)".to_string())
+            }
+            Err(e) => Decision::LeftUnknown(format!("cannot read the job: {e}")),
+            Ok(current) => {
+                let verdict = Verdict::judge(current, later, intent.new_priority);
+                match log.append_outcome_once(outcome_record(intent, operator, verdict, current))? {
+                    Some(_) => Decision::Decided(verdict, current),
+                    None => Decision::AlreadyDecided,
+                }
+            }
+        };
+        done.push(entry);
+    }
+    Ok(done)
+}
+
+/// Why the change was made against another AWS than `target` looks at, if it was.
+fn elsewhere(intent: &AuditRecord, target: &Target) -> Option<String> {
+    let differs = |a: &Option<String>, b: &Option<String>| a != b;
+    let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "the default".to_string());
+    if differs(&intent.aws.region, &target.region) {
+        return Some(format!(
+            "made in region {}, this client looks at {}; reconcile with --region {}",
+            show(&intent.aws.region),
+            show(&target.region),
+            show(&intent.aws.region)
+        ));
+    }
+    if differs(&intent.aws.endpoint, &target.endpoint) {
+        return Some(format!(
+            "made against endpoint {}, this client uses {}; reconcile with that endpoint",
+            show(&intent.aws.endpoint),
+            show(&target.endpoint)
+        ));
+    }
+    // arn:aws:batch:REGION:ACCOUNT:service-job/ID
+    let job_account = intent.job.arn.split(':').nth(4).filter(|a| !a.is_empty());
+    if let (Some(job), Some(mine)) = (job_account, target.account.as_deref())
+        && job != mine
+    {
+        return Some(format!(
+            "the job is in account {job}, this client's credentials are for {mine}"
+        ));
+    }
+    None
+}
+
+fn outcome_record(
+    intent: &AuditRecord,
+    operator: &Operator,
+    verdict: Verdict,
+    observed: Option<u32>,
+) -> AuditRecord {
+    let mut r = intent.clone();
+    r.v = audit::SCHEME;
+    r.kind = RecordKind::Outcome;
+    r.time = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    r.operator = operator.clone();
+    r.justification = format!(
+        "reconciled by quotatop audit reconcile: {}",
+        verdict.as_str()
+    );
+    r.outcome = Some(Outcome::Reconciled {
+        verdict,
+        observed_priority: observed,
+    });
+    r.policy = None;
+    r.repair = None;
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quotatop_store::audit::{AwsContext, JobRef};
+    use std::collections::HashMap;
+
+    struct Jobs(HashMap<String, Result<Option<u32>, String>>);
+
+    impl JobLookup for Jobs {
+        fn job_priority(
+            &self,
+            job_id: &str,
+        ) -> impl Future<Output = Result<Option<u32>, String>> + Send {
+            let r = self.0.get(job_id).cloned().unwrap_or(Ok(None));
+            async move { r }
+        }
+    }
+
+    fn intent(job: &str, old: u32, new: u32) -> AuditRecord {
+        AuditRecord {
+            v: audit::SCHEME,
+            seq: 0,
+            time: "2026-11-30T10:00:00.000Z".into(),
+            kind: RecordKind::Intent,
+            change_id: audit::new_change_id(),
+            operator: Operator {
+                user: "alice".into(),
+                host: "ops-1".into(),
+                ..Default::default()
+            },
+            aws: AwsContext::default(),
+            queue: "q".into(),
+            share: "s".into(),
+            job: JobRef {
+                id: job.into(),
+                name: format!("{job}-name"),
+                arn: format!("arn:{job}"),
+            },
+            old_priority: old,
+            new_priority: new,
+            justification: "why".into(),
+            change_record: None,
+            preview: String::new(),
+            outcome: None,
+            policy: None,
+            repair: None,
+            action: None,
+            prev_hash: String::new(),
+            hash: String::new(),
+        }
+    }
+
+    #[test]
+    fn verdicts() {
+        assert_eq!(Verdict::judge(Some(7), false, 7), Verdict::Landed);
+        assert_eq!(Verdict::judge(Some(3), false, 7), Verdict::DidNotLand);
+        assert_eq!(Verdict::judge(Some(7), true, 7), Verdict::Undecidable);
+        assert_eq!(Verdict::judge(None, false, 7), Verdict::JobGone);
+        assert_eq!(Verdict::judge(None, true, 7), Verdict::JobGone);
+    }
+
+    #[tokio::test]
+    async fn each_unknown_change_gets_one_outcome_and_landed_ones_take_effect() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::new(dir.path().join("audit.jsonl"));
+        // a: killed after its intent, landed. b: killed, did not land. c: killed, then a later
+        // audited change d to the same job. e: killed, job gone. f: a change with an outcome.
+        let a = log.append(intent("a", 1, 50)).unwrap();
+        log.append(intent("b", 1, 60)).unwrap();
+        log.append(intent("c", 1, 70)).unwrap();
+        let d = log.append(intent("c", 70, 80)).unwrap();
+        let mut d_out = d.clone();
+        d_out.kind = RecordKind::Outcome;
+        d_out.outcome = Some(Outcome::Succeeded { request_id: None });
+        log.append(d_out).unwrap();
+        log.append(intent("e", 1, 90)).unwrap();
+        let jobs = Jobs(HashMap::from([
+            ("a".to_string(), Ok(Some(50))),
+            ("b".to_string(), Ok(Some(1))),
+            ("c".to_string(), Ok(Some(80))),
+            ("e".to_string(), Ok(None)),
+        ]));
+        let reconciler = Operator {
+            user: "bob".into(),
+            host: "ops-2".into(),
+            ..Default::default()
+        };
+        let done = reconcile(&jobs, &log, &reconciler, &Target::default())
+            .await
+            .unwrap();
+        let verdicts: Vec<_> = done
+            .iter()
+            .map(|r| (r.job_id.as_str(), r.result.clone()))
+            .collect();
+        assert_eq!(
+            verdicts,
+            [
+                ("a", Decision::Decided(Verdict::Landed, Some(50))),
+                ("b", Decision::Decided(Verdict::DidNotLand, Some(1))),
+                ("c", Decision::Decided(Verdict::Undecidable, Some(80))),
+                ("e", Decision::Decided(Verdict::JobGone, None)),
+            ]
+        );
+        // The log still verifies, every change now has an outcome, and a's counts as made by
+        // its intent's operator.
+        audit::verify(log.path()).unwrap();
+        let changes = audit::changes(&audit::read_records(log.path()).unwrap());
+        assert!(changes.iter().all(|c| !c.outcome_unknown()));
+        let took: Vec<_> = changes
+            .iter()
+            .filter(|c| c.took_effect())
+            .map(|c| c.intent.change_id.clone())
+            .collect();
+        assert_eq!(took, [a.change_id.clone(), d.change_id.clone()]);
+        let pcs = audit::priority_changes(&changes, "q");
+        assert_eq!(pcs.len(), 2);
+        assert_eq!(pcs[0].operator.as_deref(), Some("alice@ops-1"));
+        // Nothing left to do the second time.
+        assert!(
+            reconcile(&jobs, &log, &reconciler, &Target::default())
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    /// A change whose writer still holds its in-flight mark is left to it; once the writer is
+    /// gone, it is decided; an outcome written meanwhile wins.
+    #[tokio::test]
+    async fn in_flight_changes_are_left_alone_and_outcomes_never_doubled() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::new(dir.path().join("audit.jsonl"));
+        let mut rec = intent("a", 1, 50);
+        let mark = log.begin_change(&rec.change_id).unwrap();
+        rec = log.append(rec).unwrap();
+        let jobs = Jobs(HashMap::from([("a".to_string(), Ok(Some(1)))]));
+        let who = Operator::default();
+        let done = reconcile(&jobs, &log, &who, &Target::default())
+            .await
+            .unwrap();
+        assert_eq!(done[0].result, Decision::InFlight);
+        // The writer finishes: its own outcome, then the mark goes.
+        let mut out = rec.clone();
+        out.kind = RecordKind::Outcome;
+        out.outcome = Some(Outcome::Succeeded {
+            request_id: Some("r-1".into()),
+        });
+        log.append(out.clone()).unwrap();
+        drop(mark);
+        assert!(
+            reconcile(&jobs, &log, &who, &Target::default())
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        // A second outcome for the same change is refused under the lock.
+        assert!(log.append_outcome_once(out).unwrap().is_none());
+        // A writer that died without an outcome: its mark is released, the change decided.
+        let rec2 = intent("a", 50, 60);
+        {
+            let _mark = log.begin_change(&rec2.change_id).unwrap();
+            log.append(rec2).unwrap();
+        }
+        let done = reconcile(&jobs, &log, &who, &Target::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            done[0].result,
+            Decision::Decided(Verdict::DidNotLand, Some(1))
+        );
+    }
+
+    /// A change made against another region, endpoint or account is left unknown, not
+    /// recorded as "job gone" by a client looking elsewhere.
+    #[tokio::test]
+    async fn changes_made_elsewhere_are_left_unknown() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::new(dir.path().join("audit.jsonl"));
+        let mut rec = intent("a", 1, 50);
+        rec.aws.region = Some("us-east-1".into());
+        rec.aws.endpoint = Some("http://127.0.0.1:5566".into());
+        rec.job.arn = "arn:aws:batch:us-east-1:123456789012:service-job/a".into();
+        log.append(rec).unwrap();
+        let jobs = Jobs(HashMap::new());
+        let who = Operator::default();
+        for (target, want) in [
+            (
+                Target {
+                    region: Some("eu-west-1".into()),
+                    endpoint: Some("http://127.0.0.1:5566".into()),
+                    account: None,
+                },
+                "region us-east-1",
+            ),
+            (
+                Target {
+                    region: Some("us-east-1".into()),
+                    endpoint: Some("http://127.0.0.1:7777".into()),
+                    account: None,
+                },
+                "endpoint http://127.0.0.1:5566",
+            ),
+            (
+                Target {
+                    region: Some("us-east-1".into()),
+                    endpoint: Some("http://127.0.0.1:5566".into()),
+                    account: Some("999999999999".into()),
+                },
+                "account 123456789012",
+            ),
+        ] {
+            let done = reconcile(&jobs, &log, &who, &target).await.unwrap();
+            match &done[0].result {
+                Decision::LeftUnknown(why) => assert!(why.contains(want), "{why}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        let changes = audit::changes(&audit::read_records(log.path()).unwrap());
+        assert!(changes[0].outcome_unknown());
+    }
+
+    #[test]
+    fn the_writers_own_outcome_wins_over_a_reconciled_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::new(dir.path().join("audit.jsonl"));
+        let rec = log.append(intent("a", 1, 50)).unwrap();
+        let mut reconciled = rec.clone();
+        reconciled.kind = RecordKind::Outcome;
+        reconciled.outcome = Some(Outcome::Reconciled {
+            verdict: Verdict::DidNotLand,
+            observed_priority: Some(1),
+        });
+        log.append(reconciled).unwrap();
+        let mut own = rec.clone();
+        own.kind = RecordKind::Outcome;
+        own.outcome = Some(Outcome::Succeeded {
+            request_id: Some("r-9".into()),
+        });
+        log.append(own).unwrap();
+        let changes = audit::changes(&audit::read_records(log.path()).unwrap());
+        assert_eq!(changes.len(), 1);
+        assert!(changes[0].took_effect());
+    }
+
+    #[tokio::test]
+    async fn an_unreadable_job_is_left_unknown() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::new(dir.path().join("audit.jsonl"));
+        log.append(intent("a", 1, 50)).unwrap();
+        let jobs = Jobs(HashMap::from([(
+            "a".to_string(),
+            Err("throttled".to_string()),
+        )]));
+        let done = reconcile(&jobs, &log, &Operator::default(), &Target::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            done[0].result,
+            Decision::LeftUnknown("cannot read the job: throttled".to_string())
+        );
+        assert!(done[0].line().contains("left unknown"));
+        let changes = audit::changes(&audit::read_records(log.path()).unwrap());
+        assert!(changes[0].outcome_unknown());
+    }
+}

@@ -1,0 +1,409 @@
+//! Carrying out a confirmed quota-share plan (`quotatop shares apply`): per call, an intent
+//! record (fsynced) in the audit log, the API call, an outcome record; the first failure stops
+//! the run, and the report says what was applied, what failed and what was not attempted.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+
+use quotatop_analysis::shares_plan::Step;
+use quotatop_aws::batch::{BatchClient, ShareChange};
+use quotatop_model::ShareState;
+use quotatop_store::audit::{
+    Action, AuditLog, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind,
+};
+
+use super::{ActionError, ApiFailure};
+
+/// The calls a share plan needs; implemented by the Batch client ([`LiveShares`]) and by fakes.
+pub trait SharesApi {
+    /// Makes the step's call; returns the request id when the service gave one.
+    fn run_step(
+        &self,
+        step: &Step,
+    ) -> impl Future<Output = Result<Option<String>, ApiFailure>> + Send;
+
+    /// The AWS principal the change is made as; `Ok(None)` when not known here.
+    fn caller_identity(&self) -> impl Future<Output = Result<Option<String>, String>> + Send {
+        std::future::ready(Ok(None))
+    }
+}
+
+/// Everything the audit records need besides the steps.
+#[derive(Debug, Clone)]
+pub struct SharesContext {
+    pub operator: Operator,
+    pub aws: AwsContext,
+    pub queue: String,
+    pub justification: String,
+    pub change_record: Option<String>,
+    pub read_only: bool,
+    /// The change-record policy checked, and where it came from.
+    pub policy: Option<String>,
+    /// Groups this run's records (`audit list` shows it).
+    pub run_id: String,
+}
+
+/// What happened to each step.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ApplyReport {
+    /// The steps called, with the API's answer, in order (only the last can have failed).
+    pub done: Vec<(Step, Outcome)>,
+    /// The steps not attempted because an earlier one failed (or its intent could not be
+    /// written).
+    pub not_attempted: Vec<Step>,
+    /// Why the run stopped before calling a step: the audit log refused its intent, or refused
+    /// an outcome after the call.
+    pub audit_error: Option<String>,
+}
+
+impl ApplyReport {
+    /// Whether every step was called and succeeded.
+    pub fn complete(&self) -> bool {
+        self.not_attempted.is_empty()
+            && self.audit_error.is_none()
+            && self
+                .done
+                .iter()
+                .all(|(_, o)| matches!(o, Outcome::Succeeded { .. }))
+    }
+}
+
+fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// Applies the steps in order, each with an intent before and an outcome after its call;
+/// stops at the first failure. Refuses in read-only mode before anything is written.
+pub async fn apply_plan<A: SharesApi>(
+    api: &A,
+    log: &AuditLog,
+    ctx: &SharesContext,
+    steps: &[Step],
+) -> Result<ApplyReport, ActionError> {
+    if ctx.read_only {
+        return Err(ActionError::ReadOnly);
+    }
+    let mut operator = ctx.operator.clone();
+    if operator.aws_principal.is_none() {
+        operator.aws_principal = match api.caller_identity().await {
+            Ok(p) => p,
+            Err(why) => Some(format!("unknown ({why})")),
+        };
+    }
+    let mut report = ApplyReport::default();
+    for (i, step) in steps.iter().enumerate() {
+        let change_id = quotatop_store::audit::new_change_id();
+        let mut record = AuditRecord {
+            v: quotatop_store::audit::SCHEME,
+            seq: 0,
+            time: now_rfc3339(),
+            kind: RecordKind::Intent,
+            change_id: change_id.clone(),
+            operator: operator.clone(),
+            aws: ctx.aws.clone(),
+            queue: ctx.queue.clone(),
+            share: step.share().to_string(),
+            job: JobRef {
+                id: String::new(),
+                name: String::new(),
+                arn: String::new(),
+            },
+            old_priority: 0,
+            new_priority: 0,
+            justification: ctx.justification.clone(),
+            change_record: ctx.change_record.clone(),
+            preview: format!(
+                "step {} of {}: {} {}",
+                i + 1,
+                steps.len(),
+                step.verb(),
+                step.share()
+            ),
+            outcome: None,
+            policy: ctx.policy.clone(),
+            repair: None,
+            action: Some(Action {
+                call: step.call().to_string(),
+                target: step.share().to_string(),
+                detail: step.detail(),
+                run_id: Some(ctx.run_id.clone()),
+            }),
+            prev_hash: String::new(),
+            hash: String::new(),
+        };
+        // Held from before the intent until after the outcome (`audit reconcile` leaves the
+        // change alone while this writer lives).
+        let in_flight = match log.begin_change(&change_id) {
+            Ok(g) => g,
+            Err(e) => {
+                report.audit_error = Some(quotatop_model::error_chain(&e));
+                report.not_attempted = steps[i..].to_vec();
+                return Ok(report);
+            }
+        };
+        if let Err(e) = log.append(record.clone()) {
+            report.audit_error = Some(format!(
+                "could not write the intent, so {} {} was not called: {}",
+                step.call(),
+                step.share(),
+                quotatop_model::error_chain(&e)
+            ));
+            report.not_attempted = steps[i..].to_vec();
+            return Ok(report);
+        }
+        let outcome = match api.run_step(step).await {
+            Ok(request_id) => Outcome::Succeeded { request_id },
+            Err(ApiFailure(error)) => Outcome::Failed { error },
+        };
+        record.kind = RecordKind::Outcome;
+        record.time = now_rfc3339();
+        record.outcome = Some(outcome.clone());
+        let written = log.append(record);
+        drop(in_flight);
+        let failed = matches!(outcome, Outcome::Failed { .. });
+        report.done.push((step.clone(), outcome));
+        if let Err(e) = written {
+            report.audit_error = Some(format!(
+                "{} {} was called, but its outcome could not be written to the audit log: {}",
+                step.call(),
+                step.share(),
+                quotatop_model::error_chain(&e)
+            ));
+            report.not_attempted = steps[i + 1..].to_vec();
+            return Ok(report);
+        }
+        if failed {
+            report.not_attempted = steps[i + 1..].to_vec();
+            return Ok(report);
+        }
+    }
+    Ok(report)
+}
+
+/// The Batch client on one queue, with the ARNs of its live shares.
+pub struct LiveShares<'a> {
+    pub client: &'a BatchClient,
+    pub queue: String,
+    /// Share name → ARN.
+    pub arns: BTreeMap<String, String>,
+}
+
+impl LiveShares<'_> {
+    fn arn(&self, name: &str) -> Result<&str, ApiFailure> {
+        self.arns
+            .get(name)
+            .map(String::as_str)
+            .ok_or_else(|| ApiFailure(format!("no ARN known for quota share {name}")))
+    }
+}
+
+/// The UpdateQuotaShare fields of an update step: only those that change.
+pub fn share_change(step: &Step) -> ShareChange {
+    match step {
+        Step::Update { after, fields, .. } => {
+            let has = |f: &str| fields.iter().any(|c| c.field == f);
+            ShareChange {
+                capacity_limits: has("capacityLimits").then(|| after.capacity_limits.clone()),
+                sharing: (has("strategy") || has("borrowLimit")).then_some(after.sharing),
+                in_share_preemption: has("inSharePreemption")
+                    .then(|| after.in_share_preemption.enabled()),
+                state: has("state").then_some(after.state),
+            }
+        }
+        Step::Disable(_) => ShareChange {
+            state: Some(ShareState::Disabled),
+            ..ShareChange::default()
+        },
+        Step::Create(_) | Step::Delete(_) => ShareChange::default(),
+    }
+}
+
+impl SharesApi for LiveShares<'_> {
+    async fn run_step(&self, step: &Step) -> Result<Option<String>, ApiFailure> {
+        let fail = |e: quotatop_aws::batch::BatchError| ApiFailure(e.to_string());
+        let id = match step {
+            Step::Create(s) => self
+                .client
+                .create_quota_share(&self.queue, s)
+                .await
+                .map_err(fail)?,
+            Step::Update { .. } | Step::Disable(_) => self
+                .client
+                .update_quota_share(self.arn(step.share())?, &share_change(step))
+                .await
+                .map_err(fail)?,
+            Step::Delete(_) => self
+                .client
+                .delete_quota_share(self.arn(step.share())?)
+                .await
+                .map_err(fail)?,
+        };
+        Ok(Some(id).filter(|i| !i.is_empty()))
+    }
+
+    async fn caller_identity(&self) -> Result<Option<String>, String> {
+        self.client.caller_identity().await.map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quotatop_analysis::shares_plan::plan;
+    use quotatop_model::{CapacityLimit, QuotaShare, SharingConfig};
+    use quotatop_store::audit::read_records;
+    use std::sync::Mutex;
+
+    struct Fake {
+        fail_on: usize,
+        calls: Mutex<Vec<String>>,
+        /// The audit log, to see what is on disk when a call is made.
+        log: Option<std::path::PathBuf>,
+    }
+
+    impl SharesApi for Fake {
+        fn run_step(
+            &self,
+            step: &Step,
+        ) -> impl Future<Output = Result<Option<String>, ApiFailure>> + Send {
+            let mut calls = self.calls.lock().unwrap();
+            // The step's intent must already be on disk when the API is called.
+            let on_disk = self
+                .log
+                .as_ref()
+                .map(|p| read_records(p).map(|r| r.len()).unwrap_or(0));
+            calls.push(match on_disk {
+                Some(n) => format!("{} {} @{n}", step.call(), step.share()),
+                None => format!("{} {}", step.call(), step.share()),
+            });
+            let r = if calls.len() == self.fail_on {
+                Err(ApiFailure("ServerException: boom".into()))
+            } else {
+                Ok(Some(format!("req-{}", calls.len())))
+            };
+            std::future::ready(r)
+        }
+    }
+
+    fn share(name: &str, n: u32) -> QuotaShare {
+        QuotaShare::new(
+            name,
+            vec![CapacityLimit::new("ml.p4d.24xlarge", n)],
+            SharingConfig::lend(),
+        )
+    }
+
+    fn ctx(read_only: bool) -> SharesContext {
+        SharesContext {
+            operator: Operator {
+                user: "u".into(),
+                host: "h".into(),
+                ..Default::default()
+            },
+            aws: AwsContext::default(),
+            queue: "q".into(),
+            justification: "rebalance".into(),
+            change_record: Some("CHG-1".into()),
+            read_only,
+            policy: None,
+            run_id: "run-1".into(),
+        }
+    }
+
+    fn temp() -> std::path::PathBuf {
+        std::env::temp_dir()
+            .join(format!(
+                "quotatop-shares-apply-{}-{}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos())
+                    .unwrap_or(0)
+            ))
+            .join("audit.jsonl")
+    }
+
+    fn block<F: Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn a_failure_stops_the_run_and_the_log_says_what_was_done() {
+        let steps = plan(
+            &[share("a", 1), share("old", 1)],
+            &[share("a", 2), share("new", 1)],
+        );
+        assert_eq!(steps.len(), 4);
+        let path = temp();
+        let api = Fake {
+            fail_on: 2,
+            calls: Mutex::new(Vec::new()),
+            log: Some(path.clone()),
+        };
+        let r = block(apply_plan(&api, &AuditLog::new(&path), &ctx(false), &steps)).unwrap();
+        assert!(!r.complete());
+        assert_eq!(r.done.len(), 2);
+        assert!(matches!(r.done[0].1, Outcome::Succeeded { .. }));
+        assert!(matches!(r.done[1].1, Outcome::Failed { .. }));
+        assert_eq!(r.not_attempted, steps[2..].to_vec());
+        assert_eq!(
+            api.calls.lock().unwrap().as_slice(),
+            &["UpdateQuotaShare a @1", "UpdateQuotaShare old @3"]
+        );
+        let recs: Vec<AuditRecord> = read_records(&path)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.1)
+            .collect();
+        assert_eq!(recs.len(), 4);
+        let kinds: Vec<_> = recs.iter().map(|r| r.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                RecordKind::Intent,
+                RecordKind::Outcome,
+                RecordKind::Intent,
+                RecordKind::Outcome
+            ]
+        );
+        let a = recs[0].action.as_ref().unwrap();
+        assert_eq!(a.call, "UpdateQuotaShare");
+        assert_eq!(a.run_id.as_deref(), Some("run-1"));
+        assert_eq!(
+            a.detail,
+            "capacityLimits: ml.p4d.24xlarge 1 -> ml.p4d.24xlarge 2"
+        );
+        assert!(matches!(recs[3].outcome, Some(Outcome::Failed { .. })));
+        assert_eq!(
+            recs[2].action.as_ref().unwrap().detail,
+            "state: ENABLED -> DISABLED"
+        );
+    }
+
+    #[test]
+    fn read_only_refuses_before_writing() {
+        let path = temp();
+        let api = Fake {
+            fail_on: 0,
+            calls: Mutex::new(Vec::new()),
+            log: None,
+        };
+        let steps = plan(&[], &[share("a", 1)]);
+        let e = block(apply_plan(&api, &AuditLog::new(&path), &ctx(true), &steps)).unwrap_err();
+        assert!(matches!(e, ActionError::ReadOnly));
+        assert!(api.calls.lock().unwrap().is_empty() && !path.exists());
+    }
+
+    #[test]
+    fn update_sends_only_the_changed_fields() {
+        let mut after = share("a", 1);
+        after.in_share_preemption = quotatop_model::InSharePreemption::Enabled;
+        let steps = plan(&[share("a", 1)], &[after]);
+        let c = share_change(&steps[0]);
+        assert_eq!(c.in_share_preemption, Some(true));
+        assert!(c.capacity_limits.is_none() && c.sharing.is_none() && c.state.is_none());
+    }
+}

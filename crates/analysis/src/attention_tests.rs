@@ -1,0 +1,233 @@
+use super::*;
+use crate::fixture::{job, queue};
+use crate::{LoopRule, dispatch_order, preemptions, share_usage};
+use quotatop_engine::Misconfiguration;
+use quotatop_model::{JobStatus, PreemptedAttempt, PreemptionSummary, SharingConfig, TrackedJob};
+
+const P4D: &str = "ml.p4d.24xlarge";
+const G5: &str = "ml.g5.12xlarge";
+
+fn preempted(mut j: TrackedJob, count: u32, stops: &[Millis]) -> TrackedJob {
+    std::sync::Arc::make_mut(&mut j.job).preemption = Some(PreemptionSummary {
+        preempted_attempt_count: count,
+        recent_preempted_attempts: stops
+            .iter()
+            .map(|&s| PreemptedAttempt {
+                resource_id: format!("r{s}"),
+                started_at: s - 600_000,
+                stopped_at: s,
+                status_reason: "Cross-share preemption".into(),
+            })
+            .collect(),
+    });
+    j
+}
+
+fn misconfigured(mut j: TrackedJob, reason: &str) -> TrackedJob {
+    std::sync::Arc::make_mut(&mut j.job).status_reason = Some(reason.into());
+    j
+}
+
+const LIMIT: &str = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Job requirements exceed quota share capacity limits.";
+
+fn items(q: &QueueSnapshot, rule: &LoopRule) -> Vec<Attention> {
+    attention(
+        q,
+        &share_usage(q),
+        &dispatch_order(q),
+        &preemptions(q, rule),
+    )
+}
+
+/// research borrows 2 of prod's p4d; regulated (RESERVE) is full with work waiting.
+fn world() -> QueueSnapshot {
+    let mut q = queue(&[
+        ("research", P4D, 4, SharingConfig::lend_and_borrow(200)),
+        ("prod", P4D, 4, SharingConfig::lend()),
+        ("regulated", P4D, 2, SharingConfig::reserve()),
+    ]);
+    q.jobs = vec![
+        preempted(
+            job("looper", "research", P4D, 6, JobStatus::Running, 1, 0),
+            4,
+            &[500_000, 900_000],
+        ),
+        preempted(
+            job("once", "research", P4D, 1, JobStatus::Runnable, 1, 0),
+            1,
+            &[100_000],
+        ),
+        job("held", "regulated", P4D, 2, JobStatus::Running, 1, 0),
+        job(
+            "behind",
+            "regulated",
+            P4D,
+            1,
+            JobStatus::Runnable,
+            1,
+            10_000,
+        ),
+        misconfigured(
+            job(
+                "oversized",
+                "regulated",
+                P4D,
+                4,
+                JobStatus::Runnable,
+                1,
+                20_000,
+            ),
+            LIMIT,
+        ),
+        job("urgent", "prod", P4D, 1, JobStatus::Runnable, 6000, 400_000),
+        job("high", "prod", P4D, 1, JobStatus::Runnable, 1000, 100_000),
+    ];
+    q
+}
+
+#[test]
+fn nothing_to_report_in_a_quiet_queue() {
+    let mut q = queue(&[("a", P4D, 4, SharingConfig::lend())]);
+    q.jobs = vec![job("j", "a", P4D, 1, JobStatus::Running, 1, 0)];
+    assert!(items(&q, &LoopRule::default()).is_empty());
+    assert!(share_badges(&share_usage(&q), &[]).is_empty());
+}
+
+#[test]
+fn every_kind_is_found_and_ranked_by_urgency() {
+    let q = world();
+    let got = items(&q, &LoopRule::default());
+    let kinds: Vec<(AttentionKind, &str)> = got
+        .iter()
+        .map(|a| {
+            (
+                a.kind,
+                match &a.target {
+                    AttentionTarget::Job(id) | AttentionTarget::Share(id) => id.as_str(),
+                },
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (AttentionKind::Loop, "id-looper"),
+            (AttentionKind::Misconfigured, "id-oversized"),
+            // Critical before high, whatever the wait.
+            (AttentionKind::ImportantWait, "id-urgent"),
+            (AttentionKind::ImportantWait, "id-high"),
+            (AttentionKind::AtLimit, "regulated"),
+        ]
+    );
+    // A job preempted once is not a loop.
+    assert!(!got.iter().any(|a| a.text.contains("once")));
+    assert_eq!(
+        got[1].text,
+        "oversized (regulated) needs 4 ml.p4d.24xlarge; share regulated may hold at most 2 (RESERVE shares do not borrow)"
+    );
+    assert!(got[0].text.contains("preempted 4×"), "{}", got[0].text);
+    assert!(got[0].text.contains("no retry cap"), "{}", got[0].text);
+    assert!(
+        got[2].text.contains("critical priority 6000"),
+        "{}",
+        got[2].text
+    );
+    assert_eq!(got[2].waiting_ms, Some(600_000));
+    assert_eq!(
+        got[4].text,
+        "regulated at its limit 2/2 p4d.24xlarge with 1 job waiting while prod lends 2 to research"
+    );
+}
+
+#[test]
+fn over_budget_outranks_a_loop_and_replaces_it() {
+    let mut q = world();
+    q.jobs.push(preempted(
+        job("budget", "prod", P4D, 1, JobStatus::Runnable, 1, 0),
+        2,
+        &[100_000],
+    ));
+    let mut rule = LoopRule::default();
+    rule.preemption_budgets.insert("prod".into(), 1);
+    let got = items(&q, &rule);
+    assert_eq!(got[0].kind, AttentionKind::OverBudget);
+    assert_eq!(got[0].target, AttentionTarget::Job("id-budget".into()));
+    assert!(
+        got[0].text.contains("over its budget of 1"),
+        "{}",
+        got[0].text
+    );
+    assert_eq!(got[1].kind, AttentionKind::Loop);
+    // Loops rank by preemptions, most first.
+    q.jobs.push(preempted(
+        job("worse", "research", P4D, 1, JobStatus::Runnable, 1, 0),
+        9,
+        &[],
+    ));
+    let got = items(&q, &LoopRule::default());
+    assert_eq!(got[0].target, AttentionTarget::Job("id-worse".into()));
+    assert_eq!(got[1].target, AttentionTarget::Job("id-looper".into()));
+}
+
+#[test]
+fn finished_jobs_need_no_attention() {
+    let mut q = world();
+    std::sync::Arc::make_mut(&mut q.jobs[0].job).status = JobStatus::Succeeded;
+    let got = items(&q, &LoopRule::default());
+    assert!(!got.iter().any(|a| a.kind == AttentionKind::Loop));
+}
+
+#[test]
+fn misconfiguration_reasons_in_words() {
+    let mut q = queue(&[
+        ("lb", G5, 2, SharingConfig::lend_and_borrow(100)),
+        ("other", G5, 1, SharingConfig::lend()),
+    ]);
+    q.environment.capacity = vec![quotatop_model::CapacityLimit::new(G5, 8)];
+    q.jobs = vec![
+        misconfigured(
+            job("big", "lb", G5, 5, JobStatus::Runnable, 1, 0),
+            Misconfiguration::ExceedsShareAndBorrowLimit.reason(),
+        ),
+        // A reason the service did not word as AWS documents: the engine's check decides.
+        misconfigured(
+            job("lend", "lb", G5, 4, JobStatus::Runnable, 1, 0),
+            "MISCONFIGURATION",
+        ),
+        misconfigured(
+            job("env", "lb", G5, 9, JobStatus::Runnable, 1, 0),
+            "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE - no",
+        ),
+    ];
+    let d = dispatch_order(&q);
+    let say =
+        |name: &str| misconfiguration_in_words(&q, d.iter().find(|j| j.name == name).expect("job"));
+    assert_eq!(
+        say("big"),
+        "needs 5 ml.g5.12xlarge; share lb may hold at most 4 (limit 2 + borrow 100%)"
+    );
+    assert_eq!(
+        say("lend"),
+        "needs 4 ml.g5.12xlarge; share lb has 2 of its own and the other shares lend at most 1"
+    );
+    assert_eq!(
+        say("env"),
+        "needs 9 ml.g5.12xlarge; the service environment has 8"
+    );
+}
+
+#[test]
+fn badges_count_loops_misconfigurations_and_borrowing_by_partner() {
+    let q = world();
+    let usage = share_usage(&q);
+    let got = share_badges(&usage, &items(&q, &LoopRule::default()));
+    let research = &got["research"];
+    assert_eq!(research.loops, 1);
+    assert_eq!(research.borrows_from, vec![("prod".to_string(), 2)]);
+    assert_eq!(got["prod"].lends_to, vec![("research".to_string(), 2)]);
+    assert_eq!(got["regulated"].misconfigured, 1);
+    let labels: Vec<String> = research.labels().into_iter().map(|(_, l)| l).collect();
+    assert_eq!(labels, vec!["LOOP 1", "← prod 2"]);
+    let labels: Vec<String> = got["prod"].labels().into_iter().map(|(_, l)| l).collect();
+    assert_eq!(labels, vec!["→ research 2"]);
+}

@@ -1,0 +1,43 @@
+//! Pure functions over a [`QueueSnapshot`]: capacity use and who borrows from whom, the queue in
+//! dispatch order with waiting times, and preemption facts. No I/O, no clocks: "now" is the
+//! snapshot's `server_time`.
+
+mod attempts;
+mod attention;
+pub mod drill;
+mod gpus;
+mod preemption;
+pub mod preview;
+mod queue;
+pub mod scorecard;
+pub mod shares_lint;
+pub mod shares_plan;
+mod usage;
+pub mod why;
+
+pub use attempts::{AttemptRow, job_attempts};
+pub use attention::{
+    Attention, AttentionKind, AttentionTarget, BadgeKind, ShareBadges, attention,
+    misconfiguration_in_words, share_badges,
+};
+pub use gpus::{GpuTable, gpus_per_instance};
+pub use preemption::{
+    LoopRule, PreemptionFacts, RecordedPreemptions, SharePreemptions, preemptions,
+    share_preemptions, with_history,
+};
+pub use preview::{Candidate, Prediction, Preemptions, Preview};
+pub use queue::{QueuedJob, dispatch_order, running_jobs, share_queue};
+pub use usage::{ShareUsage, share_usage};
+pub use why::{Verdict, Why, why};
+
+use quotatop_model::{Millis, QueueSnapshot};
+
+/// The instant analysis measures against: the service's clock when known, else the local time
+/// the queue was refreshed.
+pub fn now_of(q: &QueueSnapshot) -> Option<Millis> {
+    q.server_time.or(q.refreshed_at)
+}
+
+/// Small queues and jobs for tests, here and in the crates above (feature `fixture`).
+#[cfg(any(test, feature = "fixture"))]
+pub mod fixture;

@@ -1,0 +1,447 @@
+//! Preemption facts per job and per share, and preemption-loop flags.
+//!
+//! Lost capacity is counted per preempted attempt as its whole duration (stop − start) times the
+//! job's instances: the API does not know checkpoints, so this is an upper bound of the work
+//! lost. The API keeps only a window of recent attempts; when a job was preempted more often
+//! than the window shows, its loss is marked partial.
+
+use std::collections::BTreeMap;
+
+use quotatop_model::{JobStatus, Millis, PreemptedAttempt, QueueSnapshot};
+
+use super::gpus_per_instance;
+
+const HOUR_MS: f64 = 3_600_000.0;
+
+/// When a job counts as caught in a preemption loop, and when it is over its share's
+/// interruption budget.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LoopRule {
+    /// Flag a job preempted at least this many times in all.
+    pub min_preemptions: u32,
+    /// Or at least `.0` times within the last `.1` ms (by the recent attempts' stop times).
+    pub within: Option<(u32, Millis)>,
+    /// Per share (or `*`): a job preempted more often than this is over its interruption
+    /// budget (config `[budgets.SHARE] max_preemptions_per_job`).
+    #[serde(default)]
+    pub preemption_budgets: BTreeMap<String, u32>,
+}
+
+impl Default for LoopRule {
+    fn default() -> Self {
+        Self {
+            min_preemptions: 3,
+            within: Some((2, 3_600_000)),
+            preemption_budgets: BTreeMap::new(),
+        }
+    }
+}
+
+impl LoopRule {
+    /// The preemption budget of a job of `share`, if any.
+    pub fn budget_of(&self, share: &str) -> Option<u32> {
+        self.preemption_budgets
+            .get(share)
+            .or_else(|| self.preemption_budgets.get("*"))
+            .copied()
+    }
+}
+
+/// Sets each job's `over_budget` from its count and its share's budget.
+fn flag_budgets(out: &mut [PreemptionFacts], rule: &LoopRule) {
+    for f in out {
+        f.over_budget = rule.budget_of(&f.share).filter(|&b| f.count > b);
+    }
+}
+
+/// What is known about one preempted job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreemptionFacts {
+    pub job_id: String,
+    pub name: String,
+    pub share: String,
+    pub status: JobStatus,
+    pub instance_type: String,
+    pub instance_count: u32,
+    pub priority: u32,
+    /// `preemptedAttemptCount`.
+    pub count: u32,
+    /// The recent preempted attempts, newest first.
+    pub recent: Vec<PreemptedAttempt>,
+    /// Instance-hours of the recent preempted attempts.
+    pub instance_hours_lost: f64,
+    /// GPU-hours of the same, when the instance type's GPU count is known.
+    pub gpu_hours_lost: Option<f64>,
+    /// More preemptions happened than the recent window shows.
+    pub loss_is_partial: bool,
+    /// No `preemptionRetriesBeforeTermination`: requeued forever.
+    pub unbounded_retries: bool,
+    /// Preemptions left before the job fails, when bounded.
+    pub retries_left: Option<u32>,
+    pub looping: bool,
+    /// Known only from the journal: the API's current job list no longer shows the job (it
+    /// finished and aged out, or was never described since the console restarted).
+    pub journal_only: bool,
+    /// Preempted more often than its share's interruption budget (this budget).
+    pub over_budget: Option<u32>,
+}
+
+/// A job's preempted attempts as the journal recorded them: every one the poller saw over the
+/// journal's retention, not only the API's window of recent attempts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedPreemptions {
+    pub job_id: String,
+    pub name: String,
+    pub share: String,
+    pub status: JobStatus,
+    pub instance_type: String,
+    pub instance_count: u32,
+    pub priority: u32,
+    /// Newest first. `status_reason` is empty when the journal predates keeping it.
+    pub attempts: Vec<PreemptedAttempt>,
+}
+
+fn hours_of(attempts: &[PreemptedAttempt], instances: u32) -> f64 {
+    attempts
+        .iter()
+        .map(|a| (a.stopped_at - a.started_at).max(0) as f64 / HOUR_MS)
+        // From +0.0: an empty f64 sum is -0.0, which prints as "-0.0".
+        .fold(0.0, |a, b| a + b)
+        * instances as f64
+}
+
+fn is_looping(
+    count: u32,
+    attempts: &[PreemptedAttempt],
+    now: Option<Millis>,
+    rule: &LoopRule,
+) -> bool {
+    let recent_in_window = match (rule.within, now) {
+        (Some((_, window)), Some(now)) => attempts
+            .iter()
+            .filter(|a| a.stopped_at >= now - window)
+            .count() as u32,
+        _ => 0,
+    };
+    count >= rule.min_preemptions
+        || rule
+            .within
+            .is_some_and(|(m, _)| m > 0 && recent_in_window >= m)
+}
+
+fn by_worst(out: &mut [PreemptionFacts]) {
+    out.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then(b.instance_hours_lost.total_cmp(&a.instance_hours_lost))
+            .then(a.job_id.cmp(&b.job_id))
+    });
+}
+
+/// The API's facts widened by the journal's record. A job in both keeps the API's status and
+/// retry facts; its attempts are the union of both (the same attempt matched by resource id or
+/// stop time), its count the larger of `preemptedAttemptCount` and the attempts known, and its
+/// loss and loop flag are recomputed over the union. A job only the journal knows is added,
+/// marked [`PreemptionFacts::journal_only`], with unknown retry facts. Attempts that stopped
+/// after `now` are ignored, so a past snapshot is not widened with its own future.
+pub fn with_history(
+    live: &[PreemptionFacts],
+    recorded: &[RecordedPreemptions],
+    rule: &LoopRule,
+    now: Option<Millis>,
+) -> Vec<PreemptionFacts> {
+    let by_id: BTreeMap<&str, &RecordedPreemptions> =
+        recorded.iter().map(|r| (r.job_id.as_str(), r)).collect();
+    let before_now = |a: &&PreemptedAttempt| now.is_none_or(|n| a.stopped_at <= n);
+    let mut out: Vec<PreemptionFacts> = Vec::with_capacity(live.len() + recorded.len());
+    for f in live {
+        let mut f = f.clone();
+        if let Some(r) = by_id.get(f.job_id.as_str()) {
+            let mut attempts = f.recent.clone();
+            for a in r.attempts.iter().filter(before_now) {
+                let known = attempts.iter().any(|b| {
+                    (!a.resource_id.is_empty() && a.resource_id == b.resource_id)
+                        || a.stopped_at == b.stopped_at
+                });
+                if !known {
+                    attempts.push(a.clone());
+                }
+            }
+            attempts.sort_by_key(|a| std::cmp::Reverse(a.stopped_at));
+            f.count = f.count.max(attempts.len() as u32);
+            f.instance_hours_lost = hours_of(&attempts, f.instance_count);
+            f.gpu_hours_lost =
+                gpus_per_instance(&f.instance_type).map(|g| f.instance_hours_lost * g as f64);
+            f.loss_is_partial = f.count as usize > attempts.len();
+            // Retries left stay the API's: its count is what the retry budget is spent by.
+            f.looping = is_looping(f.count, &attempts, now, rule);
+            f.recent = attempts;
+        }
+        out.push(f);
+    }
+    for r in recorded {
+        if live.iter().any(|f| f.job_id == r.job_id) {
+            continue;
+        }
+        let attempts: Vec<PreemptedAttempt> =
+            r.attempts.iter().filter(before_now).cloned().collect();
+        if attempts.is_empty() {
+            continue;
+        }
+        let count = attempts.len() as u32;
+        let instance_hours = hours_of(&attempts, r.instance_count);
+        out.push(PreemptionFacts {
+            job_id: r.job_id.clone(),
+            name: r.name.clone(),
+            share: r.share.clone(),
+            status: r.status,
+            instance_type: r.instance_type.clone(),
+            instance_count: r.instance_count,
+            priority: r.priority,
+            count,
+            looping: is_looping(count, &attempts, now, rule),
+            recent: attempts,
+            instance_hours_lost: instance_hours,
+            gpu_hours_lost: gpus_per_instance(&r.instance_type).map(|g| instance_hours * g as f64),
+            loss_is_partial: false,
+            unbounded_retries: false,
+            retries_left: None,
+            journal_only: true,
+            over_budget: None,
+        });
+    }
+    flag_budgets(&mut out, rule);
+    by_worst(&mut out);
+    out
+}
+
+/// Every described job with at least one preemption, most preempted first.
+pub fn preemptions(q: &QueueSnapshot, rule: &LoopRule) -> Vec<PreemptionFacts> {
+    let now = super::now_of(q);
+    let mut out: Vec<PreemptionFacts> = q
+        .jobs
+        .iter()
+        .filter_map(|t| {
+            let j = &t.job;
+            let summary = j.preemption.as_ref()?;
+            if summary.preempted_attempt_count == 0 {
+                return None;
+            }
+            let count = summary.preempted_attempt_count;
+            let instance_hours = hours_of(&summary.recent_preempted_attempts, j.instance_count);
+            let looping = is_looping(count, &summary.recent_preempted_attempts, now, rule);
+            Some(PreemptionFacts {
+                job_id: j.id.clone(),
+                name: j.name.clone(),
+                share: j.share.clone(),
+                status: j.status,
+                instance_type: j.instance_type.clone(),
+                instance_count: j.instance_count,
+                priority: j.priority,
+                count,
+                recent: summary.recent_preempted_attempts.clone(),
+                instance_hours_lost: instance_hours,
+                gpu_hours_lost: gpus_per_instance(&j.instance_type)
+                    .map(|g| instance_hours * g as f64),
+                loss_is_partial: count as usize > summary.recent_preempted_attempts.len(),
+                unbounded_retries: j.preemption_retries.is_none(),
+                retries_left: j.preemption_retries.map(|n| (n + 1).saturating_sub(count)),
+                looping,
+                journal_only: false,
+                over_budget: None,
+            })
+        })
+        .collect();
+    flag_budgets(&mut out, rule);
+    by_worst(&mut out);
+    out
+}
+
+/// Preemption totals of one share.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SharePreemptions {
+    /// Jobs preempted at least once.
+    pub jobs: u32,
+    /// Sum of their `preemptedAttemptCount`.
+    pub preemptions: u32,
+    pub looping: u32,
+    pub instance_hours_lost: f64,
+}
+
+/// Per share (every share of the queue, zero when none were preempted).
+pub fn share_preemptions(q: &QueueSnapshot, rule: &LoopRule) -> BTreeMap<String, SharePreemptions> {
+    let mut out: BTreeMap<String, SharePreemptions> = q
+        .shares
+        .iter()
+        .map(|s| (s.name.clone(), SharePreemptions::default()))
+        .collect();
+    for f in preemptions(q, rule) {
+        let e = out.entry(f.share.clone()).or_default();
+        e.jobs += 1;
+        e.preemptions += f.count;
+        e.looping += u32::from(f.looping);
+        e.instance_hours_lost += f.instance_hours_lost;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{job, queue};
+    use quotatop_model::{PreemptionSummary, SharingConfig};
+
+    fn attempt(start: Millis, stop: Millis) -> PreemptedAttempt {
+        PreemptedAttempt {
+            resource_id: format!("r{start}"),
+            started_at: start,
+            stopped_at: stop,
+            status_reason: "Cross-share preemption triggered to reclaim borrowed capacity".into(),
+        }
+    }
+
+    #[test]
+    fn facts_loss_and_loop_flags() {
+        let mut q = queue(&[
+            (
+                "a",
+                "ml.p4d.24xlarge",
+                4,
+                SharingConfig::lend_and_borrow(-1),
+            ),
+            ("b", "ml.p4d.24xlarge", 4, SharingConfig::lend()),
+        ]);
+        q.server_time = Some(10 * 3_600_000);
+        let mut looper = job(
+            "looper",
+            "a",
+            "ml.p4d.24xlarge",
+            2,
+            JobStatus::Runnable,
+            1,
+            0,
+        );
+        std::sync::Arc::make_mut(&mut looper.job).preemption = Some(PreemptionSummary {
+            preempted_attempt_count: 7,
+            recent_preempted_attempts: vec![attempt(0, 1_800_000), attempt(0, 3_600_000)],
+        });
+        let mut once = job("once", "a", "ml.p4d.24xlarge", 1, JobStatus::Running, 5, 0);
+        std::sync::Arc::make_mut(&mut once.job).preemption_retries = Some(2);
+        std::sync::Arc::make_mut(&mut once.job).preemption = Some(PreemptionSummary {
+            preempted_attempt_count: 1,
+            recent_preempted_attempts: vec![attempt(9 * 3_600_000, 9 * 3_600_000 + 1_800_000)],
+        });
+        let never = job("never", "b", "ml.p4d.24xlarge", 1, JobStatus::Running, 0, 0);
+        q.jobs = vec![once, looper, never];
+        let rule = LoopRule::default();
+        let facts = preemptions(&q, &rule);
+        assert_eq!(facts.len(), 2);
+        let l = &facts[0];
+        assert_eq!((l.name.as_str(), l.count), ("looper", 7));
+        // (0.5 h + 1 h) x 2 instances = 3 instance-hours, x 8 GPUs = 24 GPU-hours.
+        assert!((l.instance_hours_lost - 3.0).abs() < 1e-9);
+        assert_eq!(l.gpu_hours_lost.map(|g| g.round()), Some(24.0));
+        assert!(l.loss_is_partial && l.unbounded_retries && l.looping);
+        let o = &facts[1];
+        assert!(!o.looping && !o.unbounded_retries && !o.loss_is_partial);
+        assert_eq!(o.retries_left, Some(2));
+        // Two preemptions within the last hour make a loop under the window rule.
+        let strict = LoopRule {
+            min_preemptions: 100,
+            within: Some((1, 3_600_000)),
+            ..LoopRule::default()
+        };
+        assert!(preemptions(&q, &strict)[1].looping);
+        assert!(!preemptions(&q, &strict)[0].looping);
+        // Interruption budgets: share a allows 5 preemptions per job, others ("*") 0.
+        assert!(facts.iter().all(|f| f.over_budget.is_none()));
+        let budgets = LoopRule {
+            preemption_budgets: [("a".to_string(), 5), ("*".to_string(), 0)].into(),
+            ..LoopRule::default()
+        };
+        let flagged = preemptions(&q, &budgets);
+        assert_eq!(flagged[0].over_budget, Some(5), "7 preemptions > 5");
+        assert_eq!(flagged[1].over_budget, None, "1 preemption, not over 5");
+        assert_eq!(budgets.budget_of("elsewhere"), Some(0));
+        let per_share = share_preemptions(&q, &rule);
+        assert_eq!(per_share["a"].preemptions, 8);
+        assert_eq!(per_share["a"].jobs, 2);
+        assert_eq!(per_share["a"].looping, 1);
+        assert_eq!(per_share["b"], SharePreemptions::default());
+    }
+
+    fn recorded(id: &str, attempts: Vec<PreemptedAttempt>) -> RecordedPreemptions {
+        RecordedPreemptions {
+            job_id: id.into(),
+            name: id.into(),
+            share: "a".into(),
+            status: JobStatus::Succeeded,
+            instance_type: "ml.p4d.24xlarge".into(),
+            instance_count: 1,
+            priority: 1,
+            attempts,
+        }
+    }
+
+    #[test]
+    fn history_widens_the_api_window_and_adds_jobs_the_api_no_longer_lists() {
+        let mut q = queue(&[(
+            "a",
+            "ml.p4d.24xlarge",
+            4,
+            SharingConfig::lend_and_borrow(-1),
+        )]);
+        q.server_time = Some(10 * 3_600_000);
+        let mut live = job("live", "a", "ml.p4d.24xlarge", 1, JobStatus::Runnable, 1, 0);
+        std::sync::Arc::make_mut(&mut live.job).preemption_retries = Some(5);
+        // The API shows 2 preemptions and only the newest attempt.
+        std::sync::Arc::make_mut(&mut live.job).preemption = Some(PreemptionSummary {
+            preempted_attempt_count: 2,
+            recent_preempted_attempts: vec![attempt(8 * 3_600_000, 9 * 3_600_000)],
+        });
+        q.jobs = vec![live];
+        let rule = LoopRule {
+            min_preemptions: 3,
+            within: None,
+            ..LoopRule::default()
+        };
+        let api = preemptions(&q, &rule);
+        assert!(api[0].loss_is_partial && !api[0].looping);
+        // The journal saw three attempts of it: the API's newest (same resource id), the one
+        // the API dropped, and one more the count had not reached yet.
+        let hist = vec![
+            recorded(
+                "id-live",
+                vec![
+                    attempt(8 * 3_600_000, 9 * 3_600_000),
+                    attempt(3_600_000, 2 * 3_600_000),
+                    attempt(0, 1_800_000),
+                ],
+            ),
+            recorded("gone", vec![attempt(0, 3_600_000)]),
+            // Stopped after `now`: a past view must not see it.
+            recorded("future", vec![attempt(11 * 3_600_000, 12 * 3_600_000)]),
+        ];
+        let merged = with_history(&api, &hist, &rule, q.server_time);
+        assert_eq!(merged.len(), 2, "{merged:?}");
+        let l = &merged[0];
+        assert_eq!((l.job_id.as_str(), l.count), ("id-live", 3));
+        assert_eq!(l.recent.len(), 3);
+        assert!(
+            l.recent
+                .windows(2)
+                .all(|w| w[0].stopped_at >= w[1].stopped_at)
+        );
+        // 1 h + 1 h + 0.5 h on one instance; no longer partial; three reach the loop rule.
+        assert!((l.instance_hours_lost - 2.5).abs() < 1e-9);
+        assert!(!l.loss_is_partial && l.looping && !l.journal_only);
+        // Retry facts stay the API's.
+        assert_eq!(l.retries_left, api[0].retries_left);
+        let g = &merged[1];
+        assert_eq!((g.job_id.as_str(), g.count), ("gone", 1));
+        assert!(g.journal_only && !g.unbounded_retries && g.retries_left.is_none());
+        assert_eq!(g.gpu_hours_lost.map(|x| x.round()), Some(8.0));
+        // Without history nothing changes.
+        assert_eq!(with_history(&api, &[], &rule, q.server_time), api);
+    }
+}

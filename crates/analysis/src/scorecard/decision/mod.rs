@@ -1,0 +1,424 @@
+//! What the procurement comparison asks for (PRODUCT.md, "Deciding, not only measuring"):
+//! deadlines, the delivery of important work, interruption budgets, cost, and a verdict by a
+//! stated rule. The rules live in quotatop's config file and in replay configurations, never in
+//! a quota-share file; every figure reads the ledger and the wait definition of the scorecard.
+
+mod rules;
+
+pub use rules::{Budget, Deadline, DeadlineRule, DecisionRule, Rules, deadline_of};
+
+use serde::{Deserialize, Serialize};
+
+use quotatop_model::Millis;
+
+use super::bands::PriorityBand;
+use super::input::{AttemptEnd, JobHistory, Outcome, ScorecardInput, ScorecardOptions, Window};
+use super::ledger;
+use super::metrics::{self, WaitStats};
+use super::{Goodput, goodput_of};
+
+const HOUR_MS: f64 = 3_600_000.0;
+const DAY_MS: Millis = 24 * 3_600_000;
+
+/// What the comparison knows about a job beyond its history: the same for every scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobFacts {
+    /// High or critical band as submitted, or in the share a scenario protects.
+    pub important: bool,
+    /// The band of the priority as submitted.
+    pub band: PriorityBand,
+    pub deadline: Option<Deadline>,
+}
+
+/// Deadlines met and missed in one group of jobs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Deadlines {
+    pub with_deadline: usize,
+    pub missed: usize,
+}
+
+/// The delivery of one group of jobs (all, or important work).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Delivery {
+    pub jobs: usize,
+    pub goodput: Goodput,
+    pub wait: WaitStats,
+    pub deadlines: Deadlines,
+}
+
+/// Interruption-budget breaches of one share.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BudgetBreaches {
+    pub share: String,
+    /// Jobs preempted more often than the share allows.
+    pub jobs_over_preemptions: usize,
+    /// Days on which the share's preemption waste exceeded its daily budget.
+    pub days_over_lost: usize,
+}
+
+/// Cost in the prices' currency, from instance-hours.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cost {
+    pub currency: String,
+    pub allocated: f64,
+    pub productive: f64,
+    /// Lost work and restart overhead.
+    pub wasted: f64,
+    /// Instance types held or allocated without a price (their cost is not counted).
+    pub unpriced: Vec<String>,
+    /// The same per share (allocated: its entitlement, its capacity limits), in the input's
+    /// share order.
+    pub by_share: Vec<ShareCost>,
+}
+
+/// One share's cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShareCost {
+    pub share: String,
+    pub allocated: f64,
+    pub productive: f64,
+    pub wasted: f64,
+}
+
+/// Everything a scenario is judged on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    pub horizon: Window,
+    pub all: Delivery,
+    pub important: Delivery,
+    /// Missed deadlines per share, in the input's share order.
+    pub deadlines_by_share: Vec<(String, Deadlines)>,
+    pub deadlines_by_band: Vec<(PriorityBand, Deadlines)>,
+    pub budgets: Vec<BudgetBreaches>,
+    /// `None` without prices.
+    pub cost: Option<Cost>,
+}
+
+impl Evaluation {
+    pub fn budget_breaches(&self) -> usize {
+        self.budgets
+            .iter()
+            .map(|b| b.jobs_over_preemptions + b.days_over_lost)
+            .sum()
+    }
+}
+
+fn delivery(
+    jobs: &[(&JobHistory, &JobFacts)],
+    window: Window,
+    horizon: Window,
+    opts: &ScorecardOptions,
+) -> Delivery {
+    let histories: Vec<&JobHistory> = jobs.iter().map(|(j, _)| *j).collect();
+    let mut d = Delivery {
+        jobs: jobs.len(),
+        goodput: goodput_of(&histories, horizon, opts),
+        wait: metrics::waits(&histories, window),
+        deadlines: Deadlines::default(),
+    };
+    for (j, f) in jobs {
+        if let Some(dl) = f.deadline {
+            d.deadlines.with_deadline += 1;
+            if !dl.met(j) {
+                d.deadlines.missed += 1;
+            }
+        }
+    }
+    d
+}
+
+fn budgets(
+    input: &ScorecardInput,
+    rules: &Rules,
+    window: Window,
+    opts: &ScorecardOptions,
+) -> Vec<BudgetBreaches> {
+    let mut shares: Vec<&str> = input
+        .entitlements
+        .iter()
+        .map(|e| e.share.as_str())
+        .collect();
+    for j in &input.jobs {
+        if !shares.contains(&j.share.as_str()) {
+            shares.push(&j.share);
+        }
+    }
+    shares
+        .into_iter()
+        .filter_map(|share| {
+            let b = rules.budget(share)?;
+            let jobs: Vec<&JobHistory> = input.jobs.iter().filter(|j| j.share == share).collect();
+            let mut out = BudgetBreaches {
+                share: share.to_string(),
+                ..Default::default()
+            };
+            if let Some(max) = b.max_preemptions_per_job {
+                out.jobs_over_preemptions = jobs
+                    .iter()
+                    .filter(|j| {
+                        j.attempts
+                            .iter()
+                            .filter(|a| a.end == AttemptEnd::Preempted)
+                            .count()
+                            > max as usize
+                    })
+                    .count();
+            }
+            if let Some(max) = b.max_lost_gpu_hours_per_day {
+                // Only jobs with a preempted attempt can lose work or pay restart overhead.
+                let hit: Vec<&JobHistory> = jobs
+                    .iter()
+                    .copied()
+                    .filter(|j| j.attempts.iter().any(|a| a.end == AttemptEnd::Preempted))
+                    .collect();
+                let mut start = window.start;
+                while start < window.end && !hit.is_empty() {
+                    let day = Window::new(start, start.saturating_add(DAY_MS).min(window.end));
+                    if ledger::ledger(&hit, day, opts).waste_gpu_hours() > max + 1e-9 {
+                        out.days_over_lost += 1;
+                    }
+                    start = day.end;
+                }
+            }
+            Some(out)
+        })
+        .collect()
+}
+
+fn cost(input: &ScorecardInput, rules: &Rules, window: Window, opts: &ScorecardOptions) -> Cost {
+    let mut c = Cost {
+        currency: rules.currency.clone().unwrap_or_default(),
+        ..Default::default()
+    };
+    let mut unpriced = std::collections::BTreeSet::new();
+    let hours = |ms: Millis, count: u32| ms as f64 / HOUR_MS * f64::from(count);
+    for l in &input.capacity {
+        match rules.prices.get(&l.instance_type) {
+            Some(p) => c.allocated += hours(window.len_ms(), l.max_capacity) * p,
+            None => {
+                unpriced.insert(l.instance_type.clone());
+            }
+        }
+    }
+    let mut by_share: Vec<ShareCost> = input
+        .entitlements
+        .iter()
+        .map(|e| ShareCost {
+            share: e.share.clone(),
+            allocated: e
+                .limits
+                .iter()
+                .filter_map(|l| {
+                    Some(
+                        hours(window.len_ms(), l.max_capacity)
+                            * rules.prices.get(&l.instance_type)?,
+                    )
+                })
+                .sum(),
+            ..Default::default()
+        })
+        .collect();
+    for j in &input.jobs {
+        let Some(p) = rules.prices.get(&j.instance_type) else {
+            if !j.attempts.is_empty() {
+                unpriced.insert(j.instance_type.clone());
+            }
+            continue;
+        };
+        let l = ledger::job_ledger(j, window, opts);
+        let (productive, wasted) = (
+            hours(l.productive, j.instance_count) * p,
+            hours(l.lost + l.overhead, j.instance_count) * p,
+        );
+        c.productive += productive;
+        c.wasted += wasted;
+        let row = match by_share.iter().position(|r| r.share == j.share) {
+            Some(i) => &mut by_share[i],
+            None => {
+                by_share.push(ShareCost {
+                    share: j.share.clone(),
+                    ..Default::default()
+                });
+                let last = by_share.len() - 1;
+                &mut by_share[last]
+            }
+        };
+        row.productive += productive;
+        row.wasted += wasted;
+    }
+    c.unpriced = unpriced.into_iter().collect();
+    c.by_share = by_share;
+    c
+}
+
+/// Evaluates a run: `facts[i]` belongs to `input.jobs[i]`. `horizon` bounds goodput; waits and
+/// deadlines are read over the input's window.
+pub fn evaluate(
+    input: &ScorecardInput,
+    facts: &[JobFacts],
+    horizon: Window,
+    opts: &ScorecardOptions,
+    rules: &Rules,
+) -> Evaluation {
+    let window = input.window;
+    let pairs: Vec<(&JobHistory, &JobFacts)> = input.jobs.iter().zip(facts).collect();
+    let important: Vec<(&JobHistory, &JobFacts)> =
+        pairs.iter().copied().filter(|(_, f)| f.important).collect();
+    let group = |keep: &dyn Fn(&JobHistory, &JobFacts) -> bool| {
+        let mut d = Deadlines::default();
+        for (j, f) in &pairs {
+            if let Some(dl) = f.deadline.filter(|_| keep(j, f)) {
+                d.with_deadline += 1;
+                if !dl.met(j) {
+                    d.missed += 1;
+                }
+            }
+        }
+        d
+    };
+    let mut shares: Vec<String> = input.entitlements.iter().map(|e| e.share.clone()).collect();
+    for j in &input.jobs {
+        if !shares.contains(&j.share) {
+            shares.push(j.share.clone());
+        }
+    }
+    Evaluation {
+        horizon,
+        all: delivery(&pairs, window, horizon, opts),
+        important: delivery(&important, window, horizon, opts),
+        deadlines_by_share: shares
+            .into_iter()
+            .map(|s| {
+                let d = group(&|j, _| j.share == s);
+                (s, d)
+            })
+            .collect(),
+        deadlines_by_band: PriorityBand::ALL
+            .into_iter()
+            .map(|b| (b, group(&|_, f| f.band == b)))
+            .filter(|(_, d)| d.with_deadline > 0)
+            .collect(),
+        budgets: budgets(input, rules, window, opts),
+        cost: (!rules.prices.is_empty()).then(|| cost(input, rules, window, opts)),
+    }
+}
+
+/// What the comparison knows of jobs observed through the API (the journal): important work is
+/// the high and critical bands by the job's last known priority; a job's work, for a
+/// `deadline_factor`, is its productive running time once it succeeded, so a job that has not
+/// succeeded has no such deadline (a `max_wait_s` still applies).
+pub fn observed_facts(
+    input: &ScorecardInput,
+    opts: &ScorecardOptions,
+    rules: &Rules,
+) -> Vec<JobFacts> {
+    input
+        .jobs
+        .iter()
+        .map(|j| {
+            let band = PriorityBand::of(j.priority);
+            let deadline = match j.outcome {
+                Outcome::Succeeded(_) => {
+                    let work = ledger::job_ledger(j, input.window, opts).productive.max(0) as u64;
+                    deadline_of(rules, &j.share, j.submitted_at, work, None)
+                }
+                _ => rules
+                    .deadline_rule(&j.share)
+                    .and_then(|r| r.start_by(j.submitted_at)),
+            };
+            JobFacts {
+                important: band >= PriorityBand::High,
+                band,
+                deadline,
+            }
+        })
+        .collect()
+}
+
+/// [`evaluate`] of jobs observed through the API, over the input's window (see
+/// [`observed_facts`]): what `report` and the console's Scorecard show.
+pub fn evaluate_observed(
+    input: &ScorecardInput,
+    opts: &ScorecardOptions,
+    rules: &Rules,
+) -> Evaluation {
+    let facts = observed_facts(input, opts, rules);
+    evaluate(input, &facts, input.window, opts, rules)
+}
+
+/// A scenario against the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub approve: bool,
+    pub goodput_gain_pct: Option<f64>,
+    pub completed_by_horizon_delta: i64,
+    pub productive_gpu_hours_delta: f64,
+    pub important_p95_wait_delta_ms: Option<Millis>,
+    pub important_missed_deadlines_delta: i64,
+    /// Why, in words: each condition and whether it held.
+    pub reasons: Vec<String>,
+}
+
+/// Judges `this` against `base` by `rule`.
+pub fn verdict(base: &Evaluation, this: &Evaluation, rule: &DecisionRule) -> Verdict {
+    let (g0, g) = (
+        base.all.goodput.productive_gpu_hours,
+        this.all.goodput.productive_gpu_hours,
+    );
+    let gain = (g0 > 0.0).then(|| 100.0 * (g - g0) / g0);
+    let goodput_ok = match gain {
+        Some(p) => p > rule.min_goodput_gain_pct,
+        None => g > 0.0,
+    };
+    let (w0, w) = (base.important.wait.p95_ms, this.important.wait.p95_ms);
+    let slack = Millis::try_from(rule.important_p95_wait_slack_s.saturating_mul(1000))
+        .unwrap_or(Millis::MAX);
+    let wait_ok = match (w0, w) {
+        (_, None) => true,
+        (None, Some(w)) => w <= slack,
+        (Some(w0), Some(w)) => {
+            w as f64
+                <= w0 as f64 * (1.0 + rule.max_important_p95_wait_increase_pct / 100.0)
+                    + slack as f64
+        }
+    };
+    let missed_delta =
+        this.important.deadlines.missed as i64 - base.important.deadlines.missed as i64;
+    let deadlines_ok = missed_delta <= rule.max_important_missed_deadlines_increase as i64;
+    let yes_no = |b: bool| if b { "yes" } else { "no" };
+    let reasons = vec![
+        format!(
+            "goodput rises by more than {}%: {} ({})",
+            rule.min_goodput_gain_pct,
+            yes_no(goodput_ok),
+            gain.map_or("no baseline goodput".to_string(), |p| format!("{p:+.1}%"))
+        ),
+        format!(
+            "important P95 wait within +{}% + {} s: {}",
+            rule.max_important_p95_wait_increase_pct,
+            rule.important_p95_wait_slack_s,
+            yes_no(wait_ok)
+        ),
+        format!(
+            "important missed deadlines up by at most {}: {} ({missed_delta:+})",
+            rule.max_important_missed_deadlines_increase,
+            yes_no(deadlines_ok)
+        ),
+    ];
+    Verdict {
+        approve: goodput_ok && wait_ok && deadlines_ok,
+        goodput_gain_pct: gain,
+        completed_by_horizon_delta: this.all.goodput.completed_jobs as i64
+            - base.all.goodput.completed_jobs as i64,
+        productive_gpu_hours_delta: g - g0,
+        important_p95_wait_delta_ms: match (w0, w) {
+            (Some(a), Some(b)) => Some(b - a),
+            _ => None,
+        },
+        important_missed_deadlines_delta: missed_delta,
+        reasons,
+    }
+}
+
+#[cfg(test)]
+mod tests;

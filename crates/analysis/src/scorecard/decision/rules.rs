@@ -1,0 +1,199 @@
+//! The rules a comparison is judged by: deadlines, interruption budgets, prices and the
+//! decision rule, as quotatop's config file and replay configurations carry them.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::scorecard::input::JobHistory;
+use crate::scorecard::input::Outcome;
+use quotatop_model::Millis;
+
+/// A deadline rule for a share (or `*` for every share without its own).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DeadlineRule {
+    /// The job must SUCCEED within this many times its work after submission.
+    pub deadline_factor: Option<f64>,
+    /// The job must first be given capacity within this long after submission.
+    pub max_wait_s: Option<u64>,
+}
+
+/// An interruption budget for a share (or `*`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Budget {
+    /// A job preempted more often than this breaches the budget.
+    pub max_preemptions_per_job: Option<u32>,
+    /// A day (24 h from the window's start) in which the share's preemption waste exceeds this
+    /// breaches the budget.
+    pub max_lost_gpu_hours_per_day: Option<f64>,
+}
+
+/// The rule a scenario is judged by against the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DecisionRule {
+    /// Goodput (productive GPU-hours finished by the horizon) must rise by more than this.
+    pub min_goodput_gain_pct: f64,
+    /// Important work's P95 wait may grow by at most this percentage…
+    pub max_important_p95_wait_increase_pct: f64,
+    /// …plus this many seconds (so that a baseline of 0 does not forbid any wait at all).
+    pub important_p95_wait_slack_s: u64,
+    /// Important work may miss at most this many more deadlines than in the baseline.
+    pub max_important_missed_deadlines_increase: u64,
+}
+
+impl Default for DecisionRule {
+    fn default() -> Self {
+        Self {
+            min_goodput_gain_pct: 0.0,
+            max_important_p95_wait_increase_pct: 10.0,
+            important_p95_wait_slack_s: 60,
+            max_important_missed_deadlines_increase: 0,
+        }
+    }
+}
+
+impl DecisionRule {
+    pub fn describe(&self) -> String {
+        format!(
+            "approve when goodput by the horizon rises by more than {}% and important work's P95 wait grows by at most {}% + {} s and its missed deadlines by at most {}",
+            self.min_goodput_gain_pct,
+            self.max_important_p95_wait_increase_pct,
+            self.important_p95_wait_slack_s,
+            self.max_important_missed_deadlines_increase
+        )
+    }
+}
+
+/// Deadlines, budgets, prices and the decision rule.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Rules {
+    /// Per share, or `*`.
+    pub deadlines: BTreeMap<String, DeadlineRule>,
+    /// Per share, or `*`.
+    pub budgets: BTreeMap<String, Budget>,
+    /// Price per instance-hour, per instance type. With none, cost is not reported.
+    pub prices: BTreeMap<String, f64>,
+    /// The currency of the prices, for display.
+    pub currency: Option<String>,
+    pub decision: DecisionRule,
+}
+
+impl Rules {
+    fn for_share<'a, T>(map: &'a BTreeMap<String, T>, share: &str) -> Option<&'a T> {
+        map.get(share).or_else(|| map.get("*"))
+    }
+    pub fn deadline_rule(&self, share: &str) -> Option<&DeadlineRule> {
+        Self::for_share(&self.deadlines, share)
+    }
+    pub fn budget(&self, share: &str) -> Option<&Budget> {
+        Self::for_share(&self.budgets, share)
+    }
+    /// Checks numbers: finite, not negative, within 100 years where they are durations.
+    pub fn validate(&self) -> Result<(), String> {
+        const MAX_S: u64 = 100 * 365 * 24 * 3600;
+        let finite = |what: String, v: f64| {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{what} = {v}: must be a number ≥ 0"))
+            }
+        };
+        for (share, d) in &self.deadlines {
+            if let Some(f) = d.deadline_factor {
+                finite(format!("deadlines.{share}.deadline_factor"), f)?;
+                if f == 0.0 || f > 1e6 {
+                    return Err(format!(
+                        "deadlines.{share}.deadline_factor = {f}: must be above 0 and at most 1000000"
+                    ));
+                }
+            }
+            if d.max_wait_s.is_some_and(|s| s > MAX_S) {
+                return Err(format!("deadlines.{share}.max_wait_s: beyond 100 years"));
+            }
+        }
+        for (share, b) in &self.budgets {
+            if let Some(v) = b.max_lost_gpu_hours_per_day {
+                finite(format!("budgets.{share}.max_lost_gpu_hours_per_day"), v)?;
+            }
+        }
+        for (ty, p) in &self.prices {
+            finite(format!("prices.{ty:?}"), *p)?;
+        }
+        let d = &self.decision;
+        finite(
+            "decision.min_goodput_gain_pct".into(),
+            d.min_goodput_gain_pct.abs(),
+        )?;
+        finite(
+            "decision.max_important_p95_wait_increase_pct".into(),
+            d.max_important_p95_wait_increase_pct,
+        )?;
+        if d.important_p95_wait_slack_s > MAX_S {
+            return Err("decision.important_p95_wait_slack_s: beyond 100 years".into());
+        }
+        Ok(())
+    }
+}
+
+/// A job's deadline, absolute on the service's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "at")]
+pub enum Deadline {
+    /// SUCCEEDED by then.
+    FinishBy(Millis),
+    /// First given capacity by then.
+    StartBy(Millis),
+}
+
+impl Deadline {
+    /// Whether `job` met it.
+    pub fn met(&self, job: &JobHistory) -> bool {
+        match *self {
+            Deadline::FinishBy(t) => matches!(job.outcome, Outcome::Succeeded(s) if s <= t),
+            Deadline::StartBy(t) => job
+                .attempts
+                .first()
+                .and_then(|a| a.held_from())
+                .is_some_and(|s| s <= t),
+        }
+    }
+}
+
+/// The deadline of a job submitted at `submitted_at` with `work_ms` of work: its own
+/// (`own_ms` after submission, from the trace) else its share's rule.
+pub fn deadline_of(
+    rules: &Rules,
+    share: &str,
+    submitted_at: Millis,
+    work_ms: u64,
+    own_ms: Option<u64>,
+) -> Option<Deadline> {
+    if let Some(ms) = own_ms {
+        return Some(Deadline::FinishBy(
+            submitted_at.saturating_add(Millis::try_from(ms).ok()?),
+        ));
+    }
+    let rule = rules.deadline_rule(share)?;
+    if let Some(f) = rule.deadline_factor {
+        let d = (work_ms as f64 * f).min(Millis::MAX as f64 / 4.0) as Millis;
+        return Some(Deadline::FinishBy(submitted_at.saturating_add(d)));
+    }
+    rule.start_by(submitted_at)
+}
+
+impl DeadlineRule {
+    /// The `max_wait_s` deadline of a job submitted at `submitted_at`, if the rule has one.
+    pub fn start_by(&self, submitted_at: Millis) -> Option<Deadline> {
+        self.max_wait_s.map(|s| {
+            Deadline::StartBy(
+                submitted_at.saturating_add(
+                    Millis::try_from(s.saturating_mul(1000)).unwrap_or(Millis::MAX),
+                ),
+            )
+        })
+    }
+}

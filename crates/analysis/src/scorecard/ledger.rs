@@ -1,0 +1,175 @@
+//! The GPU-time ledger (METRICS.md): every attempt's held time split into productive, lost,
+//! restart overhead, held-but-not-running, failed and unfinished. Every GPU-time figure of the
+//! scorecard (utilisation, goodput, waste, fairness) reads it, and so do replay and `report`.
+
+use serde::{Deserialize, Serialize};
+
+use quotatop_model::Millis;
+
+use super::input::{AttemptEnd, JobHistory, Outcome, ScorecardOptions, Window};
+use super::metrics::gpu_hours;
+
+/// One job's held time by category, in milliseconds of capacity held (multiply by instances and
+/// GPUs per instance for GPU-time). The categories add up to the held time inside the window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobLedger {
+    /// Progress that survives in a job that SUCCEEDED before the window's end.
+    pub productive: Millis,
+    /// Progress of interrupted attempts after their last checkpoint, and the time a preemption
+    /// held the capacity before giving it back.
+    pub lost: Millis,
+    /// Re-runs: the time held before RUNNING, plus the restart cost spent restoring.
+    pub overhead: Millis,
+    /// The first attempt's time held before RUNNING (scheduling, provisioning).
+    pub held_not_running: Millis,
+    /// The whole held time of attempts that ended FAILED or timed out (not by preemption).
+    pub failed: Millis,
+    /// Progress of jobs that have not succeeded by the window's end (saved or in flight).
+    pub unfinished: Millis,
+}
+
+impl JobLedger {
+    pub fn held(&self) -> Millis {
+        self.productive
+            + self.lost
+            + self.overhead
+            + self.held_not_running
+            + self.failed
+            + self.unfinished
+    }
+}
+
+/// The same categories in GPU-hours, summed over jobs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Ledger {
+    pub productive_gpu_hours: f64,
+    pub lost_gpu_hours: f64,
+    pub overhead_gpu_hours: f64,
+    pub held_not_running_gpu_hours: f64,
+    pub failed_gpu_hours: f64,
+    pub unfinished_gpu_hours: f64,
+}
+
+impl Ledger {
+    pub fn held_gpu_hours(&self) -> f64 {
+        self.productive_gpu_hours
+            + self.lost_gpu_hours
+            + self.overhead_gpu_hours
+            + self.held_not_running_gpu_hours
+            + self.failed_gpu_hours
+            + self.unfinished_gpu_hours
+    }
+    /// Preemption waste (PRODUCT.md): lost + restart overhead.
+    pub fn waste_gpu_hours(&self) -> f64 {
+        self.lost_gpu_hours + self.overhead_gpu_hours
+    }
+    /// Adds one job's ledger, `count` instances of `gpus` GPUs each.
+    pub fn add(&mut self, l: &JobLedger, count: u32, gpus: u32) {
+        let g = |ms: Millis| gpu_hours(ms, count, gpus);
+        self.productive_gpu_hours += g(l.productive);
+        self.lost_gpu_hours += g(l.lost);
+        self.overhead_gpu_hours += g(l.overhead);
+        self.held_not_running_gpu_hours += g(l.held_not_running);
+        self.failed_gpu_hours += g(l.failed);
+        self.unfinished_gpu_hours += g(l.unfinished);
+    }
+    pub fn merge(&mut self, o: &Ledger) {
+        self.productive_gpu_hours += o.productive_gpu_hours;
+        self.lost_gpu_hours += o.lost_gpu_hours;
+        self.overhead_gpu_hours += o.overhead_gpu_hours;
+        self.held_not_running_gpu_hours += o.held_not_running_gpu_hours;
+        self.failed_gpu_hours += o.failed_gpu_hours;
+        self.unfinished_gpu_hours += o.unfinished_gpu_hours;
+    }
+}
+
+/// The restart cost that applies to `job`: its own when the producer knows it (the engine),
+/// else the configured one.
+pub fn restart_cost_ms(job: &JobHistory, opts: &ScorecardOptions) -> Millis {
+    to_millis(job.restart_overhead_ms.unwrap_or(opts.restart_cost_ms))
+}
+
+/// The checkpoint interval that applies to `job`: its own, else the one declared for its share.
+pub fn checkpoint_ms(job: &JobHistory, opts: &ScorecardOptions) -> Option<Millis> {
+    job.checkpoint_interval_ms
+        .or_else(|| opts.checkpoint_by_share.get(&job.share).copied())
+        .filter(|&c| c > 0)
+        .map(to_millis)
+}
+
+fn to_millis(ms: u64) -> Millis {
+    Millis::try_from(ms).unwrap_or(Millis::MAX)
+}
+
+/// The ledger of one job over `window` (METRICS.md). Spans are clipped to the window; progress
+/// counts as productive only when the job SUCCEEDED before the window's end.
+pub fn job_ledger(job: &JobHistory, window: Window, opts: &ScorecardOptions) -> JobLedger {
+    let succeeded = matches!(job.outcome, Outcome::Succeeded(t) if t < window.end);
+    let c = checkpoint_ms(job, opts);
+    let restart = restart_cost_ms(job, opts);
+    let clip = |a: Millis, b: Millis| window.overlap_ms(a, b);
+    let mut l = JobLedger::default();
+    // Cumulative durable progress before the attempt (P₀).
+    let mut p0: Millis = 0;
+    for (i, a) in job.attempts.iter().enumerate() {
+        let Some(from) = a.held_from() else {
+            continue;
+        };
+        let to = a.stopped_at.unwrap_or(window.end).max(from);
+        if a.end == AttemptEnd::Failed {
+            l.failed += clip(from, to);
+            continue;
+        }
+        let rerun = i > 0;
+        // Progress stops when a preemption begins; the capacity is held until `to`.
+        let run_end = a.preempting_from.map_or(to, |p| p.clamp(from, to));
+        let started = a.started_at.map(|s| s.clamp(from, run_end));
+        let before = clip(from, started.unwrap_or(run_end));
+        if rerun {
+            l.overhead += before;
+        } else {
+            l.held_not_running += before;
+        }
+        l.lost += clip(run_end, to);
+        let Some(s) = started else {
+            continue;
+        };
+        let restore_end = if rerun {
+            s.saturating_add(restart).min(run_end)
+        } else {
+            s
+        };
+        l.overhead += clip(s, restore_end);
+        let progress = run_end - restore_end;
+        let into = |l: &mut JobLedger, ms: Millis| {
+            if succeeded {
+                l.productive += ms;
+            } else {
+                l.unfinished += ms;
+            }
+        };
+        match a.end {
+            AttemptEnd::Preempted => {
+                let saved = c.map_or(0, |c| ((p0 + progress) / c) * c - p0).max(0);
+                let saved_end = restore_end + saved;
+                into(&mut l, clip(restore_end, saved_end));
+                l.lost += clip(saved_end, run_end);
+                p0 += saved;
+            }
+            AttemptEnd::Completed => into(&mut l, clip(restore_end, run_end)),
+            AttemptEnd::Open => l.unfinished += clip(restore_end, run_end),
+            AttemptEnd::Failed => {}
+        }
+    }
+    l
+}
+
+/// The ledger of `jobs` over `window`, in GPU-hours.
+pub fn ledger(jobs: &[&JobHistory], window: Window, opts: &ScorecardOptions) -> Ledger {
+    let mut total = Ledger::default();
+    for j in jobs {
+        let gpus = opts.gpus.gpus(&j.instance_type).unwrap_or(0);
+        total.add(&job_ledger(j, window, opts), j.instance_count, gpus);
+    }
+    total
+}

@@ -1,0 +1,311 @@
+//! Capacity use per share and instance type, and who borrows from whom.
+//!
+//! AWS reports only totals per share, so lending is attributed by a rule (this module is the one
+//! place it lives):
+//! 1. A share's use up to its own limit is "own use"; the rest is "borrowed".
+//! 2. The total borrowed of an instance type is attributed to the lending shares (`LEND`,
+//!    `LEND_AND_BORROW`) in proportion to their unused own capacity, rounded by largest
+//!    remainder (ties to the earlier share). `RESERVE` shares never lend.
+//! 3. Each borrower's borrowing is then matched to those lenders in share order (first borrower
+//!    against first lender, and so on), so every borrower's row and every lender's column add up.
+//! 4. Borrowing beyond what the lenders have unused (a reclaim in progress, over-subscription)
+//!    stays unattributed: it appears as `borrowed` without a lender.
+
+use std::collections::BTreeSet;
+
+use quotatop_model::{QueueSnapshot, SharingStrategy};
+
+/// One share's use of one instance type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShareUsage {
+    pub share: String,
+    pub instance_type: String,
+    pub strategy: SharingStrategy,
+    /// The share's own limit for this type (0 when not among its limits).
+    pub limit: u32,
+    /// Instances held by its SCHEDULED, STARTING and RUNNING jobs.
+    pub used: u32,
+    /// `min(used, limit)`.
+    pub own_used: u32,
+    /// `used - own_used`.
+    pub borrowed: u32,
+    /// Own capacity neither used nor lent.
+    pub idle: u32,
+    /// Own capacity in use by other shares.
+    pub lent: u32,
+    /// (lender, instances), in share order.
+    pub borrowed_from: Vec<(String, u32)>,
+    /// (borrower, instances), in share order.
+    pub lent_to: Vec<(String, u32)>,
+}
+
+/// Every share × instance type it has a limit for or uses, in share order.
+pub fn share_usage(q: &QueueSnapshot) -> Vec<ShareUsage> {
+    let mut rows: Vec<ShareUsage> = Vec::new();
+    for share in &q.shares {
+        let mut types: Vec<String> = share
+            .capacity_limits
+            .iter()
+            .map(|l| l.instance_type.clone())
+            .collect();
+        let extra: BTreeSet<&str> = q
+            .jobs
+            .iter()
+            .filter(|j| j.job.share == share.name && j.job.status.holds_capacity())
+            .map(|j| j.job.instance_type.as_str())
+            .filter(|t| !types.iter().any(|x| x == t))
+            .collect();
+        types.extend(extra.into_iter().map(str::to_string));
+        for ty in types {
+            let mut used: u32 = q
+                .jobs
+                .iter()
+                .filter(|j| {
+                    j.job.share == share.name
+                        && j.job.instance_type == ty
+                        && j.job.status.holds_capacity()
+                })
+                .map(|j| j.job.instance_count)
+                .sum();
+            if q.listing.is_some() {
+                // While the jobs are being listed, those holding capacity may not be listed
+                // yet: the service's own figure (GetJobQueueSnapshot) is known already.
+                let reported = q
+                    .utilization
+                    .get(&share.name)
+                    .and_then(|per_type| per_type.get(&ty))
+                    .map_or(0, |v| v.round().clamp(0.0, f64::from(u32::MAX)) as u32);
+                used = used.max(reported);
+            }
+            let limit = share.limit_for(&ty);
+            let own_used = used.min(limit);
+            rows.push(ShareUsage {
+                share: share.name.clone(),
+                instance_type: ty,
+                strategy: share.sharing.strategy,
+                limit,
+                used,
+                own_used,
+                borrowed: used - own_used,
+                idle: limit - own_used,
+                lent: 0,
+                borrowed_from: Vec::new(),
+                lent_to: Vec::new(),
+            });
+        }
+    }
+    let types: BTreeSet<String> = rows.iter().map(|r| r.instance_type.clone()).collect();
+    for ty in types {
+        attribute(&mut rows, &ty);
+    }
+    rows
+}
+
+/// Applies rules 2–4 to the rows of one instance type.
+fn attribute(rows: &mut [ShareUsage], ty: &str) {
+    let idx: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].instance_type == ty)
+        .collect();
+    let lenders: Vec<usize> = idx
+        .iter()
+        .copied()
+        .filter(|&i| rows[i].strategy.lends() && rows[i].idle > 0)
+        .collect();
+    let free: u64 = lenders.iter().map(|&i| rows[i].idle as u64).sum();
+    let borrowed: u64 = idx.iter().map(|&i| rows[i].borrowed as u64).sum();
+    let weights: Vec<u64> = lenders.iter().map(|&i| rows[i].idle as u64).collect();
+    let lent = apportion(borrowed.min(free), &weights);
+    for (&i, &l) in lenders.iter().zip(&lent) {
+        rows[i].lent = l as u32;
+        rows[i].idle -= l as u32;
+    }
+    // Match borrowers to lenders in share order.
+    let mut remaining: Vec<u64> = lent.clone();
+    let mut l = 0;
+    let borrowers: Vec<usize> = idx
+        .iter()
+        .copied()
+        .filter(|&i| rows[i].borrowed > 0)
+        .collect();
+    for b in borrowers {
+        let mut need = rows[b].borrowed as u64;
+        while need > 0 && l < lenders.len() {
+            let take = need.min(remaining[l]);
+            if take > 0 {
+                let (lender, borrower) = (rows[lenders[l]].share.clone(), rows[b].share.clone());
+                rows[b].borrowed_from.push((lender, take as u32));
+                rows[lenders[l]].lent_to.push((borrower, take as u32));
+                remaining[l] -= take;
+                need -= take;
+            }
+            if remaining[l] == 0 {
+                l += 1;
+            }
+        }
+    }
+}
+
+/// Splits `total` in proportion to `weights` with largest-remainder rounding (ties: earlier).
+fn apportion(total: u64, weights: &[u64]) -> Vec<u64> {
+    let sum: u64 = weights.iter().sum();
+    if sum == 0 {
+        return vec![0; weights.len()];
+    }
+    let mut out: Vec<u64> = weights.iter().map(|w| total * w / sum).collect();
+    let mut left = total - out.iter().sum::<u64>();
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(total * weights[i] % sum), i));
+    for i in order {
+        if left == 0 {
+            break;
+        }
+        out[i] += 1;
+        left -= 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{job, queue};
+    use quotatop_model::{JobStatus, SharingConfig};
+
+    #[test]
+    fn apportion_is_exact_and_proportional() {
+        assert_eq!(apportion(5, &[2, 2, 1]), vec![2, 2, 1]);
+        assert_eq!(apportion(3, &[1, 1]), vec![2, 1]);
+        assert_eq!(apportion(0, &[3, 4]), vec![0, 0]);
+        assert_eq!(apportion(4, &[0, 0]), vec![0, 0]);
+        assert_eq!(apportion(7, &[10, 5, 5]).iter().sum::<u64>(), 7);
+    }
+
+    #[test]
+    fn borrowing_is_attributed_to_lenders_and_never_to_reserve() {
+        let mut q = queue(&[
+            (
+                "borrower",
+                "ml.m5.xlarge",
+                2,
+                SharingConfig::lend_and_borrow(-1),
+            ),
+            ("lender-a", "ml.m5.xlarge", 4, SharingConfig::lend()),
+            ("lender-b", "ml.m5.xlarge", 2, SharingConfig::lend()),
+            ("reserved", "ml.m5.xlarge", 8, SharingConfig::reserve()),
+        ]);
+        q.jobs = vec![
+            job(
+                "b1",
+                "borrower",
+                "ml.m5.xlarge",
+                5,
+                JobStatus::Running,
+                3,
+                100,
+            ),
+            job(
+                "a1",
+                "lender-a",
+                "ml.m5.xlarge",
+                1,
+                JobStatus::Running,
+                0,
+                100,
+            ),
+            job(
+                "q1",
+                "borrower",
+                "ml.m5.xlarge",
+                4,
+                JobStatus::Runnable,
+                0,
+                200,
+            ),
+        ];
+        let rows = share_usage(&q);
+        let row = |s: &str| rows.iter().find(|r| r.share == s).unwrap().clone();
+        let b = row("borrower");
+        assert_eq!((b.used, b.own_used, b.borrowed, b.idle), (5, 2, 3, 0));
+        // Unused own capacity: lender-a 3, lender-b 2; 3 borrowed split 3:2 -> 2 and 1.
+        let a = row("lender-a");
+        assert_eq!((a.own_used, a.lent, a.idle), (1, 2, 1));
+        let l = row("lender-b");
+        assert_eq!((l.lent, l.idle), (1, 1));
+        assert_eq!(
+            b.borrowed_from,
+            vec![("lender-a".to_string(), 2), ("lender-b".to_string(), 1)]
+        );
+        assert_eq!(a.lent_to, vec![("borrower".to_string(), 2)]);
+        let r = row("reserved");
+        assert_eq!((r.lent, r.idle), (0, 8));
+    }
+
+    #[test]
+    fn borrowing_beyond_unused_capacity_stays_unattributed() {
+        let mut q = queue(&[
+            (
+                "borrower",
+                "ml.m5.xlarge",
+                1,
+                SharingConfig::lend_and_borrow(-1),
+            ),
+            ("lender", "ml.m5.xlarge", 2, SharingConfig::lend()),
+        ]);
+        q.jobs = vec![
+            job(
+                "b1",
+                "borrower",
+                "ml.m5.xlarge",
+                3,
+                JobStatus::Running,
+                0,
+                1,
+            ),
+            job(
+                "l1",
+                "lender",
+                "ml.m5.xlarge",
+                1,
+                JobStatus::Scheduled,
+                0,
+                2,
+            ),
+        ];
+        let rows = share_usage(&q);
+        assert_eq!(rows[0].borrowed, 2);
+        assert_eq!(rows[0].borrowed_from, vec![("lender".to_string(), 1)]);
+        assert_eq!((rows[1].lent, rows[1].idle), (1, 0));
+    }
+
+    #[test]
+    fn while_the_jobs_are_listed_the_services_utilisation_counts() {
+        let mut q = queue(&[("s", "ml.m5.xlarge", 4, SharingConfig::lend_and_borrow(-1))]);
+        q.jobs = vec![job("a", "s", "ml.m5.xlarge", 1, JobStatus::Running, 0, 1)];
+        q.utilization
+            .entry("s".into())
+            .or_default()
+            .insert("ml.m5.xlarge".into(), 3.0);
+        // A complete listing: the jobs are the figure.
+        assert_eq!(share_usage(&q)[0].used, 1);
+        // Listing in progress (the early look): the service's utilisation, until the jobs
+        // holding it are listed.
+        q.listing = Some(quotatop_model::ListingProgress { listed: 1 });
+        assert_eq!(share_usage(&q)[0].used, 3);
+    }
+
+    #[test]
+    fn a_type_outside_the_limits_shows_as_all_borrowed() {
+        let mut q = queue(&[("s", "ml.m5.xlarge", 2, SharingConfig::lend_and_borrow(-1))]);
+        q.jobs = vec![job("g", "s", "ml.g5.xlarge", 1, JobStatus::Running, 0, 1)];
+        let rows = share_usage(&q);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (
+                rows[1].instance_type.as_str(),
+                rows[1].limit,
+                rows[1].borrowed
+            ),
+            ("ml.g5.xlarge", 0, 1)
+        );
+    }
+}

@@ -1,0 +1,137 @@
+//! What would change an answer: the priority that puts the job first (and what the preview
+//! says it then does), in-share preemption, and the capacity that frees next, as far as the
+//! snapshot tells.
+
+use crate::{self as analysis, preview};
+use quotatop_engine::placement::TypeState;
+use quotatop_engine::policy;
+use quotatop_model::{MAX_PRIORITY, QueueSnapshot, QuotaShare, ServiceJob};
+
+use super::Verdict;
+use super::words::{key_of, name_of, names};
+
+/// The lowest priority that puts the job first among `ahead` (its share's waiting jobs of its
+/// type ahead of it), by the engine's queue key; `None` when none up to the maximum does.
+pub(super) fn priority_to_lead(
+    job: (u32, i64, u32),
+    ahead: impl IntoIterator<Item = (u32, i64, u32)>,
+) -> Option<u32> {
+    let ahead: Vec<(u32, i64, u32)> = ahead.into_iter().collect();
+    let top = ahead.iter().map(|a| a.0).max()?;
+    [top, top.saturating_add(1)]
+        .into_iter()
+        .filter(|&p| p >= job.0 && p <= MAX_PRIORITY)
+        .find(|&p| {
+            let key = policy::queue_key(p, job.1, job.2);
+            ahead.iter().all(|a| key < policy::queue_key(a.0, a.1, a.2))
+        })
+}
+
+/// What would change the answer `verdict` for job `j` of share `share` (index `s`), whose
+/// share's waiting jobs of its type are `queue` (in dispatch order) and `pos` its place there.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn what_would_change(
+    q: &QueueSnapshot,
+    j: &ServiceJob,
+    share: &QuotaShare,
+    s: usize,
+    state: &TypeState,
+    queue: &[analysis::QueuedJob],
+    pos: Option<usize>,
+    verdict: &Verdict,
+) -> Vec<String> {
+    let mut changes = Vec::new();
+    let ty = j.instance_type.as_str();
+    let preempting: Vec<u32> = state
+        .holders
+        .iter()
+        .flatten()
+        .filter(|h| h.preempting)
+        .map(|h| h.id)
+        .collect();
+    let releasing_names: Vec<String> = preempting.iter().map(|&i| name_of(q, i)).collect();
+    let p = pos.unwrap_or(0);
+    if p > 0
+        && let Some(mine) = key_of(q, &j.id)
+    {
+        let ahead = queue[..p].iter().filter_map(|w| key_of(q, &w.job_id));
+        match priority_to_lead(mine, ahead) {
+            Some(lead) => {
+                let effect = preview::preview(q, &j.id, lead)
+                    .map(|pv| format!(" (preview: {})", pv.effect_text()))
+                    .unwrap_or_default();
+                changes.push(format!(
+                    "priority {lead} puts it first in share {}'s queue for {ty}{effect}",
+                    j.share
+                ));
+            }
+            None => changes.push(format!(
+                "no priority up to {MAX_PRIORITY} puts it ahead of {}",
+                queue[0].name
+            )),
+        }
+    } else if matches!(verdict, Verdict::NoRoom) {
+        if share.in_share_preemption.enabled() {
+            let mut prios: Vec<u32> = state
+                .holders
+                .get(s)
+                .into_iter()
+                .flatten()
+                .filter(|h| !h.preempting && h.priority >= j.priority)
+                .map(|h| h.priority.saturating_add(1))
+                .filter(|&p| p <= MAX_PRIORITY)
+                .collect();
+            prios.sort_unstable();
+            prios.dedup();
+            let found = prios.into_iter().find_map(|p| {
+                let pv = preview::preview(q, &j.id, p).ok()?;
+                matches!(
+                    pv.prediction,
+                    analysis::Prediction::Preempts(_)
+                        | analysis::Prediction::RunsOnOwnCapacity
+                        | analysis::Prediction::Borrows { .. }
+                )
+                .then(|| format!("priority {p} makes room (preview: {})", pv.effect_text()))
+            });
+            changes.push(found.unwrap_or_else(|| {
+                format!(
+                    "no priority makes room by in-share preemption: share {}'s lower-priority jobs do not hold enough",
+                    j.share
+                )
+            }));
+        } else {
+            changes.push(format!(
+                "a higher priority does not make room: in-share preemption is off for share {}",
+                j.share
+            ));
+        }
+    }
+    // Whose end frees capacity it can use: its own share's jobs; others' too when it may
+    // borrow, or fits its own limit (capacity lent out comes back).
+    let l = &state.ledger;
+    let anyone = l.borrows[s] || l.used[s] as u64 + j.instance_count as u64 <= l.own[s] as u64;
+    let held: Vec<String> = state
+        .holders
+        .iter()
+        .enumerate()
+        .filter(|&(t, _)| anyone || t == s)
+        .flat_map(|(_, hs)| hs)
+        .filter(|h| !h.preempting)
+        .map(|h| name_of(q, h.id))
+        .collect();
+    if !preempting.is_empty() {
+        let n: u32 = state.releasing.iter().sum();
+        changes.push(format!(
+            "capacity freeing next: {n} {ty} being given back by the preemption of {}; when: unknown (the preemption delay is the service's)",
+            names(&releasing_names)
+        ));
+    }
+    if !held.is_empty() {
+        changes.push(format!(
+            "capacity freeing later: when one of the {} running {ty} job(s) ends ({}); when: unknown (the snapshot has no run-time limits)",
+            held.len(),
+            names(&held)
+        ));
+    }
+    changes
+}

@@ -1,0 +1,316 @@
+//! SDK types into [`quotatop_model`] and [`super::types`]. Missing optional fields take the
+//! model's defaults; a job without an id or a known status is refused (the caller skips it).
+
+use std::collections::BTreeMap;
+
+use aws_sdk_batch::operation::describe_service_job::DescribeServiceJobOutput;
+use aws_sdk_batch::operation::get_job_queue_snapshot::GetJobQueueSnapshotOutput;
+use aws_sdk_batch::types as sdk;
+
+use quotatop_model::{
+    Attempt, CapacityLimit, FrontEntry, InSharePreemption, JobStatus, MAX_PRIORITY,
+    PreemptedAttempt, PreemptionSummary, QuotaShare, ServiceJob, ShareState, SharingConfig,
+    SharingStrategy,
+};
+
+use super::types::{
+    DescribedJob, JobFingerprint, JobQueueInfo, JobSummary, PolicyKind, QueueFront,
+    SchedulingPolicyInfo, ServiceEnvironmentInfo,
+};
+
+/// A timestamp, with 0 read as "not set": DescribeServiceJob's `startedAt` is required in the
+/// model, so a job that has not started comes back with 0 (reference §3.1), while its listing
+/// summary omits the field.
+fn stamp(t: Option<i64>) -> Option<i64> {
+    t.filter(|&t| t > 0)
+}
+
+fn status(s: Option<&sdk::ServiceJobStatus>) -> Option<JobStatus> {
+    s.and_then(|s| JobStatus::parse(s.as_str()))
+}
+
+fn resource_id(r: Option<&sdk::ServiceResourceId>) -> Option<String> {
+    r.and_then(|r| r.value()).map(str::to_string)
+}
+
+/// Instance type and count: from `capacityUsage` when present, else from the SageMaker payload's
+/// `ResourceConfig` (DescribeServiceJob only).
+fn capacity(usage: Option<(Option<&str>, Option<f64>)>, payload: Option<&str>) -> (String, u32) {
+    if let Some((Some(unit), Some(q))) = usage {
+        return (unit.to_string(), q.max(0.0).round() as u32);
+    }
+    let parsed = payload
+        .and_then(|p| serde_json::from_str::<serde_json::Value>(p).ok())
+        .and_then(|v| {
+            let rc = v.get("ResourceConfig")?;
+            let t = rc.get("InstanceType")?.as_str()?.to_string();
+            let n = rc.get("InstanceCount")?.as_u64()?;
+            Some((t, n.min(u32::MAX as u64) as u32))
+        });
+    parsed.unwrap_or_default()
+}
+
+pub fn job_summary(s: &sdk::ServiceJobSummary) -> Option<JobSummary> {
+    let id = s.job_id()?.to_string();
+    let status = status(s.status())?;
+    let (instance_type, instance_count) = capacity(
+        s.capacity_usage()
+            .first()
+            .map(|u| (u.capacity_unit(), u.quantity())),
+        None,
+    );
+    Some(JobSummary {
+        arn: s.job_arn().unwrap_or_default().to_string(),
+        name: s.job_name().unwrap_or_default().to_string(),
+        share: s.quota_share_name().unwrap_or_default().to_string(),
+        instance_type,
+        instance_count,
+        created_at: s.created_at().unwrap_or(0),
+        fingerprint: JobFingerprint {
+            status,
+            status_reason: s.status_reason().map(str::to_string),
+            latest_attempt: resource_id(s.latest_attempt().and_then(|a| a.service_resource_id())),
+            scheduled_at: stamp(s.scheduled_at()),
+            started_at: stamp(s.started_at()),
+            stopped_at: stamp(s.stopped_at()),
+            is_terminated: s.is_terminated().unwrap_or(false),
+        },
+        id,
+    })
+}
+
+pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
+    let id = d.job_id()?.to_string();
+    let status = status(d.status())?;
+    let (instance_type, instance_count) = capacity(
+        d.capacity_usage()
+            .first()
+            .map(|u| (u.capacity_unit(), u.quantity())),
+        d.service_request_payload(),
+    );
+    let preemption = d.preemption_summary().and_then(|p| {
+        let count = p.preempted_attempt_count().unwrap_or(0).max(0) as u32;
+        let recent: Vec<PreemptedAttempt> = p
+            .recent_preempted_attempts()
+            .iter()
+            .map(|a| PreemptedAttempt {
+                resource_id: resource_id(a.service_resource_id()).unwrap_or_default(),
+                started_at: a.started_at().unwrap_or(0),
+                stopped_at: a.stopped_at().unwrap_or(0),
+                status_reason: a.status_reason().unwrap_or_default().to_string(),
+            })
+            .collect();
+        (count > 0 || !recent.is_empty()).then_some(PreemptionSummary {
+            preempted_attempt_count: count,
+            recent_preempted_attempts: recent,
+        })
+    });
+    let fingerprint = JobFingerprint {
+        status,
+        status_reason: d.status_reason().map(str::to_string),
+        latest_attempt: resource_id(d.latest_attempt().and_then(|a| a.service_resource_id())),
+        scheduled_at: stamp(d.scheduled_at()),
+        started_at: stamp(d.started_at()),
+        stopped_at: stamp(d.stopped_at()),
+        is_terminated: d.is_terminated().unwrap_or(false),
+    };
+    let job = ServiceJob {
+        name: d.job_name().unwrap_or_default().to_string(),
+        share: d.quota_share_name().unwrap_or_default().to_string(),
+        priority: d
+            .scheduling_priority()
+            .unwrap_or(0)
+            .clamp(0, MAX_PRIORITY as i32) as u32,
+        instance_type,
+        instance_count,
+        status,
+        status_reason: fingerprint.status_reason.clone(),
+        created_at: d.created_at().unwrap_or(0),
+        scheduled_at: fingerprint.scheduled_at,
+        started_at: fingerprint.started_at,
+        stopped_at: fingerprint.stopped_at,
+        preemption_retries: d
+            .preemption_configuration()
+            .and_then(|p| p.preemption_retries_before_termination())
+            .map(|n| n.max(0) as u32),
+        checkpoint_interval_ms: quotatop_model::checkpoint_from_tags(
+            d.tags()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        ),
+        preemption,
+        attempts: d
+            .attempts()
+            .iter()
+            .map(|a| Attempt {
+                resource_id: resource_id(a.service_resource_id()).unwrap_or_default(),
+                started_at: stamp(a.started_at()),
+                stopped_at: stamp(a.stopped_at()),
+                status_reason: a.status_reason().map(str::to_string),
+            })
+            .collect(),
+        is_terminated: fingerprint.is_terminated,
+        id,
+    };
+    Some(DescribedJob {
+        arn: d.job_arn().unwrap_or_default().to_string(),
+        job,
+        fingerprint,
+    })
+}
+
+pub fn quota_share(s: &sdk::QuotaShareDetail) -> Option<QuotaShare> {
+    let name = s.quota_share_name()?.to_string();
+    let sharing = s.resource_sharing_configuration();
+    let strategy = sharing
+        .and_then(|c| c.strategy())
+        .and_then(|st| SharingStrategy::parse(st.as_str()))
+        .unwrap_or(SharingStrategy::Reserve);
+    let borrow_limit = if strategy.borrows() {
+        sharing.and_then(|c| c.borrow_limit())
+    } else {
+        None
+    };
+    Some(QuotaShare {
+        name,
+        capacity_limits: s
+            .capacity_limits()
+            .iter()
+            .filter_map(|l| {
+                Some(CapacityLimit::new(
+                    l.capacity_unit()?,
+                    l.max_capacity().unwrap_or(0).max(0) as u32,
+                ))
+            })
+            .collect(),
+        sharing: SharingConfig {
+            strategy,
+            borrow_limit,
+        },
+        in_share_preemption: match s
+            .preemption_configuration()
+            .and_then(|p| p.in_share_preemption())
+        {
+            Some(sdk::QuotaShareInSharePreemptionState::Enabled) => InSharePreemption::Enabled,
+            _ => InSharePreemption::Disabled,
+        },
+        state: match s.state() {
+            Some(sdk::QuotaShareState::Disabled) => ShareState::Disabled,
+            _ => ShareState::Enabled,
+        },
+    })
+}
+
+pub fn job_queue(q: &sdk::JobQueueDetail) -> Option<JobQueueInfo> {
+    let mut envs: Vec<(i32, String)> = q
+        .service_environment_order()
+        .iter()
+        .filter_map(|o| Some((o.order().unwrap_or(0), o.service_environment()?.to_string())))
+        .collect();
+    envs.sort();
+    Some(JobQueueInfo {
+        name: q.job_queue_name()?.to_string(),
+        arn: q.job_queue_arn()?.to_string(),
+        state: q
+            .state()
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_default(),
+        status: q
+            .status()
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_default(),
+        status_reason: q.status_reason().map(str::to_string),
+        queue_type: q.job_queue_type().map(|t| t.as_str().to_string()),
+        scheduling_policy_arn: q.scheduling_policy_arn().map(str::to_string),
+        service_environments: envs.into_iter().map(|(_, e)| e).collect(),
+    })
+}
+
+pub fn scheduling_policy(p: &sdk::SchedulingPolicyDetail) -> Option<SchedulingPolicyInfo> {
+    Some(SchedulingPolicyInfo {
+        name: p.name().unwrap_or_default().to_string(),
+        arn: p.arn()?.to_string(),
+        kind: if p.quota_share_policy().is_some() {
+            PolicyKind::QuotaShare
+        } else if p.fairshare_policy().is_some() {
+            PolicyKind::FairShare
+        } else {
+            PolicyKind::Plain
+        },
+    })
+}
+
+pub fn service_environment(e: &sdk::ServiceEnvironmentDetail) -> Option<ServiceEnvironmentInfo> {
+    Some(ServiceEnvironmentInfo {
+        name: e.service_environment_name()?.to_string(),
+        arn: e.service_environment_arn()?.to_string(),
+        env_type: e.service_environment_type().map(|t| t.as_str().to_string()),
+        capacity: e
+            .capacity_limits()
+            .iter()
+            .filter_map(|l| {
+                Some(CapacityLimit::new(
+                    l.capacity_unit()?,
+                    l.max_capacity().unwrap_or(0).max(0) as u32,
+                ))
+            })
+            .collect(),
+    })
+}
+
+pub fn queue_front(s: &GetJobQueueSnapshotOutput) -> QueueFront {
+    let entry = |arn: Option<&str>, at: Option<i64>| {
+        arn.map(|a| FrontEntry {
+            job_arn: a.to_string(),
+            earliest_time_at_position: at,
+        })
+    };
+    let mut out = QueueFront::default();
+    let mut stamps = Vec::new();
+    if let Some(f) = s.front_of_queue() {
+        out.front_of_queue = f
+            .jobs()
+            .iter()
+            .filter_map(|j| entry(j.job_arn(), j.earliest_time_at_position()))
+            .collect();
+        stamps.push(f.last_updated_at());
+    }
+    if let Some(f) = s.front_of_quota_shares() {
+        for (share, jobs) in f.quota_shares().into_iter().flatten() {
+            out.front_of_shares.insert(
+                share.clone(),
+                jobs.iter()
+                    .filter_map(|j| entry(j.job_arn(), j.earliest_time_at_position()))
+                    .collect(),
+            );
+        }
+        stamps.push(f.last_updated_at());
+    }
+    if let Some(u) = s.queue_utilization() {
+        for c in u.total_capacity_usage() {
+            if let Some(unit) = c.capacity_unit() {
+                out.total_usage
+                    .insert(unit.to_string(), c.quantity().unwrap_or(0.0));
+            }
+        }
+        for share in u
+            .quota_share_utilization()
+            .map(|q| q.top_capacity_utilization())
+            .unwrap_or_default()
+        {
+            let Some(name) = share.quota_share_name() else {
+                continue;
+            };
+            let per_type: BTreeMap<String, f64> = share
+                .capacity_usage()
+                .iter()
+                .filter_map(|c| Some((c.capacity_unit()?.to_string(), c.quantity().unwrap_or(0.0))))
+                .collect();
+            out.utilization.insert(name.to_string(), per_type);
+        }
+        stamps.push(u.last_updated_at());
+    }
+    out.last_updated_at = stamps.into_iter().flatten().max();
+    out
+}

@@ -1,0 +1,513 @@
+//! The poller: a background task that refreshes every queue on an interval and sends an owned
+//! [`Snapshot`] over a channel after each refresh.
+//!
+//! `ListServiceJobs` summaries carry no priority and no preemption data, so describing every job
+//! on every refresh would cost one call per job. Instead each refresh lists the queue (a few
+//! calls), describes only new, changed and vanished jobs, and refreshes the remaining active
+//! jobs in a rolling order under a per-refresh budget, front of queue first ([`plan`]). Calls
+//! run with bounded concurrency. A failed call keeps the last data: jobs show their age through
+//! `described_at`, queues through `refreshed_at` and `stale_reason`; throttling or an outage
+//! slows the poller down (exponential back-off) and it recovers by itself.
+//!
+//! [`refresh_once`] is the same refresh without a budget, for `quotatop snapshot`.
+
+mod discover;
+mod health;
+mod listing;
+pub mod pace;
+pub mod plan;
+mod refresh;
+mod tracker;
+
+use std::time::Duration;
+
+use tokio::sync::{Notify, mpsc};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::batch::{BatchClient, BatchError};
+use quotatop_model::{Fleet, HealthState, QueueSnapshot, Snapshot, wall_clock_ms};
+
+pub use discover::{PolicyCache, QueueInfo, SAGEMAKER_TRAINING, discover, not_quota_managed};
+pub use health::{assess, next_delay};
+pub use refresh::{ACTIVE, FINISHED};
+pub use tracker::QueueTracker;
+
+/// Failures that stop a queue from being polled at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PollError {
+    #[error(transparent)]
+    Batch(#[from] BatchError),
+    #[error("job queue {0:?} does not exist")]
+    QueueNotFound(String),
+    #[error("job queue {queue:?} is not quota-managed: {reason}")]
+    NotQuotaManaged { queue: String, reason: String },
+    #[error(
+        "no quota-managed job queue found (a SAGEMAKER_TRAINING queue with a quota-share scheduling policy); name one with --queue"
+    )]
+    NoQuotaQueues,
+}
+
+/// How to poll.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PollConfig {
+    /// Time between refreshes while healthy.
+    pub interval: Duration,
+    /// Longest wait between refreshes while backing off.
+    pub max_backoff: Duration,
+    /// Rolling describes of unchanged active jobs per queue per refresh (new and changed jobs
+    /// are described regardless).
+    pub describe_budget: usize,
+    /// API calls in flight at once.
+    pub concurrency: usize,
+    /// Newest finished jobs listed per finished status each refresh (and kept once seen).
+    pub finished_limit: usize,
+    /// A refresh stops waiting for calls after this long: what finished is kept, the rest is
+    /// marked stale and retried next time (the SDK's adaptive rate limiter can delay calls for
+    /// seconds after throttling; the console must still get a snapshot).
+    pub refresh_deadline: Duration,
+    /// Queue names or ARNs; empty means every quota-managed queue.
+    pub queues: Vec<String>,
+    /// Show a refresh as it goes (the console): an early look (shares, utilisation, front of
+    /// the queue) before any job is listed, then progress snapshots at most every second
+    /// ([`Poller::refresh_with`]); describes are not capped, a refresh describes until its
+    /// deadline and the next one starts at once while a backlog is left. Off: no intermediate
+    /// snapshot, and under a learned rate limit each refresh describes what the limit allows
+    /// in an interval.
+    pub progressive: bool,
+}
+
+impl Default for PollConfig {
+    fn default() -> Self {
+        Self {
+            interval: Duration::from_secs(5),
+            max_backoff: Duration::from_secs(60),
+            describe_budget: 40,
+            concurrency: 8,
+            finished_limit: 50,
+            refresh_deadline: Duration::from_secs(20),
+            queues: Vec::new(),
+            progressive: false,
+        }
+    }
+}
+
+/// The poller's state across refreshes (usable without the background task).
+pub struct Poller {
+    config: PollConfig,
+    policies: PolicyCache,
+    trackers: Vec<QueueTracker>,
+    sequence: u64,
+    unhealthy_streak: u32,
+    last_health: HealthState,
+    /// The describe rate learned from throttling.
+    pace: pace::Pace,
+    /// Describes left for later refreshes by the last one's cap.
+    pending: usize,
+    /// Queues as journaled, to start their trackers from (a warm start); taken when the queue
+    /// is first discovered.
+    seed: Vec<QueueSnapshot>,
+}
+
+impl Poller {
+    pub fn new(config: PollConfig) -> Self {
+        Self {
+            config,
+            policies: PolicyCache::default(),
+            trackers: Vec::new(),
+            sequence: 0,
+            unhealthy_streak: 0,
+            last_health: HealthState::Starting,
+            pace: pace::Pace::default(),
+            pending: 0,
+            seed: Vec::new(),
+        }
+    }
+
+    /// Starts from a journaled snapshot (a warm start): each of its queues, once discovered
+    /// again (same ARN), keeps the jobs it had, and only jobs whose listing differs from the
+    /// journaled facts are described (see [`QueueTracker::seeded`]).
+    pub fn seed(&mut self, journaled: &Snapshot) {
+        self.seed = journaled.queues.clone();
+    }
+
+    /// One refresh of every queue; never fails (failures are in the snapshot).
+    pub async fn refresh(&mut self, client: &BatchClient) -> Snapshot {
+        self.refresh_with(client, &mut |_| {}).await
+    }
+
+    /// [`Poller::refresh`], giving `emit` the snapshots of a refresh in progress when polling
+    /// is progressive: the early look (once discovery, ListQuotaShares and GetJobQueueSnapshot
+    /// answered, before any job is listed) when a queue was never listed yet, then at most
+    /// every [`refresh::PROGRESS_EVERY`] what is known so far. They are marked partial
+    /// ([`QueueSnapshot::listing`], [`QueueSnapshot::describe_progress`]); the snapshot
+    /// returned replaces them.
+    pub async fn refresh_with(
+        &mut self,
+        client: &BatchClient,
+        emit: &mut (dyn FnMut(Snapshot) + Send),
+    ) -> Snapshot {
+        let progressive = self.config.progressive;
+        self.pace
+            .follow(client.learned_rate(crate::batch::DESCRIBE_SERVICE_JOB));
+        let settings = refresh::Settings {
+            budget: self.config.describe_budget,
+            concurrency: self.config.concurrency,
+            finished_limit: self.config.finished_limit,
+            // Progressive: no cap, the progress snapshots show the describes as they come and
+            // the deadline ends the refresh; otherwise (a recorder) each refresh describes what
+            // the learned rate allows in an interval, so its snapshots keep their interval.
+            cap: if progressive {
+                None
+            } else {
+                self.pace.cap(self.config.interval)
+            },
+            // No spacing here: the client's pacer spaces the describes at the rate it learned.
+        };
+        let mut pending = 0;
+        let mut errors: Vec<BatchError> = Vec::new();
+        let mut calls = 1;
+        let mut fatal: Option<String> = None;
+        let deadline = tokio::time::Instant::now() + self.config.refresh_deadline;
+        let hard = deadline + self.config.refresh_deadline / 2;
+        let discovered = tokio::time::timeout_at(
+            deadline,
+            discover(client, &self.config.queues, &mut self.policies),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            Err(PollError::Batch(BatchError::Other {
+                op: "refresh",
+                message: format!(
+                    "queue discovery did not finish within the refresh deadline of {:.1} s",
+                    self.config.refresh_deadline.as_secs_f64()
+                ),
+            }))
+        });
+        match discovered {
+            Ok(queues) => {
+                let mut next = Vec::with_capacity(queues.len());
+                for info in &queues {
+                    let mut t = match self.trackers.iter().position(|t| t.arn() == info.queue.arn) {
+                        Some(i) => self.trackers.swap_remove(i),
+                        None => match self.seed.iter().position(|q| q.arn == info.queue.arn) {
+                            Some(i) => QueueTracker::seeded(info, &self.seed.swap_remove(i)),
+                            None => QueueTracker::new(info),
+                        },
+                    };
+                    t.set_info(info);
+                    next.push(t);
+                }
+                self.trackers = next;
+                let looks = futures_util::future::join_all(
+                    self.trackers.iter_mut().map(|t| refresh::look(client, t)),
+                );
+                let mut looked = tokio::time::timeout_at(deadline, looks)
+                    .await
+                    .unwrap_or_default();
+                if progressive && self.trackers.iter().any(|t| !t.listed_once()) {
+                    emit(partial(
+                        self.sequence,
+                        client,
+                        &self.trackers,
+                        &self.pace,
+                        None,
+                    ));
+                }
+                looked.resize_with(self.trackers.len(), || {
+                    (
+                        0,
+                        vec![BatchError::Other {
+                            op: "refresh",
+                            message: "ListQuotaShares and GetJobQueueSnapshot did not answer within the refresh deadline".to_string(),
+                        }],
+                    )
+                });
+                let queues = self.trackers.len();
+                for (i, (look_calls, look_errors)) in looked.into_iter().enumerate() {
+                    // Each queue left gets its part of the time left for describes, so that a
+                    // backlog in one does not starve the next (listings still run to `hard`).
+                    let at = tokio::time::Instant::now();
+                    let left = u32::try_from(queues - i).unwrap_or(u32::MAX).max(1);
+                    let describe_until = at + deadline.saturating_duration_since(at) / left;
+                    let (sequence, pace) = (self.sequence, self.pace);
+                    let mut progress = |ts: &[QueueTracker], p: refresh::Progress| {
+                        emit(partial(sequence, client, ts, &pace, Some(p)));
+                    };
+                    let out = refresh::refresh_jobs(
+                        client,
+                        &mut self.trackers,
+                        i,
+                        settings,
+                        describe_until,
+                        hard,
+                        wall_clock_ms,
+                        progressive.then_some(&mut progress as &mut _),
+                        refresh::Outcome {
+                            calls: look_calls,
+                            errors: look_errors,
+                            ..refresh::Outcome::default()
+                        },
+                    )
+                    .await;
+                    calls += out.calls;
+                    errors.extend(out.errors);
+                    pending += out.pending;
+                    self.pace.observe(out.phase);
+                }
+            }
+            Err(PollError::Batch(e)) => {
+                let reason = format!("queue discovery failed: {e}");
+                for t in &mut self.trackers {
+                    t.finish(wall_clock_ms(), Some(reason.clone()));
+                }
+                errors.push(e);
+            }
+            Err(e) => {
+                let reason = e.to_string();
+                for t in &mut self.trackers {
+                    t.finish(wall_clock_ms(), Some(reason.clone()));
+                }
+                fatal = Some(reason);
+            }
+        }
+        let mut health = assess(&errors, calls, client.stats().last_minute());
+        if let Some(reason) = fatal {
+            health.state = HealthState::Degraded;
+            health.last_error = Some(reason);
+        }
+        self.unhealthy_streak = if health.state == HealthState::Healthy {
+            0
+        } else {
+            self.unhealthy_streak.saturating_add(1)
+        };
+        self.pace
+            .follow(client.learned_rate(crate::batch::DESCRIBE_SERVICE_JOB));
+        health.describe_rate = self.pace.limit();
+        health.complete_in_s = self.pace.complete_in_s(pending, None);
+        self.pending = pending;
+        self.last_health = health.state;
+        self.sequence += 1;
+        Snapshot {
+            taken_at: wall_clock_ms(),
+            sequence: self.sequence,
+            source: client.source().clone(),
+            queues: self.trackers.iter().map(QueueTracker::snapshot).collect(),
+            health,
+            sources: Vec::new(),
+        }
+    }
+
+    /// How long to wait before the next refresh: none while healthy with describes left over by
+    /// the rate limit's cap (the describes themselves take about an interval at that rate).
+    pub fn next_delay(&self) -> Duration {
+        if self.pending > 0 && self.unhealthy_streak == 0 {
+            return Duration::ZERO;
+        }
+        next_delay(
+            self.config.interval,
+            self.config.max_backoff,
+            self.unhealthy_streak,
+        )
+    }
+}
+
+/// A snapshot of a refresh in progress (see [`Poller::refresh_with`]): what the trackers know
+/// now, with the health of the calls so far and, from `progress`, the time to a complete view.
+fn partial(
+    sequence: u64,
+    client: &BatchClient,
+    trackers: &[QueueTracker],
+    pace: &pace::Pace,
+    progress: Option<refresh::Progress>,
+) -> Snapshot {
+    let mut health = assess(&[], 0, client.stats().last_minute());
+    let mut pace = *pace;
+    pace.follow(client.learned_rate(crate::batch::DESCRIBE_SERVICE_JOB));
+    health.describe_rate = pace.limit();
+    health.complete_in_s = progress.and_then(|p| pace.complete_in_s(p.pending, p.rate));
+    health.in_progress = true;
+    Snapshot {
+        taken_at: wall_clock_ms(),
+        sequence: sequence + 1,
+        source: client.source().clone(),
+        queues: trackers.iter().map(QueueTracker::snapshot).collect(),
+        health,
+        sources: Vec::new(),
+    }
+}
+
+/// One complete refresh for a one-shot command: the queues are resolved first (an unknown or
+/// non-quota-managed queue is an error), then every job is described (no budget applies to
+/// the first refresh: all jobs are new). No describe starts after `config.refresh_deadline`;
+/// the listings and the describes in flight then may run to half as long again.
+pub async fn refresh_once(client: &BatchClient, config: PollConfig) -> Result<Snapshot, PollError> {
+    let mut policies = PolicyCache::default();
+    discover(client, &config.queues, &mut policies).await?;
+    let mut poller = Poller::new(config);
+    poller.policies = policies;
+    Ok(poller.refresh(client).await)
+}
+
+/// The running poller: snapshots arrive on `snapshots`.
+pub struct PollHandle {
+    pub snapshots: mpsc::Receiver<Snapshot>,
+    refresh: std::sync::Arc<Notify>,
+    stop: CancellationToken,
+    task: Option<JoinHandle<()>>,
+}
+
+impl PollHandle {
+    /// Asks for a refresh now (coalesced: several requests during a refresh make one).
+    pub fn refresh_now(&self) {
+        self.refresh.notify_one();
+    }
+
+    /// A function that asks for a refresh now (for the console's services).
+    pub fn refresher(&self) -> impl Fn() + Send + 'static {
+        let notify = std::sync::Arc::clone(&self.refresh);
+        move || notify.notify_one()
+    }
+
+    /// Stops the poller and waits for it (an in-flight refresh is abandoned).
+    pub async fn shutdown(mut self) {
+        self.stop.cancel();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for PollHandle {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// Starts the poller on the current tokio runtime. The first refresh starts at once.
+pub fn spawn(client: BatchClient, config: PollConfig) -> PollHandle {
+    spawn_seeded(client, config, None)
+}
+
+/// [`spawn`], starting from a journaled snapshot when there is one ([`Poller::seed`]).
+pub fn spawn_seeded(
+    client: BatchClient,
+    config: PollConfig,
+    journaled: Option<&Snapshot>,
+) -> PollHandle {
+    let (tx, rx) = mpsc::channel(4);
+    let refresh = std::sync::Arc::new(Notify::new());
+    let stop = CancellationToken::new();
+    let mut poller = Poller::new(config);
+    if let Some(s) = journaled {
+        poller.seed(s);
+    }
+    let task = tokio::spawn(run(client, poller, tx, refresh.clone(), stop.clone()));
+    PollHandle {
+        snapshots: rx,
+        refresh,
+        stop,
+        task: Some(task),
+    }
+}
+
+/// One poller per named source (each with its own client and queues), their snapshots merged
+/// by [`Fleet`] into one stream: every source's latest data after each refresh of any of them.
+/// A refresh asked of the handle asks every source.
+pub fn spawn_fleet(sources: Vec<(String, BatchClient, PollConfig)>) -> PollHandle {
+    let (tx, rx) = mpsc::channel(4);
+    let refresh = std::sync::Arc::new(Notify::new());
+    let stop = CancellationToken::new();
+    let mut fleet = Fleet::new(
+        sources
+            .iter()
+            .map(|(name, client, _)| (name.clone(), client.source().clone()))
+            .collect(),
+    );
+    let (part_tx, mut part_rx) = mpsc::channel::<(usize, Snapshot)>(4 * sources.len().max(1));
+    let mut refreshers = Vec::new();
+    let mut tasks = Vec::new();
+    for (i, (_, client, config)) in sources.into_iter().enumerate() {
+        let (one_tx, mut one_rx) = mpsc::channel(1);
+        let one_refresh = std::sync::Arc::new(Notify::new());
+        refreshers.push(one_refresh.clone());
+        tasks.push(tokio::spawn(run(
+            client,
+            Poller::new(config),
+            one_tx,
+            one_refresh,
+            stop.clone(),
+        )));
+        let part_tx = part_tx.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(s) = one_rx.recv().await {
+                if part_tx.send((i, s)).await.is_err() {
+                    return;
+                }
+            }
+        }));
+    }
+    drop(part_tx);
+    let (asked, merge_stop) = (refresh.clone(), stop.clone());
+    let task = tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                part = part_rx.recv() => {
+                    let Some((i, s)) = part else { break };
+                    let merged = fleet.update(i, s);
+                    tokio::select! {
+                        sent = tx.send(merged) => if sent.is_err() { break },
+                        _ = merge_stop.cancelled() => break,
+                    }
+                }
+                _ = asked.notified() => refreshers.iter().for_each(|r| r.notify_one()),
+                _ = merge_stop.cancelled() => break,
+            }
+        }
+        merge_stop.cancel();
+        for t in tasks {
+            let _ = t.await;
+        }
+    });
+    PollHandle {
+        snapshots: rx,
+        refresh,
+        stop,
+        task: Some(task),
+    }
+}
+
+async fn run(
+    client: BatchClient,
+    mut poller: Poller,
+    tx: mpsc::Sender<Snapshot>,
+    refresh: std::sync::Arc<Notify>,
+    stop: CancellationToken,
+) {
+    loop {
+        // Snapshots of the refresh in progress: dropped when the receiver is behind (the
+        // next one, or the refresh's own, follows).
+        let progress = tx.clone();
+        let mut emit = move |s: Snapshot| {
+            let _ = progress.try_send(s);
+        };
+        let snapshot = tokio::select! {
+            s = poller.refresh_with(&client, &mut emit) => s,
+            _ = stop.cancelled() => return,
+        };
+        tracing::debug!(
+            sequence = snapshot.sequence,
+            health = ?snapshot.health.state,
+            "refresh done"
+        );
+        tokio::select! {
+            sent = tx.send(snapshot) => if sent.is_err() { return },
+            _ = stop.cancelled() => return,
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(poller.next_delay()) => {}
+            _ = refresh.notified() => {}
+            _ = stop.cancelled() => return,
+        }
+    }
+}

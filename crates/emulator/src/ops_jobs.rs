@@ -1,0 +1,496 @@
+//! SubmitServiceJob, ListServiceJobs, DescribeServiceJob, UpdateServiceJob, TerminateServiceJob
+//! and TerminateServiceJobs.
+//!
+//! # How much work a job is
+//!
+//! The engine needs to know how long a job runs. The emulator takes it, in simulated seconds of
+//! RUNNING, from (first found):
+//! 1. the tag `quotatop:work-seconds` on the SubmitServiceJob request;
+//! 2. `StoppingCondition.MaxRuntimeInSeconds` in `serviceRequestPayload` (the job runs to its
+//!    limit);
+//! 3. otherwise 3600 (one hour).
+//!
+//! The tag `quotatop:checkpoint-seconds` sets a checkpoint interval: a preempted job then resumes
+//! from its last checkpoint instead of from zero.
+//!
+//! # How an attempt ends (engine `policy` rule 13)
+//!
+//! - `timeoutConfig.attemptDurationSeconds`: the attempt fails after that much RUNNING with
+//!   "Job attempt duration exceeded timeout".
+//! - `StoppingCondition.MaxRuntimeInSeconds`: an attempt whose work would take longer fails at
+//!   the limit ("MaxRuntimeExceeded: …"); work that ends exactly at the limit completes (so a job
+//!   without the work tag, whose work is its max runtime, succeeds).
+//! - The tag `quotatop:fail-after-seconds` makes the job's first attempt fail after that much
+//!   RUNNING ("AlgorithmError: …"); `quotatop:fail-attempts` makes that many attempts fail.
+//! - A failed attempt is retried per `retryStrategy.attempts` and `evaluateOnExit`; without a
+//!   retry strategy the job fails at its first failed attempt.
+
+use axum::response::Response;
+
+use quotatop_engine::{FailureSpec, JobId, JobSpec, RetryAction, RetryRule};
+use quotatop_model::ServiceJob;
+
+use super::account::Account;
+use super::error::ApiError;
+use super::ops_tags::validate_tags;
+use super::state::{JobMeta, QueueWorld};
+use super::wire::{
+    self, AttemptJson, CapacityUsage, DescribeServiceJobResponse, JobIdRequest, JobPreemptionJson,
+    JobRef, LatestAttempt, PreemptionSummaryJson, ServiceJobSummary, ServiceResourceId,
+    SubmitServiceJobRequest, TerminateErrorDetail, TerminateServiceJobRequest,
+    TerminateServiceJobsRequest, UpdateServiceJobRequest, ok, parse, required, required_str,
+};
+
+pub const WORK_TAG: &str = "quotatop:work-seconds";
+pub use quotatop_model::CHECKPOINT_TAG;
+pub const FAIL_AFTER_TAG: &str = "quotatop:fail-after-seconds";
+pub const FAIL_ATTEMPTS_TAG: &str = "quotatop:fail-attempts";
+const DEFAULT_WORK_S: u64 = 3600;
+const MAX_SUBMIT_BYTES: usize = 30 * 1024;
+const MAX_PAYLOAD_BYTES: usize = 10 * 1024;
+
+pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
+    if body.len() > MAX_SUBMIT_BYTES {
+        return Err(ApiError::client(format!(
+            "SubmitServiceJob request is {} bytes; the limit is 30 KiB",
+            body.len()
+        )));
+    }
+    let req: SubmitServiceJobRequest = parse(body)?;
+    let name = required_str(req.job_name, "jobName")?;
+    check_job_name(&name)?;
+    let queue = required_str(req.job_queue, "jobQueue")?;
+    world.check_queue(&queue)?;
+    world.check_accepts_jobs()?;
+    match required_str(req.service_job_type, "serviceJobType")?.as_str() {
+        "SAGEMAKER_TRAINING" => {}
+        other => {
+            return Err(ApiError::client(format!(
+                "serviceJobType must be SAGEMAKER_TRAINING, got {other:?}"
+            )));
+        }
+    }
+    let payload = required_str(req.service_request_payload, "serviceRequestPayload")?;
+    let resources = read_payload(&payload)?;
+    if req.share_identifier.is_some() {
+        return Err(ApiError::client(format!(
+            "shareIdentifier cannot be specified for job queue {queue}, which has a quota share scheduling policy"
+        )));
+    }
+    let share = req.quota_share_name.ok_or_else(|| {
+        ApiError::client(format!(
+            "quotaShareName is required for job queue {queue}, which has a quota share scheduling policy"
+        ))
+    })?;
+    let retries = match req
+        .preemption_configuration
+        .as_ref()
+        .and_then(|p| p.preemption_retries_before_termination)
+    {
+        None => None,
+        Some(n) if (0..=i64::from(i32::MAX)).contains(&n) => Some(n as u32),
+        Some(n) => {
+            return Err(ApiError::client(format!(
+                "preemptionRetriesBeforeTermination must be at least 0, got {n}"
+            )));
+        }
+    };
+    if let Some(rs) = &req.retry_strategy {
+        check_retry_strategy(rs)?;
+    }
+    if let Some(t) = req
+        .timeout_config
+        .as_ref()
+        .and_then(|t| t.attempt_duration_seconds)
+        && t < 1
+    {
+        return Err(ApiError::client(format!(
+            "timeoutConfig.attemptDurationSeconds must be at least 1, got {t}"
+        )));
+    }
+    let tags = req.tags.unwrap_or_default();
+    validate_tags(&tags)?;
+    let work_s = match tag_seconds(&tags, WORK_TAG)? {
+        Some(s) => s,
+        None => resources.max_runtime_s.unwrap_or(DEFAULT_WORK_S),
+    };
+    let checkpoint_s = tag_seconds(&tags, CHECKPOINT_TAG)?;
+    let fail_after_s = tag_seconds(&tags, FAIL_AFTER_TAG)?;
+    let fail_attempts = tag_seconds(&tags, FAIL_ATTEMPTS_TAG)?;
+    if let Some(token) = &req.client_token {
+        if token.is_empty() || token.len() > 64 {
+            return Err(ApiError::client("clientToken must be 1 to 64 characters"));
+        }
+        if let Some(&id) = world.client_tokens.get(token) {
+            return idempotent_replay(world, id, &name);
+        }
+    }
+    let mut spec = JobSpec::new(
+        name.clone(),
+        share,
+        resources.instance_type,
+        resources.instance_count,
+        work_s * 1000,
+    )
+    .priority(req.scheduling_priority.unwrap_or(0));
+    spec.checkpoint_interval_ms = checkpoint_s.map(|s| s * 1000);
+    spec.preemption_retries = retries;
+    spec.failures = failure_spec(
+        req.retry_strategy.as_ref(),
+        req.timeout_config
+            .as_ref()
+            .and_then(|t| t.attempt_duration_seconds),
+        resources.max_runtime_s,
+        fail_after_s,
+        fail_attempts,
+    );
+    let id = world.engine.submit(spec)?;
+    world.meta.insert(
+        id.0,
+        JobMeta {
+            payload,
+            retry_strategy: req.retry_strategy,
+            timeout: req.timeout_config,
+        },
+    );
+    let uuid = world.engine.job_uuid(id).unwrap_or_default().to_string();
+    let arn = world.job_arn(&uuid);
+    if !tags.is_empty() {
+        world.tags.insert(arn.clone(), tags);
+    }
+    if let Some(token) = req.client_token {
+        world.client_tokens.insert(token, id);
+    }
+    world.after_change();
+    ok(&JobRef {
+        job_arn: arn,
+        job_name: name,
+        job_id: uuid,
+    })
+}
+
+fn idempotent_replay(world: &QueueWorld, id: JobId, name: &str) -> Result<Response, ApiError> {
+    let job = world
+        .engine
+        .job(id)
+        .ok_or_else(|| ApiError::Server("job of a client token vanished".into()))?;
+    if job.name != name {
+        return Err(ApiError::client(
+            "clientToken was already used with a different request",
+        ));
+    }
+    ok(&JobRef {
+        job_arn: world.job_arn(&job.id),
+        job_name: job.name,
+        job_id: job.id,
+    })
+}
+
+fn check_job_name(name: &str) -> Result<(), ApiError> {
+    let ok = name.len() <= 128
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::client(format!(
+            "Invalid jobName {name:?}: use up to 128 letters, digits, '-' or '_', starting with a letter or digit"
+        )))
+    }
+}
+
+/// The engine's failure settings of a submitted job (checked already).
+fn failure_spec(
+    retry: Option<&wire::RetryStrategyJson>,
+    timeout_s: Option<i64>,
+    max_runtime_s: Option<u64>,
+    fail_after_s: Option<u64>,
+    fail_attempts: Option<u64>,
+) -> Option<FailureSpec> {
+    let rules = retry
+        .and_then(|r| r.evaluate_on_exit.as_ref())
+        .into_iter()
+        .flatten()
+        .map(|e| RetryRule {
+            on_status_reason: e
+                .on_status_reason
+                .clone()
+                .unwrap_or_else(|| "*".to_string()),
+            action: if e
+                .action
+                .as_deref()
+                .is_some_and(|a| a.eq_ignore_ascii_case("EXIT"))
+            {
+                RetryAction::Exit
+            } else {
+                RetryAction::Retry
+            },
+        })
+        .collect();
+    FailureSpec::from_seconds(
+        retry
+            .and_then(|r| r.attempts)
+            .map_or(1, |n| n.clamp(1, 10) as u32),
+        rules,
+        timeout_s.map(|s| s.max(1) as u64),
+        max_runtime_s,
+        fail_after_s,
+        fail_attempts.map_or(1, |n| n.min(u64::from(u32::MAX)) as u32),
+    )
+}
+
+fn check_retry_strategy(rs: &wire::RetryStrategyJson) -> Result<(), ApiError> {
+    match rs.attempts {
+        Some(n) if (1..=10).contains(&n) => {}
+        Some(n) => {
+            return Err(ApiError::client(format!(
+                "retryStrategy.attempts must be between 1 and 10, got {n}"
+            )));
+        }
+        None => return Err(ApiError::client("retryStrategy.attempts is required")),
+    }
+    for e in rs.evaluate_on_exit.iter().flatten() {
+        match e.action.as_deref().map(str::to_ascii_uppercase).as_deref() {
+            Some("RETRY" | "EXIT") => {}
+            other => {
+                return Err(ApiError::client(format!(
+                    "evaluateOnExit.action must be RETRY or EXIT, got {other:?}"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn tag_seconds(tags: &wire::Tags, key: &str) -> Result<Option<u64>, ApiError> {
+    tags.get(key)
+        .map(|v| match v.trim().parse::<u64>() {
+            Ok(s) if s >= 1 => Ok(s),
+            _ => Err(ApiError::client(format!(
+                "Tag {key} must be a whole number of seconds >= 1, got {v:?}"
+            ))),
+        })
+        .transpose()
+}
+
+struct PayloadResources {
+    instance_type: String,
+    instance_count: u32,
+    max_runtime_s: Option<u64>,
+}
+
+/// `serviceRequestPayload` is a JSON string holding a SageMaker CreateTrainingJob request.
+fn read_payload(payload: &str) -> Result<PayloadResources, ApiError> {
+    if payload.len() > MAX_PAYLOAD_BYTES {
+        return Err(ApiError::client(format!(
+            "serviceRequestPayload is {} bytes; the limit is 10 KiB",
+            payload.len()
+        )));
+    }
+    let v: serde_json::Value = serde_json::from_str(payload)
+        .map_err(|e| ApiError::client(format!("serviceRequestPayload is not valid JSON: {e}")))?;
+    let rc = v
+        .get("ResourceConfig")
+        .ok_or_else(|| ApiError::client("serviceRequestPayload must contain ResourceConfig"))?;
+    let instance_type = rc
+        .get("InstanceType")
+        .and_then(|t| t.as_str())
+        .ok_or_else(|| {
+            ApiError::client("serviceRequestPayload ResourceConfig.InstanceType must be a string")
+        })?
+        .to_string();
+    let instance_count = match rc.get("InstanceCount").and_then(|c| c.as_u64()) {
+        Some(n) if (1..=u32::MAX as u64).contains(&n) => n as u32,
+        _ => {
+            return Err(ApiError::client(
+                "serviceRequestPayload ResourceConfig.InstanceCount must be an integer >= 1",
+            ));
+        }
+    };
+    let max_runtime_s = v
+        .get("StoppingCondition")
+        .and_then(|s| s.get("MaxRuntimeInSeconds"))
+        .and_then(|s| s.as_u64())
+        .filter(|&s| s >= 1);
+    Ok(PayloadResources {
+        instance_type,
+        instance_count,
+        max_runtime_s,
+    })
+}
+
+// ----- reading jobs ------------------------------------------------------------------------
+
+fn capacity_usage(job: &ServiceJob) -> Vec<CapacityUsage> {
+    vec![CapacityUsage {
+        capacity_unit: job.instance_type.clone(),
+        quantity: job.instance_count as f64,
+    }]
+}
+
+fn latest_attempt(job: &ServiceJob) -> Option<LatestAttempt> {
+    job.attempts.last().map(|a| LatestAttempt {
+        service_resource_id: ServiceResourceId::training_job(a.resource_id.clone()),
+    })
+}
+
+pub(super) fn summary(world: &QueueWorld, job: ServiceJob) -> ServiceJobSummary {
+    ServiceJobSummary {
+        latest_attempt: latest_attempt(&job),
+        capacity_usage: capacity_usage(&job),
+        created_at: job.created_at,
+        job_arn: world.job_arn(&job.id),
+        job_id: job.id,
+        job_name: job.name,
+        scheduled_at: job.scheduled_at,
+        service_job_type: "SAGEMAKER_TRAINING",
+        quota_share_name: job.share,
+        status: job.status.as_str(),
+        status_reason: job.status_reason,
+        started_at: job.started_at,
+        stopped_at: job.stopped_at,
+        is_terminated: job.is_terminated.then_some(true),
+    }
+}
+
+pub fn describe(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
+    let req: JobIdRequest = parse(body)?;
+    let id = world.find_job(&required_str(req.job_id, "jobId")?)?;
+    let job = world
+        .engine
+        .job(id)
+        .ok_or_else(|| ApiError::Server("job index out of range".into()))?;
+    let meta = world.meta.get(&id.0).cloned().unwrap_or_default();
+    let arn = world.job_arn(&job.id);
+    let attempts = job
+        .attempts
+        .iter()
+        .map(|a| AttemptJson {
+            service_resource_id: ServiceResourceId::training_job(a.resource_id.clone()),
+            started_at: a.started_at,
+            stopped_at: a.stopped_at,
+            status_reason: a.status_reason.clone(),
+        })
+        .collect();
+    let preemption_summary = job.preemption.as_ref().map(|p| PreemptionSummaryJson {
+        preempted_attempt_count: p.preempted_attempt_count,
+        recent_preempted_attempts: p
+            .recent_preempted_attempts
+            .iter()
+            .map(|a| AttemptJson {
+                service_resource_id: ServiceResourceId::training_job(a.resource_id.clone()),
+                started_at: Some(a.started_at),
+                stopped_at: Some(a.stopped_at),
+                status_reason: Some(a.status_reason.clone()),
+            })
+            .collect(),
+    });
+    // A scenario's generated jobs checkpoint by the scenario's `checkpoint_s`: they show it as
+    // the tag a submitted job would carry.
+    let mut tags = world.tags.get(&arn).cloned().unwrap_or_default();
+    if let Some(ms) = job.checkpoint_interval_ms {
+        tags.entry(CHECKPOINT_TAG.to_string())
+            .or_insert_with(|| (ms / 1000).to_string());
+    }
+    let out = DescribeServiceJobResponse {
+        attempts,
+        capacity_usage: capacity_usage(&job),
+        latest_attempt: latest_attempt(&job),
+        created_at: job.created_at,
+        is_terminated: job.is_terminated,
+        job_arn: arn.clone(),
+        job_id: job.id,
+        job_name: job.name,
+        job_queue: world.queue_arn(),
+        retry_strategy: meta.retry_strategy,
+        scheduled_at: job.scheduled_at,
+        scheduling_priority: job.priority,
+        service_request_payload: meta.payload,
+        service_job_type: "SAGEMAKER_TRAINING",
+        quota_share_name: job.share,
+        preemption_configuration: job.preemption_retries.map(|n| JobPreemptionJson {
+            preemption_retries_before_termination: Some(n as i64),
+        }),
+        preemption_summary,
+        started_at: job.started_at.unwrap_or(0),
+        status: job.status.as_str(),
+        status_reason: job.status_reason,
+        stopped_at: job.stopped_at,
+        tags,
+        timeout_config: meta.timeout,
+    };
+    ok(&out)
+}
+
+pub fn update(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
+    let req: UpdateServiceJobRequest = parse(body)?;
+    let id = world.find_job(&required_str(req.job_id, "jobId")?)?;
+    let priority = required(req.scheduling_priority, "schedulingPriority")?;
+    world.engine.update_priority(id, priority)?;
+    world.after_change();
+    let job = world
+        .engine
+        .job(id)
+        .ok_or_else(|| ApiError::Server("job index out of range".into()))?;
+    ok(&JobRef {
+        job_arn: world.job_arn(&job.id),
+        job_name: job.name,
+        job_id: job.id,
+    })
+}
+
+pub fn terminate(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
+    let req: TerminateServiceJobRequest = parse(body)?;
+    let id = world.find_job(&required_str(req.job_id, "jobId")?)?;
+    let reason = required_str(req.reason, "reason")?;
+    world.engine.terminate(id, &reason)?;
+    world.after_change();
+    wire::ok_empty()
+}
+
+/// Up to 50 jobs; always HTTP 200. Ids that name no job count as successful (nothing left to
+/// terminate), as the SDK documents; an empty id is a per-item ValidationException.
+pub fn terminate_many(account: &mut Account, body: &[u8]) -> Result<Response, ApiError> {
+    let req: TerminateServiceJobsRequest = parse(body)?;
+    let jobs = required(req.jobs, "jobs")?;
+    if jobs.is_empty() || jobs.len() > 50 {
+        return Err(ApiError::client(format!(
+            "jobs must have 1 to 50 entries, got {}",
+            jobs.len()
+        )));
+    }
+    let reason = required_str(req.reason, "reason")?;
+    let mut successful = Vec::new();
+    let mut errors = Vec::new();
+    for job in jobs {
+        if job.is_empty() {
+            errors.push(TerminateErrorDetail {
+                job,
+                code: "ValidationException",
+                message: "job id must not be empty".into(),
+            });
+            continue;
+        }
+        let found = account
+            .queues
+            .iter_mut()
+            .find_map(|q| q.find_job(&job).ok().map(|id| (q, id)));
+        match found {
+            None => successful.push(job),
+            Some((q, id)) => match q.engine.terminate(id, &reason) {
+                Ok(()) => successful.push(job),
+                Err(e) => errors.push(TerminateErrorDetail {
+                    job,
+                    code: "ClientException",
+                    message: ApiError::from(e).to_string(),
+                }),
+            },
+        }
+    }
+    for q in &mut account.queues {
+        q.after_change();
+    }
+    ok(&serde_json::json!({ "successful": successful, "errors": errors }))
+}

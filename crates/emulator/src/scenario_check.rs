@@ -1,0 +1,174 @@
+//! Checks of a scenario file beyond its shape: names, ranges, references, durations.
+
+use quotatop_model::SharingStrategy;
+
+use super::error::EmulatorError;
+use super::scenario::{Scenario, valid_resource_name};
+
+impl Scenario {
+    pub(super) fn validate(&self) -> Result<(), EmulatorError> {
+        let err = |m: String| Err(EmulatorError::Scenario(m));
+        if !(self.speed.is_finite() && self.speed >= 0.0) {
+            return err(format!("speed must be a number >= 0, got {}", self.speed));
+        }
+        if self.capacity.is_empty() {
+            return err("at least one [[capacity]] entry is required".to_string());
+        }
+        // The key is named: a bad name can come from any of three places in [queue].
+        for (key, name) in [
+            ("queue.name", &self.queue.name),
+            ("queue.scheduling_policy", &self.queue.scheduling_policy),
+            ("queue.service_environment", &self.queue.service_environment),
+        ] {
+            if !valid_resource_name(name) {
+                return err(format!(
+                    "{key}: invalid name {name:?}: use 1-128 letters, digits, '-' or '_'"
+                ));
+            }
+        }
+        // Seconds and milliseconds within 100 years, so `× 1000` and clock sums cannot overflow.
+        let secs = |key: &str, v: u64| -> Result<(), EmulatorError> {
+            i64::try_from(v)
+                .map_err(|_| format!("{v} is beyond 100 years"))
+                .and_then(quotatop_model::whole_seconds_to_millis)
+                .map(|_| ())
+                .map_err(|m| EmulatorError::Scenario(format!("{key}: {m}")))
+        };
+        let ms = |key: &str, v: u64| -> Result<(), EmulatorError> {
+            if v > quotatop_model::MAX_INPUT_MS as u64 {
+                return err(format!("{key}: {v} is beyond 100 years"));
+            }
+            Ok(())
+        };
+        let priority = |key: &str, p: i64| -> Result<(), EmulatorError> {
+            if !(0..=i64::from(quotatop_model::MAX_PRIORITY)).contains(&p) {
+                return err(format!("{key}: {p} is not a priority from 0 to 9999"));
+            }
+            Ok(())
+        };
+        let d = &self.delays;
+        for (key, v) in [
+            ("delays.submitted_ms", d.submitted_ms),
+            ("delays.pending_ms", d.pending_ms),
+            ("delays.scheduled_ms", d.scheduled_ms),
+            ("delays.starting_ms", d.starting_ms),
+            ("delays.preemption_ms", d.preemption_ms),
+            ("delays.jitter_ms", d.jitter_ms),
+        ] {
+            ms(key, v)?;
+        }
+        for s in &self.shares {
+            for g in &s.generators {
+                let ctx = format!("share {} generator {}", s.name, g.name);
+                secs(&format!("{ctx}: duration_s[0]"), g.duration_s[0])?;
+                secs(&format!("{ctx}: duration_s[1]"), g.duration_s[1])?;
+                secs(&format!("{ctx}: start_s"), g.start_s)?;
+                if let Some(c) = g.checkpoint_s {
+                    secs(&format!("{ctx}: checkpoint_s"), c)?;
+                }
+                failure_settings(
+                    &ctx,
+                    g.attempts,
+                    [("timeout_s", g.timeout_s), ("fail_after_s", g.fail_after_s)],
+                )?;
+                if let Some(r) = g.fail_rate
+                    && !(r.is_finite() && (0.0..=1.0).contains(&r))
+                {
+                    return err(format!("{ctx}: fail_rate must be between 0 and 1, got {r}"));
+                }
+                if g.fail_rate.is_some_and(|r| r > 0.0) != g.fail_after_s.is_some() {
+                    return err(format!("{ctx}: fail_rate and fail_after_s go together"));
+                }
+                for p in &g.priorities {
+                    priority(&format!("{ctx}: priorities"), p.priority)?;
+                }
+            }
+        }
+        for j in &self.jobs {
+            let ctx = format!("job {}", j.name);
+            secs(&format!("{ctx}: at_s"), j.at_s)?;
+            secs(&format!("{ctx}: duration_s"), j.duration_s)?;
+            if let Some(c) = j.checkpoint_s {
+                secs(&format!("{ctx}: checkpoint_s"), c)?;
+            }
+            failure_settings(
+                &ctx,
+                j.attempts,
+                [
+                    ("timeout_s", j.timeout_s),
+                    ("max_runtime_s", j.max_runtime_s),
+                    ("fail_after_s", j.fail_after_s),
+                ],
+            )?;
+            if j.fail_attempts.is_some() && j.fail_after_s.is_none() {
+                return err(format!("{ctx}: fail_attempts needs fail_after_s"));
+            }
+            if j.instance_count == 0 {
+                return err(format!("{ctx}: instance_count must be at least 1"));
+            }
+            priority(&format!("{ctx}: priority"), j.priority)?;
+        }
+        for s in &self.shares {
+            SharingStrategy::parse(&s.strategy).ok_or_else(|| {
+                EmulatorError::Scenario(format!(
+                    "share {}: strategy must be RESERVE, LEND or LEND_AND_BORROW, got {:?}",
+                    s.name, s.strategy
+                ))
+            })?;
+            for g in &s.generators {
+                let ctx = format!("share {} generator {}", s.name, g.name);
+                if !(g.arrivals_per_hour.is_finite() && g.arrivals_per_hour > 0.0) {
+                    return err(format!("{ctx}: arrivals_per_hour must be > 0"));
+                }
+                if g.instance_counts.is_empty() || g.instance_counts.contains(&0) {
+                    return err(format!("{ctx}: instance_counts must be non-empty and >= 1"));
+                }
+                if g.duration_s[0] > g.duration_s[1] || g.duration_s[1] == 0 {
+                    return err(format!("{ctx}: duration_s must be [min, max], max > 0"));
+                }
+                if g.priorities
+                    .iter()
+                    .any(|p| p.weight.is_nan() || p.weight < 0.0)
+                    || (!g.priorities.is_empty()
+                        && g.priorities.iter().map(|p| p.weight).sum::<f64>() <= 0.0)
+                {
+                    return err(format!("{ctx}: priority weights must be >= 0, sum > 0"));
+                }
+            }
+        }
+        for j in &self.jobs {
+            if !self.shares.iter().any(|s| s.name == j.share) {
+                return err(format!("job {}: unknown share {}", j.name, j.share));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Durations of up to 100 years, in seconds (so `× 1000` cannot overflow).
+const MAX_SECONDS: u64 = (quotatop_model::MAX_INPUT_MS / 1000) as u64;
+
+/// `attempts` 1–10 and each duration between 1 s and [`MAX_SECONDS`].
+fn failure_settings<const N: usize>(
+    ctx: &str,
+    attempts: Option<u32>,
+    durations: [(&str, Option<u64>); N],
+) -> Result<(), EmulatorError> {
+    if let Some(a) = attempts
+        && !(1..=10).contains(&a)
+    {
+        return Err(EmulatorError::Scenario(format!(
+            "{ctx}: attempts must be between 1 and 10, got {a}"
+        )));
+    }
+    for (key, v) in durations {
+        if let Some(s) = v
+            && !(1..=MAX_SECONDS).contains(&s)
+        {
+            return Err(EmulatorError::Scenario(format!(
+                "{ctx}: {key} must be between 1 and {MAX_SECONDS} seconds, got {s}"
+            )));
+        }
+    }
+    Ok(())
+}

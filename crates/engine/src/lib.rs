@@ -1,0 +1,293 @@
+//! The quota-share scheduling model: pure, deterministic and event-driven.
+//!
+//! No I/O and no async: time is passed in with [`Engine::advance_to`], randomness comes only from
+//! the configured seed. Every state change is recorded as an [`Event`]. The choices AWS leaves
+//! open live in [`policy`].
+
+mod config;
+mod error;
+mod event;
+mod jobs;
+mod lifecycle;
+pub mod placement;
+pub mod policy;
+mod rng;
+mod sched;
+mod share;
+mod share_ops;
+mod types;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+pub use config::{Delays, EngineConfig};
+pub use error::EngineError;
+pub use event::{Event, EventReason};
+pub use policy::{FailureKind, Misconfiguration, PreemptionKind, RetryAction, RetryRule};
+pub use rng::Rng;
+
+use quotatop_model::{CapacityLimit, JobStatus, Millis, ServiceEnvironment};
+#[cfg(test)]
+use quotatop_model::{QuotaShare, SharingConfig};
+use share::ShareRec;
+pub use types::{
+    FailureSpec, JobSpec, ShareUpdate, ShareUsage, TypeUsage, WorkProgress, validate_share_name,
+    validate_sharing,
+};
+use types::{JobRec, valid_instance_type};
+
+/// The engine's handle of a job (its index in submission order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct JobId(pub u32);
+
+/// A pending timer: the job's next lifecycle step. Stale when the job's generation moved on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Timer {
+    at: Millis,
+    seq: u64,
+    job: u32,
+    generation: u32,
+}
+
+/// The quota-share scheduling engine for one job queue and its service environment.
+pub struct Engine {
+    config: EngineConfig,
+    now: Millis,
+    rng: Rng,
+    types: Vec<String>,
+    type_index: HashMap<String, usize>,
+    /// Service environment capacity per interned type.
+    env: Vec<u32>,
+    shares: Vec<ShareRec>,
+    share_index: HashMap<String, usize>,
+    jobs: Vec<JobRec>,
+    uuid_index: HashMap<String, u32>,
+    timers: BinaryHeap<Reverse<Timer>>,
+    timer_seq: u64,
+    dispatch_seq: u64,
+    events: Vec<Event>,
+    dirty: bool,
+    /// Jobs keep no API view ([`Engine::set_lean`]).
+    lean: bool,
+    /// The id stream, when ids are not drawn from the schedule's stream
+    /// ([`EngineConfig::id_seed`]).
+    ids: Option<Rng>,
+    /// Timeouts, injected failures and retries of the jobs that have them.
+    failures: HashMap<u32, types::FailureState>,
+}
+
+impl Engine {
+    pub fn new(config: EngineConfig) -> Result<Self, EngineError> {
+        let mut engine = Self {
+            now: config.start_ms,
+            rng: Rng::new(config.seed),
+            types: Vec::new(),
+            type_index: HashMap::new(),
+            env: Vec::new(),
+            shares: Vec::new(),
+            share_index: HashMap::new(),
+            jobs: Vec::new(),
+            uuid_index: HashMap::new(),
+            timers: BinaryHeap::new(),
+            timer_seq: 0,
+            dispatch_seq: 0,
+            events: Vec::new(),
+            dirty: false,
+            lean: false,
+            ids: config.id_seed.map(Rng::new),
+            failures: HashMap::new(),
+            config,
+        };
+        let capacity = engine.config.capacity.clone();
+        engine.apply_capacity(&capacity)?;
+        Ok(engine)
+    }
+
+    fn apply_capacity(&mut self, capacity: &[CapacityLimit]) -> Result<(), EngineError> {
+        let mut seen = std::collections::HashSet::new();
+        for limit in capacity {
+            if limit.max_capacity < 1 {
+                return Err(EngineError::InvalidEnvironment(limit.instance_type.clone()));
+            }
+            if !valid_instance_type(&limit.instance_type) {
+                return Err(EngineError::InvalidInstanceType(
+                    limit.instance_type.clone(),
+                ));
+            }
+            if !seen.insert(limit.instance_type.clone()) {
+                return Err(EngineError::DuplicateLimit(limit.instance_type.clone()));
+            }
+        }
+        for e in &mut self.env {
+            *e = 0;
+        }
+        for limit in capacity {
+            let t = self.intern(&limit.instance_type);
+            self.env[t] = limit.max_capacity;
+        }
+        Ok(())
+    }
+
+    /// UpdateServiceEnvironment's `capacityLimits`: the environment's capacity per instance
+    /// type from now on (a type left out has none). Jobs already holding capacity keep it; new
+    /// dispatches respect the new capacity, and jobs that can no longer fit are misconfigured.
+    pub fn set_capacity(&mut self, capacity: Vec<CapacityLimit>) -> Result<(), EngineError> {
+        let before = self.env.clone();
+        if let Err(e) = self.apply_capacity(&capacity) {
+            self.env = before;
+            return Err(e);
+        }
+        self.config.capacity = capacity;
+        self.reevaluate_misconfigurations();
+        self.dirty = true;
+        self.settle();
+        Ok(())
+    }
+
+    /// A lean engine keeps no API view of its jobs: no AWS-style ids (so [`Engine::find`] and
+    /// [`Engine::job_uuid`] find nothing), names, attempts or recent preemptions, and
+    /// [`Engine::job`] shows them empty. Scheduling, timing, accounting ([`Engine::work`]) and
+    /// the event log are the same as in a full engine with the same seed. For replays that read
+    /// the event log; applies to the jobs submitted after it is set.
+    pub fn set_lean(&mut self, lean: bool) {
+        self.lean = lean;
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// The simulated time.
+    pub fn now(&self) -> Millis {
+        self.now
+    }
+
+    pub fn service_environment(&self, name: &str) -> ServiceEnvironment {
+        ServiceEnvironment {
+            name: name.to_string(),
+            capacity: self.config.capacity.clone(),
+        }
+    }
+
+    fn intern(&mut self, ty: &str) -> usize {
+        if let Some(&i) = self.type_index.get(ty) {
+            return i;
+        }
+        let i = self.types.len();
+        self.types.push(ty.to_string());
+        self.type_index.insert(ty.to_string(), i);
+        self.env.push(0);
+        for s in &mut self.shares {
+            s.add_type();
+        }
+        i
+    }
+
+    // ----- time ---------------------------------------------------------------------------
+
+    /// Runs every step due up to and including `t`, then sets the clock to `t`.
+    pub fn advance_to(&mut self, t: Millis) -> Result<(), EngineError> {
+        if t < self.now {
+            return Err(EngineError::ClockBackwards {
+                now: self.now,
+                to: t,
+            });
+        }
+        while let Some(Reverse(next)) = self.timers.peek() {
+            if next.at > t {
+                break;
+            }
+            self.now = self.now.max(next.at);
+            self.settle();
+        }
+        self.now = t;
+        self.settle();
+        Ok(())
+    }
+
+    /// When the next step is due, if any.
+    pub fn next_step_at(&self) -> Option<Millis> {
+        self.timers.peek().map(|Reverse(t)| t.at)
+    }
+
+    /// Advances until nothing more is scheduled (jobs that can never run stay RUNNABLE), or
+    /// until `limit`. Returns the time reached.
+    pub fn run_until_idle(&mut self, limit: Millis) -> Millis {
+        while let Some(at) = self.next_step_at() {
+            if at > limit {
+                break;
+            }
+            // `at >= now` always holds for queued steps, so this cannot fail.
+            if self.advance_to(at.max(self.now)).is_err() {
+                break;
+            }
+        }
+        self.now
+    }
+
+    // ----- events -------------------------------------------------------------------------
+
+    /// Every event since creation (or since the last [`Engine::drain_events`]).
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    pub fn drain_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+
+    fn emit(&mut self, job: u32, from: Option<JobStatus>, to: JobStatus, reason: EventReason) {
+        self.events.push(Event {
+            time: self.now,
+            job: JobId(job),
+            from,
+            to,
+            reason,
+        });
+    }
+
+    fn delay(&mut self, base: u64) -> u64 {
+        base + self.rng.upto(self.config.delays.jitter_ms)
+    }
+
+    fn schedule(&mut self, job: u32, after_ms: u64) {
+        self.timer_seq += 1;
+        let at = self
+            .now
+            .saturating_add(after_ms.min(i64::MAX as u64) as i64);
+        self.timers.push(Reverse(Timer {
+            at,
+            seq: self.timer_seq,
+            job,
+            generation: self.jobs[job as usize].generation,
+        }));
+    }
+
+    /// Runs every due step and scheduling pass at the current instant until nothing changes.
+    fn settle(&mut self) {
+        loop {
+            let mut progressed = false;
+            while let Some(Reverse(t)) = self.timers.peek().copied() {
+                if t.at > self.now {
+                    break;
+                }
+                self.timers.pop();
+                progressed = true;
+                if self.jobs[t.job as usize].generation == t.generation {
+                    self.step(t.job);
+                }
+            }
+            if self.dirty {
+                self.dirty = false;
+                progressed = true;
+                self.schedule_pass();
+            }
+            if !progressed {
+                break;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

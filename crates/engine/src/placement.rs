@@ -1,0 +1,423 @@
+//! Placing the job at the head of its share's queue for one instance type: dispatch it, let it
+//! wait, or preempt which jobs to make room. Pure: it sees the capacity accounting of the type
+//! ([`Ledger`]) and the jobs holding the type ([`TypeView`]), nothing else.
+//!
+//! The scheduler decides with these functions, and the priority-change preview
+//! (`quotatop_analysis::preview`) predicts with the same ones over a snapshot, so the two cannot
+//! drift apart. The open choices (victim order, pass order) stay in [`super::policy`].
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use quotatop_model::Millis;
+
+use super::policy::{self, PreemptionKind, VictimFacts};
+
+/// The accounting of one instance type across the shares (indexed by share).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ledger {
+    /// Own limit per share (0 when the type is not among its limits).
+    pub own: Vec<u32>,
+    /// Instances held per share.
+    pub used: Vec<u32>,
+    pub lends: Vec<bool>,
+    pub borrows: Vec<bool>,
+    pub borrow_cap: Vec<Option<u32>>,
+    /// The service environment's capacity of the type.
+    pub env: u32,
+}
+
+impl Ledger {
+    fn env_used(&self) -> u64 {
+        self.used.iter().map(|&u| u as u64).sum()
+    }
+
+    /// Idle capacity of lending shares minus everything borrowed; negative when an owner has
+    /// taken back capacity that is still lent out.
+    fn pool(&self) -> i64 {
+        let mut pool = 0i64;
+        for s in 0..self.own.len() {
+            let (own, used) = (self.own[s] as i64, self.used[s] as i64);
+            if self.lends[s] && used < own {
+                pool += own - used;
+            }
+            if used > own {
+                pool -= used - own;
+            }
+        }
+        pool
+    }
+
+    /// Can share `s` place `n` more instances now?
+    pub fn fits(&self, s: usize, n: u32) -> bool {
+        let used = self.used[s] as u64 + n as u64;
+        let own = self.own[s] as u64;
+        if used > own {
+            if !self.borrows[s] {
+                return false;
+            }
+            if let Some(cap) = self.borrow_cap[s]
+                && used - own > cap as u64
+            {
+                return false;
+            }
+        }
+        if self.env_used() + n as u64 > self.env as u64 {
+            return false;
+        }
+        let before = self.pool();
+        let mut after = self.clone();
+        after.used[s] += n;
+        let after = after.pool();
+        after >= 0 || after >= before
+    }
+
+    /// This ledger with `reserved[s]` more instances held by each share `s`.
+    pub fn with_reserved(mut self, reserved: &[u32]) -> Self {
+        for (used, r) in self.used.iter_mut().zip(reserved) {
+            *used += r;
+        }
+        self
+    }
+}
+
+/// A job holding capacity of the type, as victim selection sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Holder {
+    /// Who it is (the caller's handle, returned in [`Victim::id`]).
+    pub id: u32,
+    /// Submission order: the last tie-break of the victim keys (later submitted, larger).
+    pub order: u32,
+    pub count: u32,
+    pub priority: u32,
+    /// Time since its current attempt was scheduled (or started).
+    pub elapsed_ms: Millis,
+    /// Its preemption is already in progress.
+    pub preempting: bool,
+}
+
+/// The state victim selection needs beyond the ledger, for one instance type.
+pub trait TypeView {
+    /// The ledger; `projected` leaves out capacity whose preemption is in progress.
+    fn ledger(&self, projected: bool) -> Ledger;
+    /// The jobs of share `s` holding the type, in dispatch order.
+    fn holders(&self, s: usize) -> Vec<Holder>;
+    /// Whether share `s` preempts its own lower-priority jobs.
+    fn in_share_preemption(&self, s: usize) -> bool;
+}
+
+impl<T: TypeView + ?Sized> TypeView for &T {
+    fn ledger(&self, projected: bool) -> Ledger {
+        (**self).ledger(projected)
+    }
+    fn holders(&self, s: usize) -> Vec<Holder> {
+        (**self).holders(s)
+    }
+    fn in_share_preemption(&self, s: usize) -> bool {
+        (**self).in_share_preemption(s)
+    }
+}
+
+/// A job chosen for preemption.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Victim {
+    pub id: u32,
+    pub share: usize,
+    pub count: u32,
+    pub kind: PreemptionKind,
+    pub facts: VictimFacts,
+}
+
+/// What becomes of the head job now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Placement {
+    /// It is dispatched.
+    Dispatch,
+    /// Preemptions already in progress will make room: it waits for them.
+    AwaitRelease,
+    /// These jobs are preempted, in this order, to make room; it waits for them.
+    Preempt(Vec<Victim>),
+    /// No room can be made now: it waits.
+    Blocked,
+}
+
+/// Jobs of other shares that borrow the type, in victim order (`policy` rule 6).
+pub fn cross_share_candidates<V: TypeView + ?Sized>(view: &V, s: usize) -> Vec<Victim> {
+    let ledger = view.ledger(false);
+    let mut cands: Vec<Victim> = Vec::new();
+    for t in 0..ledger.own.len() {
+        if t == s || ledger.used[t] <= ledger.own[t] {
+            continue;
+        }
+        let holders = view.holders(t);
+        let counts: Vec<u32> = holders.iter().map(|h| h.count).collect();
+        let borrowed = policy::borrowed_portions(ledger.own[t], &counts);
+        for (h, &b) in holders.iter().zip(&borrowed) {
+            if b > 0 && !h.preempting {
+                cands.push(victim(h, t, b, PreemptionKind::CrossShare));
+            }
+        }
+    }
+    cands.sort_by_key(|v| policy::cross_share_victim_key(&v.facts));
+    cands
+}
+
+/// Strictly lower-priority jobs of share `s` holding the type, in victim order, when in-share
+/// preemption is enabled (`policy` rule 7).
+pub fn in_share_candidates<V: TypeView + ?Sized>(view: &V, s: usize, priority: u32) -> Vec<Victim> {
+    if !view.in_share_preemption(s) {
+        return Vec::new();
+    }
+    let mut cands: Vec<Victim> = view
+        .holders(s)
+        .iter()
+        .filter(|h| h.priority < priority && !h.preempting)
+        .map(|h| victim(h, s, 0, PreemptionKind::InShare))
+        .collect();
+    cands.sort_by_key(|v| policy::in_share_victim_key(&v.facts));
+    cands
+}
+
+fn victim(h: &Holder, share: usize, borrowed: u32, kind: PreemptionKind) -> Victim {
+    Victim {
+        id: h.id,
+        share,
+        count: h.count,
+        kind,
+        facts: VictimFacts {
+            priority: h.priority,
+            elapsed_ms: h.elapsed_ms,
+            borrowed,
+            job: h.order,
+        },
+    }
+}
+
+/// The shortest prefix of `victims` whose preemption makes room for `count` instances of share
+/// `s` once the preemptions complete, on the `projected` ledger; `None` when even all of them
+/// do not. Nothing is preempted unless it makes room.
+pub fn make_room(projected: &Ledger, s: usize, count: u32, victims: &[Victim]) -> Option<usize> {
+    let mut ledger = projected.clone();
+    for (i, v) in victims.iter().enumerate() {
+        ledger.used[v.share] -= v.count.min(ledger.used[v.share]);
+        if ledger.fits(s, count) {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
+fn preempt_or_block(projected: &Ledger, s: usize, count: u32, victims: Vec<Victim>) -> Placement {
+    match make_room(projected, s, count, &victims) {
+        Some(n) => Placement::Preempt(victims[..n].to_vec()),
+        None => Placement::Blocked,
+    }
+}
+
+/// A head job that fits its share's own limit (`policy` rule 6): dispatched if there is room,
+/// else it waits for capacity on its way back, else lent capacity is reclaimed by cross-share
+/// preemption, then (where enabled) lower-priority jobs of its share are preempted.
+pub fn place_own_fit<V: TypeView + ?Sized>(
+    view: &V,
+    s: usize,
+    count: u32,
+    priority: u32,
+) -> Placement {
+    if view.ledger(false).fits(s, count) {
+        return Placement::Dispatch;
+    }
+    let projected = view.ledger(true);
+    if projected.fits(s, count) {
+        return Placement::AwaitRelease;
+    }
+    let mut victims = cross_share_candidates(view, s);
+    victims.extend(in_share_candidates(view, s, priority));
+    preempt_or_block(&projected, s, count, victims)
+}
+
+/// A head job beyond its share's own limit that cannot borrow (or could not borrow): only
+/// in-share preemption can make room (`policy` rule 7).
+pub fn place_in_share<V: TypeView + ?Sized>(
+    view: &V,
+    s: usize,
+    count: u32,
+    priority: u32,
+) -> Placement {
+    let projected = view.ledger(true);
+    if projected.fits(s, count) {
+        return Placement::AwaitRelease;
+    }
+    preempt_or_block(&projected, s, count, in_share_candidates(view, s, priority))
+}
+
+/// A head job that must borrow, in the FIFO phase (`policy` rules 3 and 4), with `reserved[t]`
+/// instances of share `t` held back for its own jobs blocked earlier in the pass.
+pub fn place_borrower<V: TypeView + ?Sized>(
+    view: &V,
+    reserved: &[u32],
+    s: usize,
+    count: u32,
+    priority: u32,
+) -> Placement {
+    if view.ledger(false).with_reserved(reserved).fits(s, count) {
+        return Placement::Dispatch;
+    }
+    if view.ledger(true).with_reserved(reserved).fits(s, count) {
+        return Placement::AwaitRelease;
+    }
+    place_in_share(view, s, count, priority)
+}
+
+/// Whether `count` more instances keep share `s` within its own limit (the pass's first phase).
+pub fn fits_own(ledger: &Ledger, s: usize, count: u32) -> bool {
+    ledger.used[s] as u64 + count as u64 <= ledger.own[s] as u64
+}
+
+/// The job at the head of a share's queue for one instance type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    pub id: u32,
+    /// Submission order (ties of `created_at` in the borrowers' FIFO).
+    pub order: u32,
+    pub count: u32,
+    pub priority: u32,
+    pub created_at: Millis,
+}
+
+/// What a scheduling pass reads and changes: the engine's state, or a preview's copy of a
+/// snapshot.
+pub trait Pass {
+    /// Shares (indices `0..shares()`), in creation order.
+    fn shares(&self) -> usize;
+    /// Instance types (indices `0..types()`).
+    fn types(&self) -> usize;
+    /// Whether share `s` takes part (a deleted share does not).
+    fn live(&self, s: usize) -> bool;
+    fn borrows(&self, s: usize) -> bool;
+    /// Share `s`'s first RUNNABLE job of type `ty` in queue order.
+    fn head(&self, s: usize, ty: usize) -> Option<Head>;
+    /// The state victim selection sees for type `ty`.
+    fn view(&self, ty: usize) -> impl TypeView + '_;
+    /// RUNNABLE → SCHEDULED: job `id` (the head of its share's queue) takes its capacity.
+    fn dispatch(&mut self, id: u32);
+    /// Starts preempting a victim.
+    fn preempt(&mut self, victim: &Victim);
+    /// Told each placement decided, before it is carried out.
+    fn decided(&mut self, _id: u32, _placement: &Placement) {}
+}
+
+/// A borrowing head job for the FIFO phase: oldest first.
+type BorrowEntry = Reverse<(Millis, u32, u32, usize, usize)>;
+
+fn carry_out<P: Pass + ?Sized>(p: &mut P, id: u32, placement: Placement) -> bool {
+    p.decided(id, &placement);
+    match placement {
+        Placement::Dispatch => {
+            p.dispatch(id);
+            true
+        }
+        Placement::Preempt(victims) => {
+            for v in &victims {
+                p.preempt(v);
+            }
+            false
+        }
+        Placement::AwaitRelease | Placement::Blocked => false,
+    }
+}
+
+/// One scheduling pass (`policy` rules 2, 3 and 6–7): first every share's head jobs that fit the
+/// share's own limit (shares in creation order; a head that cannot be placed blocks its share's
+/// queue of that type and holds its capacity back from borrowers), then the head jobs that must
+/// borrow, across shares, oldest first.
+pub fn pass<P: Pass + ?Sized>(p: &mut P) {
+    // A head that waits for room (or preempted to make it) can lose that room to a later
+    // share's own job dispatched in the same pass; it is placed again at once, not only when the
+    // preemptions it waits for complete. Each repeat follows a dispatch, so this ends.
+    while pass_once(p) {}
+}
+
+/// One pass; `true` when a head of the first phase waits for room that a later dispatch of its
+/// instance type in the same phase may have taken.
+fn pass_once<P: Pass + ?Sized>(p: &mut P) -> bool {
+    let mut borrowers: BinaryHeap<BorrowEntry> = BinaryHeap::new();
+    // Capacity that owners' jobs blocked in the first phase are waiting for (per share and
+    // type): borrowers must not take it, or a reclaim could be undone at once.
+    let (ns, nt) = (p.shares(), p.types());
+    let mut reserved = vec![0u32; ns * nt];
+    let mut waiting = vec![false; nt];
+    let mut again = false;
+    for s in 0..ns {
+        if !p.live(s) {
+            continue;
+        }
+        for ty in 0..nt {
+            while let Some(h) = p.head(s, ty) {
+                let own_fit = fits_own(&p.view(ty).ledger(false), s, h.count);
+                if own_fit {
+                    let placed = place_own_fit(&p.view(ty), s, h.count, h.priority);
+                    let waits_for_room =
+                        matches!(placed, Placement::AwaitRelease | Placement::Preempt(_));
+                    if carry_out(p, h.id, placed) {
+                        again |= waiting[ty];
+                    } else {
+                        reserved[s * nt + ty] += h.count;
+                        waiting[ty] |= waits_for_room;
+                        break;
+                    }
+                } else {
+                    if p.borrows(s) {
+                        borrowers.push(Reverse((h.created_at, h.order, h.id, s, ty)));
+                    } else {
+                        let placed = place_in_share(&p.view(ty), s, h.count, h.priority);
+                        carry_out(p, h.id, placed);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    while let Some(Reverse((_, _, id, s, ty))) = borrowers.pop() {
+        let Some(h) = p.head(s, ty).filter(|h| h.id == id) else {
+            continue;
+        };
+        let held_back: Vec<u32> = (0..ns).map(|t| reserved[t * nt + ty]).collect();
+        let placed = place_borrower(&p.view(ty), &held_back, s, h.count, h.priority);
+        if carry_out(p, h.id, placed)
+            && let Some(next) = p.head(s, ty)
+        {
+            borrowers.push(Reverse((next.created_at, next.order, next.id, s, ty)));
+        }
+    }
+    again
+}
+
+/// A [`TypeView`] held in memory (what a preview builds from a snapshot).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeState {
+    /// The ledger with every held instance, including those being preempted.
+    pub ledger: Ledger,
+    /// Instances per share whose preemption is in progress.
+    pub releasing: Vec<u32>,
+    /// Per share: jobs holding the type in dispatch order.
+    pub holders: Vec<Vec<Holder>>,
+    pub in_share_preemption: Vec<bool>,
+}
+
+impl TypeView for TypeState {
+    fn ledger(&self, projected: bool) -> Ledger {
+        let mut l = self.ledger.clone();
+        if projected {
+            for (u, r) in l.used.iter_mut().zip(&self.releasing) {
+                *u = u.saturating_sub(*r);
+            }
+        }
+        l
+    }
+    fn holders(&self, s: usize) -> Vec<Holder> {
+        self.holders.get(s).cloned().unwrap_or_default()
+    }
+    fn in_share_preemption(&self, s: usize) -> bool {
+        self.in_share_preemption.get(s).copied().unwrap_or(false)
+    }
+}

@@ -1,0 +1,231 @@
+//! The scheduling pass: placing RUNNABLE jobs, borrowing, and preemption.
+
+use quotatop_model::{Attempt, JobStatus};
+
+use super::placement::{self, Head, Holder, Ledger, Pass, TypeView, Victim};
+use super::policy::{self, PreemptionKind, VictimFacts};
+use super::{Engine, EventReason, Rng};
+
+/// The engine's state of one instance type, as victim selection sees it.
+pub(crate) struct EngineView<'a> {
+    engine: &'a Engine,
+    ty: usize,
+}
+
+impl TypeView for EngineView<'_> {
+    fn ledger(&self, projected: bool) -> Ledger {
+        self.engine.ledger(self.ty, projected)
+    }
+    fn holders(&self, s: usize) -> Vec<Holder> {
+        let e = self.engine;
+        e.shares[s].running[self.ty]
+            .iter()
+            .map(|&(_, j)| {
+                let r = &e.jobs[j as usize];
+                Holder {
+                    id: j,
+                    order: j,
+                    count: r.count,
+                    priority: r.priority,
+                    elapsed_ms: (e.now - r.attempt_start()).max(0),
+                    preempting: r.preempting.is_some(),
+                }
+            })
+            .collect()
+    }
+    fn in_share_preemption(&self, s: usize) -> bool {
+        self.engine.shares[s].spec.in_share_preemption.enabled()
+    }
+}
+
+impl Pass for Engine {
+    fn shares(&self) -> usize {
+        self.shares.len()
+    }
+    fn types(&self) -> usize {
+        self.types.len()
+    }
+    fn live(&self, s: usize) -> bool {
+        !self.shares[s].deleted
+    }
+    fn borrows(&self, s: usize) -> bool {
+        self.shares[s].spec.sharing.strategy.borrows()
+    }
+    fn head(&self, s: usize, ty: usize) -> Option<Head> {
+        let &(_, _, j) = self.shares[s].queues[ty].first()?;
+        let r = &self.jobs[j as usize];
+        Some(Head {
+            id: j,
+            order: j,
+            count: r.count,
+            priority: r.priority,
+            created_at: r.created_at,
+        })
+    }
+    fn view(&self, ty: usize) -> impl TypeView + '_ {
+        EngineView { engine: self, ty }
+    }
+    fn dispatch(&mut self, id: u32) {
+        Engine::dispatch(self, id);
+    }
+    fn preempt(&mut self, v: &Victim) {
+        Engine::preempt(self, v.id, v.kind);
+    }
+}
+
+impl Engine {
+    /// The ledger of type `ty`; `projected` leaves out capacity whose preemption is in progress.
+    pub(super) fn ledger(&self, ty: usize, projected: bool) -> Ledger {
+        let n = self.shares.len();
+        let mut l = Ledger {
+            own: Vec::with_capacity(n),
+            used: Vec::with_capacity(n),
+            lends: Vec::with_capacity(n),
+            borrows: Vec::with_capacity(n),
+            borrow_cap: Vec::with_capacity(n),
+            env: self.env[ty],
+        };
+        for s in &self.shares {
+            let live = !s.deleted;
+            l.own.push(if live { s.own[ty] } else { 0 });
+            let used = s.used[ty] - if projected { s.releasing[ty] } else { 0 };
+            l.used.push(used);
+            l.lends.push(live && s.spec.sharing.strategy.lends());
+            l.borrows.push(live && s.spec.sharing.strategy.borrows());
+            l.borrow_cap.push(s.spec.sharing.borrow_cap(s.own[ty]));
+        }
+        l
+    }
+
+    /// One scheduling pass over every share (see `policy` for the order).
+    pub(super) fn schedule_pass(&mut self) {
+        placement::pass(self);
+    }
+
+    fn victim_facts(&self, j: u32, borrowed: u32) -> VictimFacts {
+        let r = &self.jobs[j as usize];
+        VictimFacts {
+            priority: r.priority,
+            elapsed_ms: (self.now - r.attempt_start()).max(0),
+            borrowed,
+            job: j,
+        }
+    }
+
+    /// After a share's limits or strategy changed: preempt what it may no longer hold.
+    pub(super) fn enforce_limits(&mut self, s: usize) {
+        for ty in 0..self.types.len() {
+            let share = &self.shares[s];
+            let own = share.own[ty] as u64;
+            let allowed = own
+                + share
+                    .spec
+                    .sharing
+                    .borrow_cap(share.own[ty])
+                    .map_or(u64::MAX / 2, |c| c as u64);
+            let mut held = (share.used[ty] - share.releasing[ty]) as u64;
+            if held <= allowed {
+                continue;
+            }
+            let mut cands: Vec<VictimFacts> = share.running[ty]
+                .iter()
+                .map(|&(_, v)| v)
+                .filter(|&v| self.jobs[v as usize].preempting.is_none())
+                .map(|v| self.victim_facts(v, 0))
+                .collect();
+            cands.sort_by_key(policy::in_share_victim_key);
+            for v in cands {
+                if held <= allowed {
+                    break;
+                }
+                held -= self.jobs[v.job as usize].count as u64;
+                self.preempt(v.job, PreemptionKind::LimitReduced);
+            }
+        }
+    }
+
+    /// RUNNABLE → SCHEDULED: the job takes its capacity and starts a new attempt.
+    fn dispatch(&mut self, j: u32) {
+        self.dequeue(j);
+        self.dispatch_seq += 1;
+        let seq = self.dispatch_seq;
+        let now = self.now;
+        let (s, ty, count) = {
+            let r = &self.jobs[j as usize];
+            (r.share, r.ty, r.count)
+        };
+        let share = &mut self.shares[s];
+        let before_borrowed = share.used[ty].saturating_sub(share.own[ty]);
+        share.used[ty] += count;
+        share.running[ty].insert((seq, j));
+        let borrowed = share.used[ty].saturating_sub(share.own[ty]) - before_borrowed;
+        // Two draws in every mode, so the delays do not depend on the API view or the id stream.
+        let (a, b) = (self.rng.next_u64(), self.rng.next_u64());
+        let suffix = match self.ids.as_mut() {
+            Some(ids) => ids.hex32(),
+            None => Rng::hex32_of(a, b),
+        };
+        let resource = self.jobs[j as usize].api.as_deref().map(|api| {
+            format!(
+                "{}AWSBatch{}{}",
+                self.config.training_job_arn_prefix,
+                sanitize_name(&api.name),
+                suffix
+            )
+        });
+        let r = &mut self.jobs[j as usize];
+        r.dispatch_seq = seq;
+        r.scheduled_at = Some(now);
+        r.started_at = None;
+        r.reason = None;
+        // Most jobs run once: grow by one attempt at a time rather than by the doubling default
+        // (four at first), which a replay of 100k jobs pays for in tens of MB.
+        if let (Some(api), Some(resource_id)) = (r.api.as_mut(), resource) {
+            api.attempts.reserve_exact(1);
+            api.attempts.push(Attempt {
+                resource_id,
+                started_at: None,
+                stopped_at: None,
+                status_reason: None,
+            });
+        }
+        self.set_status(
+            j,
+            JobStatus::Scheduled,
+            EventReason::Dispatched { borrowed },
+        );
+        let d = self.delay(self.config.delays.scheduled_ms);
+        self.schedule(j, d);
+    }
+
+    /// Starts preempting a job: it keeps its capacity and status until the preemption delay
+    /// has passed.
+    fn preempt(&mut self, j: u32, kind: PreemptionKind) {
+        if self.jobs[j as usize].preempting.is_some() {
+            return;
+        }
+        self.stop_work(j, true);
+        let r = &mut self.jobs[j as usize];
+        r.preempting = Some(kind);
+        r.generation += 1;
+        r.reason = Some(std::borrow::Cow::Owned(kind.in_progress_reason()));
+        let (s, ty, count, status) = (r.share, r.ty, r.count, r.status);
+        self.shares[s].releasing[ty] += count;
+        self.emit(
+            j,
+            Some(status),
+            status,
+            EventReason::PreemptionStarted(kind),
+        );
+        let d = self.delay(self.config.delays.preemption_ms);
+        self.schedule(j, d);
+    }
+}
+
+/// Training job names allow letters, digits and '-'.
+fn sanitize_name(name: &str) -> String {
+    name.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .take(24)
+        .collect()
+}

@@ -1,0 +1,37 @@
+//! History: what the console observed, kept in SQLite (rusqlite, bundled) in the user's data
+//! directory, so the scorecard, the Preemptions screen and time travel can look back further
+//! than the API's window.
+//!
+//! - [`Journal`] (`store.rs`): open (file mode 0600, WAL, versioned migrations in `schema.rs`),
+//!   [`Journal::record`] a [`quotatop_model::Snapshot`] (job facts, transitions derived by
+//!   difference in `diff.rs`, usage samples, a compressed snapshot at an interval), retention.
+//! - [`JournalHandle`] (`writer.rs`): the writer thread the console and `record` feed without
+//!   blocking; an unusable database makes an *unavailable* handle instead of an error.
+//! - Reading (`read.rs`): queues, jobs, transitions, snapshot times, the snapshot at a time,
+//!   usage series, observed priority changes; [`scorecard_input`] (`history.rs`) builds the
+//!   scorecard's input from the observed transitions, over a [`history_window`] that never starts
+//!   before the queue's first observation.
+
+mod diff;
+mod drills;
+mod error;
+mod history;
+mod paths;
+mod read;
+mod schema;
+mod store;
+mod writer;
+
+pub use diff::{Transition, TransitionKind, derived, transitions, transitions_after};
+pub use error::JournalError;
+pub use history::{HistoryWindow, history_window, job_history, scorecard_input};
+pub use paths::{default_journal_path, state_dir};
+pub use read::{JobRecord, QueueRecord, UsageSample};
+pub use schema::VERSION as SCHEMA_VERSION;
+pub use store::{Journal, JournalConfig, PruneStats, RecordStats};
+pub use writer::{JournalHandle, JournalStatus};
+
+#[cfg(test)]
+mod partial_tests;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,406 @@
+//! The console's state and its update function. Input, snapshots and ticks come in as [`Msg`];
+//! [`App::draw`] renders from `&self`. Each screen keeps its own state and work (in `stack`:
+//! what it shows, the history it loads through [`Effect`]s and their answers); time travel is
+//! its own module ([`Travel`]). The app holds only what is shared: the data, navigation, input
+//! mode, theme and key map.
+//!
+//! - `keys`: keys and actions; `commands`: `:` commands; `nav`: the screen stack; `render`:
+//!   drawing.
+
+mod commands;
+mod keys;
+mod nav;
+mod render;
+
+use std::path::PathBuf;
+
+use crossterm::event::KeyEvent;
+
+use super::data::Data;
+use super::effects::{Effect, EffectResult, HistoryError};
+use super::footer::Flash;
+use super::input::Input;
+use super::keymap::KeyMap;
+use super::messages::Messages;
+use super::overview::Overview;
+use super::priority::PriorityDialog;
+use super::scorecard::{RECOMPUTE_EVERY, ScorecardState};
+use super::screen::{Ctx, Kind, Load, Screen};
+use super::status_bar::{History, StatusInfo};
+use super::theme::Theme;
+use super::travel::{self, Travel};
+use quotatop_analysis::LoopRule;
+use quotatop_analysis::preview::PriorityPolicy;
+use quotatop_model::{Millis, Snapshot};
+
+/// Below this the console shows only a "terminal too small" notice.
+pub const MIN_WIDTH: u16 = 80;
+pub const MIN_HEIGHT: u16 = 24;
+
+/// Everything that changes the console.
+#[derive(Debug)]
+pub enum Msg {
+    Key(KeyEvent),
+    Resize,
+    Snapshot(Box<Snapshot>),
+    /// The poller's channel closed.
+    SourceClosed,
+    Tick,
+    /// Work the app asked for finished (see [`super::runner`]).
+    Done(EffectResult),
+    /// The journal stopped recording (the reason), or records again (`None`).
+    JournalState(Option<String>),
+}
+
+/// How to build an [`App`].
+pub struct AppOptions {
+    pub theme: Theme,
+    pub no_color: bool,
+    /// Where user themes live (`:theme NAME` looks there after the built-ins).
+    pub theme_dir: Option<PathBuf>,
+    pub keymap: KeyMap,
+    pub status: StatusInfo,
+    /// The queue to show first (`None`: the first the poller reports).
+    pub queue: Option<String>,
+    pub loop_rule: LoopRule,
+    /// Local wall clock in epoch ms (tests pass a fixed one).
+    pub clock: Box<dyn Fn() -> Millis + Send>,
+    /// Shown in the footer at start (config problems).
+    pub warnings: Vec<String>,
+    /// When a priority change needs a change record.
+    pub priority_policy: PriorityPolicy,
+}
+
+pub struct App {
+    data: Data,
+    /// The overview is always at the bottom of the navigation stack.
+    root: Overview,
+    /// Screens opened on top of it (Esc pops).
+    stack: Vec<Box<dyn Screen + Send>>,
+    input: Input,
+    help: bool,
+    /// First line of the help shown (it scrolls on small terminals).
+    help_scroll: super::list::ListState,
+    theme: Theme,
+    no_color: bool,
+    theme_dir: Option<PathBuf>,
+    keymap: KeyMap,
+    status: StatusInfo,
+    queue: Option<String>,
+    flash: Option<Flash>,
+    /// Every warning and error shown (`:messages`).
+    messages: Messages,
+    messages_open: bool,
+    clock: Box<dyn Fn() -> Millis + Send>,
+    /// The priority dialog, while open (it takes every key).
+    dialog: Option<PriorityDialog>,
+    priority_policy: PriorityPolicy,
+    /// Work for the event loop, taken after each update.
+    effects: Vec<Effect>,
+    /// Snapshots received, to reload history screens every [`RECOMPUTE_EVERY`].
+    snapshots_seen: u64,
+    travel: Travel,
+    /// Data age (whole seconds) at the last draw, so a tick redraws only when it changes.
+    shown_age: Option<i64>,
+    dirty: bool,
+    quit: bool,
+}
+
+impl App {
+    pub fn new(opts: AppOptions) -> Self {
+        let theme = if opts.no_color {
+            opts.theme.without_colour()
+        } else {
+            opts.theme
+        };
+        let flash = (!opts.warnings.is_empty()).then(|| Flash {
+            text: format!("{} (:messages lists them)", opts.warnings.join("; ")),
+            error: true,
+        });
+        let messages = Messages {
+            startup: opts.warnings,
+            later: Vec::new(),
+        };
+        let mut status = opts.status;
+        status.messages = messages.startup.len();
+        let mut app = Self {
+            data: Data::new(opts.loop_rule),
+            root: Overview::new(),
+            stack: Vec::new(),
+            input: Input::Normal,
+            help: false,
+            help_scroll: super::list::ListState::default(),
+            theme,
+            no_color: opts.no_color,
+            theme_dir: opts.theme_dir,
+            keymap: opts.keymap,
+            status,
+            queue: opts.queue,
+            flash,
+            messages,
+            messages_open: false,
+            clock: opts.clock,
+            dialog: None,
+            priority_policy: opts.priority_policy,
+            effects: Vec::new(),
+            snapshots_seen: 0,
+            travel: Travel::default(),
+            shown_age: None,
+            dirty: true,
+            quit: false,
+        };
+        app.refresh_all();
+        app
+    }
+
+    pub fn should_quit(&self) -> bool {
+        self.quit
+    }
+
+    /// Something changed since the last draw.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    pub fn screen_kind(&self) -> Kind {
+        self.current().kind()
+    }
+
+    pub fn theme(&self) -> &Theme {
+        &self.theme
+    }
+
+    pub fn help_open(&self) -> bool {
+        self.help
+    }
+
+    pub fn dialog(&self) -> Option<&PriorityDialog> {
+        self.dialog.as_ref()
+    }
+
+    /// The local time of the recorded snapshot shown, while time travelling.
+    pub fn past_at(&self) -> Option<Millis> {
+        self.travel.past().map(travel::Past::taken_at)
+    }
+
+    /// The poller's latest data (it keeps updating while time travelling).
+    pub fn live_data(&self) -> &Data {
+        &self.data
+    }
+
+    /// What the screens show (the past while time travelling).
+    pub fn shown(&self) -> &Data {
+        self.travel.shown(&self.data)
+    }
+
+    /// Work the last updates asked for (the event loop runs it off the UI path).
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
+    }
+
+    /// The Scorecard screen's last result (`Idle` when it is not open; tests).
+    pub fn scorecard(&self) -> &ScorecardState {
+        self.current().scorecard().unwrap_or(&ScorecardState::Idle)
+    }
+
+    fn current(&self) -> &(dyn Screen + Send) {
+        match self.stack.last() {
+            Some(s) => s.as_ref(),
+            None => &self.root,
+        }
+    }
+
+    pub fn update(&mut self, msg: Msg) {
+        match msg {
+            Msg::Key(key) => self.on_key(key),
+            Msg::Resize => {}
+            Msg::Snapshot(s) => {
+                self.snapshots_seen += 1;
+                if self.travel.past().is_some() {
+                    // The live data keeps up underneath; the screens stay on the past.
+                    self.data.apply(*s);
+                } else {
+                    self.remember_all();
+                    self.data.apply(*s);
+                    self.refresh_all();
+                    if self.snapshots_seen.is_multiple_of(RECOMPUTE_EVERY) {
+                        self.load_current(Load::Periodic);
+                    }
+                }
+            }
+            Msg::SourceClosed => self.data.source_closed = true,
+            Msg::Tick => {
+                if self.age_seconds() == self.shown_age {
+                    return;
+                }
+            }
+            Msg::Done(result) => self.on_done(result),
+            Msg::JournalState(broken) => match broken {
+                Some(reason) if self.status.history == History::Recording => {
+                    self.status.history = History::Unavailable;
+                    self.flash_error(format!(
+                        "history unavailable: {reason}; the console goes on without recording"
+                    ));
+                }
+                None if self.status.history == History::Unavailable => {
+                    self.status.history = History::Recording;
+                    self.flash_info("history recording again");
+                }
+                _ => {}
+            },
+        }
+        self.dirty = true;
+    }
+
+    /// An answer from the runner: the screen that asked takes it, then the app applies what
+    /// is shared (the data, the past, the footer).
+    fn on_done(&mut self, result: EffectResult) {
+        let ctx = Ctx {
+            data: self.travel.shown(&self.data),
+            queue: self.queue.as_deref(),
+            history: self.status.history == History::Recording,
+            past: self.travel.past().is_some(),
+        };
+        // Every open screen is offered it: the one that asked may be under another now.
+        let mut more = self.root.on_result(&result, &ctx);
+        for s in &mut self.stack {
+            more.extend(s.on_result(&result, &ctx));
+        }
+        self.effects.extend(more);
+        match result {
+            EffectResult::Change(r) => {
+                if let Some(d) = &mut self.dialog {
+                    d.finished(&r);
+                }
+                let (text, error) = super::priority::result_text(&r);
+                self.flash = Some(Flash { text, error });
+                self.effects.push(Effect::RefreshNow);
+            }
+            EffectResult::Travel(r) => {
+                let history = self.history();
+                let (root, stack) = (&mut self.root, &mut self.stack);
+                let reply = self.travel.on_result(
+                    *r,
+                    &self.data,
+                    self.queue.as_deref(),
+                    history,
+                    &mut |data| nav::remember(root, stack, data),
+                );
+                self.after_travel(reply);
+            }
+            EffectResult::Preemptions(r) => match r.result {
+                Ok(recorded) => {
+                    self.remember_all();
+                    if let Some(p) = self.travel.past_mut() {
+                        p.data.set_recorded(&r.queue, recorded.clone());
+                    }
+                    self.data.set_recorded(&r.queue, recorded);
+                    self.refresh_all();
+                }
+                // Without a history service the title already says "API window only".
+                Err(HistoryError::NoHistory) => {}
+                Err(e) => self.flash_error(format!("preemption history: {e}")),
+            },
+            // The Scorecard screen took it.
+            EffectResult::Scorecard(..) => {}
+            // The Share screen took it.
+            EffectResult::ShareChange(..) => {}
+        }
+    }
+
+    /// What the current screen's own work needs, and the screen.
+    fn split(&mut self) -> (Ctx<'_>, &mut (dyn Screen + Send)) {
+        let ctx = Ctx {
+            data: self.travel.shown(&self.data),
+            queue: self.queue.as_deref(),
+            history: self.status.history == History::Recording,
+            past: self.travel.past().is_some(),
+        };
+        let screen: &mut (dyn Screen + Send) = match self.stack.last_mut() {
+            Some(s) => s.as_mut(),
+            None => &mut self.root,
+        };
+        (ctx, screen)
+    }
+
+    /// The journal records (history can be read).
+    fn history(&self) -> bool {
+        self.status.history == History::Recording
+    }
+
+    /// The live snapshot's local time (the clock before the first one).
+    fn live_taken(&self) -> Millis {
+        self.data
+            .snapshot
+            .as_ref()
+            .map_or_else(|| (self.clock)(), |s| s.taken_at)
+    }
+
+    /// Asks the current screen for the work it needs (`why`: it opened, the time moved, …).
+    fn load_current(&mut self, why: Load) {
+        let (ctx, screen) = self.split();
+        let effects = screen.load(why, &ctx);
+        self.effects.extend(effects);
+    }
+
+    /// Applies what a time-travel operation asked for.
+    fn after_travel(&mut self, r: travel::Reply) {
+        if r.moved {
+            self.refresh_all();
+            self.load_current(Load::Moved);
+        }
+        self.effects.extend(r.effect);
+        if let Some(f) = r.flash {
+            self.flash = Some(f);
+        }
+    }
+
+    fn go_live(&mut self, why: &str) {
+        let (root, stack) = (&mut self.root, &mut self.stack);
+        let r = self
+            .travel
+            .go_live(why, &mut |data| nav::remember(root, stack, data));
+        self.after_travel(r);
+    }
+
+    fn age_seconds(&self) -> Option<i64> {
+        let s = self.data.snapshot.as_ref()?;
+        let at = self
+            .data
+            .queue(self.queue.as_deref())
+            .and_then(|(q, _)| q.refreshed_at)
+            .unwrap_or(s.taken_at);
+        Some(((self.clock)() - at) / 1000)
+    }
+
+    fn flash_error(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        self.messages.push(&text);
+        self.flash = Some(Flash { text, error: true });
+    }
+
+    /// Whether `:messages` is open.
+    pub fn messages_open(&self) -> bool {
+        self.messages_open
+    }
+
+    fn flash_info(&mut self, text: impl Into<String>) {
+        self.flash = Some(Flash {
+            text: text.into(),
+            error: false,
+        });
+    }
+
+    fn set_theme(&mut self, name: &str) {
+        match Theme::resolve(name, self.theme_dir.as_deref()) {
+            Ok(t) => {
+                self.theme = if self.no_color { t.without_colour() } else { t };
+                self.flash = Some(Flash {
+                    text: format!("theme {}", self.theme.name),
+                    error: false,
+                });
+            }
+            Err(e) => self.flash_error(quotatop_model::error_chain(&e)),
+        }
+    }
+}

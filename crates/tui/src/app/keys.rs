@@ -1,0 +1,232 @@
+//! Keys: the dialog, help and prompts take them first; otherwise they become [`Action`]s.
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::App;
+use crate::effects::Effect;
+use crate::input::Input;
+use crate::keymap::{Action, Mode};
+use crate::list::ListState;
+use crate::priority::{PriorityDialog, Reply};
+use crate::screen::Kind;
+use crate::text::clean;
+use crate::theme;
+
+impl App {
+    pub(super) fn on_key(&mut self, key: KeyEvent) {
+        if let Some(dialog) = &mut self.dialog {
+            let action = self.keymap.action(Mode::Dialog, &key);
+            match dialog.on_key(action, &key, &self.data) {
+                Reply::Stay => {}
+                Reply::Close => self.dialog = None,
+                Reply::Submit(req) => self.effects.push(Effect::ApplyChange(req)),
+            }
+            return;
+        }
+        if self.messages_open {
+            if let Some(Action::Back | Action::Help | Action::Quit | Action::Enter) =
+                self.keymap.action(Mode::Normal, &key)
+            {
+                self.messages_open = false;
+            }
+            return;
+        }
+        if self.help {
+            match self.keymap.action(Mode::Normal, &key) {
+                Some(Action::Back | Action::Help | Action::Quit) => self.help = false,
+                Some(Action::Down) => self.help_scroll.move_by(1),
+                Some(Action::Up) => self.help_scroll.move_by(-1),
+                Some(Action::PageDown) => self.help_scroll.page(true),
+                Some(Action::PageUp) => self.help_scroll.page(false),
+                Some(Action::Top) => self.help_scroll.top(),
+                Some(Action::Bottom) => self.help_scroll.bottom(),
+                _ => {}
+            }
+            return;
+        }
+        if self.input.is_typing() {
+            self.on_prompt_key(key);
+            return;
+        }
+        self.flash = None;
+        if let Some(action) = self.keymap.action(Mode::Normal, &key) {
+            self.on_action(action);
+        }
+    }
+
+    fn on_prompt_key(&mut self, key: KeyEvent) {
+        match self.keymap.action(Mode::Prompt, &key) {
+            Some(Action::Confirm) => {
+                match std::mem::take(&mut self.input) {
+                    Input::Command(line) => self.run_command(line.value()),
+                    Input::Filter(_) | Input::Normal => {}
+                }
+                return;
+            }
+            Some(Action::Cancel) => {
+                if matches!(self.input, Input::Filter(_)) {
+                    self.with_list(|l| l.filter.text.clear());
+                }
+                self.input = Input::Normal;
+                return;
+            }
+            _ => {}
+        }
+        let Some(text) = self.input.text_mut() else {
+            return;
+        };
+        // Backspace on an empty prompt leaves it, as in vi.
+        if key.code == KeyCode::Backspace && text.value().is_empty() {
+            self.input = Input::Normal;
+            return;
+        }
+        if crate::field::edit(text, &key, 200) != crate::field::Edit::Changed {
+            return;
+        }
+        if let Input::Filter(t) = &self.input {
+            let t = t.value().to_string();
+            self.with_list(|l| l.filter.text = t);
+        }
+    }
+
+    fn on_action(&mut self, action: Action) {
+        match action {
+            Action::Quit => self.quit = true,
+            Action::Help => {
+                self.help = true;
+                let lines = crate::help::lines(&self.keymap, &self.theme).len();
+                self.help_scroll = ListState::text_pane(lines);
+            }
+            Action::CommandMode => self.input = Input::Command(Default::default()),
+            Action::FilterMode => {
+                if let Some(list) = self.current().list_ref() {
+                    self.input = Input::Filter(crate::field::text(&list.filter.text));
+                } else {
+                    self.flash_error("this screen has no filter");
+                }
+            }
+            Action::Back => {
+                if self
+                    .current()
+                    .list_ref()
+                    .is_some_and(|l| !l.filter.text.is_empty())
+                {
+                    self.with_list(|l| l.filter.text.clear());
+                } else if self.stack.pop().is_some() {
+                    self.refresh_all();
+                }
+            }
+            Action::Enter => {
+                let open = self.current().enter(self.shown(), self.queue.as_deref());
+                if let Some(open) = open {
+                    self.open(open);
+                }
+            }
+            Action::Up => self.with_nav(|l| l.move_by(-1)),
+            Action::Down => self.with_nav(|l| l.move_by(1)),
+            Action::PageUp => self.with_nav(|l| l.page(false)),
+            Action::PageDown => self.with_nav(|l| l.page(true)),
+            Action::Top => self.with_nav(|l| l.top()),
+            Action::Bottom => self.with_nav(|l| l.bottom()),
+            Action::SortNext | Action::SortReverse => {
+                let columns = self.current().sort_columns();
+                if columns.is_empty() {
+                    self.flash_error("this screen has a fixed order");
+                    return;
+                }
+                self.with_list(|l| {
+                    if action == Action::SortNext {
+                        l.sort_next(columns.len());
+                    } else {
+                        l.sort_reverse();
+                    }
+                });
+            }
+            Action::NextPane => {
+                let (ctx, screen) = self.split();
+                let effects = screen.on_action(action, &ctx);
+                self.effects.extend(effects);
+            }
+            Action::Overview => self.switch_root(Kind::Overview),
+            Action::Jobs => self.switch_root(Kind::Jobs),
+            Action::Preemptions => self.switch_root(Kind::Preemptions),
+            Action::Scorecard => self.switch_root(Kind::Scorecard),
+            Action::NextQueue => {
+                let names: Vec<String> = self.shown().queues().iter().map(|q| q.key()).collect();
+                match names.as_slice() {
+                    [] => self.flash_error("no queue yet"),
+                    [only] => self.flash_info(format!(
+                        "only one queue: {} (--queue or `queues` in config.toml adds more)",
+                        clean(only)
+                    )),
+                    _ => {
+                        let at = self
+                            .queue
+                            .as_ref()
+                            .and_then(|q| names.iter().position(|n| n == q))
+                            .unwrap_or(0);
+                        self.switch_queue(names[(at + 1) % names.len()].clone());
+                    }
+                }
+            }
+            Action::NextTheme => {
+                let names: Vec<&str> = theme::built_in_names().collect();
+                let at = names
+                    .iter()
+                    .position(|n| *n == self.theme.name)
+                    .map_or(0, |i| i + 1);
+                self.set_theme(names[at % names.len()]);
+            }
+            Action::Priority => self.open_priority_dialog(),
+            Action::Older => {
+                let live_taken = self.live_taken();
+                let history = self.history();
+                let r = self.travel.older(live_taken, history);
+                self.after_travel(r);
+            }
+            Action::Newer => {
+                let r = self.travel.newer(self.history());
+                self.after_travel(r);
+            }
+            Action::Live => self.go_live("live data"),
+            Action::Confirm | Action::Cancel | Action::NextField | Action::PrevField => {}
+        }
+    }
+
+    fn open_priority_dialog(&mut self) {
+        if self.status.read_only {
+            return self.flash_error(
+                "read-only mode: priority changes are disabled (--read-only or read_only = true)",
+            );
+        }
+        if let Some(why) = &self.status.config_broken {
+            return self.flash_error(format!(
+                "priority changes are refused until the config file is fixed (a broken file never \
+                 loosens policy): {why}"
+            ));
+        }
+        if self.travel.past().is_some() {
+            return self.flash_error(format!(
+                "you are looking at the past: {} returns to live data, where priorities can change",
+                self.keymap.first_key(Action::Live)
+            ));
+        }
+        let Some((queue, id)) = self
+            .current()
+            .selected_job(&self.data, self.queue.as_deref())
+        else {
+            return self.flash_error("select a job first (Jobs, a share's queue or a job)");
+        };
+        let Some(job) = self.data.job(Some(&queue), &id) else {
+            return self.flash_error("that job is no longer in the data");
+        };
+        if job.job.status.is_terminal() {
+            return self.flash_error(format!(
+                "{} has already finished ({}): its priority cannot change",
+                clean(&job.job.name),
+                job.job.status.as_str()
+            ));
+        }
+        self.dialog = Some(PriorityDialog::new(&queue, job, self.priority_policy));
+    }
+}

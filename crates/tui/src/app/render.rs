@@ -1,0 +1,154 @@
+//! Drawing the whole console from `&App`: the status bar, the current screen, help or the
+//! priority dialog over it, and the footer.
+
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Constraint, Layout};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::{App, MIN_HEIGHT, MIN_WIDTH};
+use crate::keymap::{Action, Mode};
+use crate::screen::{DrawCtx, Kind};
+use crate::status_bar::{self, PastMark};
+use crate::theme::Role;
+use crate::{footer, help, messages};
+
+impl App {
+    /// Draws the whole console.
+    pub fn draw(&mut self, frame: &mut Frame) {
+        self.shown_age = self.age_seconds();
+        self.dirty = false;
+        self.render(frame);
+        self.theme.paint_background(frame.buffer_mut());
+    }
+
+    /// Whether the current screen does something with `action` (its footer hint shows only
+    /// then).
+    fn offers(&self, action: Action) -> bool {
+        let screen = self.current();
+        let queue = self.queue.as_deref();
+        match action {
+            Action::FilterMode => screen.list_ref().is_some(),
+            Action::SortNext | Action::SortReverse => !screen.sort_columns().is_empty(),
+            Action::Enter => screen.enter(self.shown(), queue).is_some(),
+            Action::Back => {
+                !self.stack.is_empty()
+                    || screen.list_ref().is_some_and(|l| !l.filter.text.is_empty())
+            }
+            Action::Priority => {
+                !self.status.read_only
+                    && self.status.config_broken.is_none()
+                    && self.travel.past().is_none()
+                    && screen.selected_job(&self.data, queue).is_some()
+            }
+            Action::NextPane => matches!(screen.kind(), Kind::Share | Kind::Preemptions),
+            Action::NextQueue => self.shown().queues().len() > 1,
+            Action::Older | Action::Newer | Action::Live => self.history(),
+            _ => true,
+        }
+    }
+
+    /// Rendering proper, from `&self`.
+    pub fn render(&self, frame: &mut Frame) {
+        let area = frame.area();
+        let theme = &self.theme;
+        if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+            let text = vec![
+                Line::from(Span::styled(
+                    "terminal too small",
+                    theme.style(Role::Critical),
+                )),
+                Line::from(format!(
+                    "{}×{}, need {MIN_WIDTH}×{MIN_HEIGHT}",
+                    area.width, area.height
+                )),
+                Line::from(Span::styled(
+                    format!("{} quits", self.keymap.first_key(Action::Quit)),
+                    theme.style(Role::Muted),
+                )),
+            ];
+            let top = area.height.saturating_sub(3) / 2;
+            let [_, mid, _] = Layout::vertical([
+                Constraint::Length(top),
+                Constraint::Length(3),
+                Constraint::Fill(1),
+            ])
+            .areas(area);
+            frame.render_widget(
+                Paragraph::new(text)
+                    .alignment(Alignment::Center)
+                    .wrap(Wrap { trim: true }),
+                mid,
+            );
+            return;
+        }
+        let [status, body, foot] = Layout::vertical([
+            Constraint::Length(2),
+            Constraint::Fill(1),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        let past_mark = self.travel.past().map(|p| PastMark {
+            taken_at: p.taken_at(),
+            data_at: p.data_at(self.queue.as_deref()),
+            position: p.position,
+            total: p.total,
+            older: self.keymap.first_key(Action::Older),
+            newer: self.keymap.first_key(Action::Newer),
+            live: self.keymap.first_key(Action::Live),
+        });
+        status_bar::draw(
+            frame,
+            status,
+            &self.data,
+            self.shown(),
+            past_mark.as_ref(),
+            self.queue.as_deref(),
+            &self.status,
+            (self.clock)(),
+            theme,
+        );
+        // The past is drawn inside borders of its own role, so no screen of it passes for live.
+        let past_theme;
+        // Stale live data (its refresh failed) likewise, in the warning colour.
+        let theme = if self.travel.past().is_some() {
+            past_theme = theme.with_past_borders();
+            &past_theme
+        } else if status_bar::stale(&self.data, self.queue.as_deref()).is_some() {
+            past_theme = theme.with_stale_borders();
+            &past_theme
+        } else {
+            theme
+        };
+        let ctx = DrawCtx {
+            data: self.shown(),
+            queue: self.queue.as_deref(),
+            theme,
+        };
+        self.current().draw(frame, body, &ctx);
+        if self.help {
+            help::draw(frame, body, &self.keymap, &self.help_scroll, theme);
+        }
+        if self.messages_open {
+            let close = self.keymap.first_key(Action::Back);
+            messages::draw(frame, body, &self.messages, &close, theme);
+        }
+        if let Some(d) = &self.dialog {
+            d.draw(frame, body, &self.keymap, theme);
+        }
+        footer::draw(
+            frame,
+            foot,
+            &self.input,
+            self.flash.as_ref(),
+            &self.keymap,
+            if self.dialog.is_some() {
+                Mode::Dialog
+            } else {
+                Mode::Normal
+            },
+            &|action| self.offers(action),
+            theme,
+        );
+    }
+}

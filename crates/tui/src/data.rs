@@ -1,0 +1,288 @@
+//! What the console knows: the latest snapshot, what analysis derives from it (computed once per
+//! snapshot, not per frame), and the usage history behind the sparklines.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use quotatop_analysis::{
+    self as analysis, Attention, LoopRule, PreemptionFacts, QueuedJob, RecordedPreemptions,
+    ShareBadges, SharePreemptions, ShareUsage,
+};
+use quotatop_model::{QueueSnapshot, Snapshot, TrackedJob};
+
+/// Samples kept per share and instance type (one per snapshot).
+pub const HISTORY_LEN: usize = 120;
+
+/// Analysis results for one queue.
+#[derive(Debug, Clone, Default)]
+pub struct QueueView {
+    pub usage: Vec<ShareUsage>,
+    pub dispatch: Vec<QueuedJob>,
+    /// The API's preemption facts, widened by the journal's record when there is one.
+    pub preemptions: Vec<PreemptionFacts>,
+    /// `preemptions` includes the journal's history.
+    pub with_history: bool,
+    pub share_preemptions: BTreeMap<String, SharePreemptions>,
+    /// RUNNABLE jobs per share.
+    pub runnable: BTreeMap<String, usize>,
+    /// Job id → index in the queue snapshot's `jobs`.
+    pub job_index: JobIndex,
+    /// What needs attention, most urgent first.
+    pub attention: Vec<Attention>,
+    /// Per share (only shares with a badge).
+    pub badges: BTreeMap<String, ShareBadges>,
+}
+
+impl QueueView {
+    fn derive(
+        q: &QueueSnapshot,
+        rule: &LoopRule,
+        recorded: Option<&Vec<RecordedPreemptions>>,
+    ) -> Self {
+        let dispatch = analysis::dispatch_order(q);
+        let api = analysis::preemptions(q, rule);
+        let preemptions = match recorded {
+            Some(r) => analysis::with_history(&api, r, rule, analysis::now_of(q)),
+            None => api,
+        };
+        let mut runnable = BTreeMap::new();
+        for j in &dispatch {
+            *runnable.entry(j.share.clone()).or_insert(0) += 1;
+        }
+        let usage = analysis::share_usage(q);
+        let attention = analysis::attention(q, &usage, &dispatch, &preemptions);
+        let badges = analysis::share_badges(&usage, &attention);
+        Self {
+            usage,
+            attention,
+            badges,
+            preemptions,
+            with_history: recorded.is_some(),
+            share_preemptions: analysis::share_preemptions(q, rule),
+            runnable,
+            job_index: JobIndex::of(&q.jobs),
+            dispatch,
+        }
+    }
+}
+
+/// Job id → index in a queue snapshot's `jobs`: the indexes sorted by id, 4 bytes a job (a map
+/// from ids held a copy of every id, about 100 bytes a job with its table).
+#[derive(Debug, Clone, Default)]
+pub struct JobIndex(Vec<u32>);
+
+impl JobIndex {
+    pub fn of(jobs: &[TrackedJob]) -> Self {
+        let mut v: Vec<u32> = (0..jobs.len())
+            .filter_map(|i| u32::try_from(i).ok())
+            .collect();
+        // Stable: of jobs sharing an id (never, from one poller) the last one is found, as a
+        // map filled in order would keep it.
+        v.sort_by(|&a, &b| Self::id(jobs, a).cmp(Self::id(jobs, b)));
+        Self(v)
+    }
+
+    fn id(jobs: &[TrackedJob], i: u32) -> &str {
+        jobs.get(i as usize).map_or("", |j| j.job.id.as_str())
+    }
+
+    /// The index in `jobs` (the slice this index was built from) of the job `id`.
+    pub fn get(&self, jobs: &[TrackedJob], id: &str) -> Option<usize> {
+        let end = self.0.partition_point(|&i| Self::id(jobs, i) <= id);
+        let i = *self.0.get(end.checked_sub(1)?)?;
+        (Self::id(jobs, i) == id).then_some(i as usize)
+    }
+}
+
+/// The data side of the console state.
+#[derive(Debug, Default)]
+pub struct Data {
+    pub snapshot: Option<Snapshot>,
+    /// Parallel to `snapshot.queues`.
+    pub views: Vec<QueueView>,
+    /// (queue, share, instance type) → instances used, oldest first.
+    pub history: HashMap<(String, String, String), VecDeque<u32>>,
+    /// The poller stopped (its channel closed).
+    pub source_closed: bool,
+    pub loop_rule: LoopRule,
+    /// The journal's preemption record per queue (when it has been read).
+    pub recorded: HashMap<String, Vec<RecordedPreemptions>>,
+}
+
+impl Data {
+    pub fn new(loop_rule: LoopRule) -> Self {
+        Self {
+            loop_rule,
+            ..Self::default()
+        }
+    }
+
+    pub fn apply(&mut self, snapshot: Snapshot) {
+        // A merged snapshot (`[[sources]]`) comes after any source's refresh: a queue whose
+        // source did not refresh since adds no sample, so each sparkline is its own source's
+        // pace.
+        let unchanged: Vec<bool> = {
+            let previous = self.snapshot.as_ref();
+            snapshot
+                .queues
+                .iter()
+                .map(|q| {
+                    q.source.is_some()
+                        && previous.is_some_and(|p| {
+                            p.queues
+                                .iter()
+                                .any(|o| o.key() == q.key() && o.refreshed_at == q.refreshed_at)
+                        })
+                })
+                .collect()
+        };
+        // The previous snapshot and its analysis go before the new analysis is derived, so
+        // the console never holds two of them at once (at 50,000 jobs each is tens of MB).
+        self.snapshot = None;
+        self.views = Vec::new();
+        self.views = snapshot
+            .queues
+            .iter()
+            .map(|q| QueueView::derive(q, &self.loop_rule, self.recorded.get(&q.key())))
+            .collect();
+        for ((q, v), unchanged) in snapshot.queues.iter().zip(&self.views).zip(unchanged) {
+            if unchanged {
+                continue;
+            }
+            for u in &v.usage {
+                let h = self
+                    .history
+                    .entry((q.key(), u.share.clone(), u.instance_type.clone()))
+                    .or_default();
+                if h.len() == HISTORY_LEN {
+                    h.pop_front();
+                }
+                h.push_back(u.used);
+            }
+        }
+        self.snapshot = Some(snapshot);
+    }
+
+    /// A recorded snapshot for time travel: its analysis, the journal's preemption record as
+    /// far as it goes then, and sparklines from the usage samples before it (never the live
+    /// session's).
+    pub fn past(
+        snapshot: Snapshot,
+        loop_rule: LoopRule,
+        recorded: HashMap<String, Vec<RecordedPreemptions>>,
+        usage: impl IntoIterator<Item = ((String, String, String), Vec<u32>)>,
+    ) -> Self {
+        let mut d = Self {
+            loop_rule,
+            recorded,
+            ..Self::default()
+        };
+        d.apply(snapshot);
+        d.history = usage
+            .into_iter()
+            .map(|(k, mut v)| {
+                if v.len() > HISTORY_LEN {
+                    v.drain(..v.len() - HISTORY_LEN);
+                }
+                (k, v.into())
+            })
+            .collect();
+        d
+    }
+
+    /// Replaces the journal's preemption record of `queue` and re-derives its view.
+    pub fn set_recorded(&mut self, queue: &str, recorded: Vec<RecordedPreemptions>) {
+        self.recorded.insert(queue.to_string(), recorded);
+        if let Some(s) = &self.snapshot {
+            for (q, v) in s.queues.iter().zip(self.views.iter_mut()) {
+                if q.key() == queue {
+                    *v = QueueView::derive(q, &self.loop_rule, self.recorded.get(queue));
+                }
+            }
+        }
+    }
+
+    pub fn queues(&self) -> &[QueueSnapshot] {
+        self.snapshot.as_ref().map_or(&[], |s| s.queues.as_slice())
+    }
+
+    /// The queue of key `name` ([`quotatop_model::queue_key`]; else the first queue of that
+    /// name), or the first one, with its analysis.
+    pub fn queue(&self, name: Option<&str>) -> Option<(&QueueSnapshot, &QueueView)> {
+        let queues = self.queues();
+        let i = name
+            .and_then(|n| {
+                (queues.iter().position(|q| q.key() == n))
+                    .or_else(|| queues.iter().position(|q| q.name == n))
+            })
+            .or(if queues.is_empty() { None } else { Some(0) })?;
+        Some((queues.get(i)?, self.views.get(i)?))
+    }
+
+    pub fn job<'a>(&'a self, queue: Option<&str>, id: &str) -> Option<&'a TrackedJob> {
+        let (q, v) = self.queue(queue)?;
+        v.job_index.get(&q.jobs, id).and_then(|i| q.jobs.get(i))
+    }
+
+    pub fn history(&self, queue: &str, share: &str, ty: &str) -> Option<&VecDeque<u32>> {
+        self.history
+            .get(&(queue.to_string(), share.to_string(), ty.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quotatop_analysis::fixture;
+    use quotatop_model::{Fleet, SharingConfig, Source};
+
+    /// The index finds every job at its position, the last of jobs sharing an id, and nothing
+    /// for an unknown id.
+    #[test]
+    fn job_index_finds_each_job_by_id() {
+        let ty = "ml.g5.12xlarge";
+        let job =
+            |name: &str| fixture::job(name, "a", ty, 1, quotatop_model::JobStatus::Runnable, 1, 0);
+        let jobs = vec![job("c"), job("a"), job("b"), job("a"), job("d")];
+        let index = JobIndex::of(&jobs);
+        for (id, at) in [("id-c", 0), ("id-a", 3), ("id-b", 2), ("id-d", 4)] {
+            assert_eq!(index.get(&jobs, id), Some(at), "{id}");
+        }
+        for id in ["", "id-", "id-aa", "id-e", "zz"] {
+            assert_eq!(index.get(&jobs, id), None, "{id}");
+        }
+        assert_eq!(JobIndex::of(&[]).get(&[], "id-a"), None);
+    }
+
+    /// With sources, a merged snapshot after one source's refresh adds a sparkline sample to
+    /// that source's queues only.
+    #[test]
+    fn each_sources_sparkline_advances_with_its_own_refreshes() {
+        let queue = |at: i64| {
+            let mut q =
+                analysis::fixture::queue(&[("a", "ml.g5.12xlarge", 2, SharingConfig::lend())]);
+            q.refreshed_at = Some(at);
+            Snapshot {
+                taken_at: at,
+                queues: vec![q],
+                ..Snapshot::default()
+            }
+        };
+        let mut fleet = Fleet::new(vec![
+            ("us".into(), Source::default()),
+            ("eu".into(), Source::default()),
+        ]);
+        let mut data = Data::default();
+        data.apply(fleet.update(0, queue(1_000)));
+        data.apply(fleet.update(1, queue(1_100)));
+        data.apply(fleet.update(0, queue(2_000)));
+        let samples = |key: &str| {
+            data.history
+                .iter()
+                .filter(|((q, _, _), _)| q == key)
+                .map(|(_, h)| h.len())
+                .max()
+        };
+        assert_eq!(samples("q@us"), Some(2));
+        assert_eq!(samples("q@eu"), Some(1));
+    }
+}

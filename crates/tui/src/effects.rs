@@ -1,0 +1,242 @@
+//! What the app asks the outside world to do, and the traits of the services that do it. The
+//! app never calls the network or the disk from a key handler: it queues an [`Effect`]; the
+//! event loop hands it to a service in a spawned task, and the result comes back as a message.
+//! The services themselves (the journal, the audit log, the API) are built outside the console
+//! (`quotatop::services`) and injected through [`Services`].
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use super::scorecard::ScorecardResult;
+use quotatop_analysis::RecordedPreemptions;
+use quotatop_analysis::preview::Preview;
+use quotatop_model::{Millis, Snapshot};
+
+/// Why history (time travel, the preemption record, the scorecard) gave no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HistoryError {
+    /// The console keeps no journal (or there is no history service).
+    #[error("no history: this console keeps no journal (--no-journal, or it could not be opened)")]
+    NoHistory,
+    /// The journal has not observed this queue yet.
+    #[error("no history of queue {0} yet")]
+    NoQueue(String),
+    /// The journal could not be read (the reason).
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// How an attempted change ended at the API (each one is in the audit log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChangeOutcome {
+    Succeeded {
+        request_id: Option<String>,
+    },
+    /// The API refused it (its error).
+    Failed {
+        error: String,
+    },
+    /// Decided later from the job's priority (the verdict, in words).
+    Reconciled {
+        verdict: String,
+    },
+}
+
+/// Why a change could not be attempted at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChangeError {
+    #[error("this console has no API connection to change it")]
+    NoApi,
+    /// Refused before the API was called (read-only, the audit log, a stale preview: the
+    /// reason).
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// A confirmed priority change, as the dialog emits it.
+#[derive(Debug, Clone)]
+pub struct ChangeRequest {
+    pub queue: String,
+    pub justification: String,
+    pub change_record: Option<String>,
+    pub preview: Preview,
+}
+
+/// How a change ended: the API's outcome (success or its error, both audited), or why it could
+/// not be made at all.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangeResult {
+    pub job_id: String,
+    pub job_name: String,
+    pub new_priority: u32,
+    pub result: Result<ChangeOutcome, ChangeError>,
+    /// Something went wrong after the change was made (tagging the job failed).
+    pub warning: Option<String>,
+    /// Where the change was recorded (the audit log's path), when it was.
+    pub audit_log: Option<String>,
+}
+
+/// Something for the event loop to start.
+#[derive(Debug, Clone)]
+pub enum Effect {
+    ApplyChange(Box<ChangeRequest>),
+    /// Ask the poller for a refresh now.
+    RefreshNow,
+    /// Compute the scorecard of this queue from the journal; `as_of`: the window ends at this
+    /// service time (time travel) instead of the last observation.
+    ComputeScorecard {
+        queue: String,
+        as_of: Option<Millis>,
+    },
+    /// Load a recorded snapshot (time travel).
+    Travel(TravelTo),
+    /// Load the journal's preemption history of this queue.
+    LoadPreemptions {
+        queue: String,
+    },
+    /// Find the last audited change of a quota share's configuration (the Share screen).
+    LoadShareChange {
+        queue: String,
+        share: String,
+    },
+}
+
+/// The answer of an [`Effect`], as it comes back to the app (and from there to the screen that
+/// asked).
+#[derive(Debug, Clone, PartialEq)]
+pub enum EffectResult {
+    Change(Box<ChangeResult>),
+    /// A scorecard, and the service time its window was asked to end at (`None`: the latest
+    /// observation).
+    Scorecard(Box<ScorecardResult>, Option<Millis>),
+    Travel(Box<TravelResult>),
+    Preemptions(Box<PreemptionHistory>),
+    ShareChange(Box<ShareChangeResult>),
+}
+
+/// The last audited change of a share's configuration (`quotatop shares apply`), as the Share
+/// screen shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastShareChange {
+    /// The intent's time (RFC 3339).
+    pub time: String,
+    /// `user@host`.
+    pub operator: String,
+    /// The API call, e.g. `UpdateQuotaShare`.
+    pub call: String,
+    /// What changed, e.g. `borrowLimit: 200% -> 100%`.
+    pub detail: String,
+    /// `succeeded`, `failed: …`, `outcome unknown`.
+    pub outcome: String,
+    pub change_record: Option<String>,
+    pub justification: String,
+}
+
+/// The answer of [`Effect::LoadShareChange`]: `Ok(None)` when the audit log has none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShareChangeResult {
+    pub queue: String,
+    pub share: String,
+    pub result: Result<Option<LastShareChange>, String>,
+}
+
+/// Reads the audit log for a share's last configuration change; blocking (it reads a file).
+pub trait ShareChangeReader: Send + Sync {
+    fn last_change(&self, queue: &str, share: &str) -> Result<Option<LastShareChange>, String>;
+}
+
+/// Where time travel goes, by the local clock the snapshots were stored under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TravelTo {
+    /// The newest stored snapshot taken before this time.
+    Older(Millis),
+    /// The oldest stored snapshot taken after this time.
+    Newer(Millis),
+    /// The snapshot in force at this local time (else the oldest one kept).
+    At(Millis),
+    /// The snapshot whose data is as of this service time, the clock the data's own timestamps
+    /// and the PAST badge use (else the oldest one kept).
+    AtData(Millis),
+}
+
+/// A recorded snapshot, where it stands among the stored ones, and the usage samples before
+/// it (a past view's sparklines: (queue, share, instance type) → instances used, oldest first).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PastFrame {
+    pub snapshot: Snapshot,
+    /// 1-based position among the stored snapshots, and how many there are.
+    pub position: usize,
+    pub total: usize,
+    pub usage: BTreeMap<(String, String, String), Vec<u32>>,
+}
+
+/// The answer of a [`TravelTo`]: a frame, `None` when there is nothing further that way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TravelResult {
+    pub to: TravelTo,
+    pub result: Result<Option<Box<PastFrame>>, HistoryError>,
+}
+
+/// The journal's preemption history of a queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreemptionHistory {
+    pub queue: String,
+    pub result: Result<Vec<RecordedPreemptions>, HistoryError>,
+}
+
+/// Reads history: time travel's snapshots and the Preemptions screen's record. Blocking
+/// (a database), so the event loop calls it in `spawn_blocking`.
+pub trait HistoryReader: Send + Sync {
+    fn travel(&self, to: TravelTo) -> TravelResult;
+    fn preemptions(&self, queue: &str) -> PreemptionHistory;
+}
+
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// Runs confirmed priority changes (the Batch client with the audit log in the console, a fake
+/// in tests).
+pub trait ChangeRunner: Send + Sync {
+    fn apply(&self, req: ChangeRequest) -> BoxFuture<ChangeResult>;
+}
+
+/// The services the event loop runs effects with; `None`: not available (the app says so).
+#[derive(Default)]
+pub struct Services {
+    pub changes: Option<Arc<dyn ChangeRunner>>,
+    /// Asks the poller to refresh now.
+    pub refresh: Option<Box<dyn Fn() + Send>>,
+    /// Computes a queue's scorecard; blocking (it reads the journal), so the event loop runs it
+    /// in `spawn_blocking`. `None`: no history (the screen says so).
+    pub scorecard: Option<ScorecardFn>,
+    /// Time travel and the Preemptions screen's history; `None`: no history.
+    pub history: Option<Arc<dyn HistoryReader>>,
+    /// Why the journal stopped recording, if it did (asked after each snapshot and tick, so
+    /// the status bar follows a journal that breaks mid-session).
+    pub journal_state: Option<JournalStateFn>,
+    /// The last audited change of a share's configuration; `None`: no audit log.
+    pub share_changes: Option<Arc<dyn ShareChangeReader>>,
+}
+
+/// See [`Services::journal_state`].
+pub type JournalStateFn = Arc<dyn Fn() -> Option<String> + Send + Sync>;
+
+/// Computes scorecards: of `queue`, over the window ending at service time `as_of` (`None`: the
+/// queue's last observation). Blocking (it reads the journal), so the event loop calls it in
+/// `spawn_blocking`. Any such closure is one.
+pub trait ScorecardService: Send + Sync {
+    fn compute(&self, queue: &str, as_of: Option<Millis>) -> ScorecardResult;
+}
+
+impl<F> ScorecardService for F
+where
+    F: Fn(&str, Option<Millis>) -> ScorecardResult + Send + Sync,
+{
+    fn compute(&self, queue: &str, as_of: Option<Millis>) -> ScorecardResult {
+        self(queue, as_of)
+    }
+}
+
+/// See [`Services::scorecard`].
+pub type ScorecardFn = Arc<dyn ScorecardService>;

@@ -1,0 +1,167 @@
+//! The console's one loop: a `tokio::select!` over terminal events, snapshots from the poller and
+//! a tick. It never waits on the network (the poller is another task) and draws only when
+//! something changed. Generic over the backend and the event source, so tests drive it with
+//! `TestBackend` and scripted keys.
+
+use std::io;
+use std::time::Duration;
+
+use crossterm::event::{Event, KeyEventKind};
+use futures_util::{Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use tokio::sync::mpsc;
+
+use super::TuiError;
+use super::app::{App, Msg};
+use super::effects::Services;
+use super::runner::Runner;
+use quotatop_model::Snapshot;
+
+/// Ticks drive only the "updated N s ago" text (a redraw happens when it changes).
+pub const TICK: Duration = Duration::from_millis(1000);
+
+/// Turns a terminal event into a message: key presses only (not repeats' releases), resizes.
+pub fn message(event: Event) -> Option<Msg> {
+    match event {
+        Event::Key(k) if k.kind == KeyEventKind::Press => Some(Msg::Key(k)),
+        Event::Resize(_, _) => Some(Msg::Resize),
+        _ => None,
+    }
+}
+
+/// Runs until the user quits or the event stream ends, without services (no changes can be
+/// applied; the app says so).
+pub async fn run<B, E>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    events: E,
+    snapshots: mpsc::Receiver<Snapshot>,
+    tick: Duration,
+) -> Result<(), TuiError>
+where
+    B: Backend,
+    E: Stream<Item = io::Result<Event>> + Unpin,
+{
+    run_with(terminal, app, events, snapshots, tick, Services::default()).await
+}
+
+/// Runs until the user quits, or the event stream ends and the background work it started is
+/// done. Effects the app asks for run in the [`Runner`]'s tasks; their results come back as
+/// messages.
+pub async fn run_with<B, E>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    events: E,
+    snapshots: mpsc::Receiver<Snapshot>,
+    tick: Duration,
+    services: Services,
+) -> Result<(), TuiError>
+where
+    B: Backend,
+    E: Stream<Item = io::Result<Event>> + Unpin,
+{
+    run_observed(terminal, app, events, snapshots, tick, services, None).await
+}
+
+/// [`run_with`], telling `settled` each time the loop has handled a message and no background
+/// work is in flight: a driver (a test) that waits for it after each key knows the key and
+/// everything it started are done, without guessing with sleeps.
+pub async fn run_observed<B, E>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    mut events: E,
+    mut snapshots: mpsc::Receiver<Snapshot>,
+    tick: Duration,
+    services: Services,
+    settled: Option<mpsc::UnboundedSender<()>>,
+) -> Result<(), TuiError>
+where
+    B: Backend,
+    E: Stream<Item = io::Result<Event>> + Unpin,
+{
+    let mut ticker = tokio::time::interval(tick);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut source_open = true;
+    let mut events_open = true;
+    let mut runner = Runner::new(services);
+    loop {
+        if app.is_dirty() {
+            terminal.draw(|f| app.draw(f))?;
+        }
+        if app.should_quit() || (!events_open && runner.is_idle()) {
+            return Ok(());
+        }
+        // Here every message so far is handled (and drawn); with nothing in flight, the loop
+        // is about to wait for the next one.
+        if runner.is_idle()
+            && let Some(tx) = &settled
+        {
+            let _ = tx.send(());
+        }
+        // Biased: a snapshot already waiting is applied before the keys that follow it, so a
+        // key acts on the data that was on screen when it was pressed.
+        let msg = tokio::select! {
+            biased;
+            snap = snapshots.recv(), if source_open => match snap {
+                Some(s) => Msg::Snapshot(Box::new(s)),
+                None => {
+                    source_open = false;
+                    Msg::SourceClosed
+                }
+            },
+            done = runner.next(), if !runner.is_idle() => match done {
+                Some(m) => m,
+                // Every task left was superseded.
+                None => continue,
+            },
+            event = events.next(), if events_open => match event {
+                Some(Ok(e)) => match message(e) {
+                    Some(m) => m,
+                    None => continue,
+                },
+                Some(Err(e)) => return Err(TuiError::Io(e)),
+                None => {
+                    events_open = false;
+                    continue;
+                }
+            },
+            _ = ticker.tick() => Msg::Tick,
+        };
+        let check_journal = matches!(msg, Msg::Snapshot(_) | Msg::Tick);
+        app.update(msg);
+        if check_journal && let Some(state) = runner.journal_change() {
+            app.update(Msg::JournalState(state));
+        }
+        // An effect no service can run is answered at once, and that answer may ask for more.
+        let mut effects = app.take_effects();
+        while !effects.is_empty() {
+            for effect in effects {
+                if let Some(answer) = runner.start(effect) {
+                    app.update(answer);
+                }
+            }
+            effects = app.take_effects();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::{KeyCode, KeyEvent, KeyEventState, KeyModifiers};
+
+    #[test]
+    fn only_key_presses_and_resizes_become_messages() {
+        let press = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE);
+        let release = KeyEvent {
+            kind: KeyEventKind::Release,
+            state: KeyEventState::NONE,
+            ..press
+        };
+        assert!(matches!(message(Event::Key(press)), Some(Msg::Key(_))));
+        assert!(message(Event::Key(release)).is_none());
+        assert!(matches!(message(Event::Resize(80, 24)), Some(Msg::Resize)));
+        assert!(message(Event::FocusGained).is_none());
+    }
+}

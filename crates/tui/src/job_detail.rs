@@ -1,0 +1,340 @@
+//! Job detail: everything DescribeServiceJob returned for one job, its attempts, and its
+//! preemption history. Scrolls with the movement keys.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use std::cell::RefCell;
+
+use super::data::Data;
+use super::jobs::status_style;
+use super::list::ListState;
+use super::screen::{self, DrawCtx, Kind, Screen};
+use super::text::{clean, date_time, duration, hours};
+use super::theme::{Role, Theme};
+use quotatop_model::Millis;
+
+#[derive(Debug)]
+pub struct JobDetail {
+    queue: String,
+    id: String,
+    /// Rows are the text lines; the selection is the top line shown.
+    scroll: ListState,
+    /// "Why it waits" of the snapshot it was worked out for (`taken_at`, `sequence`): the
+    /// engine's pass over the whole queue, run once per snapshot, not on every redraw.
+    why: RefCell<Option<WhyCache>>,
+}
+
+/// The lines of `analysis::why` for one snapshot.
+#[derive(Debug)]
+struct WhyCache {
+    snapshot: (Millis, u64),
+    lines: Option<Vec<String>>,
+    /// Where the job is in the view's `dispatch` (a function of the snapshot alone), so a
+    /// frame does not search tens of thousands of queued jobs.
+    dispatch: Option<usize>,
+}
+
+impl JobDetail {
+    pub fn new(queue: String, id: String) -> Self {
+        Self {
+            queue,
+            id,
+            scroll: ListState::text_pane(0),
+            why: RefCell::new(None),
+        }
+    }
+
+    fn lines(&self, data: &Data, theme: &Theme) -> Vec<Line<'static>> {
+        let Some((q, v)) = data
+            .queue(Some(&self.queue))
+            .filter(|(q, _)| q.key() == self.queue)
+        else {
+            return vec![Line::from(format!("queue {} is gone", clean(&self.queue)))];
+        };
+        let Some(t) = v
+            .job_index
+            .get(&q.jobs, &self.id)
+            .and_then(|i| q.jobs.get(i))
+        else {
+            return vec![Line::from(Span::styled(
+                format!(
+                    "job {} is not in the data shown (finished and gone, or, in the past, not yet submitted)",
+                    clean(&self.id)
+                ),
+                theme.style(Role::Warning),
+            ))];
+        };
+        let j = &t.job;
+        let muted = theme.style(Role::Muted);
+        let field = |k: &str, v: Span<'static>| {
+            Line::from(vec![Span::styled(format!("{k:<22}"), muted), v])
+        };
+        let text = |k: &str, v: String| field(k, Span::raw(v));
+        let time = |k: &str, at: Option<Millis>| text(k, date_time(at));
+        // The service's clock minus this machine's, at the last refresh.
+        let to_data_clock = match (q.server_time, q.refreshed_at) {
+            (Some(s), Some(l)) => s - l,
+            _ => 0,
+        };
+        let mut out = vec![
+            text("name", clean(&j.name).into_owned()),
+            text("job id", clean(&j.id).into_owned()),
+            text("job arn", clean(&t.arn).into_owned()),
+            text("queue", clean(&q.key()).into_owned()),
+            text("quota share", clean(&j.share).into_owned()),
+            field(
+                "status",
+                Span::styled(j.status.as_str(), status_style(j.status, theme)),
+            ),
+            field(
+                "status reason",
+                Span::styled(
+                    clean(j.status_reason.as_deref().unwrap_or("-")).into_owned(),
+                    theme.style(Role::Warning),
+                ),
+            ),
+            text(
+                "scheduling priority",
+                if t.described_at.is_some() {
+                    j.priority.to_string()
+                } else {
+                    "not described yet".into()
+                },
+            ),
+            text(
+                "instances",
+                format!("{} × {}", j.instance_count, j.instance_type),
+            ),
+            time("created", Some(j.created_at)),
+            time("scheduled", j.scheduled_at),
+            time("started", j.started_at),
+            time("stopped", j.stopped_at),
+            text(
+                "preemption retries",
+                j.preemption_retries.map_or_else(
+                    || "unbounded (requeued forever)".to_string(),
+                    |n| n.to_string(),
+                ),
+            ),
+            text(
+                "terminated by user",
+                if j.is_terminated { "yes" } else { "no" }.to_string(),
+            ),
+            // One clock per screen: this machine's times moved onto the service's.
+            time("described", t.described_at.map(|l| l + to_data_clock)),
+            time("listed", Some(t.listed_at + to_data_clock)),
+            text("times", "UTC, on the service's clock".to_string()),
+        ];
+        // "Why is this job not running?" first, under its name.
+        let key = data
+            .snapshot
+            .as_ref()
+            .map_or((0, 0), |s| (s.taken_at, s.sequence));
+        let mut cache = self.why.borrow_mut();
+        if cache.as_ref().is_none_or(|c| c.snapshot != key) {
+            *cache = Some(WhyCache {
+                snapshot: key,
+                lines: quotatop_analysis::why(q, &j.id).map(|w| w.lines()),
+                dispatch: v.dispatch.iter().position(|d| d.job_id == j.id),
+            });
+        }
+        let why = cache.as_ref().and_then(|c| c.lines.as_deref());
+        out.splice(1..1, why_it_waits(why, theme));
+        let position = cache
+            .as_ref()
+            .and_then(|c| c.dispatch)
+            .and_then(|i| v.dispatch.get(i))
+            .filter(|d| d.job_id == j.id);
+        drop(cache);
+        if let Some(pos) = position {
+            out.push(text(
+                "queue position",
+                format!(
+                    "{} in queue, {} in share, waiting {}",
+                    pos.queue_position,
+                    pos.share_position,
+                    duration(pos.waiting_ms)
+                ),
+            ));
+        }
+        out.push(Line::from(""));
+        let facts = v.preemptions.iter().find(|f| f.job_id == j.id);
+        let count = facts.map_or(j.preemption_count(), |f| f.count) as usize;
+        let mut head = vec![Span::styled(
+            format!("Preemptions ({count})"),
+            theme.style(Role::Header),
+        )];
+        if let Some(f) = facts {
+            head.push(Span::raw(format!(
+                "  lost {:.1} instance-h, {} GPU-h{}",
+                f.instance_hours_lost,
+                hours(f.gpu_hours_lost),
+                if f.loss_is_partial {
+                    " (at least: older attempts not kept)"
+                } else {
+                    ""
+                }
+            )));
+            for (flag, role) in super::preemptions::flags(f) {
+                head.push(Span::raw("  "));
+                head.push(Span::styled(flag, theme.style(role)));
+            }
+        }
+        out.push(Line::from(head));
+        // One list of attempts, the same the Preemptions screen shows (its preempted ones).
+        let attempts = attempts_of(j, facts);
+        let preempted = attempts.iter().filter(|a| a.preempted).count();
+        out.push(Line::from(Span::styled(
+            format!(
+                "Attempts ({}, {preempted} preempted, newest first)",
+                attempts.len()
+            ),
+            theme.style(Role::Header),
+        )));
+        if attempts.is_empty() {
+            out.push(Line::from(Span::styled("  none", muted)));
+        }
+        for (i, a) in attempts.iter().enumerate() {
+            out.push(Line::from(vec![
+                Span::raw(format!(
+                    "  {:>2}  {}  →  {}  ran {:<7} ",
+                    attempts.len() - i,
+                    date_time(a.started_at),
+                    date_time(a.stopped_at),
+                    duration(a.ran()),
+                )),
+                // The training job's name (the ARN's tail; the rest is the same for each).
+                Span::styled(
+                    clean(a.resource_id.rsplit('/').next().unwrap_or(&a.resource_id)).into_owned(),
+                    muted,
+                ),
+            ]));
+            let reason = match &a.reason {
+                Some(r) => clean(r).into_owned(),
+                None if a.preempted => super::preemptions::NO_REASON.to_string(),
+                None => continue,
+            };
+            let role = if a.preempted {
+                Role::Preempted
+            } else {
+                Role::Muted
+            };
+            out.push(Line::from(Span::styled(
+                format!("      {reason}"),
+                theme.style(role),
+            )));
+        }
+        if preempted < count {
+            out.push(Line::from(Span::styled(
+                format!(
+                    "  … {} older preempted attempt(s) not listed: the API keeps only the most recent{}",
+                    count - preempted,
+                    if v.with_history {
+                        ", and the journal did not see them"
+                    } else {
+                        ""
+                    }
+                ),
+                muted,
+            )));
+        }
+        out
+    }
+}
+
+/// The job's attempts: the API's list merged with the preempted attempts its preemption facts
+/// know (the API's window widened by the journal), as the Preemptions screen lists them.
+pub fn attempts_of(
+    j: &quotatop_model::ServiceJob,
+    facts: Option<&quotatop_analysis::PreemptionFacts>,
+) -> Vec<quotatop_analysis::AttemptRow> {
+    let api = j
+        .preemption
+        .as_ref()
+        .map_or(&[][..], |p| p.recent_preempted_attempts.as_slice());
+    quotatop_analysis::job_attempts(&j.attempts, facts.map_or(api, |f| f.recent.as_slice()))
+}
+
+impl Screen for JobDetail {
+    fn kind(&self) -> Kind {
+        Kind::JobDetail
+    }
+
+    fn selected_job(&self, _data: &Data, _queue: Option<&str>) -> Option<(String, String)> {
+        Some((self.queue.clone(), self.id.clone()))
+    }
+
+    fn refresh(&mut self, data: &Data, _queue: Option<&str>) {
+        let n = self.lines(data, &super::theme::Theme::plain("count")).len();
+        self.scroll.set_rows((0..n).collect(), |_| false);
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx) {
+        let lines = self.lines(ctx.data, ctx.theme);
+        let title = format!("Job {}", clean(&self.id));
+        let block = screen::block(title, None, &[], ctx.theme);
+        screen::draw_text(frame, area, block, lines, &self.scroll, ctx.theme);
+    }
+
+    fn list(&mut self) -> Option<&mut ListState> {
+        Some(&mut self.scroll)
+    }
+
+    fn list_ref(&self) -> Option<&ListState> {
+        None
+    }
+}
+
+/// Columns the "Why it waits" text is wrapped to: an 80-column terminal's pane.
+const WHY_WIDTH: usize = 76;
+
+/// The "Why it waits" section of a waiting job (`analysis::why`), wrapped to [`WHY_WIDTH`]
+/// columns, followed by a blank line; nothing for a job that is not waiting.
+fn why_it_waits(why: Option<&[String]>, theme: &Theme) -> Vec<Line<'static>> {
+    let Some(why) = why else {
+        return Vec::new();
+    };
+    let mut out = vec![Line::from(Span::styled(
+        "Why it waits",
+        theme.style(Role::Header),
+    ))];
+    for (i, line) in why.iter().enumerate() {
+        let role = if i == 0 {
+            Role::Warning
+        } else if line.starts_with("What would change it") {
+            Role::Header
+        } else {
+            Role::Text
+        };
+        let indent = if line.starts_with('·') { "    " } else { "  " };
+        for (k, part) in wrap(&clean(line), WHY_WIDTH - 2).into_iter().enumerate() {
+            let lead = if k == 0 { "  " } else { indent };
+            out.push(Line::from(Span::styled(
+                format!("{lead}{part}"),
+                theme.style(role),
+            )));
+        }
+    }
+    out.push(Line::from(""));
+    out
+}
+
+/// Words of `text` in lines of at most `width` columns (a longer word is cut).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthStr;
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        let w = cur.width() + usize::from(!cur.is_empty()) + word.width();
+        if !cur.is_empty() && w > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    lines.push(cur);
+    lines
+}

@@ -1,0 +1,341 @@
+//! The Overview's triage parts: the "needs attention" panel (the list
+//! [`quotatop_analysis::attention`] computes, one selectable line per item), the per-share badges
+//! and the one-line legend of the table's glyphs and columns.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use super::super::data::Data;
+use super::super::gauge::{BORROWED, IDLE, LENT, OWN};
+use super::super::list::ListState;
+use super::super::screen::{MARKER, Open};
+use super::super::text::{clean, duration};
+use super::super::theme::{Role, Theme};
+use quotatop_analysis::{Attention, AttentionKind, AttentionTarget, BadgeKind, ShareBadges};
+
+/// Every queue's attention items as (queue index, item index), in queue order.
+pub fn items(data: &Data) -> Vec<(usize, usize)> {
+    data.views
+        .iter()
+        .enumerate()
+        .flat_map(|(qi, v)| (0..v.attention.len()).map(move |ai| (qi, ai)))
+        .collect()
+}
+
+fn item(data: &Data, at: (usize, usize)) -> Option<&Attention> {
+    data.views.get(at.0)?.attention.get(at.1)
+}
+
+/// Where Enter on an item leads: its job, or its share.
+pub fn open(data: &Data, at: (usize, usize)) -> Option<Open> {
+    let queue = data.queues().get(at.0)?.key();
+    Some(match &item(data, at)?.target {
+        AttentionTarget::Job(id) => Open::Job {
+            queue,
+            id: id.clone(),
+        },
+        AttentionTarget::Share(share) => Open::Share {
+            queue,
+            share: share.clone(),
+        },
+    })
+}
+
+fn kind_role(kind: AttentionKind) -> Role {
+    match kind {
+        AttentionKind::OverBudget | AttentionKind::Loop => Role::Looping,
+        AttentionKind::Misconfigured => Role::Critical,
+        AttentionKind::ImportantWait => Role::Warning,
+        AttentionKind::AtLimit => Role::Borrowed,
+    }
+}
+
+/// Width of the marker and tag before an item's text.
+const LEAD: usize = 12;
+
+/// `text` in at most `lines` lines of `width` characters, broken at spaces where it can be,
+/// the last one cut with `…`.
+fn wrap(text: &str, width: usize, lines: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut out = Vec::new();
+    let mut rest: Vec<char> = text.chars().collect();
+    while !rest.is_empty() && out.len() < lines {
+        if rest.len() <= width {
+            out.push(rest.iter().collect());
+            rest.clear();
+        } else if out.len() + 1 == lines {
+            let mut cut: String = rest[..width - 1].iter().collect();
+            cut.push('…');
+            out.push(cut);
+            rest.clear();
+        } else {
+            let at = rest[..=width]
+                .iter()
+                .rposition(|c| *c == ' ')
+                .filter(|&i| i > width / 2)
+                .unwrap_or(width);
+            out.push(rest[..at].iter().collect());
+            let skip = usize::from(rest.get(at) == Some(&' '));
+            rest.drain(..at + skip);
+        }
+    }
+    out
+}
+
+/// The panel: a bordered list, the selected line marked when `focused`. Items of a queue other
+/// than `current` name their queue. When a line does not fit, every item gets two.
+#[allow(clippy::too_many_arguments)]
+pub fn draw_panel(
+    frame: &mut Frame,
+    area: Rect,
+    data: &Data,
+    current: Option<&str>,
+    rows: &[(usize, usize)],
+    list: &ListState,
+    focused: bool,
+    theme: &Theme,
+) {
+    let current = data.queue(current).map(|(q, _)| q.key());
+    let hint = if focused {
+        "enter opens · tab: back to the table"
+    } else {
+        "tab to select"
+    };
+    let title = Line::from(vec![
+        Span::styled(" Needs attention ", theme.style(Role::Title)),
+        Span::styled(
+            format!("[{}] {hint} ", rows.len()),
+            theme.style(Role::Muted),
+        ),
+    ]);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.style(Role::Border))
+        .title(title);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if rows.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                "  nothing: no loops, no misconfigured jobs, no important work waiting",
+                theme.style(Role::Muted),
+            )),
+            inner,
+        );
+        return;
+    }
+    let text_of = |at: (usize, usize)| -> Option<(AttentionKind, String)> {
+        let a = item(data, at)?;
+        let mut text = String::new();
+        if let Some(q) = data.queues().get(at.0).filter(|q| Some(q.key()) != current) {
+            text.push_str(&format!("{}: ", clean(&q.key())));
+        }
+        text.push_str(&clean(&a.text));
+        if let Some(w) = a.waiting_ms {
+            text.push_str(&format!(" · waiting {}", duration(Some(w))));
+        }
+        Some((a.kind, text))
+    };
+    let width = (inner.width as usize).saturating_sub(LEAD);
+    let texts: Vec<Option<(AttentionKind, String)>> = rows.iter().map(|&at| text_of(at)).collect();
+    let per_item = if texts
+        .iter()
+        .flatten()
+        .any(|(_, t)| t.chars().count() > width)
+        && inner.height >= 2
+    {
+        2
+    } else {
+        1
+    };
+    let (offset, visible) = list.visible((inner.height as usize / per_item).max(1));
+    let mut lines = Vec::new();
+    for (i, &r) in visible.iter().enumerate() {
+        let Some(Some((kind, text))) = texts.get(r) else {
+            continue;
+        };
+        let selected = focused && offset + i == list.selected;
+        for (n, part) in wrap(text, width, per_item).into_iter().enumerate() {
+            let lead = if n > 0 {
+                Span::raw(" ".repeat(LEAD))
+            } else {
+                Span::styled(
+                    format!("{}{:<9} ", if selected { MARKER } else { "  " }, kind.tag()),
+                    theme.style(kind_role(*kind)),
+                )
+            };
+            let line = Line::from(vec![lead, Span::raw(part)]);
+            lines.push(if selected {
+                line.style(theme.style(Role::Selected))
+            } else {
+                line
+            });
+        }
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn badge_role(kind: BadgeKind) -> Role {
+    match kind {
+        BadgeKind::Loop => Role::Looping,
+        BadgeKind::Misconfigured => Role::Critical,
+        BadgeKind::Borrows => Role::Borrowed,
+        BadgeKind::Lends => Role::Lent,
+    }
+}
+
+/// A share's badges as styled spans in at most `width` characters (0: no limit): the badges
+/// that fit, then `+N` for the N left out (a single badge too long for the width is cut with
+/// `…`).
+pub fn badge_spans(
+    badges: Option<&ShareBadges>,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Span<'static>> {
+    let Some(b) = badges else {
+        return Vec::new();
+    };
+    let labels: Vec<(BadgeKind, String)> = b
+        .labels()
+        .into_iter()
+        .map(|(k, l)| (k, clean(&l).into_owned()))
+        .collect();
+    let mut out = Vec::new();
+    let mut used = 0;
+    for (i, (kind, label)) in labels.iter().enumerate() {
+        let sep = usize::from(i > 0);
+        let n = label.chars().count();
+        let left = labels.len() - i - 1;
+        // Room for this one, and for the `+N` of those after it.
+        let tail = if left > 0 {
+            1 + format!("+{left}").len()
+        } else {
+            0
+        };
+        if width > 0 && used + sep + n + tail > width {
+            let more = format!("+{}", labels.len() - i);
+            if i == 0 {
+                let cut: String = label.chars().take(width.saturating_sub(1)).collect();
+                out.push(Span::styled(
+                    format!("{cut}…"),
+                    theme.style(badge_role(*kind)),
+                ));
+            } else if used + 1 + more.len() <= width {
+                out.push(Span::styled(format!(" {more}"), theme.style(Role::Muted)));
+            }
+            break;
+        }
+        if sep == 1 {
+            out.push(Span::raw(" "));
+        }
+        out.push(Span::styled(label.clone(), theme.style(badge_role(*kind))));
+        used += sep + n;
+    }
+    out
+}
+
+/// The widest badge text of any share (for the column's width).
+pub fn badge_width(data: &Data) -> usize {
+    data.views
+        .iter()
+        .flat_map(|v| v.badges.values())
+        .map(|b| {
+            let labels = b.labels();
+            labels.iter().map(|(_, l)| l.chars().count()).sum::<usize>()
+                + labels.len().saturating_sub(1)
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The legend of the bars and columns: the longest wording that fits `width`.
+pub fn legend(width: u16, theme: &Theme) -> Line<'static> {
+    let muted = theme.style(Role::Muted);
+    const WORDINGS: [(&str, &str); 4] = [
+        (
+            " ",
+            " (one scale per instance type) · ISP in-share preemption · WAIT runnable jobs · \
+             PRE preemptions · FLAGS: ← borrows from, → lends to",
+        ),
+        (
+            " ",
+            " · ISP in-share preemption · WAIT runnable jobs · PRE preemptions · ← from → to",
+        ),
+        (
+            "",
+            " · ISP in-share preemption · WAIT runnable · PRE preemptions",
+        ),
+        ("", " ISP:in-share preempt WAIT:runnable PRE:preempted"),
+    ];
+    let glyphs = [
+        (OWN, Role::Own, "own "),
+        (BORROWED, Role::Borrowed, "borrowed "),
+        (LENT, Role::Lent, "lent "),
+        (IDLE, Role::Idle, "idle"),
+    ];
+    let fits = |sep: &str, words: &str| {
+        let n = 1
+            + glyphs
+                .iter()
+                .map(|(_, _, w)| 1 + sep.len() + w.len())
+                .sum::<usize>()
+            + words.chars().count();
+        n <= width as usize
+    };
+    let (sep, words) = WORDINGS
+        .iter()
+        .find(|(sep, words)| fits(sep, words))
+        .copied()
+        .unwrap_or(WORDINGS[WORDINGS.len() - 1]);
+    let mut spans = vec![Span::raw(" ")];
+    for (g, role, word) in glyphs {
+        spans.push(Span::styled(g.to_string(), theme.style(role)));
+        spans.push(Span::styled(format!("{sep}{word}"), muted));
+    }
+    spans.push(Span::styled(words, muted));
+    Line::from(spans)
+}
+
+/// An item's tag, share and text (what `/` matches).
+pub fn text_of(data: &Data, at: (usize, usize)) -> Option<(&'static str, &str, &str)> {
+    let a = item(data, at)?;
+    Some((a.kind.tag(), a.share.as_str(), a.text.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn wrap_breaks_at_spaces_and_cuts_the_last_line() {
+        assert_eq!(wrap("one two three", 20, 2), vec!["one two three"]);
+        assert_eq!(wrap("one two three", 9, 2), vec!["one two", "three"]);
+        assert_eq!(
+            wrap("one two three four", 9, 2),
+            vec!["one two", "three fo…"]
+        );
+        assert_eq!(wrap("abcdefghij", 4, 1), vec!["abc…"]);
+    }
+
+    #[test]
+    fn badges_that_do_not_fit_are_counted() {
+        use super::{ShareBadges, Theme, badge_spans};
+        let b = ShareBadges {
+            loops: 1,
+            borrows_from: vec![("prod".into(), 4), ("nlp".into(), 2)],
+            ..Default::default()
+        };
+        let text = |w| -> String {
+            badge_spans(Some(&b), w, &Theme::dark())
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect()
+        };
+        assert_eq!(text(0), "LOOP 1 ← prod 4 ← nlp 2");
+        assert_eq!(text(18), "LOOP 1 ← prod 4 +1");
+        assert_eq!(text(11), "LOOP 1 +2");
+        assert_eq!(text(4), "LOO…");
+    }
+}

@@ -1,0 +1,464 @@
+//! Preemptions: jobs by preemption count with loop and unbounded-retry flags, the instance- and
+//! GPU-hours their preempted attempts held, and the selected job's preempted attempts with their
+//! times.
+//!
+//! With a journal, the rows are the API's facts widened by the journal's whole record
+//! ([`quotatop_analysis::with_history`]): attempts the API's window dropped, and jobs it no longer
+//! lists (flagged `journal`). The title says which sources the rows come from.
+
+use std::cmp::Ordering;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Cell;
+
+use super::data::Data;
+use super::effects::{Effect, EffectResult};
+use super::jobs::status_style;
+use super::keymap::Action;
+use super::list::ListState;
+use super::screen::{self, Ctx, DrawCtx, Kind, Load, Open, Screen};
+use super::text::{clean, clock, date_time, duration, elide, hours};
+use super::theme::Role;
+use quotatop_analysis::{AttemptRow, PreemptionFacts};
+
+pub const COLUMNS: &[&str] = &["count", "gpu-hours", "name", "share", "last"];
+
+/// Each sort column's header index and whether its natural order is descending (the worst
+/// first: most preempted, most lost, latest; names and shares alphabetically), for ▲/▼.
+const SORTED: &[(usize, bool)] = &[(3, true), (6, true), (0, false), (1, false), (7, true)];
+
+/// Shown for an attempt without a reason: one the journal recorded before it kept reasons.
+pub const NO_REASON: &str = "(no reason: recorded by the journal before it kept them)";
+
+#[derive(Debug)]
+pub struct Preemptions {
+    list: ListState,
+    /// The selected job's preempted attempts (Tab moves the focus there to scroll them).
+    attempts: ListState,
+    on_attempts: bool,
+    queue: Option<String>,
+    remembered: Option<String>,
+    /// The queue whose journal history is being read (the rows show the API's window until it
+    /// comes, and the title says so).
+    loading: Option<String>,
+}
+
+impl Preemptions {
+    pub fn new() -> Self {
+        Self {
+            list: ListState::with_sort(0, false),
+            attempts: ListState::default(),
+            on_attempts: false,
+            queue: None,
+            remembered: None,
+            loading: None,
+        }
+    }
+
+    /// Points the attempts pane at the selected job's attempts (from its first when `reset`).
+    fn follow_selection(&mut self, data: &Data, reset: bool) {
+        let n = data
+            .queue(self.queue.as_deref())
+            .and_then(|(q, v)| {
+                Some(preempted_attempts(
+                    data,
+                    &q.key(),
+                    v.preemptions.get(self.list.selected_row()?)?,
+                ))
+            })
+            .map_or(0, |a| a.len());
+        if reset {
+            self.attempts = ListState::default();
+        }
+        self.attempts.set_rows((0..n).collect(), |_| false);
+    }
+}
+
+impl Default for Preemptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A job's preempted attempts: those of the one list Job detail shows
+/// ([`super::job_detail::attempts_of`]), so both screens show the same attempts and times.
+pub fn preempted_attempts(data: &Data, queue: &str, f: &PreemptionFacts) -> Vec<AttemptRow> {
+    let rows = match data.job(Some(queue), &f.job_id) {
+        Some(t) => super::job_detail::attempts_of(&t.job, Some(f)),
+        None => quotatop_analysis::job_attempts(&[], &f.recent),
+    };
+    rows.into_iter().filter(|a| a.preempted).collect()
+}
+
+fn last_stop(f: &PreemptionFacts) -> i64 {
+    f.recent.iter().map(|a| a.stopped_at).max().unwrap_or(0)
+}
+
+fn cmp(a: &PreemptionFacts, b: &PreemptionFacts, column: usize) -> Ordering {
+    match column {
+        1 => a
+            .gpu_hours_lost
+            .unwrap_or(0.0)
+            .total_cmp(&b.gpu_hours_lost.unwrap_or(0.0)),
+        2 => b.name.cmp(&a.name),
+        3 => b.share.cmp(&a.share).then(a.count.cmp(&b.count)),
+        4 => last_stop(a).cmp(&last_stop(b)),
+        _ => a
+            .count
+            .cmp(&b.count)
+            .then(a.instance_hours_lost.total_cmp(&b.instance_hours_lost)),
+    }
+    .then_with(|| b.job_id.cmp(&a.job_id))
+}
+
+/// `LOOP ∞` style flags: looping, unbounded retries or retries left.
+pub fn flags(f: &PreemptionFacts) -> Vec<(&'static str, Role)> {
+    let mut out = Vec::new();
+    if f.over_budget.is_some() {
+        out.push(("OVER BUDGET", Role::Critical));
+    }
+    if f.looping {
+        out.push(("LOOP", Role::Looping));
+    }
+    if f.unbounded_retries {
+        out.push(("∞retry", Role::Warning));
+    }
+    if f.journal_only {
+        out.push(("journal", Role::Muted));
+    }
+    out
+}
+
+impl Screen for Preemptions {
+    fn kind(&self) -> Kind {
+        Kind::Preemptions
+    }
+
+    /// Asks for the journal's preemption history of the current queue (the data keeps it, for
+    /// every screen and the past).
+    fn load(&mut self, why: Load, ctx: &Ctx) -> Vec<Effect> {
+        if why == Load::Moved || !ctx.history || self.loading.is_some() {
+            return Vec::new();
+        }
+        let Some(queue) = ctx.data.queue(ctx.queue).map(|(q, _)| q.key()) else {
+            return Vec::new();
+        };
+        self.loading = Some(queue.clone());
+        vec![Effect::LoadPreemptions { queue }]
+    }
+
+    fn on_result(&mut self, result: &EffectResult, _ctx: &Ctx) -> Vec<Effect> {
+        if let EffectResult::Preemptions(r) = result
+            && self.loading.as_ref() == Some(&r.queue)
+        {
+            self.loading = None;
+        }
+        Vec::new()
+    }
+
+    fn remember(&mut self, data: &Data) {
+        self.remembered = data
+            .queue(self.queue.as_deref())
+            .and_then(|(_, v)| v.preemptions.get(self.list.selected_row()?))
+            .map(|f| f.job_id.clone());
+    }
+
+    fn refresh(&mut self, data: &Data, queue: Option<&str>) {
+        let previous = self.remembered.take();
+        let Some((q, v)) = data.queue(queue) else {
+            self.list.set_rows(Vec::new(), |_| false);
+            return;
+        };
+        let mut rows: Vec<usize> = v
+            .preemptions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| {
+                let flag_text: Vec<&str> = flags(f).iter().map(|(t, _)| *t).collect();
+                self.list.filter.matches(
+                    [
+                        f.name.as_str(),
+                        f.job_id.as_str(),
+                        f.share.as_str(),
+                        f.status.as_str(),
+                    ]
+                    .into_iter()
+                    .chain(flag_text),
+                )
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let column = self.list.sort.column;
+        // Each column's natural order puts the worst first (most preempted, most lost, latest).
+        rows.sort_by(|&a, &b| cmp(&v.preemptions[b], &v.preemptions[a], column));
+        if self.list.sort.descending {
+            rows.reverse();
+        }
+        self.queue = Some(q.key());
+        let same_job = previous.clone();
+        self.list.set_rows(rows, |r| {
+            previous.as_deref() == v.preemptions.get(r).map(|f| f.job_id.as_str())
+        });
+        let still = self
+            .list
+            .selected_row()
+            .and_then(|r| v.preemptions.get(r))
+            .is_some_and(|f| Some(&f.job_id) == same_job.as_ref());
+        self.follow_selection(data, !still);
+    }
+
+    fn on_action(&mut self, action: Action, _ctx: &Ctx) -> Vec<Effect> {
+        if action == Action::NextPane {
+            self.on_attempts = !self.on_attempts;
+        }
+        Vec::new()
+    }
+
+    fn nav_list(&mut self) -> Option<&mut ListState> {
+        Some(if self.on_attempts {
+            &mut self.attempts
+        } else {
+            &mut self.list
+        })
+    }
+
+    fn after_nav(&mut self, data: &Data) {
+        if !self.on_attempts {
+            self.follow_selection(data, true);
+        }
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx) {
+        let theme = ctx.theme;
+        let Some((q, v)) = ctx.data.queue(self.queue.as_deref()) else {
+            frame.render_widget(
+                screen::block("Preemptions".into(), None, COLUMNS, theme),
+                area,
+            );
+            return;
+        };
+        let [top, bottom] =
+            Layout::vertical([Constraint::Percentage(60), Constraint::Fill(1)]).areas(area);
+        let wide = area.width >= 100;
+        // A fold from +0.0: an empty f64 sum is -0.0, which would print as "-0.0".
+        let total_gpu = v
+            .preemptions
+            .iter()
+            .filter_map(|f| f.gpu_hours_lost)
+            .fold(0.0, |a, b| a + b);
+        let looping = v.preemptions.iter().filter(|f| f.looping).count();
+        let over = v
+            .preemptions
+            .iter()
+            .filter(|f| f.over_budget.is_some())
+            .count();
+        let over = if over > 0 {
+            format!(" · {over} over budget")
+        } else {
+            String::new()
+        };
+        let source = if v.with_history {
+            "API + journal history"
+        } else {
+            "API window only"
+        };
+        // The whole held time of the preempted attempts (an upper bound of the work lost: the
+        // API shows no checkpoints), over every attempt the source holds. It is not the
+        // Scorecard's waste, which is the ledger's lost + restart overhead over its window.
+        // Shortened by dropping parts (the status bar names the queue), never mid-word.
+        let gpu = format!("{total_gpu:.1} GPU-h");
+        let loops = format!("{looping} looping{over}");
+        let key = q.key();
+        let queue = clean(&key);
+        let title = crate::text::first_fitting(
+            &[
+                format!(
+                    "Preemptions · {queue} · {source} · {loops} · {gpu} held by preempted attempts"
+                ),
+                format!("Preemptions · {queue} · {source} · {loops} · {gpu} held"),
+                format!("Preemptions · {queue} · {loops} · {gpu} held"),
+                format!("Preemptions · {loops} · {gpu} held"),
+                format!("Preemptions · {loops}"),
+                "Preemptions".to_string(),
+            ],
+            screen::title_room(area.width, Some(&self.list), COLUMNS),
+        );
+        let block = screen::block(title, Some(&self.list), COLUMNS, theme);
+        let header = [
+            "NAME",
+            "SHARE",
+            "STATUS",
+            "PRE",
+            "FLAGS",
+            "INST-H",
+            "GPU-H",
+            if wide { "LAST PREEMPTED" } else { "LAST" },
+        ];
+        let widths = [
+            Constraint::Min(14),
+            Constraint::Length(10),
+            Constraint::Length(9),
+            Constraint::Length(4),
+            // Room for every flag (OVER BUDGET LOOP ∞retry) only when the names keep theirs.
+            Constraint::Length(if area.width >= 130 { 24 } else { 12 }),
+            Constraint::Length(6),
+            Constraint::Length(6),
+            Constraint::Length(if wide { 20 } else { 9 }),
+        ];
+        let name_w = usize::from(screen::column_widths(top, &widths)[0]);
+        screen::draw_table(
+            frame,
+            top,
+            block,
+            &screen::sorted_header(&header, &self.list, SORTED),
+            &widths,
+            &self.list,
+            !self.on_attempts,
+            theme,
+            |r| {
+                let Some(f) = v.preemptions.get(r) else {
+                    return Vec::new();
+                };
+                let mut flag_spans = Vec::new();
+                for (text, role) in flags(f) {
+                    if !flag_spans.is_empty() {
+                        flag_spans.push(Span::raw(" "));
+                    }
+                    flag_spans.push(Span::styled(text, theme.style(role)));
+                }
+                if let Some(left) = f.retries_left {
+                    flag_spans.push(Span::styled(
+                        format!("{left} left"),
+                        theme.style(Role::Muted),
+                    ));
+                }
+                let partial = if f.loss_is_partial { "+" } else { "" };
+                vec![
+                    Cell::from(elide(&clean(&f.name), name_w)),
+                    Cell::from(elide(&clean(&f.share), 10)),
+                    Cell::from(Span::styled(
+                        f.status.as_str(),
+                        status_style(f.status, theme),
+                    )),
+                    Cell::from(Span::styled(
+                        f.count.to_string(),
+                        theme.style(Role::Preempted),
+                    )),
+                    Cell::from(Line::from(flag_spans)),
+                    Cell::from(format!("{:.1}{partial}", f.instance_hours_lost)),
+                    Cell::from(format!("{}{partial}", hours(f.gpu_hours_lost))),
+                    // Below 100 columns the time of day only, so the name keeps its room.
+                    Cell::from(if wide {
+                        date_time(f.recent.first().map(|a| a.stopped_at))
+                    } else {
+                        clock(f.recent.first().map(|a| a.stopped_at))
+                    }),
+                ]
+            },
+        );
+
+        let selected = self.list.selected_row().and_then(|r| v.preemptions.get(r));
+        let attempts =
+            selected.map_or_else(Vec::new, |f| preempted_attempts(ctx.data, &q.key(), f));
+        // The pane's own list (scrolled with Tab then Up/Down); rows match the selected job's
+        // attempts after every move and refresh, and are clamped here in case they do not.
+        let fresh;
+        let detail: &ListState = if self.attempts.rows.len() == attempts.len() {
+            &self.attempts
+        } else {
+            let mut d = ListState::default();
+            d.set_rows((0..attempts.len()).collect(), |_| false);
+            fresh = d;
+            &fresh
+        };
+        let what = if v.with_history {
+            "Preempted attempts"
+        } else {
+            "Recent preempted attempts"
+        };
+        let title = match selected {
+            Some(f) => {
+                let shown = if attempts.len() < f.count as usize {
+                    format!("{} shown of {}", attempts.len(), f.count)
+                } else {
+                    attempts.len().to_string()
+                };
+                // The name elided to leave room for the count, which is never dropped.
+                let room = usize::from(bottom.width).saturating_sub(4);
+                let rest = format!(" · {shown} (newest first)");
+                let name_room = room
+                    .saturating_sub(what.chars().count() + 3 + rest.chars().count())
+                    .max(8);
+                crate::text::first_fitting(
+                    &[
+                        format!("{what} · {}{rest}", elide(&clean(&f.name), name_room)),
+                        format!("{} · {shown}", elide(&clean(&f.name), name_room)),
+                    ],
+                    room,
+                )
+            }
+            None => what.to_string(),
+        };
+        let block = screen::block(title, None, &[], theme);
+        let header = ["STARTED", "STOPPED", "RAN", "REASON"];
+        let widths = [
+            Constraint::Length(20),
+            Constraint::Length(20),
+            Constraint::Length(7),
+            Constraint::Fill(1),
+        ];
+        screen::draw_table(
+            frame,
+            bottom,
+            block,
+            &header,
+            &widths,
+            detail,
+            self.on_attempts,
+            theme,
+            |r| {
+                let Some(a) = attempts.get(r) else {
+                    return Vec::new();
+                };
+                vec![
+                    Cell::from(date_time(a.started_at)),
+                    Cell::from(date_time(a.stopped_at)),
+                    Cell::from(duration(a.ran())),
+                    Cell::from(Span::styled(
+                        a.reason
+                            .as_deref()
+                            .map_or_else(|| NO_REASON.to_string(), |r| clean(r).into_owned()),
+                        theme.style(Role::Muted),
+                    )),
+                ]
+            },
+        );
+    }
+
+    fn list(&mut self) -> Option<&mut ListState> {
+        Some(&mut self.list)
+    }
+
+    fn list_ref(&self) -> Option<&ListState> {
+        Some(&self.list)
+    }
+
+    fn sort_columns(&self) -> &'static [&'static str] {
+        COLUMNS
+    }
+
+    fn enter(&self, data: &Data, _queue: Option<&str>) -> Option<Open> {
+        let (q, v) = data.queue(self.queue.as_deref())?;
+        let f = v.preemptions.get(self.list.selected_row()?)?;
+        // A job only the journal knows has no description to open; its attempts are shown here.
+        if f.journal_only && data.job(Some(&q.key()), &f.job_id).is_none() {
+            return None;
+        }
+        Some(Open::Job {
+            queue: q.key(),
+            id: f.job_id.clone(),
+        })
+    }
+}

@@ -1,0 +1,299 @@
+//! The one effect runner: every [`Effect`] the app asks for runs here, in a task of one
+//! [`JoinSet`], and its result comes back as a [`Msg`]. A newer request of a kind that only
+//! its latest answer matters for (a scorecard, a time-travel step, a preemption history)
+//! cancels the older one: its task is aborted, and its answer, should a blocking task finish
+//! anyway, is dropped. Priority changes are never cancelled (each one is audited).
+
+use std::collections::HashMap;
+
+use tokio::task::{AbortHandle, JoinSet};
+
+use super::app::Msg;
+use super::effects::{
+    ChangeError, ChangeResult, Effect, EffectResult, HistoryError, PreemptionHistory, Services,
+    ShareChangeResult, TravelResult,
+};
+use super::scorecard::ScorecardResult;
+
+/// The kinds of work of which only the latest request counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Latest {
+    Scorecard,
+    Travel,
+    Preemptions,
+    ShareChange,
+}
+
+/// A finished task: its kind (`None`: never superseded), its request number, its message.
+type Done = (Option<Latest>, u64, Msg);
+
+pub struct Runner {
+    services: Services,
+    tasks: JoinSet<Done>,
+    /// The latest request of each kind still running.
+    latest: HashMap<Latest, (u64, AbortHandle)>,
+    requests: u64,
+    /// The journal's last reported failure (`None`: recording).
+    journal_broken: Option<String>,
+}
+
+impl Runner {
+    pub fn new(services: Services) -> Self {
+        Self {
+            services,
+            tasks: JoinSet::new(),
+            latest: HashMap::new(),
+            requests: 0,
+            journal_broken: None,
+        }
+    }
+
+    /// No task is running.
+    pub fn is_idle(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// Starts `effect`; returns the answer at once when no service can run it (the app then
+    /// says why).
+    pub fn start(&mut self, effect: Effect) -> Option<Msg> {
+        match effect {
+            Effect::ApplyChange(req) => {
+                let Some(runner) = &self.services.changes else {
+                    return Some(Msg::Done(EffectResult::Change(Box::new(ChangeResult {
+                        job_id: req.preview.job_id.clone(),
+                        job_name: req.preview.job_name.clone(),
+                        new_priority: req.preview.new_priority,
+                        result: Err(ChangeError::NoApi),
+                        warning: None,
+                        audit_log: None,
+                    }))));
+                };
+                tracing::info!(
+                    job = %req.preview.job_id,
+                    priority = req.preview.new_priority,
+                    "priority change started"
+                );
+                let fut = runner.apply(*req);
+                let n = self.next_request();
+                self.tasks.spawn(async move {
+                    let r = fut.await;
+                    match &r.result {
+                        Ok(outcome) => {
+                            tracing::info!(job = %r.job_id, ?outcome, "priority change done")
+                        }
+                        Err(e) => tracing::warn!(job = %r.job_id, "priority change not made: {e}"),
+                    }
+                    (None, n, Msg::Done(EffectResult::Change(Box::new(r))))
+                });
+            }
+            Effect::ComputeScorecard { queue, as_of } => {
+                let Some(compute) = self.services.scorecard.clone() else {
+                    let r = ScorecardResult {
+                        queue,
+                        result: Err(HistoryError::NoHistory),
+                    };
+                    return Some(Msg::Done(EffectResult::Scorecard(Box::new(r), as_of)));
+                };
+                self.blocking(Latest::Scorecard, move || {
+                    Msg::Done(EffectResult::Scorecard(
+                        Box::new(compute.compute(&queue, as_of)),
+                        as_of,
+                    ))
+                });
+            }
+            Effect::Travel(to) => {
+                let Some(reader) = self.services.history.clone() else {
+                    return Some(Msg::Done(EffectResult::Travel(Box::new(TravelResult {
+                        to,
+                        result: Err(HistoryError::NoHistory),
+                    }))));
+                };
+                self.blocking(Latest::Travel, move || {
+                    Msg::Done(EffectResult::Travel(Box::new(reader.travel(to))))
+                });
+            }
+            Effect::LoadShareChange { queue, share } => {
+                let Some(reader) = self.services.share_changes.clone() else {
+                    return Some(Msg::Done(EffectResult::ShareChange(Box::new(
+                        ShareChangeResult {
+                            queue,
+                            share,
+                            result: Err("no audit log".to_string()),
+                        },
+                    ))));
+                };
+                self.blocking(Latest::ShareChange, move || {
+                    let result = reader.last_change(&queue, &share);
+                    Msg::Done(EffectResult::ShareChange(Box::new(ShareChangeResult {
+                        queue,
+                        share,
+                        result,
+                    })))
+                });
+            }
+            Effect::LoadPreemptions { queue } => {
+                let Some(reader) = self.services.history.clone() else {
+                    return Some(Msg::Done(EffectResult::Preemptions(Box::new(
+                        PreemptionHistory {
+                            queue,
+                            result: Err(HistoryError::NoHistory),
+                        },
+                    ))));
+                };
+                self.blocking(Latest::Preemptions, move || {
+                    Msg::Done(EffectResult::Preemptions(Box::new(
+                        reader.preemptions(&queue),
+                    )))
+                });
+            }
+            Effect::RefreshNow => {
+                if let Some(refresh) = &self.services.refresh {
+                    refresh();
+                }
+            }
+        }
+        None
+    }
+
+    /// The next answer of a task still wanted; `None` once no task is left. Cancel-safe (for
+    /// `select!`).
+    pub async fn next(&mut self) -> Option<Msg> {
+        loop {
+            match self.tasks.join_next().await? {
+                Ok((None, _, msg)) => return Some(msg),
+                Ok((Some(kind), n, msg)) => {
+                    // Superseded by a newer request of its kind: nobody wants it.
+                    if self
+                        .latest
+                        .get(&kind)
+                        .is_some_and(|(latest, _)| *latest == n)
+                    {
+                        self.latest.remove(&kind);
+                        return Some(msg);
+                    }
+                }
+                Err(e) if e.is_cancelled() => {}
+                Err(e) => tracing::error!("a console task failed: {e}"),
+            }
+        }
+    }
+
+    /// Whether the journal's state changed since last asked: `Some(the new state)` then.
+    pub fn journal_change(&mut self) -> Option<Option<String>> {
+        let state = self.services.journal_state.as_ref()?;
+        let now = state();
+        if now == self.journal_broken {
+            return None;
+        }
+        match &now {
+            Some(reason) => tracing::warn!("journal stopped recording: {reason}"),
+            None => tracing::info!("journal records again"),
+        }
+        self.journal_broken = now.clone();
+        Some(now)
+    }
+
+    fn next_request(&mut self) -> u64 {
+        self.requests += 1;
+        self.requests
+    }
+
+    /// Runs blocking work (the journal) for `kind`, cancelling the older request of that kind.
+    fn blocking(&mut self, kind: Latest, work: impl FnOnce() -> Msg + Send + 'static) {
+        let n = self.next_request();
+        let handle = self.tasks.spawn_blocking(move || (Some(kind), n, work()));
+        if let Some((_, older)) = self.latest.insert(kind, (n, handle)) {
+            tracing::debug!(?kind, "a newer request cancels the one under way");
+            older.abort();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::effects::TravelTo;
+
+    /// A scorecard service that takes its time for queue `slow`.
+    fn services() -> Services {
+        Services {
+            scorecard: Some(Arc::new(
+                |queue: &str, _: Option<quotatop_model::Millis>| {
+                    if queue == "slow" {
+                        std::thread::sleep(Duration::from_millis(200));
+                    }
+                    ScorecardResult {
+                        queue: queue.to_string(),
+                        result: Err(HistoryError::NoQueue(queue.to_string())),
+                    }
+                },
+            )),
+            ..Services::default()
+        }
+    }
+
+    async fn drain(runner: &mut Runner) -> Vec<Msg> {
+        let mut out = Vec::new();
+        while let Some(m) = runner.next().await {
+            out.push(m);
+        }
+        out
+    }
+
+    fn scorecard(queue: &str) -> Effect {
+        Effect::ComputeScorecard {
+            queue: queue.to_string(),
+            as_of: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_newer_request_of_a_kind_cancels_the_older() {
+        let mut runner = Runner::new(services());
+        assert!(runner.start(scorecard("slow")).is_none());
+        assert!(runner.start(scorecard("fast")).is_none());
+        let msgs = drain(&mut runner).await;
+        assert!(runner.is_idle());
+        let queues: Vec<&str> = msgs
+            .iter()
+            .filter_map(|m| match m {
+                Msg::Done(EffectResult::Scorecard(r, _)) => Some(r.queue.as_str()),
+                _ => None,
+            })
+            .collect();
+        // The slow one ran to its end (a blocking task cannot be stopped) but nobody hears it.
+        assert_eq!(queues, ["fast"]);
+    }
+
+    #[tokio::test]
+    async fn requests_of_different_kinds_do_not_cancel_each_other() {
+        let mut s = services();
+        s.history = None;
+        let mut runner = Runner::new(s);
+        assert!(runner.start(scorecard("a")).is_none());
+        // No history service: answered at once, and the scorecard still comes.
+        let travel = runner.start(Effect::Travel(TravelTo::Older(0)));
+        assert!(matches!(
+            travel,
+            Some(Msg::Done(EffectResult::Travel(r))) if r.result == Err(HistoryError::NoHistory)
+        ));
+        assert_eq!(drain(&mut runner).await.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn without_services_every_answer_says_why_at_once() {
+        let mut runner = Runner::new(Services::default());
+        let sc = runner.start(scorecard("a"));
+        assert!(matches!(
+            sc,
+            Some(Msg::Done(EffectResult::Scorecard(r, None))) if r.result == Err(HistoryError::NoHistory)
+        ));
+        let pre = runner.start(Effect::LoadPreemptions { queue: "a".into() });
+        assert!(matches!(pre, Some(Msg::Done(EffectResult::Preemptions(_)))));
+        assert!(runner.start(Effect::RefreshNow).is_none());
+        assert!(runner.is_idle());
+    }
+}

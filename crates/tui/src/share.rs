@@ -1,0 +1,503 @@
+//! Share: one quota share's capacity, whom it borrows from and lends to, its running jobs, and
+//! its queue in dispatch order with priority and waiting time.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph};
+
+use super::data::Data;
+use super::effects::{Effect, EffectResult, LastShareChange};
+use super::gauge;
+use super::jobs::status_style;
+use super::keymap::Action;
+use super::list::ListState;
+use super::overview::{badge_spans, strategy_label};
+use super::screen::{self, Ctx, DrawCtx, Kind, Load, Open, Screen};
+use super::text::{clean, duration, elide};
+use super::theme::Role;
+use quotatop_analysis::{self as analysis, ShareUsage};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pane {
+    Running,
+    Queued,
+}
+
+#[derive(Debug)]
+pub struct ShareScreen {
+    queue: String,
+    share: String,
+    running: ListState,
+    queued: ListState,
+    focus: Pane,
+    remembered: (Option<String>, Option<String>),
+    /// The longest cleaned name and reason among the queued rows (in characters), computed
+    /// with the rows, not per frame.
+    queued_longest: (usize, usize),
+    /// The last audited change of the share's configuration, once loaded (`None`: not asked,
+    /// or no audit log).
+    last_change: Option<Option<LastShareChange>>,
+}
+
+impl ShareScreen {
+    pub fn new(queue: String, share: String) -> Self {
+        Self {
+            queue,
+            share,
+            running: ListState::default(),
+            queued: ListState::default(),
+            focus: Pane::Queued,
+            remembered: (None, None),
+            queued_longest: (0, 0),
+            last_change: None,
+        }
+    }
+}
+
+/// `share N×type, …`, each share's name elided to `name_w` characters.
+fn partners(
+    rows: &[&ShareUsage],
+    pick: impl Fn(&ShareUsage) -> &Vec<(String, u32)>,
+    name_w: usize,
+) -> String {
+    let parts: Vec<String> = rows
+        .iter()
+        .flat_map(|u| {
+            pick(u).iter().map(move |(s, n)| {
+                format!(
+                    "{} {}×{}",
+                    elide(&clean(s), name_w),
+                    n,
+                    screen::short_type(&u.instance_type)
+                )
+            })
+        })
+        .collect();
+    if parts.is_empty() {
+        "—".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// The last audited change as one line: `2026-11-30 23:53 user@host UpdateQuotaShare
+/// borrowLimit: 200% -> 100% · succeeded · CHG-1042`; `none audited` when there is none.
+pub fn last_change_text(c: Option<&LastShareChange>) -> String {
+    let Some(c) = c else {
+        return "none audited".to_string();
+    };
+    let time = c.time.get(..16).unwrap_or(&c.time).replace('T', " ");
+    let mut out = format!(
+        "{time} {} {} {} · {}",
+        c.operator, c.call, c.detail, c.outcome
+    );
+    if let Some(r) = &c.change_record {
+        out.push_str(&format!(" · {r}"));
+    }
+    clean(&out).into_owned()
+}
+
+impl Screen for ShareScreen {
+    fn kind(&self) -> Kind {
+        Kind::Share
+    }
+
+    fn load(&mut self, why: Load, _ctx: &Ctx) -> Vec<Effect> {
+        if why == Load::Moved {
+            return Vec::new();
+        }
+        vec![Effect::LoadShareChange {
+            queue: self.queue.clone(),
+            share: self.share.clone(),
+        }]
+    }
+
+    fn on_result(&mut self, result: &EffectResult, _ctx: &Ctx) -> Vec<Effect> {
+        if let EffectResult::ShareChange(r) = result
+            && r.queue == self.queue
+            && r.share == self.share
+        {
+            // Without an audit log (or when it cannot be read) the line is left out.
+            self.last_change = r.result.clone().ok();
+        }
+        Vec::new()
+    }
+
+    fn remember(&mut self, data: &Data) {
+        let Some((q, v)) = data.queue(Some(&self.queue)) else {
+            return;
+        };
+        self.remembered = (
+            self.running
+                .selected_row()
+                .and_then(|r| q.jobs.get(r))
+                .map(|j| j.job.id.clone()),
+            self.queued
+                .selected_row()
+                .and_then(|r| v.dispatch.get(r))
+                .map(|j| j.job_id.clone()),
+        );
+    }
+
+    fn refresh(&mut self, data: &Data, _queue: Option<&str>) {
+        let (run_prev, queue_prev) = std::mem::take(&mut self.remembered);
+        let Some((q, v)) = data
+            .queue(Some(&self.queue))
+            .filter(|(q, _)| q.key() == self.queue)
+        else {
+            self.running.set_rows(Vec::new(), |_| false);
+            self.queued.set_rows(Vec::new(), |_| false);
+            self.queued_longest = (0, 0);
+            return;
+        };
+        let running: Vec<usize> = analysis::running_jobs(q, Some(&self.share))
+            .into_iter()
+            .filter_map(|t| v.job_index.get(&q.jobs, &t.job.id))
+            .filter(|&i| {
+                let j = &q.jobs[i].job;
+                self.running
+                    .filter
+                    .matches([j.name.as_str(), j.id.as_str(), j.status.as_str()])
+            })
+            .collect();
+        self.running.set_rows(running, |r| {
+            run_prev.as_deref() == q.jobs.get(r).map(|j| j.job.id.as_str())
+        });
+        let queued: Vec<usize> = v
+            .dispatch
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| j.share == self.share)
+            .filter(|(_, j)| {
+                self.queued.filter.matches([
+                    j.name.as_str(),
+                    j.job_id.as_str(),
+                    j.reason.as_deref().unwrap_or(""),
+                ])
+            })
+            .map(|(i, _)| i)
+            .collect();
+        self.queued_longest = screen::longest_name_and_reason(
+            queued
+                .iter()
+                .filter_map(|&r| v.dispatch.get(r))
+                .map(|j| (j.name.as_str(), j.reason.as_deref())),
+        );
+        self.queued.set_rows(queued, |r| {
+            queue_prev.as_deref() == v.dispatch.get(r).map(|j| j.job_id.as_str())
+        });
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx) {
+        let theme = ctx.theme;
+        let Some((q, v)) = ctx
+            .data
+            .queue(Some(&self.queue))
+            .filter(|(q, _)| q.key() == self.queue)
+        else {
+            frame.render_widget(
+                Paragraph::new(format!("queue {} is gone", clean(&self.queue))),
+                area,
+            );
+            return;
+        };
+        let share = q.shares.iter().find(|s| s.name == self.share);
+        let usage: Vec<&ShareUsage> = v.usage.iter().filter(|u| u.share == self.share).collect();
+        let now = analysis::now_of(q);
+
+        let badges = badge_spans(
+            v.badges.get(&self.share),
+            area.width.saturating_sub(2) as usize,
+            theme,
+        );
+        let header_h = (usage.len() as u16
+            + 4
+            + u16::from(!badges.is_empty())
+            + u16::from(self.last_change.is_some()))
+        .min(area.height / 2);
+        let [head, running_area, queued_area] = Layout::vertical([
+            Constraint::Length(header_h),
+            Constraint::Percentage(40),
+            Constraint::Fill(1),
+        ])
+        .areas(area);
+
+        let mut lines = Vec::new();
+        let muted = theme.style(Role::Muted);
+        if !badges.is_empty() {
+            lines.push(Line::from(badges));
+        }
+        match share {
+            Some(s) => {
+                let pre = v.share_preemptions.get(&s.name);
+                let mut first = vec![
+                    Span::styled("strategy ", muted),
+                    Span::raw(strategy_label(s)),
+                    Span::styled(" · in-share preemption ", muted),
+                    Span::raw(if s.in_share_preemption.enabled() {
+                        "on"
+                    } else {
+                        "off"
+                    }),
+                    Span::styled(" · ", muted),
+                    Span::raw(s.state.as_str()),
+                    Span::styled(" · runnable ", muted),
+                    Span::raw(v.runnable.get(&s.name).copied().unwrap_or(0).to_string()),
+                    Span::styled(" · preemptions ", muted),
+                    Span::styled(
+                        pre.map_or(0, |p| p.preemptions).to_string(),
+                        theme.style(Role::Preempted),
+                    ),
+                ];
+                if let Some(p) = pre.filter(|p| p.looping > 0) {
+                    first.push(Span::styled(
+                        format!(" ({} looping)", p.looping),
+                        theme.style(Role::Looping),
+                    ));
+                }
+                lines.push(Line::from(first));
+            }
+            None => lines.push(Line::from(Span::styled(
+                "share not in the queue's configuration",
+                theme.style(Role::Warning),
+            ))),
+        }
+        let bar_w = (head.width as usize)
+            .saturating_sub(2)
+            .saturating_sub(52)
+            .clamp(8, 30);
+        for u in &usage {
+            let mut spans = vec![Span::raw(format!(
+                "{:<13}",
+                screen::short_type(&u.instance_type)
+            ))];
+            spans.extend(gauge::usage_bar(u, bar_w, 0, theme).spans);
+            spans.push(Span::raw(format!(" {:>3}/{:<3}", u.used, u.limit)));
+            spans.push(Span::styled(" own ", muted));
+            spans.push(Span::styled(u.own_used.to_string(), theme.style(Role::Own)));
+            spans.push(Span::styled(" borrowed ", muted));
+            spans.push(Span::styled(
+                u.borrowed.to_string(),
+                theme.style(Role::Borrowed),
+            ));
+            spans.push(Span::styled(" lent ", muted));
+            spans.push(Span::styled(u.lent.to_string(), theme.style(Role::Lent)));
+            spans.push(Span::styled(" idle ", muted));
+            spans.push(Span::styled(u.idle.to_string(), theme.style(Role::Idle)));
+            lines.push(Line::from(spans));
+        }
+        // Whole share names when the line has room for them, else elided in the middle.
+        let line_room = usize::from(head.width).saturating_sub(2);
+        let (borrows, lends) = [usize::MAX, 24, 16, 10]
+            .into_iter()
+            .map(|w| {
+                (
+                    partners(&usage, |u| &u.borrowed_from, w),
+                    partners(&usage, |u| &u.lent_to, w),
+                )
+            })
+            .find(|(b, l)| {
+                "borrows from  · lends to ".len() + b.chars().count() + l.chars().count()
+                    <= line_room
+            })
+            .unwrap_or_else(|| {
+                (
+                    partners(&usage, |u| &u.borrowed_from, 10),
+                    partners(&usage, |u| &u.lent_to, 10),
+                )
+            });
+        lines.push(Line::from(vec![
+            Span::styled("borrows from ", muted),
+            Span::styled(borrows, theme.style(Role::Borrowed)),
+            Span::styled(" · lends to ", muted),
+            Span::styled(lends, theme.style(Role::Lent)),
+        ]));
+        if let Some(last) = &self.last_change {
+            let label = "last change ";
+            lines.push(Line::from(vec![
+                Span::styled(label, muted),
+                Span::raw(elide(
+                    &last_change_text(last.as_ref()),
+                    line_room.saturating_sub(label.len()),
+                )),
+            ]));
+        }
+        // The share's name elided in the middle when long; the queue's dropped before that.
+        let room = usize::from(head.width).saturating_sub(4);
+        let name = clean(&self.share);
+        let title = Line::from(Span::styled(
+            format!(
+                " {} ",
+                crate::text::first_fitting(
+                    &[
+                        format!("Share {name} · {}", clean(&q.key())),
+                        format!("Share {}", elide(&name, room.saturating_sub(6))),
+                    ],
+                    room,
+                )
+            ),
+            theme.style(Role::Title),
+        ));
+        frame.render_widget(
+            Paragraph::new(lines).block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .border_style(theme.style(Role::Border))
+                    .title(title),
+            ),
+            head,
+        );
+
+        let running_block = screen::block("Running".into(), Some(&self.running), &[], theme);
+        let header = ["NAME", "STATUS", "PRI", "TYPE×N", "RUNNING", "PRE"];
+        let widths = [
+            Constraint::Fill(1),
+            Constraint::Length(9),
+            Constraint::Length(4),
+            Constraint::Length(15),
+            Constraint::Length(8),
+            Constraint::Length(3),
+        ];
+        let name_w = usize::from(screen::column_widths(running_area, &widths)[0]);
+        screen::draw_table(
+            frame,
+            running_area,
+            running_block,
+            &header,
+            &widths,
+            &self.running,
+            self.focus == Pane::Running,
+            theme,
+            |r| {
+                let Some(t) = q.jobs.get(r) else {
+                    return Vec::new();
+                };
+                let j = &t.job;
+                vec![
+                    Cell::from(elide(&clean(&j.name), name_w)),
+                    Cell::from(Span::styled(
+                        j.status.as_str(),
+                        status_style(j.status, theme),
+                    )),
+                    Cell::from(j.priority.to_string()),
+                    Cell::from(format!(
+                        "{}×{}",
+                        screen::short_type(&j.instance_type),
+                        j.instance_count
+                    )),
+                    Cell::from(screen::since(now, j.started_at.or(j.scheduled_at))),
+                    Cell::from(Span::styled(
+                        match j.preemption_count() {
+                            0 => String::new(),
+                            n => n.to_string(),
+                        },
+                        theme.style(Role::Preempted),
+                    )),
+                ]
+            },
+        );
+
+        let queued_block = screen::block(
+            "Queue (dispatch order)".into(),
+            Some(&self.queued),
+            &[],
+            theme,
+        );
+        let header = ["POS", "#", "NAME", "PRI", "TYPE×N", "WAITING", "REASON"];
+        let fixed = |name: Constraint, reason: Constraint| {
+            [
+                Constraint::Length(4),
+                Constraint::Length(3),
+                name,
+                Constraint::Length(4),
+                Constraint::Length(15),
+                Constraint::Length(8),
+                reason,
+            ]
+        };
+        // NAME and REASON share the room the rest leave; spare width goes to the reason.
+        let room = screen::column_widths(
+            queued_area,
+            &fixed(Constraint::Fill(1), Constraint::Length(0)),
+        )[2];
+        let queued_name_w = screen::name_width(room, self.queued_longest.0, self.queued_longest.1);
+        let widths = fixed(Constraint::Length(queued_name_w), Constraint::Fill(1));
+        let queued_name_w = usize::from(queued_name_w);
+        screen::draw_table(
+            frame,
+            queued_area,
+            queued_block,
+            &header,
+            &widths,
+            &self.queued,
+            self.focus == Pane::Queued,
+            theme,
+            |r| {
+                let Some(j) = v.dispatch.get(r) else {
+                    return Vec::new();
+                };
+                let reason_style = if j.misconfigured {
+                    theme.style(Role::Critical)
+                } else {
+                    muted
+                };
+                vec![
+                    Cell::from(j.queue_position.to_string()),
+                    Cell::from(j.share_position.to_string()),
+                    Cell::from(elide(&clean(&j.name), queued_name_w)),
+                    Cell::from(
+                        j.priority
+                            .map_or_else(|| "…".to_string(), |p| p.to_string()),
+                    ),
+                    Cell::from(format!(
+                        "{}×{}",
+                        screen::short_type(&j.instance_type),
+                        j.instance_count
+                    )),
+                    Cell::from(duration(j.waiting_ms)),
+                    Cell::from(Span::styled(
+                        clean(j.reason.as_deref().unwrap_or("")).into_owned(),
+                        reason_style,
+                    )),
+                ]
+            },
+        );
+    }
+
+    fn list(&mut self) -> Option<&mut ListState> {
+        Some(match self.focus {
+            Pane::Running => &mut self.running,
+            Pane::Queued => &mut self.queued,
+        })
+    }
+
+    fn list_ref(&self) -> Option<&ListState> {
+        Some(match self.focus {
+            Pane::Running => &self.running,
+            Pane::Queued => &self.queued,
+        })
+    }
+
+    fn on_action(&mut self, action: Action, _ctx: &Ctx) -> Vec<Effect> {
+        if action == Action::NextPane {
+            self.focus = match self.focus {
+                Pane::Running => Pane::Queued,
+                Pane::Queued => Pane::Running,
+            };
+        }
+        Vec::new()
+    }
+
+    fn enter(&self, data: &Data, _queue: Option<&str>) -> Option<Open> {
+        let (q, v) = data.queue(Some(&self.queue))?;
+        let id = match self.focus {
+            Pane::Running => q.jobs.get(self.running.selected_row()?)?.job.id.clone(),
+            Pane::Queued => v.dispatch.get(self.queued.selected_row()?)?.job_id.clone(),
+        };
+        Some(Open::Job {
+            queue: self.queue.clone(),
+            id,
+        })
+    }
+}
