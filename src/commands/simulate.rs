@@ -187,7 +187,7 @@ pub fn render(seed: u64, with_events: bool) -> anyhow::Result<String> {
         engine.advance_to(to_ms(minute))?;
         write_usage(&mut out, &engine, minute)?;
     }
-    engine.run_until_idle(to_ms(24 * 60));
+    engine.run_until_idle(to_ms(24 * 60))?;
 
     writeln!(
         out,

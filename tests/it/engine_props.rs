@@ -378,7 +378,7 @@ proptest! {
     #[test]
     fn invariants_hold_and_every_job_is_accounted_for(w in world(), seed in any::<u64>()) {
         let mut e = run(&w, seed)?;
-        let end = e.run_until_idle(i64::MAX / 4);
+        let end = e.run_until_idle(i64::MAX / 4).unwrap();
         prop_assert!(e.next_step_at().is_none(), "still busy at {end}");
         check(&e, &w)?;
         check_event_chains(&e)?;
@@ -398,8 +398,8 @@ proptest! {
     fn same_seed_same_event_log(w in world(), seed in any::<u64>()) {
         let mut a = run(&w, seed)?;
         let mut b = run(&w, seed)?;
-        a.run_until_idle(i64::MAX / 4);
-        b.run_until_idle(i64::MAX / 4);
+        a.run_until_idle(i64::MAX / 4).unwrap();
+        b.run_until_idle(i64::MAX / 4).unwrap();
         prop_assert_eq!(a.events(), b.events());
         let ja: Vec<_> = a.jobs().collect();
         let jb: Vec<_> = b.jobs().collect();
@@ -502,7 +502,7 @@ proptest! {
     ) {
         use quotatop_analysis::scorecard::{ScorecardOptions, Window, from_engine, job_ledger};
         let mut e = run(&w, seed)?;
-        e.run_until_idle(i64::MAX / 4);
+        e.run_until_idle(i64::MAX / 4).unwrap();
         let end = e.events().last().map_or(0, |ev| ev.time) + 1;
         let window = Window::new(0, end);
         let opts = ScorecardOptions::default();

@@ -39,4 +39,16 @@ pub enum EngineError {
     ClockBackwards { now: Millis, to: Millis },
     #[error("service environment capacity for {0} must be at least 1")]
     InvalidEnvironment(String),
+    /// An internal fault, never the caller's: the placement rules contradict each other.
+    #[error(
+        "scheduling does not settle at {at} ms: job {job} was preempted {times} times at this one instant (jobs preempting each other in turn); this is a fault in quotatop's engine"
+    )]
+    PreemptionLoop { at: Millis, job: String, times: u32 },
+    /// An internal fault, never the caller's: a scheduling pass would not end.
+    #[error("at {at} ms, job {job}: {source}; this is a fault in quotatop's engine")]
+    NoFixpoint {
+        at: Millis,
+        job: String,
+        source: crate::placement::NoFixpoint,
+    },
 }

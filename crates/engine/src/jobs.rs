@@ -94,7 +94,7 @@ impl Engine {
         self.emit(id, None, JobStatus::Submitted, EventReason::Submitted);
         let d = self.delay(self.config.delays.submitted_ms);
         self.schedule(id, d);
-        self.settle();
+        self.settle()?;
         Ok(JobId(id))
     }
 
@@ -129,7 +129,7 @@ impl Engine {
             EventReason::PriorityChanged { old, new },
         );
         self.dirty = true;
-        self.settle();
+        self.settle()?;
         Ok(())
     }
 
@@ -143,7 +143,7 @@ impl Engine {
         self.jobs[j as usize].terminated = true;
         self.finish_failed(j, reason.to_string(), EventReason::Terminated);
         self.dirty = true;
-        self.settle();
+        self.settle()?;
         Ok(())
     }
 

@@ -74,6 +74,8 @@ pub struct Engine {
     ids: Option<Rng>,
     /// Timeouts, injected failures and retries of the jobs that have them.
     failures: HashMap<u32, types::FailureState>,
+    /// Preemptions started per job during the current [`Engine::settle`] (one instant).
+    instant_preemptions: HashMap<u32, u32>,
 }
 
 impl Engine {
@@ -96,6 +98,7 @@ impl Engine {
             lean: false,
             ids: config.id_seed.map(Rng::new),
             failures: HashMap::new(),
+            instant_preemptions: HashMap::new(),
             config,
         };
         let capacity = engine.config.capacity.clone();
@@ -140,8 +143,7 @@ impl Engine {
         self.config.capacity = capacity;
         self.reevaluate_misconfigurations();
         self.dirty = true;
-        self.settle();
-        Ok(())
+        self.settle()
     }
 
     /// A lean engine keeps no API view of its jobs: no AWS-style ids (so [`Engine::find`] and
@@ -198,11 +200,10 @@ impl Engine {
                 break;
             }
             self.now = self.now.max(next.at);
-            self.settle();
+            self.settle()?;
         }
         self.now = t;
-        self.settle();
-        Ok(())
+        self.settle()
     }
 
     /// When the next step is due, if any.
@@ -212,17 +213,14 @@ impl Engine {
 
     /// Advances until nothing more is scheduled (jobs that can never run stay RUNNABLE), or
     /// until `limit`. Returns the time reached.
-    pub fn run_until_idle(&mut self, limit: Millis) -> Millis {
+    pub fn run_until_idle(&mut self, limit: Millis) -> Result<Millis, EngineError> {
         while let Some(at) = self.next_step_at() {
             if at > limit {
                 break;
             }
-            // `at >= now` always holds for queued steps, so this cannot fail.
-            if self.advance_to(at.max(self.now)).is_err() {
-                break;
-            }
+            self.advance_to(at.max(self.now))?;
         }
-        self.now
+        Ok(self.now)
     }
 
     // ----- events -------------------------------------------------------------------------
@@ -264,7 +262,16 @@ impl Engine {
     }
 
     /// Runs every due step and scheduling pass at the current instant until nothing changes.
-    fn settle(&mut self) {
+    ///
+    /// This ends: at one instant a job moves forward through its states, and moves back (to
+    /// RUNNABLE) only when preempted, which needs a strictly higher priority in its share or
+    /// an owner reclaiming what it lent. A job can be reclaimed once per lender it borrowed
+    /// from, so it is preempted at most about once per share at one instant; a job preempted
+    /// more often than twice that means the placement rules contradict each other (two jobs
+    /// preempting each other in turn) and is an error naming the job, not an endless loop.
+    fn settle(&mut self) -> Result<(), EngineError> {
+        self.instant_preemptions.clear();
+        let limit = 2 * (self.shares.len() as u32 + 1);
         loop {
             let mut progressed = false;
             while let Some(Reverse(t)) = self.timers.peek().copied() {
@@ -280,11 +287,28 @@ impl Engine {
             if self.dirty {
                 self.dirty = false;
                 progressed = true;
-                self.schedule_pass();
+                self.schedule_pass()?;
+            }
+            if let Some((&job, &times)) = self.instant_preemptions.iter().max_by_key(|(_, n)| **n)
+                && times > limit
+            {
+                return Err(EngineError::PreemptionLoop {
+                    at: self.now,
+                    job: self.job_label(job),
+                    times,
+                });
             }
             if !progressed {
-                break;
+                return Ok(());
             }
+        }
+    }
+
+    /// A job as an error names it: its name, or its index in a lean engine.
+    fn job_label(&self, j: u32) -> String {
+        match self.jobs.get(j as usize).and_then(|r| r.api.as_ref()) {
+            Some(api) => format!("{} (#{j})", api.name),
+            None => format!("#{j}"),
         }
     }
 }

@@ -7,7 +7,7 @@
 //! drift apart. The open choices (victim order, pass order) stay in [`super::policy`].
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashSet};
 
 use quotatop_model::Millis;
 
@@ -330,16 +330,48 @@ fn carry_out<P: Pass + ?Sized>(p: &mut P, id: u32, placement: Placement) -> bool
 /// share's own limit (shares in creation order; a head that cannot be placed blocks its share's
 /// queue of that type and holds its capacity back from borrowers), then the head jobs that must
 /// borrow, across shares, oldest first.
-pub fn pass<P: Pass + ?Sized>(p: &mut P) {
-    // A head that waits for room (or preempted to make it) can lose that room to a later
-    // share's own job dispatched in the same pass; it is placed again at once, not only when the
-    // preemptions it waits for complete. Each repeat follows a dispatch, so this ends.
-    while pass_once(p) {}
+///
+/// A head that waits for room (or preempted to make it) can lose that room to a later share's
+/// own job dispatched in the same pass; it is placed again at once, not only when the
+/// preemptions it waits for complete. Each repeat follows a dispatch of a job not dispatched
+/// before in this pass, and a pass makes no job RUNNABLE, so this ends: a job that is head of
+/// its queue again after its dispatch breaks that, and is an error naming it instead of a loop.
+pub fn pass<P: Pass + ?Sized>(p: &mut P) -> Result<(), NoFixpoint> {
+    let mut dispatched = HashSet::new();
+    while pass_once(p, &mut dispatched)? {}
+    Ok(())
+}
+
+fn not_again(
+    dispatched: &HashSet<u32>,
+    job: u32,
+    share: usize,
+    ty: usize,
+) -> Result<(), NoFixpoint> {
+    if dispatched.contains(&job) {
+        return Err(NoFixpoint { job, share, ty });
+    }
+    Ok(())
+}
+
+/// A scheduling pass that would not end: the job was dispatched, then offered again as the head
+/// of its share's queue in the same pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "scheduling pass does not end: job #{job} (share #{share}, instance type #{ty}) is head of its queue again after being dispatched in the same pass"
+)]
+pub struct NoFixpoint {
+    pub job: u32,
+    pub share: usize,
+    pub ty: usize,
 }
 
 /// One pass; `true` when a head of the first phase waits for room that a later dispatch of its
 /// instance type in the same phase may have taken.
-fn pass_once<P: Pass + ?Sized>(p: &mut P) -> bool {
+fn pass_once<P: Pass + ?Sized>(
+    p: &mut P,
+    dispatched: &mut HashSet<u32>,
+) -> Result<bool, NoFixpoint> {
     let mut borrowers: BinaryHeap<BorrowEntry> = BinaryHeap::new();
     // Capacity that owners' jobs blocked in the first phase are waiting for (per share and
     // type): borrowers must not take it, or a reclaim could be undone at once.
@@ -353,12 +385,14 @@ fn pass_once<P: Pass + ?Sized>(p: &mut P) -> bool {
         }
         for ty in 0..nt {
             while let Some(h) = p.head(s, ty) {
+                not_again(dispatched, h.id, s, ty)?;
                 let own_fit = fits_own(&p.view(ty).ledger(false), s, h.count);
                 if own_fit {
                     let placed = place_own_fit(&p.view(ty), s, h.count, h.priority);
                     let waits_for_room =
                         matches!(placed, Placement::AwaitRelease | Placement::Preempt(_));
                     if carry_out(p, h.id, placed) {
+                        dispatched.insert(h.id);
                         again |= waiting[ty];
                     } else {
                         reserved[s * nt + ty] += h.count;
@@ -381,15 +415,18 @@ fn pass_once<P: Pass + ?Sized>(p: &mut P) -> bool {
         let Some(h) = p.head(s, ty).filter(|h| h.id == id) else {
             continue;
         };
+        not_again(dispatched, h.id, s, ty)?;
         let held_back: Vec<u32> = (0..ns).map(|t| reserved[t * nt + ty]).collect();
         let placed = place_borrower(&p.view(ty), &held_back, s, h.count, h.priority);
-        if carry_out(p, h.id, placed)
-            && let Some(next) = p.head(s, ty)
-        {
+        if !carry_out(p, h.id, placed) {
+            continue;
+        }
+        dispatched.insert(h.id);
+        if let Some(next) = p.head(s, ty) {
             borrowers.push(Reverse((next.created_at, next.order, next.id, s, ty)));
         }
     }
-    again
+    Ok(again)
 }
 
 /// A [`TypeView`] held in memory (what a preview builds from a snapshot).

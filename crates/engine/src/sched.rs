@@ -4,7 +4,7 @@ use quotatop_model::{Attempt, JobStatus};
 
 use super::placement::{self, Head, Holder, Ledger, Pass, TypeView, Victim};
 use super::policy::{self, PreemptionKind, VictimFacts};
-use super::{Engine, EventReason, Rng};
+use super::{Engine, EngineError, EventReason, Rng};
 
 /// The engine's state of one instance type, as victim selection sees it.
 pub(crate) struct EngineView<'a> {
@@ -98,8 +98,12 @@ impl Engine {
     }
 
     /// One scheduling pass over every share (see `policy` for the order).
-    pub(super) fn schedule_pass(&mut self) {
-        placement::pass(self);
+    pub(super) fn schedule_pass(&mut self) -> Result<(), EngineError> {
+        placement::pass(self).map_err(|e| EngineError::NoFixpoint {
+            at: self.now,
+            job: self.job_label(e.job),
+            source: e,
+        })
     }
 
     fn victim_facts(&self, j: u32, borrowed: u32) -> VictimFacts {
@@ -204,6 +208,7 @@ impl Engine {
         if self.jobs[j as usize].preempting.is_some() {
             return;
         }
+        *self.instant_preemptions.entry(j).or_default() += 1;
         self.stop_work(j, true);
         let r = &mut self.jobs[j as usize];
         r.preempting = Some(kind);

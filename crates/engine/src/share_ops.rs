@@ -28,7 +28,7 @@ impl Engine {
         self.shares.push(rec);
         self.reevaluate_misconfigurations();
         self.dirty = true;
-        self.settle();
+        self.settle()?;
         Ok(())
     }
 
@@ -71,7 +71,7 @@ impl Engine {
         self.enforce_limits(s);
         self.reevaluate_misconfigurations();
         self.dirty = true;
-        self.settle();
+        self.settle()?;
         Ok(())
     }
 
@@ -100,7 +100,7 @@ impl Engine {
         self.share_index.remove(name);
         self.reevaluate_misconfigurations();
         self.dirty = true;
-        self.settle();
+        self.settle()?;
         Ok(())
     }
 

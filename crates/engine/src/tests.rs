@@ -521,7 +521,7 @@ fn preempted_job_resumes_from_last_checkpoint_and_lost_work_is_measured() {
         let w = e.work(j).unwrap();
         assert_eq!((w.saved_ms, w.lost_ms, w.run_ms), (saved, lost, 7_500));
         // The owner finishes at 8_500; the job runs again for the remaining work.
-        let t = e.run_until_idle(i64::MAX);
+        let t = e.run_until_idle(i64::MAX).unwrap();
         assert_eq!(status(&e, j), JobStatus::Succeeded);
         assert_eq!(t, 8_500 + (20_000 - saved as i64));
         let w = e.work(j).unwrap();
@@ -985,7 +985,7 @@ fn a_lean_engine_runs_exactly_as_a_full_one_without_the_api_view() {
         }
         e.submit(JobSpec::new("too-big", "QS2", M5, 9, 1_000))
             .unwrap();
-        e.run_until_idle(Millis::MAX / 4);
+        e.run_until_idle(Millis::MAX / 4).unwrap();
         e
     };
     let (full, lean) = (run(false), run(true));
@@ -1187,4 +1187,108 @@ fn a_new_environment_capacity_applies_to_the_next_dispatch() {
     // The environment's 3 are in use: the next job waits.
     let c = e.submit(JobSpec::new("c", "s", M5, 1, HOUR)).unwrap();
     assert_eq!(status(&e, c), JobStatus::Runnable);
+}
+
+#[test]
+fn among_equal_borrowers_the_one_borrowing_most_is_reclaimed_first() {
+    // Two borrowers of the same priority dispatched at the same instant (the same elapsed
+    // time): only "borrowing most first" tells them apart, and it decides against the last
+    // tie-break (most recently submitted first), which would pick `small`.
+    let mut e = engine(&[(M5, 5)]);
+    e.create_share(share("borrower", M5, 1, SharingConfig::lend_and_borrow(-1)))
+        .unwrap();
+    e.create_share(share("owner", M5, 4, SharingConfig::lend()))
+        .unwrap();
+    let own = e
+        .submit(JobSpec::new("own", "borrower", M5, 1, HOUR).priority(1))
+        .unwrap();
+    let big = e
+        .submit(JobSpec::new("big", "borrower", M5, 2, HOUR).priority(1))
+        .unwrap();
+    let small = e
+        .submit(JobSpec::new("small", "borrower", M5, 1, HOUR).priority(1))
+        .unwrap();
+    assert_eq!(used(&e, "borrower", M5), (4, 3));
+    e.advance_to(1000).unwrap();
+    // One instance is idle; the owner needs two, so one instance must be reclaimed: either
+    // borrower frees enough.
+    e.submit(JobSpec::new("o", "owner", M5, 2, HOUR)).unwrap();
+    assert_eq!(
+        status(&e, big),
+        JobStatus::Runnable,
+        "the larger borrower goes"
+    );
+    assert_eq!(status(&e, small), JobStatus::Running);
+    assert_eq!(status(&e, own), JobStatus::Running);
+}
+
+/// A pass whose `dispatch` leaves the job at the head of its queue: the pass must stop with an
+/// error naming it rather than loop.
+struct StuckHead {
+    state: placement::TypeState,
+    dispatches: u32,
+}
+
+impl placement::Pass for StuckHead {
+    fn shares(&self) -> usize {
+        1
+    }
+    fn types(&self) -> usize {
+        1
+    }
+    fn live(&self, _s: usize) -> bool {
+        true
+    }
+    fn borrows(&self, _s: usize) -> bool {
+        false
+    }
+    fn head(&self, _s: usize, _ty: usize) -> Option<placement::Head> {
+        Some(placement::Head {
+            id: 7,
+            order: 0,
+            count: 1,
+            priority: 1,
+            created_at: 0,
+        })
+    }
+    fn view(&self, _ty: usize) -> impl placement::TypeView + '_ {
+        &self.state
+    }
+    fn dispatch(&mut self, _id: u32) {
+        self.dispatches += 1;
+    }
+    fn preempt(&mut self, _victim: &placement::Victim) {}
+}
+
+#[test]
+fn a_pass_that_would_not_end_is_an_error_naming_the_job() {
+    let mut p = StuckHead {
+        state: placement::TypeState {
+            ledger: placement::Ledger {
+                own: vec![4],
+                used: vec![0],
+                lends: vec![false],
+                borrows: vec![false],
+                borrow_cap: vec![None],
+                env: 4,
+            },
+            releasing: vec![0],
+            holders: vec![Vec::new()],
+            in_share_preemption: vec![false],
+        },
+        dispatches: 0,
+    };
+    let err = placement::pass(&mut p).unwrap_err();
+    assert_eq!(
+        err,
+        placement::NoFixpoint {
+            job: 7,
+            share: 0,
+            ty: 0
+        }
+    );
+    assert_eq!(
+        p.dispatches, 1,
+        "stopped at the second offer of the same job"
+    );
 }

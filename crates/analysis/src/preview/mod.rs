@@ -26,6 +26,9 @@ pub enum PreviewError {
     UnknownJob(String),
     #[error("job {0} has already finished ({1})")]
     Finished(String, &'static str),
+    /// A fault in quotatop, not in the request: the preview cannot say what happens.
+    #[error("cannot predict the next scheduling pass: {0}; this is a fault in quotatop")]
+    NoFixpoint(#[from] quotatop_engine::placement::NoFixpoint),
 }
 use crate as analysis;
 use quotatop_engine::PreemptionKind;
@@ -343,7 +346,7 @@ pub fn preview(
             false,
         )
     } else {
-        predict(&after, &job.id, &new_queue)
+        predict(&after, &job.id, &new_queue)?
     };
     Ok(Preview {
         job_id: job.id.clone(),

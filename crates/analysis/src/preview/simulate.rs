@@ -356,7 +356,7 @@ pub(super) fn predict(
     q: &QueueSnapshot,
     job_id: &str,
     queue: &[analysis::QueuedJob],
-) -> (Prediction, Preemptions, bool) {
+) -> Result<(Prediction, Preemptions, bool), placement::NoFixpoint> {
     let none = Preemptions::default();
     let Some((index, job)) = q
         .jobs
@@ -365,7 +365,7 @@ pub(super) fn predict(
         .find(|(_, j)| j.job.id == job_id)
         .map(|(i, j)| (i, &j.job))
     else {
-        return (Prediction::WaitsForCapacity, none, false);
+        return Ok((Prediction::WaitsForCapacity, none, false));
     };
     // Head-of-line: only the first waiting job of its instance type in its share moves now.
     let ahead = queue
@@ -374,14 +374,14 @@ pub(super) fn predict(
         .filter(|j| j.instance_type == job.instance_type && !j.misconfigured)
         .count();
     if !q.shares.iter().any(|sh| sh.name == job.share) {
-        return (Prediction::WaitsForCapacity, none, false);
+        return Ok((Prediction::WaitsForCapacity, none, false));
     }
     let now = analysis::now_of(q).unwrap_or(0);
     let built = build(q, &job.instance_type, now);
     let (mut outcomes, every_order) = orders(&built);
     for o in &mut outcomes {
         o.target = index as u32;
-        placement::pass(o);
+        placement::pass(o)?;
     }
     // Candidates: the likeliest order's victims first, then any other order's.
     let mut ids: Vec<(u32, PreemptionKind)> = Vec::new();
@@ -434,7 +434,7 @@ pub(super) fn predict(
         max,
     };
     let Some(first) = outcomes.first() else {
-        return (Prediction::WaitsForCapacity, preemptions, false);
+        return Ok((Prediction::WaitsForCapacity, preemptions, false));
     };
     // A job that stays behind others does not move, but the pass still runs: lowering the head
     // job lets the next one try its luck, whose preemptions are listed.
@@ -453,7 +453,7 @@ pub(super) fn predict(
         _ => Prediction::WaitsForCapacity,
     };
     let awaits = matches!(first.target_placement, Some(Placement::AwaitRelease));
-    (prediction, preemptions, awaits)
+    Ok((prediction, preemptions, awaits))
 }
 
 fn candidate(t: &TrackedJob, now: Millis, kind: PreemptionKind) -> Candidate {
@@ -486,15 +486,15 @@ pub(crate) struct NextPass {
 
 /// Runs the engine's scheduling pass over instance type `ty` of `q` in every order of tied jobs
 /// the snapshot cannot settle.
-pub(crate) fn next_pass(q: &QueueSnapshot, ty: &str) -> NextPass {
+pub(crate) fn next_pass(q: &QueueSnapshot, ty: &str) -> Result<NextPass, placement::NoFixpoint> {
     let now = analysis::now_of(q).unwrap_or(0);
     let built = build(q, ty, now);
     let (mut passes, _) = orders(&built);
     for p in &mut passes {
-        placement::pass(p);
+        placement::pass(p)?;
     }
-    NextPass {
+    Ok(NextPass {
         state: built.state,
         decisions: passes.into_iter().map(|p| p.decisions).collect(),
-    }
+    })
 }

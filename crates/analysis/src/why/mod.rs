@@ -133,7 +133,14 @@ pub fn why(q: &QueueSnapshot, job_id: &str) -> Option<Why> {
         }
         return Some(out);
     }
-    let pass = preview::next_pass(q, ty);
+    let pass = match preview::next_pass(q, ty) {
+        Ok(pass) => pass,
+        Err(e) => {
+            out.headline =
+                format!("quotatop cannot explain this wait: {e}; this is a fault in quotatop");
+            return Some(out);
+        }
+    };
     let state = &pass.state;
     // Its share's waiting jobs of its type, in dispatch order (as the console lists them).
     let queue: Vec<analysis::QueuedJob> = analysis::share_queue(q, &j.share)
