@@ -404,3 +404,34 @@ fn a_source_is_recorded_and_keys_the_queue() {
     assert!(ids("q@us").is_empty());
     assert_eq!(verify(&path).map(|h| h.count), Ok(4));
 }
+
+#[test]
+fn a_middle_record_rewritten_with_a_valid_hash_of_its_own_breaks_the_chain_there() {
+    let (path, lines) = write_records("middle", 4);
+    let records: Vec<AuditRecord> = read_records(&path)
+        .unwrap()
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect();
+    // Record 2's justification rewritten, its own hash recomputed: the line alone is valid,
+    // so only the link from record 3 (its prev_hash) can tell.
+    let mut edited = records[1].clone();
+    edited.justification = "nothing to see here, approved by nobody".into();
+    let (line, _) = canonical_line(&edited).unwrap();
+    assert_ne!(line, lines[1]);
+    with_line(&path, &lines, 2, &line);
+    let e = verify(&path).unwrap_err();
+    assert_eq!(e.line, 3, "{e}");
+    assert!(e.message.contains("chain is broken"), "{e}");
+    // Record 2 pointed at another predecessor, with a valid hash of its own: it fails at 2.
+    let mut relinked = records[1].clone();
+    relinked.prev_hash = records[2].hash.clone();
+    let (line, _) = canonical_line(&relinked).unwrap();
+    with_line(&path, &lines, 2, &line);
+    let e = verify(&path).unwrap_err();
+    assert_eq!(e.line, 2, "{e}");
+    assert!(e.message.contains("chain is broken"), "{e}");
+    // The untouched log verifies.
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    assert_eq!(verify(&path).map(|h| h.count), Ok(4));
+}
