@@ -5,6 +5,25 @@
 
 use super::Millis;
 
+/// A duration as quotatop writes it wherever a person reads one (console, reports, replay,
+/// snapshot tables, drill): the largest two units, `45s`, `3m12s`, `2h05m`, `3d04h`, in the
+/// units [`parse_duration`] reads. Negative durations are written as `0s`; a signed difference
+/// writes its sign itself.
+pub fn format_duration(ms: Millis) -> String {
+    let s = ms.max(0) / 1000;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        3600..86_400 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d{:02}h", s / 86_400, (s % 86_400) / 3600),
+    }
+}
+
+/// [`format_duration`], or `-` when the duration is unknown.
+pub fn format_duration_opt(ms: Option<Millis>) -> String {
+    ms.map_or_else(|| "-".to_string(), format_duration)
+}
+
 /// The longest duration or trace time quotatop takes from a file: 100 years (36,525 days).
 /// Anything longer is a typo or a unit mix-up, and far inside what [`Millis`] holds, so sums
 /// and products of a few such values cannot overflow.

@@ -146,19 +146,9 @@ fn budget_line(view: &ScorecardView, theme: &Theme) -> Line<'static> {
     ])
 }
 
-/// A span for people: `42 s`, `12 min`, `3 h 5 min`, `24 h`, `2 d 3 h`.
+/// A span for people: the one duration format ([`quotatop_model::format_duration`]).
 pub fn span(ms: Millis) -> String {
-    let min = ms.max(0) / 60_000;
-    let (d, h, m) = (min / 1_440, min / 60 % 24, min % 60);
-    match (d, h, m) {
-        _ if ms < 60_000 => format!("{} s", ms.max(0) / 1000),
-        (0, 0, m) => format!("{m} min"),
-        (0, h, 0) => format!("{h} h"),
-        (0, h, m) => format!("{h} h {m} min"),
-        (1, 0, _) => "24 h".to_string(),
-        (d, 0, _) => format!("{d} d"),
-        (d, h, _) => format!("{d} d {h} h"),
-    }
+    quotatop_model::format_duration(ms)
 }
 
 /// Which window the figures cover: `last 24 h`, or `12 min of history` when the journal holds
@@ -557,13 +547,13 @@ mod tests {
     #[test]
     fn spans_read_as_people_say_them() {
         let min = 60_000;
-        assert_eq!(span(42_000), "42 s");
-        assert_eq!(span(12 * min), "12 min");
-        assert_eq!(span(185 * min), "3 h 5 min");
-        assert_eq!(span(120 * min), "2 h");
-        assert_eq!(span(24 * 60 * min), "24 h");
-        assert_eq!(span(7 * 24 * 60 * min), "7 d");
-        assert_eq!(span(51 * 60 * min), "2 d 3 h");
+        assert_eq!(span(42_000), "42s");
+        assert_eq!(span(12 * min), "12m00s");
+        assert_eq!(span(185 * min), "3h05m");
+        assert_eq!(span(120 * min), "2h00m");
+        assert_eq!(span(24 * 60 * min), "1d00h");
+        assert_eq!(span(7 * 24 * 60 * min), "7d00h");
+        assert_eq!(span(51 * 60 * min), "2d03h");
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use quotatop_model::{Millis, clean_text, display_width};
+use quotatop_model::{clean_text, display_width};
 
 use super::json::{QueueDoc, SnapshotDoc};
 
@@ -42,18 +42,8 @@ fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
     }
 }
 
-/// `1h02m`, `4m05s`, `12s`.
-pub fn duration(ms: Millis) -> String {
-    let s = ms.max(0) / 1000;
-    let (h, m, sec) = (s / 3600, (s / 60) % 60, s % 60);
-    if h > 0 {
-        format!("{h}h{m:02}m")
-    } else if m > 0 {
-        format!("{m}m{sec:02}s")
-    } else {
-        format!("{sec}s")
-    }
-}
+/// `1h02m`, `4m05s`, `12s`, `1d06h`: the one formatter, [`quotatop_model::format_duration`].
+pub use quotatop_model::format_duration as duration;
 
 pub fn render(doc: &SnapshotDoc) -> String {
     let mut out = String::new();

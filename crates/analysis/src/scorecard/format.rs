@@ -1,16 +1,8 @@
 //! How scorecard figures are written in reports (one place for `report` and `replay`).
 
-use quotatop_model::Millis;
-
-/// `-`, `42s`, `3m07s`, `5h12m`.
-pub fn duration(ms: Option<Millis>) -> String {
-    match ms {
-        None => "-".to_string(),
-        Some(ms) if ms < 60_000 => format!("{}s", ms / 1000),
-        Some(ms) if ms < 3_600_000 => format!("{}m{:02}s", ms / 60_000, ms / 1000 % 60),
-        Some(ms) => format!("{}h{:02}m", ms / 3_600_000, ms / 60_000 % 60),
-    }
-}
+/// `-`, `42s`, `3m07s`, `5h12m`, `1d06h`: the one formatter,
+/// [`quotatop_model::format_duration_opt`].
+pub use quotatop_model::format_duration_opt as duration;
 
 /// `-` or `12.3%`.
 pub fn percent(r: Option<f64>) -> String {
