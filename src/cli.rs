@@ -204,8 +204,8 @@ pub struct SnapshotArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ReplayArgs {
-    /// Trace files: quotatop's CSV, or Philly `trace_<vc>.csv` files, or a directory of them
-    /// (capacity from its `philly_vc_nodes.csv`).
+    /// Trace files: quotatop's CSV, or Philly `trace_<vc>.csv` (or `.csv.gz`) files, or a directory
+    /// of them such as traces/philly-vc (capacity from its `philly_vc_nodes.csv`).
     #[arg(long, required_unless_present = "journal", conflicts_with = "journal", num_args = 1..)]
     pub trace: Vec<std::path::PathBuf>,
     /// Replay a queue's own history instead: the trace `journal export-trace` writes, built
