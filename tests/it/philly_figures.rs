@@ -1,4 +1,4 @@
-//! The Philly figures the README's "Performance" table quotes, computed from the traces in
+//! The Philly figures docs/figures.md's "Performance" table quotes, computed from the traces in
 //! the repository's `traces/philly-vc/` (missing traces fail the test, naming the folder):
 //! `cargo test --test it philly_figures:: -- --nocapture` prints them.
 
