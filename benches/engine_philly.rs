@@ -16,9 +16,7 @@ use quotatop_replay::{TraceJob, philly, run_trace};
 fn traces_dir() -> PathBuf {
     std::env::var_os("QUOTATOP_PHILLY_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/philly-vc")
-        })
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("traces/philly-vc"))
 }
 
 /// Replays with every VC's capacity scaled by `percent`; returns (events, preemptions).

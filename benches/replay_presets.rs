@@ -1,10 +1,10 @@
-//! `quotatop replay --preset` on the eight Philly VCs: the three PRODUCT.md scenarios (isolated,
+//! `quotatop replay --preset` on the eight Philly VCs: the three preset scenarios (isolated,
 //! lending, lending with a protected share), scorecards included. Run:
 //! `cargo bench --bench replay_presets`.
 //!
 //! It first runs the three scenarios once and prints the wall time and the process's peak
 //! resident set size (`VmHWM`) after that run, then lets criterion time them. The traces are read
-//! from `../shared/traces/philly-vc` (or `QUOTATOP_PHILLY_DIR`); without them the benchmark
+//! from the repository's `traces/philly-vc` (or `QUOTATOP_PHILLY_DIR`); without them the benchmark
 //! fails rather than measuring nothing.
 
 // Benchmarks are test code: a broken setup should stop the run loudly.
@@ -22,9 +22,7 @@ use quotatop_replay::{
 fn traces_dir() -> PathBuf {
     let dir = std::env::var_os("QUOTATOP_PHILLY_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/philly-vc")
-        });
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("traces/philly-vc"));
     assert!(
         dir.is_dir(),
         "the Philly traces are missing: no directory {} (set QUOTATOP_PHILLY_DIR)",

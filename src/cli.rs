@@ -194,7 +194,7 @@ pub struct SnapshotArgs {
     pub sources: Vec<String>,
     #[command(flatten)]
     pub aws: AwsArgs,
-    /// Output format; the JSON shape is documented in README, section "snapshot".
+    /// Output format; the JSON shape is documented in docs/operator.md, section "snapshot".
     #[arg(long, value_enum, default_value = "table")]
     pub format: SnapshotFormat,
     /// API calls in flight at once.
@@ -204,8 +204,8 @@ pub struct SnapshotArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ReplayArgs {
-    /// Trace files: quotatop's CSV, or Philly `trace_<vc>.csv` files, or a directory of them
-    /// (capacity from its `philly_vc_nodes.csv`).
+    /// Trace files: quotatop's CSV, or Philly `trace_<vc>.csv` (or `.csv.gz`) files, or a directory
+    /// of them such as traces/philly-vc (capacity from its `philly_vc_nodes.csv`).
     #[arg(long, required_unless_present = "journal", conflicts_with = "journal", num_args = 1..)]
     pub trace: Vec<std::path::PathBuf>,
     /// Replay a queue's own history instead: the trace `journal export-trace` writes, built
@@ -448,7 +448,7 @@ pub struct EmulatorArgs {
     pub speed: Option<f64>,
     /// Fault injection, e.g. "latency=20ms+30ms,throttle=5%;submitservicejob:error=0.1", or
     /// rate limits "rate=describeservicejob:10/s,burst=20" (default: the scenario's `faults`).
-    /// See README, section "Emulator".
+    /// See docs/emulator.md.
     #[arg(long)]
     pub faults: Option<String>,
     /// Connections served at once; more clients wait in the listen backlog.
@@ -517,7 +517,7 @@ pub struct ReportArgs {
 }
 
 /// Console settings shared by `quotatop demo` and `quotatop tui` (they override the config
-/// file and the environment; see README, section "Configuration").
+/// file and the environment; see docs/running.md, "The config file").
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ConsoleArgs {
     /// Colour theme: dark, light, high-contrast, colorblind, a theme in the config directory's

@@ -32,7 +32,7 @@ struct Loaded {
 
 fn is_philly(path: &Path) -> bool {
     philly::vc_of(path).is_some()
-        && std::fs::read_to_string(path)
+        && philly::read_text(path)
             .ok()
             .and_then(|t| t.lines().next().map(|h| h.contains("app_id")))
             .unwrap_or(false)

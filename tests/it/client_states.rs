@@ -119,7 +119,7 @@ async fn poller_health_names_each_state_and_recovers() {
     h.shutdown().await.unwrap();
 }
 
-/// README, "snapshot": an incomplete refresh still prints, then exits non-zero.
+/// docs/operator.md, "snapshot": an incomplete refresh still prints, then exits non-zero.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn incomplete_snapshot_prints_and_exits_non_zero() {
     let h = world().await;

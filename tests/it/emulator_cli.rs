@@ -1,4 +1,4 @@
-//! `quotatop emulator --scenario scenarios/demo.toml` as README documents it: prints the endpoint
+//! `quotatop emulator --scenario scenarios/demo.toml` as docs/emulator.md documents it: prints the endpoint
 //! and the client environment, serves the demo world, and exits cleanly on Ctrl-C (SIGINT).
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -1,6 +1,6 @@
 //! STS GetCallerIdentity on the emulator: quotatop's client learns the principal of its static
 //! keys, and says why when nothing answers. (boto3 and the AWS CLI parse the same answer; see
-//! README, "Emulator".)
+//! docs/emulator.md.)
 
 use crate::emulator_support::*;
 use quotatop_aws::batch::{BatchClient, ConnectOptions, StaticCredentials};

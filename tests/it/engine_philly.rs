@@ -21,7 +21,7 @@ const PUBLISHED: [(&str, f64, f64, f64, f64); 8] = [
 
 #[test]
 fn isolated_replay_lands_near_published_simulators() {
-    // Missing traces fail the test, naming what to fetch (never a silent skip).
+    // Missing traces fail the test, naming the folder (never a silent skip).
     let dir = crate::philly_figures::traces();
     let vcs = philly::load_dir(&dir, None)
         .expect("traces readable")
@@ -86,7 +86,7 @@ fn isolated_replay_lands_near_published_simulators() {
 
 #[test]
 fn lending_replay_finishes_every_job_and_conserves_work() {
-    // Missing traces fail the test, naming what to fetch (never a silent skip).
+    // Missing traces fail the test, naming the folder (never a silent skip).
     let dir = crate::philly_figures::traces();
     let vcs = philly::load_dir(&dir, None)
         .expect("traces readable")

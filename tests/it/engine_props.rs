@@ -492,7 +492,7 @@ fn preempting_world() -> impl Strategy<Value = World> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
-    /// METRICS.md's ledger built from the event log (what the scorecard, replay and report
+    /// The GPU-time ledger (docs/architecture.md) built from the event log (what the scorecard, replay and report
     /// read) agrees exactly with the engine's own accounting of work, lost work and restart
     /// overhead, job by job; and its categories add up to the capacity held.
     #[test]

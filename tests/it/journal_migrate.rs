@@ -128,7 +128,7 @@ fn a_version_1_journal_is_migrated_and_keeps_its_history() {
     }
     assert_eq!(user_version(&path), 1, "a read-only open changes nothing");
 
-    // The copy is as loose as the umask made it; the writable open tightens it (README,
+    // The copy is as loose as the umask made it; the writable open tightens it (docs/figures.md,
     // "Reliability": files are 0600 also when they existed with a looser mode).
     set_mode(&path, 0o644);
     let mut j = Journal::open(&path, JournalConfig::default()).unwrap();

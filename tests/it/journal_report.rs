@@ -447,7 +447,7 @@ fn real_uid() -> u32 {
         .unwrap_or(u32::MAX)
 }
 
-/// `report --since` takes an RFC 3339 time as README says (as `audit list` does), the same
+/// `report --since` takes an RFC 3339 time as docs/running.md says (as `audit list` does), the same
 /// window as the equivalent duration; a time after the last observation, or a malformed one,
 /// is a clear error.
 #[test]

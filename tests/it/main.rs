@@ -2,7 +2,8 @@
 //! support modules declared once here. One binary links the dependency tree once, which keeps
 //! the build fast and small (28 binaries each linked it before). The soak (`tests/soak`) is
 //! the one other binary: it measures its own process's memory and CPU, which other tests
-//! running in the same process would distort.
+//! running in the same process would distort. The tests that need a real Prometheus are in
+//! `tests/prometheus`, outside `cargo test` (`scripts/test` installs Prometheus and runs them).
 
 // Test code may unwrap, expect and panic: a failed assumption is a failed test. clippy.toml
 // allows them in #[test] functions and #[cfg(test)] modules; the support modules' helpers
@@ -13,6 +14,7 @@ mod data_support;
 mod drill_support;
 mod emulator_support;
 mod engine_support;
+mod metrics_support;
 mod tui_support;
 
 mod audit_cli;
@@ -44,7 +46,6 @@ mod journal_scorecard;
 mod journal_trace;
 mod layers;
 mod metrics_cli;
-mod metrics_prometheus;
 mod pacer;
 mod philly_figures;
 mod poll_budget;

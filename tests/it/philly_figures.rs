@@ -1,5 +1,5 @@
-//! The Philly figures the README's "Performance" table quotes, computed from the traces in
-//! `../shared/traces/philly-vc/` (missing traces fail the test, naming what to fetch):
+//! The Philly figures docs/figures.md's "Performance" table quotes, computed from the traces in
+//! the repository's `traces/philly-vc/` (missing traces fail the test, naming the folder):
 //! `cargo test --test it philly_figures:: -- --nocapture` prints them.
 
 use std::path::PathBuf;
@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use quotatop_replay::philly;
 
 pub(crate) fn traces() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/philly-vc");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("traces/philly-vc");
     assert!(
         dir.join("philly_vc_nodes.csv").exists(),
-        "the Philly traces are missing: expected {} with trace_<vc>.csv and philly_vc_nodes.csv \
-         (the eight VCs of the Microsoft Philly trace, as the README's \"Performance\" section \
-         describes)",
+        "the Philly traces are missing: expected {} with trace_<vc>.csv.gz and \
+         philly_vc_nodes.csv, which the repository ships (traces/philly-vc/README.md); restore \
+         them from version control",
         dir.display()
     );
     dir

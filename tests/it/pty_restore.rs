@@ -53,7 +53,7 @@ fn sigterm_restores_the_terminal() {
     }
 }
 
-/// README, "Reliability": the console ends on SIGHUP the way it ends on SIGTERM.
+/// docs/figures.md, "Terminal restore": the console ends on SIGHUP the way it ends on SIGTERM.
 #[test]
 fn sighup_restores_the_terminal() {
     let bin = env!("CARGO_BIN_EXE_quotatop");

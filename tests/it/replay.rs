@@ -635,12 +635,9 @@ fn out_of_range_numbers_are_errors_naming_file_line_and_column() {
 
 #[test]
 fn protected_share_is_the_largest_then_most_demanded_among_the_64_node_vcs() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/philly-vc");
-    if !dir.exists() {
-        eprintln!("skipped: {} not present", dir.display());
-        return;
-    }
-    let vcs = philly::load_dir(&dir, None).expect("every VC has a node count");
+    // Missing traces fail the test, naming the folder (never a silent skip).
+    let vcs = philly::load_dir(&crate::philly_figures::traces(), None)
+        .expect("every VC has a node count");
     let shares: Vec<_> = vcs
         .iter()
         .map(|v| {

@@ -1,6 +1,6 @@
 //! Every scheduling choice AWS leaves open (reference §7), made once, here.
 //!
-//! README's "Scheduling semantics" section mirrors this list; change both together. The pass
+//! docs/emulator.md's "Scheduling semantics" section mirrors this list; change both together. The pass
 //! and the victim selection that apply rules 2–7 are [`super::placement`], which the
 //! priority-change preview (`quotatop_analysis::preview`) runs too, so it predicts what the
 //! engine does.

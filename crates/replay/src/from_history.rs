@@ -1,5 +1,5 @@
 //! A trace from observed history: each job the scorecard input holds, as a [`TraceJob`] whose
-//! work is its productive running time in the ledger (METRICS.md), so replaying the trace asks
+//! work is its productive running time in the ledger (docs/architecture.md), so replaying the trace asks
 //! the engine for exactly the work that got done. Used by `journal export-trace` and
 //! `replay --journal`; written out by [`write_csv`] in quotatop's trace CSV.
 

@@ -1,4 +1,6 @@
 //! The Philly per-virtual-cluster traces (`traces/philly-vc/`): one file per VC, one VC per share.
+//! A trace is `trace_<vc>.csv` or, gzip-compressed as the repository ships them,
+//! `trace_<vc>.csv.gz`.
 //!
 //! Mapping (the traces' README): a job of `g` GPUs needs `g` instances of a 1-GPU instance type,
 //! its duration is `duration_s`, and a VC's capacity is its node count × 8 GPUs. The node count
@@ -24,6 +26,8 @@ pub enum TraceError {
     },
     #[error("{path}: {message}")]
     NoNodes { path: String, message: String },
+    #[error("{path}: {message}")]
+    Duplicate { path: String, message: String },
     #[error("{path}:{line}: {message}")]
     Parse {
         path: String,
@@ -32,17 +36,41 @@ pub enum TraceError {
     },
 }
 
-/// The VC name of `trace_<vc>.csv`.
+/// The VC name of `trace_<vc>.csv` (or `trace_<vc>.csv.gz`).
 pub fn vc_of(path: &Path) -> Option<String> {
-    let stem = path.file_stem()?.to_str()?;
+    let name = path.file_name()?.to_str()?;
+    let name = name.strip_suffix(".gz").unwrap_or(name);
+    let stem = Path::new(name).file_stem()?.to_str()?;
     stem.strip_prefix("trace_").map(str::to_string)
 }
 
-fn read(path: &Path) -> Result<String, TraceError> {
-    std::fs::read_to_string(path).map_err(|source| TraceError::Io {
+/// Whether `path` names a trace file of a trace directory: `trace_<vc>.csv` or
+/// `trace_<vc>.csv.gz`.
+pub fn is_trace_file_name(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    vc_of(path).is_some_and(|vc| !vc.is_empty())
+        && (name.ends_with(".csv") || name.ends_with(".csv.gz"))
+}
+
+/// The text of a file, gunzipped when its name ends in `.gz`.
+pub fn read_text(path: &Path) -> Result<String, TraceError> {
+    let io = |source| TraceError::Io {
         path: path.display().to_string(),
         source,
-    })
+    };
+    if path.extension().is_some_and(|x| x == "gz") {
+        use std::io::Read;
+        let file = std::fs::File::open(path).map_err(io)?;
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(file)
+            .read_to_string(&mut text)
+            .map_err(io)?;
+        Ok(text)
+    } else {
+        std::fs::read_to_string(path).map_err(io)
+    }
 }
 
 /// Parses one VC's trace; the share is named after the VC.
@@ -52,7 +80,7 @@ pub fn parse_trace(path: &Path) -> Result<Vec<TraceJob>, TraceError> {
         line: 0,
         message: "file name must be trace_<vc>.csv".to_string(),
     })?;
-    parse_trace_text(&read(path)?, &share, &path.display().to_string())
+    parse_trace_text(&read_text(path)?, &share, &path.display().to_string())
 }
 
 /// The records of a CSV file after its header, each with its 1-based line.
@@ -232,12 +260,12 @@ pub fn node_count(
     })
 }
 
-/// Every `trace_*.csv` of a directory with its share capacity in GPUs (node count × 8, from its
+/// Every `trace_*.csv` (or `trace_*.csv.gz`) of a directory with its share capacity in GPUs (node count × 8, from its
 /// `philly_vc_nodes.csv`). A VC the nodes file does not list is an error unless
 /// `default_nodes` is given.
 pub fn load_dir(dir: &Path, default_nodes: Option<u32>) -> Result<Vec<VcTrace>, TraceError> {
     let nodes_path = dir.join("philly_vc_nodes.csv");
-    let nodes = parse_nodes(&read(&nodes_path)?, &nodes_path.display().to_string())?;
+    let nodes = parse_nodes(&read_text(&nodes_path)?, &nodes_path.display().to_string())?;
     let io = |source| TraceError::Io {
         path: dir.display().to_string(),
         source,
@@ -245,12 +273,21 @@ pub fn load_dir(dir: &Path, default_nodes: Option<u32>) -> Result<Vec<VcTrace>, 
     let mut paths: Vec<_> = std::fs::read_dir(dir)
         .map_err(io)?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| vc_of(p).is_some() && p.extension().is_some_and(|x| x == "csv"))
+        .filter(|p| is_trace_file_name(p))
         .collect();
     paths.sort();
-    let mut out = Vec::new();
+    let mut out: Vec<VcTrace> = Vec::new();
     for p in paths {
         let vc = vc_of(&p).unwrap_or_default();
+        if out.iter().any(|t| t.vc == vc) {
+            return Err(TraceError::Duplicate {
+                path: p.display().to_string(),
+                message: format!(
+                    "VC {vc} has two traces in {} (trace_{vc}.csv and trace_{vc}.csv.gz); keep one",
+                    dir.display()
+                ),
+            });
+        }
         let (n, defaulted_nodes) = node_count(Some(&nodes), &nodes_path, &vc, &p, default_nodes)?;
         out.push(VcTrace {
             jobs: parse_trace(&p)?,
@@ -271,7 +308,7 @@ pub fn load_file(path: &Path, default_nodes: Option<u32>) -> Result<VcTrace, Tra
     let nodes_path = dir.join("philly_vc_nodes.csv");
     let nodes = if nodes_path.exists() {
         Some(parse_nodes(
-            &read(&nodes_path)?,
+            &read_text(&nodes_path)?,
             &nodes_path.display().to_string(),
         )?)
     } else {
@@ -428,6 +465,76 @@ mod tests {
             vc_of(Path::new("x/trace_6214e9.csv")).as_deref(),
             Some("6214e9")
         );
+        assert_eq!(
+            vc_of(Path::new("x/trace_6214e9.csv.gz")).as_deref(),
+            Some("6214e9")
+        );
         assert_eq!(vc_of(Path::new("x/nodes.csv")), None);
+        assert!(is_trace_file_name(Path::new("x/trace_a.csv")));
+        assert!(is_trace_file_name(Path::new("x/trace_a.csv.gz")));
+        assert!(!is_trace_file_name(Path::new("x/trace_a.txt")));
+        assert!(!is_trace_file_name(Path::new("x/trace_a.gz")));
+        assert!(!is_trace_file_name(Path::new("x/trace_.csv")));
+        assert!(!is_trace_file_name(Path::new("x/philly_vc_nodes.csv")));
+    }
+
+    fn gzip(text: &str) -> Vec<u8> {
+        use std::io::Write;
+        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(text.as_bytes()).unwrap();
+        z.finish().unwrap()
+    }
+
+    /// A folder of `.csv.gz` traces (as the repository ships them) loads the same jobs as the
+    /// same traces uncompressed; a VC given both ways is refused; a corrupt archive names its
+    /// file.
+    #[test]
+    fn load_dir_reads_gzipped_traces_like_plain_ones() {
+        let h = "app_id,submit_time,service,num_jobs,sleep_time,model_name,duration_s\n";
+        let a = format!("{h}0,0,1,1,0,M,5\n1,7.5,9,4,7.5,M,3\n");
+        let b = format!("{h}0,2,1,2,0,M,11\n");
+        let nodes = "vc,node num\na,2\nb,1\n";
+        let plain = tempfile::tempdir().unwrap();
+        std::fs::write(plain.path().join("trace_a.csv"), &a).unwrap();
+        std::fs::write(plain.path().join("trace_b.csv"), &b).unwrap();
+        std::fs::write(plain.path().join("philly_vc_nodes.csv"), nodes).unwrap();
+        let zipped = tempfile::tempdir().unwrap();
+        std::fs::write(zipped.path().join("trace_a.csv.gz"), gzip(&a)).unwrap();
+        std::fs::write(zipped.path().join("trace_b.csv.gz"), gzip(&b)).unwrap();
+        std::fs::write(zipped.path().join("philly_vc_nodes.csv"), nodes).unwrap();
+        let summary = |vcs: Vec<VcTrace>| {
+            vcs.into_iter()
+                .map(|v| {
+                    let jobs: Vec<_> = v
+                        .jobs
+                        .iter()
+                        .map(|j| {
+                            (
+                                j.submit_ms,
+                                j.instance_count,
+                                j.work_ms,
+                                j.share.to_string(),
+                            )
+                        })
+                        .collect();
+                    (v.vc, v.gpus, jobs)
+                })
+                .collect::<Vec<_>>()
+        };
+        let want = summary(load_dir(plain.path(), None).unwrap());
+        assert_eq!(want.len(), 2);
+        assert_eq!(want[0].2.len(), 2);
+        assert_eq!(summary(load_dir(zipped.path(), None).unwrap()), want);
+        let one = load_file(&zipped.path().join("trace_a.csv.gz"), None).unwrap();
+        assert_eq!((one.vc.as_str(), one.gpus, one.jobs.len()), ("a", 16, 2));
+
+        std::fs::write(zipped.path().join("trace_a.csv"), &a).unwrap();
+        let e = load_dir(zipped.path(), None).unwrap_err().to_string();
+        assert!(e.contains("VC a has two traces"), "{e}");
+        std::fs::remove_file(zipped.path().join("trace_a.csv")).unwrap();
+
+        std::fs::write(zipped.path().join("trace_b.csv.gz"), b"not gzip").unwrap();
+        let e = load_dir(zipped.path(), None).unwrap_err();
+        assert!(e.to_string().contains("trace_b.csv.gz"), "{e}");
     }
 }

@@ -1,5 +1,5 @@
-//! The built-in comparison of PRODUCT.md's three scenarios, derived from one base
-//! configuration (the trace's shares and their limits).
+//! The built-in comparison of three scenarios (isolated, lending, lending with a protected
+//! share), derived from one base configuration (the trace's shares and their limits).
 //!
 //! 1. `isolated`: every share `RESERVE`, nothing lent, nothing preempted.
 //! 2. `lending`: every share `LEND_AND_BORROW` without a borrow limit, checkpoint-safe

@@ -13,7 +13,7 @@ use quotatop_model::{JobStatus, Millis};
 use super::{ReplayConfig, ReplayError, StuckJob, TraceJob};
 
 /// What one configuration did with the trace. Every GPU-time figure comes from the scorecard's
-/// ledger (METRICS.md), over the whole run or up to the horizon.
+/// ledger (docs/architecture.md), over the whole run or up to the horizon.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplayOutcome {
     pub config: String,

@@ -198,15 +198,14 @@ fn lean_replay_equals_full_replay_on_a_generated_workload() {
     assert!(preempted > 0, "the generated workload preempts somewhere");
 }
 
-/// The first 250 jobs of each Philly VC in `../shared/traces/philly-vc`, when the traces are
-/// there (they are not part of the repository).
+/// The first 250 jobs of each Philly VC in the repository's `traces/philly-vc`; missing or
+/// unreadable traces fail the test (never a silent skip).
 #[test]
 fn lean_replay_equals_full_replay_on_a_philly_subset() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/philly-vc");
-    let Ok(vcs) = philly::load_dir(&dir, None) else {
-        eprintln!("no Philly traces in {}: skipped", dir.display());
-        return;
-    };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces/philly-vc");
+    let vcs = philly::load_dir(&dir, None)
+        .unwrap_or_else(|e| panic!("the repository's Philly traces in {}: {e}", dir.display()));
+    assert_eq!(vcs.len(), 8, "the eight Philly VCs in {}", dir.display());
     let shares: Vec<QuotaShare> = vcs
         .iter()
         .map(|v| {

@@ -1,5 +1,5 @@
 //! The JSON document of `quotatop snapshot --format json`. Its shape is a public interface
-//! (documented in README, section "snapshot"): these structs exist only for it, so internal
+//! (documented in docs/operator.md, section "snapshot"): these structs exist only for it, so internal
 //! types can change without changing the output. Add fields; never rename or remove them
 //! without bumping [`SCHEMA`].
 
@@ -116,7 +116,7 @@ pub struct UsageDoc {
     pub borrowed: u32,
     /// Own capacity neither used nor lent.
     pub idle: u32,
-    /// Own capacity used by other shares (attributed by the rule in README).
+    /// Own capacity used by other shares (attributed by the rule in crates/analysis/src/usage.rs).
     pub lent: u32,
     pub borrowed_from: Vec<Portion>,
     pub lent_to: Vec<Portion>,

@@ -1,5 +1,5 @@
 //! `quotatop snapshot`: one complete refresh of the quota-managed queues, printed as tables or
-//! as the JSON document of [`json`] (README, section "snapshot").
+//! as the JSON document of [`json`] (docs/operator.md, section "snapshot").
 //!
 //! Exit status: 0 when every queue refreshed completely; non-zero with a message on stderr when
 //! a queue is unknown or not quota-managed, AWS cannot be reached, or the output is incomplete

@@ -2,7 +2,7 @@
 //!
 //! The SDK's adaptive retry mode has one token bucket for the whole client: a 429 on
 //! ListServiceJobs also slows DescribeServiceJob, and after a throttle it held a 10/s describe
-//! limit to 2.4/s (README, "Cold start at scale"). Here each operation learns its own rate:
+//! limit to 2.4/s (docs/figures.md, "Cold start at scale"). Here each operation learns its own rate:
 //!
 //! - `None` (unlimited) until the operation meets a 429;
 //! - on a 429 the rate becomes the operation's answered calls over the last [`WINDOW`]

@@ -7,7 +7,7 @@ use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::metrics_cli::{Kill, recorder_with_metrics};
+use crate::metrics_support::{Kill, recorder_with_metrics};
 
 /// `GET path` over HTTP/1.0 (no chunking): the body, or `None` when nothing answers yet.
 fn get(addr: &str, path: &str) -> Option<String> {
