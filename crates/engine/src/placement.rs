@@ -1,6 +1,6 @@
 //! Placing the job at the head of its share's queue for one instance type: dispatch it, let it
 //! wait, or preempt which jobs to make room. Pure: it sees the capacity accounting of the type
-//! ([`Ledger`]) and the jobs holding the type ([`TypeView`]), nothing else.
+//! ([`CapacityLedger`]) and the jobs holding the type ([`TypeView`]), nothing else.
 //!
 //! The scheduler decides with these functions, and the priority-change preview
 //! (`quotatop_analysis::preview`) predicts with the same ones over a snapshot, so the two cannot
@@ -13,9 +13,11 @@ use quotatop_model::Millis;
 
 use super::policy::{self, PreemptionKind, VictimFacts};
 
-/// The accounting of one instance type across the shares (indexed by share).
+/// The capacity accounting of one instance type across the shares (indexed by share): who
+/// holds, lends and borrows how many instances. Not the GPU-time ledger of the scorecard
+/// (`quotatop_analysis::scorecard::Ledger`), which accounts for GPU-hours per attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ledger {
+pub struct CapacityLedger {
     /// Own limit per share (0 when the type is not among its limits).
     pub own: Vec<u32>,
     /// Instances held per share.
@@ -27,7 +29,7 @@ pub struct Ledger {
     pub env: u32,
 }
 
-impl Ledger {
+impl CapacityLedger {
     fn env_used(&self) -> u64 {
         self.used.iter().map(|&u| u as u64).sum()
     }
@@ -99,7 +101,7 @@ pub struct Holder {
 /// The state victim selection needs beyond the ledger, for one instance type.
 pub trait TypeView {
     /// The ledger; `projected` leaves out capacity whose preemption is in progress.
-    fn ledger(&self, projected: bool) -> Ledger;
+    fn ledger(&self, projected: bool) -> CapacityLedger;
     /// The jobs of share `s` holding the type, in dispatch order.
     fn holders(&self, s: usize) -> Vec<Holder>;
     /// Whether share `s` preempts its own lower-priority jobs.
@@ -107,7 +109,7 @@ pub trait TypeView {
 }
 
 impl<T: TypeView + ?Sized> TypeView for &T {
-    fn ledger(&self, projected: bool) -> Ledger {
+    fn ledger(&self, projected: bool) -> CapacityLedger {
         (**self).ledger(projected)
     }
     fn holders(&self, s: usize) -> Vec<Holder> {
@@ -196,7 +198,12 @@ fn victim(h: &Holder, share: usize, borrowed: u32, kind: PreemptionKind) -> Vict
 /// The shortest prefix of `victims` whose preemption makes room for `count` instances of share
 /// `s` once the preemptions complete, on the `projected` ledger; `None` when even all of them
 /// do not. Nothing is preempted unless it makes room.
-pub fn make_room(projected: &Ledger, s: usize, count: u32, victims: &[Victim]) -> Option<usize> {
+pub fn make_room(
+    projected: &CapacityLedger,
+    s: usize,
+    count: u32,
+    victims: &[Victim],
+) -> Option<usize> {
     let mut ledger = projected.clone();
     for (i, v) in victims.iter().enumerate() {
         ledger.used[v.share] -= v.count.min(ledger.used[v.share]);
@@ -207,7 +214,12 @@ pub fn make_room(projected: &Ledger, s: usize, count: u32, victims: &[Victim]) -
     None
 }
 
-fn preempt_or_block(projected: &Ledger, s: usize, count: u32, victims: Vec<Victim>) -> Placement {
+fn preempt_or_block(
+    projected: &CapacityLedger,
+    s: usize,
+    count: u32,
+    victims: Vec<Victim>,
+) -> Placement {
     match make_room(projected, s, count, &victims) {
         Some(n) => Placement::Preempt(victims[..n].to_vec()),
         None => Placement::Blocked,
@@ -269,7 +281,7 @@ pub fn place_borrower<V: TypeView + ?Sized>(
 }
 
 /// Whether `count` more instances keep share `s` within its own limit (the pass's first phase).
-pub fn fits_own(ledger: &Ledger, s: usize, count: u32) -> bool {
+pub fn fits_own(ledger: &CapacityLedger, s: usize, count: u32) -> bool {
     ledger.used[s] as u64 + count as u64 <= ledger.own[s] as u64
 }
 
@@ -433,7 +445,7 @@ fn pass_once<P: Pass + ?Sized>(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TypeState {
     /// The ledger with every held instance, including those being preempted.
-    pub ledger: Ledger,
+    pub ledger: CapacityLedger,
     /// Instances per share whose preemption is in progress.
     pub releasing: Vec<u32>,
     /// Per share: jobs holding the type in dispatch order.
@@ -442,7 +454,7 @@ pub struct TypeState {
 }
 
 impl TypeView for TypeState {
-    fn ledger(&self, projected: bool) -> Ledger {
+    fn ledger(&self, projected: bool) -> CapacityLedger {
         let mut l = self.ledger.clone();
         if projected {
             for (u, r) in l.used.iter_mut().zip(&self.releasing) {

@@ -2,7 +2,7 @@
 
 use quotatop_model::{Attempt, JobStatus};
 
-use super::placement::{self, Head, Holder, Ledger, Pass, TypeView, Victim};
+use super::placement::{self, CapacityLedger, Head, Holder, Pass, TypeView, Victim};
 use super::policy::{self, PreemptionKind, VictimFacts};
 use super::{Engine, EngineError, EventReason, Rng};
 
@@ -13,7 +13,7 @@ pub(crate) struct EngineView<'a> {
 }
 
 impl TypeView for EngineView<'_> {
-    fn ledger(&self, projected: bool) -> Ledger {
+    fn ledger(&self, projected: bool) -> CapacityLedger {
         self.engine.ledger(self.ty, projected)
     }
     fn holders(&self, s: usize) -> Vec<Holder> {
@@ -75,9 +75,9 @@ impl Pass for Engine {
 
 impl Engine {
     /// The ledger of type `ty`; `projected` leaves out capacity whose preemption is in progress.
-    pub(super) fn ledger(&self, ty: usize, projected: bool) -> Ledger {
+    pub(super) fn ledger(&self, ty: usize, projected: bool) -> CapacityLedger {
         let n = self.shares.len();
-        let mut l = Ledger {
+        let mut l = CapacityLedger {
             own: Vec::with_capacity(n),
             used: Vec::with_capacity(n),
             lends: Vec::with_capacity(n),

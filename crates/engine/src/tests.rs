@@ -1264,7 +1264,7 @@ impl placement::Pass for StuckHead {
 fn a_pass_that_would_not_end_is_an_error_naming_the_job() {
     let mut p = StuckHead {
         state: placement::TypeState {
-            ledger: placement::Ledger {
+            ledger: placement::CapacityLedger {
                 own: vec![4],
                 used: vec![0],
                 lends: vec![false],

@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use crate as analysis;
 use quotatop_engine::PreemptionKind;
-use quotatop_engine::placement::{self, Head, Holder, Ledger, Pass, Placement, TypeState, Victim};
+use quotatop_engine::placement::{
+    self, CapacityLedger, Head, Holder, Pass, Placement, TypeState, Victim,
+};
 use quotatop_model::{JobStatus, Millis, QueueSnapshot, TrackedJob};
 
 use super::{Candidate, MAX_ORDERS, Prediction, Preemptions};
@@ -42,7 +44,7 @@ fn build(q: &QueueSnapshot, ty: &str, now: Millis) -> Built {
         q.environment.capacity_for(ty)
     };
     let n = q.shares.len();
-    let mut ledger = Ledger {
+    let mut ledger = CapacityLedger {
         own: Vec::with_capacity(n),
         used: vec![0; n],
         lends: Vec::with_capacity(n),

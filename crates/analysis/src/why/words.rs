@@ -1,7 +1,7 @@
 //! The facts behind an answer, in words: the engine's misconfiguration check over the
 //! snapshot's configuration, the share's standing and borrowing, why no room can be made.
 
-use quotatop_engine::placement::{Ledger, TypeState};
+use quotatop_engine::placement::{CapacityLedger, TypeState};
 use quotatop_engine::policy::{self, Misconfiguration, PreemptionKind};
 use quotatop_model::{QueueSnapshot, QuotaShare, SharingStrategy};
 
@@ -215,7 +215,7 @@ impl Borrowable {
     }
 }
 
-pub(super) fn borrowable(q: &QueueSnapshot, l: &Ledger, s: usize) -> Borrowable {
+pub(super) fn borrowable(q: &QueueSnapshot, l: &CapacityLedger, s: usize) -> Borrowable {
     let mut b = Borrowable {
         unused: Vec::new(),
         unused_total: 0,
@@ -237,7 +237,7 @@ pub(super) fn borrowable(q: &QueueSnapshot, l: &Ledger, s: usize) -> Borrowable 
     b
 }
 
-/// Why the head job cannot be placed, from the ledger (`engine::placement::Ledger::fits`).
+/// Why the head job cannot be placed, from the ledger (`engine::placement::CapacityLedger::fits`).
 pub(super) fn no_room_reason(
     q: &QueueSnapshot,
     state: &TypeState,
