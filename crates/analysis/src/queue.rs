@@ -38,10 +38,7 @@ pub struct QueuedJob {
 }
 
 fn is_misconfigured(j: &TrackedJob) -> bool {
-    j.job
-        .status_reason
-        .as_deref()
-        .is_some_and(|r| r.starts_with("MISCONFIGURATION"))
+    j.job.misconfiguration().is_some()
 }
 
 fn waiting_since(j: &TrackedJob) -> Millis {

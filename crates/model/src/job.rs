@@ -131,10 +131,59 @@ pub struct ServiceJob {
     pub is_terminated: bool,
 }
 
+/// Why a RUNNABLE job can never run as its queue is configured, as AWS Batch states it in
+/// `statusReason`: `MISCONFIGURATION:<CODE> - <message>`. Parsed here, once; every layer asks
+/// [`misconfiguration`] (or [`ServiceJob::misconfiguration`]) instead of matching the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Misconfigured<'a> {
+    /// `QUOTA_MANAGEMENT_LIMIT_EXCEEDED`, `SERVICE_ENVIRONMENT_MAX_RESOURCE`, … (empty when the
+    /// reason gives none).
+    pub code: &'a str,
+    /// The whole reason as the API gave it.
+    pub text: &'a str,
+}
+
+const MISCONFIGURATION: &str = "MISCONFIGURATION";
+
+/// The misconfiguration a `statusReason` states, if it states one.
+pub fn misconfiguration(status_reason: Option<&str>) -> Option<Misconfigured<'_>> {
+    let text = status_reason?;
+    let rest = text.strip_prefix(MISCONFIGURATION)?;
+    let code = rest.strip_prefix(':').map_or("", |r| {
+        r.split([' ', '-']).next().unwrap_or_default().trim()
+    });
+    Some(Misconfigured { code, text })
+}
+
 impl ServiceJob {
+    /// Why the job can never run as configured, when its `statusReason` says so.
+    pub fn misconfiguration(&self) -> Option<Misconfigured<'_>> {
+        misconfiguration(self.status_reason.as_deref())
+    }
+
     pub fn preemption_count(&self) -> u32 {
         self.preemption
             .as_ref()
             .map_or(0, |p| p.preempted_attempt_count)
+    }
+}
+
+#[cfg(test)]
+mod misconfiguration_tests {
+    use super::*;
+
+    #[test]
+    fn the_reason_is_parsed_once_into_its_code() {
+        let r = "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Job requirements exceed quota share capacity limits.";
+        let m = misconfiguration(Some(r)).unwrap();
+        assert_eq!(m.code, "QUOTA_MANAGEMENT_LIMIT_EXCEEDED");
+        assert_eq!(m.text, r);
+        let m =
+            misconfiguration(Some("MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE")).unwrap();
+        assert_eq!(m.code, "SERVICE_ENVIRONMENT_MAX_RESOURCE");
+        assert_eq!(misconfiguration(Some("MISCONFIGURATION")).unwrap().code, "");
+        assert_eq!(misconfiguration(Some("Waiting for capacity")), None);
+        assert_eq!(misconfiguration(Some("misconfiguration: lower case")), None);
+        assert_eq!(misconfiguration(None), None);
     }
 }

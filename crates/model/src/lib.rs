@@ -21,8 +21,8 @@ pub use duration::{
 pub use error::error_chain;
 pub use files::{MAX_SMALL_FILE, read_small_text};
 pub use job::{
-    Attempt, CHECKPOINT_TAG, JobStatus, MAX_PRIORITY, PreemptedAttempt, PreemptionSummary,
-    ServiceJob, checkpoint_from_tags,
+    Attempt, CHECKPOINT_TAG, JobStatus, MAX_PRIORITY, Misconfigured, PreemptedAttempt,
+    PreemptionSummary, ServiceJob, checkpoint_from_tags, misconfiguration,
 };
 pub use share::{
     CapacityLimit, InSharePreemption, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, QuotaShare,

@@ -216,10 +216,8 @@ pub fn never_run<'a>(trace: &'a [TraceJob], engine: &Engine) -> Vec<StuckJob<'a>
         .enumerate()
         .filter(|(_, e)| e.status == quotatop_model::JobStatus::Runnable)
         .filter_map(|(k, e)| {
-            let reason = e
-                .status_reason
-                .filter(|r| r.starts_with("MISCONFIGURATION"))?;
-            Some((k, reason))
+            let reason = quotatop_model::misconfiguration(e.status_reason.as_deref())?;
+            Some((k, reason.text.to_string()))
         })
         .collect();
     if stuck.is_empty() {

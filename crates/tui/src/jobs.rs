@@ -220,17 +220,11 @@ impl Screen for Jobs {
                     Cell::from(elide(&clean(&j.share), 10)),
                     // Without the reason column, a job the service refuses to place is still
                     // told apart from one that waits its turn.
-                    Cell::from(
-                        if !wide
-                            && j.status_reason
-                                .as_deref()
-                                .is_some_and(|r| r.starts_with("MISCONFIGURATION"))
-                        {
-                            Span::styled("MISCONFIG", theme.style(Role::Critical))
-                        } else {
-                            Span::styled(j.status.as_str(), status_style(j.status, theme))
-                        },
-                    ),
+                    Cell::from(if !wide && j.misconfiguration().is_some() {
+                        Span::styled("MISCONFIG", theme.style(Role::Critical))
+                    } else {
+                        Span::styled(j.status.as_str(), status_style(j.status, theme))
+                    }),
                     Cell::from(pri),
                     Cell::from(format!(
                         "{}×{}",

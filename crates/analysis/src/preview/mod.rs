@@ -327,10 +327,7 @@ pub fn preview(
         .find(|j| j.job_id == job.id)
         .map(|j| j.share_position);
 
-    let misconfigured = job
-        .status_reason
-        .as_deref()
-        .filter(|r| r.starts_with("MISCONFIGURATION"));
+    let misconfigured = job.misconfiguration().map(|m| m.text);
     let (prediction, preemptions, awaits_release) = if job.status != JobStatus::Runnable {
         (
             Prediction::NotWaiting { status: job.status },

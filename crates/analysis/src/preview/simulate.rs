@@ -31,10 +31,7 @@ struct Built {
 }
 
 fn misconfigured(t: &TrackedJob) -> bool {
-    t.job
-        .status_reason
-        .as_deref()
-        .is_some_and(|r| r.starts_with("MISCONFIGURATION"))
+    t.job.misconfiguration().is_some()
 }
 
 fn build(q: &QueueSnapshot, ty: &str, now: Millis) -> Built {

@@ -110,10 +110,7 @@ pub fn why(q: &QueueSnapshot, job_id: &str) -> Option<Why> {
     };
     let share = &q.shares[s];
     let mis = misconfiguration(q, share, ty, j.instance_count);
-    let reported = j
-        .status_reason
-        .as_deref()
-        .is_some_and(|r| r.starts_with("MISCONFIGURATION"));
+    let reported = j.misconfiguration().is_some();
     if j.status == JobStatus::Runnable && reported {
         out.verdict = Verdict::Misconfigured(mis);
         match mis {
