@@ -200,6 +200,7 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
     if configs.is_empty() {
         bail!("nothing to compare: give --config A.toml (one or more) and/or --preset");
     }
+    unique_names(&configs, args)?;
     let (cmp, mut notes) = comparison(
         args,
         &configs,
@@ -249,6 +250,32 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
     })
 }
 
+/// Refuses two scenarios of the same name: their columns, verdicts and `--jobs-out` rows could
+/// not be told apart. The error says where each comes from and how to rename.
+fn unique_names(configs: &[ReplayConfig], args: &ReplayArgs) -> anyhow::Result<()> {
+    // Configurations come in order: the journal's baseline, the files, the presets.
+    let mut origins: Vec<String> = Vec::new();
+    if args.journal.is_some() {
+        origins.push("--journal".to_string());
+    }
+    origins.extend(args.config.iter().map(|f| format!("--config {}", f.display())));
+    while origins.len() < configs.len() {
+        origins.push("--preset".to_string());
+    }
+    for (i, c) in configs.iter().enumerate() {
+        if let Some(j) = configs[..i].iter().position(|p| p.name == c.name) {
+            bail!(
+                "two scenarios are named {:?} ({} and {}): rename one, e.g. name = \"{}-2\" at the top of its config file (the presets are named isolated, lending and lending-protected(<share>))",
+                c.name,
+                origins[j],
+                origins[i],
+                c.name
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The default deadline rule when none is given: succeed within this many times the work.
 pub const DEFAULT_DEADLINE_FACTOR: f64 = 2.0;
 
@@ -283,6 +310,10 @@ pub fn comparison_with(
     per_job: bool,
 ) -> anyhow::Result<(Comparison, Vec<String>)> {
     let mut notes = Vec::new();
+    if let Some(w) = rules.decision.migrate() {
+        eprintln!("{}", quotatop_model::clean_text(&w));
+        notes.push(w);
+    }
     let horizon_ms = match horizon {
         Some(h) => {
             let ms =
@@ -291,7 +322,7 @@ pub fn comparison_with(
                 bail!("--horizon {h}: must be longer than 0");
             }
             notes.push(format!(
-                "Horizon: goodput counts the work finished within {} of the first submission (--horizon).",
+                "Horizon: the extra goodput column counts the work finished within {} of the first submission (--horizon); the verdict does not depend on it.",
                 quotatop_analysis::scorecard::format::duration(Some(ms))
             ));
             Some(ms)
@@ -300,7 +331,7 @@ pub fn comparison_with(
             let lo = jobs.iter().map(|j| j.submit_ms).min().unwrap_or(0);
             let hi = jobs.iter().map(|j| j.submit_ms).max().unwrap_or(0);
             notes.push(format!(
-                "Horizon: goodput counts the work finished within {} of the first submission: the last submission + {} (--horizon to change).",
+                "Horizon: the extra goodput column counts the work finished within {} of the first submission: the last submission + {} (--horizon to change); the verdict does not depend on it.",
                 quotatop_analysis::scorecard::format::duration(Some(
                     hi - lo + quotatop_replay::run::DEFAULT_HORIZON_TAIL_MS
                 )),

@@ -451,7 +451,11 @@ fn summary(v: &Verdict, base: &str) -> String {
             "every job runs exactly as under {base} (nothing to lend or borrow, or no job that could use it); {}",
             texts(&|c| c.holds.is_none())
         ),
-        VerdictKind::Reject => format!("fails: {}", texts(&|c| c.holds == Some(false))),
+        VerdictKind::Reject => format!(
+            "fails: {} (waste {:+.1} GPU-h)",
+            texts(&|c| c.holds == Some(false)),
+            v.waste_gpu_hours_delta
+        ),
         VerdictKind::Approve => {
             let mut s = format!("rests on: {}", texts(&|_| true));
             if v.never_run_by_baseline_completed > 0 {
