@@ -131,43 +131,54 @@ fn stuck_message(cfg: &str, stuck: &[StuckJob<'_>]) -> Option<String> {
 /// Stuck jobs named per configuration on stderr; the rest are counted.
 const NAMED_STUCK: usize = 10;
 
-/// Runs the replays and renders the report (`progress` draws a bar on stderr).
-pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
-    let mut configs: Vec<ReplayConfig> = Vec::new();
-    let loaded = match &args.journal {
-        Some(path) => {
-            let opts = super::journal::config_options(None)?;
-            let t = super::journal::trace_from_journal(
-                path.as_deref(),
-                &args.window,
-                &opts,
-                if args.baseline_at_since {
-                    super::journal::Baseline::AtSince
-                } else {
-                    super::journal::Baseline::LastSeen
-                },
-            )?;
-            eprintln!(
-                "{}",
-                quotatop_model::clean_text(&format!(
-                    "{} job(s) from the journal{}; baseline: {}",
-                    t.trace.jobs.len(),
-                    super::journal::left_out_text(&t.trace)
-                        .map(|l| format!("; {l}"))
-                        .unwrap_or_default(),
-                    t.baseline.capacity_summary()
-                ))
-            );
-            configs.push(scale(t.baseline, args.capacity_scale)?);
-            Loaded {
-                jobs: t.trace.jobs,
-                philly_base: None,
-            }
-        }
-        None => load_traces(&args.trace, args.default_nodes)?,
+/// The trace, and the journal's baseline (unscaled) when the trace came from the journal.
+fn load(args: &ReplayArgs) -> anyhow::Result<(Loaded, Option<ReplayConfig>)> {
+    let Some(path) = &args.journal else {
+        return Ok((load_traces(&args.trace, args.default_nodes)?, None));
     };
+    let opts = super::journal::config_options(None)?;
+    let t = super::journal::trace_from_journal(
+        path.as_deref(),
+        &args.window,
+        &opts,
+        if args.baseline_at_since {
+            super::journal::Baseline::AtSince
+        } else {
+            super::journal::Baseline::LastSeen
+        },
+    )?;
+    eprintln!(
+        "{}",
+        quotatop_model::clean_text(&format!(
+            "{} job(s) from the journal{}; baseline: {}",
+            t.trace.jobs.len(),
+            super::journal::left_out_text(&t.trace)
+                .map(|l| format!("; {l}"))
+                .unwrap_or_default(),
+            t.baseline.capacity_summary()
+        ))
+    );
+    let loaded = Loaded {
+        jobs: t.trace.jobs,
+        philly_base: None,
+    };
+    Ok((loaded, Some(t.baseline)))
+}
+
+/// The configurations to compare at capacity scale `factor`: the journal's baseline, the
+/// files, the presets; and the share the presets protect.
+fn configs_at(
+    args: &ReplayArgs,
+    loaded: &Loaded,
+    journal_base: Option<&ReplayConfig>,
+    factor: Option<f64>,
+) -> anyhow::Result<(Vec<ReplayConfig>, Option<presets::ProtectedChoice>)> {
+    let mut configs: Vec<ReplayConfig> = Vec::new();
+    if let Some(b) = journal_base {
+        configs.push(scale(b.clone(), factor)?);
+    }
     for p in &args.config {
-        configs.push(scale(ReplayConfig::load(p)?, args.capacity_scale)?);
+        configs.push(scale(ReplayConfig::load(p)?, factor)?);
     }
     let mut protected = None;
     if args.preset {
@@ -178,7 +189,7 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
                     .philly_base
                     .clone()
                     .context("--preset needs a base: give a --config, or Philly traces")?,
-                args.capacity_scale,
+                factor,
             )?,
         };
         if let Some(p) = &args.protect
@@ -186,16 +197,89 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
         {
             bail!("--protect {p}: no such share in the base configuration");
         }
-        if let Some(choice) = presets::protected_share(&base, args.protect.as_deref(), &loaded.jobs)
-        {
-            eprintln!("{}", quotatop_model::clean_text(&choice.reason));
-            protected = Some(choice);
-        }
+        protected = presets::protected_share(&base, args.protect.as_deref(), &loaded.jobs);
         configs.extend(presets::product_presets(
             &base,
             args.protect.as_deref(),
             &loaded.jobs,
         ));
+    }
+    Ok((configs, protected))
+}
+
+/// Replays the trace under each configuration; stuck jobs are named on stderr when `loud`.
+fn run_all(
+    configs: &[ReplayConfig],
+    jobs: &[TraceJob],
+    cmp: &Comparison,
+    progress: bool,
+    loud: bool,
+) -> anyhow::Result<Vec<ReplayOutcome>> {
+    let mut outcomes: Vec<ReplayOutcome> = Vec::new();
+    for cfg in configs {
+        let mut bar = |done: usize, total: usize| {
+            if progress {
+                let width = 30;
+                let filled = done * width / total.max(1);
+                eprint!(
+                    "\r{} [{}{}] {done}/{total} jobs",
+                    quotatop_model::pad_right(&quotatop_model::clean_text(&cfg.name), 24),
+                    "#".repeat(filled),
+                    ".".repeat(width - filled)
+                );
+                let _ = std::io::stderr().flush();
+            }
+        };
+        let (outcome, stuck) = replay_lean(jobs, cfg, cmp, &mut bar)?;
+        if progress {
+            eprintln!();
+        }
+        if let Some(m) = stuck_message(&cfg.name, &stuck).filter(|_| loud) {
+            for line in m.lines() {
+                eprintln!("{}", quotatop_model::clean_text(line));
+            }
+        }
+        outcomes.push(outcome);
+    }
+    Ok(outcomes)
+}
+
+/// `--sensitivity`: every scenario's verdict at 0.75× and 1.25× the capacity, in one line.
+fn sensitivity(
+    args: &ReplayArgs,
+    loaded: &Loaded,
+    journal_base: Option<&ReplayConfig>,
+    cmp: &Comparison,
+) -> anyhow::Result<String> {
+    let given = args.capacity_scale.unwrap_or(1.0);
+    let mut parts = Vec::new();
+    for f in SENSITIVITY {
+        let (configs, _) = configs_at(args, loaded, journal_base, Some(given * f))?;
+        let outcomes = run_all(&configs, &loaded.jobs, cmp, false, false)?;
+        let judged = report::judge(&outcomes, &cmp.rules.decision);
+        let verdicts: Vec<String> = outcomes
+            .iter()
+            .zip(&judged.verdicts)
+            .filter_map(|(o, v)| Some(format!("{} {}", o.config, v.as_ref()?.kind.as_str())))
+            .collect();
+        parts.push(format!("at {f}× the capacity: {}", verdicts.join(", ")));
+    }
+    Ok(format!(
+        "Sensitivity (--sensitivity; capacity scale {given} × 0.75 and × 1.25, the same rule): {}.",
+        parts.join("; ")
+    ))
+}
+
+/// The capacity factors of `--sensitivity`, against the given scale.
+const SENSITIVITY: [f64; 2] = [0.75, 1.25];
+
+/// Runs the replays and renders the report (`progress` draws a bar on stderr).
+pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
+    let (loaded, journal_base) = load(args)?;
+    let (configs, protected) =
+        configs_at(args, &loaded, journal_base.as_ref(), args.capacity_scale)?;
+    if let Some(choice) = &protected {
+        eprintln!("{}", quotatop_model::clean_text(&choice.reason));
     }
     if configs.is_empty() {
         bail!("nothing to compare: give --config A.toml (one or more) and/or --preset");
@@ -213,34 +297,12 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
             format!("The lending-protected preset's {}.", choice.reason),
         );
     }
-    let mut outcomes: Vec<ReplayOutcome> = Vec::new();
-    for cfg in &configs {
-        let mut bar = |done: usize, total: usize| {
-            if progress {
-                let width = 30;
-                let filled = done * width / total.max(1);
-                eprint!(
-                    "\r{} [{}{}] {done}/{total} jobs",
-                    quotatop_model::pad_right(&quotatop_model::clean_text(&cfg.name), 24),
-                    "#".repeat(filled),
-                    ".".repeat(width - filled)
-                );
-                let _ = std::io::stderr().flush();
-            }
-        };
-        let (outcome, stuck) = replay_lean(&loaded.jobs, cfg, &cmp, &mut bar)?;
-        if progress {
-            eprintln!();
-        }
-        if let Some(m) = stuck_message(&cfg.name, &stuck) {
-            for line in m.lines() {
-                eprintln!("{}", quotatop_model::clean_text(line));
-            }
-        }
-        outcomes.push(outcome);
-    }
+    let outcomes = run_all(&configs, &loaded.jobs, &cmp, progress, true)?;
     if let Some(path) = &args.jobs_out {
         write_jobs(path, &outcomes)?;
+    }
+    if args.sensitivity {
+        notes.push(sensitivity(args, &loaded, journal_base.as_ref(), &cmp)?);
     }
     let rule = &cmp.rules.decision;
     Ok(match args.format {

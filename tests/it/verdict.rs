@@ -160,6 +160,16 @@ fn the_command_says_approve_and_reject_with_their_reasons() {
     let (ok, l, err) = run("verdict_trace_l.csv");
     assert!(ok, "{err}");
     assert!(l.contains("Verdict lending: REJECT — fails: completed work no sooner"), "{l}");
+    // --sensitivity: the verdict at 0.75× and 1.25× the capacity, in the same run. Each share's
+    // one instance stays one (rounded, at least 1): the same schedules, the same REJECT.
+    let mut files = vec![fixture("verdict_trace_l.csv"), "--config".into()];
+    files.extend(configs.iter().cloned());
+    files.push("--sensitivity".into());
+    let (ok, s, err) = quotatop(&["replay", "--trace"], &files);
+    assert!(ok, "{err}");
+    let line = s.lines().find(|l| l.starts_with("Sensitivity")).expect("a sensitivity line");
+    assert!(line.contains("at 0.75× the capacity: lending REJECT"), "{line}");
+    assert!(line.contains("at 1.25× the capacity: lending REJECT"), "{line}");
 }
 
 /// The same scenario name twice is refused with how to rename.
