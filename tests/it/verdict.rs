@@ -335,15 +335,16 @@ fn area_between(base: &ReplayOutcome, this: &ReplayOutcome, work: &dyn Fn(&str) 
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     /// The verdict does not depend on `--horizon`; identical capacity costs the same in every
     /// scenario; the mean completion change is the area between the curves ÷ the work.
     #[test]
-    fn verdict_properties(jobs in prop::collection::vec(job(), 1..8), h1 in 1i64..48, h2 in 1i64..48) {
+    fn verdict_properties(jobs in prop::collection::vec(job(), 1..8), h1 in 5i64..300, h2 in 5i64..300) {
         let trace = trace_of(&jobs);
-        let (o, a) = judged(&trace, Some(h1 * 3_600_000));
-        let (_, b) = judged(&trace, Some(h2 * 3_600_000));
+        // Horizons of minutes to hours: many cut the run short.
+        let (o, a) = judged(&trace, Some(h1 * 60_000));
+        let (_, b) = judged(&trace, Some(h2 * 60_000));
         let (_, c) = judged(&trace, None);
         let kind = |j: &Judged| j.verdicts[1].as_ref().map(|v| (v.kind, v.summary.clone()));
         prop_assert_eq!(kind(&a), kind(&b));
