@@ -320,7 +320,11 @@ fn unique_names(configs: &[ReplayConfig], args: &ReplayArgs) -> anyhow::Result<(
     if args.journal.is_some() {
         origins.push("--journal".to_string());
     }
-    origins.extend(args.config.iter().map(|f| format!("--config {}", f.display())));
+    origins.extend(
+        args.config
+            .iter()
+            .map(|f| format!("--config {}", f.display())),
+    );
     while origins.len() < configs.len() {
         origins.push("--preset".to_string());
     }

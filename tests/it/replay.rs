@@ -138,7 +138,11 @@ fn same_inputs_same_report() {
     let dir = tempfile::tempdir().unwrap();
     let base = dir.path().join("base.toml");
     let text = std::fs::read_to_string(fixture("replay_isolated.toml")).unwrap();
-    std::fs::write(&base, text.replace("name = \"isolated\"", "name = \"base\"")).unwrap();
+    std::fs::write(
+        &base,
+        text.replace("name = \"isolated\"", "name = \"base\""),
+    )
+    .unwrap();
     let run = || {
         Command::new(env!("CARGO_BIN_EXE_quotatop"))
             .args(["replay", "--format", "json", "--trace"])
@@ -276,7 +280,10 @@ fn decision_summary_rules_and_per_job_rows() {
     assert!(md.starts_with("## Decision (baseline: isolated)"), "{md}");
     // The old key is read as the new one, with a warning in the output.
     assert!(md.contains("min_completion_gain_pct = 5"), "{md}");
-    assert!(md.contains("the mean completion time falls by more than 5%"), "{md}");
+    assert!(
+        md.contains("the mean completion time falls by more than 5%"),
+        "{md}"
+    );
     // Lending completes work sooner, but research's preempted jobs breach its budget.
     assert!(
         md.contains("Verdict lending: REJECT — fails: interruption-budget breaches 0 → 2"),

@@ -6,9 +6,7 @@ use std::process::Command;
 
 use proptest::prelude::*;
 
-use quotatop_analysis::scorecard::decision::{
-    DecisionRule, VerdictKind, max_behind_gpu_hours,
-};
+use quotatop_analysis::scorecard::decision::{DecisionRule, VerdictKind, max_behind_gpu_hours};
 use quotatop_replay::report::{self, Judged};
 use quotatop_replay::{Comparison, ReplayConfig, ReplayOutcome, TraceJob, replay_to, trace_csv};
 
@@ -69,7 +67,10 @@ fn worked_example_2_trace_g_approves_work_completed_sooner() {
         j.completion[1].mean_completion_h.unwrap(),
     );
     assert!(close(m0, 1.733333) && close(m1, 1.4), "{m0} {m1}");
-    assert!(close(v.mean_completion_change_h.unwrap(), -0.333333), "{v:?}");
+    assert!(
+        close(v.mean_completion_change_h.unwrap(), -0.333333),
+        "{v:?}"
+    );
     assert_eq!(
         format!("{:.1}%", v.mean_completion_change_pct.unwrap()),
         "-19.2%"
@@ -79,8 +80,14 @@ fn worked_example_2_trace_g_approves_work_completed_sooner() {
     let ahead = max_behind_gpu_hours(&o[1].schedule, &o[0].schedule, &j.frame);
     assert!(close(ahead, 1.0), "{ahead}");
     // Goodput by the submission window's end (1.2 h): 1.0 vs 2.0 GPU-h.
-    assert!(close(j.completion[0].goodput_by_submission_end_gpu_hours, 1.0));
-    assert!(close(j.completion[1].goodput_by_submission_end_gpu_hours, 2.0));
+    assert!(close(
+        j.completion[0].goodput_by_submission_end_gpu_hours,
+        1.0
+    ));
+    assert!(close(
+        j.completion[1].goodput_by_submission_end_gpu_hours,
+        2.0
+    ));
     for (k, out) in o.iter().enumerate() {
         // b1 waits 0 and meets its deadline (3.2 h); no waste.
         let b1 = out.jobs_rows.iter().find(|r| r.name == "b1").unwrap();
@@ -153,13 +160,28 @@ fn the_command_says_approve_and_reject_with_their_reasons() {
     };
     let (ok, g, err) = run("verdict_trace_g.csv");
     assert!(ok, "{err}");
-    assert!(g.contains("| lending | 1.40 h (-19.2%) | 0.0% | 2.0 / 2 |"), "{g}");
-    assert!(g.contains("Verdict lending: APPROVE — rests on: completed work sooner"), "{g}");
-    assert!(g.contains("| allocated GPU-h (common window) | 4.4 | 4.4 |"), "{g}");
-    assert!(g.contains("| completed-work utilisation (common window) | 68.2% | 68.2% |"), "{g}");
+    assert!(
+        g.contains("| lending | 1.40 h (-19.2%) | 0.0% | 2.0 / 2 |"),
+        "{g}"
+    );
+    assert!(
+        g.contains("Verdict lending: APPROVE — rests on: completed work sooner"),
+        "{g}"
+    );
+    assert!(
+        g.contains("| allocated GPU-h (common window) | 4.4 | 4.4 |"),
+        "{g}"
+    );
+    assert!(
+        g.contains("| completed-work utilisation (common window) | 68.2% | 68.2% |"),
+        "{g}"
+    );
     let (ok, l, err) = run("verdict_trace_l.csv");
     assert!(ok, "{err}");
-    assert!(l.contains("Verdict lending: REJECT — fails: completed work no sooner"), "{l}");
+    assert!(
+        l.contains("Verdict lending: REJECT — fails: completed work no sooner"),
+        "{l}"
+    );
     // --sensitivity: the verdict at 0.75× and 1.25× the capacity, in the same run. Each share's
     // one instance stays one (rounded, at least 1): the same schedules, the same REJECT.
     let mut files = vec![fixture("verdict_trace_l.csv"), "--config".into()];
@@ -167,9 +189,18 @@ fn the_command_says_approve_and_reject_with_their_reasons() {
     files.push("--sensitivity".into());
     let (ok, s, err) = quotatop(&["replay", "--trace"], &files);
     assert!(ok, "{err}");
-    let line = s.lines().find(|l| l.starts_with("Sensitivity")).expect("a sensitivity line");
-    assert!(line.contains("at 0.75× the capacity: lending REJECT"), "{line}");
-    assert!(line.contains("at 1.25× the capacity: lending REJECT"), "{line}");
+    let line = s
+        .lines()
+        .find(|l| l.starts_with("Sensitivity"))
+        .expect("a sensitivity line");
+    assert!(
+        line.contains("at 0.75× the capacity: lending REJECT"),
+        "{line}"
+    );
+    assert!(
+        line.contains("at 1.25× the capacity: lending REJECT"),
+        "{line}"
+    );
 }
 
 /// The same scenario name twice is refused with how to rename.
@@ -185,8 +216,14 @@ fn duplicate_scenario_names_are_refused() {
         ],
     );
     assert!(!ok);
-    assert!(err.contains("two scenarios are named \"isolated\""), "{err}");
-    assert!(err.contains("rename one, e.g. name = \"isolated-2\""), "{err}");
+    assert!(
+        err.contains("two scenarios are named \"isolated\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("rename one, e.g. name = \"isolated-2\""),
+        "{err}"
+    );
 }
 
 /// A job the baseline can never run is listed in the Markdown and the JSON, and an APPROVE
@@ -258,22 +295,30 @@ fn one_share_makes_no_difference() {
     ];
     let (ok, md, err) = quotatop(&["replay", "--trace"], &files);
     assert!(ok, "{err}");
-    assert!(md.contains("Verdict lending: NO DIFFERENCE — every job runs exactly as under isolated"), "{md}");
+    assert!(
+        md.contains("Verdict lending: NO DIFFERENCE — every job runs exactly as under isolated"),
+        "{md}"
+    );
 }
 
 /// A generated trace: `(share, submit minutes, instances, work minutes, priority)`, every job
 /// within its share's limit so that every job finishes in both scenarios.
 fn job() -> impl Strategy<Value = (usize, u32, u32, u32, u32)> {
-    (0usize..3, 0u32..180, 1u32..=2, 10u32..120, prop_oneof![Just(0u32), Just(1000)])
+    (
+        0usize..3,
+        0u32..180,
+        1u32..=2,
+        10u32..120,
+        prop_oneof![Just(0u32), Just(1000)],
+    )
 }
 
 const SHARES: [&str; 3] = ["A", "B", "C"];
 
 fn configs() -> [ReplayConfig; 2] {
     let cfg = |name: &str, strategies: [&str; 3]| {
-        let mut text = format!(
-            "name = \"{name}\"\ncurrency = \"USD\"\n[prices]\n\"ml.g5.2xlarge\" = 1.5\n"
-        );
+        let mut text =
+            format!("name = \"{name}\"\ncurrency = \"USD\"\n[prices]\n\"ml.g5.2xlarge\" = 1.5\n");
         for (s, strategy) in SHARES.iter().zip(strategies) {
             text.push_str(&format!(
                 "[[shares]]\nname = \"{s}\"\nstrategy = \"{strategy}\"\nlimits = {{ \"ml.g5.2xlarge\" = 2 }}\n"
@@ -327,7 +372,9 @@ fn area_between(base: &ReplayOutcome, this: &ReplayOutcome, work: &dyn Fn(&str) 
     let (b, s) = (ends(base), ends(this));
     let mut times: Vec<f64> = b.iter().chain(&s).map(|&(t, _)| t).collect();
     times.sort_by(f64::total_cmp);
-    let c = |v: &[(f64, f64)], t: f64| -> f64 { v.iter().filter(|&&(e, _)| e <= t).map(|&(_, w)| w).sum() };
+    let c = |v: &[(f64, f64)], t: f64| -> f64 {
+        v.iter().filter(|&&(e, _)| e <= t).map(|&(_, w)| w).sum()
+    };
     times
         .windows(2)
         .map(|w| (c(&b, w[0]) - c(&s, w[0])) * (w[1] - w[0]))

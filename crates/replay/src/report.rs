@@ -45,12 +45,12 @@ fn wait_rows(outcomes: &[ReplayOutcome]) -> Vec<(String, Vec<String>)> {
             .shares
             .iter()
             .map(|r: &Row| (r.scope.label(), wait_cell(&r.wait)))
-            .chain(o.evaluation.waits_by_band.iter().map(|(b, w)| {
-                (
-                    format!("band {} ({})", b.as_str(), b.range()),
-                    wait_cell(w),
-                )
-            }))
+            .chain(
+                o.evaluation
+                    .waits_by_band
+                    .iter()
+                    .map(|(b, w)| (format!("band {} ({})", b.as_str(), b.range()), wait_cell(w))),
+            )
             .collect()
     };
     let per: Vec<Vec<(String, String)>> = outcomes.iter().map(cells).collect();
@@ -279,10 +279,12 @@ fn metrics(outcomes: &[ReplayOutcome], judged: &Judged) -> Vec<Metric> {
         Metric {
             name: "cost per productive GPU-h",
             values: win(&|w| {
-                w.cost.as_ref().zip(w.cost_per_productive_gpu_hour).map_or(
-                    "-".to_string(),
-                    |(c, p)| format!("{p:.2} {}", c.currency).trim().to_string(),
-                )
+                w.cost
+                    .as_ref()
+                    .zip(w.cost_per_productive_gpu_hour)
+                    .map_or("-".to_string(), |(c, p)| {
+                        format!("{p:.2} {}", c.currency).trim().to_string()
+                    })
             }),
         },
         Metric {
@@ -367,10 +369,13 @@ fn money(c: Option<&Cost>, f: impl Fn(&Cost) -> f64) -> String {
 
 /// Cost over the common window: allocated / per productive GPU-hour / wasted.
 fn cost_cell(w: &WindowFigures) -> String {
-    let per = w.cost.as_ref().zip(w.cost_per_productive_gpu_hour).map_or(
-        "-".to_string(),
-        |(c, p)| format!("{p:.2} {}", c.currency).trim().to_string(),
-    );
+    let per = w
+        .cost
+        .as_ref()
+        .zip(w.cost_per_productive_gpu_hour)
+        .map_or("-".to_string(), |(c, p)| {
+            format!("{p:.2} {}", c.currency).trim().to_string()
+        });
     format!(
         "{} / {per} / {}",
         money(w.cost.as_ref(), |c| c.allocated),
@@ -621,7 +626,11 @@ pub fn csv(outcomes: &[ReplayOutcome], rule: &DecisionRule) -> String {
     let verdict_row: Vec<String> = judged
         .verdicts
         .iter()
-        .map(|v| v.as_ref().map_or("baseline", |v| v.kind.as_str()).to_string())
+        .map(|v| {
+            v.as_ref()
+                .map_or("baseline", |v| v.kind.as_str())
+                .to_string()
+        })
         .collect();
     out.push_str(&format!(
         "verdict,{}\n",

@@ -45,7 +45,13 @@ pub fn fingerprint<'a>(jobs: impl IntoIterator<Item = &'a JobHistory>) -> u64 {
     for j in jobs {
         j.attempts.len().hash(&mut h);
         for a in &j.attempts {
-            (a.scheduled_at, a.started_at, a.stopped_at, a.preempting_from).hash(&mut h);
+            (
+                a.scheduled_at,
+                a.started_at,
+                a.stopped_at,
+                a.preempting_from,
+            )
+                .hash(&mut h);
             match a.end {
                 AttemptEnd::Open => 0u8,
                 AttemptEnd::Preempted => 1,
@@ -203,8 +209,7 @@ pub fn completion_figures(s: &Schedule, frame: &CurveFrame) -> CompletionFigures
             f.completed_by_submission_end += 1;
         }
     }
-    f.mean_completion_h =
-        (f.total_work_gpu_hours > 0.0).then(|| weighted / f.total_work_gpu_hours);
+    f.mean_completion_h = (f.total_work_gpu_hours > 0.0).then(|| weighted / f.total_work_gpu_hours);
     f
 }
 
@@ -380,7 +385,10 @@ fn gain_from_never_run(base: &Schedule, this: &Schedule) -> (f64, usize) {
         .iter()
         .filter(|&&i| this.completed_at.get(i).is_some_and(|t| t.is_some()))
         .fold((0.0, 0), |(w, n), &i| {
-            (w + this.work_gpu_hours.get(i).copied().unwrap_or(0.0), n + 1)
+            (
+                w + this.work_gpu_hours.get(i).copied().unwrap_or(0.0),
+                n + 1,
+            )
         })
 }
 
@@ -402,14 +410,22 @@ pub fn verdict(
     let mut v = Verdict {
         kind: VerdictKind::Reject,
         approve: false,
-        mean_completion_change_h: b.mean_completion_h.zip(t.mean_completion_h).map(|(b, t)| t - b),
+        mean_completion_change_h: b
+            .mean_completion_h
+            .zip(t.mean_completion_h)
+            .map(|(b, t)| t - b),
         mean_completion_change_pct: pct_change(b.mean_completion_h, t.mean_completion_h),
         max_behind_pct: if b.total_work_gpu_hours > 0.0 {
             100.0 * behind / b.total_work_gpu_hours
         } else {
             0.0
         },
-        important_p95_wait_delta_ms: e0.important.wait.p95_ms.zip(e.important.wait.p95_ms).map(|(a, b)| b - a),
+        important_p95_wait_delta_ms: e0
+            .important
+            .wait
+            .p95_ms
+            .zip(e.important.wait.p95_ms)
+            .map(|(a, b)| b - a),
         important_missed_deadlines_delta: e.important.deadlines.missed as i64
             - e0.important.deadlines.missed as i64,
         budget_breaches_delta: (e0.budgets_defined || e.budgets_defined)
@@ -423,7 +439,12 @@ pub fn verdict(
         summary: String::new(),
     };
     let [deadlines, wait] = important_clauses(e0, e, rule);
-    v.clauses = vec![completion_clause(&v, rule), deadlines, wait, budget_clause(e0, e)];
+    v.clauses = vec![
+        completion_clause(&v, rule),
+        deadlines,
+        wait,
+        budget_clause(e0, e),
+    ];
     v.kind = if base.schedule.fingerprint == this.schedule.fingerprint {
         VerdictKind::NoDifference
     } else if v.clauses.iter().all(|c| c.holds != Some(false)) {

@@ -7,9 +7,8 @@ pub mod compare;
 mod rules;
 
 pub use compare::{
-    Clause, CompletionFigures, CurveFrame, Scenario, Schedule, Verdict, VerdictKind,
-    WindowFigures, common_window, completion_figures, fingerprint, max_behind_gpu_hours, verdict,
-    window_figures,
+    Clause, CompletionFigures, CurveFrame, Scenario, Schedule, Verdict, VerdictKind, WindowFigures,
+    common_window, completion_figures, fingerprint, max_behind_gpu_hours, verdict, window_figures,
 };
 pub use rules::{Budget, Deadline, DeadlineRule, DecisionRule, Rules, deadline_of};
 
@@ -227,7 +226,9 @@ fn cost(input: &ScorecardInput, rules: &Rules, window: Window, opts: &ScorecardO
             allocated_per_hour: e
                 .limits
                 .iter()
-                .filter_map(|l| Some(f64::from(l.max_capacity) * rules.prices.get(&l.instance_type)?))
+                .filter_map(|l| {
+                    Some(f64::from(l.max_capacity) * rules.prices.get(&l.instance_type)?)
+                })
                 .sum(),
             ..Default::default()
         })

@@ -36,7 +36,10 @@ fn trace_g_from_schedules() {
     );
     lend.fingerprint += 1;
     let e = Evaluation::default();
-    let all = [scenario("isolated", &iso, &e), scenario("lending", &lend, &e)];
+    let all = [
+        scenario("isolated", &iso, &e),
+        scenario("lending", &lend, &e),
+    ];
     let frame = CurveFrame::of(&all);
     let v = verdict(&all[0], &all[1], &frame, &DecisionRule::default());
     assert!((v.base.mean_completion_h.unwrap() - 5.2 / 3.0).abs() < 1e-12);
@@ -47,7 +50,10 @@ fn trace_g_from_schedules() {
     // The baseline is 1 GPU-h behind lending on [1, 2).
     assert_eq!(max_behind_gpu_hours(&lend, &iso, &frame), 1.0);
     assert_eq!(v.kind, VerdictKind::Approve, "{v:?}");
-    assert!(v.summary.contains("interruption not judged: no budget defined"));
+    assert!(
+        v.summary
+            .contains("interruption not judged: no budget defined")
+    );
     let w = window_figures(&all[0], common_window(&all));
     assert!((w.allocated_gpu_hours - 4.4).abs() < 1e-12);
     assert_eq!(format!("{:.1}%", w.utilisation.unwrap() * 100.0), "68.2%");
@@ -84,7 +90,12 @@ fn gain_from_jobs_the_baseline_never_runs() {
     s.fingerprint += 1;
     let e = Evaluation::default();
     let all = [scenario("a", &base, &e), scenario("b", &s, &e)];
-    let v = verdict(&all[0], &all[1], &CurveFrame::of(&all), &DecisionRule::default());
+    let v = verdict(
+        &all[0],
+        &all[1],
+        &CurveFrame::of(&all),
+        &DecisionRule::default(),
+    );
     assert_eq!(v.kind, VerdictKind::Approve, "{v:?}");
     assert!(
         v.summary
@@ -111,8 +122,17 @@ fn budget_clause_counts() {
         days_over_lost: 0,
     });
     let all = [scenario("a", &base, &e0), scenario("b", &s, &e)];
-    let v = verdict(&all[0], &all[1], &CurveFrame::of(&all), &DecisionRule::default());
+    let v = verdict(
+        &all[0],
+        &all[1],
+        &CurveFrame::of(&all),
+        &DecisionRule::default(),
+    );
     assert_eq!(v.kind, VerdictKind::Reject);
     assert_eq!(v.budget_breaches_delta, Some(2));
-    assert!(v.summary.contains("interruption-budget breaches 0 → 2"), "{}", v.summary);
+    assert!(
+        v.summary.contains("interruption-budget breaches 0 → 2"),
+        "{}",
+        v.summary
+    );
 }
