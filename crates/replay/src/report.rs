@@ -356,11 +356,6 @@ pub fn judge(outcomes: &[ReplayOutcome], rule: &DecisionRule) -> Judged {
     }
 }
 
-/// Each scenario against the baseline (the first outcome), by `rule`.
-pub fn verdicts(outcomes: &[ReplayOutcome], rule: &DecisionRule) -> Vec<Option<Verdict>> {
-    judge(outcomes, rule).verdicts
-}
-
 fn money(c: Option<&Cost>, f: impl Fn(&Cost) -> f64) -> String {
     c.map_or("-".to_string(), |c| {
         format!("{:.0} {}", f(c), c.currency).trim().to_string()
