@@ -252,6 +252,11 @@ pub struct ReplayArgs {
     /// before the presets are derived.
     #[arg(long, value_name = "F", value_parser = parse_capacity_scale, allow_hyphen_values = true)]
     pub capacity_scale: Option<f64>,
+    /// Also judge every scenario at 0.75× and 1.25× the capacity (of --capacity-scale, else
+    /// of the given), in the same run: one line says whether each verdict holds (three times
+    /// the replay work).
+    #[arg(long)]
+    pub sensitivity: bool,
     #[arg(long, value_enum, default_value = "md")]
     pub format: ReportFormat,
 }

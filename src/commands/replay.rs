@@ -131,43 +131,54 @@ fn stuck_message(cfg: &str, stuck: &[StuckJob<'_>]) -> Option<String> {
 /// Stuck jobs named per configuration on stderr; the rest are counted.
 const NAMED_STUCK: usize = 10;
 
-/// Runs the replays and renders the report (`progress` draws a bar on stderr).
-pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
-    let mut configs: Vec<ReplayConfig> = Vec::new();
-    let loaded = match &args.journal {
-        Some(path) => {
-            let opts = super::journal::config_options(None)?;
-            let t = super::journal::trace_from_journal(
-                path.as_deref(),
-                &args.window,
-                &opts,
-                if args.baseline_at_since {
-                    super::journal::Baseline::AtSince
-                } else {
-                    super::journal::Baseline::LastSeen
-                },
-            )?;
-            eprintln!(
-                "{}",
-                quotatop_model::clean_text(&format!(
-                    "{} job(s) from the journal{}; baseline: {}",
-                    t.trace.jobs.len(),
-                    super::journal::left_out_text(&t.trace)
-                        .map(|l| format!("; {l}"))
-                        .unwrap_or_default(),
-                    t.baseline.capacity_summary()
-                ))
-            );
-            configs.push(scale(t.baseline, args.capacity_scale)?);
-            Loaded {
-                jobs: t.trace.jobs,
-                philly_base: None,
-            }
-        }
-        None => load_traces(&args.trace, args.default_nodes)?,
+/// The trace, and the journal's baseline (unscaled) when the trace came from the journal.
+fn load(args: &ReplayArgs) -> anyhow::Result<(Loaded, Option<ReplayConfig>)> {
+    let Some(path) = &args.journal else {
+        return Ok((load_traces(&args.trace, args.default_nodes)?, None));
     };
+    let opts = super::journal::config_options(None)?;
+    let t = super::journal::trace_from_journal(
+        path.as_deref(),
+        &args.window,
+        &opts,
+        if args.baseline_at_since {
+            super::journal::Baseline::AtSince
+        } else {
+            super::journal::Baseline::LastSeen
+        },
+    )?;
+    eprintln!(
+        "{}",
+        quotatop_model::clean_text(&format!(
+            "{} job(s) from the journal{}; baseline: {}",
+            t.trace.jobs.len(),
+            super::journal::left_out_text(&t.trace)
+                .map(|l| format!("; {l}"))
+                .unwrap_or_default(),
+            t.baseline.capacity_summary()
+        ))
+    );
+    let loaded = Loaded {
+        jobs: t.trace.jobs,
+        philly_base: None,
+    };
+    Ok((loaded, Some(t.baseline)))
+}
+
+/// The configurations to compare at capacity scale `factor`: the journal's baseline, the
+/// files, the presets; and the share the presets protect.
+fn configs_at(
+    args: &ReplayArgs,
+    loaded: &Loaded,
+    journal_base: Option<&ReplayConfig>,
+    factor: Option<f64>,
+) -> anyhow::Result<(Vec<ReplayConfig>, Option<presets::ProtectedChoice>)> {
+    let mut configs: Vec<ReplayConfig> = Vec::new();
+    if let Some(b) = journal_base {
+        configs.push(scale(b.clone(), factor)?);
+    }
     for p in &args.config {
-        configs.push(scale(ReplayConfig::load(p)?, args.capacity_scale)?);
+        configs.push(scale(ReplayConfig::load(p)?, factor)?);
     }
     let mut protected = None;
     if args.preset {
@@ -178,7 +189,7 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
                     .philly_base
                     .clone()
                     .context("--preset needs a base: give a --config, or Philly traces")?,
-                args.capacity_scale,
+                factor,
             )?,
         };
         if let Some(p) = &args.protect
@@ -186,34 +197,26 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
         {
             bail!("--protect {p}: no such share in the base configuration");
         }
-        if let Some(choice) = presets::protected_share(&base, args.protect.as_deref(), &loaded.jobs)
-        {
-            eprintln!("{}", quotatop_model::clean_text(&choice.reason));
-            protected = Some(choice);
-        }
+        protected = presets::protected_share(&base, args.protect.as_deref(), &loaded.jobs);
         configs.extend(presets::product_presets(
             &base,
             args.protect.as_deref(),
             &loaded.jobs,
         ));
     }
-    if configs.is_empty() {
-        bail!("nothing to compare: give --config A.toml (one or more) and/or --preset");
-    }
-    let (cmp, mut notes) = comparison(
-        args,
-        &configs,
-        &loaded.jobs,
-        protected.as_ref().map(|c| c.name.clone()),
-    )?;
-    if let Some(choice) = &protected {
-        notes.insert(
-            0,
-            format!("The lending-protected preset's {}.", choice.reason),
-        );
-    }
+    Ok((configs, protected))
+}
+
+/// Replays the trace under each configuration; stuck jobs are named on stderr when `loud`.
+fn run_all(
+    configs: &[ReplayConfig],
+    jobs: &[TraceJob],
+    cmp: &Comparison,
+    progress: bool,
+    loud: bool,
+) -> anyhow::Result<Vec<ReplayOutcome>> {
     let mut outcomes: Vec<ReplayOutcome> = Vec::new();
-    for cfg in &configs {
+    for cfg in configs {
         let mut bar = |done: usize, total: usize| {
             if progress {
                 let width = 30;
@@ -227,19 +230,79 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
                 let _ = std::io::stderr().flush();
             }
         };
-        let (outcome, stuck) = replay_lean(&loaded.jobs, cfg, &cmp, &mut bar)?;
+        let (outcome, stuck) = replay_lean(jobs, cfg, cmp, &mut bar)?;
         if progress {
             eprintln!();
         }
-        if let Some(m) = stuck_message(&cfg.name, &stuck) {
+        if let Some(m) = stuck_message(&cfg.name, &stuck).filter(|_| loud) {
             for line in m.lines() {
                 eprintln!("{}", quotatop_model::clean_text(line));
             }
         }
         outcomes.push(outcome);
     }
+    Ok(outcomes)
+}
+
+/// `--sensitivity`: every scenario's verdict at 0.75× and 1.25× the capacity, in one line.
+fn sensitivity(
+    args: &ReplayArgs,
+    loaded: &Loaded,
+    journal_base: Option<&ReplayConfig>,
+    cmp: &Comparison,
+) -> anyhow::Result<String> {
+    let given = args.capacity_scale.unwrap_or(1.0);
+    let mut parts = Vec::new();
+    for f in SENSITIVITY {
+        let (configs, _) = configs_at(args, loaded, journal_base, Some(given * f))?;
+        let outcomes = run_all(&configs, &loaded.jobs, cmp, false, false)?;
+        let judged = report::judge(&outcomes, &cmp.rules.decision);
+        let verdicts: Vec<String> = outcomes
+            .iter()
+            .zip(&judged.verdicts)
+            .filter_map(|(o, v)| Some(format!("{} {}", o.config, v.as_ref()?.kind.as_str())))
+            .collect();
+        parts.push(format!("at {f}× the capacity: {}", verdicts.join(", ")));
+    }
+    Ok(format!(
+        "Sensitivity (--sensitivity; capacity scale {given} × 0.75 and × 1.25, the same rule): {}.",
+        parts.join("; ")
+    ))
+}
+
+/// The capacity factors of `--sensitivity`, against the given scale.
+const SENSITIVITY: [f64; 2] = [0.75, 1.25];
+
+/// Runs the replays and renders the report (`progress` draws a bar on stderr).
+pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
+    let (loaded, journal_base) = load(args)?;
+    let (configs, protected) =
+        configs_at(args, &loaded, journal_base.as_ref(), args.capacity_scale)?;
+    if let Some(choice) = &protected {
+        eprintln!("{}", quotatop_model::clean_text(&choice.reason));
+    }
+    if configs.is_empty() {
+        bail!("nothing to compare: give --config A.toml (one or more) and/or --preset");
+    }
+    unique_names(&configs, args)?;
+    let (cmp, mut notes) = comparison(
+        args,
+        &configs,
+        &loaded.jobs,
+        protected.as_ref().map(|c| c.name.clone()),
+    )?;
+    if let Some(choice) = &protected {
+        notes.insert(
+            0,
+            format!("The lending-protected preset's {}.", choice.reason),
+        );
+    }
+    let outcomes = run_all(&configs, &loaded.jobs, &cmp, progress, true)?;
     if let Some(path) = &args.jobs_out {
         write_jobs(path, &outcomes)?;
+    }
+    if args.sensitivity {
+        notes.push(sensitivity(args, &loaded, journal_base.as_ref(), &cmp)?);
     }
     let rule = &cmp.rules.decision;
     Ok(match args.format {
@@ -247,6 +310,36 @@ pub fn execute(args: &ReplayArgs, progress: bool) -> anyhow::Result<String> {
         ReportFormat::Json => report::json(&outcomes, rule, &notes),
         ReportFormat::Csv => report::csv(&outcomes, rule),
     })
+}
+
+/// Refuses two scenarios of the same name: their columns, verdicts and `--jobs-out` rows could
+/// not be told apart. The error says where each comes from and how to rename.
+fn unique_names(configs: &[ReplayConfig], args: &ReplayArgs) -> anyhow::Result<()> {
+    // Configurations come in order: the journal's baseline, the files, the presets.
+    let mut origins: Vec<String> = Vec::new();
+    if args.journal.is_some() {
+        origins.push("--journal".to_string());
+    }
+    origins.extend(
+        args.config
+            .iter()
+            .map(|f| format!("--config {}", f.display())),
+    );
+    while origins.len() < configs.len() {
+        origins.push("--preset".to_string());
+    }
+    for (i, c) in configs.iter().enumerate() {
+        if let Some(j) = configs[..i].iter().position(|p| p.name == c.name) {
+            bail!(
+                "two scenarios are named {:?} ({} and {}): rename one, e.g. name = \"{}-2\" at the top of its config file (the presets are named isolated, lending and lending-protected(<share>))",
+                c.name,
+                origins[j],
+                origins[i],
+                c.name
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The default deadline rule when none is given: succeed within this many times the work.
@@ -283,6 +376,10 @@ pub fn comparison_with(
     per_job: bool,
 ) -> anyhow::Result<(Comparison, Vec<String>)> {
     let mut notes = Vec::new();
+    if let Some(w) = rules.decision.migrate() {
+        eprintln!("{}", quotatop_model::clean_text(&w));
+        notes.push(w);
+    }
     let horizon_ms = match horizon {
         Some(h) => {
             let ms =
@@ -291,7 +388,7 @@ pub fn comparison_with(
                 bail!("--horizon {h}: must be longer than 0");
             }
             notes.push(format!(
-                "Horizon: goodput counts the work finished within {} of the first submission (--horizon).",
+                "Horizon: the extra goodput column counts the work finished within {} of the first submission (--horizon); the verdict does not depend on it.",
                 quotatop_analysis::scorecard::format::duration(Some(ms))
             ));
             Some(ms)
@@ -300,7 +397,7 @@ pub fn comparison_with(
             let lo = jobs.iter().map(|j| j.submit_ms).min().unwrap_or(0);
             let hi = jobs.iter().map(|j| j.submit_ms).max().unwrap_or(0);
             notes.push(format!(
-                "Horizon: goodput counts the work finished within {} of the first submission: the last submission + {} (--horizon to change).",
+                "Horizon: the extra goodput column counts the work finished within {} of the first submission: the last submission + {} (--horizon to change); the verdict does not depend on it.",
                 quotatop_analysis::scorecard::format::duration(Some(
                     hi - lo + quotatop_replay::run::DEFAULT_HORIZON_TAIL_MS
                 )),

@@ -79,4 +79,5 @@ mod tui_styles;
 mod tui_triage;
 mod tui_why;
 mod tui_widths;
+mod verdict;
 mod why_engine;

@@ -29,8 +29,9 @@
 //! [prices]                         # per instance-hour; no prices, no cost lines
 //! "ml.g5.2xlarge" = 1.52
 //! currency = "USD"                 # (top level, before any table)
-//! [decision]
-//! min_goodput_gain_pct = 0.0
+//! [decision]                       # the verdict's four clauses (docs/verdict.md)
+//! min_completion_gain_pct = 0.0    # mean completion time must fall by more than this %
+//! max_behind_pct = 1.0             # never behind the baseline by more than this % of work
 //! max_important_p95_wait_increase_pct = 10.0
 //! important_p95_wait_slack_s = 60
 //! max_important_missed_deadlines_increase = 0

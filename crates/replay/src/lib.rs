@@ -13,7 +13,7 @@ pub mod trace_csv;
 mod tests;
 
 pub use config::{ReplayConfig, Workload};
-pub use run::{Comparison, JobRow, ReplayOutcome, replay, replay_lean, replay_to};
+pub use run::{Comparison, JobRow, NeverRun, ReplayOutcome, replay, replay_lean, replay_to};
 
 use std::sync::Arc;
 
@@ -204,6 +204,8 @@ impl JobExtras {
 #[derive(Debug, Clone, PartialEq)]
 pub struct StuckJob<'a> {
     pub job: &'a TraceJob,
+    /// Its place in submission order (the engine's job id).
+    pub index: usize,
     pub reason: String,
 }
 
@@ -231,6 +233,7 @@ pub fn never_run<'a>(trace: &'a [TraceJob], engine: &Engine) -> Vec<StuckJob<'a>
         .filter_map(|(k, reason)| {
             Some(StuckJob {
                 job: order.get(k)?,
+                index: k,
                 reason,
             })
         })

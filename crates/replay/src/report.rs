@@ -2,7 +2,10 @@
 
 use serde::Serialize;
 
-use quotatop_analysis::scorecard::decision::{Cost, DecisionRule, Evaluation, Verdict, verdict};
+use quotatop_analysis::scorecard::decision::{
+    CompletionFigures, Cost, CurveFrame, DecisionRule, Evaluation, Scenario, Verdict,
+    WindowFigures, common_window, completion_figures, verdict, window_figures,
+};
 use quotatop_analysis::scorecard::{Ledger, Row, Scorecard, Window};
 use quotatop_model::Millis;
 use quotatop_model::clean_text;
@@ -21,37 +24,53 @@ fn worst_drift(card: &Scorecard) -> String {
         })
 }
 
-/// Rows of wait percentiles by scope label, across the configurations.
+/// How every per-band table groups jobs, stated in the output.
+pub const BANDS_NOTE: &str = "Bands: every per-band figure groups jobs by the priority band they were submitted with (a priority raised later, e.g. by the lending-protected preset, does not move a job to another row).";
+
+/// One wait cell: mean / P50 / P95 / max.
+fn wait_cell(w: &quotatop_analysis::scorecard::WaitStats) -> String {
+    format!(
+        "{} / {} / {} / {}",
+        dur(w.mean_ms),
+        dur(w.p50_ms),
+        dur(w.p95_ms),
+        dur(w.max_ms)
+    )
+}
+
+/// Rows of wait percentiles by share and by band as submitted, across the configurations.
 fn wait_rows(outcomes: &[ReplayOutcome]) -> Vec<(String, Vec<String>)> {
+    let cells = |o: &ReplayOutcome| -> Vec<(String, String)> {
+        o.scorecard
+            .shares
+            .iter()
+            .map(|r: &Row| (r.scope.label(), wait_cell(&r.wait)))
+            .chain(
+                o.evaluation
+                    .waits_by_band
+                    .iter()
+                    .map(|(b, w)| (format!("band {} ({})", b.as_str(), b.range()), wait_cell(w))),
+            )
+            .collect()
+    };
+    let per: Vec<Vec<(String, String)>> = outcomes.iter().map(cells).collect();
     let mut labels: Vec<String> = Vec::new();
-    for o in outcomes {
-        for r in o.scorecard.shares.iter().chain(&o.scorecard.bands) {
-            let l = r.scope.label();
-            if !labels.contains(&l) {
-                labels.push(l);
+    for rows in &per {
+        for (l, _) in rows {
+            if !labels.contains(l) {
+                labels.push(l.clone());
             }
         }
     }
     labels
         .into_iter()
         .map(|l| {
-            let vals = outcomes
+            let vals = per
                 .iter()
-                .map(|o| {
-                    o.scorecard
-                        .shares
-                        .iter()
-                        .chain(&o.scorecard.bands)
-                        .find(|r: &&Row| r.scope.label() == l)
-                        .map_or("-".to_string(), |r| {
-                            format!(
-                                "{} / {} / {} / {}",
-                                dur(r.wait.mean_ms),
-                                dur(r.wait.p50_ms),
-                                dur(r.wait.p95_ms),
-                                dur(r.wait.max_ms)
-                            )
-                        })
+                .map(|rows| {
+                    rows.iter()
+                        .find(|(x, _)| *x == l)
+                        .map_or("-".to_string(), |(_, v)| v.clone())
                 })
                 .collect();
             (l, vals)
@@ -110,10 +129,13 @@ struct Metric {
     values: Vec<String>,
 }
 
-fn metrics(outcomes: &[ReplayOutcome]) -> Vec<Metric> {
+fn metrics(outcomes: &[ReplayOutcome], judged: &Judged) -> Vec<Metric> {
     let col = |f: &dyn Fn(&ReplayOutcome) -> String| outcomes.iter().map(f).collect::<Vec<_>>();
+    // Figures over the common window, and the completion figures.
+    let win = |f: &dyn Fn(&WindowFigures) -> String| judged.figures.iter().map(f).collect();
+    let done = |f: &dyn Fn(&CompletionFigures) -> String| judged.completion.iter().map(f).collect();
     // With no prices, cost lines are absent, not zero.
-    let priced = outcomes.iter().any(|o| o.evaluation.cost.is_some());
+    let priced = judged.figures.iter().any(|f| f.cost.is_some());
     let all = vec![
         Metric {
             name: "jobs",
@@ -138,6 +160,21 @@ fn metrics(outcomes: &[ReplayOutcome]) -> Vec<Metric> {
         Metric {
             name: "preemptions",
             values: col(&|o| o.preemptions.to_string()),
+        },
+        Metric {
+            name: "mean completion time (h after the first submission, work-weighted)",
+            values: done(&|c| {
+                c.mean_completion_h
+                    .map_or("-".to_string(), |h| format!("{h:.2}"))
+            }),
+        },
+        Metric {
+            name: "goodput by the last submission (GPU-h)",
+            values: done(&|c| format!("{:.1}", c.goodput_by_submission_end_gpu_hours)),
+        },
+        Metric {
+            name: "completed by the last submission",
+            values: done(&|c| c.completed_by_submission_end.to_string()),
         },
         Metric {
             name: "completed by the horizon",
@@ -206,11 +243,15 @@ fn metrics(outcomes: &[ReplayOutcome]) -> Vec<Metric> {
         },
         Metric {
             name: "interruption-budget breaches",
-            values: col(&|o| o.evaluation.budget_breaches().to_string()),
+            values: col(&|o| budget_cell(&o.evaluation)),
         },
         Metric {
-            name: "completed-work utilisation",
-            values: col(&|o| pct(o.scorecard.queue_row.utilisation.ratio)),
+            name: "allocated GPU-h (common window)",
+            values: win(&|w| format!("{:.1}", w.allocated_gpu_hours)),
+        },
+        Metric {
+            name: "completed-work utilisation (common window)",
+            values: win(&|w| pct(w.utilisation)),
         },
         Metric {
             name: "wait mean / P50 / P95 (runnable to start)",
@@ -232,16 +273,27 @@ fn metrics(outcomes: &[ReplayOutcome]) -> Vec<Metric> {
             values: col(&|o| pct(o.scorecard.queue_row.recovery.ratio)),
         },
         Metric {
-            name: "cost allocated",
-            values: col(&|o| cost_text(o, |c| c.allocated)),
+            name: "cost allocated (common window)",
+            values: win(&|w| money(w.cost.as_ref(), |c| c.allocated)),
+        },
+        Metric {
+            name: "cost per productive GPU-h",
+            values: win(&|w| {
+                w.cost
+                    .as_ref()
+                    .zip(w.cost_per_productive_gpu_hour)
+                    .map_or("-".to_string(), |(c, p)| {
+                        format!("{p:.2} {}", c.currency).trim().to_string()
+                    })
+            }),
         },
         Metric {
             name: "cost of productive work",
-            values: col(&|o| cost_text(o, |c| c.productive)),
+            values: win(&|w| money(w.cost.as_ref(), |c| c.productive)),
         },
         Metric {
             name: "cost of waste (lost + overhead)",
-            values: col(&|o| cost_text(o, |c| c.wasted)),
+            values: win(&|w| money(w.cost.as_ref(), |c| c.wasted)),
         },
         Metric {
             name: "replay time (s)",
@@ -253,10 +305,6 @@ fn metrics(outcomes: &[ReplayOutcome]) -> Vec<Metric> {
         .collect()
 }
 
-fn signed(v: f64, digits: usize) -> String {
-    format!("{v:+.digits$}")
-}
-
 fn wait_delta(ms: Option<Millis>) -> String {
     match ms {
         Some(d) if d < 0 => format!("-{}", dur(Some(-d))),
@@ -265,22 +313,119 @@ fn wait_delta(ms: Option<Millis>) -> String {
     }
 }
 
-/// Each scenario against the baseline (the first outcome), by `rule`.
-pub fn verdicts(outcomes: &[ReplayOutcome], rule: &DecisionRule) -> Vec<Option<Verdict>> {
-    let Some(base) = outcomes.first() else {
-        return Vec::new();
-    };
-    outcomes
-        .iter()
-        .enumerate()
-        .map(|(i, o)| (i > 0).then(|| verdict(&base.evaluation, &o.evaluation, rule)))
-        .collect()
+/// Every scenario read against the baseline (the first outcome) in one frame: the common
+/// window, the completion curves' frame, each scenario's figures and verdict.
+#[derive(Debug, Clone)]
+pub struct Judged {
+    pub window: Window,
+    pub frame: CurveFrame,
+    pub figures: Vec<WindowFigures>,
+    pub completion: Vec<CompletionFigures>,
+    /// `None` for the baseline.
+    pub verdicts: Vec<Option<Verdict>>,
 }
 
-fn cost_text(o: &ReplayOutcome, f: impl Fn(&Cost) -> f64) -> String {
-    o.evaluation.cost.as_ref().map_or("-".to_string(), |c| {
+fn scenario(o: &ReplayOutcome) -> Scenario<'_> {
+    Scenario {
+        name: &o.config,
+        schedule: &o.schedule,
+        evaluation: &o.evaluation,
+        productive_gpu_hours: o.ledger.productive_gpu_hours,
+        waste_gpu_hours: o.ledger.waste_gpu_hours(),
+    }
+}
+
+/// [`Judged`] of `outcomes` by `rule`.
+pub fn judge(outcomes: &[ReplayOutcome], rule: &DecisionRule) -> Judged {
+    let all: Vec<Scenario<'_>> = outcomes.iter().map(scenario).collect();
+    let window = common_window(&all);
+    let frame = CurveFrame::of(&all);
+    Judged {
+        window,
+        figures: all.iter().map(|s| window_figures(s, window)).collect(),
+        completion: all
+            .iter()
+            .map(|s| completion_figures(s.schedule, &frame))
+            .collect(),
+        verdicts: all
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (i > 0).then(|| verdict(&all[0], s, &frame, rule)))
+            .collect(),
+        frame,
+    }
+}
+
+fn money(c: Option<&Cost>, f: impl Fn(&Cost) -> f64) -> String {
+    c.map_or("-".to_string(), |c| {
         format!("{:.0} {}", f(c), c.currency).trim().to_string()
     })
+}
+
+/// Cost over the common window: allocated / per productive GPU-hour / wasted.
+fn cost_cell(w: &WindowFigures) -> String {
+    let per = w
+        .cost
+        .as_ref()
+        .zip(w.cost_per_productive_gpu_hour)
+        .map_or("-".to_string(), |(c, p)| {
+            format!("{p:.2} {}", c.currency).trim().to_string()
+        });
+    format!(
+        "{} / {per} / {}",
+        money(w.cost.as_ref(), |c| c.allocated),
+        money(w.cost.as_ref(), |c| c.wasted)
+    )
+}
+
+fn budget_cell(e: &Evaluation) -> String {
+    if e.budgets_defined {
+        e.budget_breaches().to_string()
+    } else {
+        "not judged: no budget defined".to_string()
+    }
+}
+
+/// A decision-table row's figures (without name and verdict).
+fn decision_cells(o: &ReplayOutcome, c: &CompletionFigures, v: Option<&Verdict>) -> Vec<String> {
+    let e = &o.evaluation;
+    let delta = |text: String| v.map_or(String::new(), |_| format!(" ({text})"));
+    vec![
+        format!(
+            "{}{}",
+            c.mean_completion_h
+                .map_or("-".to_string(), |h| format!("{h:.2} h")),
+            delta(
+                v.and_then(|v| v.mean_completion_change_pct)
+                    .map_or("-".to_string(), |p| format!("{p:+.1}%"))
+            )
+        ),
+        v.map_or("-".to_string(), |v| format!("{:.1}%", v.max_behind_pct)),
+        format!(
+            "{:.1} / {}",
+            c.goodput_by_submission_end_gpu_hours, c.completed_by_submission_end
+        ),
+        format!(
+            "{:.1} / {}",
+            e.all.goodput.productive_gpu_hours, e.all.goodput.completed_jobs
+        ),
+        format!(
+            "{}{}",
+            dur(e.important.wait.p95_ms),
+            delta(v.map_or(String::new(), |v| wait_delta(v.important_p95_wait_delta_ms)))
+        ),
+        format!(
+            "{}/{}{}",
+            e.important.deadlines.missed,
+            e.important.deadlines.with_deadline,
+            delta(v.map_or(String::new(), |v| format!(
+                "{:+}",
+                v.important_missed_deadlines_delta
+            )))
+        ),
+        format!("{:.1}", o.ledger.waste_gpu_hours()),
+        budget_cell(e),
+    ]
 }
 
 /// The decision summary: each scenario against the baseline, and a verdict by the stated rule.
@@ -293,6 +438,7 @@ pub fn decision_markdown(
     let Some(base) = outcomes.first() else {
         return out;
     };
+    let judged = judge(outcomes, rule);
     out.push_str(&format!(
         "## Decision (baseline: {})\n\nRule: {}.\n",
         clean_text(&base.config),
@@ -301,83 +447,71 @@ pub fn decision_markdown(
     for n in notes {
         out.push_str(&format!("{}\n", clean_text(n)));
     }
-    let priced = outcomes.iter().any(|o| o.evaluation.cost.is_some());
+    out.push_str(&format!("{BANDS_NOTE}\n{}\n", common_window_note(&judged)));
+    let priced = judged.figures.iter().any(|f| f.cost.is_some());
     out.push_str(&format!(
-        "\n| scenario | completed by horizon | productive GPU-h by horizon | important P95 wait | important missed deadlines | waste GPU-h | budget breaches |{} verdict |\n|---|---:|---:|---:|---:|---:|---:|{}---|\n",
-        if priced { " cost (allocated / wasted) |" } else { "" },
+        "\n| scenario | mean completion time | most behind the baseline (% of work) | goodput / completed by the last submission | goodput / completed by the horizon | important P95 wait | important missed deadlines | waste GPU-h | budget breaches |{} verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|{}---|\n",
+        if priced { " cost: allocated / per productive GPU-h / wasted |" } else { "" },
         if priced { "---:|" } else { "" }
     ));
-    for (o, v) in outcomes.iter().zip(verdicts(outcomes, rule)) {
-        let e = &o.evaluation;
-        let (completed, goodput, wait, missed, verdict) = match &v {
-            None => (
-                e.all.goodput.completed_jobs.to_string(),
-                format!("{:.1}", e.all.goodput.productive_gpu_hours),
-                dur(e.important.wait.p95_ms),
-                format!(
-                    "{}/{}",
-                    e.important.deadlines.missed, e.important.deadlines.with_deadline
-                ),
-                "baseline".to_string(),
-            ),
-            Some(v) => (
-                format!(
-                    "{} ({:+})",
-                    e.all.goodput.completed_jobs, v.completed_by_horizon_delta
-                ),
-                format!(
-                    "{:.1} ({}{})",
-                    e.all.goodput.productive_gpu_hours,
-                    signed(v.productive_gpu_hours_delta, 1),
-                    v.goodput_gain_pct
-                        .map_or(String::new(), |p| format!(", {p:+.1}%"))
-                ),
-                format!(
-                    "{} ({})",
-                    dur(e.important.wait.p95_ms),
-                    wait_delta(v.important_p95_wait_delta_ms)
-                ),
-                format!(
-                    "{}/{} ({:+})",
-                    e.important.deadlines.missed,
-                    e.important.deadlines.with_deadline,
-                    v.important_missed_deadlines_delta
-                ),
-                if v.approve {
-                    "APPROVE".to_string()
-                } else {
-                    "REJECT".to_string()
-                },
-            ),
-        };
+    for (i, o) in outcomes.iter().enumerate() {
+        let v = judged.verdicts[i].as_ref();
+        let mut cells = decision_cells(o, &judged.completion[i], v);
+        if priced {
+            cells.push(cost_cell(&judged.figures[i]));
+        }
+        cells.push(v.map_or("baseline".to_string(), |v| v.kind.as_str().to_string()));
         out.push_str(&format!(
-            "| {} | {completed} | {goodput} | {wait} | {missed} | {:.1} | {} |{} {verdict} |\n",
+            "| {} | {} |\n",
             clean_text(&o.config),
-            o.ledger.waste_gpu_hours(),
-            e.budget_breaches(),
-            if priced {
-                format!(
-                    " {} / {} |",
-                    cost_text(o, |c| c.allocated),
-                    cost_text(o, |c| c.wasted)
-                )
-            } else {
-                String::new()
-            },
+            cells.join(" | ")
         ));
     }
     out.push('\n');
-    for (o, v) in outcomes.iter().zip(verdicts(outcomes, rule)) {
+    for (o, v) in outcomes.iter().zip(&judged.verdicts) {
         if let Some(v) = v {
             out.push_str(&format!(
                 "Verdict {}: {} — {}.\n",
                 clean_text(&o.config),
-                if v.approve { "APPROVE" } else { "REJECT" },
-                v.reasons.join("; ")
+                v.kind.as_str(),
+                clean_text(&v.summary)
             ));
         }
     }
     out.push('\n');
+    out.push_str(&never_run_markdown(outcomes));
+    out
+}
+
+/// The common window in words.
+fn common_window_note(j: &Judged) -> String {
+    format!(
+        "Common window: allocated GPU-hours, utilisation and cost of every scenario are read over the same {:.2} h, from the first submission to the latest end in any scenario. Completion: the mean completion time is work-weighted over the {} job(s) that succeed in some scenario, in hours after the first submission (a job that never succeeds in a scenario counts as completing at the window's end); its change equals the area between the completion curves divided by the work. \"By the last submission\" is the end of the submission window; the horizon is an extra column, not the verdict's basis.",
+        j.window.len_ms() as f64 / 3_600_000.0,
+        j.frame.compared.iter().filter(|&&c| c).count()
+    )
+}
+
+/// Every job a scenario can never run, in full.
+fn never_run_markdown(outcomes: &[ReplayOutcome]) -> String {
+    let mut out = String::new();
+    for o in outcomes.iter().filter(|o| !o.never_run.is_empty()) {
+        out.push_str(&format!(
+            "Jobs {} can never run ({}; RUNNABLE with a MISCONFIGURATION reason, counted as unfinished):\n\n| job | origin | share | reason |\n|---|---|---|---|\n",
+            clean_text(&o.config),
+            o.never_run.len()
+        ));
+        for n in &o.never_run {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                clean_text(&n.name).replace('|', "\\|"),
+                clean_text(&n.origin).replace('|', "\\|"),
+                clean_text(&n.share).replace('|', "\\|"),
+                clean_text(&n.reason).replace('|', "\\|")
+            ));
+        }
+        out.push('\n');
+    }
     out
 }
 
@@ -398,19 +532,20 @@ fn table_head(first: &str, outcomes: &[ReplayOutcome]) -> String {
 /// column per configuration.
 pub fn markdown(outcomes: &[ReplayOutcome], rule: &DecisionRule, notes: &[String]) -> String {
     let mut out = decision_markdown(outcomes, rule, notes);
+    let judged = judge(outcomes, rule);
     out.push_str(&format!("## Figures\n\n{}", table_head("metric", outcomes)));
-    for m in metrics(outcomes) {
+    for m in metrics(outcomes, &judged) {
         out.push_str(&format!("| {} | {} |\n", m.name, m.values.join(" | ")));
     }
     out.push_str(&format!(
-        "\nWait mean / P50 / P95 / max by share and priority band\n\n{}",
+        "\nWait mean / P50 / P95 / max by share and priority band (as submitted)\n\n{}",
         table_head("scope", outcomes)
     ));
     for (label, vals) in wait_rows(outcomes) {
         out.push_str(&format!("| {label} | {} |\n", vals.join(" | ")));
     }
     out.push_str(&format!(
-        "\nMissed deadlines by share and priority band (missed/with a deadline)\n\n{}",
+        "\nMissed deadlines by share and priority band (as submitted; missed/with a deadline)\n\n{}",
         table_head("scope", outcomes)
     ));
     for (label, vals) in deadline_rows(outcomes) {
@@ -420,25 +555,25 @@ pub fn markdown(outcomes: &[ReplayOutcome], rule: &DecisionRule, notes: &[String
             vals.join(" | ")
         ));
     }
-    if outcomes.iter().any(|o| o.evaluation.cost.is_some()) {
+    if judged.figures.iter().any(|f| f.cost.is_some()) {
         out.push_str(&format!(
-            "\nCost by share (allocated / productive / wasted)\n\n{}",
+            "\nCost by share (allocated over the common window / productive / wasted)\n\n{}",
             table_head("share", outcomes)
         ));
         let mut shares: Vec<&str> = Vec::new();
-        for o in outcomes {
-            for r in o.evaluation.cost.iter().flat_map(|c| &c.by_share) {
+        for f in &judged.figures {
+            for r in f.cost.iter().flat_map(|c| &c.by_share) {
                 if !shares.contains(&r.share.as_str()) {
                     shares.push(&r.share);
                 }
             }
         }
         for share in shares {
-            let vals: Vec<String> = outcomes
+            let vals: Vec<String> = judged
+                .figures
                 .iter()
-                .map(|o| {
-                    o.evaluation
-                        .cost
+                .map(|f| {
+                    f.cost
                         .iter()
                         .flat_map(|c| &c.by_share)
                         .find(|r| r.share == share)
@@ -482,12 +617,14 @@ pub fn csv(outcomes: &[ReplayOutcome], rule: &DecisionRule) -> String {
             .collect::<Vec<_>>()
             .join(",")
     );
-    let verdict_row: Vec<String> = verdicts(outcomes, rule)
-        .into_iter()
-        .map(|v| match v {
-            None => "baseline".to_string(),
-            Some(v) if v.approve => "APPROVE".to_string(),
-            Some(_) => "REJECT".to_string(),
+    let judged = judge(outcomes, rule);
+    let verdict_row: Vec<String> = judged
+        .verdicts
+        .iter()
+        .map(|v| {
+            v.as_ref()
+                .map_or("baseline", |v| v.kind.as_str())
+                .to_string()
         })
         .collect();
     out.push_str(&format!(
@@ -498,7 +635,7 @@ pub fn csv(outcomes: &[ReplayOutcome], rule: &DecisionRule) -> String {
             .collect::<Vec<_>>()
             .join(",")
     ));
-    for m in metrics(outcomes) {
+    for m in metrics(outcomes, &judged) {
         out.push_str(&format!(
             "{},{}\n",
             quote(m.name),
@@ -539,8 +676,12 @@ struct JsonOutcome<'a> {
     waste_gpu_hours: f64,
     horizon: Window,
     unknown_gpu_types: &'a [String],
-    evaluation: &'a Evaluation,
-    verdict: Option<Verdict>,
+    /// Its cost is over the common window.
+    evaluation: Evaluation,
+    common_window: &'a WindowFigures,
+    completion: &'a CompletionFigures,
+    verdict: Option<&'a Verdict>,
+    never_run: &'a [super::NeverRun],
     scorecard: &'a Scorecard,
     replay_seconds: f64,
 }
@@ -551,16 +692,19 @@ struct JsonReport<'a> {
     rule: &'a DecisionRule,
     rule_text: String,
     notes: &'a [String],
+    bands: &'static str,
+    common_window: Window,
     outcomes: Vec<JsonOutcome<'a>>,
 }
 
 /// A JSON object: the decision rule and notes, then one object per configuration with its
 /// verdict against the baseline (the first).
 pub fn json(outcomes: &[ReplayOutcome], rule: &DecisionRule, notes: &[String]) -> String {
+    let judged = judge(outcomes, rule);
     let rows: Vec<JsonOutcome> = outcomes
         .iter()
-        .zip(verdicts(outcomes, rule))
-        .map(|(o, verdict)| JsonOutcome {
+        .enumerate()
+        .map(|(i, o)| JsonOutcome {
             config: &o.config,
             jobs: o.jobs,
             completed: o.completed,
@@ -572,8 +716,14 @@ pub fn json(outcomes: &[ReplayOutcome], rule: &DecisionRule, notes: &[String]) -
             waste_gpu_hours: o.waste_gpu_hours(),
             horizon: o.horizon,
             unknown_gpu_types: &o.unknown_gpu_types,
-            evaluation: &o.evaluation,
-            verdict,
+            evaluation: Evaluation {
+                cost: judged.figures[i].cost.clone(),
+                ..o.evaluation.clone()
+            },
+            common_window: &judged.figures[i],
+            completion: &judged.completion[i],
+            verdict: judged.verdicts[i].as_ref(),
+            never_run: &o.never_run,
             scorecard: &o.scorecard,
             replay_seconds: o.elapsed.as_secs_f64(),
         })
@@ -583,6 +733,8 @@ pub fn json(outcomes: &[ReplayOutcome], rule: &DecisionRule, notes: &[String]) -
         rule,
         rule_text: rule.describe(),
         notes,
+        bands: BANDS_NOTE,
+        common_window: judged.window,
         outcomes: rows,
     };
     quotatop_model::escape_c1_in_json(

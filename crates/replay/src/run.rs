@@ -2,7 +2,9 @@
 
 use std::time::{Duration, Instant};
 
-use quotatop_analysis::scorecard::decision::{self, Evaluation, JobFacts, Rules, deadline_of};
+use quotatop_analysis::scorecard::decision::{
+    self, Evaluation, JobFacts, Rules, Schedule, deadline_of,
+};
 use quotatop_analysis::scorecard::{
     self, JobHistory, Ledger, Outcome, PriorityBand, Scorecard, ScorecardInput, ScorecardOptions,
     Window, from_engine,
@@ -34,6 +36,11 @@ pub struct ReplayOutcome {
     pub evaluation: Evaluation,
     /// One row per job, when the comparison asked for them.
     pub jobs_rows: Vec<JobRow>,
+    /// What the verdict compares: each job's completion (in submission order), the schedule's
+    /// digest, the run's window and capacity.
+    pub schedule: Schedule,
+    /// The jobs this configuration can never run, in submission order (named in the report).
+    pub never_run: Vec<NeverRun>,
     /// Instance types without a known GPU count (their GPU-hours count as 0; the scorecard
     /// notes them).
     pub unknown_gpu_types: Vec<String>,
@@ -43,7 +50,30 @@ pub struct ReplayOutcome {
     pub elapsed: Duration,
 }
 
+/// A job a configuration can never run, as the report names it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct NeverRun {
+    pub name: String,
+    pub origin: String,
+    pub share: String,
+    pub reason: String,
+}
+
 impl ReplayOutcome {
+    /// Records the jobs the configuration left stuck ([`super::never_run`]).
+    pub(crate) fn set_never_run(&mut self, stuck: &[StuckJob<'_>]) {
+        self.schedule.never_run = stuck.iter().map(|s| s.index).collect();
+        self.never_run = stuck
+            .iter()
+            .map(|s| NeverRun {
+                name: s.job.name.to_string(),
+                origin: s.job.origin.to_string(),
+                share: s.job.share.to_string(),
+                reason: s.reason.clone(),
+            })
+            .collect();
+    }
+
     /// Preemption waste: lost work plus restart overhead.
     pub fn waste_gpu_hours(&self) -> f64 {
         self.ledger.waste_gpu_hours()
@@ -255,7 +285,8 @@ pub fn replay_to(
     let jobs = ran
         .histories
         .finish_with(|id| from_engine::facts_of(&engine, id));
-    let out = score(trace, cfg, cmp, ran.input, jobs, ran.tally, began);
+    let mut out = score(trace, cfg, cmp, ran.input, jobs, ran.tally, began);
+    out.set_never_run(&super::never_run(trace, &engine));
     Ok((out, engine))
 }
 
@@ -295,7 +326,8 @@ pub fn replay_lean<'a>(
             preemption_retries: spec.preemption_retries,
         })
     });
-    let out = score(trace, cfg, cmp, ran.input, jobs, ran.tally, began);
+    let mut out = score(trace, cfg, cmp, ran.input, jobs, ran.tally, began);
+    out.set_never_run(&stuck);
     Ok((out, stuck))
 }
 
@@ -416,13 +448,14 @@ fn score(
         .iter()
         .map(|(id, _)| order.get(id.0 as usize).map(|&i| &trace[i]))
         .collect();
-    drop(order);
-    input.jobs = jobs.into_iter().map(|(_, h)| h).collect();
-    let first = input.window.start;
     let opts = ScorecardOptions {
         restart_cost_ms: cfg.workload.restart_overhead_s.saturating_mul(1000),
         ..ScorecardOptions::default()
     };
+    let schedule = schedule_of(trace, &order, &jobs, &input, &opts);
+    drop(order);
+    input.jobs = jobs.into_iter().map(|(_, h)| h).collect();
+    let first = input.window.start;
     let card = scorecard::scorecard(&input, &opts);
     let horizon = Window::new(first, horizon_end(trace, first, cmp.horizon_ms));
     let facts: Vec<JobFacts> = input
@@ -499,8 +532,53 @@ fn score(
         horizon,
         evaluation,
         jobs_rows,
+        schedule,
+        never_run: Vec::new(),
         unknown_gpu_types: scorecard::unknown_gpu_types(&input, &opts),
         scorecard: card,
         elapsed: began.elapsed(),
+    }
+}
+
+/// What the verdict compares of a run: each job's work and completion in submission order,
+/// the schedule's digest, the run's window, its last submission and its capacity in GPUs.
+fn schedule_of(
+    trace: &[TraceJob],
+    order: &[usize],
+    jobs: &[(JobId, JobHistory)],
+    input: &ScorecardInput,
+    opts: &ScorecardOptions,
+) -> Schedule {
+    let gpus = |ty: &str| opts.gpus.gpus(ty).unwrap_or(0);
+    let work_gpu_hours = order
+        .iter()
+        .map(|&i| {
+            let j = &trace[i];
+            let ms = Millis::try_from(j.work_ms).unwrap_or(Millis::MAX);
+            scorecard::gpu_hours(ms, j.instance_count, gpus(&j.instance_type))
+        })
+        .collect();
+    let mut completed_at = vec![None; order.len()];
+    for (id, h) in jobs {
+        if let (Some(slot), Outcome::Succeeded(t)) =
+            (completed_at.get_mut(id.0 as usize), h.outcome)
+        {
+            *slot = Some(t);
+        }
+    }
+    let lo = trace.iter().map(|j| j.submit_ms).min().unwrap_or(0);
+    let hi = trace.iter().map(|j| j.submit_ms).max().unwrap_or(0);
+    Schedule {
+        work_gpu_hours,
+        completed_at,
+        never_run: Vec::new(),
+        fingerprint: decision::fingerprint(jobs.iter().map(|(_, h)| h)),
+        window: input.window,
+        last_submission: input.window.start + (hi - lo),
+        capacity_gpus: input
+            .capacity
+            .iter()
+            .map(|l| f64::from(l.max_capacity) * f64::from(gpus(&l.instance_type)))
+            .sum(),
     }
 }

@@ -125,7 +125,9 @@ fn budget_line(view: &ScorecardView, theme: &Theme) -> Line<'static> {
             )
         })
         .collect();
-    let budgets = if breaches == 0 {
+    let budgets = if !e.budgets_defined {
+        Span::raw(" interruption not judged: no budget defined".to_string())
+    } else if breaches == 0 {
         Span::raw(" budgets: no breach".to_string())
     } else {
         Span::styled(

@@ -3,8 +3,13 @@
 //! stated rule. The rules live in quotatop's config file and in replay configurations, never in
 //! a quota-share file; every figure reads the ledger and the wait definition of the scorecard.
 
+pub mod compare;
 mod rules;
 
+pub use compare::{
+    Clause, CompletionFigures, CurveFrame, Scenario, Schedule, Verdict, VerdictKind, WindowFigures,
+    common_window, completion_figures, fingerprint, max_behind_gpu_hours, verdict, window_figures,
+};
 pub use rules::{Budget, Deadline, DeadlineRule, DecisionRule, Rules, deadline_of};
 
 use serde::{Deserialize, Serialize};
@@ -60,7 +65,11 @@ pub struct BudgetBreaches {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Cost {
     pub currency: String,
+    /// Over the evaluation's window (a comparison puts every scenario on one window: see
+    /// [`compare::window_figures`]).
     pub allocated: f64,
+    /// The capacity's price per hour: `allocated` of any window is this × its hours.
+    pub allocated_per_hour: f64,
     pub productive: f64,
     /// Lost work and restart overhead.
     pub wasted: f64,
@@ -76,6 +85,7 @@ pub struct Cost {
 pub struct ShareCost {
     pub share: String,
     pub allocated: f64,
+    pub allocated_per_hour: f64,
     pub productive: f64,
     pub wasted: f64,
 }
@@ -89,6 +99,14 @@ pub struct Evaluation {
     /// Missed deadlines per share, in the input's share order.
     pub deadlines_by_share: Vec<(String, Deadlines)>,
     pub deadlines_by_band: Vec<(PriorityBand, Deadlines)>,
+    /// Waits per band, the band being the priority as submitted ([`JobFacts::band`], as the
+    /// deadline table's): a raised priority never moves a job to another row.
+    #[serde(default)]
+    pub waits_by_band: Vec<(PriorityBand, WaitStats)>,
+    /// Whether any interruption budget was defined (without one, `budgets` is empty and the
+    /// verdict does not judge interruptions).
+    #[serde(default)]
+    pub budgets_defined: bool,
     pub budgets: Vec<BudgetBreaches>,
     /// `None` without prices.
     pub cost: Option<Cost>,
@@ -194,7 +212,7 @@ fn cost(input: &ScorecardInput, rules: &Rules, window: Window, opts: &ScorecardO
     let hours = |ms: Millis, count: u32| ms as f64 / HOUR_MS * f64::from(count);
     for l in &input.capacity {
         match rules.prices.get(&l.instance_type) {
-            Some(p) => c.allocated += hours(window.len_ms(), l.max_capacity) * p,
+            Some(p) => c.allocated_per_hour += f64::from(l.max_capacity) * p,
             None => {
                 unpriced.insert(l.instance_type.clone());
             }
@@ -205,14 +223,11 @@ fn cost(input: &ScorecardInput, rules: &Rules, window: Window, opts: &ScorecardO
         .iter()
         .map(|e| ShareCost {
             share: e.share.clone(),
-            allocated: e
+            allocated_per_hour: e
                 .limits
                 .iter()
                 .filter_map(|l| {
-                    Some(
-                        hours(window.len_ms(), l.max_capacity)
-                            * rules.prices.get(&l.instance_type)?,
-                    )
+                    Some(f64::from(l.max_capacity) * rules.prices.get(&l.instance_type)?)
                 })
                 .sum(),
             ..Default::default()
@@ -248,7 +263,20 @@ fn cost(input: &ScorecardInput, rules: &Rules, window: Window, opts: &ScorecardO
     }
     c.unpriced = unpriced.into_iter().collect();
     c.by_share = by_share;
-    c
+    c.in_window(window)
+}
+
+impl Cost {
+    /// The same cost with `allocated` over `window` (productive and wasted are the ledger's,
+    /// unchanged when `window` holds every event).
+    pub fn in_window(mut self, window: Window) -> Self {
+        let h = window.len_ms() as f64 / HOUR_MS;
+        self.allocated = self.allocated_per_hour * h;
+        for s in &mut self.by_share {
+            s.allocated = s.allocated_per_hour * h;
+        }
+        self
+    }
 }
 
 /// Evaluates a run: `facts[i]` belongs to `input.jobs[i]`. `horizon` bounds goodput; waits and
@@ -298,6 +326,18 @@ pub fn evaluate(
             .map(|b| (b, group(&|_, f| f.band == b)))
             .filter(|(_, d)| d.with_deadline > 0)
             .collect(),
+        waits_by_band: PriorityBand::ALL
+            .into_iter()
+            .filter_map(|b| {
+                let jobs: Vec<&JobHistory> = pairs
+                    .iter()
+                    .filter(|(_, f)| f.band == b)
+                    .map(|(j, _)| *j)
+                    .collect();
+                (!jobs.is_empty()).then(|| (b, metrics::waits(&jobs, window)))
+            })
+            .collect(),
+        budgets_defined: !rules.budgets.is_empty(),
         budgets: budgets(input, rules, window, opts),
         cost: (!rules.prices.is_empty()).then(|| cost(input, rules, window, opts)),
     }
@@ -344,80 +384,6 @@ pub fn evaluate_observed(
 ) -> Evaluation {
     let facts = observed_facts(input, opts, rules);
     evaluate(input, &facts, input.window, opts, rules)
-}
-
-/// A scenario against the baseline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
-    pub approve: bool,
-    pub goodput_gain_pct: Option<f64>,
-    pub completed_by_horizon_delta: i64,
-    pub productive_gpu_hours_delta: f64,
-    pub important_p95_wait_delta_ms: Option<Millis>,
-    pub important_missed_deadlines_delta: i64,
-    /// Why, in words: each condition and whether it held.
-    pub reasons: Vec<String>,
-}
-
-/// Judges `this` against `base` by `rule`.
-pub fn verdict(base: &Evaluation, this: &Evaluation, rule: &DecisionRule) -> Verdict {
-    let (g0, g) = (
-        base.all.goodput.productive_gpu_hours,
-        this.all.goodput.productive_gpu_hours,
-    );
-    let gain = (g0 > 0.0).then(|| 100.0 * (g - g0) / g0);
-    let goodput_ok = match gain {
-        Some(p) => p > rule.min_goodput_gain_pct,
-        None => g > 0.0,
-    };
-    let (w0, w) = (base.important.wait.p95_ms, this.important.wait.p95_ms);
-    let slack = Millis::try_from(rule.important_p95_wait_slack_s.saturating_mul(1000))
-        .unwrap_or(Millis::MAX);
-    let wait_ok = match (w0, w) {
-        (_, None) => true,
-        (None, Some(w)) => w <= slack,
-        (Some(w0), Some(w)) => {
-            w as f64
-                <= w0 as f64 * (1.0 + rule.max_important_p95_wait_increase_pct / 100.0)
-                    + slack as f64
-        }
-    };
-    let missed_delta =
-        this.important.deadlines.missed as i64 - base.important.deadlines.missed as i64;
-    let deadlines_ok = missed_delta <= rule.max_important_missed_deadlines_increase as i64;
-    let yes_no = |b: bool| if b { "yes" } else { "no" };
-    let reasons = vec![
-        format!(
-            "goodput rises by more than {}%: {} ({})",
-            rule.min_goodput_gain_pct,
-            yes_no(goodput_ok),
-            gain.map_or("no baseline goodput".to_string(), |p| format!("{p:+.1}%"))
-        ),
-        format!(
-            "important P95 wait within +{}% + {} s: {}",
-            rule.max_important_p95_wait_increase_pct,
-            rule.important_p95_wait_slack_s,
-            yes_no(wait_ok)
-        ),
-        format!(
-            "important missed deadlines up by at most {}: {} ({missed_delta:+})",
-            rule.max_important_missed_deadlines_increase,
-            yes_no(deadlines_ok)
-        ),
-    ];
-    Verdict {
-        approve: goodput_ok && wait_ok && deadlines_ok,
-        goodput_gain_pct: gain,
-        completed_by_horizon_delta: this.all.goodput.completed_jobs as i64
-            - base.all.goodput.completed_jobs as i64,
-        productive_gpu_hours_delta: g - g0,
-        important_p95_wait_delta_ms: match (w0, w) {
-            (Some(a), Some(b)) => Some(b - a),
-            _ => None,
-        },
-        important_missed_deadlines_delta: missed_delta,
-        reasons,
-    }
 }
 
 #[cfg(test)]

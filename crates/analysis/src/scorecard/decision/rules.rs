@@ -30,27 +30,38 @@ pub struct Budget {
     pub max_lost_gpu_hours_per_day: Option<f64>,
 }
 
-/// The rule a scenario is judged by against the baseline.
+/// The rule a scenario is judged by against the baseline: four clauses, each with its
+/// threshold (see `verdict`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DecisionRule {
-    /// Goodput (productive GPU-hours finished by the horizon) must rise by more than this.
-    pub min_goodput_gain_pct: f64,
-    /// Important work's P95 wait may grow by at most this percentage…
+    /// Clause 1: the mean completion time (work-weighted) must fall by more than this
+    /// percentage…
+    pub min_completion_gain_pct: f64,
+    /// …and the scenario's completion curve may never fall behind the baseline's by more than
+    /// this percentage of the total work.
+    pub max_behind_pct: f64,
+    /// Clause 2: important work may miss at most this many more deadlines than in the baseline.
+    pub max_important_missed_deadlines_increase: u64,
+    /// Clause 3: important work's P95 wait may grow by at most this percentage…
     pub max_important_p95_wait_increase_pct: f64,
     /// …plus this many seconds (so that a baseline of 0 does not forbid any wait at all).
     pub important_p95_wait_slack_s: u64,
-    /// Important work may miss at most this many more deadlines than in the baseline.
-    pub max_important_missed_deadlines_increase: u64,
+    /// The key of earlier versions (goodput by a horizon had to rise by more than this): read
+    /// as `min_completion_gain_pct` by [`DecisionRule::migrate`], with a warning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_goodput_gain_pct: Option<f64>,
 }
 
 impl Default for DecisionRule {
     fn default() -> Self {
         Self {
-            min_goodput_gain_pct: 0.0,
+            min_completion_gain_pct: 0.0,
+            max_behind_pct: 1.0,
+            max_important_missed_deadlines_increase: 0,
             max_important_p95_wait_increase_pct: 10.0,
             important_p95_wait_slack_s: 60,
-            max_important_missed_deadlines_increase: 0,
+            min_goodput_gain_pct: None,
         }
     }
 }
@@ -58,12 +69,31 @@ impl Default for DecisionRule {
 impl DecisionRule {
     pub fn describe(&self) -> String {
         format!(
-            "approve when goodput by the horizon rises by more than {}% and important work's P95 wait grows by at most {}% + {} s and its missed deadlines by at most {}",
-            self.min_goodput_gain_pct,
+            "APPROVE when (1) the mean completion time falls by more than {}% and the completion curve is never behind the baseline's by more than {}% of the work, (2) important work misses at most {} more deadline(s), (3) important work's P95 wait grows by at most {}% + {} s, and (4) no share breaches its interruption budget more often than in the baseline (when budgets are defined); NO DIFFERENCE when the schedules are identical",
+            self.min_completion_gain_pct,
+            self.max_behind_pct,
+            self.max_important_missed_deadlines_increase,
             self.max_important_p95_wait_increase_pct,
             self.important_p95_wait_slack_s,
-            self.max_important_missed_deadlines_increase
         )
+    }
+
+    /// Reads the key of earlier versions (`min_goodput_gain_pct`) as `min_completion_gain_pct`
+    /// when the new key keeps its default; returns the warning to show, if any.
+    pub fn migrate(&mut self) -> Option<String> {
+        let old = self.min_goodput_gain_pct.take()?;
+        let default = Self::default().min_completion_gain_pct;
+        if self.min_completion_gain_pct == default {
+            self.min_completion_gain_pct = old;
+            Some(format!(
+                "warning: [decision] min_goodput_gain_pct is no longer used (goodput by one horizon cannot tell work completed sooner); read as min_completion_gain_pct = {old}: rename the key in the rules file"
+            ))
+        } else {
+            Some(format!(
+                "warning: [decision] min_goodput_gain_pct = {old} is ignored: min_completion_gain_pct = {} is set; remove the old key from the rules file",
+                self.min_completion_gain_pct
+            ))
+        }
     }
 }
 
@@ -125,9 +155,13 @@ impl Rules {
         }
         let d = &self.decision;
         finite(
-            "decision.min_goodput_gain_pct".into(),
-            d.min_goodput_gain_pct.abs(),
+            "decision.min_completion_gain_pct".into(),
+            d.min_completion_gain_pct.abs(),
         )?;
+        if let Some(v) = d.min_goodput_gain_pct {
+            finite("decision.min_goodput_gain_pct".into(), v.abs())?;
+        }
+        finite("decision.max_behind_pct".into(), d.max_behind_pct)?;
         finite(
             "decision.max_important_p95_wait_increase_pct".into(),
             d.max_important_p95_wait_increase_pct,

@@ -217,37 +217,17 @@ fn important_work_budgets_and_cost() {
     assert!(e.budgets.is_empty());
 }
 
-fn eval(goodput: f64, p95: Option<Millis>, missed: usize) -> Evaluation {
-    let mut e = Evaluation::default();
-    e.all.goodput.productive_gpu_hours = goodput;
-    e.important.wait.p95_ms = p95;
-    e.important.deadlines = Deadlines {
-        with_deadline: 10,
-        missed,
-    };
-    e
-}
-
 #[test]
-fn verdict_by_the_stated_rule() {
-    let rule = DecisionRule::default();
-    let base = eval(100.0, Some(10 * 60_000), 1);
-    assert!(verdict(&base, &eval(110.0, Some(10 * 60_000), 1), &rule).approve);
-    // Goodput must rise.
-    let v = verdict(&base, &eval(100.0, Some(10 * 60_000), 1), &rule);
-    assert!(!v.approve && v.reasons[0].contains(": no"), "{v:?}");
-    // 10 min × 1.1 + 60 s = 12 min allowed.
-    assert!(verdict(&base, &eval(110.0, Some(12 * 60_000), 1), &rule).approve);
-    let v = verdict(&base, &eval(110.0, Some(12 * 60_000 + 1), 1), &rule);
-    assert!(!v.approve && v.reasons[1].contains(": no"), "{v:?}");
-    // One more missed deadline of important work.
-    let v = verdict(&base, &eval(110.0, Some(60_000), 2), &rule);
-    assert!(!v.approve && v.reasons[2].contains(": no"), "{v:?}");
-    assert_eq!(v.important_missed_deadlines_delta, 1);
-    // A baseline of 0 wait still allows the slack.
-    let zero = eval(100.0, Some(0), 0);
-    assert!(verdict(&zero, &eval(101.0, Some(60_000), 0), &rule).approve);
-    assert!(!verdict(&zero, &eval(101.0, Some(60_001), 0), &rule).approve);
+fn old_decision_key_migrates_with_a_warning() {
+    let mut d = DecisionRule {
+        min_goodput_gain_pct: Some(5.0),
+        ..Default::default()
+    };
+    let w = d.migrate().expect("warns");
+    assert!(w.contains("min_completion_gain_pct = 5"), "{w}");
+    assert_eq!(d.min_completion_gain_pct, 5.0);
+    assert_eq!(d.min_goodput_gain_pct, None);
+    assert_eq!(DecisionRule::default().migrate(), None);
 }
 
 #[test]
