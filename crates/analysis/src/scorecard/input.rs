@@ -136,7 +136,7 @@ pub struct ScorecardInput {
 pub struct ScorecardOptions {
     pub gpus: GpuTable,
     /// Running time a re-run spends restoring its checkpoint and warming up before it makes
-    /// progress again (METRICS.md's `r`), for jobs whose producer does not know their own.
+    /// progress again (the ledger's `r`, docs/architecture.md), for jobs whose producer does not know their own.
     pub restart_cost_ms: u64,
     /// An interrupted job counts as recovered when it succeeds within this long of its first
     /// interruption.

@@ -1,4 +1,4 @@
-//! The GPU-time ledger (METRICS.md): every attempt's held time split into productive, lost,
+//! The GPU-time ledger (docs/architecture.md, "The GPU-time ledger"): every attempt's held time split into productive, lost,
 //! restart overhead, held-but-not-running, failed and unfinished. Every GPU-time figure of the
 //! scorecard (utilisation, goodput, waste, fairness) reads it, and so do replay and `report`.
 
@@ -59,7 +59,7 @@ impl Ledger {
             + self.failed_gpu_hours
             + self.unfinished_gpu_hours
     }
-    /// Preemption waste (PRODUCT.md): lost + restart overhead.
+    /// Preemption waste (docs/architecture.md): lost + restart overhead.
     pub fn waste_gpu_hours(&self) -> f64 {
         self.lost_gpu_hours + self.overhead_gpu_hours
     }
@@ -101,7 +101,7 @@ fn to_millis(ms: u64) -> Millis {
     Millis::try_from(ms).unwrap_or(Millis::MAX)
 }
 
-/// The ledger of one job over `window` (METRICS.md). Spans are clipped to the window; progress
+/// The ledger of one job over `window` (docs/architecture.md, "The GPU-time ledger"). Spans are clipped to the window; progress
 /// counts as productive only when the job SUCCEEDED before the window's end.
 pub fn job_ledger(job: &JobHistory, window: Window, opts: &ScorecardOptions) -> JobLedger {
     let succeeded = matches!(job.outcome, Outcome::Succeeded(t) if t < window.end);

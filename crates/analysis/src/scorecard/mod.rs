@@ -1,4 +1,4 @@
-//! The five-metric scorecard (PRODUCT.md): completed-work utilisation, priority wait time,
+//! The five-metric scorecard (docs/architecture.md): completed-work utilisation, priority wait time,
 //! preemption waste, fairness drift and recovery reliability, per queue, per quota share and per
 //! priority band, each with its method stated.
 //!
@@ -61,7 +61,7 @@ impl Scope {
 pub struct Row {
     pub scope: Scope,
     pub jobs: usize,
-    /// Every GPU-hour the scope's attempts held in the window, by category (METRICS.md).
+    /// Every GPU-hour the scope's attempts held in the window, by category (docs/architecture.md, "The GPU-time ledger").
     pub ledger: Ledger,
     pub utilisation: Utilisation,
     pub wait: WaitStats,
@@ -96,7 +96,7 @@ pub struct Scorecard {
 }
 
 /// What had finished by a horizon: the jobs that SUCCEEDED before its end and their productive
-/// GPU-hours (METRICS.md's goodput).
+/// GPU-hours (goodput, docs/architecture.md).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Goodput {
     pub completed_jobs: usize,

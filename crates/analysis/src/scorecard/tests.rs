@@ -248,7 +248,7 @@ fn audit_view_groups_exceptions() {
     assert_eq!((j1.raises, j1.from, j1.to), (3, 1, 5000));
 }
 
-/// METRICS.md's worked example, reproduced exactly (hours as milliseconds).
+/// The ledger's worked example (docs/architecture.md, "The GPU-time ledger"), reproduced exactly (hours as milliseconds).
 mod metrics_md {
     use super::*;
 

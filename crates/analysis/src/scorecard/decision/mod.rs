@@ -1,4 +1,4 @@
-//! What the procurement comparison asks for (PRODUCT.md, "Deciding, not only measuring"):
+//! What the procurement comparison asks for (docs/verdict.md):
 //! deadlines, the delivery of important work, interruption budgets, cost, and a verdict by a
 //! stated rule. The rules live in quotatop's config file and in replay configurations, never in
 //! a quota-share file; every figure reads the ledger and the wait definition of the scorecard.
