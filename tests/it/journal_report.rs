@@ -318,7 +318,7 @@ fn a_window_never_starts_before_the_first_observation() {
 
     let md = stdout(&since("7d", "md"));
     assert!(
-        md.contains("**The history is shorter than asked:** 168h00m asked, but the journal's first observation of this queue is at 2000 (epoch ms), so the window starts there and covers only 1h00m of history."),
+        md.contains("**The history is shorter than asked:** 7d00h asked, but the journal's first observation of this queue is at 2000 (epoch ms), so the window starts there and covers only 1h00m of history."),
         "{md}"
     );
     let csv = stdout(&since("7d", "csv"));
