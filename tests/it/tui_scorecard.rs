@@ -335,12 +335,12 @@ async fn a_short_history_is_the_window_and_the_screen_says_so() {
     );
     assert_eq!(view.asked_ms, scorecard::WINDOW_MS);
     assert!(
-        text.contains("Scorecard · ml-training · 30 min of history (window 24 h) to"),
+        text.contains("Scorecard · ml-training · 30m00s of history (window 1d00h) to"),
         "{text}"
     );
     assert!(
         text.contains(
-            "queue, 30 min of history: util 100.0% (finished work) · capacity held 100.0%"
+            "queue, 30m00s of history: util 100.0% (finished work) · capacity held 100.0%"
         ),
         "{text}"
     );
