@@ -297,12 +297,14 @@ impl Drill<'_> {
         Ok(result_of(
             spec,
             &prio,
-            &jobs,
-            borrowers,
-            preempted,
-            Window::new(window_start.min(prio.created_at), window_end),
+            Observed {
+                jobs: &jobs,
+                borrowers,
+                preempted,
+                window: Window::new(window_start.min(prio.created_at), window_end),
+                notes,
+            },
             &self.ledger,
-            notes,
         ))
     }
 
@@ -363,18 +365,30 @@ impl Drill<'_> {
     }
 }
 
-/// A repetition's result from its jobs as last described.
-#[allow(clippy::too_many_arguments)]
-fn result_of(
-    spec: &RepetitionSpec,
-    prio: &ServiceJob,
-    jobs: &[ServiceJob],
+/// What one repetition observed, measured into its result by [`result_of`].
+struct Observed<'a> {
+    /// Its jobs as last described.
+    jobs: &'a [ServiceJob],
     borrowers: Vec<String>,
     preempted: Vec<drill::PreemptedJob>,
     window: Window,
-    ledger: &ScorecardOptions,
     notes: Vec<String>,
+}
+
+/// A repetition's result from what it observed.
+fn result_of(
+    spec: &RepetitionSpec,
+    prio: &ServiceJob,
+    seen: Observed<'_>,
+    ledger: &ScorecardOptions,
 ) -> RepetitionResult {
+    let Observed {
+        jobs,
+        borrowers,
+        preempted,
+        window,
+        notes,
+    } = seen;
     RepetitionResult {
         spec: spec.clone(),
         priority_job_id: prio.id.clone(),
@@ -413,12 +427,16 @@ pub async fn partial(
     Some(result_of(
         &c.spec,
         &prio,
-        &jobs,
-        c.borrowers,
-        preempted,
-        Window::new(start, now),
+        Observed {
+            jobs: &jobs,
+            borrowers: c.borrowers,
+            preempted,
+            window: Window::new(start, now),
+            notes: vec![
+                "the drill stopped during this repetition: measured until then; checkpoints not checked".into(),
+            ],
+        },
         ledger,
-        vec!["the drill stopped during this repetition: measured until then; checkpoints not checked".into()],
     ))
 }
 

@@ -238,10 +238,12 @@ impl Poller {
                         client,
                         &mut self.trackers,
                         i,
-                        settings,
-                        describe_until,
-                        hard,
-                        wall_clock_ms,
+                        refresh::Bounds {
+                            settings,
+                            deadline: describe_until,
+                            hard,
+                            now: wall_clock_ms,
+                        },
                         progressive.then_some(&mut progress as &mut _),
                         refresh::Outcome {
                             calls: look_calls,

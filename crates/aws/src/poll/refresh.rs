@@ -140,21 +140,35 @@ impl Queue {
     }
 }
 
-/// The listings and describes of `trackers[i]` (see the module's doc). `deadline`: no describe
-/// starts after it; `hard`: whatever is still in flight then is dropped. `emit` gets the
-/// trackers at most every [`PROGRESS_EVERY`] while the refresh runs.
-#[allow(clippy::too_many_arguments)]
+/// What bounds one refresh of a queue's jobs, travelling together from the poller into
+/// [`refresh_jobs`].
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    pub settings: Settings,
+    /// No describe starts after it.
+    pub deadline: Instant,
+    /// Whatever is still in flight then is dropped.
+    pub hard: Instant,
+    /// The clock snapshots are stamped with.
+    pub now: fn() -> Millis,
+}
+
+/// The listings and describes of `trackers[i]` (see the module's doc), within `bounds`. `emit`
+/// gets the trackers at most every [`PROGRESS_EVERY`] while the refresh runs.
 pub async fn refresh_jobs(
     client: &BatchClient,
     trackers: &mut [QueueTracker],
     i: usize,
-    s: Settings,
-    deadline: Instant,
-    hard: Instant,
-    now: fn() -> Millis,
+    bounds: Bounds,
     mut emit: Option<&mut Emit<'_>>,
     mut out: Outcome,
 ) -> Outcome {
+    let Bounds {
+        settings: s,
+        deadline,
+        hard,
+        now,
+    } = bounds;
     let Some(t) = trackers.get_mut(i) else {
         return out;
     };
