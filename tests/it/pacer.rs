@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crate::data_support::batch_client;
 use crate::emulator_support::{M5, QUEUE, create_share, submit};
 use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
-use quotatop_aws::batch::BatchClient;
+use quotatop_aws::batch::{BatchClient, Op};
 use quotatop_emulator::{EmulatorHandle, FaultSpec};
 use quotatop_model::JobStatus;
 
@@ -62,7 +62,7 @@ async fn describes_fit_the_limit_with_few_throttles() {
     let took = started.elapsed().as_secs_f64();
     let throttled = h.fault_stats().rate_limited;
     let wire = client.stats().last_minute();
-    let rate = client.learned_rate("DescribeServiceJob");
+    let rate = client.learned_rate(Op::DescribeServiceJob);
     eprintln!(
         "{calls} describes at 20/s: {took:.1} s (floor {floor:.0} s, {:.2}x), {throttled} \
          throttled, learned {rate:?}, wire {wire:?}",
@@ -78,7 +78,7 @@ async fn describes_fit_the_limit_with_few_throttles() {
     assert!(wire.attempts as u64 >= calls as u64 + throttled, "{wire:?}");
     let rate = rate.expect("a rate learned from the 429s");
     assert!((5.0..=40.0).contains(&rate), "{rate}");
-    assert_eq!(client.learned_rate("ListServiceJobs"), None);
+    assert_eq!(client.learned_rate(Op::ListServiceJobs), None);
     h.shutdown().await.unwrap();
 }
 
@@ -118,8 +118,8 @@ async fn a_throttled_list_does_not_slow_the_describes() {
     for l in listers {
         lists += l.await.unwrap();
     }
-    let list_rate = client.learned_rate("ListServiceJobs");
-    let describe_rate = client.learned_rate("DescribeServiceJob");
+    let list_rate = client.learned_rate(Op::ListServiceJobs);
+    let describe_rate = client.learned_rate(Op::DescribeServiceJob);
     eprintln!(
         "{calls} describes at 20/s beside throttled lists: {took:.1} s (floor {floor:.0} s, \
          {:.2}x); {lists} lists; learned list {list_rate:?}, describe {describe_rate:?}; {:?}",
@@ -147,6 +147,6 @@ async fn server_errors_on_reads_are_retried() {
     assert_eq!(wire.failed as u64, errors, "{wire:?}");
     assert_eq!(wire.attempts, 40 + wire.failed, "{wire:?}");
     // Not throttling: no rate is learned.
-    assert_eq!(client.learned_rate("DescribeServiceJob"), None);
+    assert_eq!(client.learned_rate(Op::DescribeServiceJob), None);
     h.shutdown().await.unwrap();
 }

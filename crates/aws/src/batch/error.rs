@@ -1,5 +1,6 @@
 //! [`BatchError`]: every failure of a Batch call, sorted into what the console does about it.
 
+use super::Op;
 use aws_sdk_batch::error::{ProvideErrorMetadata, SdkError};
 
 /// Error codes the SDK's retry classifier treats as throttling (reference §4), plus the HTTP
@@ -37,22 +38,22 @@ const DENIED_CODES: &[&str] = &[
 pub enum BatchError {
     /// The service throttled the call and the SDK's retries did not get through.
     #[error("{op}: throttled by AWS Batch: {message}")]
-    Throttled { op: &'static str, message: String },
+    Throttled { op: Op, message: String },
     /// Credentials are refused, or lack permission.
     #[error("{op}: access denied: {message}")]
-    Denied { op: &'static str, message: String },
+    Denied { op: Op, message: String },
     /// No credentials were found at all (nothing was sent).
     #[error("{op}: {NO_CREDENTIALS} ({message})")]
-    NoCredentials { op: &'static str, message: String },
+    NoCredentials { op: Op, message: String },
     /// The queue, share or job does not exist.
     #[error("{op}: not found: {message}")]
-    NotFound { op: &'static str, message: String },
+    NotFound { op: Op, message: String },
     /// No answer: connection refused, DNS, TLS, timeout.
     #[error("{op}: cannot reach the AWS Batch endpoint: {message}")]
-    Unreachable { op: &'static str, message: String },
+    Unreachable { op: Op, message: String },
     /// Anything else (a server error after retries, a rejected parameter, a malformed answer).
     #[error("{op}: {message}")]
-    Other { op: &'static str, message: String },
+    Other { op: Op, message: String },
     /// The client could not be configured (no region, bad profile).
     #[error("AWS client configuration: {0}")]
     Config(String),
@@ -86,7 +87,7 @@ impl BatchError {
     }
 
     /// A malformed answer: a required field is missing.
-    pub(crate) fn missing(op: &'static str, field: &str) -> Self {
+    pub(crate) fn missing(op: Op, field: &str) -> Self {
         BatchError::Other {
             op,
             message: format!("response lacks {field}"),
@@ -99,7 +100,7 @@ pub(crate) fn is_throttling_code(code: &str) -> bool {
 }
 
 /// Sorts an SDK error into a [`BatchError`].
-pub(crate) fn classify<E>(op: &'static str, err: SdkError<E>) -> BatchError
+pub(crate) fn classify<E>(op: Op, err: SdkError<E>) -> BatchError
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
 {
@@ -176,12 +177,7 @@ pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// The part of [`classify`] that looks at a service's answer: pure, so it is unit-tested.
-pub(crate) fn classify_service(
-    op: &'static str,
-    status: u16,
-    code: &str,
-    message: String,
-) -> BatchError {
+pub(crate) fn classify_service(op: Op, status: u16, code: &str, message: String) -> BatchError {
     let with_code = |m: String| {
         if code.is_empty() {
             m
@@ -225,7 +221,7 @@ mod tests {
     #[test]
     fn service_answers_are_sorted_by_status_and_code() {
         let k = |status, code: &str, msg: &str| {
-            classify_service("Op", status, code, msg.to_string()).kind()
+            classify_service(Op::ListServiceJobs, status, code, msg.to_string()).kind()
         };
         assert_eq!(
             k(429, "TooManyRequestsException", "Too Many Requests"),
@@ -257,7 +253,7 @@ mod tests {
 
     #[test]
     fn messages_keep_the_code_and_the_operation() {
-        let e = classify_service("ListServiceJobs", 500, "ServerException", "boom".into());
+        let e = classify_service(Op::ListServiceJobs, 500, "ServerException", "boom".into());
         assert_eq!(e.to_string(), "ListServiceJobs: ServerException: boom");
     }
 }

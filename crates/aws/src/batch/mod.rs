@@ -14,6 +14,7 @@
 
 mod convert;
 mod error;
+mod op;
 mod pacer;
 mod pages;
 mod read;
@@ -31,6 +32,7 @@ use aws_sdk_batch::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_batch::types::ServiceJobStatus;
 
 pub use error::{BatchError, ErrorKind};
+pub use op::Op;
 pub use pages::JobPage;
 pub use shares::{LiveShare, ShareChange};
 pub use stats::{Attempt, WINDOW, WireCounts, WireStats};
@@ -111,9 +113,6 @@ fn check_region(region: &str) -> Result<(), BatchError> {
         )))
     }
 }
-
-/// The API name of DescribeServiceJob (for [`BatchClient::learned_rate`]).
-pub const DESCRIBE_SERVICE_JOB: &str = "DescribeServiceJob";
 
 /// A connected Batch client. Cheap to clone (the SDK client is reference-counted).
 #[derive(Debug, Clone)]
@@ -241,7 +240,7 @@ impl BatchClient {
         &self,
         names: &[String],
     ) -> Result<Vec<JobQueueInfo>, BatchError> {
-        const OP: &str = "DescribeJobQueues";
+        const OP: Op = Op::DescribeJobQueues;
         let mut out = Vec::new();
         if names.is_empty() {
             let mut token: Option<String> = None;
@@ -280,7 +279,7 @@ impl BatchClient {
         &self,
         arns: &[String],
     ) -> Result<Vec<SchedulingPolicyInfo>, BatchError> {
-        const OP: &str = "DescribeSchedulingPolicies";
+        const OP: Op = Op::DescribeSchedulingPolicies;
         let mut out = Vec::new();
         for chunk in arns.chunks(DESCRIBE_CHUNK) {
             let page = self
@@ -304,7 +303,7 @@ impl BatchClient {
         &self,
         arns: &[String],
     ) -> Result<Vec<ServiceEnvironmentInfo>, BatchError> {
-        const OP: &str = "DescribeServiceEnvironments";
+        const OP: Op = Op::DescribeServiceEnvironments;
         let mut out = Vec::new();
         for chunk in arns.chunks(DESCRIBE_CHUNK) {
             let mut token: Option<String> = None;
@@ -333,7 +332,7 @@ impl BatchClient {
 
     /// ListQuotaShares of a queue, every page.
     pub async fn list_quota_shares(&self, queue: &str) -> Result<Vec<QuotaShare>, BatchError> {
-        const OP: &str = "ListQuotaShares";
+        const OP: Op = Op::ListQuotaShares;
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         for _ in 0..MAX_PAGES {
@@ -363,7 +362,7 @@ impl BatchClient {
         status: JobStatus,
         limit: Option<usize>,
     ) -> Result<Vec<JobSummary>, BatchError> {
-        const OP: &str = "ListServiceJobs";
+        const OP: Op = Op::ListServiceJobs;
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         let page_size = limit.map_or(PAGE, |l| l.clamp(1, PAGE));
@@ -397,7 +396,7 @@ impl BatchClient {
 
     /// DescribeServiceJob: the job with its priority, preemption summary and attempts.
     pub async fn describe_service_job(&self, job_id: &str) -> Result<DescribedJob, BatchError> {
-        const OP: &str = DESCRIBE_SERVICE_JOB;
+        const OP: Op = Op::DescribeServiceJob;
         let out = self
             .read(OP, |c| c.describe_service_job().job_id(job_id).send())
             .await?;
@@ -406,7 +405,7 @@ impl BatchClient {
 
     /// GetJobQueueSnapshot: front of queue, front of each share, utilisation.
     pub async fn get_job_queue_snapshot(&self, queue: &str) -> Result<QueueFront, BatchError> {
-        const OP: &str = "GetJobQueueSnapshot";
+        const OP: Op = Op::GetJobQueueSnapshot;
         let out = self
             .read(OP, |c| c.get_job_queue_snapshot().job_queue(queue).send())
             .await?;
@@ -421,7 +420,7 @@ impl BatchClient {
         priority: u32,
     ) -> Result<String, BatchError> {
         use aws_sdk_batch::operation::RequestId;
-        const OP: &str = "UpdateServiceJob";
+        const OP: Op = Op::UpdateServiceJob;
         let out = self
             .sdk
             .update_service_job()
@@ -439,7 +438,7 @@ impl BatchClient {
         arn: &str,
         tags: &BTreeMap<String, String>,
     ) -> Result<(), BatchError> {
-        const OP: &str = "TagResource";
+        const OP: Op = Op::TagResource;
         self.sdk
             .tag_resource()
             .resource_arn(arn)

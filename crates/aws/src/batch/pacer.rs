@@ -18,6 +18,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::Op;
+
 /// The span over which answered calls are counted to learn a rate on a 429.
 pub const WINDOW: Duration = Duration::from_secs(2);
 /// The lowest learned rate (calls per second).
@@ -87,13 +89,13 @@ impl OpPace {
 /// The pure pacing policy of every operation; see the module doc.
 #[derive(Debug, Clone, Default)]
 pub struct PacePolicy {
-    ops: HashMap<&'static str, OpPace>,
+    ops: HashMap<Op, OpPace>,
 }
 
 impl PacePolicy {
     /// Reserves the next slot of `op` at `now`: the instant the attempt may start (`now` when
     /// the operation is unlimited or its slot has come).
-    pub fn reserve(&mut self, op: &'static str, now: Instant) -> Instant {
+    pub fn reserve(&mut self, op: Op, now: Instant) -> Instant {
         let p = self.ops.entry(op).or_insert_with(|| OpPace::new(now));
         p.age(now);
         match p.rate {
@@ -110,7 +112,7 @@ impl PacePolicy {
     }
 
     /// An attempt of `op` was answered (anything but a throttle).
-    pub fn answered(&mut self, op: &'static str, now: Instant) {
+    pub fn answered(&mut self, op: Op, now: Instant) {
         let p = self.ops.entry(op).or_insert_with(|| OpPace::new(now));
         p.prune(now);
         p.answered.push_back(now);
@@ -118,7 +120,7 @@ impl PacePolicy {
 
     /// An attempt of `op` was throttled: its rate becomes its answered calls per second over
     /// the last [`WINDOW`] (at least [`FLOOR`]).
-    pub fn throttled(&mut self, op: &'static str, now: Instant) {
+    pub fn throttled(&mut self, op: Op, now: Instant) {
         let p = self.ops.entry(op).or_insert_with(|| OpPace::new(now));
         p.prune(now);
         let observed = p.answered.len() as f64 / WINDOW.as_secs_f64();
@@ -129,16 +131,16 @@ impl PacePolicy {
 
     /// Whether any call of `op` was answered within the last [`WINDOW`] (`false`: every call
     /// is being throttled, a sustained throttle rather than a rate to fit).
-    pub fn getting_through(&mut self, op: &'static str, now: Instant) -> bool {
-        self.ops.get_mut(op).is_some_and(|p| {
+    pub fn getting_through(&mut self, op: Op, now: Instant) -> bool {
+        self.ops.get_mut(&op).is_some_and(|p| {
             p.prune(now);
             !p.answered.is_empty()
         })
     }
 
     /// The current rate of `op` (`None`: unlimited, no 429 met lately).
-    pub fn rate(&self, op: &str, now: Instant) -> Option<f64> {
-        let mut p = self.ops.get(op)?.clone();
+    pub fn rate(&self, op: Op, now: Instant) -> Option<f64> {
+        let mut p = self.ops.get(&op)?.clone();
         p.age(now);
         p.rate
     }
@@ -155,7 +157,7 @@ impl Pacer {
     }
 
     /// Waits for the next slot of `op`.
-    pub async fn acquire(&self, op: &'static str) {
+    pub async fn acquire(&self, op: Op) {
         let now = Instant::now();
         let slot = self.policy().reserve(op, now);
         if slot > now {
@@ -163,19 +165,19 @@ impl Pacer {
         }
     }
 
-    pub fn answered(&self, op: &'static str) {
+    pub fn answered(&self, op: Op) {
         self.policy().answered(op, Instant::now());
     }
 
-    pub fn throttled(&self, op: &'static str) {
+    pub fn throttled(&self, op: Op) {
         self.policy().throttled(op, Instant::now());
     }
 
-    pub fn getting_through(&self, op: &'static str) -> bool {
+    pub fn getting_through(&self, op: Op) -> bool {
         self.policy().getting_through(op, Instant::now())
     }
 
-    pub fn rate(&self, op: &str) -> Option<f64> {
+    pub fn rate(&self, op: Op) -> Option<f64> {
         self.policy().rate(op, Instant::now())
     }
 }
@@ -184,8 +186,8 @@ impl Pacer {
 mod tests {
     use super::*;
 
-    const D: &str = "DescribeServiceJob";
-    const L: &str = "ListServiceJobs";
+    const D: Op = Op::DescribeServiceJob;
+    const L: Op = Op::ListServiceJobs;
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)

@@ -1,6 +1,7 @@
 //! One page of a listing at a time, for a caller that works on each page as it arrives (the
 //! poller's progressive listings and its listings per quota share).
 
+use super::Op;
 use aws_sdk_batch::types::{KeyValuesPair, ServiceJobStatus};
 
 use super::{BatchClient, BatchError, JobSummary, PAGE, convert, next};
@@ -27,7 +28,7 @@ impl BatchClient {
         page_size: usize,
         token: Option<String>,
     ) -> Result<JobPage, BatchError> {
-        const OP: &str = "ListServiceJobs";
+        const OP: Op = Op::ListServiceJobs;
         let filter = quota_share.map(|share| {
             KeyValuesPair::builder()
                 .name("QUOTA_SHARE_NAME")

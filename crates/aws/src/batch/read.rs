@@ -6,6 +6,7 @@
 //! keep the adaptive client and its retries unchanged. Every attempt, throttled or not, still
 //! passes the [`WireStats`](super::WireStats) interceptor.
 
+use super::Op;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
@@ -37,11 +38,7 @@ impl BatchClient {
     /// `call` builds and sends one request, e.g.
     /// `|c| c.describe_service_job().job_id(id).send()`; use this for every read (one page of
     /// a list is one call).
-    pub(crate) async fn read<T, E, F, Fut>(
-        &self,
-        op: &'static str,
-        call: F,
-    ) -> Result<T, BatchError>
+    pub(crate) async fn read<T, E, F, Fut>(&self, op: Op, call: F) -> Result<T, BatchError>
     where
         F: Fn(&aws_sdk_batch::Client) -> Fut,
         Fut: Future<Output = Result<T, SdkError<E>>>,
@@ -93,7 +90,7 @@ impl BatchClient {
     /// The rate the pacer currently allows `op` (its API name, e.g. `"DescribeServiceJob"`),
     /// calls per second, learned from throttling; `None` while unlimited (no 429 met in the
     /// last minute).
-    pub fn learned_rate(&self, op: &str) -> Option<f64> {
+    pub fn learned_rate(&self, op: Op) -> Option<f64> {
         self.pacer.rate(op)
     }
 }

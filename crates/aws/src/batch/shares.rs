@@ -1,6 +1,7 @@
 //! Changing quota shares: CreateQuotaShare, UpdateQuotaShare, DeleteQuotaShare, and the
 //! share listing with ARNs the changes need (`quotatop shares apply`).
 
+use super::Op;
 use aws_sdk_batch::operation::RequestId;
 use aws_sdk_batch::types::{
     QuotaShareCapacityLimit, QuotaShareInSharePreemptionState, QuotaSharePreemptionConfiguration,
@@ -67,7 +68,7 @@ fn state(s: ShareState) -> QuotaShareState {
 impl BatchClient {
     /// ListQuotaShares of a queue with each share's ARN, every page.
     pub async fn list_live_shares(&self, queue: &str) -> Result<Vec<LiveShare>, BatchError> {
-        const OP: &str = "ListQuotaShares";
+        const OP: Op = Op::ListQuotaShares;
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         for _ in 0..MAX_PAGES {
@@ -100,7 +101,7 @@ impl BatchClient {
         queue: &str,
         share: &QuotaShare,
     ) -> Result<String, BatchError> {
-        const OP: &str = "CreateQuotaShare";
+        const OP: Op = Op::CreateQuotaShare;
         let out = self
             .sdk
             .create_quota_share()
@@ -123,7 +124,7 @@ impl BatchClient {
         arn: &str,
         change: &ShareChange,
     ) -> Result<String, BatchError> {
-        const OP: &str = "UpdateQuotaShare";
+        const OP: Op = Op::UpdateQuotaShare;
         let out = self
             .sdk
             .update_quota_share()
@@ -140,7 +141,7 @@ impl BatchClient {
 
     /// DeleteQuotaShare of the (disabled) share at `arn`; returns the request id.
     pub async fn delete_quota_share(&self, arn: &str) -> Result<String, BatchError> {
-        const OP: &str = "DeleteQuotaShare";
+        const OP: Op = Op::DeleteQuotaShare;
         let out = self
             .sdk
             .delete_quota_share()

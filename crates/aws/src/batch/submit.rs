@@ -1,6 +1,7 @@
 //! SubmitServiceJob and TerminateServiceJobs: the calls that create and end jobs (a preemption
 //! drill's). Plain types in, plain types out; the SDK's builders stay here.
 
+use super::Op;
 use std::collections::BTreeMap;
 
 use aws_sdk_batch::operation::RequestId;
@@ -61,7 +62,7 @@ impl BatchClient {
         &self,
         req: &SubmitRequest,
     ) -> Result<SubmittedJob, BatchError> {
-        const OP: &str = "SubmitServiceJob";
+        const OP: Op = Op::SubmitServiceJob;
         let mut call = self
             .sdk
             .submit_service_job()
@@ -102,7 +103,7 @@ impl BatchClient {
         jobs: &[String],
         reason: &str,
     ) -> Result<TerminateResult, BatchError> {
-        const OP: &str = "TerminateServiceJobs";
+        const OP: Op = Op::TerminateServiceJobs;
         let mut result = TerminateResult::default();
         for chunk in jobs.chunks(TERMINATE_CHUNK) {
             let out = self

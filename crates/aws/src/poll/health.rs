@@ -66,7 +66,7 @@ mod tests {
     use super::*;
 
     fn err(kind: ErrorKind) -> BatchError {
-        let op = "Op";
+        let op = crate::batch::Op::ListServiceJobs;
         let message = String::from("m");
         match kind {
             ErrorKind::Throttled => BatchError::Throttled { op, message },
@@ -109,7 +109,7 @@ mod tests {
         let h = assess(&t, 5, w);
         assert_eq!(
             h.last_error.as_deref(),
-            Some("Op: throttled by AWS Batch: m")
+            Some("ListServiceJobs: throttled by AWS Batch: m")
         );
     }
 

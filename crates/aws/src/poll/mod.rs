@@ -149,7 +149,7 @@ impl Poller {
     ) -> Snapshot {
         let progressive = self.config.progressive;
         self.pace
-            .follow(client.learned_rate(crate::batch::DESCRIBE_SERVICE_JOB));
+            .follow(client.learned_rate(crate::batch::Op::DescribeServiceJob));
         let settings = refresh::Settings {
             budget: self.config.describe_budget,
             concurrency: self.config.concurrency,
@@ -177,7 +177,7 @@ impl Poller {
         .await
         .unwrap_or_else(|_| {
             Err(PollError::Batch(BatchError::Other {
-                op: "refresh",
+                op: crate::batch::Op::Refresh,
                 message: format!(
                     "queue discovery did not finish within the refresh deadline of {:.1} s",
                     self.config.refresh_deadline.as_secs_f64()
@@ -218,7 +218,7 @@ impl Poller {
                     (
                         0,
                         vec![BatchError::Other {
-                            op: "refresh",
+                            op: crate::batch::Op::Refresh,
                             message: "ListQuotaShares and GetJobQueueSnapshot did not answer within the refresh deadline".to_string(),
                         }],
                     )
@@ -284,7 +284,7 @@ impl Poller {
             self.unhealthy_streak.saturating_add(1)
         };
         self.pace
-            .follow(client.learned_rate(crate::batch::DESCRIBE_SERVICE_JOB));
+            .follow(client.learned_rate(crate::batch::Op::DescribeServiceJob));
         health.describe_rate = self.pace.limit();
         health.complete_in_s = self.pace.complete_in_s(pending, None);
         self.pending = pending;
@@ -325,7 +325,7 @@ fn partial(
 ) -> Snapshot {
     let mut health = assess(&[], 0, client.stats().last_minute());
     let mut pace = *pace;
-    pace.follow(client.learned_rate(crate::batch::DESCRIBE_SERVICE_JOB));
+    pace.follow(client.learned_rate(crate::batch::Op::DescribeServiceJob));
     health.describe_rate = pace.limit();
     health.complete_in_s = progress.and_then(|p| pace.complete_in_s(p.pending, p.rate));
     health.in_progress = true;

@@ -105,7 +105,7 @@ enum Done {
 
 fn deadline_error(cut: usize, deadline_for: Duration) -> BatchError {
     BatchError::Other {
-        op: "refresh",
+        op: crate::batch::Op::Refresh,
         message: format!(
             "{cut} calls did not finish within the refresh deadline of {:.1} s",
             deadline_for.as_secs_f64()

@@ -1,0 +1,54 @@
+//! The AWS Batch operations quotatop calls, by name: what the pacer paces one by one and what
+//! an error names.
+
+use std::fmt;
+
+/// One AWS Batch API operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    CreateQuotaShare,
+    DeleteQuotaShare,
+    DescribeJobQueues,
+    DescribeSchedulingPolicies,
+    DescribeServiceEnvironments,
+    DescribeServiceJob,
+    GetJobQueueSnapshot,
+    ListQuotaShares,
+    ListServiceJobs,
+    SubmitServiceJob,
+    TagResource,
+    TerminateServiceJobs,
+    UpdateQuotaShare,
+    UpdateServiceJob,
+    /// Not an API call: the poller's refresh as a whole, when its deadline cuts calls short.
+    Refresh,
+}
+
+impl Op {
+    /// The operation's API name, as AWS documents it and errors quote it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Op::CreateQuotaShare => "CreateQuotaShare",
+            Op::DeleteQuotaShare => "DeleteQuotaShare",
+            Op::DescribeJobQueues => "DescribeJobQueues",
+            Op::DescribeSchedulingPolicies => "DescribeSchedulingPolicies",
+            Op::DescribeServiceEnvironments => "DescribeServiceEnvironments",
+            Op::DescribeServiceJob => "DescribeServiceJob",
+            Op::GetJobQueueSnapshot => "GetJobQueueSnapshot",
+            Op::ListQuotaShares => "ListQuotaShares",
+            Op::ListServiceJobs => "ListServiceJobs",
+            Op::SubmitServiceJob => "SubmitServiceJob",
+            Op::TagResource => "TagResource",
+            Op::TerminateServiceJobs => "TerminateServiceJobs",
+            Op::UpdateQuotaShare => "UpdateQuotaShare",
+            Op::UpdateServiceJob => "UpdateServiceJob",
+            Op::Refresh => "refresh",
+        }
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
