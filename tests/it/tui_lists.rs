@@ -165,7 +165,7 @@ fn looping_job_with_attempts() -> Snapshot {
         .rev()
         .map(|a| quotatop_model::Attempt {
             resource_id: a.resource_id.clone(),
-            started_at: Some(a.started_at),
+            started_at: a.started_at,
             stopped_at: Some(a.stopped_at),
             status_reason: Some(a.status_reason.clone()),
         })
@@ -229,5 +229,47 @@ async fn job_detail_and_preemptions_list_the_same_attempts() {
     assert_eq!(
         detail_pairs, pane_pairs,
         "detail:\n{detail}\npreemptions:\n{pre}"
+    );
+}
+
+/// An attempt whose start was never seen (not in the attempts list, gone from the API's
+/// window) reads "start unknown" and ran "unknown" on both screens, not a made-up start.
+#[tokio::test]
+async fn an_attempt_never_seen_starting_reads_start_unknown() {
+    let snap = || {
+        let mut s = looping_job_with_attempts();
+        let j = s.queues[0]
+            .jobs
+            .iter_mut()
+            .find(|j| j.job.name == "video-pretrain")
+            .unwrap();
+        std::sync::Arc::make_mut(&mut j.job).attempts[0].started_at = None;
+        s
+    };
+    let (t, _) = run_with(
+        200,
+        60,
+        options(),
+        vec![snap()],
+        typed(":job video-pretrain\n"),
+    )
+    .await;
+    let detail = screen_text(&t);
+    let unknown: Vec<&str> = lines(&detail)
+        .into_iter()
+        .filter(|l| l.contains("start unknown"))
+        .collect();
+    assert_eq!(unknown.len(), 1, "{detail}");
+    assert!(unknown[0].contains("ran unknown"), "{detail}");
+    let (t, _) = run_with(200, 60, options(), vec![snap()], typed("3")).await;
+    let pre = screen_text(&t);
+    let unknown: Vec<&str> = lines(&pre)
+        .into_iter()
+        .filter(|l| l.contains("start unknown"))
+        .collect();
+    assert_eq!(unknown.len(), 1, "{pre}");
+    assert!(
+        unknown[0].contains("unknown") && !unknown[0].contains(" 0s"),
+        "{pre}"
     );
 }

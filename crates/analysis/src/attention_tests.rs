@@ -14,7 +14,7 @@ fn preempted(mut j: TrackedJob, count: u32, stops: &[Millis]) -> TrackedJob {
             .iter()
             .map(|&s| PreemptedAttempt {
                 resource_id: format!("r{s}"),
-                started_at: s - 600_000,
+                started_at: Some(s - 600_000),
                 stopped_at: s,
                 status_reason: "Cross-share preemption".into(),
             })
