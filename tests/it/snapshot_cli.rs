@@ -91,3 +91,75 @@ async fn missing_credentials_are_reported_as_none_found() {
     assert!(!err.contains("access denied"), "{err}");
     h.shutdown().await.unwrap();
 }
+
+/// An HTTP server on loopback that answers every request with `status` and an empty body (a
+/// wrong endpoint: a web server, a proxy, a load balancer). Returns its URL.
+fn blank_answers(status: u16) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(stream);
+                loop {
+                    let mut len = 0usize;
+                    let mut line = String::new();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    loop {
+                        line.clear();
+                        if r.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let l = line.trim_end();
+                        if l.is_empty() {
+                            break;
+                        }
+                        if let Some((k, v)) = l.split_once(':')
+                            && k.eq_ignore_ascii_case("content-length")
+                        {
+                            len = v.trim().parse().unwrap_or(0);
+                        }
+                    }
+                    let mut body = vec![0u8; len];
+                    if r.read_exact(&mut body).is_err() {
+                        return;
+                    }
+                    let head = format!("HTTP/1.1 {status} X\r\nContent-Length: 0\r\n\r\n");
+                    if r.get_mut().write_all(head.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+/// Issue 29 §2.3: an endpoint that answers 404, 500 or 403 with an empty body is named with
+/// the HTTP status and a hint, never `DescribeJobQueues: ` with nothing after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blank_error_answers_name_the_status_the_endpoint_and_a_hint() {
+    for status in [404u16, 500, 403] {
+        let url = blank_answers(status);
+        let out = run(vec![
+            "snapshot".into(),
+            "--endpoint-url".into(),
+            url.clone(),
+        ])
+        .await;
+        let err = assert_clean_failure(
+            &out,
+            &[
+                &format!("HTTP {status}"),
+                "empty body",
+                &url,
+                "is this an AWS Batch endpoint?",
+            ],
+        );
+        assert!(!err.trim_end().ends_with(':'), "{err}");
+    }
+}

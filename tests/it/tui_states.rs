@@ -151,3 +151,23 @@ async fn the_data_clock_is_shown_and_job_detail_uses_one_clock() {
     let (t, _) = run(160, 40, options(), vec![]).await;
     assert!(!screen_text(&t).contains("data clock"));
 }
+
+/// Issue 29 §2.3: while every call fails and nothing has arrived, the status bar never says
+/// "updated N ago" nor calls data "stale" that does not exist: "no data yet", failing.
+#[tokio::test]
+async fn no_data_yet_is_never_shown_as_updated() {
+    let mut s = snapshot();
+    s.queues.clear();
+    s.health.state = quotatop_model::HealthState::Degraded;
+    s.health.errors_last_minute = 3;
+    s.health.last_error = Some("DescribeJobQueues: HTTP 404 with an empty body".into());
+    let (t, _) = run_with(160, 24, options(), vec![s], Vec::new()).await;
+    let text = screen_text(&t);
+    assert!(!text.contains("updated"), "{text}");
+    assert!(!text.contains("stale"), "{text}");
+    assert!(text.contains("no data yet"), "{text}");
+    assert!(text.contains("failing"), "{text}");
+    // With data, "updated" as before.
+    let (t, _) = run_with(160, 24, options(), vec![snapshot()], Vec::new()).await;
+    assert!(screen_text(&t).contains("updated"), "{}", screen_text(&t));
+}

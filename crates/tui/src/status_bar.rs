@@ -265,19 +265,34 @@ pub fn draw(
         }
         (Some(s), None) => {
             let q = data.queue(queue).map(|(q, _)| q);
-            let refreshed = q.and_then(|q| q.refreshed_at).unwrap_or(s.taken_at);
-            second.push(Span::styled(" · updated ", muted));
-            second.push(Span::raw(format!(
-                "{} ago",
-                duration(Some(now - refreshed))
-            )));
+            // Nothing has arrived yet (every call so far failed): not "updated", and nothing
+            // to call stale.
+            match q {
+                Some(q) => {
+                    let refreshed = q.refreshed_at.unwrap_or(s.taken_at);
+                    second.push(Span::styled(" · updated ", muted));
+                    second.push(Span::raw(format!(
+                        "{} ago",
+                        duration(Some(now - refreshed))
+                    )));
+                }
+                None => second.push(Span::styled(" · no data yet", theme.style(Role::Warning))),
+            }
             second.push(Span::styled(" · ", muted));
             second.push(Span::raw(format!(
                 "{} calls/min",
                 s.health.calls_last_minute
             )));
             second.push(Span::styled(" · ", muted));
-            second.push(health(s.health.state, theme));
+            second.push(match (q, s.health.state) {
+                (None, HealthState::Degraded) => {
+                    Span::styled("● failing", theme.style(Role::Critical))
+                }
+                (None, HealthState::Unreachable) => {
+                    Span::styled("● unreachable", theme.style(Role::Critical))
+                }
+                (_, state) => health(state, theme),
+            });
             // A partial view is never shown as complete: while the jobs are being listed, how
             // many so far; then how many of them are described.
             if let Some(listing) = q.and_then(|q| q.listing) {

@@ -225,6 +225,11 @@ impl BatchClient {
         }
     }
 
+    /// The `--endpoint-url` in use, without credentials; `None`: the region's AWS endpoint.
+    fn endpoint(&self) -> Option<&str> {
+        self.source.endpoint.as_deref()
+    }
+
     /// Where the data comes from (for the status bar and snapshots).
     pub fn source(&self) -> &Source {
         &self.source
@@ -429,7 +434,7 @@ impl BatchClient {
             .scheduling_priority(priority.min(i32::MAX as u32) as i32)
             .send()
             .await
-            .map_err(|e| classify(OP, e))?;
+            .map_err(|e| classify(OP, e, self.endpoint()))?;
         Ok(out.request_id().unwrap_or_default().to_string())
     }
 
@@ -446,7 +451,7 @@ impl BatchClient {
             .set_tags(Some(tags.clone().into_iter().collect()))
             .send()
             .await
-            .map_err(|e| classify(OP, e))?;
+            .map_err(|e| classify(OP, e, self.endpoint()))?;
         Ok(())
     }
 }
