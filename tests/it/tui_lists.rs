@@ -273,3 +273,27 @@ async fn an_attempt_never_seen_starting_reads_start_unknown() {
         "{pre}"
     );
 }
+
+/// Issue 29 §2.2: a new filter starts at its first match. Jobs, `G` to the last row, then
+/// `/vision`: every match is shown from the top, the first one selected; none is scrolled off
+/// above the view.
+#[tokio::test]
+async fn a_new_filter_starts_at_its_first_match() {
+    let (t, _) = run_with(120, 30, options(), vec![many_jobs()], typed("2G/vision\n")).await;
+    let text = screen_text(&t);
+    let ls = lines(&text);
+    let h = header_line(&text);
+    let first = ls[h + 1];
+    assert!(first.contains('▶') && first.contains("vision"), "{text}");
+    let shown = ls[h + 1..]
+        .iter()
+        .take_while(|l| l.contains("vision"))
+        .count();
+    let matches = many_jobs().queues[0]
+        .jobs
+        .iter()
+        .filter(|j| j.job.name.contains("vision") || j.job.share.contains("vision"))
+        .count();
+    assert!(matches > 1, "the fixture has several matches");
+    assert_eq!(shown, matches, "{text}");
+}

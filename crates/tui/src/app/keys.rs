@@ -85,7 +85,7 @@ impl App {
         }
         if let Input::Filter(t) = &self.input {
             let t = t.value().to_string();
-            self.with_list(|l| l.filter.text = t);
+            self.with_list(|l| l.set_filter(t));
         }
     }
 
