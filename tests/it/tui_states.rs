@@ -171,3 +171,58 @@ async fn no_data_yet_is_never_shown_as_updated() {
     let (t, _) = run_with(160, 24, options(), vec![snapshot()], Vec::new()).await;
     assert!(screen_text(&t).contains("updated"), "{}", screen_text(&t));
 }
+
+fn ctrl_c() -> crossterm::event::Event {
+    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+    Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL))
+}
+
+fn then_ctrl_c(keys: &str, presses: usize) -> Vec<crossterm::event::Event> {
+    let mut script = typed(keys);
+    script.extend(std::iter::repeat_with(ctrl_c).take(presses));
+    script
+}
+
+/// Issue 29 §2.8: Ctrl-C quits from everywhere (help, `:messages`, the command and filter
+/// prompts, an empty dialog), not only closes the overlay.
+#[tokio::test]
+async fn ctrl_c_quits_from_every_overlay_and_prompt() {
+    for keys in [
+        "",
+        "?",
+        ":messages\n",
+        ":que",
+        "2/vis",
+        ":job research-sweep-04\np",
+        "2\n",
+    ] {
+        let (t, app) = run(100, 30, options(), then_ctrl_c(keys, 1)).await;
+        assert!(app.should_quit(), "after {keys:?}:\n{}", screen_text(&t));
+    }
+}
+
+/// Issue 29 §2.8: over a half-typed change, the first Ctrl-C asks; a second quits, any other
+/// key goes back to the change.
+#[tokio::test]
+async fn ctrl_c_over_a_half_typed_change_asks_first() {
+    let open = ":job research-sweep-04\np5";
+    let (t, app) = run(100, 30, options(), then_ctrl_c(open, 1)).await;
+    let text = screen_text(&t);
+    assert!(!app.should_quit(), "{text}");
+    assert!(app.dialog().is_some(), "{text}");
+    assert!(text.contains("ctrl-c again quits"), "{text}");
+    let (_, app) = run(100, 30, options(), then_ctrl_c(open, 2)).await;
+    assert!(app.should_quit());
+    // Another key goes back to the change: the next Ctrl-C asks again.
+    let mut script = then_ctrl_c(open, 1);
+    script.extend(typed("0"));
+    script.push(ctrl_c());
+    let (t, app) = run(100, 30, options(), script).await;
+    assert!(!app.should_quit(), "{}", screen_text(&t));
+    assert_eq!(
+        app.dialog()
+            .map(|d| d.priority.value().to_string())
+            .as_deref(),
+        Some("50")
+    );
+}
