@@ -442,7 +442,7 @@ fn recording() -> (Arc<Recorder>, Services) {
 /// new priority as current.
 #[tokio::test]
 async fn a_stale_preview_is_shown_again_before_it_is_applied() {
-    let open = ":job research-sweep-04\np50\tincident 4711\n";
+    let open = ":job research-sweep-04\np50\tincident 4711 rerun\n";
     let (recorder, services) = recording();
     let (t, app) = drive(
         110,

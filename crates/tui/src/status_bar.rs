@@ -30,6 +30,9 @@ pub struct StatusInfo {
     /// Where the console was told to connect (shown until the first snapshot says it).
     pub source: Source,
     pub read_only: bool,
+    /// What set read-only mode (the flag, the variable or the file), named when a change is
+    /// refused.
+    pub read_only_from: Option<String>,
     /// Whether the console keeps history (the journal), shown when it does not.
     pub history: History,
     /// Why the config file could not be used, when it could not (changes are refused).

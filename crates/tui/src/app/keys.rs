@@ -215,9 +215,13 @@ impl App {
 
     fn open_priority_dialog(&mut self) {
         if self.status.read_only {
-            return self.flash_error(
-                "read-only mode: priority changes are disabled (--read-only or read_only = true)",
-            );
+            return self.flash_error(format!(
+                "read-only mode: priority changes are disabled (read-only is set by {})",
+                self.status
+                    .read_only_from
+                    .as_deref()
+                    .unwrap_or("--read-only or read_only = true")
+            ));
         }
         if let Some(why) = &self.status.config_broken {
             return self.flash_error(format!(
