@@ -10,6 +10,21 @@ use super::Millis;
 /// and products of a few such values cannot overflow.
 pub const MAX_INPUT_MS: Millis = 36_525 * 86_400_000;
 
+/// A duration for people: the largest two units, `45s`, `3m12s`, `2h05m`, `3d04h`; `-` when
+/// unknown. The one human duration format: the console and `report` show durations with it.
+pub fn format_duration(ms: Option<Millis>) -> String {
+    let Some(ms) = ms else {
+        return "-".to_string();
+    };
+    let s = ms.max(0) / 1000;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        3600..86_400 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d{:02}h", s / 86_400, (s % 86_400) / 3600),
+    }
+}
+
 /// Seconds as written in a file (`"90"`, `"1.5"`, `"2e3"`) → milliseconds, rounded. Refuses what
 /// is not a number, negative, NaN or infinite, and anything beyond 100 years. The message
 /// quotes the value; the caller adds where it came from.
@@ -123,6 +138,18 @@ pub fn parse_since(text: &str, now_ms: Millis) -> Result<Millis, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn format_duration_uses_the_largest_two_units() {
+        use super::format_duration as f;
+        assert_eq!(f(None), "-");
+        assert_eq!(f(Some(-5)), "0s");
+        assert_eq!(f(Some(45_000)), "45s");
+        assert_eq!(f(Some(192_000)), "3m12s");
+        assert_eq!(f(Some(7_500_000)), "2h05m");
+        assert_eq!(f(Some(86_400_000)), "1d00h");
+        assert_eq!(f(Some(7 * 86_400_000)), "7d00h");
+    }
+
     use super::*;
 
     #[test]

@@ -15,8 +15,8 @@ mod text;
 
 pub use clock::{format_utc, wall_clock_ms};
 pub use duration::{
-    MAX_INPUT_MS, float_seconds_to_millis, parse_duration, parse_since, seconds_to_millis,
-    whole_seconds_to_millis,
+    MAX_INPUT_MS, float_seconds_to_millis, format_duration, parse_duration, parse_since,
+    seconds_to_millis, whole_seconds_to_millis,
 };
 pub use error::error_chain;
 pub use files::{MAX_SMALL_FILE, read_small_text};

@@ -8,18 +8,10 @@ use std::borrow::Cow;
 /// characters shown as `�`, tabs and line breaks as spaces).
 pub use quotatop_model::clean;
 
-/// A duration as the largest two units: `45s`, `3m12s`, `2h05m`, `3d04h`; `-` when unknown.
+/// A duration as the largest two units: `45s`, `3m12s`, `2h05m`, `3d04h`; `-` when unknown
+/// ([`quotatop_model::format_duration`], the one human duration format).
 pub fn duration(ms: Option<Millis>) -> String {
-    let Some(ms) = ms else {
-        return "-".to_string();
-    };
-    let s = ms.max(0) / 1000;
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
-        3600..86_400 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-        _ => format!("{}d{:02}h", s / 86_400, (s % 86_400) / 3600),
-    }
+    quotatop_model::format_duration(ms)
 }
 
 /// An instant as UTC `HH:MM:SS` (screens with room show [`date_time`]).
