@@ -226,3 +226,51 @@ async fn ctrl_c_over_a_half_typed_change_asks_first() {
         Some("50")
     );
 }
+
+/// The rows of the attention panel's box: from its title line to its bottom border.
+fn panel_rows(text: &str) -> usize {
+    let ls: Vec<&str> = text.lines().collect();
+    let top = ls
+        .iter()
+        .position(|l| l.contains("Needs attention"))
+        .unwrap_or_else(|| panic!("no panel:\n{text}"));
+    let bottom = ls[top + 1..]
+        .iter()
+        .position(|l| l.trim_start().starts_with('└'))
+        .unwrap_or_else(|| panic!("no bottom border:\n{text}"));
+    bottom + 2
+}
+
+/// Issue 29 §2.10: at 120×40 an empty attention panel is three lines (its "nothing" line in a
+/// box), not half the screen; one with items is as tall as they need.
+#[tokio::test]
+async fn the_attention_panel_is_as_tall_as_its_items() {
+    let mut s = snapshot();
+    s.queues.truncate(1);
+    s.queues[0].jobs.clear();
+    let (t, _) = run_with(120, 40, options(), vec![s], Vec::new()).await;
+    let text = screen_text(&t);
+    assert!(text.contains("nothing: no loops"), "{text}");
+    assert_eq!(panel_rows(&text), 3, "{text}");
+    // With items: every item is shown (its kind tag starts a line), and the box ends soon
+    // after the last one (two lines per item when one wraps).
+    let (t, _) = run(120, 40, options(), Vec::new()).await;
+    let text = screen_text(&t);
+    let ls: Vec<&str> = text.lines().collect();
+    let top = ls
+        .iter()
+        .position(|l| l.contains("Needs attention"))
+        .unwrap();
+    let n: usize = ls[top]
+        .split_once('[')
+        .and_then(|(_, r)| r.split_once(']'))
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap();
+    let rows = panel_rows(&text);
+    let tagged = ls[top + 1..top + rows - 1]
+        .iter()
+        .filter(|l| l.chars().nth(3).is_some_and(|c| c.is_ascii_uppercase()))
+        .count();
+    assert!(n > 0 && tagged == n, "{n} items, {tagged} shown:\n{text}");
+    assert!(rows <= (2 * n + 2).max(5), "{text}");
+}
