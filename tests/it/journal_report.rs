@@ -268,7 +268,10 @@ fn report_errors_are_clear() {
         .output()
         .unwrap();
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("has no queue \"other\""));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("has no queue \"other\""), "{err}");
+    // Issue 29 §2.12: a mistyped queue lists the ones the journal has.
+    assert!(err.contains("(queues in it: q)"), "{err}");
 
     let bad = Command::new(env!("CARGO_BIN_EXE_quotatop"))
         .args(["report", "--queue", "q", "--since", "7y", "--journal"])

@@ -32,7 +32,15 @@ async fn unknown_queue_is_named_in_the_error() {
         h.endpoint_url(),
     ])
     .await;
-    assert_clean_failure(&out, &["no-such-queue", "does not exist"]);
+    // Issue 29 §2.12: and the queues that exist, so the typo can be fixed.
+    assert_clean_failure(
+        &out,
+        &[
+            "no-such-queue",
+            "does not exist",
+            &format!("queues here: {}", crate::emulator_support::QUEUE),
+        ],
+    );
     assert!(
         out.stdout.is_empty(),
         "nothing printed for a failed discovery"
@@ -161,5 +169,64 @@ async fn blank_error_answers_name_the_status_the_endpoint_and_a_hint() {
             ],
         );
         assert!(!err.trim_end().ends_with(':'), "{err}");
+    }
+}
+
+/// Issue 29 §2.12: `--profile nosuch` says the profile is not there (and where it looked),
+/// not "no credentials found".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_profile_is_named_not_reported_as_missing_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config");
+    std::fs::write(&config, "[profile ops]\nregion = us-east-1\n").unwrap();
+    let url = blank_answers(404);
+    let config_arg = config.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        quotatop()
+            .env("AWS_CONFIG_FILE", &config_arg)
+            .args(["snapshot", "--profile", "nosuch", "--endpoint-url", &url])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let err = assert_clean_failure(
+        &out,
+        &[
+            "profile nosuch not found in",
+            &config.display().to_string(),
+            "profiles there: ops",
+        ],
+    );
+    assert!(!err.contains("no credentials found"), "{err}");
+}
+
+/// Issue 29 §2.12: the console off a terminal (a pipe, cron, ssh without -t) says it needs one
+/// and what to use instead, before starting anything (the demo creates no directory).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_off_a_terminal_says_what_to_use_instead() {
+    for args in [
+        vec!["demo"],
+        vec!["tui", "--endpoint-url", "http://127.0.0.1:1"],
+    ] {
+        let out = tokio::task::spawn_blocking(move || {
+            quotatop()
+                .args(&args)
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        let err = assert_clean_failure(
+            &out,
+            &[
+                "the console needs a terminal",
+                "quotatop snapshot",
+                "quotatop record",
+            ],
+        );
+        assert!(!err.contains("No such device"), "{err}");
+        assert!(!err.contains("quotatop-demo"), "nothing started: {err}");
     }
 }

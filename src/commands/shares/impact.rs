@@ -33,7 +33,7 @@ pub fn shares_used(
     let q = j
         .queue(queue)
         .map_err(|e| quotatop_model::error_chain(&e))?
-        .ok_or_else(|| format!("the journal {} has no queue {queue:?}", path.display()))?;
+        .ok_or_else(|| crate::commands::journal::no_queue(&j, &path, queue))?;
     let until = q.last_observed_at;
     let from = quotatop_model::parse_since(window, until).map_err(|e| format!("--impact: {e}"))?;
     if from > until {

@@ -16,6 +16,7 @@ mod convert;
 mod error;
 mod pacer;
 mod pages;
+mod profile;
 mod read;
 mod shares;
 mod stats;
@@ -135,6 +136,7 @@ impl BatchClient {
     pub async fn connect(opts: ConnectOptions) -> Result<Self, BatchError> {
         let mut loader = aws_config::defaults(BehaviorVersion::latest());
         if let Some(p) = &opts.profile {
+            profile::check_profile(p, &|v| std::env::var(v).ok())?;
             loader = loader.profile_name(p);
         }
         if let Some(r) = &opts.region {
