@@ -50,6 +50,7 @@ pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
         if let Some(window) = &plan_args.impact {
             let text = super::impact::impact(
                 &p,
+                &plan_args.file,
                 plan_args.journal.as_deref(),
                 window,
                 &opts,
