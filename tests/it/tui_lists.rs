@@ -297,3 +297,47 @@ async fn a_new_filter_starts_at_its_first_match() {
     assert!(matches > 1, "the fixture has several matches");
     assert_eq!(shown, matches, "{text}");
 }
+
+/// Issue 29 §2.9: new live data keeps the Jobs cursor on its row (as k9s does), not on the job:
+/// the selected job finishing moves it down the status sort, and the view stays still.
+#[tokio::test]
+async fn new_data_keeps_the_jobs_row_not_the_job() {
+    use crate::tui_support::{Step, drive_steps};
+    let selected = |text: &str| -> (usize, String) {
+        let ls = lines(text);
+        let at = ls.iter().position(|l| l.contains('▶')).unwrap();
+        let name = ls[at]
+            .split('▶')
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .unwrap()
+            .to_string();
+        (at, name)
+    };
+    let (t, _) = run(120, 30, options(), typed("2jjj")).await;
+    let (row, name) = selected(&screen_text(&t));
+    let mut changed = snapshot();
+    for j in changed.queues[0]
+        .jobs
+        .iter_mut()
+        .filter(|j| j.job.name == name)
+    {
+        let job = std::sync::Arc::make_mut(&mut j.job);
+        job.status = quotatop_model::JobStatus::Succeeded;
+        job.stopped_at = Some(crate::tui_support::NOW - 1_000);
+    }
+    let (t, _) = drive_steps(
+        120,
+        30,
+        options(),
+        quotatop_tui::effects::Services::default(),
+        snapshot(),
+        vec![Step::Keys("2jjj"), Step::Live(changed)],
+    )
+    .await;
+    let text = screen_text(&t);
+    let (row_after, name_after) = selected(&text);
+    assert_eq!(row_after, row, "the cursor stays on its row:\n{text}");
+    assert_ne!(name_after, name, "{name} moved away under it:\n{text}");
+    assert!(text.contains(&name), "{name} is still listed:\n{text}");
+}

@@ -224,7 +224,7 @@ impl App {
                     // The live data keeps up underneath; the screens stay on the past.
                     self.data.apply(*s);
                 } else {
-                    self.remember_all();
+                    self.remember_before_data();
                     self.data.apply(*s);
                     self.refresh_all();
                     if self.snapshots_seen.is_multiple_of(RECOMPUTE_EVERY) {
