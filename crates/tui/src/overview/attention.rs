@@ -84,9 +84,6 @@ fn wrap(text: &str, width: usize, lines: usize) -> Vec<String> {
     out
 }
 
-/// The panel: a bordered list, the selected line marked when `focused`. Items of a queue other
-/// than `current` name their queue. When a line does not fit, every item gets two.
-#[allow(clippy::too_many_arguments)]
 /// One item's text as the panel shows it: its queue when not the current one, what it is, and
 /// how long it has waited.
 fn item_line(
@@ -137,6 +134,9 @@ pub fn panel_height(
     u16::try_from(lines).unwrap_or(u16::MAX).saturating_add(2)
 }
 
+/// The panel: a bordered list, the selected line marked when `focused`. Items of a queue other
+/// than `current` name their queue. When a line does not fit, every item gets two.
+#[allow(clippy::too_many_arguments)]
 pub fn draw_panel(
     frame: &mut Frame,
     area: Rect,
