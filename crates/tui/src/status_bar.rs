@@ -336,17 +336,22 @@ pub fn draw(
                 ));
             }
             // After the health, so a narrow terminal cuts this first.
+            // Whole or not at all: a time cut to "10:1" reads as a wrong time. Without its
+            // "(18m30s ahead)" when only that does not fit.
             if let Some(skew) = q.and_then(clock_skew) {
-                second.push(Span::styled(" · data clock ", muted));
-                second.push(Span::styled(
-                    format!(
-                        "{}Z ({} {})",
-                        clock(Some(now + skew)),
-                        duration(Some(skew.abs())),
-                        if skew > 0 { "ahead" } else { "behind" }
-                    ),
-                    theme.style(Role::Warning),
-                ));
+                let used: usize = second.iter().map(Span::width).sum();
+                let at = format!("{}Z", clock(Some(now + skew)));
+                let full = format!(
+                    "{at} ({} {})",
+                    duration(Some(skew.abs())),
+                    if skew > 0 { "ahead" } else { "behind" }
+                );
+                const LABEL: &str = " · data clock ";
+                let room = (area.width as usize).saturating_sub(used + LABEL.chars().count());
+                if let Some(text) = [full, at].into_iter().find(|t| t.chars().count() <= room) {
+                    second.push(Span::styled(LABEL, muted));
+                    second.push(Span::styled(text, theme.style(Role::Warning)));
+                }
             }
             if let Some(reason) = q.and_then(|q| q.stale_reason.as_deref()) {
                 second.push(Span::styled(
