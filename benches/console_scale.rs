@@ -104,7 +104,7 @@ fn preempted(rng: &mut Rng, job: &str, at: i64, n: u32) -> PreemptionSummary {
                     "arn:aws:sagemaker:{REGION}:{ACCOUNT}:training-job/{job}-{k}-{:06x}",
                     rng.below(1 << 24)
                 ),
-                started_at,
+                started_at: Some(started_at),
                 stopped_at: started_at + 600_000,
                 status_reason: if rng.below(2) == 0 {
                     "Preempted by higher priority job in share".into()

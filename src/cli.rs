@@ -66,8 +66,17 @@ pub enum Command {
     Drill(Box<DrillArgs>),
     /// Print a shell completion script: `quotatop completions bash > ~/.local/share/bash-completion/completions/quotatop`.
     Completions(CompletionsArgs),
-    /// Print the manual page (roff): `quotatop man > quotatop.1; man ./quotatop.1`.
-    Man,
+    /// Print the manual page (roff): `quotatop man > quotatop.1; man ./quotatop.1`; with
+    /// `--dir DIR`, write every page (quotatop.1, quotatop-tui.1, quotatop-audit-list.1, …) there.
+    Man(ManArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// Write quotatop.1 and one page per subcommand into this directory (created if missing),
+    /// instead of printing the top page.
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
+    pub dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -527,7 +536,7 @@ pub struct ReportArgs {
 pub struct ConsoleArgs {
     /// Colour theme: dark, light, high-contrast, colorblind, a theme in the config directory's
     /// themes/, or a .toml path.
-    #[arg(long)]
+    #[arg(long, value_parser = ThemeName)]
     pub theme: Option<String>,
     /// No colours (also: a non-empty NO_COLOR environment variable).
     #[arg(long)]
@@ -584,4 +593,33 @@ pub struct TuiArgs {
     pub aws: AwsArgs,
     #[command(flatten)]
     pub console: ConsoleArgs,
+}
+
+/// `--theme`: any name or path is taken (a theme in the config directory's themes/, a .toml
+/// file), and the built-in themes are its known values, so shell completion offers them
+/// instead of file names.
+#[derive(Debug, Clone, Copy)]
+pub struct ThemeName;
+
+impl clap::builder::TypedValueParser for ThemeName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            quotatop_tui::theme::BUILT_IN
+                .iter()
+                .map(|(name, _)| clap::builder::PossibleValue::new(*name)),
+        ))
+    }
 }

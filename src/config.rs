@@ -288,9 +288,22 @@ pub struct Loaded {
     /// Why the config file could not be used (read or parsed), when it could not: viewing
     /// goes on with the defaults, changes are refused.
     pub broken: Option<String>,
+    /// What turned read-only mode on, when it is on: `the --read-only flag`, `the environment
+    /// variable QUOTATOP_READ_ONLY=1` or `read_only = true in /path/config.toml`.
+    pub read_only_from: Option<String>,
 }
 
 impl Loaded {
+    /// A change refused in read-only mode, naming what set it: `what` refuses to `does`.
+    pub fn read_only_refusal(&self, what: &str, does: &str) -> String {
+        format!(
+            "read-only mode: {what} refuses to {does} (read-only is set by {}; unset it to make changes)",
+            self.read_only_from
+                .as_deref()
+                .unwrap_or("the configuration")
+        )
+    }
+
     /// Where the `[priority]` policy came from, for the audit record: the config file when it
     /// exists, else the built-in defaults.
     pub fn policy_source(&self) -> String {
@@ -364,6 +377,12 @@ pub fn load_with(
         _ => Config::default(),
     };
 
+    // What set read-only mode, named when a change is refused (the last layer that said so).
+    let mut read_only_from = match path.as_deref() {
+        Some(p) if config.read_only => Some(format!("read_only = true in {}", p.display())),
+        _ => None,
+    };
+
     // Environment.
     if let Some(t) = env("QUOTATOP_THEME").filter(|s| !s.is_empty()) {
         config.theme = t;
@@ -381,7 +400,15 @@ pub fn load_with(
     }
     if let Some(v) = env("QUOTATOP_READ_ONLY").filter(|s| !s.is_empty()) {
         match parse_switch(&v) {
-            Some(on) => config.read_only = on,
+            Some(on) => {
+                config.read_only = on;
+                read_only_from = on.then(|| {
+                    format!(
+                        "the environment variable QUOTATOP_READ_ONLY={}",
+                        quotatop_model::clean_text(&v)
+                    )
+                });
+            }
             None => warnings.push(format!(
                 "QUOTATOP_READ_ONLY={} is not a yes/no value (1/0, true/false, yes/no, on/off); ignored",
                 quotatop_model::clean_text(&v)
@@ -403,7 +430,10 @@ pub fn load_with(
         config.theme = t.clone();
     }
     config.no_color |= flags.no_color;
-    config.read_only |= flags.read_only;
+    if flags.read_only {
+        config.read_only = true;
+        read_only_from = Some("the --read-only flag".to_string());
+    }
     config.tag_justification |= flags.tag_justification;
     if !flags.queues.is_empty() {
         config.queues = flags.queues.clone();
@@ -433,6 +463,7 @@ pub fn load_with(
         theme_dir,
         warnings,
         broken,
+        read_only_from,
     }
 }
 

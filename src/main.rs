@@ -26,7 +26,7 @@ fn main() -> ExitCode {
         Command::Shares(cmd) => quotatop::commands::shares::run(&cmd),
         Command::Drill(args) => quotatop::commands::drill::run(&args),
         Command::Completions(args) => quotatop::commands::shell::completions(args.shell),
-        Command::Man => quotatop::commands::shell::man(),
+        Command::Man(a) => quotatop::commands::shell::man(a.dir.as_deref()),
     };
     report(result)
 }

@@ -383,8 +383,40 @@ fn filtered(a: &AuditListArgs, changes: Vec<Change>) -> anyhow::Result<Vec<Chang
 }
 
 /// The text `audit list` prints.
+/// Warns on stderr when the log's hash chain does not verify, naming the first record that
+/// fails: a listing shows what the file says, which may then have been edited.
+fn warn_unless_verified(a: &AuditLogArg, records: &[(usize, AuditRecord)]) -> anyhow::Result<()> {
+    let path = log_path(a)?;
+    if let Err(e) = audit::verify(&path) {
+        let shown = clean_text(&path.display().to_string());
+        let which = records
+            .iter()
+            .find(|(line, _)| *line == e.line)
+            .map(|(_, r)| {
+                let kind = match r.kind {
+                    RecordKind::Intent => "intent",
+                    RecordKind::Outcome => "outcome",
+                    RecordKind::Repair => "repair",
+                };
+                format!(
+                    " (the {kind} record of change {}, job {}, {})",
+                    clean_text(&r.change_id),
+                    clean_text(&r.job.name),
+                    clean_text(&r.time)
+                )
+            })
+            .unwrap_or_default();
+        eprintln!(
+            "warning: audit log {shown} does not verify at {}{which}: records from there on may have been edited or removed; `quotatop audit verify --log {shown}` checks it",
+            clean_text(&e.to_string())
+        );
+    }
+    Ok(())
+}
+
 pub fn list(a: &AuditListArgs) -> anyhow::Result<String> {
     let records = load_records(&a.log)?;
+    warn_unless_verified(&a.log, &records)?;
     let changes = filtered(a, audit::changes(&records))?;
     let mut out = String::new();
     if a.by_operator {

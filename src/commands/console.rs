@@ -92,6 +92,7 @@ pub fn options(loaded: &Loaded, source: Source, journal: &Journal) -> AppOptions
         status: StatusInfo {
             source,
             read_only: loaded.config.read_only,
+            read_only_from: loaded.read_only_from.clone(),
             history,
             config_broken: loaded.broken.clone(),
             messages: 0,

@@ -54,6 +54,7 @@ impl Drop for TempDir {
 }
 
 pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
+    quotatop_tui::require_terminal()?;
     // First, so it is dropped last: after the console, the journal and the runtime.
     let _temp = TempDir {
         path: console::demo_dir(),

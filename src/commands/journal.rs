@@ -64,7 +64,7 @@ pub fn trace_from_journal(
     let j = Journal::open_existing(&path, JournalConfig::default())?;
     let q = j
         .queue(queue)?
-        .ok_or_else(|| anyhow!("the journal {} has no queue {queue:?}", path.display()))?;
+        .ok_or_else(|| anyhow!(no_queue(&j, &path, queue)))?;
     let until = match &window.until {
         Some(u) => quotatop_model::parse_since(u, q.last_observed_at)
             .map_err(|e| anyhow!("--until: {e}"))?
@@ -167,4 +167,34 @@ pub fn run(cmd: &JournalCommand) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// A queue the journal does not have, with the ones it does (`NAME` or `NAME@SOURCE`, as
+/// `--queue` takes them): a typo gets the right name to type.
+pub fn no_queue(j: &Journal, path: &std::path::Path, queue: &str) -> String {
+    let known: Vec<String> = j
+        .queues()
+        .map(|qs| {
+            qs.iter()
+                .map(|q| quotatop_model::queue_key(q.source.as_deref(), &q.name))
+                .collect()
+        })
+        .unwrap_or_default();
+    let known = if known.is_empty() {
+        "it has none yet: the console or `quotatop record` fills it".to_string()
+    } else {
+        format!(
+            "queues in it: {}",
+            known
+                .iter()
+                .map(|k| quotatop_model::clean_text(k))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    format!(
+        "the journal {} has no queue {:?} ({known})",
+        path.display(),
+        quotatop_model::clean_text(queue)
+    )
 }

@@ -64,13 +64,9 @@ pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
     // journal is opened.
     quotatop_model::parse_since(&args.since, 0).map_err(|e| anyhow!("--since: {e}"))?;
     let j = Journal::open_existing(&path, JournalConfig::default())?;
-    let queue = j.queue(&args.queue)?.ok_or_else(|| {
-        anyhow!(
-            "the journal {} has no queue {:?}",
-            path.display(),
-            args.queue
-        )
-    })?;
+    let queue = j
+        .queue(&args.queue)?
+        .ok_or_else(|| anyhow!(super::journal::no_queue(&j, &path, &args.queue)))?;
     // From `since` ago, but never before the queue's first observation; ending after the last
     // one so that its events count.
     let from = quotatop_model::parse_since(&args.since, queue.last_observed_at)

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use quotatop_analysis::scorecard::decision::Evaluation;
 use quotatop_analysis::scorecard::{AuditView, Row, Scorecard};
-use quotatop_model::clean_text;
+use quotatop_model::{clean_text, format_utc};
 use quotatop_store::journal::HistoryWindow;
 
 /// What a report holds: the window asked for against the history there is, the scorecard and
@@ -27,7 +27,9 @@ pub struct Report {
     pub drills: Vec<quotatop_analysis::drill::DrillReport>,
 }
 
-use quotatop_analysis::scorecard::format::{duration as dur, percent as pct};
+use quotatop_analysis::scorecard::format::percent as pct;
+// The one human duration format, the console's: `2h05m`, `3d04h` (not `72h00m`).
+use quotatop_model::format_duration_opt as dur;
 
 fn md_row(out: &mut String, r: &Row) {
     let _ = writeln!(
@@ -63,9 +65,9 @@ pub fn markdown(r: &Report) -> String {
     let _ = writeln!(out, "# Scorecard: {}\n", clean_text(&c.queue));
     let _ = writeln!(
         out,
-        "Window: {} to {} (epoch ms, service clock; {}).\n",
-        c.window.start,
-        c.window.end,
+        "Window: {} to {} (service clock; {}).\n",
+        format_utc(c.window.start),
+        format_utc(c.window.end),
         dur(Some(c.window.len_ms()))
     );
     let h = &r.history;
@@ -73,10 +75,10 @@ pub fn markdown(r: &Report) -> String {
         let _ = writeln!(
             out,
             "**The history is shorter than asked:** {} asked, but the journal's first \
-             observation of this queue is at {} (epoch ms), so the window starts there and \
+             observation of this queue is at {}, so the window starts there and \
              covers only {} of history.\n",
             dur(Some(h.asked_ms)),
-            h.first_observed_at,
+            format_utc(h.first_observed_at),
             dur(Some(c.window.len_ms()))
         );
     }
@@ -149,15 +151,15 @@ pub fn markdown(r: &Report) -> String {
     let m = &c.methods;
     let _ = write!(
         out,
-        "\n## Methods\n\n- {}\n- {}\n- {}\n- {}\n- {}\n- priority bands: {}\n- restart cost {} ms per interruption; recovery window {} ms\n",
+        "\n## Methods\n\n- {}\n- {}\n- {}\n- {}\n- {}\n- priority bands: {}\n- restart cost {} per interruption; recovery window {}\n",
         m.utilisation,
         m.wait,
         m.waste,
         m.fairness,
         m.recovery,
         m.bands,
-        m.restart_cost_ms,
-        m.recovery_window_ms
+        dur(Some(i64::try_from(m.restart_cost_ms).unwrap_or(i64::MAX))),
+        dur(Some(m.recovery_window_ms))
     );
     for n in &c.notes {
         let _ = writeln!(out, "- note: {n}");

@@ -40,12 +40,8 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
     let read_only = loaded.config.read_only;
     if read_only {
         bail!(
-            "read-only mode: set-priority refuses to change anything (from --read-only, QUOTATOP_READ_ONLY or read_only in {})",
-            loaded
-                .path
-                .as_deref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|| "the config file".to_string())
+            "{}",
+            loaded.read_only_refusal("set-priority", "change anything")
         );
     }
     let new = actions::parse_priority(&args.priority)?;

@@ -13,6 +13,7 @@ use quotatop_aws::poll::{self, PollConfig};
 use quotatop_store::journal;
 
 pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
+    quotatop_tui::require_terminal()?;
     let loaded = console::load(
         &args.console,
         Overrides {

@@ -324,3 +324,57 @@ fn duplicate_or_bad_source_names_make_the_file_broken() {
         assert!(l.config.sources.is_empty());
     }
 }
+
+/// Issue 29 §2.16: a read-only refusal names what set read-only mode: the file, the variable
+/// or the flag (the last layer that turned it on).
+#[test]
+fn the_read_only_refusal_names_what_set_it() {
+    let p = temp_file("read-only-from", "read_only = true\n");
+    let l = load_with(&Overrides::default(), Some(p.clone()), None, &env(&[]));
+    let file = format!("read_only = true in {}", p.display());
+    assert_eq!(l.read_only_from.as_deref(), Some(file.as_str()));
+    assert!(
+        l.read_only_refusal("set-priority", "change anything")
+            .contains(&file)
+    );
+    let l = load_with(
+        &Overrides::default(),
+        None,
+        None,
+        &env(&[("QUOTATOP_READ_ONLY", "yes")]),
+    );
+    assert_eq!(
+        l.read_only_from.as_deref(),
+        Some("the environment variable QUOTATOP_READ_ONLY=yes")
+    );
+    // The variable turning it off undoes the file's setting.
+    let l = load_with(
+        &Overrides::default(),
+        Some(p.clone()),
+        None,
+        &env(&[("QUOTATOP_READ_ONLY", "0")]),
+    );
+    assert!(!l.config.read_only);
+    assert_eq!(l.read_only_from, None);
+    let flags = Overrides {
+        read_only: true,
+        ..Overrides::default()
+    };
+    let l = load_with(&flags, Some(p), None, &env(&[]));
+    assert_eq!(l.read_only_from.as_deref(), Some("the --read-only flag"));
+    let l = load_with(&Overrides::default(), None, None, &env(&[]));
+    assert_eq!(l.read_only_from, None);
+}
+
+#[test]
+fn priority_min_justification_chars_is_read_from_the_file() {
+    let l = load_with(&Overrides::default(), None, None, &env(&[]));
+    assert_eq!(l.config.priority.min_justification_chars, 15);
+    let p = temp_file(
+        "min-justification",
+        "[priority]\nmin_justification_chars = 40\n",
+    );
+    let l = load_with(&Overrides::default(), Some(p), None, &env(&[]));
+    assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    assert_eq!(l.config.priority.min_justification_chars, 40);
+}

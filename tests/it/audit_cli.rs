@@ -732,3 +732,37 @@ fn changes_other_than_priorities_are_listed_and_kept_out_of_priority_views() {
     assert_eq!(changes.len(), 2);
     assert!(quotatop_store::audit::priority_changes(&changes, "ml-training").is_empty());
 }
+
+/// Issue 29 §2.7: `audit list` of an edited log still lists it, but warns that the chain does
+/// not verify and names the first record that fails.
+#[test]
+fn list_warns_and_names_the_record_when_the_chain_does_not_verify() {
+    let path = temp_log("list-tamper");
+    let log = AuditLog::new(&path);
+    for i in 0..5 {
+        log.append(record(&i.to_string(), RecordKind::Intent, None))
+            .unwrap();
+    }
+    let out = quotatop(&["audit", "list"], &path);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("does not verify"), "an intact log: {err}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let tampered: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 3 {
+                l.replace("\"new_priority\":50", "\"new_priority\":9999")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    std::fs::write(&path, tampered.join("\n") + "\n").unwrap();
+    let out = quotatop(&["audit", "list"], &path);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("does not verify at line 4"), "{err}");
+    assert!(err.contains("change 3") && err.contains("job-3"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("9999"));
+}

@@ -73,7 +73,7 @@ fn x_preempted() -> Snapshot {
             preempted_attempt_count: 1,
             recent_preempted_attempts: vec![PreemptedAttempt {
                 resource_id: "tj-x".into(),
-                started_at: 7_000,
+                started_at: Some(7_000),
                 stopped_at: 12_000,
                 status_reason: reason.into(),
             }],

@@ -268,7 +268,10 @@ fn report_errors_are_clear() {
         .output()
         .unwrap();
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("has no queue \"other\""));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("has no queue \"other\""), "{err}");
+    // Issue 29 §2.12: a mistyped queue lists the ones the journal has.
+    assert!(err.contains("(queues in it: q)"), "{err}");
 
     let bad = Command::new(env!("CARGO_BIN_EXE_quotatop"))
         .args(["report", "--queue", "q", "--since", "7y", "--journal"])
@@ -318,9 +321,16 @@ fn a_window_never_starts_before_the_first_observation() {
 
     let md = stdout(&since("7d", "md"));
     assert!(
-        md.contains("**The history is shorter than asked:** 7d00h asked, but the journal's first observation of this queue is at 2000 (epoch ms), so the window starts there and covers only 1h00m of history."),
+        md.contains("**The history is shorter than asked:** 7d00h asked, but the journal's first observation of this queue is at 1970-01-01T00:00:02Z, so the window starts there and covers only 1h00m of history."),
         "{md}"
     );
+    // Issue 29 §2.11: times in RFC 3339 and durations for people, never epoch milliseconds.
+    assert!(
+        md.contains("Window: 1970-01-01T00:00:02Z to 1970-01-01T01:00:20Z (service clock; 1h00m)."),
+        "{md}"
+    );
+    assert!(md.contains("recovery window 1d00h"), "{md}");
+    assert!(!md.contains("epoch ms") && !md.contains(" ms"), "{md}");
     let csv = stdout(&since("7d", "csv"));
     assert!(
         csv.contains("\nwindow,q,shorter_than_asked,true\n"),

@@ -98,7 +98,7 @@ async fn raising_a_waiting_job_preempts_what_the_preview_predicted() {
             "--priority",
             "5",
             "--reason",
-            "incident 7",
+            "incident 7, paper deadline",
             "--dry-run",
         ],
     ))
@@ -121,7 +121,7 @@ async fn raising_a_waiting_job_preempts_what_the_preview_predicted() {
             "--priority",
             "5",
             "--reason",
-            "incident 7",
+            "incident 7, paper deadline",
             "--yes",
             "--tag-justification",
         ],
@@ -159,7 +159,7 @@ async fn raising_a_waiting_job_preempts_what_the_preview_predicted() {
     let records = audit::read_records(&log).unwrap();
     assert_eq!(records.len(), 2);
     assert_eq!(records[0].1.kind, RecordKind::Intent);
-    assert_eq!(records[0].1.justification, "incident 7");
+    assert_eq!(records[0].1.justification, "incident 7, paper deadline");
     assert!(
         records[0].1.preview.contains("in-share preemption of low"),
         "{}",
@@ -183,7 +183,9 @@ async fn raising_a_waiting_job_preempts_what_the_preview_predicted() {
         .tags()
         .and_then(|t| t.get("quotatop:priority-change"))
         .cloned();
-    assert!(tag.is_some_and(|v| v.starts_with("0->5 by ") && v.ends_with("incident 7")));
+    assert!(
+        tag.is_some_and(|v| v.starts_with("0->5 by ") && v.ends_with("incident 7, paper deadline"))
+    );
     // So is the audit log's head just after the change: an anchor outside the file.
     let head = audit::verify(&log).unwrap();
     let anchor = tags
@@ -221,7 +223,13 @@ async fn raising_a_waiting_job_on_a_borrowing_share_preempts_only_the_predicted_
     h.advance(60_000).unwrap();
     let url = h.endpoint_url();
     let log = temp_log("borrowing");
-    let args = [target.as_str(), "--priority", "5", "--reason", "incident 8"];
+    let args = [
+        target.as_str(),
+        "--priority",
+        "5",
+        "--reason",
+        "incident 8, paper deadline",
+    ];
     let mut dry = args.to_vec();
     dry.push("--dry-run");
     let out = run(cmd(&url, &log, &dry)).await;
@@ -282,19 +290,43 @@ async fn bad_input_read_only_and_unreachable_change_nothing() {
     let log = temp_log("bad");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
-            vec!["--priority", "10000", "--reason", "x", "--yes"],
+            vec![
+                "--priority",
+                "10000",
+                "--reason",
+                "INC-1 paper deadline",
+                "--yes",
+            ],
             "10000 is out of range",
         ),
         (
-            vec!["--priority", "-3", "--reason", "x", "--yes"],
+            vec![
+                "--priority",
+                "-3",
+                "--reason",
+                "INC-1 paper deadline",
+                "--yes",
+            ],
             "-3 is out of range",
         ),
         (
-            vec!["--priority", "high", "--reason", "x", "--yes"],
+            vec![
+                "--priority",
+                "high",
+                "--reason",
+                "INC-1 paper deadline",
+                "--yes",
+            ],
             "\"high\" is not a whole number",
         ),
         (
-            vec!["--priority", "", "--reason", "x", "--yes"],
+            vec![
+                "--priority",
+                "",
+                "--reason",
+                "INC-1 paper deadline",
+                "--yes",
+            ],
             "enter a priority between 0 and 9999",
         ),
         (
@@ -302,13 +334,33 @@ async fn bad_input_read_only_and_unreachable_change_nothing() {
             "a justification is required",
         ),
         (
-            vec!["--priority", "2000", "--reason", "x", "--yes"],
+            vec!["--priority", "5", "--reason", "ok", "--yes"],
+            "the justification is 2 characters; at least 15 are required",
+        ),
+        (
+            vec![
+                "--priority",
+                "2000",
+                "--reason",
+                "INC-1 paper deadline",
+                "--yes",
+            ],
             "a change-record id is required",
         ),
-        (vec!["--priority", "5", "--reason", "x"], "pass --yes"),
         (
-            vec!["--priority", "5", "--reason", "x", "--yes", "--read-only"],
-            "read-only mode",
+            vec!["--priority", "5", "--reason", "INC-1 paper deadline"],
+            "pass --yes",
+        ),
+        (
+            vec![
+                "--priority",
+                "5",
+                "--reason",
+                "INC-1 paper deadline",
+                "--yes",
+                "--read-only",
+            ],
+            "read-only is set by the --read-only flag",
         ),
     ];
     for (args, want) in cases {
@@ -324,10 +376,21 @@ async fn bad_input_read_only_and_unreachable_change_nothing() {
     let mut c = cmd(
         &url,
         &log,
-        &[&target, "--priority", "5", "--reason", "x", "--yes"],
+        &[
+            &target,
+            "--priority",
+            "5",
+            "--reason",
+            "INC-1 paper deadline",
+            "--yes",
+        ],
     );
     c.env("QUOTATOP_READ_ONLY", "true");
-    assert!(text(&run(c).await).contains("read-only mode"));
+    let t = text(&run(c).await);
+    assert!(
+        t.contains("read-only is set by the environment variable QUOTATOP_READ_ONLY=true"),
+        "{t}"
+    );
     // A large change passes with a change record... as a dry run.
     let ok = run(cmd(
         &url,
@@ -337,7 +400,7 @@ async fn bad_input_read_only_and_unreachable_change_nothing() {
             "--priority",
             "2000",
             "--reason",
-            "x",
+            "INC-1 paper deadline",
             "--change-record",
             "CHG-1",
             "--dry-run",
@@ -349,7 +412,14 @@ async fn bad_input_read_only_and_unreachable_change_nothing() {
     let out = run(cmd(
         "http://127.0.0.1:1",
         &log,
-        &[&target, "--priority", "5", "--reason", "x", "--yes"],
+        &[
+            &target,
+            "--priority",
+            "5",
+            "--reason",
+            "INC-1 paper deadline",
+            "--yes",
+        ],
     ))
     .await;
     assert!(!out.status.success());
@@ -481,7 +551,9 @@ async fn killed_changes_are_listed_as_unknown_then_reconciled() {
     );
     assert_eq!(
         intent.policy.as_deref(),
-        Some("large_change=1000 protected_from=9000 (built-in defaults)")
+        Some(
+            "large_change=1000 protected_from=9000 min_justification_chars=15 (built-in defaults)"
+        )
     );
     // The unknown changes are not attributed to anyone yet.
     assert!(
@@ -672,7 +744,14 @@ async fn a_held_audit_lock_is_named_and_times_out() {
     let mut c = cmd(
         &h.endpoint_url(),
         &log,
-        &[&target, "--priority", "5", "--reason", "x", "--yes"],
+        &[
+            &target,
+            "--priority",
+            "5",
+            "--reason",
+            "INC-1 paper deadline",
+            "--yes",
+        ],
     );
     c.env("QUOTATOP_AUDIT_LOCK_TIMEOUT", "3")
         .stdout(Stdio::null())
@@ -733,7 +812,7 @@ async fn read_only_environment_values_and_policy_from_config_only() {
         "--priority",
         "5",
         "--reason",
-        "x",
+        "INC-1 paper deadline",
         "--dry-run",
     ];
     for on in ["1", "true", "TRUE", "yes", "on", " On "] {
@@ -958,7 +1037,14 @@ async fn reconcile_leaves_a_change_in_flight_to_its_writer() {
     let mut c = cmd(
         &h.endpoint_url(),
         &log,
-        &[&target, "--priority", "7", "--reason", "slow call", "--yes"],
+        &[
+            &target,
+            "--priority",
+            "7",
+            "--reason",
+            "slow call, on purpose",
+            "--yes",
+        ],
     );
     let child = c
         .stdout(Stdio::piped())

@@ -80,11 +80,20 @@ async fn impact_replays_the_journal_under_live_and_proposed_with_replay_s_figure
     .unwrap();
     assert!(ok, "{err}");
     // The regulated share lends; a new RESERVE share no job has used.
+    // Issue 29 §2.14: the export is named as an export, not as the live configuration.
+    assert!(!live.contains("(live)"), "{live}");
+    assert!(live.contains("name = \"ml-training exported 20"), "{live}");
     let proposed = live
-        .replace(
-            "name = \"ml-training (live)\"",
-            "name = \"regulated lends\"",
-        )
+        .lines()
+        .map(|l| {
+            if l.starts_with("name = \"ml-training exported") {
+                "name = \"regulated lends\""
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
         .replace("strategy = \"RESERVE\"", "strategy = \"LEND\"")
         + "\n[[shares]]\nname = \"idle\"\nstrategy = \"RESERVE\"\nlimits = { \"ml.g5.12xlarge\" = 1 }\n";
     let file = dir.path().join("proposed.toml");
@@ -121,7 +130,11 @@ async fn impact_replays_the_journal_under_live_and_proposed_with_replay_s_figure
     );
     assert!(!out.contains("share regulated: RESERVE"), "{out}");
     assert!(out.contains("## Decision (baseline: live)"), "{out}");
-    assert!(out.contains("| proposed: regulated lends |"), "{out}");
+    // Each side labelled by its source: the live queue, the file (and the name in it).
+    assert!(
+        out.contains("| proposed: proposed.toml (regulated lends) |"),
+        "{out}"
+    );
 
     assert_ne!(
         row(&out, "live")[0],

@@ -66,3 +66,76 @@ fn zsh_and_fish_scripts_and_the_man_page_name_every_subcommand() {
     assert!(!err.status.success());
     assert!(String::from_utf8_lossy(&err.stderr).contains("possible values"));
 }
+
+/// Issue 29 §2.13: `quotatop man --dir DIR` writes every page the top one refers to (one per
+/// subcommand), each with ENVIRONMENT and FILES sections, and the console's with the keys.
+#[test]
+fn man_dir_writes_every_subcommands_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = quotatop()
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let top = std::fs::read_to_string(dir.path().join("quotatop.1")).unwrap();
+    // Every page the top one names, e.g. quotatop\-demo(1), exists.
+    let mut referred = 0;
+    for part in top.split("quotatop\\-").skip(1) {
+        let Some((name, _)) = part.split_once("(1)") else {
+            continue;
+        };
+        let file = format!("quotatop-{}.1", name.replace("\\-", "-"));
+        assert!(
+            dir.path().join(&file).exists(),
+            "{file} is referred to but missing"
+        );
+        referred += 1;
+    }
+    assert!(referred >= 10, "{top}");
+    for (page, keys) in [
+        ("quotatop-demo.1", true),
+        ("quotatop-tui.1", true),
+        ("quotatop-audit-list.1", false),
+        ("quotatop-shares-plan.1", false),
+    ] {
+        let text = std::fs::read_to_string(dir.path().join(page)).unwrap();
+        assert!(text.contains(".SH ENVIRONMENT"), "{page}");
+        assert!(text.contains(".SH FILES"), "{page}");
+        assert!(text.contains("QUOTATOP_READ_ONLY"), "{page}");
+        assert_eq!(text.contains(".SH KEYS"), keys, "{page}");
+    }
+}
+
+/// Issue 29 §2.13: bash completes `--theme` with the built-in themes, not file names.
+#[test]
+fn bash_completes_theme_names() {
+    let script = stdout(&["completions", "bash"]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("quotatop.bash");
+    std::fs::write(&path, script).unwrap();
+    let probe = format!(
+        "cd {}; source {}; COMP_WORDS=(quotatop tui --theme ''); COMP_CWORD=3; _quotatop quotatop '' --theme; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        dir.path().display(),
+        path.display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["--norc", "-c", &probe])
+        .output()
+        .expect("bash runs (install bash)");
+    let words = String::from_utf8_lossy(&out.stdout);
+    for theme in ["dark", "light", "high-contrast", "colorblind"] {
+        assert!(
+            words.lines().any(|w| w == theme),
+            "{theme} not offered: {words:?}"
+        );
+    }
+    assert!(
+        !words.contains("quotatop.bash"),
+        "file names offered: {words:?}"
+    );
+}

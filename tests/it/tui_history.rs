@@ -442,7 +442,7 @@ fn recording() -> (Arc<Recorder>, Services) {
 /// new priority as current.
 #[tokio::test]
 async fn a_stale_preview_is_shown_again_before_it_is_applied() {
-    let open = ":job research-sweep-04\np50\tincident 4711\n";
+    let open = ":job research-sweep-04\np50\tincident 4711 rerun\n";
     let (recorder, services) = recording();
     let (t, app) = drive(
         110,
@@ -589,7 +589,7 @@ async fn the_attempts_pane_scrolls() {
         p.recent_preempted_attempts = (0..12)
             .map(|i| quotatop_model::PreemptedAttempt {
                 resource_id: format!("attempt-{i:02}"),
-                started_at: NOW - (i + 2) * 10 * MIN,
+                started_at: Some(NOW - (i + 2) * 10 * MIN),
                 stopped_at: NOW - (i + 1) * 10 * MIN - 7_000 - i * 1_000,
                 ..base.clone()
             })

@@ -165,7 +165,7 @@ fn looping_job_with_attempts() -> Snapshot {
         .rev()
         .map(|a| quotatop_model::Attempt {
             resource_id: a.resource_id.clone(),
-            started_at: Some(a.started_at),
+            started_at: a.started_at,
             stopped_at: Some(a.stopped_at),
             status_reason: Some(a.status_reason.clone()),
         })
@@ -230,4 +230,114 @@ async fn job_detail_and_preemptions_list_the_same_attempts() {
         detail_pairs, pane_pairs,
         "detail:\n{detail}\npreemptions:\n{pre}"
     );
+}
+
+/// An attempt whose start was never seen (not in the attempts list, gone from the API's
+/// window) reads "start unknown" and ran "unknown" on both screens, not a made-up start.
+#[tokio::test]
+async fn an_attempt_never_seen_starting_reads_start_unknown() {
+    let snap = || {
+        let mut s = looping_job_with_attempts();
+        let j = s.queues[0]
+            .jobs
+            .iter_mut()
+            .find(|j| j.job.name == "video-pretrain")
+            .unwrap();
+        std::sync::Arc::make_mut(&mut j.job).attempts[0].started_at = None;
+        s
+    };
+    let (t, _) = run_with(
+        200,
+        60,
+        options(),
+        vec![snap()],
+        typed(":job video-pretrain\n"),
+    )
+    .await;
+    let detail = screen_text(&t);
+    let unknown: Vec<&str> = lines(&detail)
+        .into_iter()
+        .filter(|l| l.contains("start unknown"))
+        .collect();
+    assert_eq!(unknown.len(), 1, "{detail}");
+    assert!(unknown[0].contains("ran unknown"), "{detail}");
+    let (t, _) = run_with(200, 60, options(), vec![snap()], typed("3")).await;
+    let pre = screen_text(&t);
+    let unknown: Vec<&str> = lines(&pre)
+        .into_iter()
+        .filter(|l| l.contains("start unknown"))
+        .collect();
+    assert_eq!(unknown.len(), 1, "{pre}");
+    assert!(
+        unknown[0].contains("unknown") && !unknown[0].contains(" 0s"),
+        "{pre}"
+    );
+}
+
+/// Issue 29 §2.2: a new filter starts at its first match. Jobs, `G` to the last row, then
+/// `/vision`: every match is shown from the top, the first one selected; none is scrolled off
+/// above the view.
+#[tokio::test]
+async fn a_new_filter_starts_at_its_first_match() {
+    let (t, _) = run_with(120, 30, options(), vec![many_jobs()], typed("2G/vision\n")).await;
+    let text = screen_text(&t);
+    let ls = lines(&text);
+    let h = header_line(&text);
+    let first = ls[h + 1];
+    assert!(first.contains('▶') && first.contains("vision"), "{text}");
+    let shown = ls[h + 1..]
+        .iter()
+        .take_while(|l| l.contains("vision"))
+        .count();
+    let matches = many_jobs().queues[0]
+        .jobs
+        .iter()
+        .filter(|j| j.job.name.contains("vision") || j.job.share.contains("vision"))
+        .count();
+    assert!(matches > 1, "the fixture has several matches");
+    assert_eq!(shown, matches, "{text}");
+}
+
+/// Issue 29 §2.9: new live data keeps the Jobs cursor on its row (as k9s does), not on the job:
+/// the selected job finishing moves it down the status sort, and the view stays still.
+#[tokio::test]
+async fn new_data_keeps_the_jobs_row_not_the_job() {
+    use crate::tui_support::{Step, drive_steps};
+    let selected = |text: &str| -> (usize, String) {
+        let ls = lines(text);
+        let at = ls.iter().position(|l| l.contains('▶')).unwrap();
+        let name = ls[at]
+            .split('▶')
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .unwrap()
+            .to_string();
+        (at, name)
+    };
+    let (t, _) = run(120, 30, options(), typed("2jjj")).await;
+    let (row, name) = selected(&screen_text(&t));
+    let mut changed = snapshot();
+    for j in changed.queues[0]
+        .jobs
+        .iter_mut()
+        .filter(|j| j.job.name == name)
+    {
+        let job = std::sync::Arc::make_mut(&mut j.job);
+        job.status = quotatop_model::JobStatus::Succeeded;
+        job.stopped_at = Some(crate::tui_support::NOW - 1_000);
+    }
+    let (t, _) = drive_steps(
+        120,
+        30,
+        options(),
+        quotatop_tui::effects::Services::default(),
+        snapshot(),
+        vec![Step::Keys("2jjj"), Step::Live(changed)],
+    )
+    .await;
+    let text = screen_text(&t);
+    let (row_after, name_after) = selected(&text);
+    assert_eq!(row_after, row, "the cursor stays on its row:\n{text}");
+    assert_ne!(name_after, name, "{name} moved away under it:\n{text}");
+    assert!(text.contains(&name), "{name} is still listed:\n{text}");
 }

@@ -138,7 +138,7 @@ async fn large_change_needs_a_change_record() {
         100,
         30,
         options(),
-        typed(&format!("{OPEN}2000\tdeadline\n")),
+        typed(&format!("{OPEN}2000\tpaper deadline today\n")),
     )
     .await;
     assert_eq!(app.dialog().unwrap().step, Step::Edit);
@@ -153,7 +153,7 @@ async fn large_change_needs_a_change_record() {
         100,
         30,
         options(),
-        typed(&format!("{OPEN}2000\tdeadline\tCHG-1\n")),
+        typed(&format!("{OPEN}2000\tpaper deadline today\tCHG-1\n")),
     )
     .await;
     assert!(matches!(app.dialog().unwrap().step, Step::Preview(_)));
@@ -164,16 +164,35 @@ async fn read_only_refuses_and_shows_why() {
     let mut opts = options();
     opts.status = StatusInfo {
         read_only: true,
+        read_only_from: Some("the environment variable QUOTATOP_READ_ONLY=1".into()),
         ..StatusInfo::default()
     };
-    let (t, app) = run(100, 30, opts, typed(OPEN)).await;
+    let (t, app) = run(140, 30, opts, typed(OPEN)).await;
     assert!(app.dialog().is_none());
     let s = screen_text(&t);
     assert!(
         s.contains("read-only mode: priority changes are disabled"),
         "{s}"
     );
+    // Issue 29 §2.16: it names what set read-only mode.
+    assert!(
+        s.contains("set by the environment variable QUOTATOP_READ_ONLY=1"),
+        "{s}"
+    );
     assert!(s.contains("READ-ONLY"), "{s}");
+}
+
+/// Issue 29 §2.16: "ok" is not a justification: the dialog stays on the edit step and says
+/// how many characters are needed and which setting asks for them.
+#[tokio::test]
+async fn a_short_justification_is_refused_with_the_minimum() {
+    let (t, app) = run(120, 30, options(), typed(&format!("{OPEN}50\tok\n"))).await;
+    let s = screen_text(&t);
+    assert!(
+        matches!(app.dialog().map(|d| &d.step), Some(Step::Edit)),
+        "{s}"
+    );
+    assert!(s.contains("at least 15"), "{s}");
 }
 
 #[tokio::test]
@@ -191,7 +210,7 @@ async fn confirmed_change_reaches_the_api_and_the_audit_log() {
         result: Ok(Some("req-123".into())),
         calls: Arc::new(Mutex::new(Vec::new())),
     };
-    let script = format!("{OPEN}50\tincident 4711\n\n");
+    let script = format!("{OPEN}50\tincident 4711 rerun\n\n");
     let (t, app) = run_services(
         100,
         30,
@@ -208,7 +227,7 @@ async fn confirmed_change_reaches_the_api_and_the_audit_log() {
     let recs = read_records(&log).unwrap();
     assert_eq!(recs.len(), 2, "intent + outcome");
     assert_eq!(recs[0].1.kind, RecordKind::Intent);
-    assert_eq!(recs[0].1.justification, "incident 4711");
+    assert_eq!(recs[0].1.justification, "incident 4711 rerun");
     assert_eq!(recs[0].1.new_priority, 50);
     assert!(recs[0].1.preview.contains("in-share preemption"));
     assert_eq!(recs[1].1.kind, RecordKind::Outcome);
@@ -235,7 +254,7 @@ async fn api_error_is_shown_plainly_and_recorded() {
         )),
         calls: Arc::new(Mutex::new(Vec::new())),
     };
-    let script = format!("{OPEN}50\tincident 4711\n\n");
+    let script = format!("{OPEN}50\tincident 4711 rerun\n\n");
     let (t, app) = run_services(
         100,
         30,
@@ -257,14 +276,14 @@ async fn api_error_is_shown_plainly_and_recorded() {
 
 #[tokio::test]
 async fn without_an_api_the_console_says_so() {
-    let script = format!("{OPEN}50\tincident 4711\n\n");
+    let script = format!("{OPEN}50\tincident 4711 rerun\n\n");
     let (t, _) = run(100, 30, options(), typed(&script)).await;
     assert!(screen_text(&t).contains("no API connection"));
 }
 
 #[tokio::test]
 async fn esc_in_the_preview_returns_to_editing_and_esc_closes() {
-    let script = format!("{OPEN}50\twhy\n\x1b");
+    let script = format!("{OPEN}50\twhy: paper deadline\n\x1b");
     let (_, app) = run(100, 30, options(), typed(&script)).await;
     assert_eq!(app.dialog().unwrap().step, Step::Edit);
     let (_, app) = run(100, 30, options(), typed(&format!("{script}\x1b"))).await;
@@ -324,14 +343,14 @@ async fn tag_justification_tags_the_changed_job() {
             policy: None,
             tagger: Some(tagger.clone() as Arc<dyn JobTagger>),
         }));
-        let script = format!("{OPEN}50\tincident 4711\n\n");
+        let script = format!("{OPEN}50\tincident 4711 rerun\n\n");
         let (t, _) = run_services(100, 30, options(), full_pool(), typed(&script), s).await;
         let calls = tagger.calls.lock().unwrap().clone();
         assert_eq!(calls.len(), 1);
         assert!(calls[0].0.contains("service-job/"), "{calls:?}");
         assert_eq!(
             calls[0].1["quotatop:priority-change"],
-            "1->50 by oncall: incident 4711"
+            "1->50 by oncall: incident 4711 rerun"
         );
         let head = quotatop_store::audit::verify(&log).unwrap();
         assert_eq!(

@@ -414,4 +414,12 @@ async fn the_summary_wraps_at_80_columns() {
     assert!(s.contains("in unfinished jobs"), "{s}");
     assert!(s.contains("recovery 100.0% · 2 jobs"), "{s}");
     assert!(s.contains("in the config)"), "{s}");
+    // Issue 29 §2.15: the last column, held, is there with its sparkline.
+    let header = s.lines().find(|l| l.contains("drift pp")).unwrap();
+    assert!(header.contains("held"), "{s}");
+    let research = s.lines().find(|l| l.contains("│research")).unwrap();
+    assert!(
+        research.chars().filter(|c| ('▁'..='█').contains(c)).count() >= 4,
+        "{s}"
+    );
 }

@@ -73,6 +73,12 @@ async fn the_share_screen_shows_its_last_audited_change() {
         "{text}"
     );
     assert!(!text.contains("CHG-10"), "{text}");
+    // Issue 29 §2.15: and why, also at 80 columns (on a line of its own).
+    assert!(text.contains("why       rebalance"), "{text}");
+    let (t, _) = run_services(80, 30, options(), snapshot(), typed("j\n"), services()).await;
+    let text = screen_text(&t);
+    assert!(text.contains("last change "), "{text}");
+    assert!(text.contains("why       rebalance"), "{text}");
 
     // No change audited: said; no audit log service: no line at all.
     let empty = dir.path().join("none.jsonl");

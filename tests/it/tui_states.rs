@@ -151,3 +151,126 @@ async fn the_data_clock_is_shown_and_job_detail_uses_one_clock() {
     let (t, _) = run(160, 40, options(), vec![]).await;
     assert!(!screen_text(&t).contains("data clock"));
 }
+
+/// Issue 29 §2.3: while every call fails and nothing has arrived, the status bar never says
+/// "updated N ago" nor calls data "stale" that does not exist: "no data yet", failing.
+#[tokio::test]
+async fn no_data_yet_is_never_shown_as_updated() {
+    let mut s = snapshot();
+    s.queues.clear();
+    s.health.state = quotatop_model::HealthState::Degraded;
+    s.health.errors_last_minute = 3;
+    s.health.last_error = Some("DescribeJobQueues: HTTP 404 with an empty body".into());
+    let (t, _) = run_with(160, 24, options(), vec![s], Vec::new()).await;
+    let text = screen_text(&t);
+    assert!(!text.contains("updated"), "{text}");
+    assert!(!text.contains("stale"), "{text}");
+    assert!(text.contains("no data yet"), "{text}");
+    assert!(text.contains("failing"), "{text}");
+    // With data, "updated" as before.
+    let (t, _) = run_with(160, 24, options(), vec![snapshot()], Vec::new()).await;
+    assert!(screen_text(&t).contains("updated"), "{}", screen_text(&t));
+}
+
+fn ctrl_c() -> crossterm::event::Event {
+    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+    Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL))
+}
+
+fn then_ctrl_c(keys: &str, presses: usize) -> Vec<crossterm::event::Event> {
+    let mut script = typed(keys);
+    script.extend(std::iter::repeat_with(ctrl_c).take(presses));
+    script
+}
+
+/// Issue 29 §2.8: Ctrl-C quits from everywhere (help, `:messages`, the command and filter
+/// prompts, an empty dialog), not only closes the overlay.
+#[tokio::test]
+async fn ctrl_c_quits_from_every_overlay_and_prompt() {
+    for keys in [
+        "",
+        "?",
+        ":messages\n",
+        ":que",
+        "2/vis",
+        ":job research-sweep-04\np",
+        "2\n",
+    ] {
+        let (t, app) = run(100, 30, options(), then_ctrl_c(keys, 1)).await;
+        assert!(app.should_quit(), "after {keys:?}:\n{}", screen_text(&t));
+    }
+}
+
+/// Issue 29 §2.8: over a half-typed change, the first Ctrl-C asks; a second quits, any other
+/// key goes back to the change.
+#[tokio::test]
+async fn ctrl_c_over_a_half_typed_change_asks_first() {
+    let open = ":job research-sweep-04\np5";
+    let (t, app) = run(100, 30, options(), then_ctrl_c(open, 1)).await;
+    let text = screen_text(&t);
+    assert!(!app.should_quit(), "{text}");
+    assert!(app.dialog().is_some(), "{text}");
+    assert!(text.contains("ctrl-c again quits"), "{text}");
+    let (_, app) = run(100, 30, options(), then_ctrl_c(open, 2)).await;
+    assert!(app.should_quit());
+    // Another key goes back to the change: the next Ctrl-C asks again.
+    let mut script = then_ctrl_c(open, 1);
+    script.extend(typed("0"));
+    script.push(ctrl_c());
+    let (t, app) = run(100, 30, options(), script).await;
+    assert!(!app.should_quit(), "{}", screen_text(&t));
+    assert_eq!(
+        app.dialog()
+            .map(|d| d.priority.value().to_string())
+            .as_deref(),
+        Some("50")
+    );
+}
+
+/// The rows of the attention panel's box: from its title line to its bottom border.
+fn panel_rows(text: &str) -> usize {
+    let ls: Vec<&str> = text.lines().collect();
+    let top = ls
+        .iter()
+        .position(|l| l.contains("Needs attention"))
+        .unwrap_or_else(|| panic!("no panel:\n{text}"));
+    let bottom = ls[top + 1..]
+        .iter()
+        .position(|l| l.trim_start().starts_with('└'))
+        .unwrap_or_else(|| panic!("no bottom border:\n{text}"));
+    bottom + 2
+}
+
+/// Issue 29 §2.10: at 120×40 an empty attention panel is three lines (its "nothing" line in a
+/// box), not half the screen; one with items is as tall as they need.
+#[tokio::test]
+async fn the_attention_panel_is_as_tall_as_its_items() {
+    let mut s = snapshot();
+    s.queues.truncate(1);
+    s.queues[0].jobs.clear();
+    let (t, _) = run_with(120, 40, options(), vec![s], Vec::new()).await;
+    let text = screen_text(&t);
+    assert!(text.contains("nothing: no loops"), "{text}");
+    assert_eq!(panel_rows(&text), 3, "{text}");
+    // With items: every item is shown (its kind tag starts a line), and the box ends soon
+    // after the last one (two lines per item when one wraps).
+    let (t, _) = run(120, 40, options(), Vec::new()).await;
+    let text = screen_text(&t);
+    let ls: Vec<&str> = text.lines().collect();
+    let top = ls
+        .iter()
+        .position(|l| l.contains("Needs attention"))
+        .unwrap();
+    let n: usize = ls[top]
+        .split_once('[')
+        .and_then(|(_, r)| r.split_once(']'))
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap();
+    let rows = panel_rows(&text);
+    let tagged = ls[top + 1..top + rows - 1]
+        .iter()
+        .filter(|l| l.chars().nth(3).is_some_and(|c| c.is_ascii_uppercase()))
+        .count();
+    assert!(n > 0 && tagged == n, "{n} items, {tagged} shown:\n{text}");
+    assert!(rows <= (2 * n + 2).max(5), "{text}");
+}

@@ -78,10 +78,15 @@ async fn enter_on_an_attention_line_opens_its_job() {
     assert_eq!(app.screen_kind(), Kind::Share);
 }
 
-/// regulated full (2/2 g5) with a job waiting while nlp lends 2 g5 to vision.
+/// regulated full (2/2 g5) with a job waiting while nlp lends 2 g5 to vision; regulated may
+/// borrow here (LEND_AND_BORROW 100%): a share that cannot borrow is not "at its limit while
+/// others lend" (issue 29 §2.10).
 fn regulated_at_limit() -> Snapshot {
     let mut s = snapshot();
     let q = &mut s.queues[0];
+    for share in q.shares.iter_mut().filter(|s| s.name == "regulated") {
+        share.sharing = quotatop_model::SharingConfig::lend_and_borrow(100);
+    }
     let template = q
         .jobs
         .iter()

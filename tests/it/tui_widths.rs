@@ -110,3 +110,36 @@ async fn long_names_at_120x40() {
 async fn long_names_at_200x60() {
     screens(200, 60).await;
 }
+
+/// Issue 29 §2.15: the data clock is shown whole or not at all: at 80 columns it was cut to
+/// "data clock 10:1", which reads as a wrong time.
+#[tokio::test]
+async fn the_data_clock_is_never_cut() {
+    let mut s = crate::tui_support::snapshot();
+    for q in &mut s.queues {
+        q.refreshed_at = q.server_time.map(|t| t - 18 * 60_000 - 30_000);
+    }
+    let mut shown_whole = 0;
+    for width in 60..=140u16 {
+        let (t, _) = crate::tui_support::run_with(
+            width,
+            24,
+            crate::tui_support::options(),
+            vec![s.clone()],
+            Vec::new(),
+        )
+        .await;
+        let text = crate::tui_support::screen_text(&t);
+        let Some(line) = text.lines().find(|l| l.contains("data clock")) else {
+            continue;
+        };
+        let after = line.split("data clock ").nth(1).unwrap_or("");
+        let time: String = after.chars().take(9).collect();
+        let whole = time.len() == 9
+            && time.ends_with('Z')
+            && time.chars().filter(|c| *c == ':').count() == 2;
+        assert!(whole, "cut at {width} columns: {line:?}");
+        shown_whole += 1;
+    }
+    assert!(shown_whole > 0, "the skew is shown at some width");
+}

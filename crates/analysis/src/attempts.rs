@@ -18,6 +18,11 @@ pub struct AttemptRow {
 }
 
 impl AttemptRow {
+    /// Stopped, but when it started was never seen: its run time is unknown (not zero).
+    pub fn start_unknown(&self) -> bool {
+        self.started_at.is_none() && self.stopped_at.is_some()
+    }
+
     /// How long it ran, when both ends are known.
     pub fn ran(&self) -> Option<Millis> {
         Some(self.stopped_at? - self.started_at?)
@@ -43,7 +48,7 @@ pub fn job_attempts(attempts: &[Attempt], preempted: &[PreemptedAttempt]) -> Vec
                     .is_some_and(|r| r.to_lowercase().contains("preempt"));
             AttemptRow {
                 resource_id: a.resource_id.clone(),
-                started_at: a.started_at.or(p.map(|p| p.started_at)),
+                started_at: a.started_at.or(p.and_then(|p| p.started_at)),
                 stopped_at: a.stopped_at.or(p.map(|p| p.stopped_at)),
                 reason,
                 preempted: p.is_some() || says_preempted,
@@ -54,7 +59,7 @@ pub fn job_attempts(attempts: &[Attempt], preempted: &[PreemptedAttempt]) -> Vec
         if !attempts.iter().any(|a| a.resource_id == p.resource_id) {
             out.push(AttemptRow {
                 resource_id: p.resource_id.clone(),
-                started_at: Some(p.started_at),
+                started_at: p.started_at,
                 stopped_at: Some(p.stopped_at),
                 reason: Some(p.status_reason.clone()).filter(|r| !r.is_empty()),
                 preempted: true,
@@ -82,7 +87,7 @@ mod tests {
     fn pre(id: &str, start: Millis, stop: Millis) -> PreemptedAttempt {
         PreemptedAttempt {
             resource_id: id.into(),
-            started_at: start,
+            started_at: Some(start),
             stopped_at: stop,
             status_reason: "Cross-share preemption".into(),
         }

@@ -194,7 +194,7 @@ pub fn attention(
             rank as u64,
         ));
     }
-    out.extend(at_limit(usage, dispatch));
+    out.extend(at_limit(q, usage, dispatch));
     out.sort_by(|(a, ra), (b, rb)| {
         a.kind
             .cmp(&b.kind)
@@ -204,11 +204,27 @@ pub fn attention(
     out.into_iter().map(|(a, _)| a).collect()
 }
 
-/// Shares at their limit of a type with RUNNABLE work of it while other shares lend that type.
-fn at_limit(usage: &[ShareUsage], dispatch: &[QueuedJob]) -> Vec<(Attention, u64)> {
+/// Shares at their limit of a type with RUNNABLE work of it while other shares lend that type,
+/// and that could borrow it: a share that cannot borrow (LEND, RESERVE, a borrow limit of 0) or
+/// has borrowed all it may is at its limit by its own configuration, whoever lends.
+fn at_limit(
+    q: &QueueSnapshot,
+    usage: &[ShareUsage],
+    dispatch: &[QueuedJob],
+) -> Vec<(Attention, u64)> {
     let mut out = Vec::new();
     for u in usage {
         if u.limit == 0 || u.used < u.limit {
+            continue;
+        }
+        let could_borrow = q.shares.iter().any(|s| {
+            s.name == u.share
+                && s.sharing.strategy.borrows()
+                && s.sharing
+                    .borrow_cap(u.limit)
+                    .is_none_or(|cap| u.borrowed < cap)
+        });
+        if !could_borrow {
             continue;
         }
         let waiting = dispatch

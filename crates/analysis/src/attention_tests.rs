@@ -14,7 +14,7 @@ fn preempted(mut j: TrackedJob, count: u32, stops: &[Millis]) -> TrackedJob {
             .iter()
             .map(|&s| PreemptedAttempt {
                 resource_id: format!("r{s}"),
-                started_at: s - 600_000,
+                started_at: Some(s - 600_000),
                 stopped_at: s,
                 status_reason: "Cross-share preemption".into(),
             })
@@ -116,7 +116,8 @@ fn every_kind_is_found_and_ranked_by_urgency() {
             // Critical before high, whatever the wait.
             (AttentionKind::ImportantWait, "id-urgent"),
             (AttentionKind::ImportantWait, "id-high"),
-            (AttentionKind::AtLimit, "regulated"),
+            // Not "regulated at its limit 2/2 while prod lends 2 to research": a RESERVE share
+            // cannot borrow, so what others lend does not concern it.
         ]
     );
     // A job preempted once is not a loop.
@@ -133,10 +134,39 @@ fn every_kind_is_found_and_ranked_by_urgency() {
         got[2].text
     );
     assert_eq!(got[2].waiting_ms, Some(600_000));
+}
+
+/// Issue 29 §2.10: "at its limit while X lends" only for a share that could borrow: not for
+/// LEND or RESERVE shares, nor for a borrower that has borrowed all its limit allows.
+#[test]
+fn at_limit_only_for_shares_that_could_borrow() {
+    let at_limit = |team: SharingConfig, running: u32| {
+        let mut q = queue(&[
+            ("team", P4D, 2, team),
+            ("prod", P4D, 4, SharingConfig::lend()),
+            ("research", P4D, 2, SharingConfig::lend_and_borrow(200)),
+        ]);
+        q.environment.capacity = vec![quotatop_model::CapacityLimit::new(P4D, 10)];
+        q.jobs = vec![
+            job("held", "team", P4D, running, JobStatus::Running, 1, 0),
+            job("waits", "team", P4D, 1, JobStatus::Runnable, 1, 10_000),
+            job("borrower", "research", P4D, 4, JobStatus::Running, 1, 0),
+        ];
+        items(&q, &LoopRule::default())
+            .into_iter()
+            .filter(|a| a.kind == AttentionKind::AtLimit)
+            .map(|a| a.text)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(
-        got[4].text,
-        "regulated at its limit 2/2 p4d.24xlarge with 1 job waiting while prod lends 2 to research"
+        at_limit(SharingConfig::lend_and_borrow(100), 2),
+        ["team at its limit 2/2 p4d.24xlarge with 1 job waiting while prod lends 2 to research"]
     );
+    assert!(at_limit(SharingConfig::lend(), 2).is_empty());
+    assert!(at_limit(SharingConfig::reserve(), 2).is_empty());
+    assert!(at_limit(SharingConfig::lend_and_borrow(0), 2).is_empty());
+    // Borrowing 2 of the 2 its 100% allows: nothing more to borrow.
+    assert!(at_limit(SharingConfig::lend_and_borrow(100), 4).is_empty());
 }
 
 #[test]

@@ -74,6 +74,9 @@ pub struct PreemptionFacts {
     pub gpu_hours_lost: Option<f64>,
     /// More preemptions happened than the recent window shows.
     pub loss_is_partial: bool,
+    /// Preempted attempts whose start was never seen: their time is not in the loss above
+    /// (unknown, not zero), which is then a lower bound.
+    pub starts_unknown: u32,
     /// No `preemptionRetriesBeforeTermination`: requeued forever.
     pub unbounded_retries: bool,
     /// Preemptions left before the job fails, when bounded.
@@ -101,13 +104,22 @@ pub struct RecordedPreemptions {
     pub attempts: Vec<PreemptedAttempt>,
 }
 
+/// Instance-hours of the attempts whose start is known (see [`starts_unknown`]).
 fn hours_of(attempts: &[PreemptedAttempt], instances: u32) -> f64 {
     attempts
         .iter()
-        .map(|a| (a.stopped_at - a.started_at).max(0) as f64 / HOUR_MS)
+        .filter_map(|a| {
+            a.started_at
+                .map(|s| (a.stopped_at - s).max(0) as f64 / HOUR_MS)
+        })
         // From +0.0: an empty f64 sum is -0.0, which prints as "-0.0".
         .fold(0.0, |a, b| a + b)
         * instances as f64
+}
+
+/// How many of the attempts have no known start: left out of [`hours_of`].
+fn starts_unknown(attempts: &[PreemptedAttempt]) -> u32 {
+    attempts.iter().filter(|a| a.started_at.is_none()).count() as u32
 }
 
 fn is_looping(
@@ -159,12 +171,14 @@ pub fn with_history(
         if let Some(r) = by_id.get(f.job_id.as_str()) {
             let mut attempts = f.recent.clone();
             for a in r.attempts.iter().filter(before_now) {
-                let known = attempts.iter().any(|b| {
+                let known = attempts.iter_mut().find(|b| {
                     (!a.resource_id.is_empty() && a.resource_id == b.resource_id)
                         || a.stopped_at == b.stopped_at
                 });
-                if !known {
-                    attempts.push(a.clone());
+                match known {
+                    // The API's window without the start the journal kept.
+                    Some(b) => b.started_at = b.started_at.or(a.started_at),
+                    None => attempts.push(a.clone()),
                 }
             }
             attempts.sort_by_key(|a| std::cmp::Reverse(a.stopped_at));
@@ -173,6 +187,7 @@ pub fn with_history(
             f.gpu_hours_lost =
                 gpus_per_instance(&f.instance_type).map(|g| f.instance_hours_lost * g as f64);
             f.loss_is_partial = f.count as usize > attempts.len();
+            f.starts_unknown = starts_unknown(&attempts);
             // Retries left stay the API's: its count is what the retry budget is spent by.
             f.looping = is_looping(f.count, &attempts, now, rule);
             f.recent = attempts;
@@ -190,6 +205,7 @@ pub fn with_history(
         }
         let count = attempts.len() as u32;
         let instance_hours = hours_of(&attempts, r.instance_count);
+        let unknown = starts_unknown(&attempts);
         out.push(PreemptionFacts {
             job_id: r.job_id.clone(),
             name: r.name.clone(),
@@ -204,6 +220,7 @@ pub fn with_history(
             instance_hours_lost: instance_hours,
             gpu_hours_lost: gpus_per_instance(&r.instance_type).map(|g| instance_hours * g as f64),
             loss_is_partial: false,
+            starts_unknown: unknown,
             unbounded_retries: false,
             retries_left: None,
             journal_only: true,
@@ -244,6 +261,7 @@ pub fn preemptions(q: &QueueSnapshot, rule: &LoopRule) -> Vec<PreemptionFacts> {
                 gpu_hours_lost: gpus_per_instance(&j.instance_type)
                     .map(|g| instance_hours * g as f64),
                 loss_is_partial: count as usize > summary.recent_preempted_attempts.len(),
+                starts_unknown: starts_unknown(&summary.recent_preempted_attempts),
                 unbounded_retries: j.preemption_retries.is_none(),
                 retries_left: j.preemption_retries.map(|n| (n + 1).saturating_sub(count)),
                 looping,
@@ -294,7 +312,7 @@ mod tests {
     fn attempt(start: Millis, stop: Millis) -> PreemptedAttempt {
         PreemptedAttempt {
             resource_id: format!("r{start}"),
-            started_at: start,
+            started_at: Some(start),
             stopped_at: stop,
             status_reason: "Cross-share preemption triggered to reclaim borrowed capacity".into(),
         }
@@ -443,5 +461,50 @@ mod tests {
         assert_eq!(g.gpu_hours_lost.map(|x| x.round()), Some(8.0));
         // Without history nothing changes.
         assert_eq!(with_history(&api, &[], &rule, q.server_time), api);
+    }
+
+    /// An attempt whose start was never seen counts as unknown: left out of the loss (which
+    /// says it is a lower bound), never as zero; the API's window without a start takes the one
+    /// the journal kept.
+    #[test]
+    fn attempts_with_an_unknown_start_are_counted_as_unknown() {
+        let h = 3_600_000;
+        let unknown = |id: &str, stop: Millis| PreemptedAttempt {
+            resource_id: id.into(),
+            started_at: None,
+            ..attempt(0, stop)
+        };
+        let mut q = queue(&[(
+            "a",
+            "ml.p4d.24xlarge",
+            4,
+            SharingConfig::lend_and_borrow(-1),
+        )]);
+        q.server_time = Some(10 * h);
+        let mut live = job("live", "a", "ml.p4d.24xlarge", 2, JobStatus::Runnable, 1, 0);
+        std::sync::Arc::make_mut(&mut live.job).preemption = Some(PreemptionSummary {
+            preempted_attempt_count: 2,
+            recent_preempted_attempts: vec![unknown("new", 9 * h), attempt(h, 2 * h)],
+        });
+        q.jobs = vec![live];
+        let rule = LoopRule::default();
+        let api = preemptions(&q, &rule);
+        // 1 h x 2 instances; the other attempt is unknown, not 0 h.
+        assert!((api[0].instance_hours_lost - 2.0).abs() < 1e-9);
+        assert_eq!(api[0].starts_unknown, 1);
+        // The journal saw the new attempt start at 8 h, and one more whose start it never saw.
+        let mut known = attempt(8 * h, 9 * h);
+        known.resource_id = "new".into();
+        let hist = vec![recorded("id-live", vec![known, unknown("old", h / 2)])];
+        let merged = with_history(&api, &hist, &rule, q.server_time);
+        let l = &merged[0];
+        assert_eq!(l.recent.len(), 3);
+        assert_eq!(
+            l.recent[0].started_at,
+            Some(8 * h),
+            "the journal's start fills the API's"
+        );
+        assert!((l.instance_hours_lost - 4.0).abs() < 1e-9, "{l:?}");
+        assert_eq!(l.starts_unknown, 1);
     }
 }

@@ -200,13 +200,13 @@ mod tests {
             recent_preempted_attempts: vec![
                 PreemptedAttempt {
                     resource_id: "r2".into(),
-                    started_at: 500,
+                    started_at: Some(500),
                     stopped_at: 700_000,
                     status_reason: "x".into(),
                 },
                 PreemptedAttempt {
                     resource_id: "r1".into(),
-                    started_at: 150,
+                    started_at: Some(150),
                     stopped_at: 400,
                     status_reason: "x".into(),
                 },

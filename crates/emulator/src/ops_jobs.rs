@@ -381,7 +381,7 @@ pub fn describe(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiErro
             .iter()
             .map(|a| AttemptJson {
                 service_resource_id: ServiceResourceId::training_job(a.resource_id.clone()),
-                started_at: Some(a.started_at),
+                started_at: a.started_at,
                 stopped_at: Some(a.stopped_at),
                 status_reason: Some(a.status_reason.clone()),
             })

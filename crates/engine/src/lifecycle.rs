@@ -313,7 +313,7 @@ impl Engine {
             }
             api.recent.push_front(PreemptedAttempt {
                 resource_id: resource,
-                started_at: start,
+                started_at: Some(start),
                 stopped_at: now,
                 status_reason: kind.reason().to_string(),
             });

@@ -142,6 +142,18 @@ pub fn parse_since(text: &str, now_ms: Millis) -> Result<Millis, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn format_duration_uses_the_largest_two_units() {
+        use super::format_duration_opt as f;
+        assert_eq!(f(None), "-");
+        assert_eq!(f(Some(-5)), "0s");
+        assert_eq!(f(Some(45_000)), "45s");
+        assert_eq!(f(Some(192_000)), "3m12s");
+        assert_eq!(f(Some(7_500_000)), "2h05m");
+        assert_eq!(f(Some(86_400_000)), "1d00h");
+        assert_eq!(f(Some(7 * 86_400_000)), "7d00h");
+    }
+
     use super::*;
 
     #[test]

@@ -78,7 +78,9 @@ pub struct Attempt {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PreemptedAttempt {
     pub resource_id: String,
-    pub started_at: Millis,
+    /// `None`: the start was never seen (the API did not say, and nothing recorded it). Such
+    /// an attempt's run time is unknown: it counts as unknown, never as zero.
+    pub started_at: Option<Millis>,
     pub stopped_at: Millis,
     pub status_reason: String,
 }

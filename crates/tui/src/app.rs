@@ -104,6 +104,9 @@ pub struct App {
     shown_age: Option<i64>,
     dirty: bool,
     quit: bool,
+    /// Ctrl-C was pressed over a half-typed change: a second one quits, any other key goes
+    /// back to the change.
+    quit_asked: bool,
 }
 
 impl App {
@@ -148,6 +151,7 @@ impl App {
             shown_age: None,
             dirty: true,
             quit: false,
+            quit_asked: false,
         };
         app.refresh_all();
         app
@@ -220,7 +224,7 @@ impl App {
                     // The live data keeps up underneath; the screens stay on the past.
                     self.data.apply(*s);
                 } else {
-                    self.remember_all();
+                    self.remember_before_data();
                     self.data.apply(*s);
                     self.refresh_all();
                     if self.snapshots_seen.is_multiple_of(RECOMPUTE_EVERY) {

@@ -51,7 +51,7 @@ pub fn draw(
             spans.extend(hints(keymap, Mode::Prompt, room, &|_| true, theme));
             Line::from(spans)
         }
-        Input::Normal if mode == Mode::Dialog => {
+        Input::Normal if mode == Mode::Dialog && flash.is_none() => {
             Line::from(hints(keymap, mode, area.width as usize, &|_| true, theme))
         }
         Input::Normal => match flash {

@@ -170,11 +170,7 @@ impl JobDetail {
                 "  lost {:.1} instance-h, {} GPU-h{}",
                 f.instance_hours_lost,
                 hours(f.gpu_hours_lost),
-                if f.loss_is_partial {
-                    " (at least: older attempts not kept)"
-                } else {
-                    ""
-                }
+                loss_note(f)
             )));
             for (flag, role) in super::preemptions::flags(f) {
                 head.push(Span::raw("  "));
@@ -197,13 +193,23 @@ impl JobDetail {
         }
         for (i, a) in attempts.iter().enumerate() {
             out.push(Line::from(vec![
-                Span::raw(format!(
-                    "  {:>2}  {}  →  {}  ran {:<7} ",
-                    attempts.len() - i,
-                    date_time(a.started_at),
-                    date_time(a.stopped_at),
-                    duration(a.ran()),
-                )),
+                Span::raw(if a.start_unknown() {
+                    format!(
+                        "  {:>2}  {:<20}  →  {}  ran {:<7} ",
+                        attempts.len() - i,
+                        "start unknown",
+                        date_time(a.stopped_at),
+                        "unknown",
+                    )
+                } else {
+                    format!(
+                        "  {:>2}  {}  →  {}  ran {:<7} ",
+                        attempts.len() - i,
+                        date_time(a.started_at),
+                        date_time(a.stopped_at),
+                        duration(a.ran()),
+                    )
+                }),
                 // The training job's name (the ARN's tail; the rest is the same for each).
                 Span::styled(
                     clean(a.resource_id.rsplit('/').next().unwrap_or(&a.resource_id)).into_owned(),
@@ -240,6 +246,27 @@ impl JobDetail {
             )));
         }
         out
+    }
+}
+
+/// Why the loss shown is a lower bound, if it is: older attempts not kept, or attempts whose
+/// start was never seen (their time is unknown, not counted as zero).
+fn loss_note(f: &quotatop_analysis::PreemptionFacts) -> String {
+    let mut why = Vec::new();
+    if f.loss_is_partial {
+        why.push("older attempts not kept".to_string());
+    }
+    if f.starts_unknown > 0 {
+        why.push(format!(
+            "{} attempt{} with start unknown not counted",
+            f.starts_unknown,
+            if f.starts_unknown == 1 { "" } else { "s" }
+        ));
+    }
+    if why.is_empty() {
+        String::new()
+    } else {
+        format!(" (at least: {})", why.join(", "))
     }
 }
 

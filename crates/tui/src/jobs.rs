@@ -91,6 +91,12 @@ impl Screen for Jobs {
         Kind::Jobs
     }
 
+    /// New live data keeps the row, not the job (as k9s does): a job that changes status
+    /// moves in the list, and the cursor following it made the view jump.
+    fn remember_before_data(&mut self, _data: &Data) {
+        self.remembered = None;
+    }
+
     fn remember(&mut self, data: &Data) {
         self.remembered = data
             .queue(self.queue.as_deref())

@@ -50,6 +50,28 @@ use quotatop_model::Snapshot;
 pub enum TuiError {
     #[error("terminal")]
     Io(#[from] std::io::Error),
+    /// Standard input or output is not a terminal (a pipe, a file, a cron job, `ssh` without
+    /// `-t`).
+    #[error(
+        "the console needs a terminal, and standard {0} is not one: run it in a terminal (over \
+         ssh: ssh -t); for scripts, `quotatop snapshot` prints one refresh and `quotatop record` \
+         keeps the history without a screen"
+    )]
+    NotATerminal(&'static str),
+}
+
+/// The console's screen is a terminal: refuses at once, before anything starts, when standard
+/// input or output is not one (else the first draw fails with the OS's "No such device or
+/// address").
+pub fn require_terminal() -> Result<(), TuiError> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() {
+        return Err(TuiError::NotATerminal("input"));
+    }
+    if !std::io::stdout().is_terminal() {
+        return Err(TuiError::NotATerminal("output"));
+    }
+    Ok(())
 }
 
 /// Opens the console on the real terminal and runs it until the user quits. The terminal is

@@ -54,8 +54,9 @@ pub struct ListState {
     /// A text pane: the selection is the first line shown, and scrolling stops with the last
     /// line at the bottom.
     pane: bool,
-    /// The sort changed: the next [`ListState::set_rows`] goes to the top instead of keeping
-    /// the selected item (rows above it would be hidden under the old scroll offset).
+    /// The sort or the filter changed: the next [`ListState::set_rows`] goes to the top
+    /// instead of keeping the selected item (rows above it would be hidden under the old
+    /// scroll offset).
     resorted: bool,
 }
 
@@ -88,6 +89,15 @@ impl ListState {
     pub fn sort_reverse(&mut self) {
         self.sort.descending = !self.sort.descending;
         self.resorted = true;
+    }
+
+    /// A new filter text (typed at the `/` prompt): the list starts at its first match, so no
+    /// match is hidden above the scroll offset the unfiltered list had.
+    pub fn set_filter(&mut self, text: String) {
+        if self.filter.text != text {
+            self.filter.text = text;
+            self.resorted = true;
+        }
     }
 
     pub fn selected_row(&self) -> Option<usize> {

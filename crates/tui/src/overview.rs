@@ -413,9 +413,17 @@ impl Screen for Overview {
         let table_h = wanted
             .min(area.height.saturating_sub(PANEL_MIN + 1))
             .max(area.height.min(6));
-        let [table_area, legend_area, panel_area] = Layout::vertical([
+        // The panel as tall as its items (one line saying "nothing" when there are none), so
+        // an empty panel does not take half a tall screen; what is left stays blank.
+        let panel_h = if self.attention.is_empty() {
+            3
+        } else {
+            attention::panel_height(data, ctx.queue, &self.attention, area.width).max(PANEL_MIN)
+        };
+        let [table_area, legend_area, panel_area, _] = Layout::vertical([
             Constraint::Length(table_h),
             Constraint::Length(1),
+            Constraint::Max(panel_h),
             Constraint::Fill(1),
         ])
         .areas(area);

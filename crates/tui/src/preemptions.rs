@@ -334,7 +334,11 @@ impl Screen for Preemptions {
                         theme.style(Role::Muted),
                     ));
                 }
-                let partial = if f.loss_is_partial { "+" } else { "" };
+                let partial = if f.loss_is_partial || f.starts_unknown > 0 {
+                    "+"
+                } else {
+                    ""
+                };
                 vec![
                     Cell::from(elide(&clean(&f.name), name_w)),
                     Cell::from(elide(&clean(&f.share), 10)),
@@ -422,10 +426,15 @@ impl Screen for Preemptions {
                 let Some(a) = attempts.get(r) else {
                     return Vec::new();
                 };
+                let (start, ran) = if a.start_unknown() {
+                    ("start unknown".to_string(), "unknown".to_string())
+                } else {
+                    (date_time(a.started_at), duration(a.ran()))
+                };
                 vec![
-                    Cell::from(date_time(a.started_at)),
+                    Cell::from(start),
                     Cell::from(date_time(a.stopped_at)),
-                    Cell::from(duration(a.ran())),
+                    Cell::from(ran),
                     Cell::from(Span::styled(
                         a.reason
                             .as_deref()

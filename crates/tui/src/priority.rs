@@ -101,6 +101,20 @@ impl PriorityDialog {
         }
     }
 
+    /// A change is under way that quitting would drop: something typed and not yet sent, or
+    /// sent and its result not back yet.
+    pub fn half_typed(&self) -> bool {
+        match self.step {
+            Step::Edit | Step::Preview(_) => {
+                [&self.priority, &self.justification, &self.change_record]
+                    .iter()
+                    .any(|f| !f.value().trim().is_empty())
+            }
+            Step::Sent => true,
+            Step::Done { .. } => false,
+        }
+    }
+
     /// The priority field's problem as typed (`None` when it reads as a valid number).
     pub fn priority_error(&self) -> Option<String> {
         parse_priority(self.priority.value())

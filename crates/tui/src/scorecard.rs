@@ -392,14 +392,21 @@ fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, 
     frame.render_widget(Paragraph::new(summary).wrap(Wrap { trim: false }), top);
     frame.render_widget(Paragraph::new(exceptions), bottom);
     let header = Row::new(HEADER.iter().map(|h| Cell::from(*h))).style(theme.style(Role::Header));
+    // Each column as wide as its header (and a little air when there is room), so the last
+    // one, the held sparkline, keeps room at 80 columns.
+    let fixed: [u16; 7] = if table_area.width < 90 {
+        [12, 7, 8, 8, 11, 8, 8]
+    } else {
+        [14, 7, 9, 9, 12, 9, 9]
+    };
     let widths = [
-        Constraint::Length(14),
-        Constraint::Length(7),
-        Constraint::Length(9),
-        Constraint::Length(9),
-        Constraint::Length(12),
-        Constraint::Length(9),
-        Constraint::Length(9),
+        Constraint::Length(fixed[0]),
+        Constraint::Length(fixed[1]),
+        Constraint::Length(fixed[2]),
+        Constraint::Length(fixed[3]),
+        Constraint::Length(fixed[4]),
+        Constraint::Length(fixed[5]),
+        Constraint::Length(fixed[6]),
         Constraint::Fill(1),
     ];
     let len = rows.len();

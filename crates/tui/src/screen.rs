@@ -90,6 +90,12 @@ pub trait Screen {
     /// Note which item is selected, by identity, before the data, filter or sort change, so
     /// [`Screen::refresh`] can keep it selected (row indices change with the data).
     fn remember(&mut self, _data: &Data) {}
+    /// As [`Screen::remember`], before new live data arrives. A screen whose rows move with
+    /// the data (Jobs: a job changing status moves in the sort) overrides it to keep its row
+    /// instead, so the view stays still while it is read.
+    fn remember_before_data(&mut self, data: &Data) {
+        self.remember(data);
+    }
     /// Recompute rows after the data, filter or sort changed.
     fn refresh(&mut self, data: &Data, queue: Option<&str>);
     fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx);

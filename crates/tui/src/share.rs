@@ -214,7 +214,12 @@ impl Screen for ShareScreen {
         let header_h = (usage.len() as u16
             + 4
             + u16::from(!badges.is_empty())
-            + u16::from(self.last_change.is_some()))
+            // "last change …", and its reason on a line of its own when there is one.
+            + match &self.last_change {
+                Some(Some(_)) => 2,
+                Some(None) => 1,
+                None => 0,
+            })
         .min(area.height / 2);
         let [head, running_area, queued_area] = Layout::vertical([
             Constraint::Length(header_h),
@@ -322,6 +327,17 @@ impl Screen for ShareScreen {
                     line_room.saturating_sub(label.len()),
                 )),
             ]));
+            // Why, on its own line: at 80 columns it no longer falls off the end of the change.
+            if let Some(c) = last {
+                let label = "  why       ";
+                lines.push(Line::from(vec![
+                    Span::styled(label, muted),
+                    Span::raw(elide(
+                        &clean(&c.justification),
+                        line_room.saturating_sub(label.len()),
+                    )),
+                ]));
+            }
         }
         // The share's name elided in the middle when long; the queue's dropped before that.
         let room = usize::from(head.width).saturating_sub(4);

@@ -30,6 +30,9 @@ pub struct StatusInfo {
     /// Where the console was told to connect (shown until the first snapshot says it).
     pub source: Source,
     pub read_only: bool,
+    /// What set read-only mode (the flag, the variable or the file), named when a change is
+    /// refused.
+    pub read_only_from: Option<String>,
     /// Whether the console keeps history (the journal), shown when it does not.
     pub history: History,
     /// Why the config file could not be used, when it could not (changes are refused).
@@ -265,19 +268,34 @@ pub fn draw(
         }
         (Some(s), None) => {
             let q = data.queue(queue).map(|(q, _)| q);
-            let refreshed = q.and_then(|q| q.refreshed_at).unwrap_or(s.taken_at);
-            second.push(Span::styled(" · updated ", muted));
-            second.push(Span::raw(format!(
-                "{} ago",
-                duration(Some(now - refreshed))
-            )));
+            // Nothing has arrived yet (every call so far failed): not "updated", and nothing
+            // to call stale.
+            match q {
+                Some(q) => {
+                    let refreshed = q.refreshed_at.unwrap_or(s.taken_at);
+                    second.push(Span::styled(" · updated ", muted));
+                    second.push(Span::raw(format!(
+                        "{} ago",
+                        duration(Some(now - refreshed))
+                    )));
+                }
+                None => second.push(Span::styled(" · no data yet", theme.style(Role::Warning))),
+            }
             second.push(Span::styled(" · ", muted));
             second.push(Span::raw(format!(
                 "{} calls/min",
                 s.health.calls_last_minute
             )));
             second.push(Span::styled(" · ", muted));
-            second.push(health(s.health.state, theme));
+            second.push(match (q, s.health.state) {
+                (None, HealthState::Degraded) => {
+                    Span::styled("● failing", theme.style(Role::Critical))
+                }
+                (None, HealthState::Unreachable) => {
+                    Span::styled("● unreachable", theme.style(Role::Critical))
+                }
+                (_, state) => health(state, theme),
+            });
             // A partial view is never shown as complete: while the jobs are being listed, how
             // many so far; then how many of them are described.
             if let Some(listing) = q.and_then(|q| q.listing) {
@@ -318,17 +336,22 @@ pub fn draw(
                 ));
             }
             // After the health, so a narrow terminal cuts this first.
+            // Whole or not at all: a time cut to "10:1" reads as a wrong time. Without its
+            // "(18m30s ahead)" when only that does not fit.
             if let Some(skew) = q.and_then(clock_skew) {
-                second.push(Span::styled(" · data clock ", muted));
-                second.push(Span::styled(
-                    format!(
-                        "{}Z ({} {})",
-                        clock(Some(now + skew)),
-                        duration(Some(skew.abs())),
-                        if skew > 0 { "ahead" } else { "behind" }
-                    ),
-                    theme.style(Role::Warning),
-                ));
+                let used: usize = second.iter().map(Span::width).sum();
+                let at = format!("{}Z", clock(Some(now + skew)));
+                let full = format!(
+                    "{at} ({} {})",
+                    duration(Some(skew.abs())),
+                    if skew > 0 { "ahead" } else { "behind" }
+                );
+                const LABEL: &str = " · data clock ";
+                let room = (area.width as usize).saturating_sub(used + LABEL.chars().count());
+                if let Some(text) = [full, at].into_iter().find(|t| t.chars().count() <= room) {
+                    second.push(Span::styled(LABEL, muted));
+                    second.push(Span::styled(text, theme.style(Role::Warning)));
+                }
             }
             if let Some(reason) = q.and_then(|q| q.stale_reason.as_deref()) {
                 second.push(Span::styled(

@@ -54,12 +54,8 @@ fn load_config(
     }
     if loaded.config.read_only {
         bail!(
-            "read-only mode: {what} refuses to submit or terminate jobs (from --read-only, QUOTATOP_READ_ONLY or read_only in {})",
-            loaded
-                .path
-                .as_deref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|| "the config file".to_string())
+            "{}",
+            loaded.read_only_refusal(what, "submit or terminate jobs")
         );
     }
     Ok(loaded)

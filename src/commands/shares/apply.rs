@@ -22,12 +22,8 @@ pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
     let loaded = load_config(plan_args.config.as_deref(), args.read_only, true)?;
     if loaded.config.read_only {
         bail!(
-            "read-only mode: shares apply refuses to change anything (from --read-only, QUOTATOP_READ_ONLY or read_only in {})",
-            loaded
-                .path
-                .as_deref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|| "the config file".to_string())
+            "{}",
+            loaded.read_only_refusal("shares apply", "change anything")
         );
     }
     if args.reason.trim().is_empty() {
@@ -54,6 +50,7 @@ pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
         if let Some(window) = &plan_args.impact {
             let text = super::impact::impact(
                 &p,
+                &plan_args.file,
                 plan_args.journal.as_deref(),
                 window,
                 &opts,

@@ -33,7 +33,7 @@ pub fn shares_used(
     let q = j
         .queue(queue)
         .map_err(|e| quotatop_model::error_chain(&e))?
-        .ok_or_else(|| format!("the journal {} has no queue {queue:?}", path.display()))?;
+        .ok_or_else(|| crate::commands::journal::no_queue(&j, &path, queue))?;
     let until = q.last_observed_at;
     let from = quotatop_model::parse_since(window, until).map_err(|e| format!("--impact: {e}"))?;
     if from > until {
@@ -48,11 +48,26 @@ pub fn shares_used(
     Ok(input.jobs.iter().map(|j| j.share.clone()).collect())
 }
 
+/// The proposal's column, named by where it comes from (the file) and, when it has one, the
+/// name written in it: `proposed: shares.toml (regulated lends)`. Never a name that claims to
+/// be the live configuration.
+fn proposed_label(file: &Path, name: Option<&str>) -> String {
+    let source = file.file_name().map_or_else(
+        || file.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    match name.map(str::trim).filter(|n| !n.is_empty()) {
+        Some(n) => format!("proposed: {source} ({n})"),
+        None => format!("proposed: {source}"),
+    }
+}
+
 /// `--impact`: the decision summary of the journal's last `window` of `p.live.queue` replayed
 /// under the live shares (the baseline) and under the file's, with the same workload
 /// assumptions and rules (the config file's) for both.
 pub fn impact(
     p: &Prepared,
+    file: &Path,
     journal_path: Option<&Path>,
     window: &str,
     opts: &ScorecardOptions,
@@ -84,14 +99,12 @@ pub fn impact(
         workload: Workload::default(),
         rules: rules.clone(),
     };
-    let file_name = p
-        .file
-        .name
-        .clone()
-        .unwrap_or_else(|| "proposed".to_string());
     let configs = [
         cfg("live".to_string(), p.live.quota_shares()),
-        cfg(format!("proposed: {file_name}"), p.file.valid_shares()),
+        cfg(
+            proposed_label(file, p.file.name.as_deref()),
+            p.file.valid_shares(),
+        ),
     ];
     for c in &configs {
         c.build_engine()

@@ -84,12 +84,12 @@ fn export(args: &SharesExportArgs) -> anyhow::Result<()> {
     let text = rt.block_on(async {
         let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
         let live = live(&client, &args.queue).await?;
+        let exported = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         let header = vec![
             format!(
-                "Quota shares of job queue {} at {}, exported {}.",
+                "Quota shares of job queue {} at {}, exported {exported}.",
                 live.queue,
                 where_(&client),
-                chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
             ),
             "[[capacity]] is the service environment's (shares apply does not change it)."
                 .to_string(),
@@ -97,7 +97,8 @@ fn export(args: &SharesExportArgs) -> anyhow::Result<()> {
                 .to_string(),
         ];
         anyhow::Ok(shares_file::write(
-            &format!("{} (live)", live.queue),
+            // What it is once it is a file: an export, of then (not the live configuration).
+            &format!("{} exported {exported}", live.queue),
             &header,
             &live.capacity,
             &live.quota_shares(),

@@ -61,6 +61,7 @@ pub fn run(args: &SharesPlanArgs) -> anyhow::Result<()> {
     if let Some(window) = &args.impact {
         let text = super::impact::impact(
             &p,
+            &args.file,
             args.journal.as_deref(),
             window,
             &opts,

@@ -159,6 +159,10 @@ pub struct PreemptedDoc {
     pub instance_hours_lost: f64,
     /// More preemptions happened than the API's recent window shows.
     pub loss_is_partial: bool,
+    /// Preempted attempts whose start was never seen: not in `instance_hours_lost` (unknown,
+    /// not zero), which is then a lower bound.
+    #[serde(default)]
+    pub attempts_start_unknown: u32,
     /// No `preemptionRetriesBeforeTermination`: requeued forever.
     pub unbounded_retries: bool,
     pub retries_left: Option<u32>,
@@ -324,6 +328,7 @@ fn queue(q: &QueueSnapshot, rule: &LoopRule) -> QueueDoc {
                 preemptions: p.count,
                 instance_hours_lost: p.instance_hours_lost,
                 loss_is_partial: p.loss_is_partial,
+                attempts_start_unknown: p.starts_unknown,
                 unbounded_retries: p.unbounded_retries,
                 retries_left: p.retries_left,
                 looping: p.looping,

@@ -95,7 +95,7 @@ fn preempted(t: &mut TrackedJob, times: &[(i64, i64)], reason: &str) {
                     t.job.name,
                     i + 1
                 ),
-                started_at: NOW - start * MIN,
+                started_at: Some(NOW - start * MIN),
                 stopped_at: NOW - stop * MIN,
                 status_reason: reason.to_string(),
             })

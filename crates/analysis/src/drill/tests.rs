@@ -161,7 +161,7 @@ fn attempt(id: &str, start: i64, stop: Option<i64>) -> Attempt {
 fn preemptions_are_measured_from_the_attempts() {
     let p = PreemptedAttempt {
         resource_id: "a1".into(),
-        started_at: 100 * MIN,
+        started_at: Some(100 * MIN),
         stopped_at: 131 * MIN,
         status_reason: "Preempted by cross-share preemption".into(),
     };

@@ -2,7 +2,10 @@
 
 use quotatop_model::MAX_PRIORITY;
 
-/// When a change needs a change-record id.
+/// The default of [`PriorityPolicy::min_justification_chars`].
+pub const DEFAULT_MIN_JUSTIFICATION_CHARS: u32 = 15;
+
+/// When a change needs a change-record id, and how long a justification must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PriorityPolicy {
@@ -10,6 +13,9 @@ pub struct PriorityPolicy {
     pub large_change: u32,
     /// Raising a job to this priority or above lifts it into the protected band.
     pub protected_from: Option<u32>,
+    /// The shortest justification accepted, in characters (trimmed): "ok" says nothing to the
+    /// next operator reading the audit log.
+    pub min_justification_chars: u32,
 }
 
 impl PriorityPolicy {
@@ -19,8 +25,8 @@ impl PriorityPolicy {
             .protected_from
             .map_or_else(|| "none".to_string(), |p| p.to_string());
         format!(
-            "large_change={} protected_from={protected} ({source})",
-            self.large_change
+            "large_change={} protected_from={protected} min_justification_chars={} ({source})",
+            self.large_change, self.min_justification_chars
         )
     }
 }
@@ -30,6 +36,7 @@ impl Default for PriorityPolicy {
         Self {
             large_change: 1000,
             protected_from: Some(9000),
+            min_justification_chars: DEFAULT_MIN_JUSTIFICATION_CHARS,
         }
     }
 }
@@ -46,6 +53,11 @@ pub enum ValidationError {
     Unchanged(u32),
     #[error("a justification is required")]
     NoJustification,
+    #[error(
+        "the justification is {have} characters; at least {min} are required ([priority] \
+         min_justification_chars): say why, e.g. the incident, the request or the deadline"
+    )]
+    ShortJustification { have: usize, min: u32 },
     #[error("{0}: a change-record id is required")]
     ChangeRecordRequired(String),
 }
@@ -79,8 +91,16 @@ pub fn check_change(
     if old == new {
         return Err(ValidationError::Unchanged(old));
     }
-    if justification.trim().is_empty() {
+    let justification = justification.trim();
+    if justification.is_empty() {
         return Err(ValidationError::NoJustification);
+    }
+    let have = justification.chars().count();
+    if have < policy.min_justification_chars as usize {
+        return Err(ValidationError::ShortJustification {
+            have,
+            min: policy.min_justification_chars,
+        });
     }
     if let Some(why) = change_record_reason(old, new, policy)
         && change_record.is_none_or(|c| c.trim().is_empty())
@@ -147,9 +167,10 @@ mod tests {
     #[test]
     fn change_rules() {
         let p = PriorityPolicy::default();
-        assert_eq!(check_change(10, 20, "deadline", None, &p), Ok(()));
+        let why = "INC-42 deadline today";
+        assert_eq!(check_change(10, 20, why, None, &p), Ok(()));
         assert_eq!(
-            check_change(10, 10, "x", None, &p),
+            check_change(10, 10, why, None, &p),
             Err(ValidationError::Unchanged(10))
         );
         assert_eq!(
@@ -157,15 +178,45 @@ mod tests {
             Err(ValidationError::NoJustification)
         );
         assert!(matches!(
-            check_change(10, 1010, "x", None, &p),
+            check_change(10, 1010, why, None, &p),
             Err(ValidationError::ChangeRecordRequired(_))
         ));
-        assert_eq!(check_change(10, 1010, "x", Some("CHG-1"), &p), Ok(()));
+        assert_eq!(check_change(10, 1010, why, Some("CHG-1"), &p), Ok(()));
         assert!(matches!(
-            check_change(8500, 9100, "x", Some(""), &p),
+            check_change(8500, 9100, why, Some(""), &p),
             Err(ValidationError::ChangeRecordRequired(m)) if m.contains("protected")
         ));
         // Large downward changes need one too.
-        assert!(check_change(5000, 10, "x", None, &p).is_err());
+        assert!(check_change(5000, 10, why, None, &p).is_err());
+    }
+
+    /// Issue 29 §2.16: "ok" is not a justification: at least `min_justification_chars`
+    /// (default 15) characters, trimmed, counted as characters (not bytes), with a message
+    /// that names the setting.
+    #[test]
+    fn a_justification_has_a_minimum_length() {
+        let p = PriorityPolicy::default();
+        assert_eq!(p.min_justification_chars, 15);
+        let short = check_change(10, 20, "  ok  ", None, &p);
+        assert_eq!(
+            short,
+            Err(ValidationError::ShortJustification { have: 2, min: 15 })
+        );
+        let text = short.unwrap_err().to_string();
+        assert!(text.contains("min_justification_chars"), "{text}");
+        assert!(text.contains("at least 15"), "{text}");
+        assert!(check_change(10, 20, "fourteen chars", None, &p).is_err());
+        assert_eq!(check_change(10, 20, "fifteen chars!!", None, &p), Ok(()));
+        // Characters, not bytes: 15 accented letters pass.
+        assert_eq!(check_change(10, 20, &"é".repeat(15), None, &p), Ok(()));
+        let lax = PriorityPolicy {
+            min_justification_chars: 0,
+            ..p
+        };
+        assert_eq!(check_change(10, 20, "ok", None, &lax), Ok(()));
+        assert_eq!(
+            check_change(10, 20, "", None, &lax),
+            Err(ValidationError::NoJustification)
+        );
     }
 }

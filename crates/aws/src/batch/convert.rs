@@ -95,7 +95,7 @@ pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
             .iter()
             .map(|a| PreemptedAttempt {
                 resource_id: resource_id(a.service_resource_id()).unwrap_or_default(),
-                started_at: a.started_at().unwrap_or(0),
+                started_at: a.started_at(),
                 stopped_at: a.stopped_at().unwrap_or(0),
                 status_reason: a.status_reason().unwrap_or_default().to_string(),
             })

@@ -99,8 +99,9 @@ pub(crate) fn is_throttling_code(code: &str) -> bool {
     THROTTLING_CODES.contains(&code)
 }
 
-/// Sorts an SDK error into a [`BatchError`].
-pub(crate) fn classify<E>(op: Op, err: SdkError<E>) -> BatchError
+/// Sorts an SDK error into a [`BatchError`]. `endpoint` is the `--endpoint-url` in use (`None`:
+/// the region's AWS endpoint), named when an answer says nothing else.
+pub(crate) fn classify<E>(op: Op, err: SdkError<E>, endpoint: Option<&str>) -> BatchError
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
 {
@@ -110,6 +111,11 @@ where
             let e = ctx.err();
             let code = e.code().unwrap_or("");
             let message = e.message().unwrap_or("").to_string();
+            let message = if code.is_empty() && message.trim().is_empty() {
+                blank_answer(status, endpoint)
+            } else {
+                message
+            };
             classify_service(op, status, code, message)
         }
         SdkError::TimeoutError(_) => BatchError::Unreachable {
@@ -133,6 +139,23 @@ where
             message: chain(&err),
         },
     }
+}
+
+/// What to say about an answer with neither an error code nor a message (an empty body): its
+/// HTTP status, who answered, and what to check. Such an answer comes from something that is
+/// not the AWS Batch API: a wrong `--endpoint-url`, a proxy, a load balancer.
+pub(crate) fn blank_answer(status: u16, endpoint: Option<&str>) -> String {
+    let (from, check) = match endpoint {
+        Some(e) => (
+            e.to_string(),
+            "check --endpoint-url (or AWS_ENDPOINT_URL / the profile's endpoint_url)",
+        ),
+        None => (
+            "the region's AWS endpoint".to_string(),
+            "check --region and any proxy (HTTPS_PROXY) in between",
+        ),
+    };
+    format!("HTTP {status} with an empty body from {from}: is this an AWS Batch endpoint? {check}")
 }
 
 /// Error codes the SDK's retry classifier treats as transient.

@@ -17,6 +17,7 @@ mod error;
 mod op;
 mod pacer;
 mod pages;
+mod profile;
 mod read;
 mod shares;
 mod stats;
@@ -134,6 +135,7 @@ impl BatchClient {
     pub async fn connect(opts: ConnectOptions) -> Result<Self, BatchError> {
         let mut loader = aws_config::defaults(BehaviorVersion::latest());
         if let Some(p) = &opts.profile {
+            profile::check_profile(p, &|v| std::env::var(v).ok())?;
             loader = loader.profile_name(p);
         }
         if let Some(r) = &opts.region {
@@ -222,6 +224,11 @@ impl BatchClient {
                 .ok_or_else(|| "STS answered without an ARN".to_string()),
             Err(e) => Err(quotatop_model::clean_text(&error::chain(&e))),
         }
+    }
+
+    /// The `--endpoint-url` in use, without credentials; `None`: the region's AWS endpoint.
+    fn endpoint(&self) -> Option<&str> {
+        self.source.endpoint.as_deref()
     }
 
     /// Where the data comes from (for the status bar and snapshots).
@@ -428,7 +435,7 @@ impl BatchClient {
             .scheduling_priority(priority.min(i32::MAX as u32) as i32)
             .send()
             .await
-            .map_err(|e| classify(OP, e))?;
+            .map_err(|e| classify(OP, e, self.endpoint()))?;
         Ok(out.request_id().unwrap_or_default().to_string())
     }
 
@@ -445,7 +452,7 @@ impl BatchClient {
             .set_tags(Some(tags.clone().into_iter().collect()))
             .send()
             .await
-            .map_err(|e| classify(OP, e))?;
+            .map_err(|e| classify(OP, e, self.endpoint()))?;
         Ok(())
     }
 }

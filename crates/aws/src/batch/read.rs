@@ -58,7 +58,7 @@ impl BatchClient {
             };
             let answered = matches!(err, SdkError::ServiceError(_));
             let retry_transient = is_transient(&err);
-            let err = classify(op, err);
+            let err = classify(op, err, self.endpoint());
             if matches!(err, BatchError::Throttled { .. }) {
                 self.pacer.throttled(op);
                 throttled += 1;

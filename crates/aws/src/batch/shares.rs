@@ -80,7 +80,7 @@ impl BatchClient {
                 .set_next_token(token.clone())
                 .send()
                 .await
-                .map_err(|e| classify(OP, e))?;
+                .map_err(|e| classify(OP, e, self.endpoint()))?;
             out.extend(page.quota_shares().iter().filter_map(|d| {
                 Some(LiveShare {
                     share: convert::quota_share(d)?,
@@ -113,7 +113,7 @@ impl BatchClient {
             .state(state(share.state))
             .send()
             .await
-            .map_err(|e| classify(OP, e))?;
+            .map_err(|e| classify(OP, e, self.endpoint()))?;
         Ok(out.request_id().unwrap_or_default().to_string())
     }
 
@@ -135,7 +135,7 @@ impl BatchClient {
             .set_state(change.state.map(state))
             .send()
             .await
-            .map_err(|e| classify(OP, e))?;
+            .map_err(|e| classify(OP, e, self.endpoint()))?;
         Ok(out.request_id().unwrap_or_default().to_string())
     }
 
@@ -148,7 +148,7 @@ impl BatchClient {
             .quota_share_arn(arn)
             .send()
             .await
-            .map_err(|e| classify(OP, e))?;
+            .map_err(|e| classify(OP, e, self.endpoint()))?;
         Ok(out.request_id().unwrap_or_default().to_string())
     }
 }

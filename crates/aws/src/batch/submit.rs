@@ -83,7 +83,10 @@ impl BatchClient {
         if !req.tags.is_empty() {
             call = call.set_tags(Some(req.tags.clone().into_iter().collect()));
         }
-        let out = call.send().await.map_err(|e| classify(OP, e))?;
+        let out = call
+            .send()
+            .await
+            .map_err(|e| classify(OP, e, self.endpoint()))?;
         let id = out
             .job_id()
             .filter(|s| !s.is_empty())
@@ -113,7 +116,7 @@ impl BatchClient {
                 .reason(reason)
                 .send()
                 .await
-                .map_err(|e| classify(OP, e))?;
+                .map_err(|e| classify(OP, e, self.endpoint()))?;
             result.successful.extend(
                 out.successful()
                     .iter()

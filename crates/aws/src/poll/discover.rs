@@ -82,7 +82,18 @@ pub async fn discover(
     } else {
         for w in wanted {
             let Some(q) = queues.iter().find(|q| &q.name == w || &q.arn == w) else {
-                return Err(PollError::QueueNotFound(w.clone()));
+                // A typo: say which queues there are (one more call, on this error path only).
+                let mut existing: Vec<String> = client
+                    .describe_job_queues(&[])
+                    .await?
+                    .into_iter()
+                    .map(|q| q.name)
+                    .collect();
+                existing.sort();
+                return Err(PollError::QueueNotFound {
+                    queue: w.clone(),
+                    existing,
+                });
             };
             if let Some(reason) = not_quota_managed(q, policies) {
                 return Err(PollError::NotQuotaManaged {

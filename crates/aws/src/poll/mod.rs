@@ -38,14 +38,34 @@ pub use tracker::QueueTracker;
 pub enum PollError {
     #[error(transparent)]
     Batch(#[from] BatchError),
-    #[error("job queue {0:?} does not exist")]
-    QueueNotFound(String),
+    /// `existing`: the queues the account and region have (empty when it has none).
+    #[error("job queue {queue:?} does not exist ({})", known_queues(existing))]
+    QueueNotFound {
+        queue: String,
+        existing: Vec<String>,
+    },
     #[error("job queue {queue:?} is not quota-managed: {reason}")]
     NotQuotaManaged { queue: String, reason: String },
     #[error(
         "no quota-managed job queue found (a SAGEMAKER_TRAINING queue with a quota-share scheduling policy); name one with --queue"
     )]
     NoQuotaQueues,
+}
+
+/// What a missing queue's error says exists instead.
+fn known_queues(existing: &[String]) -> String {
+    if existing.is_empty() {
+        "there are no job queues here: check --region, --profile and --endpoint-url".to_string()
+    } else {
+        format!(
+            "queues here: {}",
+            existing
+                .iter()
+                .map(|q| quotatop_model::clean_text(q))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
 }
 
 /// How to poll.

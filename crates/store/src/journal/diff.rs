@@ -116,7 +116,16 @@ pub fn derived(job: &ServiceJob) -> Vec<Transition> {
         {
             push(TransitionKind::Scheduled, key.clone(), s);
         }
-        if let Some(s) = a.started_at {
+        // The attempts list may not have the start (an attempt preempted before it started, or
+        // before the poller saw it start) where the window of preempted attempts has it: keep
+        // it now, while the window still shows it.
+        let start = a.started_at.or_else(|| {
+            recent
+                .iter()
+                .find(|r| !a.resource_id.is_empty() && r.resource_id == a.resource_id)
+                .and_then(|r| r.started_at)
+        });
+        if let Some(s) = start {
             let kind = if i == 0 {
                 TransitionKind::Started
             } else {
@@ -145,7 +154,9 @@ pub fn derived(job: &ServiceJob) -> Vec<Transition> {
             continue;
         }
         let key = attempt_key(&r.resource_id, usize::MAX);
-        push(TransitionKind::Resumed, key.clone(), r.started_at);
+        if let Some(s) = r.started_at {
+            push(TransitionKind::Resumed, key.clone(), s);
+        }
         push(TransitionKind::Preempted, key.clone(), r.stopped_at);
         push(TransitionKind::Runnable, key, r.stopped_at);
     }

@@ -490,12 +490,11 @@ fn preempted_attempts(ts: &[Transition]) -> Vec<PreemptedAttempt> {
         .iter()
         .filter(|t| t.kind == TransitionKind::Preempted)
         .map(|t| {
+            // Never seen started nor scheduled: unknown, not its stop (which made it "ran 0s").
             let start = started
                 .get(t.attempt.as_str())
                 .or_else(|| scheduled.get(t.attempt.as_str()))
-                .copied()
-                .unwrap_or(t.at)
-                .min(t.at);
+                .map(|&s| s.min(t.at));
             PreemptedAttempt {
                 // `#n` keys stand for attempts without a resource id.
                 resource_id: if t.attempt.starts_with('#') {

@@ -240,7 +240,7 @@ fn preempted_jobs_keep_every_attempt_the_api_window_dropped() {
     let mut j = Journal::open(&dir.path().join("j.sqlite3"), JournalConfig::default()).unwrap();
     let attempt = |id: &str, start: Millis, stop: Millis| PreemptedAttempt {
         resource_id: id.into(),
-        started_at: start,
+        started_at: Some(start),
         stopped_at: stop,
         status_reason: "reclaimed".into(),
     };
@@ -275,12 +275,15 @@ fn preempted_jobs_keep_every_attempt_the_api_window_dropped() {
     assert_eq!(recs.len(), 1, "only the preempted job: {recs:?}");
     let r = &recs[0];
     assert_eq!((r.job_id.as_str(), r.name.as_str()), ("id-x", "x"));
-    let spans: Vec<(&str, Millis, Millis)> = r
+    let spans: Vec<(&str, Option<Millis>, Millis)> = r
         .attempts
         .iter()
         .map(|a| (a.resource_id.as_str(), a.started_at, a.stopped_at))
         .collect();
-    assert_eq!(spans, [("tj-x2", 2 * H, 3 * H), ("tj-x", 2_000, H)]);
+    assert_eq!(
+        spans,
+        [("tj-x2", Some(2 * H), 3 * H), ("tj-x", Some(2_000), H)]
+    );
     // Why each ended is kept too, also for the attempt the API's window no longer shows.
     assert!(r.attempts.iter().all(|a| a.status_reason == "reclaimed"));
     // `since` filters by preemption time; another queue has none.
@@ -520,4 +523,76 @@ fn retries_checkpoints_and_each_share_configuration_are_kept() {
     assert_eq!(limit(3_500), Some((5, 3_000)));
     assert_eq!(limit(10_000), Some((5, 3_000)));
     assert_eq!(j.first_config_at("q").unwrap(), Some(1_000));
+}
+
+/// An attempt preempted before it started (or before the poller saw it start): the attempts
+/// list has no start, the API's window of preempted attempts has one. The journal keeps that
+/// start the first time it is seen, so once the window drops the attempt, its start is still
+/// the one the API gave, not its stop (which made it "ran 0s" and undercounted the loss).
+#[test]
+fn a_preempted_attempts_start_is_kept_after_the_api_window_drops_it() {
+    use quotatop_model::{PreemptedAttempt, PreemptionSummary};
+    let dir = tempfile::tempdir().unwrap();
+    let mut j = Journal::open(&dir.path().join("j.sqlite3"), JournalConfig::default()).unwrap();
+    let mut x = job("x", JobStatus::Runnable);
+    let preempted = |id: &str, start: Millis, stop: Millis| PreemptedAttempt {
+        resource_id: id.into(),
+        started_at: Some(start),
+        stopped_at: stop,
+        status_reason: "reclaimed".into(),
+    };
+    let attempt = |id: &str, stop: Millis| Attempt {
+        resource_id: id.into(),
+        started_at: None,
+        stopped_at: Some(stop),
+        status_reason: Some("reclaimed".into()),
+    };
+    {
+        let x = std::sync::Arc::make_mut(&mut x.job);
+        x.attempts = vec![attempt("tj-1", 2 * H)];
+        x.preemption = Some(PreemptionSummary {
+            preempted_attempt_count: 1,
+            recent_preempted_attempts: vec![preempted("tj-1", H, 2 * H)],
+        });
+    }
+    j.record(&snap(2 * H + 1_000, vec![x.clone()])).unwrap();
+    // A second attempt, preempted too; the window (of one) now shows only it.
+    {
+        let x = std::sync::Arc::make_mut(&mut x.job);
+        x.attempts.push(attempt("tj-2", 4 * H));
+        x.preemption = Some(PreemptionSummary {
+            preempted_attempt_count: 2,
+            recent_preempted_attempts: vec![preempted("tj-2", 3 * H, 4 * H)],
+        });
+    }
+    j.record(&snap(4 * H + 1_000, vec![x])).unwrap();
+    let recs = j.preempted_jobs("q", 0).unwrap();
+    let spans: Vec<(&str, Option<Millis>, Millis)> = recs[0]
+        .attempts
+        .iter()
+        .map(|a| (a.resource_id.as_str(), a.started_at, a.stopped_at))
+        .collect();
+    assert_eq!(
+        spans,
+        [("tj-2", Some(3 * H), 4 * H), ("tj-1", Some(H), 2 * H)]
+    );
+}
+
+/// An attempt the poller never saw start (first described after it was preempted, with no
+/// start in the attempts list or the window): its start is unknown, not its stop.
+#[test]
+fn a_preempted_attempt_never_seen_starting_has_its_start_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut j = Journal::open(&dir.path().join("j.sqlite3"), JournalConfig::default()).unwrap();
+    let mut x = job("x", JobStatus::Runnable);
+    std::sync::Arc::make_mut(&mut x.job).attempts = vec![Attempt {
+        resource_id: "tj-1".into(),
+        started_at: None,
+        stopped_at: Some(2 * H),
+        status_reason: Some("reclaimed".into()),
+    }];
+    j.record(&snap(2 * H + 1_000, vec![x])).unwrap();
+    let recs = j.preempted_jobs("q", 0).unwrap();
+    let a = &recs[0].attempts[0];
+    assert_eq!((a.started_at, a.stopped_at), (None, 2 * H));
 }

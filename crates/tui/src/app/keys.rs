@@ -1,6 +1,6 @@
 //! Keys: the dialog, help and prompts take them first; otherwise they become [`Action`]s.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::App;
 use crate::effects::Effect;
@@ -14,6 +14,26 @@ use crate::theme;
 
 impl App {
     pub(super) fn on_key(&mut self, key: KeyEvent) {
+        // Ctrl-C quits from everywhere (help, `:messages`, a prompt, a dialog), asking first
+        // only when a change is half-typed: the second Ctrl-C quits, any other key goes back.
+        let ctrl_c =
+            key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+        let asked = std::mem::take(&mut self.quit_asked);
+        if ctrl_c {
+            let half_typed = self.dialog.as_ref().is_some_and(PriorityDialog::half_typed);
+            if half_typed && !asked {
+                self.quit_asked = true;
+                self.flash_info(
+                    "a priority change is half-typed: ctrl-c again quits and drops it, any other key goes back to it",
+                );
+            } else {
+                self.quit = true;
+            }
+            return;
+        }
+        if asked {
+            self.flash = None;
+        }
         if let Some(dialog) = &mut self.dialog {
             let action = self.keymap.action(Mode::Dialog, &key);
             match dialog.on_key(action, &key, &self.data) {
@@ -85,7 +105,7 @@ impl App {
         }
         if let Input::Filter(t) = &self.input {
             let t = t.value().to_string();
-            self.with_list(|l| l.filter.text = t);
+            self.with_list(|l| l.set_filter(t));
         }
     }
 
@@ -195,9 +215,13 @@ impl App {
 
     fn open_priority_dialog(&mut self) {
         if self.status.read_only {
-            return self.flash_error(
-                "read-only mode: priority changes are disabled (--read-only or read_only = true)",
-            );
+            return self.flash_error(format!(
+                "read-only mode: priority changes are disabled (read-only is set by {})",
+                self.status
+                    .read_only_from
+                    .as_deref()
+                    .unwrap_or("--read-only or read_only = true")
+            ));
         }
         if let Some(why) = &self.status.config_broken {
             return self.flash_error(format!(

@@ -21,6 +21,16 @@ impl App {
         }
     }
 
+    /// Before new live data: each screen keeps what it keeps then (see
+    /// [`Screen::remember_before_data`]).
+    pub(super) fn remember_before_data(&mut self) {
+        let data = self.travel.shown(&self.data);
+        self.root.remember_before_data(data);
+        for s in &mut self.stack {
+            s.remember_before_data(data);
+        }
+    }
+
     pub(super) fn refresh_all(&mut self) {
         let data = self.travel.shown(&self.data);
         self.root.refresh(data, self.queue.as_deref());

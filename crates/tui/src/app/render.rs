@@ -140,7 +140,10 @@ impl App {
             frame,
             foot,
             &self.input,
-            self.flash.as_ref(),
+            // Over a dialog, its hints, unless Ctrl-C asked whether to drop the change.
+            self.flash
+                .as_ref()
+                .filter(|_| self.dialog.is_none() || self.quit_asked),
             &self.keymap,
             if self.dialog.is_some() {
                 Mode::Dialog

@@ -84,6 +84,56 @@ fn wrap(text: &str, width: usize, lines: usize) -> Vec<String> {
     out
 }
 
+/// One item's text as the panel shows it: its queue when not the current one, what it is, and
+/// how long it has waited.
+fn item_line(
+    data: &Data,
+    current: Option<&str>,
+    at: (usize, usize),
+) -> Option<(AttentionKind, String)> {
+    let a = item(data, at)?;
+    let mut text = String::new();
+    if let Some(q) = data
+        .queues()
+        .get(at.0)
+        .filter(|q| Some(q.key().as_str()) != current)
+    {
+        text.push_str(&format!("{}: ", clean(&q.key())));
+    }
+    text.push_str(&clean(&a.text));
+    if let Some(w) = a.waiting_ms {
+        text.push_str(&format!(" · waiting {}", duration(Some(w))));
+    }
+    Some((a.kind, text))
+}
+
+/// Whether an item is longer than `width`: then each takes two lines.
+fn wraps(texts: &[Option<(AttentionKind, String)>], width: usize) -> bool {
+    texts
+        .iter()
+        .flatten()
+        .any(|(_, t)| t.chars().count() > width)
+}
+
+/// Lines the panel needs in `width` columns, borders included: one or two per item (as
+/// [`draw_panel`] lays them out), or one saying "nothing" when there is none.
+pub fn panel_height(
+    data: &Data,
+    current: Option<&str>,
+    rows: &[(usize, usize)],
+    width: u16,
+) -> u16 {
+    let current = data.queue(current).map(|(q, _)| q.key());
+    let texts: Vec<Option<(AttentionKind, String)>> = rows
+        .iter()
+        .map(|&at| item_line(data, current.as_deref(), at))
+        .collect();
+    let width = (width as usize).saturating_sub(2 + LEAD);
+    let per_item = if wraps(&texts, width) { 2 } else { 1 };
+    let lines = (rows.len() * per_item).max(1);
+    u16::try_from(lines).unwrap_or(u16::MAX).saturating_add(2)
+}
+
 /// The panel: a bordered list, the selected line marked when `focused`. Items of a queue other
 /// than `current` name their queue. When a line does not fit, every item gets two.
 #[allow(clippy::too_many_arguments)]
@@ -126,26 +176,12 @@ pub fn draw_panel(
         );
         return;
     }
-    let text_of = |at: (usize, usize)| -> Option<(AttentionKind, String)> {
-        let a = item(data, at)?;
-        let mut text = String::new();
-        if let Some(q) = data.queues().get(at.0).filter(|q| Some(q.key()) != current) {
-            text.push_str(&format!("{}: ", clean(&q.key())));
-        }
-        text.push_str(&clean(&a.text));
-        if let Some(w) = a.waiting_ms {
-            text.push_str(&format!(" · waiting {}", duration(Some(w))));
-        }
-        Some((a.kind, text))
-    };
     let width = (inner.width as usize).saturating_sub(LEAD);
-    let texts: Vec<Option<(AttentionKind, String)>> = rows.iter().map(|&at| text_of(at)).collect();
-    let per_item = if texts
+    let texts: Vec<Option<(AttentionKind, String)>> = rows
         .iter()
-        .flatten()
-        .any(|(_, t)| t.chars().count() > width)
-        && inner.height >= 2
-    {
+        .map(|&at| item_line(data, current.as_deref(), at))
+        .collect();
+    let per_item = if wraps(&texts, width) && inner.height >= 2 {
         2
     } else {
         1

@@ -86,7 +86,7 @@ fn preemption_requeue_resume_and_completion() {
         preempted_attempt_count: 1,
         recent_preempted_attempts: vec![PreemptedAttempt {
             resource_id: "r1".into(),
-            started_at: 4_000,
+            started_at: Some(4_000),
             stopped_at: 8_000,
             status_reason: "x".into(),
         }],
@@ -123,7 +123,7 @@ fn retries_exhausted_is_a_preemption_then_a_failure_without_requeue() {
         preempted_attempt_count: 1,
         recent_preempted_attempts: vec![PreemptedAttempt {
             resource_id: "r1".into(),
-            started_at: 4_000,
+            started_at: Some(4_000),
             stopped_at: 8_000,
             status_reason: "x".into(),
         }],
