@@ -126,10 +126,17 @@ pub fn attention(
                 ),
             ))
         } else if f.looping {
+            let cause = q
+                .jobs
+                .iter()
+                .find(|t| t.job.id == f.job_id)
+                .and_then(|t| crate::over_own_limit(q, &t.job))
+                .map(|o| format!("; cause: {}", o.cause()))
+                .unwrap_or_default();
             Some((
                 AttentionKind::Loop,
                 format!(
-                    "{} ({}) preempted {}×{retries}; {lost}",
+                    "{} ({}) preempted {}×{retries}; {lost}{cause}",
                     f.name, f.share, f.count
                 ),
             ))

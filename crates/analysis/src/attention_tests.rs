@@ -261,3 +261,37 @@ fn badges_count_loops_misconfigurations_and_borrowing_by_partner() {
     let labels: Vec<String> = got["prod"].labels().into_iter().map(|(_, l)| l).collect();
     assert_eq!(labels, vec!["→ research 2"]);
 }
+
+#[test]
+fn a_loop_of_a_job_larger_than_its_own_limit_names_the_cause() {
+    let q = world();
+    let got = items(&q, &LoopRule::default());
+    let looper = got
+        .iter()
+        .find(|a| a.kind == AttentionKind::Loop)
+        .expect("the looper is flagged");
+    assert!(
+        looper.text.contains(
+            "cause: needs 6 × ml.p4d.24xlarge but share research's own limit is 4: it always runs partly on borrowed capacity"
+        ),
+        "{}",
+        looper.text
+    );
+    // Within its own limit, no such cause.
+    let mut q = world();
+    std::sync::Arc::make_mut(&mut q.jobs[0].job).instance_count = 4;
+    let got = items(&q, &LoopRule::default());
+    let looper = got.iter().find(|a| a.kind == AttentionKind::Loop).unwrap();
+    assert!(!looper.text.contains("cause:"), "{}", looper.text);
+    // A share that cannot borrow never runs a job over its limit: no cause either.
+    let job = &q.jobs[0].job;
+    assert_eq!(crate::over_own_limit(&q, job), None);
+    let mut big = (**job).clone();
+    big.instance_count = 6;
+    big.share = "prod".into();
+    assert_eq!(crate::over_own_limit(&q, &big), None);
+    big.share = "research".into();
+    let over = crate::over_own_limit(&q, &big).unwrap();
+    assert_eq!((over.needs, over.own), (6, 4));
+    assert!(over.remedies()[0].contains("4 or fewer ml.p4d.24xlarge"));
+}

@@ -22,8 +22,8 @@ pub use attention::{
 };
 pub use gpus::{GpuTable, gpus_per_instance};
 pub use preemption::{
-    LoopRule, PreemptionFacts, RecordedPreemptions, SharePreemptions, preemptions,
-    share_preemptions, with_history,
+    LoopRule, OverOwnLimit, PreemptionFacts, RecordedPreemptions, SharePreemptions, over_own_limit,
+    preemptions, share_preemptions, with_history,
 };
 pub use preview::{Candidate, Prediction, Preemptions, Preview};
 pub use queue::{QueuedJob, dispatch_order, running_jobs, share_queue};

@@ -508,3 +508,63 @@ mod tests {
         assert_eq!(l.starts_unknown, 1);
     }
 }
+
+/// A job larger than its share's own limit of its instance type in a share that borrows: it can
+/// only ever run partly on borrowed capacity, which lenders reclaim, so it is preempted again and
+/// again whatever its priority. The one statement of that cause, for the attention panel and
+/// "what would change it".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OverOwnLimit {
+    pub share: String,
+    pub instance_type: String,
+    pub needs: u32,
+    /// The share's own limit of the type (0 when the type is not among its limits).
+    pub own: u32,
+}
+
+impl OverOwnLimit {
+    /// The cause, in words.
+    pub fn cause(&self) -> String {
+        format!(
+            "needs {} × {} but share {}'s own limit is {}: it always runs partly on borrowed capacity, which lenders reclaim",
+            self.needs, self.instance_type, self.share, self.own
+        )
+    }
+
+    /// What ends the loop, in words.
+    pub fn remedies(&self) -> Vec<String> {
+        vec![
+            format!(
+                "run it within the share's own limit ({} or fewer {}), so nothing it holds is borrowed",
+                self.own, self.instance_type
+            ),
+            format!(
+                "raise share {}'s own limit of {} to {} or more (`quotatop shares plan`)",
+                self.share, self.instance_type, self.needs
+            ),
+            "resubmit it with a preemption retry limit (preemptionRetriesBeforeTermination), so a loop ends instead of burning capacity".to_string(),
+        ]
+    }
+}
+
+/// [`OverOwnLimit`] for `job` in `q`, when it applies.
+pub fn over_own_limit(
+    q: &quotatop_model::QueueSnapshot,
+    job: &quotatop_model::ServiceJob,
+) -> Option<OverOwnLimit> {
+    let share = q.shares.iter().find(|s| s.name == job.share)?;
+    if !share.sharing.strategy.borrows() {
+        return None;
+    }
+    let own = share
+        .capacity_limits
+        .iter()
+        .find(|l| l.instance_type == job.instance_type)
+        .map_or(0, |l| l.max_capacity);
+    (job.instance_count > own).then(|| OverOwnLimit {
+        share: share.name.clone(),
+        instance_type: job.instance_type.clone(),
+        needs: job.instance_count,
+        own,
+    })
+}

@@ -41,6 +41,13 @@ pub(super) fn what_would_change(
     verdict: &Verdict,
 ) -> Vec<String> {
     let mut changes = Vec::new();
+    if j.preemption_count() > 0
+        && let Some(over) = analysis::over_own_limit(q, j)
+    {
+        // The cause of its preemptions first: no priority ends them.
+        changes.push(format!("the cause of its preemptions: it {}", over.cause()));
+        changes.extend(over.remedies());
+    }
     let ty = j.instance_type.as_str();
     let preempting: Vec<u32> = state
         .holders

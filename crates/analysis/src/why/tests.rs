@@ -2,7 +2,7 @@ use super::change::priority_to_lead;
 use super::*;
 use crate::fixture::{job, queue};
 use quotatop_model::MAX_PRIORITY;
-use quotatop_model::{SharingConfig, TrackedJob};
+use quotatop_model::{PreemptionSummary, SharingConfig, TrackedJob};
 
 const P4: &str = "ml.p4d.24xlarge";
 
@@ -386,5 +386,39 @@ fn a_preemption_started_by_the_same_pass_is_what_it_waits_for() {
             .contains("preemption of c2 started by the same pass for jobs placed first"),
         "{}",
         b.headline
+    );
+}
+
+/// A job needing 6 in a share limited to 4 waits again after being reclaimed: the answer names
+/// the cause of its preemptions and the remedies before anything about priority.
+#[test]
+fn a_reclaimed_job_over_its_own_limit_is_told_the_cause_and_the_remedies() {
+    let mut q = queue(&[
+        ("research", P4, 4, SharingConfig::lend_and_borrow(-1)),
+        ("prod", P4, 4, SharingConfig::lend()),
+    ]);
+    let mut looper = job("looper", "research", P4, 6, JobStatus::Runnable, 0, 10);
+    std::sync::Arc::make_mut(&mut looper.job).preemption = Some(PreemptionSummary {
+        preempted_attempt_count: 13,
+        recent_preempted_attempts: Vec::new(),
+    });
+    q.jobs = vec![looper, running("owner", "prod", 4, 0, 0)];
+    let w = why(&q, "id-looper").unwrap();
+    let t = text(&w);
+    assert!(
+        w.changes.first().is_some_and(|c| c.starts_with(
+            "the cause of its preemptions: it needs 6 × ml.p4d.24xlarge but share research's own limit is 4"
+        )),
+        "{t}"
+    );
+    assert!(t.contains("4 or fewer ml.p4d.24xlarge"), "{t}");
+    assert!(t.contains("preemptionRetriesBeforeTermination"), "{t}");
+    // Never preempted: no cause to name.
+    std::sync::Arc::make_mut(&mut q.jobs[0].job).preemption = None;
+    let w = why(&q, "id-looper").unwrap();
+    assert!(
+        !text(&w).contains("the cause of its preemptions"),
+        "{}",
+        text(&w)
     );
 }
