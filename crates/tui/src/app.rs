@@ -24,6 +24,7 @@ use super::keymap::KeyMap;
 use super::messages::Messages;
 use super::overview::Overview;
 use super::priority::PriorityDialog;
+use super::registry::Screens;
 use super::scorecard::{RECOMPUTE_EVERY, ScorecardState};
 use super::screen::{Ctx, Kind, Load, Screen};
 use super::status_bar::{History, StatusInfo};
@@ -72,6 +73,8 @@ pub struct AppOptions {
 }
 
 pub struct App {
+    /// The screens this console knows (keys, commands, help and navigation read it).
+    screens: Screens,
     data: Data,
     /// The overview is always at the bottom of the navigation stack.
     root: Overview,
@@ -107,7 +110,16 @@ pub struct App {
 }
 
 impl App {
+    /// A console with the built-in screens.
     pub fn new(opts: AppOptions) -> Self {
+        Self::with_screens(opts, Screens::builtin())
+    }
+
+    /// A console with `screens` (the built-in ones and any added, see
+    /// [`super::registry::Screens::with`]); keys of screens the key map lacks are added to it.
+    pub fn with_screens(mut opts: AppOptions, screens: Screens) -> Self {
+        let clashes = opts.keymap.add_screens(screens.entries());
+        opts.warnings.extend(clashes);
         let theme = if opts.no_color {
             opts.theme.without_colour()
         } else {
@@ -124,6 +136,7 @@ impl App {
         let mut status = opts.status;
         status.messages = messages.startup.len();
         let mut app = Self {
+            screens,
             data: Data::new(opts.loop_rule),
             root: Overview::new(),
             stack: Vec::new(),

@@ -7,7 +7,8 @@
 //!   that do it (built outside the console, in `quotatop::services`); [`runner`]: runs it, a newer
 //!   request cancelling an older one of its kind; [`travel`]: time travel.
 //! - One screen per file: [`overview`], [`share`], [`jobs`], [`preemptions`], [`job_detail`], [`scorecard`],
-//!   plus [`help`], [`status_bar`], [`footer`].
+//!   plus [`help`], [`status_bar`], [`footer`]; [`registry`]: the one table of screens (kind,
+//!   key, `:` command, help line, how each opens) that keys, commands, help and navigation read.
 //! - [`keymap`]: the one key-binding table (help and footer hints come from it).
 //! - [`theme`]: semantic colour roles from `themes/*.toml`.
 
@@ -29,6 +30,7 @@ pub mod messages;
 pub mod overview;
 pub mod preemptions;
 pub mod priority;
+pub mod registry;
 pub mod runner;
 pub mod scorecard;
 pub mod screen;

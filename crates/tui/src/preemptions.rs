@@ -209,6 +209,10 @@ impl Screen for Preemptions {
         self.follow_selection(data, !still);
     }
 
+    fn has_panes(&self) -> bool {
+        true
+    }
+
     fn on_action(&mut self, action: Action, _ctx: &Ctx) -> Vec<Effect> {
         if action == Action::NextPane {
             self.on_attempts = !self.on_attempts;

@@ -16,15 +16,37 @@ use super::list::ListState;
 use super::theme::{Role, Theme};
 use quotatop_model::Millis;
 
-/// Which screen a view is (for titles, tests and `:` commands).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Overview,
-    Share,
-    Jobs,
-    Preemptions,
-    JobDetail,
-    Scorecard,
+/// Which screen a view is (for the registry, key dispatch, `:` commands and tests): its name.
+/// A screen file declares its own (`Kind::new("Jobs")`); [`super::registry`] lists them, and
+/// refuses two with one name.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Kind(&'static str);
+
+impl Kind {
+    pub const fn new(name: &'static str) -> Self {
+        Self(name)
+    }
+
+    pub const fn name(self) -> &'static str {
+        self.0
+    }
+}
+
+/// The built-in screens' kinds, named as the screens are.
+#[allow(non_upper_case_globals)]
+impl Kind {
+    pub const Overview: Kind = Kind::new("Overview");
+    pub const Share: Kind = Kind::new("Share");
+    pub const Jobs: Kind = Kind::new("Jobs");
+    pub const Preemptions: Kind = Kind::new("Preemptions");
+    pub const JobDetail: Kind = Kind::new("JobDetail");
+    pub const Scorecard: Kind = Kind::new("Scorecard");
+}
+
+impl std::fmt::Debug for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
 }
 
 /// What drawing needs besides the screen's own state.
@@ -87,6 +109,10 @@ pub enum Open {
 
 pub trait Screen {
     fn kind(&self) -> Kind;
+    /// Whether Tab switches between panes of it (its footer hint shows only then).
+    fn has_panes(&self) -> bool {
+        false
+    }
     /// Note which item is selected, by identity, before the data, filter or sort change, so
     /// [`Screen::refresh`] can keep it selected (row indices change with the data).
     fn remember(&mut self, _data: &Data) {}

@@ -479,6 +479,10 @@ impl Screen for ShareScreen {
         })
     }
 
+    fn has_panes(&self) -> bool {
+        true
+    }
+
     fn on_action(&mut self, action: Action, _ctx: &Ctx) -> Vec<Effect> {
         if action == Action::NextPane {
             self.focus = match self.focus {

@@ -1,4 +1,5 @@
-//! The default key-binding table, in the order help and hints show them.
+//! The default key-binding table, in the order help and hints show them; the keys that open
+//! screens sit between its two halves, from the screen registry.
 
 use super::{Action, Binding, Mode};
 
@@ -20,8 +21,8 @@ const fn b(
     }
 }
 
-/// The defaults, in the order help and hints show them.
-pub const DEFAULT_BINDINGS: &[Binding] = &[
+/// The defaults listed before the screens' keys, in the order help and hints show them.
+pub const BEFORE_SCREENS: &[Binding] = &[
     b(
         Action::CommandMode,
         "command",
@@ -70,38 +71,10 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         "reverse the sort order",
         None,
     ),
-    b(
-        Action::Overview,
-        "overview",
-        Mode::Normal,
-        &["1"],
-        "overview: queues and shares",
-        Some("screens"),
-    ),
-    b(
-        Action::Jobs,
-        "jobs",
-        Mode::Normal,
-        &["2"],
-        "every job of the queue",
-        Some("screens"),
-    ),
-    b(
-        Action::Preemptions,
-        "preemptions",
-        Mode::Normal,
-        &["3"],
-        "preempted jobs and loops",
-        Some("screens"),
-    ),
-    b(
-        Action::Scorecard,
-        "scorecard",
-        Mode::Normal,
-        &["4"],
-        "scorecard: the five metrics per share, from history",
-        Some("screens"),
-    ),
+];
+
+/// The defaults listed after the screens' keys (which come from [`crate::registry`]).
+pub const AFTER_SCREENS: &[Binding] = &[
     b(
         Action::Priority,
         "priority",

@@ -1,0 +1,302 @@
+//! The screen registry: one entry per screen — its [`Kind`], how it opens, the key that opens
+//! it, its `:` command and help line. Key dispatch, the key map, `:` commands, the `?` help,
+//! the footer hints and navigation all read this table; none keeps a list of screens of its
+//! own.
+//!
+//! A new screen is its own file (a type implementing [`Screen`], with the work it loads next
+//! to it, see [`super::effects::ScreenWork`]) plus one entry in [`BUILTIN`]. Tests add screens
+//! of their own with [`Screens::with`] and [`super::App::with_screens`].
+
+use super::jobs::Jobs;
+use super::keymap::{Action, Binding, Mode};
+use super::preemptions::Preemptions;
+use super::scorecard::ScorecardScreen;
+use super::screen::{Kind, Screen};
+
+/// How a screen is opened.
+#[derive(Clone, Copy)]
+pub enum Opens {
+    /// The screen at the bottom of the navigation stack, always there; opening it closes the
+    /// others.
+    Root,
+    /// By its key or `:` command: a fresh one over the root (the others close). It stays the
+    /// screen shown when the queue switches.
+    Fresh(fn() -> Box<dyn Screen + Send>),
+    /// Only from another screen (Enter), or by a command naming what it shows (`:share NAME`).
+    FromAnother,
+}
+
+/// The key that opens a screen.
+#[derive(Debug, Clone, Copy)]
+pub struct ScreenKey {
+    /// The action's name in the config file's `[keys]` section.
+    pub name: &'static str,
+    /// Default keys.
+    pub keys: &'static [&'static str],
+    /// The `?` help line.
+    pub description: &'static str,
+    /// Footer label (neighbours with the same label share one: `<1-4>screens`).
+    pub hint: Option<&'static str>,
+}
+
+/// The `:` command that opens a screen.
+#[derive(Debug, Clone, Copy)]
+pub struct ScreenCommand {
+    /// Names accepted; help lists all but the one-letter ones.
+    pub names: &'static [&'static str],
+    /// The help line.
+    pub help: &'static str,
+}
+
+/// One screen.
+#[derive(Clone, Copy)]
+pub struct ScreenEntry {
+    pub kind: Kind,
+    pub opens: Opens,
+    pub key: Option<ScreenKey>,
+    pub command: Option<ScreenCommand>,
+}
+
+/// A fresh screen of type `S`, for [`Opens::Fresh`].
+pub fn fresh<S: Screen + Send + Default + 'static>() -> Box<dyn Screen + Send> {
+    Box::new(S::default())
+}
+
+/// The built-in screens, in the order their keys and commands are listed.
+pub const BUILTIN: &[ScreenEntry] = &[
+    ScreenEntry {
+        kind: Kind::Overview,
+        opens: Opens::Root,
+        key: Some(ScreenKey {
+            name: "overview",
+            keys: &["1"],
+            description: "overview: queues and shares",
+            hint: Some("screens"),
+        }),
+        command: Some(ScreenCommand {
+            names: &["shares", "overview", "o", "1"],
+            help: "queues and shares",
+        }),
+    },
+    ScreenEntry {
+        kind: Kind::Jobs,
+        opens: Opens::Fresh(fresh::<Jobs>),
+        key: Some(ScreenKey {
+            name: "jobs",
+            keys: &["2"],
+            description: "every job of the queue",
+            hint: Some("screens"),
+        }),
+        command: Some(ScreenCommand {
+            names: &["jobs", "j", "2"],
+            help: "every job of the queue",
+        }),
+    },
+    ScreenEntry {
+        kind: Kind::Preemptions,
+        opens: Opens::Fresh(fresh::<Preemptions>),
+        key: Some(ScreenKey {
+            name: "preemptions",
+            keys: &["3"],
+            description: "preempted jobs and loops",
+            hint: Some("screens"),
+        }),
+        command: Some(ScreenCommand {
+            names: &["preemptions", "pre", "p", "3"],
+            help: "preempted jobs",
+        }),
+    },
+    ScreenEntry {
+        kind: Kind::Scorecard,
+        opens: Opens::Fresh(fresh::<ScorecardScreen>),
+        key: Some(ScreenKey {
+            name: "scorecard",
+            keys: &["4"],
+            description: "scorecard: the five metrics per share, from history",
+            hint: Some("screens"),
+        }),
+        command: Some(ScreenCommand {
+            names: &["scorecard", "score", "4"],
+            help: "the five metrics per share, from history",
+        }),
+    },
+    ScreenEntry {
+        kind: Kind::Share,
+        opens: Opens::FromAnother,
+        key: None,
+        command: None,
+    },
+    ScreenEntry {
+        kind: Kind::JobDetail,
+        opens: Opens::FromAnother,
+        key: None,
+        command: None,
+    },
+];
+
+/// Why an entry cannot join the registry: it would make a key name, a command or a kind
+/// ambiguous.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    #[error("screen {0:?} is already registered")]
+    Kind(Kind),
+    #[error("screen {kind:?}: the key name `{name}` is already another screen's")]
+    KeyName { kind: Kind, name: &'static str },
+    #[error("screen {kind:?}: the command `:{name}` is already another screen's")]
+    Command { kind: Kind, name: &'static str },
+}
+
+/// The screens a console knows: [`BUILTIN`], and any added ([`Screens::with`]).
+#[derive(Clone)]
+pub struct Screens {
+    entries: Vec<ScreenEntry>,
+}
+
+impl Default for Screens {
+    fn default() -> Self {
+        Self::builtin()
+    }
+}
+
+impl Screens {
+    pub fn builtin() -> Self {
+        Self {
+            entries: BUILTIN.to_vec(),
+        }
+    }
+
+    /// These screens and `entry` (listed last), unless it clashes with one of them.
+    pub fn with(mut self, entry: ScreenEntry) -> Result<Self, RegistryError> {
+        check(&self.entries, &entry)?;
+        self.entries.push(entry);
+        Ok(self)
+    }
+
+    pub fn entries(&self) -> &[ScreenEntry] {
+        &self.entries
+    }
+
+    pub fn get(&self, kind: Kind) -> Option<&ScreenEntry> {
+        get(&self.entries, kind)
+    }
+}
+
+/// Whether `entry` can join `entries`.
+pub fn check(entries: &[ScreenEntry], entry: &ScreenEntry) -> Result<(), RegistryError> {
+    let kind = entry.kind;
+    if entries.iter().any(|e| e.kind == kind) {
+        return Err(RegistryError::Kind(kind));
+    }
+    if let Some(k) = entry.key
+        && entries
+            .iter()
+            .any(|e| e.key.is_some_and(|o| o.name == k.name))
+    {
+        return Err(RegistryError::KeyName { kind, name: k.name });
+    }
+    for name in entry.command.iter().flat_map(|c| c.names) {
+        if by_command(entries, name).is_some() {
+            return Err(RegistryError::Command { kind, name });
+        }
+    }
+    Ok(())
+}
+
+pub fn get(entries: &[ScreenEntry], kind: Kind) -> Option<&ScreenEntry> {
+    entries.iter().find(|e| e.kind == kind)
+}
+
+/// The screen a `:` command names.
+pub fn by_command(entries: &[ScreenEntry], name: &str) -> Option<Kind> {
+    entries
+        .iter()
+        .find(|e| e.command.is_some_and(|c| c.names.contains(&name)))
+        .map(|e| e.kind)
+}
+
+/// The key bindings that open screens, in registry order.
+pub fn bindings(entries: &[ScreenEntry]) -> impl Iterator<Item = Binding> + '_ {
+    entries.iter().filter_map(|e| {
+        e.key.map(|k| Binding {
+            action: Action::Open(e.kind),
+            name: k.name,
+            mode: Mode::Normal,
+            keys: k.keys,
+            description: k.description,
+            hint: k.hint,
+        })
+    })
+}
+
+/// The help lines of the screens' `:` commands: `jobs | 2` and what it opens.
+pub fn command_help(entries: &[ScreenEntry]) -> impl Iterator<Item = (String, &'static str)> + '_ {
+    entries.iter().filter_map(|e| {
+        let c = e.command?;
+        let listed: Vec<&str> = c
+            .names
+            .iter()
+            .copied()
+            .filter(|n| n.chars().count() > 1 || n.chars().all(|ch| ch.is_ascii_digit()))
+            .collect();
+        Some((listed.join(" | "), c.help))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_entry_could_join_the_others() {
+        for (i, e) in BUILTIN.iter().enumerate() {
+            let others: Vec<ScreenEntry> = BUILTIN
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, e)| *e)
+                .collect();
+            assert_eq!(check(&others, e), Ok(()), "{:?}", e.kind);
+        }
+    }
+
+    #[test]
+    fn a_clashing_entry_is_refused_and_says_with_what() {
+        let mut e = BUILTIN[1];
+        assert_eq!(
+            Screens::builtin().with(e).err(),
+            Some(RegistryError::Kind(Kind::Jobs))
+        );
+        e.kind = Kind::new("Other");
+        assert_eq!(
+            Screens::builtin().with(e).err(),
+            Some(RegistryError::KeyName {
+                kind: Kind::new("Other"),
+                name: "jobs"
+            })
+        );
+        e.key = None;
+        assert_eq!(
+            Screens::builtin().with(e).err(),
+            Some(RegistryError::Command {
+                kind: Kind::new("Other"),
+                name: "jobs"
+            })
+        );
+        e.command = None;
+        assert!(Screens::builtin().with(e).is_ok());
+    }
+
+    #[test]
+    fn help_lists_command_names_without_single_letters() {
+        let help: Vec<String> = command_help(BUILTIN).map(|(n, _)| n).collect();
+        assert_eq!(
+            help,
+            [
+                "shares | overview | 1",
+                "jobs | 2",
+                "preemptions | pre | 3",
+                "scorecard | score | 4"
+            ]
+        );
+    }
+}
