@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use crossterm::event::KeyEvent;
 
 use super::data::Data;
-use super::effects::{Effect, EffectResult, HistoryError};
+use super::effects::{Effect, EffectResult, HistoryError, ScreenServices};
 use super::footer::Flash;
 use super::input::Input;
 use super::keymap::KeyMap;
@@ -166,6 +166,11 @@ impl App {
         app
     }
 
+    /// What the screens' own work reads (the registry's services).
+    pub fn screen_services(&self) -> &ScreenServices {
+        self.screens.services()
+    }
+
     pub fn should_quit(&self) -> bool {
         self.quit
     }
@@ -274,10 +279,20 @@ impl App {
             history: self.status.history == History::Recording,
             past: self.travel.past().is_some(),
         };
-        // Every open screen is offered it: the one that asked may be under another now.
-        let mut more = self.root.on_result(&result, &ctx);
+        // Every open screen is offered it (the one that asked may be under another now); a
+        // screen's own work goes to the screens of its kind only.
+        let to = |s: &dyn Screen| match &result {
+            EffectResult::Screen { screen, .. } => s.kind() == *screen,
+            _ => true,
+        };
+        let mut more = Vec::new();
+        if to(&self.root) {
+            more.extend(self.root.on_result(&result, &ctx));
+        }
         for s in &mut self.stack {
-            more.extend(s.on_result(&result, &ctx));
+            if to(s.as_ref()) {
+                more.extend(s.on_result(&result, &ctx));
+            }
         }
         self.effects.extend(more);
         match result {
@@ -316,8 +331,8 @@ impl App {
             },
             // The Scorecard screen took it.
             EffectResult::Scorecard(..) => {}
-            // The Share screen took it.
-            EffectResult::ShareChange(..) => {}
+            // The screen that asked took it.
+            EffectResult::Screen { .. } => {}
         }
     }
 

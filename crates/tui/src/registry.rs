@@ -4,9 +4,11 @@
 //! own.
 //!
 //! A new screen is its own file (a type implementing [`Screen`], with the work it loads next
-//! to it, see [`super::effects::ScreenWork`]) plus one entry in [`BUILTIN`]. Tests add screens
+//! to it, see [`super::effects::ScreenWork`]) plus one entry in [`BUILTIN`] (and, when its
+//! work reads a service of its own, that service given to [`Screens::serving`]). Tests add screens
 //! of their own with [`Screens::with`] and [`super::App::with_screens`].
 
+use super::effects::ScreenServices;
 use super::jobs::Jobs;
 use super::keymap::{Action, Binding, Mode};
 use super::preemptions::Preemptions;
@@ -146,10 +148,12 @@ pub enum RegistryError {
     Command { kind: Kind, name: &'static str },
 }
 
-/// The screens a console knows: [`BUILTIN`], and any added ([`Screens::with`]).
+/// The screens a console knows: [`BUILTIN`], and any added ([`Screens::with`]), with the
+/// services their own work reads ([`Screens::serving`]).
 #[derive(Clone)]
 pub struct Screens {
     entries: Vec<ScreenEntry>,
+    services: ScreenServices,
 }
 
 impl Default for Screens {
@@ -162,7 +166,19 @@ impl Screens {
     pub fn builtin() -> Self {
         Self {
             entries: BUILTIN.to_vec(),
+            services: ScreenServices::default(),
         }
+    }
+
+    /// These screens, their work able to read `service` (one per type, usually an
+    /// `Arc<dyn TheScreensTrait>` built outside the console).
+    pub fn serving<S: std::any::Any + Send + Sync>(mut self, service: S) -> Self {
+        self.services = self.services.with(service);
+        self
+    }
+
+    pub fn services(&self) -> &ScreenServices {
+        &self.services
     }
 
     /// These screens and `entry` (listed last), unless it clashes with one of them.

@@ -7,7 +7,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph};
 
 use super::data::Data;
-use super::effects::{Effect, EffectResult, LastShareChange};
+use std::sync::Arc;
+
+use super::effects::{Effect, EffectResult, LastShareChange, ScreenWork, ShareChangeReader};
 use super::gauge;
 use super::jobs::status_style;
 use super::keymap::Action;
@@ -53,6 +55,31 @@ impl ShareScreen {
             last_change: None,
         }
     }
+}
+
+/// The share's last audited configuration change, read from the audit log (`Ok(None)`: the log
+/// has none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LastChangeAnswer {
+    queue: String,
+    share: String,
+    result: Result<Option<LastShareChange>, String>,
+}
+
+/// The Share screen's own work: reading the audit log for the share's last change.
+fn last_change_work(queue: &str, share: &str) -> Effect {
+    let (queue, share) = (queue.to_string(), share.to_string());
+    Effect::Screen(ScreenWork::new(
+        Kind::Share,
+        move |reader: Option<&Arc<dyn ShareChangeReader>>| LastChangeAnswer {
+            queue: queue.clone(),
+            share: share.clone(),
+            result: match reader {
+                Some(r) => r.last_change(&queue, &share),
+                None => Err("no audit log".to_string()),
+            },
+        },
+    ))
 }
 
 /// `share N×type, …`, each share's name elided to `name_w` characters.
@@ -107,14 +134,11 @@ impl Screen for ShareScreen {
         if why == Load::Moved {
             return Vec::new();
         }
-        vec![Effect::LoadShareChange {
-            queue: self.queue.clone(),
-            share: self.share.clone(),
-        }]
+        vec![last_change_work(&self.queue, &self.share)]
     }
 
     fn on_result(&mut self, result: &EffectResult, _ctx: &Ctx) -> Vec<Effect> {
-        if let EffectResult::ShareChange(r) = result
+        if let Some(r) = result.answer::<LastChangeAnswer>(Kind::Share)
             && r.queue == self.queue
             && r.share == self.share
         {
