@@ -61,7 +61,17 @@ pub async fn run(
     snapshots: mpsc::Receiver<Snapshot>,
     services: effects::Services,
 ) -> Result<(), TuiError> {
-    let mut app = App::new(opts);
+    run_screens(opts, registry::Screens::builtin(), snapshots, services).await
+}
+
+/// [`run`] with `screens` (the registry, with the services of screens' own work).
+pub async fn run_screens(
+    opts: AppOptions,
+    screens: registry::Screens,
+    snapshots: mpsc::Receiver<Snapshot>,
+    services: effects::Services,
+) -> Result<(), TuiError> {
+    let mut app = App::with_screens(opts, screens);
     let mut guard = terminal::TerminalGuard::enter()?;
     let events = crossterm::event::EventStream::new();
     let console = event_loop::run_with(
