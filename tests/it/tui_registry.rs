@@ -1,7 +1,9 @@
 //! The recipe for a new console screen, followed by a test: the screen in one place (`hello`,
-//! standing for its file, with the work it loads next to it) and one registry entry
-//! (`HELLO_ENTRY`). Nothing else in the console changes, yet its key and its `:` command open
-//! it, `?` and the footer list it, it draws, and its work's answer comes back to it.
+//! standing for its file: the screen, its registry entry and the work it loads) registered
+//! with one line (`Screens::with(hello::ENTRY)`, as the `screens!` list in the tui's `lib.rs`
+//! does for the built-in ones). Nothing else in the console changes, yet its key and its `:`
+//! command open it, `?` and the footer list it, it draws, and its work's answer comes back to
+//! it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,9 +11,7 @@ use std::time::Duration;
 use crate::tui_support::*;
 use quotatop_tui::effects::Services;
 use quotatop_tui::event_loop;
-use quotatop_tui::registry::{
-    Opens, RegistryError, ScreenCommand, ScreenEntry, ScreenKey, Screens, fresh,
-};
+use quotatop_tui::registry::{RegistryError, ScreenCommand, ScreenEntry, ScreenKey, Screens};
 use quotatop_tui::screen::Kind;
 use quotatop_tui::{App, AppOptions};
 use ratatui::Terminal;
@@ -24,12 +24,29 @@ mod hello {
     use quotatop_tui::data::Data;
     use quotatop_tui::effects::{Effect, EffectResult, ScreenWork};
     use quotatop_tui::list::ListState;
+    use quotatop_tui::registry::{Opens, ScreenCommand, ScreenEntry, ScreenKey, fresh};
     use quotatop_tui::screen::{Ctx, DrawCtx, Kind, Load, Screen};
     use ratatui::Frame;
     use ratatui::layout::Rect;
     use ratatui::widgets::{Block, Borders, Paragraph};
 
     pub const KIND: Kind = Kind::new("Hello");
+
+    /// Its registry entry.
+    pub const ENTRY: ScreenEntry = ScreenEntry {
+        kind: KIND,
+        opens: Opens::Fresh(fresh::<Hello>),
+        key: Some(ScreenKey {
+            name: "hello",
+            keys: &["5"],
+            description: "hello: the test screen",
+            hint: Some("screens"),
+        }),
+        command: Some(ScreenCommand {
+            names: &["hello", "hi", "5"],
+            help: "greets the queue",
+        }),
+    };
 
     /// What the screen's work reads (built outside the console, as the journal readers are).
     pub trait Greeter: Send + Sync {
@@ -86,22 +103,6 @@ mod hello {
     }
 }
 
-/// Its registry entry.
-const HELLO_ENTRY: ScreenEntry = ScreenEntry {
-    kind: hello::KIND,
-    opens: Opens::Fresh(fresh::<hello::Hello>),
-    key: Some(ScreenKey {
-        name: "hello",
-        keys: &["5"],
-        description: "hello: the test screen",
-        hint: Some("screens"),
-    }),
-    command: Some(ScreenCommand {
-        names: &["hello", "hi", "5"],
-        help: "greets the queue",
-    }),
-};
-
 struct Polite;
 
 impl hello::Greeter for Polite {
@@ -140,7 +141,7 @@ async fn run_screens(
 /// The console's screens with Hello, and the service its work reads.
 fn with_hello() -> Screens {
     Screens::builtin()
-        .with(HELLO_ENTRY)
+        .with(hello::ENTRY)
         .unwrap()
         .serving(Arc::new(Polite) as Arc<dyn hello::Greeter>)
 }
@@ -168,7 +169,7 @@ async fn its_command_opens_it_and_esc_leaves_it() {
     let (t, app) = run_screens(30, with_hello(), options(), services(), ":hi\n").await;
     assert_eq!(app.screen_kind(), hello::KIND);
     // Without its service the work still answers, and says so.
-    let unserved = Screens::builtin().with(HELLO_ENTRY).unwrap();
+    let unserved = Screens::builtin().with(hello::ENTRY).unwrap();
     let (t2, _) = run_screens(30, unserved, options(), services(), ":hello\n").await;
     assert!(screen_text(&t2).contains("greeting: nobody to greet you"));
     drop(t);
@@ -205,7 +206,7 @@ async fn without_its_entry_the_console_does_not_know_it() {
 
 #[test]
 fn an_entry_that_clashes_is_refused() {
-    let twice = with_hello().with(HELLO_ENTRY).err();
+    let twice = with_hello().with(hello::ENTRY).err();
     assert_eq!(twice, Some(RegistryError::Kind(hello::KIND)));
     let jobs = ScreenEntry {
         kind: Kind::new("Other"),
@@ -214,7 +215,7 @@ fn an_entry_that_clashes_is_refused() {
             names: &["jobs"],
             help: "",
         }),
-        ..HELLO_ENTRY
+        ..hello::ENTRY
     };
     let err = Screens::builtin().with(jobs).err().unwrap();
     assert_eq!(
@@ -228,9 +229,9 @@ async fn a_key_already_bound_is_left_to_its_action_and_said() {
     let quits = ScreenEntry {
         key: Some(ScreenKey {
             keys: &["q", "6"],
-            ..HELLO_ENTRY.key.unwrap()
+            ..hello::ENTRY.key.unwrap()
         }),
-        ..HELLO_ENTRY
+        ..hello::ENTRY
     };
     let screens = Screens::builtin().with(quits).unwrap();
     let (t, _) = run_screens(30, screens.clone(), options(), services(), "").await;

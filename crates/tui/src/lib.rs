@@ -7,8 +7,9 @@
 //!   that do it (built outside the console, in `quotatop::services`); [`runner`]: runs it, a newer
 //!   request cancelling an older one of its kind; [`travel`]: time travel.
 //! - One screen per file: [`overview`], [`share`], [`jobs`], [`preemptions`], [`job_detail`], [`scorecard`],
-//!   plus [`help`], [`status_bar`], [`footer`]; [`registry`]: the one table of screens (kind,
-//!   key, `:` command, help line, how each opens) that keys, commands, help and navigation read.
+//!   plus [`help`], [`status_bar`], [`footer`]. Each file holds its screen's registry entry
+//!   (kind, key, `:` command, help line, how it opens); the `screens!` list below is the
+//!   [`registry`] that keys, commands, help and navigation read.
 //! - [`keymap`]: the one key-binding table (help and footer hints come from it).
 //! - [`theme`]: semantic colour roles from `themes/*.toml`.
 
@@ -22,24 +23,28 @@ pub mod footer;
 pub mod gauge;
 pub mod help;
 pub mod input;
-pub mod job_detail;
-pub mod jobs;
 pub mod keymap;
 pub mod list;
 pub mod messages;
-pub mod overview;
-pub mod preemptions;
 pub mod priority;
 pub mod registry;
 pub mod runner;
-pub mod scorecard;
 pub mod screen;
-pub mod share;
 pub mod status_bar;
 pub mod terminal;
 pub mod text;
 pub mod theme;
 pub mod travel;
+
+// The screens: each is its file (the screen and its `ENTRY`) and its name here.
+registry::screens! {
+    overview,
+    jobs,
+    preemptions,
+    scorecard,
+    share,
+    job_detail,
+}
 
 use tokio::sync::mpsc;
 

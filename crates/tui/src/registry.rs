@@ -1,18 +1,16 @@
-//! The screen registry: one entry per screen — its [`Kind`], how it opens, the key that opens
-//! it, its `:` command and help line. Key dispatch, the key map, `:` commands, the `?` help,
-//! the footer hints and navigation all read this table; none keeps a list of screens of its
-//! own.
+//! The screen registry: one [`ScreenEntry`] per screen — its [`Kind`], how it opens, the key
+//! that opens it, its `:` command and help line — listed by [`screens!`] in `lib.rs`. Key
+//! dispatch, the key map, `:` commands, the `?` help, the footer hints and navigation all read
+//! it; none keeps a list of screens of its own.
 //!
-//! A new screen is its own file (a type implementing [`Screen`], with the work it loads next
-//! to it, see [`super::effects::ScreenWork`]) plus one entry in [`BUILTIN`] (and, when its
-//! work reads a service of its own, that service given to [`Screens::serving`]). Tests add screens
+//! A new screen is two files: its own (a type implementing [`Screen`], its `ENTRY`, and the
+//! work it loads, see [`super::effects::ScreenWork`]) and its name in the `screens!` list in
+//! `lib.rs` (plus, when its work reads a service of its own, that service given to
+//! [`Screens::serving`] where the console is started). Tests add screens
 //! of their own with [`Screens::with`] and [`super::App::with_screens`].
 
 use super::effects::ScreenServices;
-use super::jobs::Jobs;
 use super::keymap::{Action, Binding, Mode};
-use super::preemptions::Preemptions;
-use super::scorecard::ScorecardScreen;
 use super::screen::{Kind, Screen};
 
 /// How a screen is opened.
@@ -64,77 +62,21 @@ pub fn fresh<S: Screen + Send + Default + 'static>() -> Box<dyn Screen + Send> {
     Box::new(S::default())
 }
 
+/// Declares the console's screens, in the order their keys and commands are listed: each name
+/// is a module (its file in `crates/tui/src/`) holding the screen and its
+/// `pub const ENTRY: ScreenEntry`. Invoked once, in `lib.rs`; makes [`BUILTIN`].
+macro_rules! screens {
+    ($($module:ident),+ $(,)?) => {
+        $(pub mod $module;)+
+
+        /// The built-in screens' entries (see [`registry::screens`]).
+        const SCREENS: &[registry::ScreenEntry] = &[$($module::ENTRY),+];
+    };
+}
+pub(crate) use screens;
+
 /// The built-in screens, in the order their keys and commands are listed.
-pub const BUILTIN: &[ScreenEntry] = &[
-    ScreenEntry {
-        kind: Kind::Overview,
-        opens: Opens::Root,
-        key: Some(ScreenKey {
-            name: "overview",
-            keys: &["1"],
-            description: "overview: queues and shares",
-            hint: Some("screens"),
-        }),
-        command: Some(ScreenCommand {
-            names: &["shares", "overview", "o", "1"],
-            help: "queues and shares",
-        }),
-    },
-    ScreenEntry {
-        kind: Kind::Jobs,
-        opens: Opens::Fresh(fresh::<Jobs>),
-        key: Some(ScreenKey {
-            name: "jobs",
-            keys: &["2"],
-            description: "every job of the queue",
-            hint: Some("screens"),
-        }),
-        command: Some(ScreenCommand {
-            names: &["jobs", "j", "2"],
-            help: "every job of the queue",
-        }),
-    },
-    ScreenEntry {
-        kind: Kind::Preemptions,
-        opens: Opens::Fresh(fresh::<Preemptions>),
-        key: Some(ScreenKey {
-            name: "preemptions",
-            keys: &["3"],
-            description: "preempted jobs and loops",
-            hint: Some("screens"),
-        }),
-        command: Some(ScreenCommand {
-            names: &["preemptions", "pre", "p", "3"],
-            help: "preempted jobs",
-        }),
-    },
-    ScreenEntry {
-        kind: Kind::Scorecard,
-        opens: Opens::Fresh(fresh::<ScorecardScreen>),
-        key: Some(ScreenKey {
-            name: "scorecard",
-            keys: &["4"],
-            description: "scorecard: the five metrics per share, from history",
-            hint: Some("screens"),
-        }),
-        command: Some(ScreenCommand {
-            names: &["scorecard", "score", "4"],
-            help: "the five metrics per share, from history",
-        }),
-    },
-    ScreenEntry {
-        kind: Kind::Share,
-        opens: Opens::FromAnother,
-        key: None,
-        command: None,
-    },
-    ScreenEntry {
-        kind: Kind::JobDetail,
-        opens: Opens::FromAnother,
-        key: None,
-        command: None,
-    },
-];
+pub const BUILTIN: &[ScreenEntry] = crate::SCREENS;
 
 /// Why an entry cannot join the registry: it would make a key name, a command or a kind
 /// ambiguous.
@@ -277,7 +219,7 @@ mod tests {
 
     #[test]
     fn a_clashing_entry_is_refused_and_says_with_what() {
-        let mut e = BUILTIN[1];
+        let mut e = crate::jobs::ENTRY;
         assert_eq!(
             Screens::builtin().with(e).err(),
             Some(RegistryError::Kind(Kind::Jobs))

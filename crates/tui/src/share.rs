@@ -6,19 +6,28 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph};
 
-use super::data::Data;
 use std::sync::Arc;
 
+use super::data::Data;
 use super::effects::{Effect, EffectResult, LastShareChange, ScreenWork, ShareChangeReader};
 use super::gauge;
 use super::jobs::status_style;
 use super::keymap::Action;
 use super::list::ListState;
 use super::overview::{badge_spans, strategy_label};
+use super::registry::{Opens, ScreenEntry};
 use super::screen::{self, Ctx, DrawCtx, Kind, Load, Open, Screen};
 use super::text::{clean, duration, elide};
 use super::theme::Role;
 use quotatop_analysis::{self as analysis, ShareUsage};
+
+/// Its entry in the screen registry (the `screens!` list in `lib.rs`).
+pub const ENTRY: ScreenEntry = ScreenEntry {
+    kind: Kind::Share,
+    opens: Opens::FromAnother,
+    key: None,
+    command: None,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Pane {
