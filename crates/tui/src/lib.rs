@@ -36,14 +36,15 @@ pub mod text;
 pub mod theme;
 pub mod travel;
 
-// The screens: each is its file (the screen and its `ENTRY`) and its name here.
+// The screens, each as `its module: its kind`: each is its file (the screen and its `ENTRY`)
+// and its line here.
 registry::screens! {
-    overview,
-    jobs,
-    preemptions,
-    scorecard,
-    share,
-    job_detail,
+    overview: Overview,
+    jobs: Jobs,
+    preemptions: Preemptions,
+    scorecard: Scorecard,
+    share: Share,
+    job_detail: JobDetail,
 }
 
 use tokio::sync::mpsc;

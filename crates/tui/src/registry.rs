@@ -1,5 +1,5 @@
 //! The screen registry: one [`ScreenEntry`] per screen — its [`Kind`], how it opens, the key
-//! that opens it, its `:` command and help line — listed by [`screens!`] in `lib.rs`. Key
+//! that opens it, its `:` command and help line — listed by `screens!` in `lib.rs`. Key
 //! dispatch, the key map, `:` commands, the `?` help, the footer hints and navigation all read
 //! it; none keeps a list of screens of its own.
 //!
@@ -62,15 +62,22 @@ pub fn fresh<S: Screen + Send + Default + 'static>() -> Box<dyn Screen + Send> {
     Box::new(S::default())
 }
 
-/// Declares the console's screens, in the order their keys and commands are listed: each name
-/// is a module (its file in `crates/tui/src/`) holding the screen and its
-/// `pub const ENTRY: ScreenEntry`. Invoked once, in `lib.rs`; makes [`BUILTIN`].
+/// Declares the console's screens, in the order their keys and commands are listed: each
+/// `module: Name` is a module (its file in `crates/tui/src/`) holding the screen and its
+/// `pub const ENTRY: ScreenEntry`, and the screen's kind, `Kind::Name`. Invoked once, in
+/// `lib.rs`; makes [`BUILTIN`] and the built-in kinds.
 macro_rules! screens {
-    ($($module:ident),+ $(,)?) => {
+    ($($module:ident: $kind:ident),+ $(,)?) => {
         $(pub mod $module;)+
 
-        /// The built-in screens' entries (see [`registry::screens`]).
+        /// The built-in screens' entries (see `screens!`).
         const SCREENS: &[registry::ScreenEntry] = &[$($module::ENTRY),+];
+
+        /// The built-in screens' kinds, named as in `screens!`.
+        #[allow(non_upper_case_globals)]
+        impl screen::Kind {
+            $(pub const $kind: screen::Kind = screen::Kind::new(stringify!($kind));)+
+        }
     };
 }
 pub(crate) use screens;

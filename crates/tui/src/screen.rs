@@ -17,8 +17,9 @@ use super::theme::{Role, Theme};
 use quotatop_model::Millis;
 
 /// Which screen a view is (for the registry, key dispatch, `:` commands and tests): its name.
-/// A screen file declares its own (`Kind::new("Jobs")`); [`super::registry`] lists them, and
-/// refuses two with one name.
+/// The built-in ones (`Kind::Jobs`) come from the `screens!` list in `lib.rs`; a screen
+/// registered from outside names its own (`Kind::new("Hello")`). [`super::registry`] refuses
+/// two with one name.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Kind(&'static str);
 
@@ -30,17 +31,6 @@ impl Kind {
     pub const fn name(self) -> &'static str {
         self.0
     }
-}
-
-/// The built-in screens' kinds, named as the screens are.
-#[allow(non_upper_case_globals)]
-impl Kind {
-    pub const Overview: Kind = Kind::new("Overview");
-    pub const Share: Kind = Kind::new("Share");
-    pub const Jobs: Kind = Kind::new("Jobs");
-    pub const Preemptions: Kind = Kind::new("Preemptions");
-    pub const JobDetail: Kind = Kind::new("JobDetail");
-    pub const Scorecard: Kind = Kind::new("Scorecard");
 }
 
 impl std::fmt::Debug for Kind {
