@@ -245,3 +245,90 @@ async fn a_key_already_bound_is_left_to_its_action_and_said() {
     let (_, app) = run_screens(30, screens, options(), services(), "q").await;
     assert!(app.should_quit());
 }
+
+/// A screen that takes every screen answer of its type, whoever asked: the app, not the
+/// screen, must keep other screens' answers from it.
+mod greedy {
+    use quotatop_tui::data::Data;
+    use quotatop_tui::effects::{Effect, EffectResult};
+    use quotatop_tui::list::ListState;
+    use quotatop_tui::registry::{Opens, ScreenEntry, ScreenKey, fresh};
+    use quotatop_tui::screen::{Ctx, DrawCtx, Kind, Screen};
+    use ratatui::Frame;
+    use ratatui::layout::Rect;
+    use ratatui::widgets::Paragraph;
+
+    pub const KIND: Kind = Kind::new("Greedy");
+
+    pub const ENTRY: ScreenEntry = ScreenEntry {
+        kind: KIND,
+        opens: Opens::Fresh(fresh::<Greedy>),
+        key: Some(ScreenKey {
+            name: "greedy",
+            keys: &["6"],
+            description: "takes any answer",
+            hint: None,
+        }),
+        command: None,
+    };
+
+    #[derive(Default)]
+    pub struct Greedy {
+        seen: Vec<String>,
+    }
+
+    impl Screen for Greedy {
+        fn kind(&self) -> Kind {
+            KIND
+        }
+
+        fn refresh(&mut self, _data: &Data, _queue: Option<&str>) {}
+
+        fn on_result(&mut self, result: &EffectResult, _ctx: &Ctx) -> Vec<Effect> {
+            if let EffectResult::Screen { answer, .. } = result
+                && let Some(s) = answer.get::<String>()
+            {
+                self.seen.push(s.clone());
+            }
+            Vec::new()
+        }
+
+        fn draw(&self, frame: &mut Frame, area: Rect, _ctx: &DrawCtx) {
+            let text = format!("seen: [{}]", self.seen.join(", "));
+            frame.render_widget(Paragraph::new(text), area);
+        }
+
+        fn list(&mut self) -> Option<&mut ListState> {
+            None
+        }
+
+        fn list_ref(&self) -> Option<&ListState> {
+            None
+        }
+    }
+}
+
+#[test]
+fn a_screens_answer_goes_to_the_screens_of_its_kind_only() {
+    use quotatop_tui::Msg;
+    use quotatop_tui::effects::{EffectResult, ScreenAnswer};
+    let screens = with_hello().with(greedy::ENTRY).unwrap();
+    let mut app = App::with_screens(options(), screens);
+    app.update(Msg::Snapshot(Box::new(snapshot())));
+    app.update(Msg::Key(crossterm::event::KeyEvent::from(
+        crossterm::event::KeyCode::Char('6'),
+    )));
+    assert_eq!(app.screen_kind(), greedy::KIND);
+    let answer = |screen: Kind, text: &str| {
+        Msg::Done(EffectResult::Screen {
+            screen,
+            answer: ScreenAnswer::new(text.to_string()),
+        })
+    };
+    app.update(answer(hello::KIND, "for hello"));
+    app.update(answer(greedy::KIND, "for greedy"));
+    let mut t = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    t.draw(|f| app.draw(f)).unwrap();
+    let text = screen_text(&t);
+    assert!(text.contains("seen: [for greedy]"), "{text}");
+}
