@@ -12,7 +12,7 @@ use crate::screen::Kind;
 mod bindings;
 mod chord;
 
-pub use bindings::{AFTER_SCREENS, BEFORE_SCREENS};
+pub use bindings::{AFTER_SCREENS, BEFORE_SCREENS, DEFAULT_BINDINGS};
 pub use chord::Chord;
 
 /// Where a binding applies.
@@ -79,7 +79,9 @@ pub struct KeyMap {
 
 impl Default for KeyMap {
     fn default() -> Self {
-        Self::for_screens(registry::BUILTIN)
+        Self {
+            entries: DEFAULT_BINDINGS.iter().copied().map(entry).collect(),
+        }
     }
 }
 
@@ -311,6 +313,17 @@ mod tests {
                 .any(|w| w.contains("already bound to `down`"))
         );
         assert_eq!(m.first_key(Action::Quit), "x");
+    }
+
+    #[test]
+    fn the_default_table_is_the_builtin_screens_key_map() {
+        let names = |m: &KeyMap| m.entries.iter().map(|(b, _)| b.name).collect::<Vec<_>>();
+        let built = KeyMap::for_screens(registry::BUILTIN);
+        assert_eq!(names(&KeyMap::default()), names(&built));
+        let at = |name: &str| DEFAULT_BINDINGS.iter().position(|b| b.name == name);
+        // The screens' keys sit together, after sorting and before the priority key.
+        assert!(at("sort_reverse") < at("overview") && at("scorecard") < at("priority"));
+        assert_eq!(at("jobs").zip(at("overview")).map(|(j, o)| j - o), Some(1));
     }
 
     #[test]

@@ -179,18 +179,24 @@ pub fn by_command(entries: &[ScreenEntry], name: &str) -> Option<Kind> {
         .map(|e| e.kind)
 }
 
-/// The key bindings that open screens, in registry order.
-pub fn bindings(entries: &[ScreenEntry]) -> impl Iterator<Item = Binding> + '_ {
-    entries.iter().filter_map(|e| {
-        e.key.map(|k| Binding {
-            action: Action::Open(e.kind),
+/// The key binding that opens the screen of `entry`, if it has a key.
+pub const fn binding(entry: &ScreenEntry) -> Option<Binding> {
+    match entry.key {
+        Some(k) => Some(Binding {
+            action: Action::Open(entry.kind),
             name: k.name,
             mode: Mode::Normal,
             keys: k.keys,
             description: k.description,
             hint: k.hint,
-        })
-    })
+        }),
+        None => None,
+    }
+}
+
+/// The key bindings that open screens, in registry order.
+pub fn bindings(entries: &[ScreenEntry]) -> impl Iterator<Item = Binding> + '_ {
+    entries.iter().filter_map(binding)
 }
 
 /// The help lines of the screens' `:` commands: `jobs | 2` and what it opens.

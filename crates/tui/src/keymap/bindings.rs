@@ -2,6 +2,49 @@
 //! screens sit between its two halves, from the screen registry.
 
 use super::{Action, Binding, Mode};
+use crate::registry::{self, BUILTIN};
+
+/// Every default, the built-in screens' keys included, in the order help, hints and the man
+/// page show them.
+pub const DEFAULT_BINDINGS: &[Binding] = &defaults::<DEFAULT_LEN>();
+
+const DEFAULT_LEN: usize = BEFORE_SCREENS.len() + screen_keys() + AFTER_SCREENS.len();
+
+/// How many built-in screens have a key.
+const fn screen_keys() -> usize {
+    let (mut n, mut i) = (0, 0);
+    while i < BUILTIN.len() {
+        if BUILTIN[i].key.is_some() {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// [`BEFORE_SCREENS`], the built-in screens' keys, [`AFTER_SCREENS`] (`N`: their count).
+const fn defaults<const N: usize>() -> [Binding; N] {
+    let mut out = [BEFORE_SCREENS[0]; N];
+    let (mut n, mut i) = (0, 0);
+    while i < BEFORE_SCREENS.len() {
+        out[n] = BEFORE_SCREENS[i];
+        (n, i) = (n + 1, i + 1);
+    }
+    i = 0;
+    while i < BUILTIN.len() {
+        if let Some(b) = registry::binding(&BUILTIN[i]) {
+            out[n] = b;
+            n += 1;
+        }
+        i += 1;
+    }
+    i = 0;
+    while i < AFTER_SCREENS.len() {
+        out[n] = AFTER_SCREENS[i];
+        (n, i) = (n + 1, i + 1);
+    }
+    out
+}
 
 const fn b(
     action: Action,
