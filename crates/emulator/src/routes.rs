@@ -32,156 +32,93 @@ pub(super) enum Route {
     Tags,
 }
 
-/// Every operation the emulator serves, by its lowercase name as in the URL path: the one
-/// table both the router and the fault spec ([`OPERATIONS`]) read.
-const ROUTES: [(&str, Route); 28] = [
-    (
-        "createschedulingpolicy",
-        Route::Post(ops_resources::create_policy),
-    ),
-    (
-        "updateschedulingpolicy",
-        Route::Post(ops_resources::update_policy),
-    ),
-    (
-        "deleteschedulingpolicy",
-        Route::Post(ops_resources::delete_policy),
-    ),
-    (
-        "describeschedulingpolicies",
-        Route::Post(ops_resources::describe_policies),
-    ),
-    (
-        "listschedulingpolicies",
-        Route::Post(ops_resources::list_policies),
-    ),
-    (
-        "createserviceenvironment",
-        Route::Post(ops_setup::create_environment),
-    ),
-    (
-        "updateserviceenvironment",
-        Route::Post(ops_setup::update_environment),
-    ),
-    (
-        "deleteserviceenvironment",
-        Route::Post(ops_setup::delete_environment),
-    ),
-    (
-        "describeserviceenvironments",
-        Route::Post(ops_resources::describe_environments),
-    ),
-    ("createjobqueue", Route::Post(ops_setup::create_queue)),
-    ("updatejobqueue", Route::Post(ops_setup::update_queue)),
-    ("deletejobqueue", Route::Post(ops_setup::delete_queue)),
-    (
-        "describejobqueues",
-        Route::Post(ops_resources::describe_queues),
-    ),
-    (
-        "createquotashare",
-        Route::Queue(
-            Key::JobQueue,
-            shape::<wire::CreateQuotaShareRequest>,
-            ops_shares::create,
-        ),
-    ),
-    (
-        "updatequotashare",
-        Route::Queue(
-            Key::ShareArn,
-            shape::<wire::UpdateQuotaShareRequest>,
-            ops_shares::update,
-        ),
-    ),
-    (
-        "describequotashare",
-        Route::Queue(
-            Key::ShareArn,
-            shape::<wire::QuotaShareArnRequest>,
-            ops_shares::describe,
-        ),
-    ),
-    (
-        "listquotashares",
-        Route::Queue(
-            Key::JobQueue,
-            shape::<wire::ListQuotaSharesRequest>,
-            ops_shares::list,
-        ),
-    ),
-    (
-        "deletequotashare",
-        Route::Queue(
-            Key::ShareArn,
-            shape::<wire::QuotaShareArnRequest>,
-            ops_shares::delete,
-        ),
-    ),
-    (
-        "submitservicejob",
-        Route::Queue(
-            Key::JobQueue,
-            shape::<wire::SubmitServiceJobRequest>,
-            ops_jobs::submit,
-        ),
-    ),
-    (
-        "listservicejobs",
-        Route::Queue(
-            Key::JobQueue,
-            shape::<wire::ListServiceJobsRequest>,
-            ops_list_jobs::list,
-        ),
-    ),
-    (
-        "describeservicejob",
-        Route::Queue(Key::JobId, shape::<wire::JobIdRequest>, ops_jobs::describe),
-    ),
-    (
-        "updateservicejob",
-        Route::Queue(
-            Key::JobId,
-            shape::<wire::UpdateServiceJobRequest>,
-            ops_jobs::update,
-        ),
-    ),
-    (
-        "terminateservicejob",
-        Route::Queue(
-            Key::JobId,
-            shape::<wire::TerminateServiceJobRequest>,
-            ops_jobs::terminate,
-        ),
-    ),
-    (
-        "terminateservicejobs",
-        Route::Post(ops_jobs::terminate_many),
-    ),
-    (
-        "getjobqueuesnapshot",
-        Route::Queue(
-            Key::JobQueue,
-            shape::<wire::GetJobQueueSnapshotRequest>,
-            ops_queue::snapshot,
-        ),
-    ),
-    ("tagresource", Route::Tags),
-    ("untagresource", Route::Tags),
-    ("listtagsforresource", Route::Tags),
-];
+/// Declares the table: each row is an operation's lowercase name (as in the URL path) and its
+/// [`Route`]; [`OPERATIONS`] is made from the same rows, so neither has a length kept by hand.
+macro_rules! routes {
+    ($($name:literal => $route:expr),+ $(,)?) => {
+        /// Every operation the emulator serves, by its lowercase name as in the URL path: the
+        /// one table both the router and the fault spec ([`OPERATIONS`]) read.
+        const ROUTES: &[(&str, Route)] = &[$(($name, $route)),+];
 
-/// The lowercase names of every operation the emulator serves (the names of [`ROUTES`]).
-pub const OPERATIONS: &[&str] = &route_names(&ROUTES);
+        /// The lowercase names of every operation the emulator serves (the names of
+        /// [`ROUTES`]).
+        pub const OPERATIONS: &[&str] = &[$($name),+];
+    };
+}
 
-const fn route_names<const N: usize>(routes: &[(&'static str, Route); N]) -> [&'static str; N] {
-    let mut names = [""; N];
-    let mut i = 0;
-    while i < N {
-        names[i] = routes[i].0;
-        i += 1;
-    }
-    names
+routes! {
+    "createschedulingpolicy" => Route::Post(ops_resources::create_policy),
+    "updateschedulingpolicy" => Route::Post(ops_resources::update_policy),
+    "deleteschedulingpolicy" => Route::Post(ops_resources::delete_policy),
+    "describeschedulingpolicies" => Route::Post(ops_resources::describe_policies),
+    "listschedulingpolicies" => Route::Post(ops_resources::list_policies),
+    "createserviceenvironment" => Route::Post(ops_setup::create_environment),
+    "updateserviceenvironment" => Route::Post(ops_setup::update_environment),
+    "deleteserviceenvironment" => Route::Post(ops_setup::delete_environment),
+    "describeserviceenvironments" => Route::Post(ops_resources::describe_environments),
+    "createjobqueue" => Route::Post(ops_setup::create_queue),
+    "updatejobqueue" => Route::Post(ops_setup::update_queue),
+    "deletejobqueue" => Route::Post(ops_setup::delete_queue),
+    "describejobqueues" => Route::Post(ops_resources::describe_queues),
+    "createquotashare" => Route::Queue(
+        Key::JobQueue,
+        shape::<wire::CreateQuotaShareRequest>,
+        ops_shares::create,
+    ),
+    "updatequotashare" => Route::Queue(
+        Key::ShareArn,
+        shape::<wire::UpdateQuotaShareRequest>,
+        ops_shares::update,
+    ),
+    "describequotashare" => Route::Queue(
+        Key::ShareArn,
+        shape::<wire::QuotaShareArnRequest>,
+        ops_shares::describe,
+    ),
+    "listquotashares" => Route::Queue(
+        Key::JobQueue,
+        shape::<wire::ListQuotaSharesRequest>,
+        ops_shares::list,
+    ),
+    "deletequotashare" => Route::Queue(
+        Key::ShareArn,
+        shape::<wire::QuotaShareArnRequest>,
+        ops_shares::delete,
+    ),
+    "submitservicejob" => Route::Queue(
+        Key::JobQueue,
+        shape::<wire::SubmitServiceJobRequest>,
+        ops_jobs::submit,
+    ),
+    "listservicejobs" => Route::Queue(
+        Key::JobQueue,
+        shape::<wire::ListServiceJobsRequest>,
+        ops_list_jobs::list,
+    ),
+    "describeservicejob" => Route::Queue(
+        Key::JobId,
+        shape::<wire::JobIdRequest>,
+        ops_jobs::describe,
+    ),
+    "updateservicejob" => Route::Queue(
+        Key::JobId,
+        shape::<wire::UpdateServiceJobRequest>,
+        ops_jobs::update,
+    ),
+    "terminateservicejob" => Route::Queue(
+        Key::JobId,
+        shape::<wire::TerminateServiceJobRequest>,
+        ops_jobs::terminate,
+    ),
+    "terminateservicejobs" => Route::Post(ops_jobs::terminate_many),
+    "getjobqueuesnapshot" => Route::Queue(
+        Key::JobQueue,
+        shape::<wire::GetJobQueueSnapshotRequest>,
+        ops_queue::snapshot,
+    ),
+    "tagresource" => Route::Tags,
+    "untagresource" => Route::Tags,
+    "listtagsforresource" => Route::Tags,
 }
 
 /// How `POST /v1/<op>` is served, if `op` is an operation.

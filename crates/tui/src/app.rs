@@ -17,13 +17,14 @@ use std::path::PathBuf;
 use crossterm::event::KeyEvent;
 
 use super::data::Data;
-use super::effects::{Effect, EffectResult, HistoryError};
+use super::effects::{Effect, EffectResult, HistoryError, ScreenServices};
 use super::footer::Flash;
 use super::input::Input;
 use super::keymap::KeyMap;
 use super::messages::Messages;
 use super::overview::Overview;
 use super::priority::PriorityDialog;
+use super::registry::Screens;
 use super::scorecard::{RECOMPUTE_EVERY, ScorecardState};
 use super::screen::{Ctx, Kind, Load, Screen};
 use super::status_bar::{History, StatusInfo};
@@ -72,6 +73,8 @@ pub struct AppOptions {
 }
 
 pub struct App {
+    /// The screens this console knows (keys, commands, help and navigation read it).
+    screens: Screens,
     data: Data,
     /// The overview is always at the bottom of the navigation stack.
     root: Overview,
@@ -110,7 +113,16 @@ pub struct App {
 }
 
 impl App {
+    /// A console with the built-in screens.
     pub fn new(opts: AppOptions) -> Self {
+        Self::with_screens(opts, Screens::builtin())
+    }
+
+    /// A console with `screens` (the built-in ones and any added, see
+    /// [`super::registry::Screens::with`]); keys of screens the key map lacks are added to it.
+    pub fn with_screens(mut opts: AppOptions, screens: Screens) -> Self {
+        let clashes = opts.keymap.add_screens(screens.entries());
+        opts.warnings.extend(clashes);
         let theme = if opts.no_color {
             opts.theme.without_colour()
         } else {
@@ -127,6 +139,7 @@ impl App {
         let mut status = opts.status;
         status.messages = messages.startup.len();
         let mut app = Self {
+            screens,
             data: Data::new(opts.loop_rule),
             root: Overview::new(),
             stack: Vec::new(),
@@ -155,6 +168,11 @@ impl App {
         };
         app.refresh_all();
         app
+    }
+
+    /// What the screens' own work reads (the registry's services).
+    pub fn screen_services(&self) -> &ScreenServices {
+        self.screens.services()
     }
 
     pub fn should_quit(&self) -> bool {
@@ -265,10 +283,20 @@ impl App {
             history: self.status.history == History::Recording,
             past: self.travel.past().is_some(),
         };
-        // Every open screen is offered it: the one that asked may be under another now.
-        let mut more = self.root.on_result(&result, &ctx);
+        // Every open screen is offered it (the one that asked may be under another now); a
+        // screen's own work goes to the screens of its kind only.
+        let to = |s: &dyn Screen| match &result {
+            EffectResult::Screen { screen, .. } => s.kind() == *screen,
+            _ => true,
+        };
+        let mut more = Vec::new();
+        if to(&self.root) {
+            more.extend(self.root.on_result(&result, &ctx));
+        }
         for s in &mut self.stack {
-            more.extend(s.on_result(&result, &ctx));
+            if to(s.as_ref()) {
+                more.extend(s.on_result(&result, &ctx));
+            }
         }
         self.effects.extend(more);
         match result {
@@ -307,8 +335,8 @@ impl App {
             },
             // The Scorecard screen took it.
             EffectResult::Scorecard(..) => {}
-            // The Share screen took it.
-            EffectResult::ShareChange(..) => {}
+            // The screen that asked took it.
+            EffectResult::Screen { .. } => {}
         }
     }
 

@@ -2,13 +2,14 @@
 
 use quotatop_model::{Millis, parse_duration};
 
+use crate::registry::{self, ScreenEntry};
+use crate::screen::Kind;
+
 /// A parsed `:` command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
-    Overview,
-    Jobs,
-    Preemptions,
-    Scorecard,
+    /// Open a screen (its names come from [`crate::registry`]).
+    Open(Kind),
     /// Switch the current queue.
     Queue(String),
     /// Open a share of the current queue.
@@ -24,6 +25,15 @@ pub enum Command {
     Messages,
     Help,
     Quit,
+}
+
+/// The built-in screens' commands.
+#[allow(non_upper_case_globals)]
+impl Command {
+    pub const Overview: Command = Command::Open(Kind::Overview);
+    pub const Jobs: Command = Command::Open(Kind::Jobs);
+    pub const Preemptions: Command = Command::Open(Kind::Preemptions);
+    pub const Scorecard: Command = Command::Open(Kind::Scorecard);
 }
 
 /// Where `:at` goes.
@@ -47,15 +57,8 @@ fn time_of_day(s: &str) -> Option<Millis> {
     Some(Millis::from(t.num_seconds_from_midnight()) * 1000)
 }
 
-/// Names accepted for each command, for the help screen.
+/// The commands that are not a screen's, for the help screen (listed after the screens').
 pub const COMMANDS: &[(&str, &str)] = &[
-    ("shares | overview | 1", "queues and shares"),
-    ("jobs | 2", "every job of the queue"),
-    ("preemptions | pre | 3", "preempted jobs"),
-    (
-        "scorecard | score | 4",
-        "the five metrics per share, from history",
-    ),
     ("queue NAME", "switch queue"),
     ("share NAME", "open a share"),
     ("job ID", "open a job (id, id suffix or name)"),
@@ -89,7 +92,13 @@ pub enum CommandError {
     Unknown(String),
 }
 
+/// A `:` line, with the built-in screens.
 pub fn parse(line: &str) -> Result<Command, CommandError> {
+    parse_with(line, registry::BUILTIN)
+}
+
+/// A `:` line, with `screens`' commands.
+pub fn parse_with(line: &str, screens: &[ScreenEntry]) -> Result<Command, CommandError> {
     let mut words = line.split_whitespace();
     let Some(head) = words.next() else {
         return Err(CommandError::Empty);
@@ -106,12 +115,12 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
             Ok(arg.clone())
         }
     };
+    if let Some(kind) = registry::by_command(screens, head) {
+        return Ok(Command::Open(kind));
+    }
     Ok(match head {
-        "shares" | "share" | "s" if arg.is_empty() => Command::Overview,
-        "overview" | "o" | "1" => Command::Overview,
-        "jobs" | "j" | "2" => Command::Jobs,
-        "preemptions" | "pre" | "p" | "3" => Command::Preemptions,
-        "scorecard" | "score" | "4" => Command::Scorecard,
+        // `:share` without a name: the shares (the overview).
+        "share" | "s" if arg.is_empty() => Command::Overview,
         "queue" | "queues" => Command::Queue(need("queue name")?),
         "share" | "s" => Command::Share(arg),
         "job" => Command::Job(need("job id")?),

@@ -4,12 +4,14 @@
 //! The services themselves (the journal, the audit log, the API) are built outside the console
 //! (`quotatop::services`) and injected through [`Services`].
 
-use std::collections::BTreeMap;
+use std::any::{Any, TypeId};
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use super::scorecard::ScorecardResult;
+use super::screen::Kind;
 use quotatop_analysis::RecordedPreemptions;
 use quotatop_analysis::preview::Preview;
 use quotatop_model::{Millis, Snapshot};
@@ -96,11 +98,8 @@ pub enum Effect {
     LoadPreemptions {
         queue: String,
     },
-    /// Find the last audited change of a quota share's configuration (the Share screen).
-    LoadShareChange {
-        queue: String,
-        share: String,
-    },
+    /// Work a screen defines in its own file (see [`ScreenWork`]).
+    Screen(ScreenWork),
 }
 
 /// The answer of an [`Effect`], as it comes back to the app (and from there to the screen that
@@ -113,7 +112,104 @@ pub enum EffectResult {
     Scorecard(Box<ScorecardResult>, Option<Millis>),
     Travel(Box<TravelResult>),
     Preemptions(Box<PreemptionHistory>),
-    ShareChange(Box<ShareChangeResult>),
+    /// The answer to a [`ScreenWork`], for the screens of kind `screen`.
+    Screen {
+        screen: Kind,
+        answer: ScreenAnswer,
+    },
+}
+
+impl EffectResult {
+    /// The answer of type `T` to work a screen of kind `screen` asked for, if this is one.
+    pub fn answer<T: Any>(&self, screen: Kind) -> Option<&T> {
+        match self {
+            Self::Screen { screen: s, answer } if *s == screen => answer.get(),
+            _ => None,
+        }
+    }
+}
+
+/// Blocking work a screen asks for, written in the screen's own file: it reads the service
+/// of its choice from [`ScreenServices`] (`None` when the console was built without it) and
+/// returns an answer of its own type, which comes back as [`EffectResult::Screen`] to the
+/// screens of kind `screen`. A newer request of one screen kind cancels the older one. The
+/// effect list, the runner and the app need no change for a new kind of work.
+#[derive(Clone)]
+pub struct ScreenWork {
+    pub screen: Kind,
+    run: Arc<dyn Fn(&ScreenServices) -> ScreenAnswer + Send + Sync>,
+}
+
+impl ScreenWork {
+    /// Work for screen `screen`: `work` gets the service of type `S`, if there is one.
+    pub fn new<S, T>(screen: Kind, work: impl Fn(Option<&S>) -> T + Send + Sync + 'static) -> Self
+    where
+        S: Any + Send + Sync,
+        T: Any + Send + Sync,
+    {
+        Self {
+            screen,
+            run: Arc::new(move |services| ScreenAnswer::new(work(services.get::<S>()))),
+        }
+    }
+
+    /// Does the work (in a blocking task of the runner).
+    pub fn run(&self, services: &ScreenServices) -> EffectResult {
+        EffectResult::Screen {
+            screen: self.screen,
+            answer: (self.run)(services),
+        }
+    }
+}
+
+impl std::fmt::Debug for ScreenWork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ScreenWork({:?})", self.screen)
+    }
+}
+
+/// What a [`ScreenWork`] returned; the screen takes it back by its type.
+#[derive(Clone)]
+pub struct ScreenAnswer(Arc<dyn Any + Send + Sync>);
+
+impl ScreenAnswer {
+    pub fn new<T: Any + Send + Sync>(value: T) -> Self {
+        Self(Arc::new(value))
+    }
+
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+}
+
+impl std::fmt::Debug for ScreenAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ScreenAnswer")
+    }
+}
+
+/// The same answer (one computation, offered to each screen).
+impl PartialEq for ScreenAnswer {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// The services screens' own work reads, one per type (a screen's service is usually an
+/// `Arc<dyn ItsTrait>`, built outside the console like the others).
+#[derive(Clone, Default)]
+pub struct ScreenServices(HashMap<TypeId, Arc<dyn Any + Send + Sync>>);
+
+impl ScreenServices {
+    /// These services and `service` (replacing one of its type).
+    pub fn with<S: Any + Send + Sync>(mut self, service: S) -> Self {
+        self.0.insert(TypeId::of::<S>(), Arc::new(service));
+        self
+    }
+
+    pub fn get<S: Any + Send + Sync>(&self) -> Option<&S> {
+        self.0.get(&TypeId::of::<S>())?.downcast_ref()
+    }
 }
 
 /// The last audited change of a share's configuration (`quotatop shares apply`), as the Share
@@ -132,14 +228,6 @@ pub struct LastShareChange {
     pub outcome: String,
     pub change_record: Option<String>,
     pub justification: String,
-}
-
-/// The answer of [`Effect::LoadShareChange`]: `Ok(None)` when the audit log has none.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShareChangeResult {
-    pub queue: String,
-    pub share: String,
-    pub result: Result<Option<LastShareChange>, String>,
 }
 
 /// Reads the audit log for a share's last configuration change; blocking (it reads a file).
@@ -219,6 +307,18 @@ pub struct Services {
     pub share_changes: Option<Arc<dyn ShareChangeReader>>,
 }
 
+impl Services {
+    /// What screens' own work can read: `screens` (the registry's, see
+    /// [`super::registry::Screens::serving`]) and the share-change reader (the Share screen's).
+    pub fn for_screens(&self, screens: &ScreenServices) -> ScreenServices {
+        let mut s = screens.clone();
+        if let Some(r) = &self.share_changes {
+            s = s.with(r.clone());
+        }
+        s
+    }
+}
+
 /// See [`Services::journal_state`].
 pub type JournalStateFn = Arc<dyn Fn() -> Option<String> + Send + Sync>;
 
@@ -240,3 +340,24 @@ where
 
 /// See [`Services::scorecard`].
 pub type ScorecardFn = Arc<dyn ScorecardService>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_screens_answer_reaches_its_kind_with_its_type_only() {
+        let greeter = Arc::new(String::from("hello"));
+        let services = ScreenServices::default().with(greeter);
+        let work = ScreenWork::new(Kind::Share, |g: Option<&Arc<String>>| {
+            g.map_or(0, |g| g.len())
+        });
+        let answer = work.run(&services);
+        assert_eq!(answer.answer::<usize>(Kind::Share), Some(&5));
+        assert_eq!(answer.answer::<usize>(Kind::Jobs), None);
+        assert_eq!(answer.answer::<String>(Kind::Share), None);
+        // Without the service the work is told so.
+        let answer = work.run(&ScreenServices::default());
+        assert_eq!(answer.answer::<usize>(Kind::Share), Some(&0));
+    }
+}

@@ -84,7 +84,7 @@ where
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut source_open = true;
     let mut events_open = true;
-    let mut runner = Runner::new(services);
+    let mut runner = Runner::serving(services, app.screen_services());
     loop {
         if app.is_dirty() {
             terminal.draw(|f| app.draw(f))?;

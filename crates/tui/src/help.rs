@@ -1,5 +1,5 @@
-//! `?` help, generated from the key-binding table (the same one the footer hints come from) and
-//! the command list.
+//! `?` help, generated from the key-binding table (the same one the footer hints come from), the
+//! screen registry's commands and the other commands.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -10,9 +10,10 @@ use super::command::COMMANDS;
 use super::gauge;
 use super::keymap::{KeyMap, Mode};
 use super::list::ListState;
+use super::registry::{self, ScreenEntry};
 use super::theme::{Role, Theme};
 
-pub fn lines(keymap: &KeyMap, theme: &Theme) -> Vec<Line<'static>> {
+pub fn lines(keymap: &KeyMap, screens: &[ScreenEntry], theme: &Theme) -> Vec<Line<'static>> {
     let key_style = theme.style(Role::Accent);
     let mut out = Vec::new();
     for (mode, heading) in [
@@ -34,10 +35,12 @@ pub fn lines(keymap: &KeyMap, theme: &Theme) -> Vec<Line<'static>> {
         "Commands (after :)",
         theme.style(Role::Header),
     )));
-    for (cmd, what) in COMMANDS {
+    let commands =
+        registry::command_help(screens).chain(COMMANDS.iter().map(|(c, w)| ((*c).to_string(), *w)));
+    for (cmd, what) in commands {
         out.push(Line::from(vec![
             Span::styled(format!("  {cmd:<22}"), key_style),
-            Span::raw(*what),
+            Span::raw(what),
         ]));
     }
     out.push(Line::from(""));
@@ -121,7 +124,13 @@ pub fn lines(keymap: &KeyMap, theme: &Theme) -> Vec<Line<'static>> {
 
 /// Draws the help over `area`, scrolled by `scroll` (a text pane: it stops with the last line
 /// at the bottom), with a scrollbar when it does not fit.
-pub fn draw(frame: &mut Frame, area: Rect, keymap: &KeyMap, scroll: &ListState, theme: &Theme) {
+pub fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    help: Vec<Line<'static>>,
+    scroll: &ListState,
+    theme: &Theme,
+) {
     frame.render_widget(Clear, area);
     let block = Block::default()
         .borders(Borders::ALL)
@@ -130,5 +139,5 @@ pub fn draw(frame: &mut Frame, area: Rect, keymap: &KeyMap, scroll: &ListState, 
             " Help — ↑↓ PgUp PgDn g G scroll, esc closes ",
             theme.style(Role::Title),
         ));
-    super::screen::draw_text(frame, area, block, lines(keymap, theme), scroll, theme);
+    super::screen::draw_text(frame, area, block, help, scroll, theme);
 }

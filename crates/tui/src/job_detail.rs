@@ -9,10 +9,19 @@ use std::cell::RefCell;
 use super::data::Data;
 use super::jobs::status_style;
 use super::list::ListState;
+use super::registry::{Opens, ScreenEntry};
 use super::screen::{self, DrawCtx, Kind, Screen};
 use super::text::{clean, date_time, duration, hours};
 use super::theme::{Role, Theme};
 use quotatop_model::Millis;
+
+/// Its entry in the screen registry (the `screens!` list in `lib.rs`).
+pub const ENTRY: ScreenEntry = ScreenEntry {
+    kind: Kind::JobDetail,
+    opens: Opens::FromAnother,
+    key: None,
+    command: None,
+};
 
 #[derive(Debug)]
 pub struct JobDetail {

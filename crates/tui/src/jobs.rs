@@ -9,11 +9,28 @@ use ratatui::widgets::Cell;
 
 use super::data::Data;
 use super::list::ListState;
+use super::registry::{Opens, ScreenCommand, ScreenEntry, ScreenKey, fresh};
 use super::screen::{self, DrawCtx, Kind, Open, Screen};
 use super::text::{clean, elide, short_id};
 use super::theme::{Role, Theme};
 use quotatop_analysis as analysis;
 use quotatop_model::{JobStatus, TrackedJob};
+
+/// Its entry in the screen registry (the `screens!` list in `lib.rs`).
+pub const ENTRY: ScreenEntry = ScreenEntry {
+    kind: Kind::Jobs,
+    opens: Opens::Fresh(fresh::<Jobs>),
+    key: Some(ScreenKey {
+        name: "jobs",
+        keys: &["2"],
+        description: "every job of the queue",
+        hint: Some("screens"),
+    }),
+    command: Some(ScreenCommand {
+        names: &["jobs", "j", "2"],
+        help: "every job of the queue",
+    }),
+};
 
 pub const COLUMNS: &[&str] = &["status", "name", "share", "priority", "preemptions", "age"];
 

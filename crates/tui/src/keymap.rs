@@ -6,10 +6,13 @@ use std::collections::BTreeMap;
 
 use crossterm::event::KeyEvent;
 
+use crate::registry::{self, ScreenEntry};
+use crate::screen::Kind;
+
 mod bindings;
 mod chord;
 
-pub use bindings::DEFAULT_BINDINGS;
+pub use bindings::{AFTER_SCREENS, BEFORE_SCREENS, DEFAULT_BINDINGS};
 pub use chord::Chord;
 
 /// Where a binding applies.
@@ -41,10 +44,8 @@ pub enum Action {
     SortNext,
     SortReverse,
     NextPane,
-    Overview,
-    Jobs,
-    Preemptions,
-    Scorecard,
+    /// Open a screen (its key comes from [`crate::registry`]).
+    Open(Kind),
     NextQueue,
     NextTheme,
     Confirm,
@@ -79,20 +80,85 @@ pub struct KeyMap {
 impl Default for KeyMap {
     fn default() -> Self {
         Self {
-            entries: DEFAULT_BINDINGS
-                .iter()
-                .map(|b| (*b, b.keys.iter().filter_map(|k| Chord::parse(k)).collect()))
-                .collect(),
+            entries: DEFAULT_BINDINGS.iter().copied().map(entry).collect(),
         }
     }
 }
 
+fn entry(b: Binding) -> (Binding, Vec<Chord>) {
+    (b, b.keys.iter().filter_map(|k| Chord::parse(k)).collect())
+}
+
 impl KeyMap {
+    /// The default bindings, with the keys that open `screens`.
+    pub fn for_screens(screens: &[ScreenEntry]) -> Self {
+        let entries = BEFORE_SCREENS
+            .iter()
+            .copied()
+            .chain(registry::bindings(screens))
+            .chain(AFTER_SCREENS.iter().copied())
+            .map(entry)
+            .collect();
+        Self { entries }
+    }
+
+    /// Adds the keys of `screens` this map has no binding for (screens added after it was
+    /// built), after the other screens' keys. A default key already bound in normal mode is
+    /// left out, with a warning.
+    pub fn add_screens(&mut self, screens: &[ScreenEntry]) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for b in registry::bindings(screens) {
+            if self.entries.iter().any(|(e, _)| e.action == b.action) {
+                continue;
+            }
+            let (b, mut chords) = entry(b);
+            chords.retain(|c| {
+                let taken = self.action_of(Mode::Normal, *c);
+                if let Some(other) = taken {
+                    warnings.push(format!(
+                        "[keys] {}: `{}` is already bound to `{}`",
+                        b.name,
+                        c.label(),
+                        self.name_of(other)
+                    ));
+                }
+                taken.is_none()
+            });
+            let at = self
+                .entries
+                .iter()
+                .rposition(|(e, _)| matches!(e.action, Action::Open(_)))
+                .map_or(BEFORE_SCREENS.len(), |i| i + 1)
+                .min(self.entries.len());
+            self.entries.insert(at, (b, chords));
+        }
+        warnings
+    }
+
+    fn action_of(&self, mode: Mode, chord: Chord) -> Option<Action> {
+        self.entries
+            .iter()
+            .find(|(b, ks)| b.mode == mode && ks.contains(&chord))
+            .map(|(b, _)| b.action)
+    }
+
+    fn name_of(&self, action: Action) -> &'static str {
+        self.entries
+            .iter()
+            .find(|(b, _)| b.action == action)
+            .map_or("?", |(b, _)| b.name)
+    }
+
     /// Defaults overlaid with `overrides` (action name → keys). Problems (unknown action,
     /// unreadable key, a key already bound in the same mode) are returned as warnings; the
     /// offending override is skipped and the default kept.
     pub fn with_overrides(overrides: &BTreeMap<String, Vec<String>>) -> (Self, Vec<String>) {
-        let mut map = Self::default();
+        Self::default().overridden(overrides)
+    }
+
+    /// This map overlaid with `overrides`, as [`KeyMap::with_overrides`] does the defaults.
+    pub fn overridden(self, overrides: &BTreeMap<String, Vec<String>>) -> (Self, Vec<String>) {
+        let mut map = self;
         let mut warnings = Vec::new();
         for (name, keys) in overrides {
             let Some(idx) = map.entries.iter().position(|(b, _)| b.name == name) else {
@@ -124,11 +190,7 @@ impl KeyMap {
 
     /// The action bound to this key in this mode.
     pub fn action(&self, mode: Mode, key: &KeyEvent) -> Option<Action> {
-        let chord = Chord::from_event(key);
-        self.entries
-            .iter()
-            .find(|(b, ks)| b.mode == mode && ks.contains(&chord))
-            .map(|(b, _)| b.action)
+        self.action_of(mode, Chord::from_event(key))
     }
 
     /// Bindings of a mode with their current keys, in table order.
@@ -251,6 +313,17 @@ mod tests {
                 .any(|w| w.contains("already bound to `down`"))
         );
         assert_eq!(m.first_key(Action::Quit), "x");
+    }
+
+    #[test]
+    fn the_default_table_is_the_builtin_screens_key_map() {
+        let names = |m: &KeyMap| m.entries.iter().map(|(b, _)| b.name).collect::<Vec<_>>();
+        let built = KeyMap::for_screens(registry::BUILTIN);
+        assert_eq!(names(&KeyMap::default()), names(&built));
+        let at = |name: &str| DEFAULT_BINDINGS.iter().position(|b| b.name == name);
+        // The screens' keys sit together, after sorting and before the priority key.
+        assert!(at("sort_reverse") < at("overview") && at("scorecard") < at("priority"));
+        assert_eq!(at("jobs").zip(at("overview")).map(|(j, o)| j - o), Some(1));
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //!   that do it (built outside the console, in `quotatop::services`); [`runner`]: runs it, a newer
 //!   request cancelling an older one of its kind; [`travel`]: time travel.
 //! - One screen per file: [`overview`], [`share`], [`jobs`], [`preemptions`], [`job_detail`], [`scorecard`],
-//!   plus [`help`], [`status_bar`], [`footer`].
+//!   plus [`help`], [`status_bar`], [`footer`]. Each file holds its screen's registry entry
+//!   (kind, key, `:` command, help line, how it opens); the `screens!` list below is the
+//!   [`registry`] that keys, commands, help and navigation read.
 //! - [`keymap`]: the one key-binding table (help and footer hints come from it).
 //! - [`theme`]: semantic colour roles from `themes/*.toml`.
 
@@ -21,23 +23,29 @@ pub mod footer;
 pub mod gauge;
 pub mod help;
 pub mod input;
-pub mod job_detail;
-pub mod jobs;
 pub mod keymap;
 pub mod list;
 pub mod messages;
-pub mod overview;
-pub mod preemptions;
 pub mod priority;
+pub mod registry;
 pub mod runner;
-pub mod scorecard;
 pub mod screen;
-pub mod share;
 pub mod status_bar;
 pub mod terminal;
 pub mod text;
 pub mod theme;
 pub mod travel;
+
+// The screens, each as `its module: its kind`: each is its file (the screen and its `ENTRY`)
+// and its line here.
+registry::screens! {
+    overview: Overview,
+    jobs: Jobs,
+    preemptions: Preemptions,
+    scorecard: Scorecard,
+    share: Share,
+    job_detail: JobDetail,
+}
 
 use tokio::sync::mpsc;
 
@@ -81,7 +89,17 @@ pub async fn run(
     snapshots: mpsc::Receiver<Snapshot>,
     services: effects::Services,
 ) -> Result<(), TuiError> {
-    let mut app = App::new(opts);
+    run_screens(opts, registry::Screens::builtin(), snapshots, services).await
+}
+
+/// [`run`] with `screens` (the registry, with the services of screens' own work).
+pub async fn run_screens(
+    opts: AppOptions,
+    screens: registry::Screens,
+    snapshots: mpsc::Receiver<Snapshot>,
+    services: effects::Services,
+) -> Result<(), TuiError> {
+    let mut app = App::with_screens(opts, screens);
     let mut guard = terminal::TerminalGuard::enter()?;
     let events = crossterm::event::EventStream::new();
     let console = event_loop::run_with(

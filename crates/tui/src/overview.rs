@@ -18,10 +18,27 @@ use super::effects::Effect;
 use super::gauge;
 use super::keymap::Action;
 use super::list::ListState;
+use super::registry::{Opens, ScreenCommand, ScreenEntry, ScreenKey};
 use super::screen::{self, Ctx, DrawCtx, Kind, Open, Screen};
 use super::text::clean;
 use super::theme::{Role, Theme};
 use quotatop_model::{QuotaShare, SharingStrategy};
+
+/// Its entry in the screen registry (the `screens!` list in `lib.rs`).
+pub const ENTRY: ScreenEntry = ScreenEntry {
+    kind: Kind::Overview,
+    opens: Opens::Root,
+    key: Some(ScreenKey {
+        name: "overview",
+        keys: &["1"],
+        description: "overview: queues and shares",
+        hint: Some("screens"),
+    }),
+    command: Some(ScreenCommand {
+        names: &["shares", "overview", "o", "1"],
+        help: "queues and shares",
+    }),
+};
 
 /// One row: a source heading (with `[[sources]]`: its index in the snapshot's `sources`), a
 /// queue heading or one share × instance type.

@@ -18,10 +18,27 @@ use super::effects::{Effect, EffectResult};
 use super::jobs::status_style;
 use super::keymap::Action;
 use super::list::ListState;
+use super::registry::{Opens, ScreenCommand, ScreenEntry, ScreenKey, fresh};
 use super::screen::{self, Ctx, DrawCtx, Kind, Load, Open, Screen};
 use super::text::{clean, clock, date_time, duration, elide, hours};
 use super::theme::Role;
 use quotatop_analysis::{AttemptRow, PreemptionFacts};
+
+/// Its entry in the screen registry (the `screens!` list in `lib.rs`).
+pub const ENTRY: ScreenEntry = ScreenEntry {
+    kind: Kind::Preemptions,
+    opens: Opens::Fresh(fresh::<Preemptions>),
+    key: Some(ScreenKey {
+        name: "preemptions",
+        keys: &["3"],
+        description: "preempted jobs and loops",
+        hint: Some("screens"),
+    }),
+    command: Some(ScreenCommand {
+        names: &["preemptions", "pre", "p", "3"],
+        help: "preempted jobs",
+    }),
+};
 
 pub const COLUMNS: &[&str] = &["count", "gpu-hours", "name", "share", "last"];
 
@@ -207,6 +224,10 @@ impl Screen for Preemptions {
             .and_then(|r| v.preemptions.get(r))
             .is_some_and(|f| Some(&f.job_id) == same_job.as_ref());
         self.follow_selection(data, !still);
+    }
+
+    fn has_panes(&self) -> bool {
+        true
     }
 
     fn on_action(&mut self, action: Action, _ctx: &Ctx) -> Vec<Effect> {

@@ -1,7 +1,7 @@
 //! The one effect runner: every [`Effect`] the app asks for runs here, in a task of one
 //! [`JoinSet`], and its result comes back as a [`Msg`]. A newer request of a kind that only
-//! its latest answer matters for (a scorecard, a time-travel step, a preemption history)
-//! cancels the older one: its task is aborted, and its answer, should a blocking task finish
+//! its latest answer matters for (a scorecard, a time-travel step, a preemption history, a
+//! screen's own work) cancels the older one: its task is aborted, and its answer, should a blocking task finish
 //! anyway, is dropped. Priority changes are never cancelled (each one is audited).
 
 use std::collections::HashMap;
@@ -10,10 +10,11 @@ use tokio::task::{AbortHandle, JoinSet};
 
 use super::app::Msg;
 use super::effects::{
-    ChangeError, ChangeResult, Effect, EffectResult, HistoryError, PreemptionHistory, Services,
-    ShareChangeResult, TravelResult,
+    ChangeError, ChangeResult, Effect, EffectResult, HistoryError, PreemptionHistory,
+    ScreenServices, Services, TravelResult,
 };
 use super::scorecard::ScorecardResult;
+use super::screen::Kind;
 
 /// The kinds of work of which only the latest request counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -21,7 +22,8 @@ enum Latest {
     Scorecard,
     Travel,
     Preemptions,
-    ShareChange,
+    /// A screen's own work, by screen kind.
+    Screen(Kind),
 }
 
 /// A finished task: its kind (`None`: never superseded), its request number, its message.
@@ -29,6 +31,8 @@ type Done = (Option<Latest>, u64, Msg);
 
 pub struct Runner {
     services: Services,
+    /// What screens' own work reads (from `services`).
+    screen_services: ScreenServices,
     tasks: JoinSet<Done>,
     /// The latest request of each kind still running.
     latest: HashMap<Latest, (u64, AbortHandle)>,
@@ -39,7 +43,13 @@ pub struct Runner {
 
 impl Runner {
     pub fn new(services: Services) -> Self {
+        Self::serving(services, &ScreenServices::default())
+    }
+
+    /// A runner whose screens' own work ([`Effect::Screen`]) also reads `screens`.
+    pub fn serving(services: Services, screens: &ScreenServices) -> Self {
         Self {
+            screen_services: services.for_screens(screens),
             services,
             tasks: JoinSet::new(),
             latest: HashMap::new(),
@@ -112,23 +122,10 @@ impl Runner {
                     Msg::Done(EffectResult::Travel(Box::new(reader.travel(to))))
                 });
             }
-            Effect::LoadShareChange { queue, share } => {
-                let Some(reader) = self.services.share_changes.clone() else {
-                    return Some(Msg::Done(EffectResult::ShareChange(Box::new(
-                        ShareChangeResult {
-                            queue,
-                            share,
-                            result: Err("no audit log".to_string()),
-                        },
-                    ))));
-                };
-                self.blocking(Latest::ShareChange, move || {
-                    let result = reader.last_change(&queue, &share);
-                    Msg::Done(EffectResult::ShareChange(Box::new(ShareChangeResult {
-                        queue,
-                        share,
-                        result,
-                    })))
+            Effect::Screen(work) => {
+                let services = self.screen_services.clone();
+                self.blocking(Latest::Screen(work.screen), move || {
+                    Msg::Done(work.run(&services))
                 });
             }
             Effect::LoadPreemptions { queue } => {

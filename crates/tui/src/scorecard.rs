@@ -15,6 +15,7 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
 use super::data::Data;
 use super::effects::{Effect, EffectResult, HistoryError};
 use super::list::ListState;
+use super::registry::{Opens, ScreenCommand, ScreenEntry, ScreenKey, fresh};
 use super::screen::{Ctx, DrawCtx, Kind, Load, Screen};
 use super::text::clean;
 use super::theme::{Role, Theme};
@@ -23,6 +24,22 @@ use quotatop_analysis::scorecard::{
     self, AuditView, Scope, Scorecard, ScorecardInput, ScorecardOptions, format as fmt,
 };
 use quotatop_model::Millis;
+
+/// Its entry in the screen registry (the `screens!` list in `lib.rs`).
+pub const ENTRY: ScreenEntry = ScreenEntry {
+    kind: Kind::Scorecard,
+    opens: Opens::Fresh(fresh::<ScorecardScreen>),
+    key: Some(ScreenKey {
+        name: "scorecard",
+        keys: &["4"],
+        description: "scorecard: the five metrics per share, from history",
+        hint: Some("screens"),
+    }),
+    command: Some(ScreenCommand {
+        names: &["scorecard", "score", "4"],
+        help: "the five metrics per share, from history",
+    }),
+};
 
 /// The window the console's scorecard covers, ending at the queue's last observation (shorter
 /// when the journal's history of the queue is).

@@ -16,15 +16,27 @@ use super::list::ListState;
 use super::theme::{Role, Theme};
 use quotatop_model::Millis;
 
-/// Which screen a view is (for titles, tests and `:` commands).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Overview,
-    Share,
-    Jobs,
-    Preemptions,
-    JobDetail,
-    Scorecard,
+/// Which screen a view is (for the registry, key dispatch, `:` commands and tests): its name.
+/// The built-in ones (`Kind::Jobs`) come from the `screens!` list in `lib.rs`; a screen
+/// registered from outside names its own (`Kind::new("Hello")`). [`super::registry`] refuses
+/// two with one name.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Kind(&'static str);
+
+impl Kind {
+    pub const fn new(name: &'static str) -> Self {
+        Self(name)
+    }
+
+    pub const fn name(self) -> &'static str {
+        self.0
+    }
+}
+
+impl std::fmt::Debug for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
 }
 
 /// What drawing needs besides the screen's own state.
@@ -87,6 +99,10 @@ pub enum Open {
 
 pub trait Screen {
     fn kind(&self) -> Kind;
+    /// Whether Tab switches between panes of it (its footer hint shows only then).
+    fn has_panes(&self) -> bool {
+        false
+    }
     /// Note which item is selected, by identity, before the data, filter or sort change, so
     /// [`Screen::refresh`] can keep it selected (row indices change with the data).
     fn remember(&mut self, _data: &Data) {}

@@ -6,17 +6,28 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph};
 
+use std::sync::Arc;
+
 use super::data::Data;
-use super::effects::{Effect, EffectResult, LastShareChange};
+use super::effects::{Effect, EffectResult, LastShareChange, ScreenWork, ShareChangeReader};
 use super::gauge;
 use super::jobs::status_style;
 use super::keymap::Action;
 use super::list::ListState;
 use super::overview::{badge_spans, strategy_label};
+use super::registry::{Opens, ScreenEntry};
 use super::screen::{self, Ctx, DrawCtx, Kind, Load, Open, Screen};
 use super::text::{clean, duration, elide};
 use super::theme::Role;
 use quotatop_analysis::{self as analysis, ShareUsage};
+
+/// Its entry in the screen registry (the `screens!` list in `lib.rs`).
+pub const ENTRY: ScreenEntry = ScreenEntry {
+    kind: Kind::Share,
+    opens: Opens::FromAnother,
+    key: None,
+    command: None,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Pane {
@@ -53,6 +64,31 @@ impl ShareScreen {
             last_change: None,
         }
     }
+}
+
+/// The share's last audited configuration change, read from the audit log (`Ok(None)`: the log
+/// has none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LastChangeAnswer {
+    queue: String,
+    share: String,
+    result: Result<Option<LastShareChange>, String>,
+}
+
+/// The Share screen's own work: reading the audit log for the share's last change.
+fn last_change_work(queue: &str, share: &str) -> Effect {
+    let (queue, share) = (queue.to_string(), share.to_string());
+    Effect::Screen(ScreenWork::new(
+        Kind::Share,
+        move |reader: Option<&Arc<dyn ShareChangeReader>>| LastChangeAnswer {
+            queue: queue.clone(),
+            share: share.clone(),
+            result: match reader {
+                Some(r) => r.last_change(&queue, &share),
+                None => Err("no audit log".to_string()),
+            },
+        },
+    ))
 }
 
 /// `share N×type, …`, each share's name elided to `name_w` characters.
@@ -107,14 +143,11 @@ impl Screen for ShareScreen {
         if why == Load::Moved {
             return Vec::new();
         }
-        vec![Effect::LoadShareChange {
-            queue: self.queue.clone(),
-            share: self.share.clone(),
-        }]
+        vec![last_change_work(&self.queue, &self.share)]
     }
 
     fn on_result(&mut self, result: &EffectResult, _ctx: &Ctx) -> Vec<Effect> {
-        if let EffectResult::ShareChange(r) = result
+        if let Some(r) = result.answer::<LastChangeAnswer>(Kind::Share)
             && r.queue == self.queue
             && r.share == self.share
         {
@@ -493,6 +526,10 @@ impl Screen for ShareScreen {
             Pane::Running => &self.running,
             Pane::Queued => &self.queued,
         })
+    }
+
+    fn has_panes(&self) -> bool {
+        true
     }
 
     fn on_action(&mut self, action: Action, _ctx: &Ctx) -> Vec<Effect> {

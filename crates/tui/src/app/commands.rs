@@ -3,7 +3,8 @@
 use super::App;
 use crate::command::{self, Command, When};
 use crate::effects::TravelTo;
-use crate::screen::{Kind, Open};
+use crate::registry::Opens;
+use crate::screen::Open;
 use crate::text::clean;
 use quotatop_analysis::now_of;
 
@@ -11,15 +12,12 @@ const DAY_MS: i64 = 86_400_000;
 
 impl App {
     pub(super) fn run_command(&mut self, line: &str) {
-        let cmd = match command::parse(line) {
+        let cmd = match command::parse_with(line, self.screens.entries()) {
             Ok(c) => c,
             Err(e) => return self.flash_error(e.to_string()),
         };
         match cmd {
-            Command::Overview => self.switch_root(Kind::Overview),
-            Command::Jobs => self.switch_root(Kind::Jobs),
-            Command::Preemptions => self.switch_root(Kind::Preemptions),
-            Command::Scorecard => self.switch_root(Kind::Scorecard),
+            Command::Open(kind) => self.switch_root(kind),
             Command::Help => self.help = true,
             Command::Messages => self.messages_open = true,
             Command::Quit => self.quit = true,
@@ -122,7 +120,12 @@ impl App {
     pub(super) fn switch_queue(&mut self, name: String) {
         let kind = self.stack.first().map(|s| s.kind());
         self.set_queue(name);
-        if let Some(k @ (Kind::Jobs | Kind::Preemptions | Kind::Scorecard)) = kind {
+        if let Some(k) = kind
+            && self
+                .screens
+                .get(k)
+                .is_some_and(|e| matches!(e.opens, Opens::Fresh(_)))
+        {
             self.switch_root(k);
         }
     }

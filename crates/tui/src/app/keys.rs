@@ -8,7 +8,6 @@ use crate::input::Input;
 use crate::keymap::{Action, Mode};
 use crate::list::ListState;
 use crate::priority::{PriorityDialog, Reply};
-use crate::screen::Kind;
 use crate::text::clean;
 use crate::theme;
 
@@ -114,7 +113,8 @@ impl App {
             Action::Quit => self.quit = true,
             Action::Help => {
                 self.help = true;
-                let lines = crate::help::lines(&self.keymap, &self.theme).len();
+                let lines =
+                    crate::help::lines(&self.keymap, self.screens.entries(), &self.theme).len();
                 self.help_scroll = ListState::text_pane(lines);
             }
             Action::CommandMode => self.input = Input::Command(Default::default()),
@@ -167,10 +167,7 @@ impl App {
                 let effects = screen.on_action(action, &ctx);
                 self.effects.extend(effects);
             }
-            Action::Overview => self.switch_root(Kind::Overview),
-            Action::Jobs => self.switch_root(Kind::Jobs),
-            Action::Preemptions => self.switch_root(Kind::Preemptions),
-            Action::Scorecard => self.switch_root(Kind::Scorecard),
+            Action::Open(kind) => self.switch_root(kind),
             Action::NextQueue => {
                 let names: Vec<String> = self.shown().queues().iter().map(|q| q.key()).collect();
                 match names.as_slice() {

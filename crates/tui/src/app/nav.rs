@@ -7,8 +7,7 @@ use crate::job_detail::JobDetail;
 use crate::jobs::Jobs;
 use crate::list::ListState;
 use crate::overview::Overview;
-use crate::preemptions::Preemptions;
-use crate::scorecard::ScorecardScreen;
+use crate::registry::Opens;
 use crate::screen::{Kind, Load, Open, Screen};
 use crate::share::ShareScreen;
 
@@ -72,18 +71,14 @@ impl App {
         self.refresh_all();
     }
 
+    /// Opens the screen `kind` as its key or `:` command does (the registry says how): the
+    /// root alone, or a fresh one over it.
     pub(super) fn switch_root(&mut self, kind: Kind) {
         self.stack.clear();
-        let screen: Box<dyn Screen + Send> = match kind {
-            Kind::Jobs => Box::new(Jobs::new()),
-            Kind::Preemptions => Box::new(Preemptions::new()),
-            Kind::Scorecard => Box::new(ScorecardScreen::new()),
-            _ => {
-                self.refresh_all();
-                return;
-            }
-        };
-        self.push(screen);
+        match self.screens.get(kind).map(|e| e.opens) {
+            Some(Opens::Fresh(build)) => self.push(build()),
+            Some(Opens::Root | Opens::FromAnother) | None => self.refresh_all(),
+        }
     }
 
     pub(super) fn push(&mut self, mut screen: Box<dyn Screen + Send>) {

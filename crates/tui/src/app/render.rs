@@ -8,7 +8,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::{App, MIN_HEIGHT, MIN_WIDTH};
 use crate::keymap::{Action, Mode};
-use crate::screen::{DrawCtx, Kind};
+use crate::screen::DrawCtx;
 use crate::status_bar::{self, PastMark};
 use crate::theme::Role;
 use crate::{footer, help, messages};
@@ -41,7 +41,7 @@ impl App {
                     && self.travel.past().is_none()
                     && screen.selected_job(&self.data, queue).is_some()
             }
-            Action::NextPane => matches!(screen.kind(), Kind::Share | Kind::Preemptions),
+            Action::NextPane => screen.has_panes(),
             Action::NextQueue => self.shown().queues().len() > 1,
             Action::Older | Action::Newer | Action::Live => self.history(),
             _ => true,
@@ -127,7 +127,8 @@ impl App {
         };
         self.current().draw(frame, body, &ctx);
         if self.help {
-            help::draw(frame, body, &self.keymap, &self.help_scroll, theme);
+            let lines = help::lines(&self.keymap, self.screens.entries(), theme);
+            help::draw(frame, body, lines, &self.help_scroll, theme);
         }
         if self.messages_open {
             let close = self.keymap.first_key(Action::Back);

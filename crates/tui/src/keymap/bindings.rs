@@ -1,6 +1,50 @@
-//! The default key-binding table, in the order help and hints show them.
+//! The default key-binding table, in the order help and hints show them; the keys that open
+//! screens sit between its two halves, from the screen registry.
 
 use super::{Action, Binding, Mode};
+use crate::registry::{self, BUILTIN};
+
+/// Every default, the built-in screens' keys included, in the order help, hints and the man
+/// page show them.
+pub const DEFAULT_BINDINGS: &[Binding] = &defaults::<DEFAULT_LEN>();
+
+const DEFAULT_LEN: usize = BEFORE_SCREENS.len() + screen_keys() + AFTER_SCREENS.len();
+
+/// How many built-in screens have a key.
+const fn screen_keys() -> usize {
+    let (mut n, mut i) = (0, 0);
+    while i < BUILTIN.len() {
+        if BUILTIN[i].key.is_some() {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// [`BEFORE_SCREENS`], the built-in screens' keys, [`AFTER_SCREENS`] (`N`: their count).
+const fn defaults<const N: usize>() -> [Binding; N] {
+    let mut out = [BEFORE_SCREENS[0]; N];
+    let (mut n, mut i) = (0, 0);
+    while i < BEFORE_SCREENS.len() {
+        out[n] = BEFORE_SCREENS[i];
+        (n, i) = (n + 1, i + 1);
+    }
+    i = 0;
+    while i < BUILTIN.len() {
+        if let Some(b) = registry::binding(&BUILTIN[i]) {
+            out[n] = b;
+            n += 1;
+        }
+        i += 1;
+    }
+    i = 0;
+    while i < AFTER_SCREENS.len() {
+        out[n] = AFTER_SCREENS[i];
+        (n, i) = (n + 1, i + 1);
+    }
+    out
+}
 
 const fn b(
     action: Action,
@@ -20,8 +64,8 @@ const fn b(
     }
 }
 
-/// The defaults, in the order help and hints show them.
-pub const DEFAULT_BINDINGS: &[Binding] = &[
+/// The defaults listed before the screens' keys, in the order help and hints show them.
+pub const BEFORE_SCREENS: &[Binding] = &[
     b(
         Action::CommandMode,
         "command",
@@ -70,38 +114,10 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         "reverse the sort order",
         None,
     ),
-    b(
-        Action::Overview,
-        "overview",
-        Mode::Normal,
-        &["1"],
-        "overview: queues and shares",
-        Some("screens"),
-    ),
-    b(
-        Action::Jobs,
-        "jobs",
-        Mode::Normal,
-        &["2"],
-        "every job of the queue",
-        Some("screens"),
-    ),
-    b(
-        Action::Preemptions,
-        "preemptions",
-        Mode::Normal,
-        &["3"],
-        "preempted jobs and loops",
-        Some("screens"),
-    ),
-    b(
-        Action::Scorecard,
-        "scorecard",
-        Mode::Normal,
-        &["4"],
-        "scorecard: the five metrics per share, from history",
-        Some("screens"),
-    ),
+];
+
+/// The defaults listed after the screens' keys (which come from [`crate::registry`]).
+pub const AFTER_SCREENS: &[Binding] = &[
     b(
         Action::Priority,
         "priority",
