@@ -48,10 +48,16 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
         };
         let tagger = self.tagger.clone();
         Box::pin(async move {
-            let result = actions::apply_change(api.as_ref(), &log, &ctx, &req.preview)
-                .await
-                .map(outcome)
-                .map_err(|e| ChangeError::Refused(quotatop_model::error_chain(&e)));
+            let result = actions::apply_confirmed_change(
+                api.as_ref(),
+                &log,
+                &ctx,
+                &req.confirmed,
+                &req.preview,
+            )
+            .await
+            .map(outcome)
+            .map_err(|e| ChangeError::Refused(quotatop_model::error_chain(&e)));
             // Only a change that was made is tagged; a failed tag does not undo it.
             let mut warning = None;
             if let (Some(t), Ok(ChangeOutcome::Succeeded { .. })) = (&tagger, &result) {
@@ -159,11 +165,13 @@ mod tests {
             10,
             1_000,
         )];
+        let preview = quotatop_analysis::preview::preview(&q, "id-x", 20).unwrap();
         ChangeRequest {
             queue: queue.to_string(),
             justification: "test".into(),
             change_record: None,
-            preview: quotatop_analysis::preview::preview(&q, "id-x", 20).unwrap(),
+            confirmed: preview.clone(),
+            preview,
         }
     }
 

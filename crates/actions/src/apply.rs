@@ -67,6 +67,22 @@ pub async fn apply_change<A: PriorityApi>(
     ctx: &ChangeContext,
     preview: &Preview,
 ) -> Result<Outcome, ActionError> {
+    apply_confirmed_change(api, log, ctx, preview, preview).await
+}
+
+/// [`apply_change`] where the preview the operator confirmed (`confirmed`) and the one computed
+/// again just before the call (`at_call`) may differ in figures that do not change the decision
+/// (the queue's length behind the job, hours at risk growing while the preview was read). The
+/// intent records exactly what was confirmed; the outcome record, what was true at the call,
+/// marked `at the call:` when it differs.
+pub async fn apply_confirmed_change<A: PriorityApi>(
+    api: &A,
+    log: &AuditLog,
+    ctx: &ChangeContext,
+    confirmed: &Preview,
+    at_call: &Preview,
+) -> Result<Outcome, ActionError> {
+    let preview = at_call;
     if ctx.read_only {
         return Err(ActionError::ReadOnly);
     }
@@ -105,7 +121,7 @@ pub async fn apply_change<A: PriorityApi>(
         new_priority: preview.new_priority,
         justification: ctx.justification.clone(),
         change_record: ctx.change_record.clone(),
-        preview: preview.summary(),
+        preview: confirmed.summary(),
         outcome: None,
         policy: ctx.policy.clone(),
         repair: None,
@@ -124,6 +140,10 @@ pub async fn apply_change<A: PriorityApi>(
     };
     record.kind = RecordKind::Outcome;
     record.time = now_rfc3339();
+    let now = at_call.summary();
+    if now != record.preview {
+        record.preview = format!("at the call: {now}");
+    }
     record.outcome = Some(outcome.clone());
     log.append(record).map_err(ActionError::AuditAfterCall)?;
     Ok(outcome)
@@ -258,6 +278,52 @@ mod tests {
             recs[0].1.policy.as_deref(),
             Some("large_change=1000 protected_from=9000 (test)")
         );
+    }
+
+    #[test]
+    fn the_intent_records_the_preview_confirmed_and_the_outcome_the_one_at_the_call() {
+        let path = temp();
+        let api = Fake {
+            result: Ok(Some("req-1".into())),
+            calls: Mutex::new(Vec::new()),
+            log_path: path.clone(),
+        };
+        let confirmed = preview();
+        // Read a while later: a job arrived behind it; the decision is the same.
+        let mut at_call = preview();
+        at_call.queue_length = 4;
+        assert_ne!(confirmed.summary(), at_call.summary());
+        block(apply_confirmed_change(
+            &api,
+            &AuditLog::new(&path),
+            &ctx(false),
+            &confirmed,
+            &at_call,
+        ))
+        .unwrap();
+        let recs = read_records(&path).unwrap();
+        assert_eq!(recs[0].1.preview, confirmed.summary());
+        assert_eq!(
+            recs[1].1.preview,
+            format!("at the call: {}", at_call.summary())
+        );
+        // The same preview: both records say it, unmarked.
+        let path = temp();
+        let api = Fake {
+            result: Ok(None),
+            calls: Mutex::new(Vec::new()),
+            log_path: path.clone(),
+        };
+        block(apply_change(
+            &api,
+            &AuditLog::new(&path),
+            &ctx(false),
+            &confirmed,
+        ))
+        .unwrap();
+        let recs = read_records(&path).unwrap();
+        assert_eq!(recs[0].1.preview, confirmed.summary());
+        assert_eq!(recs[1].1.preview, confirmed.summary());
     }
 
     #[test]

@@ -7,7 +7,7 @@ mod reconcile;
 pub mod shares;
 
 pub use api::reconciler;
-pub use apply::{ApiFailure, ChangeContext, PriorityApi, apply_change};
+pub use apply::{ApiFailure, ChangeContext, PriorityApi, apply_change, apply_confirmed_change};
 pub use reconcile::{Decision, JobLookup, Reconciled, Target, reconcile, tally};
 
 use std::collections::BTreeMap;

@@ -63,7 +63,11 @@ pub struct ChangeRequest {
     pub queue: String,
     pub justification: String,
     pub change_record: Option<String>,
+    /// The preview as computed again when the operator confirmed: the call is made with it.
     pub preview: Preview,
+    /// The preview the operator read and confirmed (the same decision; its figures may be
+    /// older): the audit's intent records this one.
+    pub confirmed: Preview,
 }
 
 /// How a change ended: the API's outcome (success or its error, both audited), or why it could

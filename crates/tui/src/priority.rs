@@ -163,6 +163,7 @@ impl PriorityDialog {
                         change_record: Some(self.change_record.value().trim().to_string())
                             .filter(|c| !c.is_empty()),
                         preview: (**p).clone(),
+                        confirmed: shown,
                     };
                     self.step = Step::Sent;
                     Reply::Submit(Box::new(req))
