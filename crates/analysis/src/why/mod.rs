@@ -168,7 +168,8 @@ pub fn why(q: &QueueSnapshot, job_id: &str) -> Option<Why> {
                 j.share
             ));
         }
-        out.facts.extend(standing(q, state, s, ty));
+        out.facts
+            .extend(standing(q, state, s, ty, j.instance_count));
         return Some(out);
     }
 
@@ -193,7 +194,8 @@ pub fn why(q: &QueueSnapshot, job_id: &str) -> Option<Why> {
         ));
     }
     out.facts.push(position);
-    out.facts.extend(standing(q, state, s, ty));
+    out.facts
+        .extend(standing(q, state, s, ty, j.instance_count));
 
     // What the pass decides for this job, in each order of tied jobs.
     let decided = |d: &Vec<(u32, Placement)>| -> Option<Placement> {

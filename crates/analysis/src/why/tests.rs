@@ -422,3 +422,45 @@ fn a_reclaimed_job_over_its_own_limit_is_told_the_cause_and_the_remedies() {
         text(&w)
     );
 }
+
+/// The job's need stated against what is free for it, and limits that oversubscribe the
+/// environment said as such.
+#[test]
+fn the_answer_states_the_need_against_what_is_free() {
+    let mut q = queue(&[
+        ("burst", P4, 4, SharingConfig::lend_and_borrow(-1)),
+        ("prod", P4, 8, SharingConfig::lend()),
+    ]);
+    q.jobs = vec![
+        running("p1", "prod", 6, 0, 0),
+        job("research-burst", "burst", P4, 6, JobStatus::Runnable, 0, 10),
+    ];
+    let w = why(&q, "id-research-burst").unwrap();
+    let t = text(&w);
+    assert!(
+        t.contains("it needs 6 ml.p4d.24xlarge; free for it now: 6 (4 within its share's limit, 2 to borrow"),
+        "{t}"
+    );
+    assert!(
+        t.contains("to borrow): enough") || t.contains("idle in the environment): enough"),
+        "{t}"
+    );
+    assert!(!t.contains("more than the environment's"), "{t}");
+    // Prod busier: only 4 are free for a need of 6.
+    q.jobs[0] = running("p1", "prod", 8, 0, 0);
+    let t = text(&why(&q, "id-research-burst").unwrap());
+    assert!(
+        t.contains("free for it now: 4 (4 within its share's limit, 0 to borrow"),
+        "{t}"
+    );
+    assert!(t.contains("): not enough"), "{t}");
+    // An environment smaller than the limits' sum is said.
+    q.environment.capacity = vec![quotatop_model::CapacityLimit::new(P4, 10)];
+    let t = text(&why(&q, "id-research-burst").unwrap());
+    assert!(
+        t.contains(
+            "the shares' limits add up to 12 ml.p4d.24xlarge, more than the environment's 10"
+        ),
+        "{t}"
+    );
+}

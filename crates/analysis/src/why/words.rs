@@ -136,8 +136,15 @@ pub(super) fn kind_words(k: PreemptionKind) -> &'static str {
     }
 }
 
-/// The share's use of the type against its limit, and what it may borrow.
-pub(super) fn standing(q: &QueueSnapshot, state: &TypeState, s: usize, ty: &str) -> Vec<String> {
+/// The share's use of the type against its limit, and what it may borrow, against the job's
+/// need of `need` instances.
+pub(super) fn standing(
+    q: &QueueSnapshot,
+    state: &TypeState,
+    s: usize,
+    ty: &str,
+    need: u32,
+) -> Vec<String> {
     let Some(share) = q.shares.get(s) else {
         return Vec::new();
     };
@@ -197,6 +204,14 @@ pub(super) fn standing(q: &QueueSnapshot, state: &TypeState, s: usize, ty: &str)
             l.env
         ));
     }
+    out.insert(0, need_line(q, l, s, ty, need, env_used));
+    let limits: u64 = l.own.iter().map(|&o| o as u64).sum();
+    if l.env != u32::MAX && limits > l.env as u64 {
+        out.push(format!(
+            "the shares' limits add up to {limits} {ty}, more than the environment's {}: a share can be short of its own limit while the others use theirs",
+            l.env
+        ));
+    }
     out
 }
 
@@ -213,6 +228,45 @@ impl Borrowable {
     fn left(&self) -> u64 {
         self.unused_total.saturating_sub(self.lent_total)
     }
+}
+
+/// The job's need against what is free for it now: room in its own limit, plus what it may
+/// borrow, within what the environment has idle.
+fn need_line(
+    q: &QueueSnapshot,
+    l: &CapacityLedger,
+    s: usize,
+    ty: &str,
+    need: u32,
+    env_used: u64,
+) -> String {
+    let own_room = (l.own[s] as u64).saturating_sub(l.used[s] as u64);
+    let to_borrow = if l.borrows[s] {
+        let borrowed = (l.used[s] as u64).saturating_sub(l.own[s] as u64);
+        let cap = l.borrow_cap[s].map_or(u64::MAX, |c| (c as u64).saturating_sub(borrowed));
+        borrowable(q, l, s).left().min(cap)
+    } else {
+        0
+    };
+    let env_idle = if l.env == u32::MAX {
+        u64::MAX
+    } else {
+        (l.env as u64).saturating_sub(env_used)
+    };
+    let free = (own_room + to_borrow).min(env_idle);
+    let idle = if env_idle == u64::MAX {
+        String::new()
+    } else {
+        format!(", {env_idle} idle in the environment")
+    };
+    let verdict = if free >= need as u64 {
+        "enough"
+    } else {
+        "not enough"
+    };
+    format!(
+        "it needs {need} {ty}; free for it now: {free} ({own_room} within its share's limit, {to_borrow} to borrow{idle}): {verdict}"
+    )
 }
 
 pub(super) fn borrowable(q: &QueueSnapshot, l: &CapacityLedger, s: usize) -> Borrowable {
