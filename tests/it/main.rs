@@ -18,6 +18,7 @@ mod metrics_support;
 mod tui_support;
 
 mod audit_cli;
+mod ca_bundle;
 mod cli_inputs;
 mod client_states;
 mod demo_tempdir;

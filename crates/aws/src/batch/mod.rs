@@ -22,6 +22,7 @@ mod read;
 mod shares;
 mod stats;
 mod submit;
+mod tls;
 pub mod types;
 
 use std::collections::BTreeMap;
@@ -134,9 +135,18 @@ impl BatchClient {
     /// is sent yet: a wrong endpoint or missing credentials show on the first call.
     pub async fn connect(opts: ConnectOptions) -> Result<Self, BatchError> {
         let mut loader = aws_config::defaults(BehaviorVersion::latest());
+        let env = |v: &str| std::env::var(v).ok();
         if let Some(p) = &opts.profile {
-            profile::check_profile(p, &|v| std::env::var(v).ok())?;
+            profile::check_profile(p, &env)?;
             loader = loader.profile_name(p);
+        }
+        let profile_name = opts
+            .profile
+            .clone()
+            .or_else(|| env("AWS_PROFILE"))
+            .unwrap_or_else(|| "default".to_string());
+        if let Some((path, from)) = profile::ca_bundle(&profile_name, &env) {
+            loader = loader.http_client(tls::trusting(&path, &from)?);
         }
         if let Some(r) = &opts.region {
             loader = loader.region(Region::new(r.clone()));

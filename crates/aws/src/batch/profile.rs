@@ -68,6 +68,43 @@ pub(crate) fn check_profile(
     )))
 }
 
+/// The CA bundle the AWS CLI would trust: `AWS_CA_BUNDLE`, else the profile's `ca_bundle` in the
+/// shared config file. Returns the path and where it came from, for messages.
+pub(crate) fn ca_bundle(
+    profile: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Option<(PathBuf, String)> {
+    if let Some(p) = env("AWS_CA_BUNDLE").filter(|p| !p.is_empty()) {
+        return Some((PathBuf::from(p), "AWS_CA_BUNDLE".to_string()));
+    }
+    let [(config, _), _] = profile_files(env);
+    let text = std::fs::read_to_string(&config).ok()?;
+    let mut in_profile = false;
+    for line in text.lines() {
+        let l = line.trim();
+        if let Some(inner) = l.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            in_profile = names_in(l, true).first().is_some_and(|n| n == profile)
+                && !inner.trim().starts_with("sso-session");
+            continue;
+        }
+        if !in_profile {
+            continue;
+        }
+        if let Some((k, v)) = l.split_once('=')
+            && k.trim() == "ca_bundle"
+        {
+            let v = v.trim();
+            return (!v.is_empty()).then(|| {
+                (
+                    PathBuf::from(v),
+                    format!("ca_bundle of profile {profile} in {}", config.display()),
+                )
+            });
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,5 +143,38 @@ mod tests {
         let none = |_: &str| Some("/nonexistent".to_string());
         let err = check_profile("x", &none).unwrap_err().to_string();
         assert!(err.contains("there are none"), "{err}");
+    }
+
+    #[test]
+    fn the_ca_bundle_is_the_variable_else_the_profiles() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config");
+        std::fs::write(
+            &config,
+            "[default]\nca_bundle = /etc/a.pem\n[profile ops]\nregion = x\nca_bundle=/etc/ops.pem\n[profile none]\n",
+        )
+        .unwrap();
+        let c = config.display().to_string();
+        let env = |bundle: Option<&'static str>| {
+            let c = c.clone();
+            move |v: &str| match v {
+                "AWS_CONFIG_FILE" => Some(c.clone()),
+                "AWS_CA_BUNDLE" => bundle.map(str::to_string),
+                _ => None,
+            }
+        };
+        let path = |p: &str, e: &dyn Fn(&str) -> Option<String>| ca_bundle(p, e).map(|(p, _)| p);
+        assert_eq!(
+            path("default", &env(None)),
+            Some(PathBuf::from("/etc/a.pem"))
+        );
+        assert_eq!(path("ops", &env(None)), Some(PathBuf::from("/etc/ops.pem")));
+        assert_eq!(path("none", &env(None)), None);
+        assert_eq!(path("nosuch", &env(None)), None);
+        let (p, from) = ca_bundle("ops", &env(Some("/tmp/ca.pem"))).unwrap();
+        assert_eq!(
+            (p, from.as_str()),
+            (PathBuf::from("/tmp/ca.pem"), "AWS_CA_BUNDLE")
+        );
     }
 }
