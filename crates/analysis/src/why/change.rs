@@ -27,19 +27,30 @@ pub(super) fn priority_to_lead(
         })
 }
 
-/// What would change the answer `verdict` for job `j` of share `share` (index `s`), whose
-/// share's waiting jobs of its type are `queue` (in dispatch order) and `pos` its place there.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn what_would_change(
-    q: &QueueSnapshot,
-    j: &ServiceJob,
-    share: &QuotaShare,
-    s: usize,
-    state: &TypeState,
-    queue: &[analysis::QueuedJob],
-    pos: Option<usize>,
-    verdict: &Verdict,
-) -> Vec<String> {
+/// The job a "why" is asked about, with what the next pass sees of it: the job `j` of share
+/// `share` (index `s`) in `q`, the state of its instance type, its share's waiting jobs of
+/// that type (`queue`, in dispatch order) and its place there (`pos`).
+pub(super) struct Asked<'a> {
+    pub q: &'a QueueSnapshot,
+    pub j: &'a ServiceJob,
+    pub share: &'a QuotaShare,
+    pub s: usize,
+    pub state: &'a TypeState,
+    pub queue: &'a [analysis::QueuedJob],
+    pub pos: Option<usize>,
+}
+
+/// What would change the answer `verdict` for the job asked about.
+pub(super) fn what_would_change(asked: &Asked<'_>, verdict: &Verdict) -> Vec<String> {
+    let Asked {
+        q,
+        j,
+        share,
+        s,
+        state,
+        queue,
+        pos,
+    } = *asked;
     let mut changes = Vec::new();
     if j.preemption_count() > 0
         && let Some(over) = analysis::over_own_limit(q, j)

@@ -327,7 +327,16 @@ pub fn why(q: &QueueSnapshot, job_id: &str) -> Option<Why> {
     }
 
     if out.verdict != Verdict::Dispatches {
-        out.changes = change::what_would_change(q, j, share, s, state, &queue, pos, &out.verdict);
+        let asked = change::Asked {
+            q,
+            j,
+            share,
+            s,
+            state,
+            queue: &queue,
+            pos,
+        };
+        out.changes = change::what_would_change(&asked, &out.verdict);
     }
     Some(out)
 }
