@@ -18,19 +18,25 @@ pub struct Flash {
     pub error: bool,
 }
 
-/// `offered` says whether the current screen does something with an action (its hint shows
-/// only then).
-#[allow(clippy::too_many_arguments)]
-pub fn draw(
-    frame: &mut Frame,
-    area: Rect,
-    input: &Input,
-    flash: Option<&Flash>,
-    keymap: &KeyMap,
-    mode: Mode,
-    offered: &dyn Fn(Action) -> bool,
-    theme: &Theme,
-) {
+/// What the footer reads, travelling together from the app.
+pub struct FooterView<'a> {
+    pub input: &'a Input,
+    pub flash: Option<&'a Flash>,
+    pub keymap: &'a KeyMap,
+    pub mode: Mode,
+    /// Whether the current screen does something with an action (its hint shows only then).
+    pub offered: &'a dyn Fn(Action) -> bool,
+}
+
+/// The footer of `view`.
+pub fn draw(frame: &mut Frame, area: Rect, view: &FooterView<'_>, theme: &Theme) {
+    let FooterView {
+        input,
+        flash,
+        keymap,
+        mode,
+        offered,
+    } = *view;
     let line = match input {
         Input::Command(text) | Input::Filter(text) => {
             let sigil = if matches!(input, Input::Command(_)) {

@@ -123,20 +123,28 @@ pub fn source_health(verdict: &SourceVerdict, theme: &Theme) -> Span<'static> {
     Span::styled(text, theme.style(role))
 }
 
-/// `live` is the poller's latest data (health, calls, errors: the connection now); `shown` is
-/// what the screens show (the recorded snapshot while time travelling).
-#[allow(clippy::too_many_arguments)]
-pub fn draw(
-    frame: &mut Frame,
-    area: Rect,
-    live: &Data,
-    shown: &Data,
-    past: Option<&PastMark>,
-    queue: Option<&str>,
-    info: &StatusInfo,
-    now: Millis,
-    theme: &Theme,
-) {
+/// What the status bar reads, travelling together from the app.
+pub struct StatusView<'a> {
+    /// The poller's latest data (health, calls, errors: the connection now).
+    pub live: &'a Data,
+    /// What the screens show (the recorded snapshot while time travelling).
+    pub shown: &'a Data,
+    pub past: Option<&'a PastMark>,
+    pub queue: Option<&'a str>,
+    pub info: &'a StatusInfo,
+    pub now: Millis,
+}
+
+/// The status bar of `view`.
+pub fn draw(frame: &mut Frame, area: Rect, view: &StatusView<'_>, theme: &Theme) {
+    let StatusView {
+        live,
+        shown,
+        past,
+        queue,
+        info,
+        now,
+    } = *view;
     let muted = theme.style(Role::Muted);
     let data = live;
     let snap = data.snapshot.as_ref();

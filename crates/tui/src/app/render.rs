@@ -97,17 +97,15 @@ impl App {
             newer: self.keymap.first_key(Action::Newer),
             live: self.keymap.first_key(Action::Live),
         });
-        status_bar::draw(
-            frame,
-            status,
-            &self.data,
-            self.shown(),
-            past_mark.as_ref(),
-            self.queue.as_deref(),
-            &self.status,
-            (self.clock)(),
-            theme,
-        );
+        let view = status_bar::StatusView {
+            live: &self.data,
+            shown: self.shown(),
+            past: past_mark.as_ref(),
+            queue: self.queue.as_deref(),
+            info: &self.status,
+            now: (self.clock)(),
+        };
+        status_bar::draw(frame, status, &view, theme);
         // The past is drawn inside borders of its own role, so no screen of it passes for live.
         let past_theme;
         // Stale live data (its refresh failed) likewise, in the warning colour.
@@ -137,22 +135,22 @@ impl App {
         if let Some(d) = &self.dialog {
             d.draw(frame, body, &self.keymap, theme);
         }
-        footer::draw(
-            frame,
-            foot,
-            &self.input,
+        let offered = |action| self.offers(action);
+        let view = footer::FooterView {
+            input: &self.input,
             // Over a dialog, its hints, unless Ctrl-C asked whether to drop the change.
-            self.flash
+            flash: self
+                .flash
                 .as_ref()
                 .filter(|_| self.dialog.is_none() || self.quit_asked),
-            &self.keymap,
-            if self.dialog.is_some() {
+            keymap: &self.keymap,
+            mode: if self.dialog.is_some() {
                 Mode::Dialog
             } else {
                 Mode::Normal
             },
-            &|action| self.offers(action),
-            theme,
-        );
+            offered: &offered,
+        };
+        footer::draw(frame, foot, &view, theme);
     }
 }
