@@ -349,11 +349,21 @@ fn outcome_text(c: &Change) -> String {
         Some(Outcome::Reconciled {
             verdict,
             observed_priority,
+            observed,
+            call_error,
         }) => format!(
-            "outcome reconciled: {}{}",
+            "outcome reconciled: {}{}{}{}",
             verdict.as_str(),
             observed_priority
                 .map(|p| format!(" (priority {p} observed)"))
+                .unwrap_or_default(),
+            observed
+                .as_deref()
+                .map(|o| format!(" (read back: {o})"))
+                .unwrap_or_default(),
+            call_error
+                .as_deref()
+                .map(|e| format!("; the call answered: {e}"))
                 .unwrap_or_default()
         ),
         None if !c.is_priority() => {

@@ -435,7 +435,9 @@ async fn a_fault_mid_apply_stops_and_the_audit_log_says_exactly_what_happened() 
         text(&out)
     );
     assert!(
-        stdout.contains("FAILED       create gamma (CreateQuotaShare): "),
+        stdout.contains(
+            "FAILED       create gamma (CreateQuotaShare): did not land (confirmed by read-back); the call answered: "
+        ),
         "{}",
         text(&out)
     );
@@ -486,7 +488,8 @@ async fn a_fault_mid_apply_stops_and_the_audit_log_says_exactly_what_happened() 
         ]
     );
     assert!(
-        matches!(&recs[3].outcome, Some(Outcome::Failed { error }) if error.contains("ServerException") || error.contains("500")),
+        matches!(&recs[3].outcome, Some(Outcome::Reconciled { verdict: quotatop_store::audit::Verdict::DidNotLand, call_error: Some(error), observed: Some(o), .. })
+            if (error.contains("ServerException") || error.contains("500")) && o == "absent"),
         "{:?}",
         recs[3].outcome
     );
@@ -542,4 +545,80 @@ async fn the_config_policy_can_waive_the_change_record_and_is_recorded() {
         "{policy}"
     );
     assert_eq!(recs[0].change_record, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_whose_answer_is_lost_is_recorded_as_what_happened() {
+    // The first DeleteQuotaShare and the first CreateQuotaShare are carried out, then their
+    // connections close without an answer; the SDK retries, and the retries meet the changes
+    // already made ("does not exist", "already exists"). The share read back says they landed.
+    let h = world().await;
+    h.set_faults(
+        quotatop_emulator::FaultSpec::parse(
+            "createquotashare|deletequotashare:lose-answer-first=1",
+        )
+        .unwrap(),
+    );
+    let url = h.endpoint_url();
+    let dir = temp_dir("lost");
+    let log = dir.join("audit.jsonl");
+    let file = dir.join("new.toml");
+    let doc = format!(
+        "{}in_share_preemption = true\nborrow_limit = 50\n{}",
+        share("alpha", "LEND_AND_BORROW", "\"ml.m5.large\" = 4"),
+        share("gamma", "LEND", "\"ml.g5.xlarge\" = 1"),
+    );
+    std::fs::write(&file, doc).unwrap();
+    let mut c = cmd(
+        &url,
+        &dir,
+        "apply",
+        &[
+            "-f",
+            file.to_str().unwrap(),
+            "--reason",
+            "swap",
+            "--change-record",
+            "CHG-3",
+            "--yes",
+            "--allow-delete",
+            "--log",
+            log.to_str().unwrap(),
+        ],
+    );
+    c.env("AWS_MAX_ATTEMPTS", "3");
+    let out = run(c).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "applied      disable beta (UpdateQuotaShare",
+        "applied      delete beta (DeleteQuotaShare): landed (confirmed by read-back); the call answered: ",
+        "applied      create gamma (CreateQuotaShare): landed (confirmed by read-back); the call answered: ",
+    ] {
+        assert!(stdout.contains(want), "missing {want:?}\n{}", text(&out));
+    }
+    assert!(!stdout.contains("FAILED"), "{}", text(&out));
+    // Each was retried once: the first attempt landed, the second met it.
+    assert_eq!(h.calls("createquotashare"), 2 + 2);
+    assert_eq!(h.calls("deletequotashare"), 2);
+    let names: Vec<String> = listed(&h).await.into_iter().map(|s| s.0).collect();
+    assert_eq!(names, ["alpha", "gamma"]);
+    let recs = records(&log);
+    assert_eq!(recs.len(), 6);
+    for (r, call, word) in [
+        (&recs[3], "DeleteQuotaShare", "does not exist"),
+        (&recs[5], "CreateQuotaShare", "already exists"),
+    ] {
+        assert_eq!(r.action.as_ref().unwrap().call, call);
+        match &r.outcome {
+            Some(Outcome::Reconciled {
+                verdict: quotatop_store::audit::Verdict::Landed,
+                call_error: Some(e),
+                observed: Some(_),
+                ..
+            }) => assert!(e.contains(word), "{e}"),
+            other => panic!("{call}: {other:?}"),
+        }
+    }
+    quotatop_store::audit::verify(&log).unwrap();
 }

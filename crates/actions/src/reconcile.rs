@@ -188,6 +188,8 @@ fn outcome_record(
     r.outcome = Some(Outcome::Reconciled {
         verdict,
         observed_priority: observed,
+        observed: None,
+        call_error: None,
     });
     r.policy = None;
     r.repair = None;
@@ -425,6 +427,8 @@ mod tests {
         reconciled.outcome = Some(Outcome::Reconciled {
             verdict: Verdict::DidNotLand,
             observed_priority: Some(1),
+            observed: None,
+            call_error: None,
         });
         log.append(reconciled).unwrap();
         let mut own = rec.clone();

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use anyhow::{anyhow, bail};
 
 use crate::cli::SharesApplyArgs;
-use quotatop_actions::shares::{ApplyReport, LiveShares, SharesContext, apply_plan};
+use quotatop_actions::shares::{ApplyReport, LiveShares, SharesContext, apply_plan, verdict_words};
 use quotatop_analysis::shares_lint::has_errors;
 use quotatop_analysis::shares_plan::Step;
 use quotatop_aws::batch::BatchClient;
 use quotatop_model::clean_text;
-use quotatop_store::audit::{AwsContext, Operator, Outcome};
+use quotatop_store::audit::{AwsContext, Operator, Outcome, Verdict};
 
 use super::plan::{load_config, print_lines, render};
 
@@ -145,11 +145,24 @@ pub fn report_text(r: &ApplyReport, run_id: &str, log: &str) -> String {
                 step.share(),
                 step.call()
             )),
-            Outcome::Reconciled { verdict, .. } => out.push_str(&format!(
-                "reconciled   {} {}: {}\n",
+            Outcome::Reconciled {
+                verdict,
+                observed,
+                call_error,
+                ..
+            } => out.push_str(&format!(
+                "{:<12} {} {} ({}): {}; the call answered: {}; read back: {}\n",
+                match verdict {
+                    Verdict::Landed => "applied",
+                    Verdict::DidNotLand => "FAILED",
+                    Verdict::Undecidable | Verdict::JobGone => "UNKNOWN",
+                },
                 step.verb(),
                 step.share(),
-                verdict.as_str()
+                step.call(),
+                verdict_words(*verdict),
+                call_error.as_deref().unwrap_or("-"),
+                observed.as_deref().unwrap_or("-")
             )),
         }
     }
