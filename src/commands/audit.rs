@@ -74,7 +74,11 @@ fn log_path(a: &AuditLogArg) -> anyhow::Result<PathBuf> {
 /// stderr when it waits for another process.
 pub fn open_log(a: &AuditLogArg) -> anyhow::Result<AuditLog> {
     let timeout = lock_timeout(a.lock_timeout)?;
-    Ok(AuditLog::new(log_path(a)?)
+    let path = log_path(a)?;
+    // A device, FIFO, directory or link is refused before anything is made beside it.
+    quotatop_store::private_file::check(&path, "audit log")
+        .map_err(|e| anyhow::anyhow!(quotatop_model::clean_text(&e.to_string())))?;
+    Ok(AuditLog::new(path)
         .with_lock_timeout(timeout)
         .with_wait_notice(true))
 }

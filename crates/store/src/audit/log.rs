@@ -82,33 +82,10 @@ pub struct LogContents {
     pub torn: Option<TornTail>,
 }
 
+/// Opens a file of the log (the log, its lock holder, an in-flight mark): a regular file or
+/// none, never a device, FIFO, directory or link (see [`crate::private_file`]).
 fn open_private(path: &Path, append: bool) -> Result<File, AuditError> {
-    if let Some(dir) = path.parent()
-        && !dir.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(dir).map_err(io(path))?;
-    }
-    let mut opts = OpenOptions::new();
-    opts.read(true).create(true).append(append);
-    if !append {
-        opts.write(true);
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    let file = opts.open(path).map_err(io(path))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = file.metadata().map_err(io(path))?.permissions().mode() & 0o777;
-        if mode != 0o600 {
-            file.set_permissions(std::fs::Permissions::from_mode(0o600))
-                .map_err(io(path))?;
-        }
-    }
-    Ok(file)
+    crate::private_file::open(path, "audit log", append).map_err(io(path))
 }
 
 /// `audit.jsonl.lock` next to the log: the PID of the process holding the log's lock (flock
@@ -230,7 +207,12 @@ impl AuditLog {
     /// dies, so [`AuditLog::in_flight`] tells a change still under way from one whose writer is
     /// gone.
     pub fn begin_change(&self, change_id: &str) -> Result<InFlight, AuditError> {
+        // The log itself first: nothing is made beside a path that is not a log.
+        crate::private_file::check(&self.path, "audit log").map_err(io(&self.path))?;
         let path = self.inflight_path(change_id);
+        if let Some(dir) = path.parent() {
+            crate::private_file::create_dir(dir, true).map_err(io(dir))?;
+        }
         let file = open_private(&path, false)?;
         match file.try_lock() {
             Ok(()) => Ok(InFlight { path, _file: file }),
