@@ -622,3 +622,151 @@ async fn a_call_whose_answer_is_lost_is_recorded_as_what_happened() {
     }
     quotatop_store::audit::verify(&log).unwrap();
 }
+
+/// The apply arguments of the race tests: alpha 4 -> 3 (limits), beta's M5 4 -> 3.
+fn race_file(dir: &Path) -> PathBuf {
+    let file = dir.join("new.toml");
+    let doc = format!(
+        "{}in_share_preemption = true\nborrow_limit = 50\n{}",
+        share("alpha", "LEND_AND_BORROW", "\"ml.m5.large\" = 3"),
+        share(
+            "beta",
+            "RESERVE",
+            "\"ml.m5.large\" = 3, \"ml.g5.xlarge\" = 2"
+        ),
+    );
+    std::fs::write(&file, doc).unwrap();
+    file
+}
+
+fn race_args<'a>(file: &'a Path, log: &'a Path) -> Vec<&'a str> {
+    vec![
+        "-f",
+        file.to_str().unwrap(),
+        "--reason",
+        "race",
+        "--change-record",
+        "CHG-4",
+        "--yes",
+        "--log",
+        log.to_str().unwrap(),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_share_changed_after_the_plan_is_not_overwritten() {
+    // alpha's UpdateQuotaShare is held 1.5 s in the emulator; meanwhile another writer sets
+    // beta's M5 limit to 1. The run re-reads beta before its call, sees the change and stops.
+    let h = world().await;
+    h.set_faults(quotatop_emulator::FaultSpec::parse("updatequotashare:latency=1500ms").unwrap());
+    let url = h.endpoint_url();
+    let dir = temp_dir("cas");
+    let log = dir.join("audit.jsonl");
+    let file = race_file(&dir);
+    let child = cmd(&url, &dir, "apply", &race_args(&file, &log))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while h.calls("updatequotashare") == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "alpha's update never came"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    // alpha's call is being held; the other writer's goes through at once.
+    h.set_faults(quotatop_emulator::FaultSpec::none());
+    let c = client(&h, 1);
+    let beta_arn = c
+        .list_quota_shares()
+        .job_queue(QUEUE)
+        .send()
+        .await
+        .unwrap()
+        .quota_shares()
+        .iter()
+        .find(|s| s.quota_share_name() == Some("beta"))
+        .and_then(|s| s.quota_share_arn().map(String::from))
+        .unwrap();
+    c.update_quota_share()
+        .quota_share_arn(beta_arn)
+        .capacity_limits(
+            aws_sdk_batch::types::QuotaShareCapacityLimit::builder()
+                .capacity_unit(M5)
+                .max_capacity(1)
+                .build(),
+        )
+        .capacity_limits(
+            aws_sdk_batch::types::QuotaShareCapacityLimit::builder()
+                .capacity_unit(G5)
+                .max_capacity(2)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert!(!out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("applied      update alpha"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        stdout.contains(
+            "CHANGED      update beta (UpdateQuotaShare) not called: beta changed since the plan: capacityLimits planned from ml.g5.xlarge 2, ml.m5.large 4, now ml.g5.xlarge 2, ml.m5.large 1; plan again"
+        ),
+        "{}",
+        text(&out)
+    );
+    // beta keeps the other writer's value.
+    let now = listed(&h).await;
+    assert_eq!(now[1].1, vec![(G5.to_string(), 2), (M5.to_string(), 1)]);
+    assert_eq!(now[0].1, vec![(M5.to_string(), 3)]);
+    let recs = records(&log);
+    assert_eq!(recs.len(), 4);
+    assert!(
+        matches!(&recs[3].outcome, Some(Outcome::Failed { error }) if error.starts_with("not called: beta changed since the plan")),
+        "{:?}",
+        recs[3].outcome
+    );
+    quotatop_store::audit::verify(&log).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_apply_on_the_queue_is_refused_while_one_runs() {
+    let h = world().await;
+    let url = h.endpoint_url();
+    let dir = temp_dir("held");
+    let log = dir.join("audit.jsonl");
+    let file = race_file(&dir);
+    let before = listed(&h).await;
+    let lists = h.calls("listquotashares");
+    // Another run holds the queue's lock (this test process stands in for it).
+    let held = quotatop_store::audit::AuditLog::new(&log)
+        .lock_queue(QUEUE)
+        .unwrap();
+    let out = run(cmd(&url, &dir, "apply", &race_args(&file, &log))).await;
+    assert!(!out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "another `shares apply` on queue {QUEUE} is running (PID {}",
+            std::process::id()
+        )) && stderr.contains("nothing changed"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(h.calls("listquotashares"), lists, "not even read");
+    assert_eq!(listed(&h).await, before);
+    assert!(!log.exists());
+    // Released: the same run goes through.
+    drop(held);
+    let out = run(cmd(&url, &dir, "apply", &race_args(&file, &log))).await;
+    assert!(out.status.success(), "{}", text(&out));
+}

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 
-use quotatop_analysis::shares_plan::{Step, describe, field_text};
+use quotatop_analysis::shares_plan::{Step, describe, field_changes, field_text};
 use quotatop_aws::batch::{BatchClient, ShareChange};
 use quotatop_model::{QuotaShare, ShareState};
 use quotatop_store::audit::{
@@ -32,9 +32,29 @@ pub trait SharesApi {
     fn read_share(
         &self,
         name: &str,
-    ) -> impl Future<Output = Result<Option<QuotaShare>, String>> + Send {
-        let _ = name;
-        std::future::ready(Err("this API cannot read a share back".to_string()))
+    ) -> impl Future<Output = Result<Option<QuotaShare>, String>> + Send;
+}
+
+/// What changed in `step`'s share since the plan was made, from the share read just before
+/// the call (`None`: no such share); `None` when it is as the plan found it (compare-and-swap:
+/// a step is only called on the share it was planned against).
+pub fn changed_since_plan(step: &Step, live: Option<&QuotaShare>) -> Option<String> {
+    let diff = |planned: &QuotaShare, now: &QuotaShare, skip_state: bool| {
+        let d: Vec<String> = field_changes(planned, now)
+            .into_iter()
+            .filter(|f| !(skip_state && f.field == "state"))
+            .map(|f| format!("{} planned from {}, now {}", f.field, f.before, f.after))
+            .collect();
+        (!d.is_empty()).then(|| d.join("; "))
+    };
+    match (step, live) {
+        (Step::Create(_), None) => None,
+        (Step::Create(_), Some(now)) => Some(format!("it exists now ({})", describe(now))),
+        (_, None) => Some("it no longer exists".to_string()),
+        (Step::Update { before, .. }, Some(now)) => diff(before, now, false),
+        (Step::Disable(planned), Some(now)) => diff(planned, now, false),
+        // Disabled by the step before it in this run: only the state may differ.
+        (Step::Delete(planned), Some(now)) => diff(planned, now, true),
     }
 }
 
@@ -159,6 +179,9 @@ pub struct ApplyReport {
     /// Why the run stopped before calling a step: the audit log refused its intent, or refused
     /// an outcome after the call.
     pub audit_error: Option<String>,
+    /// The step not called because its share changed since the plan (or could not be read
+    /// just before the call), and what changed; it is also in `not_attempted`.
+    pub changed: Option<(Step, String)>,
 }
 
 impl ApplyReport {
@@ -166,6 +189,7 @@ impl ApplyReport {
     pub fn complete(&self) -> bool {
         self.not_attempted.is_empty()
             && self.audit_error.is_none()
+            && self.changed.is_none()
             && self.done.iter().all(|(_, o)| landed(o))
     }
 }
@@ -250,6 +274,34 @@ pub async fn apply_plan<A: SharesApi>(
                 step.share(),
                 quotatop_model::error_chain(&e)
             ));
+            report.not_attempted = steps[i..].to_vec();
+            return Ok(report);
+        }
+        // Compare, then swap: the share is read again just before its call, and the call is
+        // made only if it is still as planned (another operator, or a second `shares apply`
+        // from another host, may have changed it since). The refusal is the intent's outcome.
+        let changed = match api.read_share(step.share()).await {
+            Ok(live) => changed_since_plan(step, live.as_ref()),
+            Err(why) => Some(format!("it could not be read just before the call ({why})")),
+        };
+        if let Some(what) = changed {
+            let what = format!("{} changed since the plan: {what}", step.share());
+            record.kind = RecordKind::Outcome;
+            record.time = now_rfc3339();
+            record.outcome = Some(Outcome::Failed {
+                error: format!("not called: {what}"),
+            });
+            let written = log.append(record);
+            drop(in_flight);
+            if let Err(e) = written {
+                report.audit_error = Some(format!(
+                    "{} {} was not called, and its outcome could not be written to the audit log: {}",
+                    step.call(),
+                    step.share(),
+                    quotatop_model::error_chain(&e)
+                ));
+            }
+            report.changed = Some((step.clone(), what));
             report.not_attempted = steps[i..].to_vec();
             return Ok(report);
         }
@@ -372,11 +424,31 @@ mod tests {
 
     struct Fake {
         fail_on: usize,
+        /// A failed call lands all the same (its answer was lost).
+        lands_anyway: bool,
         calls: Mutex<Vec<String>>,
         /// The audit log, to see what is on disk when a call is made.
         log: Option<std::path::PathBuf>,
-        /// What a read-back finds (by name); a share not here is absent.
-        live: Vec<QuotaShare>,
+        /// The queue's shares: what a read finds; a call that lands changes them.
+        live: Mutex<Vec<QuotaShare>>,
+        /// Put in place by someone else just after the first call.
+        meddle: Option<QuotaShare>,
+    }
+
+    fn fake(fail_on: usize, log: Option<std::path::PathBuf>, live: Vec<QuotaShare>) -> Fake {
+        Fake {
+            fail_on,
+            lands_anyway: false,
+            calls: Mutex::new(Vec::new()),
+            log,
+            live: Mutex::new(live),
+            meddle: None,
+        }
+    }
+
+    fn put(live: &mut Vec<QuotaShare>, s: QuotaShare) {
+        live.retain(|l| l.name != s.name);
+        live.push(s);
     }
 
     impl SharesApi for Fake {
@@ -394,7 +466,26 @@ mod tests {
                 Some(n) => format!("{} {} @{n}", step.call(), step.share()),
                 None => format!("{} {}", step.call(), step.share()),
             });
-            let r = if calls.len() == self.fail_on {
+            let fails = calls.len() == self.fail_on;
+            let mut live = self.live.lock().unwrap();
+            if !fails || self.lands_anyway {
+                match step {
+                    Step::Create(s) => put(&mut live, s.clone()),
+                    Step::Update { after, .. } => put(&mut live, after.clone()),
+                    Step::Disable(s) => {
+                        let mut d = s.clone();
+                        d.state = ShareState::Disabled;
+                        put(&mut live, d);
+                    }
+                    Step::Delete(s) => live.retain(|l| l.name != s.name),
+                }
+            }
+            if calls.len() == 1
+                && let Some(m) = &self.meddle
+            {
+                put(&mut live, m.clone());
+            }
+            let r = if fails {
                 Err(ApiFailure("ServerException: boom".into()))
             } else {
                 Ok(Some(format!("req-{}", calls.len())))
@@ -406,7 +497,8 @@ mod tests {
             &self,
             name: &str,
         ) -> impl Future<Output = Result<Option<QuotaShare>, String>> + Send {
-            std::future::ready(Ok(self.live.iter().find(|s| s.name == name).cloned()))
+            let live = self.live.lock().unwrap();
+            std::future::ready(Ok(live.iter().find(|s| s.name == name).cloned()))
         }
     }
 
@@ -463,13 +555,7 @@ mod tests {
         );
         assert_eq!(steps.len(), 4);
         let path = temp();
-        let api = Fake {
-            fail_on: 2,
-            calls: Mutex::new(Vec::new()),
-            log: Some(path.clone()),
-            // The failed call's share, read back: still enabled.
-            live: vec![share("old", 1)],
-        };
+        let api = fake(2, Some(path.clone()), vec![share("a", 1), share("old", 1)]);
         let r = block(apply_plan(&api, &AuditLog::new(&path), &ctx(false), &steps)).unwrap();
         assert!(!r.complete());
         assert_eq!(r.done.len(), 2);
@@ -527,10 +613,8 @@ mod tests {
         let steps = plan(&[], &[share("new", 1), share("next", 2)]);
         let path = temp();
         let api = Fake {
-            fail_on: 1,
-            calls: Mutex::new(Vec::new()),
-            log: None,
-            live: vec![share("new", 1)],
+            lands_anyway: true,
+            ..fake(1, None, Vec::new())
         };
         let r = block(apply_plan(&api, &AuditLog::new(&path), &ctx(false), &steps)).unwrap();
         assert!(r.complete(), "{r:?}");
@@ -558,6 +642,58 @@ mod tests {
             judge("CreateQuotaShare", &steps[0].detail(), None),
             Verdict::DidNotLand
         );
+    }
+
+    #[test]
+    fn a_share_changed_since_the_plan_is_not_called_and_the_audit_says_what_changed() {
+        let steps = plan(
+            &[share("a", 1), share("b", 1)],
+            &[share("a", 2), share("b", 2)],
+        );
+        let path = temp();
+        // Someone sets b to 5 while a's call is under way.
+        let api = Fake {
+            meddle: Some(share("b", 5)),
+            ..fake(0, None, vec![share("a", 1), share("b", 1)])
+        };
+        let r = block(apply_plan(&api, &AuditLog::new(&path), &ctx(false), &steps)).unwrap();
+        assert!(!r.complete());
+        assert_eq!(
+            api.calls.lock().unwrap().as_slice(),
+            &["UpdateQuotaShare a"]
+        );
+        let (step, what) = r.changed.clone().unwrap();
+        assert_eq!(step, steps[1]);
+        assert_eq!(
+            what,
+            "b changed since the plan: capacityLimits planned from ml.p4d.24xlarge 1, now ml.p4d.24xlarge 5"
+        );
+        assert_eq!(r.not_attempted, steps[1..].to_vec());
+        // b keeps the other writer's value, and the log pairs b's intent with the refusal.
+        let live = api.live.lock().unwrap().clone();
+        assert!(live.contains(&share("b", 5)), "{live:?}");
+        let recs = read_records(&path).unwrap();
+        assert_eq!(recs.len(), 4);
+        assert!(matches!(
+            &recs[3].1.outcome,
+            Some(Outcome::Failed { error }) if error == &format!("not called: {what}")
+        ));
+        // A create meets a share that appeared; a delete one already gone.
+        assert!(
+            changed_since_plan(&plan(&[], &[share("c", 1)])[0], Some(&share("c", 1)))
+                .unwrap()
+                .starts_with("it exists now")
+        );
+        let gone = plan(&[share("d", 1)], &[]);
+        assert_eq!(
+            changed_since_plan(&gone[1], None).as_deref(),
+            Some("it no longer exists")
+        );
+        // The delete after the run's own disable: the state alone differs, which is expected.
+        let mut disabled = share("d", 1);
+        disabled.state = ShareState::Disabled;
+        assert_eq!(changed_since_plan(&gone[1], Some(&disabled)), None);
+        assert!(changed_since_plan(&gone[0], Some(&disabled)).is_some());
     }
 
     #[test]
@@ -592,12 +728,7 @@ mod tests {
     #[test]
     fn read_only_refuses_before_writing() {
         let path = temp();
-        let api = Fake {
-            fail_on: 0,
-            calls: Mutex::new(Vec::new()),
-            log: None,
-            live: Vec::new(),
-        };
+        let api = fake(0, None, Vec::new());
         let steps = plan(&[], &[share("a", 1)]);
         let e = block(apply_plan(&api, &AuditLog::new(&path), &ctx(true), &steps)).unwrap_err();
         assert!(matches!(e, ActionError::ReadOnly));

@@ -39,6 +39,11 @@ pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
     // A torn last line would refuse the intents: say so (and how to repair) before any call.
     log.check_tail()
         .map_err(|e| anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
+    // One run per queue at a time, from before the live shares are read until the last
+    // outcome: a second run waits for nothing and plans from nothing stale; it is refused.
+    let _queue_lock = log
+        .lock_queue(&plan_args.queue)
+        .map_err(|e| anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
     let rt = super::super::runtime()?;
     rt.block_on(async {
         let client =
@@ -166,7 +171,19 @@ pub fn report_text(r: &ApplyReport, run_id: &str, log: &str) -> String {
             )),
         }
     }
-    for step in &r.not_attempted {
+    if let Some((step, what)) = &r.changed {
+        out.push_str(&format!(
+            "CHANGED      {} {} ({}) not called: {what}; plan again\n",
+            step.verb(),
+            step.share(),
+            step.call()
+        ));
+    }
+    for step in r
+        .not_attempted
+        .iter()
+        .skip(usize::from(r.changed.is_some()))
+    {
         out.push_str(&format!(
             "not attempted {} {} ({})\n",
             step.verb(),

@@ -120,6 +120,12 @@ impl Drop for InFlight {
     }
 }
 
+/// A queue's `shares apply` lock (see [`AuditLog::lock_queue`]), held until dropped.
+#[derive(Debug)]
+pub struct QueueLock {
+    _file: File,
+}
+
 /// The log's exclusive lock, held until dropped (the file is closed).
 #[derive(Debug)]
 pub struct LockGuard {
@@ -199,6 +205,50 @@ impl AuditLog {
             let _ = f.write_all(format!("{}\n", std::process::id()).as_bytes());
         }
         Ok(LockGuard { file })
+    }
+
+    /// Takes the lock of changes to `queue`'s shares, `<log>.queue-<queue>.lock` (flock; the
+    /// file holds the holder's PID), for as long as the guard lives: `shares apply` holds it
+    /// from before it reads the live shares until its last call's outcome, so two runs that
+    /// keep this log never plan from the same state. Refused at once when held.
+    pub fn lock_queue(&self, queue: &str) -> Result<QueueLock, AuditError> {
+        crate::private_file::check(&self.path, "audit log").map_err(io(&self.path))?;
+        let safe: String = queue
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(128)
+            .collect();
+        let mut name = self.path.as_os_str().to_owned();
+        name.push(format!(".queue-{safe}.lock"));
+        let path = PathBuf::from(name);
+        let mut file = open_private(&path, false)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut pid = String::new();
+                let _ = file.read_to_string(&mut pid);
+                return Err(AuditError::QueueLocked {
+                    queue: queue.to_string(),
+                    path: path.display().to_string(),
+                    holder: pid
+                        .trim()
+                        .parse::<u32>()
+                        .map(|p| format!("PID {p}"))
+                        .unwrap_or_else(|_| "another process".to_string()),
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(&path)(e)),
+        }
+        // Best effort: a process refused reads it to say who holds the lock.
+        let _ = file.set_len(0);
+        let _ = file.write_all(format!("{}\n", std::process::id()).as_bytes());
+        Ok(QueueLock { _file: file })
     }
 
     /// Marks the change `change_id` as being made by this process until the returned guard is
