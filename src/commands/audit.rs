@@ -29,6 +29,10 @@ pub fn run(cmd: &AuditCommand) -> anyhow::Result<()> {
 /// `audit reconcile`: one line per change it looked at; non-zero when some stay unknown.
 fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
     let log = open_log(&a.log)?;
+    // A log named on purpose must exist: a typo is not "nothing to reconcile".
+    if a.log.log.is_some() {
+        existing(log.path())?;
+    }
     let rt = super::runtime()?;
     let done = rt.block_on(async {
         let client =
@@ -49,6 +53,11 @@ fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
     for r in &done {
         println!("{}", r.line());
     }
+    let by_kind: Vec<String> = quotatop_actions::tally_by_kind(&done)
+        .into_iter()
+        .map(|(kind, d, l)| format!("{kind}: {d} reconciled, {l} left unknown"))
+        .collect();
+    println!("by kind: {}", clean_text(&by_kind.join("; ")));
     let (decided, left) = quotatop_actions::tally(&done);
     if left > 0 {
         bail!(

@@ -770,3 +770,97 @@ async fn a_second_apply_on_the_queue_is_refused_while_one_runs() {
     let out = run(cmd(&url, &dir, "apply", &race_args(&file, &log))).await;
     assert!(out.status.success(), "{}", text(&out));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_reconcile_decides_share_changes_killed_mid_call() {
+    // alpha's UpdateQuotaShare is held 2 s in the emulator; the run is killed (SIGKILL) while
+    // it waits, leaving alpha's intent without an outcome. `audit reconcile` reads alpha back
+    // and records what it shows, counted by kind.
+    let h = world().await;
+    h.set_faults(quotatop_emulator::FaultSpec::parse("updatequotashare:latency=2s").unwrap());
+    let url = h.endpoint_url();
+    let dir = temp_dir("reconcile");
+    let log = dir.join("audit.jsonl");
+    let file = race_file(&dir);
+    let mut child = cmd(&url, &dir, "apply", &race_args(&file, &log))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while h.calls("updatequotashare") == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "alpha's update never came"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    h.set_faults(quotatop_emulator::FaultSpec::none());
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let recs = records(&log);
+    assert_eq!(recs.len(), 1, "alpha's intent alone");
+    let reconcile = |log: &Path| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
+        c.args(["audit", "reconcile", "--endpoint-url", &url, "--log"])
+            .arg(log)
+            .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+            .env("AWS_SECRET_ACCESS_KEY", "secret")
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_MAX_ATTEMPTS", "1")
+            .env_remove("QUOTATOP_READ_ONLY")
+            .env("XDG_CONFIG_HOME", dir.join("config"))
+            .env("XDG_DATA_HOME", dir.join("data"));
+        c
+    };
+    let out = run(reconcile(&log)).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let alpha_now = listed(&h).await[0].1.clone();
+    let verdict = if alpha_now == vec![(M5.to_string(), 3)] {
+        "landed"
+    } else {
+        "did not land"
+    };
+    assert!(
+        stdout.contains(&format!(
+            "UpdateQuotaShare alpha: {verdict} (read: capacityLimits "
+        )),
+        "alpha is {alpha_now:?}\n{}",
+        text(&out)
+    );
+    assert!(
+        stdout.contains("by kind: UpdateQuotaShare: 1 reconciled, 0 left unknown"),
+        "{}",
+        text(&out)
+    );
+    let recs = records(&log);
+    assert_eq!(recs.len(), 2);
+    assert!(
+        matches!(
+            &recs[1].outcome,
+            Some(Outcome::Reconciled {
+                observed: Some(_),
+                ..
+            })
+        ),
+        "{:?}",
+        recs[1].outcome
+    );
+    let out = run(reconcile(&log)).await;
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("nothing to reconcile"),
+        "{}",
+        text(&out)
+    );
+    // A --log that does not exist is an error, not "nothing to reconcile".
+    let out = run(reconcile(&dir.join("typo.jsonl"))).await;
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no audit log at"),
+        "{}",
+        text(&out)
+    );
+    assert!(!dir.join("typo.jsonl").exists());
+}
