@@ -16,11 +16,11 @@ use quotatop_store::audit::{
 
 pub fn run(cmd: &AuditCommand) -> anyhow::Result<()> {
     match cmd {
-        AuditCommand::List(a) => print!("{}", list(a)?),
-        AuditCommand::Verify(a) => print!("{}", verify(a)?),
-        AuditCommand::Export(a) => print!("{}", export(a)?),
-        AuditCommand::Anchor(a) => print!("{}", anchor(a)?),
-        AuditCommand::Repair(a) => print!("{}", repair(a)?),
+        AuditCommand::List(a) => super::write_stdout(&list(a)?)?,
+        AuditCommand::Verify(a) => super::write_stdout(&verify(a)?)?,
+        AuditCommand::Export(a) => super::write_stdout(&export(a)?)?,
+        AuditCommand::Anchor(a) => super::write_stdout(&anchor(a)?)?,
+        AuditCommand::Repair(a) => super::write_stdout(&repair(a)?)?,
         AuditCommand::Reconcile(a) => reconcile(a)?,
     }
     Ok(())

@@ -18,10 +18,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
     let text = execute(args, std::io::stderr().is_terminal())?;
     // Share, configuration and instance-type names come from trace and config files: whatever
     // the format, no control character reaches the terminal (line breaks kept).
-    for line in text.lines() {
-        println!("{}", quotatop_model::clean_text(line));
-    }
-    Ok(())
+    super::print_clean_lines(&text)
 }
 
 /// Loaded traces, and the Philly entitlements when the traces came with them.

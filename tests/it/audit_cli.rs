@@ -732,3 +732,37 @@ fn changes_other_than_priorities_are_listed_and_kept_out_of_priority_views() {
     assert_eq!(changes.len(), 2);
     assert!(quotatop_store::audit::priority_changes(&changes, "ml-training").is_empty());
 }
+
+/// `audit list | head`, `audit export | head`: the reader closes the pipe after a line; the
+/// command ends quietly with exit 0 (it panicked with exit 101).
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    // Far more than a pipe holds (64 KiB), so the writer meets the closed end.
+    let path = write_log("pipe", 600);
+    for args in [
+        vec!["audit", "list"],
+        vec!["audit", "export", "--format", "json"],
+        vec!["audit", "export", "--format", "csv"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+            .args(&args)
+            .arg("--log")
+            .arg(&path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(!first.is_empty(), "{args:?}");
+        // The read end is dropped here, as `head -1` exits.
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
