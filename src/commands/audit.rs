@@ -73,10 +73,15 @@ fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
 }
 
 fn log_path(a: &AuditLogArg) -> anyhow::Result<PathBuf> {
-    a.log
+    let path = a
+        .log
         .clone()
         .or_else(audit::default_path)
-        .context("no home directory to find the audit log in; pass --log")
+        .context("no home directory to find the audit log in; pass --log")?;
+    // A directory, device, FIFO or link is no audit log: said plainly, for every command.
+    quotatop_store::private_file::check_kind(&path, "audit log")
+        .map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))?;
+    Ok(path)
 }
 
 /// The log with the lock timeout of `--lock-timeout` / `QUOTATOP_AUDIT_LOCK_TIMEOUT`, saying on
@@ -290,6 +295,8 @@ fn shell_quote(s: &str) -> String {
 /// `audit repair`: a torn last line moved aside, the repair recorded.
 pub fn repair(a: &AuditRepairArgs) -> anyhow::Result<String> {
     let log = open_log(&a.log)?;
+    // Nothing to repair in a log that is not there; never create one.
+    existing(log.path())?;
     let template = AuditRecord {
         v: audit::SCHEME,
         seq: 0,

@@ -766,3 +766,26 @@ fn a_closed_pipe_ends_the_output_quietly() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// `audit repair --log <missing>` is an error and creates nothing; `--log <directory>` is
+/// named as a directory by every command (verify printed "verification failed at cannot read").
+#[test]
+fn repair_of_a_missing_log_and_a_directory_as_log_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.jsonl");
+    let out = quotatop(&["audit", "repair"], &missing);
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(stderr(&out).contains("no audit log at"), "{}", stderr(&out));
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    for cmd in ["verify", "list", "export", "anchor", "repair"] {
+        let out = quotatop(&["audit", cmd], dir.path());
+        assert!(!out.status.success(), "{cmd}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("is a directory: the audit log must be a regular file")
+                && !err.contains("verification failed at"),
+            "{cmd}: {err}"
+        );
+    }
+}
