@@ -44,7 +44,7 @@ fn load_traces(paths: &[PathBuf], default_nodes: Option<u32>) -> anyhow::Result<
         } else if is_philly(p) {
             vec![philly::load_file(p, default_nodes)?]
         } else {
-            let text = std::fs::read_to_string(p)
+            let text = quotatop_model::read_small_text(p, quotatop_model::MAX_TRACE_FILE)
                 .with_context(|| format!("cannot read trace {}", p.display()))?;
             jobs.extend(trace_csv::parse(&text, &p.display().to_string())?);
             continue;

@@ -160,3 +160,64 @@ fn a_fifo_or_a_link_as_journal_or_audit_log_is_refused_untouched() {
     );
     assert_eq!(names(d), ["fifo", "link", "shares.toml", "target"]);
 }
+
+/// Inputs that never end (`/dev/zero`) or block (a FIFO nobody writes) are refused at once,
+/// not read until memory runs out or for ever (issue 31 item 11).
+#[test]
+fn inputs_that_never_end_or_block_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let home = d.join("home");
+    let fifo = d.join("fifo");
+    mkfifo(&fifo);
+    let url = "http://127.0.0.1:9";
+    for input in [fifo.display().to_string(), "/dev/zero".to_string()] {
+        let i = input.as_str();
+        for (args, want) in [
+            (
+                vec![
+                    "shares",
+                    "plan",
+                    "--queue",
+                    "q",
+                    "--endpoint-url",
+                    url,
+                    "-f",
+                    i,
+                ],
+                "a FIFO|a device",
+            ),
+            (vec!["replay", "--trace", i], "a FIFO|a device"),
+            (vec!["audit", "verify", "--log", i], "a FIFO|a device"),
+            (
+                vec!["report", "--queue", "q", "--journal", i],
+                "a FIFO|a device",
+            ),
+            (
+                vec![
+                    "set-priority",
+                    "job-1",
+                    "--priority",
+                    "5",
+                    "--reason",
+                    "r",
+                    "--endpoint-url",
+                    url,
+                    "--config",
+                    i,
+                ],
+                "FIFO|a device",
+            ),
+        ] {
+            let started = Instant::now();
+            let (ok, err) = quotatop(&home, &args);
+            assert!(!ok, "{args:?} succeeded\n{err}");
+            assert!(want.split('|').any(|w| err.contains(w)), "{args:?}: {err}");
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "{args:?} took {:?}",
+                started.elapsed()
+            );
+        }
+    }
+}

@@ -150,6 +150,11 @@ impl Journal {
         if !path.exists() {
             return Err(JournalError::Missing(path.to_path_buf()));
         }
+        // A FIFO would block SQLite's open; a device or directory is no journal.
+        quotatop_model::check_regular_input(path).map_err(|source| JournalError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let conn = match Self::read_only_conn(path, &config, false) {
             Ok(c) => c,
             Err(first) => match Self::read_only_conn(path, &config, true) {
