@@ -434,11 +434,8 @@ mod tests {
     }
 
     impl JobLookup for World {
-        fn job_priority(
-            &self,
-            _job_id: &str,
-        ) -> impl Future<Output = Result<Option<u32>, String>> + Send {
-            async { Err("no priorities here".to_string()) }
+        async fn job_priority(&self, _job_id: &str) -> Result<Option<u32>, String> {
+            Err("no priorities here".to_string())
         }
 
         fn share(

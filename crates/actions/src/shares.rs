@@ -716,7 +716,7 @@ mod tests {
             Verdict::Undecidable
         );
         assert_eq!(judge("UpdateQuotaShare", &d, None), Verdict::Undecidable);
-        let gone = plan(&[before.clone()], &[]);
+        let gone = plan(std::slice::from_ref(&before), &[]);
         let del = gone.last().unwrap();
         assert_eq!(judge(del.call(), &del.detail(), None), Verdict::Landed);
         assert_eq!(

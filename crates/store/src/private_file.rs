@@ -15,10 +15,10 @@ fn not_regular(path: &Path) -> std::io::Result<Option<&'static str>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    Ok(kind_of(&meta.file_type()))
+    Ok(kind_of(meta.file_type()))
 }
 
-fn kind_of(t: &std::fs::FileType) -> Option<&'static str> {
+fn kind_of(t: std::fs::FileType) -> Option<&'static str> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
@@ -111,7 +111,7 @@ pub fn create_dir(dir: &Path, own: bool) -> std::io::Result<()> {
                 format!(
                     "{} is {} where quotatop keeps a directory of its own; nothing was written there",
                     dir.display(),
-                    kind_of(&meta.file_type()).unwrap_or("a regular file")
+                    kind_of(meta.file_type()).unwrap_or("a regular file")
                 ),
             ));
         }
@@ -154,7 +154,7 @@ pub fn open(path: &Path, what: &str, append: bool) -> std::io::Result<File> {
         }
     })?;
     let meta = file.metadata()?;
-    if let Some(kind) = kind_of(&meta.file_type()) {
+    if let Some(kind) = kind_of(meta.file_type()) {
         return Err(refusal(path, what, kind));
     }
     #[cfg(unix)]
