@@ -123,7 +123,15 @@ impl Drop for InFlight {
 /// A queue's `shares apply` lock (see [`AuditLog::lock_queue`]), held until dropped.
 #[derive(Debug)]
 pub struct QueueLock {
-    _file: File,
+    file: File,
+}
+
+impl Drop for QueueLock {
+    /// Clears the PID while still holding the lock, so a later holder that writes none (another
+    /// tool) is never named by this process's stale PID.
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+    }
 }
 
 /// The log's exclusive lock, held until dropped (the file is closed).
@@ -248,7 +256,7 @@ impl AuditLog {
         // Best effort: a process refused reads it to say who holds the lock.
         let _ = file.set_len(0);
         let _ = file.write_all(format!("{}\n", std::process::id()).as_bytes());
-        Ok(QueueLock { _file: file })
+        Ok(QueueLock { file })
     }
 
     /// Marks the change `change_id` as being made by this process until the returned guard is
