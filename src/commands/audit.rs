@@ -16,11 +16,11 @@ use quotatop_store::audit::{
 
 pub fn run(cmd: &AuditCommand) -> anyhow::Result<()> {
     match cmd {
-        AuditCommand::List(a) => print!("{}", list(a)?),
-        AuditCommand::Verify(a) => print!("{}", verify(a)?),
-        AuditCommand::Export(a) => print!("{}", export(a)?),
-        AuditCommand::Anchor(a) => print!("{}", anchor(a)?),
-        AuditCommand::Repair(a) => print!("{}", repair(a)?),
+        AuditCommand::List(a) => super::write_stdout(&list(a)?)?,
+        AuditCommand::Verify(a) => super::write_stdout(&verify(a)?)?,
+        AuditCommand::Export(a) => super::write_stdout(&export(a)?)?,
+        AuditCommand::Anchor(a) => super::write_stdout(&anchor(a)?)?,
+        AuditCommand::Repair(a) => super::write_stdout(&repair(a)?)?,
         AuditCommand::Reconcile(a) => reconcile(a)?,
     }
     Ok(())
@@ -29,6 +29,10 @@ pub fn run(cmd: &AuditCommand) -> anyhow::Result<()> {
 /// `audit reconcile`: one line per change it looked at; non-zero when some stay unknown.
 fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
     let log = open_log(&a.log)?;
+    // A log named on purpose must exist: a typo is not "nothing to reconcile".
+    if a.log.log.is_some() {
+        existing(log.path())?;
+    }
     let rt = super::runtime()?;
     let done = rt.block_on(async {
         let client =
@@ -49,6 +53,11 @@ fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
     for r in &done {
         println!("{}", r.line());
     }
+    let by_kind: Vec<String> = quotatop_actions::tally_by_kind(&done)
+        .into_iter()
+        .map(|(kind, d, l)| format!("{kind}: {d} reconciled, {l} left unknown"))
+        .collect();
+    println!("by kind: {}", clean_text(&by_kind.join("; ")));
     let (decided, left) = quotatop_actions::tally(&done);
     if left > 0 {
         bail!(
@@ -64,17 +73,26 @@ fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
 }
 
 fn log_path(a: &AuditLogArg) -> anyhow::Result<PathBuf> {
-    a.log
+    let path = a
+        .log
         .clone()
         .or_else(audit::default_path)
-        .context("no home directory to find the audit log in; pass --log")
+        .context("no home directory to find the audit log in; pass --log")?;
+    // A directory, device, FIFO or link is no audit log: said plainly, for every command.
+    quotatop_store::private_file::check_kind(&path, "audit log")
+        .map_err(|e| anyhow::anyhow!(clean_text(&e.to_string())))?;
+    Ok(path)
 }
 
 /// The log with the lock timeout of `--lock-timeout` / `QUOTATOP_AUDIT_LOCK_TIMEOUT`, saying on
 /// stderr when it waits for another process.
 pub fn open_log(a: &AuditLogArg) -> anyhow::Result<AuditLog> {
     let timeout = lock_timeout(a.lock_timeout)?;
-    Ok(AuditLog::new(log_path(a)?)
+    let path = log_path(a)?;
+    // A device, FIFO, directory or link is refused before anything is made beside it.
+    quotatop_store::private_file::check(&path, "audit log")
+        .map_err(|e| anyhow::anyhow!(quotatop_model::clean_text(&e.to_string())))?;
+    Ok(AuditLog::new(path)
         .with_lock_timeout(timeout)
         .with_wait_notice(true))
 }
@@ -277,6 +295,8 @@ fn shell_quote(s: &str) -> String {
 /// `audit repair`: a torn last line moved aside, the repair recorded.
 pub fn repair(a: &AuditRepairArgs) -> anyhow::Result<String> {
     let log = open_log(&a.log)?;
+    // Nothing to repair in a log that is not there; never create one.
+    existing(log.path())?;
     let template = AuditRecord {
         v: audit::SCHEME,
         seq: 0,
@@ -349,11 +369,21 @@ fn outcome_text(c: &Change) -> String {
         Some(Outcome::Reconciled {
             verdict,
             observed_priority,
+            observed,
+            call_error,
         }) => format!(
-            "outcome reconciled: {}{}",
+            "outcome reconciled: {}{}{}{}",
             verdict.as_str(),
             observed_priority
                 .map(|p| format!(" (priority {p} observed)"))
+                .unwrap_or_default(),
+            observed
+                .as_deref()
+                .map(|o| format!(" (read back: {o})"))
+                .unwrap_or_default(),
+            call_error
+                .as_deref()
+                .map(|e| format!("; the call answered: {e}"))
                 .unwrap_or_default()
         ),
         None if !c.is_priority() => {

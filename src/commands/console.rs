@@ -409,23 +409,6 @@ fn log_end(result: &Result<(), tui::TuiError>) {
     }
 }
 
-/// A journal path in a fresh temporary directory, for `demo` (its history is the demo world's,
-/// not the user's).
-/// Where `demo` keeps its journal and audit log: a directory of its own under the system's
-/// temporary directory, so the demo world stays out of the operator's history and audit trail.
-pub fn demo_dir() -> PathBuf {
-    std::env::temp_dir().join(format!("quotatop-demo-{}", std::process::id()))
-}
-
-pub fn temp_journal() -> Result<PathBuf, JournalError> {
-    let dir = demo_dir();
-    std::fs::create_dir_all(&dir).map_err(|source| JournalError::CreateDir {
-        path: dir.clone(),
-        source,
-    })?;
-    Ok(dir.join("journal.sqlite3"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

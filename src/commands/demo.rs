@@ -53,13 +53,34 @@ impl Drop for TempDir {
     }
 }
 
+/// Makes the demo's directory under the system's temporary directory: a random name
+/// (`quotatop-demo-XXXXXX`), created exclusively (never one that already exists, so nothing
+/// planted beforehand is used) with mode 0700. Its journal and audit log are then opened
+/// without following links (`quotatop_store::private_file`).
+pub fn demo_dir() -> anyhow::Result<PathBuf> {
+    let parent = std::env::temp_dir();
+    let dir = tempfile::Builder::new()
+        .prefix("quotatop-demo-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir_in(&parent)
+        .with_context(|| {
+            format!(
+                "cannot create the demo's temporary directory in {} (set TMPDIR to a writable directory)",
+                parent.display()
+            )
+        })?;
+    // Removed by [`TempDir`] on the way out (or kept with --keep), not by tempfile.
+    Ok(dir.keep())
+}
+
 pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     quotatop_tui::require_terminal()?;
     // First, so it is dropped last: after the console, the journal and the runtime.
-    let _temp = TempDir {
-        path: console::demo_dir(),
+    let temp = TempDir {
+        path: demo_dir()?,
         keep: args.keep,
     };
+    let dir = temp.path.clone();
     let scenario = match &args.scenario {
         Some(path) => Scenario::load(path)?,
         None => Scenario::parse(DEMO_SCENARIO).context("the built-in demo scenario")?,
@@ -88,7 +109,9 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     // time travel has stops to step through soon after it starts.
     let mut journal_config = loaded.config.journal.config();
     journal_config.snapshot_interval_ms = journal_config.snapshot_interval_ms.min(10_000);
-    let journal = console::journal(&console_args, journal_config, console::temp_journal);
+    let journal = console::journal(&console_args, journal_config, || {
+        Ok(dir.join("journal.sqlite3"))
+    });
     // Logging goes to a file: the terminal is the console's.
     let log_warning = console::start_logging();
     if let Some(w) = &log_warning {
@@ -121,7 +144,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         let mut opts = console::options(&loaded, client.source().clone(), &journal);
         opts.warnings.extend(log_warning);
         // Priority changes against the demo world are audited in the demo's own log.
-        let audit_log = Some(console::demo_dir().join("audit.jsonl"));
+        let audit_log = Some(dir.join("audit.jsonl"));
         let services = console::services(&client, &poller, &loaded, &journal, audit_log);
         let result = console::run(opts, snapshots, services, journal).await;
         poller.shutdown().await;

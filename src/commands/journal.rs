@@ -163,7 +163,7 @@ pub fn run(cmd: &JournalCommand) -> anyhow::Result<()> {
                         .unwrap_or_default()
                 ))
             );
-            print!("{}", from_history::write_csv(&t.trace.jobs)?);
+            super::write_stdout(&from_history::write_csv(&t.trace.jobs)?)?;
             Ok(())
         }
     }

@@ -19,6 +19,30 @@ pub mod sources;
 pub mod tui;
 pub mod warm;
 
+/// Writes `text` to standard output. A closed pipe (`quotatop audit list | head`) ends the
+/// output quietly and the command succeeds: the reader has what it wanted. Any other write
+/// error is the command's error.
+pub fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(anyhow::anyhow!("cannot write to standard output: {e}")),
+    }
+}
+
+/// [`write_stdout`] of each line of `text`, cleaned of control characters (names come from
+/// files and the API).
+pub fn print_clean_lines(text: &str) -> anyhow::Result<()> {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        out.push_str(&quotatop_model::clean_text(line));
+        out.push('\n');
+    }
+    write_stdout(&out)
+}
+
 /// A command's error as `main` prints it: the message, then each cause once after `: `
 /// (anyhow's `{:#}`; no error type repeats its source in its own message), every line cleaned
 /// of control characters, since messages quote input (file contents, server messages).

@@ -21,16 +21,23 @@ use quotatop_store::journal::{self, JournalHandle};
 
 /// `quotatop record`.
 pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
+    let path = match &args.journal {
+        Some(p) => p.clone(),
+        None => journal::default_journal_path()?,
+    };
+    // Before anything is created: a device, FIFO, directory or link is no journal.
+    quotatop_store::private_file::check_kind(&path, "journal").map_err(|e| {
+        anyhow::anyhow!(
+            "{}; record keeps its history in the journal (to watch without keeping history, run `quotatop console --no-journal`)",
+            quotatop_model::clean_text(&e.to_string())
+        )
+    })?;
     let log_dir = match &args.log_dir {
         Some(d) => d.clone(),
         None => journal::state_dir()?,
     };
     let log = init_file_logging(&log_dir)
         .with_context(|| format!("cannot write record.log in {}", log_dir.display()))?;
-    let path = match &args.journal {
-        Some(p) => p.clone(),
-        None => journal::default_journal_path()?,
-    };
     eprintln!(
         "quotatop record: journal {}, log {}; stop with Ctrl-C or SIGTERM",
         path.display(),
@@ -299,7 +306,7 @@ pub fn init_named_file_logging(
     name: &str,
     rotate_over: Option<u64>,
 ) -> anyhow::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
+    quotatop_store::private_file::create_dir(dir, false)?;
     let path = dir.join(name);
     if let Some(max) = rotate_over {
         rotate_if_over(&path, max)?;
@@ -323,19 +330,10 @@ fn rotate_if_over(path: &Path, max: u64) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Opens `path` for appending with mode 0600, also when it already existed with a looser mode.
+/// Opens `path` for appending with mode 0600, also when it already existed with a looser mode;
+/// a path that is not a regular file is refused untouched.
 fn open_private_log(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut o = std::fs::OpenOptions::new();
-    o.create(true).append(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-    let file = o.open(path)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    }
-    Ok(file)
+    quotatop_store::private_file::open(path, "log", true)
 }
 
 #[cfg(test)]

@@ -18,10 +18,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
     let text = execute(args, std::io::stderr().is_terminal())?;
     // Share, configuration and instance-type names come from trace and config files: whatever
     // the format, no control character reaches the terminal (line breaks kept).
-    for line in text.lines() {
-        println!("{}", quotatop_model::clean_text(line));
-    }
-    Ok(())
+    super::print_clean_lines(&text)
 }
 
 /// Loaded traces, and the Philly entitlements when the traces came with them.
@@ -47,7 +44,7 @@ fn load_traces(paths: &[PathBuf], default_nodes: Option<u32>) -> anyhow::Result<
         } else if is_philly(p) {
             vec![philly::load_file(p, default_nodes)?]
         } else {
-            let text = std::fs::read_to_string(p)
+            let text = quotatop_model::read_small_text(p, quotatop_model::MAX_TRACE_FILE)
                 .with_context(|| format!("cannot read trace {}", p.display()))?;
             jobs.extend(trace_csv::parse(&text, &p.display().to_string())?);
             continue;

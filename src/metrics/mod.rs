@@ -92,10 +92,27 @@ pub fn to_classic(openmetrics: &str) -> String {
     out
 }
 
+/// A label value as both exposition formats require it inside its double quotes: `\`, `"`
+/// and line feed escaped. The encoder (prometheus-client 0.22) writes values as given, so a
+/// share named `research"} 0` + newline + `x 1` would otherwise end the label set and inject
+/// a sample of its own (and `promtool check metrics` rejects the whole page).
+pub fn escape_label_value(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for c in v.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn labels(pairs: &[(&str, &str)]) -> Labels {
     pairs
         .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .map(|(k, v)| (k.to_string(), escape_label_value(v)))
         .collect()
 }
 

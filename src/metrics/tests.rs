@@ -233,3 +233,53 @@ fn two_sources_with_the_same_queue_name_are_two_series() {
         "{text}"
     );
 }
+
+/// [`snap`] with the borrower share (and its jobs) and the queue renamed to `share`, `queue`.
+pub fn hostile_snap(share: &str, queue: &str) -> Snapshot {
+    let mut s = snap();
+    let q = &mut s.queues[0];
+    q.name = queue.to_string();
+    for sh in &mut q.shares {
+        if sh.name == "borrower" {
+            sh.name = share.to_string();
+        }
+    }
+    for j in &mut q.jobs {
+        if j.job.share == "borrower" {
+            std::sync::Arc::make_mut(&mut j.job).share = share.to_string();
+        }
+    }
+    s
+}
+
+#[test]
+fn hostile_names_are_escaped_and_inject_nothing() {
+    let share = "research\"} 0\nquotatop_injected 1\n# a \\ back";
+    let s = hostile_snap(share, "q\"\n");
+    for om in [false, true] {
+        let (text, _) = exposition(
+            Some(&s),
+            &JournalStatus::default(),
+            &Context::default(),
+            25_000,
+            om,
+        );
+        assert!(
+            !text.lines().any(|l| l.starts_with("quotatop_injected")
+                || l.starts_with("# a")
+                || l == "\"} 0"),
+            "{text}"
+        );
+        assert!(
+            text.contains("share=\"research\\\"} 0\\nquotatop_injected 1\\n# a \\\\ back\""),
+            "{text}"
+        );
+        assert!(text.contains("queue=\"q\\\"\\n\""), "{text}");
+        // Every sample line still ends with a number.
+        for l in text.lines().filter(|l| !l.starts_with('#')) {
+            let v = l.rsplit(' ').next().unwrap_or("");
+            assert!(v.parse::<f64>().is_ok(), "{l:?}");
+        }
+    }
+    assert_eq!(escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+}

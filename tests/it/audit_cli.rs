@@ -766,3 +766,60 @@ fn list_warns_and_names_the_record_when_the_chain_does_not_verify() {
     assert!(err.contains("change 3") && err.contains("job-3"), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("9999"));
 }
+
+/// `audit list | head`, `audit export | head`: the reader closes the pipe after a line; the
+/// command ends quietly with exit 0 (it panicked with exit 101).
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    // Far more than a pipe holds (64 KiB), so the writer meets the closed end.
+    let path = write_log("pipe", 600);
+    for args in [
+        vec!["audit", "list"],
+        vec!["audit", "export", "--format", "json"],
+        vec!["audit", "export", "--format", "csv"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+            .args(&args)
+            .arg("--log")
+            .arg(&path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(!first.is_empty(), "{args:?}");
+        // The read end is dropped here, as `head -1` exits.
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+/// `audit repair --log <missing>` is an error and creates nothing; `--log <directory>` is
+/// named as a directory by every command (verify printed "verification failed at cannot read").
+#[test]
+fn repair_of_a_missing_log_and_a_directory_as_log_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.jsonl");
+    let out = quotatop(&["audit", "repair"], &missing);
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(stderr(&out).contains("no audit log at"), "{}", stderr(&out));
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    for cmd in ["verify", "list", "export", "anchor", "repair"] {
+        let out = quotatop(&["audit", cmd], dir.path());
+        assert!(!out.status.success(), "{cmd}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("is a directory: the audit log must be a regular file")
+                && !err.contains("verification failed at"),
+            "{cmd}: {err}"
+        );
+    }
+}

@@ -118,3 +118,61 @@ fn a_terminal_that_goes_away_still_removes_the_temporary_directory() {
     terminal.wait().unwrap();
     assert_eq!(wait_for(0), 0, "the demo's directory is left behind");
 }
+
+/// The directory cannot be planted: a random name (not `quotatop-demo-<pid>`), created
+/// exclusively, mode 0700 even under `umask 000` (it was 0777 then, and an existing
+/// directory of that name, made by anyone, was used as it was).
+#[test]
+fn the_temporary_directory_is_private_and_unpredictable() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_quotatop");
+    let mut terminal = Command::new("script")
+        .args([
+            "-qfec",
+            &format!("sh -c 'umask 000; exec {bin} demo'"),
+            "/dev/null",
+        ])
+        .env("TMPDIR", tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("util-linux's `script` runs (install util-linux)");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let dir = loop {
+        let found = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .find(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("quotatop-demo-")
+            });
+        if let Some(e) = found
+            && e.path().join("journal.sqlite3").exists()
+        {
+            break e.path();
+        }
+        assert!(Instant::now() < deadline, "the demo made no directory");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+    let journal_mode = std::fs::metadata(dir.join("journal.sqlite3"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    let name = dir.file_name().unwrap().to_string_lossy().to_string();
+    terminal.kill().unwrap();
+    terminal.wait().unwrap();
+    assert_eq!(mode, 0o700, "{}", dir.display());
+    assert_eq!(journal_mode, 0o600, "{}", dir.display());
+    let suffix = name.trim_start_matches("quotatop-demo-");
+    assert!(
+        !suffix.chars().all(|c| c.is_ascii_digit()),
+        "{name}: a process id can be guessed"
+    );
+}

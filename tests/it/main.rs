@@ -47,6 +47,7 @@ mod journal_scorecard;
 mod journal_trace;
 mod layers;
 mod metrics_cli;
+mod owned_paths;
 mod pacer;
 mod philly_figures;
 mod poll_budget;

@@ -938,7 +938,9 @@ async fn the_console_reconciles_unknown_outcomes_on_start() {
         intent[1].1.outcome,
         Some(Outcome::Reconciled {
             verdict: audit::Verdict::Landed,
-            observed_priority: Some(0)
+            observed_priority: Some(0),
+            observed: None,
+            call_error: None,
         })
     );
     assert_eq!(

@@ -435,7 +435,9 @@ async fn a_fault_mid_apply_stops_and_the_audit_log_says_exactly_what_happened() 
         text(&out)
     );
     assert!(
-        stdout.contains("FAILED       create gamma (CreateQuotaShare): "),
+        stdout.contains(
+            "FAILED       create gamma (CreateQuotaShare): did not land (confirmed by read-back); the call answered: "
+        ),
         "{}",
         text(&out)
     );
@@ -486,7 +488,8 @@ async fn a_fault_mid_apply_stops_and_the_audit_log_says_exactly_what_happened() 
         ]
     );
     assert!(
-        matches!(&recs[3].outcome, Some(Outcome::Failed { error }) if error.contains("ServerException") || error.contains("500")),
+        matches!(&recs[3].outcome, Some(Outcome::Reconciled { verdict: quotatop_store::audit::Verdict::DidNotLand, call_error: Some(error), observed: Some(o), .. })
+            if (error.contains("ServerException") || error.contains("500")) && o == "absent"),
         "{:?}",
         recs[3].outcome
     );
@@ -542,4 +545,322 @@ async fn the_config_policy_can_waive_the_change_record_and_is_recorded() {
         "{policy}"
     );
     assert_eq!(recs[0].change_record, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_whose_answer_is_lost_is_recorded_as_what_happened() {
+    // The first DeleteQuotaShare and the first CreateQuotaShare are carried out, then their
+    // connections close without an answer; the SDK retries, and the retries meet the changes
+    // already made ("does not exist", "already exists"). The share read back says they landed.
+    let h = world().await;
+    h.set_faults(
+        quotatop_emulator::FaultSpec::parse(
+            "createquotashare|deletequotashare:lose-answer-first=1",
+        )
+        .unwrap(),
+    );
+    let url = h.endpoint_url();
+    let dir = temp_dir("lost");
+    let log = dir.join("audit.jsonl");
+    let file = dir.join("new.toml");
+    let doc = format!(
+        "{}in_share_preemption = true\nborrow_limit = 50\n{}",
+        share("alpha", "LEND_AND_BORROW", "\"ml.m5.large\" = 4"),
+        share("gamma", "LEND", "\"ml.g5.xlarge\" = 1"),
+    );
+    std::fs::write(&file, doc).unwrap();
+    let mut c = cmd(
+        &url,
+        &dir,
+        "apply",
+        &[
+            "-f",
+            file.to_str().unwrap(),
+            "--reason",
+            "swap",
+            "--change-record",
+            "CHG-3",
+            "--yes",
+            "--allow-delete",
+            "--log",
+            log.to_str().unwrap(),
+        ],
+    );
+    c.env("AWS_MAX_ATTEMPTS", "3");
+    let out = run(c).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "applied      disable beta (UpdateQuotaShare",
+        "applied      delete beta (DeleteQuotaShare): landed (confirmed by read-back); the call answered: ",
+        "applied      create gamma (CreateQuotaShare): landed (confirmed by read-back); the call answered: ",
+    ] {
+        assert!(stdout.contains(want), "missing {want:?}\n{}", text(&out));
+    }
+    assert!(!stdout.contains("FAILED"), "{}", text(&out));
+    // Each was retried once: the first attempt landed, the second met it.
+    assert_eq!(h.calls("createquotashare"), 2 + 2);
+    assert_eq!(h.calls("deletequotashare"), 2);
+    let names: Vec<String> = listed(&h).await.into_iter().map(|s| s.0).collect();
+    assert_eq!(names, ["alpha", "gamma"]);
+    let recs = records(&log);
+    assert_eq!(recs.len(), 6);
+    for (r, call, word) in [
+        (&recs[3], "DeleteQuotaShare", "does not exist"),
+        (&recs[5], "CreateQuotaShare", "already exists"),
+    ] {
+        assert_eq!(r.action.as_ref().unwrap().call, call);
+        match &r.outcome {
+            Some(Outcome::Reconciled {
+                verdict: quotatop_store::audit::Verdict::Landed,
+                call_error: Some(e),
+                observed: Some(_),
+                ..
+            }) => assert!(e.contains(word), "{e}"),
+            other => panic!("{call}: {other:?}"),
+        }
+    }
+    quotatop_store::audit::verify(&log).unwrap();
+}
+
+/// The apply arguments of the race tests: alpha 4 -> 3 (limits), beta's M5 4 -> 3.
+fn race_file(dir: &Path) -> PathBuf {
+    let file = dir.join("new.toml");
+    let doc = format!(
+        "{}in_share_preemption = true\nborrow_limit = 50\n{}",
+        share("alpha", "LEND_AND_BORROW", "\"ml.m5.large\" = 3"),
+        share(
+            "beta",
+            "RESERVE",
+            "\"ml.m5.large\" = 3, \"ml.g5.xlarge\" = 2"
+        ),
+    );
+    std::fs::write(&file, doc).unwrap();
+    file
+}
+
+fn race_args<'a>(file: &'a Path, log: &'a Path) -> Vec<&'a str> {
+    vec![
+        "-f",
+        file.to_str().unwrap(),
+        "--reason",
+        "race",
+        "--change-record",
+        "CHG-4",
+        "--yes",
+        "--log",
+        log.to_str().unwrap(),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_share_changed_after_the_plan_is_not_overwritten() {
+    // alpha's UpdateQuotaShare is held 1.5 s in the emulator; meanwhile another writer sets
+    // beta's M5 limit to 1. The run re-reads beta before its call, sees the change and stops.
+    let h = world().await;
+    h.set_faults(quotatop_emulator::FaultSpec::parse("updatequotashare:latency=1500ms").unwrap());
+    let url = h.endpoint_url();
+    let dir = temp_dir("cas");
+    let log = dir.join("audit.jsonl");
+    let file = race_file(&dir);
+    let child = cmd(&url, &dir, "apply", &race_args(&file, &log))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while h.calls("updatequotashare") == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "alpha's update never came"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    // alpha's call is being held; the other writer's goes through at once.
+    h.set_faults(quotatop_emulator::FaultSpec::none());
+    let c = client(&h, 1);
+    let beta_arn = c
+        .list_quota_shares()
+        .job_queue(QUEUE)
+        .send()
+        .await
+        .unwrap()
+        .quota_shares()
+        .iter()
+        .find(|s| s.quota_share_name() == Some("beta"))
+        .and_then(|s| s.quota_share_arn().map(String::from))
+        .unwrap();
+    c.update_quota_share()
+        .quota_share_arn(beta_arn)
+        .capacity_limits(
+            aws_sdk_batch::types::QuotaShareCapacityLimit::builder()
+                .capacity_unit(M5)
+                .max_capacity(1)
+                .build(),
+        )
+        .capacity_limits(
+            aws_sdk_batch::types::QuotaShareCapacityLimit::builder()
+                .capacity_unit(G5)
+                .max_capacity(2)
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert!(!out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("applied      update alpha"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        stdout.contains(
+            "CHANGED      update beta (UpdateQuotaShare) not called: beta changed since the plan: capacityLimits planned from ml.g5.xlarge 2, ml.m5.large 4, now ml.g5.xlarge 2, ml.m5.large 1; plan again"
+        ),
+        "{}",
+        text(&out)
+    );
+    // beta keeps the other writer's value.
+    let now = listed(&h).await;
+    assert_eq!(now[1].1, vec![(G5.to_string(), 2), (M5.to_string(), 1)]);
+    assert_eq!(now[0].1, vec![(M5.to_string(), 3)]);
+    let recs = records(&log);
+    assert_eq!(recs.len(), 4);
+    assert!(
+        matches!(&recs[3].outcome, Some(Outcome::Failed { error }) if error.starts_with("not called: beta changed since the plan")),
+        "{:?}",
+        recs[3].outcome
+    );
+    quotatop_store::audit::verify(&log).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_apply_on_the_queue_is_refused_while_one_runs() {
+    let h = world().await;
+    let url = h.endpoint_url();
+    let dir = temp_dir("held");
+    let log = dir.join("audit.jsonl");
+    let file = race_file(&dir);
+    let before = listed(&h).await;
+    let lists = h.calls("listquotashares");
+    // Another run holds the queue's lock (this test process stands in for it).
+    let held = quotatop_store::audit::AuditLog::new(&log)
+        .lock_queue(QUEUE)
+        .unwrap();
+    let out = run(cmd(&url, &dir, "apply", &race_args(&file, &log))).await;
+    assert!(!out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "another `shares apply` on queue {QUEUE} is running (PID {}",
+            std::process::id()
+        )) && stderr.contains("nothing changed"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(h.calls("listquotashares"), lists, "not even read");
+    assert_eq!(listed(&h).await, before);
+    assert!(!log.exists());
+    // Released: the same run goes through.
+    drop(held);
+    let out = run(cmd(&url, &dir, "apply", &race_args(&file, &log))).await;
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_reconcile_decides_share_changes_killed_mid_call() {
+    // alpha's UpdateQuotaShare is held 2 s in the emulator; the run is killed (SIGKILL) while
+    // it waits, leaving alpha's intent without an outcome. `audit reconcile` reads alpha back
+    // and records what it shows, counted by kind.
+    let h = world().await;
+    h.set_faults(quotatop_emulator::FaultSpec::parse("updatequotashare:latency=2s").unwrap());
+    let url = h.endpoint_url();
+    let dir = temp_dir("reconcile");
+    let log = dir.join("audit.jsonl");
+    let file = race_file(&dir);
+    let mut child = cmd(&url, &dir, "apply", &race_args(&file, &log))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while h.calls("updatequotashare") == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "alpha's update never came"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    h.set_faults(quotatop_emulator::FaultSpec::none());
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let recs = records(&log);
+    assert_eq!(recs.len(), 1, "alpha's intent alone");
+    let reconcile = |log: &Path| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
+        c.args(["audit", "reconcile", "--endpoint-url", &url, "--log"])
+            .arg(log)
+            .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+            .env("AWS_SECRET_ACCESS_KEY", "secret")
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_MAX_ATTEMPTS", "1")
+            .env_remove("QUOTATOP_READ_ONLY")
+            .env("XDG_CONFIG_HOME", dir.join("config"))
+            .env("XDG_DATA_HOME", dir.join("data"));
+        c
+    };
+    let out = run(reconcile(&log)).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let alpha_now = listed(&h).await[0].1.clone();
+    let verdict = if alpha_now == vec![(M5.to_string(), 3)] {
+        "landed"
+    } else {
+        "did not land"
+    };
+    assert!(
+        stdout.contains(&format!(
+            "UpdateQuotaShare alpha: {verdict} (read: capacityLimits "
+        )),
+        "alpha is {alpha_now:?}\n{}",
+        text(&out)
+    );
+    assert!(
+        stdout.contains("by kind: UpdateQuotaShare: 1 reconciled, 0 left unknown"),
+        "{}",
+        text(&out)
+    );
+    let recs = records(&log);
+    assert_eq!(recs.len(), 2);
+    assert!(
+        matches!(
+            &recs[1].outcome,
+            Some(Outcome::Reconciled {
+                observed: Some(_),
+                ..
+            })
+        ),
+        "{:?}",
+        recs[1].outcome
+    );
+    let out = run(reconcile(&log)).await;
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("nothing to reconcile"),
+        "{}",
+        text(&out)
+    );
+    // A --log that does not exist is an error, not "nothing to reconcile".
+    let out = run(reconcile(&dir.join("typo.jsonl"))).await;
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no audit log at"),
+        "{}",
+        text(&out)
+    );
+    assert!(!dir.join("typo.jsonl").exists());
 }

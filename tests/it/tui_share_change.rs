@@ -19,6 +19,11 @@ impl SharesApi for Ok_ {
     async fn run_step(&self, _step: &Step) -> Result<Option<String>, ApiFailure> {
         Ok(Some("req-1".into()))
     }
+
+    /// Each share as the plan found it (the check just before each call passes).
+    async fn read_share(&self, name: &str) -> Result<Option<QuotaShare>, String> {
+        Ok(Some(share(name, 200)))
+    }
 }
 
 fn share(name: &str, borrow: i32) -> QuotaShare {

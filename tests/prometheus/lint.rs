@@ -62,3 +62,65 @@ fn promtool_accepts_the_classic_exposition() {
     );
     promtool_check_metrics(&classic);
 }
+
+/// Share and queue names that try to break out of their label value: `promtool` accepts the
+/// page, and no injected sample appears.
+#[test]
+fn promtool_accepts_hostile_names() {
+    use quotatop_analysis::fixture::{job, queue};
+    use quotatop_model::{JobStatus, SharingConfig, Snapshot};
+    let hostile = "research\"} 0\nquotatop_injected{x=\"1\"} 1\n# HELP a \\ b";
+    let mut q = queue(&[
+        (
+            hostile,
+            "ml.g5.12xlarge",
+            1,
+            SharingConfig::lend_and_borrow(-1),
+        ),
+        ("lender", "ml.g5.12xlarge", 4, SharingConfig::lend()),
+    ]);
+    q.name = "q\"\n\\".into();
+    q.jobs = vec![
+        job(
+            "b1",
+            hostile,
+            "ml.g5.12xlarge",
+            3,
+            JobStatus::Running,
+            10,
+            100,
+        ),
+        job(
+            "w1",
+            hostile,
+            "ml.g5.12xlarge",
+            1,
+            JobStatus::Runnable,
+            20,
+            400,
+        ),
+    ];
+    q.refreshed_at = Some(10_000);
+    let snap = Snapshot {
+        taken_at: 10_000,
+        sequence: 1,
+        queues: vec![q],
+        ..Default::default()
+    };
+    let (classic, _) = quotatop::metrics::exposition(
+        Some(&snap),
+        &quotatop_store::journal::JournalStatus::default(),
+        &quotatop::metrics::Context::default(),
+        20_000,
+        false,
+    );
+    assert!(
+        !classic.contains("\nquotatop_injected"),
+        "an injected sample:\n{classic}"
+    );
+    assert!(
+        classic.contains("quotatop_capacity_borrowed_instances{"),
+        "{classic}"
+    );
+    promtool_check_metrics(&classic);
+}

@@ -50,6 +50,41 @@ impl super::JobLookup for BatchClient {
             Err(e) => Err(e.to_string()),
         }
     }
+
+    async fn share(
+        &self,
+        queue: &str,
+        name: &str,
+    ) -> Result<Option<quotatop_model::QuotaShare>, String> {
+        let live = self
+            .list_quota_shares(queue)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(live.into_iter().find(|s| s.name == name))
+    }
+
+    async fn jobs_named(&self, queue: &str, name: &str) -> Result<Vec<String>, String> {
+        let mut ids = Vec::new();
+        for status in quotatop_model::JobStatus::ALL {
+            let jobs = self
+                .list_service_jobs(queue, status, None)
+                .await
+                .map_err(|e| e.to_string())?;
+            ids.extend(jobs.into_iter().filter(|j| j.name == name).map(|j| j.id));
+        }
+        Ok(ids)
+    }
+
+    async fn job_state(
+        &self,
+        job_id: &str,
+    ) -> Result<Option<(quotatop_model::JobStatus, bool)>, String> {
+        match self.describe_service_job(job_id).await {
+            Ok(d) => Ok(Some((d.job.status, d.job.is_terminated))),
+            Err(e) if e.kind() == quotatop_aws::batch::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    }
 }
 
 impl PriorityApi for BatchClient {

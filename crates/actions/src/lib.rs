@@ -8,7 +8,9 @@ pub mod shares;
 
 pub use api::reconciler;
 pub use apply::{ApiFailure, ChangeContext, PriorityApi, apply_change, apply_confirmed_change};
-pub use reconcile::{Decision, JobLookup, Reconciled, Target, reconcile, tally};
+pub use reconcile::{
+    Decision, JobLookup, Reconciled, Target, kind_of, reconcile, tally, tally_by_kind,
+};
 
 use std::collections::BTreeMap;
 use std::future::Future;

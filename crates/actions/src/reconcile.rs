@@ -6,16 +6,132 @@
 
 use std::future::Future;
 
+use quotatop_model::{JobStatus, QuotaShare};
 use quotatop_store::audit::{
     self, AuditError, AuditLog, AuditRecord, Operator, Outcome, RecordKind, Verdict,
 };
 
-/// Reads a job's scheduling priority: `Ok(None)` when the job does not exist (any more).
+/// Reads what reconcile judges by: a job's scheduling priority (`Ok(None)` when the job does
+/// not exist any more), and for the other kinds of change a quota share, the jobs of a name, a
+/// job's state. A lookup that cannot read one of these leaves such changes unknown, saying so.
 pub trait JobLookup {
     fn job_priority(
         &self,
         job_id: &str,
     ) -> impl Future<Output = Result<Option<u32>, String>> + Send;
+
+    /// The queue's quota share `name` now (`Ok(None)`: no such share).
+    fn share(
+        &self,
+        queue: &str,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<QuotaShare>, String>> + Send {
+        let _ = (queue, name);
+        std::future::ready(Err("this lookup cannot read quota shares".to_string()))
+    }
+
+    /// The ids of the queue's jobs named `name`, in every status.
+    fn jobs_named(
+        &self,
+        queue: &str,
+        name: &str,
+    ) -> impl Future<Output = Result<Vec<String>, String>> + Send {
+        let _ = (queue, name);
+        std::future::ready(Err("this lookup cannot list jobs".to_string()))
+    }
+
+    /// A job's status and whether it was terminated (`Ok(None)`: the job is gone).
+    fn job_state(
+        &self,
+        job_id: &str,
+    ) -> impl Future<Output = Result<Option<(JobStatus, bool)>, String>> + Send {
+        let _ = job_id;
+        std::future::ready(Err("this lookup cannot read jobs".to_string()))
+    }
+}
+
+/// The kind of a change, as reconcile counts them: `priority` or the API call.
+pub fn kind_of(intent: &AuditRecord) -> String {
+    match &intent.action {
+        Some(a) => a.call.clone(),
+        None => "priority".to_string(),
+    }
+}
+
+/// What a change that is not a job's priority shows now: the verdict and what it rests on.
+/// `later` says whether a later change in the log acted on the same target.
+async fn judge_action<L: JobLookup>(
+    lookup: &L,
+    intent: &AuditRecord,
+    action: &quotatop_store::audit::Action,
+    later: bool,
+) -> Result<(Verdict, String), String> {
+    match action.call.as_str() {
+        "CreateQuotaShare" | "UpdateQuotaShare" | "DeleteQuotaShare" => {
+            let live = lookup.share(&intent.queue, &action.target).await?;
+            let observed = live
+                .as_ref()
+                .map(quotatop_analysis::shares_plan::describe)
+                .unwrap_or_else(|| "absent".to_string());
+            let verdict = if later {
+                Verdict::Undecidable
+            } else {
+                crate::shares::judge(&action.call, &action.detail, live.as_ref())
+            };
+            Ok((verdict, observed))
+        }
+        "SubmitServiceJob" => {
+            let ids = lookup.jobs_named(&intent.queue, &action.target).await?;
+            Ok(if ids.is_empty() {
+                (
+                    Verdict::DidNotLand,
+                    format!("no job named {} in {}", action.target, intent.queue),
+                )
+            } else {
+                (Verdict::Landed, format!("job {}", ids.join(", ")))
+            })
+        }
+        "TerminateServiceJobs" => {
+            let ids: Vec<&str> = action
+                .detail
+                .rsplit_once(": ")
+                .map(|(_, ids)| ids.split(", ").filter(|i| !i.is_empty()).collect())
+                .unwrap_or_default();
+            if ids.is_empty() {
+                return Err("the intent names no job".to_string());
+            }
+            let (mut ended, mut alive, mut seen) = (0, 0, Vec::new());
+            for id in &ids {
+                match lookup.job_state(id).await? {
+                    None => {
+                        ended += 1;
+                        seen.push(format!("{id} gone"));
+                    }
+                    Some((status, terminated)) => {
+                        if terminated {
+                            ended += 1;
+                        } else if !status.is_terminal() {
+                            alive += 1;
+                        }
+                        seen.push(format!(
+                            "{id} {}{}",
+                            status.as_str(),
+                            if terminated { " (terminated)" } else { "" }
+                        ));
+                    }
+                }
+            }
+            let verdict = if ended == ids.len() {
+                Verdict::Landed
+            } else if alive > 0 {
+                Verdict::DidNotLand
+            } else {
+                Verdict::Undecidable
+            };
+            Ok((verdict, seen.join(", ")))
+        }
+        other => Err(format!("no way to read back {other}")),
+    }
 }
 
 /// Where the reconciling client looks: a change is only decided by a client pointed at the
@@ -44,6 +160,11 @@ pub enum Decision {
 /// What reconcile did for one change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reconciled {
+    /// `priority`, or the API call of another kind of change (see [`kind_of`]).
+    pub kind: String,
+    /// For a change other than a job's priority: what it acted on, and what was read.
+    pub target: Option<String>,
+    pub observed: Option<String>,
     pub change_id: String,
     pub job_id: String,
     pub job_name: String,
@@ -62,6 +183,17 @@ impl Reconciled {
             Decision::LeftUnknown(why) => format!("left unknown: {why}"),
             Decision::AlreadyDecided => "decided meanwhile by another process".to_string(),
         };
+        if let Some(target) = &self.target {
+            return quotatop_model::clean_text(&format!(
+                "{} {} {target}: {what}{}",
+                self.change_id,
+                self.kind,
+                self.observed
+                    .as_deref()
+                    .map(|o| format!(" (read: {o})"))
+                    .unwrap_or_default()
+            ));
+        }
         quotatop_model::clean_text(&format!(
             "{} {} ({}) {} -> {}: {what}",
             self.change_id, self.job_name, self.job_id, self.old_priority, self.new_priority
@@ -80,6 +212,21 @@ pub fn tally(done: &[Reconciled]) -> (usize, usize) {
         })
 }
 
+/// [`tally`] per kind of change (see [`kind_of`]), in name order: (kind, decided, left).
+pub fn tally_by_kind(done: &[Reconciled]) -> Vec<(String, usize, usize)> {
+    let mut kinds: std::collections::BTreeMap<&str, Vec<Reconciled>> = Default::default();
+    for r in done {
+        kinds.entry(r.kind.as_str()).or_default().push(r.clone());
+    }
+    kinds
+        .into_iter()
+        .map(|(k, rs)| {
+            let (d, l) = tally(&rs);
+            (k.to_string(), d, l)
+        })
+        .collect()
+}
+
 /// Decides every change of `log` with no outcome, appending one outcome record per decided
 /// change (kind `outcome`, the change's id, `result = reconciled`, the reconciling operator).
 /// A torn last line stops it (repair first). A change whose writer is still alive is left to
@@ -96,15 +243,25 @@ pub async fn reconcile<L: JobLookup>(
     let changes = audit::changes(&audit::read_records(log.path())?);
     let mut done = Vec::new();
     for (i, c) in changes.iter().enumerate() {
-        // Only priority changes can be judged from a job's priority.
-        if !c.outcome_unknown() || !c.is_priority() {
+        if !c.outcome_unknown() {
             continue;
         }
         let intent = &c.intent;
-        let later = changes[i + 1..]
-            .iter()
-            .any(|l| l.intent.job.id == intent.job.id);
+        let later = match &intent.action {
+            None => changes[i + 1..]
+                .iter()
+                .any(|l| l.intent.action.is_none() && l.intent.job.id == intent.job.id),
+            Some(a) => changes[i + 1..].iter().any(|l| {
+                l.intent
+                    .action
+                    .as_ref()
+                    .is_some_and(|b| b.target == a.target && l.intent.queue == intent.queue)
+            }),
+        };
         let mut entry = Reconciled {
+            kind: kind_of(intent),
+            target: intent.action.as_ref().map(|a| a.target.clone()),
+            observed: None,
             change_id: intent.change_id.clone(),
             job_id: intent.job.id.clone(),
             job_name: intent.job.name.clone(),
@@ -118,6 +275,27 @@ pub async fn reconcile<L: JobLookup>(
         }
         if let Some(why) = elsewhere(intent, target) {
             entry.result = Decision::LeftUnknown(why);
+            done.push(entry);
+            continue;
+        }
+        if let Some(action) = &intent.action {
+            entry.result = match judge_action(lookup, intent, action, later).await {
+                Err(e) => Decision::LeftUnknown(format!("cannot read it back: {e}")),
+                Ok((verdict, observed)) => {
+                    entry.observed = Some(observed.clone());
+                    let mut r = outcome_record(intent, operator, verdict, None);
+                    r.outcome = Some(Outcome::Reconciled {
+                        verdict,
+                        observed_priority: None,
+                        observed: Some(observed),
+                        call_error: None,
+                    });
+                    match log.append_outcome_once(r)? {
+                        Some(_) => Decision::Decided(verdict, None),
+                        None => Decision::AlreadyDecided,
+                    }
+                }
+            };
             done.push(entry);
             continue;
         }
@@ -188,6 +366,8 @@ fn outcome_record(
     r.outcome = Some(Outcome::Reconciled {
         verdict,
         observed_priority: observed,
+        observed: None,
+        call_error: None,
     });
     r.policy = None;
     r.repair = None;
@@ -244,6 +424,162 @@ mod tests {
             prev_hash: String::new(),
             hash: String::new(),
         }
+    }
+
+    /// A lookup of shares, jobs by name and job states.
+    struct World {
+        shares: Vec<QuotaShare>,
+        named: HashMap<String, Vec<String>>,
+        states: HashMap<String, (JobStatus, bool)>,
+    }
+
+    impl JobLookup for World {
+        async fn job_priority(&self, _job_id: &str) -> Result<Option<u32>, String> {
+            Err("no priorities here".to_string())
+        }
+
+        fn share(
+            &self,
+            _queue: &str,
+            name: &str,
+        ) -> impl Future<Output = Result<Option<QuotaShare>, String>> + Send {
+            let r = self.shares.iter().find(|s| s.name == name).cloned();
+            async move { Ok(r) }
+        }
+
+        fn jobs_named(
+            &self,
+            _queue: &str,
+            name: &str,
+        ) -> impl Future<Output = Result<Vec<String>, String>> + Send {
+            let r = self.named.get(name).cloned().unwrap_or_default();
+            async move { Ok(r) }
+        }
+
+        fn job_state(
+            &self,
+            job_id: &str,
+        ) -> impl Future<Output = Result<Option<(JobStatus, bool)>, String>> + Send {
+            let r = self.states.get(job_id).copied();
+            async move { Ok(r) }
+        }
+    }
+
+    fn action_intent(call: &str, target: &str, detail: &str) -> AuditRecord {
+        let mut r = intent("", 0, 0);
+        r.job = JobRef {
+            id: String::new(),
+            name: String::new(),
+            arn: String::new(),
+        };
+        r.action = Some(quotatop_store::audit::Action {
+            call: call.into(),
+            target: target.into(),
+            detail: detail.into(),
+            run_id: Some("run".into()),
+        });
+        r
+    }
+
+    #[tokio::test]
+    async fn share_and_drill_intents_are_reconciled_and_counted_by_kind() {
+        use quotatop_analysis::shares_plan::plan;
+        use quotatop_model::{CapacityLimit, SharingConfig};
+        let share = |name: &str, n: u32| {
+            QuotaShare::new(
+                name,
+                vec![CapacityLimit::new("ml.p4d.24xlarge", n)],
+                SharingConfig::lend(),
+            )
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::new(dir.path().join("audit.jsonl"));
+        // Killed between intent and outcome: a create that landed, an update that did not,
+        // a delete that landed, a submission that landed, one that did not, a termination
+        // whose jobs are terminated.
+        let create = plan(&[], &[share("new", 2)]).remove(0);
+        let update = plan(&[share("a", 1)], &[share("a", 3)]).remove(0);
+        let delete = plan(&[share("old", 1)], &[]).remove(1);
+        for step in [&create, &update, &delete] {
+            log.append(action_intent(step.call(), step.share(), &step.detail()))
+                .unwrap();
+        }
+        log.append(action_intent("SubmitServiceJob", "drill-1", "p4d x1"))
+            .unwrap();
+        log.append(action_intent("SubmitServiceJob", "drill-2", "p4d x1"))
+            .unwrap();
+        log.append(action_intent(
+            "TerminateServiceJobs",
+            "2 drill jobs",
+            "drill over: j1, j2",
+        ))
+        .unwrap();
+        let world = World {
+            shares: vec![share("new", 2), share("a", 1)],
+            named: HashMap::from([("drill-1".to_string(), vec!["j1".to_string()])]),
+            states: HashMap::from([("j1".to_string(), (JobStatus::Failed, true))]),
+        };
+        let done = reconcile(&world, &log, &Operator::default(), &Target::default())
+            .await
+            .unwrap();
+        let got: Vec<(String, Decision)> = done
+            .iter()
+            .map(|r| (r.kind.clone(), r.result.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "CreateQuotaShare".into(),
+                    Decision::Decided(Verdict::Landed, None)
+                ),
+                (
+                    "UpdateQuotaShare".into(),
+                    Decision::Decided(Verdict::DidNotLand, None)
+                ),
+                (
+                    "DeleteQuotaShare".into(),
+                    Decision::Decided(Verdict::Landed, None)
+                ),
+                (
+                    "SubmitServiceJob".into(),
+                    Decision::Decided(Verdict::Landed, None)
+                ),
+                (
+                    "SubmitServiceJob".into(),
+                    Decision::Decided(Verdict::DidNotLand, None)
+                ),
+                (
+                    "TerminateServiceJobs".into(),
+                    Decision::Decided(Verdict::Landed, None)
+                ),
+            ]
+        );
+        assert_eq!(
+            tally_by_kind(&done),
+            vec![
+                ("CreateQuotaShare".to_string(), 1, 0),
+                ("DeleteQuotaShare".to_string(), 1, 0),
+                ("SubmitServiceJob".to_string(), 2, 0),
+                ("TerminateServiceJobs".to_string(), 1, 0),
+                ("UpdateQuotaShare".to_string(), 1, 0),
+            ]
+        );
+        assert!(
+            done[1].line().contains(
+                "UpdateQuotaShare a: did not land (read: capacityLimits ml.p4d.24xlarge 1"
+            ),
+            "{}",
+            done[1].line()
+        );
+        // Each has its outcome now; a second run has nothing to do.
+        let changes = audit::changes(&audit::read_records(log.path()).unwrap());
+        assert!(changes.iter().all(|c| !c.outcome_unknown()));
+        assert!(changes[0].took_effect() && !changes[1].took_effect());
+        let again = reconcile(&world, &log, &Operator::default(), &Target::default())
+            .await
+            .unwrap();
+        assert!(again.is_empty());
     }
 
     #[test]
@@ -425,6 +761,8 @@ mod tests {
         reconciled.outcome = Some(Outcome::Reconciled {
             verdict: Verdict::DidNotLand,
             observed_priority: Some(1),
+            observed: None,
+            call_error: None,
         });
         log.append(reconciled).unwrap();
         let mut own = rec.clone();

@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 
-use quotatop_analysis::shares_plan::Step;
+use quotatop_analysis::shares_plan::{Step, describe, field_changes, field_text};
 use quotatop_aws::batch::{BatchClient, ShareChange};
-use quotatop_model::ShareState;
+use quotatop_model::{QuotaShare, ShareState};
 use quotatop_store::audit::{
-    Action, AuditLog, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind,
+    Action, AuditLog, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind, Verdict,
 };
 
 use super::{ActionError, ApiFailure};
@@ -25,6 +25,130 @@ pub trait SharesApi {
     /// The AWS principal the change is made as; `Ok(None)` when not known here.
     fn caller_identity(&self) -> impl Future<Output = Result<Option<String>, String>> + Send {
         std::future::ready(Ok(None))
+    }
+
+    /// The queue's share `name` as it is now (`None`: no such share), read to see what a
+    /// failed call did and whether a share changed since the plan.
+    fn read_share(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<QuotaShare>, String>> + Send;
+}
+
+/// What changed in `step`'s share since the plan was made, from the share read just before
+/// the call (`None`: no such share); `None` when it is as the plan found it (compare-and-swap:
+/// a step is only called on the share it was planned against).
+pub fn changed_since_plan(step: &Step, live: Option<&QuotaShare>) -> Option<String> {
+    let diff = |planned: &QuotaShare, now: &QuotaShare, skip_state: bool| {
+        let d: Vec<String> = field_changes(planned, now)
+            .into_iter()
+            .filter(|f| !(skip_state && f.field == "state"))
+            .map(|f| format!("{} planned from {}, now {}", f.field, f.before, f.after))
+            .collect();
+        (!d.is_empty()).then(|| d.join("; "))
+    };
+    match (step, live) {
+        (Step::Create(_), None) => None,
+        (Step::Create(_), Some(now)) => Some(format!("it exists now ({})", describe(now))),
+        (_, None) => Some("it no longer exists".to_string()),
+        (Step::Update { before, .. }, Some(now)) => diff(before, now, false),
+        (Step::Disable(planned), Some(now)) => diff(planned, now, false),
+        // Disabled by the step before it in this run: only the state may differ.
+        (Step::Delete(planned), Some(now)) => diff(planned, now, true),
+    }
+}
+
+/// Whether a share call (`call`, with the audit `detail` its step wrote) took effect, from the
+/// share as read afterwards (`None`: no such share). One judgement for `shares apply`'s
+/// read-back after a failed call and for `audit reconcile`:
+/// - CreateQuotaShare: landed when the share exists as described, did not land when absent;
+/// - UpdateQuotaShare: landed when every changed field has its new value, did not land when
+///   every one still has its old value;
+/// - DeleteQuotaShare: landed when the share is gone, did not land when it is still there;
+/// - anything else (a share configured otherwise, a share gone under an update) is
+///   undecidable.
+pub fn judge(call: &str, detail: &str, live: Option<&QuotaShare>) -> Verdict {
+    match (call, live) {
+        ("CreateQuotaShare", None) => Verdict::DidNotLand,
+        ("CreateQuotaShare", Some(s)) if describe(s) == detail => Verdict::Landed,
+        ("DeleteQuotaShare", None) => Verdict::Landed,
+        ("DeleteQuotaShare", Some(_)) => Verdict::DidNotLand,
+        ("UpdateQuotaShare", Some(s)) => {
+            let Some(fields) = update_fields(detail) else {
+                return Verdict::Undecidable;
+            };
+            let all = |pick: fn(&(String, String, String)) -> &String| {
+                fields
+                    .iter()
+                    .all(|f| field_text(s, &f.0).as_ref() == Some(pick(f)))
+            };
+            if all(|f| &f.2) {
+                Verdict::Landed
+            } else if all(|f| &f.1) {
+                Verdict::DidNotLand
+            } else {
+                Verdict::Undecidable
+            }
+        }
+        _ => Verdict::Undecidable,
+    }
+}
+
+/// An update's detail (`field: before -> after; ...`) as (field, before, after); `None` when it
+/// does not read so.
+fn update_fields(detail: &str) -> Option<Vec<(String, String, String)>> {
+    let fields: Option<Vec<_>> = detail
+        .split("; ")
+        .map(|part| {
+            let (field, change) = part.split_once(": ")?;
+            let (before, after) = change.split_once(" -> ")?;
+            Some((field.to_string(), before.to_string(), after.to_string()))
+        })
+        .collect();
+    fields.filter(|f| !f.is_empty())
+}
+
+/// How `shares apply` words a read-back's verdict.
+pub fn verdict_words(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Landed => "landed (confirmed by read-back)",
+        Verdict::DidNotLand => "did not land (confirmed by read-back)",
+        Verdict::Undecidable | Verdict::JobGone => "unknown",
+    }
+}
+
+/// Whether a step's outcome means the change is in place: the call succeeded, or it answered
+/// with an error and the read-back found it had landed.
+pub fn landed(o: &Outcome) -> bool {
+    matches!(
+        o,
+        Outcome::Succeeded { .. }
+            | Outcome::Reconciled {
+                verdict: Verdict::Landed,
+                ..
+            }
+    )
+}
+
+/// The outcome of a call that answered with `error`: the share read back and judged.
+async fn read_back<A: SharesApi>(api: &A, step: &Step, error: String) -> Outcome {
+    let (verdict, observed) = match api.read_share(step.share()).await {
+        Ok(live) => (
+            judge(step.call(), &step.detail(), live.as_ref()),
+            live.as_ref()
+                .map(describe)
+                .unwrap_or_else(|| "absent".to_string()),
+        ),
+        Err(why) => (
+            Verdict::Undecidable,
+            format!("could not read the share back: {why}"),
+        ),
+    };
+    Outcome::Reconciled {
+        verdict,
+        observed_priority: None,
+        observed: Some(observed),
+        call_error: Some(error),
     }
 }
 
@@ -46,7 +170,8 @@ pub struct SharesContext {
 /// What happened to each step.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ApplyReport {
-    /// The steps called, with the API's answer, in order (only the last can have failed).
+    /// The steps called, with what happened, in order (only the last can have failed): the
+    /// API's answer, or, when it answered with an error, what the share read back showed.
     pub done: Vec<(Step, Outcome)>,
     /// The steps not attempted because an earlier one failed (or its intent could not be
     /// written).
@@ -54,6 +179,9 @@ pub struct ApplyReport {
     /// Why the run stopped before calling a step: the audit log refused its intent, or refused
     /// an outcome after the call.
     pub audit_error: Option<String>,
+    /// The step not called because its share changed since the plan (or could not be read
+    /// just before the call), and what changed; it is also in `not_attempted`.
+    pub changed: Option<(Step, String)>,
 }
 
 impl ApplyReport {
@@ -61,10 +189,8 @@ impl ApplyReport {
     pub fn complete(&self) -> bool {
         self.not_attempted.is_empty()
             && self.audit_error.is_none()
-            && self
-                .done
-                .iter()
-                .all(|(_, o)| matches!(o, Outcome::Succeeded { .. }))
+            && self.changed.is_none()
+            && self.done.iter().all(|(_, o)| landed(o))
     }
 }
 
@@ -151,16 +277,46 @@ pub async fn apply_plan<A: SharesApi>(
             report.not_attempted = steps[i..].to_vec();
             return Ok(report);
         }
+        // Compare, then swap: the share is read again just before its call, and the call is
+        // made only if it is still as planned (another operator, or a second `shares apply`
+        // from another host, may have changed it since). The refusal is the intent's outcome.
+        let changed = match api.read_share(step.share()).await {
+            Ok(live) => changed_since_plan(step, live.as_ref()),
+            Err(why) => Some(format!("it could not be read just before the call ({why})")),
+        };
+        if let Some(what) = changed {
+            let what = format!("{} changed since the plan: {what}", step.share());
+            record.kind = RecordKind::Outcome;
+            record.time = now_rfc3339();
+            record.outcome = Some(Outcome::Failed {
+                error: format!("not called: {what}"),
+            });
+            let written = log.append(record);
+            drop(in_flight);
+            if let Err(e) = written {
+                report.audit_error = Some(format!(
+                    "{} {} was not called, and its outcome could not be written to the audit log: {}",
+                    step.call(),
+                    step.share(),
+                    quotatop_model::error_chain(&e)
+                ));
+            }
+            report.changed = Some((step.clone(), what));
+            report.not_attempted = steps[i..].to_vec();
+            return Ok(report);
+        }
         let outcome = match api.run_step(step).await {
             Ok(request_id) => Outcome::Succeeded { request_id },
-            Err(ApiFailure(error)) => Outcome::Failed { error },
+            // An error is not proof that nothing happened: a call whose answer was lost is
+            // retried and meets its own change ("already exists"). Read back what is true.
+            Err(ApiFailure(error)) => read_back(api, step, error).await,
         };
         record.kind = RecordKind::Outcome;
         record.time = now_rfc3339();
         record.outcome = Some(outcome.clone());
         let written = log.append(record);
         drop(in_flight);
-        let failed = matches!(outcome, Outcome::Failed { .. });
+        let failed = !landed(&outcome);
         report.done.push((step.clone(), outcome));
         if let Err(e) = written {
             report.audit_error = Some(format!(
@@ -244,6 +400,18 @@ impl SharesApi for LiveShares<'_> {
     async fn caller_identity(&self) -> Result<Option<String>, String> {
         self.client.caller_identity().await.map(Some)
     }
+
+    async fn read_share(&self, name: &str) -> Result<Option<QuotaShare>, String> {
+        let live = self
+            .client
+            .list_live_shares(&self.queue)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(live
+            .into_iter()
+            .find(|s| s.share.name == name)
+            .map(|s| s.share))
+    }
 }
 
 #[cfg(test)]
@@ -256,9 +424,31 @@ mod tests {
 
     struct Fake {
         fail_on: usize,
+        /// A failed call lands all the same (its answer was lost).
+        lands_anyway: bool,
         calls: Mutex<Vec<String>>,
         /// The audit log, to see what is on disk when a call is made.
         log: Option<std::path::PathBuf>,
+        /// The queue's shares: what a read finds; a call that lands changes them.
+        live: Mutex<Vec<QuotaShare>>,
+        /// Put in place by someone else just after the first call.
+        meddle: Option<QuotaShare>,
+    }
+
+    fn fake(fail_on: usize, log: Option<std::path::PathBuf>, live: Vec<QuotaShare>) -> Fake {
+        Fake {
+            fail_on,
+            lands_anyway: false,
+            calls: Mutex::new(Vec::new()),
+            log,
+            live: Mutex::new(live),
+            meddle: None,
+        }
+    }
+
+    fn put(live: &mut Vec<QuotaShare>, s: QuotaShare) {
+        live.retain(|l| l.name != s.name);
+        live.push(s);
     }
 
     impl SharesApi for Fake {
@@ -276,12 +466,39 @@ mod tests {
                 Some(n) => format!("{} {} @{n}", step.call(), step.share()),
                 None => format!("{} {}", step.call(), step.share()),
             });
-            let r = if calls.len() == self.fail_on {
+            let fails = calls.len() == self.fail_on;
+            let mut live = self.live.lock().unwrap();
+            if !fails || self.lands_anyway {
+                match step {
+                    Step::Create(s) => put(&mut live, s.clone()),
+                    Step::Update { after, .. } => put(&mut live, after.clone()),
+                    Step::Disable(s) => {
+                        let mut d = s.clone();
+                        d.state = ShareState::Disabled;
+                        put(&mut live, d);
+                    }
+                    Step::Delete(s) => live.retain(|l| l.name != s.name),
+                }
+            }
+            if calls.len() == 1
+                && let Some(m) = &self.meddle
+            {
+                put(&mut live, m.clone());
+            }
+            let r = if fails {
                 Err(ApiFailure("ServerException: boom".into()))
             } else {
                 Ok(Some(format!("req-{}", calls.len())))
             };
             std::future::ready(r)
+        }
+
+        fn read_share(
+            &self,
+            name: &str,
+        ) -> impl Future<Output = Result<Option<QuotaShare>, String>> + Send {
+            let live = self.live.lock().unwrap();
+            std::future::ready(Ok(live.iter().find(|s| s.name == name).cloned()))
         }
     }
 
@@ -338,16 +555,16 @@ mod tests {
         );
         assert_eq!(steps.len(), 4);
         let path = temp();
-        let api = Fake {
-            fail_on: 2,
-            calls: Mutex::new(Vec::new()),
-            log: Some(path.clone()),
-        };
+        let api = fake(2, Some(path.clone()), vec![share("a", 1), share("old", 1)]);
         let r = block(apply_plan(&api, &AuditLog::new(&path), &ctx(false), &steps)).unwrap();
         assert!(!r.complete());
         assert_eq!(r.done.len(), 2);
         assert!(matches!(r.done[0].1, Outcome::Succeeded { .. }));
-        assert!(matches!(r.done[1].1, Outcome::Failed { .. }));
+        assert!(matches!(
+            &r.done[1].1,
+            Outcome::Reconciled { verdict: Verdict::DidNotLand, call_error: Some(e), observed: Some(o), .. }
+                if e.contains("boom") && o.ends_with("state ENABLED")
+        ));
         assert_eq!(r.not_attempted, steps[2..].to_vec());
         assert_eq!(
             api.calls.lock().unwrap().as_slice(),
@@ -376,7 +593,13 @@ mod tests {
             a.detail,
             "capacityLimits: ml.p4d.24xlarge 1 -> ml.p4d.24xlarge 2"
         );
-        assert!(matches!(recs[3].outcome, Some(Outcome::Failed { .. })));
+        assert!(matches!(
+            recs[3].outcome,
+            Some(Outcome::Reconciled {
+                verdict: Verdict::DidNotLand,
+                ..
+            })
+        ));
         assert_eq!(
             recs[2].action.as_ref().unwrap().detail,
             "state: ENABLED -> DISABLED"
@@ -384,13 +607,128 @@ mod tests {
     }
 
     #[test]
-    fn read_only_refuses_before_writing() {
+    fn a_call_that_failed_but_landed_is_recorded_as_landed_and_the_run_goes_on() {
+        // The create's answer was lost; the SDK's retry met "already exists". The share is
+        // there as planned, so the change happened.
+        let steps = plan(&[], &[share("new", 1), share("next", 2)]);
         let path = temp();
         let api = Fake {
-            fail_on: 0,
-            calls: Mutex::new(Vec::new()),
-            log: None,
+            lands_anyway: true,
+            ..fake(1, None, Vec::new())
         };
+        let r = block(apply_plan(&api, &AuditLog::new(&path), &ctx(false), &steps)).unwrap();
+        assert!(r.complete(), "{r:?}");
+        assert_eq!(r.done.len(), 2);
+        assert!(matches!(
+            &r.done[0].1,
+            Outcome::Reconciled { verdict: Verdict::Landed, call_error: Some(e), .. } if e.contains("boom")
+        ));
+        let recs = read_records(&path).unwrap();
+        assert!(matches!(
+            recs[1].1.outcome,
+            Some(Outcome::Reconciled {
+                verdict: Verdict::Landed,
+                ..
+            })
+        ));
+        // Configured otherwise than planned: not proof either way.
+        let mut other = share("new", 3);
+        other.name = "new".into();
+        assert_eq!(
+            judge("CreateQuotaShare", &steps[0].detail(), Some(&other)),
+            Verdict::Undecidable
+        );
+        assert_eq!(
+            judge("CreateQuotaShare", &steps[0].detail(), None),
+            Verdict::DidNotLand
+        );
+    }
+
+    #[test]
+    fn a_share_changed_since_the_plan_is_not_called_and_the_audit_says_what_changed() {
+        let steps = plan(
+            &[share("a", 1), share("b", 1)],
+            &[share("a", 2), share("b", 2)],
+        );
+        let path = temp();
+        // Someone sets b to 5 while a's call is under way.
+        let api = Fake {
+            meddle: Some(share("b", 5)),
+            ..fake(0, None, vec![share("a", 1), share("b", 1)])
+        };
+        let r = block(apply_plan(&api, &AuditLog::new(&path), &ctx(false), &steps)).unwrap();
+        assert!(!r.complete());
+        assert_eq!(
+            api.calls.lock().unwrap().as_slice(),
+            &["UpdateQuotaShare a"]
+        );
+        let (step, what) = r.changed.clone().unwrap();
+        assert_eq!(step, steps[1]);
+        assert_eq!(
+            what,
+            "b changed since the plan: capacityLimits planned from ml.p4d.24xlarge 1, now ml.p4d.24xlarge 5"
+        );
+        assert_eq!(r.not_attempted, steps[1..].to_vec());
+        // b keeps the other writer's value, and the log pairs b's intent with the refusal.
+        let live = api.live.lock().unwrap().clone();
+        assert!(live.contains(&share("b", 5)), "{live:?}");
+        let recs = read_records(&path).unwrap();
+        assert_eq!(recs.len(), 4);
+        assert!(matches!(
+            &recs[3].1.outcome,
+            Some(Outcome::Failed { error }) if error == &format!("not called: {what}")
+        ));
+        // A create meets a share that appeared; a delete one already gone.
+        assert!(
+            changed_since_plan(&plan(&[], &[share("c", 1)])[0], Some(&share("c", 1)))
+                .unwrap()
+                .starts_with("it exists now")
+        );
+        let gone = plan(&[share("d", 1)], &[]);
+        assert_eq!(
+            changed_since_plan(&gone[1], None).as_deref(),
+            Some("it no longer exists")
+        );
+        // The delete after the run's own disable: the state alone differs, which is expected.
+        let mut disabled = share("d", 1);
+        disabled.state = ShareState::Disabled;
+        assert_eq!(changed_since_plan(&gone[1], Some(&disabled)), None);
+        assert!(changed_since_plan(&gone[0], Some(&disabled)).is_some());
+    }
+
+    #[test]
+    fn read_back_judges_updates_and_deletes_field_by_field() {
+        let before = share("a", 1);
+        let mut after = share("a", 2);
+        after.in_share_preemption = quotatop_model::InSharePreemption::Enabled;
+        let steps = plan(std::slice::from_ref(&before), std::slice::from_ref(&after));
+        let d = steps[0].detail();
+        assert_eq!(judge("UpdateQuotaShare", &d, Some(&after)), Verdict::Landed);
+        assert_eq!(
+            judge("UpdateQuotaShare", &d, Some(&before)),
+            Verdict::DidNotLand
+        );
+        // Half of it: someone else changed one field.
+        let mut half = before.clone();
+        half.in_share_preemption = quotatop_model::InSharePreemption::Enabled;
+        assert_eq!(
+            judge("UpdateQuotaShare", &d, Some(&half)),
+            Verdict::Undecidable
+        );
+        assert_eq!(judge("UpdateQuotaShare", &d, None), Verdict::Undecidable);
+        let gone = plan(std::slice::from_ref(&before), &[]);
+        let del = gone.last().unwrap();
+        assert_eq!(judge(del.call(), &del.detail(), None), Verdict::Landed);
+        assert_eq!(
+            judge(del.call(), &del.detail(), Some(&before)),
+            Verdict::DidNotLand
+        );
+    }
+
+    #[test]
+    fn read_only_refuses_before_writing() {
+        let path = temp();
+        let api = fake(0, None, Vec::new());
         let steps = plan(&[], &[share("a", 1)]);
         let e = block(apply_plan(&api, &AuditLog::new(&path), &ctx(true), &steps)).unwrap_err();
         assert!(matches!(e, ActionError::ReadOnly));

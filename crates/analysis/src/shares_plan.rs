@@ -175,6 +175,19 @@ pub fn describe(s: &QuotaShare) -> String {
     out
 }
 
+/// One field of a share as [`FieldChange`] words it (`capacityLimits`, `strategy`,
+/// `borrowLimit`, `inSharePreemption`, `state`); `None` for any other name.
+pub fn field_text(s: &QuotaShare, field: &str) -> Option<String> {
+    Some(match field {
+        "capacityLimits" => limits_text(&s.capacity_limits),
+        "strategy" => s.sharing.strategy.as_str().to_string(),
+        "borrowLimit" => borrow_text(s),
+        "inSharePreemption" => s.in_share_preemption.as_str().to_string(),
+        "state" => s.state.as_str().to_string(),
+        _ => return None,
+    })
+}
+
 /// The fields of `after` that differ from `before`.
 pub fn field_changes(before: &QuotaShare, after: &QuotaShare) -> Vec<FieldChange> {
     let mut out = Vec::new();

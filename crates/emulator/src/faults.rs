@@ -13,6 +13,12 @@
 //!           | throttle-first=N             throttle the first N calls of each matching operation
 //!           | error=P                      HTTP 500 ServerException with probability P
 //!           | drop=P                       close the connection without any response
+//!           | lose-answer=P                carry the call out, then close the connection
+//!                                          without its answer (a lost 200: the client's
+//!                                          retry meets the change already made)
+//!           | lose-answer-first=N          lose the answers of the first N calls of each
+//!                                          matching operation (counted from when a spec is
+//!                                          set: the emulator counts no calls without one)
 //!           | deny=P                       HTTP 403 AccessDeniedException with probability P
 //!           | expired-token=P              HTTP 403 ExpiredTokenException with probability P
 //!           | rate=RATE                    a token bucket per operation (one for the whole
@@ -37,7 +43,8 @@
 //! so what one operation sees does not depend on how calls to others interleave with it. Per
 //! request the order is: latency, then drop, then the credential faults (deny, expired-token;
 //! checked before throttling, as AWS authenticates a request before it meters it), then
-//! throttle, then server error. The credential faults draw from a generator of their own, so
+//! throttle, then server error, then a lost answer (the call is handled; only its answer is
+//! lost). A lost answer draws from a generator of its own too. The credential faults draw from a generator of their own, so
 //! adding them to a spec does not change what the other settings draw.
 //!
 //! Sustained throttling (every call answered 429, so the SDK's retries run out) is `throttle=1`.
@@ -71,6 +78,10 @@ pub struct Faults {
     pub deny: f64,
     /// HTTP 403 `ExpiredTokenException` (the session token has expired).
     pub expired_token: f64,
+    /// Probability that the call is carried out and its answer lost (the connection closed).
+    pub lose_answer: f64,
+    /// The first N calls of the operation are carried out and their answers lost.
+    pub lose_answer_first: u32,
     /// The operation's token bucket, when it is rate limited.
     pub rate: Option<RateLimit>,
 }
@@ -85,6 +96,8 @@ struct Rule {
     drop: Option<f64>,
     deny: Option<f64>,
     expired_token: Option<f64>,
+    lose_answer: Option<f64>,
+    lose_answer_first: Option<u32>,
     /// `Some(None)`: `rate=none`, lifting an earlier rule's limit.
     rate: Option<Option<f64>>,
     burst: Option<u32>,
@@ -146,6 +159,12 @@ impl FaultSpec {
                     "drop" => rule.drop = Some(parse_probability(value)?),
                     "deny" => rule.deny = Some(parse_probability(value)?),
                     "expired-token" => rule.expired_token = Some(parse_probability(value)?),
+                    "lose-answer" => rule.lose_answer = Some(parse_probability(value)?),
+                    "lose-answer-first" => {
+                        rule.lose_answer_first = Some(value.parse().map_err(|_| {
+                            bad(format!("lose-answer-first needs a count, got {value:?}"))
+                        })?)
+                    }
                     "rate" => rule.rate = Some(parse_rate(value)?),
                     "burst" => {
                         rule.burst = Some(match value.parse::<u32>() {
@@ -164,7 +183,7 @@ impl FaultSpec {
                     }
                     other => {
                         return Err(bad(format!(
-                            "unknown setting {other:?} (latency, throttle, throttle-first, error, drop, deny, expired-token, rate, burst, seed)"
+                            "unknown setting {other:?} (latency, throttle, throttle-first, error, drop, deny, expired-token, lose-answer, lose-answer-first, rate, burst, seed)"
                         )));
                     }
                 }
@@ -206,6 +225,12 @@ impl FaultSpec {
             }
             if let Some(p) = r.expired_token {
                 f.expired_token = p;
+            }
+            if let Some(p) = r.lose_answer {
+                f.lose_answer = p;
+            }
+            if let Some(n) = r.lose_answer_first {
+                f.lose_answer_first = n;
             }
             if let Some(r) = r.rate {
                 rate = r;
@@ -278,6 +303,8 @@ pub enum Decision {
     AccessDenied,
     /// HTTP 403 `ExpiredTokenException`.
     ExpiredToken,
+    /// Carry the call out, then close the connection without its answer.
+    LoseAnswer,
 }
 
 /// Counts of injected faults, for tests and the operator.
@@ -291,12 +318,16 @@ pub struct FaultStats {
     pub denied: u64,
     /// Of `throttled`, the requests refused by a rate limit (an empty token bucket).
     pub rate_limited: u64,
+    /// Requests carried out whose answers were lost.
+    pub answers_lost: u64,
 }
 
 struct OpState {
     rng: Rng,
     /// The credential faults' own draws (so they do not shift `rng`'s sequence).
     auth_rng: Rng,
+    /// The lost answers' own draws.
+    lost_rng: Rng,
     calls: u64,
     /// The rate limit's token bucket (made full on the first call that meets a limit).
     bucket: Option<Bucket>,
@@ -370,6 +401,7 @@ impl FaultInjector {
         let st = ops.entry(op.to_string()).or_insert_with(|| OpState {
             rng: Rng::new(seed),
             auth_rng: Rng::new(seed ^ 0x5eed_a074_0000_0001),
+            lost_rng: Rng::new(seed ^ 0x5eed_1057_0000_0002),
             calls: 0,
             bucket: None,
         });
@@ -378,6 +410,7 @@ impl FaultInjector {
         // Always draw all three so one setting does not shift the others' sequence.
         let (d, t, e) = (st.rng.unit(), st.rng.unit(), st.rng.unit());
         let (a, x) = (st.auth_rng.unit(), st.auth_rng.unit());
+        let lost = st.lost_rng.unit();
         let decision = if d < f.drop {
             stats.dropped += 1;
             Decision::Drop
@@ -401,6 +434,9 @@ impl FaultInjector {
         } else if e < f.error {
             stats.server_errors += 1;
             Decision::ServerError
+        } else if st.calls <= f.lose_answer_first as u64 || lost < f.lose_answer {
+            stats.answers_lost += 1;
+            Decision::LoseAnswer
         } else {
             Decision::Proceed
         };
@@ -452,6 +488,8 @@ mod tests {
             "latency=3600001",
             "deny=yes",
             "expired-token=1.5",
+            "lose-answer=2",
+            "lose-answer-first=x",
         ] {
             assert!(FaultSpec::parse(bad).is_err(), "{bad}");
         }
@@ -493,6 +531,36 @@ mod tests {
         assert_eq!(inj.calls("listservicejobs"), 2);
         assert_eq!(inj.calls("describeservicejob"), 1);
         assert_eq!(inj.calls("getjobqueuesnapshot"), 0);
+    }
+
+    #[test]
+    fn lost_answers_come_after_the_other_faults_and_leave_their_draws_alone() {
+        let inj = FaultInjector::new(
+            FaultSpec::parse(
+                "createquotashare:lose-answer-first=1;deletequotashare:throttle=1,lose-answer=1",
+            )
+            .unwrap(),
+        );
+        let d: Vec<Decision> = (0..2).map(|_| inj.decide("createquotashare").1).collect();
+        assert_eq!(d, [Decision::LoseAnswer, Decision::Proceed]);
+        // A throttled call never reaches the handler, so it has no answer to lose.
+        assert_eq!(inj.decide("deletequotashare").1, Decision::Throttle);
+        assert_eq!(inj.stats().answers_lost, 1);
+        let run = |spec: &str| {
+            let inj = FaultInjector::new(FaultSpec::parse(spec).unwrap());
+            (0..200)
+                .map(|_| inj.decide("listservicejobs").1)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            run("throttle=0.3,error=0.2,seed=2"),
+            run("throttle=0.3,error=0.2,lose-answer=0,seed=2")
+        );
+        let lost = run("lose-answer=0.5,seed=3")
+            .iter()
+            .filter(|d| **d == Decision::LoseAnswer)
+            .count();
+        assert!((60..140).contains(&lost), "{lost}");
     }
 
     #[test]

@@ -131,14 +131,22 @@ fn lock(world: &Mutex<Accounts>) -> Result<MutexGuard<'_, Accounts>, ApiError> {
         .map_err(|_| ApiError::Server("emulator state is poisoned by an earlier panic".into()))
 }
 
+/// Whether the answer of a handled request is to be lost (see [`lose_answer`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Send,
+    Lose,
+}
+
 /// Applies the operation's faults; `Err` is the response to send instead of handling it.
-async fn inject(app: &App, op: &str, kill: Option<&ConnKill>) -> Result<(), ApiError> {
+async fn inject(app: &App, op: &str, kill: Option<&ConnKill>) -> Result<Answer, ApiError> {
     let (delay, decision) = app.faults.decide(op);
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
     match decision {
-        Decision::Proceed => Ok(()),
+        Decision::Proceed => Ok(Answer::Send),
+        Decision::LoseAnswer => Ok(Answer::Lose),
         Decision::Throttle => Err(ApiError::Throttled),
         Decision::ServerError => Err(ApiError::Server(
             "Injected fault: internal server error".into(),
@@ -155,12 +163,25 @@ async fn inject(app: &App, op: &str, kill: Option<&ConnKill>) -> Result<(), ApiE
                 kill.0.notify_one();
                 // The connection task drops this request with the connection.
                 std::future::pending::<()>().await;
-                Ok(())
+                Ok(Answer::Send)
             }
             None => Err(ApiError::Server(
                 "Injected fault: connection dropped".into(),
             )),
         },
+    }
+}
+
+/// The request has been handled (the change made); its answer is lost: the connection closes
+/// without it (a 500 where the connection cannot be closed).
+async fn lose_answer(kill: Option<&ConnKill>) -> Response {
+    match kill {
+        Some(kill) => {
+            kill.0.notify_one();
+            std::future::pending::<()>().await;
+            ApiError::Server("Injected fault: answer lost".into()).into_response()
+        }
+        None => ApiError::Server("Injected fault: answer lost".into()).into_response(),
     }
 }
 
@@ -356,7 +377,7 @@ async fn op_handler(
                 request.method()
             )));
         };
-        inject(&app, &op, kill.as_deref()).await?;
+        let answer = inject(&app, &op, kill.as_deref()).await?;
         if request.method() != Method::POST {
             return Err(ApiError::client(format!(
                 "Operation /v1/{op} takes POST, not {}",
@@ -368,17 +389,22 @@ async fn op_handler(
         let region = region_of(&parts.headers);
         let mut accounts = lock(&app.world)?;
         let account = accounts.region(region.as_deref())?;
-        match handler {
+        let handled = match handler {
             Route::Post(f) => f(account, &body),
             Route::Queue(key, check, f) => {
                 check(&body)?;
                 f(account.route(key, &body)?, &body)
             }
             Route::Tags => Err(ApiError::Server("tags are served on /v1/tags".into())),
-        }
+        };
+        Ok((handled, answer))
     }
     .await;
-    result.unwrap_or_else(IntoResponse::into_response)
+    match result {
+        Ok((_, Answer::Lose)) => lose_answer(kill.as_deref()).await,
+        Ok((handled, Answer::Send)) => handled.unwrap_or_else(IntoResponse::into_response),
+        Err(e) => e.into_response(),
+    }
 }
 
 /// `POST /`: the awsQuery protocol, which here serves STS `GetCallerIdentity` only.
@@ -418,7 +444,7 @@ async fn tags_handler(
                 )));
             }
         };
-        inject(&app, op, kill.as_deref()).await?;
+        let answer = inject(&app, op, kill.as_deref()).await?;
         let Path(arn) =
             path.map_err(|e| ApiError::client(format!("Invalid resourceArn in path: {e}")))?;
         let (parts, body) = request.into_parts();
@@ -426,7 +452,7 @@ async fn tags_handler(
         let region = region_of(&parts.headers);
         let mut accounts = lock(&app.world)?;
         let world = accounts.region(region.as_deref())?;
-        match op {
+        let handled = match op {
             "listtagsforresource" => ops_tags::list(world, &arn),
             "tagresource" => ops_tags::tag(world, &arn, &body),
             _ => {
@@ -437,10 +463,15 @@ async fn tags_handler(
                         .collect();
                 ops_tags::untag(world, &arn, &keys)
             }
-        }
+        };
+        Ok((handled, answer))
     }
     .await;
-    result.unwrap_or_else(IntoResponse::into_response)
+    match result {
+        Ok((_, Answer::Lose)) => lose_answer(kill.as_deref()).await,
+        Ok((handled, Answer::Send)) => handled.unwrap_or_else(IntoResponse::into_response),
+        Err(e) => e.into_response(),
+    }
 }
 
 /// Serves HTTP/1.1 on `listener` until `shutdown` is cancelled. Open

@@ -19,7 +19,7 @@ pub use duration::{
     parse_since, seconds_to_millis, whole_seconds_to_millis,
 };
 pub use error::error_chain;
-pub use files::{MAX_SMALL_FILE, read_small_text};
+pub use files::{MAX_SMALL_FILE, MAX_TRACE_FILE, check_regular_input, read_small_text};
 pub use job::{
     Attempt, CHECKPOINT_TAG, JobStatus, MAX_PRIORITY, Misconfigured, PreemptedAttempt,
     PreemptionSummary, ServiceJob, checkpoint_from_tags, misconfiguration,

@@ -149,10 +149,14 @@ pub fn write_csv(jobs: &[TraceJob]) -> Result<String, csv::Error> {
             .iter()
             .map(|&(t, p)| format!("{}:{p}", seconds(t)))
             .collect();
+        // Names come from the API: control characters (ESC, BEL, CSI…) are written as a
+        // visible `\u00XX`, as every other export does, so `cat trace.csv` cannot drive the
+        // terminal.
+        let esc = quotatop_model::escape_controls;
         w.write_record([
             seconds(j.submit_ms),
-            j.share.to_string(),
-            j.instance_type.to_string(),
+            esc(&j.share),
+            esc(&j.instance_type),
             j.instance_count.to_string(),
             seconds(Millis::try_from(j.work_ms).unwrap_or(Millis::MAX)),
             j.priority.to_string(),
@@ -160,7 +164,7 @@ pub fn write_csv(jobs: &[TraceJob]) -> Result<String, csv::Error> {
                 .map_or_else(String::new, |c| seconds(c as Millis)),
             j.preemption_retries
                 .map_or_else(String::new, |r| r.to_string()),
-            j.name.to_string(),
+            esc(&j.name.to_string()),
             j.extras
                 .deadline_ms()
                 .map_or_else(String::new, |d| seconds(d as Millis)),
@@ -294,6 +298,34 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn exported_names_carry_no_control_characters() {
+        let j = TraceJob {
+            name: JobName::from("job\u{9b}31m\u{1b}]0;pwned\u{7}"),
+            origin: Origin::at(&std::sync::Arc::from("t"), 1),
+            share: "r\u{1b}[2Jesearch".into(),
+            submit_ms: 0,
+            instance_type: "ml.g5.xlarge\u{7}".into(),
+            instance_count: 1,
+            work_ms: 60_000,
+            priority: 1,
+            checkpoint_interval_ms: None,
+            preemption_retries: None,
+            extras: JobExtras::default(),
+        };
+        let text = write_csv(&[j]).unwrap();
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        assert!(text.contains("r\\u001b[2Jesearch"), "{text}");
+        assert!(text.contains("ml.g5.xlarge\\u0007"), "{text}");
+        assert!(
+            text.contains("job\\u009b31m\\u001b]0;pwned\\u0007"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -60,16 +60,26 @@ pub fn read_text(path: &Path) -> Result<String, TraceError> {
         path: path.display().to_string(),
         source,
     };
+    quotatop_model::check_regular_input(path).map_err(io)?;
     if path.extension().is_some_and(|x| x == "gz") {
         use std::io::Read;
         let file = std::fs::File::open(path).map_err(io)?;
         let mut text = String::new();
+        // At most MAX_TRACE_FILE bytes once inflated (a small .gz can inflate without end).
+        let max = quotatop_model::MAX_TRACE_FILE;
         flate2::read::GzDecoder::new(file)
+            .take(max + 1)
             .read_to_string(&mut text)
             .map_err(io)?;
+        if text.len() as u64 > max {
+            return Err(io(std::io::Error::other(format!(
+                "inflates to more than {} MiB: not a trace",
+                max / (1024 * 1024)
+            ))));
+        }
         Ok(text)
     } else {
-        std::fs::read_to_string(path).map_err(io)
+        quotatop_model::read_small_text(path, quotatop_model::MAX_TRACE_FILE).map_err(io)
     }
 }
 

@@ -2,3 +2,4 @@
 
 pub mod audit;
 pub mod journal;
+pub mod private_file;

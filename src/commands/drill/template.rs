@@ -25,7 +25,7 @@ pub struct Template {
 
 impl Template {
     pub fn load(path: &std::path::Path) -> anyhow::Result<Self> {
-        let text = std::fs::read_to_string(path)
+        let text = quotatop_model::read_small_text(path, quotatop_model::MAX_SMALL_FILE)
             .with_context(|| format!("cannot read the template {}", path.display()))?;
         Self::parse(&text).with_context(|| format!("template {}", path.display()))
     }

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use anyhow::{anyhow, bail};
 
 use crate::cli::SharesApplyArgs;
-use quotatop_actions::shares::{ApplyReport, LiveShares, SharesContext, apply_plan};
+use quotatop_actions::shares::{ApplyReport, LiveShares, SharesContext, apply_plan, verdict_words};
 use quotatop_analysis::shares_lint::has_errors;
 use quotatop_analysis::shares_plan::Step;
 use quotatop_aws::batch::BatchClient;
 use quotatop_model::clean_text;
-use quotatop_store::audit::{AwsContext, Operator, Outcome};
+use quotatop_store::audit::{AwsContext, Operator, Outcome, Verdict};
 
 use super::plan::{load_config, print_lines, render};
 
@@ -34,6 +34,11 @@ pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
     let log = super::super::audit::open_log(&args.log)?;
     // A torn last line would refuse the intents: say so (and how to repair) before any call.
     log.check_tail()
+        .map_err(|e| anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
+    // One run per queue at a time, from before the live shares are read until the last
+    // outcome: a second run waits for nothing and plans from nothing stale; it is refused.
+    let _queue_lock = log
+        .lock_queue(&plan_args.queue)
         .map_err(|e| anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
     let rt = super::super::runtime()?;
     rt.block_on(async {
@@ -142,15 +147,40 @@ pub fn report_text(r: &ApplyReport, run_id: &str, log: &str) -> String {
                 step.share(),
                 step.call()
             )),
-            Outcome::Reconciled { verdict, .. } => out.push_str(&format!(
-                "reconciled   {} {}: {}\n",
+            Outcome::Reconciled {
+                verdict,
+                observed,
+                call_error,
+                ..
+            } => out.push_str(&format!(
+                "{:<12} {} {} ({}): {}; the call answered: {}; read back: {}\n",
+                match verdict {
+                    Verdict::Landed => "applied",
+                    Verdict::DidNotLand => "FAILED",
+                    Verdict::Undecidable | Verdict::JobGone => "UNKNOWN",
+                },
                 step.verb(),
                 step.share(),
-                verdict.as_str()
+                step.call(),
+                verdict_words(*verdict),
+                call_error.as_deref().unwrap_or("-"),
+                observed.as_deref().unwrap_or("-")
             )),
         }
     }
-    for step in &r.not_attempted {
+    if let Some((step, what)) = &r.changed {
+        out.push_str(&format!(
+            "CHANGED      {} {} ({}) not called: {what}; plan again\n",
+            step.verb(),
+            step.share(),
+            step.call()
+        ));
+    }
+    for step in r
+        .not_attempted
+        .iter()
+        .skip(usize::from(r.changed.is_some()))
+    {
         out.push_str(&format!(
             "not attempted {} {} ({})\n",
             step.verb(),

@@ -111,7 +111,7 @@ fn export(args: &SharesExportArgs) -> anyhow::Result<()> {
 
 /// The shares file at `path`; errors name the file (and the line).
 pub fn read_file(path: &Path) -> anyhow::Result<SharesFile> {
-    let text = std::fs::read_to_string(path)
+    let text = quotatop_model::read_small_text(path, quotatop_model::MAX_SMALL_FILE)
         .with_context(|| format!("cannot read the shares file {}", path.display()))?;
     Ok(shares_file::parse(&text, &path.display().to_string())?)
 }

@@ -82,33 +82,10 @@ pub struct LogContents {
     pub torn: Option<TornTail>,
 }
 
+/// Opens a file of the log (the log, its lock holder, an in-flight mark): a regular file or
+/// none, never a device, FIFO, directory or link (see [`crate::private_file`]).
 fn open_private(path: &Path, append: bool) -> Result<File, AuditError> {
-    if let Some(dir) = path.parent()
-        && !dir.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(dir).map_err(io(path))?;
-    }
-    let mut opts = OpenOptions::new();
-    opts.read(true).create(true).append(append);
-    if !append {
-        opts.write(true);
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    let file = opts.open(path).map_err(io(path))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = file.metadata().map_err(io(path))?.permissions().mode() & 0o777;
-        if mode != 0o600 {
-            file.set_permissions(std::fs::Permissions::from_mode(0o600))
-                .map_err(io(path))?;
-        }
-    }
-    Ok(file)
+    crate::private_file::open(path, "audit log", append).map_err(io(path))
 }
 
 /// `audit.jsonl.lock` next to the log: the PID of the process holding the log's lock (flock
@@ -140,6 +117,20 @@ pub struct InFlight {
 impl Drop for InFlight {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// A queue's `shares apply` lock (see [`AuditLog::lock_queue`]), held until dropped.
+#[derive(Debug)]
+pub struct QueueLock {
+    file: File,
+}
+
+impl Drop for QueueLock {
+    /// Clears the PID while still holding the lock, so a later holder that writes none (another
+    /// tool) is never named by this process's stale PID.
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
     }
 }
 
@@ -224,13 +215,62 @@ impl AuditLog {
         Ok(LockGuard { file })
     }
 
+    /// Takes the lock of changes to `queue`'s shares, `<log>.queue-<queue>.lock` (flock; the
+    /// file holds the holder's PID), for as long as the guard lives: `shares apply` holds it
+    /// from before it reads the live shares until its last call's outcome, so two runs that
+    /// keep this log never plan from the same state. Refused at once when held.
+    pub fn lock_queue(&self, queue: &str) -> Result<QueueLock, AuditError> {
+        crate::private_file::check(&self.path, "audit log").map_err(io(&self.path))?;
+        let safe: String = queue
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(128)
+            .collect();
+        let mut name = self.path.as_os_str().to_owned();
+        name.push(format!(".queue-{safe}.lock"));
+        let path = PathBuf::from(name);
+        let mut file = open_private(&path, false)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut pid = String::new();
+                let _ = file.read_to_string(&mut pid);
+                return Err(AuditError::QueueLocked {
+                    queue: queue.to_string(),
+                    path: path.display().to_string(),
+                    holder: pid
+                        .trim()
+                        .parse::<u32>()
+                        .map(|p| format!("PID {p}"))
+                        .unwrap_or_else(|_| "another process".to_string()),
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(&path)(e)),
+        }
+        // Best effort: a process refused reads it to say who holds the lock.
+        let _ = file.set_len(0);
+        let _ = file.write_all(format!("{}\n", std::process::id()).as_bytes());
+        Ok(QueueLock { file })
+    }
+
     /// Marks the change `change_id` as being made by this process until the returned guard is
     /// dropped: an exclusively locked file `<log>.inflight/<change_id>`, taken before the intent
     /// is written and released after the outcome. The kernel releases the lock when the process
     /// dies, so [`AuditLog::in_flight`] tells a change still under way from one whose writer is
     /// gone.
     pub fn begin_change(&self, change_id: &str) -> Result<InFlight, AuditError> {
+        // The log itself first: nothing is made beside a path that is not a log.
+        crate::private_file::check(&self.path, "audit log").map_err(io(&self.path))?;
         let path = self.inflight_path(change_id);
+        if let Some(dir) = path.parent() {
+            crate::private_file::create_dir(dir, true).map_err(io(dir))?;
+        }
         let file = open_private(&path, false)?;
         match file.try_lock() {
             Ok(()) => Ok(InFlight { path, _file: file }),

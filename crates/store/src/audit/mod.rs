@@ -18,9 +18,9 @@ mod record;
 
 pub use identity::LocalUser;
 pub use log::{
-    AuditLog, DEFAULT_LOCK_TIMEOUT, Head, InFlight, LockGuard, LogContents, SCHEME, TornTail,
-    VerifyError, canonical_body, holder_path, lock_timeout_from_env, read_log, read_records,
-    sha256_hex, verify,
+    AuditLog, DEFAULT_LOCK_TIMEOUT, Head, InFlight, LockGuard, LogContents, QueueLock, SCHEME,
+    TornTail, VerifyError, canonical_body, holder_path, lock_timeout_from_env, read_log,
+    read_records, sha256_hex, verify,
 };
 pub use record::{
     Action, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind, Repair, Verdict,
@@ -54,6 +54,14 @@ pub enum AuditError {
     LockTimeout {
         path: String,
         secs: f64,
+        holder: String,
+    },
+    #[error(
+        "another `shares apply` on queue {queue} is running ({holder} holds {path}); nothing changed: wait for it to end, then plan again (its changes may change the plan)"
+    )]
+    QueueLocked {
+        queue: String,
+        path: String,
         holder: String,
     },
 }

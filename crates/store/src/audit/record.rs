@@ -119,11 +119,22 @@ pub enum Outcome {
         error: String,
     },
     /// Written by `audit reconcile` for a change whose outcome was never recorded (the process
-    /// died between the intent and the outcome): what the job's priority showed afterwards.
+    /// died between the intent and the outcome), and by `shares apply` for a call that answered
+    /// with an error: what the resource showed afterwards.
     Reconciled {
         verdict: Verdict,
-        /// The job's priority when it was read (`None` when the job was gone).
+        /// The job's priority when it was read (`None` when the job was gone, or the change is
+        /// not a job's priority).
         observed_priority: Option<u32>,
+        /// A quota share's configuration as read back (`absent` when there was no such share),
+        /// or why it could not be read: what the verdict of a share change rests on.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        observed: Option<String>,
+        /// The call's own error, when the call answered with one and the resource was read back
+        /// to see what is true (a retry of a call whose answer was lost meets the change
+        /// already made: "already exists", "does not exist").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_error: Option<String>,
     },
 }
 

@@ -94,33 +94,14 @@ fn file_identity(path: &Path) -> Option<(u64, u64)> {
     }
 }
 
+/// Creates the journal file (mode 0600, its directory 0700) where missing; refuses a path that
+/// is not a regular file (a device, FIFO, directory or link: see
+/// [`crate::private_file`]) before SQLite creates anything beside it.
 fn create_private(path: &Path) -> Result<(), JournalError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        let mut b = std::fs::DirBuilder::new();
-        b.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-        b.create(dir).map_err(|source| JournalError::CreateDir {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
-    let mut o = std::fs::OpenOptions::new();
-    o.create(true).append(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-    let open_err = |source| JournalError::Open {
+    crate::private_file::open(path, "journal", true).map_err(|source| JournalError::Open {
         path: path.to_path_buf(),
         source,
-    };
-    let f = o.open(path).map_err(open_err)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        f.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(open_err)?;
-    }
-    drop(f);
+    })?;
     Ok(())
 }
 
@@ -169,6 +150,11 @@ impl Journal {
         if !path.exists() {
             return Err(JournalError::Missing(path.to_path_buf()));
         }
+        // A FIFO would block SQLite's open; a device or directory is no journal.
+        quotatop_model::check_regular_input(path).map_err(|source| JournalError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let conn = match Self::read_only_conn(path, &config, false) {
             Ok(c) => c,
             Err(first) => match Self::read_only_conn(path, &config, true) {
