@@ -192,12 +192,12 @@ pub fn render_preview(p: &Preview, note: Option<&str>) -> String {
     });
     for v in &p.preemptions.candidates {
         out.push_str(&format!(
-            "          - {} (priority {}, {}x {}, running {} min, {:.2} instance-h{})\n",
+            "          - {} (priority {}, {}x {}, running {}, {:.2} instance-h{})\n",
             clean_text(&v.name),
             v.priority,
             v.instance_count,
             v.instance_type,
-            v.running_ms / 60_000,
+            quotatop_model::format_duration(v.running_ms),
             v.instance_hours_at_risk,
             if v.kind == quotatop_engine::PreemptionKind::CrossShare {
                 ", cross-share"

@@ -271,13 +271,13 @@ impl Preview {
         let mut out = vec![self.effect_text()];
         for c in &self.preemptions.candidates {
             out.push(format!(
-                "- {} ({}, priority {}, {}x {}, running {} min, {:.2} instance-h, {})",
+                "- {} ({}, priority {}, {}x {}, running {}, {:.2} instance-h, {})",
                 c.name,
                 c.share,
                 c.priority,
                 c.instance_count,
                 c.instance_type,
-                c.running_ms / 60_000,
+                quotatop_model::format_duration(c.running_ms),
                 c.instance_hours_at_risk,
                 match c.kind {
                     PreemptionKind::CrossShare => "cross-share",

@@ -75,7 +75,10 @@ pub fn victim_line(v: &Candidate, width: usize, added: bool) -> String {
         format!("{}× {}", v.instance_count, short_type(&v.instance_type)),
         2,
     ));
-    parts.push((format!("running {} min", v.running_ms / 60_000), 1));
+    parts.push((
+        format!("running {}", crate::text::duration(Some(v.running_ms))),
+        1,
+    ));
     parts.push((format!("{:.2} inst-h", v.instance_hours_at_risk), 0));
     let name = clean(&v.name);
     let name_w = display_width(&name);
@@ -381,11 +384,11 @@ mod tests {
         // Details go before the name is cut short; what stays is whole.
         let l = victim_line(&v, 78, false);
         assert!(
-            l.contains("a-very-long-training…0042 · priority 1 · running 60 min · 2.00 inst-h"),
+            l.contains("a-very-long-training-…0042 · priority 1 · running 1h00m · 2.00 inst-h"),
             "{l}"
         );
         assert!(display_width(&l) <= 78, "{l}");
         let l = victim_line(&v, 140, false);
-        assert!(l.contains("- a-very-long-training-job-name-for-the-paper-deadline-0042 · priority 1 · 2× p4d.24xlarge · running 60 min · 2.00 inst-h"), "{l}");
+        assert!(l.contains("- a-very-long-training-job-name-for-the-paper-deadline-0042 · priority 1 · 2× p4d.24xlarge · running 1h00m · 2.00 inst-h"), "{l}");
     }
 }
