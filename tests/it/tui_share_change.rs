@@ -36,17 +36,19 @@ fn share(name: &str, borrow: i32) -> QuotaShare {
 
 async fn audited(log: &std::path::Path, share_name: &str, record: &str) {
     let ctx = SharesContext {
-        operator: Operator {
-            user: "ops".into(),
-            host: "desk".into(),
-            ..Default::default()
+        change: quotatop_actions::ChangeContext {
+            operator: Operator {
+                user: "ops".into(),
+                host: "desk".into(),
+                ..Default::default()
+            },
+            aws: AwsContext::default(),
+            queue: "ml-training".into(),
+            justification: "rebalance".into(),
+            change_record: Some(record.into()),
+            read_only: false,
+            policy: None,
         },
-        aws: AwsContext::default(),
-        queue: "ml-training".into(),
-        justification: "rebalance".into(),
-        change_record: Some(record.into()),
-        read_only: false,
-        policy: None,
         run_id: "run".into(),
     };
     let steps = plan(&[share(share_name, 200)], &[share(share_name, 100)]);

@@ -8,9 +8,7 @@ use std::future::Future;
 use quotatop_analysis::shares_plan::{Step, describe, field_changes, field_text};
 use quotatop_aws::batch::{BatchClient, ShareChange};
 use quotatop_model::{QuotaShare, ShareState};
-use quotatop_store::audit::{
-    Action, AuditLog, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind, Verdict,
-};
+use quotatop_store::audit::{Action, AuditLog, AuditRecord, JobRef, Outcome, RecordKind, Verdict};
 
 use super::{ActionError, ApiFailure};
 
@@ -152,17 +150,11 @@ async fn read_back<A: SharesApi>(api: &A, step: &Step, error: String) -> Outcome
     }
 }
 
-/// Everything the audit records need besides the steps.
+/// Everything the audit records need besides the steps: the one change context of every
+/// audited change, and the run that groups this plan's records.
 #[derive(Debug, Clone)]
 pub struct SharesContext {
-    pub operator: Operator,
-    pub aws: AwsContext,
-    pub queue: String,
-    pub justification: String,
-    pub change_record: Option<String>,
-    pub read_only: bool,
-    /// The change-record policy checked, and where it came from.
-    pub policy: Option<String>,
+    pub change: crate::ChangeContext,
     /// Groups this run's records (`audit list` shows it).
     pub run_id: String,
 }
@@ -206,10 +198,10 @@ pub async fn apply_plan<A: SharesApi>(
     ctx: &SharesContext,
     steps: &[Step],
 ) -> Result<ApplyReport, ActionError> {
-    if ctx.read_only {
+    if ctx.change.read_only {
         return Err(ActionError::ReadOnly);
     }
-    let mut operator = ctx.operator.clone();
+    let mut operator = ctx.change.operator.clone();
     if operator.aws_principal.is_none() {
         operator.aws_principal = match api.caller_identity().await {
             Ok(p) => p,
@@ -226,8 +218,8 @@ pub async fn apply_plan<A: SharesApi>(
             kind: RecordKind::Intent,
             change_id: change_id.clone(),
             operator: operator.clone(),
-            aws: ctx.aws.clone(),
-            queue: ctx.queue.clone(),
+            aws: ctx.change.aws.clone(),
+            queue: ctx.change.queue.clone(),
             share: step.share().to_string(),
             job: JobRef {
                 id: String::new(),
@@ -236,8 +228,8 @@ pub async fn apply_plan<A: SharesApi>(
             },
             old_priority: 0,
             new_priority: 0,
-            justification: ctx.justification.clone(),
-            change_record: ctx.change_record.clone(),
+            justification: ctx.change.justification.clone(),
+            change_record: ctx.change.change_record.clone(),
             preview: format!(
                 "step {} of {}: {} {}",
                 i + 1,
@@ -246,7 +238,7 @@ pub async fn apply_plan<A: SharesApi>(
                 step.share()
             ),
             outcome: None,
-            policy: ctx.policy.clone(),
+            policy: ctx.change.policy.clone(),
             repair: None,
             action: Some(Action {
                 call: step.call().to_string(),
@@ -419,7 +411,7 @@ mod tests {
     use super::*;
     use quotatop_analysis::shares_plan::plan;
     use quotatop_model::{CapacityLimit, QuotaShare, SharingConfig};
-    use quotatop_store::audit::read_records;
+    use quotatop_store::audit::{AwsContext, Operator, read_records};
     use std::sync::Mutex;
 
     struct Fake {
@@ -512,17 +504,19 @@ mod tests {
 
     fn ctx(read_only: bool) -> SharesContext {
         SharesContext {
-            operator: Operator {
-                user: "u".into(),
-                host: "h".into(),
-                ..Default::default()
+            change: crate::ChangeContext {
+                operator: Operator {
+                    user: "u".into(),
+                    host: "h".into(),
+                    ..Default::default()
+                },
+                aws: AwsContext::default(),
+                queue: "q".into(),
+                justification: "rebalance".into(),
+                change_record: Some("CHG-1".into()),
+                read_only,
+                policy: None,
             },
-            aws: AwsContext::default(),
-            queue: "q".into(),
-            justification: "rebalance".into(),
-            change_record: Some("CHG-1".into()),
-            read_only,
-            policy: None,
             run_id: "run-1".into(),
         }
     }

@@ -94,13 +94,15 @@ pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
         }
         let source = client.source().clone();
         let ctx = SharesContext {
-            operator: Operator::current(),
-            aws: AwsContext::of(&source, None),
-            queue: p.live.queue.clone(),
-            justification: args.reason.clone(),
-            change_record: args.change_record.clone(),
-            read_only: loaded.config.read_only,
-            policy: Some(policy.describe(&loaded.policy_source())),
+            change: quotatop_actions::ChangeContext {
+                operator: Operator::current(),
+                aws: AwsContext::of(&source, None),
+                queue: p.live.queue.clone(),
+                justification: args.reason.clone(),
+                change_record: args.change_record.clone(),
+                read_only: loaded.config.read_only,
+                policy: Some(policy.describe(&loaded.policy_source())),
+            },
             run_id: quotatop_store::audit::new_change_id(),
         };
         let api = LiveShares {
