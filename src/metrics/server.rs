@@ -59,6 +59,16 @@ struct AppState {
 }
 
 /// Serves `/metrics` on `listener` until `stop` is cancelled.
+/// What one scraper may hold of `record`: a scrape is one small GET, so a connection that has
+/// not sent its headers in [`HEADER_TIMEOUT`], or lives longer than [`CONNECTION_LIFETIME`], is
+/// closed, and at most [`MAX_CONNECTIONS`] are open at once (more are closed as they arrive), so
+/// idle or stalled clients can neither keep `record` from stopping nor use up its files.
+pub const MAX_CONNECTIONS: usize = 32;
+pub const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+pub const CONNECTION_LIFETIME: std::time::Duration = std::time::Duration::from_secs(30);
+/// After `stop`, connections still open get this long to finish their answer.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 pub async fn serve(
     listener: TcpListener,
     latest: Latest,
@@ -71,9 +81,48 @@ pub async fn serve(
             latest,
             ctx: Arc::new(ctx),
         });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move { stop.cancelled().await })
-        .await
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let mut conns = tokio::task::JoinSet::new();
+    loop {
+        let (tcp, _) = tokio::select! {
+            () = stop.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                // Out of files or a connection reset before accept: try the next one.
+                Err(_) => continue,
+            },
+        };
+        // Over the cap the connection is closed at once (dropped), not queued.
+        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+            continue;
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let stop = stop.clone();
+        conns.spawn(async move {
+            let _slot = slot;
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                _ = tokio::time::timeout(CONNECTION_LIFETIME, conn.as_mut()) => {}
+                () = stop.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(SHUTDOWN_GRACE, conn).await;
+                }
+            }
+        });
+        // Reap finished connections as they end.
+        while conns.try_join_next().is_some() {}
+    }
+    drop(listener);
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE * 2, async {
+        while conns.join_next().await.is_some() {}
+    })
+    .await;
+    conns.abort_all();
+    Ok(())
 }
 
 async fn metrics(State(st): State<AppState>, headers: HeaderMap) -> Response {

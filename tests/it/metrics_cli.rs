@@ -113,3 +113,86 @@ fn a_non_loopback_metrics_address_needs_allow_remote() {
     assert!(err.contains("--metrics-allow-remote"), "{err}");
     assert!(err.contains("not a loopback address"), "{err}");
 }
+
+/// Idle and stalled scrapers can neither use up `record`'s connections nor keep it from
+/// stopping: over the cap a connection is closed at once, one that sends no complete headers is
+/// closed after the header timeout, and SIGTERM ends `record` promptly with a client stalled
+/// mid-request (it stayed up 44 s and more before).
+#[test]
+fn idle_and_stalled_scrapers_are_bounded_and_do_not_hold_shutdown() {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    let (emu, url) = crate::emulator_support::spawn_emulator_binary(&["--speed", "60"]);
+    let _emu = Kill(emu);
+    let dir = tempfile::tempdir().unwrap();
+    let (mut rec, addr, _err) = recorder_with_metrics(&url, dir.path(), &[]);
+    // Twice the cap of idle connections: the ones over it are closed at once.
+    let cap = 32;
+    let idle: Vec<TcpStream> = (0..2 * cap)
+        .map(|_| TcpStream::connect(&addr).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let closed_at_once = idle
+        .iter()
+        .filter(|s| {
+            s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+            matches!((&**s).read(&mut [0u8; 1]), Ok(0))
+        })
+        .count();
+    assert!(
+        closed_at_once >= cap,
+        "{closed_at_once} of {} idle connections closed at once",
+        2 * cap
+    );
+    // After the header timeout (5 s) the rest are closed too, and a scrape is answered.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let still_open = loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let open = idle
+            .iter()
+            .filter(|s| {
+                s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+                match (&**s).read(&mut [0u8; 1]) {
+                    // Closed (EOF or reset): no longer held.
+                    Ok(0) => false,
+                    Err(e) => matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ),
+                    Ok(_) => true,
+                }
+            })
+            .count();
+        if open == 0 || Instant::now() > deadline {
+            break open;
+        }
+    };
+    assert_eq!(
+        still_open, 0,
+        "idle connections outlived the header timeout"
+    );
+    let (_, text) = scrape(&addr, None);
+    assert!(text.contains("quotatop_"), "{text}");
+    // A client stalled mid-request, then SIGTERM: record stops promptly.
+    let mut stalled = TcpStream::connect(&addr).unwrap();
+    stalled
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    let started = Instant::now();
+    Command::new("kill")
+        .args(["-TERM", &rec.0.id().to_string()])
+        .status()
+        .unwrap();
+    while matches!(rec.0.try_wait(), Ok(None)) && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let took = started.elapsed();
+    assert!(
+        matches!(rec.0.try_wait(), Ok(Some(_))),
+        "record still running {took:?} after SIGTERM"
+    );
+    assert!(
+        took < Duration::from_secs(8),
+        "record took {took:?} to stop"
+    );
+}
