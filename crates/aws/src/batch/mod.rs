@@ -84,6 +84,16 @@ pub fn check_endpoint(url: &str) -> Result<(), BatchError> {
     let rest = lower
         .strip_prefix("http://")
         .or_else(|| lower.strip_prefix("https://"));
+    if let Some(at) = url.find(['?', '#']) {
+        // Refused, not stripped: the SDK would warn with the whole URL on every call (a token
+        // in the query written to record.log hundreds of times a minute). Shown without it.
+        return Err(BatchError::Config(format!(
+            "endpoint {} has a query string or fragment ({}…): an endpoint is scheme, host, port and path; remove everything from the '{}'",
+            quotatop_model::clean_text(&quotatop_model::without_userinfo(&url[..at])),
+            &url[at..at + 1],
+            &url[at..at + 1],
+        )));
+    }
     match rest {
         Some(host) if !host.is_empty() && !host.starts_with('/') => Ok(()),
         Some(_) => Err(BatchError::Config(format!(
@@ -472,5 +482,25 @@ fn next(new: Option<&str>, old: &Option<String>) -> Option<String> {
     match new {
         Some(t) if !t.is_empty() && old.as_deref() != Some(t) => Some(t.to_string()),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod endpoint_tests {
+    use super::check_endpoint;
+
+    #[test]
+    fn an_endpoint_with_a_query_or_fragment_is_refused_without_echoing_it() {
+        assert!(check_endpoint("http://127.0.0.1:5566").is_ok());
+        assert!(check_endpoint("https://batch.example/prefix").is_ok());
+        for url in [
+            "http://127.0.0.1:5566/?token=s3cret",
+            "https://user:pw@batch.example?x=s3cret",
+            "http://127.0.0.1:5566#s3cret",
+        ] {
+            let e = check_endpoint(url).unwrap_err().to_string();
+            assert!(e.contains("query string or fragment"), "{url}: {e}");
+            assert!(!e.contains("s3cret") && !e.contains("pw"), "{url}: {e}");
+        }
     }
 }
