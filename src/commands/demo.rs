@@ -89,10 +89,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let mut config = EmulatorConfig::from_scenario(scenario)?;
     config.port = 0;
     if let Some(speed) = args.speed {
-        anyhow::ensure!(
-            speed.is_finite() && speed >= 0.0,
-            "--speed must be a number >= 0, got {speed}"
-        );
+        quotatop_emulator::check_speed(speed).map_err(|m| anyhow::anyhow!("--{m}"))?;
         config.clock = ClockMode::Scaled(speed);
     }
     let mut console_args = args.console.clone();

@@ -37,10 +37,7 @@ pub fn run(args: &EmulatorArgs) -> anyhow::Result<()> {
         idle_timeout: std::time::Duration::from_secs(args.idle_timeout),
     };
     if let Some(speed) = args.speed {
-        anyhow::ensure!(
-            speed.is_finite() && speed >= 0.0,
-            "--speed must be a number >= 0, got {speed}"
-        );
+        quotatop_emulator::check_speed(speed).map_err(|m| anyhow::anyhow!("--{m}"))?;
         config.clock = ClockMode::Scaled(speed);
     }
     if let Some(spec) = &args.faults {

@@ -387,6 +387,38 @@ mod tests {
     "#;
 
     #[test]
+    fn speed_and_arrival_rates_are_bounded() {
+        let generator = |rate: &str, cap: &str| {
+            format!(
+                "{MINIMAL}\n[[shares.generators]]\nname = \"g\"\narrivals_per_hour = {rate}\ninstance_type = \"ml.m5.large\"\ninstance_counts = [1]\nduration_s = [60, 120]\n{cap}\n"
+            )
+        };
+        assert!(Scenario::parse(&generator("3600.0", "")).is_ok());
+        assert!(Scenario::parse(&generator("30000.0", "max_jobs = 100")).is_ok());
+        for (text, want) in [
+            (
+                generator("1e12", "max_jobs = 100"),
+                "arrivals_per_hour must be at most 36000",
+            ),
+            (generator("7200.0", ""), "set max_jobs to bound the stream"),
+            (
+                format!("speed = 1e300\n{MINIMAL}"),
+                "speed must be a number from 0 (frozen) to 3600",
+            ),
+            (
+                format!("speed = -1.0\n{MINIMAL}"),
+                "speed must be a number from 0",
+            ),
+        ] {
+            let e = Scenario::parse(&text).unwrap_err().to_string();
+            assert!(e.contains(want), "{e} vs {want}");
+        }
+        assert!(super::super::check_speed(3600.0).is_ok());
+        assert!(super::super::check_speed(3600.5).is_err());
+        assert!(super::super::check_speed(f64::NAN).is_err());
+    }
+
+    #[test]
     fn minimal_scenario_builds_an_engine() {
         let s = Scenario::parse(MINIMAL).unwrap();
         assert_eq!(s.speed, 60.0);

@@ -5,11 +5,31 @@ use quotatop_model::SharingStrategy;
 use super::error::EmulatorError;
 use super::scenario::{Scenario, valid_resource_name};
 
+/// The fastest simulated clock: an hour per real second. Faster, a workload's arrivals and the
+/// poller's refreshes no longer keep up, and a day's jobs pile up in seconds.
+pub const MAX_SPEED: f64 = 3_600.0;
+/// The most arrivals a generator may have per simulated hour (ten a second).
+pub const MAX_ARRIVALS_PER_HOUR: f64 = 36_000.0;
+/// Above this rate (one a simulated second) a generator must say `max_jobs`, so an emulator left
+/// running does not grow without bound.
+pub const UNCAPPED_ARRIVALS_PER_HOUR: f64 = 3_600.0;
+
+/// A simulated-clock speed the emulator can keep: a number from 0 (frozen) to [`MAX_SPEED`].
+pub fn check_speed(speed: f64) -> Result<(), String> {
+    if speed.is_finite() && (0.0..=MAX_SPEED).contains(&speed) {
+        Ok(())
+    } else {
+        Err(format!(
+            "speed must be a number from 0 (frozen) to {MAX_SPEED} (an hour a second), got {speed}"
+        ))
+    }
+}
+
 impl Scenario {
     pub(super) fn validate(&self) -> Result<(), EmulatorError> {
         let err = |m: String| Err(EmulatorError::Scenario(m));
-        if !(self.speed.is_finite() && self.speed >= 0.0) {
-            return err(format!("speed must be a number >= 0, got {}", self.speed));
+        if let Err(m) = check_speed(self.speed) {
+            return err(m);
         }
         if self.capacity.is_empty() {
             return err("at least one [[capacity]] entry is required".to_string());
@@ -119,6 +139,18 @@ impl Scenario {
                 let ctx = format!("share {} generator {}", s.name, g.name);
                 if !(g.arrivals_per_hour.is_finite() && g.arrivals_per_hour > 0.0) {
                     return err(format!("{ctx}: arrivals_per_hour must be > 0"));
+                }
+                if g.arrivals_per_hour > MAX_ARRIVALS_PER_HOUR {
+                    return err(format!(
+                        "{ctx}: arrivals_per_hour must be at most {MAX_ARRIVALS_PER_HOUR} (ten a second), got {}",
+                        g.arrivals_per_hour
+                    ));
+                }
+                if g.max_jobs.is_none() && g.arrivals_per_hour > UNCAPPED_ARRIVALS_PER_HOUR {
+                    return err(format!(
+                        "{ctx}: arrivals_per_hour {} is more than one a second: set max_jobs to bound the stream",
+                        g.arrivals_per_hour
+                    ));
                 }
                 if g.instance_counts.is_empty() || g.instance_counts.contains(&0) {
                     return err(format!("{ctx}: instance_counts must be non-empty and >= 1"));
