@@ -31,8 +31,12 @@ async fn a_full_drill_measures_what_the_engine_did() {
     let tmp = temp("full");
     let dir = tmp.path();
     let checks = dir.join("checks.txt");
+    // The check also writes to stdout (which must not break --format json) and leaves a
+    // process in the background (which must not outlive the drill).
+    let pids = dir.join("pids.txt");
     let check = format!(
-        "echo \"$QUOTATOP_DRILL_RUN $QUOTATOP_DRILL_JOB_ID $QUOTATOP_DRILL_ATTEMPT\" >> {}; test \"$QUOTATOP_DRILL_ATTEMPT\" = 2",
+        "echo noise; sleep 300 >/dev/null 2>&1 & echo $! >> {}; echo \"$QUOTATOP_DRILL_RUN $QUOTATOP_DRILL_JOB_ID $QUOTATOP_DRILL_ATTEMPT\" >> {}; test \"$QUOTATOP_DRILL_ATTEMPT\" = 2",
+        pids.display(),
         checks.display()
     );
     let out = run({
@@ -67,6 +71,27 @@ async fn a_full_drill_measures_what_the_engine_did() {
     .await;
     assert!(out.status.success(), "{}", text(&out));
     let report: DrillReport = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    // Alive: /proc has it and it is not a zombie waiting to be reaped (killed, not yet reaped).
+    let process_alive = |pid: &str| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| !r.trim_start().starts_with('Z'))
+        })
+    };
+    let pids_text = std::fs::read_to_string(&pids).expect("the check ran");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    let left = loop {
+        let left: Vec<&str> = pids_text.lines().filter(|p| process_alive(p)).collect();
+        if left.is_empty() || std::time::Instant::now() > deadline {
+            break left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(
+        left.is_empty(),
+        "the check's background processes outlived it: {left:?}"
+    );
     assert_eq!(report.interrupted, None);
     assert_eq!(report.repetitions.len(), 8, "2 types x 2 lengths x 2");
     let types: BTreeSet<&str> = report

@@ -314,16 +314,25 @@ impl Drill<'_> {
         let Some(cmd) = &self.checkpoint_check else {
             return CheckpointVerdict::Unknown;
         };
-        let status = tokio::process::Command::new("sh")
-            .arg("-c")
-            .arg(cmd)
-            .env("QUOTATOP_DRILL_JOB_ID", job_id)
-            .env("QUOTATOP_DRILL_ATTEMPT", attempt.to_string())
-            .env("QUOTATOP_DRILL_RUN", &self.run_id)
-            .stdin(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .status()
-            .await;
+        // In a process group of its own, with its output on stderr (stdout carries the report,
+        // e.g. --format json): when it ends, or the drill is stopped, the whole group goes,
+        // including anything it left running in the background.
+        let status = async {
+            let mut child = tokio::process::Command::new("sh")
+                .arg("-c")
+                .arg(cmd)
+                .env("QUOTATOP_DRILL_JOB_ID", job_id)
+                .env("QUOTATOP_DRILL_ATTEMPT", attempt.to_string())
+                .env("QUOTATOP_DRILL_RUN", &self.run_id)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::from(std::io::stderr()))
+                .process_group(0)
+                .kill_on_drop(true)
+                .spawn()?;
+            let _group = child.id().map(GroupKill);
+            child.wait().await
+        }
+        .await;
         match status {
             Ok(s) if s.success() => CheckpointVerdict::Resumed,
             Ok(s) if s.code().is_some() => CheckpointVerdict::NotResumed,
@@ -362,6 +371,21 @@ impl Drill<'_> {
             s.terminated.push(id);
         }
         Ok(())
+    }
+}
+
+/// Kills a `--checkpoint-check` command's process group when dropped: after it ends (what it
+/// left in the background) or when the drill stops while it runs.
+struct GroupKill(u32);
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        // `kill` the command, not a signal call: no unsafe code for one group.
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0)])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
     }
 }
 
