@@ -162,6 +162,16 @@ mod tests {
         log_path: std::path::PathBuf,
     }
 
+    impl Fake {
+        fn new(result: Result<Option<String>, ApiFailure>, log_path: &std::path::Path) -> Self {
+            Self {
+                result,
+                calls: Mutex::new(Vec::new()),
+                log_path: log_path.to_path_buf(),
+            }
+        }
+    }
+
     impl PriorityApi for Fake {
         fn update_priority(
             &self,
@@ -241,11 +251,7 @@ mod tests {
     #[test]
     fn success_writes_intent_before_the_call_and_outcome_after() {
         let path = temp();
-        let api = Fake {
-            result: Ok(Some("req-1".into())),
-            calls: Mutex::new(Vec::new()),
-            log_path: path.clone(),
-        };
+        let api = Fake::new(Ok(Some("req-1".into())), &path);
         let out = block(apply_change(
             &api,
             &AuditLog::new(&path),
@@ -283,11 +289,7 @@ mod tests {
     #[test]
     fn the_intent_records_the_preview_confirmed_and_the_outcome_the_one_at_the_call() {
         let path = temp();
-        let api = Fake {
-            result: Ok(Some("req-1".into())),
-            calls: Mutex::new(Vec::new()),
-            log_path: path.clone(),
-        };
+        let api = Fake::new(Ok(Some("req-1".into())), &path);
         let confirmed = preview();
         // Read a while later: a job arrived behind it; the decision is the same.
         let mut at_call = preview();
@@ -309,11 +311,7 @@ mod tests {
         );
         // The same preview: both records say it, unmarked.
         let path = temp();
-        let api = Fake {
-            result: Ok(None),
-            calls: Mutex::new(Vec::new()),
-            log_path: path.clone(),
-        };
+        let api = Fake::new(Ok(None), &path);
         block(apply_change(
             &api,
             &AuditLog::new(&path),
@@ -329,11 +327,10 @@ mod tests {
     #[test]
     fn api_failure_is_recorded_as_the_outcome() {
         let path = temp();
-        let api = Fake {
-            result: Err(ApiFailure("ClientException: job already finished".into())),
-            calls: Mutex::new(Vec::new()),
-            log_path: path.clone(),
-        };
+        let api = Fake::new(
+            Err(ApiFailure("ClientException: job already finished".into())),
+            &path,
+        );
         let out = block(apply_change(
             &api,
             &AuditLog::new(&path),
@@ -349,11 +346,7 @@ mod tests {
     #[test]
     fn read_only_refuses_without_touching_log_or_api() {
         let path = temp();
-        let api = Fake {
-            result: Ok(None),
-            calls: Mutex::new(Vec::new()),
-            log_path: path.clone(),
-        };
+        let api = Fake::new(Ok(None), &path);
         let err = block(apply_change(
             &api,
             &AuditLog::new(&path),
@@ -371,11 +364,7 @@ mod tests {
         let path = temp();
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "{garbage\n").unwrap();
-        let api = Fake {
-            result: Ok(None),
-            calls: Mutex::new(Vec::new()),
-            log_path: path.clone(),
-        };
+        let api = Fake::new(Ok(None), &path);
         let err = block(apply_change(
             &api,
             &AuditLog::new(&path),

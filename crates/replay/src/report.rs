@@ -53,34 +53,11 @@ fn wait_rows(outcomes: &[ReplayOutcome]) -> Vec<(String, Vec<String>)> {
             )
             .collect()
     };
-    let per: Vec<Vec<(String, String)>> = outcomes.iter().map(cells).collect();
-    let mut labels: Vec<String> = Vec::new();
-    for rows in &per {
-        for (l, _) in rows {
-            if !labels.contains(l) {
-                labels.push(l.clone());
-            }
-        }
-    }
-    labels
-        .into_iter()
-        .map(|l| {
-            let vals = per
-                .iter()
-                .map(|rows| {
-                    rows.iter()
-                        .find(|(x, _)| *x == l)
-                        .map_or("-".to_string(), |(_, v)| v.clone())
-                })
-                .collect();
-            (l, vals)
-        })
-        .collect()
+    pivot(outcomes.iter().map(cells).collect())
 }
 
 /// Missed deadlines by share and band, across the configurations.
 fn deadline_rows(outcomes: &[ReplayOutcome]) -> Vec<(String, Vec<String>)> {
-    let mut labels: Vec<String> = Vec::new();
     let label_of = |e: &Evaluation| -> Vec<(String, String)> {
         e.deadlines_by_share
             .iter()
@@ -98,8 +75,13 @@ fn deadline_rows(outcomes: &[ReplayOutcome]) -> Vec<(String, Vec<String>)> {
             }))
             .collect()
     };
-    let per: Vec<Vec<(String, String)>> =
-        outcomes.iter().map(|o| label_of(&o.evaluation)).collect();
+    pivot(outcomes.iter().map(|o| label_of(&o.evaluation)).collect())
+}
+
+/// Each configuration's (label, value) cells as one row per label, in first-seen order, with
+/// `-` where a configuration has no such label.
+fn pivot(per: Vec<Vec<(String, String)>>) -> Vec<(String, Vec<String>)> {
+    let mut labels: Vec<String> = Vec::new();
     for rows in &per {
         for (l, _) in rows {
             if !labels.contains(l) {
