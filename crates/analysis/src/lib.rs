@@ -1,6 +1,10 @@
 //! Pure functions over a [`QueueSnapshot`]: capacity use and who borrows from whom, the queue in
 //! dispatch order with waiting times, and preemption facts. No I/O, no clocks: "now" is the
 //! snapshot's `server_time`.
+//!
+//! Indexing that may panic is denied: slices are read with `get`, iterators and patterns.
+#![deny(clippy::indexing_slicing)]
+#![cfg_attr(test, allow(clippy::indexing_slicing))]
 
 mod attempts;
 mod attention;

@@ -103,44 +103,63 @@ pub fn share_usage(q: &QueueSnapshot) -> Vec<ShareUsage> {
 
 /// Applies rules 2–4 to the rows of one instance type.
 fn attribute(rows: &mut [ShareUsage], ty: &str) {
-    let idx: Vec<usize> = (0..rows.len())
-        .filter(|&i| rows[i].instance_type == ty)
-        .collect();
-    let lenders: Vec<usize> = idx
+    let of_type = |r: &ShareUsage| r.instance_type == ty;
+    // (row, idle) of the lending rows with idle capacity, in share order.
+    let lenders: Vec<(usize, u64)> = rows
         .iter()
-        .copied()
-        .filter(|&i| rows[i].strategy.lends() && rows[i].idle > 0)
+        .enumerate()
+        .filter(|(_, r)| of_type(r) && r.strategy.lends() && r.idle > 0)
+        .map(|(i, r)| (i, r.idle as u64))
         .collect();
-    let free: u64 = lenders.iter().map(|&i| rows[i].idle as u64).sum();
-    let borrowed: u64 = idx.iter().map(|&i| rows[i].borrowed as u64).sum();
-    let weights: Vec<u64> = lenders.iter().map(|&i| rows[i].idle as u64).collect();
+    let free: u64 = lenders.iter().map(|&(_, idle)| idle).sum();
+    let borrowed: u64 = rows
+        .iter()
+        .filter(|r| of_type(r))
+        .map(|r| r.borrowed as u64)
+        .sum();
+    let weights: Vec<u64> = lenders.iter().map(|&(_, idle)| idle).collect();
     let lent = apportion(borrowed.min(free), &weights);
-    for (&i, &l) in lenders.iter().zip(&lent) {
-        rows[i].lent = l as u32;
-        rows[i].idle -= l as u32;
+    for (&(i, _), &l) in lenders.iter().zip(&lent) {
+        if let Some(r) = rows.get_mut(i) {
+            r.lent = l as u32;
+            r.idle -= l as u32;
+        }
     }
-    // Match borrowers to lenders in share order.
-    let mut remaining: Vec<u64> = lent.clone();
-    let mut l = 0;
-    let borrowers: Vec<usize> = idx
+    // Match borrowers to lenders in share order: (lender row, borrower row, instances).
+    let borrowers: Vec<(usize, u64)> = rows
         .iter()
-        .copied()
-        .filter(|&i| rows[i].borrowed > 0)
+        .enumerate()
+        .filter(|(_, r)| of_type(r) && r.borrowed > 0)
+        .map(|(i, r)| (i, r.borrowed as u64))
         .collect();
-    for b in borrowers {
-        let mut need = rows[b].borrowed as u64;
-        while need > 0 && l < lenders.len() {
-            let take = need.min(remaining[l]);
+    let mut pool = lenders.iter().map(|&(i, _)| i).zip(lent).peekable();
+    let mut transfers: Vec<(usize, usize, u64)> = Vec::new();
+    for (b, mut need) in borrowers {
+        while need > 0 {
+            let Some((l, remaining)) = pool.peek_mut() else {
+                break;
+            };
+            let take = need.min(*remaining);
             if take > 0 {
-                let (lender, borrower) = (rows[lenders[l]].share.clone(), rows[b].share.clone());
-                rows[b].borrowed_from.push((lender, take as u32));
-                rows[lenders[l]].lent_to.push((borrower, take as u32));
-                remaining[l] -= take;
+                transfers.push((*l, b, take));
+                *remaining -= take;
                 need -= take;
             }
-            if remaining[l] == 0 {
-                l += 1;
+            if *remaining == 0 {
+                pool.next();
             }
+        }
+    }
+    let name = |rows: &[ShareUsage], i: usize| rows.get(i).map(|r| r.share.clone());
+    for (l, b, take) in transfers {
+        let (Some(lender), Some(borrower)) = (name(rows, l), name(rows, b)) else {
+            continue;
+        };
+        if let Some(r) = rows.get_mut(b) {
+            r.borrowed_from.push((lender, take as u32));
+        }
+        if let Some(r) = rows.get_mut(l) {
+            r.lent_to.push((borrower, take as u32));
         }
     }
 }
@@ -153,13 +172,15 @@ fn apportion(total: u64, weights: &[u64]) -> Vec<u64> {
     }
     let mut out: Vec<u64> = weights.iter().map(|w| total * w / sum).collect();
     let mut left = total - out.iter().sum::<u64>();
-    let mut order: Vec<usize> = (0..weights.len()).collect();
-    order.sort_by_key(|&i| (std::cmp::Reverse(total * weights[i] % sum), i));
-    for i in order {
+    let mut order: Vec<(usize, u64)> = weights.iter().copied().enumerate().collect();
+    order.sort_by_key(|&(i, w)| (std::cmp::Reverse(total * w % sum), i));
+    for (i, _) in order {
         if left == 0 {
             break;
         }
-        out[i] += 1;
+        if let Some(o) = out.get_mut(i) {
+            *o += 1;
+        }
         left -= 1;
     }
     out

@@ -62,8 +62,8 @@ fn build(q: &QueueSnapshot, ty: &str, now: Millis) -> Built {
         .enumerate()
         .map(|(i, s)| (s.name.as_str(), i))
         .collect();
-    // The jobs of the type that hold capacity or wait, with their share.
-    let mut jobs: Vec<(usize, usize)> = q
+    // The jobs of the type that hold capacity or wait: (job index, share, job).
+    let mut jobs: Vec<(usize, usize, &TrackedJob)> = q
         .jobs
         .iter()
         .enumerate()
@@ -72,30 +72,20 @@ fn build(q: &QueueSnapshot, ty: &str, now: Millis) -> Built {
                 && (t.job.status.holds_capacity()
                     || (t.job.status == JobStatus::Runnable && !misconfigured(t)))
         })
-        .filter_map(|(i, t)| share_of.get(t.job.share.as_str()).map(|&s| (i, s)))
+        .filter_map(|(i, t)| share_of.get(t.job.share.as_str()).map(|&s| (i, s, t)))
         .collect();
-    // Submission order: by creation time (ties are tried in every order below).
-    jobs.sort_by_key(|&(i, _)| (q.jobs[i].job.created_at, i));
-    let order: HashMap<usize, u32> = jobs
-        .iter()
-        .enumerate()
-        .map(|(k, &(i, _))| (i, k as u32))
-        .collect();
-    let mut by_created: BTreeMap<Millis, Vec<usize>> = BTreeMap::new();
-    for &(i, _) in &jobs {
-        by_created
-            .entry(q.jobs[i].job.created_at)
-            .or_default()
-            .push(i);
+    // Submission order: by creation time (ties are tried in every order below). A job's order
+    // value is its place in `jobs`.
+    jobs.sort_by_key(|&(i, _, t)| (t.job.created_at, i));
+    let mut by_created: BTreeMap<Millis, (Vec<u32>, Vec<u32>)> = BTreeMap::new();
+    for (order, &(i, _, t)) in jobs.iter().enumerate() {
+        let (ids, vals) = by_created.entry(t.job.created_at).or_default();
+        ids.push(i as u32);
+        vals.push(order as u32);
     }
     let created_ties = by_created
         .into_values()
-        .filter(|g| g.len() > 1)
-        .map(|g| {
-            let ids: Vec<u32> = g.iter().map(|&i| i as u32).collect();
-            let vals: Vec<u32> = g.iter().map(|i| order[i]).collect();
-            (ids, vals)
-        })
+        .filter(|(ids, _)| ids.len() > 1)
         .collect();
     let mut releasing = vec![0u32; n];
     let mut holders: Vec<Vec<Holder>> = vec![Vec::new(); n];
@@ -105,51 +95,56 @@ fn build(q: &QueueSnapshot, ty: &str, now: Millis) -> Built {
         .iter()
         .map(|sh| sh.in_share_preemption.enabled())
         .collect();
-    for &(i, s) in &jobs {
-        let j = &q.jobs[i].job;
+    for (order, &(i, s, t)) in jobs.iter().enumerate() {
+        let j = &t.job;
         if j.status == JobStatus::Runnable {
-            queues[s].push(Head {
-                id: i as u32,
-                order: order[&i],
-                count: j.instance_count,
-                priority: j.priority,
-                created_at: j.created_at,
-            });
+            if let Some(queue) = queues.get_mut(s) {
+                queue.push(Head {
+                    id: i as u32,
+                    order: order as u32,
+                    count: j.instance_count,
+                    priority: j.priority,
+                    created_at: j.created_at,
+                });
+            }
             continue;
         }
-        ledger.used[s] += j.instance_count;
-        if preempting(&q.jobs[i]) {
-            releasing[s] += j.instance_count;
+        if let Some(used) = ledger.used.get_mut(s) {
+            *used += j.instance_count;
+        }
+        if preempting(t)
+            && let Some(r) = releasing.get_mut(s)
+        {
+            *r += j.instance_count;
         }
         let start = j.started_at.or(j.scheduled_at).unwrap_or(j.created_at);
-        holders[s].push(Holder {
-            id: i as u32,
-            order: order[&i],
-            count: j.instance_count,
-            priority: j.priority,
-            elapsed_ms: (now - start).max(0),
-            preempting: preempting(&q.jobs[i]),
-        });
+        if let Some(held) = holders.get_mut(s) {
+            held.push(Holder {
+                id: i as u32,
+                order: order as u32,
+                count: j.instance_count,
+                priority: j.priority,
+                elapsed_ms: (now - start).max(0),
+                preempting: preempting(t),
+            });
+        }
     }
     // Dispatch order: by dispatch time, then the queue order a pass dispatches in.
     let dispatched = |h: &Holder| {
-        let j = &q.jobs[h.id as usize].job;
-        j.scheduled_at.or(j.started_at).unwrap_or(j.created_at)
+        q.jobs.get(h.id as usize).map(|t| {
+            let j = &t.job;
+            j.scheduled_at.or(j.started_at).unwrap_or(j.created_at)
+        })
     };
     let mut dispatch_ties = Vec::new();
     for (s, hs) in holders.iter_mut().enumerate() {
         hs.sort_by_key(|h| (dispatched(h), std::cmp::Reverse(h.priority), h.order));
         let mut start = 0;
-        while start < hs.len() {
-            let t = dispatched(&hs[start]);
-            let len = hs[start..]
-                .iter()
-                .take_while(|h| dispatched(h) == t)
-                .count();
-            if len > 1 {
-                dispatch_ties.push((s, start, len));
+        for run in hs.chunk_by(|a, b| dispatched(a) == dispatched(b)) {
+            if run.len() > 1 {
+                dispatch_ties.push((s, start, run.len()));
             }
-            start += len;
+            start += run.len();
         }
     }
     Built {
@@ -225,24 +220,37 @@ fn orders(b: &Built) -> (Vec<SnapshotPass>, bool) {
     } else {
         vec![vec![0; sizes.len()], vec![1; sizes.len()]]
     };
-    let nc = b.created_ties.len();
     let passes = combos
         .iter()
         .map(|combo| {
             let mut state = b.state.clone();
             let mut queues = b.queues.clone();
             let mut new_order: HashMap<u32, u32> = HashMap::new();
-            for (g, (ids, vals)) in b.created_ties.iter().enumerate() {
-                let perm = &choices[g][combo[g]];
-                for (k, id) in ids.iter().enumerate() {
-                    new_order.insert(*id, vals[perm[k]]);
+            // The permutation this combination picks for each tie, created ties first.
+            let mut perms = choices
+                .iter()
+                .zip(combo)
+                .map(|(c, &k)| c.get(k).map_or(&[][..], Vec::as_slice));
+            for ((ids, vals), perm) in b.created_ties.iter().zip(perms.by_ref()) {
+                for (id, &p) in ids.iter().zip(perm) {
+                    if let Some(&v) = vals.get(p) {
+                        new_order.insert(*id, v);
+                    }
                 }
             }
-            for (g, &(s, start, len)) in b.dispatch_ties.iter().enumerate() {
-                let perm = &choices[nc + g][combo[nc + g]];
-                let seg: Vec<Holder> = state.holders[s][start..start + len].to_vec();
-                for (k, &p) in perm.iter().enumerate() {
-                    state.holders[s][start + k] = seg[p];
+            for (&(s, start, len), perm) in b.dispatch_ties.iter().zip(perms) {
+                let Some(run) = state
+                    .holders
+                    .get_mut(s)
+                    .and_then(|hs| hs.get_mut(start..start + len))
+                else {
+                    continue;
+                };
+                let seg: Vec<Holder> = run.to_vec();
+                for (slot, &p) in run.iter_mut().zip(perm) {
+                    if let Some(&h) = seg.get(p) {
+                        *slot = h;
+                    }
                 }
             }
             for h in state.holders.iter_mut().flatten() {
@@ -297,10 +305,10 @@ impl Pass for SnapshotPass {
         true
     }
     fn borrows(&self, s: usize) -> bool {
-        self.state.ledger.borrows[s]
+        self.state.ledger.borrows_of(s)
     }
     fn head(&self, s: usize, _ty: usize) -> Option<Head> {
-        self.queues[s].front().copied()
+        self.queues.get(s)?.front().copied()
     }
     fn view(&self, _ty: usize) -> impl placement::TypeView + '_ {
         &self.state
@@ -313,31 +321,40 @@ impl Pass for SnapshotPass {
         else {
             return;
         };
-        let Some(h) = self.queues[s].pop_front() else {
+        let Some(h) = self.queues.get_mut(s).and_then(VecDeque::pop_front) else {
             return;
         };
-        let (own, used) = (self.state.ledger.own[s], self.state.ledger.used[s]);
+        let ledger = &mut self.state.ledger;
+        let (own, used) = (ledger.own_of(s), ledger.used_of(s));
         if id == self.target {
             self.target_borrowed =
                 Some((used + h.count).saturating_sub(own) - used.saturating_sub(own));
         }
-        self.state.ledger.used[s] += h.count;
-        self.state.holders[s].push(Holder {
-            id,
-            order: h.order,
-            count: h.count,
-            priority: h.priority,
-            elapsed_ms: 0,
-            preempting: false,
-        });
+        if let Some(used) = ledger.used.get_mut(s) {
+            *used += h.count;
+        }
+        if let Some(held) = self.state.holders.get_mut(s) {
+            held.push(Holder {
+                id,
+                order: h.order,
+                count: h.count,
+                priority: h.priority,
+                elapsed_ms: 0,
+                preempting: false,
+            });
+        }
     }
     fn preempt(&mut self, v: &Victim) {
-        if let Some(h) = self.state.holders[v.share]
-            .iter_mut()
-            .find(|h| h.id == v.id && !h.preempting)
+        if let Some(h) = self
+            .state
+            .holders
+            .get_mut(v.share)
+            .and_then(|hs| hs.iter_mut().find(|h| h.id == v.id && !h.preempting))
         {
             h.preempting = true;
-            self.state.releasing[v.share] += v.count;
+            if let Some(r) = self.state.releasing.get_mut(v.share) {
+                *r += v.count;
+            }
             self.victims.push(*v);
         }
     }
@@ -414,9 +431,13 @@ pub(super) fn predict(
             )
         };
         for (id, kind) in ids.clone() {
-            let v = &q.jobs[id as usize];
+            let Some(v) = q.jobs.get(id as usize) else {
+                continue;
+            };
             for h in built.state.holders.iter().flatten() {
-                let other = &q.jobs[h.id as usize];
+                let Some(other) = q.jobs.get(h.id as usize) else {
+                    continue;
+                };
                 if !h.preempting && alike(v, other) && !ids.contains(&(h.id, kind)) {
                     ids.push((h.id, kind));
                 }
@@ -425,7 +446,7 @@ pub(super) fn predict(
     }
     let candidates: Vec<Candidate> = ids
         .iter()
-        .map(|&(id, kind)| candidate(&q.jobs[id as usize], now, kind))
+        .filter_map(|&(id, kind)| Some(candidate(q.jobs.get(id as usize)?, now, kind)))
         .collect();
     let preemptions = Preemptions {
         candidates,

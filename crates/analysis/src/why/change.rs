@@ -71,8 +71,9 @@ pub(super) fn what_would_change(asked: &Asked<'_>, verdict: &Verdict) -> Vec<Str
     let p = pos.unwrap_or(0);
     if p > 0
         && let Some(mine) = key_of(q, &j.id)
+        && let Some(first) = queue.first()
     {
-        let ahead = queue[..p].iter().filter_map(|w| key_of(q, &w.job_id));
+        let ahead = queue.iter().take(p).filter_map(|w| key_of(q, &w.job_id));
         match priority_to_lead(mine, ahead) {
             Some(lead) => {
                 let effect = preview::preview(q, &j.id, lead)
@@ -85,7 +86,7 @@ pub(super) fn what_would_change(asked: &Asked<'_>, verdict: &Verdict) -> Vec<Str
             }
             None => changes.push(format!(
                 "no priority up to {MAX_PRIORITY} puts it ahead of {}",
-                queue[0].name
+                first.name
             )),
         }
     } else if matches!(verdict, Verdict::NoRoom) {
@@ -127,7 +128,8 @@ pub(super) fn what_would_change(asked: &Asked<'_>, verdict: &Verdict) -> Vec<Str
     // Whose end frees capacity it can use: its own share's jobs; others' too when it may
     // borrow, or fits its own limit (capacity lent out comes back).
     let l = &state.ledger;
-    let anyone = l.borrows[s] || l.used[s] as u64 + j.instance_count as u64 <= l.own[s] as u64;
+    let anyone =
+        l.borrows_of(s) || l.used_of(s) as u64 + j.instance_count as u64 <= l.own_of(s) as u64;
     let held: Vec<String> = state
         .holders
         .iter()

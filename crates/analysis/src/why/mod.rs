@@ -101,14 +101,18 @@ pub fn why(q: &QueueSnapshot, job_id: &str) -> Option<Why> {
         changes: Vec::new(),
         settled: true,
     };
-    let Some(s) = q.shares.iter().position(|sh| sh.name == j.share) else {
+    let Some((s, share)) = q
+        .shares
+        .iter()
+        .enumerate()
+        .find(|(_, sh)| sh.name == j.share)
+    else {
         out.headline = format!(
             "Its share {} is not in the data: nothing more can be said",
             j.share
         );
         return Some(out);
     };
-    let share = &q.shares[s];
     let mis = misconfiguration(q, share, ty, j.instance_count);
     let reported = j.misconfiguration().is_some();
     if j.status == JobStatus::Runnable && reported {
@@ -184,8 +188,10 @@ pub fn why(q: &QueueSnapshot, job_id: &str) -> Option<Why> {
         ),
         None => format!("not in share {}'s queue for {ty}", j.share),
     };
-    if let Some(p) = pos.filter(|&p| p > 0) {
-        let a = &queue[p - 1];
+    if let Some(a) = pos
+        .and_then(|p| p.checked_sub(1))
+        .and_then(|p| queue.get(p))
+    {
         position.push_str(&format!(
             "; next ahead: {} (priority {})",
             a.name,
