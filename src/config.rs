@@ -18,7 +18,7 @@ use quotatop_analysis::{GpuTable, LoopRule};
 use quotatop_store::journal::JournalConfig;
 
 mod sources;
-pub use sources::{SelectedSource, SourceConfig};
+pub use sources::{SelectedSource, SourceConfig, SourcesError};
 
 /// Every setting, after layering.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -521,8 +521,11 @@ fn read_file(path: &Path) -> Result<(Config, Vec<String>), ConfigError> {
             }
         }
     };
-    config.rules().validate().map_err(parse_error)?;
-    sources::validate(&config.sources).map_err(parse_error)?;
+    config
+        .rules()
+        .validate()
+        .map_err(|e| parse_error(e.to_string()))?;
+    sources::validate(&config.sources).map_err(|e| parse_error(e.to_string()))?;
     Ok((config, unknown))
 }
 

@@ -63,8 +63,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         )?
     };
     if let Some(addr) = args.metrics_addr {
-        crate::metrics::server::check_bind(addr, args.metrics_allow_remote)
-            .map_err(|why| anyhow::anyhow!(why))?;
+        crate::metrics::server::check_bind(addr, args.metrics_allow_remote)?;
     }
     let metrics_ctx = crate::metrics::Context {
         rule: loaded.config.loop_rule(),

@@ -4,8 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use quotatop_model::{
-    CapacityLimit, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, QuotaShare, SharingStrategy,
-    is_training_instance_type,
+    CapacityLimit, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, QuotaShare, ShareSpecError,
+    SharingStrategy, is_training_instance_type,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -68,7 +68,7 @@ pub struct LintContext {
 
 /// Every problem of `shares` (the file's entries, in order; `Err` is an entry that could not
 /// be read), errors first.
-pub fn lint(shares: &[Result<QuotaShare, String>], ctx: &LintContext) -> Vec<Finding> {
+pub fn lint(shares: &[Result<QuotaShare, ShareSpecError>], ctx: &LintContext) -> Vec<Finding> {
     let mut out = Vec::new();
     if shares.is_empty() {
         out.push(Finding::error(
@@ -104,7 +104,7 @@ pub fn lint(shares: &[Result<QuotaShare, String>], ctx: &LintContext) -> Vec<Fin
         let s = match entry {
             Ok(s) => s,
             Err(why) => {
-                out.push(Finding::error(None, why.clone()));
+                out.push(Finding::error(None, why.to_string()));
                 continue;
             }
         };
@@ -193,7 +193,7 @@ mod tests {
         name: &str,
         limits: &[(&str, u32)],
         sharing: SharingConfig,
-    ) -> Result<QuotaShare, String> {
+    ) -> Result<QuotaShare, ShareSpecError> {
         Ok(QuotaShare::new(
             name,
             limits
@@ -248,7 +248,10 @@ mod tests {
                     borrow_limit: Some(50),
                 },
             )),
-            Err("share x: strategy \"SHARE\" is not RESERVE, LEND or LEND_AND_BORROW".into()),
+            Err(ShareSpecError::BadStrategy {
+                share: "x".into(),
+                strategy: "SHARE".into(),
+            }),
         ];
         for i in 0..15 {
             shares.push(ok(&format!("s{i}"), &[(P4, 1)], SharingConfig::lend()));

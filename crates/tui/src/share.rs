@@ -9,7 +9,9 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph};
 use std::sync::Arc;
 
 use super::data::Data;
-use super::effects::{Effect, EffectResult, LastShareChange, ScreenWork, ShareChangeReader};
+use super::effects::{
+    Effect, EffectResult, LastShareChange, ScreenWork, ShareChangeError, ShareChangeReader,
+};
 use super::gauge;
 use super::jobs::status_style;
 use super::keymap::Action;
@@ -72,7 +74,7 @@ impl ShareScreen {
 struct LastChangeAnswer {
     queue: String,
     share: String,
-    result: Result<Option<LastShareChange>, String>,
+    result: Result<Option<LastShareChange>, ShareChangeError>,
 }
 
 /// The Share screen's own work: reading the audit log for the share's last change.
@@ -85,7 +87,7 @@ fn last_change_work(queue: &str, share: &str) -> Effect {
             share: share.clone(),
             result: match reader {
                 Some(r) => r.last_change(&queue, &share),
-                None => Err("no audit log".to_string()),
+                None => Err(ShareChangeError::NoLog),
             },
         },
     ))

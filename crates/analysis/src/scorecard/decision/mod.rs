@@ -10,7 +10,7 @@ pub use compare::{
     Clause, CompletionFigures, CurveFrame, Scenario, Schedule, Verdict, VerdictKind, WindowFigures,
     common_window, completion_figures, fingerprint, max_behind_gpu_hours, verdict, window_figures,
 };
-pub use rules::{Budget, Deadline, DeadlineRule, DecisionRule, Rules, deadline_of};
+pub use rules::{Budget, Deadline, DeadlineRule, DecisionRule, Rules, RulesError, deadline_of};
 
 use serde::{Deserialize, Serialize};
 
