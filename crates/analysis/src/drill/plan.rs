@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use quotatop_model::{JobStatus, Millis, QueueSnapshot, QuotaShare};
 
-use super::super::usage::share_usage;
+use super::super::usage::{ShareUsage, share_usage};
 
 /// Start-up a drill job is assumed to need before RUNNING (SageMaker provisioning), for the
 /// expected duration and the capacity held; the measured times are the API's.
@@ -209,121 +209,70 @@ pub fn check_quiet(q: &QueueSnapshot, shares: &[&str]) -> Result<(), DrillRefusa
     Ok(())
 }
 
-/// The plan for `req` against the queue `q` as it is now, or why the drill cannot be run.
-pub fn plan(
-    q: &QueueSnapshot,
-    req: &DrillRequest,
-    prices: &BTreeMap<String, f64>,
-) -> Result<DrillPlan, DrillRefusal> {
-    let find = |name: &str| {
-        q.shares
-            .iter()
-            .find(|s| s.name == name)
-            .ok_or_else(|| DrillRefusal::UnknownShare {
-                queue: q.name.clone(),
-                share: name.to_string(),
-            })
-    };
-    let lender = find(&req.lender)?;
-    let borrower = find(&req.borrower)?;
-    check_strategies(lender, borrower)?;
-    if !req.allow_busy {
-        check_quiet(q, &[&req.lender, &req.borrower])?;
-    }
-    if req.lengths_ms.is_empty() || req.lengths_ms.iter().any(|&l| l <= 0) {
-        return Err(DrillRefusal::NoLengths);
-    }
-    if req.repeat == 0 {
-        return Err(DrillRefusal::NoRepeat);
-    }
-    let longest = req
-        .lengths_ms
-        .iter()
-        .copied()
-        .chain([req.priority_length_ms])
-        .max()
-        .unwrap_or(0);
-    if longest > req.max_runtime_ms {
-        return Err(DrillRefusal::RuntimeTooShort {
-            max_runtime_s: req.max_runtime_ms / 1000,
-            longest_s: longest / 1000,
-        });
-    }
-    let types: Vec<String> = if req.instance_types.is_empty() {
-        lender
-            .capacity_limits
-            .iter()
-            .filter(|l| l.max_capacity > 0)
-            .map(|l| l.instance_type.clone())
-            .collect()
-    } else {
-        let mut seen = Vec::new();
-        for t in &req.instance_types {
-            if !seen.contains(t) {
-                seen.push(t.clone());
-            }
-        }
-        seen
-    };
-    if types.is_empty() {
-        return Err(DrillRefusal::NoLimits(lender.name.clone()));
-    }
-    let usage = share_usage(q);
+/// The drill of one instance type: what the lender can lend and the borrower borrow now.
+fn type_plan(
+    usage: &[ShareUsage],
+    lender: &QuotaShare,
+    borrower: &QuotaShare,
+    ty: &str,
+) -> Result<TypePlan, DrillRefusal> {
     let row = |share: &str, ty: &str| {
         usage
             .iter()
             .find(|u| u.share == share && u.instance_type == ty)
             .cloned()
     };
-    let mut type_plans = Vec::new();
-    for ty in &types {
-        let lender_limit = lender.limit_for(ty);
-        if lender_limit == 0 {
-            return Err(DrillRefusal::NothingToLend {
-                share: lender.name.clone(),
-                ty: ty.clone(),
-                limits: limits_text(lender),
-            });
-        }
-        let lender_idle = row(&lender.name, ty).map_or(lender_limit, |u| u.idle);
-        if lender_idle == 0 {
-            return Err(DrillRefusal::NoIdle {
-                share: lender.name.clone(),
-                ty: ty.clone(),
-                limit: lender_limit,
-            });
-        }
-        let b = row(&borrower.name, ty);
-        let borrower_limit = borrower.limit_for(ty);
-        let borrower_idle = b.as_ref().map_or(borrower_limit, |u| u.idle);
-        let borrowing_now = b.as_ref().map_or(0, |u| u.borrowed);
-        let borrow_room = borrower
-            .sharing
-            .borrow_cap(borrower_limit)
-            .map(|cap| cap.saturating_sub(borrowing_now));
-        let borrowed = borrow_room.map_or(lender_idle, |r| r.min(lender_idle));
-        if borrowed == 0 {
-            return Err(DrillRefusal::CannotBorrow {
-                share: borrower.name.clone(),
-                ty: ty.clone(),
-                percent: borrower.sharing.borrow_limit.unwrap_or(-1),
-                limit: borrower_limit,
-            });
-        }
-        type_plans.push(TypePlan {
-            instance_type: ty.clone(),
-            lender_limit,
-            lender_idle,
-            borrower_limit,
-            borrower_idle,
-            borrow_room,
-            borrower_jobs: borrower_idle + borrowed,
-            borrowed,
-            priority_count: lender_idle,
+    let lender_limit = lender.limit_for(ty);
+    if lender_limit == 0 {
+        return Err(DrillRefusal::NothingToLend {
+            share: lender.name.clone(),
+            ty: ty.to_string(),
+            limits: limits_text(lender),
         });
     }
+    let lender_idle = row(&lender.name, ty).map_or(lender_limit, |u| u.idle);
+    if lender_idle == 0 {
+        return Err(DrillRefusal::NoIdle {
+            share: lender.name.clone(),
+            ty: ty.to_string(),
+            limit: lender_limit,
+        });
+    }
+    let b = row(&borrower.name, ty);
+    let borrower_limit = borrower.limit_for(ty);
+    let borrower_idle = b.as_ref().map_or(borrower_limit, |u| u.idle);
+    let borrowing_now = b.as_ref().map_or(0, |u| u.borrowed);
+    let borrow_room = borrower
+        .sharing
+        .borrow_cap(borrower_limit)
+        .map(|cap| cap.saturating_sub(borrowing_now));
+    let borrowed = borrow_room.map_or(lender_idle, |r| r.min(lender_idle));
+    if borrowed == 0 {
+        return Err(DrillRefusal::CannotBorrow {
+            share: borrower.name.clone(),
+            ty: ty.to_string(),
+            percent: borrower.sharing.borrow_limit.unwrap_or(-1),
+            limit: borrower_limit,
+        });
+    }
+    Ok(TypePlan {
+        instance_type: ty.to_string(),
+        lender_limit,
+        lender_idle,
+        borrower_limit,
+        borrower_idle,
+        borrow_room,
+        borrower_jobs: borrower_idle + borrowed,
+        borrowed,
+        priority_count: lender_idle,
+    })
+}
+
+/// Every repetition of the drill, numbered from 1: per type, the baseline (when asked), then
+/// each length `repeat` times.
+fn repetitions(type_plans: &[TypePlan], req: &DrillRequest) -> Vec<RepetitionSpec> {
     let mut repetitions = Vec::new();
-    for t in &type_plans {
+    for t in type_plans {
         if req.baseline {
             repetitions.push(RepetitionSpec {
                 index: 0,
@@ -352,6 +301,80 @@ pub fn plan(
     for (i, r) in repetitions.iter_mut().enumerate() {
         r.index = i + 1;
     }
+    repetitions
+}
+
+/// The lengths and repetitions asked for make a drill the template's stopping condition allows.
+fn check_lengths(req: &DrillRequest) -> Result<(), DrillRefusal> {
+    if req.lengths_ms.is_empty() || req.lengths_ms.iter().any(|&l| l <= 0) {
+        return Err(DrillRefusal::NoLengths);
+    }
+    if req.repeat == 0 {
+        return Err(DrillRefusal::NoRepeat);
+    }
+    let longest = req
+        .lengths_ms
+        .iter()
+        .copied()
+        .chain([req.priority_length_ms])
+        .max()
+        .unwrap_or(0);
+    if longest > req.max_runtime_ms {
+        return Err(DrillRefusal::RuntimeTooShort {
+            max_runtime_s: req.max_runtime_ms / 1000,
+            longest_s: longest / 1000,
+        });
+    }
+    Ok(())
+}
+
+/// The plan for `req` against the queue `q` as it is now, or why the drill cannot be run.
+pub fn plan(
+    q: &QueueSnapshot,
+    req: &DrillRequest,
+    prices: &BTreeMap<String, f64>,
+) -> Result<DrillPlan, DrillRefusal> {
+    let find = |name: &str| {
+        q.shares
+            .iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| DrillRefusal::UnknownShare {
+                queue: q.name.clone(),
+                share: name.to_string(),
+            })
+    };
+    let lender = find(&req.lender)?;
+    let borrower = find(&req.borrower)?;
+    check_strategies(lender, borrower)?;
+    if !req.allow_busy {
+        check_quiet(q, &[&req.lender, &req.borrower])?;
+    }
+    check_lengths(req)?;
+    let types: Vec<String> = if req.instance_types.is_empty() {
+        lender
+            .capacity_limits
+            .iter()
+            .filter(|l| l.max_capacity > 0)
+            .map(|l| l.instance_type.clone())
+            .collect()
+    } else {
+        let mut seen = Vec::new();
+        for t in &req.instance_types {
+            if !seen.contains(t) {
+                seen.push(t.clone());
+            }
+        }
+        seen
+    };
+    if types.is_empty() {
+        return Err(DrillRefusal::NoLimits(lender.name.clone()));
+    }
+    let usage = share_usage(q);
+    let type_plans = types
+        .iter()
+        .map(|ty| type_plan(&usage, lender, borrower, ty))
+        .collect::<Result<Vec<_>, _>>()?;
+    let repetitions = repetitions(&type_plans, req);
     let mut expected_ms: Millis = 0;
     let mut instance_hours: BTreeMap<String, f64> = BTreeMap::new();
     for r in &repetitions {
