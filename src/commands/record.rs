@@ -19,8 +19,8 @@ use quotatop_aws::poll::{self, PollConfig};
 use quotatop_model::Snapshot;
 use quotatop_store::journal::{self, JournalHandle};
 
-/// `quotatop record`.
-pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
+/// The journal's path, refused at once when it is a device, FIFO, directory or link.
+fn journal_path(args: &RecordArgs) -> anyhow::Result<std::path::PathBuf> {
     let path = match &args.journal {
         Some(p) => p.clone(),
         None => journal::default_journal_path()?,
@@ -32,6 +32,47 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             quotatop_model::clean_text(&e.to_string())
         )
     })?;
+    Ok(path)
+}
+
+/// `/metrics` served on `addr` (when given) until `stop` is cancelled.
+async fn start_metrics(
+    addr: Option<std::net::SocketAddr>,
+    latest: &crate::metrics::server::Latest,
+    metrics_ctx: crate::metrics::Context,
+    stop: &tokio_util::sync::CancellationToken,
+) -> anyhow::Result<Option<tokio::task::JoinHandle<std::io::Result<()>>>> {
+    Ok(match addr {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot serve metrics on {addr}"))?;
+            let bound = listener.local_addr()?;
+            eprintln!("quotatop record: metrics on http://{bound}/metrics");
+            tracing::info!(%bound, "serving metrics");
+            Some(tokio::spawn(crate::metrics::server::serve(
+                listener,
+                latest.clone(),
+                metrics_ctx,
+                stop.clone(),
+            )))
+        }
+        None => None,
+    })
+}
+
+/// How the metrics endpoint ended, logged.
+async fn metrics_ended(task: tokio::task::JoinHandle<std::io::Result<()>>) {
+    match task.await {
+        Ok(Err(e)) => tracing::warn!(error = %e, "the metrics endpoint failed"),
+        Err(e) => tracing::warn!(error = %e, "the metrics endpoint stopped"),
+        Ok(Ok(())) => {}
+    }
+}
+
+/// `quotatop record`.
+pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
+    let path = journal_path(args)?;
     let log_dir = match &args.log_dir {
         Some(d) => d.clone(),
         None => journal::state_dir()?,
@@ -73,23 +114,8 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
     rt.block_on(async {
         let latest = crate::metrics::server::Latest::default();
         let stop_metrics = tokio_util::sync::CancellationToken::new();
-        let metrics_task = match args.metrics_addr {
-            Some(addr) => {
-                let listener = tokio::net::TcpListener::bind(addr)
-                    .await
-                    .with_context(|| format!("cannot serve metrics on {addr}"))?;
-                let bound = listener.local_addr()?;
-                eprintln!("quotatop record: metrics on http://{bound}/metrics");
-                tracing::info!(%bound, "serving metrics");
-                Some(tokio::spawn(crate::metrics::server::serve(
-                    listener,
-                    latest.clone(),
-                    metrics_ctx,
-                    stop_metrics.clone(),
-                )))
-            }
-            None => None,
-        };
+        let metrics_task =
+            start_metrics(args.metrics_addr, &latest, metrics_ctx, &stop_metrics).await?;
         let poll_config = PollConfig {
             interval: Duration::from_secs(args.interval),
             queues: args.queues.clone(),
@@ -122,11 +148,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         .await;
         stop_metrics.cancel();
         if let Some(task) = metrics_task {
-            match task.await {
-                Ok(Err(e)) => tracing::warn!(error = %e, "the metrics endpoint failed"),
-                Err(e) => tracing::warn!(error = %e, "the metrics endpoint stopped"),
-                Ok(Ok(())) => {}
-            }
+            metrics_ended(task).await;
         }
         poller.shutdown().await;
         journal.shutdown();
