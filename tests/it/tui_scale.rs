@@ -1,0 +1,153 @@
+//! The console at AWS's maximum (issue 32): scenarios/max-org.toml (20 quota shares with long
+//! team names, 5 instance types, RESERVE / LEND / LEND_AND_BORROW mixed, about 120 jobs) run in
+//! the emulator on a manual clock and read through the real poller, then drawn at 80×24, 120×40
+//! and 200×60: every share on one screen in the compact view, names and instance types whole, the
+//! attention panel sized to its content; `w` and space expand, `i` answers "who has the p5s?".
+
+use crate::data_support::batch_client;
+use crate::tui_support::{options, run_with, screen_text, typed};
+use quotatop_analysis::LoopRule;
+use quotatop_aws::poll::{self, PollConfig};
+use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, Scenario};
+use quotatop_model::Snapshot;
+use quotatop_tui::AppOptions;
+
+const START: i64 = 1_770_000_000_000;
+/// Simulated minutes the world runs before it is read.
+const MINUTES: i64 = 50;
+
+/// The max-org world after [`MINUTES`], read as the console's poller reads it; its times are
+/// the service's, so the screens are the same on every run.
+async fn max_org() -> Snapshot {
+    let scenario = Scenario::load("scenarios/max-org.toml".as_ref()).unwrap();
+    let mut config = EmulatorConfig::from_scenario(scenario).unwrap();
+    config.clock = ClockMode::Manual;
+    config.start_ms = Some(START);
+    config.deterministic_ids = true;
+    let h = emulator::start(config).await.unwrap();
+    h.advance(MINUTES * 60_000).unwrap();
+    let client = batch_client(&h).await;
+    let config = PollConfig {
+        queues: vec!["org-training".to_string()],
+        ..PollConfig::default()
+    };
+    let mut s = poll::refresh_once(&client, config).await.unwrap();
+    // The poller stamps its own (wall) clock; the service's makes the screens repeatable.
+    let now = START + MINUTES * 60_000;
+    s.taken_at = now;
+    s.health = quotatop_model::PollHealth {
+        state: quotatop_model::HealthState::Healthy,
+        ..Default::default()
+    };
+    s.source.endpoint = Some("http://127.0.0.1:4566".to_string());
+    for q in &mut s.queues {
+        q.refreshed_at = Some(now);
+        for j in &mut q.jobs {
+            j.listed_at = now;
+            j.described_at = j.described_at.map(|_| now);
+        }
+    }
+    s
+}
+
+fn opts() -> AppOptions {
+    AppOptions {
+        clock: Box::new(|| START + MINUTES * 60_000 + 1_000),
+        loop_rule: LoopRule::default(),
+        ..options()
+    }
+}
+
+/// The share names of the snapshot.
+fn shares(s: &Snapshot) -> Vec<String> {
+    s.queues[0].shares.iter().map(|s| s.name.clone()).collect()
+}
+
+/// Lines of the Overview's table (between its top border and the legend).
+fn table_lines(screen: &str) -> Vec<&str> {
+    screen
+        .lines()
+        .skip_while(|l| !l.starts_with("┌ Overview"))
+        .take_while(|l| !l.starts_with("└"))
+        .collect()
+}
+
+/// At 120×40 the compact view holds all 20 shares, each on one row with its name whole, its
+/// most constrained type whole, and the attention panel below sized to its items.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_share_on_one_screen_at_120x40() {
+    let s = max_org().await;
+    assert_eq!(shares(&s).len(), 20);
+    let jobs = s.queues[0].jobs.len();
+    assert!((100..=140).contains(&jobs), "{jobs} jobs");
+    let (t, _) = run_with(120, 40, opts(), vec![s.clone()], typed("")).await;
+    let text = screen_text(&t);
+    assert!(text.contains("Overview · one row per share"), "{text}");
+    let table = table_lines(&text);
+    for name in shares(&s) {
+        let rows = table
+            .iter()
+            .filter(|l| l.contains(&format!(" {name} ")))
+            .count();
+        assert_eq!(rows, 1, "{name} whole on one row:\n{text}");
+    }
+    assert!(text.contains("trn1.32xlarge 1/2"), "{text}");
+    assert!(
+        !text.contains("trn1.32xlarg "),
+        "an instance type cut:\n{text}"
+    );
+    check_panel(&text);
+    insta::assert_snapshot!("max_org_overview_120x40", t.backend());
+}
+
+/// The panel: the counts by kind in its title, every item listed, no blank line left inside.
+fn check_panel(text: &str) {
+    let title = text
+        .lines()
+        .find(|l| l.contains("Needs attention"))
+        .unwrap_or_else(|| panic!("no panel:\n{text}"));
+    assert!(title.contains("Needs attention 8: 8 MISCONFIG"), "{title}");
+    let inside: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.contains("Needs attention"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("└"))
+        .collect();
+    assert_eq!(
+        inside.iter().filter(|l| l.contains("MISCONFIG")).count(),
+        inside.len(),
+        "a line per item, none blank:\n{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_maximum_at_80x24_and_200x60() {
+    let s = max_org().await;
+    let (t, _) = run_with(80, 24, opts(), vec![s.clone()], typed("")).await;
+    let text = screen_text(&t);
+    // The first share's name whole, and what needs attention in words.
+    assert!(text.contains(" team-00-recommendation-ranking "), "{text}");
+    assert!(text.contains("Needs attention 8: 8 MISCONFIG"), "{text}");
+    insta::assert_snapshot!("max_org_overview_80x24", t.backend());
+    let (t, _) = run_with(200, 60, opts(), vec![s.clone()], typed("")).await;
+    let text = screen_text(&t);
+    for name in shares(&s) {
+        assert!(text.contains(&format!(" {name} ")), "{name}:\n{text}");
+    }
+    check_panel(&text);
+    assert_eq!(
+        text.lines().filter(|l| l.contains("│  MISCONFIG")).count(),
+        8,
+        "{text}"
+    );
+    insta::assert_snapshot!("max_org_overview_200x60", t.backend());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn print_max_org() {
+    let s = max_org().await;
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let (t, _) = run_with(w, h, opts(), vec![s.clone()], typed("")).await;
+        println!("{}", screen_text(&t));
+    }
+}
