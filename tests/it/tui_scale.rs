@@ -143,11 +143,104 @@ async fn the_maximum_at_80x24_and_200x60() {
     insta::assert_snapshot!("max_org_overview_200x60", t.backend());
 }
 
+/// "Who has the p5s?": `i` shows, under each instance type's heading (its use of the
+/// environment's capacity), every share that has or uses it, the busiest first, with its use
+/// against its limit and whom it borrows from; the figures are the analysis's own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn print_max_org() {
+async fn by_instance_type_answers_who_has_the_p5s() {
     let s = max_org().await;
-    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
-        let (t, _) = run_with(w, h, opts(), vec![s.clone()], typed("")).await;
-        println!("{}", screen_text(&t));
+    let (t, app) = run_with(120, 40, opts(), vec![s.clone()], typed("i")).await;
+    assert_eq!(app.screen_kind(), quotatop_tui::screen::Kind::Overview);
+    let text = screen_text(&t);
+    assert!(text.contains("Overview · by instance type"), "{text}");
+    let usage = quotatop_analysis::share_usage(&s.queues[0]);
+    for ty in ["ml.p5.48xlarge", "ml.p4d.24xlarge"] {
+        let short = ty.trim_start_matches("ml.");
+        let mut rows: Vec<&quotatop_analysis::ShareUsage> =
+            usage.iter().filter(|u| u.instance_type == ty).collect();
+        rows.sort_by_key(|u| std::cmp::Reverse((u.used, u.limit)));
+        let lines: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.contains(&format!("▸ {short} ")))
+            .collect();
+        let capacity = s.queues[0]
+            .environment
+            .capacity
+            .iter()
+            .find(|c| c.instance_type == ty)
+            .unwrap()
+            .max_capacity;
+        let used: u32 = rows.iter().map(|u| u.used).sum();
+        assert!(
+            lines[0].contains(&format!(" {used}/{capacity} ")),
+            "{short} heading:\n{text}"
+        );
+        assert!(rows.len() >= 5, "{short}: {} shares", rows.len());
+        for (u, line) in rows.iter().zip(&lines[1..]) {
+            assert!(
+                line.contains(&format!(" {} ", u.share)),
+                "{}:\n{text}",
+                u.share
+            );
+            assert!(
+                line.contains(&format!(" {}/{} ", u.used, u.limit)),
+                "{line}"
+            );
+            if let Some((lender, n)) = u.borrowed_from.first() {
+                assert!(line.contains(&format!("{lender} {n}")), "{line}");
+            }
+        }
     }
+    // Someone holds p5s, and someone borrows p4ds: the view has a story to tell.
+    assert!(
+        usage
+            .iter()
+            .any(|u| u.instance_type == "ml.p5.48xlarge" && u.used > 0)
+    );
+    assert!(
+        usage
+            .iter()
+            .any(|u| u.borrowed > 0 && !u.borrowed_from.is_empty())
+    );
+    insta::assert_snapshot!("max_org_by_type_120x40", t.backend());
+    // `i` again: back to the shares.
+    let (t, _) = run_with(120, 40, opts(), vec![s], typed("ii")).await;
+    assert!(screen_text(&t).contains("Overview · one row per share"));
+}
+
+/// `w` shows a row per share and instance type (and back); space expands the selected share
+/// of the compact view to its per-type rows (and folds it again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wide_and_expand_show_the_per_type_rows() {
+    let s = max_org().await;
+    let rows = quotatop_analysis::share_usage(&s.queues[0]).len();
+    let (t, _) = run_with(120, 40, opts(), vec![s.clone()], typed("w")).await;
+    let text = screen_text(&t);
+    assert!(
+        text.contains("Overview · a row per share and instance type"),
+        "{text}"
+    );
+    // Every share × type is a row (and the queue heading): the title counts them.
+    assert!(text.contains(&format!("[{}]", rows + 1)), "{text}");
+    assert!(text.contains(" trn1.32xlarge "), "{text}");
+    let (t, _) = run_with(120, 40, opts(), vec![s.clone()], typed("ww")).await;
+    assert!(screen_text(&t).contains("Overview · one row per share [21]"));
+
+    // The heading, team-00, team-01: its two types under it.
+    let (t, _) = run_with(120, 40, opts(), vec![s.clone()], typed("jj ")).await;
+    let text = screen_text(&t);
+    let ls: Vec<&str> = text.lines().collect();
+    let at = ls
+        .iter()
+        .position(|l| l.contains(" team-01-vision-foundation-models "))
+        .unwrap();
+    assert!(ls[at + 1].contains("├ g5.12xlarge"), "{text}");
+    assert!(ls[at + 2].contains("└ p5.48xlarge"), "{text}");
+    assert!(
+        ls[at + 3].contains(" team-02-speech-recognition "),
+        "{text}"
+    );
+    assert!(text.contains("[23]"), "{text}");
+    let (t, _) = run_with(120, 40, opts(), vec![s], typed("jj  ")).await;
+    assert!(screen_text(&t).contains("[21]"));
 }

@@ -375,7 +375,7 @@ fn drop_to_fit(cols: &[Col], mut widths: Vec<u16>, room: u16) -> Vec<u16> {
     let mut dropped: Vec<usize> = (0..cols.len()).filter(|&i| widths[i] == 0).collect();
     dropped.sort_by_key(|&i| cols[i].drop);
     for i in dropped {
-        if cols[i].min > 0 && used(&widths) + cols[i].min + 1 <= room {
+        if cols[i].min > 0 && used(&widths) + cols[i].min < room {
             widths[i] = cols[i].min;
         }
     }

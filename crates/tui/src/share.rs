@@ -409,20 +409,7 @@ impl Screen for ShareScreen {
             .map(|t| clean(&t.job.name).chars().count())
             .max()
             .unwrap_or(0);
-        let widths = screen::layout(
-            &[
-                Col {
-                    grow: 1,
-                    ..Col::text(16, longest, 0)
-                },
-                Col::fixed(9, 0),
-                Col::fixed(4, 2),
-                Col::fixed(15, 1),
-                Col::fixed(8, 3),
-                Col::fixed(3, 4),
-            ],
-            running_area.width,
-        );
+        let widths = screen::layout(&running_columns(longest), running_area.width);
         let name_w = usize::from(widths[0]);
         screen::draw_table(
             frame,
@@ -472,22 +459,7 @@ impl Screen for ShareScreen {
         );
         let header =
             ["POS", "#", "NAME", "PRI", "TYPE×N", "WAITING", "REASON"].map(String::from);
-        // The name whole when it can be, then the reason takes the rest.
-        let widths = screen::layout(
-            &[
-                Col::fixed(4, 0),
-                Col::fixed(3, 4),
-                Col::text(16, self.queued_longest.0, 0),
-                Col::fixed(4, 3),
-                Col::fixed(15, 1),
-                Col::fixed(8, 2),
-                Col {
-                    grow: 1,
-                    ..Col::text(12, self.queued_longest.1, 5)
-                },
-            ],
-            queued_area.width,
-        );
+        let widths = screen::layout(&queued_columns(self.queued_longest), queued_area.width);
         let queued_name_w = usize::from(widths[2]);
         screen::draw_table(
             frame,
@@ -571,4 +543,37 @@ impl Screen for ShareScreen {
             id,
         })
     }
+}
+
+/// The running table's columns for [`screen::layout`]: the name whole when it can be (at least
+/// 16) and growing, the status always.
+fn running_columns(longest: usize) -> [Col; 6] {
+    [
+        Col {
+            grow: 1,
+            ..Col::text(16, longest, 0)
+        },
+        Col::fixed(9, 0),
+        Col::fixed(4, 2),
+        Col::fixed(15, 1),
+        Col::fixed(8, 3),
+        Col::fixed(3, 4),
+    ]
+}
+
+/// The queue table's columns: the name whole when it can be (at least 16), then the reason
+/// takes the rest; `longest`: the longest name and reason.
+fn queued_columns(longest: (usize, usize)) -> [Col; 7] {
+    [
+        Col::fixed(4, 0),
+        Col::fixed(3, 4),
+        Col::text(16, longest.0, 0),
+        Col::fixed(4, 3),
+        Col::fixed(15, 1),
+        Col::fixed(8, 2),
+        Col {
+            grow: 1,
+            ..Col::text(12, longest.1, 5)
+        },
+    ]
 }

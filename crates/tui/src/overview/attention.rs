@@ -367,8 +367,8 @@ pub fn legend(width: u16, view: View, theme: &Theme) -> Line<'static> {
              PRE preemptions · FLAGS: ← borrows from, → lends to"
         }
         View::ByType => {
-            " (one scale per instance type) · USED instances in use / the share's limit (the \
-             type's: its capacity)"
+            " (one scale per type) · USED instances / the share's limit (a type's: / its \
+             capacity)"
         }
     };
     const WORDINGS: [(&str, &str); 3] = [
@@ -382,7 +382,17 @@ pub fn legend(width: u16, view: View, theme: &Theme) -> Line<'static> {
         ),
         ("", " ISP:in-share preempt WAIT:runnable PRE:preempted"),
     ];
-    let wordings = [(" ", first), WORDINGS[0], WORDINGS[1], WORDINGS[2]];
+    // The by-type view has neither ISP, WAIT nor PRE.
+    let wordings = if view == View::ByType {
+        [
+            (" ", first),
+            (" ", " · USED instances / limit (a type's: / capacity)"),
+            ("", " USED:instances/limit"),
+            ("", ""),
+        ]
+    } else {
+        [(" ", first), WORDINGS[0], WORDINGS[1], WORDINGS[2]]
+    };
     let glyphs = [
         (OWN, Role::Own, "own "),
         (BORROWED, Role::Borrowed, "borrowed "),

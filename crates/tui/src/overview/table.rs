@@ -142,10 +142,11 @@ pub fn columns(view: View, data: &Data) -> (Vec<String>, Vec<Col>) {
         }
         View::ByType => {
             let (from, to) = flows_width(data);
+            let used = used.max(type_used_width(data));
             let cols = vec![
                 name_col(names.max(types + 2)),
                 Col::fixed(8, 3),
-                Col::graphic(8, 3, 0),
+                Col::graphic(6, 3, 0),
                 Col::fixed(u16::try_from(used.max(4)).unwrap_or(u16::MAX), 0),
                 Col {
                     grow: 1,
@@ -159,6 +160,36 @@ pub fn columns(view: View, data: &Data) -> (Vec<String>, Vec<Col>) {
             (header(&BY_TYPE), cols)
         }
     }
+}
+
+/// The widest `used/capacity` of an instance type's heading (by-type view).
+fn type_used_width(data: &Data) -> usize {
+    data.queues()
+        .iter()
+        .zip(&data.views)
+        .flat_map(|(q, v)| {
+            types_of(q, &v.usage)
+                .into_iter()
+                .map(move |(ty, _)| type_figures(q, &v.usage, &ty))
+        })
+        .map(|(used, _, capacity)| format!("{used}/{capacity}").len())
+        .max()
+        .unwrap_or(0)
+}
+
+/// An instance type's use in a queue: instances in use, of them borrowed, and the
+/// environment's capacity (its use, when the environment has no limit for it).
+fn type_figures(q: &QueueSnapshot, usage: &[ShareUsage], ty: &str) -> (u32, u32, u32) {
+    let rows = || usage.iter().filter(|u| u.instance_type == ty);
+    let used: u32 = rows().map(|u| u.used).sum();
+    let borrowed: u32 = rows().map(|u| u.borrowed).sum();
+    let capacity = q
+        .environment
+        .capacity
+        .iter()
+        .find(|c| c.instance_type == ty)
+        .map_or(used, |c| c.max_capacity);
+    (used, borrowed.min(used), capacity)
 }
 
 /// The compact view's widest GPU figure (`96/128`) and tightest-type label, whole.
@@ -203,23 +234,33 @@ fn flags_col((least, whole): (usize, usize)) -> Col {
 /// What FLAGS asks for before the bars grow: two badges with long names.
 const FLAGS_WANT: usize = 40;
 
-/// The longest "borrows from" and "lends to" texts of any row.
+/// What the "borrows from" and "lends to" columns ask for: the longest whole text, at most the
+/// longest first name with its `+N` (the columns then grow together).
 fn flows_width(data: &Data) -> (usize, usize) {
     let rows = || data.views.iter().flat_map(|v| v.usage.iter());
-    let from = rows()
-        .map(|u| flow_text(u.borrowed, &u.borrowed_from, usize::MAX).chars().count())
-        .max()
-        .unwrap_or(0);
-    let to = rows()
-        .map(|u| flow_text(u.lent, &u.lent_to, usize::MAX).chars().count())
-        .max()
-        .unwrap_or(0);
-    (from, to)
+    type Part = fn(&ShareUsage) -> (u32, &[(String, u32)]);
+    let want = |part: Part| {
+        rows()
+            .map(|u| {
+                let (n, parts) = part(u);
+                let whole = flow_text(n, parts, "", usize::MAX).chars().count();
+                let first = flow_text(n, &parts[..parts.len().min(1)], "", usize::MAX);
+                whole.min(first.chars().count() + 4)
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    (
+        want(|u| (u.borrowed, &u.borrowed_from)),
+        want(|u| (u.lent, &u.lent_to)),
+    )
 }
 
-/// `3: team-a 2, team-b 1` in at most `width` characters: the names that fit whole, then
-/// `+N` for those left out (`3 from 2 shares` when not even one fits); empty for 0.
-pub fn flow_text(total: u32, parts: &[(String, u32)], width: usize) -> String {
+/// Whom a share borrows from or lends to, in at most `width` characters: `team-a 2, team-b 1`
+/// (the instances of each), the names that fit whole then `+N` for those left out, or
+/// `3 from 2 shares` (`word`: `from` or `to`) or just `3` when not even one fits; empty for
+/// none.
+pub fn flow_text(total: u32, parts: &[(String, u32)], word: &str, width: usize) -> String {
     if total == 0 {
         return String::new();
     }
@@ -229,7 +270,7 @@ pub fn flow_text(total: u32, parts: &[(String, u32)], width: usize) -> String {
         .collect();
     for shown in (1..=named.len()).rev() {
         let left = named.len() - shown;
-        let mut t = format!("{total}: {}", named[..shown].join(", "));
+        let mut t = named[..shown].join(", ");
         if left > 0 {
             t.push_str(&format!(" +{left}"));
         }
@@ -238,11 +279,10 @@ pub fn flow_text(total: u32, parts: &[(String, u32)], width: usize) -> String {
         }
     }
     let short = match parts.len() {
-        0 => format!("{total}"),
-        1 => format!("{total} from 1 share"),
-        n => format!("{total} from {n} shares"),
+        1 => format!("{total} {word} 1 share"),
+        n => format!("{total} {word} {n} shares"),
     };
-    elide(&short, width)
+    super::super::text::first_fitting(&[short, total.to_string()], width)
 }
 
 /// `p5.48xlarge 4/4`: a share's most constrained instance type and its use of it.
@@ -387,10 +427,13 @@ pub fn type_row_cells(cx: &RowCtx, qi: usize, ui: usize) -> Vec<Cell<'static>> {
     let scale = gauge::type_scale(&v.usage, &u.instance_type);
     let mut flows = Vec::new();
     if u.borrowed > 0 {
-        flows.push(format!("← {}", flow_text(u.borrowed, &u.borrowed_from, cx.w(8))));
+        flows.push(format!(
+            "← {}",
+            flow_text(u.borrowed, &u.borrowed_from, "from", cx.w(8))
+        ));
     }
     if u.lent > 0 {
-        flows.push(format!("→ {}", flow_text(u.lent, &u.lent_to, cx.w(8))));
+        flows.push(format!("→ {}", flow_text(u.lent, &u.lent_to, "to", cx.w(8))));
     }
     let hist = cx.data.history(&q.key(), &u.share, &u.instance_type);
     let max = hist
@@ -473,15 +516,7 @@ pub fn type_heading_cells(cx: &RowCtx, qi: usize, ty: &str) -> Vec<Cell<'static>
     let (Some(q), Some(v)) = (cx.data.queues().get(qi), cx.data.views.get(qi)) else {
         return Vec::new();
     };
-    let rows = || v.usage.iter().filter(|u| u.instance_type == ty);
-    let used: u32 = rows().map(|u| u.used).sum();
-    let borrowed: u32 = rows().map(|u| u.borrowed).sum();
-    let capacity = q
-        .environment
-        .capacity
-        .iter()
-        .find(|c| c.instance_type == ty)
-        .map_or(used, |c| c.max_capacity);
+    let (used, borrowed, capacity) = type_figures(q, &v.usage, ty);
     let free = capacity.saturating_sub(used);
     let title = cx.theme.style(Role::Title);
     let fake = ShareUsage {
@@ -490,8 +525,8 @@ pub fn type_heading_cells(cx: &RowCtx, qi: usize, ty: &str) -> Vec<Cell<'static>
         strategy: quotatop_model::SharingStrategy::Reserve,
         limit: capacity,
         used,
-        own_used: used - borrowed.min(used),
-        borrowed: borrowed.min(used),
+        own_used: used - borrowed,
+        borrowed,
         idle: free,
         lent: 0,
         borrowed_from: Vec::new(),
@@ -537,16 +572,16 @@ pub fn by_type_cells(cx: &RowCtx, qi: usize, ui: usize) -> Vec<Cell<'static>> {
         cx.theme.style(Role::Text)
     };
     vec![
-        Cell::from(format!("  {}", elide(&clean(&u.share), cx.w(0).saturating_sub(2)))),
+        Cell::from(elide(&clean(&u.share), cx.w(0))),
         strategy,
         Cell::from(gauge::usage_bar(u, cx.w(2), scale, cx.theme)),
         Cell::from(Span::styled(format!("{}/{}", u.used, u.limit), used_style)),
         Cell::from(Span::styled(
-            flow_text(u.borrowed, &u.borrowed_from, cx.w(4)),
+            flow_text(u.borrowed, &u.borrowed_from, "from", cx.w(4)),
             cx.theme.style(Role::Borrowed),
         )),
         Cell::from(Span::styled(
-            flow_text(u.lent, &u.lent_to, cx.w(5)),
+            flow_text(u.lent, &u.lent_to, "to", cx.w(5)),
             cx.theme.style(Role::Lent),
         )),
     ]
@@ -559,10 +594,13 @@ mod tests {
     #[test]
     fn flows_drop_names_whole_and_count_them() {
         let parts = vec![("team-a".to_string(), 2), ("team-b".to_string(), 1)];
-        assert_eq!(flow_text(3, &parts, 40), "3: team-a 2, team-b 1");
-        assert_eq!(flow_text(3, &parts, 15), "3: team-a 2 +1");
-        assert_eq!(flow_text(3, &parts, 14), "3: team-a 2 +1");
-        assert!(flow_text(3, &parts, 13).chars().count() <= 13);
-        assert_eq!(flow_text(0, &parts, 40), "");
+        assert_eq!(flow_text(3, &parts, "from", 40), "team-a 2, team-b 1");
+        assert_eq!(flow_text(3, &parts, "from", 18), "team-a 2, team-b 1");
+        assert_eq!(flow_text(3, &parts, "from", 17), "team-a 2 +1");
+        assert_eq!(flow_text(3, &parts, "to", 11), "team-a 2 +1");
+        let long = vec![("team-long-name".to_string(), 2), ("team-b".to_string(), 1)];
+        assert_eq!(flow_text(3, &long, "to", 13), "3 to 2 shares");
+        assert_eq!(flow_text(3, &parts, "to", 10), "3");
+        assert_eq!(flow_text(0, &parts, "to", 40), "");
     }
 }
