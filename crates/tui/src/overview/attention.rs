@@ -462,4 +462,35 @@ mod tests {
         assert_eq!(text(11), "LOOP 1 +2");
         assert_eq!(text(4), "LOO…");
     }
+
+    /// Items of every queue, the most urgent kind first across queues, and the title's counts
+    /// in that order.
+    #[test]
+    fn items_are_most_urgent_first_and_counted_by_kind() {
+        use super::super::super::data::{Data, QueueView};
+        use super::{counts, items};
+        use quotatop_analysis::{Attention, AttentionKind, AttentionTarget};
+        let item = |kind| Attention {
+            kind,
+            target: AttentionTarget::Share("s".into()),
+            share: "s".into(),
+            text: "t".into(),
+            waiting_ms: None,
+        };
+        let view = |kinds: Vec<AttentionKind>| QueueView {
+            attention: kinds.into_iter().map(item).collect(),
+            ..QueueView::default()
+        };
+        let data = Data {
+            views: vec![
+                view(vec![AttentionKind::AtLimit, AttentionKind::AtLimit]),
+                view(vec![AttentionKind::Loop]),
+            ],
+            ..Data::default()
+        };
+        let rows = items(&data);
+        assert_eq!(rows, vec![(1, 0), (0, 0), (0, 1)]);
+        assert_eq!(counts(&data, &rows), "3: 1 LOOP · 2 LIMIT");
+        assert_eq!(counts(&data, &[]), "0");
+    }
 }
