@@ -228,15 +228,7 @@ pub fn draw_table<'a>(
         list,
         focused,
     } = view;
-    let shown = |i: usize| widths.get(i).is_none_or(|w| *w > 0);
-    let keep = |cells: Vec<Cell<'a>>| -> Vec<Cell<'a>> {
-        cells
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| shown(*i))
-            .map(|(_, c)| c)
-            .collect()
-    };
+    let keep = |cells: Vec<Cell<'a>>| shown_cells(cells, widths);
     let inner = block.inner(area);
     let height = (inner.height as usize).saturating_sub(1);
     let (offset, rows) = list.visible(height);
@@ -247,12 +239,7 @@ pub fn draw_table<'a>(
     let len = list.rows.len();
     let header = Row::new(keep(header.iter().map(|h| Cell::from(h.clone())).collect()))
         .style(theme.style(Role::Header));
-    let constraints: Vec<Constraint> = widths
-        .iter()
-        .filter(|w| **w > 0)
-        .map(|w| Constraint::Length(*w))
-        .collect();
-    let table = Table::new(rows, constraints)
+    let table = Table::new(rows, shown_constraints(widths))
         .header(header)
         .block(block)
         .column_spacing(1)
@@ -281,6 +268,25 @@ pub fn draw_table<'a>(
         ..inner
     };
     (first, offset)
+}
+
+/// The cells of the columns [`layout`] kept (width above 0; a cell past the widths stays).
+pub fn shown_cells<'a>(cells: Vec<Cell<'a>>, widths: &[u16]) -> Vec<Cell<'a>> {
+    cells
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| widths.get(*i).is_none_or(|w| *w > 0))
+        .map(|(_, c)| c)
+        .collect()
+}
+
+/// The constraints of the columns [`layout`] kept.
+pub fn shown_constraints(widths: &[u16]) -> Vec<Constraint> {
+    widths
+        .iter()
+        .filter(|w| **w > 0)
+        .map(|w| Constraint::Length(*w))
+        .collect()
 }
 
 /// One column of a table, as [`layout`] sizes it.
@@ -339,7 +345,14 @@ impl Col {
 /// and only then do the growing columns (bars, sparklines) share the rest. Only when the
 /// columns never dropped do not fit at all are the widest cut.
 pub fn layout(cols: &[Col], width: u16) -> Vec<u16> {
-    let room = width.saturating_sub(2 + MARKER.chars().count() as u16);
+    layout_in(
+        cols,
+        width.saturating_sub(2 + MARKER.chars().count() as u16),
+    )
+}
+
+/// [`layout`] in `room` columns exactly (a table drawn without borders or marker).
+pub fn layout_in(cols: &[Col], room: u16) -> Vec<u16> {
     let mut widths = drop_to_fit(cols, cols.iter().map(|c| c.min).collect(), room);
     while used(&widths) > room {
         match (0..cols.len())
