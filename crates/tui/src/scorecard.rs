@@ -304,11 +304,6 @@ fn exception_lines(x: &AuditView, theme: &Theme) -> Vec<Line<'static>> {
 
 fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, theme: &Theme) {
     let card = &view.card;
-    let max = view
-        .series
-        .iter()
-        .flat_map(|(_, v)| v.iter().copied())
-        .fold(0.0_f64, f64::max);
     let q = &card.queue_row;
     // The window is named next to the figures: the Preemptions screen's GPU-hours cover
     // another span (every preempted attempt recorded) and another quantity.
@@ -362,7 +357,7 @@ fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, 
     // Names whole, then the figures, the held sparkline taking the rest; the figures least
     // read go first on a narrow screen.
     let widths = super::screen::layout_in(&card_columns(card), table_area.width);
-    let rows = card_rows(view, max, &widths, theme);
+    let rows = card_rows(view, &widths, theme);
     let header = Row::new(super::screen::shown_cells(
         HEADER.iter().map(|h| Cell::from(*h)).collect(),
         &widths,
@@ -416,13 +411,14 @@ fn card_columns(card: &Scorecard) -> [super::screen::Col; 8] {
 }
 
 /// One row per share of the scorecard, in the columns `widths` keeps.
-fn card_rows<'a>(
-    view: &ScorecardView,
-    max: f64,
-    widths: &[u16],
-    theme: &Theme,
-) -> Vec<Row<'a>> {
+fn card_rows<'a>(view: &ScorecardView, widths: &[u16], theme: &Theme) -> Vec<Row<'a>> {
     let card = &view.card;
+    // One scale for every share's sparkline.
+    let max = view
+        .series
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .fold(0.0_f64, f64::max);
     card
         .shares
         .iter()
