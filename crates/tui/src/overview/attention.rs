@@ -301,11 +301,17 @@ pub fn badge_spans(
         if width > 0 && used + sep + n + tail > width {
             let more = format!("+{}", labels.len() - i);
             if i == 0 {
-                let cut: String = label.chars().take(width.saturating_sub(1)).collect();
                 out.push(Span::styled(
-                    format!("{cut}…"),
+                    first_badge(*kind, label, width),
                     theme.style(badge_role(*kind)),
                 ));
+                if left > 0 && !matches!(kind, BadgeKind::Loop | BadgeKind::Misconfigured) {
+                    let rest = format!(" +{left}");
+                    let shown = out.iter().map(|s| s.content.chars().count()).sum::<usize>();
+                    if shown + rest.len() <= width {
+                        out.push(Span::styled(rest, theme.style(Role::Muted)));
+                    }
+                }
             } else if used + 1 + more.len() <= width {
                 out.push(Span::styled(format!(" {more}"), theme.style(Role::Muted)));
             }
@@ -318,6 +324,21 @@ pub fn badge_spans(
         used += sep + n;
     }
     out
+}
+
+/// A first badge too long for `width`: a borrow or a lend without the share's name (`← 2`; the
+/// caller adds `+N` for the others when it fits), never cut mid-name; another badge cut with
+/// `…`.
+fn first_badge(kind: BadgeKind, label: &str, width: usize) -> String {
+    let parts: Vec<&str> = label.split(' ').collect();
+    if let (BadgeKind::Borrows | BadgeKind::Lends, [arrow, .., n]) = (kind, parts.as_slice()) {
+        let short = format!("{arrow} {n}");
+        if short.chars().count() <= width {
+            return short;
+        }
+    }
+    let cut: String = label.chars().take(width.saturating_sub(1)).collect();
+    format!("{cut}…")
 }
 
 /// The widest badge text of any share (for the column's width).
@@ -461,6 +482,19 @@ mod tests {
         assert_eq!(text(18), "LOOP 1 ← prod 4 +1");
         assert_eq!(text(11), "LOOP 1 +2");
         assert_eq!(text(4), "LOO…");
+        // A borrow whose lender's name does not fit: the count without the name.
+        let b = ShareBadges {
+            borrows_from: vec![("team-03-search-relevance".into(), 2), ("nlp".into(), 1)],
+            ..Default::default()
+        };
+        let text = |w| -> String {
+            badge_spans(Some(&b), w, &Theme::dark())
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect()
+        };
+        assert_eq!(text(20), "← 2 +1");
+        assert_eq!(text(4), "← 2");
     }
 
     /// Items of every queue, the most urgent kind first across queues, and the title's counts
