@@ -33,7 +33,7 @@ pub use preemption::{
 };
 pub use preview::{Candidate, Prediction, Preemptions, Preview};
 pub use queue::{QueuedJob, dispatch_order, running_jobs, share_queue};
-pub use usage::{ShareUsage, share_usage};
+pub use usage::{ShareTotals, ShareUsage, gpu_weight, share_totals, share_usage};
 pub use why::{Verdict, Why, why};
 
 use quotatop_model::{Millis, QueueSnapshot};

@@ -186,6 +186,55 @@ fn apportion(total: u64, weights: &[u64]) -> Vec<u64> {
     out
 }
 
+/// GPUs one instance of `ty` counts for in [`share_totals`]: its GPUs (or accelerator chips); an
+/// instance of a type without GPUs, or of a type the table does not know, counts as one.
+pub fn gpu_weight(ty: &str) -> u32 {
+    super::gpus_per_instance(ty).filter(|&g| g > 0).unwrap_or(1)
+}
+
+/// One share's use over every instance type it has, in GPUs ([`gpu_weight`]), the figures of
+/// its [`ShareUsage`] rows summed: what its one-row bar shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShareTotals {
+    pub own_used: u32,
+    pub borrowed: u32,
+    pub lent: u32,
+    pub idle: u32,
+    /// GPUs in use (own and borrowed).
+    pub used: u32,
+    /// GPUs of its limits.
+    pub limit: u32,
+    /// Index in the rows of its most constrained instance type: the one nearest to (or most
+    /// over) its limit, then the busiest; `None` for a share without rows.
+    pub tightest: Option<usize>,
+}
+
+/// [`ShareTotals`] of `share` over `rows` (a queue's [`share_usage`]).
+pub fn share_totals(rows: &[ShareUsage], share: &str) -> ShareTotals {
+    let mut t = ShareTotals::default();
+    let mut best: Option<(u64, u32)> = None;
+    for (i, u) in rows.iter().enumerate().filter(|(_, u)| u.share == share) {
+        let g = gpu_weight(&u.instance_type);
+        t.own_used += u.own_used * g;
+        t.borrowed += u.borrowed * g;
+        t.lent += u.lent * g;
+        t.idle += u.idle * g;
+        t.used += u.used * g;
+        t.limit += u.limit * g;
+        // Use per mille of the limit (a type it uses without a limit is the tightest there is).
+        let ratio = match u.limit {
+            0 if u.used > 0 => u64::MAX,
+            0 => 0,
+            l => u64::from(u.used) * 1000 / u64::from(l),
+        };
+        if best.is_none_or(|b| (ratio, u.used) > b) {
+            best = Some((ratio, u.used));
+            t.tightest = Some(i);
+        }
+    }
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,5 +377,30 @@ mod tests {
             ),
             ("ml.g5.xlarge", 0, 1)
         );
+    }
+
+    /// GPUs summed over a share's types (8 a p4d, 1 a g5.2xlarge), and the tightest type the
+    /// one nearest its limit, not the busiest.
+    #[test]
+    fn totals_are_in_gpus_and_name_the_tightest_type() {
+        let mut q = queue(&[
+            ("s", "ml.p4d.24xlarge", 4, SharingConfig::lend()),
+            ("other", "ml.p4d.24xlarge", 1, SharingConfig::lend()),
+        ]);
+        q.shares[0]
+            .capacity_limits
+            .push(quotatop_model::CapacityLimit::new("ml.g5.2xlarge", 2));
+        q.jobs = vec![
+            job("a", "s", "ml.p4d.24xlarge", 3, JobStatus::Running, 1, 10),
+            job("b", "s", "ml.g5.2xlarge", 2, JobStatus::Running, 1, 10),
+        ];
+        let rows = share_usage(&q);
+        let t = share_totals(&rows, "s");
+        assert_eq!((t.used, t.limit), (3 * 8 + 2, 4 * 8 + 2));
+        assert_eq!((t.own_used, t.idle, t.borrowed), (26, 8, 0));
+        // p4d is at 3/4, g5.2xlarge at 2/2: the g5 is the tightest though p4d holds more.
+        let tight = &rows[t.tightest.unwrap()];
+        assert_eq!(tight.instance_type, "ml.g5.2xlarge");
+        assert_eq!(share_totals(&rows, "nobody"), ShareTotals::default());
     }
 }
