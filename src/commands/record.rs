@@ -70,6 +70,27 @@ async fn metrics_ended(task: tokio::task::JoinHandle<std::io::Result<()>>) {
     }
 }
 
+/// The poller of the flags' source (started warm from the journal at `path`), or one per
+/// named source.
+async fn spawn_poller(
+    args: &RecordArgs,
+    named: Vec<crate::config::SelectedSource>,
+    path: &std::path::Path,
+    poll_config: PollConfig,
+) -> anyhow::Result<poll::PollHandle> {
+    if named.is_empty() {
+        let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
+        // A warm start: only the jobs that changed while it was stopped are described.
+        let warm = super::warm::load(path, &args.queues, client.source());
+        Ok(poll::spawn_seeded(client, poll_config, warm.as_ref()))
+    } else {
+        let sources = super::sources::connect(named).await?;
+        let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
+        tracing::info!(sources = ?names, "recording several sources");
+        Ok(super::sources::spawn(&sources, &poll_config))
+    }
+}
+
 /// `quotatop record`.
 pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
     let path = journal_path(args)?;
@@ -117,17 +138,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             queues: args.queues.clone(),
             ..PollConfig::default()
         };
-        let poller = if named.is_empty() {
-            let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
-            // A warm start: only the jobs that changed while it was stopped are described.
-            let warm = super::warm::load(&path, &args.queues, client.source());
-            poll::spawn_seeded(client, poll_config, warm.as_ref())
-        } else {
-            let sources = super::sources::connect(named).await?;
-            let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
-            tracing::info!(sources = ?names, "recording several sources");
-            super::sources::spawn(&sources, &poll_config)
-        };
+        let poller = spawn_poller(args, named, &path, poll_config).await?;
         let journal = JournalHandle::start(&path, journal_config);
         if let Some(why) = journal.status().unavailable {
             eprintln!("warning: the journal is unavailable ({why}); recording nothing until it is");
