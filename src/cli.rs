@@ -5,6 +5,9 @@ use clap::{Parser, Subcommand};
 #[path = "cli_shares.rs"]
 mod shares;
 pub use shares::{SharesApplyArgs, SharesCommand, SharesExportArgs, SharesPlanArgs};
+#[path = "cli_policy.rs"]
+mod policy;
+pub use policy::{PolicyCommand, PolicyFileArgs, PolicyInitArgs, PolicyLintArgs};
 mod drill;
 pub use drill::{DrillArgs, DrillCleanupArgs, DrillCommand, DrillFormat, DrillRunArgs};
 
@@ -64,6 +67,10 @@ pub enum Command {
     /// job to the lender, and measure the reclaim, the preemptions and the restarts; every drill
     /// job is tagged, audited and terminated at the end (`drill cleanup --run ID` after a kill).
     Drill(Box<DrillArgs>),
+    /// Policy as code: the organisation's classes of work, their promises and budgets, and
+    /// who may use them (docs/policy.md).
+    #[command(subcommand)]
+    Policy(PolicyCommand),
     /// Print a shell completion script: `quotatop completions bash > ~/.local/share/bash-completion/completions/quotatop`.
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `quotatop man > quotatop.1; man ./quotatop.1`; with

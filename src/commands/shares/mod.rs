@@ -4,7 +4,7 @@
 
 mod apply;
 mod impact;
-mod plan;
+pub(crate) mod plan;
 
 use std::path::Path;
 

@@ -1,0 +1,57 @@
+//! `quotatop policy` command-line definitions (clap) only; the work is in
+//! `commands/policy/`.
+
+use clap::Subcommand;
+
+use super::AwsArgs;
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Check a policy file: every problem at once (overlapping ranges in a share, a protected
+    /// class in a lending share, a budget that can never be spent, a class with no share, a
+    /// promise that cannot hold at the stated limits); exits non-zero on an error.
+    Lint(PolicyLintArgs),
+    /// Write a first policy on stdout from today's configuration: one class per live share,
+    /// with the config file's [deadlines] and [budgets] as promises and budgets.
+    Init(PolicyInitArgs),
+}
+
+/// Where the policy is: `--policy`, else `policy.toml` beside the config file.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PolicyFileArgs {
+    /// The policy file (default: policy.toml beside the config file).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<std::path::PathBuf>,
+    /// quotatop's config file (default: config.toml in the user's config directory, or
+    /// QUOTATOP_CONFIG).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PolicyLintArgs {
+    #[command(flatten)]
+    pub file: PolicyFileArgs,
+    /// Also check the policy against this queue's live shares (name or ARN).
+    #[arg(long, value_name = "NAME|ARN", conflicts_with = "shares")]
+    pub queue: Option<String>,
+    /// Also check the policy against the shares in this shares file (as `shares export`
+    /// writes it).
+    #[arg(long, value_name = "FILE")]
+    pub shares: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub aws: AwsArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PolicyInitArgs {
+    /// The job queue whose live shares become the classes (name or ARN).
+    #[arg(long, value_name = "NAME|ARN")]
+    pub queue: String,
+    /// quotatop's config file, for [deadlines] and [budgets] (default: config.toml in the
+    /// user's config directory, or QUOTATOP_CONFIG).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub aws: AwsArgs,
+}

@@ -1,0 +1,125 @@
+//! `quotatop policy lint / init`: the organisation's policy as a file (docs/policy.md).
+
+use std::path::PathBuf;
+
+use anyhow::{Context as _, bail};
+
+use crate::cli::{PolicyCommand, PolicyFileArgs, PolicyInitArgs, PolicyLintArgs};
+use quotatop_aws::batch::BatchClient;
+use quotatop_model::QuotaShare;
+use quotatop_policy::Policy;
+
+pub fn run(cmd: &PolicyCommand) -> anyhow::Result<()> {
+    match cmd {
+        PolicyCommand::Lint(a) => lint(a),
+        PolicyCommand::Init(a) => init(a),
+    }
+}
+
+/// The policy's name for the files it lives beside.
+pub const POLICY_FILE: &str = "policy.toml";
+
+/// Where the policy is: `--policy`, else `policy.toml` beside the config file (`--config`,
+/// QUOTATOP_CONFIG, or the user's config directory); `None` when there is no config directory.
+pub fn policy_path(args: &PolicyFileArgs) -> Option<PathBuf> {
+    if let Some(p) = &args.policy {
+        return Some(p.clone());
+    }
+    let loaded = crate::config::load(&crate::config::Overrides {
+        config_path: args.config.clone(),
+        ..Default::default()
+    });
+    let config = loaded.path?;
+    Some(
+        config
+            .parent()
+            .map_or_else(|| PathBuf::from(POLICY_FILE), |d| d.join(POLICY_FILE)),
+    )
+}
+
+/// The policy named by `args`; a missing default file is an error saying how to write one.
+pub fn load(args: &PolicyFileArgs) -> anyhow::Result<Policy> {
+    let Some(path) = policy_path(args) else {
+        bail!("no policy file: there is no config directory here; pass --policy FILE");
+    };
+    if args.policy.is_none() && !path.exists() {
+        bail!(
+            "no policy file at {}: write one with `quotatop policy init --queue Q > {}` and edit it, or pass --policy FILE",
+            path.display(),
+            path.display()
+        );
+    }
+    Ok(quotatop_policy::read(&path)?)
+}
+
+fn lint(args: &PolicyLintArgs) -> anyhow::Result<()> {
+    let policy = load(&args.file)?;
+    let (shares, against): (Option<Vec<QuotaShare>>, String) = match (&args.queue, &args.shares) {
+        (Some(queue), _) => {
+            let rt = super::runtime()?;
+            let live = rt.block_on(async {
+                let client =
+                    BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
+                super::shares::live(&client, queue).await
+            })?;
+            let against = format!("checked against the live shares of queue {}", live.queue);
+            (Some(live.quota_shares()), against)
+        }
+        (None, Some(file)) => {
+            let f = super::shares::read_file(file)?;
+            let against = format!("checked against the shares file {}", file.display());
+            (Some(f.valid_shares()), against)
+        }
+        (None, None) => (
+            None,
+            "shares not checked (pass --queue Q or --shares FILE to check them)".to_string(),
+        ),
+    };
+    let findings = quotatop_policy::lint(&policy, shares.as_deref());
+    let errors = quotatop_policy::errors(&findings);
+    let mut out = format!(
+        "policy {} (version {}, sha256 {}): {} class(es); {against}\n\n",
+        policy.origin,
+        policy.version,
+        policy.short_hash(),
+        policy.classes.len(),
+    );
+    out.push_str(&quotatop_policy::classes_table(&policy));
+    out.push('\n');
+    for f in &findings {
+        out.push_str(&f.line());
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "{errors} error(s), {} warning(s)\n",
+        findings.len() - errors
+    ));
+    super::print_clean_lines(&out)?;
+    if errors > 0 {
+        bail!(
+            "{}: {errors} lint error(s); fix them before the policy is used",
+            policy.origin
+        );
+    }
+    Ok(())
+}
+
+fn init(args: &PolicyInitArgs) -> anyhow::Result<()> {
+    let loaded = super::shares::plan::load_config(args.config.as_deref(), false, false)?;
+    let rt = super::runtime()?;
+    let live = rt.block_on(async {
+        let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
+        super::shares::live(&client, &args.queue).await
+    })?;
+    let shares = live.quota_shares();
+    let text = quotatop_policy::init(&quotatop_policy::Today {
+        queue: &live.queue,
+        shares: &shares,
+        deadlines: &loaded.config.deadlines,
+        budgets: &loaded.config.budgets,
+    });
+    // What init writes must read back: a file it cannot read would be worse than none.
+    quotatop_policy::parse(&text, "the generated policy")
+        .context("policy init wrote a policy it cannot read back (a bug: please report it)")?;
+    super::print_clean_lines(&text)
+}
