@@ -7,7 +7,7 @@ mod shares;
 pub use shares::{SharesApplyArgs, SharesCommand, SharesExportArgs, SharesPlanArgs};
 #[path = "cli_policy.rs"]
 mod policy;
-pub use policy::{PolicyCommand, PolicyFileArgs, PolicyInitArgs, PolicyLintArgs};
+pub use policy::{PolicyCheckArgs, PolicyCommand, PolicyFileArgs, PolicyInitArgs, PolicyLintArgs};
 mod drill;
 pub use drill::{DrillArgs, DrillCleanupArgs, DrillCommand, DrillFormat, DrillRunArgs};
 
@@ -535,6 +535,10 @@ pub struct ReportArgs {
     /// (default: the user's config file, when it exists).
     #[arg(long, value_name = "PATH")]
     pub config: Option<std::path::PathBuf>,
+    /// The policy whose conformance the report includes (default: policy.toml beside the
+    /// config file, when it exists).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<std::path::PathBuf>,
 }
 
 /// Console settings shared by `quotatop demo` and `quotatop tui` (they override the config

@@ -14,6 +14,11 @@ pub enum PolicyCommand {
     /// Write a first policy on stdout from today's configuration: one class per live share,
     /// with the config file's [deadlines] and [budgets] as promises and budgets.
     Init(PolicyInitArgs),
+    /// Whether what the journal recorded matches the policy: per class, jobs, P95 wait against
+    /// its promise, missed deadlines, budget breaches, jobs outside its shares or range, and
+    /// priority changes per operator, each "holds" or "breached", naming the jobs. Exits
+    /// non-zero when anything is breached.
+    Check(PolicyCheckArgs),
 }
 
 /// Where the policy is: `--policy`, else `policy.toml` beside the config file.
@@ -54,4 +59,23 @@ pub struct PolicyInitArgs {
     pub config: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub aws: AwsArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PolicyCheckArgs {
+    #[command(flatten)]
+    pub file: PolicyFileArgs,
+    /// The job queue (name as the journal recorded it).
+    #[arg(long)]
+    pub queue: String,
+    /// How far back from the newest observation: e.g. 12h, 7d, 2w.
+    #[arg(long, default_value = "7d")]
+    pub since: String,
+    /// Journal database (default: the user's data directory).
+    #[arg(long)]
+    pub journal: Option<std::path::PathBuf>,
+    /// Audit log naming the operator and change record of each priority change (default:
+    /// audit.jsonl in the user's data directory, when it exists).
+    #[arg(long, value_name = "PATH")]
+    pub audit_log: Option<std::path::PathBuf>,
 }

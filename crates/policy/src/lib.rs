@@ -3,12 +3,17 @@
 //! versioned TOML file; which class a job belongs to; the lint of a policy against the queue's
 //! shares; and a first policy from today's configuration.
 
+mod conformance;
 mod file;
 mod init;
 mod lint;
 mod membership;
 mod show;
 
+pub use conformance::{
+    Check, CheckKind, ClassConformance, Conformance, JobBreach, conformance, first_capacity_wait,
+    markdown,
+};
 pub use file::{
     CLASS_TAG, Class, POLICY_VERSION, Policy, PolicyError, PriorityRange, Promise, hash, parse,
     read,

@@ -4,7 +4,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context as _, bail};
 
-use crate::cli::{PolicyCommand, PolicyFileArgs, PolicyInitArgs, PolicyLintArgs};
+use crate::cli::{
+    PolicyCheckArgs, PolicyCommand, PolicyFileArgs, PolicyInitArgs, PolicyLintArgs, ReportArgs,
+    ReportFormat,
+};
 use quotatop_aws::batch::BatchClient;
 use quotatop_model::QuotaShare;
 use quotatop_policy::Policy;
@@ -13,6 +16,7 @@ pub fn run(cmd: &PolicyCommand) -> anyhow::Result<()> {
     match cmd {
         PolicyCommand::Lint(a) => lint(a),
         PolicyCommand::Init(a) => init(a),
+        PolicyCommand::Check(a) => check(a),
     }
 }
 
@@ -122,4 +126,48 @@ fn init(args: &PolicyInitArgs) -> anyhow::Result<()> {
     quotatop_policy::parse(&text, "the generated policy")
         .context("policy init wrote a policy it cannot read back (a bug: please report it)")?;
     super::print_clean_lines(&text)
+}
+
+/// `policy check`: the one conformance function over the journal's window, as `report` shows
+/// it; non-zero exit when anything is breached.
+fn check(args: &PolicyCheckArgs) -> anyhow::Result<()> {
+    let policy = load(&args.file)?;
+    let report = ReportArgs {
+        queue: args.queue.clone(),
+        since: args.since.clone(),
+        format: ReportFormat::Md,
+        journal: args.journal.clone(),
+        checkpoint: Vec::new(),
+        gpus: Vec::new(),
+        restart_cost: "0s".into(),
+        recovery_window: "24h".into(),
+        audit_log: args.audit_log.clone(),
+        config: args.file.config.clone(),
+        policy: args.file.policy.clone(),
+    };
+    let opts = super::report::options(&report)?;
+    let data = super::report::window_data(&report, &opts)?;
+    let c = quotatop_policy::conformance(
+        &policy,
+        &data.input,
+        &opts,
+        &data.changes,
+        &std::collections::BTreeMap::new(),
+    );
+    super::print_clean_lines(&quotatop_policy::markdown(&c, &policy))?;
+    let breaches: usize = c.classes.iter().map(|k| k.breaches()).sum();
+    if breaches > 0 {
+        let classes: Vec<&str> = c
+            .classes
+            .iter()
+            .filter(|k| k.breaches() > 0)
+            .map(|k| k.class.as_str())
+            .collect();
+        bail!(
+            "the policy is breached {breaches} time(s) in {} over the last {}: see above",
+            classes.join(", "),
+            args.since.trim()
+        );
+    }
+    Ok(())
 }
