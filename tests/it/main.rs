@@ -50,6 +50,7 @@ mod metrics_cli;
 mod owned_paths;
 mod pacer;
 mod philly_figures;
+mod policy_change;
 mod policy_check;
 mod policy_cli;
 mod poll_budget;

@@ -327,3 +327,142 @@ fn init_writes_a_policy_that_reads_and_lints_clean() {
     let f = lint(&p, Some(&shares));
     assert!(f.is_empty(), "{:#?}", lines(&f));
 }
+
+fn change(share: &str, old: u32, new: u32, who: &[&str], record: bool) -> ChangeVerdict {
+    check_change(
+        &four(),
+        &ChangeRequest {
+            tag: None,
+            share,
+            old: Some(old),
+            new,
+            who,
+            change_record: record,
+        },
+    )
+}
+
+#[test]
+fn a_change_is_refused_by_the_rule_it_breaks_and_allowed_otherwise() {
+    // Within delivery: no operator or record needed.
+    let v = change("prod", 2000, 3000, &["bob"], false);
+    assert_eq!(v.refusal, None);
+    assert_eq!(
+        (v.class_before.as_str(), v.class_after.as_str()),
+        ("delivery", "delivery")
+    );
+    assert_eq!(v.policy_hash, four().hash);
+    // Into incident: bob may not.
+    let v = change("prod", 2000, 9500, &["bob", "bob@host"], true);
+    assert_eq!(
+        v.refusal.as_deref(),
+        Some(
+            "bob may not move a job into class incident: the policy allows only oncall-*, arn:aws:sts::123456789012:assumed-role/oncall/*"
+        )
+    );
+    assert_eq!(v.class_after, "incident");
+    // The on-call operator may, with a change record …
+    let v = change("prod", 2000, 9500, &["oncall-amy"], true);
+    assert_eq!(v.refusal, None);
+    // … and by the STS principal alone …
+    let v = change(
+        "prod",
+        2000,
+        9500,
+        &["amy", "arn:aws:sts::123456789012:assumed-role/oncall/amy"],
+        true,
+    );
+    assert_eq!(v.refusal, None);
+    // … but not without one.
+    let v = change("prod", 2000, 9500, &["oncall-amy"], false);
+    assert_eq!(
+        v.refusal.as_deref(),
+        Some(
+            "moving a job into class incident needs a change record: give its id (--change-record)"
+        )
+    );
+    // Leaving every range of the share.
+    let v = change("prod", 2000, 500, &["oncall-amy"], true);
+    assert_eq!(
+        v.refusal.as_deref(),
+        Some(
+            "priority 500 is outside the range of every class of share prod (incident 9000-9999, delivery 1000-8999): the policy's rule is that a class's jobs use its range"
+        )
+    );
+    // Within incident, a change needs no record (nothing enters the class).
+    assert_eq!(change("prod", 9100, 9900, &["bob"], false).refusal, None);
+    // A share no class lists, leaving incident's range for no class.
+    let v = change("elsewhere", 9100, 50, &["bob"], false);
+    assert_eq!(v.class_after, "exploratory");
+    assert_eq!(v.refusal, None);
+    let narrow = parse(
+        "version = 1\n[[class]]\nname = \"a\"\npriority = [10, 20]\nshares = [\"s\"]\n",
+        "x",
+    )
+    .unwrap();
+    let v = check_change(
+        &narrow,
+        &ChangeRequest {
+            tag: None,
+            share: "t",
+            old: Some(15),
+            new: 30,
+            who: &["bob"],
+            change_record: false,
+        },
+    );
+    assert_eq!(v.class_after, UNCLASSIFIED);
+    assert_eq!(
+        v.refusal.as_deref(),
+        Some(
+            "priority 30 leaves class a (10-20) for no class: the policy's rule is that a's jobs use 10-20"
+        )
+    );
+}
+
+#[test]
+fn the_policy_derives_each_shares_sharing_and_in_share_preemption() {
+    let derived = derive_shares(&four(), &demo_shares());
+    let by = |name: &str| derived.iter().find(|d| d.share.name == name).unwrap();
+    // regulatory is protected.
+    assert_eq!(by("regulated").share.sharing, SharingConfig::reserve());
+    assert_eq!(
+        by("regulated").why,
+        ["RESERVE: class regulatory is protected"]
+    );
+    // exploratory may borrow: nlp becomes LEND_AND_BORROW, unlimited; research keeps its 100 %.
+    assert_eq!(by("nlp").share.sharing, SharingConfig::lend_and_borrow(-1));
+    assert_eq!(
+        by("research").share.sharing,
+        SharingConfig::lend_and_borrow(100)
+    );
+    // vision (delivery only) lends and no longer borrows.
+    assert_eq!(by("vision").share.sharing, SharingConfig::lend());
+    // prod holds incident and delivery; delivery's budget allows one preemption: enabled.
+    let prod = by("prod");
+    assert_eq!(prod.share.sharing, SharingConfig::lend());
+    assert!(prod.share.in_share_preemption.enabled());
+    assert_eq!(
+        prod.why[1],
+        "in-share preemption ENABLED: class incident may displace the share's other classes"
+    );
+    // Limits never change.
+    for (d, l) in derived.iter().zip(demo_shares()) {
+        assert_eq!(d.share.capacity_limits, l.capacity_limits);
+    }
+    // A lower class that allows no preemption disables it.
+    let mut p = four();
+    p.classes[1].budget.max_preemptions_per_job = Some(0);
+    let prod = derive_shares(&p, &demo_shares())
+        .into_iter()
+        .find(|d| d.share.name == "prod")
+        .unwrap();
+    assert!(!prod.share.in_share_preemption.enabled());
+    // Derived shares lint clean against the policy (what apply then makes true).
+    let shares: Vec<QuotaShare> = derived.into_iter().map(|d| d.share).collect();
+    assert!(
+        lint(&four(), Some(&shares)).is_empty(),
+        "{:?}",
+        lines(&lint(&four(), Some(&shares)))
+    );
+}

@@ -56,6 +56,64 @@ pub fn load(args: &PolicyFileArgs) -> anyhow::Result<Policy> {
     Ok(quotatop_policy::read(&path)?)
 }
 
+/// The policy changes are checked against: `policy.toml` beside the config file (never a
+/// command-line path: a change cannot pick its own rules), when it exists. One that exists but
+/// cannot be read refuses the change, as a broken config file does.
+pub fn for_changes(config: Option<&std::path::Path>) -> anyhow::Result<Option<Policy>> {
+    let Some(path) = policy_path(&PolicyFileArgs {
+        policy: None,
+        config: config.map(std::path::Path::to_path_buf),
+    }) else {
+        return Ok(None);
+    };
+    if !path.exists() {
+        return Ok(None);
+    }
+    quotatop_policy::read(&path)
+        .map(Some)
+        .context("changes are refused while the policy cannot be read")
+}
+
+/// A priority change judged by `policy`: the audit's class stamp, or the refusal naming the
+/// rule. `operator` names the OS user and, when known, the AWS principal.
+pub fn judge_change(
+    policy: &Policy,
+    share: &str,
+    old: Option<u32>,
+    new: u32,
+    operator: &quotatop_store::audit::Operator,
+    change_record: bool,
+) -> anyhow::Result<quotatop_store::audit::ClassPolicy> {
+    let user_host = format!("{}@{}", operator.user, operator.host);
+    let mut who = vec![operator.user.as_str(), user_host.as_str()];
+    if let Some(p) = operator.aws_principal.as_deref() {
+        who.push(p);
+    }
+    let v = quotatop_policy::check_change(
+        policy,
+        &quotatop_policy::ChangeRequest {
+            tag: None,
+            share,
+            old,
+            new,
+            who: &who,
+            change_record,
+        },
+    );
+    if let Some(rule) = v.refusal {
+        bail!(
+            "refused by the policy {} (sha256 {}): {rule}; nothing changed",
+            policy.origin,
+            policy.short_hash()
+        );
+    }
+    Ok(quotatop_store::audit::ClassPolicy {
+        hash: v.policy_hash,
+        class_before: Some(v.class_before),
+        class_after: Some(v.class_after),
+    })
+}
+
 fn lint(args: &PolicyLintArgs) -> anyhow::Result<()> {
     let policy = load(&args.file)?;
     let (shares, against): (Option<Vec<QuotaShare>>, String) = match (&args.queue, &args.shares) {

@@ -102,6 +102,7 @@ pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
                 change_record: args.change_record.clone(),
                 read_only: loaded.config.read_only,
                 policy: Some(policy.describe(&loaded.policy_source())),
+                class_policy: None,
             },
             run_id: quotatop_store::audit::new_change_id(),
         };
