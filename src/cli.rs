@@ -7,7 +7,10 @@ mod shares;
 pub use shares::{SharesApplyArgs, SharesCommand, SharesExportArgs, SharesPlanArgs};
 #[path = "cli_policy.rs"]
 mod policy;
-pub use policy::{PolicyCheckArgs, PolicyCommand, PolicyFileArgs, PolicyInitArgs, PolicyLintArgs};
+pub use policy::{
+    PolicyApplyArgs, PolicyCheckArgs, PolicyCommand, PolicyFileArgs, PolicyInitArgs,
+    PolicyLintArgs, PolicyPlanArgs,
+};
 mod drill;
 pub use drill::{DrillArgs, DrillCleanupArgs, DrillCommand, DrillFormat, DrillRunArgs};
 

@@ -3,7 +3,7 @@
 
 use clap::Subcommand;
 
-use super::AwsArgs;
+use super::{AuditLogArg, AwsArgs};
 
 #[derive(Debug, Subcommand)]
 pub enum PolicyCommand {
@@ -19,6 +19,12 @@ pub enum PolicyCommand {
     /// priority changes per operator, each "holds" or "breached", naming the jobs. Exits
     /// non-zero when anything is breached.
     Check(PolicyCheckArgs),
+    /// The quota shares the policy asks for (sharing and in-share preemption; limits stay),
+    /// compared with the live shares through `shares plan`. Changes nothing.
+    Plan(PolicyPlanArgs),
+    /// `policy plan`, then `shares apply` of the derived shares: confirmed, each call audited
+    /// with the policy's hash.
+    Apply(PolicyApplyArgs),
 }
 
 /// Where the policy is: `--policy`, else `policy.toml` beside the config file.
@@ -78,4 +84,35 @@ pub struct PolicyCheckArgs {
     /// audit.jsonl in the user's data directory, when it exists).
     #[arg(long, value_name = "PATH")]
     pub audit_log: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PolicyPlanArgs {
+    #[command(flatten)]
+    pub file: PolicyFileArgs,
+    /// The job queue (name or ARN).
+    #[arg(long, value_name = "NAME|ARN")]
+    pub queue: String,
+    #[command(flatten)]
+    pub aws: AwsArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PolicyApplyArgs {
+    #[command(flatten)]
+    pub plan: PolicyPlanArgs,
+    /// Why (required; kept in the audit log with every call).
+    #[arg(long)]
+    pub reason: String,
+    /// Change-record id; required by the `[shares]` policy for a limit change.
+    #[arg(long)]
+    pub change_record: Option<String>,
+    /// Do not ask for confirmation (required when not on a terminal).
+    #[arg(long)]
+    pub yes: bool,
+    /// Refuse every change (also `QUOTATOP_READ_ONLY`, or `read_only = true` in the config).
+    #[arg(long)]
+    pub read_only: bool,
+    #[command(flatten)]
+    pub log: AuditLogArg,
 }

@@ -236,3 +236,120 @@ fn the_readme_example_is_the_tested_fixture() {
         "README's Policy example differs from {FOUR}"
     );
 }
+
+/// `policy plan` shows what the policy asks of each share and the diff; `policy apply` makes it
+/// true through `shares apply`, every record carrying the policy's hash; a second plan finds
+/// nothing to change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn policy_plan_then_apply_makes_the_shares_what_the_policy_asks() {
+    let h = start(&[(M5, 8), (G5, 4)], "").await;
+    let c = client(&h, 1);
+    create_share(
+        &c,
+        "alpha",
+        &[(M5, 4)],
+        Strategy::LendAndBorrow,
+        Some(50),
+        true,
+    )
+    .await;
+    create_share(
+        &c,
+        "beta",
+        &[(M5, 4), (G5, 2)],
+        Strategy::Reserve,
+        None,
+        false,
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let policy_text = "version = 1\n\
+        [[class]]\nname = \"regulatory\"\npriority = [0, 9999]\nshares = [\"alpha\"]\nprotected = true\n\
+        [[class]]\nname = \"explore\"\npriority = [0, 9999]\nshares = [\"beta\"]\nmay_borrow = true\n";
+    let file = dir.path().join("policy.toml");
+    std::fs::write(&file, policy_text).unwrap();
+    let hash = quotatop_policy::hash(policy_text);
+    let url = h.endpoint_url();
+    let log = dir.path().join("audit.jsonl");
+    let args = |sub: &str| {
+        let mut v = vec![
+            sub.to_string(),
+            "--queue".into(),
+            QUEUE.into(),
+            "--endpoint-url".into(),
+            url.clone(),
+            "--policy".into(),
+            file.display().to_string(),
+        ];
+        if sub == "apply" {
+            v.extend([
+                "--reason".into(),
+                "policy 2026-Q4".into(),
+                "--change-record".into(),
+                "CR-42".into(),
+                "--yes".into(),
+                "--log".into(),
+                log.display().to_string(),
+            ]);
+        }
+        v
+    };
+    let o = run(policy(
+        dir.path(),
+        &args("plan").iter().map(String::as_str).collect::<Vec<_>>(),
+    ))
+    .await;
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let asks = format!("(sha256 {}) asks of queue qm-queue:", &hash[..12]);
+    for want in [
+        asks.as_str(),
+        "- alpha: RESERVE: class regulatory is protected",
+        "- beta: LEND_AND_BORROW: class explore may borrow",
+        "update alpha",
+        "update beta",
+    ] {
+        assert!(t.contains(want), "want {want:?} in:\n{t}");
+    }
+    let o = run(policy(
+        dir.path(),
+        &args("apply").iter().map(String::as_str).collect::<Vec<_>>(),
+    ))
+    .await;
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let shares = c.list_quota_shares().job_queue(QUEUE).send().await.unwrap();
+    let strategy = |name: &str| {
+        let s = shares
+            .quota_shares()
+            .iter()
+            .find(|s| s.quota_share_name() == Some(name))
+            .unwrap()
+            .resource_sharing_configuration()
+            .unwrap();
+        (s.strategy().unwrap().as_str().to_string(), s.borrow_limit())
+    };
+    assert_eq!(strategy("alpha").0, "RESERVE");
+    assert_eq!(strategy("beta"), ("LEND_AND_BORROW".to_string(), Some(-1)));
+    let records = quotatop_store::audit::read_records(&log).unwrap();
+    assert!(records.len() >= 4, "{records:?}");
+    for (_, r) in &records {
+        assert_eq!(
+            r.class_policy.as_ref().map(|p| p.hash.as_str()),
+            Some(hash.as_str())
+        );
+    }
+    assert!(quotatop_store::audit::verify(&log).is_ok());
+    let o = run(policy(
+        dir.path(),
+        &args("plan").iter().map(String::as_str).collect::<Vec<_>>(),
+    ))
+    .await;
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("No changes: the live shares match the file."),
+        "{t}"
+    );
+    h.shutdown().await.unwrap();
+}

@@ -246,7 +246,7 @@ pub async fn apply_plan<A: SharesApi>(
                 detail: step.detail(),
                 run_id: Some(ctx.run_id.clone()),
             }),
-            class_policy: None,
+            class_policy: ctx.change.class_policy.clone(),
             prev_hash: String::new(),
             hash: String::new(),
         };

@@ -12,11 +12,15 @@ use quotatop_aws::batch::BatchClient;
 use quotatop_model::QuotaShare;
 use quotatop_policy::Policy;
 
+mod plan;
+
 pub fn run(cmd: &PolicyCommand) -> anyhow::Result<()> {
     match cmd {
         PolicyCommand::Lint(a) => lint(a),
         PolicyCommand::Init(a) => init(a),
         PolicyCommand::Check(a) => check(a),
+        PolicyCommand::Plan(a) => plan::plan(a),
+        PolicyCommand::Apply(a) => plan::apply(a),
     }
 }
 

@@ -16,6 +16,14 @@ use quotatop_store::audit::{AwsContext, Operator, Outcome, Verdict};
 use super::plan::{load_config, print_lines, render};
 
 pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
+    run_with(args, None)
+}
+
+/// [`run`] under a class policy (`policy apply`): its hash goes into every record.
+pub fn run_with(
+    args: &SharesApplyArgs,
+    class_policy: Option<quotatop_store::audit::ClassPolicy>,
+) -> anyhow::Result<()> {
     let plan_args = &args.plan;
     // The policy and read-only mode come from the config file and the environment: a change
     // cannot loosen its own rules from the command line.
@@ -102,7 +110,7 @@ pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
                 change_record: args.change_record.clone(),
                 read_only: loaded.config.read_only,
                 policy: Some(policy.describe(&loaded.policy_source())),
-                class_policy: None,
+                class_policy,
             },
             run_id: quotatop_store::audit::new_change_id(),
         };
