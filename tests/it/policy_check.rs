@@ -248,3 +248,50 @@ fn policy_check_and_report_name_the_job_past_its_promise_the_same_way() {
     assert!(o.status.success(), "{t}");
     assert!(t.contains("### incident — 2 job(s), holds"), "{t}");
 }
+
+/// `/metrics` names the same breach: `record`'s policy task computes it with the function
+/// `policy check` uses, and the exposition carries it per class.
+#[test]
+fn metrics_export_the_breaches_policy_check_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("j.sqlite3");
+    write_journal(&journal);
+    let audit = dir.path().join("audit.jsonl");
+    std::fs::write(&audit, "").unwrap();
+    let policy = quotatop_policy::parse(POLICY, "policy.toml").unwrap();
+    let breaches = quotatop::commands::policy::breaches(
+        &journal,
+        Some(&audit),
+        &policy,
+        &["ml-training".to_string()],
+        "7d",
+    );
+    assert_eq!(
+        breaches,
+        [
+            ("ml-training".to_string(), "incident".to_string(), 1),
+            ("ml-training".to_string(), "exploratory".to_string(), 0),
+        ]
+    );
+    let ctx = quotatop::metrics::Context::default();
+    ctx.policy.set(breaches);
+    let (text, _) = quotatop::metrics::exposition(
+        Some(&snap(41 * MIN, vec![])),
+        &Default::default(),
+        &ctx,
+        41 * MIN,
+        false,
+    );
+    assert!(
+        text.contains(
+            "quotatop_policy_breaches{region=\"\",queue=\"ml-training\",class=\"incident\"} 1"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "quotatop_policy_breaches{region=\"\",queue=\"ml-training\",class=\"exploratory\"} 0"
+        ),
+        "{text}"
+    );
+}

@@ -233,3 +233,54 @@ fn check(args: &PolicyCheckArgs) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Breaches per (queue, class) over the last `window` of the journal at `journal`, as `policy
+/// check` counts them (the same window read and the same conformance function): what
+/// `record --metrics-addr` exports. A queue the journal cannot read is left out.
+pub fn breaches(
+    journal: &std::path::Path,
+    audit_log: Option<&std::path::Path>,
+    policy: &Policy,
+    queues: &[String],
+    window: &str,
+) -> Vec<(String, String, usize)> {
+    let mut out = Vec::new();
+    for queue in queues {
+        let args = ReportArgs {
+            queue: queue.clone(),
+            since: window.to_string(),
+            format: ReportFormat::Md,
+            journal: Some(journal.to_path_buf()),
+            checkpoint: Vec::new(),
+            gpus: Vec::new(),
+            restart_cost: "0s".into(),
+            recovery_window: "24h".into(),
+            audit_log: audit_log.map(std::path::Path::to_path_buf),
+            config: None,
+            policy: None,
+        };
+        let Ok(opts) = super::report::options(&args) else {
+            continue;
+        };
+        match super::report::window_data(&args, &opts) {
+            Ok(data) => {
+                let c = quotatop_policy::conformance(
+                    policy,
+                    &data.input,
+                    &opts,
+                    &data.changes,
+                    &std::collections::BTreeMap::new(),
+                );
+                out.extend(
+                    c.breaches_by_class()
+                        .into_iter()
+                        .map(|(class, n)| (queue.clone(), class, n)),
+                );
+            }
+            Err(e) => {
+                tracing::warn!(queue = %queue, error = %format!("{e:#}"), "policy breaches not computed")
+            }
+        }
+    }
+    out
+}
