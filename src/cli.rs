@@ -259,6 +259,10 @@ pub struct ReplayArgs {
     /// (default: those of the first --config).
     #[arg(long)]
     pub rules: Option<std::path::PathBuf>,
+    /// The class policy (docs/policy.md): important work is its classes with a promise or
+    /// protected, replacing the band heuristic, and its classes' interruption budgets apply.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<std::path::PathBuf>,
     /// Write one CSV row per job and configuration here.
     #[arg(long)]
     pub jobs_out: Option<std::path::PathBuf>,

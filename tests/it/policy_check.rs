@@ -295,3 +295,65 @@ fn metrics_export_the_breaches_policy_check_counts() {
         "{text}"
     );
 }
+
+/// `replay --policy`: the policy names important work (classes with a promise or protected)
+/// instead of the band heuristic, and its classes' budgets are judged: lending that preempts a
+/// job of a class allowing no preemption turns APPROVE into REJECT.
+#[test]
+fn replay_with_a_policy_judges_its_important_work_and_budgets() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.csv");
+    std::fs::write(
+        &trace,
+        "submit_s,share,instance_type,instance_count,work_s,priority,name\n\
+         0,A,ml.g5.2xlarge,1,3600,0,a1\n0,A,ml.g5.2xlarge,1,3600,0,a2\n\
+         0,A,ml.g5.2xlarge,1,3600,0,a3\n1800,B,ml.g5.2xlarge,1,3600,1000,b1\n",
+    )
+    .unwrap();
+    let replay = |policy: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
+        c.arg("replay")
+            .arg("--trace")
+            .arg(&trace)
+            .arg("--config")
+            .arg("tests/fixtures/verdict_isolated.toml")
+            .arg("tests/fixtures/verdict_lending.toml");
+        if let Some(text) = policy {
+            let p = dir.path().join("policy.toml");
+            std::fs::write(&p, text).unwrap();
+            c.arg("--policy").arg(p);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let bands = replay(None);
+    assert!(
+        bands.contains("Verdict lending: APPROVE") && bands.contains("interruption not judged"),
+        "{bands}"
+    );
+    assert!(bands.contains("Important work: 1 of 4 jobs"), "{bands}");
+    let budgeted = replay(Some(
+        "version = 1\n[[class]]\nname = \"batch\"\npriority = [0, 999]\nshares = [\"A\"]\nmax_preemptions_per_job = 0\n\
+         [[class]]\nname = \"urgent\"\npriority = [1000, 9999]\nshares = [\"B\"]\nmax_wait = \"30m\"\n",
+    ));
+    assert!(
+        budgeted.contains("Verdict lending: REJECT — fails: interruption-budget breaches 0 → 1"),
+        "{budgeted}"
+    );
+    assert!(budgeted.contains("Important work: 1 of 4 jobs, the same in every scenario: the jobs of the classes of policy"), "{budgeted}");
+    // Marking A's jobs important instead (a promise on batch, none on urgent) changes the
+    // important work the verdict reads.
+    let a_important = replay(Some(
+        "version = 1\n[[class]]\nname = \"batch\"\npriority = [0, 999]\nshares = [\"A\"]\nmax_wait = \"4h\"\n\
+         [[class]]\nname = \"urgent\"\npriority = [1000, 9999]\nshares = [\"B\"]\n",
+    ));
+    assert!(
+        a_important.contains("Important work: 3 of 4 jobs"),
+        "{a_important}"
+    );
+    assert!(
+        a_important.contains("Verdict lending: APPROVE"),
+        "{a_important}"
+    );
+}
