@@ -5,6 +5,12 @@ use clap::{Parser, Subcommand};
 #[path = "cli_shares.rs"]
 mod shares;
 pub use shares::{SharesApplyArgs, SharesCommand, SharesExportArgs, SharesPlanArgs};
+#[path = "cli_policy.rs"]
+mod policy;
+pub use policy::{
+    PolicyApplyArgs, PolicyCheckArgs, PolicyCommand, PolicyFileArgs, PolicyInitArgs,
+    PolicyLintArgs, PolicyPlanArgs,
+};
 mod drill;
 pub use drill::{DrillArgs, DrillCleanupArgs, DrillCommand, DrillFormat, DrillRunArgs};
 
@@ -64,6 +70,10 @@ pub enum Command {
     /// job to the lender, and measure the reclaim, the preemptions and the restarts; every drill
     /// job is tagged, audited and terminated at the end (`drill cleanup --run ID` after a kill).
     Drill(Box<DrillArgs>),
+    /// Policy as code: the organisation's classes of work, their promises and budgets, and
+    /// who may use them (docs/policy.md).
+    #[command(subcommand)]
+    Policy(PolicyCommand),
     /// Print a shell completion script: `quotatop completions bash > ~/.local/share/bash-completion/completions/quotatop`.
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `quotatop man > quotatop.1; man ./quotatop.1`; with
@@ -249,6 +259,10 @@ pub struct ReplayArgs {
     /// (default: those of the first --config).
     #[arg(long)]
     pub rules: Option<std::path::PathBuf>,
+    /// The class policy (docs/policy.md): important work is its classes with a promise or
+    /// protected, replacing the band heuristic, and its classes' interruption budgets apply.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<std::path::PathBuf>,
     /// Write one CSV row per job and configuration here.
     #[arg(long)]
     pub jobs_out: Option<std::path::PathBuf>,
@@ -540,6 +554,10 @@ pub struct ReportArgs {
     /// (default: the user's config file, when it exists).
     #[arg(long, value_name = "PATH")]
     pub config: Option<std::path::PathBuf>,
+    /// The policy whose conformance the report includes (default: policy.toml beside the
+    /// config file, when it exists).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<std::path::PathBuf>,
 }
 
 /// Console settings shared by `quotatop demo` and `quotatop tui` (they override the config

@@ -25,6 +25,7 @@ fn main() -> ExitCode {
         Command::SetPriority(args) => quotatop::commands::set_priority::run(&args),
         Command::Shares(cmd) => quotatop::commands::shares::run(&cmd),
         Command::Drill(args) => quotatop::commands::drill::run(&args),
+        Command::Policy(cmd) => quotatop::commands::policy::run(&cmd),
         Command::Completions(args) => quotatop::commands::shell::completions(args.shell),
         Command::Man(a) => quotatop::commands::shell::man(a.dir.as_deref()),
     };

@@ -321,6 +321,7 @@ pub fn repair(a: &AuditRepairArgs) -> anyhow::Result<String> {
         policy: None,
         repair: None,
         action: None,
+        class_policy: None,
         prev_hash: String::new(),
         hash: String::new(),
     };

@@ -163,6 +163,10 @@ fn api_runner(
             .config
             .tag_justification
             .then(|| Arc::new(client.clone()) as Arc<dyn JobTagger>),
+        class_policy: match crate::commands::policy::for_changes(loaded.path.as_deref()) {
+            Ok(p) => p.map(|p| Ok(Arc::new(p))),
+            Err(e) => Some(Err(format!("{e:#}"))),
+        },
     })
 }
 

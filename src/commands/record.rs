@@ -123,16 +123,40 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
     if let Some(addr) = args.metrics_addr {
         crate::metrics::server::check_bind(addr, args.metrics_allow_remote)?;
     }
+    // The class policy beside the config: its breaches are exported with the metrics.
+    let class_policy = match super::policy::for_changes(loaded.path.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("warning: {e:#}; no policy metrics");
+            None
+        }
+    };
     let metrics_ctx = crate::metrics::Context {
         rule: loaded.config.loop_rule(),
         gpus: quotatop_analysis::GpuTable::with_overrides(loaded.config.gpus.clone()),
+        policy: crate::metrics::PolicyBreaches::default(),
     };
+    let policy_cell = metrics_ctx.policy.clone();
+    let policy_window = format!("{}h", loaded.config.scorecard.window_hours.max(1));
     let rt = super::runtime()?;
     rt.block_on(async {
         let latest = crate::metrics::server::Latest::default();
         let stop_metrics = tokio_util::sync::CancellationToken::new();
         let metrics_task =
             start_metrics(args.metrics_addr, &latest, metrics_ctx, &stop_metrics).await?;
+        let policy_task = match (class_policy, &metrics_task) {
+            (Some(policy), Some(_)) => Some(tokio::spawn(policy_loop(
+                PolicyLoop {
+                    policy,
+                    journal: path.clone(),
+                    window: policy_window,
+                    latest: latest.clone(),
+                    cell: policy_cell,
+                },
+                stop_metrics.clone(),
+            ))),
+            _ => None,
+        };
         let poll_config = PollConfig {
             interval: Duration::from_secs(args.interval),
             queues: args.queues.clone(),
@@ -154,6 +178,9 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         )
         .await;
         stop_metrics.cancel();
+        if let Some(task) = policy_task {
+            task.await.ok();
+        }
         if let Some(task) = metrics_task {
             metrics_ended(task).await;
         }
@@ -215,6 +242,47 @@ impl RecordSummary {
             });
         }
         None
+    }
+}
+
+/// What the policy task of `record --metrics-addr` needs.
+struct PolicyLoop {
+    policy: quotatop_policy::Policy,
+    journal: std::path::PathBuf,
+    /// The scorecard window (`[scorecard] window_hours`), as `--since` reads it.
+    window: String,
+    latest: crate::metrics::server::Latest,
+    cell: crate::metrics::PolicyBreaches,
+}
+
+/// How often the policy's breaches are read again from the journal.
+const POLICY_EVERY: Duration = Duration::from_secs(30);
+
+/// Every [`POLICY_EVERY`] until `stop`: the breaches of the latest snapshot's queues, as
+/// `policy check` counts them over the scorecard window, for the next scrapes.
+async fn policy_loop(p: PolicyLoop, stop: tokio_util::sync::CancellationToken) {
+    let p = std::sync::Arc::new(p);
+    loop {
+        let queues = p.latest.queue_names();
+        // Until the first snapshot names the queues, look again each second.
+        let mut wait = Duration::from_secs(1);
+        if !queues.is_empty() {
+            let q = std::sync::Arc::clone(&p);
+            let computed = tokio::task::spawn_blocking(move || {
+                super::policy::breaches(&q.journal, None, &q.policy, &queues, &q.window)
+            })
+            .await;
+            if let Ok(v) = computed {
+                if !v.is_empty() {
+                    wait = POLICY_EVERY;
+                }
+                p.cell.set(v);
+            }
+        }
+        tokio::select! {
+            () = stop.cancelled() => break,
+            () = tokio::time::sleep(wait) => {}
+        }
     }
 }
 

@@ -353,13 +353,53 @@ fn comparison(
         Some(p) => quotatop_replay::config::load_rules(p)?,
         None => configs.first().map(|c| c.rules.clone()).unwrap_or_default(),
     };
-    comparison_with(
+    let (mut cmp, mut notes) = comparison_with(
         args.horizon.as_deref(),
         rules,
         jobs,
         protected,
         args.jobs_out.is_some(),
-    )
+    )?;
+    if let Some(path) = &args.policy {
+        let policy = quotatop_policy::read(path)?;
+        with_policy(&mut cmp, &mut notes, &policy, jobs);
+    }
+    Ok((cmp, notes))
+}
+
+/// `--policy`: important work is the jobs of classes with a promise or protected (replacing
+/// the band heuristic), and each class's interruption budget applies to its shares.
+fn with_policy(
+    cmp: &mut Comparison,
+    notes: &mut Vec<String>,
+    policy: &quotatop_policy::Policy,
+    jobs: &[TraceJob],
+) {
+    for c in &policy.classes {
+        let b = &c.budget;
+        if b.max_preemptions_per_job.is_some() || b.max_lost_gpu_hours_per_day.is_some() {
+            for share in &c.shares {
+                cmp.rules.budgets.insert(share.clone(), b.clone());
+            }
+        }
+    }
+    let mut important = std::collections::BTreeSet::new();
+    for j in jobs {
+        let priority = j.priority.clamp(0, i64::from(quotatop_model::MAX_PRIORITY)) as u32;
+        let class = quotatop_policy::class_of(policy, None, &j.share, priority);
+        if class.is_some_and(|m| m.class.protected || !m.class.promise.is_empty()) {
+            important.insert((j.share.to_string(), j.priority));
+        }
+    }
+    cmp.important_by_policy = Some(important);
+    let count = jobs.iter().filter(|j| cmp.important(j)).count();
+    notes.retain(|n| !n.starts_with("Important work:"));
+    notes.push(format!(
+        "Important work: {count} of {} jobs, the same in every scenario: the jobs of the classes of policy {} (sha256 {}) with a promise or protected, replacing the band heuristic; the classes' interruption budgets apply to their shares.",
+        jobs.len(),
+        policy.origin,
+        policy.short_hash()
+    ));
 }
 
 /// How every scenario is read given `--horizon` and the rules (the default deadline rule
@@ -430,6 +470,7 @@ pub fn comparison_with(
         rules,
         protected,
         per_job,
+        important_by_policy: None,
     };
     let important = jobs.iter().filter(|j| cmp.important(j)).count();
     notes.push(format!(

@@ -53,13 +53,21 @@ pub fn options(args: &ReportArgs) -> anyhow::Result<ScorecardOptions> {
     })
 }
 
-/// The report as text in the chosen format.
-pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
+/// What a report over the journal's window reads: the journal, the window's history, the
+/// scorecard input and the priority changes (observed and audited, joined).
+pub struct WindowData {
+    pub journal: Journal,
+    pub history: journal::HistoryWindow,
+    pub input: scorecard::ScorecardInput,
+    pub changes: Vec<scorecard::PriorityChange>,
+}
+
+/// The journal's window for `args.queue` and `args.since`.
+pub fn window_data(args: &ReportArgs, opts: &ScorecardOptions) -> anyhow::Result<WindowData> {
     let path = match &args.journal {
         Some(p) => p.clone(),
         None => journal::default_journal_path()?,
     };
-    let opts = options(args)?;
     // A duration back from the last observation, or an RFC 3339 time; checked before the
     // journal is opened.
     quotatop_model::parse_since(&args.since, 0).map_err(|e| anyhow!("--since: {e}"))?;
@@ -83,19 +91,59 @@ pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
         .context("reading the journal")?;
     let window = history.window;
     let input =
-        journal::scorecard_input(&j, &args.queue, window, &opts).context("reading the journal")?;
+        journal::scorecard_input(&j, &args.queue, window, opts).context("reading the journal")?;
     let observed = j.priority_changes(&args.queue, window)?;
     let audited = audited_changes(args)?;
     let changes = scorecard::join_changes(&observed, &audited);
-    let rules = rules(args)?;
-    let evaluation = decision::evaluate_observed(&input, &opts, &rules);
-    let report = Report {
+    Ok(WindowData {
+        journal: j,
         history,
-        scorecard: scorecard::scorecard(&input, &opts),
-        exceptions: audit_view(&changes, window, RAISED_REPEATEDLY),
+        input,
+        changes,
+    })
+}
+
+/// The policy's conformance over the window, when there is a policy (`--policy`, else
+/// `policy.toml` beside the config file when it exists), with its Markdown section.
+pub fn policy_conformance(
+    args: &ReportArgs,
+    data: &WindowData,
+    opts: &ScorecardOptions,
+) -> anyhow::Result<Option<(quotatop_policy::Conformance, String)>> {
+    let file = crate::cli::PolicyFileArgs {
+        policy: args.policy.clone(),
+        config: args.config.clone(),
+    };
+    let Some(path) = super::policy::policy_path(&file) else {
+        return Ok(None);
+    };
+    if args.policy.is_none() && !path.exists() {
+        return Ok(None);
+    }
+    let policy = quotatop_policy::read(&path)?;
+    let c =
+        quotatop_policy::conformance(&policy, &data.input, opts, &data.changes, &BTreeMap::new());
+    let md = quotatop_policy::markdown(&c, &policy);
+    Ok(Some((c, md)))
+}
+
+/// The report as text in the chosen format.
+pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
+    let opts = options(args)?;
+    let data = window_data(args, &opts)?;
+    let window = data.history.window;
+    let rules = rules(args)?;
+    let evaluation = decision::evaluate_observed(&data.input, &opts, &rules);
+    let policy = policy_conformance(args, &data, &opts)?;
+    let report = Report {
+        scorecard: scorecard::scorecard(&data.input, &opts),
+        exceptions: audit_view(&data.changes, window, RAISED_REPEATEDLY),
         evaluation,
         currency: rules.currency.clone(),
-        drills: super::drill::kept_drills(&j, &args.queue, window.start),
+        drills: super::drill::kept_drills(&data.journal, &args.queue, window.start),
+        policy: policy.as_ref().map(|(c, _)| c.clone()),
+        policy_markdown: policy.map(|(_, md)| md),
+        history: data.history,
     };
     Ok(match args.format {
         ReportFormat::Md => report_format::markdown(&report),

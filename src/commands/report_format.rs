@@ -25,6 +25,12 @@ pub struct Report {
     /// (`quotatop drill`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub drills: Vec<quotatop_analysis::drill::DrillReport>,
+    /// The policy's conformance over the same window, when there is a policy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy: Option<quotatop_policy::Conformance>,
+    /// Its Markdown section (`quotatop_policy::markdown`, as `policy check` prints it).
+    #[serde(skip)]
+    pub policy_markdown: Option<String>,
 }
 
 use quotatop_analysis::scorecard::format::percent as pct;
@@ -99,6 +105,12 @@ pub fn markdown(r: &Report) -> String {
         out.push_str("\n## Preemption drills\n\n");
         for d in &r.drills {
             let _ = writeln!(out, "- {}", super::drill::drill_line(d));
+        }
+    }
+    if let Some(md) = &r.policy_markdown {
+        out.push('\n');
+        for l in md.lines() {
+            let _ = writeln!(out, "{}", clean_text(l));
         }
     }
     md_methods(&mut out, c);
@@ -311,6 +323,10 @@ pub fn csv(r: &Report) -> String {
             o.changes.to_string(),
         );
         line("exceptions", &name, "raises", o.raises.to_string());
+    }
+    for k in r.policy.iter().flat_map(|p| &p.classes) {
+        line("policy", &k.class, "jobs", k.jobs.to_string());
+        line("policy", &k.class, "breaches", k.breaches().to_string());
     }
     let m = &c.methods;
     for (metric, text) in [

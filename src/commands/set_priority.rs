@@ -99,6 +99,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
     }
     let new = actions::parse_priority(&args.priority)?;
     let policy: PriorityPolicy = loaded.config.priority;
+    let class_policy = super::policy::for_changes(loaded.path.as_deref())?;
     let log = super::audit::open_log(&args.log)?;
     let log_path = log.path().to_path_buf();
     // A torn last line would refuse the intent: say so (and how to repair) before any call.
@@ -126,8 +127,36 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
             args.change_record.as_deref(),
             &policy,
         )?;
+        let mut operator = Operator::current();
+        let class_stamp = match &class_policy {
+            Some(p) => {
+                // The class policy may name operators by their AWS principal.
+                operator.aws_principal = Some(match client.caller_identity().await {
+                    Ok(arn) => arn,
+                    Err(why) => format!("unknown ({why})"),
+                });
+                let stamp = super::policy::judge_change(
+                    p,
+                    &preview.share,
+                    Some(preview.old_priority),
+                    new,
+                    &operator,
+                    args.change_record.is_some(),
+                )?;
+                Some(stamp)
+            }
+            None => None,
+        };
         let note = quotatop_analysis::preview::model_note(snapshot.source.endpoint.as_deref());
         print!("{}", render_preview(&preview, note));
+        if let Some(s) = &class_stamp {
+            println!(
+                "class     {} -> {} (policy sha256 {})",
+                s.class_before.as_deref().unwrap_or("-"),
+                s.class_after.as_deref().unwrap_or("-"),
+                s.hash.get(..12).unwrap_or(&s.hash)
+            );
+        }
         if args.dry_run {
             println!("dry run: nothing changed");
             return anyhow::Ok(());
@@ -143,13 +172,14 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
         }
         let source = client.source().clone();
         let ctx = ChangeContext {
-            operator: Operator::current(),
+            operator,
             aws: AwsContext::of(&source, None),
             queue: queue.name.clone(),
             justification: args.reason.clone(),
             change_record: args.change_record.clone(),
             read_only,
             policy: Some(policy.describe(&loaded.policy_source())),
+            class_policy: class_stamp,
         };
         let outcome = actions::apply_change(&client, &log, &ctx, &preview)
             .await

@@ -38,6 +38,24 @@ type C = Family<Labels, Counter<f64, AtomicU64>>;
 pub struct Context {
     pub rule: LoopRule,
     pub gpus: GpuTable,
+    /// The class policy's breaches per queue and class, as `policy check` counts them over the
+    /// scorecard window; `record` refreshes them from the journal (empty: no policy).
+    pub policy: PolicyBreaches,
+}
+
+/// (queue, class, breaches), shared between `record`'s policy task and the scrapes.
+#[derive(Debug, Clone, Default)]
+pub struct PolicyBreaches(std::sync::Arc<std::sync::Mutex<Vec<(String, String, usize)>>>);
+
+impl PolicyBreaches {
+    pub fn set(&self, v: Vec<(String, String, usize)>) {
+        if let Ok(mut g) = self.0.lock() {
+            *g = v;
+        }
+    }
+    pub fn get(&self) -> Vec<(String, String, usize)> {
+        self.0.lock().map(|g| g.clone()).unwrap_or_default()
+    }
 }
 
 /// True when an `Accept` header asks for OpenMetrics.
@@ -238,6 +256,10 @@ const GAUGES: &[(&str, &str)] = &[
         "Failed AWS API calls (other than throttling) in the last 60 seconds",
     ),
     (
+        "quotatop_policy_breaches",
+        "Breaches of the class policy per queue and class over the scorecard window (the count `quotatop policy check` reports)",
+    ),
+    (
         "quotatop_journal_up",
         "1 while the journal is writable, 0 while it is unavailable",
     ),
@@ -301,8 +323,21 @@ fn registry(
     );
     if let Some(snap) = snap {
         fill(&fams, snap, ctx, now);
+        fill_policy(&fams, snap, ctx);
     }
     reg
+}
+
+/// The class policy's breaches, per queue and class (`policy check`'s count).
+fn fill_policy(fams: &Families, snap: &Snapshot, ctx: &Context) {
+    let region = snap.source.region.as_deref().unwrap_or("");
+    for (queue, class, n) in ctx.policy.get() {
+        fams.set(
+            "quotatop_policy_breaches",
+            labels(&[("region", region), ("queue", &queue), ("class", &class)]),
+            n as f64,
+        );
+    }
 }
 
 fn fill(fams: &Families, snap: &Snapshot, ctx: &Context, now: Millis) {

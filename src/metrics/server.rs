@@ -34,6 +34,13 @@ impl Latest {
             g.1 = journal;
         }
     }
+    /// The queues of the latest snapshot.
+    pub fn queue_names(&self) -> Vec<String> {
+        self.get()
+            .0
+            .map(|s| s.queues.iter().map(|q| q.name.clone()).collect())
+            .unwrap_or_default()
+    }
     fn get(&self) -> (Option<Snapshot>, JournalStatus) {
         self.inner.lock().map(|g| g.clone()).unwrap_or_default()
     }

@@ -31,13 +31,17 @@ pub struct ApiRunner<A> {
     pub policy: Option<String>,
     /// Tags each changed job with the justification (`--tag-justification`).
     pub tagger: Option<Arc<dyn JobTagger>>,
+    /// The class policy (`policy.toml` beside the config file) each change is checked against
+    /// before its intent is written; its hash and the job's classes go into the intent.
+    /// `Some(Err(why))`: the policy exists but cannot be read, and every change is refused.
+    pub class_policy: Option<Result<Arc<quotatop_policy::Policy>, String>>,
 }
 
 impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
     fn apply(&self, req: ChangeRequest) -> BoxFuture<ChangeResult> {
         let api = Arc::clone(&self.api);
         let log = self.log.clone();
-        let ctx = ChangeContext {
+        let mut ctx = ChangeContext {
             operator: self.operator.clone(),
             aws: self.aws.clone(),
             queue: req.queue.clone(),
@@ -45,19 +49,32 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
             change_record: req.change_record.clone(),
             read_only: self.read_only,
             policy: self.policy.clone(),
+            class_policy: None,
         };
         let tagger = self.tagger.clone();
+        let class_policy = self.class_policy.clone();
         Box::pin(async move {
-            let result = actions::apply_confirmed_change(
-                api.as_ref(),
-                &log,
-                &ctx,
-                &req.confirmed,
-                &req.preview,
-            )
-            .await
-            .map(outcome)
-            .map_err(|e| ChangeError::Refused(quotatop_model::error_chain(&e)));
+            let checked = match class_policy {
+                Some(Ok(p)) => judge(api.as_ref(), &p, &mut ctx, &req).await.map(Some),
+                Some(Err(why)) => Err(why),
+                None => Ok(None),
+            };
+            let result = match checked {
+                Ok(stamp) => {
+                    ctx.class_policy = stamp;
+                    actions::apply_confirmed_change(
+                        api.as_ref(),
+                        &log,
+                        &ctx,
+                        &req.confirmed,
+                        &req.preview,
+                    )
+                    .await
+                    .map(outcome)
+                    .map_err(|e| ChangeError::Refused(quotatop_model::error_chain(&e)))
+                }
+                Err(rule) => Err(ChangeError::Refused(rule)),
+            };
             // Only a change that was made is tagged; a failed tag does not undo it.
             let mut warning = None;
             if let (Some(t), Ok(ChangeOutcome::Succeeded { .. })) = (&tagger, &result) {
@@ -83,6 +100,32 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
             }
         })
     }
+}
+
+/// The class policy's answer to a console change (the rule that refuses it, or the audit's
+/// class stamp). The operator's AWS principal is read first when not known yet, since the
+/// policy may name operators by it.
+async fn judge<A: PriorityApi>(
+    api: &A,
+    policy: &quotatop_policy::Policy,
+    ctx: &mut ChangeContext,
+    req: &ChangeRequest,
+) -> Result<quotatop_store::audit::ClassPolicy, String> {
+    if ctx.operator.aws_principal.is_none() {
+        ctx.operator.aws_principal = match api.caller_identity().await {
+            Ok(p) => p,
+            Err(why) => Some(format!("unknown ({why})")),
+        };
+    }
+    crate::commands::policy::judge_change(
+        policy,
+        &req.preview.share,
+        Some(req.preview.old_priority),
+        req.preview.new_priority,
+        &ctx.operator,
+        ctx.change_record.is_some(),
+    )
+    .map_err(|e| format!("{e:#}"))
 }
 
 /// The console's changes with several sources: each goes to the runner of its queue's source

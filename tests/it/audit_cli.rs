@@ -49,6 +49,7 @@ fn record(change: &str, kind: RecordKind, outcome: Option<Outcome>) -> AuditReco
         policy: None,
         repair: None,
         action: None,
+        class_policy: None,
         prev_hash: String::new(),
         hash: String::new(),
     }

@@ -190,6 +190,7 @@ fn audit_record(kind: RecordKind, old: u32, new: u32, outcome: Option<Outcome>) 
         policy: None,
         repair: None,
         action: None,
+        class_policy: None,
         prev_hash: String::new(),
         hash: String::new(),
     }

@@ -196,3 +196,38 @@ fn idle_and_stalled_scrapers_are_bounded_and_do_not_hold_shutdown() {
         "record took {took:?} to stop"
     );
 }
+
+/// With a policy beside the config, `record` serves `quotatop_policy_breaches` for every class
+/// of it, computed from the journal it writes.
+#[test]
+fn record_serves_the_policy_breaches_of_each_class() {
+    let (emu, url) = crate::emulator_support::spawn_emulator_binary(&["--speed", "60"]);
+    let _emu = Kill(emu);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        "crates/policy/fixtures/four_classes.toml",
+        dir.path().join("policy.toml"),
+    )
+    .unwrap();
+    let (_rec, addr, _err) = recorder_with_metrics(&url, dir.path(), &[]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let breaches = loop {
+        let (_, text) = scrape(&addr, None);
+        let b = samples(&text, "quotatop_policy_breaches");
+        if b.len() == 4 {
+            break b;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no policy breaches within 60 s; last exposition:\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    for class in ["incident", "delivery", "regulatory", "exploratory"] {
+        assert!(
+            breaches.keys().any(|k| k.contains("queue=\"ml-training\"")
+                && k.contains(&format!("class=\"{class}\""))),
+            "{breaches:?}"
+        );
+    }
+}

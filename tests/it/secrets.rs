@@ -269,6 +269,7 @@ async fn credentials_never_reach_logs_journal_audit_or_output() {
         change_record: None,
         read_only: false,
         policy: None,
+        class_policy: None,
     };
     actions::apply_change(&SdkPriority(sdk), &audit, &ctx, &preview)
         .await

@@ -468,6 +468,7 @@ async fn a_job_that_finished_meanwhile_is_refused_by_the_api_and_recorded() {
         change_record: None,
         read_only: false,
         policy: None,
+        class_policy: None,
     };
     let outcome = actions::apply_change(&bc, &AuditLog::new(&log), &ctx, &preview)
         .await
@@ -988,6 +989,7 @@ fn died_intent(bc: &BatchClient, job: &str) -> audit::AuditRecord {
         policy: None,
         repair: None,
         action: None,
+        class_policy: None,
         prev_hash: String::new(),
         hash: String::new(),
     }

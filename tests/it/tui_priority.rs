@@ -76,6 +76,7 @@ fn services(api: &FakeApi, log: &std::path::Path) -> Services {
             read_only: false,
             policy: None,
             tagger: None,
+            class_policy: None,
         })),
         refresh: None,
         scorecard: None,
@@ -344,6 +345,7 @@ async fn tag_justification_tags_the_changed_job() {
             read_only: false,
             policy: None,
             tagger: Some(tagger.clone() as Arc<dyn JobTagger>),
+            class_policy: None,
         }));
         let script = format!("{OPEN}50\tincident 4711 rerun\n\n");
         let (t, _) = run_services(100, 30, options(), full_pool(), typed(&script), s).await;
@@ -367,5 +369,68 @@ async fn tag_justification_tags_the_changed_job() {
         }
         // Either way the change was made and audited.
         assert_eq!(read_records(&log).unwrap().len(), 2);
+    }
+}
+
+/// The console's dialog checks the class policy when the change is confirmed: a move into a
+/// class the operator may not use is refused with the rule and reaches neither the API nor the
+/// audit log; under a policy that allows it, the intent records the classes and the hash.
+#[tokio::test]
+async fn the_class_policy_refuses_or_stamps_a_console_change() {
+    let policy_text = |operators: &str| {
+        format!(
+            "version = 1\n[[class]]\nname = \"sweep\"\npriority = [0, 9]\nshares = [\"research\"]\n\
+             [[class]]\nname = \"paper\"\npriority = [10, 999]\nshares = [\"research\"]\noperators = [{operators}]\n"
+        )
+    };
+    let script = format!("{OPEN}50\tincident 4711 rerun\n\n");
+    for (operators, allowed) in [("\"nobody\"", false), ("\"oncall\"", true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("audit.jsonl");
+        let api = FakeApi {
+            result: Ok(Some("req-9".into())),
+            calls: Arc::new(Mutex::new(Vec::new())),
+        };
+        let text = policy_text(operators);
+        let policy = quotatop_policy::parse(&text, "policy.toml").unwrap();
+        let mut s = services(&api, &log);
+        s.changes = Some(Arc::new(ApiRunner {
+            api: Arc::new(api.clone()),
+            log: AuditLog::new(&log),
+            operator: Operator {
+                user: "oncall".into(),
+                host: "console-host".into(),
+                ..Default::default()
+            },
+            aws: AwsContext::default(),
+            read_only: false,
+            policy: None,
+            tagger: None,
+            class_policy: Some(Ok(Arc::new(policy))),
+        }));
+        let (t, app) = run_services(200, 30, options(), full_pool(), typed(&script), s).await;
+        let calls = api.calls.lock().unwrap().clone();
+        let screen = screen_text(&t);
+        if allowed {
+            assert_eq!(calls.len(), 1, "{screen}");
+            let recs = read_records(&log).unwrap();
+            let stamp = recs[0].1.class_policy.clone().expect("class stamp");
+            assert_eq!(stamp.hash, quotatop_policy::hash(&text));
+            assert_eq!(
+                (stamp.class_before.as_deref(), stamp.class_after.as_deref()),
+                (Some("sweep"), Some("paper"))
+            );
+        } else {
+            assert!(calls.is_empty(), "{calls:?}");
+            assert!(read_records(&log).map(|r| r.is_empty()).unwrap_or(true));
+            assert!(matches!(
+                app.dialog().unwrap().step,
+                Step::Done { error: true, .. }
+            ));
+            assert!(
+                screen.contains("oncall may not move a job into class paper"),
+                "{screen}"
+            );
+        }
     }
 }

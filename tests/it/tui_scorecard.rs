@@ -196,6 +196,7 @@ async fn the_journal_service_computes_from_a_journal_file() {
             policy: None,
             repair: None,
             action: None,
+            class_policy: None,
             prev_hash: String::new(),
             hash: String::new(),
         })

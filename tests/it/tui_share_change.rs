@@ -48,6 +48,7 @@ async fn audited(log: &std::path::Path, share_name: &str, record: &str) {
             change_record: Some(record.into()),
             read_only: false,
             policy: None,
+            class_policy: None,
         },
         run_id: "run".into(),
     };

@@ -51,6 +51,9 @@ pub struct ChangeContext {
     pub read_only: bool,
     /// The change-record policy checked, and where it came from (kept in the intent).
     pub policy: Option<String>,
+    /// The class policy checked: its hash and the job's class before and after (kept in the
+    /// intent).
+    pub class_policy: Option<quotatop_store::audit::ClassPolicy>,
 }
 
 fn now_rfc3339() -> String {
@@ -127,6 +130,7 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
         policy: ctx.policy.clone(),
         repair: None,
         action: None,
+        class_policy: ctx.class_policy.clone(),
         prev_hash: String::new(),
         hash: String::new(),
     };
@@ -228,6 +232,7 @@ mod tests {
             change_record: None,
             read_only,
             policy: Some("large_change=1000 protected_from=9000 (test)".into()),
+            class_policy: None,
         }
     }
 

@@ -436,6 +436,7 @@ mod tests {
             policy: None,
             repair: None,
             action: None,
+            class_policy: None,
             prev_hash: String::new(),
             hash: String::new(),
         }

@@ -246,6 +246,7 @@ pub async fn apply_plan<A: SharesApi>(
                 detail: step.detail(),
                 run_id: Some(ctx.run_id.clone()),
             }),
+            class_policy: ctx.change.class_policy.clone(),
             prev_hash: String::new(),
             hash: String::new(),
         };
@@ -520,6 +521,7 @@ mod tests {
                 change_record: Some("CHG-1".into()),
                 read_only,
                 policy: None,
+                class_policy: None,
             },
             run_id: "run-1".into(),
         }

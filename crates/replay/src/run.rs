@@ -225,11 +225,18 @@ pub struct Comparison {
     pub protected: Option<String>,
     /// Keep one row per job (for `--jobs-out`).
     pub per_job: bool,
+    /// The (share, priority as submitted) of important work when a policy says which it is
+    /// (`replay --policy`): replaces the band heuristic.
+    pub important_by_policy: Option<std::collections::BTreeSet<(String, i64)>>,
 }
 
 impl Comparison {
-    /// Important work: high or critical band as submitted in the trace, or the protected share.
+    /// Important work: what the policy names when one is given; else high or critical band as
+    /// submitted in the trace, or the protected share.
     pub fn important(&self, job: &TraceJob) -> bool {
+        if let Some(set) = &self.important_by_policy {
+            return set.contains(&(job.share.to_string(), job.priority));
+        }
         band_of(job) >= PriorityBand::High || self.protected.as_deref() == Some(&*job.share)
     }
 }

@@ -112,6 +112,7 @@ fn full_comparison(protected: Option<&str>) -> Comparison {
         rules,
         protected: protected.map(str::to_string),
         per_job: true,
+        important_by_policy: None,
     }
 }
 

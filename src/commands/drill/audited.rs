@@ -67,6 +67,7 @@ impl DrillAudit {
             policy: None,
             repair: None,
             action: Some(action),
+            class_policy: None,
             prev_hash: String::new(),
             hash: String::new(),
         }

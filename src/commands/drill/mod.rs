@@ -79,6 +79,30 @@ fn new_run_id() -> String {
     format!("drill-{}", &id[..8])
 }
 
+/// The drill's submissions against the class policy: the lender's priority job and the
+/// borrower's jobs each enter a class, which must hold their priority and allow the operator.
+/// A drill is its own record (its run id, audited), so a class needing a change record does
+/// not refuse it.
+async fn check_policy(
+    client: &BatchClient,
+    policy: &quotatop_policy::Policy,
+    req: &DrillRequest,
+) -> anyhow::Result<()> {
+    let mut operator = quotatop_store::audit::Operator::current();
+    operator.aws_principal = Some(match client.caller_identity().await {
+        Ok(arn) => arn,
+        Err(why) => format!("unknown ({why})"),
+    });
+    for (share, priority) in [
+        (&req.lender, req.priority),
+        (&req.borrower, req.borrower_priority),
+    ] {
+        super::policy::judge_change(policy, share, None, priority, &operator, true)
+            .map_err(|e| anyhow!("drill refused: {e:#}"))?;
+    }
+    Ok(())
+}
+
 fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
     let loaded = load_config(a.config.clone(), a.read_only, "drill")?;
     let queue = required(&a.queue, "--queue")?.clone();
@@ -112,10 +136,14 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
         log.check_tail()
             .map_err(|e| anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
     }
+    let class_policy = super::policy::for_changes(loaded.path.as_deref())?;
     let cfg = loaded.config;
     let rt = super::runtime()?;
     rt.block_on(async {
         let client = BatchClient::connect(super::snapshot::connect_options(&a.aws)).await?;
+        if let Some(p) = &class_policy {
+            check_policy(&client, p, &req).await?;
+        }
         let snapshot = poll::refresh_once(
             &client,
             PollConfig {

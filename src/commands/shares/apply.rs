@@ -47,6 +47,7 @@ async fn carry_out(
     policy: quotatop_analysis::shares_plan::SharesPolicy,
     p: &super::Prepared,
     log: &quotatop_store::audit::AuditLog,
+    class_policy: Option<quotatop_store::audit::ClassPolicy>,
 ) -> anyhow::Result<()> {
     let source = client.source().clone();
     let ctx = SharesContext {
@@ -58,6 +59,7 @@ async fn carry_out(
             change_record: args.change_record.clone(),
             read_only: loaded.config.read_only,
             policy: Some(policy.describe(&loaded.policy_source())),
+            class_policy,
         },
         run_id: quotatop_store::audit::new_change_id(),
     };
@@ -91,6 +93,14 @@ async fn carry_out(
 }
 
 pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
+    run_with(args, None)
+}
+
+/// [`run`] under a class policy (`policy apply`): its hash goes into every record.
+pub fn run_with(
+    args: &SharesApplyArgs,
+    class_policy: Option<quotatop_store::audit::ClassPolicy>,
+) -> anyhow::Result<()> {
     let plan_args = &args.plan;
     // The policy and read-only mode come from the config file and the environment: a change
     // cannot loosen its own rules from the command line.
@@ -152,7 +162,7 @@ pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
             println!("cancelled: nothing changed");
             return Ok(());
         }
-        carry_out(&client, args, &loaded, policy, &p, &log).await
+        carry_out(&client, args, &loaded, policy, &p, &log, class_policy).await
     })
 }
 

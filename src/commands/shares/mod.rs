@@ -2,9 +2,9 @@
 //! configuration's TOML shape), a field-by-field plan and lint against the live shares, the
 //! impact of the change on the journal's history, and an audited apply.
 
-mod apply;
+pub(crate) mod apply;
 mod impact;
-mod plan;
+pub(crate) mod plan;
 
 use std::path::Path;
 

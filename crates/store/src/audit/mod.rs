@@ -23,7 +23,8 @@ pub use log::{
     read_records, sha256_hex, verify,
 };
 pub use record::{
-    Action, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind, Repair, Verdict,
+    Action, AuditRecord, AwsContext, ClassPolicy, JobRef, Operator, Outcome, RecordKind, Repair,
+    Verdict,
 };
 
 /// Errors of the audit layer.

@@ -189,6 +189,17 @@ pub struct Action {
     pub run_id: Option<String>,
 }
 
+/// The class policy a change was made under (see [`AuditRecord::class_policy`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassPolicy {
+    /// SHA-256 (hex) of the policy file.
+    pub hash: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class_before: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class_after: Option<String>,
+}
+
 /// One line of the audit log.
 ///
 /// Written once, in quotatop's canonical form (see `log::canonical_body`): compact JSON, keys in
@@ -237,6 +248,11 @@ pub struct AuditRecord {
     /// the scorecard and `audit reconcile` leave these records out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<Action>,
+    /// The class policy (`policy.toml`) the change was checked against: its SHA-256 and, for a
+    /// job's priority, the job's class before and after. Left out when no policy applied, so
+    /// records written before policies existed keep their bytes and hashes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class_policy: Option<ClassPolicy>,
     /// Hash of the previous record ("" for the first).
     pub prev_hash: String,
     /// Scheme 2: SHA-256 (hex) of this line's bytes up to `hash` (the canonical record without

@@ -33,6 +33,7 @@ fn record(change: &str, kind: RecordKind) -> AuditRecord {
         policy: None,
         repair: None,
         action: None,
+        class_policy: None,
         prev_hash: String::new(),
         hash: String::new(),
     }
@@ -434,4 +435,48 @@ fn a_middle_record_rewritten_with_a_valid_hash_of_its_own_breaks_the_chain_there
     // The untouched log verifies.
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     assert_eq!(verify(&path).map(|h| h.count), Ok(4));
+}
+
+/// A record under a class policy keeps its hash and classes in the chain; one without leaves
+/// the key out, so logs written before class policies keep their bytes (the v1 and v2 tests
+/// above read such logs).
+#[test]
+fn the_class_policy_is_chained_and_absent_when_none_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let log = AuditLog::new(&path);
+    log.append(record("c0", RecordKind::Intent)).unwrap();
+    let mut r = record("c1", RecordKind::Intent);
+    r.class_policy = Some(crate::audit::ClassPolicy {
+        hash: "ab".repeat(32),
+        class_before: Some("delivery".into()),
+        class_after: Some("incident".into()),
+    });
+    log.append(r).unwrap();
+    assert_eq!(verify(&path).map(|h| h.count), Ok(2));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(!lines[0].contains("class_policy"), "{}", lines[0]);
+    assert!(
+        lines[1].contains(&format!(
+            r#""class_policy":{{"hash":"{}","class_before":"delivery","class_after":"incident"}},"prev_hash""#,
+            "ab".repeat(32)
+        )),
+        "{}",
+        lines[1]
+    );
+    let back = read_records(&path).unwrap();
+    assert_eq!(
+        back[1]
+            .1
+            .class_policy
+            .as_ref()
+            .unwrap()
+            .class_after
+            .as_deref(),
+        Some("incident")
+    );
+    // Changing the recorded class breaks the chain at that line.
+    std::fs::write(&path, text.replace("\"incident\"", "\"delivery\"")).unwrap();
+    assert!(verify(&path).is_err());
 }

@@ -1,0 +1,88 @@
+//! The policy at change time: whether a priority change may be made, by this operator, with
+//! or without a change record. `set-priority`, the console's priority dialog and `drill` ask
+//! [`check_change`]; the audit keeps the classes before and after and the policy's hash.
+
+use crate::file::Policy;
+use crate::membership::{class_name, class_of};
+
+/// A proposed priority change of one job.
+#[derive(Debug, Clone, Copy)]
+pub struct ChangeRequest<'a> {
+    /// The job's `quotatop:class` tag, when known.
+    pub tag: Option<&'a str>,
+    pub share: &'a str,
+    /// The priority now; `None` for a job about to be submitted (it enters its class).
+    pub old: Option<u32>,
+    pub new: u32,
+    /// The names the operator is known by: the OS user (`alice`, `alice@host`) and, when
+    /// known, the AWS principal's ARN.
+    pub who: &'a [&'a str],
+    pub change_record: bool,
+}
+
+/// The policy's answer: the job's class before and after, and the rule that refuses the
+/// change, if one does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeVerdict {
+    /// `unclassified` when no class claims the job.
+    pub class_before: String,
+    pub class_after: String,
+    pub refusal: Option<String>,
+    /// SHA-256 of the policy checked.
+    pub policy_hash: String,
+}
+
+/// Checks a priority change against `policy`, in this order:
+/// 1. the new priority must lie in the range of the class the job would then belong to
+///    (leaving a class's range for no class of the share is refused);
+/// 2. moving a job into another class needs an operator the class allows;
+/// 3. and, when the class says so, a change record.
+pub fn check_change(policy: &Policy, r: &ChangeRequest<'_>) -> ChangeVerdict {
+    let before = r.old.and_then(|old| class_of(policy, r.tag, r.share, old));
+    let after = class_of(policy, r.tag, r.share, r.new);
+    let verdict = |refusal: Option<String>| ChangeVerdict {
+        class_before: class_name(before.as_ref()),
+        class_after: class_name(after.as_ref()),
+        refusal,
+        policy_hash: policy.hash.clone(),
+    };
+    let Some(to) = after else {
+        return verdict(before.map(|b| {
+            format!(
+                "priority {} leaves class {} ({}) for no class: the policy's rule is that {}'s jobs use {}",
+                r.new, b.class.name, b.class.priority, b.class.name, b.class.priority
+            )
+        }));
+    };
+    let c = to.class;
+    if !c.priority.contains(r.new) {
+        let ranges: Vec<String> = policy
+            .classes
+            .iter()
+            .filter(|k| k.shares.iter().any(|s| s == r.share))
+            .map(|k| format!("{} {}", k.name, k.priority))
+            .collect();
+        return verdict(Some(format!(
+            "priority {} is outside the range of every class of share {} ({}): the policy's rule is that a class's jobs use its range",
+            r.new,
+            r.share,
+            ranges.join(", ")
+        )));
+    }
+    let entering = before.is_none_or(|b| b.class.name != c.name);
+    if entering && !c.allows(r.who.iter().copied()) {
+        return verdict(Some(format!(
+            "{} may not move a job into class {}: the policy allows only {}",
+            r.who.first().copied().unwrap_or("this operator"),
+            c.name,
+            c.operators.join(", ")
+        )));
+    }
+    if entering && c.change_record && !r.change_record {
+        return verdict(Some(format!(
+            "moving a job into class {} needs a change record: give its id (--change-record)",
+            c.name
+        )));
+    }
+    verdict(None)
+}

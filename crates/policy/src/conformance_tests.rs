@@ -1,0 +1,238 @@
+use std::collections::BTreeMap;
+
+use quotatop_analysis::scorecard::{
+    AttemptEnd, AttemptHistory, JobHistory, Outcome, PriorityChange, ScorecardInput,
+    ScorecardOptions, Window,
+};
+
+use super::*;
+
+const MIN: i64 = 60_000;
+const HOUR: i64 = 60 * MIN;
+
+fn attempt(from: i64, to: Option<i64>, end: AttemptEnd) -> AttemptHistory {
+    AttemptHistory {
+        scheduled_at: Some(from),
+        started_at: Some(from),
+        stopped_at: to,
+        end,
+        preempting_from: None,
+    }
+}
+
+fn job(
+    id: &str,
+    share: &str,
+    priority: u32,
+    attempts: Vec<AttemptHistory>,
+    outcome: Outcome,
+) -> JobHistory {
+    JobHistory {
+        job_id: id.into(),
+        name: format!("{id}-name"),
+        share: share.into(),
+        priority,
+        instance_type: "ml.g5.12xlarge".into(),
+        instance_count: 1,
+        submitted_at: 0,
+        runnable_at: vec![0],
+        attempts,
+        outcome,
+        checkpoint_interval_ms: None,
+        restart_overhead_ms: None,
+        preemption_retries: None,
+    }
+}
+
+fn four() -> Policy {
+    crate::parse(include_str!("../fixtures/four_classes.toml"), "four.toml").unwrap()
+}
+
+/// A window of 10 h with one job breaching each rule, and the jobs that keep it.
+fn input() -> ScorecardInput {
+    use AttemptEnd::*;
+    let jobs = vec![
+        // incident: one waited 40 min (promise 15), one 5 min; one still waiting since 9 h.
+        job(
+            "i-late",
+            "prod",
+            9500,
+            vec![attempt(40 * MIN, Some(HOUR), Completed)],
+            Outcome::Succeeded(HOUR),
+        ),
+        job(
+            "i-ok",
+            "prod",
+            9500,
+            vec![attempt(5 * MIN, Some(HOUR), Completed)],
+            Outcome::Succeeded(HOUR),
+        ),
+        JobHistory {
+            submitted_at: 9 * HOUR,
+            runnable_at: vec![9 * HOUR],
+            ..job("i-waiting", "prod", 9999, vec![], Outcome::Open)
+        },
+        // delivery: preempted twice (budget 1), then done; deadline 3× its work: 1 h of work,
+        // done at 5 h → 2 h late.
+        job(
+            "d-preempted",
+            "vision",
+            2000,
+            vec![
+                attempt(0, Some(30 * MIN), Preempted),
+                attempt(HOUR, Some(90 * MIN), Preempted),
+                attempt(4 * HOUR, Some(5 * HOUR), Completed),
+            ],
+            Outcome::Succeeded(5 * HOUR),
+        ),
+        // exploratory by share, outside its range.
+        job(
+            "e-high",
+            "research",
+            5000,
+            vec![attempt(0, Some(HOUR), Completed)],
+            Outcome::Succeeded(HOUR),
+        ),
+        // exploratory by priority: a share no class lists.
+        job(
+            "e-stray",
+            "elsewhere",
+            50,
+            vec![attempt(0, Some(HOUR), Completed)],
+            Outcome::Succeeded(HOUR),
+        ),
+    ];
+    ScorecardInput {
+        queue: "ml-training".into(),
+        window: Window::new(0, 10 * HOUR),
+        capacity: vec![],
+        entitlements: vec![],
+        jobs,
+    }
+}
+
+fn change(job: &str, by: &str, record: Option<&str>) -> PriorityChange {
+    PriorityChange {
+        at: 2 * MIN,
+        job_id: job.into(),
+        share: "prod".into(),
+        operator: Some(by.into()),
+        old: 100,
+        new: 9500,
+        change_record: record.map(String::from),
+    }
+}
+
+fn class<'a>(c: &'a Conformance, name: &str) -> &'a ClassConformance {
+    c.classes.iter().find(|k| k.class == name).unwrap()
+}
+
+fn line(c: &Conformance, class_name: &str, kind: CheckKind) -> String {
+    class(c, class_name)
+        .checks
+        .iter()
+        .find(|k| k.kind == kind)
+        .unwrap()
+        .line()
+}
+
+#[test]
+fn each_breach_is_named_with_its_job_and_the_rest_holds() {
+    let p = four();
+    let changes = vec![
+        change("i-late", "bob@host", None),
+        change("i-ok", "oncall-amy@host", Some("CR-7")),
+    ];
+    let c = conformance(
+        &p,
+        &input(),
+        &ScorecardOptions::default(),
+        &changes,
+        &BTreeMap::new(),
+    );
+    assert_eq!(class(&c, "incident").jobs, 3);
+    assert_eq!(
+        line(&c, "incident", CheckKind::Wait),
+        "wait: P95 wait to first capacity 1h00m, promise 15m00s — breached: 2 job(s), worst i-waiting (i-waiting-name): still waiting after 1h00m; i-late (i-late-name): waited 40m00s"
+    );
+    assert_eq!(
+        line(&c, "incident", CheckKind::Exceptions),
+        "priority changes: bob@host 1, oncall-amy@host 1 — breached: 1 job(s), worst i-late (i-late-name): 100 → 9500 by bob@host, who may not use incident, 100 → 9500 by bob@host without a change record"
+    );
+    assert_eq!(
+        line(&c, "incident", CheckKind::Budget),
+        "interruption budget: 0 preemption(s), budget no preemption — holds"
+    );
+    assert_eq!(
+        line(&c, "delivery", CheckKind::Budget),
+        "interruption budget: 2 preemption(s), budget ≤ 1 preemption(s)/job — breached: 1 job(s), worst d-preempted (d-preempted-name): preempted 2 time(s), budget 1"
+    );
+    assert_eq!(
+        line(&c, "delivery", CheckKind::Deadlines),
+        "deadlines: 1 of 1 succeeded job(s) late (deadline 3× its work) — breached: 1 job(s), worst d-preempted (d-preempted-name): succeeded 2h00m after its deadline"
+    );
+    assert_eq!(
+        line(&c, "exploratory", CheckKind::Outside),
+        "shares and range: shares research, nlp, priority 0-999 — breached: 2 job(s), worst e-high (e-high-name): priority 5000 outside 0-999; e-stray (e-stray-name): in share elsewhere, not research, nlp"
+    );
+    assert_eq!(
+        line(&c, "regulatory", CheckKind::Wait),
+        "wait: P95 wait to first capacity no waits, promise 1h00m — holds"
+    );
+    assert_eq!(
+        c.breaches_by_class(),
+        [
+            ("incident".to_string(), 3),
+            ("delivery".to_string(), 2),
+            ("regulatory".to_string(), 0),
+            ("exploratory".to_string(), 2),
+        ]
+    );
+    assert!(c.unclassified.is_empty());
+}
+
+#[test]
+fn a_class_tag_moves_a_job_and_the_markdown_names_every_class() {
+    let p = four();
+    let mut tags = BTreeMap::new();
+    tags.insert("e-high".to_string(), "regulatory".to_string());
+    let c = conformance(&p, &input(), &ScorecardOptions::default(), &[], &tags);
+    assert_eq!(class(&c, "regulatory").jobs, 1);
+    assert_eq!(
+        line(&c, "regulatory", CheckKind::Outside),
+        "shares and range: shares regulated, priority 5000-8999 — breached: 1 job(s), worst e-high (e-high-name): in share research, not regulated"
+    );
+    let md = markdown(&c, &p);
+    assert!(
+        md.starts_with("## Policy conformance\n\nPolicy four.toml (sha256 "),
+        "{md}"
+    );
+    for want in [
+        "### incident — 3 job(s), 2 breach(es)",
+        "### regulatory — 1 job(s), 1 breach(es)",
+        "### exploratory — 1 job(s), 1 breach(es)",
+        "- priority changes: none — holds",
+    ] {
+        assert!(md.contains(want), "want {want:?} in:\n{md}");
+    }
+}
+
+#[test]
+fn the_lost_gpu_hours_budget_is_judged_per_day() {
+    let mut p = four();
+    // delivery: at most 1 GPU-h lost a day; d-preempted loses 2 × 30 min × 4 GPUs = 4 GPU-h.
+    p.classes[1].budget.max_lost_gpu_hours_per_day = Some(1.0);
+    p.classes[1].budget.max_preemptions_per_job = None;
+    let c = conformance(
+        &p,
+        &input(),
+        &ScorecardOptions::default(),
+        &[],
+        &BTreeMap::new(),
+    );
+    let l = line(&c, "delivery", CheckKind::Budget);
+    assert!(
+        l.ends_with("— breached: 4.0 GPU-h lost on the day from 1970-01-01T00:00:00Z (budget 1)"),
+        "{l}"
+    );
+}

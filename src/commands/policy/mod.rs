@@ -1,0 +1,286 @@
+//! `quotatop policy lint / init`: the organisation's policy as a file (docs/policy.md).
+
+use std::path::PathBuf;
+
+use anyhow::{Context as _, bail};
+
+use crate::cli::{
+    PolicyCheckArgs, PolicyCommand, PolicyFileArgs, PolicyInitArgs, PolicyLintArgs, ReportArgs,
+    ReportFormat,
+};
+use quotatop_aws::batch::BatchClient;
+use quotatop_model::QuotaShare;
+use quotatop_policy::Policy;
+
+mod plan;
+
+pub fn run(cmd: &PolicyCommand) -> anyhow::Result<()> {
+    match cmd {
+        PolicyCommand::Lint(a) => lint(a),
+        PolicyCommand::Init(a) => init(a),
+        PolicyCommand::Check(a) => check(a),
+        PolicyCommand::Plan(a) => plan::plan(a),
+        PolicyCommand::Apply(a) => plan::apply(a),
+    }
+}
+
+/// The policy's name for the files it lives beside.
+pub const POLICY_FILE: &str = "policy.toml";
+
+/// Where the policy is: `--policy`, else `policy.toml` beside the config file (`--config`,
+/// QUOTATOP_CONFIG, or the user's config directory); `None` when there is no config directory.
+pub fn policy_path(args: &PolicyFileArgs) -> Option<PathBuf> {
+    if let Some(p) = &args.policy {
+        return Some(p.clone());
+    }
+    let loaded = crate::config::load(&crate::config::Overrides {
+        config_path: args.config.clone(),
+        ..Default::default()
+    });
+    let config = loaded.path?;
+    Some(
+        config
+            .parent()
+            .map_or_else(|| PathBuf::from(POLICY_FILE), |d| d.join(POLICY_FILE)),
+    )
+}
+
+/// The policy named by `args`; a missing default file is an error saying how to write one.
+pub fn load(args: &PolicyFileArgs) -> anyhow::Result<Policy> {
+    let Some(path) = policy_path(args) else {
+        bail!("no policy file: there is no config directory here; pass --policy FILE");
+    };
+    if args.policy.is_none() && !path.exists() {
+        bail!(
+            "no policy file at {}: write one with `quotatop policy init --queue Q > {}` and edit it, or pass --policy FILE",
+            path.display(),
+            path.display()
+        );
+    }
+    Ok(quotatop_policy::read(&path)?)
+}
+
+/// The policy changes are checked against: `policy.toml` beside the config file (never a
+/// command-line path: a change cannot pick its own rules), when it exists. One that exists but
+/// cannot be read refuses the change, as a broken config file does.
+pub fn for_changes(config: Option<&std::path::Path>) -> anyhow::Result<Option<Policy>> {
+    let Some(path) = policy_path(&PolicyFileArgs {
+        policy: None,
+        config: config.map(std::path::Path::to_path_buf),
+    }) else {
+        return Ok(None);
+    };
+    if !path.exists() {
+        return Ok(None);
+    }
+    quotatop_policy::read(&path)
+        .map(Some)
+        .context("changes are refused while the policy cannot be read")
+}
+
+/// A priority change judged by `policy`: the audit's class stamp, or the refusal naming the
+/// rule. `operator` names the OS user and, when known, the AWS principal.
+pub fn judge_change(
+    policy: &Policy,
+    share: &str,
+    old: Option<u32>,
+    new: u32,
+    operator: &quotatop_store::audit::Operator,
+    change_record: bool,
+) -> anyhow::Result<quotatop_store::audit::ClassPolicy> {
+    let user_host = format!("{}@{}", operator.user, operator.host);
+    let mut who = vec![operator.user.as_str(), user_host.as_str()];
+    if let Some(p) = operator.aws_principal.as_deref() {
+        who.push(p);
+    }
+    let v = quotatop_policy::check_change(
+        policy,
+        &quotatop_policy::ChangeRequest {
+            tag: None,
+            share,
+            old,
+            new,
+            who: &who,
+            change_record,
+        },
+    );
+    if let Some(rule) = v.refusal {
+        bail!(
+            "refused by the policy {} (sha256 {}): {rule}; nothing changed",
+            policy.origin,
+            policy.short_hash()
+        );
+    }
+    Ok(quotatop_store::audit::ClassPolicy {
+        hash: v.policy_hash,
+        class_before: Some(v.class_before),
+        class_after: Some(v.class_after),
+    })
+}
+
+fn lint(args: &PolicyLintArgs) -> anyhow::Result<()> {
+    let policy = load(&args.file)?;
+    let (shares, against): (Option<Vec<QuotaShare>>, String) = match (&args.queue, &args.shares) {
+        (Some(queue), _) => {
+            let rt = super::runtime()?;
+            let live = rt.block_on(async {
+                let client =
+                    BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
+                super::shares::live(&client, queue).await
+            })?;
+            let against = format!("checked against the live shares of queue {}", live.queue);
+            (Some(live.quota_shares()), against)
+        }
+        (None, Some(file)) => {
+            let f = super::shares::read_file(file)?;
+            let against = format!("checked against the shares file {}", file.display());
+            (Some(f.valid_shares()), against)
+        }
+        (None, None) => (
+            None,
+            "shares not checked (pass --queue Q or --shares FILE to check them)".to_string(),
+        ),
+    };
+    let findings = quotatop_policy::lint(&policy, shares.as_deref());
+    let errors = quotatop_policy::errors(&findings);
+    let mut out = format!(
+        "policy {} (version {}, sha256 {}): {} class(es); {against}\n\n",
+        policy.origin,
+        policy.version,
+        policy.short_hash(),
+        policy.classes.len(),
+    );
+    out.push_str(&quotatop_policy::classes_table(&policy));
+    out.push('\n');
+    for f in &findings {
+        out.push_str(&f.line());
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "{errors} error(s), {} warning(s)\n",
+        findings.len() - errors
+    ));
+    super::print_clean_lines(&out)?;
+    if errors > 0 {
+        bail!(
+            "{}: {errors} lint error(s); fix them before the policy is used",
+            policy.origin
+        );
+    }
+    Ok(())
+}
+
+fn init(args: &PolicyInitArgs) -> anyhow::Result<()> {
+    let loaded = super::shares::plan::load_config(args.config.as_deref(), false, false)?;
+    let rt = super::runtime()?;
+    let live = rt.block_on(async {
+        let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
+        super::shares::live(&client, &args.queue).await
+    })?;
+    let shares = live.quota_shares();
+    let text = quotatop_policy::init(&quotatop_policy::Today {
+        queue: &live.queue,
+        shares: &shares,
+        deadlines: &loaded.config.deadlines,
+        budgets: &loaded.config.budgets,
+    });
+    // What init writes must read back: a file it cannot read would be worse than none.
+    quotatop_policy::parse(&text, "the generated policy")
+        .context("policy init wrote a policy it cannot read back (a bug: please report it)")?;
+    super::print_clean_lines(&text)
+}
+
+/// `policy check`: the one conformance function over the journal's window, as `report` shows
+/// it; non-zero exit when anything is breached.
+fn check(args: &PolicyCheckArgs) -> anyhow::Result<()> {
+    let policy = load(&args.file)?;
+    let report = ReportArgs {
+        queue: args.queue.clone(),
+        since: args.since.clone(),
+        format: ReportFormat::Md,
+        journal: args.journal.clone(),
+        checkpoint: Vec::new(),
+        gpus: Vec::new(),
+        restart_cost: "0s".into(),
+        recovery_window: "24h".into(),
+        audit_log: args.audit_log.clone(),
+        config: args.file.config.clone(),
+        policy: args.file.policy.clone(),
+    };
+    let opts = super::report::options(&report)?;
+    let data = super::report::window_data(&report, &opts)?;
+    let c = quotatop_policy::conformance(
+        &policy,
+        &data.input,
+        &opts,
+        &data.changes,
+        &std::collections::BTreeMap::new(),
+    );
+    super::print_clean_lines(&quotatop_policy::markdown(&c, &policy))?;
+    let breaches: usize = c.classes.iter().map(|k| k.breaches()).sum();
+    if breaches > 0 {
+        let classes: Vec<&str> = c
+            .classes
+            .iter()
+            .filter(|k| k.breaches() > 0)
+            .map(|k| k.class.as_str())
+            .collect();
+        bail!(
+            "the policy is breached {breaches} time(s) in {} over the last {}: see above",
+            classes.join(", "),
+            args.since.trim()
+        );
+    }
+    Ok(())
+}
+
+/// Breaches per (queue, class) over the last `window` of the journal at `journal`, as `policy
+/// check` counts them (the same window read and the same conformance function): what
+/// `record --metrics-addr` exports. A queue the journal cannot read is left out.
+pub fn breaches(
+    journal: &std::path::Path,
+    audit_log: Option<&std::path::Path>,
+    policy: &Policy,
+    queues: &[String],
+    window: &str,
+) -> Vec<(String, String, usize)> {
+    let mut out = Vec::new();
+    for queue in queues {
+        let args = ReportArgs {
+            queue: queue.clone(),
+            since: window.to_string(),
+            format: ReportFormat::Md,
+            journal: Some(journal.to_path_buf()),
+            checkpoint: Vec::new(),
+            gpus: Vec::new(),
+            restart_cost: "0s".into(),
+            recovery_window: "24h".into(),
+            audit_log: audit_log.map(std::path::Path::to_path_buf),
+            config: None,
+            policy: None,
+        };
+        let Ok(opts) = super::report::options(&args) else {
+            continue;
+        };
+        match super::report::window_data(&args, &opts) {
+            Ok(data) => {
+                let c = quotatop_policy::conformance(
+                    policy,
+                    &data.input,
+                    &opts,
+                    &data.changes,
+                    &std::collections::BTreeMap::new(),
+                );
+                out.extend(
+                    c.breaches_by_class()
+                        .into_iter()
+                        .map(|(class, n)| (queue.clone(), class, n)),
+                );
+            }
+            Err(e) => {
+                tracing::warn!(queue = %queue, error = %format!("{e:#}"), "policy breaches not computed")
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,223 @@
+//! The policy at change time, end to end against the emulator: `set-priority` refuses a move
+//! into a class the operator may not use, one that needs a change record, and a priority
+//! outside every class of the share, each naming the rule; an allowed change records the class
+//! before and after and the policy's hash in the audit intent.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use crate::emulator_support::*;
+use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
+use quotatop_store::audit::{self, RecordKind};
+
+fn policy(operators: &str) -> String {
+    format!(
+        "version = 1\n\
+         [[class]]\nname = \"batch\"\npriority = [0, 99]\nshares = [\"team\"]\n\
+         [[class]]\nname = \"urgent\"\npriority = [100, 999]\nshares = [\"team\"]\n\
+         operators = [{operators}]\nchange_record = true\n"
+    )
+}
+
+fn set_priority(url: &str, dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
+    c.arg("set-priority")
+        .args(args)
+        .args(["--endpoint-url", url, "--queue", QUEUE, "--yes", "--log"])
+        .arg(dir.join("audit.jsonl"))
+        .arg("--config")
+        .arg(dir.join("config.toml"))
+        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .env("AWS_REGION", "us-east-1")
+        .env_remove("QUOTATOP_READ_ONLY")
+        .env_remove("QUOTATOP_CONFIG")
+        .stdin(Stdio::null());
+    c
+}
+
+async fn run(mut c: Command) -> Output {
+    tokio::task::spawn_blocking(move || c.output().expect("quotatop runs"))
+        .await
+        .expect("join")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\n{}{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn set_priority_is_refused_by_the_rule_it_breaks_and_an_allowed_change_is_stamped() {
+    let h = start(&[(M5, 4)], "").await;
+    let c = client(&h, 3);
+    create_share(&c, "team", &[(M5, 2)], Strategy::Reserve, None, false).await;
+    let job = submit(&c, "target", "team", M5, 1, 10).await;
+    h.advance(1_000).unwrap();
+    let url = h.endpoint_url();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.toml"), "").unwrap();
+    std::fs::write(dir.path().join("policy.toml"), policy("\"nobody-else\"")).unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let attempt = |args: Vec<&str>| set_priority(&url, dir.path(), &args);
+
+    let refused = [
+        (
+            vec![
+                job.as_str(),
+                "--priority",
+                "500",
+                "--reason",
+                "incident INC-9 fix",
+                "--change-record",
+                "CR-1",
+            ],
+            "may not move a job into class urgent: the policy allows only nobody-else",
+        ),
+        (
+            vec![
+                job.as_str(),
+                "--priority",
+                "5000",
+                "--reason",
+                "incident INC-9 fix",
+                "--change-record",
+                "CR-2",
+            ],
+            "priority 5000 is outside the range of every class of share team (batch 0-99, urgent 100-999)",
+        ),
+    ];
+    for (args, rule) in refused {
+        let o = run(attempt(args)).await;
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{t}");
+        assert!(
+            t.contains("refused by the policy") && t.contains(rule),
+            "want {rule:?} in:\n{t}"
+        );
+        assert!(t.contains("nothing changed"), "{t}");
+    }
+    // The operator running the test is allowed; a change record is still needed.
+    let me = audit::LocalUser::current().name;
+    let text_policy = policy(&format!("\"{me}\""));
+    std::fs::write(dir.path().join("policy.toml"), &text_policy).unwrap();
+    let o = run(attempt(vec![
+        job.as_str(),
+        "--priority",
+        "500",
+        "--reason",
+        "incident INC-9 fix",
+    ]))
+    .await;
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains(
+            "moving a job into class urgent needs a change record: give its id (--change-record)"
+        ),
+        "{t}"
+    );
+    // Nothing was written for the refused changes.
+    assert!(
+        audit::read_records(&log)
+            .map(|r| r.is_empty())
+            .unwrap_or(true)
+    );
+
+    let o = run(attempt(vec![
+        job.as_str(),
+        "--priority",
+        "500",
+        "--reason",
+        "incident INC-9 fix",
+        "--change-record",
+        "CR-1",
+    ]))
+    .await;
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let hash = quotatop_policy::hash(&text_policy);
+    assert!(
+        t.contains(&format!(
+            "class     batch -> urgent (policy sha256 {})",
+            &hash[..12]
+        )),
+        "{t}"
+    );
+    let records = audit::read_records(&log).unwrap();
+    let intent = records
+        .iter()
+        .map(|(_, r)| r)
+        .find(|r| r.kind == RecordKind::Intent)
+        .unwrap();
+    let stamp = intent
+        .class_policy
+        .as_ref()
+        .expect("the intent carries the class policy");
+    assert_eq!(stamp.hash, hash);
+    assert_eq!(stamp.class_before.as_deref(), Some("batch"));
+    assert_eq!(stamp.class_after.as_deref(), Some("urgent"));
+    assert_eq!(intent.new_priority, 500);
+    assert!(audit::verify(&log).is_ok());
+    // Back into batch: anyone, no record needed.
+    let o = run(attempt(vec![
+        job.as_str(),
+        "--priority",
+        "20",
+        "--reason",
+        "incident over, back",
+    ]))
+    .await;
+    assert!(o.status.success(), "{}", text(&o));
+    h.shutdown().await.unwrap();
+}
+
+/// `drill` checks its submissions (the lender's priority job, the borrower's jobs) against the
+/// class policy before anything is planned or submitted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drill_outside_its_classes_is_refused_before_anything_is_submitted() {
+    use crate::drill_support as d;
+    let h = d::start(60.0).await;
+    let tmp = d::temp("policy");
+    let dir = tmp.path();
+    let url = h.endpoint_url();
+    std::fs::write(dir.join("config.toml"), "").unwrap();
+    let drill = |range: &str| {
+        std::fs::write(
+            dir.join("policy.toml"),
+            format!(
+                "version = 1\n[[class]]\nname = \"lending\"\npriority = {range}\nshares = [\"lender\"]\nchange_record = true\n"
+            ),
+        )
+        .unwrap();
+        let mut c = d::drill(
+            &url,
+            dir,
+            &["--lender", "lender", "--borrower", "borrower", "--dry-run"],
+        );
+        c.arg("--config").arg(dir.join("config.toml"));
+        c
+    };
+    let o = d::run(drill("[0, 50]")).await;
+    let t = d::text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("drill refused: refused by the policy")
+            && t.contains(
+                "priority 100 is outside the range of every class of share lender (lending 0-50)"
+            ),
+        "{t}"
+    );
+    assert!(!t.contains("dry run: nothing submitted"), "{t}");
+    // The range holds the priority job (100) and the borrower's jobs (0, by range): planned.
+    let o = d::run(drill("[0, 999]")).await;
+    let t = d::text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("dry run: nothing submitted"), "{t}");
+    assert_eq!(h.calls("submitservicejob"), 0);
+    h.shutdown().await.unwrap();
+}

@@ -1,0 +1,359 @@
+//! `quotatop policy check` and `report`'s policy section on a recorded journal with a
+//! deliberate breach: an incident job waits 20 minutes for capacity against its class's
+//! 15-minute promise. Both name it the same way (one conformance function).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use quotatop_model::{
+    Attempt, CapacityLimit, JobStatus, Millis, QueueSnapshot, QuotaShare, ServiceEnvironment,
+    ServiceJob, SharingConfig, Snapshot, TrackedJob,
+};
+use quotatop_store::journal::{Journal, JournalConfig};
+
+const G5: &str = "ml.g5.12xlarge";
+const MIN: Millis = 60_000;
+
+const POLICY: &str = r#"version = 1
+[[class]]
+name = "incident"
+priority = [9000, 9999]
+shares = ["prod"]
+max_wait = "15m"
+[[class]]
+name = "exploratory"
+priority = [0, 999]
+shares = ["research"]
+max_wait = "1d"
+"#;
+
+fn job(id: &str, share: &str, priority: u32) -> ServiceJob {
+    ServiceJob {
+        id: id.into(),
+        name: format!("train-{id}"),
+        share: share.into(),
+        priority,
+        instance_type: G5.into(),
+        instance_count: 1,
+        status: JobStatus::Runnable,
+        status_reason: None,
+        created_at: 0,
+        scheduled_at: None,
+        started_at: None,
+        stopped_at: None,
+        preemption_retries: None,
+        preemption: None,
+        attempts: vec![],
+        checkpoint_interval_ms: None,
+        is_terminated: false,
+    }
+}
+
+/// `j` running from `at`, or done at `done`.
+fn at(mut j: ServiceJob, start: Millis, done: Option<Millis>) -> ServiceJob {
+    j.status = if done.is_some() {
+        JobStatus::Succeeded
+    } else {
+        JobStatus::Running
+    };
+    j.scheduled_at = Some(start);
+    j.started_at = Some(start);
+    j.stopped_at = done;
+    j.attempts = vec![Attempt {
+        resource_id: format!("tj-{}", j.id),
+        started_at: Some(start),
+        stopped_at: done,
+        status_reason: None,
+    }];
+    j
+}
+
+fn snap(t: Millis, jobs: Vec<ServiceJob>) -> Snapshot {
+    let q = QueueSnapshot {
+        name: "ml-training".into(),
+        environment: ServiceEnvironment {
+            name: "se".into(),
+            capacity: vec![CapacityLimit::new(G5, 4)],
+        },
+        shares: vec![
+            QuotaShare::new(
+                "prod",
+                vec![CapacityLimit::new(G5, 2)],
+                SharingConfig::lend(),
+            ),
+            QuotaShare::new(
+                "research",
+                vec![CapacityLimit::new(G5, 2)],
+                SharingConfig::lend_and_borrow(100),
+            ),
+        ],
+        jobs: jobs
+            .into_iter()
+            .map(|j| TrackedJob {
+                job: j.into(),
+                arn: "arn".into(),
+                described_at: Some(t),
+                listed_at: t,
+            })
+            .collect(),
+        server_time: Some(t),
+        ..Default::default()
+    };
+    Snapshot {
+        taken_at: t,
+        sequence: t as u64,
+        queues: vec![q],
+        ..Default::default()
+    }
+}
+
+/// inc-late waits 20 min (promise 15), inc-fast 1 min, exp-1 1 min; all done by 40 min.
+fn write_journal(path: &Path) {
+    let mut j = Journal::open(path, JournalConfig::default()).unwrap();
+    let (late, fast, exp) = (
+        job("inc-late", "prod", 9500),
+        job("inc-fast", "prod", 9500),
+        job("exp-1", "research", 10),
+    );
+    j.record(&snap(30_000, vec![late.clone(), fast.clone(), exp.clone()]))
+        .unwrap();
+    j.record(&snap(
+        90_000,
+        vec![
+            late.clone(),
+            at(fast.clone(), MIN, None),
+            at(exp.clone(), MIN, None),
+        ],
+    ))
+    .unwrap();
+    j.record(&snap(
+        21 * MIN,
+        vec![
+            at(late.clone(), 20 * MIN, None),
+            at(fast.clone(), MIN, Some(10 * MIN)),
+            at(exp.clone(), MIN, Some(10 * MIN)),
+        ],
+    ))
+    .unwrap();
+    j.record(&snap(
+        41 * MIN,
+        vec![
+            at(late, 20 * MIN, Some(40 * MIN)),
+            at(fast, MIN, Some(10 * MIN)),
+            at(exp, MIN, Some(10 * MIN)),
+        ],
+    ))
+    .unwrap();
+}
+
+fn quotatop(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(args)
+        .arg("--journal")
+        .arg(dir.join("j.sqlite3"))
+        .arg("--policy")
+        .arg(dir.join("policy.toml"))
+        // Never the developer's own config or audit log.
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env_remove("QUOTATOP_CONFIG")
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}--- stderr\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+const BREACH: &str = "- wait: P95 wait to first capacity 20m00s, promise 15m00s — breached: 1 job(s), worst inc-late (train-inc-late): waited 20m00s";
+
+#[test]
+fn policy_check_and_report_name_the_job_past_its_promise_the_same_way() {
+    let dir = tempfile::tempdir().unwrap();
+    write_journal(&dir.path().join("j.sqlite3"));
+    std::fs::write(dir.path().join("policy.toml"), POLICY).unwrap();
+
+    let o = quotatop(
+        dir.path(),
+        &["policy", "check", "--queue", "ml-training", "--since", "7d"],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    for want in [
+        "## Policy conformance",
+        "### incident — 2 job(s), 1 breach(es)",
+        BREACH,
+        "### exploratory — 1 job(s), holds",
+        "- wait: P95 wait to first capacity 1m00s, promise 1d00h — holds",
+        "the policy is breached 1 time(s) in incident over the last 7d",
+    ] {
+        assert!(t.contains(want), "want {want:?} in:\n{t}");
+    }
+
+    let o = quotatop(
+        dir.path(),
+        &["report", "--queue", "ml-training", "--since", "7d"],
+    );
+    let md = text(&o);
+    assert!(o.status.success(), "{md}");
+    assert!(md.contains("# Scorecard: ml-training"), "{md}");
+    assert!(md.contains(BREACH), "{md}");
+
+    let o = quotatop(
+        dir.path(),
+        &[
+            "report",
+            "--queue",
+            "ml-training",
+            "--since",
+            "7d",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let incident = &json["policy"]["classes"][0];
+    assert_eq!(incident["class"], "incident");
+    assert_eq!(incident["checks"][0]["jobs"][0]["job_id"], "inc-late");
+    let o = quotatop(
+        dir.path(),
+        &[
+            "report",
+            "--queue",
+            "ml-training",
+            "--since",
+            "7d",
+            "--format",
+            "csv",
+        ],
+    );
+    let csv = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(csv.contains("policy,incident,breaches,1\n"), "{csv}");
+    assert!(csv.contains("policy,exploratory,breaches,0\n"), "{csv}");
+
+    // Keep the promise at 25 minutes and the same history holds: check exits 0.
+    std::fs::write(dir.path().join("policy.toml"), POLICY.replace("15m", "25m")).unwrap();
+    let o = quotatop(
+        dir.path(),
+        &["policy", "check", "--queue", "ml-training", "--since", "7d"],
+    );
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("### incident — 2 job(s), holds"), "{t}");
+}
+
+/// `/metrics` names the same breach: `record`'s policy task computes it with the function
+/// `policy check` uses, and the exposition carries it per class.
+#[test]
+fn metrics_export_the_breaches_policy_check_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("j.sqlite3");
+    write_journal(&journal);
+    let audit = dir.path().join("audit.jsonl");
+    std::fs::write(&audit, "").unwrap();
+    let policy = quotatop_policy::parse(POLICY, "policy.toml").unwrap();
+    let breaches = quotatop::commands::policy::breaches(
+        &journal,
+        Some(&audit),
+        &policy,
+        &["ml-training".to_string()],
+        "7d",
+    );
+    assert_eq!(
+        breaches,
+        [
+            ("ml-training".to_string(), "incident".to_string(), 1),
+            ("ml-training".to_string(), "exploratory".to_string(), 0),
+        ]
+    );
+    let ctx = quotatop::metrics::Context::default();
+    ctx.policy.set(breaches);
+    let (text, _) = quotatop::metrics::exposition(
+        Some(&snap(41 * MIN, vec![])),
+        &Default::default(),
+        &ctx,
+        41 * MIN,
+        false,
+    );
+    assert!(
+        text.contains(
+            "quotatop_policy_breaches{region=\"\",queue=\"ml-training\",class=\"incident\"} 1"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "quotatop_policy_breaches{region=\"\",queue=\"ml-training\",class=\"exploratory\"} 0"
+        ),
+        "{text}"
+    );
+}
+
+/// `replay --policy`: the policy names important work (classes with a promise or protected)
+/// instead of the band heuristic, and its classes' budgets are judged: lending that preempts a
+/// job of a class allowing no preemption turns APPROVE into REJECT.
+#[test]
+fn replay_with_a_policy_judges_its_important_work_and_budgets() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.csv");
+    std::fs::write(
+        &trace,
+        "submit_s,share,instance_type,instance_count,work_s,priority,name\n\
+         0,A,ml.g5.2xlarge,1,3600,0,a1\n0,A,ml.g5.2xlarge,1,3600,0,a2\n\
+         0,A,ml.g5.2xlarge,1,3600,0,a3\n1800,B,ml.g5.2xlarge,1,3600,1000,b1\n",
+    )
+    .unwrap();
+    let replay = |policy: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
+        c.arg("replay")
+            .arg("--trace")
+            .arg(&trace)
+            .arg("--config")
+            .arg("tests/fixtures/verdict_isolated.toml")
+            .arg("tests/fixtures/verdict_lending.toml");
+        if let Some(text) = policy {
+            let p = dir.path().join("policy.toml");
+            std::fs::write(&p, text).unwrap();
+            c.arg("--policy").arg(p);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let bands = replay(None);
+    assert!(
+        bands.contains("Verdict lending: APPROVE") && bands.contains("interruption not judged"),
+        "{bands}"
+    );
+    assert!(bands.contains("Important work: 1 of 4 jobs"), "{bands}");
+    let budgeted = replay(Some(
+        "version = 1\n[[class]]\nname = \"batch\"\npriority = [0, 999]\nshares = [\"A\"]\nmax_preemptions_per_job = 0\n\
+         [[class]]\nname = \"urgent\"\npriority = [1000, 9999]\nshares = [\"B\"]\nmax_wait = \"30m\"\n",
+    ));
+    assert!(
+        budgeted.contains("Verdict lending: REJECT — fails: interruption-budget breaches 0 → 1"),
+        "{budgeted}"
+    );
+    assert!(budgeted.contains("Important work: 1 of 4 jobs, the same in every scenario: the jobs of the classes of policy"), "{budgeted}");
+    // Marking A's jobs important instead (a promise on batch, none on urgent) changes the
+    // important work the verdict reads.
+    let a_important = replay(Some(
+        "version = 1\n[[class]]\nname = \"batch\"\npriority = [0, 999]\nshares = [\"A\"]\nmax_wait = \"4h\"\n\
+         [[class]]\nname = \"urgent\"\npriority = [1000, 9999]\nshares = [\"B\"]\n",
+    ));
+    assert!(
+        a_important.contains("Important work: 3 of 4 jobs"),
+        "{a_important}"
+    );
+    assert!(
+        a_important.contains("Verdict lending: APPROVE"),
+        "{a_important}"
+    );
+}

@@ -1,0 +1,355 @@
+//! `quotatop policy lint / init` end to end: the four-class example against the demo world's
+//! shares, lint errors that exit non-zero, a first policy from an emulator's live shares and
+//! the config's [deadlines] that lints clean against the same queue, and `policy.toml` found
+//! beside the config file.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use crate::emulator_support::*;
+use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
+
+const FOUR: &str = "crates/policy/fixtures/four_classes.toml";
+
+/// The demo world's shares (scenarios/demo.toml) as a shares file.
+const DEMO_SHARES: &str = r#"
+[[shares]]
+name = "research"
+strategy = "LEND_AND_BORROW"
+limits = { "ml.p4d.24xlarge" = 4 }
+[[shares]]
+name = "prod"
+strategy = "LEND"
+limits = { "ml.p4d.24xlarge" = 4 }
+[[shares]]
+name = "regulated"
+strategy = "RESERVE"
+limits = { "ml.p4d.24xlarge" = 2 }
+[[shares]]
+name = "vision"
+strategy = "LEND_AND_BORROW"
+limits = { "ml.p4d.24xlarge" = 2 }
+[[shares]]
+name = "nlp"
+strategy = "LEND"
+limits = { "ml.p4d.24xlarge" = 2 }
+"#;
+
+/// `quotatop policy ARGS` with a temporary home (no user config), stdin not a terminal.
+fn policy(dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
+    c.arg("policy")
+        .args(args)
+        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_MAX_ATTEMPTS", "1")
+        .env_remove("QUOTATOP_CONFIG")
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .stdin(Stdio::null());
+    c
+}
+
+async fn run(mut c: Command) -> Output {
+    tokio::task::spawn_blocking(move || c.output().expect("quotatop runs"))
+        .await
+        .expect("join")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}--- stderr\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_four_class_example_lints_with_warnings_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let shares = dir.path().join("shares.toml");
+    std::fs::write(&shares, DEMO_SHARES).unwrap();
+    let o = run(policy(
+        dir.path(),
+        &[
+            "lint",
+            "--policy",
+            FOUR,
+            "--shares",
+            shares.to_str().unwrap(),
+        ],
+    ))
+    .await;
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    for want in [
+        "(version 1, sha256 ",
+        "4 class(es); checked against the shares file",
+        "| incident | 9000-9999 | prod | capacity within 15m00s | no preemption |",
+        "A job's class: its `quotatop:class` tag, else its share, else its priority range.",
+        "warning: class delivery: may not borrow, but share vision is LEND_AND_BORROW",
+        "0 error(s), 2 warning(s)",
+    ] {
+        assert!(t.contains(want), "want {want:?} in:\n{t}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lint_errors_are_listed_and_exit_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let shares = dir.path().join("shares.toml");
+    std::fs::write(&shares, DEMO_SHARES).unwrap();
+    let bad = dir.path().join("bad.toml");
+    let four = std::fs::read_to_string(FOUR).unwrap();
+    std::fs::write(
+        &bad,
+        four.replace("may_borrow = true", "protected = true")
+            .replace("shares = [\"regulated\"]", "shares = []"),
+    )
+    .unwrap();
+    let o = run(policy(
+        dir.path(),
+        &[
+            "lint",
+            "--policy",
+            bad.to_str().unwrap(),
+            "--shares",
+            shares.to_str().unwrap(),
+        ],
+    ))
+    .await;
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    for want in [
+        "error: class regulatory: runs in no share",
+        "error: class exploratory: is protected but share research is LEND_AND_BORROW",
+        "error: class exploratory: is protected but share nlp is LEND",
+        "3 error(s)",
+        "3 lint error(s); fix them before the policy is used",
+    ] {
+        assert!(t.contains(want), "want {want:?} in:\n{t}");
+    }
+    // A file that cannot be read names the line and the key, and exits non-zero.
+    std::fs::write(&bad, four.replace("max_wait = \"15m\"", "max_wait = 15")).unwrap();
+    let o = run(policy(
+        dir.path(),
+        &["lint", "--policy", bad.to_str().unwrap()],
+    ))
+    .await;
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("line 12, column 12: invalid type: integer `15`, expected a string"),
+        "{t}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_from_live_shares_and_config_lints_clean_beside_the_config() {
+    let h = start(&[(M5, 8), (G5, 4)], "").await;
+    let c = client(&h, 1);
+    create_share(
+        &c,
+        "alpha",
+        &[(M5, 4)],
+        Strategy::LendAndBorrow,
+        Some(50),
+        true,
+    )
+    .await;
+    create_share(
+        &c,
+        "beta",
+        &[(M5, 4), (G5, 2)],
+        Strategy::Reserve,
+        None,
+        false,
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let conf_dir = dir.path().join("config").join("quotatop");
+    std::fs::create_dir_all(&conf_dir).unwrap();
+    std::fs::write(
+        conf_dir.join("config.toml"),
+        "[deadlines.beta]\nmax_wait_s = 900\n[budgets.alpha]\nmax_preemptions_per_job = 2\n",
+    )
+    .unwrap();
+    let url = h.endpoint_url();
+    // No policy beside the config yet: the error says how to write one.
+    let o = run(policy(dir.path(), &["lint"])).await;
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("no policy file at ") && t.contains("quotatop policy init --queue Q >"),
+        "{t}"
+    );
+
+    let o = run(policy(
+        dir.path(),
+        &["init", "--queue", QUEUE, "--endpoint-url", &url],
+    ))
+    .await;
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let init = String::from_utf8(o.stdout).unwrap();
+    for want in [
+        "version = 1\n",
+        "name = \"beta\"\n",
+        "max_wait = \"15m\"\nprotected = true\nmay_borrow = false\n",
+        "name = \"alpha\"\n",
+        "max_preemptions_per_job = 2\nprotected = false\nmay_borrow = true\n",
+        "[owners]\n\"alpha\" = []\n\"beta\" = []\n",
+    ] {
+        assert!(init.contains(want), "want {want:?} in:\n{init}");
+    }
+    std::fs::write(conf_dir.join("policy.toml"), &init).unwrap();
+    let o = run(policy(
+        dir.path(),
+        &["lint", "--queue", QUEUE, "--endpoint-url", &url],
+    ))
+    .await;
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("policy.toml (version 1"), "{t}");
+    assert!(
+        t.contains("checked against the live shares of queue qm-queue"),
+        "{t}"
+    );
+    assert!(t.contains("0 error(s), 0 warning(s)"), "{t}");
+    h.shutdown().await.unwrap();
+}
+
+/// README's four-class example is the fixture the tests read, word for word.
+#[test]
+fn the_readme_example_is_the_tested_fixture() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let fixture = std::fs::read_to_string(FOUR).unwrap();
+    let body: String = fixture
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(
+        readme.contains(&format!("```toml\n{body}```")),
+        "README's Policy example differs from {FOUR}"
+    );
+}
+
+/// `policy plan` shows what the policy asks of each share and the diff; `policy apply` makes it
+/// true through `shares apply`, every record carrying the policy's hash; a second plan finds
+/// nothing to change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn policy_plan_then_apply_makes_the_shares_what_the_policy_asks() {
+    let h = start(&[(M5, 8), (G5, 4)], "").await;
+    let c = client(&h, 1);
+    create_share(
+        &c,
+        "alpha",
+        &[(M5, 4)],
+        Strategy::LendAndBorrow,
+        Some(50),
+        true,
+    )
+    .await;
+    create_share(
+        &c,
+        "beta",
+        &[(M5, 4), (G5, 2)],
+        Strategy::Reserve,
+        None,
+        false,
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let policy_text = "version = 1\n\
+        [[class]]\nname = \"regulatory\"\npriority = [0, 9999]\nshares = [\"alpha\"]\nprotected = true\n\
+        [[class]]\nname = \"explore\"\npriority = [0, 9999]\nshares = [\"beta\"]\nmay_borrow = true\n";
+    let file = dir.path().join("policy.toml");
+    std::fs::write(&file, policy_text).unwrap();
+    let hash = quotatop_policy::hash(policy_text);
+    let url = h.endpoint_url();
+    let log = dir.path().join("audit.jsonl");
+    let args = |sub: &str| {
+        let mut v = vec![
+            sub.to_string(),
+            "--queue".into(),
+            QUEUE.into(),
+            "--endpoint-url".into(),
+            url.clone(),
+            "--policy".into(),
+            file.display().to_string(),
+        ];
+        if sub == "apply" {
+            v.extend([
+                "--reason".into(),
+                "policy 2026-Q4".into(),
+                "--change-record".into(),
+                "CR-42".into(),
+                "--yes".into(),
+                "--log".into(),
+                log.display().to_string(),
+            ]);
+        }
+        v
+    };
+    let o = run(policy(
+        dir.path(),
+        &args("plan").iter().map(String::as_str).collect::<Vec<_>>(),
+    ))
+    .await;
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let asks = format!("(sha256 {}) asks of queue qm-queue:", &hash[..12]);
+    for want in [
+        asks.as_str(),
+        "- alpha: RESERVE: class regulatory is protected",
+        "- beta: LEND_AND_BORROW: class explore may borrow",
+        "update alpha",
+        "update beta",
+    ] {
+        assert!(t.contains(want), "want {want:?} in:\n{t}");
+    }
+    let o = run(policy(
+        dir.path(),
+        &args("apply").iter().map(String::as_str).collect::<Vec<_>>(),
+    ))
+    .await;
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let shares = c.list_quota_shares().job_queue(QUEUE).send().await.unwrap();
+    let strategy = |name: &str| {
+        let s = shares
+            .quota_shares()
+            .iter()
+            .find(|s| s.quota_share_name() == Some(name))
+            .unwrap()
+            .resource_sharing_configuration()
+            .unwrap();
+        (s.strategy().unwrap().as_str().to_string(), s.borrow_limit())
+    };
+    assert_eq!(strategy("alpha").0, "RESERVE");
+    assert_eq!(strategy("beta"), ("LEND_AND_BORROW".to_string(), Some(-1)));
+    let records = quotatop_store::audit::read_records(&log).unwrap();
+    assert!(records.len() >= 4, "{records:?}");
+    for (_, r) in &records {
+        assert_eq!(
+            r.class_policy.as_ref().map(|p| p.hash.as_str()),
+            Some(hash.as_str())
+        );
+    }
+    assert!(quotatop_store::audit::verify(&log).is_ok());
+    let o = run(policy(
+        dir.path(),
+        &args("plan").iter().map(String::as_str).collect::<Vec<_>>(),
+    ))
+    .await;
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("No changes: the live shares match the file."),
+        "{t}"
+    );
+    h.shutdown().await.unwrap();
+}
