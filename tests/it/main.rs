@@ -15,6 +15,7 @@ mod drill_support;
 mod emulator_support;
 mod engine_support;
 mod metrics_support;
+mod temp_support;
 mod tui_support;
 
 mod audit_cli;

@@ -82,8 +82,7 @@ fn journaled(err: &str) -> u64 {
 #[test]
 fn record_journals_until_sigterm_and_report_reads_it() {
     let (mut emu, url) = emulator();
-    let dir = std::env::temp_dir().join(format!("quotatop-record-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::temp_support::dir_path("record");
     let journal = dir.join("journal.sqlite3");
     let mut rec = Command::new(env!("CARGO_BIN_EXE_quotatop"))
         .args([

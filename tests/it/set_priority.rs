@@ -13,17 +13,8 @@ use quotatop_aws::poll::{self, PollConfig};
 use quotatop_emulator::EmulatorHandle;
 use quotatop_store::audit::{self, AuditLog, AwsContext, Operator, Outcome, RecordKind};
 
-fn temp_log(name: &str) -> PathBuf {
-    std::env::temp_dir()
-        .join(format!(
-            "quotatop-setprio-{}-{name}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0)
-        ))
-        .join("audit.jsonl")
+fn temp_log(name: &str) -> crate::temp_support::TempPath {
+    crate::temp_support::path(&format!("setprio-{name}"), "audit.jsonl")
 }
 
 fn cmd(url: &str, log: &PathBuf, args: &[&str]) -> Command {
