@@ -140,8 +140,12 @@ pub struct RecordArgs {
     #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub interval: u64,
     /// Journal database (default: journal.sqlite3 in the user's data directory).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "no_journal")]
     pub journal: Option<std::path::PathBuf>,
+    /// Keep no history: poll and serve --metrics-addr only (no journal file is created or
+    /// opened; /metrics then has no quotatop_journal_* families).
+    #[arg(long, requires = "metrics_addr")]
+    pub no_journal: bool,
     /// Directory for record.log (default: the user's state directory).
     #[arg(long)]
     pub log_dir: Option<std::path::PathBuf>,

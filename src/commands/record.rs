@@ -21,17 +21,7 @@ use quotatop_store::journal::{self, JournalHandle};
 
 /// `quotatop record`.
 pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
-    let path = match &args.journal {
-        Some(p) => p.clone(),
-        None => journal::default_journal_path()?,
-    };
-    // Before anything is created: a device, FIFO, directory or link is no journal.
-    quotatop_store::private_file::check_kind(&path, "journal").map_err(|e| {
-        anyhow::anyhow!(
-            "{}; record keeps its history in the journal (to watch without keeping history, run `quotatop console --no-journal`)",
-            quotatop_model::clean_text(&e.to_string())
-        )
-    })?;
+    let path = journal_path(args)?;
     let log_dir = match &args.log_dir {
         Some(d) => d.clone(),
         None => journal::state_dir()?,
@@ -39,8 +29,11 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
     let log = init_file_logging(&log_dir)
         .with_context(|| format!("cannot write record.log in {}", log_dir.display()))?;
     eprintln!(
-        "quotatop record: journal {}, log {}; stop with Ctrl-C or SIGTERM",
-        path.display(),
+        "quotatop record: {}, log {}; stop with Ctrl-C or SIGTERM",
+        path.as_ref().map_or_else(
+            || "no journal (--no-journal)".to_string(),
+            |p| format!("journal {}", p.display())
+        ),
         log.display()
     );
     let loaded = crate::config::load(&crate::config::Overrides {
@@ -72,25 +65,12 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
     };
     let rt = super::runtime()?;
     rt.block_on(async {
-        let latest = crate::metrics::server::Latest::default();
-        let stop_metrics = tokio_util::sync::CancellationToken::new();
-        let metrics_task = match args.metrics_addr {
-            Some(addr) => {
-                let listener = tokio::net::TcpListener::bind(addr)
-                    .await
-                    .with_context(|| format!("cannot serve metrics on {addr}"))?;
-                let bound = listener.local_addr()?;
-                eprintln!("quotatop record: metrics on http://{bound}/metrics");
-                tracing::info!(%bound, "serving metrics");
-                Some(tokio::spawn(crate::metrics::server::serve(
-                    listener,
-                    latest.clone(),
-                    metrics_ctx,
-                    stop_metrics.clone(),
-                )))
-            }
-            None => None,
+        let latest = if path.is_some() {
+            crate::metrics::server::Latest::default()
+        } else {
+            crate::metrics::server::Latest::without_journal()
         };
+        let metrics = Metrics::start(args.metrics_addr, &latest, metrics_ctx).await?;
         let poll_config = PollConfig {
             interval: Duration::from_secs(args.interval),
             queues: args.queues.clone(),
@@ -99,7 +79,9 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         let poller = if named.is_empty() {
             let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
             // A warm start: only the jobs that changed while it was stopped are described.
-            let warm = super::warm::load(&path, &args.queues, client.source());
+            let warm = path
+                .as_ref()
+                .and_then(|p| super::warm::load(p, &args.queues, client.source()));
             poll::spawn_seeded(client, poll_config, warm.as_ref())
         } else {
             let sources = super::sources::connect(named).await?;
@@ -107,35 +89,37 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             tracing::info!(sources = ?names, "recording several sources");
             super::sources::spawn(&sources, &poll_config)
         };
-        let journal = JournalHandle::start(&path, journal_config);
-        if let Some(why) = journal.status().unavailable {
+        let journal = path
+            .as_ref()
+            .map(|p| JournalHandle::start(p, journal_config));
+        if let Some(why) = journal.as_ref().and_then(|j| j.status().unavailable) {
             eprintln!("warning: the journal is unavailable ({why}); recording nothing until it is");
         }
-        tracing::info!(journal = %path.display(), queues = ?args.queues, "recording");
+        tracing::info!(journal = ?path, queues = ?args.queues, "recording");
         let mut poller = poller;
-        let summary = record_loop(
-            &mut poller.snapshots,
-            &journal,
-            args.max_unjournaled,
-            shutdown_signal(),
-            metrics_task.is_some().then_some(&latest),
-        )
-        .await;
-        stop_metrics.cancel();
-        if let Some(task) = metrics_task {
-            match task.await {
-                Ok(Err(e)) => tracing::warn!(error = %e, "the metrics endpoint failed"),
-                Err(e) => tracing::warn!(error = %e, "the metrics endpoint stopped"),
-                Ok(Ok(())) => {}
+        let summary = match &journal {
+            Some(journal) => {
+                record_loop(
+                    &mut poller.snapshots,
+                    journal,
+                    args.max_unjournaled,
+                    shutdown_signal(),
+                    metrics.task.is_some().then_some(&latest),
+                )
+                .await
             }
-        }
+            None => serve_loop(&mut poller.snapshots, shutdown_signal(), &latest).await,
+        };
+        metrics.stop().await;
         poller.shutdown().await;
-        journal.shutdown();
+        if let Some(journal) = journal {
+            journal.shutdown();
+        }
         eprintln!(
             "quotatop record: stopped after {} snapshots ({} journaled)",
             summary.received, summary.written
         );
-        match summary.failure(&path) {
+        match summary.failure(path.as_deref()) {
             Some(why) => {
                 tracing::error!(%why, "recording failed");
                 Err(anyhow::anyhow!(why))
@@ -143,6 +127,54 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             None => anyhow::Ok(()),
         }
     })
+}
+
+/// `/metrics` while `record` runs (`task` is `None` without `--metrics-addr`).
+struct Metrics {
+    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    stop: tokio_util::sync::CancellationToken,
+}
+
+impl Metrics {
+    /// Serves `latest` on `addr`, when given.
+    async fn start(
+        addr: Option<std::net::SocketAddr>,
+        latest: &crate::metrics::server::Latest,
+        ctx: crate::metrics::Context,
+    ) -> anyhow::Result<Self> {
+        let stop = tokio_util::sync::CancellationToken::new();
+        let Some(addr) = addr else {
+            return Ok(Self { task: None, stop });
+        };
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot serve metrics on {addr}"))?;
+        let bound = listener.local_addr()?;
+        eprintln!("quotatop record: metrics on http://{bound}/metrics");
+        tracing::info!(%bound, "serving metrics");
+        let task = tokio::spawn(crate::metrics::server::serve(
+            listener,
+            latest.clone(),
+            ctx,
+            stop.clone(),
+        ));
+        Ok(Self {
+            task: Some(task),
+            stop,
+        })
+    }
+
+    /// Stops the endpoint (its connections are closed) and waits for it.
+    async fn stop(self) {
+        self.stop.cancel();
+        if let Some(task) = self.task {
+            match task.await {
+                Ok(Err(e)) => tracing::warn!(error = %e, "the metrics endpoint failed"),
+                Err(e) => tracing::warn!(error = %e, "the metrics endpoint stopped"),
+                Ok(Ok(())) => {}
+            }
+        }
+    }
 }
 
 /// What a recording session did.
@@ -162,8 +194,14 @@ pub struct RecordSummary {
 
 impl RecordSummary {
     /// Why this session counts as failed (the command then exits non-zero), if it does: it
-    /// gave up after snapshots in a row went unjournaled, or it journaled nothing at all.
-    pub fn failure(&self, journal: &Path) -> Option<String> {
+    /// gave up after snapshots in a row went unjournaled, or it journaled nothing at all
+    /// (without a journal, `None`: it received no snapshot to serve).
+    pub fn failure(&self, journal: Option<&Path>) -> Option<String> {
+        let Some(journal) = journal else {
+            return (self.received == 0).then(|| {
+                "served nothing: the poller delivered no snapshot (see record.log)".to_string()
+            });
+        };
         let why = self
             .last_error
             .as_deref()
@@ -188,6 +226,53 @@ impl RecordSummary {
         }
         None
     }
+}
+
+/// The journal `record` writes: `None` with `--no-journal`; else `--journal` or the default,
+/// refused before anything is created when it is a device, FIFO, directory or link.
+fn journal_path(args: &RecordArgs) -> anyhow::Result<Option<PathBuf>> {
+    if args.no_journal {
+        return Ok(None);
+    }
+    let path = match &args.journal {
+        Some(p) => p.clone(),
+        None => journal::default_journal_path()?,
+    };
+    quotatop_store::private_file::check_kind(&path, "journal").map_err(|e| {
+        anyhow::anyhow!(
+            "{}; record keeps its history in the journal (to keep none and only serve /metrics, add --no-journal)",
+            quotatop_model::clean_text(&e.to_string())
+        )
+    })?;
+    Ok(Some(path))
+}
+
+/// `record --no-journal`: every snapshot from `snapshots` is what `/metrics` serves next,
+/// until `shutdown` resolves or the channel closes; nothing is journaled.
+pub async fn serve_loop(
+    snapshots: &mut mpsc::Receiver<Snapshot>,
+    shutdown: impl Future<Output = ()>,
+    metrics: &crate::metrics::server::Latest,
+) -> RecordSummary {
+    let mut summary = RecordSummary::default();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => {
+                tracing::info!("shutdown requested");
+                break;
+            }
+            next = snapshots.recv() => {
+                let Some(snap) = next else {
+                    tracing::warn!("the poller stopped");
+                    break;
+                };
+                summary.received += 1;
+                metrics.update_snapshot(snap);
+            }
+        }
+    }
+    summary
 }
 
 /// Journals every snapshot from `snapshots` until `shutdown` resolves or the channel closes,
@@ -409,7 +494,7 @@ mod tests {
             (summary.received, summary.queued, summary.written),
             (2, 2, 2)
         );
-        assert_eq!(summary.failure(&path), None);
+        assert_eq!(summary.failure(Some(&path)), None);
         journal.shutdown();
         let j = Journal::open_existing(&path, JournalConfig::default()).unwrap();
         let kinds: Vec<_> = j
@@ -446,7 +531,11 @@ mod tests {
         drop(tx);
         let s = record_loop(&mut rx, &journal, 0, std::future::pending(), None).await;
         assert_eq!((s.received, s.written), (0, 0));
-        assert!(s.failure(dir.path()).unwrap().contains("journaled nothing"));
+        assert!(
+            s.failure(Some(dir.path()))
+                .unwrap()
+                .contains("journaled nothing")
+        );
     }
 
     /// A journal that cannot be opened (its directory is a file) is tried again with back-off;
@@ -468,7 +557,7 @@ mod tests {
         }
         let s = record_loop(&mut rx, &journal, 3, std::future::pending(), None).await;
         assert_eq!(s.gave_up_after, Some(3));
-        let why = s.failure(&path).unwrap();
+        let why = s.failure(Some(&path)).unwrap();
         assert!(why.contains("3 snapshots in a row"), "{why}");
         assert!(why.contains(&path.display().to_string()), "{why}");
         journal.shutdown();
