@@ -83,5 +83,6 @@ mod tui_styles;
 mod tui_triage;
 mod tui_why;
 mod tui_widths;
+mod umask_dirs;
 mod verdict;
 mod why_engine;

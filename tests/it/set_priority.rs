@@ -54,7 +54,7 @@ async fn run(c: Command) -> Output {
 
 /// One share, in-share preemption on, 2 instances: two running jobs (priorities 3 and 1) and
 /// a waiting job at priority 0.
-async fn world() -> (EmulatorHandle, [String; 3]) {
+pub async fn world() -> (EmulatorHandle, [String; 3]) {
     let h = start(&[(M5, 4)], "").await;
     let c = client(&h, 3);
     create_share(&c, "team", &[(M5, 2)], Strategy::Reserve, None, true).await;
