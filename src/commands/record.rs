@@ -2,8 +2,8 @@
 //! logging to the state directory, stopping cleanly on SIGTERM/SIGINT.
 //!
 //! [`run`] connects, starts the poller and the journal writer, and hands every snapshot to
-//! [`record_loop`] until [`shutdown_signal`]; [`init_file_logging`] sends `tracing` to
-//! `<state dir>/record.log`.
+//! [`record_loop`] until [`shutdown_signal`]; [`init_named_file_logging`] sends `tracing` to
+//! `<state dir>/record.log`, rotated by size while it runs.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -19,6 +19,8 @@ use quotatop_aws::poll::{self, PollConfig};
 use quotatop_model::Snapshot;
 use quotatop_store::journal::{self, JournalHandle};
 
+use super::log_file::{RotatingLog, Rotation};
+
 /// `quotatop record`.
 pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
     let path = journal_path(args)?;
@@ -26,7 +28,11 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         Some(d) => d.clone(),
         None => journal::state_dir()?,
     };
-    let log = init_file_logging(&log_dir)
+    let rotation = Rotation {
+        max_bytes: args.log_max_bytes,
+        keep: args.log_keep,
+    };
+    let log = init_named_file_logging(&log_dir, "record.log", rotation, args.log_level.into())
         .with_context(|| format!("cannot write record.log in {}", log_dir.display()))?;
     eprintln!(
         "quotatop record: {}, log {}; stop with Ctrl-C or SIGTERM",
@@ -95,7 +101,11 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         if let Some(why) = journal.as_ref().and_then(|j| j.status().unavailable) {
             eprintln!("warning: the journal is unavailable ({why}); recording nothing until it is");
         }
-        tracing::info!(journal = ?path, queues = ?args.queues, "recording");
+        tracing::info!(
+            journal = %path.as_ref().map_or_else(|| "none".to_string(), |p| p.display().to_string()),
+            queues = ?args.queues,
+            "recording"
+        );
         let mut poller = poller;
         let summary = match &journal {
             Some(journal) => {
@@ -378,47 +388,24 @@ pub async fn shutdown_signal() {
     }
 }
 
-/// Sends `tracing` output to `<dir>/record.log` (appended, mode 0600); returns the file's path.
-pub fn init_file_logging(dir: &Path) -> anyhow::Result<PathBuf> {
-    init_named_file_logging(dir, "record.log", None)
-}
-
-/// Sends `tracing` output to `<dir>/<name>` (appended, mode 0600); returns the file's path.
-/// With `rotate_over`, a file already larger than that many bytes is first renamed to
-/// `<name>.1` (replacing the one before), so the log stays bounded across runs.
+/// Sends `tracing` output at `level` and above to `<dir>/<name>` (appended, mode 0600,
+/// rotated by size while it runs: [`super::log_file`]); returns the file's path.
 pub fn init_named_file_logging(
     dir: &Path,
     name: &str,
-    rotate_over: Option<u64>,
+    rotation: Rotation,
+    level: tracing::Level,
 ) -> anyhow::Result<PathBuf> {
     quotatop_store::private_file::create_dir(dir, false)?;
     let path = dir.join(name);
-    if let Some(max) = rotate_over {
-        rotate_if_over(&path, max)?;
-    }
-    let file = open_private_log(&path)?;
+    let file = RotatingLog::open(&path, rotation)?;
     tracing_subscriber::fmt()
         .with_writer(std::sync::Mutex::new(file))
+        .with_max_level(level)
         .with_ansi(false)
         .try_init()
         .map_err(|e| anyhow::anyhow!("cannot start logging: {e}"))?;
     Ok(path)
-}
-
-/// Renames `path` to `path.1` (replacing it) when it is larger than `max` bytes.
-fn rotate_if_over(path: &Path, max: u64) -> std::io::Result<()> {
-    if std::fs::metadata(path).is_ok_and(|m| m.len() > max) {
-        let mut old = path.as_os_str().to_owned();
-        old.push(".1");
-        std::fs::rename(path, PathBuf::from(old))?;
-    }
-    Ok(())
-}
-
-/// Opens `path` for appending with mode 0600, also when it already existed with a looser mode;
-/// a path that is not a regular file is refused untouched.
-fn open_private_log(path: &Path) -> std::io::Result<std::fs::File> {
-    quotatop_store::private_file::open(path, "log", true)
 }
 
 #[cfg(test)]
@@ -441,22 +428,6 @@ mod tests {
             }],
             ..Default::default()
         }
-    }
-
-    #[test]
-    fn a_log_over_its_limit_is_rotated_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("console.log");
-        rotate_if_over(&path, 10).unwrap();
-        assert!(!path.exists(), "nothing to rotate");
-        std::fs::write(&path, "0123456789").unwrap();
-        rotate_if_over(&path, 10).unwrap();
-        assert!(path.exists(), "at the limit: kept");
-        std::fs::write(&path, "0123456789ab").unwrap();
-        rotate_if_over(&path, 10).unwrap();
-        assert!(!path.exists());
-        let old = dir.path().join("console.log.1");
-        assert_eq!(std::fs::read_to_string(old).unwrap(), "0123456789ab");
     }
 
     #[tokio::test]
@@ -514,11 +485,11 @@ mod tests {
         let path = dir.path().join("record.log");
         std::fs::write(&path, "old\n").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        drop(open_private_log(&path).unwrap());
+        drop(RotatingLog::open(&path, super::super::log_file::DEFAULT_ROTATION).unwrap());
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         let fresh = dir.path().join("new.log");
-        drop(open_private_log(&fresh).unwrap());
+        drop(RotatingLog::open(&fresh, super::super::log_file::DEFAULT_ROTATION).unwrap());
         let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
     }
