@@ -109,7 +109,7 @@ fn update_fields(detail: &str) -> Option<Vec<(String, String, String)>> {
 /// How `shares apply` words a read-back's verdict.
 pub fn verdict_words(v: Verdict) -> &'static str {
     match v {
-        Verdict::Landed => "landed (confirmed by read-back)",
+        Verdict::Landed | Verdict::LandedLate => "landed (confirmed by read-back)",
         Verdict::DidNotLand => "did not land (confirmed by read-back)",
         Verdict::Undecidable | Verdict::JobGone => "unknown",
     }
