@@ -59,9 +59,27 @@ impl RotatingLog {
         PathBuf::from(p)
     }
 
+    /// Whether `<name>` is still the file this writes to (another process sharing the log
+    /// may have rotated it).
+    fn still_ours(&self) -> bool {
+        match (std::fs::symlink_metadata(&self.path), self.file.metadata()) {
+            (Ok(a), Ok(b)) => same_file(&a, &b),
+            _ => false,
+        }
+    }
+
     /// Shifts `<name>.N` to `<name>.N+1` (the oldest is replaced), `<name>` to `<name>.1`, and
-    /// starts a new `<name>`.
+    /// starts a new `<name>`. When another process (a second `record` with the same log
+    /// directory) has rotated it already, this one follows it to the new `<name>` instead of
+    /// shifting the files a second time, which would drop a file of lines.
     fn rotate(&mut self) -> std::io::Result<()> {
+        if !self.still_ours() {
+            self.file = quotatop_store::private_file::open(&self.path, "log", true)?;
+            self.size = self.file.metadata()?.len();
+            if self.size < self.rotation.max_bytes {
+                return Ok(());
+            }
+        }
         for n in (1..self.rotation.keep).rev() {
             match std::fs::rename(self.numbered(n), self.numbered(n + 1)) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
@@ -73,6 +91,17 @@ impl RotatingLog {
         self.size = 0;
         Ok(())
     }
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &std::fs::Metadata, _: &std::fs::Metadata) -> bool {
+    true
 }
 
 impl Write for RotatingLog {
@@ -128,6 +157,45 @@ mod tests {
         assert_eq!(read(&dir.path().join("x.log.1")), "eeee\nff\n");
         assert_eq!(read(&path), "gggghhhh\n");
         assert!(!dir.path().join("x.log.3").exists());
+    }
+
+    /// Two writers of one log (two `record` with the same log directory): when one has
+    /// rotated, the other follows it to the new file instead of shifting the files again.
+    #[test]
+    fn a_second_writer_follows_a_rotation_instead_of_rotating_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.log");
+        let rotation = Rotation {
+            max_bytes: 20,
+            keep: 100,
+        };
+        let mut a = RotatingLog::open(&path, rotation).unwrap();
+        let mut b = RotatingLog::open(&path, rotation).unwrap();
+        for i in 0..40 {
+            let w = if i % 2 == 0 { &mut a } else { &mut b };
+            writeln!(w, "line {i:03}").unwrap();
+        }
+        let mut lines: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flat_map(|e| {
+                let text = read(&e.unwrap().path());
+                text.lines().map(str::to_string).collect::<Vec<_>>()
+            })
+            .collect();
+        lines.sort();
+        let want: Vec<String> = (0..40).map(|i| format!("line {i:03}")).collect();
+        assert_eq!(lines, want);
+        // Deterministic (one thread): 13 files when the second writer follows the first's
+        // rotations, 19 when each shifts the files again on its own count.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 13);
+        // Each file but the last holds more than one line: no rotation left a file behind
+        // that the other writer had only just started.
+        for e in std::fs::read_dir(dir.path()).unwrap() {
+            let p = e.unwrap().path();
+            if p != path {
+                assert!(read(&p).lines().count() > 1, "{}", read(&p));
+            }
+        }
     }
 
     #[test]

@@ -735,6 +735,64 @@ mod tests {
         assert_eq!(audit::read_records(log.path()).unwrap().len(), 5);
     }
 
+    /// Two reconciles at once (two threads, two opens of the log) that both find the change
+    /// landed after all write one correction between them.
+    #[test]
+    fn two_reconciles_at_once_write_one_correction() {
+        fn block<F: Future>(f: F) -> F::Output {
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap()
+                .block_on(f)
+        }
+        for round in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("audit.jsonl");
+            let mut held = intent("held", 1, 50);
+            held.time = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            AuditLog::new(&path).append(held).unwrap();
+            let before = Jobs(HashMap::from([("held".to_string(), Ok(Some(1)))]));
+            let op = Operator::default();
+            block(reconcile(
+                &before,
+                &AuditLog::new(&path),
+                &op,
+                &Target::default(),
+            ))
+            .unwrap();
+            let results: Vec<Vec<Reconciled>> = std::thread::scope(|s| {
+                let runs: Vec<_> = (0..2)
+                    .map(|_| {
+                        s.spawn(|| {
+                            let after = Jobs(HashMap::from([("held".to_string(), Ok(Some(50)))]));
+                            let log = AuditLog::new(&path);
+                            block(reconcile(
+                                &after,
+                                &log,
+                                &Operator::default(),
+                                &Target::default(),
+                            ))
+                            .unwrap()
+                        })
+                    })
+                    .collect();
+                runs.into_iter().map(|r| r.join().unwrap()).collect()
+            });
+            let corrections = results
+                .iter()
+                .flatten()
+                .filter(|r| r.result == Decision::Decided(Verdict::LandedLate, Some(50)))
+                .count();
+            assert_eq!(corrections, 1, "round {round}: {results:?}");
+            let records = audit::read_records(&path).unwrap();
+            assert_eq!(
+                records.len(),
+                3,
+                "intent, did not land, one landed after all"
+            );
+        }
+    }
+
     #[test]
     fn verdicts() {
         assert_eq!(Verdict::judge(Some(7), false, 7), Verdict::Landed);
