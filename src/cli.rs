@@ -305,21 +305,33 @@ pub struct ReplayArgs {
     pub format: ReportFormat,
 }
 
-fn parse_default_nodes(s: &str) -> Result<u32, String> {
+/// A flag value clap's own parsers cannot check.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FlagValueError {
+    #[error("{text:?} is not a whole number of nodes from 1 to {max}")]
+    Nodes { text: String, max: u32 },
+    #[error("{0:?} is not a finite number > 0 (e.g. 0.5 halves every capacity)")]
+    CapacityScale(String),
+}
+
+fn parse_default_nodes(s: &str) -> Result<u32, FlagValueError> {
     let max = u32::MAX / quotatop_replay::philly::GPUS_PER_NODE;
     s.trim()
         .parse::<u32>()
         .ok()
         .filter(|n| (1..=max).contains(n))
-        .ok_or_else(|| format!("{s:?} is not a whole number of nodes from 1 to {max}"))
+        .ok_or_else(|| FlagValueError::Nodes {
+            text: s.to_string(),
+            max,
+        })
 }
 
-fn parse_capacity_scale(s: &str) -> Result<f64, String> {
+fn parse_capacity_scale(s: &str) -> Result<f64, FlagValueError> {
     s.trim()
         .parse::<f64>()
         .ok()
         .filter(|f| f.is_finite() && *f > 0.0)
-        .ok_or_else(|| format!("{s:?} is not a finite number > 0 (e.g. 0.5 halves every capacity)"))
+        .ok_or_else(|| FlagValueError::CapacityScale(s.to_string()))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -18,7 +18,7 @@ use quotatop_analysis::{GpuTable, LoopRule};
 use quotatop_store::journal::JournalConfig;
 
 mod sources;
-pub use sources::{SelectedSource, SourceConfig};
+pub use sources::{SelectedSource, SourceConfig, SourcesError};
 
 /// Every setting, after layering.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -338,6 +338,84 @@ pub fn load(flags: &Overrides) -> Loaded {
     load_with(flags, default_file, theme_dir, &|k| std::env::var(k).ok())
 }
 
+/// The environment's layer over the file's: theme, colour, queues, read-only mode, the AWS
+/// profile and region.
+fn apply_environment(
+    config: &mut Config,
+    env: &dyn Fn(&str) -> Option<String>,
+    warnings: &mut Vec<String>,
+    read_only_from: &mut Option<String>,
+) {
+    if let Some(t) = env("QUOTATOP_THEME").filter(|s| !s.is_empty()) {
+        config.theme = t;
+    }
+    if env("NO_COLOR").is_some_and(|s| !s.is_empty()) {
+        config.no_color = true;
+    }
+    if let Some(q) = env("QUOTATOP_QUEUES").filter(|s| !s.is_empty()) {
+        config.queues = q
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect();
+    }
+    if let Some(v) = env("QUOTATOP_READ_ONLY").filter(|s| !s.is_empty()) {
+        match parse_switch(&v) {
+            Some(on) => {
+                config.read_only = on;
+                *read_only_from = on.then(|| {
+                    format!(
+                        "the environment variable QUOTATOP_READ_ONLY={}",
+                        quotatop_model::clean_text(&v)
+                    )
+                });
+            }
+            None => warnings.push(format!(
+                "QUOTATOP_READ_ONLY={} is not a yes/no value (1/0, true/false, yes/no, on/off); ignored",
+                quotatop_model::clean_text(&v)
+            )),
+        }
+    }
+    if let Some(p) = env("AWS_PROFILE").filter(|s| !s.is_empty()) {
+        config.profile = Some(p);
+    }
+    if let Some(r) = env("AWS_REGION")
+        .or_else(|| env("AWS_DEFAULT_REGION"))
+        .filter(|s| !s.is_empty())
+    {
+        config.region = Some(r);
+    }
+}
+
+/// The command line's layer, over the environment's.
+fn apply_flags(config: &mut Config, flags: &Overrides, read_only_from: &mut Option<String>) {
+    if let Some(t) = &flags.theme {
+        config.theme = t.clone();
+    }
+    config.no_color |= flags.no_color;
+    if flags.read_only {
+        config.read_only = true;
+        *read_only_from = Some("the --read-only flag".to_string());
+    }
+    config.tag_justification |= flags.tag_justification;
+    if !flags.queues.is_empty() {
+        config.queues = flags.queues.clone();
+    }
+    for (slot, flag) in [
+        (&mut config.profile, &flags.profile),
+        (&mut config.region, &flags.region),
+        (&mut config.endpoint_url, &flags.endpoint_url),
+    ] {
+        if flag.is_some() {
+            slot.clone_from(flag);
+        }
+    }
+    if let Some(r) = flags.refresh_secs {
+        config.refresh_secs = r;
+    }
+}
+
 /// Layering with every input passed in (tests give a fake environment).
 pub fn load_with(
     flags: &Overrides,
@@ -383,73 +461,8 @@ pub fn load_with(
         _ => None,
     };
 
-    // Environment.
-    if let Some(t) = env("QUOTATOP_THEME").filter(|s| !s.is_empty()) {
-        config.theme = t;
-    }
-    if env("NO_COLOR").is_some_and(|s| !s.is_empty()) {
-        config.no_color = true;
-    }
-    if let Some(q) = env("QUOTATOP_QUEUES").filter(|s| !s.is_empty()) {
-        config.queues = q
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(String::from)
-            .collect();
-    }
-    if let Some(v) = env("QUOTATOP_READ_ONLY").filter(|s| !s.is_empty()) {
-        match parse_switch(&v) {
-            Some(on) => {
-                config.read_only = on;
-                read_only_from = on.then(|| {
-                    format!(
-                        "the environment variable QUOTATOP_READ_ONLY={}",
-                        quotatop_model::clean_text(&v)
-                    )
-                });
-            }
-            None => warnings.push(format!(
-                "QUOTATOP_READ_ONLY={} is not a yes/no value (1/0, true/false, yes/no, on/off); ignored",
-                quotatop_model::clean_text(&v)
-            )),
-        }
-    }
-    if let Some(p) = env("AWS_PROFILE").filter(|s| !s.is_empty()) {
-        config.profile = Some(p);
-    }
-    if let Some(r) = env("AWS_REGION")
-        .or_else(|| env("AWS_DEFAULT_REGION"))
-        .filter(|s| !s.is_empty())
-    {
-        config.region = Some(r);
-    }
-
-    // Flags.
-    if let Some(t) = &flags.theme {
-        config.theme = t.clone();
-    }
-    config.no_color |= flags.no_color;
-    if flags.read_only {
-        config.read_only = true;
-        read_only_from = Some("the --read-only flag".to_string());
-    }
-    config.tag_justification |= flags.tag_justification;
-    if !flags.queues.is_empty() {
-        config.queues = flags.queues.clone();
-    }
-    for (slot, flag) in [
-        (&mut config.profile, &flags.profile),
-        (&mut config.region, &flags.region),
-        (&mut config.endpoint_url, &flags.endpoint_url),
-    ] {
-        if flag.is_some() {
-            slot.clone_from(flag);
-        }
-    }
-    if let Some(r) = flags.refresh_secs {
-        config.refresh_secs = r;
-    }
+    apply_environment(&mut config, env, &mut warnings, &mut read_only_from);
+    apply_flags(&mut config, flags, &mut read_only_from);
     if !(config.refresh_secs.is_finite() && config.refresh_secs >= 0.5) {
         warnings.push(format!(
             "refresh_secs {} is below 0.5 s; using 5",
@@ -521,8 +534,11 @@ fn read_file(path: &Path) -> Result<(Config, Vec<String>), ConfigError> {
             }
         }
     };
-    config.rules().validate().map_err(parse_error)?;
-    sources::validate(&config.sources).map_err(parse_error)?;
+    config
+        .rules()
+        .validate()
+        .map_err(|e| parse_error(e.to_string()))?;
+    sources::validate(&config.sources).map_err(|e| parse_error(e.to_string()))?;
     Ok((config, unknown))
 }
 

@@ -508,10 +508,7 @@ pub fn list(a: &AuditListArgs) -> anyhow::Result<String> {
             i.new_priority,
             clean_text(&outcome_text(c)),
             clean_text(&i.justification),
-            i.change_record
-                .as_deref()
-                .map(|r| format!("  [change record {}]", clean_text(r)))
-                .unwrap_or_default(),
+            change_record_note(i.change_record.as_deref()),
             clean_text(&i.preview),
         ));
     }
@@ -566,10 +563,7 @@ fn action_text(c: &Change, action: &audit::Action) -> String {
             .unwrap_or_default(),
         clean_text(&outcome_text(c)),
         clean_text(&i.justification),
-        i.change_record
-            .as_deref()
-            .map(|r| format!("  [change record {}]", clean_text(r)))
-            .unwrap_or_default(),
+        change_record_note(i.change_record.as_deref()),
         clean_text(&action.detail),
     )
 }
@@ -653,6 +647,13 @@ pub fn export(a: &AuditExportArgs) -> anyhow::Result<String> {
             out
         }
     })
+}
+
+/// `  [change record X]` after a change's justification, or nothing without one.
+fn change_record_note(record: Option<&str>) -> String {
+    record
+        .map(|r| format!("  [change record {}]", clean_text(r)))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -51,19 +51,14 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
     }
     let journal_config = loaded.config.journal.config();
     // `[[sources]]` of the config, picked by `--source`: one poller each, one journal.
-    let named = {
-        let mut config = loaded.config.clone();
-        config.queues.clone_from(&args.queues);
-        super::sources::named(
-            &config,
-            &args.sources,
-            args.aws.explicit(),
-            loaded.broken.as_deref(),
-        )?
-    };
+    let named = super::sources::named_for_queues(
+        &loaded,
+        &args.queues,
+        &args.sources,
+        args.aws.explicit(),
+    )?;
     if let Some(addr) = args.metrics_addr {
-        crate::metrics::server::check_bind(addr, args.metrics_allow_remote)
-            .map_err(|why| anyhow::anyhow!(why))?;
+        crate::metrics::server::check_bind(addr, args.metrics_allow_remote)?;
     }
     let metrics_ctx = crate::metrics::Context {
         rule: loaded.config.loop_rule(),

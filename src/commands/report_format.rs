@@ -92,10 +92,25 @@ pub fn markdown(r: &Report) -> String {
     {
         md_row(&mut out, row);
     }
+    md_fairness(&mut out, c);
+    delivery_markdown(&mut out, &r.evaluation);
+    md_exceptions(&mut out, &r.exceptions);
+    if !r.drills.is_empty() {
+        out.push_str("\n## Preemption drills\n\n");
+        for d in &r.drills {
+            let _ = writeln!(out, "- {}", super::drill::drill_line(d));
+        }
+    }
+    md_methods(&mut out, c);
+    out
+}
+
+/// Each share's entitlement against what it held, and its wait against the queue's.
+fn md_fairness(out: &mut String, c: &Scorecard) {
     out.push_str("\n## Fairness\n\n| share | entitled GPU-h | entitled | held GPU-h | held | drift (pp) | delivered/entitled | P50 wait | wait vs queue |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for f in &c.fairness {
         let _ = writeln!(
-            out,
+            *out,
             "| {} | {:.1} | {:.1}% | {:.1} | {:.1}% | {:+.1} | {} | {} | {} |",
             clean_text(&f.share),
             f.entitled_gpu_hours,
@@ -108,18 +123,21 @@ pub fn markdown(r: &Report) -> String {
             f.wait_ratio.map_or("-".to_string(), |w| format!("{w:.2}×")),
         );
     }
-    delivery_markdown(&mut out, &r.evaluation);
+}
+
+/// Priority changes, by operator and share, and jobs raised repeatedly.
+fn md_exceptions(out: &mut String, exceptions: &AuditView) {
     out.push_str("\n## Exceptions\n\n");
     out.push_str(
         "Priority changes the poller observed, joined with the audit log for who made them and \
          under which change record; `(unknown)`: no audit record (made outside quotatop, or \
          the log is elsewhere).\n\n",
     );
-    if r.exceptions.per_operator.is_empty() {
+    if exceptions.per_operator.is_empty() {
         out.push_str("No priority changes in the window.\n");
     } else {
         out.push_str("| operator | share | changes | raises | without change record |\n|---|---|---:|---:|---:|\n");
-        for o in &r.exceptions.per_operator {
+        for o in &exceptions.per_operator {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} |",
@@ -130,7 +148,7 @@ pub fn markdown(r: &Report) -> String {
                 o.without_change_record
             );
         }
-        for j in &r.exceptions.raised_repeatedly {
+        for j in &exceptions.raised_repeatedly {
             let _ = writeln!(
                 out,
                 "- job {} ({}) raised {} times: {} → {}",
@@ -142,15 +160,13 @@ pub fn markdown(r: &Report) -> String {
             );
         }
     }
-    if !r.drills.is_empty() {
-        out.push_str("\n## Preemption drills\n\n");
-        for d in &r.drills {
-            let _ = writeln!(out, "- {}", super::drill::drill_line(d));
-        }
-    }
+}
+
+/// How each figure is computed, and the notes.
+fn md_methods(out: &mut String, c: &Scorecard) {
     let m = &c.methods;
     let _ = write!(
-        out,
+        *out,
         "\n## Methods\n\n- {}\n- {}\n- {}\n- {}\n- {}\n- priority bands: {}\n- restart cost {} per interruption; recovery window {}\n",
         m.utilisation,
         m.wait,
@@ -162,9 +178,8 @@ pub fn markdown(r: &Report) -> String {
         dur(Some(m.recovery_window_ms))
     );
     for n in &c.notes {
-        let _ = writeln!(out, "- note: {n}");
+        let _ = writeln!(*out, "- note: {n}");
     }
-    out
 }
 
 /// Important work, deadlines, budgets and cost.
@@ -263,16 +278,9 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 /// Long format: `scope,name,metric,value`, one figure per line; methods as `method` rows.
 pub fn csv(r: &Report) -> String {
     let c = &r.scorecard;
-    let mut out = String::from("scope,name,metric,value\n");
+    let mut out = CsvLines(String::from("scope,name,metric,value\n"));
     let mut line = |scope: &str, name: &str, metric: &str, value: String| {
-        let _ = writeln!(
-            out,
-            "{},{},{},{}",
-            scope,
-            csv_field(name),
-            metric,
-            csv_field(&value)
-        );
+        out.line(scope, name, metric, value);
     };
     line("window", &c.queue, "start_ms", c.window.start.to_string());
     line("window", &c.queue, "end_ms", c.window.end.to_string());
@@ -288,6 +296,61 @@ pub fn csv(r: &Report) -> String {
         "shorter_than_asked",
         r.history.shorter_than_asked.to_string(),
     );
+    csv_scopes(&mut out, c);
+    csv_fairness(&mut out, c);
+    csv_delivery(&mut out, &r.evaluation);
+    let mut line = |scope: &str, name: &str, metric: &str, value: String| {
+        out.line(scope, name, metric, value);
+    };
+    for o in &r.exceptions.per_operator {
+        let name = format!("{}/{}", o.operator, o.share);
+        line(
+            "exceptions",
+            &name,
+            "priority_changes",
+            o.changes.to_string(),
+        );
+        line("exceptions", &name, "raises", o.raises.to_string());
+    }
+    let m = &c.methods;
+    for (metric, text) in [
+        ("utilisation", &m.utilisation),
+        ("wait", &m.wait),
+        ("waste", &m.waste),
+        ("fairness", &m.fairness),
+        ("recovery", &m.recovery),
+        ("bands", &m.bands),
+    ] {
+        line("method", metric, "text", text.clone());
+    }
+    out.0
+}
+
+/// The long CSV being written: one `scope,name,metric,value` line per figure.
+struct CsvLines(String);
+
+impl CsvLines {
+    fn line(&mut self, scope: &str, name: &str, metric: &str, value: String) {
+        let _ = writeln!(
+            self.0,
+            "{},{},{},{}",
+            scope,
+            csv_field(name),
+            metric,
+            csv_field(&value)
+        );
+    }
+}
+
+/// The figures of the queue, each share and each priority band.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one line per figure of a scorecard row, in the order the CSV lists them: a table, read whole"
+)]
+fn csv_scopes(out: &mut CsvLines, c: &Scorecard) {
+    let mut line = |scope: &str, name: &str, metric: &str, value: String| {
+        out.line(scope, name, metric, value);
+    };
     for row in std::iter::once(&c.queue_row)
         .chain(&c.shares)
         .chain(&c.bands)
@@ -391,6 +454,13 @@ pub fn csv(r: &Report) -> String {
         );
         line(scope, &name, "recovery", opt(row.recovery.ratio));
     }
+}
+
+/// Each share's entitlement against what it held.
+fn csv_fairness(out: &mut CsvLines, c: &Scorecard) {
+    let mut line = |scope: &str, name: &str, metric: &str, value: String| {
+        out.line(scope, name, metric, value);
+    };
     for f in &c.fairness {
         line(
             "fairness",
@@ -413,7 +483,13 @@ pub fn csv(r: &Report) -> String {
         );
         line("fairness", &f.share, "wait_ratio", opt(f.wait_ratio));
     }
-    let e = &r.evaluation;
+}
+
+/// Important work, deadlines, interruption budgets and cost.
+fn csv_delivery(out: &mut CsvLines, e: &Evaluation) {
+    let mut line = |scope: &str, name: &str, metric: &str, value: String| {
+        out.line(scope, name, metric, value);
+    };
     for (name, d) in [("important", &e.important), ("all", &e.all)] {
         line("delivery", name, "jobs", d.jobs.to_string());
         line(
@@ -456,26 +532,4 @@ pub fn csv(r: &Report) -> String {
         line("cost", &c.currency, "productive", c.productive.to_string());
         line("cost", &c.currency, "wasted", c.wasted.to_string());
     }
-    for o in &r.exceptions.per_operator {
-        let name = format!("{}/{}", o.operator, o.share);
-        line(
-            "exceptions",
-            &name,
-            "priority_changes",
-            o.changes.to_string(),
-        );
-        line("exceptions", &name, "raises", o.raises.to_string());
-    }
-    let m = &c.methods;
-    for (metric, text) in [
-        ("utilisation", &m.utilisation),
-        ("wait", &m.wait),
-        ("waste", &m.waste),
-        ("fairness", &m.fairness),
-        ("recovery", &m.recovery),
-        ("bands", &m.bands),
-    ] {
-        line("method", metric, "text", text.clone());
-    }
-    out
 }

@@ -11,11 +11,9 @@ use quotatop_aws::poll::{self, PollConfig};
 use quotatop_model::{QueueSnapshot, clean_text};
 use quotatop_store::audit::{AwsContext, Operator, Outcome};
 
-pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
-    // The policy and read-only mode come from the config file and the environment only: a
-    // change cannot loosen its own rules from the command line. A config that cannot be read
-    // (or an environment value that cannot be understood) stops the change rather than
-    // falling back to defaults.
+/// The settings a change is made under: from the config file and the environment only (a
+/// change cannot loosen its own rules from the command line); any doubt about them stops it.
+fn settled_config(args: &SetPriorityArgs) -> anyhow::Result<config::Loaded> {
     let loaded = config::load(&config::Overrides {
         config_path: args.config.clone(),
         read_only: args.read_only,
@@ -37,6 +35,61 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
                 .join("; ")
         );
     }
+    Ok(loaded)
+}
+
+/// What became of the change, said (and tagged on the job with `--tag-justification`).
+async fn report_outcome(
+    client: &BatchClient,
+    args: &SetPriorityArgs,
+    ctx: &ChangeContext,
+    preview: &actions::Preview,
+    outcome: Outcome,
+    log_path: &std::path::Path,
+) -> anyhow::Result<()> {
+    let new = preview.new_priority;
+    match outcome {
+        Outcome::Succeeded { request_id } => {
+            println!(
+                "priority of {} set to {} (request {}); recorded in {}",
+                clean_text(&preview.job_name),
+                new,
+                request_id.as_deref().unwrap_or("-"),
+                log_path.display()
+            );
+            if args.tag_justification {
+                let (tags, head_warning) =
+                    actions::change_tags(preview, &ctx.operator.user, &args.reason, log_path);
+                if let Some(w) = head_warning {
+                    eprintln!("warning: {}", clean_text(&w));
+                }
+                if let Err(e) = client.tag_resource(&preview.job_arn, &tags).await {
+                    eprintln!("warning: the change was made but tagging the job failed: {e}");
+                }
+            }
+            Ok(())
+        }
+        Outcome::Failed { error } => {
+            bail!(
+                "the API refused the change: {error} (recorded in {})",
+                log_path.display()
+            )
+        }
+        // apply_change records the API's answer; a reconciled outcome is never its result.
+        Outcome::Reconciled { verdict, .. } => bail!(
+            "unexpected outcome {} (recorded in {})",
+            verdict.as_str(),
+            log_path.display()
+        ),
+    }
+}
+
+pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
+    // The policy and read-only mode come from the config file and the environment only: a
+    // change cannot loosen its own rules from the command line. A config that cannot be read
+    // (or an environment value that cannot be understood) stops the change rather than
+    // falling back to defaults.
+    let loaded = settled_config(args)?;
     let read_only = loaded.config.read_only;
     if read_only {
         bail!(
@@ -101,40 +154,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
         let outcome = actions::apply_change(&client, &log, &ctx, &preview)
             .await
             .map_err(|e| anyhow::anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
-        match outcome {
-            Outcome::Succeeded { request_id } => {
-                println!(
-                    "priority of {} set to {} (request {}); recorded in {}",
-                    clean_text(&preview.job_name),
-                    new,
-                    request_id.as_deref().unwrap_or("-"),
-                    log_path.display()
-                );
-                if args.tag_justification {
-                    let (tags, head_warning) =
-                        actions::change_tags(&preview, &ctx.operator.user, &args.reason, &log_path);
-                    if let Some(w) = head_warning {
-                        eprintln!("warning: {}", clean_text(&w));
-                    }
-                    if let Err(e) = client.tag_resource(&preview.job_arn, &tags).await {
-                        eprintln!("warning: the change was made but tagging the job failed: {e}");
-                    }
-                }
-                Ok(())
-            }
-            Outcome::Failed { error } => {
-                bail!(
-                    "the API refused the change: {error} (recorded in {})",
-                    log_path.display()
-                )
-            }
-            // apply_change records the API's answer; a reconciled outcome is never its result.
-            Outcome::Reconciled { verdict, .. } => bail!(
-                "unexpected outcome {} (recorded in {})",
-                verdict.as_str(),
-                log_path.display()
-            ),
-        }
+        report_outcome(&client, args, &ctx, &preview, outcome, &log_path).await
     })
 }
 

@@ -28,8 +28,9 @@ enum Action {
     Limit(&'static str, u32),
 }
 
-fn scenario() -> (Vec<QuotaShare>, Vec<Step>) {
-    let shares = vec![
+/// The scenario's quota shares.
+fn scenario_shares() -> Vec<QuotaShare> {
+    vec![
         QuotaShare::new(
             "research",
             vec![CapacityLimit::new(P4, 2)],
@@ -57,7 +58,11 @@ fn scenario() -> (Vec<QuotaShare>, Vec<Step>) {
             vec![CapacityLimit::new(G5, 4), CapacityLimit::new(P4, 1)],
             SharingConfig::lend(),
         ),
-    ];
+    ]
+}
+
+fn scenario() -> (Vec<QuotaShare>, Vec<Step>) {
+    let shares = scenario_shares();
     let job = |name: &str, share: &str, ty: &str, n: u32, minutes: u64| {
         JobSpec::new(name, share, ty, n, minutes * MIN)
     };
@@ -157,44 +162,65 @@ pub fn render(seed: u64, with_events: bool) -> anyhow::Result<String> {
     for minute in (0..=150).step_by(15) {
         while let Some(step) = pending.next_if(|s| s.at <= minute) {
             engine.advance_to(to_ms(step.at))?;
-            match step.action {
-                Action::Submit(spec) => {
-                    let name = spec.name.clone();
-                    let id = engine.submit(spec)?;
-                    names.push((name, id));
-                }
-                Action::Raise(name, priority) => {
-                    if let Some((_, id)) = names.iter().find(|(n, _)| n == name) {
-                        engine.update_priority(*id, priority)?;
-                    }
-                }
-                Action::Limit(share, n) => {
-                    let ty = engine
-                        .share(share)
-                        .and_then(|s| s.capacity_limits.first())
-                        .map(|l| l.instance_type.clone())
-                        .unwrap_or_else(|| P4.to_string());
-                    engine.update_share(
-                        share,
-                        ShareUpdate {
-                            capacity_limits: Some(vec![CapacityLimit::new(ty, n)]),
-                            ..Default::default()
-                        },
-                    )?;
-                }
-            }
+            apply(&mut engine, &mut names, step.action)?;
         }
         engine.advance_to(to_ms(minute))?;
         write_usage(&mut out, &engine, minute)?;
     }
     engine.run_until_idle(to_ms(24 * 60))?;
 
+    write_jobs(&mut out, &engine, &names, with_events)?;
+    Ok(out)
+}
+
+/// Carries out one step of the scenario.
+fn apply(
+    engine: &mut Engine,
+    names: &mut Vec<(String, JobId)>,
+    action: Action,
+) -> anyhow::Result<()> {
+    match action {
+        Action::Submit(spec) => {
+            let name = spec.name.clone();
+            let id = engine.submit(spec)?;
+            names.push((name, id));
+        }
+        Action::Raise(name, priority) => {
+            if let Some((_, id)) = names.iter().find(|(n, _)| n == name) {
+                engine.update_priority(*id, priority)?;
+            }
+        }
+        Action::Limit(share, n) => {
+            let ty = engine
+                .share(share)
+                .and_then(|s| s.capacity_limits.first())
+                .map(|l| l.instance_type.clone())
+                .unwrap_or_else(|| P4.to_string());
+            engine.update_share(
+                share,
+                ShareUpdate {
+                    capacity_limits: Some(vec![CapacityLimit::new(ty, n)]),
+                    ..Default::default()
+                },
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The jobs as they ended, the totals, and with `with_events` every event.
+fn write_jobs(
+    out: &mut String,
+    engine: &Engine,
+    names: &[(String, JobId)],
+    with_events: bool,
+) -> anyhow::Result<()> {
     writeln!(
         out,
         "\n{:<14} {:<10} {:>4} {:<19} {:>4} {:>7} {:>9}  reason",
         "job", "share", "prio", "instances", "pre", "lost(m)", "status"
     )?;
-    for (name, id) in &names {
+    for (name, id) in names {
         let (Some(job), Some(work)) = (engine.job(*id), engine.work(*id)) else {
             continue;
         };
@@ -248,7 +274,7 @@ pub fn render(seed: u64, with_events: bool) -> anyhow::Result<String> {
             )?;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 fn write_usage(out: &mut String, engine: &Engine, minute: u64) -> anyhow::Result<()> {

@@ -16,6 +16,18 @@ pub struct Connected {
     pub queues: Vec<String>,
 }
 
+/// [`named`] for a command whose `--queue` flags replace the config's queues.
+pub fn named_for_queues(
+    loaded: &crate::config::Loaded,
+    queues: &[String],
+    wanted: &[String],
+    explicit_aws: bool,
+) -> anyhow::Result<Vec<SelectedSource>> {
+    let mut config = loaded.config.clone();
+    config.queues = queues.to_vec();
+    named(&config, wanted, explicit_aws, loaded.broken.as_deref())
+}
+
 /// The named sources to poll; empty when the one implicit source applies (no `[[sources]]`
 /// in the config, or `--profile`/`--region`/`--endpoint-url` without `--source`). An unknown
 /// `--source` is an error naming the known ones.

@@ -12,6 +12,19 @@ use quotatop_aws::batch::{BatchClient, ConnectOptions};
 use quotatop_aws::poll::{self, PollConfig};
 use quotatop_store::journal;
 
+/// What the console should say about the audit log at start: a torn last line (which would
+/// refuse every priority change), else what reconciling unknown outcomes found.
+async fn audit_log_warning(client: &BatchClient) -> Option<String> {
+    if let Some(w) = quotatop_store::audit::default_path()
+        .as_deref()
+        .and_then(quotatop_store::audit::tail_warning)
+    {
+        return Some(quotatop_model::clean_text(&w));
+    }
+    let path = quotatop_store::audit::default_path()?;
+    console::reconcile_on_start(client, &path).await
+}
+
 pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
     quotatop_tui::require_terminal()?;
     let loaded = console::load(
@@ -75,17 +88,7 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
         let snapshots = super::warm::chain(warm, live);
         let mut opts = console::options(&loaded, client.source().clone(), &journal);
         opts.warnings.extend(log_warning);
-        // A torn last line in the audit log would refuse every priority change: say so now.
-        if let Some(w) = quotatop_store::audit::default_path()
-            .as_deref()
-            .and_then(quotatop_store::audit::tail_warning)
-        {
-            let w = quotatop_model::clean_text(&w);
-            eprintln!("quotatop: {w}");
-            opts.warnings.push(w);
-        } else if let Some(path) = quotatop_store::audit::default_path()
-            && let Some(w) = console::reconcile_on_start(&client, &path).await
-        {
+        if let Some(w) = audit_log_warning(&client).await {
             eprintln!("quotatop: {w}");
             opts.warnings.push(w);
         }

@@ -35,9 +35,24 @@ pub struct SelectedSource {
 /// Longest source name.
 const MAX_NAME: usize = 64;
 
+/// A `[[sources]]` list that cannot be used, or a `--source` it does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SourcesError {
+    #[error(
+        "sources[{index}]: name `{}` must be 1 to {MAX_NAME} letters, digits, `-`, `_` or `.`",
+        quotatop_model::clean_text(name)
+    )]
+    BadName { index: usize, name: String },
+    #[error("sources: the name `{0}` is used twice (each source needs its own)")]
+    Duplicate(String),
+    /// `known` names the config's sources, or says it has none.
+    #[error("unknown source `{}` ({known})", quotatop_model::clean_text(name))]
+    Unknown { name: String, known: String },
+}
+
 /// The `[[sources]]` list is usable: every name non-empty, of letters, digits, `-`, `_`, `.`
 /// (it is written into queue keys, journal rows and audit records), and unique.
-pub fn validate(sources: &[SourceConfig]) -> Result<(), String> {
+pub fn validate(sources: &[SourceConfig]) -> Result<(), SourcesError> {
     let mut seen = std::collections::BTreeSet::new();
     for (i, s) in sources.iter().enumerate() {
         let ok = !s.name.is_empty()
@@ -46,16 +61,13 @@ pub fn validate(sources: &[SourceConfig]) -> Result<(), String> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
         if !ok {
-            return Err(format!(
-                "sources[{i}]: name `{}` must be 1 to {MAX_NAME} letters, digits, `-`, `_` or `.`",
-                quotatop_model::clean_text(&s.name)
-            ));
+            return Err(SourcesError::BadName {
+                index: i,
+                name: s.name.clone(),
+            });
         }
         if !seen.insert(s.name.as_str()) {
-            return Err(format!(
-                "sources: the name `{}` is used twice (each source needs its own)",
-                s.name
-            ));
+            return Err(SourcesError::Duplicate(s.name.clone()));
         }
     }
     Ok(())
@@ -71,7 +83,7 @@ impl Config {
         &self,
         wanted: &[String],
         explicit_aws: bool,
-    ) -> Result<Vec<SelectedSource>, String> {
+    ) -> Result<Vec<SelectedSource>, SourcesError> {
         let known = || {
             if self.sources.is_empty() {
                 "the config has no [[sources]]".to_string()
@@ -82,11 +94,10 @@ impl Config {
         };
         for w in wanted {
             if !self.sources.iter().any(|s| &s.name == w) {
-                return Err(format!(
-                    "unknown source `{}` ({})",
-                    quotatop_model::clean_text(w),
-                    known()
-                ));
+                return Err(SourcesError::Unknown {
+                    name: w.clone(),
+                    known: known(),
+                });
             }
         }
         if wanted.is_empty() && (self.sources.is_empty() || explicit_aws) {

@@ -267,10 +267,11 @@ fn an_unknown_source_names_the_known_ones() {
     let (_dir, p) = temp_file("sources-unknown", TWO_SOURCES);
     let l = load_with(&Overrides::default(), Some(p), None, &env(&[]));
     let e = l.config.select_sources(&["ap".into()], false).unwrap_err();
-    assert_eq!(e, "unknown source `ap` (known sources: us, eu)");
+    assert_eq!(e.to_string(), "unknown source `ap` (known sources: us, eu)");
     let e = Config::default()
         .select_sources(&["ap".into()], false)
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert_eq!(e, "unknown source `ap` (the config has no [[sources]])");
 }
 

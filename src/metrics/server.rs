@@ -61,16 +61,19 @@ impl Latest {
     }
 }
 
+/// A `/metrics` address refused: not loopback, and remote serving was not asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "--metrics-addr {0} is not a loopback address: the metrics name queues, shares and jobs' counts to anyone who can connect; add --metrics-allow-remote to serve them on {0} anyway"
+)]
+pub struct RemoteBindRefused(pub SocketAddr);
+
 /// Why `addr` may not be bound: not loopback without `allow_remote`.
-pub fn check_bind(addr: SocketAddr, allow_remote: bool) -> Result<(), String> {
+pub fn check_bind(addr: SocketAddr, allow_remote: bool) -> Result<(), RemoteBindRefused> {
     if addr.ip().is_loopback() || allow_remote {
         Ok(())
     } else {
-        Err(format!(
-            "--metrics-addr {addr} is not a loopback address: the metrics name queues, shares \
-             and jobs' counts to anyone who can connect; add --metrics-allow-remote to serve them \
-             on {addr} anyway"
-        ))
+        Err(RemoteBindRefused(addr))
     }
 }
 

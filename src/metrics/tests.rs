@@ -173,7 +173,9 @@ fn only_loopback_binds_without_allow_remote() {
     use server::check_bind;
     assert!(check_bind("127.0.0.1:9464".parse().unwrap(), false).is_ok());
     assert!(check_bind("[::1]:9464".parse().unwrap(), false).is_ok());
-    let why = check_bind("0.0.0.0:9464".parse().unwrap(), false).unwrap_err();
+    let why = check_bind("0.0.0.0:9464".parse().unwrap(), false)
+        .unwrap_err()
+        .to_string();
     assert!(why.contains("--metrics-allow-remote"), "{why}");
     assert!(check_bind("0.0.0.0:9464".parse().unwrap(), true).is_ok());
 }

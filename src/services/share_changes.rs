@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use quotatop_store::audit::{self, Change, Outcome};
-use quotatop_tui::effects::{LastShareChange, ShareChangeReader};
+use quotatop_tui::effects::{LastShareChange, ShareChangeError, ShareChangeReader};
 
 /// Reads the audit log at `path`.
 pub struct AuditShareChanges {
@@ -38,11 +38,16 @@ pub fn last_share_change(changes: &[Change], queue: &str, share: &str) -> Option
 }
 
 impl ShareChangeReader for AuditShareChanges {
-    fn last_change(&self, queue: &str, share: &str) -> Result<Option<LastShareChange>, String> {
+    fn last_change(
+        &self,
+        queue: &str,
+        share: &str,
+    ) -> Result<Option<LastShareChange>, ShareChangeError> {
         if !self.path.exists() {
             return Ok(None);
         }
-        let log = audit::read_log(&self.path).map_err(|e| quotatop_model::error_chain(&e))?;
+        let log = audit::read_log(&self.path)
+            .map_err(|e| ShareChangeError::Unreadable(quotatop_model::error_chain(&e)))?;
         Ok(last_share_change(
             &audit::changes(&log.records),
             queue,

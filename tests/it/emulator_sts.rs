@@ -44,7 +44,7 @@ async fn the_caller_is_the_user_of_the_access_key() {
         .caller_identity()
         .await
         .unwrap_err();
-    assert!(!err.is_empty());
+    assert!(!err.to_string().is_empty());
     assert!(
         t.elapsed() < std::time::Duration::from_secs(15),
         "{:?}",

@@ -76,6 +76,7 @@ mod tui_lists;
 mod tui_priority;
 mod tui_priority_recheck;
 mod tui_registry;
+mod tui_scale;
 mod tui_scorecard;
 mod tui_share_change;
 mod tui_states;

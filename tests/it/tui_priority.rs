@@ -301,12 +301,14 @@ impl JobTagger for FakeTagger {
         &self,
         arn: String,
         tags: BTreeMap<String, String>,
-    ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>> {
+    ) -> Pin<Box<dyn Future<Output = Result<(), ApiFailure>> + Send + '_>> {
         self.calls.lock().unwrap().push((arn, tags));
         let fail = self.fail;
         Box::pin(async move {
             if fail {
-                Err("AccessDeniedException: not allowed to tag".to_string())
+                Err(ApiFailure(
+                    "AccessDeniedException: not allowed to tag".to_string(),
+                ))
             } else {
                 Ok(())
             }

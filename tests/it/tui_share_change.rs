@@ -21,7 +21,7 @@ impl SharesApi for Ok_ {
     }
 
     /// Each share as the plan found it (the check just before each call passes).
-    async fn read_share(&self, name: &str) -> Result<Option<QuotaShare>, String> {
+    async fn read_share(&self, name: &str) -> Result<Option<QuotaShare>, ApiFailure> {
         Ok(Some(share(name, 200)))
     }
 }

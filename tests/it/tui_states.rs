@@ -261,9 +261,10 @@ async fn the_attention_panel_is_as_tall_as_its_items() {
         .iter()
         .position(|l| l.contains("Needs attention"))
         .unwrap();
+    // "Needs attention 2: 1 LOOP · 1 MISCONFIG": the count, then the counts by kind.
     let n: usize = ls[top]
-        .split_once('[')
-        .and_then(|(_, r)| r.split_once(']'))
+        .split_once("Needs attention ")
+        .and_then(|(_, r)| r.split_once(':'))
         .and_then(|(n, _)| n.parse().ok())
         .unwrap();
     let rows = panel_rows(&text);

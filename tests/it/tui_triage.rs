@@ -20,7 +20,11 @@ fn bar_cells(screen: &str, share: &str, ty: &str) -> usize {
 }
 
 fn check_triage(screen: &str) {
-    assert!(screen.contains("Needs attention [2]"), "{screen}");
+    // The counts by kind, the most urgent first.
+    assert!(
+        screen.contains("Needs attention 2: 1 LOOP · 1 MISCONFIG"),
+        "{screen}"
+    );
     // The loop and the misconfigured job, in words.
     assert!(
         screen.contains("LOOP      video-pretrain (vision) preempted 4×"),

@@ -9,11 +9,12 @@ impl super::JobTagger for BatchClient {
         &self,
         arn: String,
         tags: std::collections::BTreeMap<String, String>,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send + '_>> {
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), ApiFailure>> + Send + '_>>
+    {
         Box::pin(async move {
             self.tag_resource(&arn, &tags)
                 .await
-                .map_err(|e| e.to_string())
+                .map_err(|e| ApiFailure(e.to_string()))
         })
     }
 }
@@ -43,11 +44,11 @@ pub async fn reconciler(client: &BatchClient) -> (quotatop_store::audit::Operato
 }
 
 impl super::JobLookup for BatchClient {
-    async fn job_priority(&self, job_id: &str) -> Result<Option<u32>, String> {
+    async fn job_priority(&self, job_id: &str) -> Result<Option<u32>, ApiFailure> {
         match self.describe_service_job(job_id).await {
             Ok(d) => Ok(Some(d.job.priority)),
             Err(e) if e.kind() == quotatop_aws::batch::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(ApiFailure(e.to_string())),
         }
     }
 
@@ -55,21 +56,21 @@ impl super::JobLookup for BatchClient {
         &self,
         queue: &str,
         name: &str,
-    ) -> Result<Option<quotatop_model::QuotaShare>, String> {
+    ) -> Result<Option<quotatop_model::QuotaShare>, ApiFailure> {
         let live = self
             .list_quota_shares(queue)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| ApiFailure(e.to_string()))?;
         Ok(live.into_iter().find(|s| s.name == name))
     }
 
-    async fn jobs_named(&self, queue: &str, name: &str) -> Result<Vec<String>, String> {
+    async fn jobs_named(&self, queue: &str, name: &str) -> Result<Vec<String>, ApiFailure> {
         let mut ids = Vec::new();
         for status in quotatop_model::JobStatus::ALL {
             let jobs = self
                 .list_service_jobs(queue, status, None)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| ApiFailure(e.to_string()))?;
             ids.extend(jobs.into_iter().filter(|j| j.name == name).map(|j| j.id));
         }
         Ok(ids)
@@ -78,11 +79,11 @@ impl super::JobLookup for BatchClient {
     async fn job_state(
         &self,
         job_id: &str,
-    ) -> Result<Option<(quotatop_model::JobStatus, bool)>, String> {
+    ) -> Result<Option<(quotatop_model::JobStatus, bool)>, ApiFailure> {
         match self.describe_service_job(job_id).await {
             Ok(d) => Ok(Some((d.job.status, d.job.is_terminated))),
             Err(e) if e.kind() == quotatop_aws::batch::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(ApiFailure(e.to_string())),
         }
     }
 }
@@ -99,8 +100,11 @@ impl PriorityApi for BatchClient {
             .map_err(|e| ApiFailure(e.to_string()))
     }
 
-    async fn caller_identity(&self) -> Result<Option<String>, String> {
-        BatchClient::caller_identity(self).await.map(Some)
+    async fn caller_identity(&self) -> Result<Option<String>, ApiFailure> {
+        BatchClient::caller_identity(self)
+            .await
+            .map(Some)
+            .map_err(|e| ApiFailure(e.to_string()))
     }
 
     async fn current_priority(&self, job_id: &str) -> Result<Option<u32>, ApiFailure> {

@@ -9,7 +9,8 @@ use quotatop_store::audit::{
 use super::{ActionError, Preview};
 
 /// How the API call failed, as the operator should read it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct ApiFailure(pub String);
 
 /// The one API call a priority change needs; implemented by the Batch client (and by fakes in
@@ -34,7 +35,7 @@ pub trait PriorityApi {
 
     /// The AWS principal the change is made as (STS GetCallerIdentity's ARN); `Ok(None)` when
     /// this API has no notion of one, `Err(reason)` when it could not be asked.
-    fn caller_identity(&self) -> impl Future<Output = Result<Option<String>, String>> + Send {
+    fn caller_identity(&self) -> impl Future<Output = Result<Option<String>, ApiFailure>> + Send {
         std::future::ready(Ok(None))
     }
 }
@@ -187,10 +188,12 @@ mod tests {
             async move { r }
         }
 
-        fn caller_identity(&self) -> impl Future<Output = Result<Option<String>, String>> + Send {
+        fn caller_identity(
+            &self,
+        ) -> impl Future<Output = Result<Option<String>, ApiFailure>> + Send {
             // STS unreachable: the change must still go ahead, saying why the principal is
             // unknown.
-            std::future::ready(Err("no answer from STS".to_string()))
+            std::future::ready(Err(ApiFailure("no answer from STS".to_string())))
         }
     }
 

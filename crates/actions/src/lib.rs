@@ -64,7 +64,7 @@ pub trait JobTagger: Send + Sync {
         &self,
         arn: String,
         tags: BTreeMap<String, String>,
-    ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>>;
+    ) -> Pin<Box<dyn Future<Output = Result<(), ApiFailure>> + Send + '_>>;
 }
 pub use quotatop_analysis::preview::{
     Candidate, Prediction, Preemptions, Preview, PreviewError, preview,

@@ -7,6 +7,8 @@
 use std::future::Future;
 
 use quotatop_model::{JobStatus, QuotaShare};
+
+use super::ApiFailure;
 use quotatop_store::audit::{
     self, AuditError, AuditLog, AuditRecord, Operator, Outcome, RecordKind, Verdict,
 };
@@ -18,16 +20,18 @@ pub trait JobLookup {
     fn job_priority(
         &self,
         job_id: &str,
-    ) -> impl Future<Output = Result<Option<u32>, String>> + Send;
+    ) -> impl Future<Output = Result<Option<u32>, ApiFailure>> + Send;
 
     /// The queue's quota share `name` now (`Ok(None)`: no such share).
     fn share(
         &self,
         queue: &str,
         name: &str,
-    ) -> impl Future<Output = Result<Option<QuotaShare>, String>> + Send {
+    ) -> impl Future<Output = Result<Option<QuotaShare>, ApiFailure>> + Send {
         let _ = (queue, name);
-        std::future::ready(Err("this lookup cannot read quota shares".to_string()))
+        std::future::ready(Err(ApiFailure(
+            "this lookup cannot read quota shares".to_string(),
+        )))
     }
 
     /// The ids of the queue's jobs named `name`, in every status.
@@ -35,18 +39,18 @@ pub trait JobLookup {
         &self,
         queue: &str,
         name: &str,
-    ) -> impl Future<Output = Result<Vec<String>, String>> + Send {
+    ) -> impl Future<Output = Result<Vec<String>, ApiFailure>> + Send {
         let _ = (queue, name);
-        std::future::ready(Err("this lookup cannot list jobs".to_string()))
+        std::future::ready(Err(ApiFailure("this lookup cannot list jobs".to_string())))
     }
 
     /// A job's status and whether it was terminated (`Ok(None)`: the job is gone).
     fn job_state(
         &self,
         job_id: &str,
-    ) -> impl Future<Output = Result<Option<(JobStatus, bool)>, String>> + Send {
+    ) -> impl Future<Output = Result<Option<(JobStatus, bool)>, ApiFailure>> + Send {
         let _ = job_id;
-        std::future::ready(Err("this lookup cannot read jobs".to_string()))
+        std::future::ready(Err(ApiFailure("this lookup cannot read jobs".to_string())))
     }
 }
 
@@ -58,6 +62,17 @@ pub fn kind_of(intent: &AuditRecord) -> String {
     }
 }
 
+/// Why a change that is not a job's priority cannot be read back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum CannotReadBack {
+    #[error(transparent)]
+    Api(#[from] ApiFailure),
+    #[error("the intent names no job")]
+    NoJob,
+    #[error("no way to read back {0}")]
+    UnknownCall(String),
+}
+
 /// What a change that is not a job's priority shows now: the verdict and what it rests on.
 /// `later` says whether a later change in the log acted on the same target.
 async fn judge_action<L: JobLookup>(
@@ -65,7 +80,7 @@ async fn judge_action<L: JobLookup>(
     intent: &AuditRecord,
     action: &quotatop_store::audit::Action,
     later: bool,
-) -> Result<(Verdict, String), String> {
+) -> Result<(Verdict, String), CannotReadBack> {
     match action.call.as_str() {
         "CreateQuotaShare" | "UpdateQuotaShare" | "DeleteQuotaShare" => {
             let live = lookup.share(&intent.queue, &action.target).await?;
@@ -98,7 +113,7 @@ async fn judge_action<L: JobLookup>(
                 .map(|(_, ids)| ids.split(", ").filter(|i| !i.is_empty()).collect())
                 .unwrap_or_default();
             if ids.is_empty() {
-                return Err("the intent names no job".to_string());
+                return Err(CannotReadBack::NoJob);
             }
             let (mut ended, mut alive, mut seen) = (0, 0, Vec::new());
             for id in &ids {
@@ -130,7 +145,7 @@ async fn judge_action<L: JobLookup>(
             };
             Ok((verdict, seen.join(", ")))
         }
-        other => Err(format!("no way to read back {other}")),
+        other => Err(CannotReadBack::UnknownCall(other.to_string())),
     }
 }
 
@@ -289,7 +304,7 @@ pub async fn reconcile<L: JobLookup>(
             // A revisit that cannot read leaves the earlier decision as it is.
             Err(_) if revisit => continue,
             Err(why) => {
-                entry.result = Decision::LeftUnknown(why);
+                entry.result = Decision::LeftUnknown(why.to_string());
                 done.push(entry);
                 continue;
             }
@@ -365,22 +380,33 @@ fn later_change(after: &[audit::Change], intent: &AuditRecord) -> bool {
     }
 }
 
+/// Why reconcile could not read what a change shows now.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum NotRead {
+    #[error("cannot read it back: {0}")]
+    Action(CannotReadBack),
+    #[error("cannot read the job (no reason given)")]
+    NoReason,
+    #[error("cannot read the job: {0}")]
+    Job(ApiFailure),
+}
+
 /// What the change shows now: the verdict, the job's priority (a priority change) and what a
-/// change of another kind was judged by; `Err` says why it could not be read.
+/// change of another kind was judged by.
 async fn read_back<L: JobLookup>(
     lookup: &L,
     intent: &AuditRecord,
     later: bool,
-) -> Result<(Verdict, Option<u32>, Option<String>), String> {
+) -> Result<(Verdict, Option<u32>, Option<String>), NotRead> {
     if let Some(action) = &intent.action {
         return judge_action(lookup, intent, action, later)
             .await
             .map(|(verdict, observed)| (verdict, None, Some(observed)))
-            .map_err(|e| format!("cannot read it back: {e}"));
+            .map_err(NotRead::Action);
     }
     match lookup.job_priority(&intent.job.id).await {
-        Err(e) if e.trim().is_empty() => Err("cannot read the job (no reason given)".to_string()),
-        Err(e) => Err(format!("cannot read the job: {e}")),
+        Err(ApiFailure(e)) if e.trim().is_empty() => Err(NotRead::NoReason),
+        Err(e) => Err(NotRead::Job(e)),
         Ok(current) => Ok((
             Verdict::judge(current, later, intent.new_priority),
             current,
@@ -453,13 +479,13 @@ mod tests {
     use quotatop_store::audit::{AwsContext, JobRef};
     use std::collections::HashMap;
 
-    struct Jobs(HashMap<String, Result<Option<u32>, String>>);
+    struct Jobs(HashMap<String, Result<Option<u32>, ApiFailure>>);
 
     impl JobLookup for Jobs {
         fn job_priority(
             &self,
             job_id: &str,
-        ) -> impl Future<Output = Result<Option<u32>, String>> + Send {
+        ) -> impl Future<Output = Result<Option<u32>, ApiFailure>> + Send {
             let r = self.0.get(job_id).cloned().unwrap_or(Ok(None));
             async move { r }
         }
@@ -507,15 +533,15 @@ mod tests {
     }
 
     impl JobLookup for World {
-        async fn job_priority(&self, _job_id: &str) -> Result<Option<u32>, String> {
-            Err("no priorities here".to_string())
+        async fn job_priority(&self, _job_id: &str) -> Result<Option<u32>, ApiFailure> {
+            Err(ApiFailure("no priorities here".to_string()))
         }
 
         fn share(
             &self,
             _queue: &str,
             name: &str,
-        ) -> impl Future<Output = Result<Option<QuotaShare>, String>> + Send {
+        ) -> impl Future<Output = Result<Option<QuotaShare>, ApiFailure>> + Send {
             let r = self.shares.iter().find(|s| s.name == name).cloned();
             async move { Ok(r) }
         }
@@ -524,7 +550,7 @@ mod tests {
             &self,
             _queue: &str,
             name: &str,
-        ) -> impl Future<Output = Result<Vec<String>, String>> + Send {
+        ) -> impl Future<Output = Result<Vec<String>, ApiFailure>> + Send {
             let r = self.named.get(name).cloned().unwrap_or_default();
             async move { Ok(r) }
         }
@@ -532,7 +558,7 @@ mod tests {
         fn job_state(
             &self,
             job_id: &str,
-        ) -> impl Future<Output = Result<Option<(JobStatus, bool)>, String>> + Send {
+        ) -> impl Future<Output = Result<Option<(JobStatus, bool)>, ApiFailure>> + Send {
             let r = self.states.get(job_id).copied();
             async move { Ok(r) }
         }
@@ -994,7 +1020,7 @@ mod tests {
         log.append(intent("a", 1, 50)).unwrap();
         let jobs = Jobs(HashMap::from([(
             "a".to_string(),
-            Err("throttled".to_string()),
+            Err(ApiFailure("throttled".to_string())),
         )]));
         let done = reconcile(&jobs, &log, &Operator::default(), &Target::default())
             .await

@@ -21,7 +21,7 @@ pub trait SharesApi {
     ) -> impl Future<Output = Result<Option<String>, ApiFailure>> + Send;
 
     /// The AWS principal the change is made as; `Ok(None)` when not known here.
-    fn caller_identity(&self) -> impl Future<Output = Result<Option<String>, String>> + Send {
+    fn caller_identity(&self) -> impl Future<Output = Result<Option<String>, ApiFailure>> + Send {
         std::future::ready(Ok(None))
     }
 
@@ -30,7 +30,7 @@ pub trait SharesApi {
     fn read_share(
         &self,
         name: &str,
-    ) -> impl Future<Output = Result<Option<QuotaShare>, String>> + Send;
+    ) -> impl Future<Output = Result<Option<QuotaShare>, ApiFailure>> + Send;
 }
 
 /// What changed in `step`'s share since the plan was made, from the share read just before
@@ -389,16 +389,20 @@ impl SharesApi for LiveShares<'_> {
         Ok(Some(id).filter(|i| !i.is_empty()))
     }
 
-    async fn caller_identity(&self) -> Result<Option<String>, String> {
-        self.client.caller_identity().await.map(Some)
+    async fn caller_identity(&self) -> Result<Option<String>, ApiFailure> {
+        self.client
+            .caller_identity()
+            .await
+            .map(Some)
+            .map_err(|e| ApiFailure(e.to_string()))
     }
 
-    async fn read_share(&self, name: &str) -> Result<Option<QuotaShare>, String> {
+    async fn read_share(&self, name: &str) -> Result<Option<QuotaShare>, ApiFailure> {
         let live = self
             .client
             .list_live_shares(&self.queue)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| ApiFailure(e.to_string()))?;
         Ok(live
             .into_iter()
             .find(|s| s.share.name == name)
@@ -488,7 +492,7 @@ mod tests {
         fn read_share(
             &self,
             name: &str,
-        ) -> impl Future<Output = Result<Option<QuotaShare>, String>> + Send {
+        ) -> impl Future<Output = Result<Option<QuotaShare>, ApiFailure>> + Send {
             let live = self.live.lock().unwrap();
             std::future::ready(Ok(live.iter().find(|s| s.name == name).cloned()))
         }

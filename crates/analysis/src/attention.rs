@@ -102,6 +102,21 @@ pub fn attention(
     dispatch: &[QueuedJob],
     preemptions: &[PreemptionFacts],
 ) -> Vec<Attention> {
+    let mut out = preemption_items(q, preemptions);
+    out.extend(misconfigured_items(q, dispatch));
+    out.extend(important_waits(dispatch));
+    out.extend(at_limit(q, usage, dispatch));
+    out.sort_by(|(a, ra), (b, rb)| {
+        a.kind
+            .cmp(&b.kind)
+            .then(ra.cmp(rb))
+            .then(a.text.cmp(&b.text))
+    });
+    out.into_iter().map(|(a, _)| a).collect()
+}
+
+/// Jobs preempted over their budget or in a loop, most preempted first.
+fn preemption_items(q: &QueueSnapshot, preemptions: &[PreemptionFacts]) -> Vec<(Attention, u64)> {
     let mut out: Vec<(Attention, u64)> = Vec::new();
     for f in preemptions {
         // Finished jobs no longer burn capacity.
@@ -156,6 +171,12 @@ pub fn attention(
             ));
         }
     }
+    out
+}
+
+/// Misconfigured jobs, longest waiting first.
+fn misconfigured_items(q: &QueueSnapshot, dispatch: &[QueuedJob]) -> Vec<(Attention, u64)> {
+    let mut out = Vec::new();
     for j in dispatch.iter().filter(|j| j.misconfigured) {
         out.push((
             Attention {
@@ -173,6 +194,12 @@ pub fn attention(
             u64::MAX - j.waiting_ms.unwrap_or(0).max(0) as u64,
         ));
     }
+    out
+}
+
+/// High and critical priority jobs waiting, by band, then longest waiting first.
+fn important_waits(dispatch: &[QueuedJob]) -> Vec<(Attention, u64)> {
+    let mut out = Vec::new();
     let mut important: Vec<(&QueuedJob, PriorityBand)> = dispatch
         .iter()
         .filter(|j| !j.misconfigured)
@@ -201,14 +228,7 @@ pub fn attention(
             rank as u64,
         ));
     }
-    out.extend(at_limit(q, usage, dispatch));
-    out.sort_by(|(a, ra), (b, rb)| {
-        a.kind
-            .cmp(&b.kind)
-            .then(ra.cmp(rb))
-            .then(a.text.cmp(&b.text))
-    });
-    out.into_iter().map(|(a, _)| a).collect()
+    out
 }
 
 /// Shares at their limit of a type with RUNNABLE work of it while other shares lend that type,

@@ -59,7 +59,9 @@ pub fn job(
 pub fn preview_world(in_share: bool) -> QueueSnapshot {
     const P4: &str = "ml.p4d.24xlarge";
     let mut q = queue(&[("s", P4, 2, SharingConfig::reserve())]);
-    q.shares[0] = q.shares[0].clone().with_in_share_preemption(in_share);
+    if let Some(sh) = q.shares.first_mut() {
+        *sh = sh.clone().with_in_share_preemption(in_share);
+    }
     let mut low = job("low-run", "s", P4, 1, JobStatus::Running, 1, 0);
     std::sync::Arc::make_mut(&mut low.job).started_at = Some(1_000_000 - 1_800_000);
     let mut mid = job("mid-run", "s", P4, 1, JobStatus::Running, 3, 0);

@@ -1,6 +1,12 @@
 //! Pure functions over a [`QueueSnapshot`]: capacity use and who borrows from whom, the queue in
 //! dispatch order with waiting times, and preemption facts. No I/O, no clocks: "now" is the
 //! snapshot's `server_time`.
+//!
+//! Indexing that may panic is denied: slices are read with `get`, iterators and patterns.
+#![deny(clippy::indexing_slicing)]
+// Functions over 80 lines (clippy.toml) are split into named steps.
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+#![cfg_attr(test, allow(clippy::indexing_slicing))]
 
 mod attempts;
 mod attention;
@@ -27,7 +33,7 @@ pub use preemption::{
 };
 pub use preview::{Candidate, Prediction, Preemptions, Preview};
 pub use queue::{QueuedJob, dispatch_order, running_jobs, share_queue};
-pub use usage::{ShareUsage, share_usage};
+pub use usage::{ShareTotals, ShareUsage, gpu_weight, share_totals, share_usage};
 pub use why::{Verdict, Why, why};
 
 use quotatop_model::{Millis, QueueSnapshot};

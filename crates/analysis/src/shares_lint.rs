@@ -4,8 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use quotatop_model::{
-    CapacityLimit, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, QuotaShare, SharingStrategy,
-    is_training_instance_type,
+    CapacityLimit, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, QuotaShare, ShareSpecError,
+    SharingStrategy, is_training_instance_type,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -68,7 +68,7 @@ pub struct LintContext {
 
 /// Every problem of `shares` (the file's entries, in order; `Err` is an entry that could not
 /// be read), errors first.
-pub fn lint(shares: &[Result<QuotaShare, String>], ctx: &LintContext) -> Vec<Finding> {
+pub fn lint(shares: &[Result<QuotaShare, ShareSpecError>], ctx: &LintContext) -> Vec<Finding> {
     let mut out = Vec::new();
     if shares.is_empty() {
         out.push(Finding::error(
@@ -104,7 +104,7 @@ pub fn lint(shares: &[Result<QuotaShare, String>], ctx: &LintContext) -> Vec<Fin
         let s = match entry {
             Ok(s) => s,
             Err(why) => {
-                out.push(Finding::error(None, why.clone()));
+                out.push(Finding::error(None, why.to_string()));
                 continue;
             }
         };
@@ -122,30 +122,7 @@ pub fn lint(shares: &[Result<QuotaShare, String>], ctx: &LintContext) -> Vec<Fin
                 format!("{n} capacity limits: a share has 1 to {MAX_CAPACITY_LIMITS}"),
             ));
         }
-        for l in &s.capacity_limits {
-            let t = l.instance_type.as_str();
-            if !is_training_instance_type(t) {
-                out.push(Finding::error(
-                    name,
-                    format!("{t:?} is not a SageMaker training instance type (ml.<family>.<size>)"),
-                ));
-            } else if !env.is_empty() && !env.contains_key(t) {
-                out.push(Finding::error(
-                    name,
-                    format!(
-                        "{t} is not an instance type of the service environment (it has {})",
-                        env.keys().copied().collect::<Vec<_>>().join(", ")
-                    ),
-                ));
-            }
-            if l.max_capacity < 1 {
-                out.push(Finding::error(
-                    name,
-                    format!("the limit for {t} must be at least 1"),
-                ));
-            }
-            *totals.entry(t).or_default() += u64::from(l.max_capacity);
-        }
+        limit_findings(s, &env, &mut totals, &mut out);
         if let Err(e) = quotatop_engine::validate_sharing(&s.sharing) {
             out.push(Finding::error(name, e.to_string()));
         }
@@ -161,7 +138,49 @@ pub fn lint(shares: &[Result<QuotaShare, String>], ctx: &LintContext) -> Vec<Fin
             ));
         }
     }
-    for (t, total) in &totals {
+    total_findings(&totals, &env, &mut out);
+    out.sort_by_key(|f| f.severity);
+    out
+}
+
+/// Each capacity limit of share `s`: a training instance type the environment has, at least 1;
+/// adds them to `totals` per type.
+fn limit_findings<'a>(
+    s: &'a QuotaShare,
+    env: &BTreeMap<&str, u32>,
+    totals: &mut BTreeMap<&'a str, u64>,
+    out: &mut Vec<Finding>,
+) {
+    let name = Some(s.name.as_str());
+    for l in &s.capacity_limits {
+        let t = l.instance_type.as_str();
+        if !is_training_instance_type(t) {
+            out.push(Finding::error(
+                name,
+                format!("{t:?} is not a SageMaker training instance type (ml.<family>.<size>)"),
+            ));
+        } else if !env.is_empty() && !env.contains_key(t) {
+            out.push(Finding::error(
+                name,
+                format!(
+                    "{t} is not an instance type of the service environment (it has {})",
+                    env.keys().copied().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        if l.max_capacity < 1 {
+            out.push(Finding::error(
+                name,
+                format!("the limit for {t} must be at least 1"),
+            ));
+        }
+        *totals.entry(t).or_default() += u64::from(l.max_capacity);
+    }
+}
+
+/// The shares' limits per type against the environment's capacity.
+fn total_findings(totals: &BTreeMap<&str, u64>, env: &BTreeMap<&str, u32>, out: &mut Vec<Finding>) {
+    for (t, total) in totals {
         if let Some(&cap) = env.get(t)
             && *total > u64::from(cap)
         {
@@ -173,8 +192,6 @@ pub fn lint(shares: &[Result<QuotaShare, String>], ctx: &LintContext) -> Vec<Fin
             ));
         }
     }
-    out.sort_by_key(|f| f.severity);
-    out
 }
 
 /// Whether any finding is an error.
@@ -193,7 +210,7 @@ mod tests {
         name: &str,
         limits: &[(&str, u32)],
         sharing: SharingConfig,
-    ) -> Result<QuotaShare, String> {
+    ) -> Result<QuotaShare, ShareSpecError> {
         Ok(QuotaShare::new(
             name,
             limits
@@ -248,7 +265,10 @@ mod tests {
                     borrow_limit: Some(50),
                 },
             )),
-            Err("share x: strategy \"SHARE\" is not RESERVE, LEND or LEND_AND_BORROW".into()),
+            Err(ShareSpecError::BadStrategy {
+                share: "x".into(),
+                strategy: "SHARE".into(),
+            }),
         ];
         for i in 0..15 {
             shares.push(ok(&format!("s{i}"), &[(P4, 1)], SharingConfig::lend()));

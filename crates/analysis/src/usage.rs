@@ -103,44 +103,63 @@ pub fn share_usage(q: &QueueSnapshot) -> Vec<ShareUsage> {
 
 /// Applies rules 2–4 to the rows of one instance type.
 fn attribute(rows: &mut [ShareUsage], ty: &str) {
-    let idx: Vec<usize> = (0..rows.len())
-        .filter(|&i| rows[i].instance_type == ty)
-        .collect();
-    let lenders: Vec<usize> = idx
+    let of_type = |r: &ShareUsage| r.instance_type == ty;
+    // (row, idle) of the lending rows with idle capacity, in share order.
+    let lenders: Vec<(usize, u64)> = rows
         .iter()
-        .copied()
-        .filter(|&i| rows[i].strategy.lends() && rows[i].idle > 0)
+        .enumerate()
+        .filter(|(_, r)| of_type(r) && r.strategy.lends() && r.idle > 0)
+        .map(|(i, r)| (i, r.idle as u64))
         .collect();
-    let free: u64 = lenders.iter().map(|&i| rows[i].idle as u64).sum();
-    let borrowed: u64 = idx.iter().map(|&i| rows[i].borrowed as u64).sum();
-    let weights: Vec<u64> = lenders.iter().map(|&i| rows[i].idle as u64).collect();
+    let free: u64 = lenders.iter().map(|&(_, idle)| idle).sum();
+    let borrowed: u64 = rows
+        .iter()
+        .filter(|r| of_type(r))
+        .map(|r| r.borrowed as u64)
+        .sum();
+    let weights: Vec<u64> = lenders.iter().map(|&(_, idle)| idle).collect();
     let lent = apportion(borrowed.min(free), &weights);
-    for (&i, &l) in lenders.iter().zip(&lent) {
-        rows[i].lent = l as u32;
-        rows[i].idle -= l as u32;
+    for (&(i, _), &l) in lenders.iter().zip(&lent) {
+        if let Some(r) = rows.get_mut(i) {
+            r.lent = l as u32;
+            r.idle -= l as u32;
+        }
     }
-    // Match borrowers to lenders in share order.
-    let mut remaining: Vec<u64> = lent.clone();
-    let mut l = 0;
-    let borrowers: Vec<usize> = idx
+    // Match borrowers to lenders in share order: (lender row, borrower row, instances).
+    let borrowers: Vec<(usize, u64)> = rows
         .iter()
-        .copied()
-        .filter(|&i| rows[i].borrowed > 0)
+        .enumerate()
+        .filter(|(_, r)| of_type(r) && r.borrowed > 0)
+        .map(|(i, r)| (i, r.borrowed as u64))
         .collect();
-    for b in borrowers {
-        let mut need = rows[b].borrowed as u64;
-        while need > 0 && l < lenders.len() {
-            let take = need.min(remaining[l]);
+    let mut pool = lenders.iter().map(|&(i, _)| i).zip(lent).peekable();
+    let mut transfers: Vec<(usize, usize, u64)> = Vec::new();
+    for (b, mut need) in borrowers {
+        while need > 0 {
+            let Some((l, remaining)) = pool.peek_mut() else {
+                break;
+            };
+            let take = need.min(*remaining);
             if take > 0 {
-                let (lender, borrower) = (rows[lenders[l]].share.clone(), rows[b].share.clone());
-                rows[b].borrowed_from.push((lender, take as u32));
-                rows[lenders[l]].lent_to.push((borrower, take as u32));
-                remaining[l] -= take;
+                transfers.push((*l, b, take));
+                *remaining -= take;
                 need -= take;
             }
-            if remaining[l] == 0 {
-                l += 1;
+            if *remaining == 0 {
+                pool.next();
             }
+        }
+    }
+    let name = |rows: &[ShareUsage], i: usize| rows.get(i).map(|r| r.share.clone());
+    for (l, b, take) in transfers {
+        let (Some(lender), Some(borrower)) = (name(rows, l), name(rows, b)) else {
+            continue;
+        };
+        if let Some(r) = rows.get_mut(b) {
+            r.borrowed_from.push((lender, take as u32));
+        }
+        if let Some(r) = rows.get_mut(l) {
+            r.lent_to.push((borrower, take as u32));
         }
     }
 }
@@ -153,16 +172,67 @@ fn apportion(total: u64, weights: &[u64]) -> Vec<u64> {
     }
     let mut out: Vec<u64> = weights.iter().map(|w| total * w / sum).collect();
     let mut left = total - out.iter().sum::<u64>();
-    let mut order: Vec<usize> = (0..weights.len()).collect();
-    order.sort_by_key(|&i| (std::cmp::Reverse(total * weights[i] % sum), i));
-    for i in order {
+    let mut order: Vec<(usize, u64)> = weights.iter().copied().enumerate().collect();
+    order.sort_by_key(|&(i, w)| (std::cmp::Reverse(total * w % sum), i));
+    for (i, _) in order {
         if left == 0 {
             break;
         }
-        out[i] += 1;
+        if let Some(o) = out.get_mut(i) {
+            *o += 1;
+        }
         left -= 1;
     }
     out
+}
+
+/// GPUs one instance of `ty` counts for in [`share_totals`]: its GPUs (or accelerator chips); an
+/// instance of a type without GPUs, or of a type the table does not know, counts as one.
+pub fn gpu_weight(ty: &str) -> u32 {
+    super::gpus_per_instance(ty).filter(|&g| g > 0).unwrap_or(1)
+}
+
+/// One share's use over every instance type it has, in GPUs ([`gpu_weight`]), the figures of
+/// its [`ShareUsage`] rows summed: what its one-row bar shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShareTotals {
+    pub own_used: u32,
+    pub borrowed: u32,
+    pub lent: u32,
+    pub idle: u32,
+    /// GPUs in use (own and borrowed).
+    pub used: u32,
+    /// GPUs of its limits.
+    pub limit: u32,
+    /// Index in the rows of its most constrained instance type: the one nearest to (or most
+    /// over) its limit, then the busiest; `None` for a share without rows.
+    pub tightest: Option<usize>,
+}
+
+/// [`ShareTotals`] of `share` over `rows` (a queue's [`share_usage`]).
+pub fn share_totals(rows: &[ShareUsage], share: &str) -> ShareTotals {
+    let mut t = ShareTotals::default();
+    let mut best: Option<(u64, u32)> = None;
+    for (i, u) in rows.iter().enumerate().filter(|(_, u)| u.share == share) {
+        let g = gpu_weight(&u.instance_type);
+        t.own_used += u.own_used * g;
+        t.borrowed += u.borrowed * g;
+        t.lent += u.lent * g;
+        t.idle += u.idle * g;
+        t.used += u.used * g;
+        t.limit += u.limit * g;
+        // Use per mille of the limit (a type it uses without a limit is the tightest there is).
+        let ratio = match u.limit {
+            0 if u.used > 0 => u64::MAX,
+            0 => 0,
+            l => u64::from(u.used) * 1000 / u64::from(l),
+        };
+        if best.is_none_or(|b| (ratio, u.used) > b) {
+            best = Some((ratio, u.used));
+            t.tightest = Some(i);
+        }
+    }
+    t
 }
 
 #[cfg(test)]
@@ -307,5 +377,30 @@ mod tests {
             ),
             ("ml.g5.xlarge", 0, 1)
         );
+    }
+
+    /// GPUs summed over a share's types (8 a p4d, 1 a g5.2xlarge), and the tightest type the
+    /// one nearest its limit, not the busiest.
+    #[test]
+    fn totals_are_in_gpus_and_name_the_tightest_type() {
+        let mut q = queue(&[
+            ("s", "ml.p4d.24xlarge", 4, SharingConfig::lend()),
+            ("other", "ml.p4d.24xlarge", 1, SharingConfig::lend()),
+        ]);
+        q.shares[0]
+            .capacity_limits
+            .push(quotatop_model::CapacityLimit::new("ml.g5.2xlarge", 2));
+        q.jobs = vec![
+            job("a", "s", "ml.p4d.24xlarge", 3, JobStatus::Running, 1, 10),
+            job("b", "s", "ml.g5.2xlarge", 2, JobStatus::Running, 1, 10),
+        ];
+        let rows = share_usage(&q);
+        let t = share_totals(&rows, "s");
+        assert_eq!((t.used, t.limit), (3 * 8 + 2, 4 * 8 + 2));
+        assert_eq!((t.own_used, t.idle, t.borrowed), (26, 8, 0));
+        // p4d is at 3/4, g5.2xlarge at 2/2: the g5 is the tightest though p4d holds more.
+        let tight = &rows[t.tightest.unwrap()];
+        assert_eq!(tight.instance_type, "ml.g5.2xlarge");
+        assert_eq!(share_totals(&rows, "nobody"), ShareTotals::default());
     }
 }

@@ -53,7 +53,7 @@ pub use faults::{Decision, FaultInjector, FaultSpec, FaultStats, Faults, RateLim
 pub use ops_jobs::{CHECKPOINT_TAG, WORK_TAG};
 pub use routes::OPERATIONS;
 pub use scenario::{GeneratorSpec, PriorityWeight, Scenario, ScriptedJob, ShareSpec};
-pub use scenario_check::{MAX_SPEED, check_speed};
+pub use scenario_check::{MAX_SPEED, SpeedError, check_speed};
 pub use server::MAX_BODY;
 pub use server::ServerLimits;
 pub use state::ACCOUNT;

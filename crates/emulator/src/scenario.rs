@@ -54,7 +54,8 @@ use serde::Deserialize;
 use super::error::EmulatorError;
 use quotatop_engine::{Delays, Engine, EngineConfig};
 use quotatop_model::{
-    CapacityLimit, InSharePreemption, QuotaShare, ShareState, SharingConfig, SharingStrategy,
+    CapacityLimit, InSharePreemption, QuotaShare, ShareSpecError, ShareState, SharingConfig,
+    SharingStrategy,
 };
 
 #[derive(Debug, Clone, Deserialize)]
@@ -133,13 +134,12 @@ pub struct ShareSpec {
 
 impl ShareSpec {
     /// The share as the engine takes it.
-    pub fn to_quota_share(&self) -> Result<QuotaShare, String> {
-        let strategy = SharingStrategy::parse(&self.strategy).ok_or_else(|| {
-            format!(
-                "share {}: strategy {:?} is not RESERVE, LEND or LEND_AND_BORROW",
-                self.name, self.strategy
-            )
-        })?;
+    pub fn to_quota_share(&self) -> Result<QuotaShare, ShareSpecError> {
+        let strategy =
+            SharingStrategy::parse(&self.strategy).ok_or_else(|| ShareSpecError::BadStrategy {
+                share: self.name.clone(),
+                strategy: self.strategy.clone(),
+            })?;
         let sharing = SharingConfig {
             strategy,
             borrow_limit: if strategy.borrows() {
@@ -334,7 +334,10 @@ impl Scenario {
     pub fn quota_shares(&self) -> Result<Vec<QuotaShare>, EmulatorError> {
         self.shares
             .iter()
-            .map(|s| s.to_quota_share().map_err(EmulatorError::Scenario))
+            .map(|s| {
+                s.to_quota_share()
+                    .map_err(|e| EmulatorError::Scenario(e.to_string()))
+            })
             .collect()
     }
 

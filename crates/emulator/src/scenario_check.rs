@@ -14,22 +14,25 @@ pub const MAX_ARRIVALS_PER_HOUR: f64 = 36_000.0;
 /// running does not grow without bound.
 pub const UNCAPPED_ARRIVALS_PER_HOUR: f64 = 3_600.0;
 
+/// A simulated-clock speed the emulator cannot keep.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[error("speed must be a number from 0 (frozen) to {MAX_SPEED} (an hour a second), got {0}")]
+pub struct SpeedError(pub f64);
+
 /// A simulated-clock speed the emulator can keep: a number from 0 (frozen) to [`MAX_SPEED`].
-pub fn check_speed(speed: f64) -> Result<(), String> {
+pub fn check_speed(speed: f64) -> Result<(), SpeedError> {
     if speed.is_finite() && (0.0..=MAX_SPEED).contains(&speed) {
         Ok(())
     } else {
-        Err(format!(
-            "speed must be a number from 0 (frozen) to {MAX_SPEED} (an hour a second), got {speed}"
-        ))
+        Err(SpeedError(speed))
     }
 }
 
 impl Scenario {
     pub(super) fn validate(&self) -> Result<(), EmulatorError> {
         let err = |m: String| Err(EmulatorError::Scenario(m));
-        if let Err(m) = check_speed(self.speed) {
-            return err(m);
+        if let Err(e) = check_speed(self.speed) {
+            return err(e.to_string());
         }
         if self.capacity.is_empty() {
             return err("at least one [[capacity]] entry is required".to_string());
@@ -48,11 +51,10 @@ impl Scenario {
         }
         // Seconds and milliseconds within 100 years, so `× 1000` and clock sums cannot overflow.
         let secs = |key: &str, v: u64| -> Result<(), EmulatorError> {
-            i64::try_from(v)
-                .map_err(|_| format!("{v} is beyond 100 years"))
-                .and_then(quotatop_model::whole_seconds_to_millis)
+            // Beyond i64 is beyond 100 years too.
+            quotatop_model::whole_seconds_to_millis(i64::try_from(v).unwrap_or(i64::MAX))
                 .map(|_| ())
-                .map_err(|m| EmulatorError::Scenario(format!("{key}: {m}")))
+                .map_err(|why| EmulatorError::Scenario(format!("{key}: {v} {why}")))
         };
         let ms = |key: &str, v: u64| -> Result<(), EmulatorError> {
             if v > quotatop_model::MAX_INPUT_MS as u64 {

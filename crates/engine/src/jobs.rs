@@ -20,7 +20,7 @@ impl Engine {
 
     pub fn submit(&mut self, spec: JobSpec) -> Result<JobId, EngineError> {
         let s = self.share_idx(&spec.share)?;
-        if self.shares[s].spec.state == quotatop_model::ShareState::Disabled {
+        if self.share_rec(s).spec.state == quotatop_model::ShareState::Disabled {
             return Err(EngineError::ShareDisabled(spec.share));
         }
         let priority = check_priority(spec.priority)?;
@@ -102,7 +102,7 @@ impl Engine {
     pub fn update_priority(&mut self, job: JobId, priority: i64) -> Result<(), EngineError> {
         let j = self.job_idx(job)?;
         let new = check_priority(priority)?;
-        let rec = &self.jobs[j as usize];
+        let rec = self.rec(j);
         if rec.status.is_terminal() {
             return Err(EngineError::JobFinished(
                 rec.api
@@ -115,12 +115,12 @@ impl Engine {
         let queued = status == JobStatus::Runnable && rec.misconfigured.is_none();
         if queued {
             let key = rec.queue_key(j);
-            self.shares[s].queues[ty].remove(&key);
+            self.share_rec_mut(s).slot_mut(ty).queue.remove(&key);
         }
-        self.jobs[j as usize].priority = new;
+        self.rec_mut(j).priority = new;
         if queued {
-            let key = self.jobs[j as usize].queue_key(j);
-            self.shares[s].queues[ty].insert(key);
+            let key = self.rec(j).queue_key(j);
+            self.share_rec_mut(s).slot_mut(ty).queue.insert(key);
         }
         self.emit(
             j,
@@ -137,10 +137,10 @@ impl Engine {
     /// job changes nothing.
     pub fn terminate(&mut self, job: JobId, reason: &str) -> Result<(), EngineError> {
         let j = self.job_idx(job)?;
-        if self.jobs[j as usize].status.is_terminal() {
+        if self.rec(j).status.is_terminal() {
             return Ok(());
         }
-        self.jobs[j as usize].terminated = true;
+        self.rec_mut(j).terminated = true;
         self.finish_failed(j, reason.to_string(), EventReason::Terminated);
         self.dirty = true;
         self.settle()?;
@@ -205,9 +205,9 @@ impl Engine {
         Some(ServiceJob {
             id: api.map(|a| a.uuid.clone()).unwrap_or_default(),
             name: api.map(|a| a.name.clone()).unwrap_or_default(),
-            share: self.shares[r.share].spec.name.clone(),
+            share: self.share_rec(r.share).spec.name.clone(),
             priority: r.priority,
-            instance_type: self.types[r.ty].clone(),
+            instance_type: self.type_name(r.ty).to_string(),
             instance_count: r.count,
             status: r.status,
             status_reason: r.reason.as_deref().map(str::to_string),
@@ -238,17 +238,17 @@ impl Engine {
         let Some(&s) = self.share_index.get(name) else {
             return Vec::new();
         };
-        let share = &self.shares[s];
+        let share = self.share_rec(s);
         let mut keys: Vec<policy::QueueKey> = share
-            .queues
+            .slots
             .iter()
-            .flat_map(|q| q.iter().copied())
+            .flat_map(|slot| slot.queue.iter().copied())
             .collect();
         keys.sort_unstable();
         let mut misconfigured: Vec<policy::QueueKey> = share
             .misconfigured
             .iter()
-            .map(|&j| self.jobs[j as usize].queue_key(j))
+            .map(|&j| self.rec(j).queue_key(j))
             .collect();
         misconfigured.sort_unstable();
         keys.iter()
@@ -264,18 +264,23 @@ impl Engine {
             .shares
             .iter()
             .map(|s| {
-                let own: u64 = s.own.iter().map(|&x| x as u64).sum();
-                let used: u64 = s.used.iter().map(|&x| x as u64).sum();
+                let own: u64 = s.slots.iter().map(|t| t.own as u64).sum();
+                let used: u64 = s.slots.iter().map(|t| t.used as u64).sum();
                 // Per-mille usage of the share's own limits; shares with no limit sort last.
                 (used * 1000).checked_div(own).unwrap_or(u64::MAX)
             })
             .collect();
         let mut all: Vec<(Reverse<u32>, u64, Millis, u32)> = self
             .live_shares()
-            .flat_map(|s| s.queues.iter().flat_map(|q| q.iter()))
+            .flat_map(|s| s.slots.iter().flat_map(|t| t.queue.iter()))
             .map(|k| {
-                let r = &self.jobs[k.2 as usize];
-                (k.0, ratio[r.share], k.1, k.2)
+                let r = self.rec(k.2);
+                (
+                    k.0,
+                    ratio.get(r.share).copied().unwrap_or(u64::MAX),
+                    k.1,
+                    k.2,
+                )
             })
             .collect();
         all.sort_unstable();

@@ -3,6 +3,13 @@
 //! No I/O and no async: time is passed in with [`Engine::advance_to`], randomness comes only from
 //! the configured seed. Every state change is recorded as an [`Event`]. The choices AWS leaves
 //! open live in [`policy`].
+//!
+//! Indexing that may panic is denied: the tables are reached through [`Engine`]'s accessors,
+//! whose indices the engine issues itself, or with `get`.
+#![deny(clippy::indexing_slicing)]
+// Functions over 80 lines (clippy.toml) are split into named steps.
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+#![cfg_attr(test, allow(clippy::indexing_slicing))]
 
 mod config;
 mod error;
@@ -126,7 +133,9 @@ impl Engine {
         }
         for limit in capacity {
             let t = self.intern(&limit.instance_type);
-            self.env[t] = limit.max_capacity;
+            if let Some(env) = self.env.get_mut(t) {
+                *env = limit.max_capacity;
+            }
         }
         Ok(())
     }
@@ -257,7 +266,7 @@ impl Engine {
             at,
             seq: self.timer_seq,
             job,
-            generation: self.jobs[job as usize].generation,
+            generation: self.rec(job).generation,
         }));
     }
 
@@ -280,7 +289,7 @@ impl Engine {
                 }
                 self.timers.pop();
                 progressed = true;
-                if self.jobs[t.job as usize].generation == t.generation {
+                if self.rec(t.job).generation == t.generation {
                     self.step(t.job);
                 }
             }
@@ -302,6 +311,63 @@ impl Engine {
                 return Ok(());
             }
         }
+    }
+
+    /// Job `j`'s record.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "`j` is a job id the engine issued: `submit` pushes the record at index \
+                  `jobs.len()` and records are never removed; ids from callers pass `job_idx`"
+    )]
+    fn rec(&self, j: u32) -> &JobRec {
+        &self.jobs[j as usize]
+    }
+
+    /// Job `j`'s record, to change.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "`j` is a job id the engine issued: `submit` pushes the record at index \
+                  `jobs.len()` and records are never removed; ids from callers pass `job_idx`"
+    )]
+    fn rec_mut(&mut self, j: u32) -> &mut JobRec {
+        &mut self.jobs[j as usize]
+    }
+
+    /// Share `s`'s record.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "`s` is a share index the engine issued: `create_share` records `shares.len()` \
+                  in `share_index` and pushes the record; records are never removed (a deleted \
+                  share is marked deleted)"
+    )]
+    fn share_rec(&self, s: usize) -> &ShareRec {
+        &self.shares[s]
+    }
+
+    /// Share `s`'s record, to change.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "`s` is a share index the engine issued: `create_share` records `shares.len()` \
+                  in `share_index` and pushes the record; records are never removed (a deleted \
+                  share is marked deleted)"
+    )]
+    fn share_rec_mut(&mut self, s: usize) -> &mut ShareRec {
+        &mut self.shares[s]
+    }
+
+    /// The name of interned type `ty`.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "`ty` is an interned type index: `intern` pushes the name at `types.len()` and \
+                  types are never removed"
+    )]
+    fn type_name(&self, ty: usize) -> &str {
+        &self.types[ty]
+    }
+
+    /// The environment's capacity of interned type `ty` (0 when it lists none).
+    fn env_of(&self, ty: usize) -> u32 {
+        self.env.get(ty).copied().unwrap_or(0)
     }
 
     /// A job as an error names it: its name, or its index in a lean engine.

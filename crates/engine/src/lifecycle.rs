@@ -11,7 +11,7 @@ use super::{Engine, EventReason};
 impl Engine {
     /// A job's timer fired: take its next lifecycle step.
     pub(super) fn step(&mut self, j: u32) {
-        let rec = &self.jobs[j as usize];
+        let rec = self.rec(j);
         if rec.preempting.is_some() {
             self.finish_preemption(j);
             return;
@@ -34,13 +34,13 @@ impl Engine {
             JobStatus::Starting => {
                 self.set_status(j, JobStatus::Running, EventReason::Advanced);
                 let now = self.now;
-                let r = &mut self.jobs[j as usize];
+                let failed = self.failures.get(&j).map_or(0, |f| f.failed);
+                let r = self.rec_mut(j);
                 r.started_at = Some(now);
                 r.run_since = Some(now);
                 if let Some(a) = r.api.as_mut().and_then(|a| a.attempts.last_mut()) {
                     a.started_at = Some(now);
                 }
-                let failed = self.failures.get(&j).map_or(0, |f| f.failed);
                 r.overhead_due = if r.preempted > 0 || failed > 0 {
                     r.restart_overhead_ms
                 } else {
@@ -66,15 +66,15 @@ impl Engine {
     }
 
     pub(super) fn set_status(&mut self, j: u32, to: JobStatus, reason: EventReason) {
-        let from = self.jobs[j as usize].status;
-        self.jobs[j as usize].status = to;
+        let from = self.rec(j).status;
+        self.rec_mut(j).status = to;
         self.emit(j, Some(from), to, reason);
     }
 
     pub(super) fn complete(&mut self, j: u32) {
         let now = self.now;
         self.release(j);
-        let r = &mut self.jobs[j as usize];
+        let r = self.rec_mut(j);
         if let Some(t) = r.run_since.take() {
             let ran = (now - t).max(0) as u64;
             r.run_ms += ran;
@@ -106,7 +106,7 @@ impl Engine {
             }
             None => false,
         };
-        let r = &mut self.jobs[j as usize];
+        let r = self.rec_mut(j);
         if let Some(a) = r.api.as_mut().and_then(|a| a.attempts.last_mut()) {
             a.stopped_at = Some(now);
             a.status_reason = Some(reason.to_string());
@@ -127,7 +127,7 @@ impl Engine {
     /// Ends an unfinished job FAILED (termination or share deletion).
     pub(super) fn finish_failed(&mut self, j: u32, reason: String, why: EventReason) {
         let now = self.now;
-        let status = self.jobs[j as usize].status;
+        let status = self.rec(j).status;
         if status == JobStatus::Runnable {
             self.dequeue(j);
         }
@@ -135,7 +135,7 @@ impl Engine {
             self.stop_work(j, false);
             self.release(j);
         }
-        let r = &mut self.jobs[j as usize];
+        let r = self.rec_mut(j);
         r.generation += 1;
         r.preempting = None;
         r.stopped_at = Some(now);
@@ -153,7 +153,7 @@ impl Engine {
     /// checkpoint and the rest counts as lost.
     pub(super) fn stop_work(&mut self, j: u32, preempted: bool) {
         let now = self.now;
-        let r = &mut self.jobs[j as usize];
+        let r = self.rec_mut(j);
         let Some(t) = r.run_since.take() else {
             return;
         };
@@ -177,44 +177,45 @@ impl Engine {
 
     /// Gives back the capacity a job holds.
     pub(super) fn release(&mut self, j: u32) {
-        let r = &self.jobs[j as usize];
+        let r = self.rec(j);
         let (s, ty, count, seq) = (r.share, r.ty, r.count, r.dispatch_seq);
-        let share = &mut self.shares[s];
-        share.used[ty] -= count;
-        if r.preempting.is_some() {
-            share.releasing[ty] -= count;
+        let preempting = r.preempting.is_some();
+        let slot = self.share_rec_mut(s).slot_mut(ty);
+        slot.used -= count;
+        if preempting {
+            slot.releasing -= count;
         }
-        share.running[ty].remove(&(seq, j));
+        slot.running.remove(&(seq, j));
         self.dirty = true;
     }
 
     /// A job became RUNNABLE: queue it, or park it when it can never run as configured.
     pub(super) fn enqueue(&mut self, j: u32) {
-        let r = &self.jobs[j as usize];
+        let r = self.rec(j);
         let (s, ty, count) = (r.share, r.ty, r.count);
         match self.misconfiguration_of(s, ty, count) {
             Some(m) => {
-                self.shares[s].misconfigured.insert(j);
+                self.share_rec_mut(s).misconfigured.insert(j);
                 self.mark_misconfigured(j, m);
             }
             None => {
-                let key = self.jobs[j as usize].queue_key(j);
-                self.shares[s].queues[ty].insert(key);
+                let key = self.rec(j).queue_key(j);
+                self.share_rec_mut(s).slot_mut(ty).queue.insert(key);
                 self.dirty = true;
             }
         }
     }
 
     pub(super) fn dequeue(&mut self, j: u32) {
-        let r = &self.jobs[j as usize];
-        let key = r.queue_key(j);
-        let share = &mut self.shares[r.share];
-        share.queues[r.ty].remove(&key);
+        let r = self.rec(j);
+        let (key, s, ty) = (r.queue_key(j), r.share, r.ty);
+        let share = self.share_rec_mut(s);
+        share.slot_mut(ty).queue.remove(&key);
         share.misconfigured.remove(&j);
     }
 
     pub(super) fn mark_misconfigured(&mut self, j: u32, m: Misconfiguration) {
-        let r = &mut self.jobs[j as usize];
+        let r = self.rec_mut(j);
         if r.misconfigured == Some(m) {
             return;
         }
@@ -234,20 +235,20 @@ impl Engine {
         ty: usize,
         count: u32,
     ) -> Option<Misconfiguration> {
-        let share = &self.shares[s];
+        let share = self.share_rec(s);
         let lendable: u64 = self
             .shares
             .iter()
             .enumerate()
             .filter(|(i, o)| *i != s && !o.deleted && o.spec.sharing.strategy.lends())
-            .map(|(_, o)| o.own[ty] as u64)
+            .map(|(_, o)| o.slot(ty).own as u64)
             .sum();
         policy::misconfiguration(
             count,
-            share.own[ty],
+            share.slot(ty).own,
             &share.spec.sharing,
             lendable,
-            self.env[ty],
+            self.env_of(ty),
         )
     }
 
@@ -255,12 +256,12 @@ impl Engine {
     pub(super) fn reevaluate_misconfigurations(&mut self) {
         let runnable: Vec<u32> = (0..self.jobs.len() as u32)
             .filter(|&j| {
-                let r = &self.jobs[j as usize];
-                r.status == JobStatus::Runnable && !self.shares[r.share].deleted
+                let r = self.rec(j);
+                r.status == JobStatus::Runnable && !self.share_rec(r.share).deleted
             })
             .collect();
         for j in runnable {
-            let r = &self.jobs[j as usize];
+            let r = self.rec(j);
             let (s, ty, count, was) = (r.share, r.ty, r.count, r.misconfigured);
             let now = self.misconfiguration_of(s, ty, count);
             match (was, now) {
@@ -268,16 +269,16 @@ impl Engine {
                 (Some(_), Some(m)) => self.mark_misconfigured(j, m),
                 (None, Some(m)) => {
                     self.dequeue(j);
-                    self.shares[s].misconfigured.insert(j);
+                    self.share_rec_mut(s).misconfigured.insert(j);
                     self.mark_misconfigured(j, m);
                 }
                 (Some(_), None) => {
-                    self.shares[s].misconfigured.remove(&j);
-                    let r = &mut self.jobs[j as usize];
+                    self.share_rec_mut(s).misconfigured.remove(&j);
+                    let r = self.rec_mut(j);
                     r.misconfigured = None;
                     r.reason = None;
                     let key = r.queue_key(j);
-                    self.shares[s].queues[ty].insert(key);
+                    self.share_rec_mut(s).slot_mut(ty).queue.insert(key);
                     self.emit(
                         j,
                         Some(JobStatus::Runnable),
@@ -295,7 +296,7 @@ impl Engine {
         let now = self.now;
         self.release(j);
         let window = self.config.recent_preemptions;
-        let r = &mut self.jobs[j as usize];
+        let r = self.rec_mut(j);
         let Some(kind) = r.preempting.take() else {
             return;
         };

@@ -30,6 +30,31 @@ pub struct CapacityLedger {
 }
 
 impl CapacityLedger {
+    /// Share `s`'s own limit (0 for a share the ledger does not hold).
+    pub fn own_of(&self, s: usize) -> u32 {
+        self.own.get(s).copied().unwrap_or(0)
+    }
+
+    /// Instances share `s` holds (0 for a share the ledger does not hold).
+    pub fn used_of(&self, s: usize) -> u32 {
+        self.used.get(s).copied().unwrap_or(0)
+    }
+
+    /// Whether share `s` lends (a share the ledger does not hold does not).
+    pub fn lends_of(&self, s: usize) -> bool {
+        self.lends.get(s).copied().unwrap_or(false)
+    }
+
+    /// Whether share `s` borrows (a share the ledger does not hold does not).
+    pub fn borrows_of(&self, s: usize) -> bool {
+        self.borrows.get(s).copied().unwrap_or(false)
+    }
+
+    /// Share `s`'s borrow limit, `None` when unlimited or when it does not borrow.
+    pub fn borrow_cap_of(&self, s: usize) -> Option<u32> {
+        self.borrow_cap.get(s).copied().flatten()
+    }
+
     fn env_used(&self) -> u64 {
         self.used.iter().map(|&u| u as u64).sum()
     }
@@ -38,9 +63,9 @@ impl CapacityLedger {
     /// taken back capacity that is still lent out.
     fn pool(&self) -> i64 {
         let mut pool = 0i64;
-        for s in 0..self.own.len() {
-            let (own, used) = (self.own[s] as i64, self.used[s] as i64);
-            if self.lends[s] && used < own {
+        for ((&own, &used), &lends) in self.own.iter().zip(&self.used).zip(&self.lends) {
+            let (own, used) = (own as i64, used as i64);
+            if lends && used < own {
                 pool += own - used;
             }
             if used > own {
@@ -50,15 +75,19 @@ impl CapacityLedger {
         pool
     }
 
-    /// Can share `s` place `n` more instances now?
+    /// Can share `s` place `n` more instances now? A share the ledger does not hold places
+    /// nothing.
     pub fn fits(&self, s: usize, n: u32) -> bool {
-        let used = self.used[s] as u64 + n as u64;
-        let own = self.own[s] as u64;
+        let (Some(&used), Some(&own)) = (self.used.get(s), self.own.get(s)) else {
+            return false;
+        };
+        let used = used as u64 + n as u64;
+        let own = own as u64;
         if used > own {
-            if !self.borrows[s] {
+            if self.borrows.get(s) != Some(&true) {
                 return false;
             }
-            if let Some(cap) = self.borrow_cap[s]
+            if let Some(cap) = self.borrow_cap.get(s).copied().flatten()
                 && used - own > cap as u64
             {
                 return false;
@@ -69,7 +98,9 @@ impl CapacityLedger {
         }
         let before = self.pool();
         let mut after = self.clone();
-        after.used[s] += n;
+        if let Some(used) = after.used.get_mut(s) {
+            *used += n;
+        }
         let after = after.pool();
         after >= 0 || after >= before
     }
@@ -147,13 +178,13 @@ pub enum Placement {
 pub fn cross_share_candidates<V: TypeView + ?Sized>(view: &V, s: usize) -> Vec<Victim> {
     let ledger = view.ledger(false);
     let mut cands: Vec<Victim> = Vec::new();
-    for t in 0..ledger.own.len() {
-        if t == s || ledger.used[t] <= ledger.own[t] {
+    for (t, (&own, &used)) in ledger.own.iter().zip(&ledger.used).enumerate() {
+        if t == s || used <= own {
             continue;
         }
         let holders = view.holders(t);
         let counts: Vec<u32> = holders.iter().map(|h| h.count).collect();
-        let borrowed = policy::borrowed_portions(ledger.own[t], &counts);
+        let borrowed = policy::borrowed_portions(own, &counts);
         for (h, &b) in holders.iter().zip(&borrowed) {
             if b > 0 && !h.preempting {
                 cands.push(victim(h, t, b, PreemptionKind::CrossShare));
@@ -206,7 +237,9 @@ pub fn make_room(
 ) -> Option<usize> {
     let mut ledger = projected.clone();
     for (i, v) in victims.iter().enumerate() {
-        ledger.used[v.share] -= v.count.min(ledger.used[v.share]);
+        if let Some(used) = ledger.used.get_mut(v.share) {
+            *used -= v.count.min(*used);
+        }
         if ledger.fits(s, count) {
             return Some(i + 1);
         }
@@ -218,10 +251,13 @@ fn preempt_or_block(
     projected: &CapacityLedger,
     s: usize,
     count: u32,
-    victims: Vec<Victim>,
+    mut victims: Vec<Victim>,
 ) -> Placement {
     match make_room(projected, s, count, &victims) {
-        Some(n) => Placement::Preempt(victims[..n].to_vec()),
+        Some(n) => {
+            victims.truncate(n);
+            Placement::Preempt(victims)
+        }
         None => Placement::Blocked,
     }
 }
@@ -282,7 +318,10 @@ pub fn place_borrower<V: TypeView + ?Sized>(
 
 /// Whether `count` more instances keep share `s` within its own limit (the pass's first phase).
 pub fn fits_own(ledger: &CapacityLedger, s: usize, count: u32) -> bool {
-    ledger.used[s] as u64 + count as u64 <= ledger.own[s] as u64
+    match (ledger.used.get(s), ledger.own.get(s)) {
+        (Some(&used), Some(&own)) => used as u64 + count as u64 <= own as u64,
+        _ => false,
+    }
 }
 
 /// The job at the head of a share's queue for one instance type.
@@ -388,14 +427,15 @@ fn pass_once<P: Pass + ?Sized>(
     // Capacity that owners' jobs blocked in the first phase are waiting for (per share and
     // type): borrowers must not take it, or a reclaim could be undone at once.
     let (ns, nt) = (p.shares(), p.types());
-    let mut reserved = vec![0u32; ns * nt];
+    // reserved[ty][s]: instances of type `ty` held back for share `s`.
+    let mut reserved = vec![vec![0u32; ns]; nt];
     let mut waiting = vec![false; nt];
     let mut again = false;
     for s in 0..ns {
         if !p.live(s) {
             continue;
         }
-        for ty in 0..nt {
+        for (ty, (waiting, reserved)) in waiting.iter_mut().zip(&mut reserved).enumerate() {
             while let Some(h) = p.head(s, ty) {
                 not_again(dispatched, h.id, s, ty)?;
                 let own_fit = fits_own(&p.view(ty).ledger(false), s, h.count);
@@ -405,10 +445,12 @@ fn pass_once<P: Pass + ?Sized>(
                         matches!(placed, Placement::AwaitRelease | Placement::Preempt(_));
                     if carry_out(p, h.id, placed) {
                         dispatched.insert(h.id);
-                        again |= waiting[ty];
+                        again |= *waiting;
                     } else {
-                        reserved[s * nt + ty] += h.count;
-                        waiting[ty] |= waits_for_room;
+                        if let Some(r) = reserved.get_mut(s) {
+                            *r += h.count;
+                        }
+                        *waiting |= waits_for_room;
                         break;
                     }
                 } else {
@@ -428,8 +470,8 @@ fn pass_once<P: Pass + ?Sized>(
             continue;
         };
         not_again(dispatched, h.id, s, ty)?;
-        let held_back: Vec<u32> = (0..ns).map(|t| reserved[t * nt + ty]).collect();
-        let placed = place_borrower(&p.view(ty), &held_back, s, h.count, h.priority);
+        let held_back = reserved.get(ty).map_or(&[][..], Vec::as_slice);
+        let placed = place_borrower(&p.view(ty), held_back, s, h.count, h.priority);
         if !carry_out(p, h.id, placed) {
             continue;
         }

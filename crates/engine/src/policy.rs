@@ -270,11 +270,12 @@ pub fn glob_matches(pattern: &str, text: &str) -> bool {
     let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
     let (mut pi, mut ti) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+    while let Some(&tc) = t.get(ti) {
+        let pc = p.get(pi).copied();
+        if pc.is_some_and(|c| c == '?' || c == tc) {
             pi += 1;
             ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
+        } else if pc == Some('*') {
             star = Some((pi, ti));
             pi += 1;
         } else if let Some((sp, st)) = star {
@@ -285,7 +286,7 @@ pub fn glob_matches(pattern: &str, text: &str) -> bool {
             return false;
         }
     }
-    p[pi..].iter().all(|&c| c == '*')
+    p.iter().skip(pi).all(|&c| c == '*')
 }
 
 /// FAILED reason once preemption retries are exhausted (emulator wording; AWS does not document

@@ -18,10 +18,12 @@ impl TypeView for EngineView<'_> {
     }
     fn holders(&self, s: usize) -> Vec<Holder> {
         let e = self.engine;
-        e.shares[s].running[self.ty]
+        e.share_rec(s)
+            .slot(self.ty)
+            .running
             .iter()
             .map(|&(_, j)| {
-                let r = &e.jobs[j as usize];
+                let r = e.rec(j);
                 Holder {
                     id: j,
                     order: j,
@@ -34,7 +36,7 @@ impl TypeView for EngineView<'_> {
             .collect()
     }
     fn in_share_preemption(&self, s: usize) -> bool {
-        self.engine.shares[s].spec.in_share_preemption.enabled()
+        self.engine.share_rec(s).spec.in_share_preemption.enabled()
     }
 }
 
@@ -46,14 +48,14 @@ impl Pass for Engine {
         self.types.len()
     }
     fn live(&self, s: usize) -> bool {
-        !self.shares[s].deleted
+        !self.share_rec(s).deleted
     }
     fn borrows(&self, s: usize) -> bool {
-        self.shares[s].spec.sharing.strategy.borrows()
+        self.share_rec(s).spec.sharing.strategy.borrows()
     }
     fn head(&self, s: usize, ty: usize) -> Option<Head> {
-        let &(_, _, j) = self.shares[s].queues[ty].first()?;
-        let r = &self.jobs[j as usize];
+        let &(_, _, j) = self.share_rec(s).slot(ty).queue.first()?;
+        let r = self.rec(j);
         Some(Head {
             id: j,
             order: j,
@@ -83,16 +85,17 @@ impl Engine {
             lends: Vec::with_capacity(n),
             borrows: Vec::with_capacity(n),
             borrow_cap: Vec::with_capacity(n),
-            env: self.env[ty],
+            env: self.env_of(ty),
         };
         for s in &self.shares {
             let live = !s.deleted;
-            l.own.push(if live { s.own[ty] } else { 0 });
-            let used = s.used[ty] - if projected { s.releasing[ty] } else { 0 };
+            let slot = s.slot(ty);
+            l.own.push(if live { slot.own } else { 0 });
+            let used = slot.used - if projected { slot.releasing } else { 0 };
             l.used.push(used);
             l.lends.push(live && s.spec.sharing.strategy.lends());
             l.borrows.push(live && s.spec.sharing.strategy.borrows());
-            l.borrow_cap.push(s.spec.sharing.borrow_cap(s.own[ty]));
+            l.borrow_cap.push(s.spec.sharing.borrow_cap(slot.own));
         }
         l
     }
@@ -107,7 +110,7 @@ impl Engine {
     }
 
     fn victim_facts(&self, j: u32, borrowed: u32) -> VictimFacts {
-        let r = &self.jobs[j as usize];
+        let r = self.rec(j);
         VictimFacts {
             priority: r.priority,
             elapsed_ms: (self.now - r.attempt_start()).max(0),
@@ -119,22 +122,24 @@ impl Engine {
     /// After a share's limits or strategy changed: preempt what it may no longer hold.
     pub(super) fn enforce_limits(&mut self, s: usize) {
         for ty in 0..self.types.len() {
-            let share = &self.shares[s];
-            let own = share.own[ty] as u64;
+            let share = self.share_rec(s);
+            let slot = share.slot(ty);
+            let own = slot.own as u64;
             let allowed = own
                 + share
                     .spec
                     .sharing
-                    .borrow_cap(share.own[ty])
+                    .borrow_cap(slot.own)
                     .map_or(u64::MAX / 2, |c| c as u64);
-            let mut held = (share.used[ty] - share.releasing[ty]) as u64;
+            let mut held = (slot.used - slot.releasing) as u64;
             if held <= allowed {
                 continue;
             }
-            let mut cands: Vec<VictimFacts> = share.running[ty]
+            let mut cands: Vec<VictimFacts> = slot
+                .running
                 .iter()
                 .map(|&(_, v)| v)
-                .filter(|&v| self.jobs[v as usize].preempting.is_none())
+                .filter(|&v| self.rec(v).preempting.is_none())
                 .map(|v| self.victim_facts(v, 0))
                 .collect();
             cands.sort_by_key(policy::in_share_victim_key);
@@ -142,7 +147,7 @@ impl Engine {
                 if held <= allowed {
                     break;
                 }
-                held -= self.jobs[v.job as usize].count as u64;
+                held -= self.rec(v.job).count as u64;
                 self.preempt(v.job, PreemptionKind::LimitReduced);
             }
         }
@@ -155,21 +160,21 @@ impl Engine {
         let seq = self.dispatch_seq;
         let now = self.now;
         let (s, ty, count) = {
-            let r = &self.jobs[j as usize];
+            let r = self.rec(j);
             (r.share, r.ty, r.count)
         };
-        let share = &mut self.shares[s];
-        let before_borrowed = share.used[ty].saturating_sub(share.own[ty]);
-        share.used[ty] += count;
-        share.running[ty].insert((seq, j));
-        let borrowed = share.used[ty].saturating_sub(share.own[ty]) - before_borrowed;
+        let slot = self.share_rec_mut(s).slot_mut(ty);
+        let before_borrowed = slot.used.saturating_sub(slot.own);
+        slot.used += count;
+        slot.running.insert((seq, j));
+        let borrowed = slot.used.saturating_sub(slot.own) - before_borrowed;
         // Two draws in every mode, so the delays do not depend on the API view or the id stream.
         let (a, b) = (self.rng.next_u64(), self.rng.next_u64());
         let suffix = match self.ids.as_mut() {
             Some(ids) => ids.hex32(),
             None => Rng::hex32_of(a, b),
         };
-        let resource = self.jobs[j as usize].api.as_deref().map(|api| {
+        let resource = self.rec(j).api.as_deref().map(|api| {
             format!(
                 "{}AWSBatch{}{}",
                 self.config.training_job_arn_prefix,
@@ -177,7 +182,7 @@ impl Engine {
                 suffix
             )
         });
-        let r = &mut self.jobs[j as usize];
+        let r = self.rec_mut(j);
         r.dispatch_seq = seq;
         r.scheduled_at = Some(now);
         r.started_at = None;
@@ -205,17 +210,17 @@ impl Engine {
     /// Starts preempting a job: it keeps its capacity and status until the preemption delay
     /// has passed.
     fn preempt(&mut self, j: u32, kind: PreemptionKind) {
-        if self.jobs[j as usize].preempting.is_some() {
+        if self.rec(j).preempting.is_some() {
             return;
         }
         *self.instant_preemptions.entry(j).or_default() += 1;
         self.stop_work(j, true);
-        let r = &mut self.jobs[j as usize];
+        let r = self.rec_mut(j);
         r.preempting = Some(kind);
         r.generation += 1;
         r.reason = Some(std::borrow::Cow::Owned(kind.in_progress_reason()));
         let (s, ty, count, status) = (r.share, r.ty, r.count, r.status);
-        self.shares[s].releasing[ty] += count;
+        self.share_rec_mut(s).slot_mut(ty).releasing += count;
         self.emit(
             j,
             Some(status),

@@ -7,51 +7,77 @@ use super::policy::QueueKey;
 /// A share's configuration and its live accounting, per interned instance type.
 pub(crate) struct ShareRec {
     pub spec: QuotaShare,
-    /// Own limit per type (0 when the type is not among its limits).
-    pub own: Vec<u32>,
-    /// Instances held by its SCHEDULED/STARTING/RUNNING jobs (including those being preempted).
-    pub used: Vec<u32>,
-    /// The part of `used` held by jobs whose preemption is in progress.
-    pub releasing: Vec<u32>,
-    /// RUNNABLE jobs per type in dispatch order.
-    pub queues: Vec<BTreeSet<QueueKey>>,
-    /// Jobs holding capacity per type, in dispatch order: (dispatch sequence, job).
-    pub running: Vec<BTreeSet<(u64, u32)>>,
+    /// The accounting per interned instance type (index = the type's index).
+    pub slots: Vec<TypeSlot>,
     /// RUNNABLE jobs that can never run as configured.
     pub misconfigured: BTreeSet<u32>,
     pub deleted: bool,
+}
+
+/// A share's accounting of one instance type.
+#[derive(Default, Clone)]
+pub(crate) struct TypeSlot {
+    /// Own limit (0 when the type is not among its limits).
+    pub own: u32,
+    /// Instances held by its SCHEDULED/STARTING/RUNNING jobs (including those being preempted).
+    pub used: u32,
+    /// The part of `used` held by jobs whose preemption is in progress.
+    pub releasing: u32,
+    /// RUNNABLE jobs in dispatch order.
+    pub queue: BTreeSet<QueueKey>,
+    /// Jobs holding capacity, in dispatch order: (dispatch sequence, job).
+    pub running: BTreeSet<(u64, u32)>,
 }
 
 impl ShareRec {
     pub fn new(spec: QuotaShare, types: &HashMap<String, usize>, n: usize) -> Self {
         let mut rec = Self {
             spec,
-            own: vec![0; n],
-            used: vec![0; n],
-            releasing: vec![0; n],
-            queues: vec![BTreeSet::new(); n],
-            running: vec![BTreeSet::new(); n],
+            slots: vec![TypeSlot::default(); n],
             misconfigured: BTreeSet::new(),
             deleted: false,
         };
-        rec.refresh_own(types, n);
+        rec.refresh_own(types);
         rec
     }
 
     pub fn add_type(&mut self) {
-        self.own.push(0);
-        self.used.push(0);
-        self.releasing.push(0);
-        self.queues.push(BTreeSet::new());
-        self.running.push(BTreeSet::new());
+        self.slots.push(TypeSlot::default());
     }
 
-    pub fn refresh_own(&mut self, types: &HashMap<String, usize>, n: usize) {
-        self.own = vec![0; n];
+    pub fn refresh_own(&mut self, types: &HashMap<String, usize>) {
+        for slot in &mut self.slots {
+            slot.own = 0;
+        }
         for l in &self.spec.capacity_limits {
-            if let Some(&t) = types.get(&l.instance_type) {
-                self.own[t] = l.max_capacity;
+            if let Some(slot) = types
+                .get(&l.instance_type)
+                .and_then(|&t| self.slots.get_mut(t))
+            {
+                slot.own = l.max_capacity;
             }
         }
+    }
+
+    /// The accounting of interned type `ty`.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "`ty` is an interned type index: `Engine::intern` adds a slot to every share \
+                  when it adds a type, a new share starts with one slot per type, and types are \
+                  never removed"
+    )]
+    pub fn slot(&self, ty: usize) -> &TypeSlot {
+        &self.slots[ty]
+    }
+
+    /// The accounting of interned type `ty`, to change.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "`ty` is an interned type index: `Engine::intern` adds a slot to every share \
+                  when it adds a type, a new share starts with one slot per type, and types are \
+                  never removed"
+    )]
+    pub fn slot_mut(&mut self, ty: usize) -> &mut TypeSlot {
+        &mut self.slots[ty]
     }
 }

@@ -38,7 +38,7 @@ impl Engine {
         if let Some(limits) = &update.capacity_limits {
             validate_limits(limits)?;
         }
-        let old = self.shares[s].spec.sharing;
+        let old = self.share_rec(s).spec.sharing;
         let mut sharing = old;
         if let Some(new) = update.sharing {
             // A partial update keeps what it does not name: a borrowing strategy given without a
@@ -57,16 +57,16 @@ impl Engine {
             for l in &limits {
                 self.intern(&l.instance_type);
             }
-            self.shares[s].spec.capacity_limits = limits;
-            let (index, n) = (&self.type_index, self.types.len());
-            self.shares[s].refresh_own(index, n);
+            self.share_rec_mut(s).spec.capacity_limits = limits;
+            self.refresh_own(s);
         }
-        self.shares[s].spec.sharing = sharing;
+        let share = self.share_rec_mut(s);
+        share.spec.sharing = sharing;
         if let Some(p) = update.in_share_preemption {
-            self.shares[s].spec.in_share_preemption = p;
+            share.spec.in_share_preemption = p;
         }
         if let Some(st) = update.state {
-            self.shares[s].spec.state = st;
+            share.spec.state = st;
         }
         self.enforce_limits(s);
         self.reevaluate_misconfigurations();
@@ -79,29 +79,40 @@ impl Engine {
     /// TerminateServiceJob would.
     pub fn delete_share(&mut self, name: &str) -> Result<(), EngineError> {
         let s = self.share_idx(name)?;
-        if self.shares[s].spec.state != quotatop_model::ShareState::Disabled {
+        if self.share_rec(s).spec.state != quotatop_model::ShareState::Disabled {
             return Err(EngineError::ShareNotDisabled(name.to_string()));
         }
         let ids: Vec<u32> = (0..self.jobs.len() as u32)
             .filter(|&j| {
-                let r = &self.jobs[j as usize];
+                let r = self.rec(j);
                 r.share == s && !r.status.is_terminal()
             })
             .collect();
         for j in ids {
-            self.jobs[j as usize].terminated = true;
+            self.rec_mut(j).terminated = true;
             self.finish_failed(
                 j,
                 "Quota share deleted".to_string(),
                 EventReason::ShareDeleted,
             );
         }
-        self.shares[s].deleted = true;
+        self.share_rec_mut(s).deleted = true;
         self.share_index.remove(name);
         self.reevaluate_misconfigurations();
         self.dirty = true;
         self.settle()?;
         Ok(())
+    }
+
+    /// Share `s`'s own limits per type, from its capacity limits.
+    fn refresh_own(&mut self, s: usize) {
+        // `shares` and `type_index` are two fields: borrowed apart, not through `share_rec_mut`.
+        let Self {
+            shares, type_index, ..
+        } = self;
+        if let Some(share) = shares.get_mut(s) {
+            share.refresh_own(type_index);
+        }
     }
 
     pub(super) fn share_idx(&self, name: &str) -> Result<usize, EngineError> {
@@ -117,7 +128,7 @@ impl Engine {
     }
 
     pub fn share(&self, name: &str) -> Option<&QuotaShare> {
-        self.share_index.get(name).map(|&i| &self.shares[i].spec)
+        self.share_index.get(name).map(|&i| &self.share_rec(i).spec)
     }
 
     pub(super) fn live_shares(&self) -> impl Iterator<Item = &ShareRec> {
@@ -129,13 +140,16 @@ impl Engine {
         self.live_shares()
             .map(|s| ShareUsage {
                 share: s.spec.clone(),
-                usage: (0..self.types.len())
-                    .filter(|&u| s.own[u] > 0 || s.used[u] > 0)
-                    .map(|u| TypeUsage {
-                        instance_type: self.types[u].clone(),
-                        limit: s.own[u],
-                        used: s.used[u],
-                        borrowed: s.used[u].saturating_sub(s.own[u]),
+                usage: self
+                    .types
+                    .iter()
+                    .zip(&s.slots)
+                    .filter(|(_, slot)| slot.own > 0 || slot.used > 0)
+                    .map(|(ty, slot)| TypeUsage {
+                        instance_type: ty.clone(),
+                        limit: slot.own,
+                        used: slot.used,
+                        borrowed: slot.used.saturating_sub(slot.own),
                     })
                     .collect(),
             })
@@ -144,10 +158,12 @@ impl Engine {
 
     /// Instances of each type held across the queue.
     pub fn total_usage(&self) -> Vec<(String, u32)> {
-        (0..self.types.len())
-            .map(|u| {
-                let used = self.live_shares().map(|s| s.used[u]).sum();
-                (self.types[u].clone(), used)
+        self.types
+            .iter()
+            .enumerate()
+            .map(|(u, ty)| {
+                let used = self.live_shares().map(|s| s.slot(u).used).sum();
+                (ty.clone(), used)
             })
             .filter(|(_, used)| *used > 0)
             .collect()

@@ -29,40 +29,75 @@ pub fn format_duration_opt(ms: Option<Millis>) -> String {
 /// and products of a few such values cannot overflow.
 pub const MAX_INPUT_MS: Millis = 36_525 * 86_400_000;
 
+/// Why a number of seconds was refused; the message follows the value it is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SecondsError {
+    #[error("is not a finite number")]
+    NotFinite,
+    #[error("is negative")]
+    Negative,
+    #[error("is beyond 100 years")]
+    BeyondLimit,
+}
+
+/// A duration, a number of seconds or a point in time that was refused. The message quotes
+/// the value; the caller adds where it came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    #[error("{0:?} is not a number of seconds")]
+    NotSeconds(String),
+    #[error("{text:?} {why}")]
+    Seconds { text: String, why: SecondsError },
+    #[error("bad duration {0:?}: use e.g. 90s, 1.5s, 15m, 12h, 7d, 2w")]
+    BadNumber(String),
+    #[error("bad duration unit in {0:?}: use ms, s, m, h, d or w")]
+    BadUnit(String),
+    #[error("duration {0:?} is beyond 100 years")]
+    BeyondLimit(String),
+    #[error("{text:?} is not an RFC 3339 time ({reason}), e.g. 2026-11-30T16:00:00Z")]
+    NotRfc3339 { text: String, reason: String },
+    #[error("{0} (use 30m, 24h, 7d, 2w or an RFC 3339 time)")]
+    NotSince(Box<DurationError>),
+    #[error("{0:?} reaches before any time quotatop can show")]
+    BeforeAnyTime(String),
+}
+
 /// Seconds as written in a file (`"90"`, `"1.5"`, `"2e3"`) → milliseconds, rounded. Refuses what
-/// is not a number, negative, NaN or infinite, and anything beyond 100 years. The message
-/// quotes the value; the caller adds where it came from.
-pub fn seconds_to_millis(text: &str) -> Result<Millis, String> {
+/// is not a number, negative, NaN or infinite, and anything beyond 100 years.
+pub fn seconds_to_millis(text: &str) -> Result<Millis, DurationError> {
     let t = text.trim();
     let s: f64 = t
         .parse()
-        .map_err(|_| format!("{t:?} is not a number of seconds"))?;
-    float_seconds_to_millis(s).map_err(|m| format!("{t:?} {m}"))
+        .map_err(|_| DurationError::NotSeconds(t.to_string()))?;
+    float_seconds_to_millis(s).map_err(|why| DurationError::Seconds {
+        text: t.to_string(),
+        why,
+    })
 }
 
 /// [`seconds_to_millis`] for a number already parsed.
-pub fn float_seconds_to_millis(s: f64) -> Result<Millis, String> {
+pub fn float_seconds_to_millis(s: f64) -> Result<Millis, SecondsError> {
     if !s.is_finite() {
-        return Err("is not a finite number".to_string());
+        return Err(SecondsError::NotFinite);
     }
     if s < 0.0 {
-        return Err("is negative".to_string());
+        return Err(SecondsError::Negative);
     }
     let ms = (s * 1000.0).round();
     if ms > MAX_INPUT_MS as f64 {
-        return Err("is beyond 100 years".to_string());
+        return Err(SecondsError::BeyondLimit);
     }
     Ok(ms as Millis)
 }
 
-/// Whole seconds (a TOML integer) → milliseconds within 100 years.
-pub fn whole_seconds_to_millis(s: i64) -> Result<Millis, String> {
+/// Whole seconds (a TOML integer) → milliseconds within 100 years; the caller names the value.
+pub fn whole_seconds_to_millis(s: i64) -> Result<Millis, SecondsError> {
     if s < 0 {
-        return Err(format!("{s} is negative"));
+        return Err(SecondsError::Negative);
     }
     match s.checked_mul(1000) {
         Some(ms) if ms <= MAX_INPUT_MS => Ok(ms),
-        _ => Err(format!("{s} is beyond 100 years")),
+        _ => Err(SecondsError::BeyondLimit),
     }
 }
 
@@ -71,13 +106,13 @@ pub fn whole_seconds_to_millis(s: i64) -> Result<Millis, String> {
 /// milliseconds); blanks around it and before the unit are ignored. The result is at most
 /// 100 years ([`MAX_INPUT_MS`]), so that subtracting it from any time quotatop handles cannot
 /// overflow; callers with a tighter bound (the emulator's fault latencies: one hour) check it.
-pub fn parse_duration(s: &str) -> Result<Millis, String> {
+pub fn parse_duration(s: &str) -> Result<Millis, DurationError> {
     let s = s.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
-    let bad_number = || format!("bad duration {s:?}: use e.g. 90s, 1.5s, 15m, 12h, 7d, 2w");
+    let bad_number = || DurationError::BadNumber(s.to_string());
     if !num.bytes().any(|b| b.is_ascii_digit()) {
         return Err(bad_number());
     }
@@ -88,13 +123,9 @@ pub fn parse_duration(s: &str) -> Result<Millis, String> {
         "h" => 3_600_000,
         "d" => 86_400_000,
         "w" => 7 * 86_400_000,
-        _ => {
-            return Err(format!(
-                "bad duration unit in {s:?}: use ms, s, m, h, d or w"
-            ));
-        }
+        _ => return Err(DurationError::BadUnit(s.to_string())),
     };
-    let beyond = || format!("duration {s:?} is beyond 100 years");
+    let beyond = || DurationError::BeyondLimit(s.to_string());
     if num.contains('.') {
         let n: f64 = num.parse().map_err(|_| bad_number())?;
         let ms = (n * unit_ms as f64).round();
@@ -114,30 +145,31 @@ pub fn parse_duration(s: &str) -> Result<Millis, String> {
     }
 }
 
+/// Whether `t` starts like a date (`2026-…`).
+fn looks_like_date(t: &str) -> bool {
+    matches!(t.as_bytes(), [y0, y1, y2, y3, b'-', ..] if [y0, y1, y2, y3].iter().all(|b| b.is_ascii_digit()))
+}
+
 /// A point in the past as people type it — a duration back from `now_ms` (`30m`, `24h`, `7d`,
 /// `2w`, as [`parse_duration`] reads them) or an RFC 3339 time — as epoch milliseconds. The one
 /// checked parser behind every `--since`: it never panics, whatever the input.
-pub fn parse_since(text: &str, now_ms: Millis) -> Result<Millis, String> {
+pub fn parse_since(text: &str, now_ms: Millis) -> Result<Millis, DurationError> {
     let t = text.trim();
     match chrono::DateTime::parse_from_rfc3339(t) {
         Ok(dt) => return Ok(dt.timestamp_millis()),
         // Looks like a date (`2026-…`): say what is wrong with it as a time.
-        Err(e)
-            if t.len() >= 5
-                && t.as_bytes()[..4].iter().all(u8::is_ascii_digit)
-                && t.as_bytes()[4] == b'-' =>
-        {
-            return Err(format!(
-                "{t:?} is not an RFC 3339 time ({e}), e.g. 2026-11-30T16:00:00Z"
-            ));
+        Err(e) if looks_like_date(t) => {
+            return Err(DurationError::NotRfc3339 {
+                text: t.to_string(),
+                reason: e.to_string(),
+            });
         }
         Err(_) => {}
     }
-    let back =
-        parse_duration(t).map_err(|e| format!("{e} (use 30m, 24h, 7d, 2w or an RFC 3339 time)"))?;
+    let back = parse_duration(t).map_err(|e| DurationError::NotSince(Box::new(e)))?;
     now_ms
         .checked_sub(back)
-        .ok_or_else(|| format!("{t:?} reaches before any time quotatop can show"))
+        .ok_or_else(|| DurationError::BeforeAnyTime(t.to_string()))
 }
 
 #[cfg(test)]
@@ -164,14 +196,25 @@ mod tests {
         assert_eq!(parse_duration("2w"), Ok(14 * 86_400_000));
         assert!(parse_duration("").is_err());
         assert!(parse_duration("-5m").is_err());
-        assert!(parse_duration("5y").unwrap_err().contains("unit"));
+        assert!(
+            parse_duration("5y")
+                .unwrap_err()
+                .to_string()
+                .contains("unit")
+        );
         assert!(parse_duration("99999999999999999w").is_err());
         assert!(
             parse_duration("100000000d")
                 .unwrap_err()
+                .to_string()
                 .contains("100 years")
         );
-        assert!(parse_duration("5300w").unwrap_err().contains("100 years"));
+        assert!(
+            parse_duration("5300w")
+                .unwrap_err()
+                .to_string()
+                .contains("100 years")
+        );
         assert_eq!(parse_duration("36525d"), Ok(MAX_INPUT_MS));
     }
 
@@ -189,6 +232,7 @@ mod tests {
         assert!(
             parse_duration("36525.1d")
                 .unwrap_err()
+                .to_string()
                 .contains("100 years")
         );
     }
@@ -204,6 +248,7 @@ mod tests {
         assert!(
             parse_since("2026-13-01T00:00:00Z", now)
                 .unwrap_err()
+                .to_string()
                 .contains("not an RFC 3339 time")
         );
         for bad in [
@@ -240,11 +285,11 @@ mod tests {
             ("x", "not a number"),
             ("", "not a number"),
         ] {
-            let e = seconds_to_millis(t).unwrap_err();
+            let e = seconds_to_millis(t).unwrap_err().to_string();
             assert!(e.contains(want), "{t}: {e}");
         }
         assert_eq!(
-            seconds_to_millis(&(hundred_years_s + 1).to_string()),
+            seconds_to_millis(&(hundred_years_s + 1).to_string()).map_err(|e| e.to_string()),
             Err(format!("\"{}\" is beyond 100 years", hundred_years_s + 1))
         );
         assert_eq!(whole_seconds_to_millis(120), Ok(120_000));

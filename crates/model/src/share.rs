@@ -160,6 +160,16 @@ impl ShareState {
     }
 }
 
+/// A quota share as written in a scenario, a shares file or a replay config that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShareSpecError {
+    #[error("share {share}: strategy {strategy:?} is not RESERVE, LEND or LEND_AND_BORROW")]
+    BadStrategy { share: String, strategy: String },
+    /// Generators in a file that only configures shares; `place` names such files.
+    #[error("share {share}: workload generators belong in emulator scenarios, not {place}")]
+    Generators { share: String, place: &'static str },
+}
+
 /// A quota share: a virtual queue inside a job queue with its own capacity limits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QuotaShare {

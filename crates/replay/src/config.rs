@@ -46,7 +46,7 @@ use toml::Spanned;
 use quotatop_analysis::scorecard::decision::{Budget, DeadlineRule, DecisionRule, Rules};
 use quotatop_emulator::scenario::{CapacitySpec, ShareSpec};
 use quotatop_engine::{Engine, EngineConfig};
-use quotatop_model::{CapacityLimit, QuotaShare, whole_seconds_to_millis};
+use quotatop_model::{CapacityLimit, QuotaShare, ShareSpecError, whole_seconds_to_millis};
 
 use super::ReplayError;
 
@@ -171,31 +171,47 @@ fn line_col(text: &str, at: usize) -> String {
     format!("line {line}, column {col}")
 }
 
+/// A workload number out of range: where it is written, its key and value, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{at}: {key} = {value}: {why}")]
+struct WorkloadNumberError {
+    /// `line L, column C`.
+    at: String,
+    key: String,
+    value: i64,
+    why: OutOfRange,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum OutOfRange {
+    #[error(transparent)]
+    Seconds(quotatop_model::SecondsError),
+    #[error("is negative")]
+    Negative,
+    #[error("is above {0}")]
+    Above(i64),
+}
+
 impl RawWorkload {
     /// The workload, every number in range; errors give the key path, line and column.
-    fn check(self, text: &str) -> Result<Workload, String> {
-        let at = |key: &str, v: &Spanned<i64>, m: String| {
-            format!(
-                "{}: {key} = {}: {m}",
-                line_col(text, v.span().start),
-                v.get_ref()
-            )
+    fn check(self, text: &str) -> Result<Workload, WorkloadNumberError> {
+        let at = |key: &str, v: &Spanned<i64>, why: OutOfRange| WorkloadNumberError {
+            at: line_col(text, v.span().start),
+            key: key.to_string(),
+            value: *v.get_ref(),
+            why,
         };
-        let secs = |key: &str, v: &Spanned<i64>| -> Result<u64, String> {
+        let secs = |key: &str, v: &Spanned<i64>| -> Result<u64, WorkloadNumberError> {
             whole_seconds_to_millis(*v.get_ref())
                 .map(|_| *v.get_ref() as u64)
-                .map_err(|m| {
-                    // The helper quotes the value; the key path already shows it.
-                    let why = m.split_once(' ').map_or(m.as_str(), |(_, w)| w);
-                    at(key, v, why.to_string())
-                })
+                .map_err(|why| at(key, v, OutOfRange::Seconds(why)))
         };
-        let whole = |key: &str, v: &Spanned<i64>, max: i64| -> Result<i64, String> {
+        let whole = |key: &str, v: &Spanned<i64>, max: i64| -> Result<i64, WorkloadNumberError> {
             let n = *v.get_ref();
             if n < 0 {
-                Err(at(key, v, "is negative".to_string()))
+                Err(at(key, v, OutOfRange::Negative))
             } else if n > max {
-                Err(at(key, v, format!("is above {max}")))
+                Err(at(key, v, OutOfRange::Above(max)))
             } else {
                 Ok(n)
             }
@@ -274,12 +290,13 @@ impl ReplayConfig {
         let mut shares = Vec::new();
         for s in &file.shares {
             if !s.generators.is_empty() {
-                return Err(err(format!(
-                    "share {}: workload generators belong in emulator scenarios, not replay configs",
-                    s.name
-                )));
+                return Err(err(ShareSpecError::Generators {
+                    share: s.name.clone(),
+                    place: "replay configs",
+                }
+                .to_string()));
             }
-            shares.push(s.to_quota_share().map_err(&err)?);
+            shares.push(s.to_quota_share().map_err(|e| err(e.to_string()))?);
         }
         let capacity = if file.capacity.is_empty() {
             summed_limits(&shares)
@@ -293,7 +310,7 @@ impl ReplayConfig {
             name: file.name.unwrap_or_else(|| default_name.to_string()),
             capacity,
             shares,
-            workload: file.workload.check(text).map_err(&err)?,
+            workload: file.workload.check(text).map_err(|e| err(e.to_string()))?,
             rules: Rules {
                 deadlines: file.deadlines,
                 budgets: file.budgets,
@@ -302,7 +319,7 @@ impl ReplayConfig {
                 decision: file.decision,
             },
         };
-        cfg.rules.validate().map_err(&err)?;
+        cfg.rules.validate().map_err(|e| err(e.to_string()))?;
         // Validate shares and capacity the way the engine will.
         cfg.build_engine().map_err(|e| err(e.to_string()))?;
         Ok(cfg)
@@ -352,9 +369,10 @@ pub fn load_rules(path: &Path) -> Result<Rules, ReplayError> {
             }
         })?;
     let rules: Rules = from_toml(&text, &origin)?;
-    rules
-        .validate()
-        .map_err(|message| ReplayError::Config { origin, message })?;
+    rules.validate().map_err(|e| ReplayError::Config {
+        origin,
+        message: e.to_string(),
+    })?;
     Ok(rules)
 }
 

@@ -458,65 +458,11 @@ fn score(
     let first = input.window.start;
     let card = scorecard::scorecard(&input, &opts);
     let horizon = Window::new(first, horizon_end(trace, first, cmp.horizon_ms));
-    let facts: Vec<JobFacts> = input
-        .jobs
-        .iter()
-        .zip(&traced)
-        .map(|(h, t)| JobFacts {
-            important: t.is_some_and(|t| cmp.important(t)),
-            band: t.map_or(PriorityBand::of(h.priority), band_of),
-            deadline: t.and_then(|t| {
-                deadline_of(
-                    &cmp.rules,
-                    &h.share,
-                    h.submitted_at,
-                    t.work_ms,
-                    t.extras.deadline_ms(),
-                )
-            }),
-        })
-        .collect();
+    let facts = job_facts(&input, &traced, cmp);
     let evaluation = decision::evaluate(&input, &facts, horizon, &opts, &cmp.rules);
     let start = first - trace.iter().map(|j| j.submit_ms).min().unwrap_or(0);
-    let secs = |t: Millis| (t - start) as f64 / 1000.0;
-    let jobs_rows: Vec<JobRow> = if cmp.per_job {
-        input
-            .jobs
-            .iter()
-            .zip(&traced)
-            .zip(&facts)
-            .map(|((h, t), f)| {
-                let l = scorecard::job_ledger(h, input.window, &opts);
-                let gpus = opts.gpus.gpus(&h.instance_type).unwrap_or(0);
-                let g = |ms: Millis| scorecard::gpu_hours(ms, h.instance_count, gpus);
-                let (outcome, ended) = match h.outcome {
-                    Outcome::Succeeded(t) => ("succeeded", Some(secs(t))),
-                    Outcome::Failed(t) => ("failed", Some(secs(t))),
-                    Outcome::Open => ("never finished", None),
-                };
-                JobRow {
-                    // The name the engine was given: the trace's.
-                    name: t
-                        .map(|t| t.name.to_string())
-                        .unwrap_or_else(|| h.name.clone()),
-                    origin: t.map(|t| t.origin.to_string()).unwrap_or_default(),
-                    share: h.share.clone(),
-                    submit_s: secs(h.submitted_at),
-                    attempts: h
-                        .attempts
-                        .iter()
-                        .map(|a| (a.held_from().map(secs), a.stopped_at.map(secs)))
-                        .collect(),
-                    outcome,
-                    ended_s: ended,
-                    productive_gpu_hours: g(l.productive),
-                    lost_gpu_hours: g(l.lost),
-                    overhead_gpu_hours: g(l.overhead),
-                    important: f.important,
-                    deadline_met: f.deadline.map(|d| d.met(h)),
-                }
-            })
-            .collect()
+    let jobs_rows = if cmp.per_job {
+        job_rows(&input, &traced, &facts, &opts, start)
     } else {
         Vec::new()
     };
@@ -538,6 +484,80 @@ fn score(
         scorecard: card,
         elapsed: began.elapsed(),
     }
+}
+
+/// What the evaluation needs of each job: whether it is important, its band and deadline.
+fn job_facts(
+    input: &ScorecardInput,
+    traced: &[Option<&TraceJob>],
+    cmp: &Comparison,
+) -> Vec<JobFacts> {
+    input
+        .jobs
+        .iter()
+        .zip(traced)
+        .map(|(h, t)| JobFacts {
+            important: t.is_some_and(|t| cmp.important(t)),
+            band: t.map_or(PriorityBand::of(h.priority), band_of),
+            deadline: t.and_then(|t| {
+                deadline_of(
+                    &cmp.rules,
+                    &h.share,
+                    h.submitted_at,
+                    t.work_ms,
+                    t.extras.deadline_ms(),
+                )
+            }),
+        })
+        .collect()
+}
+
+/// The per-job rows (`--jobs-out`), times in seconds after `start`.
+fn job_rows(
+    input: &ScorecardInput,
+    traced: &[Option<&TraceJob>],
+    facts: &[JobFacts],
+    opts: &ScorecardOptions,
+    start: Millis,
+) -> Vec<JobRow> {
+    let secs = |t: Millis| (t - start) as f64 / 1000.0;
+    input
+        .jobs
+        .iter()
+        .zip(traced)
+        .zip(facts)
+        .map(|((h, t), f)| {
+            let l = scorecard::job_ledger(h, input.window, opts);
+            let gpus = opts.gpus.gpus(&h.instance_type).unwrap_or(0);
+            let g = |ms: Millis| scorecard::gpu_hours(ms, h.instance_count, gpus);
+            let (outcome, ended) = match h.outcome {
+                Outcome::Succeeded(t) => ("succeeded", Some(secs(t))),
+                Outcome::Failed(t) => ("failed", Some(secs(t))),
+                Outcome::Open => ("never finished", None),
+            };
+            JobRow {
+                // The name the engine was given: the trace's.
+                name: t
+                    .map(|t| t.name.to_string())
+                    .unwrap_or_else(|| h.name.clone()),
+                origin: t.map(|t| t.origin.to_string()).unwrap_or_default(),
+                share: h.share.clone(),
+                submit_s: secs(h.submitted_at),
+                attempts: h
+                    .attempts
+                    .iter()
+                    .map(|a| (a.held_from().map(secs), a.stopped_at.map(secs)))
+                    .collect(),
+                outcome,
+                ended_s: ended,
+                productive_gpu_hours: g(l.productive),
+                lost_gpu_hours: g(l.lost),
+                overhead_gpu_hours: g(l.overhead),
+                important: f.important,
+                deadline_met: f.deadline.map(|d| d.met(h)),
+            }
+        })
+        .collect()
 }
 
 /// What the verdict compares of a run: each job's work and completion in submission order,

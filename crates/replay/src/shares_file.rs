@@ -5,7 +5,7 @@
 //! [`parse`] reads it without the engine's checks, so a lint can list every problem at once;
 //! [`write`] writes the live configuration in the same shape.
 
-use quotatop_model::{CapacityLimit, QuotaShare};
+use quotatop_model::{CapacityLimit, QuotaShare, ShareSpecError};
 
 use super::ReplayError;
 use super::config::{File, from_toml};
@@ -19,7 +19,7 @@ pub struct SharesFile {
     pub capacity: Vec<CapacityLimit>,
     /// In file order; `Err` names the entry and the problem (an unknown strategy, workload
     /// generators).
-    pub shares: Vec<Result<QuotaShare, String>>,
+    pub shares: Vec<Result<QuotaShare, ShareSpecError>>,
 }
 
 impl SharesFile {
@@ -40,10 +40,10 @@ pub fn parse(text: &str, origin: &str) -> Result<SharesFile, ReplayError> {
             if s.generators.is_empty() {
                 s.to_quota_share()
             } else {
-                Err(format!(
-                    "share {}: workload generators belong in emulator scenarios, not shares files",
-                    s.name
-                ))
+                Err(ShareSpecError::Generators {
+                    share: s.name.clone(),
+                    place: "shares files",
+                })
             }
         })
         .collect();
@@ -171,7 +171,13 @@ mod tests {
         let text =
             "[[shares]]\nname = \"a\"\nstrategy = \"SHARE\"\nlimits = { \"ml.g5.2xlarge\" = 1 }\n";
         let f = parse(text, "x.toml").unwrap();
-        assert!(f.shares[0].as_ref().unwrap_err().contains("\"SHARE\""));
+        assert!(
+            f.shares[0]
+                .as_ref()
+                .unwrap_err()
+                .to_string()
+                .contains("\"SHARE\"")
+        );
         let e = parse("[[shares]]\nname = 3\n", "x.toml")
             .unwrap_err()
             .to_string();

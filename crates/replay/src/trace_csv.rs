@@ -98,7 +98,6 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
             return Err(err(1, format!("missing column {r}")));
         }
     }
-    let col = |name: &str| header.iter().position(|h| h == name);
     let file: std::sync::Arc<str> = origin.into();
     let mut names = Vec::new();
     let mut jobs = Vec::new();
@@ -114,98 +113,152 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<TraceJob>, ReplayError> {
                 format!("{} fields, the header has {}", record.len(), header.len()),
             ));
         }
-        // "submit_s (column 1)": the field name and its 1-based position.
-        let at = |name: &str| match col(name) {
+        let row = Row {
+            origin,
+            header: &header,
+            record: &record,
+            n,
+        };
+        jobs.push(row.job(&mut names, &file)?);
+    }
+    Ok(jobs)
+}
+
+/// One record of the trace, read field by field; errors name the file, the line and the column.
+struct Row<'a> {
+    origin: &'a str,
+    header: &'a [String],
+    record: &'a csv::StringRecord,
+    /// The line it starts on.
+    n: u64,
+}
+
+impl Row<'_> {
+    fn err(&self, message: String) -> ReplayError {
+        ReplayError::Trace {
+            origin: format!("{}:{}", self.origin, self.n),
+            message,
+        }
+    }
+
+    fn col(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|h| h == name)
+    }
+
+    /// "submit_s (column 1)": the field name and its 1-based position.
+    fn at(&self, name: &str) -> String {
+        match self.col(name) {
             Some(c) => format!("{name} (column {})", c + 1),
             None => name.to_string(),
-        };
-        let get = |name: &str| {
-            col(name)
-                .and_then(|c| record.get(c))
-                .filter(|v| !v.is_empty())
-        };
-        let need = |name: &str| get(name).ok_or_else(|| err(n, format!("{} is empty", at(name))));
-        let secs = |name: &str, v: &str| -> Result<Millis, ReplayError> {
-            seconds_to_millis(v).map_err(|m| err(n, format!("{}: {m}", at(name))))
-        };
-        let whole = |name: &str, v: &str, max: u64| -> Result<u64, ReplayError> {
-            match v.parse::<u64>() {
-                Ok(x) if x <= max => Ok(x),
-                Ok(_) => Err(err(n, format!("{}: {v:?} is above {max}", at(name)))),
-                Err(_) => Err(err(
-                    n,
-                    format!("{}: {v:?} is not a whole number >= 0", at(name)),
-                )),
-            }
-        };
-        let share = super::interned(&mut names, need("share")?);
-        let count = whole(
-            "instance_count",
-            need("instance_count")?,
-            u64::from(u32::MAX),
-        )?;
-        if count == 0 {
-            return Err(err(
-                n,
-                format!("{}: must be at least 1", at("instance_count")),
-            ));
         }
-        let priority = match get("priority") {
-            Some(p) => whole("priority", p, quotatop_model::MAX_PRIORITY as u64)? as i64,
-            None => 0,
-        };
-        let checkpoint = get("checkpoint_s")
-            .map(|c| secs("checkpoint_s", c))
-            .transpose()?
-            .filter(|&c| c > 0);
-        let retries = get("retries")
-            .map(|r| whole("retries", r, u64::from(u32::MAX)))
-            .transpose()?;
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.col(name)
+            .and_then(|c| self.record.get(c))
+            .filter(|v| !v.is_empty())
+    }
+
+    fn need(&self, name: &str) -> Result<&str, ReplayError> {
+        self.get(name)
+            .ok_or_else(|| self.err(format!("{} is empty", self.at(name))))
+    }
+
+    fn secs(&self, name: &str, v: &str) -> Result<Millis, ReplayError> {
+        seconds_to_millis(v).map_err(|m| self.err(format!("{}: {m}", self.at(name))))
+    }
+
+    fn whole(&self, name: &str, v: &str, max: u64) -> Result<u64, ReplayError> {
+        match v.parse::<u64>() {
+            Ok(x) if x <= max => Ok(x),
+            Ok(_) => Err(self.err(format!("{}: {v:?} is above {max}", self.at(name)))),
+            Err(_) => Err(self.err(format!(
+                "{}: {v:?} is not a whole number >= 0",
+                self.at(name)
+            ))),
+        }
+    }
+
+    /// `priority_changes`: `seconds:priority` pairs separated by `;`.
+    fn priority_changes(&self) -> Result<Vec<(Millis, i64)>, ReplayError> {
         let mut priority_changes = Vec::new();
-        for part in get("priority_changes")
+        for part in self
+            .get("priority_changes")
             .unwrap_or_default()
             .split(';')
             .map(str::trim)
             .filter(|p| !p.is_empty())
         {
             let bad = || {
-                err(
-                    n,
-                    format!(
-                        "{}: {part:?} is not seconds:priority",
-                        at("priority_changes")
-                    ),
-                )
+                self.err(format!(
+                    "{}: {part:?} is not seconds:priority",
+                    self.at("priority_changes")
+                ))
             };
             let (t, p) = part.split_once(':').ok_or_else(bad)?;
-            let t = secs("priority_changes", t.trim())?;
-            let p = whole(
+            let t = self.secs("priority_changes", t.trim())?;
+            let p = self.whole(
                 "priority_changes",
                 p.trim(),
                 quotatop_model::MAX_PRIORITY as u64,
             )?;
             priority_changes.push((t, p as i64));
         }
-        let deadline_ms = get("deadline_s")
-            .map(|d| secs("deadline_s", d))
+        Ok(priority_changes)
+    }
+
+    /// The job of this record, its fields checked in a fixed order whatever the columns' (the
+    /// first problem found is the one reported).
+    fn job(
+        &self,
+        names: &mut Vec<std::sync::Arc<str>>,
+        file: &std::sync::Arc<str>,
+    ) -> Result<TraceJob, ReplayError> {
+        let n = self.n;
+        let share = super::interned(names, self.need("share")?);
+        let count = self.whole(
+            "instance_count",
+            self.need("instance_count")?,
+            u64::from(u32::MAX),
+        )?;
+        if count == 0 {
+            return Err(self.err(format!("{}: must be at least 1", self.at("instance_count"))));
+        }
+        let priority = match self.get("priority") {
+            Some(p) => self.whole("priority", p, quotatop_model::MAX_PRIORITY as u64)? as i64,
+            None => 0,
+        };
+        let checkpoint = self
+            .get("checkpoint_s")
+            .map(|c| self.secs("checkpoint_s", c))
+            .transpose()?
+            .filter(|&c| c > 0);
+        let retries = self
+            .get("retries")
+            .map(|r| self.whole("retries", r, u64::from(u32::MAX)))
+            .transpose()?;
+        let priority_changes = self.priority_changes()?;
+        let deadline_ms = self
+            .get("deadline_s")
+            .map(|d| self.secs("deadline_s", d))
             .transpose()?
             .map(|ms| ms as u64);
-        jobs.push(TraceJob {
+        Ok(TraceJob {
             extras: JobExtras::new(deadline_ms, priority_changes),
-            name: get("name")
+            name: self
+                .get("name")
                 .map_or_else(|| JobName::numbered(&share, &n.to_string()), JobName::from),
-            origin: Origin::at(&file, n),
-            submit_ms: secs("submit_s", need("submit_s")?)?,
-            instance_type: super::interned(&mut names, need("instance_type")?),
+            origin: Origin::at(file, n),
+            submit_ms: self.secs("submit_s", self.need("submit_s")?)?,
+            instance_type: super::interned(names, self.need("instance_type")?),
             instance_count: count as u32,
-            work_ms: secs("work_s", need("work_s")?)? as u64,
+            work_ms: self.secs("work_s", self.need("work_s")?)? as u64,
             priority,
             checkpoint_interval_ms: checkpoint.map(|c| c as u64),
             preemption_retries: retries.map(|r| r as u32),
             share,
-        });
+        })
     }
-    Ok(jobs)
 }
 
 #[cfg(test)]

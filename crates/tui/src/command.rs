@@ -87,7 +87,7 @@ pub enum CommandError {
     NoUnit(String),
     /// Neither a duration (the reason) nor an RFC 3339 time.
     #[error("{0} (or HH:MM[:SS] today, or an RFC 3339 time such as 2026-11-29T14:05:00Z)")]
-    BadTime(String),
+    BadTime(quotatop_model::DurationError),
     #[error("unknown command :{0} (try :help)")]
     Unknown(String),
 }

@@ -236,7 +236,22 @@ pub struct LastShareChange {
 
 /// Reads the audit log for a share's last configuration change; blocking (it reads a file).
 pub trait ShareChangeReader: Send + Sync {
-    fn last_change(&self, queue: &str, share: &str) -> Result<Option<LastShareChange>, String>;
+    fn last_change(
+        &self,
+        queue: &str,
+        share: &str,
+    ) -> Result<Option<LastShareChange>, ShareChangeError>;
+}
+
+/// Why a share's last configuration change is not known.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShareChangeError {
+    /// The console runs without an audit log.
+    #[error("no audit log")]
+    NoLog,
+    /// The audit log could not be read: what went wrong, with its causes.
+    #[error("{0}")]
+    Unreadable(String),
 }
 
 /// Where time travel goes, by the local clock the snapshots were stored under.

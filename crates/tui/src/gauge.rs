@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use ratatui::text::{Line, Span};
 
 use super::theme::{Role, Theme};
-use quotatop_analysis::ShareUsage;
+use quotatop_analysis::{ShareTotals, ShareUsage};
 
 pub const OWN: char = '█';
 pub const BORROWED: char = '▓';
@@ -63,7 +63,27 @@ fn apportion(parts: &[u32], width: usize) -> Vec<usize> {
 /// one instance type on a common scale compare: a share of 2 fills half of what one of 4 does.
 /// A `scale` of 0 (or less than the bar's own total) scales the bar to itself.
 pub fn usage_bar(u: &ShareUsage, width: usize, scale: u32, theme: &Theme) -> Line<'static> {
-    let parts = [u.own_used, u.borrowed, u.lent, u.idle];
+    bar(
+        [u.own_used, u.borrowed, u.lent, u.idle],
+        width,
+        scale,
+        theme,
+    )
+}
+
+/// A share's one-row bar over all its instance types, in GPUs ([`ShareTotals`]), against
+/// `scale` GPUs (the longest share's of the queue).
+pub fn totals_bar(t: &ShareTotals, width: usize, scale: u32, theme: &Theme) -> Line<'static> {
+    bar(
+        [t.own_used, t.borrowed, t.lent, t.idle],
+        width,
+        scale,
+        theme,
+    )
+}
+
+/// The bar of `parts` (own use, borrowed, lent, idle), as [`usage_bar`] draws it.
+fn bar(parts: [u32; 4], width: usize, scale: u32, theme: &Theme) -> Line<'static> {
     let total: u32 = parts.iter().sum();
     let scale = scale.max(total);
     let length = if scale == 0 {

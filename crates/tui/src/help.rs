@@ -77,10 +77,24 @@ pub fn lines(keymap: &KeyMap, screens: &[ScreenEntry], theme: &Theme) -> Vec<Lin
     ));
     for (term, what) in [
         (
+            "views",
+            "one row per share when a row per share and type does not fit (w switches, \
+             space expands a share); i: by instance type, who has, borrows and lends each",
+        ),
+        (
             "bars",
-            "one scale per instance type: a share of 2 draws half as long as one of 4",
+            "one scale per instance type: a share of 2 draws half as long as one of 4; \
+             on one row per share, in GPUs over all its types, one scale for all shares",
         ),
         ("USED", "instances in use / the share's limit"),
+        (
+            "GPUS",
+            "one row per share: GPUs in use / of its limits, over all its types",
+        ),
+        (
+            "TIGHTEST",
+            "one row per share: its type nearest (or most over) its limit, in use / limit",
+        ),
         (
             "ISP",
             "in-share preemption: higher-priority jobs may preempt lower ones of the same share",

@@ -3,7 +3,7 @@
 use std::cmp::Reverse;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::Rect;
 use ratatui::text::Span;
 use ratatui::widgets::Cell;
 
@@ -103,6 +103,29 @@ fn sort_rows(rows: &mut [usize], jobs: &[TrackedJob], column: usize, descending:
     }
 }
 
+impl Jobs {
+    /// The columns for [`screen::layout`]: the name whole when it can be (at least 24), the
+    /// status always; the id, the reason and the age go first on a narrow screen.
+    fn columns(&self, q: &quotatop_model::QueueSnapshot) -> [screen::Col; 9] {
+        use screen::Col;
+        let shares = q.shares.iter().map(|s| clean(&s.name).chars().count()).max();
+        [
+            Col::text(24, self.longest.0, 0),
+            Col::fixed(6, 7),
+            Col::text(10, shares.unwrap_or(0), 1),
+            Col::fixed(9, 0),
+            Col::fixed(4, 3),
+            Col::fixed(15, 2),
+            Col::fixed(4, 4),
+            Col::fixed(6, 5),
+            Col {
+                grow: 1,
+                ..Col::text(12, self.longest.1, 6)
+            },
+        ]
+    }
+}
+
 impl Screen for Jobs {
     fn kind(&self) -> Kind {
         Kind::Jobs
@@ -177,51 +200,21 @@ impl Screen for Jobs {
         let header = [
             "NAME", "ID", "SHARE", "STATUS", "PRI", "TYPE×N", "PRE", "AGE", "REASON",
         ];
-        // The short id and the reason only when there is room for them next to a readable
-        // name (below 100 columns the name takes the room; Enter shows the reason).
-        let wide = area.width >= 100;
-        let id_w = if wide { 6 } else { 0 };
-        let fixed = [
-            Constraint::Length(id_w),
-            Constraint::Length(10),
-            Constraint::Length(9),
-            Constraint::Length(4),
-            Constraint::Length(15),
-            Constraint::Length(4),
-            Constraint::Length(6),
-        ];
-        // NAME and REASON share what the other columns leave: names as long as they are (up
-        // to three fifths), the rest to the reason. Below 100 columns the name takes it all
-        // (Enter shows the reason).
-        let room = screen::column_widths(
-            area,
-            &[
-                &[Constraint::Fill(1)][..],
-                &fixed[..],
-                &[Constraint::Length(0)],
-            ]
-            .concat(),
-        )[0];
-        let name_w = if wide {
-            screen::name_width(room, self.longest.0, self.longest.1)
-        } else {
-            room
-        };
-        let widths = [
-            &[Constraint::Length(name_w)][..],
-            &fixed[..],
-            &[Constraint::Fill(1)],
-        ]
-        .concat();
-        let name_w = usize::from(name_w);
+        let widths = screen::layout(&self.columns(q), area.width);
+        let w = |i: usize| usize::from(widths[i]);
+        // Without the reason column, a job the service refuses to place is still told apart
+        // from one that waits its turn (Enter shows the reason).
+        let no_reason = widths[8] == 0;
         screen::draw_table(
             frame,
             area,
-            block,
-            &screen::sorted_header(&header, &self.list, SORTED),
-            &widths,
-            &self.list,
-            true,
+            screen::TableView {
+                block,
+                header: &screen::sorted_header(&header, &self.list, SORTED),
+                widths: &widths,
+                list: &self.list,
+                focused: true,
+            },
             theme,
             |r| {
                 let Some(t) = q.jobs.get(r) else {
@@ -235,15 +228,13 @@ impl Screen for Jobs {
                     "…".to_string()
                 };
                 vec![
-                    Cell::from(elide(&clean(&j.name), name_w)),
+                    Cell::from(elide(&clean(&j.name), w(0))),
                     Cell::from(Span::styled(
                         short_id(&j.id, 6).to_string(),
                         theme.style(Role::Muted),
                     )),
-                    Cell::from(elide(&clean(&j.share), 10)),
-                    // Without the reason column, a job the service refuses to place is still
-                    // told apart from one that waits its turn.
-                    Cell::from(if !wide && j.misconfiguration().is_some() {
+                    Cell::from(elide(&clean(&j.share), w(2))),
+                    Cell::from(if no_reason && j.misconfiguration().is_some() {
                         Span::styled("MISCONFIG", theme.style(Role::Critical))
                     } else {
                         Span::styled(j.status.as_str(), status_style(j.status, theme))

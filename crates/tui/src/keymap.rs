@@ -44,6 +44,12 @@ pub enum Action {
     SortNext,
     SortReverse,
     NextPane,
+    /// Overview: one row per share ↔ a row per share and instance type (k9s's "wide").
+    Wide,
+    /// Overview: expand or fold the selected share's per-type rows.
+    Expand,
+    /// Overview: by instance type (who has each type) ↔ by share.
+    ByType,
     /// Open a screen (its key comes from [`crate::registry`]).
     Open(Kind),
     NextQueue,

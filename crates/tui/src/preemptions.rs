@@ -262,7 +262,6 @@ impl Screen for Preemptions {
         };
         let [top, bottom] =
             Layout::vertical([Constraint::Percentage(60), Constraint::Fill(1)]).areas(area);
-        let wide = area.width >= 100;
         // A fold from +0.0: an empty f64 sum is -0.0, which would print as "-0.0".
         let total_gpu = v
             .preemptions
@@ -307,6 +306,10 @@ impl Screen for Preemptions {
             screen::title_room(area.width, Some(&self.list), COLUMNS),
         );
         let block = screen::block(title, Some(&self.list), COLUMNS, theme);
+        let widths = screen::layout(&top_columns(q, v), top.width);
+        let w = |i: usize| usize::from(widths[i]);
+        // The date with the time when there is room, else the time of day only.
+        let dated = w(7) >= 20;
         let header = [
             "NAME",
             "SHARE",
@@ -315,28 +318,18 @@ impl Screen for Preemptions {
             "FLAGS",
             "INST-H",
             "GPU-H",
-            if wide { "LAST PREEMPTED" } else { "LAST" },
+            if dated { "LAST PREEMPTED" } else { "LAST" },
         ];
-        let widths = [
-            Constraint::Min(14),
-            Constraint::Length(10),
-            Constraint::Length(9),
-            Constraint::Length(4),
-            // Room for every flag (OVER BUDGET LOOP ∞retry) only when the names keep theirs.
-            Constraint::Length(if area.width >= 130 { 24 } else { 12 }),
-            Constraint::Length(6),
-            Constraint::Length(6),
-            Constraint::Length(if wide { 20 } else { 9 }),
-        ];
-        let name_w = usize::from(screen::column_widths(top, &widths)[0]);
         screen::draw_table(
             frame,
             top,
-            block,
-            &screen::sorted_header(&header, &self.list, SORTED),
-            &widths,
-            &self.list,
-            !self.on_attempts,
+            screen::TableView {
+                block,
+                header: &screen::sorted_header(&header, &self.list, SORTED),
+                widths: &widths,
+                list: &self.list,
+                focused: !self.on_attempts,
+            },
             theme,
             |r| {
                 let Some(f) = v.preemptions.get(r) else {
@@ -361,8 +354,8 @@ impl Screen for Preemptions {
                     ""
                 };
                 vec![
-                    Cell::from(elide(&clean(&f.name), name_w)),
-                    Cell::from(elide(&clean(&f.share), 10)),
+                    Cell::from(elide(&clean(&f.name), w(0))),
+                    Cell::from(elide(&clean(&f.share), w(1))),
                     Cell::from(Span::styled(
                         f.status.as_str(),
                         status_style(f.status, theme),
@@ -374,8 +367,7 @@ impl Screen for Preemptions {
                     Cell::from(Line::from(flag_spans)),
                     Cell::from(format!("{:.1}{partial}", f.instance_hours_lost)),
                     Cell::from(format!("{}{partial}", hours(f.gpu_hours_lost))),
-                    // Below 100 columns the time of day only, so the name keeps its room.
-                    Cell::from(if wide {
+                    Cell::from(if dated {
                         date_time(f.recent.first().map(|a| a.stopped_at))
                     } else {
                         clock(f.recent.first().map(|a| a.stopped_at))
@@ -427,21 +419,26 @@ impl Screen for Preemptions {
             None => what.to_string(),
         };
         let block = screen::block(title, None, &[], theme);
-        let header = ["STARTED", "STOPPED", "RAN", "REASON"];
-        let widths = [
-            Constraint::Length(20),
-            Constraint::Length(20),
-            Constraint::Length(7),
-            Constraint::Fill(1),
-        ];
+        let header = ["STARTED", "STOPPED", "RAN", "REASON"].map(String::from);
+        let widths = screen::layout(
+            &[
+                screen::Col::fixed(20, 0),
+                screen::Col::fixed(20, 0),
+                screen::Col::fixed(7, 0),
+                screen::Col::graphic(10, 1, 1),
+            ],
+            bottom.width,
+        );
         screen::draw_table(
             frame,
             bottom,
-            block,
-            &header,
-            &widths,
-            detail,
-            self.on_attempts,
+            screen::TableView {
+                block,
+                header: &header,
+                widths: &widths,
+                list: detail,
+                focused: self.on_attempts,
+            },
             theme,
             |r| {
                 let Some(a) = attempts.get(r) else {
@@ -491,4 +488,26 @@ impl Screen for Preemptions {
             id: f.job_id.clone(),
         })
     }
+}
+
+/// The columns of the jobs table for [`screen::layout`]: names whole when they can be (at
+/// least 14), the status and count always; the hours and the time go first.
+fn top_columns(
+    q: &quotatop_model::QueueSnapshot,
+    v: &crate::data::QueueView,
+) -> [screen::Col; 8] {
+    use screen::Col;
+    let names = v.preemptions.iter().map(|f| clean(&f.name).chars().count());
+    let shares = q.shares.iter().map(|s| clean(&s.name).chars().count());
+    [
+        Col::text(14, names.max().unwrap_or(0), 0),
+        Col::text(10, shares.max().unwrap_or(0), 1),
+        Col::fixed(9, 0),
+        Col::fixed(4, 0),
+        // Room for every flag (OVER BUDGET LOOP ∞retry) once the rest have theirs.
+        Col::text(12, 24, 5),
+        Col::fixed(6, 4),
+        Col::fixed(6, 3),
+        Col::text(9, 20, 2),
+    ]
 }

@@ -428,16 +428,17 @@ impl PriorityDialog {
                 });
             }
             Step::Preview(p) => {
-                out.extend(view::preview_lines(
-                    p,
-                    self.justification.value().trim(),
-                    Some(self.change_record.value().trim()).filter(|c| !c.is_empty()),
-                    &self.changed,
-                    self.note,
-                    inner,
+                let shown = view::PreviewView {
+                    preview: p,
+                    justification: self.justification.value().trim(),
+                    change_record: Some(self.change_record.value().trim())
+                        .filter(|c| !c.is_empty()),
+                    changed: &self.changed,
+                    note: self.note,
+                    width: inner,
                     victim_rows,
-                    theme,
-                ));
+                };
+                out.extend(view::preview_lines(&shown, theme));
                 out.push(Line::from(""));
                 out.push(Line::from(vec![
                     Span::styled(

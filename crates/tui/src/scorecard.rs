@@ -304,60 +304,6 @@ fn exception_lines(x: &AuditView, theme: &Theme) -> Vec<Line<'static>> {
 
 fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, theme: &Theme) {
     let card = &view.card;
-    let max = view
-        .series
-        .iter()
-        .flat_map(|(_, v)| v.iter().copied())
-        .fold(0.0_f64, f64::max);
-    let rows: Vec<Row> = card
-        .shares
-        .iter()
-        .filter_map(|r| match &r.scope {
-            Scope::Share(name) => Some((name, r)),
-            _ => None,
-        })
-        .map(|(name, r)| {
-            let drift = card.fairness.iter().find(|f| &f.share == name);
-            let drift_cell = match drift {
-                Some(f) => {
-                    let role = if f.drift_pp <= -10.0 {
-                        Role::Warning
-                    } else {
-                        Role::Text
-                    };
-                    Cell::from(Span::styled(
-                        format!("{:+.1}", f.drift_pp),
-                        theme.style(role),
-                    ))
-                }
-                None => Cell::from("-"),
-            };
-            let waste_role = if r.waste.total_gpu_hours > 0.0 {
-                Role::Preempted
-            } else {
-                Role::Text
-            };
-            let series = view
-                .series
-                .iter()
-                .find(|(n, _)| n == name)
-                .map_or_else(String::new, |(_, v)| spark(v, max));
-            Row::new(vec![
-                Cell::from(clean(name).into_owned()),
-                Cell::from(fmt::percent(r.utilisation.ratio)),
-                Cell::from(fmt::duration(r.wait.p50_ms)),
-                Cell::from(fmt::duration(r.wait.p95_ms)),
-                Cell::from(Span::styled(
-                    format!("{:.1}", r.waste.total_gpu_hours),
-                    theme.style(waste_role),
-                )),
-                drift_cell,
-                Cell::from(fmt::percent(r.recovery.ratio)),
-                Cell::from(Span::styled(series, theme.style(Role::Spark))),
-            ])
-            .style(theme.style(Role::Text))
-        })
-        .collect();
     let q = &card.queue_row;
     // The window is named next to the figures: the Preemptions screen's GPU-hours cover
     // another span (every preempted attempt recorded) and another quantity.
@@ -408,27 +354,20 @@ fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, 
     .areas(inner);
     frame.render_widget(Paragraph::new(summary).wrap(Wrap { trim: false }), top);
     frame.render_widget(Paragraph::new(exceptions), bottom);
-    let header = Row::new(HEADER.iter().map(|h| Cell::from(*h))).style(theme.style(Role::Header));
-    // Each column as wide as its header (and a little air when there is room), so the last
-    // one, the held sparkline, keeps room at 80 columns.
-    let fixed: [u16; 7] = if table_area.width < 90 {
-        [12, 7, 8, 8, 11, 8, 8]
-    } else {
-        [14, 7, 9, 9, 12, 9, 9]
-    };
-    let widths = [
-        Constraint::Length(fixed[0]),
-        Constraint::Length(fixed[1]),
-        Constraint::Length(fixed[2]),
-        Constraint::Length(fixed[3]),
-        Constraint::Length(fixed[4]),
-        Constraint::Length(fixed[5]),
-        Constraint::Length(fixed[6]),
-        Constraint::Fill(1),
-    ];
+    // Names whole, then the figures, the held sparkline taking the rest; the figures least
+    // read go first on a narrow screen.
+    let widths = super::screen::layout_in(&card_columns(card), table_area.width);
+    let rows = card_rows(view, &widths, theme);
+    let header = Row::new(super::screen::shown_cells(
+        HEADER.iter().map(|h| Cell::from(*h)).collect(),
+        &widths,
+    ))
+    .style(theme.style(Role::Header));
     let len = rows.len();
     frame.render_widget(
-        Table::new(rows, widths).header(header).column_spacing(1),
+        Table::new(rows, super::screen::shown_constraints(&widths))
+            .header(header)
+            .column_spacing(1),
         table_area,
     );
     // More shares than rows: a scrollbar on the border beside them says so.
@@ -440,6 +379,95 @@ fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, 
     };
     let shown = usize::from(table_area.height.saturating_sub(1));
     super::screen::scrollbar(frame, beside, len, 0, shown, theme);
+}
+
+/// The table's columns: share names whole (the longest), every figure as wide as its header,
+/// the held sparkline growing; recovery, drift, waste and the P95 go first when short.
+fn card_columns(card: &Scorecard) -> [super::screen::Col; 8] {
+    use super::screen::Col;
+    let names = card
+        .shares
+        .iter()
+        .filter_map(|r| match &r.scope {
+            Scope::Share(name) => Some(clean(name.as_str()).chars().count()),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let h = |i: usize| u16::try_from(HEADER[i].len()).unwrap_or(u16::MAX);
+    let names = u16::try_from(names).unwrap_or(u16::MAX).max(h(0));
+    // A figure as wide as its header, and a space of air when there is room.
+    let figure = |i: usize, drop: u8| Col::text(h(i).max(6), usize::from(h(i).max(6)) + 1, drop);
+    [
+        Col::text(names, usize::from(names) + 1, 0),
+        figure(1, 0),
+        figure(2, 0),
+        figure(3, 3),
+        figure(4, 4),
+        figure(5, 5),
+        figure(6, 6),
+        Col::graphic(4, 1, 2),
+    ]
+}
+
+/// One row per share of the scorecard, in the columns `widths` keeps.
+fn card_rows<'a>(view: &ScorecardView, widths: &[u16], theme: &Theme) -> Vec<Row<'a>> {
+    let card = &view.card;
+    // One scale for every share's sparkline.
+    let max = view
+        .series
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .fold(0.0_f64, f64::max);
+    card
+        .shares
+        .iter()
+        .filter_map(|r| match &r.scope {
+            Scope::Share(name) => Some((name, r)),
+            _ => None,
+        })
+        .map(|(name, r)| {
+            let drift = card.fairness.iter().find(|f| &f.share == name);
+            let drift_cell = match drift {
+                Some(f) => {
+                    let role = if f.drift_pp <= -10.0 {
+                        Role::Warning
+                    } else {
+                        Role::Text
+                    };
+                    Cell::from(Span::styled(
+                        format!("{:+.1}", f.drift_pp),
+                        theme.style(role),
+                    ))
+                }
+                None => Cell::from("-"),
+            };
+            let waste_role = if r.waste.total_gpu_hours > 0.0 {
+                Role::Preempted
+            } else {
+                Role::Text
+            };
+            let series = view
+                .series
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or_else(String::new, |(_, v)| spark(v, max));
+            Row::new(super::screen::shown_cells(vec![
+                Cell::from(clean(name).into_owned()),
+                Cell::from(fmt::percent(r.utilisation.ratio)),
+                Cell::from(fmt::duration(r.wait.p50_ms)),
+                Cell::from(fmt::duration(r.wait.p95_ms)),
+                Cell::from(Span::styled(
+                    format!("{:.1}", r.waste.total_gpu_hours),
+                    theme.style(waste_role),
+                )),
+                drift_cell,
+                Cell::from(fmt::percent(r.recovery.ratio)),
+                Cell::from(Span::styled(series, theme.style(Role::Spark))),
+            ], widths))
+            .style(theme.style(Role::Text))
+        })
+        .collect()
 }
 
 impl Screen for ScorecardScreen {

@@ -9,14 +9,16 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph};
 use std::sync::Arc;
 
 use super::data::Data;
-use super::effects::{Effect, EffectResult, LastShareChange, ScreenWork, ShareChangeReader};
+use super::effects::{
+    Effect, EffectResult, LastShareChange, ScreenWork, ShareChangeError, ShareChangeReader,
+};
 use super::gauge;
 use super::jobs::status_style;
 use super::keymap::Action;
 use super::list::ListState;
 use super::overview::{badge_spans, strategy_label};
 use super::registry::{Opens, ScreenEntry};
-use super::screen::{self, Ctx, DrawCtx, Kind, Load, Open, Screen};
+use super::screen::{Col, self, Ctx, DrawCtx, Kind, Load, Open, Screen};
 use super::text::{clean, duration, elide};
 use super::theme::Role;
 use quotatop_analysis::{self as analysis, ShareUsage};
@@ -72,7 +74,7 @@ impl ShareScreen {
 struct LastChangeAnswer {
     queue: String,
     share: String,
-    result: Result<Option<LastShareChange>, String>,
+    result: Result<Option<LastShareChange>, ShareChangeError>,
 }
 
 /// The Share screen's own work: reading the audit log for the share's last change.
@@ -85,7 +87,7 @@ fn last_change_work(queue: &str, share: &str) -> Effect {
             share: share.clone(),
             result: match reader {
                 Some(r) => r.last_change(&queue, &share),
-                None => Err("no audit log".to_string()),
+                None => Err(ShareChangeError::NoLog),
             },
         },
     ))
@@ -399,24 +401,28 @@ impl Screen for ShareScreen {
         );
 
         let running_block = screen::block("Running".into(), Some(&self.running), &[], theme);
-        let header = ["NAME", "STATUS", "PRI", "TYPE×N", "RUNNING", "PRE"];
-        let widths = [
-            Constraint::Fill(1),
-            Constraint::Length(9),
-            Constraint::Length(4),
-            Constraint::Length(15),
-            Constraint::Length(8),
-            Constraint::Length(3),
-        ];
-        let name_w = usize::from(screen::column_widths(running_area, &widths)[0]);
+        let header = ["NAME", "STATUS", "PRI", "TYPE×N", "RUNNING", "PRE"].map(String::from);
+        // Running jobs are bounded by the share's capacity: measured here, per frame.
+        let longest = self
+            .running
+            .rows
+            .iter()
+            .filter_map(|&r| q.jobs.get(r))
+            .map(|t| clean(&t.job.name).chars().count())
+            .max()
+            .unwrap_or(0);
+        let widths = screen::layout(&running_columns(longest), running_area.width);
+        let name_w = usize::from(widths[0]);
         screen::draw_table(
             frame,
             running_area,
-            running_block,
-            &header,
-            &widths,
-            &self.running,
-            self.focus == Pane::Running,
+            screen::TableView {
+                block: running_block,
+                header: &header,
+                widths: &widths,
+                list: &self.running,
+                focused: self.focus == Pane::Running,
+            },
             theme,
             |r| {
                 let Some(t) = q.jobs.get(r) else {
@@ -453,34 +459,20 @@ impl Screen for ShareScreen {
             &[],
             theme,
         );
-        let header = ["POS", "#", "NAME", "PRI", "TYPE×N", "WAITING", "REASON"];
-        let fixed = |name: Constraint, reason: Constraint| {
-            [
-                Constraint::Length(4),
-                Constraint::Length(3),
-                name,
-                Constraint::Length(4),
-                Constraint::Length(15),
-                Constraint::Length(8),
-                reason,
-            ]
-        };
-        // NAME and REASON share the room the rest leave; spare width goes to the reason.
-        let room = screen::column_widths(
-            queued_area,
-            &fixed(Constraint::Fill(1), Constraint::Length(0)),
-        )[2];
-        let queued_name_w = screen::name_width(room, self.queued_longest.0, self.queued_longest.1);
-        let widths = fixed(Constraint::Length(queued_name_w), Constraint::Fill(1));
-        let queued_name_w = usize::from(queued_name_w);
+        let header =
+            ["POS", "#", "NAME", "PRI", "TYPE×N", "WAITING", "REASON"].map(String::from);
+        let widths = screen::layout(&queued_columns(self.queued_longest), queued_area.width);
+        let queued_name_w = usize::from(widths[2]);
         screen::draw_table(
             frame,
             queued_area,
-            queued_block,
-            &header,
-            &widths,
-            &self.queued,
-            self.focus == Pane::Queued,
+            screen::TableView {
+                block: queued_block,
+                header: &header,
+                widths: &widths,
+                list: &self.queued,
+                focused: self.focus == Pane::Queued,
+            },
             theme,
             |r| {
                 let Some(j) = v.dispatch.get(r) else {
@@ -553,4 +545,37 @@ impl Screen for ShareScreen {
             id,
         })
     }
+}
+
+/// The running table's columns for [`screen::layout`]: the name whole when it can be (at least
+/// 16) and growing, the status always.
+fn running_columns(longest: usize) -> [Col; 6] {
+    [
+        Col {
+            grow: 1,
+            ..Col::text(16, longest, 0)
+        },
+        Col::fixed(9, 0),
+        Col::fixed(4, 2),
+        Col::fixed(15, 1),
+        Col::fixed(8, 3),
+        Col::fixed(3, 4),
+    ]
+}
+
+/// The queue table's columns: the name whole when it can be (at least 16), then the reason
+/// takes the rest; `longest`: the longest name and reason.
+fn queued_columns(longest: (usize, usize)) -> [Col; 7] {
+    [
+        Col::fixed(4, 0),
+        Col::fixed(3, 4),
+        Col::text(16, longest.0, 0),
+        Col::fixed(4, 3),
+        Col::fixed(15, 1),
+        Col::fixed(8, 2),
+        Col {
+            grow: 1,
+            ..Col::text(12, longest.1, 5)
+        },
+    ]
 }

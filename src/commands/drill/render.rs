@@ -76,16 +76,22 @@ pub fn plan_text(p: &DrillPlan, run_id: &str, currency: Option<&str>) -> String 
         ms(p.expected_ms),
         ms(quotatop_analysis::drill::ASSUMED_STARTUP_MS)
     );
+    cost_lines(&mut o, p, currency);
+    o
+}
+
+/// What the drill holds, and its cost when the config has prices.
+fn cost_lines(o: &mut String, p: &DrillPlan, currency: Option<&str>) {
     let held: Vec<String> = p
         .instance_hours
         .iter()
         .map(|(t, h)| format!("{h:.1} instance-h of {}", clean_text(t)))
         .collect();
-    let _ = writeln!(o, "holds     about {}", held.join(", "));
+    let _ = writeln!(*o, "holds     about {}", held.join(", "));
     match p.cost {
         Some(c) => {
             let _ = writeln!(
-                o,
+                *o,
                 "cost      about {c:.2}{}{}",
                 currency
                     .map(|c| format!(" {}", clean_text(c)))
@@ -98,10 +104,9 @@ pub fn plan_text(p: &DrillPlan, run_id: &str, currency: Option<&str>) -> String 
             );
         }
         None => {
-            let _ = writeln!(o, "cost      - (no [prices] in the config)");
+            let _ = writeln!(*o, "cost      - (no [prices] in the config)");
         }
     }
-    o
 }
 
 fn aggregate_lines(o: &mut String, a: &Aggregate) {

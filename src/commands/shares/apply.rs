@@ -15,6 +15,81 @@ use quotatop_store::audit::{AwsContext, Operator, Outcome, Verdict};
 
 use super::plan::{load_config, print_lines, render};
 
+/// A plan that would delete shares without `--allow-delete`, or lacks the change record the
+/// policy asks for, is refused before anything is called.
+fn check_steps(
+    args: &SharesApplyArgs,
+    policy: quotatop_analysis::shares_plan::SharesPolicy,
+    steps: &[Step],
+) -> anyhow::Result<()> {
+    let deleted: Vec<&str> = steps
+        .iter()
+        .filter(|s| matches!(s, Step::Delete(_)))
+        .map(Step::share)
+        .collect();
+    if !deleted.is_empty() && !args.allow_delete {
+        bail!(
+            "the file no longer has share(s) {}: deleting a share terminates its jobs; pass --allow-delete to disable and delete, or add them back; nothing changed",
+            deleted.join(", ")
+        );
+    }
+    if let Some(why) = policy.missing_change_record(steps, args.change_record.as_deref()) {
+        bail!("{why}; nothing changed");
+    }
+    Ok(())
+}
+
+/// Makes the plan's calls, each audited, and says what was applied and what was not.
+async fn carry_out(
+    client: &BatchClient,
+    args: &SharesApplyArgs,
+    loaded: &crate::config::Loaded,
+    policy: quotatop_analysis::shares_plan::SharesPolicy,
+    p: &super::Prepared,
+    log: &quotatop_store::audit::AuditLog,
+) -> anyhow::Result<()> {
+    let source = client.source().clone();
+    let ctx = SharesContext {
+        change: quotatop_actions::ChangeContext {
+            operator: Operator::current(),
+            aws: AwsContext::of(&source, None),
+            queue: p.live.queue.clone(),
+            justification: args.reason.clone(),
+            change_record: args.change_record.clone(),
+            read_only: loaded.config.read_only,
+            policy: Some(policy.describe(&loaded.policy_source())),
+        },
+        run_id: quotatop_store::audit::new_change_id(),
+    };
+    let api = LiveShares {
+        client,
+        queue: args.plan.queue.clone(),
+        arns: p
+            .live
+            .shares
+            .iter()
+            .map(|s| (s.share.name.clone(), s.arn.clone()))
+            .collect::<BTreeMap<_, _>>(),
+    };
+    let report = apply_plan(&api, log, &ctx, &p.steps)
+        .await
+        .map_err(|e| anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
+    print_lines(&report_text(
+        &report,
+        &ctx.run_id,
+        &log.path().display().to_string(),
+    ));
+    if report.complete() {
+        Ok(())
+    } else {
+        bail!(
+            "stopped after {} of {} call(s); see above for what was applied and what was not",
+            report.done.len(),
+            p.steps.len()
+        )
+    }
+}
+
 pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
     let plan_args = &args.plan;
     // The policy and read-only mode come from the config file and the environment: a change
@@ -67,22 +142,7 @@ pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
             println!("nothing to apply");
             return Ok(());
         }
-        let deleted: Vec<&str> = p
-            .steps
-            .iter()
-            .filter(|s| matches!(s, Step::Delete(_)))
-            .map(Step::share)
-            .collect();
-        if !deleted.is_empty() && !args.allow_delete {
-            bail!(
-                "the file no longer has share(s) {}: deleting a share terminates its jobs; pass --allow-delete to disable and delete, or add them back; nothing changed",
-                deleted.join(", ")
-            );
-        }
-        if let Some(why) = policy.missing_change_record(&p.steps, args.change_record.as_deref())
-        {
-            bail!("{why}; nothing changed");
-        }
+        check_steps(args, policy, &p.steps)?;
         if !args.yes
             && !crate::commands::confirm(
                 &format!("Apply these {} call(s)?", p.steps.len()),
@@ -92,42 +152,7 @@ pub fn run(args: &SharesApplyArgs) -> anyhow::Result<()> {
             println!("cancelled: nothing changed");
             return Ok(());
         }
-        let source = client.source().clone();
-        let ctx = SharesContext {
-            change: quotatop_actions::ChangeContext {
-                operator: Operator::current(),
-                aws: AwsContext::of(&source, None),
-                queue: p.live.queue.clone(),
-                justification: args.reason.clone(),
-                change_record: args.change_record.clone(),
-                read_only: loaded.config.read_only,
-                policy: Some(policy.describe(&loaded.policy_source())),
-            },
-            run_id: quotatop_store::audit::new_change_id(),
-        };
-        let api = LiveShares {
-            client: &client,
-            queue: plan_args.queue.clone(),
-            arns: p
-                .live
-                .shares
-                .iter()
-                .map(|s| (s.share.name.clone(), s.arn.clone()))
-                .collect::<BTreeMap<_, _>>(),
-        };
-        let report = apply_plan(&api, &log, &ctx, &p.steps)
-            .await
-            .map_err(|e| anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
-        print_lines(&report_text(&report, &ctx.run_id, &log.path().display().to_string()));
-        if report.complete() {
-            Ok(())
-        } else {
-            bail!(
-                "stopped after {} of {} call(s); see above for what was applied and what was not",
-                report.done.len(),
-                p.steps.len()
-            )
-        }
+        carry_out(&client, args, &loaded, policy, &p, &log).await
     })
 }
 

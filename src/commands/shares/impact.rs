@@ -23,28 +23,27 @@ pub fn shares_used(
     queue: &str,
     window: &str,
     opts: &ScorecardOptions,
-) -> Result<BTreeSet<String>, String> {
+) -> anyhow::Result<BTreeSet<String>> {
+    // Each error is one message with its causes (`error_chain`): the caller shows it whole.
+    let chain =
+        |e: &(dyn std::error::Error + 'static)| anyhow::anyhow!(quotatop_model::error_chain(e));
     let path = match path {
         Some(p) => p.to_path_buf(),
-        None => journal::default_journal_path().map_err(|e| e.to_string())?,
+        None => journal::default_journal_path().map_err(|e| anyhow::anyhow!(e.to_string()))?,
     };
-    let j = Journal::open_existing(&path, JournalConfig::default())
-        .map_err(|e| quotatop_model::error_chain(&e))?;
+    let j = Journal::open_existing(&path, JournalConfig::default()).map_err(|e| chain(&e))?;
     let q = j
         .queue(queue)
-        .map_err(|e| quotatop_model::error_chain(&e))?
-        .ok_or_else(|| crate::commands::journal::no_queue(&j, &path, queue))?;
+        .map_err(|e| chain(&e))?
+        .ok_or_else(|| anyhow::anyhow!(crate::commands::journal::no_queue(&j, &path, queue)))?;
     let until = q.last_observed_at;
-    let from = quotatop_model::parse_since(window, until).map_err(|e| format!("--impact: {e}"))?;
+    let from =
+        quotatop_model::parse_since(window, until).map_err(|e| anyhow::anyhow!("--impact: {e}"))?;
     if from > until {
-        return Err(format!(
-            "--impact {window}: the window would start after it ends"
-        ));
+        anyhow::bail!("--impact {window}: the window would start after it ends");
     }
-    let history = journal::history_window(&j, queue, until, until - from)
-        .map_err(|e| quotatop_model::error_chain(&e))?;
-    let input = journal::scorecard_input(&j, queue, history.window, opts)
-        .map_err(|e| quotatop_model::error_chain(&e))?;
+    let history = journal::history_window(&j, queue, until, until - from).map_err(|e| chain(&e))?;
+    let input = journal::scorecard_input(&j, queue, history.window, opts).map_err(|e| chain(&e))?;
     Ok(input.jobs.iter().map(|j| j.share.clone()).collect())
 }
 

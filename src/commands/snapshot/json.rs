@@ -230,8 +230,41 @@ fn portions(v: &[(String, u32)]) -> Vec<Portion> {
         .collect()
 }
 
-fn queue(q: &QueueSnapshot, rule: &LoopRule) -> QueueDoc {
+/// Each share's configuration and its preemptions.
+fn share_docs(q: &QueueSnapshot, rule: &LoopRule) -> Vec<ShareDoc> {
     let per_share = analysis::share_preemptions(q, rule);
+    q.shares
+        .iter()
+        .map(|sh| {
+            let p = per_share.get(&sh.name).cloned().unwrap_or_default();
+            ShareDoc {
+                name: sh.name.clone(),
+                strategy: sh.sharing.strategy.as_str().to_string(),
+                borrow_limit: sh.sharing.strategy.borrows().then(|| {
+                    sh.sharing
+                        .borrow_limit
+                        .unwrap_or(quotatop_model::UNLIMITED_BORROW)
+                }),
+                in_share_preemption: sh.in_share_preemption.enabled(),
+                enabled: sh.state == quotatop_model::ShareState::Enabled,
+                limits: sh
+                    .capacity_limits
+                    .iter()
+                    .map(|c| CapacityDoc {
+                        instance_type: c.instance_type.clone(),
+                        max: c.max_capacity,
+                    })
+                    .collect(),
+                preempted_jobs: p.jobs,
+                preemptions: p.preemptions,
+                looping_jobs: p.looping,
+                instance_hours_lost: p.instance_hours_lost,
+            }
+        })
+        .collect()
+}
+
+fn queue(q: &QueueSnapshot, rule: &LoopRule) -> QueueDoc {
     let mut jobs_by_status = BTreeMap::new();
     for j in &q.jobs {
         *jobs_by_status
@@ -255,36 +288,7 @@ fn queue(q: &QueueSnapshot, rule: &LoopRule) -> QueueDoc {
                 max: c.max_capacity,
             })
             .collect(),
-        shares: q
-            .shares
-            .iter()
-            .map(|sh| {
-                let p = per_share.get(&sh.name).cloned().unwrap_or_default();
-                ShareDoc {
-                    name: sh.name.clone(),
-                    strategy: sh.sharing.strategy.as_str().to_string(),
-                    borrow_limit: sh.sharing.strategy.borrows().then(|| {
-                        sh.sharing
-                            .borrow_limit
-                            .unwrap_or(quotatop_model::UNLIMITED_BORROW)
-                    }),
-                    in_share_preemption: sh.in_share_preemption.enabled(),
-                    enabled: sh.state == quotatop_model::ShareState::Enabled,
-                    limits: sh
-                        .capacity_limits
-                        .iter()
-                        .map(|c| CapacityDoc {
-                            instance_type: c.instance_type.clone(),
-                            max: c.max_capacity,
-                        })
-                        .collect(),
-                    preempted_jobs: p.jobs,
-                    preemptions: p.preemptions,
-                    looping_jobs: p.looping,
-                    instance_hours_lost: p.instance_hours_lost,
-                }
-            })
-            .collect(),
+        shares: share_docs(q, rule),
         usage: analysis::share_usage(q)
             .into_iter()
             .map(|u| UsageDoc {

@@ -56,14 +56,7 @@ fn named_sources(args: &SnapshotArgs) -> anyhow::Result<Vec<crate::config::Selec
     if loaded.config.sources.is_empty() && args.sources.is_empty() {
         return Ok(Vec::new());
     }
-    let mut config = loaded.config;
-    config.queues.clone_from(&args.queues);
-    super::sources::named(
-        &config,
-        &args.sources,
-        args.aws.explicit(),
-        loaded.broken.as_deref(),
-    )
+    super::sources::named_for_queues(&loaded, &args.queues, &args.sources, args.aws.explicit())
 }
 
 /// One complete refresh of each named source, merged; a source that cannot be refreshed is

@@ -112,6 +112,13 @@ fn queue(out: &mut String, q: &QueueDoc) {
         .collect();
     let _ = writeln!(out, "  jobs: {}", status.join(", "));
 
+    shares_table(out, q);
+    runnable_table(out, q);
+    preemptions_table(out, q);
+}
+
+/// Each share's use per instance type, and whom it borrows from or lends to.
+fn shares_table(out: &mut String, q: &QueueDoc) {
     let _ = writeln!(out, "\n  shares: use per instance type");
     let rows: Vec<Vec<String>> = q
         .usage
@@ -158,7 +165,10 @@ fn queue(out: &mut String, q: &QueueDoc) {
         ],
         &rows,
     );
+}
 
+/// The RUNNABLE jobs in dispatch order (the first [`RUNNABLE_ROWS`]).
+fn runnable_table(out: &mut String, q: &QueueDoc) {
     let _ = writeln!(
         out,
         "\n  runnable jobs in dispatch order ({})",
@@ -192,7 +202,10 @@ fn queue(out: &mut String, q: &QueueDoc) {
     if q.runnable.len() > RUNNABLE_ROWS {
         let _ = writeln!(out, "  … {} more", q.runnable.len() - RUNNABLE_ROWS);
     }
+}
 
+/// Preemptions per share, and the most preempted jobs.
+fn preemptions_table(out: &mut String, q: &QueueDoc) {
     let _ = writeln!(out, "\n  preemptions per share");
     let rows: Vec<Vec<String>> = q
         .shares

@@ -12,8 +12,8 @@ pub use measure::{
     preempted_jobs, priority_due, reclaim_latency,
 };
 pub use plan::{
-    ASSUMED_STARTUP_MS, DrillPlan, DrillRequest, RepetitionSpec, TypePlan, check_quiet,
-    check_strategies, expected_repetition, plan,
+    ASSUMED_STARTUP_MS, DrillPlan, DrillRefusal, DrillRequest, RepetitionSpec, TypePlan,
+    check_quiet, check_strategies, expected_repetition, plan,
 };
 pub use report::{DrillReport, GroupRow, groups};
 

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use quotatop_model::{JobStatus, Millis, QueueSnapshot, QuotaShare};
 
-use super::super::usage::share_usage;
+use super::super::usage::{ShareUsage, share_usage};
 
 /// Start-up a drill job is assumed to need before RUNNING (SageMaker provisioning), for the
 /// expected duration and the capacity held; the measured times are the API's.
@@ -97,178 +97,182 @@ pub struct DrillPlan {
     pub unpriced: Vec<String>,
 }
 
+/// Why a drill cannot be run as asked, and what to change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DrillRefusal {
+    #[error("the lender and the borrower are the same share ({0}): name two shares")]
+    SameShare(String),
+    #[error(
+        "share {share} does not lend (strategy {strategy}): change its strategy to LEND or LEND_AND_BORROW to drill it as the lender"
+    )]
+    NotLending {
+        share: String,
+        strategy: &'static str,
+    },
+    #[error(
+        "share {share} does not borrow (strategy {strategy}{}): change it to LEND_AND_BORROW with a borrow limit above 0 to drill it as the borrower",
+        borrow_limit.map(|l| format!(", borrow limit {l}%")).unwrap_or_default()
+    )]
+    NotBorrowing {
+        share: String,
+        strategy: &'static str,
+        /// Its borrow limit, when its strategy borrows.
+        borrow_limit: Option<i32>,
+    },
+    #[error(
+        "share {share} has {} RUNNABLE job{} of others ({}{}): drill a quiet share, wait, or pass --allow-busy",
+        waiting.len(),
+        if waiting.len() == 1 { "" } else { "s" },
+        waiting.iter().take(3).map(String::as_str).collect::<Vec<_>>().join(", "),
+        if waiting.len() > 3 { ", …" } else { "" }
+    )]
+    Busy { share: String, waiting: Vec<String> },
+    #[error("queue {queue} has no quota share {share:?}")]
+    UnknownShare { queue: String, share: String },
+    #[error("--lengths needs at least one length above zero (e.g. 10m,1h)")]
+    NoLengths,
+    #[error("--repeat must be at least 1")]
+    NoRepeat,
+    #[error(
+        "the template's stopping condition (MaxRuntimeInSeconds {max_runtime_s}) is shorter than the longest drill job ({longest_s} s): raise it or drill shorter lengths"
+    )]
+    RuntimeTooShort { max_runtime_s: i64, longest_s: i64 },
+    #[error("share {0} has no capacity limits to drill")]
+    NoLimits(String),
+    #[error("share {share} has no capacity of {ty} to lend (its limits: {limits})")]
+    NothingToLend {
+        share: String,
+        ty: String,
+        limits: String,
+    },
+    #[error(
+        "share {share} has no idle {ty} now (all {limit} in use or lent): nothing to reclaim; drill when it is idle"
+    )]
+    NoIdle {
+        share: String,
+        ty: String,
+        limit: u32,
+    },
+    #[error(
+        "share {share} cannot borrow {ty}: its borrow limit ({percent}% of its own {limit}) allows no more; raise the borrow limit or give it a limit for {ty}"
+    )]
+    CannotBorrow {
+        share: String,
+        ty: String,
+        percent: i32,
+        limit: u32,
+    },
+}
+
 /// Refuses a lender that does not lend and a borrower that does not borrow, naming the share
 /// to change.
-pub fn check_strategies(lender: &QuotaShare, borrower: &QuotaShare) -> Result<(), String> {
+pub fn check_strategies(lender: &QuotaShare, borrower: &QuotaShare) -> Result<(), DrillRefusal> {
     if lender.name == borrower.name {
-        return Err(format!(
-            "the lender and the borrower are the same share ({}): name two shares",
-            lender.name
-        ));
+        return Err(DrillRefusal::SameShare(lender.name.clone()));
     }
     if !lender.sharing.strategy.lends() {
-        return Err(format!(
-            "share {} does not lend (strategy {}): change its strategy to LEND or LEND_AND_BORROW to drill it as the lender",
-            lender.name,
-            lender.sharing.strategy.as_str()
-        ));
+        return Err(DrillRefusal::NotLending {
+            share: lender.name.clone(),
+            strategy: lender.sharing.strategy.as_str(),
+        });
     }
     if !borrower.sharing.strategy.borrows() || borrower.sharing.borrow_percent() == Some(0) {
-        return Err(format!(
-            "share {} does not borrow (strategy {}{}): change it to LEND_AND_BORROW with a borrow limit above 0 to drill it as the borrower",
-            borrower.name,
-            borrower.sharing.strategy.as_str(),
-            match borrower.sharing.borrow_limit {
-                Some(l) if borrower.sharing.strategy.borrows() => format!(", borrow limit {l}%"),
-                _ => String::new(),
-            }
-        ));
+        return Err(DrillRefusal::NotBorrowing {
+            share: borrower.name.clone(),
+            strategy: borrower.sharing.strategy.as_str(),
+            borrow_limit: borrower
+                .sharing
+                .borrow_limit
+                .filter(|_| borrower.sharing.strategy.borrows()),
+        });
     }
     Ok(())
 }
 
 /// Refuses when the lender or the borrower share holds RUNNABLE work (the drill would delay it,
 /// and it would disturb the measurements); `--allow-busy` skips this check.
-pub fn check_quiet(q: &QueueSnapshot, shares: &[&str]) -> Result<(), String> {
+pub fn check_quiet(q: &QueueSnapshot, shares: &[&str]) -> Result<(), DrillRefusal> {
     for share in shares {
-        let waiting: Vec<&str> = q
+        let waiting: Vec<String> = q
             .jobs
             .iter()
             .filter(|j| j.job.share == *share && j.job.status == JobStatus::Runnable)
-            .map(|j| j.job.name.as_str())
+            .map(|j| j.job.name.clone())
             .collect();
         if !waiting.is_empty() {
-            return Err(format!(
-                "share {share} has {} RUNNABLE job{} of others ({}{}): drill a quiet share, wait, or pass --allow-busy",
-                waiting.len(),
-                if waiting.len() == 1 { "" } else { "s" },
-                waiting
-                    .iter()
-                    .take(3)
-                    .copied()
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                if waiting.len() > 3 { ", …" } else { "" }
-            ));
+            return Err(DrillRefusal::Busy {
+                share: share.to_string(),
+                waiting,
+            });
         }
     }
     Ok(())
 }
 
-/// The plan for `req` against the queue `q` as it is now, or why the drill cannot be run.
-pub fn plan(
-    q: &QueueSnapshot,
-    req: &DrillRequest,
-    prices: &BTreeMap<String, f64>,
-) -> Result<DrillPlan, String> {
-    let find = |name: &str| {
-        q.shares
-            .iter()
-            .find(|s| s.name == name)
-            .ok_or_else(|| format!("queue {} has no quota share {name:?}", q.name))
-    };
-    let lender = find(&req.lender)?;
-    let borrower = find(&req.borrower)?;
-    check_strategies(lender, borrower)?;
-    if !req.allow_busy {
-        check_quiet(q, &[&req.lender, &req.borrower])?;
-    }
-    if req.lengths_ms.is_empty() || req.lengths_ms.iter().any(|&l| l <= 0) {
-        return Err("--lengths needs at least one length above zero (e.g. 10m,1h)".into());
-    }
-    if req.repeat == 0 {
-        return Err("--repeat must be at least 1".into());
-    }
-    let longest = req
-        .lengths_ms
-        .iter()
-        .copied()
-        .chain([req.priority_length_ms])
-        .max()
-        .unwrap_or(0);
-    if longest > req.max_runtime_ms {
-        return Err(format!(
-            "the template's stopping condition (MaxRuntimeInSeconds {}) is shorter than the longest drill job ({} s): raise it or drill shorter lengths",
-            req.max_runtime_ms / 1000,
-            longest / 1000
-        ));
-    }
-    let types: Vec<String> = if req.instance_types.is_empty() {
-        lender
-            .capacity_limits
-            .iter()
-            .filter(|l| l.max_capacity > 0)
-            .map(|l| l.instance_type.clone())
-            .collect()
-    } else {
-        let mut seen = Vec::new();
-        for t in &req.instance_types {
-            if !seen.contains(t) {
-                seen.push(t.clone());
-            }
-        }
-        seen
-    };
-    if types.is_empty() {
-        return Err(format!(
-            "share {} has no capacity limits to drill",
-            lender.name
-        ));
-    }
-    let usage = share_usage(q);
+/// The drill of one instance type: what the lender can lend and the borrower borrow now.
+fn type_plan(
+    usage: &[ShareUsage],
+    lender: &QuotaShare,
+    borrower: &QuotaShare,
+    ty: &str,
+) -> Result<TypePlan, DrillRefusal> {
     let row = |share: &str, ty: &str| {
         usage
             .iter()
             .find(|u| u.share == share && u.instance_type == ty)
             .cloned()
     };
-    let mut type_plans = Vec::new();
-    for ty in &types {
-        let lender_limit = lender.limit_for(ty);
-        if lender_limit == 0 {
-            return Err(format!(
-                "share {} has no capacity of {ty} to lend (its limits: {})",
-                lender.name,
-                limits_text(lender)
-            ));
-        }
-        let lender_idle = row(&lender.name, ty).map_or(lender_limit, |u| u.idle);
-        if lender_idle == 0 {
-            return Err(format!(
-                "share {} has no idle {ty} now (all {lender_limit} in use or lent): nothing to reclaim; drill when it is idle",
-                lender.name
-            ));
-        }
-        let b = row(&borrower.name, ty);
-        let borrower_limit = borrower.limit_for(ty);
-        let borrower_idle = b.as_ref().map_or(borrower_limit, |u| u.idle);
-        let borrowing_now = b.as_ref().map_or(0, |u| u.borrowed);
-        let borrow_room = borrower
-            .sharing
-            .borrow_cap(borrower_limit)
-            .map(|cap| cap.saturating_sub(borrowing_now));
-        let borrowed = borrow_room.map_or(lender_idle, |r| r.min(lender_idle));
-        if borrowed == 0 {
-            return Err(format!(
-                "share {} cannot borrow {ty}: its borrow limit ({}% of its own {borrower_limit}) allows no more; raise the borrow limit or give it a limit for {ty}",
-                borrower.name,
-                borrower.sharing.borrow_limit.unwrap_or(-1)
-            ));
-        }
-        type_plans.push(TypePlan {
-            instance_type: ty.clone(),
-            lender_limit,
-            lender_idle,
-            borrower_limit,
-            borrower_idle,
-            borrow_room,
-            borrower_jobs: borrower_idle + borrowed,
-            borrowed,
-            priority_count: lender_idle,
+    let lender_limit = lender.limit_for(ty);
+    if lender_limit == 0 {
+        return Err(DrillRefusal::NothingToLend {
+            share: lender.name.clone(),
+            ty: ty.to_string(),
+            limits: limits_text(lender),
         });
     }
+    let lender_idle = row(&lender.name, ty).map_or(lender_limit, |u| u.idle);
+    if lender_idle == 0 {
+        return Err(DrillRefusal::NoIdle {
+            share: lender.name.clone(),
+            ty: ty.to_string(),
+            limit: lender_limit,
+        });
+    }
+    let b = row(&borrower.name, ty);
+    let borrower_limit = borrower.limit_for(ty);
+    let borrower_idle = b.as_ref().map_or(borrower_limit, |u| u.idle);
+    let borrowing_now = b.as_ref().map_or(0, |u| u.borrowed);
+    let borrow_room = borrower
+        .sharing
+        .borrow_cap(borrower_limit)
+        .map(|cap| cap.saturating_sub(borrowing_now));
+    let borrowed = borrow_room.map_or(lender_idle, |r| r.min(lender_idle));
+    if borrowed == 0 {
+        return Err(DrillRefusal::CannotBorrow {
+            share: borrower.name.clone(),
+            ty: ty.to_string(),
+            percent: borrower.sharing.borrow_limit.unwrap_or(-1),
+            limit: borrower_limit,
+        });
+    }
+    Ok(TypePlan {
+        instance_type: ty.to_string(),
+        lender_limit,
+        lender_idle,
+        borrower_limit,
+        borrower_idle,
+        borrow_room,
+        borrower_jobs: borrower_idle + borrowed,
+        borrowed,
+        priority_count: lender_idle,
+    })
+}
+
+/// Every repetition of the drill, numbered from 1: per type, the baseline (when asked), then
+/// each length `repeat` times.
+fn repetitions(type_plans: &[TypePlan], req: &DrillRequest) -> Vec<RepetitionSpec> {
     let mut repetitions = Vec::new();
-    for t in &type_plans {
+    for t in type_plans {
         if req.baseline {
             repetitions.push(RepetitionSpec {
                 index: 0,
@@ -297,6 +301,80 @@ pub fn plan(
     for (i, r) in repetitions.iter_mut().enumerate() {
         r.index = i + 1;
     }
+    repetitions
+}
+
+/// The lengths and repetitions asked for make a drill the template's stopping condition allows.
+fn check_lengths(req: &DrillRequest) -> Result<(), DrillRefusal> {
+    if req.lengths_ms.is_empty() || req.lengths_ms.iter().any(|&l| l <= 0) {
+        return Err(DrillRefusal::NoLengths);
+    }
+    if req.repeat == 0 {
+        return Err(DrillRefusal::NoRepeat);
+    }
+    let longest = req
+        .lengths_ms
+        .iter()
+        .copied()
+        .chain([req.priority_length_ms])
+        .max()
+        .unwrap_or(0);
+    if longest > req.max_runtime_ms {
+        return Err(DrillRefusal::RuntimeTooShort {
+            max_runtime_s: req.max_runtime_ms / 1000,
+            longest_s: longest / 1000,
+        });
+    }
+    Ok(())
+}
+
+/// The plan for `req` against the queue `q` as it is now, or why the drill cannot be run.
+pub fn plan(
+    q: &QueueSnapshot,
+    req: &DrillRequest,
+    prices: &BTreeMap<String, f64>,
+) -> Result<DrillPlan, DrillRefusal> {
+    let find = |name: &str| {
+        q.shares
+            .iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| DrillRefusal::UnknownShare {
+                queue: q.name.clone(),
+                share: name.to_string(),
+            })
+    };
+    let lender = find(&req.lender)?;
+    let borrower = find(&req.borrower)?;
+    check_strategies(lender, borrower)?;
+    if !req.allow_busy {
+        check_quiet(q, &[&req.lender, &req.borrower])?;
+    }
+    check_lengths(req)?;
+    let types: Vec<String> = if req.instance_types.is_empty() {
+        lender
+            .capacity_limits
+            .iter()
+            .filter(|l| l.max_capacity > 0)
+            .map(|l| l.instance_type.clone())
+            .collect()
+    } else {
+        let mut seen = Vec::new();
+        for t in &req.instance_types {
+            if !seen.contains(t) {
+                seen.push(t.clone());
+            }
+        }
+        seen
+    };
+    if types.is_empty() {
+        return Err(DrillRefusal::NoLimits(lender.name.clone()));
+    }
+    let usage = share_usage(q);
+    let type_plans = types
+        .iter()
+        .map(|ty| type_plan(&usage, lender, borrower, ty))
+        .collect::<Result<Vec<_>, _>>()?;
+    let repetitions = repetitions(&type_plans, req);
     let mut expected_ms: Millis = 0;
     let mut instance_hours: BTreeMap<String, f64> = BTreeMap::new();
     for r in &repetitions {

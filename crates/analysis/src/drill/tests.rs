@@ -85,7 +85,7 @@ fn refusals_name_the_share_to_change() {
     let no = BTreeMap::new();
     let mut r = request();
     r.lender = "other".into();
-    let e = plan(&world(), &r, &no).unwrap_err();
+    let e = plan(&world(), &r, &no).unwrap_err().to_string();
     assert!(
         e.contains("share other does not lend (strategy RESERVE)"),
         "{e}"
@@ -93,7 +93,7 @@ fn refusals_name_the_share_to_change() {
     let mut r = request();
     r.borrower = "lend".into();
     r.lender = "borrow".into();
-    let e = plan(&world(), &r, &no).unwrap_err();
+    let e = plan(&world(), &r, &no).unwrap_err().to_string();
     assert!(
         e.contains("share lend does not borrow (strategy LEND)"),
         "{e}"
@@ -101,13 +101,13 @@ fn refusals_name_the_share_to_change() {
     // A borrow limit of 0 borrows nothing.
     let mut q = world();
     q.shares[1].sharing = SharingConfig::lend_and_borrow(0);
-    let e = plan(&q, &request(), &no).unwrap_err();
+    let e = plan(&q, &request(), &no).unwrap_err().to_string();
     assert!(e.contains("share borrow does not borrow"), "{e}");
     // RUNNABLE work in either share, unless --allow-busy.
     let mut q = world();
     q.jobs
         .push(job("queued", "borrow", G5, 1, JobStatus::Runnable, 0, 0));
-    let e = plan(&q, &request(), &no).unwrap_err();
+    let e = plan(&q, &request(), &no).unwrap_err().to_string();
     assert!(
         e.contains("share borrow has 1 RUNNABLE job of others (queued)"),
         "{e}"
@@ -119,17 +119,17 @@ fn refusals_name_the_share_to_change() {
     let mut q = world();
     q.jobs
         .push(job("big", "lend", G5, 2, JobStatus::Running, 0, 0));
-    let e = plan(&q, &request(), &no).unwrap_err();
+    let e = plan(&q, &request(), &no).unwrap_err().to_string();
     assert!(e.contains("share lend has no idle ml.g5.xlarge now"), "{e}");
     // A type the lender has no limit for.
     let mut r = request();
     r.instance_types = vec!["ml.p4d.24xlarge".into()];
-    let e = plan(&world(), &r, &no).unwrap_err();
+    let e = plan(&world(), &r, &no).unwrap_err().to_string();
     assert!(e.contains("no capacity of ml.p4d.24xlarge to lend"), "{e}");
     // A stopping condition shorter than the longest job.
     let mut r = request();
     r.max_runtime_ms = 30 * MIN;
-    let e = plan(&world(), &r, &no).unwrap_err();
+    let e = plan(&world(), &r, &no).unwrap_err().to_string();
     assert!(
         e.contains("stopping condition (MaxRuntimeInSeconds 1800)"),
         "{e}"

@@ -97,6 +97,52 @@ pub struct Preemptions {
 }
 
 impl Preemptions {
+    /// The victims: named (with their kind of preemption when `kinds`), or counted.
+    fn names(&self, named: bool, kinds: bool) -> String {
+        if !named {
+            let n = self.candidates.len();
+            let kind = if kinds && self.cross_share() {
+                let cross = self
+                    .candidates
+                    .iter()
+                    .filter(|c| c.kind == PreemptionKind::CrossShare)
+                    .count();
+                format!(" ({cross} cross-share, {} in-share)", n - cross)
+            } else {
+                String::new()
+            };
+            return format!("{n} running job{}{kind}", if n == 1 { "" } else { "s" });
+        }
+        self.candidates
+            .iter()
+            .map(|c| {
+                if kinds {
+                    let k = match c.kind {
+                        PreemptionKind::CrossShare => "cross-share",
+                        _ => "in-share",
+                    };
+                    format!("{} ({k})", c.name)
+                } else {
+                    c.name.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// [`Preemptions::names`], saying how many of them when the tie orders disagree.
+    fn which(&self, named: bool, kinds: bool) -> String {
+        if self.settled() {
+            self.names(named, kinds)
+        } else {
+            format!(
+                "up to {} of {} (tied jobs the API does not order)",
+                self.max,
+                self.names(named, kinds)
+            )
+        }
+    }
+
     /// Whether the snapshot settles exactly which jobs are preempted.
     pub fn settled(&self) -> bool {
         self.min == self.max && self.max == self.candidates.len()
@@ -167,48 +213,7 @@ impl Preview {
 
     fn effect(&self, named: bool) -> String {
         let p = &self.preemptions;
-        let names = |kinds: bool| {
-            if !named {
-                let n = p.candidates.len();
-                let kind = if kinds && p.cross_share() {
-                    let cross = p
-                        .candidates
-                        .iter()
-                        .filter(|c| c.kind == PreemptionKind::CrossShare)
-                        .count();
-                    format!(" ({cross} cross-share, {} in-share)", n - cross)
-                } else {
-                    String::new()
-                };
-                return format!("{n} running job{}{kind}", if n == 1 { "" } else { "s" });
-            }
-            p.candidates
-                .iter()
-                .map(|c| {
-                    if kinds {
-                        let k = match c.kind {
-                            PreemptionKind::CrossShare => "cross-share",
-                            _ => "in-share",
-                        };
-                        format!("{} ({k})", c.name)
-                    } else {
-                        c.name.clone()
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let which = |kinds: bool| {
-            if p.settled() {
-                names(kinds)
-            } else {
-                format!(
-                    "up to {} of {} (tied jobs the API does not order)",
-                    p.max,
-                    names(kinds)
-                )
-            }
-        };
+        let which = |kinds: bool| p.which(named, kinds);
         let mut what = match &self.prediction {
             Prediction::NotWaiting { status } => format!("job is {status}"),
             Prediction::Waits { ahead } => format!("{ahead} job(s) stay ahead"),

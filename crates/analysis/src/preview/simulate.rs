@@ -34,7 +34,9 @@ fn misconfigured(t: &TrackedJob) -> bool {
     t.job.misconfiguration().is_some()
 }
 
-fn build(q: &QueueSnapshot, ty: &str, now: Millis) -> Built {
+/// The ledger of type `ty` with nothing held yet: the shares' limits and strategies, and the
+/// environment's capacity (unlimited when the snapshot does not know it).
+fn empty_ledger(q: &QueueSnapshot, ty: &str) -> CapacityLedger {
     let env = if q.environment.capacity.is_empty() {
         u32::MAX
     } else {
@@ -56,14 +58,44 @@ fn build(q: &QueueSnapshot, ty: &str, now: Millis) -> Built {
         ledger.borrows.push(sh.sharing.strategy.borrows());
         ledger.borrow_cap.push(sh.sharing.borrow_cap(own));
     }
+    ledger
+}
+
+/// Sorts each share's holders into dispatch order (by dispatch time, then the queue order a
+/// pass dispatches in) and returns the runs dispatched in the same millisecond: (share, start,
+/// length).
+fn dispatch_ties(q: &QueueSnapshot, holders: &mut [Vec<Holder>]) -> Vec<(usize, usize, usize)> {
+    let dispatched = |h: &Holder| {
+        q.jobs.get(h.id as usize).map(|t| {
+            let j = &t.job;
+            j.scheduled_at.or(j.started_at).unwrap_or(j.created_at)
+        })
+    };
+    let mut ties = Vec::new();
+    for (s, hs) in holders.iter_mut().enumerate() {
+        hs.sort_by_key(|h| (dispatched(h), std::cmp::Reverse(h.priority), h.order));
+        let mut start = 0;
+        for run in hs.chunk_by(|a, b| dispatched(a) == dispatched(b)) {
+            if run.len() > 1 {
+                ties.push((s, start, run.len()));
+            }
+            start += run.len();
+        }
+    }
+    ties
+}
+
+/// The jobs of type `ty` that hold capacity or wait, in submission order (by creation time;
+/// ties are tried in every order): (job index, share index, job). A job's order value is its
+/// place in this list.
+fn jobs_of_type<'a>(q: &'a QueueSnapshot, ty: &str) -> Vec<(usize, usize, &'a TrackedJob)> {
     let share_of: HashMap<&str, usize> = q
         .shares
         .iter()
         .enumerate()
         .map(|(i, s)| (s.name.as_str(), i))
         .collect();
-    // The jobs of the type that hold capacity or wait, with their share.
-    let mut jobs: Vec<(usize, usize)> = q
+    let mut jobs: Vec<(usize, usize, &TrackedJob)> = q
         .jobs
         .iter()
         .enumerate()
@@ -72,31 +104,31 @@ fn build(q: &QueueSnapshot, ty: &str, now: Millis) -> Built {
                 && (t.job.status.holds_capacity()
                     || (t.job.status == JobStatus::Runnable && !misconfigured(t)))
         })
-        .filter_map(|(i, t)| share_of.get(t.job.share.as_str()).map(|&s| (i, s)))
+        .filter_map(|(i, t)| share_of.get(t.job.share.as_str()).map(|&s| (i, s, t)))
         .collect();
-    // Submission order: by creation time (ties are tried in every order below).
-    jobs.sort_by_key(|&(i, _)| (q.jobs[i].job.created_at, i));
-    let order: HashMap<usize, u32> = jobs
-        .iter()
-        .enumerate()
-        .map(|(k, &(i, _))| (i, k as u32))
-        .collect();
-    let mut by_created: BTreeMap<Millis, Vec<usize>> = BTreeMap::new();
-    for &(i, _) in &jobs {
-        by_created
-            .entry(q.jobs[i].job.created_at)
-            .or_default()
-            .push(i);
+    jobs.sort_by_key(|&(i, _, t)| (t.job.created_at, i));
+    jobs
+}
+
+/// Jobs created in the same millisecond: (job indices, their order values ascending).
+fn created_ties(jobs: &[(usize, usize, &TrackedJob)]) -> Vec<(Vec<u32>, Vec<u32>)> {
+    let mut by_created: BTreeMap<Millis, (Vec<u32>, Vec<u32>)> = BTreeMap::new();
+    for (order, &(i, _, t)) in jobs.iter().enumerate() {
+        let (ids, vals) = by_created.entry(t.job.created_at).or_default();
+        ids.push(i as u32);
+        vals.push(order as u32);
     }
-    let created_ties = by_created
+    by_created
         .into_values()
-        .filter(|g| g.len() > 1)
-        .map(|g| {
-            let ids: Vec<u32> = g.iter().map(|&i| i as u32).collect();
-            let vals: Vec<u32> = g.iter().map(|i| order[i]).collect();
-            (ids, vals)
-        })
-        .collect();
+        .filter(|(ids, _)| ids.len() > 1)
+        .collect()
+}
+
+fn build(q: &QueueSnapshot, ty: &str, now: Millis) -> Built {
+    let n = q.shares.len();
+    let mut ledger = empty_ledger(q, ty);
+    let jobs = jobs_of_type(q, ty);
+    let created_ties = created_ties(&jobs);
     let mut releasing = vec![0u32; n];
     let mut holders: Vec<Vec<Holder>> = vec![Vec::new(); n];
     let mut queues: Vec<Vec<Head>> = vec![Vec::new(); n];
@@ -105,53 +137,41 @@ fn build(q: &QueueSnapshot, ty: &str, now: Millis) -> Built {
         .iter()
         .map(|sh| sh.in_share_preemption.enabled())
         .collect();
-    for &(i, s) in &jobs {
-        let j = &q.jobs[i].job;
+    for (order, &(i, s, t)) in jobs.iter().enumerate() {
+        let j = &t.job;
         if j.status == JobStatus::Runnable {
-            queues[s].push(Head {
-                id: i as u32,
-                order: order[&i],
-                count: j.instance_count,
-                priority: j.priority,
-                created_at: j.created_at,
-            });
+            if let Some(queue) = queues.get_mut(s) {
+                queue.push(Head {
+                    id: i as u32,
+                    order: order as u32,
+                    count: j.instance_count,
+                    priority: j.priority,
+                    created_at: j.created_at,
+                });
+            }
             continue;
         }
-        ledger.used[s] += j.instance_count;
-        if preempting(&q.jobs[i]) {
-            releasing[s] += j.instance_count;
+        if let Some(used) = ledger.used.get_mut(s) {
+            *used += j.instance_count;
+        }
+        if preempting(t)
+            && let Some(r) = releasing.get_mut(s)
+        {
+            *r += j.instance_count;
         }
         let start = j.started_at.or(j.scheduled_at).unwrap_or(j.created_at);
-        holders[s].push(Holder {
-            id: i as u32,
-            order: order[&i],
-            count: j.instance_count,
-            priority: j.priority,
-            elapsed_ms: (now - start).max(0),
-            preempting: preempting(&q.jobs[i]),
-        });
-    }
-    // Dispatch order: by dispatch time, then the queue order a pass dispatches in.
-    let dispatched = |h: &Holder| {
-        let j = &q.jobs[h.id as usize].job;
-        j.scheduled_at.or(j.started_at).unwrap_or(j.created_at)
-    };
-    let mut dispatch_ties = Vec::new();
-    for (s, hs) in holders.iter_mut().enumerate() {
-        hs.sort_by_key(|h| (dispatched(h), std::cmp::Reverse(h.priority), h.order));
-        let mut start = 0;
-        while start < hs.len() {
-            let t = dispatched(&hs[start]);
-            let len = hs[start..]
-                .iter()
-                .take_while(|h| dispatched(h) == t)
-                .count();
-            if len > 1 {
-                dispatch_ties.push((s, start, len));
-            }
-            start += len;
+        if let Some(held) = holders.get_mut(s) {
+            held.push(Holder {
+                id: i as u32,
+                order: order as u32,
+                count: j.instance_count,
+                priority: j.priority,
+                elapsed_ms: (now - start).max(0),
+                preempting: preempting(t),
+            });
         }
     }
+    let dispatch_ties = dispatch_ties(q, &mut holders);
     Built {
         state: TypeState {
             ledger,
@@ -182,21 +202,9 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
     out
 }
 
-/// Every state the snapshot cannot tell apart: each order of the tied jobs (the likeliest
-/// first), or the likeliest and its reverse when there are too many.
-fn orders(b: &Built) -> (Vec<SnapshotPass>, bool) {
-    let sizes: Vec<usize> = b
-        .created_ties
-        .iter()
-        .map(|(ids, _)| ids.len())
-        .chain(b.dispatch_ties.iter().map(|d| d.2))
-        .collect();
-    let mut total: usize = 1;
-    for &n in &sizes {
-        let orders = (1..=n).fold(1usize, |f, k| f.saturating_mul(k));
-        total = total.saturating_mul(orders);
-    }
-    let all = total <= MAX_ORDERS;
+/// For ties of these sizes: the orders tried per tie (every permutation when `all`, else the
+/// likeliest and its reverse), and the combinations to run (one pick per tie).
+fn tie_orders(sizes: &[usize], all: bool) -> (Vec<Vec<Vec<usize>>>, Vec<Vec<usize>>) {
     let choices: Vec<Vec<Vec<usize>>> = sizes
         .iter()
         .map(|&n| {
@@ -225,24 +233,56 @@ fn orders(b: &Built) -> (Vec<SnapshotPass>, bool) {
     } else {
         vec![vec![0; sizes.len()], vec![1; sizes.len()]]
     };
-    let nc = b.created_ties.len();
+    (choices, combos)
+}
+
+/// Every state the snapshot cannot tell apart: each order of the tied jobs (the likeliest
+/// first), or the likeliest and its reverse when there are too many.
+fn orders(b: &Built) -> (Vec<SnapshotPass>, bool) {
+    let sizes: Vec<usize> = b
+        .created_ties
+        .iter()
+        .map(|(ids, _)| ids.len())
+        .chain(b.dispatch_ties.iter().map(|d| d.2))
+        .collect();
+    let mut total: usize = 1;
+    for &n in &sizes {
+        let orders = (1..=n).fold(1usize, |f, k| f.saturating_mul(k));
+        total = total.saturating_mul(orders);
+    }
+    let all = total <= MAX_ORDERS;
+    let (choices, combos) = tie_orders(&sizes, all);
     let passes = combos
         .iter()
         .map(|combo| {
             let mut state = b.state.clone();
             let mut queues = b.queues.clone();
             let mut new_order: HashMap<u32, u32> = HashMap::new();
-            for (g, (ids, vals)) in b.created_ties.iter().enumerate() {
-                let perm = &choices[g][combo[g]];
-                for (k, id) in ids.iter().enumerate() {
-                    new_order.insert(*id, vals[perm[k]]);
+            // The permutation this combination picks for each tie, created ties first.
+            let mut perms = choices
+                .iter()
+                .zip(combo)
+                .map(|(c, &k)| c.get(k).map_or(&[][..], Vec::as_slice));
+            for ((ids, vals), perm) in b.created_ties.iter().zip(perms.by_ref()) {
+                for (id, &p) in ids.iter().zip(perm) {
+                    if let Some(&v) = vals.get(p) {
+                        new_order.insert(*id, v);
+                    }
                 }
             }
-            for (g, &(s, start, len)) in b.dispatch_ties.iter().enumerate() {
-                let perm = &choices[nc + g][combo[nc + g]];
-                let seg: Vec<Holder> = state.holders[s][start..start + len].to_vec();
-                for (k, &p) in perm.iter().enumerate() {
-                    state.holders[s][start + k] = seg[p];
+            for (&(s, start, len), perm) in b.dispatch_ties.iter().zip(perms) {
+                let Some(run) = state
+                    .holders
+                    .get_mut(s)
+                    .and_then(|hs| hs.get_mut(start..start + len))
+                else {
+                    continue;
+                };
+                let seg: Vec<Holder> = run.to_vec();
+                for (slot, &p) in run.iter_mut().zip(perm) {
+                    if let Some(&h) = seg.get(p) {
+                        *slot = h;
+                    }
                 }
             }
             for h in state.holders.iter_mut().flatten() {
@@ -297,10 +337,10 @@ impl Pass for SnapshotPass {
         true
     }
     fn borrows(&self, s: usize) -> bool {
-        self.state.ledger.borrows[s]
+        self.state.ledger.borrows_of(s)
     }
     fn head(&self, s: usize, _ty: usize) -> Option<Head> {
-        self.queues[s].front().copied()
+        self.queues.get(s)?.front().copied()
     }
     fn view(&self, _ty: usize) -> impl placement::TypeView + '_ {
         &self.state
@@ -313,31 +353,40 @@ impl Pass for SnapshotPass {
         else {
             return;
         };
-        let Some(h) = self.queues[s].pop_front() else {
+        let Some(h) = self.queues.get_mut(s).and_then(VecDeque::pop_front) else {
             return;
         };
-        let (own, used) = (self.state.ledger.own[s], self.state.ledger.used[s]);
+        let ledger = &mut self.state.ledger;
+        let (own, used) = (ledger.own_of(s), ledger.used_of(s));
         if id == self.target {
             self.target_borrowed =
                 Some((used + h.count).saturating_sub(own) - used.saturating_sub(own));
         }
-        self.state.ledger.used[s] += h.count;
-        self.state.holders[s].push(Holder {
-            id,
-            order: h.order,
-            count: h.count,
-            priority: h.priority,
-            elapsed_ms: 0,
-            preempting: false,
-        });
+        if let Some(used) = ledger.used.get_mut(s) {
+            *used += h.count;
+        }
+        if let Some(held) = self.state.holders.get_mut(s) {
+            held.push(Holder {
+                id,
+                order: h.order,
+                count: h.count,
+                priority: h.priority,
+                elapsed_ms: 0,
+                preempting: false,
+            });
+        }
     }
     fn preempt(&mut self, v: &Victim) {
-        if let Some(h) = self.state.holders[v.share]
-            .iter_mut()
-            .find(|h| h.id == v.id && !h.preempting)
+        if let Some(h) = self
+            .state
+            .holders
+            .get_mut(v.share)
+            .and_then(|hs| hs.iter_mut().find(|h| h.id == v.id && !h.preempting))
         {
             h.preempting = true;
-            self.state.releasing[v.share] += v.count;
+            if let Some(r) = self.state.releasing.get_mut(v.share) {
+                *r += v.count;
+            }
             self.victims.push(*v);
         }
     }
@@ -382,10 +431,27 @@ pub(super) fn predict(
         o.target = index as u32;
         placement::pass(o)?;
     }
-    // Candidates: the likeliest order's victims first, then any other order's.
+    let preemptions = preemptions_of(q, &built, &outcomes, every_order, now);
+    let Some(first) = outcomes.first() else {
+        return Ok((Prediction::WaitsForCapacity, preemptions, false));
+    };
+    let prediction = prediction_of(first, ahead, &preemptions);
+    let awaits = matches!(first.target_placement, Some(Placement::AwaitRelease));
+    Ok((prediction, preemptions, awaits))
+}
+
+/// Who the passes preempt: the likeliest order's victims first, then any other order's, and
+/// when not every order was tried, any job the API cannot tell from a victim.
+fn preemptions_of(
+    q: &QueueSnapshot,
+    built: &Built,
+    outcomes: &[SnapshotPass],
+    every_order: bool,
+    now: Millis,
+) -> Preemptions {
     let mut ids: Vec<(u32, PreemptionKind)> = Vec::new();
     let (mut min, mut max) = (usize::MAX, 0);
-    for o in &outcomes {
+    for o in outcomes {
         min = min.min(o.victims.len());
         max = max.max(o.victims.len());
         for v in &o.victims {
@@ -395,49 +461,58 @@ pub(super) fn predict(
         }
     }
     if !every_order {
-        // Not every order was tried: any job the API cannot tell from a victim (same share,
-        // priority, creation and start) may be preempted instead.
-        let alike = |a: &TrackedJob, b: &TrackedJob| {
-            let (a, b) = (&a.job, &b.job);
-            (
-                a.share.as_str(),
-                a.priority,
-                a.created_at,
-                a.started_at,
-                a.scheduled_at,
-            ) == (
-                b.share.as_str(),
-                b.priority,
-                b.created_at,
-                b.started_at,
-                b.scheduled_at,
-            )
-        };
-        for (id, kind) in ids.clone() {
-            let v = &q.jobs[id as usize];
-            for h in built.state.holders.iter().flatten() {
-                let other = &q.jobs[h.id as usize];
-                if !h.preempting && alike(v, other) && !ids.contains(&(h.id, kind)) {
-                    ids.push((h.id, kind));
-                }
-            }
-        }
+        add_lookalikes(q, built, &mut ids);
     }
     let candidates: Vec<Candidate> = ids
         .iter()
-        .map(|&(id, kind)| candidate(&q.jobs[id as usize], now, kind))
+        .filter_map(|&(id, kind)| Some(candidate(q.jobs.get(id as usize)?, now, kind)))
         .collect();
-    let preemptions = Preemptions {
+    Preemptions {
         candidates,
         min: if outcomes.is_empty() { 0 } else { min },
         max,
+    }
+}
+
+/// Not every order was tried: any job the API cannot tell from a victim (same share, priority,
+/// creation and start) may be preempted instead.
+fn add_lookalikes(q: &QueueSnapshot, built: &Built, ids: &mut Vec<(u32, PreemptionKind)>) {
+    let alike = |a: &TrackedJob, b: &TrackedJob| {
+        let (a, b) = (&a.job, &b.job);
+        (
+            a.share.as_str(),
+            a.priority,
+            a.created_at,
+            a.started_at,
+            a.scheduled_at,
+        ) == (
+            b.share.as_str(),
+            b.priority,
+            b.created_at,
+            b.started_at,
+            b.scheduled_at,
+        )
     };
-    let Some(first) = outcomes.first() else {
-        return Ok((Prediction::WaitsForCapacity, preemptions, false));
-    };
-    // A job that stays behind others does not move, but the pass still runs: lowering the head
-    // job lets the next one try its luck, whose preemptions are listed.
-    let prediction = match (&first.target_placement, first.target_borrowed) {
+    for (id, kind) in ids.clone() {
+        let Some(v) = q.jobs.get(id as usize) else {
+            continue;
+        };
+        for h in built.state.holders.iter().flatten() {
+            let Some(other) = q.jobs.get(h.id as usize) else {
+                continue;
+            };
+            if !h.preempting && alike(v, other) && !ids.contains(&(h.id, kind)) {
+                ids.push((h.id, kind));
+            }
+        }
+    }
+}
+
+/// What the likeliest order's pass does with the target. A job that stays behind others does
+/// not move, but the pass still runs: lowering the head job lets the next one try its luck,
+/// whose preemptions are listed.
+fn prediction_of(first: &SnapshotPass, ahead: usize, preemptions: &Preemptions) -> Prediction {
+    match (&first.target_placement, first.target_borrowed) {
         _ if ahead > 0 => Prediction::Waits { ahead },
         (Some(Placement::Dispatch), Some(0)) => Prediction::RunsOnOwnCapacity,
         (Some(Placement::Dispatch), Some(instances)) => Prediction::Borrows { instances },
@@ -450,9 +525,7 @@ pub(super) fn predict(
         }
         (Some(Placement::Preempt(_)), _) => Prediction::Preempts(preemptions.candidates.clone()),
         _ => Prediction::WaitsForCapacity,
-    };
-    let awaits = matches!(first.target_placement, Some(Placement::AwaitRelease));
-    Ok((prediction, preemptions, awaits))
+    }
 }
 
 fn candidate(t: &TrackedJob, now: Millis, kind: PreemptionKind) -> Candidate {

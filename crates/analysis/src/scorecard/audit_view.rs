@@ -63,19 +63,19 @@ pub fn join_changes(
     let mut used = vec![false; observed.len()];
     let mut out = Vec::with_capacity(observed.len() + audited.len());
     for a in audited {
-        let m = observed
-            .iter()
-            .enumerate()
-            .filter(|(i, o)| !used[*i] && o.job_id == a.job_id && o.old == a.old && o.new == a.new)
-            .min_by_key(|(_, o)| (o.at - a.at).abs())
-            .map(|(i, _)| i);
+        // The first of the nearest, as `min_by_key` returns it.
+        let m = used
+            .iter_mut()
+            .zip(observed)
+            .filter(|(u, o)| !**u && o.job_id == a.job_id && o.old == a.old && o.new == a.new)
+            .min_by_key(|(_, o)| (o.at - a.at).abs());
         match m {
-            Some(i) => {
-                used[i] = true;
+            Some((used, o)) => {
+                *used = true;
                 out.push(PriorityChange {
                     operator: a.operator.clone(),
                     change_record: a.change_record.clone(),
-                    ..observed[i].clone()
+                    ..o.clone()
                 });
             }
             None => out.push(a.clone()),

@@ -53,13 +53,15 @@ impl HistoryBuilder {
         if self.jobs.len() <= i {
             self.jobs.resize_with(i + 1, || None);
         }
-        let t = self.jobs[i].get_or_insert_with(|| Track {
-            submitted_at: None,
-            runnable_at: Vec::new(),
-            attempts: Vec::new(),
-            outcome: Outcome::Open,
-        });
-        apply(t, e);
+        if let Some(slot) = self.jobs.get_mut(i) {
+            let t = slot.get_or_insert_with(|| Track {
+                submitted_at: None,
+                runnable_at: Vec::new(),
+                attempts: Vec::new(),
+                outcome: Outcome::Open,
+            });
+            apply(t, e);
+        }
         self.last = Some(e.time);
     }
 

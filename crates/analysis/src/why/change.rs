@@ -42,6 +42,23 @@ pub(super) struct Asked<'a> {
 
 /// What would change the answer `verdict` for the job asked about.
 pub(super) fn what_would_change(asked: &Asked<'_>, verdict: &Verdict) -> Vec<String> {
+    let Asked { q, j, .. } = *asked;
+    let mut changes = Vec::new();
+    if j.preemption_count() > 0
+        && let Some(over) = analysis::over_own_limit(q, j)
+    {
+        // The cause of its preemptions first: no priority ends them.
+        changes.push(format!("the cause of its preemptions: it {}", over.cause()));
+        changes.extend(over.remedies());
+    }
+    changes.extend(priority_changes(asked, verdict));
+    changes.extend(capacity_changes(asked));
+    changes
+}
+
+/// The priority that puts it first (and what the preview says it then does), or whether a
+/// higher one makes room by in-share preemption.
+fn priority_changes(asked: &Asked<'_>, verdict: &Verdict) -> Vec<String> {
     let Asked {
         q,
         j,
@@ -51,28 +68,14 @@ pub(super) fn what_would_change(asked: &Asked<'_>, verdict: &Verdict) -> Vec<Str
         queue,
         pos,
     } = *asked;
-    let mut changes = Vec::new();
-    if j.preemption_count() > 0
-        && let Some(over) = analysis::over_own_limit(q, j)
-    {
-        // The cause of its preemptions first: no priority ends them.
-        changes.push(format!("the cause of its preemptions: it {}", over.cause()));
-        changes.extend(over.remedies());
-    }
     let ty = j.instance_type.as_str();
-    let preempting: Vec<u32> = state
-        .holders
-        .iter()
-        .flatten()
-        .filter(|h| h.preempting)
-        .map(|h| h.id)
-        .collect();
-    let releasing_names: Vec<String> = preempting.iter().map(|&i| name_of(q, i)).collect();
+    let mut changes = Vec::new();
     let p = pos.unwrap_or(0);
     if p > 0
         && let Some(mine) = key_of(q, &j.id)
+        && let Some(first) = queue.first()
     {
-        let ahead = queue[..p].iter().filter_map(|w| key_of(q, &w.job_id));
+        let ahead = queue.iter().take(p).filter_map(|w| key_of(q, &w.job_id));
         match priority_to_lead(mine, ahead) {
             Some(lead) => {
                 let effect = preview::preview(q, &j.id, lead)
@@ -85,7 +88,7 @@ pub(super) fn what_would_change(asked: &Asked<'_>, verdict: &Verdict) -> Vec<Str
             }
             None => changes.push(format!(
                 "no priority up to {MAX_PRIORITY} puts it ahead of {}",
-                queue[0].name
+                first.name
             )),
         }
     } else if matches!(verdict, Verdict::NoRoom) {
@@ -124,10 +127,27 @@ pub(super) fn what_would_change(asked: &Asked<'_>, verdict: &Verdict) -> Vec<Str
             ));
         }
     }
+    changes
+}
+
+/// The capacity that frees next, as far as the snapshot tells.
+fn capacity_changes(asked: &Asked<'_>) -> Vec<String> {
+    let Asked { q, j, s, state, .. } = *asked;
+    let mut changes = Vec::new();
+    let ty = j.instance_type.as_str();
+    let preempting: Vec<u32> = state
+        .holders
+        .iter()
+        .flatten()
+        .filter(|h| h.preempting)
+        .map(|h| h.id)
+        .collect();
+    let releasing_names: Vec<String> = preempting.iter().map(|&i| name_of(q, i)).collect();
     // Whose end frees capacity it can use: its own share's jobs; others' too when it may
     // borrow, or fits its own limit (capacity lent out comes back).
     let l = &state.ledger;
-    let anyone = l.borrows[s] || l.used[s] as u64 + j.instance_count as u64 <= l.own[s] as u64;
+    let anyone =
+        l.borrows_of(s) || l.used_of(s) as u64 + j.instance_count as u64 <= l.own_of(s) as u64;
     let held: Vec<String> = state
         .holders
         .iter()

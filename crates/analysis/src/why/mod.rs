@@ -11,7 +11,7 @@ mod words;
 use crate::{self as analysis, preview};
 use quotatop_engine::placement::{Placement, TypeView};
 use quotatop_engine::policy::{self, Misconfiguration, PreemptionKind};
-use quotatop_model::{JobStatus, QueueSnapshot};
+use quotatop_model::{JobStatus, QueueSnapshot, QuotaShare, ServiceJob};
 
 use words::{id_of, key_of, kind_words, name_of, names, no_room_reason, standing};
 pub use words::{misconfiguration, misconfiguration_words};
@@ -101,33 +101,22 @@ pub fn why(q: &QueueSnapshot, job_id: &str) -> Option<Why> {
         changes: Vec::new(),
         settled: true,
     };
-    let Some(s) = q.shares.iter().position(|sh| sh.name == j.share) else {
+    let Some((s, share)) = q
+        .shares
+        .iter()
+        .enumerate()
+        .find(|(_, sh)| sh.name == j.share)
+    else {
         out.headline = format!(
             "Its share {} is not in the data: nothing more can be said",
             j.share
         );
         return Some(out);
     };
-    let share = &q.shares[s];
     let mis = misconfiguration(q, share, ty, j.instance_count);
     let reported = j.misconfiguration().is_some();
     if j.status == JobStatus::Runnable && reported {
-        out.verdict = Verdict::Misconfigured(mis);
-        match mis {
-            Some(m) => {
-                let (words, fix) = misconfiguration_words(q, share, ty, j.instance_count, m);
-                out.headline = format!("It cannot run as configured: {words}");
-                out.facts
-                    .push("a misconfigured job waits on its own list whatever its priority; it never blocks others".to_string());
-                out.changes.push(fix);
-            }
-            None => {
-                out.headline = format!(
-                    "The service says it cannot run as configured ({}), but the limits shown no longer say why: it should be re-checked at the next change of the shares",
-                    j.status_reason.as_deref().unwrap_or_default()
-                );
-            }
-        }
+        misconfigured(q, j, share, mis, &mut out);
         return Some(out);
     }
     let pass = match preview::next_pass(q, ty) {
@@ -138,43 +127,109 @@ pub fn why(q: &QueueSnapshot, job_id: &str) -> Option<Why> {
             return Some(out);
         }
     };
-    let state = &pass.state;
     // Its share's waiting jobs of its type, in dispatch order (as the console lists them).
     let queue: Vec<analysis::QueuedJob> = analysis::share_queue(q, &j.share)
         .into_iter()
         .filter(|w| w.instance_type == ty && !w.misconfigured)
         .collect();
+    let asked = change::Asked {
+        q,
+        j,
+        share,
+        s,
+        state: &pass.state,
+        queue: &queue,
+        pos: queue.iter().position(|w| w.job_id == j.id),
+    };
     if j.status != JobStatus::Runnable {
-        out.verdict = Verdict::NotQueuedYet;
-        out.headline = format!(
-            "Not in the queue yet ({}): the service takes a job through SUBMITTED and PENDING before it is RUNNABLE and can be placed",
-            j.status
-        );
-        if let Some(m) = mis {
-            let (words, fix) = misconfiguration_words(q, share, ty, j.instance_count, m);
-            out.facts.push(format!(
-                "once RUNNABLE it cannot run as configured: {words}"
-            ));
-            out.changes.push(fix);
-        } else {
-            let mine = policy::queue_key(j.priority, j.created_at, index as u32);
-            let ahead = queue
-                .iter()
-                .filter_map(|w| key_of(q, &w.job_id))
-                .filter(|&(p, c, i)| policy::queue_key(p, c, i) < mine)
-                .count();
-            out.facts.push(format!(
-                "once RUNNABLE it joins share {}'s queue for {ty} behind {ahead} waiting job(s)",
-                j.share
-            ));
-        }
-        out.facts
-            .extend(standing(q, state, s, ty, j.instance_count));
+        not_queued_yet(&asked, index as u32, mis, &mut out);
         return Some(out);
     }
+    out.facts.push(position(&asked));
+    out.facts
+        .extend(standing(q, &pass.state, s, ty, j.instance_count));
+    decide(&asked, index as u32, &pass.decisions, &mut out);
+    if out.verdict != Verdict::Dispatches {
+        out.changes = change::what_would_change(&asked, &out.verdict);
+    }
+    Some(out)
+}
 
-    let me = index as u32;
-    let pos = queue.iter().position(|w| w.job_id == j.id);
+/// A RUNNABLE job the service says cannot run as configured: why, from the limits shown.
+fn misconfigured(
+    q: &QueueSnapshot,
+    j: &ServiceJob,
+    share: &QuotaShare,
+    mis: Option<Misconfiguration>,
+    out: &mut Why,
+) {
+    let ty = j.instance_type.as_str();
+    out.verdict = Verdict::Misconfigured(mis);
+    match mis {
+        Some(m) => {
+            let (words, fix) = misconfiguration_words(q, share, ty, j.instance_count, m);
+            out.headline = format!("It cannot run as configured: {words}");
+            out.facts
+                    .push("a misconfigured job waits on its own list whatever its priority; it never blocks others".to_string());
+            out.changes.push(fix);
+        }
+        None => {
+            out.headline = format!(
+                "The service says it cannot run as configured ({}), but the limits shown no longer say why: it should be re-checked at the next change of the shares",
+                j.status_reason.as_deref().unwrap_or_default()
+            );
+        }
+    }
+}
+
+/// A SUBMITTED or PENDING job: where it will stand once RUNNABLE.
+fn not_queued_yet(
+    asked: &change::Asked<'_>,
+    index: u32,
+    mis: Option<Misconfiguration>,
+    out: &mut Why,
+) {
+    let change::Asked {
+        q,
+        j,
+        share,
+        s,
+        state,
+        queue,
+        ..
+    } = *asked;
+    let ty = j.instance_type.as_str();
+    out.verdict = Verdict::NotQueuedYet;
+    out.headline = format!(
+        "Not in the queue yet ({}): the service takes a job through SUBMITTED and PENDING before it is RUNNABLE and can be placed",
+        j.status
+    );
+    if let Some(m) = mis {
+        let (words, fix) = misconfiguration_words(q, share, ty, j.instance_count, m);
+        out.facts.push(format!(
+            "once RUNNABLE it cannot run as configured: {words}"
+        ));
+        out.changes.push(fix);
+    } else {
+        let mine = policy::queue_key(j.priority, j.created_at, index);
+        let ahead = queue
+            .iter()
+            .filter_map(|w| key_of(q, &w.job_id))
+            .filter(|&(p, c, i)| policy::queue_key(p, c, i) < mine)
+            .count();
+        out.facts.push(format!(
+            "once RUNNABLE it joins share {}'s queue for {ty} behind {ahead} waiting job(s)",
+            j.share
+        ));
+    }
+    out.facts
+        .extend(standing(q, state, s, ty, j.instance_count));
+}
+
+/// Its place in its share's queue for its type, and the job right ahead of it.
+fn position(asked: &change::Asked<'_>) -> String {
+    let change::Asked { j, queue, pos, .. } = *asked;
+    let ty = j.instance_type.as_str();
     let mut position = match pos {
         Some(p) => format!(
             "position {} of {} in share {}'s queue for {ty}",
@@ -184,8 +239,10 @@ pub fn why(q: &QueueSnapshot, job_id: &str) -> Option<Why> {
         ),
         None => format!("not in share {}'s queue for {ty}", j.share),
     };
-    if let Some(p) = pos.filter(|&p| p > 0) {
-        let a = &queue[p - 1];
+    if let Some(a) = pos
+        .and_then(|p| p.checked_sub(1))
+        .and_then(|p| queue.get(p))
+    {
         position.push_str(&format!(
             "; next ahead: {} (priority {})",
             a.name,
@@ -193,11 +250,14 @@ pub fn why(q: &QueueSnapshot, job_id: &str) -> Option<Why> {
                 .map_or_else(|| "unknown".to_string(), |p| p.to_string())
         ));
     }
-    out.facts.push(position);
-    out.facts
-        .extend(standing(q, state, s, ty, j.instance_count));
+    position
+}
 
-    // What the pass decides for this job, in each order of tied jobs.
+/// What the next pass decides for job `me`, in each order of tied jobs (`decisions`): the
+/// verdict and headline, and whether every order agrees.
+fn decide(asked: &change::Asked<'_>, me: u32, decisions: &[Vec<(u32, Placement)>], out: &mut Why) {
+    let change::Asked { q, j, s, state, .. } = *asked;
+    let ty = j.instance_type.as_str();
     let decided = |d: &Vec<(u32, Placement)>| -> Option<Placement> {
         d.iter().find(|(id, _)| *id == me).map(|(_, p)| p.clone())
     };
@@ -216,9 +276,8 @@ pub fn why(q: &QueueSnapshot, job_id: &str) -> Option<Why> {
         Some(p) => (Some(p), None),
         None => (None, blocker(d).map(|b| b.0)),
     };
-    let first = pass.decisions.first();
-    out.settled = pass
-        .decisions
+    let first = decisions.first();
+    out.settled = decisions
         .iter()
         .all(|d| first.is_some_and(|f| outcome(d) == outcome(f)));
     let preempting: Vec<u32> = state
@@ -228,7 +287,6 @@ pub fn why(q: &QueueSnapshot, job_id: &str) -> Option<Why> {
         .filter(|h| h.preempting)
         .map(|h| h.id)
         .collect();
-    let releasing_names: Vec<String> = preempting.iter().map(|&i| name_of(q, i)).collect();
     match first.map(decided) {
         Some(Some(Placement::Dispatch)) => {
             out.verdict = Verdict::Dispatches;
@@ -237,38 +295,12 @@ pub fn why(q: &QueueSnapshot, job_id: &str) -> Option<Why> {
                     .to_string();
         }
         Some(Some(Placement::AwaitRelease)) => {
-            // In progress now, and started earlier in the same pass for jobs placed before it.
-            let started: Vec<u32> = first
-                .into_iter()
-                .flatten()
-                .take_while(|(id, _)| *id != me)
-                .filter_map(|(_, p)| match p {
-                    Placement::Preempt(v) => Some(v.iter().map(|v| v.id).collect::<Vec<_>>()),
-                    _ => None,
-                })
-                .flatten()
-                .collect();
-            let mut words = Vec::new();
-            if !preempting.is_empty() {
-                words.push(format!("{} in progress", names(&releasing_names)));
-            }
-            if !started.is_empty() {
-                let list: Vec<String> = started.iter().map(|&i| name_of(q, i)).collect();
-                words.push(format!(
-                    "{} started by the same pass for jobs placed first",
-                    names(&list)
-                ));
-            }
-            out.verdict = Verdict::AwaitsRelease(
-                preempting
-                    .iter()
-                    .chain(&started)
-                    .map(|&i| id_of(q, i))
-                    .collect(),
-            );
-            out.headline = format!(
-                "Waits for capacity being given back: preemption of {}",
-                words.join(", and of ")
+            awaits_release(
+                q,
+                first.map_or(&[][..], Vec::as_slice),
+                me,
+                &preempting,
+                out,
             );
         }
         Some(Some(Placement::Preempt(victims))) => {
@@ -292,28 +324,7 @@ pub fn why(q: &QueueSnapshot, job_id: &str) -> Option<Why> {
         }
         Some(None) => match first.and_then(blocker) {
             Some((b, how)) => {
-                out.verdict = Verdict::BlockedBehind(id_of(q, b));
-                let bj = q.jobs.get(b as usize).map(|t| &t.job);
-                let what = match how {
-                    Placement::AwaitRelease => "waits for preemptions in progress".to_string(),
-                    Placement::Preempt(v) => format!(
-                        "the next pass preempts {} for it",
-                        names(&v.iter().map(|v| name_of(q, v.id)).collect::<Vec<_>>())
-                    ),
-                    _ => "no room can be made for it now".to_string(),
-                };
-                out.headline = format!(
-                    "Blocked behind {} (priority {}, {} × {ty}), which cannot be placed yet: {what}; a share's jobs of one instance type start in order (head-of-line blocking)",
-                    name_of(q, b),
-                    bj.map_or(0, |b| b.priority),
-                    bj.map_or(0, |b| b.instance_count),
-                );
-                if state.ledger(false).fits(s, j.instance_count) {
-                    out.facts.push(format!(
-                        "its {} instance(s) would fit in the capacity idle now, but it waits its turn",
-                        j.instance_count
-                    ));
-                }
+                blocked_behind(asked, b, how, out);
             }
             None => {
                 out.verdict = Verdict::NoRoom;
@@ -325,20 +336,78 @@ pub fn why(q: &QueueSnapshot, job_id: &str) -> Option<Why> {
             out.headline = "Waits: the snapshot does not show enough to say more".to_string();
         }
     }
+}
 
-    if out.verdict != Verdict::Dispatches {
-        let asked = change::Asked {
-            q,
-            j,
-            share,
-            s,
-            state,
-            queue: &queue,
-            pos,
-        };
-        out.changes = change::what_would_change(&asked, &out.verdict);
+/// Waits for capacity being given back: preemptions in progress now, and those started earlier
+/// in the same pass (`first`) for jobs placed before job `me`.
+fn awaits_release(
+    q: &QueueSnapshot,
+    first: &[(u32, Placement)],
+    me: u32,
+    preempting: &[u32],
+    out: &mut Why,
+) {
+    let releasing_names: Vec<String> = preempting.iter().map(|&i| name_of(q, i)).collect();
+    // In progress now, and started earlier in the same pass for jobs placed before it.
+    let started: Vec<u32> = first
+        .iter()
+        .take_while(|(id, _)| *id != me)
+        .filter_map(|(_, p)| match p {
+            Placement::Preempt(v) => Some(v.iter().map(|v| v.id).collect::<Vec<_>>()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let mut words = Vec::new();
+    if !preempting.is_empty() {
+        words.push(format!("{} in progress", names(&releasing_names)));
     }
-    Some(out)
+    if !started.is_empty() {
+        let list: Vec<String> = started.iter().map(|&i| name_of(q, i)).collect();
+        words.push(format!(
+            "{} started by the same pass for jobs placed first",
+            names(&list)
+        ));
+    }
+    out.verdict = Verdict::AwaitsRelease(
+        preempting
+            .iter()
+            .chain(&started)
+            .map(|&i| id_of(q, i))
+            .collect(),
+    );
+    out.headline = format!(
+        "Waits for capacity being given back: preemption of {}",
+        words.join(", and of ")
+    );
+}
+
+/// Blocked behind job `b` of its share's queue, which the pass places `how`.
+fn blocked_behind(asked: &change::Asked<'_>, b: u32, how: Placement, out: &mut Why) {
+    let change::Asked { q, j, s, state, .. } = *asked;
+    let ty = j.instance_type.as_str();
+    out.verdict = Verdict::BlockedBehind(id_of(q, b));
+    let bj = q.jobs.get(b as usize).map(|t| &t.job);
+    let what = match how {
+        Placement::AwaitRelease => "waits for preemptions in progress".to_string(),
+        Placement::Preempt(v) => format!(
+            "the next pass preempts {} for it",
+            names(&v.iter().map(|v| name_of(q, v.id)).collect::<Vec<_>>())
+        ),
+        _ => "no room can be made for it now".to_string(),
+    };
+    out.headline = format!(
+        "Blocked behind {} (priority {}, {} × {ty}), which cannot be placed yet: {what}; a share's jobs of one instance type start in order (head-of-line blocking)",
+        name_of(q, b),
+        bj.map_or(0, |b| b.priority),
+        bj.map_or(0, |b| b.instance_count),
+    );
+    if state.ledger(false).fits(s, j.instance_count) {
+        out.facts.push(format!(
+            "its {} instance(s) would fit in the capacity idle now, but it waits its turn",
+            j.instance_count
+        ));
+    }
 }
 
 #[cfg(test)]

@@ -149,7 +149,7 @@ pub(super) fn standing(
         return Vec::new();
     };
     let l = &state.ledger;
-    let (own, used) = (l.own[s], l.used[s]);
+    let (own, used) = (l.own_of(s), l.used_of(s));
     let mut use_line = format!(
         "share {} holds {used} of its limit of {own} {ty}",
         share.name
@@ -157,10 +157,10 @@ pub(super) fn standing(
     if used > own {
         use_line.push_str(&format!(" ({} borrowed)", used - own));
     }
-    if state.releasing[s] > 0 {
+    let releasing = state.releasing.get(s).copied().unwrap_or(0);
+    if releasing > 0 {
         use_line.push_str(&format!(
-            ", {} of them being given back by preemption",
-            state.releasing[s]
+            ", {releasing} of them being given back by preemption"
         ));
     }
     let mut out = vec![use_line];
@@ -240,10 +240,12 @@ fn need_line(
     need: u32,
     env_used: u64,
 ) -> String {
-    let own_room = (l.own[s] as u64).saturating_sub(l.used[s] as u64);
-    let to_borrow = if l.borrows[s] {
-        let borrowed = (l.used[s] as u64).saturating_sub(l.own[s] as u64);
-        let cap = l.borrow_cap[s].map_or(u64::MAX, |c| (c as u64).saturating_sub(borrowed));
+    let own_room = (l.own_of(s) as u64).saturating_sub(l.used_of(s) as u64);
+    let to_borrow = if l.borrows_of(s) {
+        let borrowed = (l.used_of(s) as u64).saturating_sub(l.own_of(s) as u64);
+        let cap = l
+            .borrow_cap_of(s)
+            .map_or(u64::MAX, |c| (c as u64).saturating_sub(borrowed));
         borrowable(q, l, s).left().min(cap)
     } else {
         0
@@ -277,13 +279,13 @@ pub(super) fn borrowable(q: &QueueSnapshot, l: &CapacityLedger, s: usize) -> Bor
         lent_total: 0,
     };
     for (t, o) in q.shares.iter().enumerate().take(l.own.len()) {
-        if t != s && l.lends[t] && l.used[t] < l.own[t] {
-            let n = l.own[t] - l.used[t];
+        if t != s && l.lends_of(t) && l.used_of(t) < l.own_of(t) {
+            let n = l.own_of(t) - l.used_of(t);
             b.unused_total += n as u64;
             b.unused.push(format!("{} {n}", o.name));
         }
-        if l.used[t] > l.own[t] {
-            let n = l.used[t] - l.own[t];
+        if l.used_of(t) > l.own_of(t) {
+            let n = l.used_of(t) - l.own_of(t);
             b.lent_total += n as u64;
             b.lent.push(format!("to {} {n}", o.name));
         }
@@ -300,7 +302,7 @@ pub(super) fn no_room_reason(
     count: u32,
 ) -> String {
     let l = &state.ledger;
-    let (own, used) = (l.own[s] as u64, l.used[s] as u64);
+    let (own, used) = (l.own_of(s) as u64, l.used_of(s) as u64);
     let env_used: u64 = l.used.iter().map(|&u| u as u64).sum();
     let name = q.shares.get(s).map_or("?", |sh| sh.name.as_str());
     if env_used + count as u64 > l.env as u64 {
@@ -314,12 +316,12 @@ pub(super) fn no_room_reason(
             "it fits share {name}'s own limit, but its idle capacity is lent out and no borrower can be preempted to make room"
         );
     }
-    if !l.borrows[s] {
+    if !l.borrows_of(s) {
         return format!(
             "share {name} would go over its limit of {own} ({used} held + {count}) and does not borrow"
         );
     }
-    if let Some(cap) = l.borrow_cap[s]
+    if let Some(cap) = l.borrow_cap_of(s)
         && used + count as u64 > own + cap as u64
     {
         return format!(

@@ -59,6 +59,16 @@ pub enum BatchError {
     Config(String),
 }
 
+/// Why the AWS principal behind the credentials is not known (STS GetCallerIdentity).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdentityError {
+    #[error("STS answered without an ARN")]
+    NoArn,
+    /// STS did not answer: the SDK's error with its causes, cleaned for a terminal.
+    #[error("{0}")]
+    Sts(String),
+}
+
 /// What the console and the commands say when the credential chain found nothing.
 pub const NO_CREDENTIALS: &str =
     "no credentials found (AWS_PROFILE/AWS_ACCESS_KEY_ID/~/.aws; any keys work for the emulator)";

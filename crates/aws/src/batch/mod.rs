@@ -33,7 +33,7 @@ use aws_sdk_batch::config::timeout::TimeoutConfig;
 use aws_sdk_batch::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_batch::types::ServiceJobStatus;
 
-pub use error::{BatchError, ErrorKind};
+pub use error::{BatchError, ErrorKind, IdentityError};
 pub use op::Op;
 pub use pages::JobPage;
 pub use shares::{LiveShare, ShareChange};
@@ -236,13 +236,15 @@ impl BatchClient {
 
     /// The AWS principal these credentials act as (STS GetCallerIdentity's ARN), for the audit
     /// log; the error says why when STS cannot answer.
-    pub async fn caller_identity(&self) -> Result<String, String> {
+    pub async fn caller_identity(&self) -> Result<String, IdentityError> {
         match self.sts.get_caller_identity().send().await {
             Ok(out) => out
                 .arn()
                 .map(quotatop_model::clean_text)
-                .ok_or_else(|| "STS answered without an ARN".to_string()),
-            Err(e) => Err(quotatop_model::clean_text(&error::chain(&e))),
+                .ok_or(IdentityError::NoArn),
+            Err(e) => Err(IdentityError::Sts(quotatop_model::clean_text(
+                &error::chain(&e),
+            ))),
         }
     }
 

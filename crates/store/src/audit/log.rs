@@ -380,11 +380,11 @@ impl AuditLog {
             None => (0, String::new()),
             Some(l) => match parse_line(l.bytes) {
                 Ok(r) => (r.seq, r.hash),
-                Err(message) => {
+                Err(e) => {
                     return Err(AuditError::Corrupt {
                         path: self.path.display().to_string(),
                         line: l.number,
-                        message,
+                        message: e.to_string(),
                     });
                 }
             },
@@ -467,10 +467,10 @@ impl AuditLog {
         let (seq, prev) = match lines[..lines.len() - 1].last() {
             None => (0, String::new()),
             Some(l) => {
-                let r = parse_line(l.bytes).map_err(|message| AuditError::Corrupt {
+                let r = parse_line(l.bytes).map_err(|e| AuditError::Corrupt {
                     path: self.path.display().to_string(),
                     line: l.number,
-                    message,
+                    message: e.to_string(),
                 })?;
                 (r.seq, r.hash)
             }

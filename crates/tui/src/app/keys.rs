@@ -162,7 +162,7 @@ impl App {
                     }
                 });
             }
-            Action::NextPane => {
+            Action::NextPane | Action::Wide | Action::Expand | Action::ByType => {
                 let (ctx, screen) = self.split();
                 let effects = screen.on_action(action, &ctx);
                 self.effects.extend(effects);

@@ -18,6 +18,10 @@ impl App {
     pub fn draw(&mut self, frame: &mut Frame) {
         self.shown_age = self.age_seconds();
         self.dirty = false;
+        // The screen learns its room first (the Overview picks its view by it).
+        let [_, body, _] = frame_areas(frame.area());
+        let (ctx, screen) = self.split();
+        screen.fit(body, ctx.data, ctx.queue);
         self.render(frame);
         self.theme.paint_background(frame.buffer_mut());
     }
@@ -42,6 +46,9 @@ impl App {
                     && screen.selected_job(&self.data, queue).is_some()
             }
             Action::NextPane => screen.has_panes(),
+            Action::Wide | Action::Expand | Action::ByType => {
+                screen.own_actions().contains(&action)
+            }
             Action::NextQueue => self.shown().queues().len() > 1,
             Action::Older | Action::Newer | Action::Live => self.history(),
             _ => true,
@@ -82,12 +89,7 @@ impl App {
             );
             return;
         }
-        let [status, body, foot] = Layout::vertical([
-            Constraint::Length(2),
-            Constraint::Fill(1),
-            Constraint::Length(1),
-        ])
-        .areas(area);
+        let [status, body, foot] = frame_areas(area);
         let past_mark = self.travel.past().map(|p| PastMark {
             taken_at: p.taken_at(),
             data_at: p.data_at(self.queue.as_deref()),
@@ -153,4 +155,14 @@ impl App {
         };
         footer::draw(frame, foot, &view, theme);
     }
+}
+
+/// The status bar, the screen's body and the footer of a frame of `area`.
+fn frame_areas(area: ratatui::layout::Rect) -> [ratatui::layout::Rect; 3] {
+    Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+    ])
+    .areas(area)
 }

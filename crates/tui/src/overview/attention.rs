@@ -13,15 +13,41 @@ use super::super::list::ListState;
 use super::super::screen::{MARKER, Open};
 use super::super::text::{clean, duration};
 use super::super::theme::{Role, Theme};
+use super::View;
 use quotatop_analysis::{Attention, AttentionKind, AttentionTarget, BadgeKind, ShareBadges};
 
-/// Every queue's attention items as (queue index, item index), in queue order.
+/// Every queue's attention items as (queue index, item index), the most urgent kind first
+/// (each queue's own order, the analysis's, kept within a kind).
 pub fn items(data: &Data) -> Vec<(usize, usize)> {
-    data.views
+    let mut all: Vec<(usize, usize)> = data
+        .views
         .iter()
         .enumerate()
         .flat_map(|(qi, v)| (0..v.attention.len()).map(move |ai| (qi, ai)))
-        .collect()
+        .collect();
+    all.sort_by_key(|&at| item(data, at).map(|a| a.kind));
+    all
+}
+
+/// `51: 30 MISCONFIG · 12 LIMIT · 9 WAIT`: how many items, and of each kind, most urgent first.
+pub fn counts(data: &Data, rows: &[(usize, usize)]) -> String {
+    let mut kinds: Vec<(AttentionKind, usize)> = Vec::new();
+    for a in rows.iter().filter_map(|&at| item(data, at)) {
+        match kinds.iter_mut().find(|(k, _)| *k == a.kind) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((a.kind, 1)),
+        }
+    }
+    kinds.sort();
+    let parts: Vec<String> = kinds
+        .iter()
+        .map(|(k, n)| format!("{n} {}", k.tag()))
+        .collect();
+    if parts.is_empty() {
+        "0".to_string()
+    } else {
+        format!("{}: {}", rows.len(), parts.join(" · "))
+    }
 }
 
 fn item(data: &Data, at: (usize, usize)) -> Option<&Attention> {
@@ -115,13 +141,15 @@ fn wraps(texts: &[Option<(AttentionKind, String)>], width: usize) -> bool {
         .any(|(_, t)| t.chars().count() > width)
 }
 
-/// Lines the panel needs in `width` columns, borders included: one or two per item (as
-/// [`draw_panel`] lays them out), or one saying "nothing" when there is none.
+/// Lines the panel takes in `width` columns and at most `max` lines, borders included: two per
+/// item (as [`draw_panel`] lays them out) when a line does not fit and two each fit in `max`,
+/// else one per item (or one saying "nothing" when there is none), at most `max`.
 pub fn panel_height(
     data: &Data,
     current: Option<&str>,
     rows: &[(usize, usize)],
     width: u16,
+    max: u16,
 ) -> u16 {
     let current = data.queue(current).map(|(q, _)| q.key());
     let texts: Vec<Option<(AttentionKind, String)>> = rows
@@ -129,44 +157,55 @@ pub fn panel_height(
         .map(|&at| item_line(data, current.as_deref(), at))
         .collect();
     let width = (width as usize).saturating_sub(2 + LEAD);
-    let per_item = if wraps(&texts, width) { 2 } else { 1 };
-    let lines = (rows.len() * per_item).max(1);
-    u16::try_from(lines).unwrap_or(u16::MAX).saturating_add(2)
+    let lines = |per_item: usize| {
+        u16::try_from((rows.len() * per_item).max(1))
+            .unwrap_or(u16::MAX)
+            .saturating_add(2)
+    };
+    if wraps(&texts, width) && lines(2) <= max {
+        lines(2)
+    } else {
+        lines(1).min(max)
+    }
 }
 
-/// The panel: a bordered list, the selected line marked when `focused`. Items of a queue other
-/// than `current` name their queue. When a line does not fit, every item gets two.
-#[allow(clippy::too_many_arguments)]
-pub fn draw_panel(
-    frame: &mut Frame,
-    area: Rect,
-    data: &Data,
-    current: Option<&str>,
-    rows: &[(usize, usize)],
-    list: &ListState,
-    focused: bool,
-    theme: &Theme,
-) {
-    let current = data.queue(current).map(|(q, _)| q.key());
-    let hint = if focused {
+/// What the panel draws, travelling together: the data, the current queue (items of another
+/// queue name theirs), its items, its list and whether it has the focus.
+pub struct Panel<'a> {
+    pub data: &'a Data,
+    pub current: Option<&'a str>,
+    pub rows: &'a [(usize, usize)],
+    pub list: &'a ListState,
+    pub focused: bool,
+}
+
+/// The panel's title: the counts by kind, and what Tab does.
+fn panel_title(p: &Panel, theme: &Theme) -> Line<'static> {
+    let hint = if p.focused {
         "enter opens · tab: back to the table"
     } else {
         "tab to select"
     };
-    let title = Line::from(vec![
+    Line::from(vec![
         Span::styled(" Needs attention ", theme.style(Role::Title)),
         Span::styled(
-            format!("[{}] {hint} ", rows.len()),
+            format!("{}  {hint} ", counts(p.data, p.rows)),
             theme.style(Role::Muted),
         ),
-    ]);
+    ])
+}
+
+/// The panel: a bordered list, the selected line marked when focused. When a line does not
+/// fit, every item gets two, as long as they all fit so; else one each, cut with `…`.
+pub fn draw_panel(frame: &mut Frame, area: Rect, p: &Panel, theme: &Theme) {
+    let current = p.data.queue(p.current).map(|(q, _)| q.key());
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.style(Role::Border))
-        .title(title);
+        .title(panel_title(p, theme));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    if rows.is_empty() {
+    if p.rows.is_empty() {
         frame.render_widget(
             Paragraph::new(Span::styled(
                 "  nothing: no loops, no misconfigured jobs, no important work waiting",
@@ -177,22 +216,23 @@ pub fn draw_panel(
         return;
     }
     let width = (inner.width as usize).saturating_sub(LEAD);
-    let texts: Vec<Option<(AttentionKind, String)>> = rows
+    let texts: Vec<Option<(AttentionKind, String)>> = p
+        .rows
         .iter()
-        .map(|&at| item_line(data, current.as_deref(), at))
+        .map(|&at| item_line(p.data, current.as_deref(), at))
         .collect();
-    let per_item = if wraps(&texts, width) && inner.height >= 2 {
+    let per_item = if wraps(&texts, width) && inner.height as usize >= 2 * p.list.rows.len() {
         2
     } else {
         1
     };
-    let (offset, visible) = list.visible((inner.height as usize / per_item).max(1));
+    let (offset, visible) = p.list.visible((inner.height as usize / per_item).max(1));
     let mut lines = Vec::new();
     for (i, &r) in visible.iter().enumerate() {
         let Some(Some((kind, text))) = texts.get(r) else {
             continue;
         };
-        let selected = focused && offset + i == list.selected;
+        let selected = p.focused && offset + i == p.list.selected;
         for (n, part) in wrap(text, width, per_item).into_iter().enumerate() {
             let lead = if n > 0 {
                 Span::raw(" ".repeat(LEAD))
@@ -211,6 +251,14 @@ pub fn draw_panel(
         }
     }
     frame.render_widget(Paragraph::new(lines), inner);
+    super::super::screen::scrollbar(
+        frame,
+        area,
+        p.list.rows.len(),
+        offset,
+        (inner.height as usize / per_item).max(1),
+        theme,
+    );
 }
 
 fn badge_role(kind: BadgeKind) -> Role {
@@ -253,11 +301,17 @@ pub fn badge_spans(
         if width > 0 && used + sep + n + tail > width {
             let more = format!("+{}", labels.len() - i);
             if i == 0 {
-                let cut: String = label.chars().take(width.saturating_sub(1)).collect();
                 out.push(Span::styled(
-                    format!("{cut}…"),
+                    first_badge(*kind, label, width),
                     theme.style(badge_role(*kind)),
                 ));
+                if left > 0 && !matches!(kind, BadgeKind::Loop | BadgeKind::Misconfigured) {
+                    let rest = format!(" +{left}");
+                    let shown = out.iter().map(|s| s.content.chars().count()).sum::<usize>();
+                    if shown + rest.len() <= width {
+                        out.push(Span::styled(rest, theme.style(Role::Muted)));
+                    }
+                }
             } else if used + 1 + more.len() <= width {
                 out.push(Span::styled(format!(" {more}"), theme.style(Role::Muted)));
             }
@@ -270,6 +324,21 @@ pub fn badge_spans(
         used += sep + n;
     }
     out
+}
+
+/// A first badge too long for `width`: a borrow or a lend without the share's name (`← 2`; the
+/// caller adds `+N` for the others when it fits), never cut mid-name; another badge cut with
+/// `…`.
+fn first_badge(kind: BadgeKind, label: &str, width: usize) -> String {
+    let parts: Vec<&str> = label.split(' ').collect();
+    if let (BadgeKind::Borrows | BadgeKind::Lends, [arrow, .., n]) = (kind, parts.as_slice()) {
+        let short = format!("{arrow} {n}");
+        if short.chars().count() <= width {
+            return short;
+        }
+    }
+    let cut: String = label.chars().take(width.saturating_sub(1)).collect();
+    format!("{cut}…")
 }
 
 /// The widest badge text of any share (for the column's width).
@@ -286,15 +355,44 @@ pub fn badge_width(data: &Data) -> usize {
         .unwrap_or(0)
 }
 
-/// The legend of the bars and columns: the longest wording that fits `width`.
-pub fn legend(width: u16, theme: &Theme) -> Line<'static> {
+/// The least width that shows any share's first badge whole, with `+N` for the rest (at most
+/// 16: a longer first badge, a borrow from a long share name, is cut in the middle).
+pub fn badge_min(data: &Data) -> usize {
+    data.views
+        .iter()
+        .flat_map(|v| v.badges.values())
+        .map(|b| {
+            let labels = b.labels();
+            let more = if labels.len() > 1 {
+                1 + format!("+{}", labels.len() - 1).len()
+            } else {
+                0
+            };
+            labels.first().map_or(0, |(_, l)| clean(l).chars().count()) + more
+        })
+        .max()
+        .unwrap_or(0)
+        .min(16)
+}
+
+/// The legend of the bars and columns of `view`: the longest wording that fits `width`.
+pub fn legend(width: u16, view: View, theme: &Theme) -> Line<'static> {
     let muted = theme.style(Role::Muted);
-    const WORDINGS: [(&str, &str); 4] = [
-        (
-            " ",
+    let first = match view {
+        View::Compact => {
+            " (in GPUs, one scale for all shares) · TIGHTEST its type nearest its limit · \
+             WAIT runnable jobs · PRE preemptions · FLAGS: ← borrows from, → lends to"
+        }
+        View::Wide => {
             " (one scale per instance type) · ISP in-share preemption · WAIT runnable jobs · \
-             PRE preemptions · FLAGS: ← borrows from, → lends to",
-        ),
+             PRE preemptions · FLAGS: ← borrows from, → lends to"
+        }
+        View::ByType => {
+            " (one scale per type) · USED instances / the share's limit (a type's: / its \
+             capacity)"
+        }
+    };
+    const WORDINGS: [(&str, &str); 3] = [
         (
             " ",
             " · ISP in-share preemption · WAIT runnable jobs · PRE preemptions · ← from → to",
@@ -305,6 +403,17 @@ pub fn legend(width: u16, theme: &Theme) -> Line<'static> {
         ),
         ("", " ISP:in-share preempt WAIT:runnable PRE:preempted"),
     ];
+    // The by-type view has neither ISP, WAIT nor PRE.
+    let wordings = if view == View::ByType {
+        [
+            (" ", first),
+            (" ", " · USED instances / limit (a type's: / capacity)"),
+            ("", " USED:instances/limit"),
+            ("", ""),
+        ]
+    } else {
+        [(" ", first), WORDINGS[0], WORDINGS[1], WORDINGS[2]]
+    };
     let glyphs = [
         (OWN, Role::Own, "own "),
         (BORROWED, Role::Borrowed, "borrowed "),
@@ -320,11 +429,11 @@ pub fn legend(width: u16, theme: &Theme) -> Line<'static> {
             + words.chars().count();
         n <= width as usize
     };
-    let (sep, words) = WORDINGS
+    let (sep, words) = wordings
         .iter()
         .find(|(sep, words)| fits(sep, words))
         .copied()
-        .unwrap_or(WORDINGS[WORDINGS.len() - 1]);
+        .unwrap_or(wordings[wordings.len() - 1]);
     let mut spans = vec![Span::raw(" ")];
     for (g, role, word) in glyphs {
         spans.push(Span::styled(g.to_string(), theme.style(role)));
@@ -373,5 +482,49 @@ mod tests {
         assert_eq!(text(18), "LOOP 1 ← prod 4 +1");
         assert_eq!(text(11), "LOOP 1 +2");
         assert_eq!(text(4), "LOO…");
+        // A borrow whose lender's name does not fit: the count without the name.
+        let b = ShareBadges {
+            borrows_from: vec![("team-03-search-relevance".into(), 2), ("nlp".into(), 1)],
+            ..Default::default()
+        };
+        let text = |w| -> String {
+            badge_spans(Some(&b), w, &Theme::dark())
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect()
+        };
+        assert_eq!(text(20), "← 2 +1");
+        assert_eq!(text(4), "← 2");
+    }
+
+    /// Items of every queue, the most urgent kind first across queues, and the title's counts
+    /// in that order.
+    #[test]
+    fn items_are_most_urgent_first_and_counted_by_kind() {
+        use super::super::super::data::{Data, QueueView};
+        use super::{counts, items};
+        use quotatop_analysis::{Attention, AttentionKind, AttentionTarget};
+        let item = |kind| Attention {
+            kind,
+            target: AttentionTarget::Share("s".into()),
+            share: "s".into(),
+            text: "t".into(),
+            waiting_ms: None,
+        };
+        let view = |kinds: Vec<AttentionKind>| QueueView {
+            attention: kinds.into_iter().map(item).collect(),
+            ..QueueView::default()
+        };
+        let data = Data {
+            views: vec![
+                view(vec![AttentionKind::AtLimit, AttentionKind::AtLimit]),
+                view(vec![AttentionKind::Loop]),
+            ],
+            ..Data::default()
+        };
+        let rows = items(&data);
+        assert_eq!(rows, vec![(1, 0), (0, 0), (0, 1)]);
+        assert_eq!(counts(&data, &rows), "3: 1 LOOP · 2 LIMIT");
+        assert_eq!(counts(&data, &[]), "0");
     }
 }

@@ -118,62 +118,27 @@ fn position(p: (Option<usize>, Option<usize>)) -> String {
     }
 }
 
-/// What the preview shows: the change, the operator's justification (and change record), the
-/// position, the effect, one line per victim (at most `victim_rows` lines, the last saying how
-/// many more when they do not fit), and the note on how far it can be trusted. `changed`: what
-/// differs from the preview the operator read before, highlighted.
-#[allow(clippy::too_many_arguments)]
-pub fn preview_lines(
-    p: &Preview,
-    justification: &str,
-    change_record: Option<&str>,
-    changed: &[Changed],
-    note: Option<&str>,
-    width: usize,
-    victim_rows: usize,
-    theme: &Theme,
-) -> Vec<Line<'static>> {
+/// What the preview shows, travelling together: the prediction, the operator's justification
+/// (and change record), what differs from the preview the operator read before, the note on
+/// how far it can be trusted, the width and how many lines the victims may take.
+pub struct PreviewView<'a> {
+    pub preview: &'a Preview,
+    pub justification: &'a str,
+    pub change_record: Option<&'a str>,
+    pub changed: &'a [Changed],
+    pub note: Option<&'a str>,
+    pub width: usize,
+    pub victim_rows: usize,
+}
+
+/// What the preview shows: what changed since it was read (highlighted), the change, the
+/// justification (and change record), the position, the effect, one line per victim (at most
+/// `victim_rows` lines, the last saying how many more when they do not fit), and the note.
+pub fn preview_lines(v: &PreviewView, theme: &Theme) -> Vec<Line<'static>> {
+    let p = v.preview;
+    let changed = v.changed;
     let muted = theme.style(Role::Muted);
-    let warn = theme.style(Role::Warning);
-    let mut out = Vec::new();
-    if !changed.is_empty() {
-        out.push(Line::from(Span::styled(
-            "the prediction changed since you read it (marked below): read it again",
-            warn,
-        )));
-        for c in changed {
-            let text = match c {
-                Changed::Priority { was } => format!(
-                    "  current priority was {was}, now {} (changed meanwhile)",
-                    p.old_priority
-                ),
-                Changed::Position { was } => format!(
-                    "  position was {}, now {}",
-                    position(*was),
-                    position((p.old_position, p.new_position))
-                ),
-                Changed::Effect { was } => format!("  effect was: {}", clean(was)),
-                Changed::Victims { added, removed } => {
-                    let list = |v: &[String]| {
-                        v.iter()
-                            .map(|n| clean(n).into_owned())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    };
-                    match (added.is_empty(), removed.is_empty()) {
-                        (false, false) => format!(
-                            "  victims: now also {}; no longer {}",
-                            list(added),
-                            list(removed)
-                        ),
-                        (false, true) => format!("  victims: now also {}", list(added)),
-                        _ => format!("  victims: no longer {}", list(removed)),
-                    }
-                }
-            };
-            out.push(Line::from(Span::styled(text, warn)));
-        }
-    }
+    let mut out = changed_lines(p, changed, theme);
     let is = |f: fn(&Changed) -> bool| changed.iter().any(f);
     out.push(Line::from(vec![
         label(
@@ -185,9 +150,9 @@ pub fn preview_lines(
     ]));
     out.push(Line::from(vec![
         Span::styled("why      ", muted),
-        Span::raw(clean(justification).into_owned()),
+        Span::raw(clean(v.justification).into_owned()),
     ]));
-    if let Some(r) = change_record {
+    if let Some(r) = v.change_record {
         out.push(Line::from(vec![
             Span::styled("record   ", muted),
             Span::raw(clean(r).into_owned()),
@@ -207,8 +172,67 @@ pub fn preview_lines(
             )),
         ]));
     }
-    // The analysis's own words ("up to N of" only for ties the snapshot cannot settle); the
-    // victims follow one per line.
+    out.extend(effect_lines(v, theme));
+    if let Some(n) = v.note {
+        out.push(Line::from(Span::styled(format!("note     {n}"), muted)));
+    }
+    out
+}
+
+/// What differs from the preview the operator read before, one line each, under a warning;
+/// nothing when nothing does.
+fn changed_lines(p: &Preview, changed: &[Changed], theme: &Theme) -> Vec<Line<'static>> {
+    let warn = theme.style(Role::Warning);
+    let mut out = Vec::new();
+    if changed.is_empty() {
+        return out;
+    }
+    out.push(Line::from(Span::styled(
+        "the prediction changed since you read it (marked below): read it again",
+        warn,
+    )));
+    for c in changed {
+        let text = match c {
+            Changed::Priority { was } => format!(
+                "  current priority was {was}, now {} (changed meanwhile)",
+                p.old_priority
+            ),
+            Changed::Position { was } => format!(
+                "  position was {}, now {}",
+                position(*was),
+                position((p.old_position, p.new_position))
+            ),
+            Changed::Effect { was } => format!("  effect was: {}", clean(was)),
+            Changed::Victims { added, removed } => {
+                let list = |v: &[String]| {
+                    v.iter()
+                        .map(|n| clean(n).into_owned())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                match (added.is_empty(), removed.is_empty()) {
+                    (false, false) => format!(
+                        "  victims: now also {}; no longer {}",
+                        list(added),
+                        list(removed)
+                    ),
+                    (false, true) => format!("  victims: now also {}", list(added)),
+                    _ => format!("  victims: no longer {}", list(removed)),
+                }
+            }
+        };
+        out.push(Line::from(Span::styled(text, warn)));
+    }
+    out
+}
+
+/// The effect in the analysis's own words ("up to N of" only for ties the snapshot cannot
+/// settle), then the victims one per line (new ones highlighted) and how many more.
+fn effect_lines(v: &PreviewView, theme: &Theme) -> Vec<Line<'static>> {
+    let (p, changed, width) = (v.preview, v.changed, v.width);
+    let muted = theme.style(Role::Muted);
+    let warn = theme.style(Role::Warning);
+    let mut out = Vec::new();
     let style = if p.preemptions.is_empty() {
         Style::default()
     } else {
@@ -221,7 +245,7 @@ pub fn preview_lines(
     out.push(Line::from(vec![
         label(
             "effect   ",
-            is(|c| matches!(c, Changed::Effect { .. })),
+            changed.iter().any(|c| matches!(c, Changed::Effect { .. })),
             theme,
         ),
         Span::styled(effect, style),
@@ -235,15 +259,15 @@ pub fn preview_lines(
         .map(String::as_str)
         .collect();
     let all = &p.preemptions.candidates;
-    let shown = if all.len() <= victim_rows {
+    let shown = if all.len() <= v.victim_rows {
         all.len()
     } else {
-        victim_rows.saturating_sub(1)
+        v.victim_rows.saturating_sub(1)
     };
-    for v in &all[..shown] {
-        let new = added.contains(&v.name.as_str());
+    for victim in &all[..shown] {
+        let new = added.contains(&victim.name.as_str());
         out.push(Line::from(Span::styled(
-            victim_line(v, width, new),
+            victim_line(victim, width, new),
             if new { warn } else { Style::default() },
         )));
     }
@@ -258,9 +282,6 @@ pub fn preview_lines(
             ),
             muted,
         )));
-    }
-    if let Some(n) = note {
-        out.push(Line::from(Span::styled(format!("note     {n}"), muted)));
     }
     out
 }
@@ -334,7 +355,16 @@ mod tests {
     fn victims_that_do_not_fit_say_how_many_more() {
         let p = ten_tied();
         let theme = Theme::dark();
-        let lines = preview_lines(&p, "why", None, &[], None, 50, 3, &theme);
+        let view = PreviewView {
+            preview: &p,
+            justification: "why",
+            change_record: None,
+            changed: &[],
+            note: None,
+            width: 50,
+            victim_rows: 3,
+        };
+        let lines = preview_lines(&view, &theme);
         let text: Vec<String> = lines
             .iter()
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())

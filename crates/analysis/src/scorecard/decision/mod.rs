@@ -10,7 +10,7 @@ pub use compare::{
     Clause, CompletionFigures, CurveFrame, Scenario, Schedule, Verdict, VerdictKind, WindowFigures,
     common_window, completion_figures, fingerprint, max_behind_gpu_hours, verdict, window_figures,
 };
-pub use rules::{Budget, Deadline, DeadlineRule, DecisionRule, Rules, deadline_of};
+pub use rules::{Budget, Deadline, DeadlineRule, DecisionRule, Rules, RulesError, deadline_of};
 
 use serde::{Deserialize, Serialize};
 
@@ -248,18 +248,19 @@ fn cost(input: &ScorecardInput, rules: &Rules, window: Window, opts: &ScorecardO
         c.productive += productive;
         c.wasted += wasted;
         let row = match by_share.iter().position(|r| r.share == j.share) {
-            Some(i) => &mut by_share[i],
+            Some(i) => by_share.get_mut(i),
             None => {
                 by_share.push(ShareCost {
                     share: j.share.clone(),
                     ..Default::default()
                 });
-                let last = by_share.len() - 1;
-                &mut by_share[last]
+                by_share.last_mut()
             }
         };
-        row.productive += productive;
-        row.wasted += wasted;
+        if let Some(row) = row {
+            row.productive += productive;
+            row.wasted += wasted;
+        }
     }
     c.unpriced = unpriced.into_iter().collect();
     c.by_share = by_share;

@@ -123,26 +123,29 @@ impl Rules {
         Self::for_share(&self.budgets, share)
     }
     /// Checks numbers: finite, not negative, within 100 years where they are durations.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), RulesError> {
         const MAX_S: u64 = 100 * 365 * 24 * 3600;
-        let finite = |what: String, v: f64| {
-            if v.is_finite() && v >= 0.0 {
+        let finite = |key: String, value: f64| {
+            if value.is_finite() && value >= 0.0 {
                 Ok(())
             } else {
-                Err(format!("{what} = {v}: must be a number ≥ 0"))
+                Err(RulesError::Negative { key, value })
             }
         };
         for (share, d) in &self.deadlines {
             if let Some(f) = d.deadline_factor {
                 finite(format!("deadlines.{share}.deadline_factor"), f)?;
                 if f == 0.0 || f > 1e6 {
-                    return Err(format!(
-                        "deadlines.{share}.deadline_factor = {f}: must be above 0 and at most 1000000"
-                    ));
+                    return Err(RulesError::DeadlineFactor {
+                        share: share.clone(),
+                        value: f,
+                    });
                 }
             }
             if d.max_wait_s.is_some_and(|s| s > MAX_S) {
-                return Err(format!("deadlines.{share}.max_wait_s: beyond 100 years"));
+                return Err(RulesError::BeyondLimit(format!(
+                    "deadlines.{share}.max_wait_s"
+                )));
             }
         }
         for (share, b) in &self.budgets {
@@ -167,10 +170,23 @@ impl Rules {
             d.max_important_p95_wait_increase_pct,
         )?;
         if d.important_p95_wait_slack_s > MAX_S {
-            return Err("decision.important_p95_wait_slack_s: beyond 100 years".into());
+            return Err(RulesError::BeyondLimit(
+                "decision.important_p95_wait_slack_s".into(),
+            ));
         }
         Ok(())
     }
+}
+
+/// A number of the rules that cannot be used; the message names its key.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RulesError {
+    #[error("{key} = {value}: must be a number ≥ 0")]
+    Negative { key: String, value: f64 },
+    #[error("deadlines.{share}.deadline_factor = {value}: must be above 0 and at most 1000000")]
+    DeadlineFactor { share: String, value: f64 },
+    #[error("{0}: beyond 100 years")]
+    BeyondLimit(String),
 }
 
 /// A job's deadline, absolute on the service's clock.

@@ -234,7 +234,7 @@ fn old_decision_key_migrates_with_a_warning() {
 fn rules_reject_out_of_range_numbers() {
     let mut r = Rules::default();
     r.prices.insert(G5.into(), f64::NAN);
-    assert!(r.validate().unwrap_err().contains("prices"));
+    assert!(r.validate().unwrap_err().to_string().contains("prices"));
     let mut r = Rules::default();
     r.deadlines.insert(
         "*".into(),
@@ -252,6 +252,6 @@ fn rules_reject_out_of_range_numbers() {
             max_wait_s: Some(u64::MAX),
         },
     );
-    assert!(r.validate().unwrap_err().contains("100 years"));
+    assert!(r.validate().unwrap_err().to_string().contains("100 years"));
     assert!(Rules::default().validate().is_ok());
 }

@@ -113,22 +113,33 @@ pub(super) fn raw_lines(data: &[u8]) -> Vec<RawLine<'_>> {
     out
 }
 
-/// A line as text, or why not (the first invalid byte, 1-based within the line).
-pub(super) fn line_text(bytes: &[u8]) -> Result<&str, String> {
-    std::str::from_utf8(bytes).map_err(|e| {
-        format!(
-            "not UTF-8 text (invalid byte at column {})",
-            e.valid_up_to() + 1
-        )
-    })
+/// Why a line of the log is not a record.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum LineError {
+    /// The first invalid byte, 1-based within the line.
+    #[error("not UTF-8 text (invalid byte at column {0})")]
+    NotUtf8(usize),
+    #[error("an empty line")]
+    Empty,
+    #[error("not an audit record: {0}")]
+    NotRecord(serde_json::Error),
+    #[error("not a scheme-1 record: {0}")]
+    NotScheme1(serde_json::Error),
+    #[error("cannot re-serialise: {0}")]
+    Reserialise(serde_json::Error),
 }
 
-pub(super) fn parse_line(bytes: &[u8]) -> Result<AuditRecord, String> {
+/// A line as text, or why not.
+pub(super) fn line_text(bytes: &[u8]) -> Result<&str, LineError> {
+    std::str::from_utf8(bytes).map_err(|e| LineError::NotUtf8(e.valid_up_to() + 1))
+}
+
+pub(super) fn parse_line(bytes: &[u8]) -> Result<AuditRecord, LineError> {
     let text = line_text(bytes)?;
     if text.trim().is_empty() {
-        return Err("an empty line".into());
+        return Err(LineError::Empty);
     }
-    serde_json::from_str(text).map_err(|e| format!("not an audit record: {e}"))
+    serde_json::from_str(text).map_err(LineError::NotRecord)
 }
 
 /// The torn last line, if any: one without a final newline, or one that is not a record.

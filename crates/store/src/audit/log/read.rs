@@ -21,10 +21,10 @@ pub fn read_log(path: &Path) -> Result<LogContents, AuditError> {
         .map(|l| {
             parse_line(l.bytes)
                 .map(|r| (l.number, r))
-                .map_err(|message| AuditError::Corrupt {
+                .map_err(|e| AuditError::Corrupt {
                     path: path.display().to_string(),
                     line: l.number,
-                    message,
+                    message: e.to_string(),
                 })
         })
         .collect::<Result<_, _>>()?;
@@ -79,14 +79,14 @@ pub fn verify(path: &Path) -> Result<Head, VerifyError> {
             line: l.number,
             message,
         };
-        let text = line_text(l.bytes).map_err(&fail)?;
+        let text = line_text(l.bytes).map_err(|e| fail(e.to_string()))?;
         if text.ends_with('\r') {
             return Err(fail(
                 "the line ends in a carriage return (CRLF line endings): the file was rewritten"
                     .into(),
             ));
         }
-        let r = parse_line(l.bytes).map_err(&fail)?;
+        let r = parse_line(l.bytes).map_err(|e| fail(e.to_string()))?;
         let expected = hashes.len() as u64 + 1;
         match r.v {
             1 if seen_v2 => {
@@ -96,7 +96,7 @@ pub fn verify(path: &Path) -> Result<Head, VerifyError> {
                 )));
             }
             1 => {
-                if r.hash != v1::hash_of_line(text).map_err(&fail)? {
+                if r.hash != v1::hash_of_line(text).map_err(|e| fail(e.to_string()))? {
                     return Err(fail(format!(
                         "record {} was edited (its hash does not match)",
                         r.seq

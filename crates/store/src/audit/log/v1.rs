@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::format::LineError;
+
 #[derive(Serialize, Deserialize)]
 struct Operator {
     user: String,
@@ -60,10 +62,9 @@ struct Record {
 }
 
 /// The scheme-1 hash of a line: SHA-256 (hex) of the record re-serialised with `hash` empty.
-pub(super) fn hash_of_line(line: &str) -> Result<String, String> {
-    let mut r: Record =
-        serde_json::from_str(line).map_err(|e| format!("not a scheme-1 record: {e}"))?;
+pub(super) fn hash_of_line(line: &str) -> Result<String, LineError> {
+    let mut r: Record = serde_json::from_str(line).map_err(LineError::NotScheme1)?;
     r.hash = String::new();
-    let body = serde_json::to_string(&r).map_err(|e| format!("cannot re-serialise: {e}"))?;
+    let body = serde_json::to_string(&r).map_err(LineError::Reserialise)?;
     Ok(super::sha256_hex(body.as_bytes()))
 }
