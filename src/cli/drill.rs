@@ -114,8 +114,12 @@ pub struct DrillRunArgs {
     pub config: Option<std::path::PathBuf>,
     /// Journal database the report is kept in, for `report` (default: journal.sqlite3 in the
     /// user's data directory).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", conflicts_with = "no_journal")]
     pub journal: Option<std::path::PathBuf>,
+    /// Keep the report nowhere but the output: no journal is created or written (`report`
+    /// will not list the drill).
+    #[arg(long)]
+    pub no_journal: bool,
     /// Seconds between looks at the drill's jobs (wall time). The measured times are the
     /// API's whatever this is; against an emulator on a fast clock, keep it well under the
     /// jobs' lengths in real seconds.

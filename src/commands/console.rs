@@ -36,17 +36,18 @@ pub fn load(console: &ConsoleArgs, overrides: Overrides) -> Loaded {
     })
 }
 
-/// The console's log file in the state directory (rotated to `console.log.1` on start when
-/// over this size).
-pub const LOG_ROTATE_BYTES: u64 = 10 * 1024 * 1024;
-
 /// Sends the console's `tracing` output to `console.log` in the state directory, never to the
 /// terminal it draws on. A log that cannot be opened is a warning, not a failure.
 pub fn start_logging() -> Option<String> {
     let opened = quotatop_store::journal::state_dir()
         .map_err(anyhow::Error::from)
         .and_then(|dir| {
-            super::record::init_named_file_logging(&dir, "console.log", Some(LOG_ROTATE_BYTES))
+            super::record::init_named_file_logging(
+                &dir,
+                "console.log",
+                super::log_file::DEFAULT_ROTATION,
+                tracing::Level::INFO,
+            )
         });
     match opened {
         Ok(path) => {

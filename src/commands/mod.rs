@@ -6,6 +6,7 @@ pub mod demo;
 pub mod drill;
 pub mod emulator;
 pub mod journal;
+mod log_file;
 pub mod policy;
 pub mod record;
 pub mod replay;

@@ -2,8 +2,8 @@
 //! logging to the state directory, stopping cleanly on SIGTERM/SIGINT.
 //!
 //! [`run`] connects, starts the poller and the journal writer, and hands every snapshot to
-//! [`record_loop`] until [`shutdown_signal`]; [`init_file_logging`] sends `tracing` to
-//! `<state dir>/record.log`.
+//! [`record_loop`] until [`shutdown_signal`]; [`init_named_file_logging`] sends `tracing` to
+//! `<state dir>/record.log`, rotated by size while it runs.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -19,77 +19,7 @@ use quotatop_aws::poll::{self, PollConfig};
 use quotatop_model::Snapshot;
 use quotatop_store::journal::{self, JournalHandle};
 
-/// The journal's path, refused at once when it is a device, FIFO, directory or link.
-fn journal_path(args: &RecordArgs) -> anyhow::Result<std::path::PathBuf> {
-    let path = match &args.journal {
-        Some(p) => p.clone(),
-        None => journal::default_journal_path()?,
-    };
-    // Before anything is created: a device, FIFO, directory or link is no journal.
-    quotatop_store::private_file::check_kind(&path, "journal").map_err(|e| {
-        anyhow::anyhow!(
-            "{}; record keeps its history in the journal (to watch without keeping history, run `quotatop console --no-journal`)",
-            quotatop_model::clean_text(&e.to_string())
-        )
-    })?;
-    Ok(path)
-}
-
-/// `/metrics` served on `addr` (when given) until `stop` is cancelled.
-async fn start_metrics(
-    addr: Option<std::net::SocketAddr>,
-    latest: &crate::metrics::server::Latest,
-    metrics_ctx: crate::metrics::Context,
-    stop: &tokio_util::sync::CancellationToken,
-) -> anyhow::Result<Option<tokio::task::JoinHandle<std::io::Result<()>>>> {
-    Ok(match addr {
-        Some(addr) => {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("cannot serve metrics on {addr}"))?;
-            let bound = listener.local_addr()?;
-            eprintln!("quotatop record: metrics on http://{bound}/metrics");
-            tracing::info!(%bound, "serving metrics");
-            Some(tokio::spawn(crate::metrics::server::serve(
-                listener,
-                latest.clone(),
-                metrics_ctx,
-                stop.clone(),
-            )))
-        }
-        None => None,
-    })
-}
-
-/// How the metrics endpoint ended, logged.
-async fn metrics_ended(task: tokio::task::JoinHandle<std::io::Result<()>>) {
-    match task.await {
-        Ok(Err(e)) => tracing::warn!(error = %e, "the metrics endpoint failed"),
-        Err(e) => tracing::warn!(error = %e, "the metrics endpoint stopped"),
-        Ok(Ok(())) => {}
-    }
-}
-
-/// The poller of the flags' source (started warm from the journal at `path`), or one per
-/// named source.
-async fn spawn_poller(
-    args: &RecordArgs,
-    named: Vec<crate::config::SelectedSource>,
-    path: &std::path::Path,
-    poll_config: PollConfig,
-) -> anyhow::Result<poll::PollHandle> {
-    if named.is_empty() {
-        let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
-        // A warm start: only the jobs that changed while it was stopped are described.
-        let warm = super::warm::load(path, &args.queues, client.source());
-        Ok(poll::spawn_seeded(client, poll_config, warm.as_ref()))
-    } else {
-        let sources = super::sources::connect(named).await?;
-        let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
-        tracing::info!(sources = ?names, "recording several sources");
-        Ok(super::sources::spawn(&sources, &poll_config))
-    }
-}
+use super::log_file::{RotatingLog, Rotation};
 
 /// `quotatop record`.
 pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
@@ -98,11 +28,18 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         Some(d) => d.clone(),
         None => journal::state_dir()?,
     };
-    let log = init_file_logging(&log_dir)
+    let rotation = Rotation {
+        max_bytes: args.log_max_bytes,
+        keep: args.log_keep,
+    };
+    let log = init_named_file_logging(&log_dir, "record.log", rotation, args.log_level.into())
         .with_context(|| format!("cannot write record.log in {}", log_dir.display()))?;
     eprintln!(
-        "quotatop record: journal {}, log {}; stop with Ctrl-C or SIGTERM",
-        path.display(),
+        "quotatop record: {}, log {}; stop with Ctrl-C or SIGTERM",
+        path.as_ref().map_or_else(
+            || "no journal (--no-journal)".to_string(),
+            |p| format!("journal {}", p.display())
+        ),
         log.display()
     );
     let loaded = crate::config::load(&crate::config::Overrides {
@@ -140,20 +77,23 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
     let policy_window = format!("{}h", loaded.config.scorecard.window_hours.max(1));
     let rt = super::runtime()?;
     rt.block_on(async {
-        let latest = crate::metrics::server::Latest::default();
-        let stop_metrics = tokio_util::sync::CancellationToken::new();
-        let metrics_task =
-            start_metrics(args.metrics_addr, &latest, metrics_ctx, &stop_metrics).await?;
-        let policy_task = match (class_policy, &metrics_task) {
-            (Some(policy), Some(_)) => Some(tokio::spawn(policy_loop(
+        let latest = if path.is_some() {
+            crate::metrics::server::Latest::default()
+        } else {
+            crate::metrics::server::Latest::without_journal()
+        };
+        let metrics = Metrics::start(args.metrics_addr, &latest, metrics_ctx).await?;
+        // The policy's breaches are read from the journal: without one, there are none to read.
+        let policy_task = match (class_policy, &metrics.task, &path) {
+            (Some(policy), Some(_), Some(journal)) => Some(tokio::spawn(policy_loop(
                 PolicyLoop {
                     policy,
-                    journal: path.clone(),
+                    journal: journal.clone(),
                     window: policy_window,
                     latest: latest.clone(),
                     cell: policy_cell,
                 },
-                stop_metrics.clone(),
+                metrics.stop.clone(),
             ))),
             _ => None,
         };
@@ -162,35 +102,58 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             queues: args.queues.clone(),
             ..PollConfig::default()
         };
-        let poller = spawn_poller(args, named, &path, poll_config).await?;
-        let journal = JournalHandle::start(&path, journal_config);
-        if let Some(why) = journal.status().unavailable {
+        let poller = if named.is_empty() {
+            let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
+            // A warm start: only the jobs that changed while it was stopped are described.
+            let warm = path
+                .as_ref()
+                .and_then(|p| super::warm::load(p, &args.queues, client.source()));
+            poll::spawn_seeded(client, poll_config, warm.as_ref())
+        } else {
+            let sources = super::sources::connect(named).await?;
+            let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
+            tracing::info!(sources = ?names, "recording several sources");
+            super::sources::spawn(&sources, &poll_config)
+        };
+        let journal = path
+            .as_ref()
+            .map(|p| JournalHandle::start(p, journal_config));
+        if let Some(why) = journal.as_ref().and_then(|j| j.status().unavailable) {
             eprintln!("warning: the journal is unavailable ({why}); recording nothing until it is");
         }
-        tracing::info!(journal = %path.display(), queues = ?args.queues, "recording");
+        tracing::info!(
+            journal = %path.as_ref().map_or_else(|| "none".to_string(), |p| p.display().to_string()),
+            queues = ?args.queues,
+            "recording"
+        );
         let mut poller = poller;
-        let summary = record_loop(
-            &mut poller.snapshots,
-            &journal,
-            args.max_unjournaled,
-            shutdown_signal(),
-            metrics_task.is_some().then_some(&latest),
-        )
-        .await;
-        stop_metrics.cancel();
+        let summary = match &journal {
+            Some(journal) => {
+                record_loop(
+                    &mut poller.snapshots,
+                    journal,
+                    args.max_unjournaled,
+                    shutdown_signal(),
+                    metrics.task.is_some().then_some(&latest),
+                )
+                .await
+            }
+            None => serve_loop(&mut poller.snapshots, shutdown_signal(), &latest).await,
+        };
+        metrics.stop.cancel();
         if let Some(task) = policy_task {
             task.await.ok();
         }
-        if let Some(task) = metrics_task {
-            metrics_ended(task).await;
-        }
+        metrics.stop().await;
         poller.shutdown().await;
-        journal.shutdown();
+        if let Some(journal) = journal {
+            journal.shutdown();
+        }
         eprintln!(
             "quotatop record: stopped after {} snapshots ({} journaled)",
             summary.received, summary.written
         );
-        match summary.failure(&path) {
+        match summary.failure(path.as_deref()) {
             Some(why) => {
                 tracing::error!(%why, "recording failed");
                 Err(anyhow::anyhow!(why))
@@ -198,6 +161,54 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             None => anyhow::Ok(()),
         }
     })
+}
+
+/// `/metrics` while `record` runs (`task` is `None` without `--metrics-addr`).
+struct Metrics {
+    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    stop: tokio_util::sync::CancellationToken,
+}
+
+impl Metrics {
+    /// Serves `latest` on `addr`, when given.
+    async fn start(
+        addr: Option<std::net::SocketAddr>,
+        latest: &crate::metrics::server::Latest,
+        ctx: crate::metrics::Context,
+    ) -> anyhow::Result<Self> {
+        let stop = tokio_util::sync::CancellationToken::new();
+        let Some(addr) = addr else {
+            return Ok(Self { task: None, stop });
+        };
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot serve metrics on {addr}"))?;
+        let bound = listener.local_addr()?;
+        eprintln!("quotatop record: metrics on http://{bound}/metrics");
+        tracing::info!(%bound, "serving metrics");
+        let task = tokio::spawn(crate::metrics::server::serve(
+            listener,
+            latest.clone(),
+            ctx,
+            stop.clone(),
+        ));
+        Ok(Self {
+            task: Some(task),
+            stop,
+        })
+    }
+
+    /// Stops the endpoint (its connections are closed) and waits for it.
+    async fn stop(self) {
+        self.stop.cancel();
+        if let Some(task) = self.task {
+            match task.await {
+                Ok(Err(e)) => tracing::warn!(error = %e, "the metrics endpoint failed"),
+                Err(e) => tracing::warn!(error = %e, "the metrics endpoint stopped"),
+                Ok(Ok(())) => {}
+            }
+        }
+    }
 }
 
 /// What a recording session did.
@@ -217,8 +228,14 @@ pub struct RecordSummary {
 
 impl RecordSummary {
     /// Why this session counts as failed (the command then exits non-zero), if it does: it
-    /// gave up after snapshots in a row went unjournaled, or it journaled nothing at all.
-    pub fn failure(&self, journal: &Path) -> Option<String> {
+    /// gave up after snapshots in a row went unjournaled, or it journaled nothing at all
+    /// (without a journal, `None`: it received no snapshot to serve).
+    pub fn failure(&self, journal: Option<&Path>) -> Option<String> {
+        let Some(journal) = journal else {
+            return (self.received == 0).then(|| {
+                "served nothing: the poller delivered no snapshot (see record.log)".to_string()
+            });
+        };
         let why = self
             .last_error
             .as_deref()
@@ -243,6 +260,53 @@ impl RecordSummary {
         }
         None
     }
+}
+
+/// The journal `record` writes: `None` with `--no-journal`; else `--journal` or the default,
+/// refused before anything is created when it is a device, FIFO, directory or link.
+fn journal_path(args: &RecordArgs) -> anyhow::Result<Option<PathBuf>> {
+    if args.no_journal {
+        return Ok(None);
+    }
+    let path = match &args.journal {
+        Some(p) => p.clone(),
+        None => journal::default_journal_path()?,
+    };
+    quotatop_store::private_file::check_kind(&path, "journal").map_err(|e| {
+        anyhow::anyhow!(
+            "{}; record keeps its history in the journal (to keep none and only serve /metrics, add --no-journal)",
+            quotatop_model::clean_text(&e.to_string())
+        )
+    })?;
+    Ok(Some(path))
+}
+
+/// `record --no-journal`: every snapshot from `snapshots` is what `/metrics` serves next,
+/// until `shutdown` resolves or the channel closes; nothing is journaled.
+pub async fn serve_loop(
+    snapshots: &mut mpsc::Receiver<Snapshot>,
+    shutdown: impl Future<Output = ()>,
+    metrics: &crate::metrics::server::Latest,
+) -> RecordSummary {
+    let mut summary = RecordSummary::default();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => {
+                tracing::info!("shutdown requested");
+                break;
+            }
+            next = snapshots.recv() => {
+                let Some(snap) = next else {
+                    tracing::warn!("the poller stopped");
+                    break;
+                };
+                summary.received += 1;
+                metrics.update_snapshot(snap);
+            }
+        }
+    }
+    summary
 }
 
 /// What the policy task of `record --metrics-addr` needs.
@@ -389,47 +453,24 @@ pub async fn shutdown_signal() {
     }
 }
 
-/// Sends `tracing` output to `<dir>/record.log` (appended, mode 0600); returns the file's path.
-pub fn init_file_logging(dir: &Path) -> anyhow::Result<PathBuf> {
-    init_named_file_logging(dir, "record.log", None)
-}
-
-/// Sends `tracing` output to `<dir>/<name>` (appended, mode 0600); returns the file's path.
-/// With `rotate_over`, a file already larger than that many bytes is first renamed to
-/// `<name>.1` (replacing the one before), so the log stays bounded across runs.
+/// Sends `tracing` output at `level` and above to `<dir>/<name>` (appended, mode 0600,
+/// rotated by size while it runs: [`super::log_file`]); returns the file's path.
 pub fn init_named_file_logging(
     dir: &Path,
     name: &str,
-    rotate_over: Option<u64>,
+    rotation: Rotation,
+    level: tracing::Level,
 ) -> anyhow::Result<PathBuf> {
     quotatop_store::private_file::create_dir(dir, false)?;
     let path = dir.join(name);
-    if let Some(max) = rotate_over {
-        rotate_if_over(&path, max)?;
-    }
-    let file = open_private_log(&path)?;
+    let file = RotatingLog::open(&path, rotation)?;
     tracing_subscriber::fmt()
         .with_writer(std::sync::Mutex::new(file))
+        .with_max_level(level)
         .with_ansi(false)
         .try_init()
         .map_err(|e| anyhow::anyhow!("cannot start logging: {e}"))?;
     Ok(path)
-}
-
-/// Renames `path` to `path.1` (replacing it) when it is larger than `max` bytes.
-fn rotate_if_over(path: &Path, max: u64) -> std::io::Result<()> {
-    if std::fs::metadata(path).is_ok_and(|m| m.len() > max) {
-        let mut old = path.as_os_str().to_owned();
-        old.push(".1");
-        std::fs::rename(path, PathBuf::from(old))?;
-    }
-    Ok(())
-}
-
-/// Opens `path` for appending with mode 0600, also when it already existed with a looser mode;
-/// a path that is not a regular file is refused untouched.
-fn open_private_log(path: &Path) -> std::io::Result<std::fs::File> {
-    quotatop_store::private_file::open(path, "log", true)
 }
 
 #[cfg(test)]
@@ -452,22 +493,6 @@ mod tests {
             }],
             ..Default::default()
         }
-    }
-
-    #[test]
-    fn a_log_over_its_limit_is_rotated_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("console.log");
-        rotate_if_over(&path, 10).unwrap();
-        assert!(!path.exists(), "nothing to rotate");
-        std::fs::write(&path, "0123456789").unwrap();
-        rotate_if_over(&path, 10).unwrap();
-        assert!(path.exists(), "at the limit: kept");
-        std::fs::write(&path, "0123456789ab").unwrap();
-        rotate_if_over(&path, 10).unwrap();
-        assert!(!path.exists());
-        let old = dir.path().join("console.log.1");
-        assert_eq!(std::fs::read_to_string(old).unwrap(), "0123456789ab");
     }
 
     #[tokio::test]
@@ -505,7 +530,7 @@ mod tests {
             (summary.received, summary.queued, summary.written),
             (2, 2, 2)
         );
-        assert_eq!(summary.failure(&path), None);
+        assert_eq!(summary.failure(Some(&path)), None);
         journal.shutdown();
         let j = Journal::open_existing(&path, JournalConfig::default()).unwrap();
         let kinds: Vec<_> = j
@@ -525,11 +550,11 @@ mod tests {
         let path = dir.path().join("record.log");
         std::fs::write(&path, "old\n").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        drop(open_private_log(&path).unwrap());
+        drop(RotatingLog::open(&path, super::super::log_file::DEFAULT_ROTATION).unwrap());
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         let fresh = dir.path().join("new.log");
-        drop(open_private_log(&fresh).unwrap());
+        drop(RotatingLog::open(&fresh, super::super::log_file::DEFAULT_ROTATION).unwrap());
         let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
     }
@@ -542,7 +567,11 @@ mod tests {
         drop(tx);
         let s = record_loop(&mut rx, &journal, 0, std::future::pending(), None).await;
         assert_eq!((s.received, s.written), (0, 0));
-        assert!(s.failure(dir.path()).unwrap().contains("journaled nothing"));
+        assert!(
+            s.failure(Some(dir.path()))
+                .unwrap()
+                .contains("journaled nothing")
+        );
     }
 
     /// A journal that cannot be opened (its directory is a file) is tried again with back-off;
@@ -564,7 +593,7 @@ mod tests {
         }
         let s = record_loop(&mut rx, &journal, 3, std::future::pending(), None).await;
         assert_eq!(s.gave_up_after, Some(3));
-        let why = s.failure(&path).unwrap();
+        let why = s.failure(Some(&path)).unwrap();
         assert!(why.contains("3 snapshots in a row"), "{why}");
         assert!(why.contains(&path.display().to_string()), "{why}");
         journal.shutdown();

@@ -25,18 +25,37 @@ pub fn man(dir: Option<&std::path::Path>) -> anyhow::Result<()> {
     let Some(dir) = dir else {
         return write_stdout(&page(&cmd, true)?);
     };
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create the directory {}", dir.display()))?;
+    public_dir(dir).with_context(|| format!("cannot create the directory {}", dir.display()))?;
     let mut pages = Vec::new();
     collect(&cmd, "quotatop", &mut pages);
     for (name, sub) in &pages {
         let console = matches!(name.as_str(), "quotatop" | "quotatop-tui" | "quotatop-demo");
         let path = dir.join(format!("{name}.1"));
-        std::fs::write(&path, page(sub, console)?)
+        public_file(&path, &page(sub, console)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     println!("wrote {} manual pages to {}", pages.len(), dir.display());
     Ok(())
+}
+
+/// Creates `dir` (and its parents) readable by everyone and writable by the owner only (0755,
+/// or tighter by the umask): manual pages are for every user, but a directory writable by all
+/// (what `create_dir_all` makes under `umask 000`) lets anyone plant a page.
+fn public_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o755);
+    b.create(dir)
+}
+
+/// Writes `bytes` to `path` (truncating it), created 0644 (or tighter by the umask).
+fn public_file(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o644);
+    opts.open(path)?.write_all(bytes)
 }
 
 /// `cmd` and every subcommand below it (`help` too: the top page refers to it).

@@ -9,12 +9,15 @@ fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     move |k| map.get(k).cloned()
 }
 
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("quotatop-config-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join("config.toml");
+fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    // Removed when the test ends: the directory is held beside the path.
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("quotatop-config-{name}-"))
+        .tempdir()
+        .unwrap();
+    let p = dir.path().join("config.toml");
     std::fs::write(&p, text).unwrap();
-    p
+    (dir, p)
 }
 
 #[test]
@@ -31,7 +34,7 @@ fn defaults_when_there_is_no_file() {
 
 #[test]
 fn history_sections_set_the_journal_scorecard_and_gpu_table() {
-    let p = temp_file(
+    let (_dir, p) = temp_file(
         "history",
         "[journal]\nretention_days = 30\nsnapshot_retention_days = 2\nsnapshot_interval_secs = 15\n\
          [scorecard]\nwindow_hours = 6\nrestart_cost_secs = 120\nrecovery_window_hours = 0\n\
@@ -66,7 +69,7 @@ fn history_sections_set_the_journal_scorecard_and_gpu_table() {
     let (w, o) = Config::default().scorecard_options();
     assert_eq!((w, o), (24 * 3_600_000, ScorecardOptions::default()));
 
-    let bad = temp_file("history-bad", "[journal]\nretention = 3\n");
+    let (_bad_dir, bad) = temp_file("history-bad", "[journal]\nretention = 3\n");
     let l = load_with(&Overrides::default(), Some(bad), None, &env(&[]));
     assert!(l.warnings[0].contains("retention"), "{:?}", l.warnings);
     assert_eq!(l.config, Config::default());
@@ -74,7 +77,7 @@ fn history_sections_set_the_journal_scorecard_and_gpu_table() {
 
 #[test]
 fn file_then_env_then_flags() {
-    let p = temp_file(
+    let (_dir, p) = temp_file(
         "layers",
         "theme = \"light\"\nqueues = [\"a\"]\nregion = \"eu-west-1\"\nrefresh_secs = 2.0\n[keys]\nquit = [\"x\"]\n[loops]\nmin_preemptions = 5\n",
     );
@@ -114,7 +117,7 @@ fn file_then_env_then_flags() {
 
 #[test]
 fn a_bad_file_is_reported_and_defaults_used() {
-    let p = temp_file("bad", "theme = 3\nunknown_key = true\n");
+    let (_dir, p) = temp_file("bad", "theme = 3\nunknown_key = true\n");
     let l = load_with(
         &Overrides::default(),
         Some(p),
@@ -176,7 +179,7 @@ fn project_dirs_name_quotatop() {
 /// out; the rest of the file applies.
 #[test]
 fn unknown_keys_are_warned_about_and_the_rest_applies() {
-    let p = temp_file(
+    let (_dir, p) = temp_file(
         "unknown",
         "theme = \"light\"\nbogus = 1\nqueues = [\"a\"]\n[journal]\nretention_days = 9\nretension = 3\n\
          [loops]\nmin_preemptions = 7\n",
@@ -206,7 +209,7 @@ fn unknown_keys_are_warned_about_and_the_rest_applies() {
 /// broken (changes are refused on it).
 #[test]
 fn an_unparsable_file_is_broken() {
-    let p = temp_file("unparsable", "read_only = true\n[priority\n");
+    let (_dir, p) = temp_file("unparsable", "read_only = true\n[priority\n");
     let l = load_with(&Overrides::default(), Some(p), None, &env(&[]));
     assert_eq!(l.config, Config::default());
     assert!(l.broken.is_some());
@@ -215,7 +218,7 @@ fn an_unparsable_file_is_broken() {
         "{:?}",
         l.warnings
     );
-    let p = temp_file("badtype", "refresh_secs = \"fast\"\n");
+    let (_dir, p) = temp_file("badtype", "refresh_secs = \"fast\"\n");
     let l = load_with(&Overrides::default(), Some(p), None, &env(&[]));
     assert!(
         l.broken
@@ -232,7 +235,7 @@ const TWO_SOURCES: &str = "queues = [\"ml-training\"]\n\
 
 #[test]
 fn sources_are_read_in_order_and_picked_by_name() {
-    let p = temp_file("sources", TWO_SOURCES);
+    let (_dir, p) = temp_file("sources", TWO_SOURCES);
     let l = load_with(&Overrides::default(), Some(p), None, &env(&[]));
     assert!(
         l.warnings.is_empty() && l.broken.is_none(),
@@ -261,7 +264,7 @@ fn sources_are_read_in_order_and_picked_by_name() {
 
 #[test]
 fn an_unknown_source_names_the_known_ones() {
-    let p = temp_file("sources-unknown", TWO_SOURCES);
+    let (_dir, p) = temp_file("sources-unknown", TWO_SOURCES);
     let l = load_with(&Overrides::default(), Some(p), None, &env(&[]));
     let e = l.config.select_sources(&["ap".into()], false).unwrap_err();
     assert_eq!(e.to_string(), "unknown source `ap` (known sources: us, eu)");
@@ -318,7 +321,7 @@ fn duplicate_or_bad_source_names_make_the_file_broken() {
             "sources[0]: name `a@b`",
         ),
     ] {
-        let p = temp_file(&format!("sources-{name}"), text);
+        let (_dir, p) = temp_file(&format!("sources-{name}"), text);
         let l = load_with(&Overrides::default(), Some(p), None, &env(&[]));
         let broken = l.broken.unwrap_or_default();
         assert!(broken.contains(why), "{name}: {broken}");
@@ -330,7 +333,7 @@ fn duplicate_or_bad_source_names_make_the_file_broken() {
 /// or the flag (the last layer that turned it on).
 #[test]
 fn the_read_only_refusal_names_what_set_it() {
-    let p = temp_file("read-only-from", "read_only = true\n");
+    let (_dir, p) = temp_file("read-only-from", "read_only = true\n");
     let l = load_with(&Overrides::default(), Some(p.clone()), None, &env(&[]));
     let file = format!("read_only = true in {}", p.display());
     assert_eq!(l.read_only_from.as_deref(), Some(file.as_str()));
@@ -371,7 +374,7 @@ fn the_read_only_refusal_names_what_set_it() {
 fn priority_min_justification_chars_is_read_from_the_file() {
     let l = load_with(&Overrides::default(), None, None, &env(&[]));
     assert_eq!(l.config.priority.min_justification_chars, 15);
-    let p = temp_file(
+    let (_dir, p) = temp_file(
         "min-justification",
         "[priority]\nmin_justification_chars = 40\n",
     );

@@ -64,10 +64,10 @@ pub fn wants_openmetrics(accept: Option<&str>) -> bool {
 }
 
 /// The exposition of `snap` (none yet: only the health families) at local time `now`, with
-/// its content type.
+/// its content type; the journal's families only when there is a journal (`journal`).
 pub fn exposition(
     snap: Option<&Snapshot>,
-    journal: &JournalStatus,
+    journal: Option<&JournalStatus>,
     ctx: &Context,
     now: Millis,
     openmetrics: bool,
@@ -287,7 +287,7 @@ const COUNTERS: &[(&str, &str)] = &[
 
 fn registry(
     snap: Option<&Snapshot>,
-    journal: &JournalStatus,
+    journal: Option<&JournalStatus>,
     ctx: &Context,
     now: Millis,
 ) -> Registry {
@@ -296,16 +296,29 @@ fn registry(
         g: GAUGES.iter().map(|(n, _)| (*n, G::default())).collect(),
         c: COUNTERS.iter().map(|(n, _)| (*n, C::default())).collect(),
     };
+    // Without a journal (`record --no-journal`) its families are left out, not shown down.
+    let shown = |name: &str| journal.is_some() || !name.starts_with("quotatop_journal_");
     for (name, help) in GAUGES {
-        if let Some(f) = fams.g.get(name) {
+        if let Some(f) = fams.g.get(name).filter(|_| shown(name)) {
             reg.register(*name, *help, f.clone());
         }
     }
     for (name, help) in COUNTERS {
-        if let Some(f) = fams.c.get(name) {
+        if let Some(f) = fams.c.get(name).filter(|_| shown(name)) {
             reg.register(*name, *help, f.clone());
         }
     }
+    if let Some(journal) = journal {
+        journal_families(&fams, journal);
+    }
+    if let Some(snap) = snap {
+        fill(&fams, snap, ctx, now);
+        fill_policy(&fams, snap, ctx);
+    }
+    reg
+}
+
+fn journal_families(fams: &Families, journal: &JournalStatus) {
     fams.set(
         "quotatop_journal_up",
         vec![],
@@ -321,11 +334,6 @@ fn registry(
         vec![],
         journal.snapshots_written as f64,
     );
-    if let Some(snap) = snap {
-        fill(&fams, snap, ctx, now);
-        fill_policy(&fams, snap, ctx);
-    }
-    reg
 }
 
 /// The class policy's breaches, per queue and class (`policy check`'s count).

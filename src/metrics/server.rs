@@ -15,23 +15,45 @@ use super::{Context, exposition, wants_openmetrics};
 use quotatop_model::Snapshot;
 use quotatop_store::journal::JournalStatus;
 
-/// The latest snapshot and journal status, shared by the record loop and the endpoint.
-#[derive(Debug, Clone, Default)]
+/// The latest snapshot and journal status, shared by the record loop and the endpoint. The
+/// journal's status is `None` when there is no journal (`record --no-journal`): its families
+/// are then left out rather than saying "down".
+#[derive(Debug, Clone)]
 pub struct Latest {
-    inner: Arc<Mutex<(Option<Snapshot>, JournalStatus)>>,
+    inner: Arc<Mutex<(Option<Snapshot>, Option<JournalStatus>)>>,
+}
+
+impl Default for Latest {
+    fn default() -> Self {
+        Self {
+            inner: Arc::new(Mutex::new((None, Some(JournalStatus::default())))),
+        }
+    }
 }
 
 impl Latest {
+    /// What `record --no-journal` serves: the snapshots, and no journal families.
+    pub fn without_journal() -> Self {
+        Self {
+            inner: Arc::new(Mutex::new((None, None))),
+        }
+    }
+    /// Replaces the snapshot the next scrape encodes.
+    pub fn update_snapshot(&self, snap: Snapshot) {
+        if let Ok(mut g) = self.inner.lock() {
+            g.0 = Some(snap);
+        }
+    }
     /// Replaces what the next scrape encodes.
     pub fn update(&self, snap: Snapshot, journal: JournalStatus) {
         if let Ok(mut g) = self.inner.lock() {
-            *g = (Some(snap), journal);
+            *g = (Some(snap), Some(journal));
         }
     }
     /// Only the journal's status changed.
     pub fn update_journal(&self, journal: JournalStatus) {
         if let Ok(mut g) = self.inner.lock() {
-            g.1 = journal;
+            g.1 = Some(journal);
         }
     }
     /// The queues of the latest snapshot.
@@ -41,7 +63,7 @@ impl Latest {
             .map(|s| s.queues.iter().map(|q| q.name.clone()).collect())
             .unwrap_or_default()
     }
-    fn get(&self) -> (Option<Snapshot>, JournalStatus) {
+    fn get(&self) -> (Option<Snapshot>, Option<JournalStatus>) {
         self.inner.lock().map(|g| g.clone()).unwrap_or_default()
     }
 }
@@ -140,7 +162,7 @@ async fn metrics(State(st): State<AppState>, headers: HeaderMap) -> Response {
     let (snap, journal) = st.latest.get();
     let (body, ty) = exposition(
         snap.as_ref(),
-        &journal,
+        journal.as_ref(),
         &st.ctx,
         quotatop_model::wall_clock_ms(),
         wants_openmetrics(accept),

@@ -75,7 +75,7 @@ fn figures_come_from_the_analysis_functions() {
     let s = snap();
     let (text, ty) = exposition(
         Some(&s),
-        &JournalStatus::default(),
+        Some(&JournalStatus::default()),
         &Context::default(),
         25_000,
         false,
@@ -129,11 +129,11 @@ fn figures_come_from_the_analysis_functions() {
 fn every_family_has_help_and_the_formats_differ_as_prometheus_expects() {
     let s = snap();
     let st = JournalStatus::default();
-    let (om, ty) = exposition(Some(&s), &st, &Context::default(), 25_000, true);
+    let (om, ty) = exposition(Some(&s), Some(&st), &Context::default(), 25_000, true);
     assert_eq!(ty, OPENMETRICS_TYPE);
     assert!(om.ends_with("# EOF\n"), "{om}");
     assert!(om.contains("# TYPE quotatop_preemptions counter"), "{om}");
-    let (classic, _) = exposition(Some(&s), &st, &Context::default(), 25_000, false);
+    let (classic, _) = exposition(Some(&s), Some(&st), &Context::default(), 25_000, false);
     assert!(!classic.contains("# EOF"), "{classic}");
     assert!(
         classic.contains("# TYPE quotatop_preemptions_total counter"),
@@ -198,7 +198,7 @@ fn two_sources_with_the_same_queue_name_are_two_series() {
     let merged = fleet.update(1, eu);
     let (text, _) = exposition(
         Some(&merged),
-        &JournalStatus::default(),
+        Some(&JournalStatus::default()),
         &Context::default(),
         25_000,
         false,
@@ -261,7 +261,7 @@ fn hostile_names_are_escaped_and_inject_nothing() {
     for om in [false, true] {
         let (text, _) = exposition(
             Some(&s),
-            &JournalStatus::default(),
+            Some(&JournalStatus::default()),
             &Context::default(),
             25_000,
             om,

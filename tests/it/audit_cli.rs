@@ -1,23 +1,14 @@
 //! `quotatop audit` end to end, and the audit log under two real processes.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use quotatop_store::audit::{
     AuditLog, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind,
 };
 
-fn temp_log(name: &str) -> PathBuf {
-    std::env::temp_dir()
-        .join(format!(
-            "quotatop-audit-cli-{}-{name}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0)
-        ))
-        .join("audit.jsonl")
+fn temp_log(name: &str) -> crate::temp_support::TempPath {
+    crate::temp_support::path(&format!("audit-cli-{name}"), "audit.jsonl")
 }
 
 fn record(change: &str, kind: RecordKind, outcome: Option<Outcome>) -> AuditRecord {
@@ -252,7 +243,7 @@ fn stderr(o: &std::process::Output) -> String {
 }
 
 /// A log of `n` changes (intent and outcome each) written by quotatop.
-fn write_log(name: &str, n: usize) -> PathBuf {
+fn write_log(name: &str, n: usize) -> crate::temp_support::TempPath {
     let path = temp_log(name);
     let log = AuditLog::new(&path);
     for i in 0..n {

@@ -21,8 +21,7 @@ fn quotatop(args: &[&str], dir: &std::path::Path) -> (bool, String) {
 
 #[test]
 fn huge_and_odd_durations_are_clear_errors() {
-    let dir = std::env::temp_dir().join(format!("quotatop-cli-inputs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::temp_support::dir_path("cli-inputs");
     let log = dir.join("audit.jsonl");
     std::fs::write(&log, "").unwrap();
     let log_s = log.display().to_string();
@@ -66,5 +65,4 @@ fn huge_and_odd_durations_are_clear_errors() {
         assert!(!text.contains("panicked"), "{args:?}: {text}");
         assert!(text.contains(what), "{args:?}: {text}");
     }
-    std::fs::remove_dir_all(&dir).ok();
 }

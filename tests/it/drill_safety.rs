@@ -6,6 +6,58 @@ use std::process::{Command, Stdio};
 use crate::drill_support::*;
 use quotatop_store::audit;
 
+/// `drill --no-journal` prints its report and keeps it nowhere: no journal file is created,
+/// and `--journal` with it is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drill_without_a_journal_creates_none() {
+    let h = start(600.0).await;
+    let tmp = temp("no-journal");
+    let dir = tmp.path();
+    let args = [
+        "--lender",
+        "lender",
+        "--borrower",
+        "borrower",
+        "--lengths",
+        "5h",
+        "--yes",
+        "--no-journal",
+        "--timeout",
+        "2s",
+        "--instance-type",
+        XL,
+    ];
+    let out = run(drill(&h.endpoint_url(), dir, &args)).await;
+    let t = text(&out);
+    assert!(t.contains("stopped: timeout after 2s of wall time"), "{t}");
+    assert!(t.contains("report not kept (--no-journal)"), "{t}");
+    assert!(!t.contains("kept in the journal"), "{t}");
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    // The template and the audit log's files; no journal, no data directory.
+    assert_eq!(
+        names,
+        [
+            "audit.jsonl",
+            "audit.jsonl.inflight",
+            "audit.jsonl.lock",
+            "job.json"
+        ],
+        "{t}"
+    );
+    assert_eq!(alive(&h, "drill-"), Vec::<String>::new());
+
+    let mut c = drill(&h.endpoint_url(), dir, &args);
+    c.arg("--journal").arg(dir.join("journal.sqlite3"));
+    let out = run(c).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("cannot be used with"), "{}", text(&out));
+    assert!(!dir.join("journal.sqlite3").exists());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timeout_terminates_and_cleanup_ends_a_killed_drill() {
     let h = start(600.0).await;

@@ -151,8 +151,7 @@ proptest! {
 
     #[test]
     fn audit_reader_never_panics(lines in prop::collection::vec("[\\PC]{0,80}", 0..6)) {
-        let dir = std::env::temp_dir().join(format!("quotatop-fuzz-audit-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::temp_support::dir_path("fuzz-audit");
         let path = dir.join("audit.jsonl");
         std::fs::write(&path, lines.join("\n")).unwrap();
         let shown = path.display().to_string();

@@ -15,6 +15,7 @@ mod drill_support;
 mod emulator_support;
 mod engine_support;
 mod metrics_support;
+mod temp_support;
 mod tui_support;
 
 mod audit_cli;
@@ -86,5 +87,6 @@ mod tui_styles;
 mod tui_triage;
 mod tui_why;
 mod tui_widths;
+mod umask_dirs;
 mod verdict;
 mod why_engine;

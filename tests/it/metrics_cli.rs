@@ -90,6 +90,87 @@ fn record_serves_metrics_of_the_snapshots_it_journals_in_both_formats() {
     drop(rec);
 }
 
+/// `record --no-journal` polls and serves `/metrics` (without the journal's families), stops
+/// cleanly with exit 0, and creates no journal anywhere; with `--journal` it is refused, and
+/// without `--metrics-addr` (it would achieve nothing) too.
+#[test]
+fn record_without_a_journal_serves_metrics_and_creates_no_journal() {
+    let (emu, url) = crate::emulator_support::spawn_emulator_binary(&["--speed", "60"]);
+    let _emu = Kill(emu);
+    let dir = tempfile::tempdir().unwrap();
+    let (mut rec, addr, err) = recorder_with_metrics(&url, dir.path(), &["--no-journal"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let text = loop {
+        assert!(Instant::now() < deadline, "no snapshot was served");
+        std::thread::sleep(Duration::from_millis(200));
+        let (_, text) = scrape(&addr, None);
+        if !samples(&text, "quotatop_last_snapshot_timestamp_seconds").is_empty() {
+            break text;
+        }
+    };
+    assert!(!text.contains("quotatop_journal_"), "{text}");
+    assert!(
+        !samples(&text, "quotatop_capacity_limit_instances").is_empty(),
+        "{text}"
+    );
+    let _ = Command::new("kill")
+        .args(["-TERM", &rec.0.id().to_string()])
+        .status();
+    let exit = rec.0.wait().unwrap();
+    let lines: Vec<String> = err.try_iter().collect();
+    assert!(exit.success(), "{exit:?}: {lines:?}");
+    assert!(
+        lines.iter().any(|l| l.contains("(0 journaled)")),
+        "{lines:?}"
+    );
+    let mut files = Vec::new();
+    let mut stack = vec![dir.path().to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().map(Result::unwrap) {
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                files.push(e.file_name().to_string_lossy().into_owned());
+            }
+        }
+    }
+    files.sort();
+    assert_eq!(files, ["config.toml", "record.log"], "{files:?}");
+
+    let refused = |args: &[&str], why: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+            .arg("record")
+            .args(args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
+        assert!(text.contains(why), "{args:?}: {text}");
+    };
+    let j = dir.path().join("j.sqlite3");
+    refused(
+        &[
+            "--no-journal",
+            "--journal",
+            j.to_str().unwrap(),
+            "--metrics-addr",
+            "127.0.0.1:0",
+        ],
+        "cannot be used with",
+    );
+    refused(&["--no-journal"], "--metrics-addr");
+    assert!(!j.exists());
+    let help = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(["record", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("--no-journal") && help.contains("Keep no history"),
+        "{help}"
+    );
+}
+
 #[test]
 fn a_non_loopback_metrics_address_needs_allow_remote() {
     let dir = tempfile::tempdir().unwrap();

@@ -8,7 +8,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// A recorder with `--metrics-addr 127.0.0.1:0`, its metrics address and its stderr lines.
+/// A recorder with `--metrics-addr 127.0.0.1:0`, its metrics address and its stderr lines;
+/// its journal is `dir/journal.sqlite3` unless `extra` has `--no-journal`.
 pub fn recorder_with_metrics(
     url: &str,
     dir: &std::path::Path,
@@ -22,10 +23,17 @@ pub fn recorder_with_metrics(
         .args(["record", "--queue", "ml-training", "--interval", "1"])
         .args(["--endpoint-url", url, "--metrics-addr", "127.0.0.1:0"])
         .args(extra)
-        .arg("--journal")
-        .arg(dir.join("journal.sqlite3"))
+        .args(if extra.contains(&"--no-journal") {
+            vec![]
+        } else {
+            vec!["--journal".into(), dir.join("journal.sqlite3")]
+        })
         .arg("--log-dir")
         .arg(dir)
+        // A journal at the default place would be in `dir` too.
+        .env("HOME", dir)
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env("XDG_STATE_HOME", dir.join("state"))
         .env("AWS_ACCESS_KEY_ID", "test")
         .env("AWS_SECRET_ACCESS_KEY", "test")
         .env("AWS_REGION", "us-east-1")

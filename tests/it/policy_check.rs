@@ -277,7 +277,7 @@ fn metrics_export_the_breaches_policy_check_counts() {
     ctx.policy.set(breaches);
     let (text, _) = quotatop::metrics::exposition(
         Some(&snap(41 * MIN, vec![])),
-        &Default::default(),
+        Some(&Default::default()),
         &ctx,
         41 * MIN,
         false,

@@ -82,8 +82,7 @@ fn journaled(err: &str) -> u64 {
 #[test]
 fn record_journals_until_sigterm_and_report_reads_it() {
     let (mut emu, url) = emulator();
-    let dir = std::env::temp_dir().join(format!("quotatop-record-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::temp_support::dir_path("record");
     let journal = dir.join("journal.sqlite3");
     let mut rec = Command::new(env!("CARGO_BIN_EXE_quotatop"))
         .args([
@@ -247,5 +246,123 @@ fn an_unwritable_log_directory_is_named() {
     assert!(
         err.contains(&blocker.join("logs").display().to_string()),
         "{err}"
+    );
+}
+
+/// The log files in `dir` oldest first (`record.log.N` … `record.log.1`, `record.log`), with
+/// their text.
+fn log_files(dir: &Path) -> Vec<(String, String)> {
+    let mut numbered: Vec<(u32, String)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter_map(|n| Some((n.strip_prefix("record.log.")?.parse().ok()?, n)))
+        .collect();
+    numbered.sort();
+    numbered
+        .into_iter()
+        .rev()
+        .map(|(_, n)| n)
+        .chain(["record.log".to_string()])
+        .map(|n| {
+            // While record runs a file may be renamed between the listing and the read.
+            let text = std::fs::read_to_string(dir.join(&n)).unwrap_or_default();
+            (n, text)
+        })
+        .collect()
+}
+
+/// record.log is rotated while record runs (issue 31 item 13): at debug level (the SDK's
+/// events too, tens of kilobytes a second) with a 16 KiB limit it rotates many times in a
+/// few seconds. Kept whole (--log-keep 1000), the files read oldest first are the run's log:
+/// its start line is there once and it ends with its last, every snapshot's line is there
+/// (sequence 1 to the last, none missing), no file goes past the limit, and every file ends
+/// with a whole line and starts with an event's timestamp (none torn across a rotation).
+/// With --log-keep 2 alongside, only record.log.1 and record.log.2 are kept.
+#[test]
+fn record_log_rotates_while_running_without_losing_or_tearing_a_line() {
+    let (emu, url) = emulator();
+    // Stopped when dropped, also when an assertion fails first.
+    let _emu = crate::metrics_support::Kill(emu);
+    let (all, bounded) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let start = |dir: &Path, keep: &str| {
+        recorder(
+            &url,
+            &dir.join("journal.sqlite3"),
+            dir,
+            &[
+                "--log-level",
+                "debug",
+                "--log-max-bytes",
+                "16384",
+                "--log-keep",
+                keep,
+            ],
+        )
+    };
+    use crate::metrics_support::Kill;
+    let (mut rec, mut rec2) = (
+        Kill(start(all.path(), "1000")),
+        Kill(start(bounded.path(), "2")),
+    );
+    // Rotated at least four times, and a few snapshots seen, while it runs.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !(all.path().join("record.log.4").exists()
+        && log_files(all.path())
+            .iter()
+            .any(|(_, t)| t.contains("snapshot queued sequence=3 ")))
+    {
+        assert!(Instant::now() < deadline, "record.log was not rotated");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (exit, err) = stop(&mut rec.0, "record");
+    assert!(exit.success(), "{err}");
+    let (exit, err2) = stop(&mut rec2.0, "record");
+    assert!(exit.success(), "{err2}");
+
+    let files = log_files(all.path());
+    assert!(
+        files.len() >= 5,
+        "{:?}",
+        files.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    for (name, text) in &files {
+        assert!(text.ends_with('\n'), "{name} ends in a torn line");
+        assert!(text.starts_with("20"), "{name} starts mid-line: {text:.80}");
+        assert!(
+            text.len() <= 16384 || text.lines().count() == 1,
+            "{name}: {} bytes",
+            text.len()
+        );
+    }
+    let whole: String = files.iter().map(|(_, t)| t.as_str()).collect();
+    // The run's whole log, once: its start (at debug the SDK's lines come first) and end.
+    assert_eq!(
+        whole
+            .matches("INFO quotatop::commands::record: recording journal=")
+            .count(),
+        1
+    );
+    assert!(
+        whole.lines().last().unwrap().contains("recording stopped"),
+        "{:.200}",
+        whole.lines().last().unwrap()
+    );
+    let seqs: Vec<u64> = whole
+        .lines()
+        .filter_map(|l| l.split("snapshot queued sequence=").nth(1))
+        .map(|r| r.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    let received: u64 = err
+        .rsplit("stopped after ")
+        .next()
+        .and_then(|r| r.split(' ').next()?.parse().ok())
+        .unwrap();
+    assert_eq!(seqs, (1..=received).collect::<Vec<_>>(), "{err}");
+
+    let kept: Vec<String> = log_files(bounded.path()).into_iter().map(|f| f.0).collect();
+    assert_eq!(
+        kept,
+        ["record.log.2", "record.log.1", "record.log"],
+        "{err2}"
     );
 }

@@ -185,8 +185,7 @@ fn same_inputs_same_report() {
 
 #[test]
 fn bad_input_names_file_and_line() {
-    let dir = std::env::temp_dir().join(format!("quotatop-replay-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::temp_support::dir_path("replay");
     let bad_trace = dir.join("bad.csv");
     std::fs::write(
         &bad_trace,

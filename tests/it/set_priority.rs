@@ -13,17 +13,8 @@ use quotatop_aws::poll::{self, PollConfig};
 use quotatop_emulator::EmulatorHandle;
 use quotatop_store::audit::{self, AuditLog, AwsContext, Operator, Outcome, RecordKind};
 
-fn temp_log(name: &str) -> PathBuf {
-    std::env::temp_dir()
-        .join(format!(
-            "quotatop-setprio-{}-{name}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0)
-        ))
-        .join("audit.jsonl")
+fn temp_log(name: &str) -> crate::temp_support::TempPath {
+    crate::temp_support::path(&format!("setprio-{name}"), "audit.jsonl")
 }
 
 fn cmd(url: &str, log: &PathBuf, args: &[&str]) -> Command {
@@ -63,7 +54,7 @@ async fn run(c: Command) -> Output {
 
 /// One share, in-share preemption on, 2 instances: two running jobs (priorities 3 and 1) and
 /// a waiting job at priority 0.
-async fn world() -> (EmulatorHandle, [String; 3]) {
+pub async fn world() -> (EmulatorHandle, [String; 3]) {
     let h = start(&[(M5, 4)], "").await;
     let c = client(&h, 3);
     create_share(&c, "team", &[(M5, 2)], Strategy::Reserve, None, true).await;
@@ -1076,4 +1067,88 @@ async fn reconcile_leaves_a_change_in_flight_to_its_writer() {
         Some(Outcome::Succeeded { .. })
     ));
     h.shutdown().await.ok();
+}
+
+/// A held UpdateServiceJob lands after reconcile decided it had not (issue 31 item 4): the
+/// process is killed after its intent while the emulator holds the call 5 s (`hold=5s`: held
+/// and then carried out although its client is gone); reconcile then
+/// reads the old priority and records "did not land"; the call lands; the next reconcile reads
+/// the new priority and appends "landed after all" (the first decision stays: append-only),
+/// which `audit list` shows and `audit verify` accepts; a third reconcile writes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_did_not_land_is_corrected_when_the_held_call_lands_later() {
+    let (h, [_, _, target]) = world().await;
+    h.set_faults(quotatop_emulator::FaultSpec::parse("updateservicejob:hold=5s").unwrap());
+    let log = temp_log("lands-late");
+    let mut child = cmd(
+        &h.endpoint_url(),
+        &log,
+        &[
+            &target,
+            "--priority",
+            "5",
+            "--reason",
+            "incident 9, held by the network",
+            "--yes",
+        ],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    // Killed once the emulator holds the call (received in full).
+    while h.fault_stats().held < 1 {
+        assert!(Instant::now() < deadline, "the call was never held");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        audit::read_records(&log).unwrap().len(),
+        1,
+        "the intent only"
+    );
+    let priority = || {
+        h.with_engine(|e| e.job(e.find(&target).unwrap()).unwrap().priority)
+            .unwrap()
+    };
+    let first = run(reconcile_cmd(&h.endpoint_url(), &log)).await;
+    let t = text(&first);
+    // Decided while the call was still held (the test is void if it landed first).
+    assert_eq!(
+        priority(),
+        0,
+        "the call landed before reconcile read it: {t}"
+    );
+    assert!(t.contains("did not land (priority now 0)"), "{t}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while priority() != 5 {
+        assert!(Instant::now() < deadline, "the held call never landed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let second = run(reconcile_cmd(&h.endpoint_url(), &log)).await;
+    let t = text(&second);
+    assert!(second.status.success(), "{t}");
+    assert!(t.contains("landed after all (priority now 5)"), "{t}");
+    let records = audit::read_records(&log).unwrap();
+    assert_eq!(records.len(), 3, "intent, did not land, landed after all");
+    assert_eq!(audit::verify(&log).map(|h| h.count), Ok(3));
+    let changes = audit::changes(&records);
+    assert!(changes[0].took_effect());
+    let list = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(["audit", "list", "--log"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    let l = String::from_utf8_lossy(&list.stdout);
+    assert!(l.contains("outcome reconciled: landed after all"), "{l}");
+    let third = run(reconcile_cmd(&h.endpoint_url(), &log)).await;
+    assert!(
+        text(&third).contains("nothing to reconcile"),
+        "{}",
+        text(&third)
+    );
+    assert_eq!(audit::read_records(&log).unwrap().len(), 3);
+    h.shutdown().await.unwrap();
 }

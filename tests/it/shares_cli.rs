@@ -10,17 +10,8 @@ use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
 use quotatop_emulator::EmulatorHandle;
 use quotatop_store::audit::{AuditRecord, Outcome, RecordKind};
 
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "quotatop-shares-{}-{name}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn temp_dir(name: &str) -> crate::temp_support::TempPath {
+    crate::temp_support::dir_path(&format!("shares-{name}"))
 }
 
 /// `quotatop shares SUB --queue qm-queue --endpoint-url URL ARGS`, with no user config or

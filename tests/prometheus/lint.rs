@@ -109,7 +109,7 @@ fn promtool_accepts_hostile_names() {
     };
     let (classic, _) = quotatop::metrics::exposition(
         Some(&snap),
-        &quotatop_store::journal::JournalStatus::default(),
+        Some(&quotatop_store::journal::JournalStatus::default()),
         &quotatop::metrics::Context::default(),
         20_000,
         false,

@@ -236,17 +236,14 @@ mod tests {
         }
     }
 
-    fn temp() -> std::path::PathBuf {
-        std::env::temp_dir()
-            .join(format!(
-                "quotatop-apply-{}-{}",
-                std::process::id(),
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos())
-                    .unwrap_or(0)
-            ))
-            .join("audit.jsonl")
+    fn temp() -> (tempfile::TempDir, std::path::PathBuf) {
+        // Removed when the test ends: the directory is held beside the path.
+        let dir = tempfile::Builder::new()
+            .prefix("quotatop-apply-")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join("audit.jsonl");
+        (dir, path)
     }
 
     fn block<F: Future>(f: F) -> F::Output {
@@ -258,7 +255,7 @@ mod tests {
 
     #[test]
     fn success_writes_intent_before_the_call_and_outcome_after() {
-        let path = temp();
+        let (_dir, path) = temp();
         let api = Fake::new(Ok(Some("req-1".into())), &path);
         let out = block(apply_change(
             &api,
@@ -296,7 +293,7 @@ mod tests {
 
     #[test]
     fn the_intent_records_the_preview_confirmed_and_the_outcome_the_one_at_the_call() {
-        let path = temp();
+        let (_dir, path) = temp();
         let api = Fake::new(Ok(Some("req-1".into())), &path);
         let confirmed = preview();
         // Read a while later: a job arrived behind it; the decision is the same.
@@ -318,7 +315,7 @@ mod tests {
             format!("at the call: {}", at_call.summary())
         );
         // The same preview: both records say it, unmarked.
-        let path = temp();
+        let (_dir, path) = temp();
         let api = Fake::new(Ok(None), &path);
         block(apply_change(
             &api,
@@ -334,7 +331,7 @@ mod tests {
 
     #[test]
     fn api_failure_is_recorded_as_the_outcome() {
-        let path = temp();
+        let (_dir, path) = temp();
         let api = Fake::new(
             Err(ApiFailure("ClientException: job already finished".into())),
             &path,
@@ -353,7 +350,7 @@ mod tests {
 
     #[test]
     fn read_only_refuses_without_touching_log_or_api() {
-        let path = temp();
+        let (_dir, path) = temp();
         let api = Fake::new(Ok(None), &path);
         let err = block(apply_change(
             &api,
@@ -369,7 +366,7 @@ mod tests {
 
     #[test]
     fn no_api_call_when_the_intent_cannot_be_written() {
-        let path = temp();
+        let (_dir, path) = temp();
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "{garbage\n").unwrap();
         let api = Fake::new(Ok(None), &path);

@@ -242,12 +242,22 @@ pub fn tally_by_kind(done: &[Reconciled]) -> Vec<(String, usize, usize)> {
         .collect()
 }
 
+/// How long after its intent a change reconcile found "did not land" is read again by later
+/// reconciles: a call held in flight or answered late takes effect within its timeouts and
+/// retries (seen: 1.5 s after reconcile decided), far within a day.
+pub const REVISIT_WINDOW_MS: i64 = 24 * 3600 * 1000;
+
 /// Decides every change of `log` with no outcome, appending one outcome record per decided
 /// change (kind `outcome`, the change's id, `result = reconciled`, the reconciling operator).
 /// A torn last line stops it (repair first). A change whose writer is still alive is left to
 /// it; a change made against another region, endpoint or account than `target` is left
 /// unknown (saying which); the outcome is appended only if none was written meanwhile (checked
 /// under the log's lock).
+///
+/// A change an earlier reconcile found "did not land" (intent within [`REVISIT_WINDOW_MS`]) is
+/// read again: when it shows landed now, a second outcome record says "landed after all"
+/// (verdict `landed_late`, its time when it was seen, the earlier decision's time in its
+/// justification), and the log stays append-only. Still not landed: nothing is written.
 pub async fn reconcile<L: JobLookup>(
     lookup: &L,
     log: &AuditLog,
@@ -256,23 +266,15 @@ pub async fn reconcile<L: JobLookup>(
 ) -> Result<Vec<Reconciled>, AuditError> {
     log.check_tail()?;
     let changes = audit::changes(&audit::read_records(log.path())?);
+    let now = chrono::Utc::now();
     let mut done = Vec::new();
     for (i, c) in changes.iter().enumerate() {
-        if !c.outcome_unknown() {
+        let revisit = c.did_not_land() && recent(&c.intent, now);
+        if !c.outcome_unknown() && !revisit {
             continue;
         }
         let intent = &c.intent;
-        let later = match &intent.action {
-            None => changes[i + 1..]
-                .iter()
-                .any(|l| l.intent.action.is_none() && l.intent.job.id == intent.job.id),
-            Some(a) => changes[i + 1..].iter().any(|l| {
-                l.intent
-                    .action
-                    .as_ref()
-                    .is_some_and(|b| b.target == a.target && l.intent.queue == intent.queue)
-            }),
-        };
+        let later = later_change(&changes[i + 1..], intent);
         let mut entry = Reconciled {
             kind: kind_of(intent),
             target: intent.action.as_ref().map(|a| a.target.clone()),
@@ -285,51 +287,132 @@ pub async fn reconcile<L: JobLookup>(
             result: Decision::InFlight,
         };
         if log.in_flight(&intent.change_id) {
-            done.push(entry);
+            if !revisit {
+                done.push(entry);
+            }
             continue;
         }
         if let Some(why) = elsewhere(intent, target) {
-            entry.result = Decision::LeftUnknown(why);
-            done.push(entry);
-            continue;
-        }
-        if let Some(action) = &intent.action {
-            entry.result = match judge_action(lookup, intent, action, later).await {
-                Err(e) => Decision::LeftUnknown(format!("cannot read it back: {e}")),
-                Ok((verdict, observed)) => {
-                    entry.observed = Some(observed.clone());
-                    let mut r = outcome_record(intent, operator, verdict, None);
-                    r.outcome = Some(Outcome::Reconciled {
-                        verdict,
-                        observed_priority: None,
-                        observed: Some(observed),
-                        call_error: None,
-                    });
-                    match log.append_outcome_once(r)? {
-                        Some(_) => Decision::Decided(verdict, None),
-                        None => Decision::AlreadyDecided,
-                    }
-                }
-            };
-            done.push(entry);
-            continue;
-        }
-        entry.result = match lookup.job_priority(&intent.job.id).await {
-            Err(ApiFailure(e)) if e.trim().is_empty() => {
-                Decision::LeftUnknown("cannot read the job (no reason given)".to_string())
+            if !revisit {
+                entry.result = Decision::LeftUnknown(why);
+                done.push(entry);
             }
-            Err(e) => Decision::LeftUnknown(format!("cannot read the job: {e}")),
-            Ok(current) => {
-                let verdict = Verdict::judge(current, later, intent.new_priority);
-                match log.append_outcome_once(outcome_record(intent, operator, verdict, current))? {
-                    Some(_) => Decision::Decided(verdict, current),
-                    None => Decision::AlreadyDecided,
-                }
+            continue;
+        }
+        let (verdict, priority, observed) = match read_back(lookup, intent, later).await {
+            Ok(read) => read,
+            // A revisit that cannot read leaves the earlier decision as it is.
+            Err(_) if revisit => continue,
+            Err(why) => {
+                entry.result = Decision::LeftUnknown(why.to_string());
+                done.push(entry);
+                continue;
+            }
+        };
+        entry.observed.clone_from(&observed);
+        entry.result = if revisit {
+            if verdict != Verdict::Landed {
+                continue;
+            }
+            let decided = c.outcome.as_ref().map_or("", |o| o.time.as_str());
+            let mut r = outcome_record(intent, operator, Verdict::LandedLate, priority, observed);
+            r.justification = format!(
+                "reconciled by quotatop audit reconcile: landed after all (found not landed at {decided}, seen landed at {})",
+                r.time
+            );
+            match log.append_outcome_if(r, still_did_not_land)? {
+                Some(_) => Decision::Decided(Verdict::LandedLate, priority),
+                None => Decision::AlreadyDecided,
+            }
+        } else {
+            let r = outcome_record(intent, operator, verdict, priority, observed);
+            match log.append_outcome_once(r)? {
+                Some(_) => Decision::Decided(verdict, priority),
+                None => Decision::AlreadyDecided,
             }
         };
         done.push(entry);
     }
     Ok(done)
+}
+
+/// Whether `intent` was made within [`REVISIT_WINDOW_MS`] of `now`.
+fn recent(intent: &AuditRecord, now: chrono::DateTime<chrono::Utc>) -> bool {
+    chrono::DateTime::parse_from_rfc3339(&intent.time).is_ok_and(|t| {
+        (now - t.with_timezone(&chrono::Utc)).num_milliseconds() <= REVISIT_WINDOW_MS
+    })
+}
+
+/// Whether a change's outcome records still say only reconcile's "did not land": no answer of
+/// the API and no "landed after all" was written meanwhile.
+fn still_did_not_land(outcomes: &[AuditRecord]) -> bool {
+    let mut did_not_land = false;
+    for o in outcomes {
+        match &o.outcome {
+            Some(Outcome::Reconciled {
+                verdict: Verdict::DidNotLand,
+                ..
+            }) => did_not_land = true,
+            Some(Outcome::Reconciled {
+                verdict: Verdict::LandedLate,
+                ..
+            })
+            | Some(Outcome::Succeeded { .. })
+            | Some(Outcome::Failed { .. }) => return false,
+            _ => {}
+        }
+    }
+    did_not_land
+}
+
+/// Whether a change after `intent` in the log acted on the same job (a priority) or target.
+fn later_change(after: &[audit::Change], intent: &AuditRecord) -> bool {
+    match &intent.action {
+        None => after
+            .iter()
+            .any(|l| l.intent.action.is_none() && l.intent.job.id == intent.job.id),
+        Some(a) => after.iter().any(|l| {
+            l.intent
+                .action
+                .as_ref()
+                .is_some_and(|b| b.target == a.target && l.intent.queue == intent.queue)
+        }),
+    }
+}
+
+/// Why reconcile could not read what a change shows now.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum NotRead {
+    #[error("cannot read it back: {0}")]
+    Action(CannotReadBack),
+    #[error("cannot read the job (no reason given)")]
+    NoReason,
+    #[error("cannot read the job: {0}")]
+    Job(ApiFailure),
+}
+
+/// What the change shows now: the verdict, the job's priority (a priority change) and what a
+/// change of another kind was judged by.
+async fn read_back<L: JobLookup>(
+    lookup: &L,
+    intent: &AuditRecord,
+    later: bool,
+) -> Result<(Verdict, Option<u32>, Option<String>), NotRead> {
+    if let Some(action) = &intent.action {
+        return judge_action(lookup, intent, action, later)
+            .await
+            .map(|(verdict, observed)| (verdict, None, Some(observed)))
+            .map_err(NotRead::Action);
+    }
+    match lookup.job_priority(&intent.job.id).await {
+        Err(ApiFailure(e)) if e.trim().is_empty() => Err(NotRead::NoReason),
+        Err(e) => Err(NotRead::Job(e)),
+        Ok(current) => Ok((
+            Verdict::judge(current, later, intent.new_priority),
+            current,
+            None,
+        )),
+    }
 }
 
 /// Why the change was made against another AWS than `target` looks at, if it was.
@@ -367,7 +450,8 @@ fn outcome_record(
     intent: &AuditRecord,
     operator: &Operator,
     verdict: Verdict,
-    observed: Option<u32>,
+    observed_priority: Option<u32>,
+    observed: Option<String>,
 ) -> AuditRecord {
     let mut r = intent.clone();
     r.v = audit::SCHEME;
@@ -380,8 +464,8 @@ fn outcome_record(
     );
     r.outcome = Some(Outcome::Reconciled {
         verdict,
-        observed_priority: observed,
-        observed: None,
+        observed_priority,
+        observed,
         call_error: None,
     });
     r.policy = None;
@@ -596,6 +680,144 @@ mod tests {
             .await
             .unwrap();
         assert!(again.is_empty());
+    }
+
+    /// A held call lands after reconcile said it had not: the next reconcile appends "landed
+    /// after all" (the first decision stays), the change takes effect, and a third reconcile
+    /// writes nothing; a "did not land" older than the window is not read again.
+    #[tokio::test]
+    async fn a_did_not_land_that_lands_later_is_corrected_by_an_appended_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::new(dir.path().join("audit.jsonl"));
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let mut held = intent("held", 1, 50);
+        held.time.clone_from(&now);
+        let mut old = intent("old", 1, 60);
+        old.time = "2026-01-01T00:00:00.000Z".into();
+        log.append(held.clone()).unwrap();
+        log.append(old).unwrap();
+        let op = Operator {
+            user: "bob".into(),
+            ..Default::default()
+        };
+        let before = Jobs(HashMap::from([
+            ("held".to_string(), Ok(Some(1))),
+            ("old".to_string(), Ok(Some(1))),
+        ]));
+        let first = reconcile(&before, &log, &op, &Target::default())
+            .await
+            .unwrap();
+        let results: Vec<_> = first.iter().map(|r| r.result.clone()).collect();
+        assert_eq!(
+            results,
+            [
+                Decision::Decided(Verdict::DidNotLand, Some(1)),
+                Decision::Decided(Verdict::DidNotLand, Some(1))
+            ]
+        );
+        // Both calls land now.
+        let after = Jobs(HashMap::from([
+            ("held".to_string(), Ok(Some(50))),
+            ("old".to_string(), Ok(Some(60))),
+        ]));
+        let second = reconcile(&after, &log, &op, &Target::default())
+            .await
+            .unwrap();
+        assert_eq!(second.len(), 1, "{second:?}");
+        assert_eq!(second[0].job_id, "held");
+        assert_eq!(
+            second[0].result,
+            Decision::Decided(Verdict::LandedLate, Some(50))
+        );
+        assert!(
+            second[0].line().contains("landed after all"),
+            "{}",
+            second[0].line()
+        );
+        let records = audit::read_records(log.path()).unwrap();
+        assert_eq!(
+            records.len(),
+            5,
+            "two intents, two decisions, one correction"
+        );
+        let correction = &records[4].1;
+        assert!(
+            correction
+                .justification
+                .contains("landed after all (found not landed at "),
+            "{}",
+            correction.justification
+        );
+        let changes = audit::changes(&records);
+        assert!(changes[0].took_effect());
+        assert!(
+            !changes[1].took_effect(),
+            "outside the window: not read again"
+        );
+        assert_eq!(audit::verify(log.path()).map(|h| h.count), Ok(5));
+        let third = reconcile(&after, &log, &op, &Target::default())
+            .await
+            .unwrap();
+        assert!(third.is_empty(), "{third:?}");
+        assert_eq!(audit::read_records(log.path()).unwrap().len(), 5);
+    }
+
+    /// Two reconciles at once (two threads, two opens of the log) that both find the change
+    /// landed after all write one correction between them.
+    #[test]
+    fn two_reconciles_at_once_write_one_correction() {
+        fn block<F: Future>(f: F) -> F::Output {
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap()
+                .block_on(f)
+        }
+        for round in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("audit.jsonl");
+            let mut held = intent("held", 1, 50);
+            held.time = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            AuditLog::new(&path).append(held).unwrap();
+            let before = Jobs(HashMap::from([("held".to_string(), Ok(Some(1)))]));
+            let op = Operator::default();
+            block(reconcile(
+                &before,
+                &AuditLog::new(&path),
+                &op,
+                &Target::default(),
+            ))
+            .unwrap();
+            let results: Vec<Vec<Reconciled>> = std::thread::scope(|s| {
+                let runs: Vec<_> = (0..2)
+                    .map(|_| {
+                        s.spawn(|| {
+                            let after = Jobs(HashMap::from([("held".to_string(), Ok(Some(50)))]));
+                            let log = AuditLog::new(&path);
+                            block(reconcile(
+                                &after,
+                                &log,
+                                &Operator::default(),
+                                &Target::default(),
+                            ))
+                            .unwrap()
+                        })
+                    })
+                    .collect();
+                runs.into_iter().map(|r| r.join().unwrap()).collect()
+            });
+            let corrections = results
+                .iter()
+                .flatten()
+                .filter(|r| r.result == Decision::Decided(Verdict::LandedLate, Some(50)))
+                .count();
+            assert_eq!(corrections, 1, "round {round}: {results:?}");
+            let records = audit::read_records(&path).unwrap();
+            assert_eq!(
+                records.len(),
+                3,
+                "intent, did not land, one landed after all"
+            );
+        }
     }
 
     #[test]

@@ -109,7 +109,7 @@ fn update_fields(detail: &str) -> Option<Vec<(String, String, String)>> {
 /// How `shares apply` words a read-back's verdict.
 pub fn verdict_words(v: Verdict) -> &'static str {
     match v {
-        Verdict::Landed => "landed (confirmed by read-back)",
+        Verdict::Landed | Verdict::LandedLate => "landed (confirmed by read-back)",
         Verdict::DidNotLand => "did not land (confirmed by read-back)",
         Verdict::Undecidable | Verdict::JobGone => "unknown",
     }
@@ -527,17 +527,14 @@ mod tests {
         }
     }
 
-    fn temp() -> std::path::PathBuf {
-        std::env::temp_dir()
-            .join(format!(
-                "quotatop-shares-apply-{}-{}",
-                std::process::id(),
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos())
-                    .unwrap_or(0)
-            ))
-            .join("audit.jsonl")
+    fn temp() -> (tempfile::TempDir, std::path::PathBuf) {
+        // Removed when the test ends: the directory is held beside the path.
+        let dir = tempfile::Builder::new()
+            .prefix("quotatop-shares-apply-")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join("audit.jsonl");
+        (dir, path)
     }
 
     fn block<F: Future>(f: F) -> F::Output {
@@ -554,7 +551,7 @@ mod tests {
             &[share("a", 2), share("new", 1)],
         );
         assert_eq!(steps.len(), 4);
-        let path = temp();
+        let (_dir, path) = temp();
         let api = fake(2, Some(path.clone()), vec![share("a", 1), share("old", 1)]);
         let r = block(apply_plan(&api, &AuditLog::new(&path), &ctx(false), &steps)).unwrap();
         assert!(!r.complete());
@@ -611,7 +608,7 @@ mod tests {
         // The create's answer was lost; the SDK's retry met "already exists". The share is
         // there as planned, so the change happened.
         let steps = plan(&[], &[share("new", 1), share("next", 2)]);
-        let path = temp();
+        let (_dir, path) = temp();
         let api = Fake {
             lands_anyway: true,
             ..fake(1, None, Vec::new())
@@ -650,7 +647,7 @@ mod tests {
             &[share("a", 1), share("b", 1)],
             &[share("a", 2), share("b", 2)],
         );
-        let path = temp();
+        let (_dir, path) = temp();
         // Someone sets b to 5 while a's call is under way.
         let api = Fake {
             meddle: Some(share("b", 5)),
@@ -727,7 +724,7 @@ mod tests {
 
     #[test]
     fn read_only_refuses_before_writing() {
-        let path = temp();
+        let (_dir, path) = temp();
         let api = fake(0, None, Vec::new());
         let steps = plan(&[], &[share("a", 1)]);
         let e = block(apply_plan(&api, &AuditLog::new(&path), &ctx(true), &steps)).unwrap_err();

@@ -16,6 +16,10 @@
 //!           | lose-answer=P                carry the call out, then close the connection
 //!                                          without its answer (a lost 200: the client's
 //!                                          retry meets the change already made)
+//!           | hold=DUR                     receive the call in full, then hold it DUR before
+//!                                          carrying it out, also when the client has gone
+//!                                          meanwhile (a call held in flight: it lands after
+//!                                          its client gave up or was killed)
 //!           | lose-answer-first=N          lose the answers of the first N calls of each
 //!                                          matching operation (counted from when a spec is
 //!                                          set: the emulator counts no calls without one)
@@ -84,6 +88,9 @@ pub struct Faults {
     pub lose_answer_first: u32,
     /// The operation's token bucket, when it is rate limited.
     pub rate: Option<RateLimit>,
+    /// A received call is held this long before it is carried out, whether or not its client
+    /// is still there.
+    pub hold_ms: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -98,6 +105,7 @@ struct Rule {
     expired_token: Option<f64>,
     lose_answer: Option<f64>,
     lose_answer_first: Option<u32>,
+    hold: Option<u64>,
     /// `Some(None)`: `rate=none`, lifting an earlier rule's limit.
     rate: Option<Option<f64>>,
     burst: Option<u32>,
@@ -149,6 +157,7 @@ impl FaultSpec {
                         };
                         rule.latency = Some((fixed, jitter));
                     }
+                    "hold" => rule.hold = Some(parse_latency(value)?),
                     "throttle" => rule.throttle = Some(parse_probability(value)?),
                     "throttle-first" => {
                         rule.throttle_first = Some(value.parse().map_err(|_| {
@@ -183,7 +192,7 @@ impl FaultSpec {
                     }
                     other => {
                         return Err(bad(format!(
-                            "unknown setting {other:?} (latency, throttle, throttle-first, error, drop, deny, expired-token, lose-answer, lose-answer-first, rate, burst, seed)"
+                            "unknown setting {other:?} (latency, hold, throttle, throttle-first, error, drop, deny, expired-token, lose-answer, lose-answer-first, rate, burst, seed)"
                         )));
                     }
                 }
@@ -231,6 +240,9 @@ impl FaultSpec {
             }
             if let Some(n) = r.lose_answer_first {
                 f.lose_answer_first = n;
+            }
+            if let Some(h) = r.hold {
+                f.hold_ms = h;
             }
             if let Some(r) = r.rate {
                 rate = r;
@@ -320,6 +332,8 @@ pub struct FaultStats {
     pub rate_limited: u64,
     /// Requests carried out whose answers were lost.
     pub answers_lost: u64,
+    /// Requests received in full and held (`hold=DUR`), counted as the hold starts.
+    pub held: u64,
 }
 
 struct OpState {
@@ -368,6 +382,22 @@ impl FaultInjector {
             Ok(g) => g.1,
             Err(p) => p.into_inner().1,
         }
+    }
+
+    /// How long a received call of `op` is held before it is carried out (`hold=DUR`); a
+    /// held call is counted in [`FaultStats::held`].
+    pub fn hold(&self, op: &str) -> Duration {
+        let hold = {
+            let spec = self.spec.read().unwrap_or_else(|p| p.into_inner());
+            Duration::from_millis(spec.for_op(op).hold_ms)
+        };
+        if !hold.is_zero() {
+            match self.state.lock() {
+                Ok(mut g) => g.1.held += 1,
+                Err(p) => p.into_inner().1.held += 1,
+            }
+        }
+        hold
     }
 
     /// The delay and the fate of the next call of `op`.
@@ -500,6 +530,18 @@ mod tests {
         let s = FaultSpec::parse("latency=1h+250").unwrap();
         let f = s.for_op("listservicejobs");
         assert_eq!((f.latency_ms, f.jitter_ms), (3_600_000, 250));
+    }
+
+    #[test]
+    fn hold_is_per_operation_and_counted() {
+        let spec = FaultSpec::parse("updateservicejob:hold=1.5s").unwrap();
+        assert_eq!(spec.for_op("updateservicejob").hold_ms, 1500);
+        assert_eq!(spec.for_op("listservicejobs").hold_ms, 0);
+        assert!(FaultSpec::parse("hold=2h").is_err(), "at most an hour");
+        let f = FaultInjector::new(spec);
+        assert_eq!(f.hold("listservicejobs"), Duration::ZERO);
+        assert_eq!(f.hold("updateservicejob"), Duration::from_millis(1500));
+        assert_eq!(f.stats().held, 1);
     }
 
     #[test]

@@ -387,17 +387,21 @@ async fn op_handler(
         let (parts, body) = request.into_parts();
         let body = read_body(&parts.headers, body, app.body_timeout()).await?;
         let region = region_of(&parts.headers);
-        let mut accounts = lock(&app.world)?;
-        let account = accounts.region(region.as_deref())?;
-        let handled = match handler {
-            Route::Post(f) => f(account, &body),
-            Route::Queue(key, check, f) => {
-                check(&body)?;
-                f(account.route(key, &body)?, &body)
-            }
-            Route::Tags => Err(ApiError::Server("tags are served on /v1/tags".into())),
-        };
-        Ok((handled, answer))
+        let hold = app.faults.hold(&op);
+        if hold.is_zero() {
+            return Ok((carry_out(&app, handler, region.as_deref(), &body)?, answer));
+        }
+        // Received in full: held, then carried out in a task of its own, which the client
+        // going away (this handler dropped with its connection) does not cancel.
+        let held = Arc::clone(&app);
+        let task = tokio::spawn(async move {
+            tokio::time::sleep(hold).await;
+            carry_out(&held, handler, region.as_deref(), &body)
+        });
+        match task.await {
+            Ok(handled) => Ok((handled?, answer)),
+            Err(e) => Err(ApiError::Server(format!("the held call failed: {e}"))),
+        }
     }
     .await;
     match result {
@@ -405,6 +409,26 @@ async fn op_handler(
         Ok((handled, Answer::Send)) => handled.unwrap_or_else(IntoResponse::into_response),
         Err(e) => e.into_response(),
     }
+}
+
+/// Carries out the operation `handler` with `body` in `region`'s world: the response, or the
+/// error that stopped it before the operation ran.
+fn carry_out(
+    app: &App,
+    handler: Route,
+    region: Option<&str>,
+    body: &Bytes,
+) -> Result<Result<Response, ApiError>, ApiError> {
+    let mut accounts = lock(&app.world)?;
+    let account = accounts.region(region)?;
+    Ok(match handler {
+        Route::Post(f) => f(account, body),
+        Route::Queue(key, check, f) => {
+            check(body)?;
+            f(account.route(key, body)?, body)
+        }
+        Route::Tags => Err(ApiError::Server("tags are served on /v1/tags".into())),
+    })
 }
 
 /// `POST /`: the awsQuery protocol, which here serves STS `GetCallerIdentity` only.

@@ -297,31 +297,48 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
                 quotatop_model::escape_c1_in_json(serde_json::to_string_pretty(&report)?)
             ),
         }
-        // The queue as it is after the drill, journaled with the one before, so `report`
-        // finds the queue (and its drills) even where no console or `record` watched it.
-        let after = poll::refresh_once(
-            &client,
-            PollConfig {
-                queues: vec![plan.queue.clone()],
-                ..PollConfig::default()
-            },
-        )
-        .await
-        .ok();
-        let snapshots: Vec<quotatop_model::Snapshot> =
-            std::iter::once(snapshot.clone()).chain(after).collect();
-        match keep(&report, &snapshots, a.journal.clone()) {
-            Ok(path) => eprintln!("report kept in the journal {}", path.display()),
-            Err(e) => eprintln!(
-                "warning: the report could not be kept in the journal: {}",
-                clean_text(&quotatop_model::error_chain(e.as_ref()))
-            ),
+        if a.no_journal {
+            eprintln!("report not kept (--no-journal): `report` will not list this drill");
+        } else {
+            keep_after(&client, &plan.queue, &report, &snapshot, a.journal.clone()).await;
         }
         match interrupted {
             Some(why) => bail!("drill {run_id} did not finish: {why}"),
             None => Ok(()),
         }
     })
+}
+
+/// Keeps `report` in the journal (`path`, else the default) with the queue as it was before
+/// (`before`) and is now, so `report` finds the queue (and its drills) even where no console or
+/// `record` watched it; a failure is a warning (the report was printed).
+async fn keep_after(
+    client: &BatchClient,
+    queue: &str,
+    report: &DrillReport,
+    before: &quotatop_model::Snapshot,
+    path: Option<std::path::PathBuf>,
+) {
+    {
+        let after = poll::refresh_once(
+            client,
+            PollConfig {
+                queues: vec![queue.to_string()],
+                ..PollConfig::default()
+            },
+        )
+        .await
+        .ok();
+        let snapshots: Vec<quotatop_model::Snapshot> =
+            std::iter::once(before.clone()).chain(after).collect();
+        match keep(report, &snapshots, path) {
+            Ok(path) => eprintln!("report kept in the journal {}", path.display()),
+            Err(e) => eprintln!(
+                "warning: the report could not be kept in the journal: {}",
+                clean_text(&quotatop_model::error_chain(e.as_ref()))
+            ),
+        }
+    }
 }
 
 fn keep(

@@ -192,7 +192,7 @@ pub fn report_text(r: &ApplyReport, run_id: &str, log: &str) -> String {
             } => out.push_str(&format!(
                 "{:<12} {} {} ({}): {}; the call answered: {}; read back: {}\n",
                 match verdict {
-                    Verdict::Landed => "applied",
+                    Verdict::Landed | Verdict::LandedLate => "applied",
                     Verdict::DidNotLand => "FAILED",
                     Verdict::Undecidable | Verdict::JobGone => "UNKNOWN",
                 },

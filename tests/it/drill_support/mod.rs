@@ -112,8 +112,11 @@ pub fn drill(url: &str, dir: &Path, args: &[&str]) -> Command {
         .arg(dir.join("job.json"))
         .arg("--log")
         .arg(dir.join("audit.jsonl"))
-        .arg("--journal")
-        .arg(dir.join("journal.sqlite3"))
+        .args(if args.contains(&"--no-journal") {
+            vec![]
+        } else {
+            vec!["--journal".into(), dir.join("journal.sqlite3")]
+        })
         .args(["--endpoint-url", url, "--poll-interval", "0.05"])
         .args(args)
         .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
@@ -122,6 +125,9 @@ pub fn drill(url: &str, dir: &Path, args: &[&str]) -> Command {
         .env_remove("QUOTATOP_READ_ONLY")
         .env_remove("QUOTATOP_CONFIG")
         .env("XDG_CONFIG_HOME", dir.join("no-config"))
+        // A journal at the default place would be in `dir` too.
+        .env("HOME", dir)
+        .env("XDG_DATA_HOME", dir.join("data"))
         .stdin(Stdio::null());
     c
 }

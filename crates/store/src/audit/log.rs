@@ -317,6 +317,17 @@ impl AuditLog {
         &self,
         record: AuditRecord,
     ) -> Result<Option<AuditRecord>, AuditError> {
+        self.append_outcome_if(record, |outcomes| outcomes.is_empty())
+    }
+
+    /// Appends `record` (an outcome) when `still` holds of the outcome records the log has for
+    /// its change id, deciding under the log's lock so that two writers cannot both append.
+    /// `None` when it did not hold.
+    pub fn append_outcome_if(
+        &self,
+        record: AuditRecord,
+        still: impl FnOnce(&[AuditRecord]) -> bool,
+    ) -> Result<Option<AuditRecord>, AuditError> {
         let mut guard = self.lock()?;
         let mut data = Vec::new();
         guard
@@ -324,14 +335,13 @@ impl AuditLog {
             .seek(SeekFrom::Start(0))
             .map_err(io(&self.path))?;
         guard.file.read_to_end(&mut data).map_err(io(&self.path))?;
-        let lines = raw_lines(&data);
-        for l in &lines {
-            if let Ok(r) = parse_line(l.bytes)
-                && r.kind == RecordKind::Outcome
-                && r.change_id == record.change_id
-            {
-                return Ok(None);
-            }
+        let outcomes: Vec<AuditRecord> = raw_lines(&data)
+            .iter()
+            .filter_map(|l| parse_line(l.bytes).ok())
+            .filter(|r| r.kind == RecordKind::Outcome && r.change_id == record.change_id)
+            .collect();
+        if !still(&outcomes) {
+            return Ok(None);
         }
         self.append_locked(&mut guard, record).map(Some)
     }

@@ -142,9 +142,21 @@ impl Change {
             self.outcome.as_ref().and_then(|o| o.outcome.as_ref()),
             Some(Outcome::Succeeded { .. })
                 | Some(Outcome::Reconciled {
-                    verdict: Verdict::Landed,
+                    verdict: Verdict::Landed | Verdict::LandedLate,
                     ..
                 })
+        )
+    }
+
+    /// Whether the change's outcome is reconcile's "did not land" (not the API's answer), which
+    /// a later reconcile looks at again: the call may land after it was decided.
+    pub fn did_not_land(&self) -> bool {
+        matches!(
+            self.outcome.as_ref().and_then(|o| o.outcome.as_ref()),
+            Some(Outcome::Reconciled {
+                verdict: Verdict::DidNotLand,
+                ..
+            })
         )
     }
 
@@ -172,13 +184,24 @@ pub fn changes(records: &[(usize, AuditRecord)]) -> Vec<Change> {
             }),
             RecordKind::Outcome => {
                 // The change's own outcome (the API's answer) wins over a reconciled one, in
-                // whichever order they were written.
+                // whichever order they were written; a later reconcile's "landed after all"
+                // replaces an earlier "did not land".
                 let api = !matches!(r.outcome, Some(Outcome::Reconciled { .. }));
+                let late = matches!(
+                    r.outcome,
+                    Some(Outcome::Reconciled {
+                        verdict: Verdict::LandedLate,
+                        ..
+                    })
+                );
                 if let Some(c) = out.iter_mut().rev().find(|c| {
                     c.intent.change_id == r.change_id
                         && match &c.outcome {
                             None => true,
-                            Some(o) => api && matches!(o.outcome, Some(Outcome::Reconciled { .. })),
+                            Some(o) => {
+                                (api && matches!(o.outcome, Some(Outcome::Reconciled { .. })))
+                                    || (late && c.did_not_land())
+                            }
                         }
                 }) {
                     c.outcome = Some(r.clone());

@@ -150,6 +150,11 @@ pub enum Verdict {
     Undecidable,
     /// The job no longer exists.
     JobGone,
+    /// Written by a later `audit reconcile` after an earlier one found the change had not
+    /// landed: it has landed since (a call held in flight, or answered late, took effect after
+    /// that decision). A second outcome record of the change; the first stays in the log, and
+    /// this one is the change's outcome from then on.
+    LandedLate,
 }
 
 impl Verdict {
@@ -170,6 +175,7 @@ impl Verdict {
             Verdict::DidNotLand => "did not land",
             Verdict::Undecidable => "undecidable",
             Verdict::JobGone => "job gone",
+            Verdict::LandedLate => "landed after all",
         }
     }
 }

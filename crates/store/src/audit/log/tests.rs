@@ -39,21 +39,19 @@ fn record(change: &str, kind: RecordKind) -> AuditRecord {
     }
 }
 
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "quotatop-audit-{}-{name}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
-    dir.join("audit.jsonl")
+fn temp(name: &str) -> (tempfile::TempDir, PathBuf) {
+    // Removed when the test ends: the directory is held beside the path.
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("quotatop-audit-{name}-"))
+        .tempdir()
+        .unwrap();
+    let path = dir.path().join("audit.jsonl");
+    (dir, path)
 }
 
 #[test]
 fn appends_chain_and_verify() {
-    let path = temp("chain");
+    let (_dir, path) = temp("chain");
     let log = AuditLog::new(&path);
     let a = log.append(record("c1", RecordKind::Intent)).unwrap();
     let b = log.append(record("c1", RecordKind::Outcome)).unwrap();
@@ -72,7 +70,7 @@ fn appends_chain_and_verify() {
 
 #[test]
 fn verify_finds_edits_removals_and_reordering_at_the_right_line() {
-    let path = temp("tamper");
+    let (_dir, path) = temp("tamper");
     let log = AuditLog::new(&path);
     for i in 0..4 {
         log.append(record(&format!("c{i}"), RecordKind::Intent))
@@ -119,7 +117,7 @@ fn verify_finds_edits_removals_and_reordering_at_the_right_line() {
 
 #[test]
 fn concurrent_appenders_never_interleave_and_the_chain_verifies() {
-    let path = temp("concurrent");
+    let (_dir, path) = temp("concurrent");
     let threads: Vec<_> = (0..4)
         .map(|t| {
             let path = path.clone();
@@ -140,7 +138,7 @@ fn concurrent_appenders_never_interleave_and_the_chain_verifies() {
 
 #[test]
 fn a_missing_log_is_empty_and_an_unreadable_tail_refuses_appends() {
-    let path = temp("missing");
+    let (_dir, path) = temp("missing");
     assert_eq!(verify(&path).map(|h| h.count), Ok(0));
     assert!(read_records(&path).unwrap().is_empty());
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -161,15 +159,15 @@ fn a_missing_log_is_empty_and_an_unreadable_tail_refuses_appends() {
     assert!(matches!(repaired, Ok(None)), "{repaired:?}");
 }
 
-fn write_records(name: &str, n: usize) -> (PathBuf, Vec<String>) {
-    let path = temp(name);
+fn write_records(name: &str, n: usize) -> (tempfile::TempDir, PathBuf, Vec<String>) {
+    let (dir, path) = temp(name);
     let log = AuditLog::new(&path);
     for i in 0..n {
         log.append(record(&format!("c{i}"), RecordKind::Intent))
             .unwrap();
     }
     let text = std::fs::read_to_string(&path).unwrap();
-    (path, text.lines().map(str::to_string).collect())
+    (dir, path, text.lines().map(str::to_string).collect())
 }
 
 fn with_line(path: &Path, lines: &[String], n: usize, new: &str) {
@@ -180,7 +178,7 @@ fn with_line(path: &Path, lines: &[String], n: usize, new: &str) {
 
 #[test]
 fn records_are_written_in_canonical_form_and_hash_their_bytes() {
-    let path = temp("canonical");
+    let (_dir, path) = temp("canonical");
     let log = AuditLog::new(&path);
     let mut r = record("c", RecordKind::Intent);
     r.justification = "csi \u{9b}31m esc \u{1b}[2J bel \u{7} cr \r del \u{7f}".into();
@@ -205,7 +203,7 @@ fn records_are_written_in_canonical_form_and_hash_their_bytes() {
 
 #[test]
 fn verify_rejects_every_rewrite_of_a_v2_line() {
-    let (path, lines) = write_records("rewrites", 4);
+    let (_dir, path, lines) = write_records("rewrites", 4);
     let l2 = lines[1].clone();
     let cases: Vec<(&str, String)> = vec![
         (
@@ -242,7 +240,7 @@ fn verify_rejects_every_rewrite_of_a_v2_line() {
 
 #[test]
 fn a_v1_log_written_before_scheme_2_verifies_and_continues_in_v2() {
-    let path = temp("v1");
+    let (_dir, path) = temp("v1");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let fixture = include_str!("../../../../../tests/fixtures/audit_v1.jsonl");
     std::fs::write(&path, fixture).unwrap();
@@ -274,7 +272,7 @@ fn a_v1_log_written_before_scheme_2_verifies_and_continues_in_v2() {
 
 #[test]
 fn a_torn_tail_is_named_repaired_and_appends_work_again() {
-    let (path, lines) = write_records("torn", 3);
+    let (_dir, path, lines) = write_records("torn", 3);
     let whole = std::fs::read(&path).unwrap();
     let cut = &lines[2].as_bytes()[..40];
     let mut data = whole[..whole.len() - lines[2].len() - 1].to_vec();
@@ -331,7 +329,7 @@ fn a_torn_tail_is_named_repaired_and_appends_work_again() {
 
 #[test]
 fn invalid_utf8_is_named_by_its_line() {
-    let (path, lines) = write_records("utf8", 5);
+    let (_dir, path, lines) = write_records("utf8", 5);
     let mut data = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         let mut b = l.as_bytes().to_vec();
@@ -355,7 +353,7 @@ fn invalid_utf8_is_named_by_its_line() {
 
 #[test]
 fn a_held_lock_times_out_naming_its_holder() {
-    let path = temp("lock");
+    let (_dir, path) = temp("lock");
     let holder = AuditLog::new(&path);
     let guard = holder.lock().unwrap();
     let waiter = AuditLog::new(&path).with_lock_timeout(std::time::Duration::from_millis(300));
@@ -377,7 +375,7 @@ fn a_held_lock_times_out_naming_its_holder() {
 /// audited changes of `q@eu` are that source's only.
 #[test]
 fn a_source_is_recorded_and_keys_the_queue() {
-    let path = temp("sources");
+    let (_dir, path) = temp("sources");
     let log = AuditLog::new(&path);
     let plain = log.append(record("c1", RecordKind::Intent)).unwrap();
     log.append(record("c1", RecordKind::Outcome)).unwrap();
@@ -408,7 +406,7 @@ fn a_source_is_recorded_and_keys_the_queue() {
 
 #[test]
 fn a_middle_record_rewritten_with_a_valid_hash_of_its_own_breaks_the_chain_there() {
-    let (path, lines) = write_records("middle", 4);
+    let (_dir, path, lines) = write_records("middle", 4);
     let records: Vec<AuditRecord> = read_records(&path)
         .unwrap()
         .into_iter()
