@@ -6,6 +6,7 @@ pub mod demo;
 pub mod drill;
 pub mod emulator;
 pub mod journal;
+pub mod logs;
 pub mod record;
 pub mod replay;
 pub mod report;
