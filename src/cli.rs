@@ -62,6 +62,10 @@ pub enum Command {
     /// Change a job's scheduling priority with a justification: validated, previewed,
     /// confirmed, and written to the audit log before and after the API call.
     SetPriority(SetPriorityArgs),
+    /// The log of the SageMaker training job behind a job's attempts (CloudWatch Logs,
+    /// /aws/sagemaker/TrainingJobs), each attempt's end marked: the latest attempt, one
+    /// (--attempt N) or all (--all); --follow keeps reading until the job ends.
+    Logs(LogsArgs),
     /// Quota shares as a file: export the live ones, plan (diff, lint, impact) and apply a
     /// change with an audit record per call.
     #[command(subcommand)]
@@ -133,6 +137,34 @@ pub struct SetPriorityArgs {
     pub aws: AwsArgs,
     #[command(flatten)]
     pub log: AuditLogArg,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LogsArgs {
+    /// The job: id, ARN or name.
+    pub job: String,
+    /// This attempt only (1 is the first); default: the latest.
+    #[arg(long, value_name = "N", conflicts_with = "all")]
+    pub attempt: Option<usize>,
+    /// Every attempt, oldest first.
+    #[arg(long)]
+    pub all: bool,
+    /// Keep printing new lines (of the newest attempt, then of the next one when the job runs
+    /// again) until the job ends or Ctrl-C.
+    #[arg(long, short = 'f')]
+    pub follow: bool,
+    /// Lines from this on: a duration back from the service's clock (30m, 2h, 1d) or an
+    /// RFC 3339 time.
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// At most this many lines per attempt (the first ones).
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub max_lines: usize,
+    /// Queue(s) to look for the job in (default: every quota-managed queue).
+    #[arg(long = "queue", value_name = "NAME|ARN")]
+    pub queues: Vec<String>,
+    #[command(flatten)]
+    pub aws: AwsArgs,
 }
 
 #[derive(Debug, clap::Args)]

@@ -23,6 +23,7 @@ fn main() -> ExitCode {
         Command::Report(args) => quotatop::commands::report::run(&args),
         Command::Record(args) => quotatop::commands::record::run(&args),
         Command::SetPriority(args) => quotatop::commands::set_priority::run(&args),
+        Command::Logs(args) => quotatop::commands::logs::run(&args),
         Command::Shares(cmd) => quotatop::commands::shares::run(&cmd),
         Command::Drill(args) => quotatop::commands::drill::run(&args),
         Command::Policy(cmd) => quotatop::commands::policy::run(&cmd),

@@ -8,6 +8,7 @@ pub mod emulator;
 pub mod journal;
 mod log_file;
 pub mod policy;
+pub mod logs;
 pub mod record;
 pub mod replay;
 pub mod report;

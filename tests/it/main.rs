@@ -73,6 +73,7 @@ mod snapshot_cli;
 mod snapshot_engine;
 mod sources;
 mod terminal_escapes;
+mod training_logs;
 mod tui_app;
 mod tui_history;
 mod tui_lists;

@@ -18,6 +18,7 @@ mod queue;
 pub mod scorecard;
 pub mod shares_lint;
 pub mod shares_plan;
+mod training_log;
 mod usage;
 pub mod why;
 
@@ -33,6 +34,9 @@ pub use preemption::{
 };
 pub use preview::{Candidate, Prediction, Preemptions, Preview};
 pub use queue::{QueuedJob, dispatch_order, running_jobs, share_queue};
+pub use training_log::{
+    LogRow, NumberedAttempt, numbered, rows as log_rows, stream_prefix, training_job_name,
+};
 pub use usage::{ShareTotals, ShareUsage, gpu_weight, share_totals, share_usage};
 pub use why::{Verdict, Why, why};
 

@@ -63,6 +63,13 @@ pub enum ApiError {
     /// HTTP 403 `ExpiredTokenException` (injected by the `expired-token` fault).
     #[error("{0}")]
     ExpiredToken(String),
+    /// An error another service (CloudWatch Logs, S3) names its own way.
+    #[error("{message}")]
+    Service {
+        status: u16,
+        code: &'static str,
+        message: String,
+    },
 }
 
 impl ApiError {
@@ -77,6 +84,9 @@ impl ApiError {
             Self::Throttled => StatusCode::TOO_MANY_REQUESTS,
             Self::UnknownOperation(_) => StatusCode::NOT_FOUND,
             Self::AccessDenied(_) | Self::ExpiredToken(_) => StatusCode::FORBIDDEN,
+            Self::Service { status, .. } => {
+                StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST)
+            }
         }
     }
 
@@ -89,6 +99,7 @@ impl ApiError {
             Self::UnknownOperation(_) => "UnknownOperationException",
             Self::AccessDenied(_) => "AccessDeniedException",
             Self::ExpiredToken(_) => "ExpiredTokenException",
+            Self::Service { code, .. } => code,
         }
     }
 }

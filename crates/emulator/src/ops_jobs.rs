@@ -11,7 +11,10 @@
 //! 3. otherwise 3600 (one hour).
 //!
 //! The tag `quotatop:checkpoint-seconds` sets a checkpoint interval: a preempted job then resumes
-//! from its last checkpoint instead of from zero.
+//! from its last checkpoint instead of from zero. Its training job writes them under the
+//! payload's `CheckpointConfig.S3Uri` (served by the emulator's S3). The tag
+//! `quotatop:checkpoint-fault` (`corrupt` or `never-restored`) makes them unusable: the job then
+//! restarts from zero after each preemption ([`super::training`]).
 //!
 //! # How an attempt ends (engine `policy` rule 13)
 //!
@@ -34,6 +37,9 @@ use super::account::Account;
 use super::error::ApiError;
 use super::ops_tags::validate_tags;
 use super::state::{JobMeta, QueueWorld};
+use super::training::{
+    CHECKPOINT_FAULT_TAG, CheckpointFault, Training, parse_s3_uri, s3_uri_of_payload,
+};
 use super::wire::{
     self, AttemptJson, CapacityUsage, DescribeServiceJobResponse, JobIdRequest, JobPreemptionJson,
     JobRef, LatestAttempt, PreemptionSummaryJson, ServiceJobSummary, ServiceResourceId,
@@ -115,6 +121,7 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
         None => resources.max_runtime_s.unwrap_or(DEFAULT_WORK_S),
     };
     let checkpoint_s = tag_seconds(&tags, CHECKPOINT_TAG)?;
+    let training = training_of(&tags, &payload, checkpoint_s)?;
     let fail_after_s = tag_seconds(&tags, FAIL_AFTER_TAG)?;
     let fail_attempts = tag_seconds(&tags, FAIL_ATTEMPTS_TAG)?;
     if let Some(token) = &req.client_token {
@@ -133,7 +140,7 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
         work_s * 1000,
     )
     .priority(req.scheduling_priority.unwrap_or(0));
-    spec.checkpoint_interval_ms = checkpoint_s.map(|s| s * 1000);
+    spec.checkpoint_interval_ms = training.engine_interval();
     spec.preemption_retries = retries;
     spec.failures = failure_spec(
         req.retry_strategy.as_ref(),
@@ -149,6 +156,7 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
         id.0,
         JobMeta {
             payload,
+            training,
             retry_strategy: req.retry_strategy,
             timeout: req.timeout_config,
         },
@@ -166,6 +174,38 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
         job_arn: arn,
         job_name: name,
         job_id: uuid,
+    })
+}
+
+/// How the job's training job checkpoints: every `checkpoint_s` (the tag), faulty per the tag
+/// `quotatop:checkpoint-fault`, under the payload's `CheckpointConfig.S3Uri`.
+fn training_of(
+    tags: &wire::Tags,
+    payload: &str,
+    checkpoint_s: Option<u64>,
+) -> Result<Training, ApiError> {
+    let fault = match tags.get(CHECKPOINT_FAULT_TAG) {
+        None => None,
+        Some(v) => Some(CheckpointFault::parse(v).ok_or_else(|| {
+            ApiError::client(format!(
+                "tag {CHECKPOINT_FAULT_TAG} must be corrupt or never-restored, got {:?}",
+                quotatop_model::clean(v)
+            ))
+        })?),
+    };
+    let s3 = match s3_uri_of_payload(payload) {
+        None => None,
+        Some(uri) => Some(parse_s3_uri(&uri).ok_or_else(|| {
+            ApiError::client(format!(
+                "serviceRequestPayload CheckpointConfig.S3Uri must be s3://bucket/prefix, got {:?}",
+                quotatop_model::clean(&uri)
+            ))
+        })?),
+    };
+    Ok(Training {
+        every_ms: checkpoint_s.map(|s| s * 1000),
+        fault,
+        s3,
     })
 }
 

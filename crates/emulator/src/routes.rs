@@ -6,7 +6,9 @@ use axum::response::Response;
 use super::account::{Account, Key};
 use super::error::ApiError;
 use super::state::QueueWorld;
-use super::{ops_jobs, ops_list_jobs, ops_queue, ops_resources, ops_setup, ops_shares, wire};
+use super::{
+    ops_jobs, ops_list_jobs, ops_logs, ops_queue, ops_resources, ops_setup, ops_shares, wire,
+};
 
 /// An operation on one region of the account.
 type OpFn = fn(&mut Account, &[u8]) -> Result<Response, ApiError>;
@@ -30,6 +32,10 @@ pub(super) enum Route {
     Queue(Key, ShapeFn, QueueOpFn),
     /// `/v1/tags/{resourceArn}`, where the method picks the operation ([`tags_handler`]).
     Tags,
+    /// CloudWatch Logs: `POST /` with `X-Amz-Target: Logs_20140328.<Op>` (JSON 1.1).
+    Logs(ops_logs::LogsFn),
+    /// S3, path-style: the method and path pick the operation ([`super::ops_s3::operation`]).
+    S3,
 }
 
 /// Declares the table: each row is an operation's lowercase name (as in the URL path) and its
@@ -119,14 +125,28 @@ routes! {
     "tagresource" => Route::Tags,
     "untagresource" => Route::Tags,
     "listtagsforresource" => Route::Tags,
+    "describelogstreams" => Route::Logs(ops_logs::describe_streams),
+    "getlogevents" => Route::Logs(ops_logs::get_events),
+    "filterlogevents" => Route::Logs(ops_logs::filter_events),
+    "listobjectsv2" => Route::S3,
+    "headobject" => Route::S3,
+    "getobject" => Route::S3,
 }
 
 /// How `POST /v1/<op>` is served, if `op` is an operation.
 pub(super) fn operation(op: &str) -> Option<Route> {
     ROUTES
         .iter()
-        .find(|&&(name, route)| name == op && !matches!(route, Route::Tags))
+        .find(|&&(name, route)| name == op && matches!(route, Route::Post(_) | Route::Queue(..)))
         .map(|&(_, route)| route)
+}
+
+/// The CloudWatch Logs operation named `op` (lowercase), if the emulator serves it.
+pub(super) fn logs_operation(op: &str) -> Option<ops_logs::LogsFn> {
+    ROUTES.iter().find_map(|&(name, route)| match route {
+        Route::Logs(f) if name == op => Some(f),
+        _ => None,
+    })
 }
 
 #[cfg(test)]
@@ -143,5 +163,10 @@ mod tests {
         // The tag operations are routed by method under /v1/tags/, not as POST /v1/<op>.
         assert!(operation("tagresource").is_none());
         assert!(operation("nosuchop").is_none());
+        // Logs and S3 operations are told apart by their service, not served on /v1/.
+        assert!(operation("getlogevents").is_none());
+        assert!(operation("listobjectsv2").is_none());
+        assert!(logs_operation("getlogevents").is_some());
+        assert!(logs_operation("listservicejobs").is_none());
     }
 }

@@ -230,6 +230,10 @@ pub struct ScriptedJob {
     pub duration_s: u64,
     #[serde(default)]
     pub checkpoint_s: Option<u64>,
+    /// `corrupt` or `never-restored`: the job writes checkpoints every `checkpoint_s` that no
+    /// attempt can use, so the engine runs it without checkpoints.
+    #[serde(default)]
+    pub checkpoint_fault: Option<String>,
     #[serde(default)]
     pub preemption_retries: Option<u32>,
     /// `retryStrategy.attempts` (1–10; default 1).

@@ -113,6 +113,18 @@ impl Scenario {
             if let Some(c) = j.checkpoint_s {
                 secs(&format!("{ctx}: checkpoint_s"), c)?;
             }
+            if let Some(f) = &j.checkpoint_fault {
+                if crate::training::CheckpointFault::parse(f).is_none() {
+                    return err(format!(
+                        "{ctx}: checkpoint_fault must be \"corrupt\" or \"never-restored\", got {f:?}"
+                    ));
+                }
+                if j.checkpoint_s.is_none() {
+                    return err(format!(
+                        "{ctx}: checkpoint_fault needs checkpoint_s (how often the faulty checkpoints are written)"
+                    ));
+                }
+            }
             failure_settings(
                 &ctx,
                 j.attempts,

@@ -21,8 +21,8 @@ use tokio_util::sync::CancellationToken;
 use super::account::{Accounts, signing_region};
 use super::error::ApiError;
 use super::faults::{Decision, FaultInjector};
-use super::routes::{Route, operation};
-use super::{ops_sts, ops_tags};
+use super::routes::{Route, logs_operation, operation};
+use super::{ops_logs, ops_s3, ops_sts, ops_tags};
 
 /// Largest request body read (SubmitServiceJob, the largest request, is limited to 30 KiB).
 pub const MAX_BODY: usize = 64 * 1024;
@@ -103,11 +103,155 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/v1/{op}", any(op_handler))
         .route("/", any(sts_handler))
         .fallback(unknown_path)
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            by_service,
+        ))
         .layer(axum::middleware::map_response_with_state(
             app.clone(),
             add_request_id,
         ))
         .with_state(app)
+}
+
+/// The service a request is for, told apart as AWS does: the service in its SigV4 credential
+/// scope, else `X-Amz-Target` (CloudWatch Logs' `Logs_20140328.*`), else the path (a GET or
+/// HEAD outside `/v1/` is S3, path-style).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Service {
+    Logs,
+    S3,
+    /// Batch or STS: routed by path.
+    Other,
+}
+
+fn service_of(request: &Request<Body>) -> Service {
+    let headers = request.headers();
+    let scope = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|a| a.split("Credential=").nth(1))
+        .map(|c| c.split(['/', ',']).nth(3).unwrap_or("").trim().to_string())
+        .or_else(|| {
+            let query = request.uri().query()?;
+            form_urlencoded::parse(query.as_bytes())
+                .find(|(k, _)| k == "X-Amz-Credential")
+                .and_then(|(_, v)| v.split('/').nth(3).map(str::to_string))
+        });
+    let target = headers
+        .get("x-amz-target")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    match scope.as_deref() {
+        Some("logs") => Service::Logs,
+        Some("s3") => Service::S3,
+        Some(_) => Service::Other,
+        None if target.starts_with("Logs_20140328.") => Service::Logs,
+        None => {
+            let path = request.uri().path();
+            let s3_like = matches!(*request.method(), Method::GET | Method::HEAD)
+                && path != "/"
+                && !path.starts_with("/v1/");
+            if s3_like { Service::S3 } else { Service::Other }
+        }
+    }
+}
+
+/// Serves CloudWatch Logs and S3 requests itself; hands the rest to the Batch/STS routes.
+async fn by_service(
+    State(app): State<Arc<App>>,
+    request: Request<Body>,
+    next: axum::middleware::Next,
+) -> Response {
+    match service_of(&request) {
+        Service::Logs => logs_handler(&app, request).await,
+        Service::S3 => s3_handler(&app, request).await,
+        Service::Other => next.run(request).await,
+    }
+}
+
+/// `POST /` with `X-Amz-Target: Logs_20140328.<Operation>` (JSON 1.1).
+async fn logs_handler(app: &App, request: Request<Body>) -> Response {
+    let kill = request.extensions().get::<ConnKill>().cloned();
+    let activity = request.extensions().get::<ConnActivity>().cloned();
+    let _busy = InFlight::new(activity.as_ref());
+    let result = async {
+        let target = request
+            .headers()
+            .get("x-amz-target")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let op = target
+            .strip_prefix("Logs_20140328.")
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let Some(f) = logs_operation(&op) else {
+            return Err(ApiError::UnknownOperation(format!(
+                "The emulator serves no CloudWatch Logs operation {:?} (X-Amz-Target); it serves DescribeLogStreams, GetLogEvents and FilterLogEvents",
+                quotatop_model::clean(target)
+            )));
+        };
+        if request.method() != Method::POST {
+            return Err(ApiError::client("CloudWatch Logs operations take POST /"));
+        }
+        let answer = inject(app, &op, kill.as_ref()).await?;
+        let (parts, body) = request.into_parts();
+        let body = read_body(&parts.headers, body, app.body_timeout()).await?;
+        let region = region_of(&parts.headers);
+        let mut accounts = lock(&app.world)?;
+        let account = accounts.region(region.as_deref())?;
+        Ok((f(account, &body), answer))
+    }
+    .await;
+    let result = result.map_err(ops_logs::logs_error);
+    match result {
+        Ok((_, Answer::Lose)) => lose_answer(kill.as_ref()).await,
+        Ok((handled, Answer::Send)) => handled
+            .map_err(ops_logs::logs_error)
+            .unwrap_or_else(IntoResponse::into_response),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// S3, path-style: ListObjectsV2, HeadObject, GetObject.
+async fn s3_handler(app: &App, request: Request<Body>) -> Response {
+    let kill = request.extensions().get::<ConnKill>().cloned();
+    let activity = request.extensions().get::<ConnActivity>().cloned();
+    let _busy = InFlight::new(activity.as_ref());
+    let head = request.method() == Method::HEAD;
+    let path = request.uri().path().to_string();
+    let query = request.uri().query().unwrap_or("").to_string();
+    let method = request.method().clone();
+    let region = region_of(request.headers());
+    drop(request);
+    let result = async {
+        let Some(op) = ops_s3::operation(&method, &path, &query) else {
+            return Err(ApiError::Service {
+                status: 501,
+                code: "NotImplemented",
+                message: format!(
+                    "The emulator's S3 serves ListObjectsV2 (GET /<bucket>?list-type=2), HeadObject and GetObject (path-style), not {} {}",
+                    method,
+                    quotatop_model::clean(&path)
+                ),
+            });
+        };
+        let answer = inject(app, op, kill.as_ref()).await?;
+        let mut accounts = lock(&app.world)?;
+        let account = accounts.region(region.as_deref())?;
+        Ok((ops_s3::handle(account, op, &path, &query), answer))
+    }
+    .await;
+    let request_id = app.request_id();
+    let mut response = match result {
+        Ok((_, Answer::Lose)) => lose_answer(kill.as_ref()).await,
+        Ok((Ok(r), Answer::Send)) => r,
+        Ok((Err(e), Answer::Send)) | Err(e) => ops_s3::error_response(&e, &request_id, head),
+    };
+    if let Ok(v) = HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert("x-amz-request-id", v);
+    }
+    response
 }
 
 async fn add_request_id(State(app): State<Arc<App>>, mut response: Response) -> Response {
@@ -427,7 +571,9 @@ fn carry_out(
             check(body)?;
             f(account.route(key, body)?, body)
         }
-        Route::Tags => Err(ApiError::Server("tags are served on /v1/tags".into())),
+        Route::Tags | Route::Logs(_) | Route::S3 => Err(ApiError::Server(
+            "not an operation on /v1/ (tags, Logs and S3 have their own routes)".into(),
+        )),
     })
 }
 

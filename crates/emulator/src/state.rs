@@ -12,6 +12,7 @@ use quotatop_model::Millis;
 use super::account::{ArnBase, Transition};
 use super::error::{ApiError, EmulatorError};
 use super::scenario::Scenario;
+use super::training;
 use super::wire::{RetryStrategyJson, Tags, TimeoutJson};
 use super::workload::{self, Workload};
 
@@ -26,6 +27,8 @@ pub const FRONT_OF_QUEUE: usize = 100;
 #[derive(Debug, Clone, Default)]
 pub struct JobMeta {
     pub payload: String,
+    /// How its training job checkpoints.
+    pub training: super::training::Training,
     pub retry_strategy: Option<RetryStrategyJson>,
     pub timeout: Option<TimeoutJson>,
 }
@@ -239,17 +242,27 @@ impl QueueWorld {
             workload,
             meta,
             refused_arrivals,
+            queue_name,
             ..
         } = self;
         workload::advance(
             engine,
             workload,
             t,
-            |_, id, arrival| {
+            |engine, id, arrival| {
+                let mut training = arrival.training.clone();
+                if training.every_ms.is_some() {
+                    let uuid = engine.job_uuid(id).unwrap_or_default();
+                    training.s3 = Some((
+                        training::BUCKET.to_string(),
+                        format!("{queue_name}/{uuid}/"),
+                    ));
+                }
                 meta.insert(
                     id.0,
                     JobMeta {
-                        payload: generated_payload(&arrival.spec),
+                        payload: generated_payload(&arrival.spec, training.s3.as_ref()),
+                        training,
                         ..JobMeta::default()
                     },
                 );
@@ -307,8 +320,11 @@ impl QueueWorld {
 }
 
 /// The SageMaker CreateTrainingJob payload of a generated job: what a client would have sent.
-pub fn generated_payload(spec: &quotatop_engine::JobSpec) -> String {
-    serde_json::json!({
+pub fn generated_payload(
+    spec: &quotatop_engine::JobSpec,
+    checkpoints: Option<&(String, String)>,
+) -> String {
+    let mut payload = serde_json::json!({
         "TrainingJobName": spec.name,
         "AlgorithmSpecification": {"TrainingImage": "emulator/train:latest", "TrainingInputMode": "File"},
         "ResourceConfig": {
@@ -317,6 +333,12 @@ pub fn generated_payload(spec: &quotatop_engine::JobSpec) -> String {
             "VolumeSizeInGB": 30
         },
         "StoppingCondition": {"MaxRuntimeInSeconds": spec.work_ms.div_ceil(1000)}
-    })
-    .to_string()
+    });
+    if let Some((bucket, prefix)) = checkpoints {
+        payload["CheckpointConfig"] = serde_json::json!({
+            "S3Uri": format!("s3://{bucket}/{prefix}"),
+            "LocalPath": "/opt/ml/checkpoints"
+        });
+    }
+    payload.to_string()
 }

@@ -5,12 +5,15 @@ use quotatop_engine::{Engine, EngineError, FailureSpec, JobId, JobSpec, Rng};
 use quotatop_model::Millis;
 
 use super::scenario::{GeneratorSpec, PriorityWeight, Scenario};
+use super::training::{CheckpointFault, Training};
 
 /// A job the workload submits at `at`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Arrival {
     pub at: Millis,
     pub spec: JobSpec,
+    /// How its training job checkpoints (the engine's interval is `spec`'s).
+    pub training: Training,
 }
 
 struct Stream {
@@ -130,7 +133,15 @@ impl Workload {
                     j.duration_s.max(1) * 1000,
                 )
                 .priority(j.priority);
-                spec.checkpoint_interval_ms = j.checkpoint_s.map(|s| s * 1000);
+                let training = Training {
+                    every_ms: j.checkpoint_s.map(|s| s * 1000),
+                    fault: j
+                        .checkpoint_fault
+                        .as_deref()
+                        .and_then(CheckpointFault::parse),
+                    s3: None,
+                };
+                spec.checkpoint_interval_ms = training.engine_interval();
                 spec.preemption_retries = j.preemption_retries;
                 spec.failures = FailureSpec::from_seconds(
                     j.attempts.unwrap_or(1),
@@ -143,6 +154,7 @@ impl Workload {
                 Arrival {
                     at: start_ms + (j.at_s * 1000) as Millis,
                     spec,
+                    training,
                 }
             })
             .collect();
@@ -172,7 +184,12 @@ impl Workload {
                 let spec = s.draw();
                 let gap = s.gap();
                 s.next_at = at.saturating_add(gap);
-                Some(Arrival { at, spec })
+                let training = Training {
+                    every_ms: spec.checkpoint_interval_ms,
+                    fault: None,
+                    s3: None,
+                };
+                Some(Arrival { at, spec, training })
             }
             _ => None,
         }
@@ -239,6 +256,37 @@ mod tests {
             "#,
         )
         .unwrap()
+    }
+
+    #[test]
+    fn a_faulty_checkpoint_is_written_but_never_given_to_the_engine() {
+        let text = r#"
+            seed = 3
+            [queue]
+            name = "q"
+            [[capacity]]
+            instance_type = "ml.m5.large"
+            max = 4
+            [[shares]]
+            name = "a"
+            strategy = "LEND"
+            limits = { "ml.m5.large" = 4 }
+            [[jobs]]
+            at_s = 0
+            share = "a"
+            name = "bad"
+            instance_type = "ml.m5.large"
+            duration_s = 100
+            checkpoint_s = 60
+            checkpoint_fault = "never-restored"
+            "#;
+        let mut w = Workload::new(&Scenario::parse(text).unwrap(), 0);
+        let a = w.pop_due(0).unwrap();
+        assert_eq!(a.spec.checkpoint_interval_ms, None);
+        assert_eq!(a.training.every_ms, Some(60_000));
+        assert_eq!(a.training.fault, Some(CheckpointFault::NeverRestored));
+        let wrong = text.replace("never-restored", "sometimes");
+        assert!(Scenario::parse(&wrong).is_err());
     }
 
     #[test]

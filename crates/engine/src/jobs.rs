@@ -48,6 +48,7 @@ impl Engine {
                 name: spec.name,
                 recent: VecDeque::new(),
                 attempts: Vec::new(),
+                work: Vec::new(),
             }))
         };
         self.jobs.push(JobRec {
@@ -185,6 +186,14 @@ impl Engine {
                 run_ms: r.run_ms + running,
             }
         })
+    }
+
+    /// What each attempt did with the job's work, oldest first (empty in a lean engine).
+    pub fn attempt_work(&self, job: JobId) -> &[super::AttemptWork] {
+        self.jobs
+            .get(job.0 as usize)
+            .and_then(|r| r.api.as_deref())
+            .map_or(&[], |a| a.work.as_slice())
     }
 
     /// The running time a re-run of the job spends restoring before it makes progress.

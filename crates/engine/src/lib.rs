@@ -38,8 +38,8 @@ use quotatop_model::{CapacityLimit, JobStatus, Millis, ServiceEnvironment};
 use quotatop_model::{QuotaShare, SharingConfig};
 use share::ShareRec;
 pub use types::{
-    FailureSpec, JobSpec, ShareUpdate, ShareUsage, TypeUsage, WorkProgress, validate_share_name,
-    validate_sharing,
+    AttemptWork, FailureSpec, JobSpec, ShareUpdate, ShareUsage, TypeUsage, WorkProgress,
+    validate_share_name, validate_sharing,
 };
 use types::{JobRec, valid_instance_type};
 

@@ -46,6 +46,12 @@ impl Engine {
                 } else {
                     0
                 };
+                let (saved, overhead) = (r.saved_ms, r.overhead_due);
+                if let Some(w) = r.api.as_mut().and_then(|a| a.work.last_mut()) {
+                    w.running_at = Some(now);
+                    w.resumed_ms = saved;
+                    w.overhead_ms = overhead;
+                }
                 let remaining = r.work_ms.saturating_sub(r.saved_ms) + r.overhead_due;
                 let after = match self.failures.get_mut(&j) {
                     Some(f) => {
@@ -81,8 +87,13 @@ impl Engine {
             r.overhead_ms += ran.min(r.overhead_due);
         }
         r.overhead_due = 0;
+        let progress = r.work_ms - r.saved_ms;
         r.saved_ms = r.work_ms;
         r.stopped_at = Some(now);
+        if let Some(w) = r.api.as_mut().and_then(|a| a.work.last_mut()) {
+            w.stopped_at = Some(now);
+            w.progress_ms = progress;
+        }
         r.reason = Some(Cow::Borrowed("Completed"));
         if let Some(a) = r.api.as_mut().and_then(|a| a.attempts.last_mut()) {
             a.stopped_at = Some(now);
@@ -164,6 +175,11 @@ impl Engine {
         r.overhead_ms += overhead;
         r.overhead_due = 0;
         let ran = ran - overhead;
+        let progress = (r.saved_ms + ran).min(r.work_ms) - r.saved_ms;
+        if let Some(w) = r.api.as_mut().and_then(|a| a.work.last_mut()) {
+            w.stopped_at = Some(now);
+            w.progress_ms = progress;
+        }
         if !preempted {
             return;
         }
@@ -173,6 +189,9 @@ impl Engine {
         let saved = r.checkpoint_ms.map_or(0, |c| total / c * c);
         r.lost_ms += total - saved;
         r.saved_ms = saved;
+        if let Some(w) = r.api.as_mut().and_then(|a| a.work.last_mut()) {
+            w.lost_ms = total - saved;
+        }
     }
 
     /// Gives back the capacity a job holds.

@@ -197,6 +197,8 @@ impl Engine {
                 stopped_at: None,
                 status_reason: None,
             });
+            api.work.reserve_exact(1);
+            api.work.push(super::AttemptWork::default());
         }
         self.set_status(
             j,
@@ -215,7 +217,12 @@ impl Engine {
         }
         *self.instant_preemptions.entry(j).or_default() += 1;
         self.stop_work(j, true);
+        let now = self.now;
         let r = self.rec_mut(j);
+        if let Some(w) = r.api.as_mut().and_then(|a| a.work.last_mut()) {
+            w.preempted = true;
+            w.stopped_at.get_or_insert(now);
+        }
         r.preempting = Some(kind);
         r.generation += 1;
         r.reason = Some(std::borrow::Cow::Owned(kind.in_progress_reason()));

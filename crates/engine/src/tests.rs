@@ -530,6 +530,35 @@ fn preempted_job_resumes_from_last_checkpoint_and_lost_work_is_measured() {
 }
 
 #[test]
+fn each_attempt_records_what_it_did_with_the_work() {
+    for (checkpoint, lost) in [(Some(1_000), 500), (None, 7_500)] {
+        let mut e = notebook();
+        let mut spec = JobSpec::new("ckpt", "QS1", M5, 2, 20_000);
+        spec.checkpoint_interval_ms = checkpoint;
+        let j = e.submit(spec).unwrap();
+        e.advance_to(7_500).unwrap();
+        e.submit(JobSpec::new("owner", "QS2", M5, 1, 1_000))
+            .unwrap();
+        e.run_until_idle(i64::MAX).unwrap();
+        let work = e.attempt_work(j);
+        assert_eq!(work.len(), 2);
+        let (first, second) = (work[0], work[1]);
+        assert!(first.preempted && !second.preempted);
+        assert_eq!(first.running_at, Some(0));
+        assert_eq!(first.stopped_at, Some(7_500));
+        assert_eq!((first.progress_ms, first.lost_ms), (7_500, lost));
+        // The sum of the attempts' losses is the job's.
+        assert_eq!(
+            work.iter().map(|w| w.lost_ms).sum::<u64>(),
+            e.work(j).unwrap().lost_ms
+        );
+        assert_eq!(second.resumed_ms, 7_500 - lost);
+        assert_eq!(second.resumed_ms + second.progress_ms, 20_000);
+        assert_eq!(second.running_at, Some(8_500));
+    }
+}
+
+#[test]
 fn lowering_a_limit_preempts_what_the_share_may_no_longer_hold() {
     let mut e = engine(&[(M5, 8)]);
     e.create_share(share("s", M5, 4, SharingConfig::reserve()))

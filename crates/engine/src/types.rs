@@ -174,6 +174,34 @@ pub struct WorkProgress {
     pub run_ms: u64,
 }
 
+/// What one attempt did with the job's work, as the engine ran it: the ground truth a
+/// training job's logs and checkpoints are derived from. Kept beside `attempts`, one per
+/// attempt, in an engine with an API view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AttemptWork {
+    /// When the attempt became RUNNING (`None`: it never ran).
+    pub running_at: Option<Millis>,
+    /// Durable progress it started from (the last checkpoint restored, or 0).
+    pub resumed_ms: u64,
+    /// Restart overhead it had to spend before making progress.
+    pub overhead_ms: u64,
+    /// When its work stopped: the preemption signal, the failure or the completion.
+    pub stopped_at: Option<Millis>,
+    /// Progress it made (beyond `resumed_ms`, restart overhead excluded).
+    pub progress_ms: u64,
+    /// The part of that progress thrown away when it stopped (not covered by a checkpoint).
+    pub lost_ms: u64,
+    /// Whether it ended by preemption.
+    pub preempted: bool,
+}
+
+impl AttemptWork {
+    /// When the attempt began to make progress (after its restart overhead), if it ran.
+    pub fn progress_from(&self) -> Option<Millis> {
+        self.running_at.map(|t| t + self.overhead_ms as Millis)
+    }
+}
+
 /// Usage of one instance type by one share.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TypeUsage {
@@ -200,6 +228,8 @@ pub(crate) struct JobApi {
     pub name: String,
     pub recent: VecDeque<PreemptedAttempt>,
     pub attempts: Vec<Attempt>,
+    /// One per attempt: what it did with the work.
+    pub work: Vec<AttemptWork>,
 }
 
 pub(crate) struct JobRec {

@@ -37,7 +37,7 @@ const DENIED_CODES: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BatchError {
     /// The service throttled the call and the SDK's retries did not get through.
-    #[error("{op}: throttled by AWS Batch: {message}")]
+    #[error("{op}: throttled by {}: {message}", op.service())]
     Throttled { op: Op, message: String },
     /// Credentials are refused, or lack permission.
     #[error("{op}: access denied: {message}")]
@@ -49,7 +49,7 @@ pub enum BatchError {
     #[error("{op}: not found: {message}")]
     NotFound { op: Op, message: String },
     /// No answer: connection refused, DNS, TLS, timeout.
-    #[error("{op}: cannot reach the AWS Batch endpoint: {message}")]
+    #[error("{op}: cannot reach the {} endpoint: {message}", op.service())]
     Unreachable { op: Op, message: String },
     /// Anything else (a server error after retries, a rejected parameter, a malformed answer).
     #[error("{op}: {message}")]

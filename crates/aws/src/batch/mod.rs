@@ -23,6 +23,7 @@ mod shares;
 mod stats;
 mod submit;
 mod tls;
+mod training;
 pub mod types;
 
 use std::collections::BTreeMap;
@@ -39,6 +40,10 @@ pub use pages::JobPage;
 pub use shares::{LiveShare, ShareChange};
 pub use stats::{Attempt, WINDOW, WireCounts, WireStats};
 pub use submit::{SubmitRequest, SubmittedJob, TERMINATE_CHUNK, TerminateFailure, TerminateResult};
+pub use training::{
+    CheckpointListing, CheckpointObject, LogLine, LogPage, LogQuery, LogStream, TRAINING_LOG_GROUP,
+    split_s3_uri,
+};
 pub use types::{
     DescribedJob, JobFingerprint, JobQueueInfo, JobSummary, PolicyKind, QueueFront,
     SchedulingPolicyInfo, ServiceEnvironmentInfo,
@@ -133,6 +138,10 @@ pub struct BatchClient {
     sts: aws_sdk_sts::Client,
     /// The same client with the SDK's retries off, for [`BatchClient::read`].
     reads: aws_sdk_batch::Client,
+    /// CloudWatch Logs and S3 of the same connection, retries off: read through
+    /// [`BatchClient::read_with`].
+    logs: aws_sdk_cloudwatchlogs::Client,
+    s3: aws_sdk_s3::Client,
     /// Attempts per read on transient failures (the SDK's configured `max_attempts`).
     read_attempts: u32,
     pacer: pacer::Pacer,
@@ -219,7 +228,29 @@ impl BatchClient {
                     .build(),
             )
             .build();
+        let read_timeouts = TimeoutConfig::builder()
+            .connect_timeout(Duration::from_secs(3))
+            .operation_attempt_timeout(Duration::from_secs(10))
+            .operation_timeout(Duration::from_secs(30))
+            .build();
+        let logs = aws_sdk_cloudwatchlogs::config::Builder::from(&shared)
+            .region(region.clone())
+            .timeout_config(read_timeouts.clone())
+            .retry_config(RetryConfig::disabled())
+            .interceptor(stats::StatsInterceptor(stats.clone()))
+            .build();
+        // Path-style addressing against an endpoint URL (the emulator, a private endpoint):
+        // a bucket name cannot be put in front of an IP address.
+        let s3 = aws_sdk_s3::config::Builder::from(&shared)
+            .region(region.clone())
+            .timeout_config(read_timeouts)
+            .retry_config(RetryConfig::disabled())
+            .force_path_style(endpoint.is_some())
+            .interceptor(stats::StatsInterceptor(stats.clone()))
+            .build();
         Ok(Self {
+            logs: aws_sdk_cloudwatchlogs::Client::from_conf(logs),
+            s3: aws_sdk_s3::Client::from_conf(s3),
             sdk: aws_sdk_batch::Client::from_conf(conf),
             reads: aws_sdk_batch::Client::from_conf(reads),
             read_attempts: max_attempts.max(1),

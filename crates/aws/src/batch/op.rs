@@ -20,6 +20,12 @@ pub enum Op {
     TerminateServiceJobs,
     UpdateQuotaShare,
     UpdateServiceJob,
+    /// CloudWatch Logs.
+    DescribeLogStreams,
+    FilterLogEvents,
+    GetLogEvents,
+    /// S3.
+    ListObjectsV2,
     /// Not an API call: the poller's refresh as a whole, when its deadline cuts calls short.
     Refresh,
 }
@@ -42,7 +48,22 @@ impl Op {
             Op::TerminateServiceJobs => "TerminateServiceJobs",
             Op::UpdateQuotaShare => "UpdateQuotaShare",
             Op::UpdateServiceJob => "UpdateServiceJob",
+            Op::DescribeLogStreams => "DescribeLogStreams",
+            Op::FilterLogEvents => "FilterLogEvents",
+            Op::GetLogEvents => "GetLogEvents",
+            Op::ListObjectsV2 => "ListObjectsV2",
             Op::Refresh => "refresh",
+        }
+    }
+}
+
+impl Op {
+    /// The service the operation belongs to, as errors name it.
+    pub const fn service(self) -> &'static str {
+        match self {
+            Op::DescribeLogStreams | Op::FilterLogEvents | Op::GetLogEvents => "CloudWatch Logs",
+            Op::ListObjectsV2 => "S3",
+            _ => "AWS Batch",
         }
     }
 }

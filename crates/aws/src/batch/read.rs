@@ -44,12 +44,29 @@ impl BatchClient {
         Fut: Future<Output = Result<T, SdkError<E>>>,
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     {
+        self.read_with(op, &self.reads, call).await
+    }
+
+    /// [`BatchClient::read`] with another retry-less SDK client of this connection (CloudWatch
+    /// Logs, S3): the same pacer, statistics and retries, so those calls count in the same
+    /// budget as the Batch reads.
+    pub(crate) async fn read_with<C, T, E, F, Fut>(
+        &self,
+        op: Op,
+        client: &C,
+        call: F,
+    ) -> Result<T, BatchError>
+    where
+        F: Fn(&C) -> Fut,
+        Fut: Future<Output = Result<T, SdkError<E>>>,
+        E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    {
         let started = Instant::now();
         let mut throttled = 0u32;
         let mut transient = 0u32;
         loop {
             self.pacer.acquire(op).await;
-            let err = match call(&self.reads).await {
+            let err = match call(client).await {
                 Ok(out) => {
                     self.pacer.answered(op);
                     return Ok(out);

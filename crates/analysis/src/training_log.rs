@@ -1,0 +1,186 @@
+//! The training job behind each attempt and its log, as `quotatop logs` prints it and the
+//! console's log pane shows it: which stream holds an attempt's log, and the lines with the
+//! attempt's preemption marked at its moment. One place for both.
+
+use quotatop_model::{Millis, clean_text, format_utc};
+
+use crate::AttemptRow;
+
+/// The training job's name in its ARN (`arn:aws:sagemaker:…:training-job/<name>`).
+pub fn training_job_name(resource_id: &str) -> &str {
+    resource_id.rsplit('/').next().unwrap_or(resource_id)
+}
+
+/// The prefix of the attempt's log streams in the training-job log group (`<name>/algo-…`).
+pub fn stream_prefix(resource_id: &str) -> String {
+    format!("{}/", training_job_name(resource_id))
+}
+
+/// An attempt numbered as the user counts them: 1 is the first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NumberedAttempt {
+    pub number: usize,
+    pub row: AttemptRow,
+}
+
+/// The job's attempts oldest first, numbered from 1 ([`crate::job_attempts`] lists them newest
+/// first).
+pub fn numbered(rows: &[AttemptRow]) -> Vec<NumberedAttempt> {
+    rows.iter()
+        .rev()
+        .enumerate()
+        .map(|(i, row)| NumberedAttempt {
+            number: i + 1,
+            row: row.clone(),
+        })
+        .collect()
+}
+
+/// One row of a training log as shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogRow {
+    /// A log event (one line of its message).
+    Line {
+        time: Millis,
+        attempt: usize,
+        text: String,
+    },
+    /// The attempt's end as the API shows it: preempted (with the reason) or otherwise stopped.
+    Mark {
+        time: Millis,
+        attempt: usize,
+        preempted: bool,
+        text: String,
+    },
+}
+
+impl LogRow {
+    pub fn time(&self) -> Millis {
+        match self {
+            LogRow::Line { time, .. } | LogRow::Mark { time, .. } => *time,
+        }
+    }
+
+    /// The row as printed: time, attempt, text; untrusted text cleaned of control characters.
+    pub fn render(&self) -> String {
+        match self {
+            LogRow::Line {
+                time,
+                attempt,
+                text,
+            } => format!("{} #{attempt} {}", format_utc(*time), clean_text(text)),
+            LogRow::Mark {
+                time,
+                attempt,
+                text,
+                ..
+            } => format!(
+                "{} #{attempt} ── {} ──",
+                format_utc(*time),
+                clean_text(text)
+            ),
+        }
+    }
+}
+
+/// The attempt's log events (`(time, message)`, in time order) as rows: a message of several
+/// lines becomes several rows, and the attempt's end is marked at its `stoppedAt` (a
+/// preemption says so, with its reason).
+pub fn rows(attempt: &NumberedAttempt, events: &[(Millis, String)]) -> Vec<LogRow> {
+    let mut out: Vec<LogRow> = events
+        .iter()
+        .flat_map(|(t, m)| {
+            m.trim_end_matches(['\n', '\r'])
+                .split('\n')
+                .map(move |part| LogRow::Line {
+                    time: *t,
+                    attempt: attempt.number,
+                    text: part.trim_end_matches('\r').to_string(),
+                })
+        })
+        .collect();
+    if let Some(stop) = attempt.row.stopped_at {
+        let reason = attempt.row.reason.as_deref().unwrap_or("stopped");
+        let text = if attempt.row.preempted {
+            format!("attempt {} preempted: {reason}", attempt.number)
+        } else {
+            format!("attempt {} ended: {reason}", attempt.number)
+        };
+        // After every line at or before the stop (the preemption signal comes first).
+        let at = out.partition_point(|r| r.time() <= stop);
+        out.insert(
+            at,
+            LogRow::Mark {
+                time: stop,
+                attempt: attempt.number,
+                preempted: attempt.row.preempted,
+                text,
+            },
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attempt(preempted: bool) -> NumberedAttempt {
+        NumberedAttempt {
+            number: 2,
+            row: AttemptRow {
+                resource_id: "arn:aws:sagemaker:us-east-1:1:training-job/AWSBatchjobabc".into(),
+                started_at: Some(1_000),
+                stopped_at: Some(5_000),
+                reason: Some("Cross-share preemption triggered".into()),
+                preempted,
+            },
+        }
+    }
+
+    #[test]
+    fn the_preemption_is_marked_after_the_signal_and_hostile_text_is_cleaned() {
+        let a = attempt(true);
+        assert_eq!(stream_prefix(&a.row.resource_id), "AWSBatchjobabc/");
+        let events = vec![
+            (1_000, "start".to_string()),
+            (4_000, "received SIGTERM\n".to_string()),
+            (6_000, "late\x1b[2Jline\nsecond".to_string()),
+        ];
+        let rows = rows(&a, &events);
+        assert_eq!(rows.len(), 5);
+        assert!(matches!(
+            &rows[2],
+            LogRow::Mark {
+                preempted: true,
+                time: 5_000,
+                ..
+            }
+        ));
+        assert!(
+            rows[2]
+                .render()
+                .contains("── attempt 2 preempted: Cross-share")
+        );
+        let hostile = rows[3].render();
+        assert!(!hostile.contains('\x1b') && hostile.contains("late\u{fffd}[2Jline"));
+        assert!(rows[4].render().ends_with("#2 second"));
+        assert!(!matches!(
+            super::rows(&attempt(false), &events)[2],
+            LogRow::Mark {
+                preempted: true,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn attempts_are_numbered_oldest_first() {
+        let a = attempt(true).row;
+        let mut b = a.clone();
+        b.started_at = Some(9_000);
+        let n = numbered(&[b.clone(), a.clone()]);
+        assert_eq!((n[0].number, n[0].row.started_at), (1, Some(1_000)));
+        assert_eq!((n[1].number, n[1].row.started_at), (2, Some(9_000)));
+    }
+}
