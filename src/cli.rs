@@ -493,6 +493,11 @@ pub struct EmulatorArgs {
     /// The account id in every ARN and in STS answers (12 digits).
     #[arg(long, default_value = "123456789012")]
     pub account: String,
+    /// Serve requests without a SigV4 signature (for tools that send none). By default an
+    /// unsigned request gets 403 MissingAuthenticationToken and one signed for another service
+    /// is refused, as AWS does; the secret is never checked.
+    #[arg(long)]
+    pub no_auth_check: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -63,6 +63,9 @@ pub enum ApiError {
     /// HTTP 403 `ExpiredTokenException` (injected by the `expired-token` fault).
     #[error("{0}")]
     ExpiredToken(String),
+    /// HTTP 403 for a request not signed as AWS requires (`auth.rs`): the code says how.
+    #[error("{message}")]
+    Unauthenticated { code: &'static str, message: String },
 }
 
 impl ApiError {
@@ -76,7 +79,9 @@ impl ApiError {
             Self::Server(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::Throttled => StatusCode::TOO_MANY_REQUESTS,
             Self::UnknownOperation(_) => StatusCode::NOT_FOUND,
-            Self::AccessDenied(_) | Self::ExpiredToken(_) => StatusCode::FORBIDDEN,
+            Self::AccessDenied(_) | Self::ExpiredToken(_) | Self::Unauthenticated { .. } => {
+                StatusCode::FORBIDDEN
+            }
         }
     }
 
@@ -89,6 +94,7 @@ impl ApiError {
             Self::UnknownOperation(_) => "UnknownOperationException",
             Self::AccessDenied(_) => "AccessDeniedException",
             Self::ExpiredToken(_) => "ExpiredTokenException",
+            Self::Unauthenticated { code, .. } => code,
         }
     }
 }

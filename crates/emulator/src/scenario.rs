@@ -361,6 +361,12 @@ impl Scenario {
     }
 }
 
+/// Names of jobs and quota shares: a resource name ([`valid_resource_name`]) starting with a
+/// letter or digit.
+pub fn valid_job_or_share_name(name: &str) -> bool {
+    valid_resource_name(name) && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+}
+
 /// Names of queues, environments and policies: 1–128 of `[A-Za-z0-9_-]`.
 pub fn valid_resource_name(name: &str) -> bool {
     !name.is_empty()

@@ -22,7 +22,7 @@ use super::account::{Accounts, signing_region};
 use super::error::ApiError;
 use super::faults::{Decision, FaultInjector};
 use super::routes::{Route, operation};
-use super::{ops_sts, ops_tags};
+use super::{auth, ops_sts, ops_tags};
 
 /// Largest request body read (SubmitServiceJob, the largest request, is limited to 30 KiB).
 pub const MAX_BODY: usize = 64 * 1024;
@@ -62,6 +62,8 @@ pub(crate) struct App {
     request_salt: u64,
     /// The account id in ARNs and STS answers.
     pub account: String,
+    /// Whether requests must carry a SigV4-shaped signature (`auth.rs`).
+    auth_check: bool,
 }
 
 impl App {
@@ -71,6 +73,7 @@ impl App {
         body_timeout: Duration,
         request_salt: u64,
         account: String,
+        auth_check: bool,
     ) -> Self {
         Self {
             world,
@@ -79,7 +82,21 @@ impl App {
             body_timeout,
             request_salt,
             account,
+            auth_check,
         }
+    }
+
+    /// Refuses a Batch request not signed for Batch (unless the check is off).
+    fn authenticate(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+        if !self.auth_check {
+            return Ok(());
+        }
+        auth::check(headers, "batch")
+            .map(|_| ())
+            .map_err(|e| ApiError::Unauthenticated {
+                code: e.code(true),
+                message: e.message("batch"),
+            })
     }
 
     fn body_timeout(&self) -> Duration {
@@ -386,6 +403,7 @@ async fn op_handler(
         }
         let (parts, body) = request.into_parts();
         let body = read_body(&parts.headers, body, app.body_timeout()).await?;
+        app.authenticate(&parts.headers)?;
         let region = region_of(&parts.headers);
         let mut accounts = lock(&app.world)?;
         let account = accounts.region(region.as_deref())?;
@@ -419,7 +437,13 @@ async fn sts_handler(
     }
     let (parts, body) = request.into_parts();
     match read_body(&parts.headers, body, app.body_timeout()).await {
-        Ok(body) => ops_sts::handle(&parts.headers, &body, &app.request_id(), &app.account),
+        Ok(body) => ops_sts::handle(
+            &parts.headers,
+            &body,
+            &app.request_id(),
+            &app.account,
+            app.auth_check,
+        ),
         Err(e) => e.into_response(),
     }
 }
@@ -449,6 +473,7 @@ async fn tags_handler(
             path.map_err(|e| ApiError::client(format!("Invalid resourceArn in path: {e}")))?;
         let (parts, body) = request.into_parts();
         let body = read_body(&parts.headers, body, app.body_timeout()).await?;
+        app.authenticate(&parts.headers)?;
         let region = region_of(&parts.headers);
         let mut accounts = lock(&app.world)?;
         let world = accounts.region(region.as_deref())?;

@@ -1292,3 +1292,44 @@ fn a_pass_that_would_not_end_is_an_error_naming_the_job() {
         "stopped at the second offer of the same job"
     );
 }
+
+#[test]
+fn a_paused_engine_dispatches_nothing_and_running_jobs_run_on() {
+    let mut e = engine(&[(M5, 2)]);
+    e.create_share(share("a", M5, 2, SharingConfig::reserve()))
+        .unwrap();
+    let first = e.submit(JobSpec::new("first", "a", M5, 1, HOUR)).unwrap();
+    e.advance_to(60_000).unwrap();
+    assert_eq!(status(&e, first), JobStatus::Running);
+    e.set_dispatching(false).unwrap();
+    assert!(!e.dispatching());
+    let second = e.submit(JobSpec::new("second", "a", M5, 1, HOUR)).unwrap();
+    e.advance_to(600_000).unwrap();
+    assert_eq!(status(&e, second), JobStatus::Runnable);
+    assert_eq!(status(&e, first), JobStatus::Running);
+    e.set_dispatching(true).unwrap();
+    e.advance_to(700_000).unwrap();
+    assert_eq!(status(&e, second), JobStatus::Running);
+}
+
+#[test]
+fn created_at_never_decreases_with_the_job_id() {
+    let mut e = engine(&[(M5, 2)]);
+    e.create_share(share("a", M5, 2, SharingConfig::reserve()))
+        .unwrap();
+    for k in 0..20u64 {
+        e.submit(JobSpec::new(format!("j{k}"), "a", M5, 1, HOUR))
+            .unwrap();
+        e.advance_to(k as i64 * 700).unwrap();
+    }
+    let created: Vec<Millis> = (0..20)
+        .map(|j| e.facts(JobId(j)).unwrap().created_at)
+        .collect();
+    assert!(created.windows(2).all(|w| w[0] <= w[1]), "{created:?}");
+    let f = e.facts(JobId(3)).unwrap();
+    assert_eq!(
+        (f.name, f.share, f.status),
+        ("j3", "a", e.status(JobId(3)).unwrap())
+    );
+    assert!(e.facts(JobId(20)).is_none());
+}
