@@ -6,8 +6,8 @@
 //! The engine needs to know how long a job runs. The emulator takes it, in simulated seconds of
 //! RUNNING, from (first found):
 //! 1. the tag `quotatop:work-seconds` on the SubmitServiceJob request;
-//! 2. `StoppingCondition.MaxRuntimeInSeconds` in `serviceRequestPayload` (the job runs to its
-//!    limit);
+//! 2. `StoppingCondition.MaxRuntimeInSeconds` in `serviceRequestPayload`: the job completes one
+//!    second before its limit (reaching the limit is MaxRuntimeExceeded);
 //! 3. otherwise 3600 (one hour).
 //!
 //! The tag `quotatop:checkpoint-seconds` sets a checkpoint interval: a preempted job then resumes
@@ -17,9 +17,9 @@
 //!
 //! - `timeoutConfig.attemptDurationSeconds`: the attempt fails after that much RUNNING with
 //!   "Job attempt duration exceeded timeout".
-//! - `StoppingCondition.MaxRuntimeInSeconds`: an attempt whose work would take longer fails at
-//!   the limit ("MaxRuntimeExceeded: …"); work that ends exactly at the limit completes (so a job
-//!   without the work tag, whose work is its max runtime, succeeds).
+//! - `StoppingCondition.MaxRuntimeInSeconds`: an attempt still running when it reaches the
+//!   limit fails there ("MaxRuntimeExceeded: …", as SageMaker reports it), work ending exactly
+//!   at the limit included; a job without the work tag completes a second before it.
 //! - The tag `quotatop:fail-after-seconds` makes the job's first attempt fail after that much
 //!   RUNNING ("AlgorithmError: …"); `quotatop:fail-attempts` makes that many attempts fail.
 //! - A failed attempt is retried per `retryStrategy.attempts` and `evaluateOnExit`; without a
@@ -115,7 +115,9 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
     validate_tags(&tags)?;
     let work_s = match tag_seconds(&tags, WORK_TAG)? {
         Some(s) => s,
-        None => resources.max_runtime_s.unwrap_or(DEFAULT_WORK_S),
+        None => resources
+            .max_runtime_s
+            .map_or(DEFAULT_WORK_S, |s| s.saturating_sub(1).max(1)),
     };
     let checkpoint_s = tag_seconds(&tags, CHECKPOINT_TAG)?;
     let fail_after_s = tag_seconds(&tags, FAIL_AFTER_TAG)?;

@@ -238,7 +238,7 @@ pub struct ScriptedJob {
     /// `timeoutConfig.attemptDurationSeconds`.
     #[serde(default)]
     pub timeout_s: Option<u64>,
-    /// `StoppingCondition.MaxRuntimeInSeconds` (a job whose `duration_s` is longer fails there).
+    /// `StoppingCondition.MaxRuntimeInSeconds` (a job whose `duration_s` reaches it fails there).
     #[serde(default)]
     pub max_runtime_s: Option<u64>,
     /// The first `fail_attempts` (default 1) attempts fail after this much RUNNING.

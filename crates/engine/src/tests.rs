@@ -1144,9 +1144,9 @@ fn evaluate_on_exit_exit_ends_the_job_at_the_first_failure() {
 }
 
 #[test]
-fn max_runtime_fails_a_longer_job_and_a_job_ending_at_its_limit_completes() {
-    let mut e = engine(&[(M5, 2)]);
-    e.create_share(share("s", M5, 2, SharingConfig::reserve()))
+fn max_runtime_fails_a_longer_job_and_a_job_reaching_its_limit() {
+    let mut e = engine(&[(M5, 3)]);
+    e.create_share(share("s", M5, 3, SharingConfig::reserve()))
         .unwrap();
     let limit = |work| {
         failing(
@@ -1159,6 +1159,7 @@ fn max_runtime_fails_a_longer_job_and_a_job_ending_at_its_limit_completes() {
     };
     let long = e.submit(limit(2 * HOUR)).unwrap();
     let exact = e.submit(limit(HOUR)).unwrap();
+    let within = e.submit(limit(HOUR - 1_000)).unwrap();
     e.advance_to(HOUR as i64).unwrap();
     assert_eq!(status(&e, long), JobStatus::Failed);
     assert!(
@@ -1166,7 +1167,10 @@ fn max_runtime_fails_a_longer_job_and_a_job_ending_at_its_limit_completes() {
         "{:?}",
         reason(&e, long)
     );
-    assert_eq!(status(&e, exact), JobStatus::Succeeded);
+    // Reaching the limit is exceeding it, as SageMaker reports it; a second less completes.
+    assert_eq!(status(&e, exact), JobStatus::Failed);
+    assert!(reason(&e, exact).is_some_and(|r| r.starts_with("MaxRuntimeExceeded")));
+    assert_eq!(status(&e, within), JobStatus::Succeeded);
 }
 
 #[test]
