@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 use quotatop::commands::warm;
 use quotatop_aws::batch::{BatchClient, ConnectOptions, StaticCredentials};
 use quotatop_emulator::{
-    self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, OPERATIONS, Scenario,
+    self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, OPERATIONS,
 };
 use quotatop_model::Snapshot;
 use quotatop_store::journal::{Journal, JournalConfig};

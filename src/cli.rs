@@ -450,7 +450,7 @@ pub struct EmulatorArgs {
     /// Address to listen on. Only loopback addresses unless --allow-remote is given.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
     pub bind: std::net::IpAddr,
-    /// Permit a --bind address that is not loopback. The emulator has no authentication: anyone
+    /// Permit a --bind address that is not loopback. The emulator checks no secret: anyone
     /// who can reach it can submit, change and terminate jobs.
     #[arg(long)]
     pub allow_remote: bool,

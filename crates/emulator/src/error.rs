@@ -27,7 +27,7 @@ pub enum EmulatorError {
         source: std::io::Error,
     },
     #[error(
-        "refusing to bind {0}: it is not a loopback address, and the emulator has no authentication (anyone who can reach it can submit, change and terminate jobs); allow it explicitly (--allow-remote) only on a network you trust"
+        "refusing to bind {0}: it is not a loopback address, and the emulator checks a signature's shape, not its secret (anyone who can reach it can submit, change and terminate jobs); allow it explicitly (--allow-remote) only on a network you trust"
     )]
     RemoteBind(std::net::IpAddr),
     #[error("the emulator's state is unusable after a panic in a request handler")]

@@ -70,7 +70,7 @@ pub struct EmulatorConfig {
     /// Address to listen on: 127.0.0.1 unless set; anything but a loopback address is refused
     /// unless `allow_remote` is set.
     pub bind: IpAddr,
-    /// Permits a non-loopback `bind` (the emulator has no authentication).
+    /// Permits a non-loopback `bind` (the emulator checks a signature's shape, not its secret).
     pub allow_remote: bool,
     /// 0 picks a free port.
     pub port: u16,

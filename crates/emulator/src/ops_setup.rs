@@ -210,16 +210,14 @@ pub fn create_queue(account: &mut Account, body: &[u8]) -> Result<Response, ApiE
     }
     no_compute_environments(req.compute_environment_order.as_deref())?;
     let enabled = enabled(req.state.as_deref(), "state")?.unwrap_or(true);
-    let env_arn = match queue_environment(
+    let Some(env_arn) = queue_environment(
         account,
         required(req.service_environment_order, "serviceEnvironmentOrder")?,
-    )? {
-        Some(arn) => arn,
-        None => {
-            return Err(ApiError::client(
-                "serviceEnvironmentOrder of a quota-management job queue must have exactly 1 entry, got 0",
-            ));
-        }
+    )?
+    else {
+        return Err(ApiError::client(
+            "serviceEnvironmentOrder of a quota-management job queue must have exactly 1 entry, got 0",
+        ));
     };
     let policy_arn = quota_policy(
         account,
