@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 use quotatop::commands::warm;
 use quotatop_aws::batch::{BatchClient, ConnectOptions, StaticCredentials};
 use quotatop_emulator::{
-    self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, OPERATIONS, Scenario,
+    self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, OPERATIONS,
 };
 use quotatop_model::Snapshot;
 use quotatop_store::journal::{Journal, JournalConfig};
@@ -48,9 +48,11 @@ use quotatop_store::journal::{Journal, JournalConfig};
 mod console;
 #[path = "support/memory.rs"]
 mod memory;
+#[path = "support/soak_world.rs"]
+mod soak_world;
 use quotatop_aws::poll::{self, PollConfig, Poller};
+use soak_world::{SHARES, world};
 
-const SHARES: usize = 20;
 const DESCRIBE: &str = "describeservicejob";
 const LIST: &str = "listservicejobs";
 
@@ -89,26 +91,6 @@ fn args() -> Args {
         changed_jobs: env_u64("QT_CHANGED_JOBS", env_u64("QT_JOBS", 10_000) / 100),
         console: env_u64("QT_CONSOLE", 1) != 0,
     }
-}
-
-/// The soak world (20 shares over three instance types), every share submitting its part of
-/// `jobs` long jobs in the first simulated minutes: all still active for hours.
-fn world(jobs: u64) -> Scenario {
-    let mut s = Scenario::load("scenarios/soak.toml".as_ref()).expect("scenarios/soak.toml");
-    assert_eq!(s.shares.len(), SHARES, "the soak world has 20 shares");
-    let per_share = jobs.div_ceil(SHARES as u64) as u32;
-    for share in &mut s.shares {
-        for (k, g) in share.generators.iter_mut().enumerate() {
-            // All of a share's jobs within its first ten simulated minutes.
-            g.arrivals_per_hour = (per_share as f64 * 6.0).max(60.0);
-            g.duration_s = [100 * 3600, 200 * 3600];
-            g.start_s = 0;
-            g.max_jobs = Some(if k == 0 { per_share } else { 0 });
-        }
-        share.generators.retain(|g| g.max_jobs != Some(0));
-    }
-    s.jobs.clear();
-    s
 }
 
 fn counts(h: &EmulatorHandle) -> BTreeMap<&'static str, u64> {

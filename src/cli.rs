@@ -543,7 +543,7 @@ pub struct EmulatorArgs {
     /// Address to listen on. Only loopback addresses unless --allow-remote is given.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
     pub bind: std::net::IpAddr,
-    /// Permit a --bind address that is not loopback. The emulator has no authentication: anyone
+    /// Permit a --bind address that is not loopback. The emulator checks no secret: anyone
     /// who can reach it can submit, change and terminate jobs.
     #[arg(long)]
     pub allow_remote: bool,
@@ -586,6 +586,11 @@ pub struct EmulatorArgs {
     /// The account id in every ARN and in STS answers (12 digits).
     #[arg(long, default_value = "123456789012")]
     pub account: String,
+    /// Serve requests without a SigV4 signature (for tools that send none). By default an
+    /// unsigned request gets 403 MissingAuthenticationToken and one signed for another service
+    /// is refused, as AWS does; the secret is never checked.
+    #[arg(long)]
+    pub no_auth_check: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -18,6 +18,7 @@ pub fn run(args: &EmulatorArgs) -> anyhow::Result<()> {
     config.allow_remote = args.allow_remote;
     config.deterministic_ids = args.deterministic;
     config.preload = !args.empty;
+    config.auth_check = !args.no_auth_check;
     anyhow::ensure!(
         emulator::valid_region(&args.region),
         "--region must be a region name such as us-east-1, got {:?}",
@@ -79,7 +80,7 @@ async fn serve(config: EmulatorConfig, args: &EmulatorArgs) -> anyhow::Result<()
     }
     if remote {
         println!(
-            "listening on {url}: NOT loopback (--allow-remote); no authentication, anyone who can reach it can change jobs\n"
+            "listening on {url}: NOT loopback (--allow-remote); signatures are checked for shape only, anyone who can reach it can change jobs\n"
         );
     } else {
         println!("listening on {url} (loopback only)\n");

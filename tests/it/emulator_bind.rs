@@ -1,4 +1,4 @@
-//! Security: the emulator has no authentication, so it listens on loopback only unless a
+//! Security: the emulator checks no secret (any key signs), so it listens on loopback only unless a
 //! non-loopback address is asked for explicitly (`--bind ADDR --allow-remote`). No test here
 //! opens a socket beyond loopback: the allowed remote case uses 192.0.2.1 (TEST-NET-1, RFC 5737),
 //! which no interface has, so it gets past the refusal and then fails to bind.

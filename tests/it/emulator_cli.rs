@@ -6,6 +6,8 @@ use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::emulator_support::SIGNED;
+
 #[test]
 fn emulator_command_prints_the_environment_serves_and_stops_on_ctrl_c() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_quotatop"))
@@ -58,7 +60,7 @@ fn emulator_command_prints_the_environment_serves_and_stops_on_ctrl_c() {
         let mut s = TcpStream::connect(addr).unwrap();
         write!(
             s,
-            "POST /v1/listservicejobs HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+            "POST /v1/listservicejobs HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{SIGNED}Content-Length: {}\r\n\r\n{body}",
             body.len()
         )
         .unwrap();

@@ -45,7 +45,8 @@ async fn timeouts_max_runtime_and_retries_end_attempts_as_aws_documents() {
         ))
     .await;
     let over_runtime = id(job(&c, "over-runtime", 120).tags("quotatop:work-seconds", "600")).await;
-    let at_runtime = id(job(&c, "at-runtime", 120)).await;
+    let at_runtime = id(job(&c, "at-runtime", 120).tags("quotatop:work-seconds", "120")).await;
+    let untagged = id(job(&c, "untagged", 120)).await;
     let recovers = id(job(&c, "recovers", 36_000)
         .tags("quotatop:work-seconds", "300")
         .tags("quotatop:fail-after-seconds", "30")
@@ -97,8 +98,14 @@ async fn timeouts_max_runtime_and_retries_end_attempts_as_aws_documents() {
     assert_eq!(o.status().unwrap().as_str(), "FAILED");
     assert!(o.status_reason().unwrap().starts_with("MaxRuntimeExceeded"));
     assert_eq!(o.stopped_at(), o.started_at().map(|s| s + 120_000));
-    // Work that ends exactly at the limit completes.
-    assert_eq!(d(at_runtime).await.status().unwrap().as_str(), "SUCCEEDED");
+    // Work that reaches the limit is stopped there, as SageMaker reports it; a job without the
+    // work tag completes a second before its limit.
+    let a = d(at_runtime).await;
+    assert_eq!(a.status().unwrap().as_str(), "FAILED");
+    assert!(a.status_reason().unwrap().starts_with("MaxRuntimeExceeded"));
+    let u = d(untagged).await;
+    assert_eq!(u.status().unwrap().as_str(), "SUCCEEDED");
+    assert_eq!(u.stopped_at(), u.started_at().map(|s| s + 119_000));
 
     let r = d(recovers).await;
     assert_eq!(r.status().unwrap().as_str(), "SUCCEEDED");

@@ -7,6 +7,8 @@ use std::net::TcpStream;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
+use crate::emulator_support::SIGNED;
+
 struct Emulator {
     child: Child,
     addr: String,
@@ -54,7 +56,7 @@ fn request(addr: &str, op: &str, body: &str) -> String {
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     write!(
         s,
-        "POST /v1/{op} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "POST /v1/{op} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{SIGNED}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )
     .unwrap();
@@ -184,7 +186,7 @@ fn slow_and_idle_clients_are_closed_and_others_still_served() {
     let body = r#"{"jobQueue":"ml-training"}"#;
     write!(
         idle,
-        "POST /v1/listservicejobs HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+        "POST /v1/listservicejobs HTTP/1.1\r\nHost: x\r\n{SIGNED}Content-Length: {}\r\n\r\n{body}",
         body.len()
     )
     .unwrap();

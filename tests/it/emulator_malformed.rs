@@ -36,7 +36,7 @@ async fn send(
 ) -> Option<Reply> {
     let mut s = TcpStream::connect(addr).await.unwrap();
     let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{SIGNED}{extra}\r\n",
         body.len()
     );
     s.write_all(head.as_bytes()).await.unwrap();
@@ -218,8 +218,8 @@ async fn malformed_requests_get_400_with_a_message_and_the_server_keeps_serving(
     // Keep-alive connection: an error does not spoil the next request on it.
     let mut s = TcpStream::connect(addr).await.unwrap();
     let two = format!(
-        "POST /v1/describeservicejob HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 3\r\n\r\n{{{{x\
-         POST /v1/describejobqueues HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{{}}"
+        "POST /v1/describeservicejob HTTP/1.1\r\nHost: {addr}\r\n{SIGNED}Content-Length: 3\r\n\r\n{{{{x\
+         POST /v1/describejobqueues HTTP/1.1\r\nHost: {addr}\r\n{SIGNED}Connection: close\r\nContent-Length: 2\r\n\r\n{{}}"
     );
     s.write_all(two.as_bytes()).await.unwrap();
     let mut raw = String::new();

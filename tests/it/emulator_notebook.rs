@@ -139,8 +139,8 @@ async fn notebook_walkthrough_over_the_wire() {
     assert_eq!(med_desc.scheduling_priority(), Some(2));
     assert_eq!(
         med_desc.started_at(),
-        Some(0),
-        "not started since the preemption"
+        Some(START + 1),
+        "not started since the preemption: its last attempt's real start, never 0"
     );
     // The high job was never preempted: no summary at all.
     let high_desc = c.describe_service_job().job_id(&high).send().await.unwrap();

@@ -8,7 +8,7 @@ use aws_sdk_batch::types::{
     QuotaShareResourceSharingStrategy as Strategy, QuotaShareState,
 };
 
-use crate::emulator_support::{G5, M5, QUEUE, client, create_share, start, submit};
+use crate::emulator_support::{G5, M5, QUEUE, SIGNED, client, create_share, start, submit};
 
 async fn create_with_unit(c: &aws_sdk_batch::Client, unit: &str) -> Result<(), String> {
     c.create_quota_share()
@@ -142,7 +142,7 @@ async fn post_raw(addr: std::net::SocketAddr, path: &str, body: &str) -> String 
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
     let req = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n{SIGNED}Content-Length: {}\r\n\r\n{body}",
         body.len()
     );
     s.write_all(req.as_bytes()).await.unwrap();

@@ -585,8 +585,8 @@ async fn service_jobs_submit_list_describe_update_terminate() {
         Some(&ServiceJobStatus::Failed)
     );
 
-    // The work tag: train-0 would have finished after 600 simulated seconds; train-1 runs the
-    // payload's MaxRuntimeInSeconds (36000).
+    // The work tag: train-0 would have finished after 600 simulated seconds; train-1 runs to a
+    // second before the payload's MaxRuntimeInSeconds (36000).
     emu.advance(600_000).unwrap();
     assert_eq!(
         c.describe_service_job()

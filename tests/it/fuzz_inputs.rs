@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use crate::emulator_support::SIGNED;
 use proptest::prelude::*;
 use quotatop_emulator::Scenario;
 use quotatop_replay::{ReplayConfig, philly, trace_csv};
@@ -41,7 +42,7 @@ fn mutate(seed: &str, cut: usize, insert: &str) -> String {
 async fn raw(addr: std::net::SocketAddr, path: &str, body: &[u8]) -> Option<u16> {
     let mut s = TcpStream::connect(addr).await.ok()?;
     let head = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n{SIGNED}Content-Length: {}\r\n\r\n",
         body.len()
     );
     s.write_all(head.as_bytes()).await.ok()?;

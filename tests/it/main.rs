@@ -38,6 +38,7 @@ mod emulator_rate;
 mod emulator_setup;
 mod emulator_share_rules;
 mod emulator_sts;
+mod emulator_truth;
 mod emulator_wire;
 mod engine_philly;
 mod engine_props;

@@ -18,6 +18,8 @@ use axum::response::Response;
 use axum::routing::any;
 use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
 
+use crate::emulator_support::SIGNED;
+
 fn has_control(bytes: &[u8]) -> bool {
     let text = String::from_utf8_lossy(bytes);
     text.chars().any(|c| c.is_control() && c != '\n')
@@ -63,7 +65,7 @@ fn forward(upstream: SocketAddr, path: &str, body: &[u8]) -> (u16, Vec<(String, 
     let mut s = TcpStream::connect(upstream).unwrap();
     write!(
         s,
-        "POST {path} HTTP/1.1\r\nHost: {upstream}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        "POST {path} HTTP/1.1\r\nHost: {upstream}\r\nContent-Type: application/json\r\n{SIGNED}Connection: close\r\nContent-Length: {}\r\n\r\n",
         body.len()
     )
     .unwrap();

@@ -7,7 +7,8 @@
 //!   the home region; any other region starts empty, as a new regional endpoint would. At most
 //!   [`MAX_REGIONS`] regions are kept.
 //! - **Resources settle.** A created, updated or deleted environment or queue is CREATING,
-//!   UPDATING or DELETING for [`SETTLE_MS`] of simulated time, then VALID (or gone). Changes
+//!   UPDATING or DELETING for [`SETTLE_MS`] of real time (plus explicit advances:
+//!   [`SimClock::settle_ms`]), whatever the simulation's speed, then VALID (or gone). Changes
 //!   apply at once; only the status shows the transition, so clients that wait for VALID (as
 //!   the AWS user guide's setup flow does) are exercised.
 //! - **One queue per environment.** AWS connects a quota-management service environment to one
@@ -25,8 +26,8 @@ use super::scenario::Scenario;
 use super::state::{ACCOUNT, QueueWorld};
 use super::wire::{self, QuotaSharePolicyJson, Tags};
 
-/// How long (simulated ms) a created, updated or deleted environment or queue stays CREATING,
-/// UPDATING or DELETING.
+/// How long (real ms, or explicit advances of a manual clock) a created, updated or deleted
+/// environment or queue stays CREATING, UPDATING or DELETING.
 pub const SETTLE_MS: Millis = 1_000;
 /// Regions the emulator keeps at most (each is a separate, initially empty world).
 pub const MAX_REGIONS: usize = 32;
@@ -70,7 +71,7 @@ impl ArnBase {
     }
 }
 
-/// A resource's passing status and since when (simulated ms).
+/// A resource's passing status and since when (on the settle clock, [`SimClock::settle_ms`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Transition {
     pub status: &'static str,
@@ -136,6 +137,9 @@ pub struct Account {
     pub tags: HashMap<String, Tags>,
     /// The simulated time of the last catch-up.
     pub now: Millis,
+    /// The settle clock ([`SimClock::settle_ms`]) at the last catch-up: resources' transitions
+    /// run on it.
+    pub settle: Millis,
     /// Delays and seed for the engines of queues created through the API.
     pub template: Scenario,
     /// Job ids' own stream (see `EngineConfig::id_seed`).
@@ -173,6 +177,7 @@ impl Account {
             queues: Vec::new(),
             tags: HashMap::new(),
             now,
+            settle: 0,
             template,
             id_seed,
             queues_created: 0,
@@ -190,7 +195,7 @@ impl Account {
         let queue = QueueWorld::from_scenario(scenario, start_ms, &account.base, id_seed)?;
         account.envs.push(Environment {
             name: scenario.queue.service_environment.clone(),
-            arn: queue.settings.env_arn.clone(),
+            arn: queue.settings.env_arn.clone().unwrap_or_default(),
             enabled: true,
             capacity: scenario.capacity_limits(),
             transition: None,
@@ -211,13 +216,16 @@ impl Account {
         self.base.arn(kind, name)
     }
 
-    /// Brings every queue up to `t` and forgets what finished deleting.
-    pub fn catch_up(&mut self, t: Millis) -> Result<(), ApiError> {
+    /// Brings every queue up to `t` (the settle clock to `settle`) and forgets what finished
+    /// deleting.
+    pub fn catch_up(&mut self, t: Millis, settle: Millis) -> Result<(), ApiError> {
         for q in &mut self.queues {
+            q.settle = settle;
             q.catch_up(t)?;
         }
         self.now = t;
-        let gone = |tr: Option<Transition>| status_at(tr, t) == "DELETED";
+        self.settle = settle;
+        let gone = |tr: Option<Transition>| status_at(tr, settle) == "DELETED";
         let (envs, queues): (Vec<String>, Vec<String>) = (
             self.envs
                 .iter()
@@ -273,6 +281,21 @@ impl Account {
         self.queues
             .get_mut(index)
             .ok_or_else(|| ApiError::Server("queue index out of range".into()))
+    }
+
+    /// Lets each queue place jobs only while it has a service environment and that
+    /// environment is ENABLED (a DISABLED environment runs nothing new; running jobs finish).
+    pub fn sync_dispatching(&mut self) -> Result<(), ApiError> {
+        for q in &mut self.queues {
+            let on = q
+                .settings
+                .env_arn
+                .as_deref()
+                .is_some_and(|arn| self.envs.iter().any(|e| e.arn == arn && e.enabled));
+            q.engine.set_dispatching(on)?;
+            q.after_change();
+        }
+        Ok(())
     }
 
     /// A queue by name or ARN (one being deleted counts until it is gone).
@@ -346,6 +369,7 @@ impl Accounts {
     /// region starts empty.
     pub fn region(&mut self, region: Option<&str>) -> Result<&mut Account, ApiError> {
         let now = self.clock.now();
+        let settle = self.clock.settle_ms();
         let name = region.unwrap_or(&self.home).to_string();
         if !self.regions.contains_key(&name) {
             if !valid_region(&name) {
@@ -372,15 +396,16 @@ impl Accounts {
             .regions
             .get_mut(&name)
             .ok_or_else(|| ApiError::Server("region vanished".into()))?;
-        account.catch_up(now)?;
+        account.catch_up(now, settle)?;
         Ok(account)
     }
 
     /// Brings every region up to the clock.
     pub fn catch_up(&mut self) -> Result<(), ApiError> {
         let now = self.clock.now();
+        let settle = self.clock.settle_ms();
         for account in self.regions.values_mut() {
-            account.catch_up(now)?;
+            account.catch_up(now, settle)?;
         }
         Ok(())
     }

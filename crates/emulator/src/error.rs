@@ -27,7 +27,7 @@ pub enum EmulatorError {
         source: std::io::Error,
     },
     #[error(
-        "refusing to bind {0}: it is not a loopback address, and the emulator has no authentication (anyone who can reach it can submit, change and terminate jobs); allow it explicitly (--allow-remote) only on a network you trust"
+        "refusing to bind {0}: it is not a loopback address, and the emulator checks a signature's shape, not its secret (anyone who can reach it can submit, change and terminate jobs); allow it explicitly (--allow-remote) only on a network you trust"
     )]
     RemoteBind(std::net::IpAddr),
     #[error("the emulator's state is unusable after a panic in a request handler")]
@@ -70,6 +70,9 @@ pub enum ApiError {
         code: &'static str,
         message: String,
     },
+    /// HTTP 403 for a request not signed as AWS requires (`auth.rs`): the code says how.
+    #[error("{message}")]
+    Unauthenticated { code: &'static str, message: String },
 }
 
 impl ApiError {
@@ -83,7 +86,9 @@ impl ApiError {
             Self::Server(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::Throttled => StatusCode::TOO_MANY_REQUESTS,
             Self::UnknownOperation(_) => StatusCode::NOT_FOUND,
-            Self::AccessDenied(_) | Self::ExpiredToken(_) => StatusCode::FORBIDDEN,
+            Self::AccessDenied(_) | Self::ExpiredToken(_) | Self::Unauthenticated { .. } => {
+                StatusCode::FORBIDDEN
+            }
             Self::Service { status, .. } => {
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST)
             }
@@ -100,6 +105,7 @@ impl ApiError {
             Self::AccessDenied(_) => "AccessDeniedException",
             Self::ExpiredToken(_) => "ExpiredTokenException",
             Self::Service { code, .. } => code,
+            Self::Unauthenticated { code, .. } => code,
         }
     }
 }

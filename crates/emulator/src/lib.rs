@@ -15,6 +15,7 @@
 //! This module uses no AWS SDK types: it reads and writes JSON (see `wire.rs`).
 
 mod account;
+mod auth;
 mod clock;
 mod error;
 mod faults;
@@ -51,7 +52,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use account::valid_region;
-pub use clock::{ClockMode, SimClock};
+pub use clock::{ACCELERATED_FOR, ClockMode, SimClock};
 pub use error::{ApiError, EmulatorError};
 pub use faults::{Decision, FaultInjector, FaultSpec, FaultStats, Faults, RateLimit};
 pub use ops_jobs::{CHECKPOINT_TAG, WORK_TAG};
@@ -73,13 +74,14 @@ pub struct EmulatorConfig {
     /// Address to listen on: 127.0.0.1 unless set; anything but a loopback address is refused
     /// unless `allow_remote` is set.
     pub bind: IpAddr,
-    /// Permits a non-loopback `bind` (the emulator has no authentication).
+    /// Permits a non-loopback `bind` (the emulator checks a signature's shape, not its secret).
     pub allow_remote: bool,
     /// 0 picks a free port.
     pub port: u16,
     pub clock: ClockMode,
     pub faults: FaultSpec,
-    /// Simulated start time (epoch ms); `None` is the wall clock at start.
+    /// Simulated start time (epoch ms); `None`: for a scaled clock far enough behind the wall
+    /// clock to run accelerated for a day ([`ClockMode::default_start`]), else the wall clock.
     pub start_ms: Option<Millis>,
     pub region: String,
     /// How often the background task advances the engine (real time).
@@ -93,6 +95,10 @@ pub struct EmulatorConfig {
     pub preload: bool,
     /// The account id in every ARN and in STS answers.
     pub account: String,
+    /// Refuse requests without a SigV4-shaped signature for the right service, as AWS does
+    /// (403 `MissingAuthenticationToken` and the like; the secret is not checked). Off
+    /// (`quotatop emulator --no-auth-check`): unsigned requests are served by the home region.
+    pub auth_check: bool,
     /// Job ids, training-job names and request ids the same on every run with the same seed
     /// (for tests). Off by default: ids are unique across runs, so a journal kept across two
     /// emulator runs never conflates different jobs; the seeded schedule is the same either way.
@@ -117,6 +123,7 @@ impl EmulatorConfig {
             tick: Duration::from_millis(100),
             limits: ServerLimits::default(),
             deterministic_ids: false,
+            auth_check: true,
             preload: true,
             account: state::ACCOUNT.to_string(),
             scenario,
@@ -143,7 +150,7 @@ pub async fn start(config: EmulatorConfig) -> Result<EmulatorHandle, EmulatorErr
     let addr = SocketAddr::new(config.bind, config.port);
     let start_ms = config
         .start_ms
-        .unwrap_or_else(quotatop_model::wall_clock_ms);
+        .unwrap_or_else(|| config.clock.default_start(quotatop_model::wall_clock_ms()));
     let clock = SimClock::new(config.clock, start_ms);
     // Ids come from their own stream, seeded afresh each run unless asked to be reproducible.
     let id_seed = (!config.deterministic_ids).then(fresh_seed);
@@ -171,6 +178,7 @@ pub async fn start(config: EmulatorConfig) -> Result<EmulatorHandle, EmulatorErr
         config.limits.body_timeout,
         id_seed.unwrap_or(0),
         config.account.clone(),
+        config.auth_check,
     ));
     let server = tokio::spawn(server::serve(
         listener,

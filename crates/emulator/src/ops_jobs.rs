@@ -6,8 +6,8 @@
 //! The engine needs to know how long a job runs. The emulator takes it, in simulated seconds of
 //! RUNNING, from (first found):
 //! 1. the tag `quotatop:work-seconds` on the SubmitServiceJob request;
-//! 2. `StoppingCondition.MaxRuntimeInSeconds` in `serviceRequestPayload` (the job runs to its
-//!    limit);
+//! 2. `StoppingCondition.MaxRuntimeInSeconds` in `serviceRequestPayload`: the job completes one
+//!    second before its limit (reaching the limit is MaxRuntimeExceeded);
 //! 3. otherwise 3600 (one hour).
 //!
 //! The tag `quotatop:checkpoint-seconds` sets a checkpoint interval: a preempted job then resumes
@@ -20,9 +20,9 @@
 //!
 //! - `timeoutConfig.attemptDurationSeconds`: the attempt fails after that much RUNNING with
 //!   "Job attempt duration exceeded timeout".
-//! - `StoppingCondition.MaxRuntimeInSeconds`: an attempt whose work would take longer fails at
-//!   the limit ("MaxRuntimeExceeded: …"); work that ends exactly at the limit completes (so a job
-//!   without the work tag, whose work is its max runtime, succeeds).
+//! - `StoppingCondition.MaxRuntimeInSeconds`: an attempt still running when it reaches the
+//!   limit fails there ("MaxRuntimeExceeded: …", as SageMaker reports it), work ending exactly
+//!   at the limit included; a job without the work tag completes a second before it.
 //! - The tag `quotatop:fail-after-seconds` makes the job's first attempt fail after that much
 //!   RUNNING ("AlgorithmError: …"); `quotatop:fail-attempts` makes that many attempts fail.
 //! - A failed attempt is retried per `retryStrategy.attempts` and `evaluateOnExit`; without a
@@ -36,7 +36,8 @@ use quotatop_model::ServiceJob;
 use super::account::Account;
 use super::error::ApiError;
 use super::ops_tags::validate_tags;
-use super::state::{JobMeta, QueueWorld};
+use super::scenario::valid_job_or_share_name;
+use super::state::{JobMeta, QueueWorld, request_fingerprint};
 use super::training::{
     CHECKPOINT_FAULT_TAG, CheckpointFault, Training, parse_s3_uri, s3_uri_of_payload,
 };
@@ -54,6 +55,8 @@ pub const FAIL_ATTEMPTS_TAG: &str = "quotatop:fail-attempts";
 const DEFAULT_WORK_S: u64 = 3600;
 const MAX_SUBMIT_BYTES: usize = 30 * 1024;
 const MAX_PAYLOAD_BYTES: usize = 10 * 1024;
+/// `evaluateOnExit.onStatusReason`: "up to 512 characters" (the API model).
+const MAX_ON_STATUS_REASON: usize = 512;
 
 pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     if body.len() > MAX_SUBMIT_BYTES {
@@ -118,18 +121,21 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
     validate_tags(&tags)?;
     let work_s = match tag_seconds(&tags, WORK_TAG)? {
         Some(s) => s,
-        None => resources.max_runtime_s.unwrap_or(DEFAULT_WORK_S),
+        None => resources
+            .max_runtime_s
+            .map_or(DEFAULT_WORK_S, |s| s.saturating_sub(1).max(1)),
     };
     let checkpoint_s = tag_seconds(&tags, CHECKPOINT_TAG)?;
     let training = training_of(&tags, &payload, checkpoint_s)?;
     let fail_after_s = tag_seconds(&tags, FAIL_AFTER_TAG)?;
     let fail_attempts = tag_seconds(&tags, FAIL_ATTEMPTS_TAG)?;
+    let fingerprint = request_fingerprint(body);
     if let Some(token) = &req.client_token {
         if token.is_empty() || token.len() > 64 {
             return Err(ApiError::client("clientToken must be 1 to 64 characters"));
         }
-        if let Some(&id) = world.client_tokens.get(token) {
-            return idempotent_replay(world, id, &name);
+        if let Some(&(id, seen)) = world.client_tokens.get(token) {
+            return Err(token_reused(world, token, id, seen == fingerprint));
         }
     }
     let mut spec = JobSpec::new(
@@ -167,7 +173,7 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
         world.tags.insert(arn.clone(), tags);
     }
     if let Some(token) = req.client_token {
-        world.client_tokens.insert(token, id);
+        world.client_tokens.insert(token, (id, fingerprint));
     }
     world.after_change();
     ok(&JobRef {
@@ -209,30 +215,25 @@ fn training_of(
     })
 }
 
-fn idempotent_replay(world: &QueueWorld, id: JobId, name: &str) -> Result<Response, ApiError> {
-    let job = world
-        .engine
-        .job(id)
-        .ok_or_else(|| ApiError::Server("job of a client token vanished".into()))?;
-    if job.name != name {
-        return Err(ApiError::client(
-            "clientToken was already used with a different request",
-        ));
+/// A `clientToken` seen before: as the model documents, an identical request is the same
+/// request and is rejected (naming the job the first one submitted); a different request
+/// may not reuse the token.
+fn token_reused(world: &QueueWorld, token: &str, id: JobId, identical: bool) -> ApiError {
+    let token = quotatop_model::clean(token);
+    if identical {
+        let job = world.engine.job_uuid(id).unwrap_or("?");
+        ApiError::client(format!(
+            "clientToken {token:?} was already received with this identical request, which submitted job {job}: the repeated request is rejected (use a new clientToken to submit another job)"
+        ))
+    } else {
+        ApiError::client(format!(
+            "clientToken {token:?} was already used with a different request: use a new clientToken"
+        ))
     }
-    ok(&JobRef {
-        job_arn: world.job_arn(&job.id),
-        job_name: job.name,
-        job_id: job.id,
-    })
 }
 
 fn check_job_name(name: &str) -> Result<(), ApiError> {
-    let ok = name.len() <= 128
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if ok {
+    if valid_job_or_share_name(name) {
         Ok(())
     } else {
         Err(ApiError::client(format!(
@@ -292,6 +293,14 @@ fn check_retry_strategy(rs: &wire::RetryStrategyJson) -> Result<(), ApiError> {
         None => return Err(ApiError::client("retryStrategy.attempts is required")),
     }
     for e in rs.evaluate_on_exit.iter().flatten() {
+        if let Some(p) = &e.on_status_reason
+            && p.chars().count() > MAX_ON_STATUS_REASON
+        {
+            return Err(ApiError::client(format!(
+                "evaluateOnExit.onStatusReason is {} characters; the limit is {MAX_ON_STATUS_REASON}",
+                p.chars().count()
+            )));
+        }
         match e.action.as_deref().map(str::to_ascii_uppercase).as_deref() {
             Some("RETRY" | "EXIT") => {}
             other => {
@@ -376,7 +385,16 @@ fn latest_attempt(job: &ServiceJob) -> Option<LatestAttempt> {
     })
 }
 
+/// `startedAt` as the API shows it: the current attempt's start, else the last attempt's (a
+/// preempted or retried job waiting again); absent for a job that never started (never 0: the
+/// model marks it required in DescribeServiceJob, but there is no start to give).
+fn shown_started_at(job: &ServiceJob) -> Option<quotatop_model::Millis> {
+    job.started_at
+        .or_else(|| job.attempts.iter().rev().find_map(|a| a.started_at))
+}
+
 pub(super) fn summary(world: &QueueWorld, job: ServiceJob) -> ServiceJobSummary {
+    let started_at = shown_started_at(&job);
     ServiceJobSummary {
         latest_attempt: latest_attempt(&job),
         capacity_usage: capacity_usage(&job),
@@ -389,7 +407,7 @@ pub(super) fn summary(world: &QueueWorld, job: ServiceJob) -> ServiceJobSummary 
         quota_share_name: job.share,
         status: job.status.as_str(),
         status_reason: job.status_reason,
-        started_at: job.started_at,
+        started_at,
         stopped_at: job.stopped_at,
         is_terminated: job.is_terminated.then_some(true),
     }
@@ -434,6 +452,7 @@ pub fn describe(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiErro
         tags.entry(CHECKPOINT_TAG.to_string())
             .or_insert_with(|| (ms / 1000).to_string());
     }
+    let started_at = shown_started_at(&job);
     let out = DescribeServiceJobResponse {
         attempts,
         capacity_usage: capacity_usage(&job),
@@ -454,7 +473,7 @@ pub fn describe(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiErro
             preemption_retries_before_termination: Some(n as i64),
         }),
         preemption_summary,
-        started_at: job.started_at.unwrap_or(0),
+        started_at,
         status: job.status.as_str(),
         status_reason: job.status_reason,
         stopped_at: job.stopped_at,
@@ -487,7 +506,7 @@ pub fn terminate(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiErr
     let reason = required_str(req.reason, "reason")?;
     world.engine.terminate(id, &reason)?;
     world.after_change();
-    wire::ok_empty()
+    wire::ok_no_body()
 }
 
 /// Up to 50 jobs; always HTTP 200. Ids that name no job count as successful (nothing left to

@@ -3,7 +3,10 @@
 
 use axum::response::Response;
 
-use quotatop_model::{JobStatus, ServiceJob};
+use serde::Serialize;
+
+use quotatop_engine::{JobFacts, JobId};
+use quotatop_model::JobStatus;
 
 use super::error::ApiError;
 use super::ops_jobs::summary;
@@ -54,7 +57,7 @@ fn read_filter(filters: Option<Vec<wire::KeyValuesPair>>) -> Result<Option<Filte
             };
             Filter::JobName {
                 prefix,
-                lower: base.to_lowercase(),
+                lower: base.to_ascii_lowercase(),
             }
         }
         "BEFORE_CREATED_AT" => Filter::BeforeCreatedAt(millis(value)?),
@@ -75,23 +78,48 @@ impl Filter {
         matches!(self, Filter::ShareIdentifier | Filter::QuotaShareName(_))
     }
 
-    fn matches(&self, job: &ServiceJob) -> bool {
+    /// Job names are ASCII (letters, digits, `-`, `_`), so an ASCII case-insensitive comparison
+    /// is the case-insensitive one, without lowercasing every job's name.
+    fn matches(&self, job: &JobFacts<'_>) -> bool {
         match self {
             Filter::JobName {
                 prefix: true,
                 lower,
-            } => job.name.to_lowercase().starts_with(lower),
+            } => job
+                .name
+                .get(..lower.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(lower)),
             Filter::JobName {
                 prefix: false,
                 lower,
-            } => job.name.to_lowercase() == *lower,
+            } => job.name.eq_ignore_ascii_case(lower),
             Filter::BeforeCreatedAt(t) => job.created_at < *t,
             Filter::AfterCreatedAt(t) => job.created_at > *t,
             // Jobs of a quota-share queue carry no share identifier.
             Filter::ShareIdentifier => false,
-            Filter::QuotaShareName(s) => job.share == *s,
+            Filter::QuotaShareName(s) => job.share == s,
         }
     }
+
+    /// The filter as a page token's scope.
+    fn scope_part(&self) -> String {
+        match self {
+            Filter::JobName { prefix, lower } => format!("name:{prefix}:{lower}"),
+            Filter::BeforeCreatedAt(t) => format!("before:{t}"),
+            Filter::AfterCreatedAt(t) => format!("after:{t}"),
+            Filter::ShareIdentifier => "share-identifier".to_string(),
+            Filter::QuotaShareName(s) => format!("share:{s}"),
+        }
+    }
+}
+
+/// The page of a ListServiceJobs answer.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListServiceJobsResponse {
+    job_summary_list: Vec<ServiceJobSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_token: Option<String>,
 }
 
 /// Status filter and filters per reference §3.3: without a filter only `jobStatus` (default
@@ -99,6 +127,11 @@ impl Filter {
 /// `SHARE_IDENTIFIER` and `QUOTA_SHARE_NAME` combine with it. Results are newest first
 /// (`createdAt` descending, then submission order descending), with or without a filter.
 /// `jobQueue` is required (the model makes it optional; its absence is undocumented).
+///
+/// Jobs are numbered in submission order with `createdAt` never decreasing
+/// ([`quotatop_engine::JobFacts`]), so newest first is a walk down from the highest id (or the
+/// token's position) that stops once the page is full: a page costs its own jobs plus those
+/// the filter passes over, never a sort of the queue.
 pub fn list(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     let req: ListServiceJobsRequest = parse(body)?;
     let queue = required_str(req.job_queue, "jobQueue")?;
@@ -120,36 +153,40 @@ pub fn list(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
         Some(f) if !f.keeps_status() => None,
         _ => Some(status.unwrap_or(JobStatus::Running)),
     };
-    let cursor = req
-        .next_token
-        .as_deref()
-        .filter(|t| !t.is_empty())
-        .map(paging::decode_cursor)
-        .transpose()?;
-    let mut hits: Vec<(i64, u32, ServiceJob)> = world
-        .engine
-        .jobs()
-        .enumerate()
-        .filter(|(_, j)| status.is_none_or(|s| j.status == s))
-        .filter(|(_, j)| filter.as_ref().is_none_or(|f| f.matches(j)))
-        .map(|(i, j)| (j.created_at, i as u32, j))
-        .filter(|(c, i, _)| cursor.is_none_or(|cur| (*c, *i) < cur))
-        .collect();
-    hits.sort_by_key(|h| std::cmp::Reverse((h.0, h.1)));
-    let more = hits.len() > size;
-    hits.truncate(size);
-    let next = if more {
-        hits.last().map(|(c, i, _)| paging::encode_cursor(*c, *i))
-    } else {
-        None
+    let queue_arn = world.queue_arn();
+    let filter_part = filter.as_ref().map_or_else(String::new, Filter::scope_part);
+    let scope = paging::Scope::new(
+        "jobs",
+        &[
+            &queue_arn,
+            status.map_or("*", JobStatus::as_str),
+            &filter_part,
+        ],
+    );
+    let cursor = paging::decode_cursor(&scope, req.next_token.as_deref())?;
+    let engine = &world.engine;
+    let below = cursor.map_or(engine.job_count(), |(_, i)| {
+        (i as usize).min(engine.job_count())
+    });
+    let mut ids = (0..below as u32).rev().map(JobId).filter(|&id| {
+        engine.facts(id).is_some_and(|j| {
+            status.is_none_or(|s| j.status == s) && filter.as_ref().is_none_or(|f| f.matches(&j))
+        })
+    });
+    let page: Vec<JobId> = ids.by_ref().take(size).collect();
+    let next = match (page.last(), ids.next()) {
+        (Some(&last), Some(_)) => engine
+            .facts(last)
+            .map(|j| paging::encode_cursor(&scope, j.created_at, last.0)),
+        _ => None,
     };
-    let list: Vec<ServiceJobSummary> = hits
+    let job_summary_list = page
         .into_iter()
-        .map(|(_, _, j)| summary(world, j))
+        .filter_map(|id| engine.job(id))
+        .map(|j| summary(world, j))
         .collect();
-    let mut out = serde_json::json!({ "jobSummaryList": list });
-    if let Some(next) = next {
-        out["nextToken"] = next.into();
-    }
-    ok(&out)
+    ok(&ListServiceJobsResponse {
+        job_summary_list,
+        next_token: next,
+    })
 }

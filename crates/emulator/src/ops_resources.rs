@@ -84,7 +84,7 @@ pub fn list_policies(account: &mut Account, body: &[u8]) -> Result<Response, Api
         arns,
         req.next_token.as_deref(),
         size,
-        "listschedulingpolicies",
+        &paging::Scope::new("listschedulingpolicies", &[]),
     )?;
     let list: Vec<serde_json::Value> = page
         .into_iter()
@@ -125,18 +125,23 @@ pub fn describe_queues(account: &mut Account, body: &[u8]) -> Result<Response, A
                 },
                 priority: q.settings.priority,
                 compute_environment_order: Vec::new(),
-                service_environment_order: vec![ServiceEnvironmentOrder {
-                    order: 1,
-                    service_environment: q.settings.env_arn.clone(),
-                }],
+                service_environment_order: q
+                    .settings
+                    .env_arn
+                    .iter()
+                    .map(|arn| ServiceEnvironmentOrder {
+                        order: 1,
+                        service_environment: arn.clone(),
+                    })
+                    .collect(),
                 job_queue_type: "SAGEMAKER_TRAINING",
                 tags: account.tags.get(&arn).cloned().unwrap_or_default(),
                 job_state_time_limit_actions: Vec::new(),
             }
         })
         .collect();
-    let (page, next) =
-        paging::by_offset(queues, req.next_token.as_deref(), size, "describejobqueues")?;
+    let scope = paging::Scope::new("describejobqueues", &names(wanted.as_deref()));
+    let (page, next) = paging::by_offset(queues, req.next_token.as_deref(), size, &scope)?;
     ok(&with_token(serde_json::json!({ "jobQueues": page }), next))
 }
 
@@ -144,7 +149,7 @@ pub fn describe_environments(account: &mut Account, body: &[u8]) -> Result<Respo
     let req: DescribeServiceEnvironmentsRequest = parse(body)?;
     let size = wire::page_size(req.max_results)?;
     let wanted = check_names(req.service_environments, "serviceEnvironments")?;
-    let now = account.now;
+    let now = account.settle;
     let envs: Vec<ServiceEnvironmentDetail> = account
         .envs
         .iter()
@@ -174,7 +179,7 @@ pub fn describe_environments(account: &mut Account, body: &[u8]) -> Result<Respo
         envs,
         req.next_token.as_deref(),
         size,
-        "describeserviceenvironments",
+        &paging::Scope::new("describeserviceenvironments", &names(wanted.as_deref())),
     )?;
     ok(&with_token(
         serde_json::json!({ "serviceEnvironments": page }),
@@ -278,4 +283,9 @@ pub fn with_token(mut body: serde_json::Value, next: Option<String>) -> serde_js
         body["nextToken"] = next.into();
     }
     body
+}
+
+/// The names a Describe request asked for, as a token's scope.
+fn names(wanted: Option<&[String]>) -> Vec<&str> {
+    wanted.map_or_else(|| vec!["*"], |w| w.iter().map(String::as_str).collect())
 }

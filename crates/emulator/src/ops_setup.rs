@@ -8,9 +8,13 @@
 //!   environment that no other queue uses (AWS connects a quota-management environment to one
 //!   queue), and a `schedulingPolicyArn` whose policy has a `quotaSharePolicy`.
 //! - Created resources are CREATING, changed ones UPDATING, deleted ones DELETING for
-//!   `account::SETTLE_MS` of simulated time. Deleting needs the resource DISABLED; an
-//!   environment cannot be deleted while a queue uses it; deleting a queue terminates its
-//!   unfinished jobs. A queue's environment cannot be swapped for another (refused).
+//!   `account::SETTLE_MS` (real time, whatever the speed). Deleting needs the resource DISABLED; an
+//!   environment cannot be deleted while a queue uses it (UpdateJobQueue with
+//!   `serviceEnvironmentOrder=[]` detaches it, as DeleteServiceEnvironment's documentation
+//!   says; another entry moves the queue to that environment and its capacity); deleting a
+//!   queue terminates its unfinished jobs.
+//! - A queue places jobs only while it has an environment and that environment is ENABLED;
+//!   jobs already running finish.
 
 use axum::response::Response;
 use serde::Deserialize;
@@ -117,7 +121,7 @@ pub fn create_environment(account: &mut Account, body: &[u8]) -> Result<Response
         arn: arn.clone(),
         enabled,
         capacity,
-        transition: Transition::creating(account.now),
+        transition: Transition::creating(account.settle),
     });
     if let Some(tags) = req.tags.filter(|t| !t.is_empty()) {
         account.tags.insert(arn.clone(), tags);
@@ -129,7 +133,7 @@ pub fn update_environment(account: &mut Account, body: &[u8]) -> Result<Response
     let req: UpdateEnvironmentRequest = parse(body)?;
     let which = required_str(req.service_environment, "serviceEnvironment")?;
     let i = account.env_index(&which)?;
-    let now = account.now;
+    let now = account.settle;
     check_not_deleting(
         account.envs[i].transition,
         now,
@@ -140,10 +144,7 @@ pub fn update_environment(account: &mut Account, body: &[u8]) -> Result<Response
     let capacity = req.capacity_limits.map(capacity).transpose()?;
     let arn = account.envs[i].arn.clone();
     if let Some(capacity) = &capacity
-        && let Some(q) = account
-            .queues
-            .iter_mut()
-            .find(|q| q.settings.env_arn == arn)
+        && let Some(q) = account.queues.iter_mut().find(|q| q.uses(&arn))
     {
         q.engine.set_capacity(capacity.clone())?;
         q.after_change();
@@ -156,17 +157,19 @@ pub fn update_environment(account: &mut Account, body: &[u8]) -> Result<Response
         env.capacity = capacity;
     }
     env.transition = Transition::updating(now);
-    ok(&serde_json::json!({
+    let out = serde_json::json!({
         "serviceEnvironmentName": env.name,
         "serviceEnvironmentArn": env.arn,
-    }))
+    });
+    account.sync_dispatching()?;
+    ok(&out)
 }
 
 pub fn delete_environment(account: &mut Account, body: &[u8]) -> Result<Response, ApiError> {
     let req: EnvironmentRequest = parse(body)?;
     let which = required_str(req.service_environment, "serviceEnvironment")?;
     let i = account.env_index(&which)?;
-    let now = account.now;
+    let now = account.settle;
     check_not_deleting(
         account.envs[i].transition,
         now,
@@ -180,13 +183,9 @@ pub fn delete_environment(account: &mut Account, body: &[u8]) -> Result<Response
             env.name
         )));
     }
-    if let Some(q) = account
-        .queues
-        .iter()
-        .find(|q| q.settings.env_arn == env.arn)
-    {
+    if let Some(q) = account.queues.iter().find(|q| q.uses(&env.arn)) {
         return Err(ApiError::client(format!(
-            "Service environment {} is used by job queue {}: delete the queue first",
+            "Service environment {} is used by job queue {}: detach it with UpdateJobQueue serviceEnvironmentOrder=[] or delete the queue first",
             env.name, q.queue_name
         )));
     }
@@ -211,10 +210,15 @@ pub fn create_queue(account: &mut Account, body: &[u8]) -> Result<Response, ApiE
     }
     no_compute_environments(req.compute_environment_order.as_deref())?;
     let enabled = enabled(req.state.as_deref(), "state")?.unwrap_or(true);
-    let env_arn = queue_environment(
+    let Some(env_arn) = queue_environment(
         account,
         required(req.service_environment_order, "serviceEnvironmentOrder")?,
-    )?;
+    )?
+    else {
+        return Err(ApiError::client(
+            "serviceEnvironmentOrder of a quota-management job queue must have exactly 1 entry, got 0",
+        ));
+    };
     let policy_arn = quota_policy(
         account,
         &required_str(req.scheduling_policy_arn, "schedulingPolicyArn")?,
@@ -226,16 +230,7 @@ pub fn create_queue(account: &mut Account, body: &[u8]) -> Result<Response, ApiE
         return Err(ApiError::client("Object already exists"));
     }
     check_room(account.queues.len(), "job queues")?;
-    if let Some(q) = account
-        .queues
-        .iter()
-        .find(|q| q.settings.env_arn == env_arn)
-    {
-        return Err(ApiError::client(format!(
-            "Service environment {env_arn} is already connected to job queue {}: a quota-management service environment serves one job queue",
-            q.queue_name
-        )));
-    }
+    check_unconnected(account, &env_arn)?;
     let capacity = account
         .envs
         .iter()
@@ -258,11 +253,19 @@ pub fn create_queue(account: &mut Account, body: &[u8]) -> Result<Response, ApiE
         priority,
         enabled,
         policy_arn,
-        env_arn,
+        env_arn: Some(env_arn),
     };
-    let queue = QueueWorld::new(&name, settings, engine, Workload::none(), &account.base);
+    let queue = QueueWorld::new(
+        &name,
+        settings,
+        engine,
+        Workload::none(),
+        &account.base,
+        account.settle,
+    );
     let arn = queue.queue_arn();
     account.queues.push(queue);
+    account.sync_dispatching()?;
     if let Some(tags) = req.tags.filter(|t| !t.is_empty()) {
         account.tags.insert(arn.clone(), tags);
     }
@@ -273,7 +276,7 @@ pub fn update_queue(account: &mut Account, body: &[u8]) -> Result<Response, ApiE
     let req: UpdateQueueRequest = parse(body)?;
     let which = required_str(req.job_queue, "jobQueue")?;
     let i = account.queue_index(&which)?;
-    let now = account.now;
+    let now = account.settle;
     check_not_deleting(account.queues[i].transition, now, "Job queue", &which)?;
     no_compute_environments(req.compute_environment_order.as_deref())?;
     let enabled = enabled(req.state.as_deref(), "state")?;
@@ -284,11 +287,7 @@ pub fn update_queue(account: &mut Account, body: &[u8]) -> Result<Response, ApiE
         .transpose()?;
     if let Some(order) = req.service_environment_order {
         let env_arn = queue_environment(account, order)?;
-        if env_arn != account.queues[i].settings.env_arn {
-            return Err(ApiError::client(
-                "The emulator does not move a quota-management job queue to another service environment: create a new queue",
-            ));
-        }
+        move_queue(account, i, env_arn)?;
     }
     let q = &mut account.queues[i];
     if let Some(enabled) = enabled {
@@ -301,14 +300,16 @@ pub fn update_queue(account: &mut Account, body: &[u8]) -> Result<Response, ApiE
         q.settings.policy_arn = policy_arn;
     }
     q.transition = Transition::updating(now);
-    ok(&serde_json::json!({ "jobQueueName": q.queue_name, "jobQueueArn": q.queue_arn() }))
+    let out = serde_json::json!({ "jobQueueName": q.queue_name, "jobQueueArn": q.queue_arn() });
+    account.sync_dispatching()?;
+    ok(&out)
 }
 
 pub fn delete_queue(account: &mut Account, body: &[u8]) -> Result<Response, ApiError> {
     let req: QueueRequest = parse(body)?;
     let which = required_str(req.job_queue, "jobQueue")?;
     let i = account.queue_index(&which)?;
-    let now = account.now;
+    let now = account.settle;
     check_not_deleting(account.queues[i].transition, now, "Job queue", &which)?;
     let q = &mut account.queues[i];
     if q.settings.enabled {
@@ -329,6 +330,36 @@ pub fn delete_queue(account: &mut Account, body: &[u8]) -> Result<Response, ApiE
     q.after_change();
     q.transition = Transition::deleting(now);
     wire::ok_empty()
+}
+
+/// Puts queue `i` on `env_arn` (its capacity from now on), or detaches it (`None`).
+fn move_queue(account: &mut Account, i: usize, env_arn: Option<String>) -> Result<(), ApiError> {
+    if account.queues[i].settings.env_arn == env_arn {
+        return Ok(());
+    }
+    if let Some(arn) = &env_arn {
+        check_unconnected(account, arn)?;
+        let capacity = account
+            .envs
+            .iter()
+            .find(|e| e.arn == *arn)
+            .map(|e| e.capacity.clone())
+            .ok_or_else(|| ApiError::Server("environment vanished".into()))?;
+        account.queues[i].engine.set_capacity(capacity)?;
+    }
+    account.queues[i].settings.env_arn = env_arn;
+    Ok(())
+}
+
+/// Refuses an environment another queue is connected to.
+fn check_unconnected(account: &Account, env_arn: &str) -> Result<(), ApiError> {
+    match account.queues.iter().find(|q| q.uses(env_arn)) {
+        Some(q) => Err(ApiError::client(format!(
+            "Service environment {env_arn} is already connected to job queue {}: a quota-management service environment serves one job queue",
+            q.queue_name
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// A seed for a queue's ids from the emulator's and the queue's ARN (FNV-1a).
@@ -399,14 +430,18 @@ fn no_compute_environments(order: Option<&[serde_json::Value]>) -> Result<(), Ap
     Ok(())
 }
 
-/// The one VALID environment a queue's `serviceEnvironmentOrder` names.
+/// The one VALID environment a queue's `serviceEnvironmentOrder` names (`None` for an empty
+/// order: the queue detached from its environment).
 fn queue_environment(
     account: &Account,
     order: Vec<EnvironmentOrderJson>,
-) -> Result<String, ApiError> {
+) -> Result<Option<String>, ApiError> {
+    if order.is_empty() {
+        return Ok(None);
+    }
     let [entry] = <[EnvironmentOrderJson; 1]>::try_from(order).map_err(|o| {
         ApiError::client(format!(
-            "serviceEnvironmentOrder of a quota-management job queue must have exactly 1 entry, got {}",
+            "serviceEnvironmentOrder of a quota-management job queue must have at most 1 entry (a quota-management queue runs on one service environment), got {}",
             o.len()
         ))
     })?;
@@ -416,8 +451,8 @@ fn queue_environment(
         "serviceEnvironmentOrder[].serviceEnvironment",
     )?;
     let env = &account.envs[account.env_index(&which)?];
-    match status_at(env.transition, account.now) {
-        "VALID" | "UPDATING" => Ok(env.arn.clone()),
+    match status_at(env.transition, account.settle) {
+        "VALID" | "UPDATING" => Ok(Some(env.arn.clone())),
         status => Err(ApiError::client(format!(
             "Service environment {} is {status}; wait until it is VALID",
             env.name

@@ -11,6 +11,7 @@ use quotatop_model::{
 use super::error::ApiError;
 use super::ops_tags::validate_tags;
 use super::paging;
+use super::scenario::valid_job_or_share_name;
 use super::state::QueueWorld;
 use super::wire::{
     self, CapacityLimitJson, CreateQuotaShareRequest, ListQuotaSharesRequest, QuotaShareArnRequest,
@@ -21,6 +22,12 @@ use super::wire::{
 pub fn create(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     let req: CreateQuotaShareRequest = parse(body)?;
     let name = required_str(req.quota_share_name, "quotaShareName")?;
+    if !valid_job_or_share_name(&name) {
+        return Err(ApiError::client(format!(
+            "Invalid quotaShareName {:?}: use up to 128 letters, digits, '-' or '_', starting with a letter or digit",
+            quotatop_model::clean(&name)
+        )));
+    }
     let queue = required_str(req.job_queue, "jobQueue")?;
     world.check_queue(&queue)?;
     world.check_settled()?;
@@ -106,8 +113,8 @@ pub fn list(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     world.check_queue(&queue)?;
     let size = wire::page_size(req.max_results)?;
     let shares = world.engine.shares();
-    let (page, next) =
-        paging::by_offset(shares, req.next_token.as_deref(), size, "listquotashares")?;
+    let scope = paging::Scope::new("listquotashares", &[&world.queue_arn()]);
+    let (page, next) = paging::by_offset(shares, req.next_token.as_deref(), size, &scope)?;
     let details: Vec<QuotaShareDetail> = page.iter().map(|s| detail(world, s)).collect();
     let mut out = serde_json::json!({ "quotaShares": details });
     if let Some(next) = next {
@@ -123,7 +130,7 @@ pub fn delete(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
     world.engine.delete_share(&name)?;
     world.tags.remove(&arn);
     world.after_change();
-    wire::ok_empty()
+    wire::ok_no_body()
 }
 
 fn detail(world: &QueueWorld, share: &QuotaShare) -> QuotaShareDetail {

@@ -4,16 +4,27 @@
 //! STS speaks the awsQuery protocol: `POST /` with a form body
 //! (`Action=GetCallerIdentity&Version=2011-06-15`) and an XML answer. The caller is the IAM user
 //! named after the access key id in the request's SigV4 `Authorization` header (any static key
-//! works, as everywhere in the emulator); a request without one is refused as AWS refuses it.
+//! works, as everywhere in the emulator), or for temporary credentials (`ASIA…`) a session of
+//! the role [`ASSUMED_ROLE`]; a request without a signature, or signed for another service, is
+//! refused as AWS refuses it.
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
+use super::auth::{self, AuthError};
+
 const XMLNS: &str = "https://sts.amazonaws.com/doc/2011-06-15/";
 
-/// The answer to an awsQuery request on `/`.
-pub fn handle(headers: &HeaderMap, body: &Bytes, request_id: &str, account: &str) -> Response {
+/// The answer to an awsQuery request on `/`. With `auth_check`, the request must be signed
+/// for `sts` (see `auth.rs`); without, any `Authorization` header naming a key will do.
+pub fn handle(
+    headers: &HeaderMap,
+    body: &Bytes,
+    request_id: &str,
+    account: &str,
+    auth_check: bool,
+) -> Response {
     let params: Vec<(String, String)> = form_urlencoded::parse(body)
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect();
@@ -45,20 +56,49 @@ pub fn handle(headers: &HeaderMap, body: &Bytes, request_id: &str, account: &str
             );
         }
     }
-    let Some(key) = access_key_id(headers) else {
-        return error(
-            StatusCode::FORBIDDEN,
-            "MissingAuthenticationToken",
-            "Request is missing Authentication Token",
-            request_id,
-        );
+    let key = if auth_check {
+        auth::check(headers, "sts").map(|c| c.access_key)
+    } else {
+        access_key_id(headers).ok_or(AuthError::Missing)
     };
-    let user = iam_name(&key);
+    let key = match key {
+        Ok(key) => key,
+        Err(e) => {
+            return error(
+                StatusCode::FORBIDDEN,
+                e.code(false),
+                &xml_escape(&e.message("sts")),
+                request_id,
+            );
+        }
+    };
+    let (arn, user_id) = caller(&key, account);
     let body = format!(
-        "<GetCallerIdentityResponse xmlns=\"{XMLNS}\">\n  <GetCallerIdentityResult>\n    <Arn>arn:aws:iam::{account}:user/{user}</Arn>\n    <UserId>{}</UserId>\n    <Account>{account}</Account>\n  </GetCallerIdentityResult>\n  <ResponseMetadata>\n    <RequestId>{request_id}</RequestId>\n  </ResponseMetadata>\n</GetCallerIdentityResponse>\n",
-        user_id(&key)
+        "<GetCallerIdentityResponse xmlns=\"{XMLNS}\">\n  <GetCallerIdentityResult>\n    <Arn>{arn}</Arn>\n    <UserId>{user_id}</UserId>\n    <Account>{account}</Account>\n  </GetCallerIdentityResult>\n  <ResponseMetadata>\n    <RequestId>{request_id}</RequestId>\n  </ResponseMetadata>\n</GetCallerIdentityResponse>\n"
     );
     xml(StatusCode::OK, body, request_id)
+}
+
+/// The role temporary (`ASIA…`) credentials of the emulated account belong to.
+pub const ASSUMED_ROLE: &str = "emulator-role";
+
+/// Who signed with `key`: an IAM user named after a long-term key (`AKIA…` and any other);
+/// for temporary credentials (`ASIA…`), as AWS answers, a session of [`ASSUMED_ROLE`] named
+/// after the key. Returns the ARN and the user id.
+fn caller(key: &str, account: &str) -> (String, String) {
+    let name = iam_name(key);
+    if key.starts_with("ASIA") {
+        let role_id = format!("AROA{}", &unique_id(key)[4..]);
+        (
+            format!("arn:aws:sts::{account}:assumed-role/{ASSUMED_ROLE}/{name}"),
+            format!("{role_id}:{name}"),
+        )
+    } else {
+        (
+            format!("arn:aws:iam::{account}:user/{name}"),
+            unique_id(key),
+        )
+    }
 }
 
 /// The access key id of a SigV4 `Authorization` header (`… Credential=AKID/date/region/…`).
@@ -84,7 +124,7 @@ fn iam_name(key: &str) -> String {
 }
 
 /// A stable, AWS-shaped unique id (`AIDA` + 17 upper-case characters) for an access key.
-fn user_id(key: &str) -> String {
+fn unique_id(key: &str) -> String {
     // FNV-1a: stable across runs and platforms.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in key.bytes() {
@@ -140,11 +180,21 @@ mod tests {
         assert_eq!(iam_name("AKIDTEST"), "AKIDTEST");
         assert_eq!(iam_name("a b<c>"), "abc");
         assert_eq!(iam_name("<>"), "emulator-user");
-        let id = user_id("test");
+        let id = unique_id("test");
         assert_eq!(id.len(), 21);
         assert!(id.starts_with("AIDA"));
-        assert_eq!(id, user_id("test"));
-        assert_ne!(id, user_id("other"));
+        assert_eq!(id, unique_id("test"));
+        assert_ne!(id, unique_id("other"));
+        let (arn, user) = caller("ASIATEMP", "111122223333");
+        assert_eq!(
+            arn,
+            "arn:aws:sts::111122223333:assumed-role/emulator-role/ASIATEMP"
+        );
+        assert!(
+            user.starts_with("AROA") && user.ends_with(":ASIATEMP"),
+            "{user}"
+        );
+        assert_eq!(caller("AKIDTEST", "1").0, "arn:aws:iam::1:user/AKIDTEST");
         let mut h = HeaderMap::new();
         h.insert(
             header::AUTHORIZATION,

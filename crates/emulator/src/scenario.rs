@@ -242,7 +242,7 @@ pub struct ScriptedJob {
     /// `timeoutConfig.attemptDurationSeconds`.
     #[serde(default)]
     pub timeout_s: Option<u64>,
-    /// `StoppingCondition.MaxRuntimeInSeconds` (a job whose `duration_s` is longer fails there).
+    /// `StoppingCondition.MaxRuntimeInSeconds` (a job whose `duration_s` reaches it fails there).
     #[serde(default)]
     pub max_runtime_s: Option<u64>,
     /// The first `fail_attempts` (default 1) attempts fail after this much RUNNING.
@@ -366,6 +366,12 @@ impl Scenario {
         }
         Ok(engine)
     }
+}
+
+/// Names of jobs and quota shares: a resource name ([`valid_resource_name`]) starting with a
+/// letter or digit.
+pub fn valid_job_or_share_name(name: &str) -> bool {
+    valid_resource_name(name) && name.starts_with(|c: char| c.is_ascii_alphanumeric())
 }
 
 /// Names of queues, environments and policies: 1–128 of `[A-Za-z0-9_-]`.

@@ -22,7 +22,7 @@ use super::account::{Accounts, signing_region};
 use super::error::ApiError;
 use super::faults::{Decision, FaultInjector};
 use super::routes::{Route, logs_operation, operation};
-use super::{ops_logs, ops_s3, ops_sts, ops_tags};
+use super::{auth, ops_logs, ops_s3, ops_sts, ops_tags};
 
 /// Largest request body read (SubmitServiceJob, the largest request, is limited to 30 KiB).
 pub const MAX_BODY: usize = 64 * 1024;
@@ -62,6 +62,8 @@ pub(crate) struct App {
     request_salt: u64,
     /// The account id in ARNs and STS answers.
     pub account: String,
+    /// Whether requests must carry a SigV4-shaped signature (`auth.rs`).
+    auth_check: bool,
 }
 
 impl App {
@@ -71,6 +73,7 @@ impl App {
         body_timeout: Duration,
         request_salt: u64,
         account: String,
+        auth_check: bool,
     ) -> Self {
         Self {
             world,
@@ -79,7 +82,26 @@ impl App {
             body_timeout,
             request_salt,
             account,
+            auth_check,
         }
+    }
+
+    /// Refuses a Batch request not signed for Batch (unless the check is off).
+    fn authenticate(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+        self.authenticate_for(headers, "batch")
+    }
+
+    /// Refuses a JSON-protocol request (Batch, CloudWatch Logs) not signed for `service`.
+    fn authenticate_for(&self, headers: &HeaderMap, service: &str) -> Result<(), ApiError> {
+        if !self.auth_check {
+            return Ok(());
+        }
+        auth::check(headers, service)
+            .map(|_| ())
+            .map_err(|e| ApiError::Unauthenticated {
+                code: e.code(true),
+                message: e.message(service),
+            })
     }
 
     fn body_timeout(&self) -> Duration {
@@ -197,6 +219,7 @@ async fn logs_handler(app: &App, request: Request<Body>) -> Response {
         let answer = inject(app, &op, kill.as_ref()).await?;
         let (parts, body) = request.into_parts();
         let body = read_body(&parts.headers, body, app.body_timeout()).await?;
+        app.authenticate_for(&parts.headers, "logs")?;
         let region = region_of(&parts.headers);
         let mut accounts = lock(&app.world)?;
         let account = accounts.region(region.as_deref())?;
@@ -223,8 +246,20 @@ async fn s3_handler(app: &App, request: Request<Body>) -> Response {
     let query = request.uri().query().unwrap_or("").to_string();
     let method = request.method().clone();
     let region = region_of(request.headers());
+    // S3 refuses an unsigned request to a private bucket: a header signature or a presigned
+    // query (its shape only, as for Batch).
+    let signed = !app.auth_check
+        || request.headers().contains_key(header::AUTHORIZATION)
+        || query.contains("X-Amz-Credential=");
     drop(request);
     let result = async {
+        if !signed {
+            return Err(ApiError::Service {
+                status: 403,
+                code: "AccessDenied",
+                message: "Access Denied (the request is not signed: sign it with AWS Signature Version 4, or run the emulator with --no-auth-check)".into(),
+            });
+        }
         let Some(op) = ops_s3::operation(&method, &path, &query) else {
             return Err(ApiError::Service {
                 status: 501,
@@ -530,6 +565,7 @@ async fn op_handler(
         }
         let (parts, body) = request.into_parts();
         let body = read_body(&parts.headers, body, app.body_timeout()).await?;
+        app.authenticate(&parts.headers)?;
         let region = region_of(&parts.headers);
         let hold = app.faults.hold(&op);
         if hold.is_zero() {
@@ -589,7 +625,13 @@ async fn sts_handler(
     }
     let (parts, body) = request.into_parts();
     match read_body(&parts.headers, body, app.body_timeout()).await {
-        Ok(body) => ops_sts::handle(&parts.headers, &body, &app.request_id(), &app.account),
+        Ok(body) => ops_sts::handle(
+            &parts.headers,
+            &body,
+            &app.request_id(),
+            &app.account,
+            app.auth_check,
+        ),
         Err(e) => e.into_response(),
     }
 }
@@ -619,6 +661,7 @@ async fn tags_handler(
             path.map_err(|e| ApiError::client(format!("Invalid resourceArn in path: {e}")))?;
         let (parts, body) = request.into_parts();
         let body = read_body(&parts.headers, body, app.body_timeout()).await?;
+        app.authenticate(&parts.headers)?;
         let region = region_of(&parts.headers);
         let mut accounts = lock(&app.world)?;
         let world = accounts.region(region.as_deref())?;

@@ -39,7 +39,9 @@ pub struct QueueSettings {
     pub priority: i64,
     pub enabled: bool,
     pub policy_arn: String,
-    pub env_arn: String,
+    /// The service environment the queue runs on; `None` once detached with UpdateJobQueue
+    /// `serviceEnvironmentOrder=[]` (the queue then places nothing).
+    pub env_arn: Option<String>,
 }
 
 pub struct QueueWorld {
@@ -50,10 +52,14 @@ pub struct QueueWorld {
     pub settings: QueueSettings,
     /// CREATING, UPDATING or DELETING for a while after such a change.
     pub transition: Option<Transition>,
+    /// The settle clock at the last catch-up (see [`Transition`]).
+    pub settle: Millis,
     pub meta: HashMap<u32, JobMeta>,
     /// Tags of the queue's jobs and quota shares (the account keeps the others').
     pub tags: HashMap<String, Tags>,
-    pub client_tokens: HashMap<String, JobId>,
+    /// SubmitServiceJob's `clientToken`s: the job each submitted and a fingerprint of the
+    /// request ([`request_fingerprint`]).
+    pub client_tokens: HashMap<String, (JobId, u64)>,
     /// Position in `frontOfQueue` and since when.
     positions: HashMap<u32, (usize, Millis)>,
     /// First job of each share and since when.
@@ -82,7 +88,7 @@ impl QueueWorld {
             priority: scenario.queue.priority,
             enabled: true,
             policy_arn: base.arn("scheduling-policy", &scenario.queue.scheduling_policy),
-            env_arn: base.arn("service-environment", &scenario.queue.service_environment),
+            env_arn: Some(base.arn("service-environment", &scenario.queue.service_environment)),
         };
         let mut world = Self::new(
             &scenario.queue.name,
@@ -90,6 +96,7 @@ impl QueueWorld {
             engine,
             Workload::new(scenario, start_ms),
             base,
+            0,
         );
         // A scenario's queue exists from the start: no CREATING phase.
         world.transition = None;
@@ -104,9 +111,11 @@ impl QueueWorld {
         engine: Engine,
         workload: Workload,
         base: &ArnBase,
+        settle: Millis,
     ) -> Self {
         Self {
-            transition: Transition::creating(engine.now()),
+            transition: Transition::creating(settle),
+            settle,
             engine,
             workload,
             base: base.clone(),
@@ -155,7 +164,12 @@ impl QueueWorld {
 
     /// VALID, CREATING, UPDATING or DELETING.
     pub fn status(&self) -> &'static str {
-        super::account::status_at(self.transition, self.engine.now())
+        super::account::status_at(self.transition, self.settle)
+    }
+
+    /// Whether the queue runs on `env_arn`.
+    pub fn uses(&self, env_arn: &str) -> bool {
+        self.settings.env_arn.as_deref() == Some(env_arn)
     }
 
     /// Refuses changes to a queue still being created or being deleted.
@@ -269,17 +283,35 @@ impl QueueWorld {
             },
             |_, _| *refused_arrivals += 1,
         )?;
-        self.after_change();
+        // Time alone changes no position: only what the engine did (its events) does. Most
+        // requests find nothing new, and sorting a queue of 50,000 jobs for each would cost
+        // more than the request.
+        if self.keep_events() {
+            self.track_positions();
+        }
         Ok(())
     }
 
-    /// After the engine moved: keep its events (bounded) and track queue positions.
+    /// After an operation changed the engine: keep its events (bounded) and track queue
+    /// positions (an operation may reorder the queue without an event, e.g. a share's limits).
     pub fn after_change(&mut self) {
+        self.keep_events();
+        self.track_positions();
+    }
+
+    /// Moves the engine's new events into `recent_events` (bounded); whether there were any.
+    fn keep_events(&mut self) -> bool {
         let events = self.engine.drain_events();
+        let any = !events.is_empty();
         self.recent_events.extend(events);
         while self.recent_events.len() > RECENT_EVENTS {
             self.recent_events.pop_front();
         }
+        any
+    }
+
+    /// Each job's position in `frontOfQueue` and each share's first job, and since when.
+    fn track_positions(&mut self) {
         let now = self.engine.now();
         let order = self.engine.queue_order();
         let mut positions = HashMap::with_capacity(order.len().min(FRONT_OF_QUEUE));
@@ -317,6 +349,17 @@ impl QueueWorld {
             .get(share)
             .map(|&(j, since)| (JobId(j), since))
     }
+}
+
+/// A fingerprint of a JSON request: FNV-1a of its canonical form (keys sorted), so the same
+/// request re-encoded with its members in another order has the same fingerprint.
+pub fn request_fingerprint(body: &[u8]) -> u64 {
+    let canonical = serde_json::from_slice::<serde_json::Value>(body)
+        .map(|v| v.to_string().into_bytes())
+        .unwrap_or_else(|_| body.to_vec());
+    canonical.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The SageMaker CreateTrainingJob payload of a generated job: what a client would have sent.

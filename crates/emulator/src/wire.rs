@@ -395,8 +395,10 @@ pub struct DescribeServiceJobResponse {
     pub preemption_configuration: Option<JobPreemptionJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preemption_summary: Option<PreemptionSummaryJson>,
-    /// Required in the model: 0 until the job has started.
-    pub started_at: Millis,
+    /// Absent for a job that never started (the model marks it required; there is no start to
+    /// give, and 0 would be 1970). The Rust SDK fills an absent required member with 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Millis>,
     pub status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status_reason: Option<String>,
@@ -540,6 +542,12 @@ pub fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError>
 pub fn ok<T: Serialize>(value: &T) -> Result<axum::response::Response, ApiError> {
     use axum::response::IntoResponse;
     Ok(axum::Json(value).into_response())
+}
+
+/// A 200 response without a body, as AWS answers DeleteQuotaShare and TerminateServiceJob.
+pub fn ok_no_body() -> Result<axum::response::Response, ApiError> {
+    use axum::response::IntoResponse;
+    Ok(axum::http::StatusCode::OK.into_response())
 }
 
 /// A 200 response with the empty JSON object (operations without output).

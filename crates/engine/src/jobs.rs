@@ -6,7 +6,9 @@ use std::collections::VecDeque;
 use quotatop_model::{JobStatus, Millis, PreemptionSummary, ServiceJob};
 
 use super::types::{FailureState, JobApi, JobRec, check_priority, valid_instance_type};
-use super::{Engine, EngineError, EventReason, JobId, JobSpec, Rng, WorkProgress, policy};
+use super::{
+    Engine, EngineError, EventReason, JobFacts, JobId, JobSpec, Rng, WorkProgress, policy,
+};
 
 impl Engine {
     /// Makes room for `additional` more jobs up front (a replay knows its trace's size), so the
@@ -234,6 +236,18 @@ impl Engine {
             }),
             attempts: api.map(|a| a.attempts.clone()).unwrap_or_default(),
             is_terminated: r.terminated,
+        })
+    }
+
+    /// What a job is listed and filtered by, without building its API view ([`Engine::job`]
+    /// copies its attempts and strings): cheap enough to scan every job per request.
+    pub fn facts(&self, job: JobId) -> Option<JobFacts<'_>> {
+        let r = self.jobs.get(job.0 as usize)?;
+        Some(JobFacts {
+            name: r.api.as_deref().map_or("", |a| a.name.as_str()),
+            share: &self.share_rec(r.share).spec.name,
+            status: r.status,
+            created_at: r.created_at,
         })
     }
 

@@ -47,6 +47,18 @@ use types::{JobRec, valid_instance_type};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct JobId(pub u32);
 
+/// What a job is listed and filtered by ([`Engine::facts`]). Jobs are numbered in submission
+/// order and the engine's clock never goes back, so `created_at` never decreases with the
+/// [`JobId`]: newest first is highest id first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobFacts<'a> {
+    /// Empty in a lean engine.
+    pub name: &'a str,
+    pub share: &'a str,
+    pub status: JobStatus,
+    pub created_at: Millis,
+}
+
 /// A pending timer: the job's next lifecycle step. Stale when the job's generation moved on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Timer {
@@ -74,6 +86,8 @@ pub struct Engine {
     dispatch_seq: u64,
     events: Vec<Event>,
     dirty: bool,
+    /// Whether scheduling passes run ([`Engine::set_dispatching`]).
+    dispatching: bool,
     /// Jobs keep no API view ([`Engine::set_lean`]).
     lean: bool,
     /// The id stream, when ids are not drawn from the schedule's stream
@@ -102,6 +116,7 @@ impl Engine {
             dispatch_seq: 0,
             events: Vec::new(),
             dirty: false,
+            dispatching: true,
             lean: false,
             ids: config.id_seed.map(Rng::new),
             failures: HashMap::new(),
@@ -153,6 +168,23 @@ impl Engine {
         self.reevaluate_misconfigurations();
         self.dirty = true;
         self.settle()
+    }
+
+    /// Whether the engine places jobs: off while the queue's service environment is DISABLED
+    /// or the queue has none. Jobs already holding capacity run on (and finish); nothing new is
+    /// dispatched and nobody is preempted until it is on again.
+    pub fn set_dispatching(&mut self, on: bool) -> Result<(), EngineError> {
+        if self.dispatching == on {
+            return Ok(());
+        }
+        self.dispatching = on;
+        self.dirty = true;
+        self.settle()
+    }
+
+    /// Whether the engine places jobs ([`Engine::set_dispatching`]).
+    pub fn dispatching(&self) -> bool {
+        self.dispatching
     }
 
     /// A lean engine keeps no API view of its jobs: no AWS-style ids (so [`Engine::find`] and
@@ -293,7 +325,7 @@ impl Engine {
                     self.step(t.job);
                 }
             }
-            if self.dirty {
+            if self.dirty && self.dispatching {
                 self.dirty = false;
                 progressed = true;
                 self.schedule_pass()?;

@@ -1173,9 +1173,9 @@ fn evaluate_on_exit_exit_ends_the_job_at_the_first_failure() {
 }
 
 #[test]
-fn max_runtime_fails_a_longer_job_and_a_job_ending_at_its_limit_completes() {
-    let mut e = engine(&[(M5, 2)]);
-    e.create_share(share("s", M5, 2, SharingConfig::reserve()))
+fn max_runtime_fails_a_longer_job_and_a_job_reaching_its_limit() {
+    let mut e = engine(&[(M5, 3)]);
+    e.create_share(share("s", M5, 3, SharingConfig::reserve()))
         .unwrap();
     let limit = |work| {
         failing(
@@ -1188,6 +1188,7 @@ fn max_runtime_fails_a_longer_job_and_a_job_ending_at_its_limit_completes() {
     };
     let long = e.submit(limit(2 * HOUR)).unwrap();
     let exact = e.submit(limit(HOUR)).unwrap();
+    let within = e.submit(limit(HOUR - 1_000)).unwrap();
     e.advance_to(HOUR as i64).unwrap();
     assert_eq!(status(&e, long), JobStatus::Failed);
     assert!(
@@ -1195,7 +1196,10 @@ fn max_runtime_fails_a_longer_job_and_a_job_ending_at_its_limit_completes() {
         "{:?}",
         reason(&e, long)
     );
-    assert_eq!(status(&e, exact), JobStatus::Succeeded);
+    // Reaching the limit is exceeding it, as SageMaker reports it; a second less completes.
+    assert_eq!(status(&e, exact), JobStatus::Failed);
+    assert!(reason(&e, exact).is_some_and(|r| r.starts_with("MaxRuntimeExceeded")));
+    assert_eq!(status(&e, within), JobStatus::Succeeded);
 }
 
 #[test]
@@ -1320,4 +1324,45 @@ fn a_pass_that_would_not_end_is_an_error_naming_the_job() {
         p.dispatches, 1,
         "stopped at the second offer of the same job"
     );
+}
+
+#[test]
+fn a_paused_engine_dispatches_nothing_and_running_jobs_run_on() {
+    let mut e = engine(&[(M5, 2)]);
+    e.create_share(share("a", M5, 2, SharingConfig::reserve()))
+        .unwrap();
+    let first = e.submit(JobSpec::new("first", "a", M5, 1, HOUR)).unwrap();
+    e.advance_to(60_000).unwrap();
+    assert_eq!(status(&e, first), JobStatus::Running);
+    e.set_dispatching(false).unwrap();
+    assert!(!e.dispatching());
+    let second = e.submit(JobSpec::new("second", "a", M5, 1, HOUR)).unwrap();
+    e.advance_to(600_000).unwrap();
+    assert_eq!(status(&e, second), JobStatus::Runnable);
+    assert_eq!(status(&e, first), JobStatus::Running);
+    e.set_dispatching(true).unwrap();
+    e.advance_to(700_000).unwrap();
+    assert_eq!(status(&e, second), JobStatus::Running);
+}
+
+#[test]
+fn created_at_never_decreases_with_the_job_id() {
+    let mut e = engine(&[(M5, 2)]);
+    e.create_share(share("a", M5, 2, SharingConfig::reserve()))
+        .unwrap();
+    for k in 0..20u64 {
+        e.submit(JobSpec::new(format!("j{k}"), "a", M5, 1, HOUR))
+            .unwrap();
+        e.advance_to(k as i64 * 700).unwrap();
+    }
+    let created: Vec<Millis> = (0..20)
+        .map(|j| e.facts(JobId(j)).unwrap().created_at)
+        .collect();
+    assert!(created.windows(2).all(|w| w[0] <= w[1]), "{created:?}");
+    let f = e.facts(JobId(3)).unwrap();
+    assert_eq!(
+        (f.name, f.share, f.status),
+        ("j3", "a", e.status(JobId(3)).unwrap())
+    );
+    assert!(e.facts(JobId(20)).is_none());
 }

@@ -84,8 +84,9 @@ impl FailureSpec {
     }
 
     /// What ends the attempt now RUNNING with `remaining` ms still to run, and after how long:
-    /// the earliest of completion, timeout, max runtime and an injected failure (completion wins
-    /// a tie).
+    /// the earliest of completion, timeout, max runtime and an injected failure. Completion wins
+    /// a tie, except with the max runtime: SageMaker stops a training job that reaches
+    /// `MaxRuntimeInSeconds` (MaxRuntimeExceeded) whatever it was about to do.
     pub(super) fn first_end(
         &self,
         failed: u32,
@@ -101,7 +102,9 @@ impl FailureSpec {
         ]
         .into_iter()
         .filter_map(|(at, kind)| Some((at?, kind)))
-        .filter(|&(at, _)| at < remaining)
+        .filter(|&(at, kind)| {
+            at < remaining || (at == remaining && kind == policy::FailureKind::MaxRuntime)
+        })
         .min_by_key(|&(at, _)| at)
         .map_or((remaining, None), |(at, kind)| (at, Some(kind)))
     }

@@ -14,6 +14,9 @@ pub const M5: &str = "ml.m5.large";
 pub const G5: &str = "ml.g5.xlarge";
 pub const QUEUE: &str = "qm-queue";
 pub const START: i64 = 1_770_000_000_000;
+/// Headers of a request signed for Batch, for tests that write HTTP by hand: the emulator
+/// checks the SigV4 shape (not the secret), as AWS refuses unsigned requests.
+pub const SIGNED: &str = "Authorization: AWS4-HMAC-SHA256 Credential=AKIDTEST/20260101/us-east-1/batch/aws4_request, SignedHeaders=host;x-amz-date, Signature=abababababababababababababababababababababababababababababababab\r\nX-Amz-Date: 20260101T000000Z\r\n";
 
 /// An emulator with the given capacity, no shares and no workload, on a manual clock starting at
 /// [`START`], with zero lifecycle delays (jobs move as soon as they can).
