@@ -142,6 +142,8 @@ pub struct RecordArgs {
     /// Journal database (default: journal.sqlite3 in the user's data directory).
     #[arg(long)]
     pub journal: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub store: crate::commands::store::StoreArgs,
     /// Directory for record.log (default: the user's state directory).
     #[arg(long)]
     pub log_dir: Option<std::path::PathBuf>,
@@ -328,6 +330,8 @@ pub struct JournalWindowArgs {
     /// time (default: the newest observation).
     #[arg(long)]
     pub until: Option<String>,
+    #[command(flatten)]
+    pub store: crate::commands::store::StoreArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -508,6 +512,8 @@ pub struct ReportArgs {
     /// Journal database (default: the user's data directory).
     #[arg(long)]
     pub journal: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub store: crate::commands::store::StoreArgs,
     /// Known checkpoint interval of a share's jobs, e.g. research=5m (repeatable).
     #[arg(long, value_name = "SHARE=DURATION")]
     pub checkpoint: Vec<String>,

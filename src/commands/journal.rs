@@ -56,15 +56,12 @@ pub fn trace_from_journal(
         .queue
         .as_deref()
         .ok_or_else(|| anyhow!("--queue is required: the queue whose history to replay"))?;
-    let path = match path {
-        Some(p) => p.to_path_buf(),
-        None => journal::default_journal_path()?,
-    };
+    let location = super::store::journal_location_default_config(path, &window.store)?;
     quotatop_model::parse_since(&window.since, 0).map_err(|e| anyhow!("--since: {e}"))?;
-    let j = Journal::open_existing(&path, JournalConfig::default())?;
+    let j = Journal::open_existing_at(&location, JournalConfig::default())?;
     let q = j
         .queue(queue)?
-        .ok_or_else(|| anyhow!(no_queue(&j, &path, queue)))?;
+        .ok_or_else(|| anyhow!(no_queue(&j, queue)))?;
     let until = match &window.until {
         Some(u) => quotatop_model::parse_since(u, q.last_observed_at)
             .map_err(|e| anyhow!("--until: {e}"))?
@@ -100,7 +97,7 @@ pub fn trace_from_journal(
             let at = j.queue_at(queue, from)?.ok_or_else(|| {
                 anyhow!(
                     "the journal {} has no configuration of {queue} in force at --since {} (the first it observed is from {}); replay without --baseline-at-since to start from the last one seen",
-                    path.display(),
+                    j.location(),
                     quotatop_model::format_utc(from),
                     j.first_config_at(queue)
                         .ok()
@@ -171,7 +168,7 @@ pub fn run(cmd: &JournalCommand) -> anyhow::Result<()> {
 
 /// A queue the journal does not have, with the ones it does (`NAME` or `NAME@SOURCE`, as
 /// `--queue` takes them): a typo gets the right name to type.
-pub fn no_queue(j: &Journal, path: &std::path::Path, queue: &str) -> String {
+pub fn no_queue(j: &Journal, queue: &str) -> String {
     let known: Vec<String> = j
         .queues()
         .map(|qs| {
@@ -194,7 +191,7 @@ pub fn no_queue(j: &Journal, path: &std::path::Path, queue: &str) -> String {
     };
     format!(
         "the journal {} has no queue {:?} ({known})",
-        path.display(),
+        j.location(),
         quotatop_model::clean_text(queue)
     )
 }

@@ -16,6 +16,7 @@ pub mod shell;
 pub mod simulate;
 pub mod snapshot;
 pub mod sources;
+pub mod store;
 pub mod tui;
 pub mod warm;
 

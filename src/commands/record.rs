@@ -17,21 +17,29 @@ use crate::cli::RecordArgs;
 use quotatop_aws::batch::BatchClient;
 use quotatop_aws::poll::{self, PollConfig};
 use quotatop_model::Snapshot;
+use quotatop_store::StoreLocation;
 use quotatop_store::journal::{self, JournalHandle};
 
 /// `quotatop record`.
 pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
-    let path = match &args.journal {
-        Some(p) => p.clone(),
-        None => journal::default_journal_path()?,
-    };
+    let loaded = crate::config::load(&crate::config::Overrides {
+        config_path: args.config.clone(),
+        ..Default::default()
+    });
+    let location = super::store::journal_location(
+        args.journal.as_deref(),
+        &args.store,
+        loaded.config.store.url.as_deref(),
+    )?;
     // Before anything is created: a device, FIFO, directory or link is no journal.
-    quotatop_store::private_file::check_kind(&path, "journal").map_err(|e| {
-        anyhow::anyhow!(
-            "{}; record keeps its history in the journal (to watch without keeping history, run `quotatop console --no-journal`)",
-            quotatop_model::clean_text(&e.to_string())
-        )
-    })?;
+    if let StoreLocation::File(path) = &location {
+        quotatop_store::private_file::check_kind(path, "journal").map_err(|e| {
+            anyhow::anyhow!(
+                "{}; record keeps its history in the journal (to watch without keeping history, run `quotatop console --no-journal`)",
+                quotatop_model::clean_text(&e.to_string())
+            )
+        })?;
+    }
     let log_dir = match &args.log_dir {
         Some(d) => d.clone(),
         None => journal::state_dir()?,
@@ -39,14 +47,9 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
     let log = init_file_logging(&log_dir)
         .with_context(|| format!("cannot write record.log in {}", log_dir.display()))?;
     eprintln!(
-        "quotatop record: journal {}, log {}; stop with Ctrl-C or SIGTERM",
-        path.display(),
+        "quotatop record: journal {location}, log {}; stop with Ctrl-C or SIGTERM",
         log.display()
     );
-    let loaded = crate::config::load(&crate::config::Overrides {
-        config_path: args.config.clone(),
-        ..Default::default()
-    });
     for w in &loaded.warnings {
         eprintln!("warning: {w}");
     }
@@ -99,7 +102,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         let poller = if named.is_empty() {
             let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
             // A warm start: only the jobs that changed while it was stopped are described.
-            let warm = super::warm::load(&path, &args.queues, client.source());
+            let warm = super::warm::load_at(&location, &args.queues, client.source());
             poll::spawn_seeded(client, poll_config, warm.as_ref())
         } else {
             let sources = super::sources::connect(named).await?;
@@ -107,11 +110,11 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             tracing::info!(sources = ?names, "recording several sources");
             super::sources::spawn(&sources, &poll_config)
         };
-        let journal = JournalHandle::start(&path, journal_config);
+        let journal = JournalHandle::start_at(&location, journal_config);
         if let Some(why) = journal.status().unavailable {
             eprintln!("warning: the journal is unavailable ({why}); recording nothing until it is");
         }
-        tracing::info!(journal = %path.display(), queues = ?args.queues, "recording");
+        tracing::info!(journal = %location, queues = ?args.queues, "recording");
         let mut poller = poller;
         let summary = record_loop(
             &mut poller.snapshots,
@@ -135,7 +138,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             "quotatop record: stopped after {} snapshots ({} journaled)",
             summary.received, summary.written
         );
-        match summary.failure(&path) {
+        match summary.failure(&location) {
             Some(why) => {
                 tracing::error!(%why, "recording failed");
                 Err(anyhow::anyhow!(why))
@@ -163,7 +166,7 @@ pub struct RecordSummary {
 impl RecordSummary {
     /// Why this session counts as failed (the command then exits non-zero), if it does: it
     /// gave up after snapshots in a row went unjournaled, or it journaled nothing at all.
-    pub fn failure(&self, journal: &Path) -> Option<String> {
+    pub fn failure(&self, journal: &dyn std::fmt::Display) -> Option<String> {
         let why = self
             .last_error
             .as_deref()
@@ -171,8 +174,7 @@ impl RecordSummary {
             .unwrap_or_default();
         if let Some(n) = self.gave_up_after {
             return Some(format!(
-                "gave up after {n} snapshots in a row were not journaled in {}{why}",
-                journal.display()
+                "gave up after {n} snapshots in a row were not journaled in {journal}{why}"
             ));
         }
         if self.written == 0 {
@@ -180,9 +182,8 @@ impl RecordSummary {
                 "journaled nothing: the poller delivered no snapshot (see record.log)".to_string()
             } else {
                 format!(
-                    "journaled nothing of {} snapshots in {}{why}",
-                    self.received,
-                    journal.display()
+                    "journaled nothing of {} snapshots in {journal}{why}",
+                    self.received
                 )
             });
         }
@@ -409,7 +410,7 @@ mod tests {
             (summary.received, summary.queued, summary.written),
             (2, 2, 2)
         );
-        assert_eq!(summary.failure(&path), None);
+        assert_eq!(summary.failure(&path.display()), None);
         journal.shutdown();
         let j = Journal::open_existing(&path, JournalConfig::default()).unwrap();
         let kinds: Vec<_> = j
@@ -446,7 +447,11 @@ mod tests {
         drop(tx);
         let s = record_loop(&mut rx, &journal, 0, std::future::pending(), None).await;
         assert_eq!((s.received, s.written), (0, 0));
-        assert!(s.failure(dir.path()).unwrap().contains("journaled nothing"));
+        assert!(
+            s.failure(&dir.path().display())
+                .unwrap()
+                .contains("journaled nothing")
+        );
     }
 
     /// A journal that cannot be opened (its directory is a file) is tried again with back-off;
@@ -468,7 +473,7 @@ mod tests {
         }
         let s = record_loop(&mut rx, &journal, 3, std::future::pending(), None).await;
         assert_eq!(s.gave_up_after, Some(3));
-        let why = s.failure(&path).unwrap();
+        let why = s.failure(&path.display()).unwrap();
         assert!(why.contains("3 snapshots in a row"), "{why}");
         assert!(why.contains(&path.display().to_string()), "{why}");
         journal.shutdown();

@@ -33,7 +33,7 @@ pub fn shares_used(
     let q = j
         .queue(queue)
         .map_err(|e| quotatop_model::error_chain(&e))?
-        .ok_or_else(|| crate::commands::journal::no_queue(&j, &path, queue))?;
+        .ok_or_else(|| crate::commands::journal::no_queue(&j, queue))?;
     let until = q.last_observed_at;
     let from = quotatop_model::parse_since(window, until).map_err(|e| format!("--impact: {e}"))?;
     if from > until {
@@ -82,6 +82,7 @@ pub fn impact(
             queue: Some(p.live.queue.clone()),
             since: window.to_string(),
             until: None,
+            ..Default::default()
         },
         opts,
         // Only the trace is used: both sides are the live shares and the file's.
