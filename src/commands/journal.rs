@@ -163,7 +163,71 @@ pub fn run(cmd: &JournalCommand) -> anyhow::Result<()> {
             super::write_stdout(&from_history::write_csv(&t.trace.jobs)?)?;
             Ok(())
         }
+        JournalCommand::Migrate(args) => migrate(args),
     }
+}
+
+/// `quotatop journal migrate`: the copy, then its verification (see
+/// [`quotatop_store::journal::copy`]).
+fn migrate(args: &crate::cli::MigrateArgs) -> anyhow::Result<()> {
+    use quotatop_store::StoreLocation;
+    use quotatop_store::journal::copy::{self, CopyOptions};
+    let path = match &args.journal {
+        Some(p) => p.clone(),
+        None => journal::default_journal_path()?,
+    };
+    if !quotatop_store::pg::is_postgres_url(&args.to) {
+        bail!("--to must be a postgresql:// URL (the store to copy the journal into)");
+    }
+    let to_at = StoreLocation::parse(&args.to).context("--to: cannot use the store")?;
+    let from = Journal::open_existing(&path, JournalConfig::default())?;
+    let to = Journal::open_at(&to_at, JournalConfig::default())?;
+    let source_id = std::path::absolute(&path)
+        .unwrap_or_else(|_| path.clone())
+        .display()
+        .to_string();
+    eprintln!("copying {} into {to_at}", path.display());
+    let opts = CopyOptions {
+        chunk: args.chunk as usize,
+        max_chunks: None,
+    };
+    let stats = copy::copy(&from, &to, &source_id, opts, &mut |table, done| {
+        tracing::info!(table, done, "copied");
+    })?;
+    for (table, t) in &stats.tables {
+        let resumed = if t.resumed_from > 0 {
+            format!(", resumed after {}", t.resumed_from)
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "  {table}: {} rows read, {} new{resumed}",
+            t.read, t.inserted
+        );
+    }
+    let check = copy::verify(&from, &to)?;
+    let rows: usize = check.tables.iter().map(|(_, t)| t.source_rows).sum();
+    if !check.ok() {
+        for (table, t) in check
+            .tables
+            .iter()
+            .filter(|(_, t)| t.missing + t.different > 0)
+        {
+            eprintln!(
+                "  {table}: {} of {} rows missing, {} different",
+                t.missing, t.source_rows, t.different
+            );
+        }
+        bail!(
+            "the copy in {to_at} does not match {}: rows differ where the store already had other data for them, or the journal changed during the copy; stop any recorder writing the journal and run the migrate again",
+            path.display()
+        );
+    }
+    eprintln!(
+        "verified: all {rows} rows of {} are in {to_at}",
+        path.display()
+    );
+    Ok(())
 }
 
 /// A queue the journal does not have, with the ones it does (`NAME` or `NAME@SOURCE`, as

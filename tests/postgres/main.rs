@@ -20,6 +20,7 @@ mod metrics_support;
 
 mod cluster;
 mod journal;
+mod migrate;
 mod record;
 
 use std::process::ExitCode;
@@ -34,6 +35,7 @@ fn main() -> ExitCode {
     let tests: Vec<Test> = journal::tests()
         .into_iter()
         .chain(record::tests())
+        .chain(migrate::tests())
         .filter(|(name, _)| filter.as_deref().is_none_or(|f| name.contains(f)))
         .collect();
     let cluster = Cluster::start();

@@ -15,6 +15,7 @@
 //!   scorecard's input from the observed transitions, over a [`history_window`] that never starts
 //!   before the queue's first observation.
 
+pub mod copy;
 mod diff;
 mod drills;
 mod error;

@@ -358,6 +358,15 @@ impl Journal {
         conn.with(f).map_err(|e| self.err(e))
     }
 
+    /// Runs `f` in one transaction (committed when it returns `Ok`).
+    pub(super) fn run_transaction<R: Send>(
+        &self,
+        f: impl FnOnce(&mut dyn Exec) -> Result<R, DbError> + Send,
+    ) -> Result<R, JournalError> {
+        let mut conn = self.db.lock().unwrap_or_else(|p| p.into_inner());
+        conn.transaction(f).map_err(|e| self.err(e))
+    }
+
     /// Which engine the journal is in.
     pub(super) fn dialect(&self) -> crate::db::Dialect {
         self.db.lock().unwrap_or_else(|p| p.into_inner()).dialect()
