@@ -388,6 +388,12 @@ pub struct AuditLogArg {
     /// QUOTATOP_AUDIT_LOG).
     #[arg(long, env = "QUOTATOP_AUDIT_LOG")]
     pub log: Option<std::path::PathBuf>,
+    /// The audit log in a team's PostgreSQL store (list, verify, anchor, export); --log wins.
+    #[command(flatten)]
+    pub store: crate::commands::store::StoreArgs,
+    /// Which log of the store (one store can hold several).
+    #[arg(long, value_name = "NAME", default_value = quotatop_store::audit::DEFAULT_STORE_LOG)]
+    pub store_log: String,
     /// Seconds to wait for another process's lock on the audit log before giving up.
     #[arg(
         long,

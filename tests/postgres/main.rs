@@ -18,6 +18,7 @@ mod emulator_support;
 #[path = "../it/metrics_support.rs"]
 mod metrics_support;
 
+mod audit;
 mod cluster;
 mod journal;
 mod migrate;
@@ -31,11 +32,17 @@ use cluster::Cluster;
 pub type Test = (String, Box<dyn Fn(&Cluster)>);
 
 fn main() -> ExitCode {
+    // The audit test's writer processes are this binary again.
+    if let Ok(spec) = std::env::var("PGTEST_AUDIT_WRITER") {
+        audit::writer_process(&spec);
+        return ExitCode::SUCCESS;
+    }
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let tests: Vec<Test> = journal::tests()
         .into_iter()
         .chain(record::tests())
         .chain(migrate::tests())
+        .chain(audit::tests())
         .filter(|(name, _)| filter.as_deref().is_none_or(|f| name.contains(f)))
         .collect();
     let cluster = Cluster::start();

@@ -32,6 +32,7 @@ pub use history::{HistoryWindow, history_window, job_history, scorecard_input};
 pub use paths::{default_journal_path, state_dir};
 pub use read::{JobRecord, QueueRecord, UsageSample};
 pub use schema::{PG_VERSION as PG_SCHEMA_VERSION, VERSION as SCHEMA_VERSION};
+pub(crate) use schema::{migrate_pg_component, version_pg};
 pub use store::{Journal, JournalConfig, PruneStats, RecordStats};
 pub use writer::{JournalHandle, JournalStatus};
 

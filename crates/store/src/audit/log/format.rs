@@ -69,7 +69,7 @@ pub fn canonical_body(record: &AuditRecord) -> Result<String, AuditError> {
 
 /// The line (without its newline) of a scheme-2 record: the canonical body with its hash
 /// appended as the last field. Returns the line and the hash.
-pub(super) fn canonical_line(record: &AuditRecord) -> Result<(String, String), AuditError> {
+pub(crate) fn canonical_line(record: &AuditRecord) -> Result<(String, String), AuditError> {
     let body = canonical_body(record)?;
     let hash = sha256_hex(body.as_bytes());
     let open = &body[..body.len() - 1];
@@ -123,7 +123,7 @@ pub(super) fn line_text(bytes: &[u8]) -> Result<&str, String> {
     })
 }
 
-pub(super) fn parse_line(bytes: &[u8]) -> Result<AuditRecord, String> {
+pub(crate) fn parse_line(bytes: &[u8]) -> Result<AuditRecord, String> {
     let text = line_text(bytes)?;
     if text.trim().is_empty() {
         return Err("an empty line".into());
