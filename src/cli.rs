@@ -320,6 +320,13 @@ pub struct MigrateArgs {
     /// Rows per transaction.
     #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub chunk: u32,
+    /// Copy this audit log file too, line for line (its chain verified before and after:
+    /// the store's head must be the file's).
+    #[arg(long, value_name = "PATH")]
+    pub audit_log: Option<std::path::PathBuf>,
+    /// The store's audit log to copy it into.
+    #[arg(long, value_name = "NAME", default_value = quotatop_store::audit::DEFAULT_STORE_LOG)]
+    pub store_log: String,
 }
 
 #[derive(Debug, clap::Args)]

@@ -227,6 +227,43 @@ fn migrate(args: &crate::cli::MigrateArgs) -> anyhow::Result<()> {
         "verified: all {rows} rows of {} are in {to_at}",
         path.display()
     );
+    if let (Some(file), StoreLocation::Postgres(url)) = (&args.audit_log, &to_at) {
+        migrate_audit(file, url, args)?;
+    }
+    Ok(())
+}
+
+/// The audit log file copied into the store's log `--store-log`, then both heads compared.
+fn migrate_audit(
+    file: &Path,
+    url: &quotatop_store::pg::StoreUrl,
+    args: &crate::cli::MigrateArgs,
+) -> anyhow::Result<()> {
+    use quotatop_store::audit;
+    let chain = |e: audit::AuditError| anyhow!(quotatop_model::error_chain(&e));
+    let log = audit::StoreAuditLog::open(url, &args.store_log, true).map_err(chain)?;
+    let (had, copied) = log
+        .copy_from_file(file, args.chunk as usize)
+        .map_err(chain)?;
+    let want = audit::verify(file).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+    let got = log
+        .verify()
+        .map_err(|e| anyhow!("{log}: verification failed at {e}"))?;
+    if (got.count, &got.hash) != (want.count, &want.hash) {
+        bail!(
+            "{log} ends at record {} ({}), the file at {} ({}): run the migrate again",
+            got.count,
+            got.hash,
+            want.count,
+            want.hash
+        );
+    }
+    eprintln!(
+        "audit log {}: {copied} records copied ({had} were there); verified: {log} has the file's {} records, head {}",
+        file.display(),
+        got.count,
+        got.hash
+    );
     Ok(())
 }
 

@@ -22,6 +22,10 @@ pub fn tests() -> Vec<Test> {
             "audit::writers_in_several_processes_keep_the_chain_and_their_pairs".into(),
             Box::new(writers_in_several_processes_keep_the_chain_and_their_pairs),
         ),
+        (
+            "audit::journal_migrate_copies_an_audit_file_with_its_head".into(),
+            Box::new(journal_migrate_copies_an_audit_file_with_its_head),
+        ),
     ]
 }
 
@@ -234,4 +238,60 @@ fn a_writer_role_cannot_alter_records_and_the_trigger_stops_the_owner(c: &Cluste
     }
     let head = log.verify().unwrap();
     assert_eq!(head.count, 2);
+}
+
+/// `journal migrate --audit-log FILE`: the file's records line for line, the store's head the
+/// file's; run again it copies only what the file gained; a store log that is not a copy of
+/// the file is refused.
+fn journal_migrate_copies_an_audit_file_with_its_head(c: &Cluster) {
+    let dir = tempfile::TempDir::new().unwrap();
+    let journal = dir.path().join("journal.sqlite3");
+    drop(quotatop_store::journal::Journal::open(&journal, Default::default()).unwrap());
+    let file = dir.path().join("audit.jsonl");
+    let local = quotatop_store::audit::AuditLog::new(&file);
+    for i in 0..5 {
+        local
+            .append(record(&format!("c{i}"), RecordKind::Intent, "ann@ops-1"))
+            .unwrap();
+    }
+    let db = c.database("audit_migrate");
+    let url = c.admin_url(&db);
+    let migrate = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+            .args(["journal", "migrate", "--to", &url, "--journal"])
+            .arg(&journal)
+            .arg("--audit-log")
+            .arg(&file)
+            .args(["--store-log", "imported", "--chunk", "2"])
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, err) = migrate();
+    assert!(ok, "{err}");
+    assert!(err.contains("5 records copied (0 were there)"), "{err}");
+    let head = quotatop_store::audit::verify(&file).unwrap();
+    assert!(err.contains(&head.hash), "{err}");
+    local
+        .append(record("c5", RecordKind::Outcome, "ann@ops-1"))
+        .unwrap();
+    let (ok, err) = migrate();
+    assert!(ok, "{err}");
+    assert!(err.contains("1 records copied (5 were there)"), "{err}");
+    let store = StoreAuditLog::open(&StoreUrl::parse(&url).unwrap(), "imported", false).unwrap();
+    assert_eq!(
+        store.verify().unwrap().hash,
+        quotatop_store::audit::verify(&file).unwrap().hash
+    );
+    // Another file with other records: the store's log is no copy of it.
+    std::fs::remove_file(&file).unwrap();
+    quotatop_store::audit::AuditLog::new(&file)
+        .append(record("other", RecordKind::Intent, "bob@ops-2"))
+        .unwrap();
+    let (ok, err) = migrate();
+    assert!(!ok);
+    assert!(err.contains("not a copy of that file"), "{err}");
 }

@@ -161,6 +161,80 @@ impl StoreAuditLog {
         Ok(written)
     }
 
+    /// Copies the audit log file at `path` into this log, line for line (the same bytes, so
+    /// the same chain and head), `chunk` lines per transaction: a copy interrupted goes on
+    /// after the lines already in the store. The file's chain is verified first; the store's
+    /// lines must be the file's first ones (else nothing is written). Returns (lines already
+    /// there, lines copied now).
+    pub fn copy_from_file(
+        &self,
+        path: &std::path::Path,
+        chunk: usize,
+    ) -> Result<(usize, usize), AuditError> {
+        super::verify(path).map_err(|e| {
+            self.error(format!(
+                "{} does not verify ({e}); nothing was copied",
+                path.display()
+            ))
+        })?;
+        let text = std::fs::read_to_string(path).map_err(|source| AuditError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let lines: Vec<&str> = text.lines().collect();
+        let have = String::from_utf8_lossy(&self.data()?).into_owned();
+        let have: Vec<&str> = have.lines().collect();
+        if let Some(i) = (0..have.len()).find(|&i| lines.get(i) != Some(&have[i])) {
+            return Err(self.error(format!(
+                "its record {} differs from line {} of {}: it is not a copy of that file; nothing was copied",
+                i + 1,
+                i + 1,
+                path.display()
+            )));
+        }
+        let start = have.len();
+        for part in lines[start..].chunks(chunk.max(1)) {
+            let (name, part): (String, Vec<String>) = (
+                self.name.clone(),
+                part.iter().map(|l| l.to_string()).collect(),
+            );
+            self.with(move |x| {
+                x.batch("BEGIN")?;
+                let r = (|| {
+                    x.exec(
+                        "SELECT pg_advisory_xact_lock(hashtext('quotatop-audit'), hashtext(?1))",
+                        &vals![&name],
+                    )?;
+                    for line in &part {
+                        let r = parse_line(line.as_bytes()).map_err(DbError::Codec)?;
+                        let operator = format!("{}@{}", r.operator.user, r.operator.host);
+                        x.exec(
+                            "INSERT INTO audit_log (log, seq, line, hash, operator, aws_principal)
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                            &vals![
+                                &name,
+                                r.seq as i64,
+                                line,
+                                &r.hash,
+                                &operator,
+                                r.operator.aws_principal.as_deref()
+                            ],
+                        )?;
+                    }
+                    Ok(())
+                })();
+                match r {
+                    Ok(()) => x.batch("COMMIT"),
+                    Err(e) => {
+                        let _ = x.batch("ROLLBACK");
+                        Err(e)
+                    }
+                }
+            })?;
+        }
+        Ok((start, lines.len() - start))
+    }
+
     /// The log's lines in order, each ending in a newline: the bytes the file would hold.
     pub fn data(&self) -> Result<Vec<u8>, AuditError> {
         let name = self.name.clone();
