@@ -30,6 +30,10 @@ pub fn tests() -> Vec<Test> {
         "journal::read_only_role_reads_and_cannot_write".into(),
         Box::new(read_only_role_reads_and_cannot_write),
     ));
+    out.push((
+        "journal::the_readmes_roles_and_grants_work".into(),
+        Box::new(the_readmes_roles_and_grants_work),
+    ));
     out
 }
 
@@ -99,4 +103,66 @@ fn read_only_role_reads_and_cannot_write(c: &Cluster) {
         .unwrap_err();
     assert!(err.to_string().contains("permission denied"), "{err}");
     assert!(!err.to_string().contains("reader-pw"), "{err}");
+}
+
+/// README's "Roles and grants", run as written: the owner makes the tables, the recorder
+/// journals and prunes, the reader reads and cannot write, the auditor appends.
+fn the_readmes_roles_and_grants_work(c: &Cluster) {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let from = readme.find("**Roles and grants**").unwrap();
+    let block = &readme[from..];
+    let block = &block[block.find("```sql").unwrap() + 6..];
+    let block = &block[..block.find("```").unwrap()];
+    let (before, after) = block.split_once("-- after the owner's first").unwrap();
+    let strip = |sql: &str| -> String {
+        sql.lines()
+            .filter(|l| !l.starts_with("CREATE DATABASE") && !l.starts_with("\\c"))
+            .map(|l| l.split("--").next().unwrap())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let db = c.database("grants");
+    let mut admin = c.admin(&db);
+    admin.batch_execute(&strip(before)).unwrap();
+    for role in ["owner", "recorder", "reader", "auditor"] {
+        admin
+            .batch_execute(&format!("ALTER ROLE quotatop_{role} PASSWORD 'pw-{role}'"))
+            .unwrap();
+    }
+    let url = |role: &str| {
+        StoreLocation::parse(&format!(
+            "postgresql://quotatop_{role}:pw-{role}@127.0.0.1:{}/{db}",
+            c.port
+        ))
+        .unwrap()
+    };
+    let StoreLocation::Postgres(owner) = url("owner") else {
+        unreachable!()
+    };
+    drop(Journal::open_at(&url("owner"), JournalConfig::default()).unwrap());
+    quotatop_store::audit::StoreAuditLog::open(&owner, "default", true).unwrap();
+    // The second part, from its first line on (the comment line's rest is dropped).
+    let after = after.split_once('\n').unwrap().1;
+    admin.batch_execute(&strip(after)).unwrap();
+    let snap = |t: i64| quotatop_model::Snapshot {
+        taken_at: t,
+        queues: vec![{
+            let mut q = quotatop_analysis::fixture::queue(&[]);
+            q.server_time = Some(t);
+            q
+        }],
+        ..Default::default()
+    };
+    let mut rec = Journal::open_at(&url("recorder"), JournalConfig::default()).unwrap();
+    rec.record(&snap(1_000)).unwrap();
+    rec.prune().unwrap();
+    let reader = Journal::open_existing_at(&url("reader"), JournalConfig::default()).unwrap();
+    assert_eq!(reader.queues().unwrap().len(), 1);
+    let mut w = Journal::open_at(&url("reader"), JournalConfig::default()).unwrap();
+    assert!(w.record(&snap(2_000)).is_err());
+    let StoreLocation::Postgres(auditor) = url("auditor") else {
+        unreachable!()
+    };
+    let log = quotatop_store::audit::StoreAuditLog::open(&auditor, "default", false).unwrap();
+    assert_eq!(log.verify().unwrap().count, 0);
 }
