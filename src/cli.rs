@@ -188,6 +188,8 @@ pub struct RecordArgs {
     /// opened; /metrics then has no quotatop_journal_* families).
     #[arg(long, requires = "metrics_addr")]
     pub no_journal: bool,
+    #[command(flatten)]
+    pub store: crate::commands::store::StoreArgs,
     /// Directory for record.log (default: the user's state directory).
     #[arg(long)]
     pub log_dir: Option<std::path::PathBuf>,
@@ -393,6 +395,31 @@ pub enum JournalCommand {
     /// the jobs submitted in the window that succeeded in it, their work being their productive
     /// running time; the jobs left out are counted on stderr, by reason.
     ExportTrace(ExportTraceArgs),
+    /// Copy a journal (the SQLite file) into a team's PostgreSQL store, in chunks, resumable
+    /// (run it again after an interruption: it goes on where it stopped), then check every
+    /// row arrived unchanged; exits non-zero when one did not.
+    Migrate(MigrateArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MigrateArgs {
+    /// The store to copy into: postgresql://USER@HOST:PORT/DB (password from PGPASSWORD or
+    /// PGPASSFILE). Its role must be allowed to create tables (the journal's, on first use).
+    #[arg(long, value_name = "URL")]
+    pub to: String,
+    /// The journal to copy (default: journal.sqlite3 in the user's data directory).
+    #[arg(long, value_name = "PATH")]
+    pub journal: Option<std::path::PathBuf>,
+    /// Rows per transaction.
+    #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub chunk: u32,
+    /// Copy this audit log file too, line for line (its chain verified before and after:
+    /// the store's head must be the file's).
+    #[arg(long, value_name = "PATH")]
+    pub audit_log: Option<std::path::PathBuf>,
+    /// The store's audit log to copy it into.
+    #[arg(long, value_name = "NAME", default_value = quotatop_store::audit::DEFAULT_STORE_LOG)]
+    pub store_log: String,
 }
 
 #[derive(Debug, clap::Args)]
@@ -421,6 +448,8 @@ pub struct JournalWindowArgs {
     /// time (default: the newest observation).
     #[arg(long)]
     pub until: Option<String>,
+    #[command(flatten)]
+    pub store: crate::commands::store::StoreArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -459,6 +488,12 @@ pub struct AuditLogArg {
     /// QUOTATOP_AUDIT_LOG).
     #[arg(long, env = "QUOTATOP_AUDIT_LOG")]
     pub log: Option<std::path::PathBuf>,
+    /// The audit log in a team's PostgreSQL store (list, verify, anchor, export); --log wins.
+    #[command(flatten)]
+    pub store: crate::commands::store::StoreArgs,
+    /// Which log of the store (one store can hold several).
+    #[arg(long, value_name = "NAME", default_value = quotatop_store::audit::DEFAULT_STORE_LOG)]
+    pub store_log: String,
     /// Seconds to wait for another process's lock on the audit log before giving up.
     #[arg(
         long,
@@ -606,6 +641,8 @@ pub struct ReportArgs {
     /// Journal database (default: the user's data directory).
     #[arg(long)]
     pub journal: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub store: crate::commands::store::StoreArgs,
     /// Known checkpoint interval of a share's jobs, e.g. research=5m (repeatable).
     #[arg(long, value_name = "SHARE=DURATION")]
     pub checkpoint: Vec<String>,

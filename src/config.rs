@@ -55,6 +55,8 @@ pub struct Config {
     pub keys: BTreeMap<String, Vec<String>>,
     /// What the journal keeps (`[journal]`).
     pub journal: JournalSettings,
+    /// Where history and the audit log are kept (`[store]`): a team's PostgreSQL store.
+    pub store: StoreSettings,
     /// How the console's scorecard is computed (`[scorecard]`).
     pub scorecard: ScorecardSettings,
     /// GPUs per instance type over the built-in table, e.g. `"ml.p5.48xlarge" = 8` (`[gpus]`).
@@ -74,6 +76,30 @@ pub struct Config {
 }
 
 const DAY_MS: i64 = 86_400_000;
+
+/// `[store]`: the shared store of a team. `url = "postgresql://USER@HOST/DB"` keeps the
+/// journal (and, with `record`/`tui --store`, the audit log) in PostgreSQL; unset, the
+/// embedded SQLite journal in the data directory. Put the password in PGPASSFILE or
+/// PGPASSWORD rather than here: the config file is for settings, not secrets.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreSettings {
+    pub url: Option<String>,
+}
+
+impl Serialize for StoreSettings {
+    /// The URL without its password (a config written out never carries it).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let shown = self.url.as_deref().map(|u| {
+            quotatop_store::StoreLocation::parse(u)
+                .map_or_else(|_| "(not a valid store URL)".to_string(), |l| l.to_string())
+        });
+        let mut st = s.serialize_struct("StoreSettings", 1)?;
+        st.serialize_field("url", &shown)?;
+        st.end()
+    }
+}
 
 /// `[journal]`: retention and sampling of history, in operator units.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -237,6 +263,7 @@ impl Default for Config {
             shares: quotatop_analysis::shares_plan::SharesPolicy::default(),
             keys: BTreeMap::new(),
             journal: JournalSettings::default(),
+            store: StoreSettings::default(),
             scorecard: ScorecardSettings::default(),
             gpus: BTreeMap::new(),
             deadlines: BTreeMap::new(),

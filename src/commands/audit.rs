@@ -84,9 +84,43 @@ fn log_path(a: &AuditLogArg) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
+/// Where a reading command finds the log: a file, or a PostgreSQL store (`--store` or
+/// `QUOTATOP_STORE`, unless `--log` names a file).
+enum LogSource {
+    File(PathBuf),
+    Store(audit::StoreAuditLog),
+}
+
+impl LogSource {
+    fn name(&self) -> String {
+        match self {
+            LogSource::File(p) => p.display().to_string(),
+            LogSource::Store(s) => s.to_string(),
+        }
+    }
+}
+
+fn log_source(a: &AuditLogArg) -> anyhow::Result<LogSource> {
+    match (&a.log, &a.store.store) {
+        (None, Some(url)) => {
+            let url = quotatop_store::pg::StoreUrl::parse(url)
+                .context("--store / QUOTATOP_STORE: cannot use the store")?;
+            let log = audit::StoreAuditLog::open(&url, &a.store_log, false)
+                .map_err(|e| anyhow::anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
+            Ok(LogSource::Store(log))
+        }
+        _ => Ok(LogSource::File(log_path(a)?)),
+    }
+}
+
 /// The log with the lock timeout of `--lock-timeout` / `QUOTATOP_AUDIT_LOCK_TIMEOUT`, saying on
 /// stderr when it waits for another process.
 pub fn open_log(a: &AuditLogArg) -> anyhow::Result<AuditLog> {
+    if a.log.is_none() && a.store.store.is_some() {
+        bail!(
+            "this command works on an audit log file, not yet on a store's (--store / QUOTATOP_STORE is set): pass --log PATH"
+        );
+    }
     let timeout = lock_timeout(a.lock_timeout)?;
     let path = log_path(a)?;
     // A device, FIFO, directory or link is refused before anything is made beside it.
@@ -116,7 +150,14 @@ pub fn lock_timeout(secs: f64) -> anyhow::Result<std::time::Duration> {
 }
 
 fn load_records(a: &AuditLogArg) -> anyhow::Result<Vec<(usize, AuditRecord)>> {
-    let path = log_path(a)?;
+    let path = match log_source(a)? {
+        LogSource::Store(log) => {
+            return log
+                .read_records()
+                .map_err(|e| anyhow::anyhow!(clean_text(&quotatop_model::error_chain(&e))));
+        }
+        LogSource::File(path) => path,
+    };
     // A log named on purpose (`--log`, QUOTATOP_AUDIT_LOG) must exist: a typo is not "no
     // changes"; the default one may not exist yet.
     if a.log.is_some() {
@@ -156,27 +197,36 @@ fn repairs_text(records: &[(usize, AuditRecord)]) -> String {
     out
 }
 
-fn verified(path: &std::path::Path) -> anyhow::Result<Head> {
-    audit::verify(path).map_err(|e| {
+/// The log's verified head; a file named on purpose must exist.
+fn verified(a: &AuditLogArg) -> anyhow::Result<(LogSource, Head)> {
+    let source = log_source(a)?;
+    let head = match &source {
+        LogSource::File(path) => {
+            existing(path)?;
+            audit::verify(path)
+        }
+        LogSource::Store(log) => log.verify(),
+    };
+    let head = head.map_err(|e| {
         anyhow::anyhow!(
             "{}: verification failed at {}",
-            clean_text(&path.display().to_string()),
+            clean_text(&source.name()),
             clean_text(&e.to_string())
         )
-    })
+    })?;
+    Ok((source, head))
 }
 
 /// `audit verify`: the chain, then the head against the expected one.
 pub fn verify(a: &AuditVerifyArgs) -> anyhow::Result<String> {
-    let path = log_path(&a.log)?;
-    existing(&path)?;
-    let head = verified(&path)?;
+    let (source, head) = verified(&a.log)?;
+    let name = source.name();
     if let Some(n) = a.expect_count
         && head.count < n
     {
         bail!(
             "{}: {} records, fewer than the {n} expected: records were cut from the end or the log was replaced",
-            clean_text(&path.display().to_string()),
+            clean_text(&name),
             head.count
         );
     }
@@ -199,7 +249,7 @@ pub fn verify(a: &AuditVerifyArgs) -> anyhow::Result<String> {
         let Some(at) = at else {
             bail!(
                 "{}: the expected head {} is not in the log{} (its head is {} after {} records): the log was cut or rewritten since that head was recorded",
-                clean_text(&path.display().to_string()),
+                clean_text(&name),
                 clean_text(want),
                 a.expect_count
                     .map(|n| format!(" as record {n}"))
@@ -223,7 +273,7 @@ pub fn verify(a: &AuditVerifyArgs) -> anyhow::Result<String> {
     }
     Ok(format!(
         "{}: {} records, chain intact\nhead {} (record {}{})\n{anchored}",
-        clean_text(&path.display().to_string()),
+        clean_text(&name),
         head.count,
         if head.hash.is_empty() {
             "-"
@@ -240,13 +290,20 @@ pub fn verify(a: &AuditVerifyArgs) -> anyhow::Result<String> {
 
 /// `audit anchor`: the verified head, to paste into a ticket.
 pub fn anchor(a: &AuditLogArg) -> anyhow::Result<String> {
-    let path = log_path(a)?;
-    existing(&path)?;
-    let head = verified(&path)?;
+    let (source, head) = verified(a)?;
+    let name = source.name();
+    let which = match &source {
+        LogSource::File(_) => format!("--log {}", shell_quote(&name)),
+        LogSource::Store(_) => format!(
+            "--store {} --store-log {}",
+            shell_quote(&name[..name.rfind('#').unwrap_or(name.len())]),
+            shell_quote(&a.store_log)
+        ),
+    };
     if head.count == 0 {
         bail!(
             "{}: the log is empty: nothing to anchor yet",
-            clean_text(&path.display().to_string())
+            clean_text(&name)
         );
     }
     let hash = if head.hash.is_empty() {
@@ -255,15 +312,14 @@ pub fn anchor(a: &AuditLogArg) -> anyhow::Result<String> {
         &head.hash
     };
     Ok(format!(
-        "quotatop audit anchor\n  log      {}\n  records  {}\n  head     {hash}\n  last     {}\n  taken    {}\ncheck later: quotatop audit verify --log {} --expect-count {} --expect-head {hash}\n",
-        clean_text(&path.display().to_string()),
+        "quotatop audit anchor\n  log      {}\n  records  {}\n  head     {hash}\n  last     {}\n  taken    {}\ncheck later: quotatop audit verify {which} --expect-count {} --expect-head {hash}\n",
+        clean_text(&name),
         head.count,
         head.time
             .as_deref()
             .map(clean_text)
             .unwrap_or_else(|| "-".into()),
         Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        shell_quote(&path.display().to_string()),
         head.count,
     ))
 }

@@ -56,15 +56,12 @@ pub fn trace_from_journal(
         .queue
         .as_deref()
         .ok_or_else(|| anyhow!("--queue is required: the queue whose history to replay"))?;
-    let path = match path {
-        Some(p) => p.to_path_buf(),
-        None => journal::default_journal_path()?,
-    };
+    let location = super::store::journal_location_default_config(path, &window.store)?;
     quotatop_model::parse_since(&window.since, 0).map_err(|e| anyhow!("--since: {e}"))?;
-    let j = Journal::open_existing(&path, JournalConfig::default())?;
+    let j = Journal::open_existing_at(&location, JournalConfig::default())?;
     let q = j
         .queue(queue)?
-        .ok_or_else(|| anyhow!(no_queue(&j, &path, queue)))?;
+        .ok_or_else(|| anyhow!(no_queue(&j, queue)))?;
     let until = match &window.until {
         Some(u) => quotatop_model::parse_since(u, q.last_observed_at)
             .map_err(|e| anyhow!("--until: {e}"))?
@@ -100,7 +97,7 @@ pub fn trace_from_journal(
             let at = j.queue_at(queue, from)?.ok_or_else(|| {
                 anyhow!(
                     "the journal {} has no configuration of {queue} in force at --since {} (the first it observed is from {}); replay without --baseline-at-since to start from the last one seen",
-                    path.display(),
+                    j.location(),
                     quotatop_model::format_utc(from),
                     j.first_config_at(queue)
                         .ok()
@@ -166,12 +163,113 @@ pub fn run(cmd: &JournalCommand) -> anyhow::Result<()> {
             super::write_stdout(&from_history::write_csv(&t.trace.jobs)?)?;
             Ok(())
         }
+        JournalCommand::Migrate(args) => migrate(args),
     }
+}
+
+/// `quotatop journal migrate`: the copy, then its verification (see
+/// [`quotatop_store::journal::copy`]).
+fn migrate(args: &crate::cli::MigrateArgs) -> anyhow::Result<()> {
+    use quotatop_store::StoreLocation;
+    use quotatop_store::journal::copy::{self, CopyOptions};
+    let path = match &args.journal {
+        Some(p) => p.clone(),
+        None => journal::default_journal_path()?,
+    };
+    if !quotatop_store::pg::is_postgres_url(&args.to) {
+        bail!("--to must be a postgresql:// URL (the store to copy the journal into)");
+    }
+    let to_at = StoreLocation::parse(&args.to).context("--to: cannot use the store")?;
+    let from = Journal::open_existing(&path, JournalConfig::default())?;
+    let to = Journal::open_at(&to_at, JournalConfig::default())?;
+    let source_id = std::path::absolute(&path)
+        .unwrap_or_else(|_| path.clone())
+        .display()
+        .to_string();
+    eprintln!("copying {} into {to_at}", path.display());
+    let opts = CopyOptions {
+        chunk: args.chunk as usize,
+        max_chunks: None,
+    };
+    let stats = copy::copy(&from, &to, &source_id, opts, &mut |table, done| {
+        tracing::info!(table, done, "copied");
+    })?;
+    for (table, t) in &stats.tables {
+        let resumed = if t.resumed_from > 0 {
+            format!(", resumed after {}", t.resumed_from)
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "  {table}: {} rows read, {} new{resumed}",
+            t.read, t.inserted
+        );
+    }
+    let check = copy::verify(&from, &to)?;
+    let rows: usize = check.tables.iter().map(|(_, t)| t.source_rows).sum();
+    if !check.ok() {
+        for (table, t) in check
+            .tables
+            .iter()
+            .filter(|(_, t)| t.missing + t.different > 0)
+        {
+            eprintln!(
+                "  {table}: {} of {} rows missing, {} different",
+                t.missing, t.source_rows, t.different
+            );
+        }
+        bail!(
+            "the copy in {to_at} does not match {}: rows differ where the store already had other data for them, or the journal changed during the copy; stop any recorder writing the journal and run the migrate again",
+            path.display()
+        );
+    }
+    eprintln!(
+        "verified: all {rows} rows of {} are in {to_at}",
+        path.display()
+    );
+    if let (Some(file), StoreLocation::Postgres(url)) = (&args.audit_log, &to_at) {
+        migrate_audit(file, url, args)?;
+    }
+    Ok(())
+}
+
+/// The audit log file copied into the store's log `--store-log`, then both heads compared.
+fn migrate_audit(
+    file: &Path,
+    url: &quotatop_store::pg::StoreUrl,
+    args: &crate::cli::MigrateArgs,
+) -> anyhow::Result<()> {
+    use quotatop_store::audit;
+    let chain = |e: audit::AuditError| anyhow!(quotatop_model::error_chain(&e));
+    let log = audit::StoreAuditLog::open(url, &args.store_log, true).map_err(chain)?;
+    let (had, copied) = log
+        .copy_from_file(file, args.chunk as usize)
+        .map_err(chain)?;
+    let want = audit::verify(file).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+    let got = log
+        .verify()
+        .map_err(|e| anyhow!("{log}: verification failed at {e}"))?;
+    if (got.count, &got.hash) != (want.count, &want.hash) {
+        bail!(
+            "{log} ends at record {} ({}), the file at {} ({}): run the migrate again",
+            got.count,
+            got.hash,
+            want.count,
+            want.hash
+        );
+    }
+    eprintln!(
+        "audit log {}: {copied} records copied ({had} were there); verified: {log} has the file's {} records, head {}",
+        file.display(),
+        got.count,
+        got.hash
+    );
+    Ok(())
 }
 
 /// A queue the journal does not have, with the ones it does (`NAME` or `NAME@SOURCE`, as
 /// `--queue` takes them): a typo gets the right name to type.
-pub fn no_queue(j: &Journal, path: &std::path::Path, queue: &str) -> String {
+pub fn no_queue(j: &Journal, queue: &str) -> String {
     let known: Vec<String> = j
         .queues()
         .map(|qs| {
@@ -194,7 +292,7 @@ pub fn no_queue(j: &Journal, path: &std::path::Path, queue: &str) -> String {
     };
     format!(
         "the journal {} has no queue {:?} ({known})",
-        path.display(),
+        j.location(),
         quotatop_model::clean_text(queue)
     )
 }

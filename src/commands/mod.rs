@@ -7,8 +7,8 @@ pub mod drill;
 pub mod emulator;
 pub mod journal;
 mod log_file;
-pub mod policy;
 pub mod logs;
+pub mod policy;
 pub mod record;
 pub mod replay;
 pub mod report;
@@ -19,6 +19,7 @@ pub mod shell;
 pub mod simulate;
 pub mod snapshot;
 pub mod sources;
+pub mod store;
 pub mod tui;
 pub mod warm;
 

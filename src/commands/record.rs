@@ -17,13 +17,18 @@ use crate::cli::RecordArgs;
 use quotatop_aws::batch::BatchClient;
 use quotatop_aws::poll::{self, PollConfig};
 use quotatop_model::Snapshot;
+use quotatop_store::StoreLocation;
 use quotatop_store::journal::{self, JournalHandle};
 
 use super::log_file::{RotatingLog, Rotation};
 
 /// `quotatop record`.
 pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
-    let path = journal_path(args)?;
+    let loaded = crate::config::load(&crate::config::Overrides {
+        config_path: args.config.clone(),
+        ..Default::default()
+    });
+    let location = journal_location(args, &loaded)?;
     let log_dir = match &args.log_dir {
         Some(d) => d.clone(),
         None => journal::state_dir()?,
@@ -36,16 +41,12 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write record.log in {}", log_dir.display()))?;
     eprintln!(
         "quotatop record: {}, log {}; stop with Ctrl-C or SIGTERM",
-        path.as_ref().map_or_else(
+        location.as_ref().map_or_else(
             || "no journal (--no-journal)".to_string(),
-            |p| format!("journal {}", p.display())
+            |l| format!("journal {l}")
         ),
         log.display()
     );
-    let loaded = crate::config::load(&crate::config::Overrides {
-        config_path: args.config.clone(),
-        ..Default::default()
-    });
     for w in &loaded.warnings {
         eprintln!("warning: {w}");
     }
@@ -77,24 +78,27 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
     let policy_window = format!("{}h", loaded.config.scorecard.window_hours.max(1));
     let rt = super::runtime()?;
     rt.block_on(async {
-        let latest = if path.is_some() {
+        let latest = if location.is_some() {
             crate::metrics::server::Latest::default()
         } else {
             crate::metrics::server::Latest::without_journal()
         };
         let metrics = Metrics::start(args.metrics_addr, &latest, metrics_ctx).await?;
         // The policy's breaches are read from the journal: without one, there are none to read.
-        let policy_task = match (class_policy, &metrics.task, &path) {
-            (Some(policy), Some(_), Some(journal)) => Some(tokio::spawn(policy_loop(
-                PolicyLoop {
-                    policy,
-                    journal: journal.clone(),
-                    window: policy_window,
-                    latest: latest.clone(),
-                    cell: policy_cell,
-                },
-                metrics.stop.clone(),
-            ))),
+        // Read from a journal file only: the policy task does not read a shared store yet.
+        let policy_task = match (class_policy, &metrics.task, &location) {
+            (Some(policy), Some(_), Some(StoreLocation::File(journal))) => {
+                Some(tokio::spawn(policy_loop(
+                    PolicyLoop {
+                        policy,
+                        journal: journal.clone(),
+                        window: policy_window,
+                        latest: latest.clone(),
+                        cell: policy_cell,
+                    },
+                    metrics.stop.clone(),
+                )))
+            }
             _ => None,
         };
         let poll_config = PollConfig {
@@ -105,9 +109,9 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         let poller = if named.is_empty() {
             let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
             // A warm start: only the jobs that changed while it was stopped are described.
-            let warm = path
+            let warm = location
                 .as_ref()
-                .and_then(|p| super::warm::load(p, &args.queues, client.source()));
+                .and_then(|l| super::warm::load_at(l, &args.queues, client.source()));
             poll::spawn_seeded(client, poll_config, warm.as_ref())
         } else {
             let sources = super::sources::connect(named).await?;
@@ -115,14 +119,14 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             tracing::info!(sources = ?names, "recording several sources");
             super::sources::spawn(&sources, &poll_config)
         };
-        let journal = path
+        let journal = location
             .as_ref()
-            .map(|p| JournalHandle::start(p, journal_config));
+            .map(|l| JournalHandle::start_at(l, journal_config));
         if let Some(why) = journal.as_ref().and_then(|j| j.status().unavailable) {
             eprintln!("warning: the journal is unavailable ({why}); recording nothing until it is");
         }
         tracing::info!(
-            journal = %path.as_ref().map_or_else(|| "none".to_string(), |p| p.display().to_string()),
+            journal = %location.as_ref().map_or_else(|| "none".to_string(), ToString::to_string),
             queues = ?args.queues,
             "recording"
         );
@@ -153,7 +157,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             "quotatop record: stopped after {} snapshots ({} journaled)",
             summary.received, summary.written
         );
-        match summary.failure(path.as_deref()) {
+        match summary.failure(location.as_ref().map(|l| l as &dyn std::fmt::Display)) {
             Some(why) => {
                 tracing::error!(%why, "recording failed");
                 Err(anyhow::anyhow!(why))
@@ -230,7 +234,7 @@ impl RecordSummary {
     /// Why this session counts as failed (the command then exits non-zero), if it does: it
     /// gave up after snapshots in a row went unjournaled, or it journaled nothing at all
     /// (without a journal, `None`: it received no snapshot to serve).
-    pub fn failure(&self, journal: Option<&Path>) -> Option<String> {
+    pub fn failure(&self, journal: Option<&dyn std::fmt::Display>) -> Option<String> {
         let Some(journal) = journal else {
             return (self.received == 0).then(|| {
                 "served nothing: the poller delivered no snapshot (see record.log)".to_string()
@@ -243,8 +247,7 @@ impl RecordSummary {
             .unwrap_or_default();
         if let Some(n) = self.gave_up_after {
             return Some(format!(
-                "gave up after {n} snapshots in a row were not journaled in {}{why}",
-                journal.display()
+                "gave up after {n} snapshots in a row were not journaled in {journal}{why}"
             ));
         }
         if self.written == 0 {
@@ -252,9 +255,8 @@ impl RecordSummary {
                 "journaled nothing: the poller delivered no snapshot (see record.log)".to_string()
             } else {
                 format!(
-                    "journaled nothing of {} snapshots in {}{why}",
-                    self.received,
-                    journal.display()
+                    "journaled nothing of {} snapshots in {journal}{why}",
+                    self.received
                 )
             });
         }
@@ -262,23 +264,30 @@ impl RecordSummary {
     }
 }
 
-/// The journal `record` writes: `None` with `--no-journal`; else `--journal` or the default,
-/// refused before anything is created when it is a device, FIFO, directory or link.
-fn journal_path(args: &RecordArgs) -> anyhow::Result<Option<PathBuf>> {
+/// Where `record` journals: `None` with `--no-journal`; else `--journal`, `--store`
+/// (`QUOTATOP_STORE`), `[store] url` or the default file. A file is refused before anything is
+/// created when it is a device, FIFO, directory or link.
+fn journal_location(
+    args: &RecordArgs,
+    loaded: &crate::config::Loaded,
+) -> anyhow::Result<Option<StoreLocation>> {
     if args.no_journal {
         return Ok(None);
     }
-    let path = match &args.journal {
-        Some(p) => p.clone(),
-        None => journal::default_journal_path()?,
-    };
-    quotatop_store::private_file::check_kind(&path, "journal").map_err(|e| {
-        anyhow::anyhow!(
-            "{}; record keeps its history in the journal (to keep none and only serve /metrics, add --no-journal)",
-            quotatop_model::clean_text(&e.to_string())
-        )
-    })?;
-    Ok(Some(path))
+    let location = super::store::journal_location(
+        args.journal.as_deref(),
+        &args.store,
+        loaded.config.store.url.as_deref(),
+    )?;
+    if let StoreLocation::File(path) = &location {
+        quotatop_store::private_file::check_kind(path, "journal").map_err(|e| {
+            anyhow::anyhow!(
+                "{}; record keeps its history in the journal (to keep none and only serve /metrics, add --no-journal)",
+                quotatop_model::clean_text(&e.to_string())
+            )
+        })?;
+    }
+    Ok(Some(location))
 }
 
 /// `record --no-journal`: every snapshot from `snapshots` is what `/metrics` serves next,
@@ -530,7 +539,7 @@ mod tests {
             (summary.received, summary.queued, summary.written),
             (2, 2, 2)
         );
-        assert_eq!(summary.failure(Some(&path)), None);
+        assert_eq!(summary.failure(Some(&path.display())), None);
         journal.shutdown();
         let j = Journal::open_existing(&path, JournalConfig::default()).unwrap();
         let kinds: Vec<_> = j
@@ -568,7 +577,7 @@ mod tests {
         let s = record_loop(&mut rx, &journal, 0, std::future::pending(), None).await;
         assert_eq!((s.received, s.written), (0, 0));
         assert!(
-            s.failure(Some(dir.path()))
+            s.failure(Some(&dir.path().display()))
                 .unwrap()
                 .contains("journaled nothing")
         );
@@ -593,7 +602,7 @@ mod tests {
         }
         let s = record_loop(&mut rx, &journal, 3, std::future::pending(), None).await;
         assert_eq!(s.gave_up_after, Some(3));
-        let why = s.failure(Some(&path)).unwrap();
+        let why = s.failure(Some(&path.display())).unwrap();
         assert!(why.contains("3 snapshots in a row"), "{why}");
         assert!(why.contains(&path.display().to_string()), "{why}");
         journal.shutdown();

@@ -64,17 +64,26 @@ pub struct WindowData {
 
 /// The journal's window for `args.queue` and `args.since`.
 pub fn window_data(args: &ReportArgs, opts: &ScorecardOptions) -> anyhow::Result<WindowData> {
-    let path = match &args.journal {
-        Some(p) => p.clone(),
-        None => journal::default_journal_path()?,
+    let store_url = if args.journal.is_none() && args.store.store.is_none() {
+        crate::config::load(&crate::config::Overrides {
+            config_path: args.config.clone(),
+            ..Default::default()
+        })
+        .config
+        .store
+        .url
+    } else {
+        None
     };
+    let location =
+        super::store::journal_location(args.journal.as_deref(), &args.store, store_url.as_deref())?;
     // A duration back from the last observation, or an RFC 3339 time; checked before the
     // journal is opened.
     quotatop_model::parse_since(&args.since, 0).map_err(|e| anyhow!("--since: {e}"))?;
-    let j = Journal::open_existing(&path, JournalConfig::default())?;
+    let j = Journal::open_existing_at(&location, JournalConfig::default())?;
     let queue = j
         .queue(&args.queue)?
-        .ok_or_else(|| anyhow!(super::journal::no_queue(&j, &path, &args.queue)))?;
+        .ok_or_else(|| anyhow!(super::journal::no_queue(&j, &args.queue)))?;
     // From `since` ago, but never before the queue's first observation; ending after the last
     // one so that its events count.
     let from = quotatop_model::parse_since(&args.since, queue.last_observed_at)

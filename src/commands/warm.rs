@@ -7,20 +7,24 @@
 //! `demo` does not warm start: its world starts afresh every run, so an earlier run's journal
 //! describes another world that happens to use the same job ids.
 
-use std::path::Path;
-
 use tokio::sync::mpsc;
 
 use quotatop_model::{Snapshot, Source};
+use quotatop_store::StoreLocation;
 use quotatop_store::journal::{Journal, JournalConfig};
 
 /// The newest snapshot journaled at `path`, marked from history, with only the queues named in
 /// `queues` (names or ARNs; empty: all) and `source` as where the data will come from. `None`
 /// when there is no journal, no snapshot, or it cannot be read (logged: a warm start is an
 /// optimisation, never a reason not to start).
-pub fn load(path: &Path, queues: &[String], source: &Source) -> Option<Snapshot> {
-    let read =
-        Journal::open_existing(path, JournalConfig::default()).and_then(|j| j.newest_snapshot());
+pub fn load(path: &std::path::Path, queues: &[String], source: &Source) -> Option<Snapshot> {
+    load_at(&StoreLocation::File(path.to_path_buf()), queues, source)
+}
+
+/// [`load`] from a file or a PostgreSQL store.
+pub fn load_at(location: &StoreLocation, queues: &[String], source: &Source) -> Option<Snapshot> {
+    let read = Journal::open_existing_at(location, JournalConfig::default())
+        .and_then(|j| j.newest_snapshot());
     let snapshot = match read {
         Ok(s) => s?,
         Err(e) => {

@@ -79,6 +79,7 @@ async fn an_exported_trace_replays_to_the_recorded_scorecard() {
         queue: Some(QUEUE.to_string()),
         since: "30d".to_string(),
         until: None,
+        ..Default::default()
     };
     let exported = trace_from_journal(
         Some(&path),
@@ -193,6 +194,7 @@ async fn export_trace_and_replay_journal_from_the_command_line() {
         queue: Some(QUEUE.to_string()),
         since: "30d".to_string(),
         until: None,
+        ..Default::default()
     };
     let built = trace_from_journal(
         Some(&path),

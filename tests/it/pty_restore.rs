@@ -49,7 +49,8 @@ fn assert_restored(out: &str, expect_exit: &str) {
 #[test]
 fn sigterm_restores_the_terminal() {
     let bin = env!("CARGO_BIN_EXE_quotatop");
-    let inner = format!("sh -c 'timeout --foreground -s TERM 12 {bin} demo; echo EXIT=$?; stty -a'");
+    let inner =
+        format!("sh -c 'timeout --foreground -s TERM 12 {bin} demo; echo EXIT=$?; stty -a'");
     if let Some(out) = in_pty(&inner, &[]) {
         // 124: timeout sent SIGTERM; the console ended on it and restored the terminal.
         assert_restored(&out, "EXIT=124");

@@ -1,5 +1,11 @@
-//! Local history and accountability: the SQLite journal and the hash-chained audit log.
+//! History and accountability: the journal (SQLite, or PostgreSQL for a team) and the
+//! hash-chained audit log.
 
 pub mod audit;
+mod db;
 pub mod journal;
+mod location;
+pub mod pg;
 pub mod private_file;
+
+pub use location::StoreLocation;

@@ -206,6 +206,7 @@ fn check(args: &PolicyCheckArgs) -> anyhow::Result<()> {
         audit_log: args.audit_log.clone(),
         config: args.file.config.clone(),
         policy: args.file.policy.clone(),
+        store: super::store::StoreArgs::default(),
     };
     let opts = super::report::options(&report)?;
     let data = super::report::window_data(&report, &opts)?;
@@ -258,6 +259,7 @@ pub fn breaches(
             audit_log: audit_log.map(std::path::Path::to_path_buf),
             config: None,
             policy: None,
+            store: super::store::StoreArgs::default(),
         };
         let Ok(opts) = super::report::options(&args) else {
             continue;

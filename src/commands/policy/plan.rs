@@ -86,6 +86,8 @@ pub fn apply(args: &PolicyApplyArgs) -> anyhow::Result<()> {
         read_only: args.read_only,
         log: AuditLogArg {
             log: args.log.log.clone(),
+            store: args.log.store.clone(),
+            store_log: args.log.store_log.clone(),
             lock_timeout: args.log.lock_timeout,
         },
     };

@@ -35,7 +35,7 @@ pub fn shares_used(
     let q = j
         .queue(queue)
         .map_err(|e| chain(&e))?
-        .ok_or_else(|| anyhow::anyhow!(crate::commands::journal::no_queue(&j, &path, queue)))?;
+        .ok_or_else(|| anyhow::anyhow!(crate::commands::journal::no_queue(&j, queue)))?;
     let until = q.last_observed_at;
     let from =
         quotatop_model::parse_since(window, until).map_err(|e| anyhow::anyhow!("--impact: {e}"))?;
@@ -81,6 +81,7 @@ pub fn impact(
             queue: Some(p.live.queue.clone()),
             since: window.to_string(),
             until: None,
+            ..Default::default()
         },
         opts,
         // Only the trace is used: both sides are the live shares and the file's.

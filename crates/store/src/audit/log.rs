@@ -11,7 +11,8 @@ mod v1;
 
 use format::*;
 pub use format::{canonical_body, sha256_hex};
-pub use read::{read_log, read_records, verify};
+pub(crate) use format::{canonical_line, parse_line};
+pub use read::{read_log, read_log_data, read_records, verify, verify_data};
 
 /// The hash scheme appends write (see [`AuditRecord::v`]).
 pub const SCHEME: u32 = 2;

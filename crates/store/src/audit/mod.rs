@@ -15,17 +15,19 @@
 mod identity;
 mod log;
 mod record;
+mod shared;
 
 pub use identity::LocalUser;
 pub use log::{
     AuditLog, DEFAULT_LOCK_TIMEOUT, Head, InFlight, LockGuard, LogContents, QueueLock, SCHEME,
     TornTail, VerifyError, canonical_body, holder_path, lock_timeout_from_env, read_log,
-    read_records, sha256_hex, verify,
+    read_log_data, read_records, sha256_hex, verify, verify_data,
 };
 pub use record::{
     Action, AuditRecord, AwsContext, ClassPolicy, JobRef, Operator, Outcome, RecordKind, Repair,
     Verdict,
 };
+pub use shared::{DEFAULT_LOG as DEFAULT_STORE_LOG, StoreAuditLog};
 
 /// Errors of the audit layer.
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +67,9 @@ pub enum AuditError {
         path: String,
         holder: String,
     },
+    /// The audit log in a PostgreSQL store (shown without its password) failed.
+    #[error("audit log {store}: {message}")]
+    Store { store: String, message: String },
 }
 
 /// A new change id: a random 128-bit UUID v4.

@@ -5,7 +5,7 @@
 //! than by a schema migration: a journal without drills keeps its schema version, and a reader
 //! finding no table finds no drills.
 
-use rusqlite::params;
+use crate::db::{Dialect, vals};
 
 use quotatop_analysis::drill::DrillReport;
 use quotatop_model::Millis;
@@ -24,51 +24,59 @@ impl Journal {
     /// Keeps a drill's report (replacing an earlier one of the same run).
     pub fn save_drill(&self, report: &DrillReport) -> Result<(), JournalError> {
         let json = serde_json::to_string(report).map_err(|e| JournalError::Sql {
-            path: self.path().to_path_buf(),
+            path: self.location().to_string().into(),
             message: format!("drill report: {e}"),
         })?;
-        self.conn.execute_batch(CREATE).map_err(|e| self.err(e))?;
-        self.conn
-            .execute(
-                "INSERT OR REPLACE INTO drills (run_id, queue, started_at, finished_at, report)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![
-                    report.run_id,
-                    report.queue,
+        let sqlite = self.dialect() == Dialect::Sqlite;
+        self.run(|x| {
+            // PostgreSQL's table is made by its migration (a writer may not create tables).
+            if sqlite {
+                x.batch(CREATE)?;
+            }
+            x.exec(
+                "INSERT INTO drills (run_id, queue, started_at, finished_at, report)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (run_id) DO UPDATE SET queue = excluded.queue,
+                   started_at = excluded.started_at, finished_at = excluded.finished_at,
+                   report = excluded.report",
+                &vals![
+                    &report.run_id,
+                    &report.queue,
                     report.started_at,
                     report.finished_at,
-                    json
+                    &json
                 ],
             )
-            .map_err(|e| self.err(e))?;
+        })?;
         Ok(())
     }
 
     /// The drills of `queue` that finished at or after `since`, oldest first (none when no
     /// drill was ever saved). A report this build cannot read is skipped.
     pub fn drills(&self, queue: &str, since: Millis) -> Result<Vec<DrillReport>, JournalError> {
-        let exists: bool = self
-            .conn
-            .query_row(
-                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'drills')",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(|e| self.err(e))?;
+        let exists = match self.dialect() {
+            Dialect::Postgres => true,
+            Dialect::Sqlite => self.run(|x| {
+                x.row(
+                    "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'drills'",
+                    &[],
+                )?
+                .map_or(Ok(false), |r| r.boolean(0))
+            })?,
+        };
         if !exists {
             return Ok(Vec::new());
         }
-        let mut stmt = self
-            .conn
-            .prepare(
+        let rows = self.run(|x| {
+            x.rows(
                 "SELECT report FROM drills WHERE queue = ?1 AND finished_at >= ?2
                  ORDER BY started_at, run_id",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows: Vec<String> = stmt
-            .query_map(params![queue, since], |r| r.get(0))
-            .and_then(|it| it.collect())
-            .map_err(|e| self.err(e))?;
+                &vals![queue, since],
+            )?
+            .iter()
+            .map(|r| r.text(0))
+            .collect::<Result<Vec<_>, _>>()
+        })?;
         Ok(rows
             .iter()
             .filter_map(|j| serde_json::from_str(j).ok())

@@ -51,6 +51,14 @@ pub enum JournalError {
     Codec(String),
     #[error("no user data directory could be determined; give the journal path explicitly")]
     NoDataDir,
+    /// The shared store could not be reached or refused a statement (its URL shown without
+    /// the password).
+    #[error("{0}")]
+    Store(String),
+    #[error(
+        "the store {0} has no journal yet; run `quotatop record --store URL` (or `quotatop journal migrate --to URL`) with a role that may create tables first"
+    )]
+    NoStoreSchema(String),
 }
 
 impl JournalError {
@@ -82,6 +90,20 @@ impl JournalError {
         JournalError::Sql {
             path: path.to_path_buf(),
             message: e.to_string(),
+        }
+    }
+
+    /// A statement's error in the store `store` (a path or a URL without its password).
+    pub(crate) fn from_db(store: &str, e: crate::db::DbError) -> Self {
+        use crate::db::DbError;
+        match e {
+            DbError::Sqlite(e) => JournalError::sql(std::path::Path::new(store), e),
+            DbError::Codec(m) => JournalError::Codec(m),
+            e @ DbError::Postgres(_) => JournalError::Store(format!("{store}: {e}")),
+            e @ DbError::Type { .. } => JournalError::Sql {
+                path: store.into(),
+                message: e.to_string(),
+            },
         }
     }
 

@@ -1,6 +1,9 @@
 //! History: what the console observed, kept in SQLite (rusqlite, bundled) in the user's data
-//! directory, so the scorecard, the Preemptions screen and time travel can look back further
-//! than the API's window.
+//! directory, or in a PostgreSQL store a team shares (`[store] url`), so the scorecard, the
+//! Preemptions screen and time travel can look back further than the API's window.
+//!
+//! Both stores run the same statements through `crate::db` (SQL both engines accept); each
+//! has its migrations (`schema.rs`: SQLite's `user_version`, PostgreSQL's `quotatop_schema`).
 //!
 //! - [`Journal`] (`store.rs`): open (file mode 0600, WAL, versioned migrations in `schema.rs`),
 //!   [`Journal::record`] a [`quotatop_model::Snapshot`] (job facts, transitions derived by
@@ -12,6 +15,7 @@
 //!   scorecard's input from the observed transitions, over a [`history_window`] that never starts
 //!   before the queue's first observation.
 
+pub mod copy;
 mod diff;
 mod drills;
 mod error;
@@ -27,11 +31,12 @@ pub use error::JournalError;
 pub use history::{HistoryWindow, history_window, job_history, scorecard_input};
 pub use paths::{default_journal_path, state_dir};
 pub use read::{JobRecord, QueueRecord, UsageSample};
-pub use schema::VERSION as SCHEMA_VERSION;
+pub use schema::{PG_VERSION as PG_SCHEMA_VERSION, VERSION as SCHEMA_VERSION};
+pub(crate) use schema::{migrate_pg_component, version_pg};
 pub use store::{Journal, JournalConfig, PruneStats, RecordStats};
 pub use writer::{JournalHandle, JournalStatus};
 
-#[cfg(test)]
-mod partial_tests;
+#[cfg(any(test, feature = "suite"))]
+pub mod suite;
 #[cfg(test)]
 mod tests;

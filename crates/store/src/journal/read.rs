@@ -1,6 +1,5 @@
 //! Queries over the journal: what reports and the console's history screens read.
 
-use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use std::collections::BTreeMap;
@@ -14,6 +13,7 @@ use quotatop_model::{
 use super::diff::{Transition, TransitionKind};
 use super::store::decode;
 use super::{Journal, JournalError};
+use crate::db::{DbError, Val, vals};
 
 /// A queue as last observed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,25 +64,16 @@ pub struct UsageSample {
 
 impl Journal {
     pub fn queues(&self) -> Result<Vec<QueueRecord>, JournalError> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        let rows = self.run(|x| {
+            x.rows(
                 "SELECT name, environment, shares, last_observed_at, source FROM queues
                  ORDER BY source, name",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, Millis>(3)?,
-                    r.get::<_, String>(4)?,
-                ))
-            })
-            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| self.err(e))?;
+                &[],
+            )?
+            .iter()
+            .map(|r| Ok((r.text(0)?, r.text(1)?, r.text(2)?, r.int(3)?, r.text(4)?)))
+            .collect::<Result<Vec<_>, DbError>>()
+        })?;
         rows.into_iter()
             .map(|(name, env, shares, last, source)| {
                 Ok(QueueRecord {
@@ -112,23 +103,16 @@ impl Journal {
     /// observed; `None` when the journal saw no configuration of the queue until after `at`.
     pub fn queue_at(&self, key: &str, at: Millis) -> Result<Option<QueueRecord>, JournalError> {
         let [name, source] = key_params(key);
-        let row = self
-            .conn
-            .query_row(
+        let row = self.run(|x| {
+            x.row(
                 "SELECT observed_at, environment, shares FROM share_configs
                  WHERE queue = ?1 AND source = ?3 AND observed_at <= ?2
                  ORDER BY observed_at DESC LIMIT 1",
-                params![name, at, source],
-                |r| {
-                    Ok((
-                        r.get::<_, Millis>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                    ))
-                },
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
+                &vals![name, at, source],
+            )?
+            .map(|r| Ok((r.int(0)?, r.text(1)?, r.text(2)?)))
+            .transpose()
+        })?;
         row.map(|(observed, env, shares)| {
             Ok(QueueRecord {
                 name: name.to_string(),
@@ -143,90 +127,94 @@ impl Journal {
         .transpose()
     }
 
+    /// One nullable integer: the first column of the first row of `sql`.
+    fn scalar(&self, sql: &str, params: &[Val<'_>]) -> Result<Option<i64>, JournalError> {
+        self.run(|x| {
+            Ok(x.row(sql, params)?
+                .map(|r| r.opt_int(0))
+                .transpose()?
+                .flatten())
+        })
+    }
+
     /// When the journal first observed a configuration of the queue (`None`: never).
     pub fn first_config_at(&self, key: &str) -> Result<Option<Millis>, JournalError> {
-        self.conn
-            .query_row(
-                "SELECT MIN(observed_at) FROM share_configs WHERE queue = ?1 AND source = ?2",
-                key_params(key),
-                |r| r.get(0),
-            )
-            .map_err(|e| self.err(e))
+        let [name, source] = key_params(key);
+        self.scalar(
+            "SELECT MIN(observed_at) FROM share_configs WHERE queue = ?1 AND source = ?2",
+            &vals![name, source],
+        )
     }
 
     /// The queue's first observation still in the journal (service clock): its oldest usage
     /// sample or the first sighting of its oldest job; `None` when nothing of it is recorded.
     /// History begins here: a window that starts earlier would average over time nobody saw.
     pub fn first_observed_at(&self, queue: &str) -> Result<Option<Millis>, JournalError> {
-        self.conn
-            .query_row(
-                "SELECT MIN(m) FROM (
-                   SELECT MIN(at) AS m FROM usage_samples WHERE queue = ?1 AND source = ?2
-                   UNION ALL SELECT MIN(first_seen_at) FROM jobs WHERE queue = ?1 AND source = ?2)",
-                key_params(queue),
-                |r| r.get(0),
-            )
-            .map_err(|e| self.err(e))
+        let [name, source] = key_params(queue);
+        self.scalar(
+            "SELECT MIN(m) FROM (
+               SELECT MIN(at) AS m FROM usage_samples WHERE queue = ?1 AND source = ?2
+               UNION ALL SELECT MIN(first_seen_at) FROM jobs WHERE queue = ?1 AND source = ?2)
+             AS firsts",
+            &vals![name, source],
+        )
     }
 
     /// Jobs of a queue seen at or after `since` (service clock), oldest first.
     pub fn jobs(&self, queue: &str, since: Millis) -> Result<Vec<JobRecord>, JournalError> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        let [name, source] = key_params(queue);
+        self.run(|x| {
+            x.rows(
                 "SELECT job_id, queue, name, share, priority, instance_type, instance_count,
                         created_at, status, first_seen_at, last_seen_at,
                         preemption_retries, checkpoint_ms
                  FROM jobs WHERE queue = ?1 AND source = ?3 AND last_seen_at >= ?2
                  ORDER BY created_at, job_id",
-            )
-            .map_err(|e| self.err(e))?;
-        let [name, source] = key_params(queue);
-        stmt.query_map(params![name, since, source], |r| {
-            Ok(JobRecord {
-                job_id: r.get(0)?,
-                queue: r.get(1)?,
-                name: r.get(2)?,
-                share: r.get(3)?,
-                priority: r.get(4)?,
-                instance_type: r.get(5)?,
-                instance_count: r.get(6)?,
-                created_at: r.get(7)?,
-                status: JobStatus::parse(&r.get::<_, String>(8)?),
-                first_seen_at: r.get(9)?,
-                last_seen_at: r.get(10)?,
-                preemption_retries: r.get(11)?,
-                checkpoint_ms: r
-                    .get::<_, Option<i64>>(12)?
-                    .and_then(|c| u64::try_from(c).ok()),
+                &vals![name, since, source],
+            )?
+            .iter()
+            .map(|r| {
+                Ok(JobRecord {
+                    job_id: r.text(0)?,
+                    queue: r.text(1)?,
+                    name: r.text(2)?,
+                    share: r.text(3)?,
+                    priority: r.u32(4)?,
+                    instance_type: r.text(5)?,
+                    instance_count: r.u32(6)?,
+                    created_at: r.int(7)?,
+                    status: JobStatus::parse(&r.text(8)?),
+                    first_seen_at: r.int(9)?,
+                    last_seen_at: r.int(10)?,
+                    preemption_retries: r.opt_u32(11)?,
+                    checkpoint_ms: r.opt_int(12)?.and_then(|c| u64::try_from(c).ok()),
+                })
             })
+            .collect()
         })
-        .and_then(|it| it.collect())
-        .map_err(|e| self.err(e))
     }
 
     /// Every recorded transition of a job, in time order.
     pub fn transitions(&self, job_id: &str) -> Result<Vec<Transition>, JournalError> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        let rows = self.run(|x| {
+            x.rows(
                 "SELECT job_id, kind, attempt, at, exact, reason FROM transitions WHERE job_id = ?1
                  ORDER BY at, kind",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([job_id], |r| {
+                &vals![job_id],
+            )?
+            .iter()
+            .map(|r| {
                 Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, Millis>(3)?,
-                    r.get::<_, bool>(4)?,
-                    r.get::<_, String>(5)?,
+                    r.text(0)?,
+                    r.text(1)?,
+                    r.text(2)?,
+                    r.int(3)?,
+                    r.boolean(4)?,
+                    r.text(5)?,
                 ))
             })
-            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| self.err(e))?;
+            .collect::<Result<Vec<_>, DbError>>()
+        })?;
         Ok(rows
             .into_iter()
             .filter_map(|(job_id, kind, attempt, at, exact, reason)| {
@@ -245,28 +233,27 @@ impl Journal {
     /// Local times (`taken_at`) of the stored snapshots in `[from, to]`, oldest first: the
     /// stops of time travel.
     pub fn snapshot_times(&self, from: Millis, to: Millis) -> Result<Vec<Millis>, JournalError> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        self.run(|x| {
+            x.rows(
                 "SELECT taken_at FROM snapshots WHERE taken_at BETWEEN ?1 AND ?2 ORDER BY taken_at",
-            )
-            .map_err(|e| self.err(e))?;
-        stmt.query_map(params![from, to], |r| r.get(0))
-            .and_then(|it| it.collect())
-            .map_err(|e| self.err(e))
+                &vals![from, to],
+            )?
+            .iter()
+            .map(|r| r.int(0))
+            .collect()
+        })
     }
 
     /// The stored snapshot in force at `t`: the newest taken at or before it.
     pub fn snapshot_at(&self, t: Millis) -> Result<Option<Snapshot>, JournalError> {
-        let blob: Option<Vec<u8>> = self
-            .conn
-            .query_row(
+        let blob = self.run(|x| {
+            x.row(
                 "SELECT data FROM snapshots WHERE taken_at <= ?1 ORDER BY taken_at DESC LIMIT 1",
-                [t],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
+                &vals![t],
+            )?
+            .map(|r| r.blob(0))
+            .transpose()
+        })?;
         blob.map(|b| decode(&b)).transpose()
     }
 
@@ -283,28 +270,28 @@ impl Journal {
         from: Millis,
         to: Millis,
     ) -> Result<Vec<UsageSample>, JournalError> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        let [name, source] = key_params(queue);
+        self.run(|x| {
+            x.rows(
                 "SELECT share, instance_type, at, used, share_limit, borrowed, lent FROM usage_samples
                  WHERE queue = ?1 AND source = ?5 AND share = ?2 AND at BETWEEN ?3 AND ?4
                  ORDER BY at, instance_type",
-            )
-            .map_err(|e| self.err(e))?;
-        let [name, source] = key_params(queue);
-        stmt.query_map(params![name, share, from, to, source], |r| {
-            Ok(UsageSample {
-                share: r.get(0)?,
-                instance_type: r.get(1)?,
-                at: r.get(2)?,
-                used: r.get(3)?,
-                limit: r.get(4)?,
-                borrowed: r.get(5)?,
-                lent: r.get(6)?,
+                &vals![name, share, from, to, source],
+            )?
+            .iter()
+            .map(|r| {
+                Ok(UsageSample {
+                    share: r.text(0)?,
+                    instance_type: r.text(1)?,
+                    at: r.int(2)?,
+                    used: r.u32(3)?,
+                    limit: r.u32(4)?,
+                    borrowed: r.u32(5)?,
+                    lent: r.u32(6)?,
+                })
             })
+            .collect()
         })
-        .and_then(|it| it.collect())
-        .map_err(|e| self.err(e))
     }
 
     /// Priority changes the poller saw in the window (operator unknown: the API does not say
@@ -314,29 +301,29 @@ impl Journal {
         queue: &str,
         window: Window,
     ) -> Result<Vec<PriorityChange>, JournalError> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        let [name, source] = key_params(queue);
+        self.run(|x| {
+            x.rows(
                 "SELECT p.observed_at, p.job_id, j.share, p.old, p.new FROM priority_changes p
                  JOIN jobs j ON j.job_id = p.job_id
                  WHERE j.queue = ?1 AND j.source = ?4 AND p.observed_at >= ?2 AND p.observed_at < ?3
                  ORDER BY p.observed_at",
-            )
-            .map_err(|e| self.err(e))?;
-        let [name, source] = key_params(queue);
-        stmt.query_map(params![name, window.start, window.end, source], |r| {
-            Ok(PriorityChange {
-                at: r.get(0)?,
-                job_id: r.get(1)?,
-                share: r.get(2)?,
-                operator: None,
-                old: r.get(3)?,
-                new: r.get(4)?,
-                change_record: None,
+                &vals![name, window.start, window.end, source],
+            )?
+            .iter()
+            .map(|r| {
+                Ok(PriorityChange {
+                    at: r.int(0)?,
+                    job_id: r.text(1)?,
+                    share: r.text(2)?,
+                    operator: None,
+                    old: r.u32(3)?,
+                    new: r.u32(4)?,
+                    change_record: None,
+                })
             })
+            .collect()
         })
-        .and_then(|it| it.collect())
-        .map_err(|e| self.err(e))
     }
 
     /// Every job of `queue` the journal saw preempted at or after `since` (service clock),
@@ -348,30 +335,29 @@ impl Journal {
         queue: &str,
         since: Millis,
     ) -> Result<Vec<RecordedPreemptions>, JournalError> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        let [name, source] = key_params(queue);
+        let jobs = self.run(|x| {
+            x.rows(
                 "SELECT job_id, name, share, priority, instance_type, instance_count, status
                  FROM jobs WHERE queue = ?1 AND source = ?3 AND job_id IN
                    (SELECT job_id FROM transitions WHERE kind = 'preempted' AND at >= ?2)
                  ORDER BY job_id",
-            )
-            .map_err(|e| self.err(e))?;
-        let [name, source] = key_params(queue);
-        let jobs = stmt
-            .query_map(params![name, since, source], |r| {
+                &vals![name, since, source],
+            )?
+            .iter()
+            .map(|r| {
                 Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, u32>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, u32>(5)?,
-                    r.get::<_, String>(6)?,
+                    r.text(0)?,
+                    r.text(1)?,
+                    r.text(2)?,
+                    r.u32(3)?,
+                    r.text(4)?,
+                    r.u32(5)?,
+                    r.text(6)?,
                 ))
             })
-            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| self.err(e))?;
+            .collect::<Result<Vec<_>, DbError>>()
+        })?;
         let mut out = Vec::with_capacity(jobs.len());
         for (job_id, name, share, priority, instance_type, instance_count, status) in jobs {
             let ts = self.transitions(&job_id)?;
@@ -410,21 +396,22 @@ impl Journal {
         } else {
             "SELECT MIN(taken_at) FROM snapshots WHERE taken_at > ?1"
         };
-        self.conn
-            .query_row(sql, [t], |r| r.get(0))
-            .map_err(|e| self.err(e))
+        self.scalar(sql, &vals![t])
     }
 
     /// How many stored snapshots were taken at or before `t`, and how many there are.
     pub fn snapshot_position(&self, t: Millis) -> Result<(usize, usize), JournalError> {
-        self.conn
-            .query_row(
+        let (before, all) = self.run(|x| {
+            x.row(
                 "SELECT (SELECT COUNT(*) FROM snapshots WHERE taken_at <= ?1),
                         (SELECT COUNT(*) FROM snapshots)",
-                [t],
-                |r| Ok((r.get::<_, i64>(0)? as usize, r.get::<_, i64>(1)? as usize)),
-            )
-            .map_err(|e| self.err(e))
+                &vals![t],
+            )?
+            .map(|r| Ok((r.int(0)?, r.int(1)?)))
+            .transpose()
+            .map(Option::unwrap_or_default)
+        })?;
+        Ok((before as usize, all as usize))
     }
 
     /// The last `per_series` usage samples of every share and instance type of `queue` taken
@@ -435,27 +422,20 @@ impl Journal {
         until: Millis,
         per_series: usize,
     ) -> Result<BTreeMap<(String, String), Vec<u32>>, JournalError> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        let [name, source] = key_params(queue);
+        let rows = self.run(|x| {
+            x.rows(
                 "SELECT share, instance_type, used FROM (
                    SELECT share, instance_type, at, used,
                           ROW_NUMBER() OVER (PARTITION BY share, instance_type ORDER BY at DESC) AS n
-                   FROM usage_samples WHERE queue = ?1 AND source = ?4 AND at <= ?2)
+                   FROM usage_samples WHERE queue = ?1 AND source = ?4 AND at <= ?2) AS recent
                  WHERE n <= ?3 ORDER BY share, instance_type, at",
-            )
-            .map_err(|e| self.err(e))?;
-        let [name, source] = key_params(queue);
-        let rows = stmt
-            .query_map(params![name, until, per_series as i64, source], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, u32>(2)?,
-                ))
-            })
-            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| self.err(e))?;
+                &vals![name, until, per_series as i64, source],
+            )?
+            .iter()
+            .map(|r| Ok((r.text(0)?, r.text(1)?, r.u32(2)?)))
+            .collect::<Result<Vec<_>, DbError>>()
+        })?;
         let mut out: BTreeMap<(String, String), Vec<u32>> = BTreeMap::new();
         for (share, ty, used) in rows {
             out.entry((share, ty)).or_default().push(used);

@@ -4,6 +4,8 @@
 
 use rusqlite::Connection;
 
+use crate::db::{DbError, Exec, vals};
+
 const MIGRATIONS: &[&str] = &[
     // 1: jobs, observed transitions, per-share usage samples, snapshots, queue configurations.
     "
@@ -154,4 +156,164 @@ pub fn migrate(conn: &mut Connection) -> Result<Result<(i64, i64), i64>, rusqlit
     }
     tx.commit()?;
     Ok(Ok((found, VERSION)))
+}
+
+/// The journal's name in a PostgreSQL store's `quotatop_schema` table (the audit log has its
+/// own row).
+pub const PG_COMPONENT: &str = "journal";
+
+/// The PostgreSQL journal's migrations: the same tables as SQLite's at version 4 (and the
+/// drills table), with PostgreSQL's types. Versioned in `quotatop_schema`, applied under an
+/// advisory lock so two recorders starting at once do not both run them.
+const PG_MIGRATIONS: &[&str] = &["
+    CREATE TABLE jobs (
+        job_id TEXT PRIMARY KEY,
+        queue TEXT NOT NULL,
+        name TEXT NOT NULL,
+        share TEXT NOT NULL,
+        priority BIGINT NOT NULL,
+        instance_type TEXT NOT NULL,
+        instance_count BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        status TEXT NOT NULL,
+        first_seen_at BIGINT NOT NULL,
+        last_seen_at BIGINT NOT NULL,
+        preemption_retries BIGINT,
+        checkpoint_ms BIGINT,
+        source TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX jobs_queue ON jobs(source, queue, last_seen_at);
+    CREATE TABLE transitions (
+        job_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        attempt TEXT NOT NULL,
+        at BIGINT NOT NULL,
+        exact BOOLEAN NOT NULL,
+        observed_at BIGINT NOT NULL,
+        reason TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (job_id, kind, attempt)
+    );
+    CREATE INDEX transitions_at ON transitions(at);
+    CREATE TABLE priority_changes (
+        job_id TEXT NOT NULL,
+        observed_at BIGINT NOT NULL,
+        old BIGINT NOT NULL,
+        new BIGINT NOT NULL,
+        PRIMARY KEY (job_id, observed_at)
+    );
+    CREATE TABLE usage_samples (
+        source TEXT NOT NULL DEFAULT '',
+        queue TEXT NOT NULL,
+        share TEXT NOT NULL,
+        instance_type TEXT NOT NULL,
+        at BIGINT NOT NULL,
+        used BIGINT NOT NULL,
+        share_limit BIGINT NOT NULL,
+        borrowed BIGINT NOT NULL,
+        lent BIGINT NOT NULL,
+        PRIMARY KEY (source, queue, share, instance_type, at)
+    );
+    CREATE TABLE snapshots (
+        taken_at BIGINT PRIMARY KEY,
+        sequence BIGINT NOT NULL,
+        data BYTEA NOT NULL
+    );
+    CREATE TABLE queues (
+        source TEXT NOT NULL DEFAULT '',
+        name TEXT NOT NULL,
+        environment TEXT NOT NULL,
+        shares TEXT NOT NULL,
+        last_observed_at BIGINT NOT NULL,
+        PRIMARY KEY (source, name)
+    );
+    CREATE TABLE share_configs (
+        source TEXT NOT NULL DEFAULT '',
+        queue TEXT NOT NULL,
+        observed_at BIGINT NOT NULL,
+        environment TEXT NOT NULL,
+        shares TEXT NOT NULL,
+        PRIMARY KEY (source, queue, observed_at)
+    );
+    CREATE TABLE drills (
+        run_id TEXT PRIMARY KEY,
+        queue TEXT NOT NULL,
+        started_at BIGINT NOT NULL,
+        finished_at BIGINT NOT NULL,
+        report TEXT NOT NULL
+    );
+    "];
+
+/// The PostgreSQL journal's schema version this build writes.
+pub const PG_VERSION: i64 = PG_MIGRATIONS.len() as i64;
+
+/// The version of `component` in a PostgreSQL store; `None` when it has none (no
+/// `quotatop_schema` table, or no row). Reads only.
+pub(crate) fn version_pg(x: &mut dyn Exec, component: &str) -> Result<Option<i64>, DbError> {
+    let table = x
+        .row("SELECT to_regclass('quotatop_schema') IS NOT NULL", &[])?
+        .map(|r| r.boolean(0))
+        .transpose()?
+        .unwrap_or(false);
+    if !table {
+        return Ok(None);
+    }
+    x.row(
+        "SELECT version FROM quotatop_schema WHERE component = ?1",
+        &vals![component],
+    )?
+    .map(|r| r.int(0))
+    .transpose()
+}
+
+/// Applies `migrations` of `component` not yet applied, in one transaction holding an
+/// advisory lock (two processes opening a fresh store at once: the second waits, then finds
+/// nothing to do). Returns the version found before (`Some`, newer than known: untouched).
+pub(crate) fn migrate_pg_component(
+    x: &mut dyn Exec,
+    component: &str,
+    migrations: &[&str],
+) -> Result<Option<i64>, DbError> {
+    let known = migrations.len() as i64;
+    if version_pg(x, component)? == Some(known) {
+        return Ok(Some(known));
+    }
+    x.batch("BEGIN")?;
+    let r = (|| {
+        x.row(
+            "SELECT pg_advisory_xact_lock(hashtext('quotatop-schema'))::text",
+            &[],
+        )?;
+        x.batch(
+            "CREATE TABLE IF NOT EXISTS quotatop_schema (
+                 component TEXT PRIMARY KEY, version BIGINT NOT NULL)",
+        )?;
+        let found = version_pg(x, component)?.unwrap_or(0);
+        if found >= known {
+            return Ok(Some(found));
+        }
+        for sql in migrations.iter().skip(found.max(0) as usize) {
+            x.batch(sql)?;
+        }
+        x.exec(
+            "INSERT INTO quotatop_schema (component, version) VALUES (?1, ?2)
+             ON CONFLICT (component) DO UPDATE SET version = excluded.version",
+            &vals![component, known],
+        )?;
+        Ok(Some(known))
+    })();
+    match r {
+        Ok(v) => {
+            x.batch("COMMIT")?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = x.batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// The journal's migrations on a PostgreSQL store (see [`migrate_pg_component`]).
+pub(crate) fn migrate_pg(x: &mut dyn Exec) -> Result<Option<i64>, DbError> {
+    migrate_pg_component(x, PG_COMPONENT, PG_MIGRATIONS)
 }

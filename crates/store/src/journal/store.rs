@@ -2,10 +2,10 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use quotatop_analysis::{now_of, share_usage};
@@ -14,6 +14,9 @@ use quotatop_model::{JobStatus, Millis, QueueSnapshot, ServiceJob, Snapshot};
 use super::JournalError;
 use super::diff;
 use super::schema;
+use crate::StoreLocation;
+use crate::db::{Conn, DbError, Exec, vals};
+use crate::pg::StoreUrl;
 
 const HOUR_MS: Millis = 3_600_000;
 const DAY_MS: Millis = 24 * HOUR_MS;
@@ -66,8 +69,8 @@ pub struct PruneStats {
 
 /// An open journal. Not shared between threads: the writer owns one, readers open their own.
 pub struct Journal {
-    pub(super) conn: Connection,
-    path: PathBuf,
+    db: std::sync::Mutex<Conn>,
+    location: StoreLocation,
     config: JournalConfig,
     /// Each job as last observed, to derive transitions by difference.
     prev: HashMap<String, std::sync::Arc<ServiceJob>>,
@@ -139,6 +142,63 @@ impl Journal {
         }
     }
 
+    /// Opens the journal at `location` for writing: [`Journal::open`] for a file; for a
+    /// PostgreSQL store a pooled connection, its schema brought up to date.
+    pub fn open_at(location: &StoreLocation, config: JournalConfig) -> Result<Self, JournalError> {
+        match location {
+            StoreLocation::File(p) => Self::open(p, config),
+            StoreLocation::Postgres(url) => Self::open_pg(url, config, true),
+        }
+    }
+
+    /// Opens the journal at `location` for reading only ([`Journal::open_existing`] for a
+    /// file): never writes, so a read-only database role is enough.
+    pub fn open_existing_at(
+        location: &StoreLocation,
+        config: JournalConfig,
+    ) -> Result<Self, JournalError> {
+        match location {
+            StoreLocation::File(p) => Self::open_existing(p, config),
+            StoreLocation::Postgres(url) => Self::open_pg(url, config, false),
+        }
+    }
+
+    fn open_pg(url: &StoreUrl, config: JournalConfig, write: bool) -> Result<Self, JournalError> {
+        let store = || url.to_string();
+        let (client, stmts) =
+            crate::pg::Pool::get(url).map_err(|e| JournalError::Store(e.to_string()))?;
+        let mut conn = Conn::Postgres(Box::new(crate::db::PgConn {
+            client: Some(client),
+            stmts,
+            url: url.clone(),
+        }));
+        let found = if write {
+            conn.with(schema::migrate_pg)
+        } else {
+            conn.with(|x| schema::version_pg(x, schema::PG_COMPONENT))
+        }
+        .map_err(|e| JournalError::from_db(&store(), e))?;
+        let known = schema::PG_VERSION;
+        match found {
+            Some(found) if found > known => Err(JournalError::TooNew {
+                path: store().into(),
+                found,
+                known,
+            }),
+            Some(found) if found < known => Err(JournalError::TooOldToRead {
+                path: store().into(),
+                found,
+                known,
+            }),
+            Some(_) => Ok(Self::with_conn(
+                conn,
+                StoreLocation::Postgres(url.clone()),
+                config,
+            )),
+            None => Err(JournalError::NoStoreSchema(store())),
+        }
+    }
+
     /// Opens an existing journal for reading only (reports, the console's history): never
     /// writes, so an archived journal on a read-only disk, or one whose file or directory is
     /// not writable, can be reported on. [`JournalError::Missing`] when there is none.
@@ -162,9 +222,12 @@ impl Journal {
                 Err(_) => return Err(first),
             },
         };
-        Ok(Self::with_conn(conn, path, config))
+        Ok(Self::with_conn(
+            Conn::Sqlite(conn),
+            StoreLocation::File(path.to_path_buf()),
+            config,
+        ))
     }
-
     fn read_only_conn(
         path: &Path,
         config: &JournalConfig,
@@ -235,20 +298,28 @@ impl Journal {
                 });
             }
         }
-        Ok(Self::with_conn(conn, path, config))
+        Ok(Self::with_conn(
+            Conn::Sqlite(conn),
+            StoreLocation::File(path.to_path_buf()),
+            config,
+        ))
     }
 
-    fn with_conn(conn: Connection, path: &Path, config: JournalConfig) -> Self {
+    fn with_conn(conn: Conn, location: StoreLocation, config: JournalConfig) -> Self {
+        let identity = match &location {
+            StoreLocation::File(p) => file_identity(p),
+            StoreLocation::Postgres(_) => None,
+        };
         Self {
-            conn,
-            path: path.to_path_buf(),
+            db: std::sync::Mutex::new(conn),
+            location,
             config,
             prev: HashMap::new(),
             last_snapshot: None,
             last_snapshot_partial: false,
             last_usage: HashMap::new(),
             last_prune: None,
-            identity: file_identity(path),
+            identity,
         }
     }
 
@@ -256,22 +327,58 @@ impl Journal {
     /// it was deleted, moved away or replaced (SQLite would go on writing to the unlinked file,
     /// and everything written would be lost).
     pub fn still_at_path(&self) -> bool {
-        match self.identity {
-            Some(id) => file_identity(&self.path) == Some(id),
-            None => true,
+        match (&self.location, self.identity) {
+            (StoreLocation::File(p), Some(id)) => file_identity(p) == Some(id),
+            _ => true,
         }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where the journal is (a file, or a PostgreSQL store shown without its password).
+    pub fn location(&self) -> &StoreLocation {
+        &self.location
     }
 
     pub fn config(&self) -> &JournalConfig {
         &self.config
     }
 
-    pub(super) fn err(&self, e: rusqlite::Error) -> JournalError {
-        JournalError::sql(&self.path, e)
+    pub(super) fn err(&self, e: DbError) -> JournalError {
+        match (&self.location, e) {
+            (StoreLocation::File(p), DbError::Sqlite(e)) => JournalError::sql(p, e),
+            (loc, e) => JournalError::from_db(&loc.to_string(), e),
+        }
+    }
+
+    /// Runs `f` on the connection (reads, single statements).
+    pub(super) fn run<R: Send>(
+        &self,
+        f: impl FnOnce(&mut dyn Exec) -> Result<R, DbError> + Send,
+    ) -> Result<R, JournalError> {
+        let mut conn = self.db.lock().unwrap_or_else(|p| p.into_inner());
+        conn.with(f).map_err(|e| self.err(e))
+    }
+
+    /// Runs `f` in one transaction (committed when it returns `Ok`).
+    pub(super) fn run_transaction<R: Send>(
+        &self,
+        f: impl FnOnce(&mut dyn Exec) -> Result<R, DbError> + Send,
+    ) -> Result<R, JournalError> {
+        let mut conn = self.db.lock().unwrap_or_else(|p| p.into_inner());
+        conn.transaction(f).map_err(|e| self.err(e))
+    }
+
+    /// Which engine the journal is in.
+    pub(super) fn dialect(&self) -> crate::db::Dialect {
+        self.db.lock().unwrap_or_else(|p| p.into_inner()).dialect()
+    }
+
+    /// The SQLite connection (tests that hold its lock).
+    #[cfg(test)]
+    pub(super) fn with_sqlite<R>(&self, f: impl FnOnce(&Connection) -> R) -> Option<R> {
+        match &*self.db.lock().unwrap_or_else(|p| p.into_inner()) {
+            Conn::Sqlite(c) => Some(f(c)),
+            Conn::Postgres(_) => None,
+        }
     }
 
     /// Records one snapshot (see [`Journal::record_all`]).
@@ -283,66 +390,20 @@ impl Journal {
     /// previous observation, usage samples and stored snapshots at their intervals; prunes once
     /// an hour (service clock).
     pub fn record_all(&mut self, snapshots: &[Snapshot]) -> Result<RecordStats, JournalError> {
-        let path = self.path.clone();
-        let sql = |e| JournalError::sql(&path, e);
-        let mut stats = RecordStats::default();
-        // IMMEDIATE: take the write lock up front, waiting out another writer (busy timeout).
-        // A deferred transaction that reads before it writes gets SQLITE_BUSY at once when
-        // another process wrote in between (SQLite will not wait where waiting could
-        // deadlock), which failed a second recorder's first write under load.
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sql)?;
         let mut newest_obs = None;
-        // A snapshot loaded from the journal (a warm start) is history already.
-        for snap in snapshots.iter().filter(|s| !s.health.from_history) {
-            for q in &snap.queues {
-                let obs = now_of(q).unwrap_or(snap.taken_at);
-                newest_obs = newest_obs.max(Some(obs));
-                write_queue(&tx, q, obs).map_err(sql)?;
-                // A job only listed so far (a partial view: its priority and attempts are not
-                // known yet) is journaled once described; its listing alone would record a
-                // made-up priority (and a "change" from it) and a completion without its attempt.
-                for tj in q.jobs.iter().filter(|tj| tj.described_at.is_some()) {
-                    let cur = &tj.job;
-                    let prev = self.prev.get(&cur.id).map(|p| &**p);
-                    stats.transitions +=
-                        write_job(&tx, q, prev, cur, tj.described_at.is_some(), obs)
-                            .map_err(sql)?;
-                    self.prev.insert(cur.id.clone(), cur.clone());
-                }
-                let key = q.key();
-                let due = self
-                    .last_usage
-                    .get(&key)
-                    .is_none_or(|&t| obs - t >= self.config.usage_interval_ms);
-                if due {
-                    stats.usage_samples += write_usage(&tx, q, obs).map_err(sql)?;
-                    self.last_usage.insert(key, obs);
-                }
-            }
-            // A partial snapshot is stored as it was (its undescribed jobs say so), and the
-            // first complete one after it is stored whatever the interval, so the newest stored
-            // snapshot (a warm start's) is complete as soon as the poller's view is.
-            let complete = snap.is_complete();
-            let due = self.last_snapshot.is_none_or(|t| {
-                snap.taken_at - t >= self.config.snapshot_interval_ms
-                    || (complete && self.last_snapshot_partial)
-            });
-            if due {
-                let blob = encode(snap)?;
-                tx.execute(
-                    "INSERT OR REPLACE INTO snapshots (taken_at, sequence, data) VALUES (?1, ?2, ?3)",
-                    params![snap.taken_at, snap.sequence as i64, blob],
-                )
-                .map_err(sql)?;
-                self.last_snapshot = Some(snap.taken_at);
-                self.last_snapshot_partial = !complete;
-                stats.snapshots += 1;
-            }
-        }
-        tx.commit().map_err(sql)?;
+        let result = {
+            let mut conn = self.db.lock().unwrap_or_else(|p| p.into_inner());
+            let mut state = RecordState {
+                prev: &mut self.prev,
+                last_snapshot: &mut self.last_snapshot,
+                last_snapshot_partial: &mut self.last_snapshot_partial,
+                last_usage: &mut self.last_usage,
+                config: &self.config,
+                newest_obs: &mut newest_obs,
+            };
+            conn.transaction(|tx| state.record(tx, snapshots))
+        };
+        let stats = result.map_err(|e| self.err(e))?;
         if let Some(obs) = newest_obs
             && self.last_prune.is_none_or(|t| obs - t >= HOUR_MS)
         {
@@ -354,60 +415,23 @@ impl Journal {
 
     /// Deletes what is older than the retention allows (see [`JournalConfig`]).
     pub fn prune(&mut self) -> Result<PruneStats, JournalError> {
-        let path = self.path.clone();
-        let sql = |e| JournalError::sql(&path, e);
-        // IMMEDIATE: take the write lock up front, waiting out another writer (busy timeout).
-        // A deferred transaction that reads before it writes gets SQLITE_BUSY at once when
-        // another process wrote in between (SQLite will not wait where waiting could
-        // deadlock), which failed a second recorder's first write under load.
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sql)?;
-        let mut stats = PruneStats::default();
-        let newest: Option<Millis> = tx
-            .query_row("SELECT MAX(last_observed_at) FROM queues", [], |r| r.get(0))
-            .map_err(sql)?;
-        if let Some(newest) = newest {
-            let cutoff = newest.saturating_sub(self.config.retention_ms);
-            let old_jobs = "SELECT job_id FROM jobs WHERE last_seen_at < ?1";
-            stats.transitions = tx
-                .execute(
-                    &format!("DELETE FROM transitions WHERE job_id IN ({old_jobs})"),
-                    [cutoff],
-                )
-                .map_err(sql)?;
-            tx.execute(
-                &format!("DELETE FROM priority_changes WHERE job_id IN ({old_jobs})"),
-                [cutoff],
-            )
-            .map_err(sql)?;
-            stats.jobs = tx
-                .execute("DELETE FROM jobs WHERE last_seen_at < ?1", [cutoff])
-                .map_err(sql)?;
-            stats.usage_samples = tx
-                .execute("DELETE FROM usage_samples WHERE at < ?1", [cutoff])
-                .map_err(sql)?;
+        let config = self.config;
+        let stats = {
+            let mut conn = self.db.lock().unwrap_or_else(|p| p.into_inner());
+            conn.transaction(|tx| prune_tx(tx, &config))
         }
-        let newest_snap: Option<Millis> = tx
-            .query_row("SELECT MAX(taken_at) FROM snapshots", [], |r| r.get(0))
-            .map_err(sql)?;
-        if let Some(newest) = newest_snap {
-            let cutoff = newest.saturating_sub(self.config.snapshot_retention_ms);
-            stats.snapshots = tx
-                .execute("DELETE FROM snapshots WHERE taken_at < ?1", [cutoff])
-                .map_err(sql)?;
-        }
-        tx.commit().map_err(sql)?;
-        for id in self.prev.keys().cloned().collect::<Vec<_>>() {
-            let exists: bool = self
-                .conn
-                .query_row(
-                    "SELECT EXISTS(SELECT 1 FROM jobs WHERE job_id = ?1)",
-                    [&id],
-                    |r| r.get(0),
+        .map_err(|e| self.err(e))?;
+        let ids: Vec<String> = self.prev.keys().cloned().collect();
+        for id in ids {
+            let exists = self.run(|x| {
+                Ok(
+                    x.row("SELECT COUNT(*) FROM jobs WHERE job_id = ?1", &vals![&id])?
+                        .map(|r| r.int(0))
+                        .transpose()?
+                        .unwrap_or(0)
+                        > 0,
                 )
-                .map_err(sql)?;
+            })?;
             if !exists {
                 self.prev.remove(&id);
             }
@@ -416,123 +440,224 @@ impl Journal {
     }
 }
 
-fn write_queue(tx: &Transaction<'_>, q: &QueueSnapshot, obs: Millis) -> rusqlite::Result<()> {
+/// What [`Journal::record_all`] reads and updates besides the database.
+struct RecordState<'a> {
+    prev: &'a mut HashMap<String, std::sync::Arc<ServiceJob>>,
+    last_snapshot: &'a mut Option<Millis>,
+    last_snapshot_partial: &'a mut bool,
+    last_usage: &'a mut HashMap<String, Millis>,
+    config: &'a JournalConfig,
+    newest_obs: &'a mut Option<Millis>,
+}
+
+impl RecordState<'_> {
+    fn record(
+        &mut self,
+        tx: &mut dyn Exec,
+        snapshots: &[Snapshot],
+    ) -> Result<RecordStats, DbError> {
+        let mut stats = RecordStats::default();
+        // A snapshot loaded from the journal (a warm start) is history already.
+        for snap in snapshots.iter().filter(|s| !s.health.from_history) {
+            for q in &snap.queues {
+                let obs = now_of(q).unwrap_or(snap.taken_at);
+                *self.newest_obs = (*self.newest_obs).max(Some(obs));
+                write_queue(tx, q, obs)?;
+                // A job only listed so far (a partial view: its priority and attempts are not
+                // known yet) is journaled once described; its listing alone would record a
+                // made-up priority (and a "change" from it) and a completion without its attempt.
+                for tj in q.jobs.iter().filter(|tj| tj.described_at.is_some()) {
+                    let cur = &tj.job;
+                    let prev = self.prev.get(&cur.id).map(|p| &**p);
+                    stats.transitions += write_job(tx, q, prev, cur, obs)?;
+                    self.prev.insert(cur.id.clone(), cur.clone());
+                }
+                let key = q.key();
+                let due = self
+                    .last_usage
+                    .get(&key)
+                    .is_none_or(|&t| obs - t >= self.config.usage_interval_ms);
+                if due {
+                    stats.usage_samples += write_usage(tx, q, obs)?;
+                    self.last_usage.insert(key, obs);
+                }
+            }
+            // A partial snapshot is stored as it was (its undescribed jobs say so), and the
+            // first complete one after it is stored whatever the interval, so the newest stored
+            // snapshot (a warm start's) is complete as soon as the poller's view is.
+            let complete = snap.is_complete();
+            let due = self.last_snapshot.is_none_or(|t| {
+                snap.taken_at - t >= self.config.snapshot_interval_ms
+                    || (complete && *self.last_snapshot_partial)
+            });
+            if due {
+                let blob = encode(snap)?;
+                tx.exec(
+                    "INSERT INTO snapshots (taken_at, sequence, data) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (taken_at) DO UPDATE SET sequence = excluded.sequence,
+                       data = excluded.data",
+                    &vals![snap.taken_at, snap.sequence as i64, &blob[..]],
+                )?;
+                *self.last_snapshot = Some(snap.taken_at);
+                *self.last_snapshot_partial = !complete;
+                stats.snapshots += 1;
+            }
+        }
+        Ok(stats)
+    }
+}
+
+fn prune_tx(tx: &mut dyn Exec, config: &JournalConfig) -> Result<PruneStats, DbError> {
+    let mut stats = PruneStats::default();
+    let max = |tx: &mut dyn Exec, sql: &str| -> Result<Option<Millis>, DbError> {
+        tx.row(sql, &[])?
+            .map(|r| r.opt_int(0))
+            .transpose()
+            .map(Option::flatten)
+    };
+    if let Some(newest) = max(tx, "SELECT MAX(last_observed_at) FROM queues")? {
+        let cutoff = newest.saturating_sub(config.retention_ms);
+        let old_jobs = "SELECT job_id FROM jobs WHERE last_seen_at < ?1";
+        stats.transitions = tx.exec(
+            &format!("DELETE FROM transitions WHERE job_id IN ({old_jobs})"),
+            &vals![cutoff],
+        )?;
+        tx.exec(
+            &format!("DELETE FROM priority_changes WHERE job_id IN ({old_jobs})"),
+            &vals![cutoff],
+        )?;
+        stats.jobs = tx.exec("DELETE FROM jobs WHERE last_seen_at < ?1", &vals![cutoff])?;
+        stats.usage_samples = tx.exec("DELETE FROM usage_samples WHERE at < ?1", &vals![cutoff])?;
+    }
+    if let Some(newest) = max(tx, "SELECT MAX(taken_at) FROM snapshots")? {
+        let cutoff = newest.saturating_sub(config.snapshot_retention_ms);
+        stats.snapshots = tx.exec("DELETE FROM snapshots WHERE taken_at < ?1", &vals![cutoff])?;
+    }
+    Ok(stats)
+}
+
+fn write_queue(tx: &mut dyn Exec, q: &QueueSnapshot, obs: Millis) -> Result<(), DbError> {
     // Plain structs with string keys only: serialising them cannot fail.
     let env = serde_json::to_string(&q.environment).unwrap_or_default();
     let shares = serde_json::to_string(&q.shares).unwrap_or_default();
-    tx.execute(
+    tx.exec(
         "INSERT INTO queues (name, environment, shares, last_observed_at, source)
          VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT(source, name) DO UPDATE SET environment = ?2, shares = ?3,
-           last_observed_at = MAX(last_observed_at, ?4)",
-        params![q.name, env, shares, obs, source_column(q)],
+         ON CONFLICT (source, name) DO UPDATE SET environment = excluded.environment,
+           shares = excluded.shares,
+           last_observed_at = CASE WHEN queues.last_observed_at > excluded.last_observed_at
+             THEN queues.last_observed_at ELSE excluded.last_observed_at END",
+        &vals![&q.name, &env, &shares, obs, source_column(q)],
     )?;
     // A new row only when the configuration differs from the newest one kept.
-    tx.execute(
-        "INSERT OR IGNORE INTO share_configs (queue, observed_at, environment, shares, source)
-         SELECT ?1, ?4, ?2, ?3, ?5 WHERE NOT EXISTS (
+    tx.exec(
+        "INSERT INTO share_configs (queue, observed_at, environment, shares, source)
+         SELECT CAST(?1 AS TEXT), CAST(?4 AS BIGINT), CAST(?2 AS TEXT), CAST(?3 AS TEXT),
+                CAST(?5 AS TEXT)
+         WHERE NOT EXISTS (
            SELECT 1 FROM share_configs WHERE queue = ?1 AND source = ?5 AND environment = ?2
              AND shares = ?3 AND observed_at = (
-               SELECT MAX(observed_at) FROM share_configs WHERE queue = ?1 AND source = ?5))",
-        params![q.name, env, shares, obs, source_column(q)],
+               SELECT MAX(observed_at) FROM share_configs WHERE queue = ?1 AND source = ?5))
+         ON CONFLICT DO NOTHING",
+        &vals![&q.name, &env, &shares, obs, source_column(q)],
     )?;
     Ok(())
 }
 
 /// Upserts the job's facts and inserts its new transitions; returns how many were new.
 fn write_job(
-    tx: &Transaction<'_>,
+    tx: &mut dyn Exec,
     queue: &QueueSnapshot,
     prev: Option<&ServiceJob>,
     cur: &ServiceJob,
-    described: bool,
     obs: Millis,
-) -> rusqlite::Result<usize> {
+) -> Result<usize, DbError> {
     let prev_status = match prev {
         Some(p) => Some(p.status),
         None => tx
-            .query_row(
-                "SELECT status FROM jobs WHERE job_id = ?1",
-                [&cur.id],
-                |r| r.get::<_, String>(0),
-            )
-            .optional()?
+            .row("SELECT status FROM jobs WHERE job_id = ?1", &vals![&cur.id])?
+            .map(|r| r.text(0))
+            .transpose()?
             .and_then(|s| JobStatus::parse(&s)),
     };
-    tx.execute(
+    tx.exec(
         "INSERT INTO jobs (job_id, queue, name, share, priority, instance_type, instance_count,
                            created_at, status, first_seen_at, last_seen_at,
                            preemption_retries, checkpoint_ms, source)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10,
-                 CASE WHEN ?11 THEN ?12 END, CASE WHEN ?11 THEN ?13 END, ?14)
-         ON CONFLICT(job_id) DO UPDATE SET status = ?9, last_seen_at = MAX(last_seen_at, ?10),
-           priority = CASE WHEN ?11 THEN ?5 ELSE priority END,
-           preemption_retries = CASE WHEN ?11 THEN ?12 ELSE preemption_retries END,
-           checkpoint_ms = CASE WHEN ?11 THEN ?13 ELSE checkpoint_ms END",
-        params![
-            cur.id,
-            queue.name,
-            cur.name,
-            cur.share,
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, ?13)
+         ON CONFLICT (job_id) DO UPDATE SET status = excluded.status,
+           last_seen_at = CASE WHEN jobs.last_seen_at > excluded.last_seen_at
+             THEN jobs.last_seen_at ELSE excluded.last_seen_at END,
+           priority = excluded.priority,
+           preemption_retries = excluded.preemption_retries,
+           checkpoint_ms = excluded.checkpoint_ms",
+        &vals![
+            &cur.id,
+            &queue.name,
+            &cur.name,
+            &cur.share,
             cur.priority,
-            cur.instance_type,
+            &cur.instance_type,
             cur.instance_count,
             cur.created_at,
             cur.status.as_str(),
             obs,
-            described,
             cur.preemption_retries,
             cur.checkpoint_interval_ms
                 .and_then(|c| i64::try_from(c).ok()),
             source_column(queue),
         ],
     )?;
-    if described
-        && let Some(p) = prev
+    if let Some(p) = prev
         && p.priority != cur.priority
     {
-        tx.execute(
-            "INSERT OR IGNORE INTO priority_changes (job_id, observed_at, old, new) VALUES (?1, ?2, ?3, ?4)",
-            params![cur.id, obs, p.priority, cur.priority],
+        tx.exec(
+            "INSERT INTO priority_changes (job_id, observed_at, old, new) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT DO NOTHING",
+            &vals![&cur.id, obs, p.priority, cur.priority],
         )?;
     }
     let mut n = 0;
-    let mut stmt = tx.prepare_cached(
-        "INSERT OR IGNORE INTO transitions (job_id, kind, attempt, at, exact, observed_at, reason)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?;
     for t in diff::transitions_after(prev, prev_status, cur, obs) {
-        n += stmt.execute(params![
-            t.job_id,
-            t.kind.as_str(),
-            t.attempt,
-            t.at,
-            t.exact,
-            obs,
-            t.reason
-        ])?;
+        n += tx.exec(
+            "INSERT INTO transitions (job_id, kind, attempt, at, exact, observed_at, reason)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
+            &vals![
+                &t.job_id,
+                t.kind.as_str(),
+                &t.attempt,
+                t.at,
+                t.exact,
+                obs,
+                &t.reason
+            ],
+        )?;
     }
     Ok(n)
 }
 
-fn write_usage(tx: &Transaction<'_>, q: &QueueSnapshot, obs: Millis) -> rusqlite::Result<usize> {
-    let mut stmt = tx.prepare_cached(
-        "INSERT OR REPLACE INTO usage_samples (queue, share, instance_type, at, used, share_limit, borrowed, lent, source)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    )?;
+fn write_usage(tx: &mut dyn Exec, q: &QueueSnapshot, obs: Millis) -> Result<usize, DbError> {
     let mut n = 0;
     for u in share_usage(q) {
-        n += stmt.execute(params![
-            q.name,
-            u.share,
-            u.instance_type,
-            obs,
-            u.used,
-            u.limit,
-            u.borrowed,
-            u.lent,
-            source_column(q)
-        ])?;
+        n += tx.exec(
+            "INSERT INTO usage_samples (queue, share, instance_type, at, used, share_limit,
+                                        borrowed, lent, source)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+             ON CONFLICT (source, queue, share, instance_type, at) DO UPDATE SET
+               used = excluded.used, share_limit = excluded.share_limit,
+               borrowed = excluded.borrowed, lent = excluded.lent",
+            &vals![
+                &q.name,
+                &u.share,
+                &u.instance_type,
+                obs,
+                u.used,
+                u.limit,
+                u.borrowed,
+                u.lent,
+                source_column(q)
+            ],
+        )?;
     }
     Ok(n)
 }
@@ -542,12 +667,12 @@ fn source_column(q: &QueueSnapshot) -> &str {
     q.source.as_deref().unwrap_or("")
 }
 
-fn encode(snap: &Snapshot) -> Result<Vec<u8>, JournalError> {
-    let json = serde_json::to_vec(snap).map_err(|e| JournalError::Codec(e.to_string()))?;
+fn encode(snap: &Snapshot) -> Result<Vec<u8>, DbError> {
+    let json = serde_json::to_vec(snap).map_err(|e| DbError::Codec(e.to_string()))?;
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(&json)
         .and_then(|_| gz.finish())
-        .map_err(|e| JournalError::Codec(e.to_string()))
+        .map_err(|e| DbError::Codec(e.to_string()))
 }
 
 pub(super) fn decode(blob: &[u8]) -> Result<Snapshot, JournalError> {

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use quotatop_model::{Snapshot, error_chain};
 
 use super::{Journal, JournalConfig, JournalError};
+use crate::StoreLocation;
 
 /// Snapshots that may wait for the writer; more are dropped (and counted).
 const QUEUE_DEPTH: usize = 64;
@@ -61,7 +62,12 @@ fn lock(s: &Mutex<JournalStatus>) -> std::sync::MutexGuard<'_, JournalStatus> {
 impl JournalHandle {
     /// Opens the journal at `path` and starts its writer thread; see the module doc.
     pub fn start(path: &Path, config: JournalConfig) -> Self {
-        match Journal::open(path, config) {
+        Self::start_at(&StoreLocation::File(path.to_path_buf()), config)
+    }
+
+    /// [`JournalHandle::start`] for a file or a PostgreSQL store.
+    pub fn start_at(location: &StoreLocation, config: JournalConfig) -> Self {
+        match Journal::open_at(location, config) {
             Ok(j) => Self::with_journal(j),
             Err(e) if e.is_fatal() => Self::unavailable(&e),
             Err(e) => {
@@ -69,7 +75,7 @@ impl JournalHandle {
                 Self::spawn(
                     Writer {
                         journal: None,
-                        path: path.to_path_buf(),
+                        location: location.clone(),
                         config,
                         retry_at: Instant::now() + RETRY_FIRST,
                         backoff: RETRY_FIRST,
@@ -101,11 +107,11 @@ impl JournalHandle {
 
     /// Starts the writer thread on an open journal.
     pub fn with_journal(journal: Journal) -> Self {
-        let (path, config) = (journal.path().to_path_buf(), *journal.config());
+        let (location, config) = (journal.location().clone(), *journal.config());
         Self::spawn(
             Writer {
                 journal: Some(journal),
-                path,
+                location,
                 config,
                 retry_at: Instant::now(),
                 backoff: RETRY_FIRST,
@@ -184,7 +190,7 @@ impl Drop for JournalHandle {
 /// The writer thread's journal: open, or waiting to be opened again.
 struct Writer {
     journal: Option<Journal>,
-    path: std::path::PathBuf,
+    location: StoreLocation,
     config: JournalConfig,
     /// When to try opening again.
     retry_at: Instant,
@@ -200,9 +206,9 @@ impl Writer {
     /// The open journal, opening it again if it failed and its back-off has passed.
     fn journal(&mut self, status: &Mutex<JournalStatus>) -> Option<&mut Journal> {
         if self.journal.is_none() && !self.dead && Instant::now() >= self.retry_at {
-            match Journal::open(&self.path, self.config) {
+            match Journal::open_at(&self.location, self.config) {
                 Ok(j) => {
-                    tracing::info!(journal = %self.path.display(), "journal open again");
+                    tracing::info!(journal = %self.location, "journal open again");
                     self.journal = Some(j);
                     self.written_here = 0;
                     self.backoff = RETRY_FIRST;
@@ -256,7 +262,7 @@ fn run(mut writer: Writer, rx: Receiver<Msg>, status: Arc<Mutex<JournalStatus>>)
                 if j.still_at_path() {
                     j.record_all(&batch)
                 } else {
-                    Err(JournalError::Replaced(j.path().to_path_buf()))
+                    Err(JournalError::Replaced(j.location().to_string().into()))
                 }
             });
             match result {

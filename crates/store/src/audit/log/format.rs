@@ -69,7 +69,7 @@ pub fn canonical_body(record: &AuditRecord) -> Result<String, AuditError> {
 
 /// The line (without its newline) of a scheme-2 record: the canonical body with its hash
 /// appended as the last field. Returns the line and the hash.
-pub(super) fn canonical_line(record: &AuditRecord) -> Result<(String, String), AuditError> {
+pub(crate) fn canonical_line(record: &AuditRecord) -> Result<(String, String), AuditError> {
     let body = canonical_body(record)?;
     let hash = sha256_hex(body.as_bytes());
     let open = &body[..body.len() - 1];
@@ -115,7 +115,7 @@ pub(super) fn raw_lines(data: &[u8]) -> Vec<RawLine<'_>> {
 
 /// Why a line of the log is not a record.
 #[derive(Debug, thiserror::Error)]
-pub(super) enum LineError {
+pub(crate) enum LineError {
     /// The first invalid byte, 1-based within the line.
     #[error("not UTF-8 text (invalid byte at column {0})")]
     NotUtf8(usize),
@@ -134,7 +134,7 @@ pub(super) fn line_text(bytes: &[u8]) -> Result<&str, LineError> {
     std::str::from_utf8(bytes).map_err(|e| LineError::NotUtf8(e.valid_up_to() + 1))
 }
 
-pub(super) fn parse_line(bytes: &[u8]) -> Result<AuditRecord, LineError> {
+pub(crate) fn parse_line(bytes: &[u8]) -> Result<AuditRecord, LineError> {
     let text = line_text(bytes)?;
     if text.trim().is_empty() {
         return Err(LineError::Empty);

@@ -12,8 +12,12 @@ use crate::audit::{AuditError, AuditRecord};
 /// Every record with its 1-based line number and, when the last line is torn, where (the
 /// records before it are returned). A bad line before the last fails, named by its line.
 pub fn read_log(path: &Path) -> Result<LogContents, AuditError> {
-    let data = read_bytes(path)?;
-    let lines = raw_lines(&data);
+    read_log_data(&read_bytes(path)?, &path.display().to_string())
+}
+
+/// [`read_log`] of a log's bytes (a file's, or a store's lines), named `name` in errors.
+pub fn read_log_data(data: &[u8], name: &str) -> Result<LogContents, AuditError> {
+    let lines = raw_lines(data);
     let torn = torn_tail(&lines);
     let upto = lines.len() - usize::from(torn.is_some());
     let records = lines[..upto]
@@ -22,7 +26,7 @@ pub fn read_log(path: &Path) -> Result<LogContents, AuditError> {
             parse_line(l.bytes)
                 .map(|r| (l.number, r))
                 .map_err(|e| AuditError::Corrupt {
-                    path: path.display().to_string(),
+                    path: name.to_string(),
                     line: l.number,
                     message: e.to_string(),
                 })
@@ -59,14 +63,18 @@ pub fn verify(path: &Path) -> Result<Head, VerifyError> {
             })
         }
     })?;
-    let lines = raw_lines(&data);
+    verify_data(&data, &path.display().to_string())
+}
+
+/// [`verify`] of a log's bytes (a file's, or a store's lines in order), named `name`.
+pub fn verify_data(data: &[u8], name: &str) -> Result<Head, VerifyError> {
+    let lines = raw_lines(data);
     if let Some(t) = torn_tail(&lines) {
         return Err(VerifyError {
             line: t.line,
             message: format!(
-                "the last line is torn (an incomplete write of {} bytes); run `quotatop audit repair --log {}` to move it aside",
+                "the last line is torn (an incomplete write of {} bytes); run `quotatop audit repair --log {name}` to move it aside",
                 t.bytes,
-                path.display()
             ),
         });
     }

@@ -1,8 +1,10 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! A partial snapshot (the console's progressive first load, or describes cut by a rate limit)
 //! is journaled as partial: jobs only listed are not taken as facts, and a warm start's
 //! snapshot loaded from the journal is never journaled again.
 
-use super::*;
+use crate::StoreLocation;
+use crate::journal::*;
 use quotatop_analysis::fixture;
 use quotatop_analysis::scorecard::Window;
 use quotatop_model::{Attempt, JobStatus, Millis, SharingConfig, Snapshot, TrackedJob};
@@ -48,10 +50,8 @@ fn all_time() -> Window {
     Window::new(0, Millis::MAX)
 }
 
-#[test]
-fn jobs_only_listed_are_not_journaled_as_facts() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut j = Journal::open(&dir.path().join("j.sqlite3"), JournalConfig::default()).unwrap();
+pub fn jobs_only_listed_are_not_journaled_as_facts(store: &StoreLocation) {
+    let mut j = Journal::open_at(store, JournalConfig::default()).unwrap();
     // The first look: listings only. Then the same jobs described.
     let partial = snap(
         10_000,
@@ -87,10 +87,10 @@ fn jobs_only_listed_are_not_journaled_as_facts() {
     assert_eq!(done, vec!["tj-d".to_string()]);
 }
 
-#[test]
-fn a_partial_snapshot_is_stored_as_partial_and_the_next_complete_one_follows_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut j = Journal::open(&dir.path().join("j.sqlite3"), JournalConfig::default()).unwrap();
+pub fn a_partial_snapshot_is_stored_as_partial_and_the_next_complete_one_follows_it(
+    store: &StoreLocation,
+) {
+    let mut j = Journal::open_at(store, JournalConfig::default()).unwrap();
     j.record(&snap(10_000, vec![job("w", JobStatus::Runnable, false)]))
         .unwrap();
     let stored = j.newest_snapshot().unwrap().unwrap();
@@ -111,10 +111,8 @@ fn a_partial_snapshot_is_stored_as_partial_and_the_next_complete_one_follows_it(
     assert_eq!(stats.snapshots, 0);
 }
 
-#[test]
-fn a_snapshot_from_history_is_never_journaled_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut j = Journal::open(&dir.path().join("j.sqlite3"), JournalConfig::default()).unwrap();
+pub fn a_snapshot_from_history_is_never_journaled_again(store: &StoreLocation) {
+    let mut j = Journal::open_at(store, JournalConfig::default()).unwrap();
     let warm = snap(10_000, vec![job("w", JobStatus::Runnable, true)]).into_history();
     assert!(
         !warm.is_complete(),

@@ -1,0 +1,273 @@
+//! The audit log in a team's PostgreSQL store: the same records, hash chain and scheme as the
+//! file, one row per record holding the record's exact line.
+//!
+//! - An append runs in one transaction that first takes an advisory lock for the log
+//!   (`pg_advisory_xact_lock`), reads the last record, chains the new one to it and inserts
+//!   it: writers on any machine are serialised, and the lock goes with the transaction.
+//! - Append-only twice over: the writer role needs INSERT and SELECT only (README's grants),
+//!   and a trigger refuses UPDATE, DELETE and TRUNCATE for everyone, the owner included.
+//! - Each row keeps the operator's identity from the record (OS user@host, STS principal) in
+//!   columns of its own: the database role is not the operator.
+//! - Reading gives the lines in order as the file would hold them, so `verify` and `list` run
+//!   the file's own code over the same bytes.
+
+use super::log::{canonical_line, parse_line};
+use super::{AuditError, AuditRecord, SCHEME};
+use crate::db::{Conn, DbError, PgConn, vals};
+use crate::pg::{Pool, StoreUrl};
+
+/// The component name of the audit log's schema in `quotatop_schema`.
+const COMPONENT: &str = "audit";
+
+const MIGRATIONS: &[&str] = &["
+    CREATE TABLE audit_log (
+        log TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        line TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        operator TEXT NOT NULL,
+        aws_principal TEXT,
+        written_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        PRIMARY KEY (log, seq)
+    );
+    CREATE FUNCTION quotatop_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION 'the audit log is append-only: % refused', TG_OP;
+    END $$;
+    CREATE TRIGGER audit_log_no_update_or_delete BEFORE UPDATE OR DELETE ON audit_log
+        FOR EACH ROW EXECUTE FUNCTION quotatop_audit_append_only();
+    CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log
+        FOR EACH STATEMENT EXECUTE FUNCTION quotatop_audit_append_only();
+    "];
+
+/// The default log's name in the store (one store can hold several logs).
+pub const DEFAULT_LOG: &str = "default";
+
+/// An audit log in a PostgreSQL store.
+pub struct StoreAuditLog {
+    url: StoreUrl,
+    name: String,
+}
+
+impl std::fmt::Display for StoreAuditLog {
+    /// `postgresql://user@host:port/db#log` (no password).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}#{}", self.url, self.name)
+    }
+}
+
+impl StoreAuditLog {
+    /// The log `name` in the store at `url`; its table is created on first use when `create`
+    /// (a role that may create tables), else it must exist.
+    pub fn open(url: &StoreUrl, name: &str, create: bool) -> Result<Self, AuditError> {
+        let log = Self {
+            url: url.clone(),
+            name: name.to_string(),
+        };
+        let found = log.with(|x| {
+            if create {
+                crate::journal::migrate_pg_component(x, COMPONENT, MIGRATIONS)
+            } else {
+                crate::journal::version_pg(x, COMPONENT)
+            }
+        })?;
+        match found {
+            Some(v) if v <= MIGRATIONS.len() as i64 => Ok(log),
+            Some(v) => Err(log.error(format!(
+                "its audit schema is version {v}; this quotatop knows up to {}",
+                MIGRATIONS.len()
+            ))),
+            None => Err(log.error(
+                "it has no audit log yet (the first change or `journal migrate` made with a role that may create tables makes it)".into(),
+            )),
+        }
+    }
+
+    fn error(&self, message: String) -> AuditError {
+        AuditError::Store {
+            store: self.to_string(),
+            message,
+        }
+    }
+
+    fn with<R: Send>(
+        &self,
+        f: impl FnOnce(&mut dyn crate::db::Exec) -> Result<R, DbError> + Send,
+    ) -> Result<R, AuditError> {
+        let (client, stmts) =
+            Pool::get(&self.url).map_err(|e| self.error(quotatop_model::error_chain(&e)))?;
+        let mut conn = Conn::Postgres(Box::new(PgConn {
+            client: Some(client),
+            stmts,
+            url: self.url.clone(),
+        }));
+        conn.with(f).map_err(|e| self.error(e.to_string()))
+    }
+
+    /// Appends `record`, chained to the last one (see the module doc). Returns it as written.
+    pub fn append(&self, mut record: AuditRecord) -> Result<AuditRecord, AuditError> {
+        let name = self.name.clone();
+        let written = self.with(move |x| {
+            x.batch("BEGIN")?;
+            let r = (|| {
+                x.exec(
+                    "SELECT pg_advisory_xact_lock(hashtext('quotatop-audit'), hashtext(?1))",
+                    &vals![&name],
+                )?;
+                let last = x.row(
+                    "SELECT line FROM audit_log WHERE log = ?1 ORDER BY seq DESC LIMIT 1",
+                    &vals![&name],
+                )?;
+                let (seq, prev) = match last {
+                    None => (0, String::new()),
+                    Some(r) => {
+                        let line = r.text(0)?;
+                        let last = parse_line(line.as_bytes())
+                            .map_err(|e| DbError::Codec(e.to_string()))?;
+                        (last.seq, last.hash)
+                    }
+                };
+                record.v = SCHEME;
+                record.seq = seq + 1;
+                record.prev_hash = prev;
+                let (line, hash) =
+                    canonical_line(&record).map_err(|e| DbError::Codec(e.to_string()))?;
+                record.hash = hash;
+                let operator = format!("{}@{}", record.operator.user, record.operator.host);
+                x.exec(
+                    "INSERT INTO audit_log (log, seq, line, hash, operator, aws_principal)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    &vals![
+                        &name,
+                        record.seq as i64,
+                        &line,
+                        &record.hash,
+                        &operator,
+                        record.operator.aws_principal.as_deref()
+                    ],
+                )?;
+                Ok(record)
+            })();
+            match r {
+                Ok(rec) => {
+                    x.batch("COMMIT")?;
+                    Ok(rec)
+                }
+                Err(e) => {
+                    let _ = x.batch("ROLLBACK");
+                    Err(e)
+                }
+            }
+        })?;
+        Ok(written)
+    }
+
+    /// Copies the audit log file at `path` into this log, line for line (the same bytes, so
+    /// the same chain and head), `chunk` lines per transaction: a copy interrupted goes on
+    /// after the lines already in the store. The file's chain is verified first; the store's
+    /// lines must be the file's first ones (else nothing is written). Returns (lines already
+    /// there, lines copied now).
+    pub fn copy_from_file(
+        &self,
+        path: &std::path::Path,
+        chunk: usize,
+    ) -> Result<(usize, usize), AuditError> {
+        super::verify(path).map_err(|e| {
+            self.error(format!(
+                "{} does not verify ({e}); nothing was copied",
+                path.display()
+            ))
+        })?;
+        let text = std::fs::read_to_string(path).map_err(|source| AuditError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let lines: Vec<&str> = text.lines().collect();
+        let have = String::from_utf8_lossy(&self.data()?).into_owned();
+        let have: Vec<&str> = have.lines().collect();
+        if let Some(i) = (0..have.len()).find(|&i| lines.get(i) != Some(&have[i])) {
+            return Err(self.error(format!(
+                "its record {} differs from line {} of {}: it is not a copy of that file; nothing was copied",
+                i + 1,
+                i + 1,
+                path.display()
+            )));
+        }
+        let start = have.len();
+        for part in lines[start..].chunks(chunk.max(1)) {
+            let (name, part): (String, Vec<String>) = (
+                self.name.clone(),
+                part.iter().map(|l| l.to_string()).collect(),
+            );
+            self.with(move |x| {
+                x.batch("BEGIN")?;
+                let r = (|| {
+                    x.exec(
+                        "SELECT pg_advisory_xact_lock(hashtext('quotatop-audit'), hashtext(?1))",
+                        &vals![&name],
+                    )?;
+                    for line in &part {
+                        let r = parse_line(line.as_bytes())
+                            .map_err(|e| DbError::Codec(e.to_string()))?;
+                        let operator = format!("{}@{}", r.operator.user, r.operator.host);
+                        x.exec(
+                            "INSERT INTO audit_log (log, seq, line, hash, operator, aws_principal)
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                            &vals![
+                                &name,
+                                r.seq as i64,
+                                line,
+                                &r.hash,
+                                &operator,
+                                r.operator.aws_principal.as_deref()
+                            ],
+                        )?;
+                    }
+                    Ok(())
+                })();
+                match r {
+                    Ok(()) => x.batch("COMMIT"),
+                    Err(e) => {
+                        let _ = x.batch("ROLLBACK");
+                        Err(e)
+                    }
+                }
+            })?;
+        }
+        Ok((start, lines.len() - start))
+    }
+
+    /// The log's lines in order, each ending in a newline: the bytes the file would hold.
+    pub fn data(&self) -> Result<Vec<u8>, AuditError> {
+        let name = self.name.clone();
+        let lines = self.with(move |x| {
+            x.rows(
+                "SELECT line FROM audit_log WHERE log = ?1 ORDER BY seq",
+                &vals![&name],
+            )?
+            .iter()
+            .map(|r| r.text(0))
+            .collect::<Result<Vec<_>, _>>()
+        })?;
+        let mut out = Vec::new();
+        for l in lines {
+            out.extend_from_slice(l.as_bytes());
+            out.push(b'\n');
+        }
+        Ok(out)
+    }
+
+    /// Every record with its position (1-based), as [`super::read_records`] gives a file's.
+    pub fn read_records(&self) -> Result<Vec<(usize, AuditRecord)>, AuditError> {
+        Ok(super::read_log_data(&self.data()?, &self.to_string())?.records)
+    }
+
+    /// The chain checked as a file's is ([`super::verify`]).
+    pub fn verify(&self) -> Result<super::Head, super::VerifyError> {
+        let data = self.data().map_err(|e| super::VerifyError {
+            line: 0,
+            message: quotatop_model::error_chain(&e),
+        })?;
+        super::verify_data(&data, &self.to_string())
+    }
+}

@@ -1,0 +1,193 @@
+//! `record --store` against the emulator: snapshots land in PostgreSQL, `report --store` reads
+//! them, and the store's password shows up nowhere (stderr, record.log, the journal's rows).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::Test;
+use crate::cluster::Cluster;
+use crate::emulator_support::spawn_emulator_binary;
+use crate::metrics_support::Kill;
+
+pub fn tests() -> Vec<Test> {
+    vec![(
+        "record::record_and_report_with_a_store_keep_its_password_out_of_view".into(),
+        Box::new(record_and_report_with_a_store_keep_its_password_out_of_view),
+    )]
+}
+
+/// `quotatop record` polling `endpoint` into `store`, every second, logging into `dir`;
+/// its stderr lines go to the returned channel.
+pub fn recorder(
+    endpoint: &str,
+    store: &str,
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> (Kill, std::sync::mpsc::Receiver<String>) {
+    let config = dir.join("config.toml");
+    std::fs::write(&config, "[journal]\nsnapshot_interval_secs = 1\n").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(["record", "--queue", "ml-training", "--interval", "1"])
+        .args(["--endpoint-url", endpoint, "--store", store])
+        .args(extra)
+        .arg("--log-dir")
+        .arg(dir)
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .env("AWS_REGION", "us-east-1")
+        .env("QUOTATOP_CONFIG", config)
+        .env_remove("QUOTATOP_STORE")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in err.lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    (Kill(child), rx)
+}
+
+/// Waits until `sql` (a count) reaches `n` in database `db`.
+pub fn wait_for_count(c: &Cluster, db: &str, sql: &str, n: i64, within: Duration) -> i64 {
+    let deadline = Instant::now() + within;
+    let mut admin = c.admin(db);
+    loop {
+        let got: i64 = admin
+            .query_opt(sql, &[])
+            .ok()
+            .flatten()
+            .map_or(0, |r| r.get(0));
+        if got >= n {
+            return got;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{sql}: {got} < {n} after {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Every row of every table of `db` as text (what a dump would show).
+pub fn dump(c: &Cluster, db: &str) -> String {
+    let mut admin = c.admin(db);
+    let tables: Vec<String> = admin
+        .query(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let mut out = String::new();
+    for t in tables {
+        for r in admin
+            .query(&format!("SELECT t::text FROM {t} t"), &[])
+            .unwrap()
+        {
+            out.push_str(r.get::<_, &str>(0));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn record_and_report_with_a_store_keep_its_password_out_of_view(c: &Cluster) {
+    let db = c.database("record");
+    let dir = tempfile::TempDir::new().unwrap();
+    let (emulator, endpoint) = spawn_emulator_binary(&["--speed", "60"]);
+    let _emulator = Kill(emulator);
+    let url = c.admin_url(&db);
+    let (rec, lines) = recorder(&endpoint, &url, dir.path(), &[]);
+    wait_for_count(
+        c,
+        &db,
+        "SELECT COUNT(*) FROM snapshots",
+        2,
+        Duration::from_secs(90),
+    );
+    let jobs = wait_for_count(
+        c,
+        &db,
+        "SELECT COUNT(*) FROM jobs",
+        1,
+        Duration::from_secs(30),
+    );
+    drop(rec);
+    let stderr: Vec<String> = lines.try_iter().collect();
+    let stderr = stderr.join("\n");
+    assert!(
+        stderr.contains(&format!(
+            "journal postgresql://postgres@127.0.0.1:{}/{db}",
+            c.port
+        )),
+        "{stderr}"
+    );
+    let log = std::fs::read_to_string(dir.path().join("record.log")).unwrap();
+    let rows = dump(c, &db);
+    // The snapshots themselves (gzip) as the journal reads them back.
+    let store = quotatop_store::StoreLocation::parse(&url).unwrap();
+    let j = quotatop_store::journal::Journal::open_existing_at(&store, Default::default()).unwrap();
+    let snap = serde_json::to_string(&j.newest_snapshot().unwrap().unwrap()).unwrap();
+    for (what, text) in [
+        ("stderr", &stderr),
+        ("record.log", &log),
+        ("rows", &rows),
+        ("snapshot", &snap),
+    ] {
+        assert!(!text.contains(&c.password), "the password is in {what}");
+    }
+    assert!(log.contains("recording"), "{log}");
+
+    // report --store with the password from a password file, not the URL.
+    let pgpass = dir.path().join("pgpass");
+    std::fs::write(
+        &pgpass,
+        format!("127.0.0.1:{}:{db}:postgres:{}\n", c.port, c.password),
+    )
+    .unwrap();
+    let bare = format!("postgresql://postgres@127.0.0.1:{}/{db}", c.port);
+    let out = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args([
+            "report",
+            "--queue",
+            "ml-training",
+            "--since",
+            "30d",
+            "--format",
+            "json",
+        ])
+        .args(["--store", &bare])
+        .env("PGPASSFILE", &pgpass)
+        .env_remove("PGPASSWORD")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("ml-training"), "{text}");
+    assert!(jobs > 0);
+
+    // A wrong password: the server's refusal, the URL shown without it.
+    let wrong = format!(
+        "postgresql://postgres:not-the-pw-123@127.0.0.1:{}/{db}",
+        c.port
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(["report", "--queue", "ml-training", "--store", &wrong])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("password authentication failed"), "{err}");
+    assert!(err.contains(&bare), "{err}");
+    assert!(!err.contains("not-the-pw-123"), "{err}");
+}
