@@ -166,7 +166,9 @@ fn api_runner(
             .then(|| Arc::new(client.clone()) as Arc<dyn JobTagger>),
         class_policy: match crate::commands::policy::for_changes(loaded.path.as_deref()) {
             Ok(p) => p.map(|p| Ok(Arc::new(p))),
-            Err(e) => Some(Err(format!("{e:#}"))),
+            Err(e) => Some(Err(crate::services::changes::PolicyRefusal(format!(
+                "{e:#}"
+            )))),
         },
     })
 }

@@ -34,8 +34,14 @@ pub struct ApiRunner<A> {
     /// The class policy (`policy.toml` beside the config file) each change is checked against
     /// before its intent is written; its hash and the job's classes go into the intent.
     /// `Some(Err(why))`: the policy exists but cannot be read, and every change is refused.
-    pub class_policy: Option<Result<Arc<quotatop_policy::Policy>, String>>,
+    pub class_policy: Option<Result<Arc<quotatop_policy::Policy>, PolicyRefusal>>,
 }
+
+/// Why the class policy refuses a change: the rule that refuses it, or why the policy could
+/// not be read (then it refuses every change).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct PolicyRefusal(pub String);
 
 impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
     fn apply(&self, req: ChangeRequest) -> BoxFuture<ChangeResult> {
@@ -73,7 +79,7 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
                     .map(outcome)
                     .map_err(|e| ChangeError::Refused(quotatop_model::error_chain(&e)))
                 }
-                Err(rule) => Err(ChangeError::Refused(rule)),
+                Err(rule) => Err(ChangeError::Refused(rule.to_string())),
             };
             // Only a change that was made is tagged; a failed tag does not undo it.
             let mut warning = None;
@@ -110,7 +116,7 @@ async fn judge<A: PriorityApi>(
     policy: &quotatop_policy::Policy,
     ctx: &mut ChangeContext,
     req: &ChangeRequest,
-) -> Result<quotatop_store::audit::ClassPolicy, String> {
+) -> Result<quotatop_store::audit::ClassPolicy, PolicyRefusal> {
     if ctx.operator.aws_principal.is_none() {
         ctx.operator.aws_principal = match api.caller_identity().await {
             Ok(p) => p,
@@ -125,7 +131,7 @@ async fn judge<A: PriorityApi>(
         &ctx.operator,
         ctx.change_record.is_some(),
     )
-    .map_err(|e| format!("{e:#}"))
+    .map_err(|e| PolicyRefusal(format!("{e:#}")))
 }
 
 /// The console's changes with several sources: each goes to the runner of its queue's source

@@ -237,7 +237,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Policy, PolicyError> {
     let mut classes = Vec::new();
     for spanned in raw.classes {
         let (line, _) = line_col(text, spanned.span().start);
-        let class = check_class(spanned.into_inner(), line).map_err(|m| invalid(m.clone()))?;
+        let class = check_class(spanned.into_inner(), line).map_err(|m| invalid(m.0))?;
         if !seen.insert(class.name.clone()) {
             return Err(invalid(format!(
                 "line {line}: class {:?} is named twice: give each class its own name",
@@ -265,13 +265,19 @@ pub fn hash(text: &str) -> String {
 }
 
 /// One class, every value in range; the message names the line and the key.
-fn check_class(c: RawClass, line: usize) -> Result<Class, String> {
-    let at = |key: &str, m: String| format!("line {line}: class {:?}: {key}: {m}", c.name);
+/// Why a class of the file cannot be used: its line, its name, the key and what to do.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+struct ClassProblem(String);
+
+fn check_class(c: RawClass, line: usize) -> Result<Class, ClassProblem> {
+    let at =
+        |key: &str, m: String| ClassProblem(format!("line {line}: class {:?}: {key}: {m}", c.name));
     if !valid_name(&c.name) {
-        return Err(format!(
+        return Err(ClassProblem(format!(
             "line {line}: class name {:?}: use 1 to 64 letters, digits, '-', '_' or '.' (it is a tag value and a metric label)",
             c.name
-        ));
+        )));
     }
     let [lo, hi] = c.priority;
     let max = i64::from(MAX_PRIORITY);
