@@ -59,11 +59,6 @@ impl EngineConfig {
         self.seed = seed;
         self
     }
-    /// Ids from their own stream seeded with `seed` (see [`EngineConfig::id_seed`]).
-    pub fn with_id_seed(mut self, seed: u64) -> Self {
-        self.id_seed = Some(seed);
-        self
-    }
     pub fn with_start(mut self, start_ms: i64) -> Self {
         self.start_ms = start_ms;
         self

@@ -73,14 +73,6 @@ impl Ledger {
         self.failed_gpu_hours += g(l.failed);
         self.unfinished_gpu_hours += g(l.unfinished);
     }
-    pub fn merge(&mut self, o: &Ledger) {
-        self.productive_gpu_hours += o.productive_gpu_hours;
-        self.lost_gpu_hours += o.lost_gpu_hours;
-        self.overhead_gpu_hours += o.overhead_gpu_hours;
-        self.held_not_running_gpu_hours += o.held_not_running_gpu_hours;
-        self.failed_gpu_hours += o.failed_gpu_hours;
-        self.unfinished_gpu_hours += o.unfinished_gpu_hours;
-    }
 }
 
 /// The restart cost that applies to `job`: its own when the producer knows it (the engine),
