@@ -56,7 +56,7 @@ pub fn trace_from_journal(
         .queue
         .as_deref()
         .ok_or_else(|| anyhow!("--queue is required: the queue whose history to replay"))?;
-    let location = super::store::journal_location_default_config(path, &window.store)?;
+    let location = super::store::journal_location_default_config(path, &window.store, None)?;
     quotatop_model::parse_since(&window.since, 0).map_err(|e| anyhow!("--since: {e}"))?;
     let j = Journal::open_existing_at(&location, JournalConfig::default())?;
     let q = j

@@ -64,19 +64,11 @@ pub struct WindowData {
 
 /// The journal's window for `args.queue` and `args.since`.
 pub fn window_data(args: &ReportArgs, opts: &ScorecardOptions) -> anyhow::Result<WindowData> {
-    let store_url = if args.journal.is_none() && args.store.store.is_none() {
-        crate::config::load(&crate::config::Overrides {
-            config_path: args.config.clone(),
-            ..Default::default()
-        })
-        .config
-        .store
-        .url
-    } else {
-        None
-    };
-    let location =
-        super::store::journal_location(args.journal.as_deref(), &args.store, store_url.as_deref())?;
+    let location = super::store::journal_location_default_config(
+        args.journal.as_deref(),
+        &args.store,
+        args.config.as_deref(),
+    )?;
     // A duration back from the last observation, or an RFC 3339 time; checked before the
     // journal is opened.
     quotatop_model::parse_since(&args.since, 0).map_err(|e| anyhow!("--since: {e}"))?;

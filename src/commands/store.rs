@@ -53,15 +53,20 @@ pub fn journal_location(
     StoreLocation::parse(url).with_context(|| format!("{from}: cannot use the store"))
 }
 
-/// [`journal_location`] for a command without a config of its own: `[store] url` from the
-/// user's config file (read only when neither --journal nor --store says where).
+/// [`journal_location`] for a command that has not loaded its config: `[store] url` from
+/// `config_path` (`--config`), else the user's config file — read only when neither --journal
+/// nor --store says where.
 pub fn journal_location_default_config(
     journal_path: Option<&Path>,
     store: &StoreArgs,
+    config_path: Option<&Path>,
 ) -> anyhow::Result<StoreLocation> {
     if journal_path.is_some() || store.store.is_some() {
         return journal_location(journal_path, store, None);
     }
-    let loaded = crate::config::load(&crate::config::Overrides::default());
+    let loaded = crate::config::load(&crate::config::Overrides {
+        config_path: config_path.map(Path::to_path_buf),
+        ..Default::default()
+    });
     journal_location(None, store, loaded.config.store.url.as_deref())
 }
