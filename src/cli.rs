@@ -732,6 +732,10 @@ pub struct TuiArgs {
     pub aws: AwsArgs,
     #[command(flatten)]
     pub console: ConsoleArgs,
+    /// Follow the team's store instead of polling AWS: the snapshots its `record --store`
+    /// writes, shown within a second; changes still go to AWS with your own credentials.
+    #[command(flatten)]
+    pub store: crate::commands::store::StoreArgs,
 }
 
 /// `--theme`: any name or path is taken (a theme in the config directory's themes/, a .toml

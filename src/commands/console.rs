@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use crate::services::{self, ApiRunner, JournalReader, ScorecardSettings};
 use quotatop_actions::JobTagger;
 use quotatop_aws::batch::BatchClient;
-use quotatop_aws::poll::PollHandle;
+use quotatop_store::StoreLocation;
 use quotatop_store::audit::{AuditLog, AwsContext, Operator};
 use quotatop_tui::data::HISTORY_LEN;
 use quotatop_tui::effects::{ChangeRunner, HistoryReader, Services};
@@ -64,6 +64,8 @@ pub fn start_logging() -> Option<String> {
 pub fn options(loaded: &Loaded, source: Source, journal: &Journal) -> AppOptions {
     let mut warnings = loaded.warnings.clone();
     let history = match &journal.handle {
+        // A console following a store reads the recorder's history.
+        None if journal.shared.is_some() => History::Recording,
         None => History::Off,
         Some(h) => match h.status().unavailable {
             None => History::Recording,
@@ -97,6 +99,7 @@ pub fn options(loaded: &Loaded, source: Source, journal: &Journal) -> AppOptions
             history,
             config_broken: loaded.broken.clone(),
             messages: 0,
+            store: journal.shared.as_ref().map(ToString::to_string),
         },
         queue: loaded.config.queues.first().cloned(),
         loop_rule: loaded.config.loop_rule(),
@@ -111,7 +114,7 @@ pub fn options(loaded: &Loaded, source: Source, journal: &Journal) -> AppOptions
 /// dialog then reports that), and refreshes through the poller.
 pub fn services(
     client: &BatchClient,
-    poller: &PollHandle,
+    refresh: Refresh,
     loaded: &Loaded,
     journal: &Journal,
     audit_log: Option<PathBuf>,
@@ -119,13 +122,16 @@ pub fn services(
     let changes = audit_log
         .clone()
         .map(|path| api_runner(client, None, loaded, path));
-    services_with(changes, poller, loaded, journal, audit_log)
+    services_with(changes, refresh, loaded, journal, audit_log)
 }
+
+/// What the console's refresh key does: asks the poller (or the store follower) for data now.
+pub type Refresh = Box<dyn Fn() + Send>;
 
 /// [`services`] for several named sources: each change goes through its queue's source.
 pub fn fleet_services(
     sources: &[super::sources::Connected],
-    poller: &PollHandle,
+    refresh: Refresh,
     loaded: &Loaded,
     journal: &Journal,
     audit_log: Option<PathBuf>,
@@ -141,7 +147,7 @@ pub fn fleet_services(
                 .collect(),
         }) as Arc<dyn ChangeRunner>
     });
-    services_with(changes, poller, loaded, journal, audit_log)
+    services_with(changes, refresh, loaded, journal, audit_log)
 }
 
 /// Priority changes through `client`, audited in the log at `path` with the source's name.
@@ -175,17 +181,24 @@ fn api_runner(
 
 fn services_with(
     changes: Option<Arc<dyn ChangeRunner>>,
-    poller: &PollHandle,
+    refresh: Refresh,
     loaded: &Loaded,
     journal: &Journal,
     audit_log: Option<PathBuf>,
 ) -> Services {
-    // The scorecard reads the journal the console writes, when there is one that opened.
+    // The scorecard reads the journal the console writes, when there is one that opened, or
+    // the store the console follows.
     let history = journal
         .handle
         .as_ref()
         .is_some_and(|h| h.status().unavailable.is_none());
-    let path = journal.path.clone().filter(|_| history);
+    let path = journal.shared.clone().or_else(|| {
+        journal
+            .path
+            .clone()
+            .filter(|_| history)
+            .map(StoreLocation::File)
+    });
     let (window_ms, options) = loaded.config.scorecard_options();
     let scorecard = path.clone().map(|p| {
         services::journal_scorecard(
@@ -200,13 +213,13 @@ fn services_with(
     });
     let history = path.map(|path| {
         Arc::new(JournalReader {
-            path,
+            location: path,
             spark_len: HISTORY_LEN,
         }) as Arc<dyn HistoryReader>
     });
     Services {
         changes,
-        refresh: Some(Box::new(poller.refresher())),
+        refresh: Some(refresh),
         scorecard,
         history,
         // Set by `run`, which owns the journal's writer.
@@ -218,10 +231,12 @@ fn services_with(
     }
 }
 
-/// The console's journal: where it is and the writer feeding it (`None` with `--no-journal`).
+/// The console's journal: where it is and the writer feeding it (`None` with `--no-journal`),
+/// or the shared store a console following it reads its history from (it writes none).
 pub struct Journal {
     pub path: Option<PathBuf>,
     pub handle: Option<JournalHandle>,
+    pub shared: Option<StoreLocation>,
 }
 
 /// Opens the journal the flags ask for: none with `--no-journal`, `--journal PATH`, or
@@ -236,6 +251,7 @@ pub fn journal(
         return Journal {
             path: None,
             handle: None,
+            shared: None,
         };
     }
     let path = match &console.journal {
@@ -248,11 +264,13 @@ pub fn journal(
             Journal {
                 path: Some(path),
                 handle: Some(handle),
+                shared: None,
             }
         }
         Err(e) => Journal {
             path: None,
             handle: Some(JournalHandle::unavailable(&e)),
+            shared: None,
         },
     }
 }

@@ -142,7 +142,13 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         opts.warnings.extend(log_warning);
         // Priority changes against the demo world are audited in the demo's own log.
         let audit_log = Some(dir.join("audit.jsonl"));
-        let services = console::services(&client, &poller, &loaded, &journal, audit_log);
+        let services = console::services(
+            &client,
+            Box::new(poller.refresher()),
+            &loaded,
+            &journal,
+            audit_log,
+        );
         let result = console::run(opts, snapshots, services, journal).await;
         poller.shutdown().await;
         emulator.shutdown().await?;

@@ -5,6 +5,7 @@ pub mod console;
 pub mod demo;
 pub mod drill;
 pub mod emulator;
+mod follow;
 pub mod journal;
 mod log_file;
 pub mod logs;

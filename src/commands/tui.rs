@@ -11,6 +11,7 @@ use crate::config::Overrides;
 use quotatop_aws::batch::{BatchClient, ConnectOptions};
 use quotatop_aws::poll::{self, PollConfig};
 use quotatop_store::journal;
+use quotatop_store::{StoreLocation, pg::StoreUrl};
 
 /// What the console should say about the audit log at start: a torn last line (which would
 /// refuse every priority change), else what reconciling unknown outcomes found.
@@ -52,17 +53,35 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
         args.aws.explicit(),
         loaded.broken.as_deref(),
     )?;
-    let journal = console::journal(
-        &args.console,
-        c.journal.config(),
-        journal::default_journal_path,
-    );
+    let store = followed_store(args, c.store.url.as_deref())?;
+    let journal = match &store {
+        // Following a store: its recorder writes the history; this console writes none.
+        Some(url) => console::Journal {
+            path: None,
+            handle: None,
+            shared: Some(StoreLocation::Postgres(url.clone())),
+        },
+        None => console::journal(
+            &args.console,
+            c.journal.config(),
+            journal::default_journal_path,
+        ),
+    };
     // Logging goes to a file: the terminal is the console's.
     let log_warning = console::start_logging();
     if let Some(w) = &log_warning {
         eprintln!("quotatop: {w}");
     }
     let runtime = super::runtime()?;
+    if let Some(url) = store {
+        let following = Follow {
+            url,
+            named,
+            connect,
+            log_warning,
+        };
+        return runtime.block_on(run_following(following, &loaded, journal));
+    }
     if !named.is_empty() {
         return runtime.block_on(run_fleet(named, &loaded, journal, log_warning, refresh));
     }
@@ -94,7 +113,7 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
         }
         let services = console::services(
             &client,
-            &poller,
+            Box::new(poller.refresher()),
             &loaded,
             &journal,
             quotatop_store::audit::default_path(),
@@ -147,7 +166,7 @@ async fn run_fleet(
     }
     let services = console::fleet_services(
         &sources,
-        &poller,
+        Box::new(poller.refresher()),
         loaded,
         &journal,
         quotatop_store::audit::default_path(),
@@ -155,4 +174,71 @@ async fn run_fleet(
     let result = console::run(opts, snapshots, services, journal).await;
     poller.shutdown().await;
     result
+}
+
+/// The store the console follows instead of polling AWS: `--store URL` (or `QUOTATOP_STORE`),
+/// else the config's `[store] url`; none with `--journal PATH`, which keeps the console on
+/// its own poller and journal file.
+fn followed_store(args: &TuiArgs, config_url: Option<&str>) -> anyhow::Result<Option<StoreUrl>> {
+    if args.console.journal.is_some() || (args.store.store.is_none() && config_url.is_none()) {
+        return Ok(None);
+    }
+    match super::store::journal_location(None, &args.store, config_url)? {
+        StoreLocation::Postgres(url) => Ok(Some(url)),
+        StoreLocation::File(_) => Ok(None),
+    }
+}
+
+/// What a console following a store starts from.
+struct Follow {
+    url: StoreUrl,
+    named: Vec<crate::config::SelectedSource>,
+    connect: ConnectOptions,
+    log_warning: Option<String>,
+}
+
+/// The console on the store's snapshots (no AWS polling): the status bar names the store and
+/// the snapshot's age; time travel and the scorecard read the store; a change goes to AWS
+/// through the operator's own credentials (`--profile`, the environment or a `[[sources]]`
+/// entry), audited in the audit log file as any console's.
+async fn run_following(
+    f: Follow,
+    loaded: &crate::config::Loaded,
+    journal: console::Journal,
+) -> anyhow::Result<()> {
+    let mut following = super::follow::spawn(f.url)?;
+    let audit = quotatop_store::audit::default_path();
+    let (mut opts, mut services) = if f.named.is_empty() {
+        // Only configuration is loaded here: no call is made until a change is.
+        let client = BatchClient::connect(f.connect).await?;
+        let mut opts = console::options(loaded, client.source().clone(), &journal);
+        if let Some(w) = audit_log_warning(&client).await {
+            eprintln!("quotatop: {w}");
+            opts.warnings.push(w);
+        }
+        let services = console::services(
+            &client,
+            following.refresher(),
+            loaded,
+            &journal,
+            audit.clone(),
+        );
+        (opts, services)
+    } else {
+        let sources = super::sources::connect(f.named).await?;
+        let first = sources
+            .first()
+            .map(|s| s.client.source().clone())
+            .unwrap_or_default();
+        let opts = console::options(loaded, first, &journal);
+        let services =
+            console::fleet_services(&sources, following.refresher(), loaded, &journal, audit);
+        (opts, services)
+    };
+    opts.warnings.extend(f.log_warning);
+    services.journal_state = Some(following.problem_fn());
+    if let Some(store) = &journal.shared {
+        tracing::info!(%store, "following the store; no AWS polling");
+    }
+    console::run(opts, following.take_snapshots(), services, journal).await
 }

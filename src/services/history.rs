@@ -1,8 +1,8 @@
 //! The console's history reader: time travel's recorded snapshots and the Preemptions screen's
 //! record, from the journal the console writes.
 
+use quotatop_store::StoreLocation;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use quotatop_analysis::now_of;
 use quotatop_model::Millis;
@@ -19,14 +19,14 @@ pub fn unavailable(e: JournalError) -> HistoryError {
 /// The real reader: the journal the console writes (opened read-side per call, so a journal
 /// that goes bad later is reported per request, never fatal).
 pub struct JournalReader {
-    pub path: PathBuf,
+    pub location: StoreLocation,
     /// Samples per sparkline series of a past view.
     pub spark_len: usize,
 }
 
 impl JournalReader {
     fn open(&self) -> Result<Journal, HistoryError> {
-        Journal::open_existing(&self.path, JournalConfig::default()).map_err(unavailable)
+        Journal::open_existing_at(&self.location, JournalConfig::default()).map_err(unavailable)
     }
 
     fn frame(&self, to: TravelTo) -> Result<Option<Box<PastFrame>>, HistoryError> {

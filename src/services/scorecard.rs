@@ -1,7 +1,7 @@
 //! The console's scorecard service: a queue's scorecard computed from the journal the console
 //! writes, with the audit log naming who changed priorities.
 
-use std::path::{Path, PathBuf};
+use quotatop_store::StoreLocation;
 use std::sync::Arc;
 
 use super::history::unavailable;
@@ -40,17 +40,17 @@ impl Default for ScorecardSettings {
     }
 }
 
-/// Reads the journal at `path` and computes the scorecard of `queue` over the window of
+/// Reads the journal at `location` (a file or a store) and computes the scorecard of `queue` over the window of
 /// `settings` ending at `as_of` (service clock; `None`: the queue's last observation), cut to
 /// the history the journal holds ([`journal::history_window`]). Blocking (SQLite): run it off
 /// the async threads.
 pub fn compute(
-    path: &Path,
+    location: &StoreLocation,
     queue: &str,
     settings: &ScorecardSettings,
     as_of: Option<Millis>,
 ) -> Result<ScorecardView, HistoryError> {
-    let j = Journal::open_existing(path, JournalConfig::default()).map_err(unavailable)?;
+    let j = Journal::open_existing_at(location, JournalConfig::default()).map_err(unavailable)?;
     let q = j
         .queue(queue)
         .map_err(unavailable)?
@@ -78,10 +78,14 @@ pub fn compute(
     Ok(v)
 }
 
-/// The real scorecard service: [`compute`] on the journal at `path`.
-pub fn journal_scorecard(path: PathBuf, settings: ScorecardSettings) -> ScorecardFn {
+/// The real scorecard service: [`compute`] on the journal at `location` (a path or a store).
+pub fn journal_scorecard(
+    location: impl Into<StoreLocation>,
+    settings: ScorecardSettings,
+) -> ScorecardFn {
+    let location = location.into();
     Arc::new(move |queue: &str, as_of: Option<Millis>| ScorecardResult {
         queue: queue.to_string(),
-        result: compute(&path, queue, &settings, as_of).map(Box::new),
+        result: compute(&location, queue, &settings, as_of).map(Box::new),
     })
 }

@@ -270,7 +270,7 @@ async fn a_partial_snapshot_in_history_is_marked_partial_when_travelled_to() {
         .unwrap();
     let services = Services {
         history: Some(std::sync::Arc::new(JournalReader {
-            path,
+            location: path.into(),
             spark_len: HISTORY_LEN,
         })),
         ..Services::default()

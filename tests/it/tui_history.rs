@@ -72,7 +72,7 @@ fn journal(dir: &Path) -> PathBuf {
 fn services(path: PathBuf) -> Services {
     Services {
         history: Some(Arc::new(JournalReader {
-            path,
+            location: path.into(),
             spark_len: HISTORY_LEN,
         })),
         ..Services::default()

@@ -18,8 +18,13 @@ mod emulator_support;
 #[path = "../it/metrics_support.rs"]
 mod metrics_support;
 
+#[allow(dead_code)]
+#[path = "../../benches/support/soak_world.rs"]
+mod soak_world;
+
 mod audit;
 mod cluster;
+mod follow;
 mod journal;
 mod migrate;
 mod record;
@@ -43,6 +48,7 @@ fn main() -> ExitCode {
         .chain(record::tests())
         .chain(migrate::tests())
         .chain(audit::tests())
+        .chain(follow::tests())
         .filter(|(name, _)| filter.as_deref().is_none_or(|f| name.contains(f)))
         .collect();
     let cluster = Cluster::start();

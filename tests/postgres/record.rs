@@ -25,10 +25,22 @@ pub fn recorder(
     dir: &std::path::Path,
     extra: &[&str],
 ) -> (Kill, std::sync::mpsc::Receiver<String>) {
+    let mut args = vec!["--queue", "ml-training", "--interval", "1"];
+    args.extend_from_slice(extra);
+    recorder_of(endpoint, store, dir, &args)
+}
+
+/// [`recorder`] with every flag given (`--queue` and `--interval` included).
+pub fn recorder_of(
+    endpoint: &str,
+    store: &str,
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> (Kill, std::sync::mpsc::Receiver<String>) {
     let config = dir.join("config.toml");
     std::fs::write(&config, "[journal]\nsnapshot_interval_secs = 1\n").unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_quotatop"))
-        .args(["record", "--queue", "ml-training", "--interval", "1"])
+        .arg("record")
         .args(["--endpoint-url", endpoint, "--store", store])
         .args(extra)
         .arg("--log-dir")

@@ -23,6 +23,8 @@ use crate::db::StmtCache;
 /// Idle clients kept per URL by [`Pool`]; more are closed when returned.
 const POOL_IDLE: usize = 4;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a pooled client's check before reuse may take.
+const VALID_WITHIN: Duration = Duration::from_secs(2);
 
 /// What is wrong with a store URL or its connection.
 #[derive(Debug, thiserror::Error)]
@@ -256,15 +258,29 @@ impl Pool {
     /// An open client for `url` with its prepared statements: an idle one if any, else a new
     /// one.
     pub(crate) fn get(url: &StoreUrl) -> Result<(Client, StmtCache), PgError> {
-        let reused = {
-            let mut idle = IDLE.lock().unwrap_or_else(|p| p.into_inner());
-            idle.get_or_insert_with(HashMap::new)
-                .get_mut(&url.raw)
-                .and_then(Vec::pop)
-        };
-        match reused {
-            Some((c, s)) if !c.is_closed() => Ok((c, s)),
-            _ => Ok((url.connect()?, StmtCache::new())),
+        // Off any runtime: the check blocks, and a dead client dropped here drops its runtime.
+        crate::db::off_runtime(|| Self::get_here(url))
+    }
+
+    fn get_here(url: &StoreUrl) -> Result<(Client, StmtCache), PgError> {
+        loop {
+            let reused = {
+                let mut idle = IDLE.lock().unwrap_or_else(|p| p.into_inner());
+                idle.get_or_insert_with(HashMap::new)
+                    .get_mut(&url.raw)
+                    .and_then(Vec::pop)
+            };
+            match reused {
+                // An idle client whose server session ended (a restart, a failover, an
+                // administrator's pg_terminate_backend) only learns it on its next statement:
+                // one empty query finds out before the caller's first one fails.
+                Some((mut c, s)) => {
+                    if !c.is_closed() && c.is_valid(VALID_WITHIN).is_ok() {
+                        return Ok((c, s));
+                    }
+                }
+                None => return Ok((url.connect()?, StmtCache::new())),
+            }
         }
     }
 

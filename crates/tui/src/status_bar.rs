@@ -39,6 +39,10 @@ pub struct StatusInfo {
     pub config_broken: Option<String>,
     /// Start-up warnings (config file, theme, keys), kept in `:messages`.
     pub messages: usize,
+    /// The shared store this console follows instead of polling AWS (its URL without the
+    /// password): named in place of the endpoint, and the data's age is the recorder's
+    /// snapshot's.
+    pub store: Option<String>,
 }
 
 /// The journal as the status bar reports it.
@@ -187,6 +191,11 @@ pub fn draw(frame: &mut Frame, area: Rect, view: &StatusView<'_>, theme: &Theme)
         ));
     }
 
+    if let Some(store) = &info.store {
+        first.push(Span::styled("store ", muted));
+        first.push(Span::raw(clean(store).into_owned()));
+        first.push(Span::styled(" · ", muted));
+    }
     match snap.filter(|s| !s.sources.is_empty()) {
         // Several sources: each one's health, in words (its region is on the Overview).
         Some(s) => {
@@ -279,6 +288,15 @@ pub fn draw(frame: &mut Frame, area: Rect, view: &StatusView<'_>, theme: &Theme)
             // Nothing has arrived yet (every call so far failed): not "updated", and nothing
             // to call stale.
             match q {
+                // Following a store: the age of the recorder's snapshot, which is what the
+                // console can vouch for.
+                Some(_) if info.store.is_some() => {
+                    second.push(Span::styled(" · snapshot ", muted));
+                    second.push(Span::raw(format!(
+                        "{} old",
+                        duration(Some(now - s.taken_at))
+                    )));
+                }
                 Some(q) => {
                     let refreshed = q.refreshed_at.unwrap_or(s.taken_at);
                     second.push(Span::styled(" · updated ", muted));

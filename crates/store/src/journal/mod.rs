@@ -8,6 +8,9 @@
 //! - [`Journal`] (`store.rs`): open (file mode 0600, WAL, versioned migrations in `schema.rs`),
 //!   [`Journal::record`] a [`quotatop_model::Snapshot`] (job facts, transitions derived by
 //!   difference in `diff.rs`, usage samples, a compressed snapshot at an interval), retention.
+//! - A PostgreSQL store also keeps the newest snapshot in `live_snapshot`, published apart
+//!   from the history (`live.rs`) and announced with `NOTIFY` [`LIVE_CHANNEL`]; [`follow`]
+//!   (`follow.rs`) is the console's side of it.
 //! - [`JournalHandle`] (`writer.rs`): the writer thread the console and `record` feed without
 //!   blocking; an unusable database makes an *unavailable* handle instead of an error.
 //! - Reading (`read.rs`): queues, jobs, transitions, snapshot times, the snapshot at a time,
@@ -19,7 +22,9 @@ pub mod copy;
 mod diff;
 mod drills;
 mod error;
+mod follow;
 mod history;
+mod live;
 mod paths;
 mod read;
 mod schema;
@@ -28,12 +33,13 @@ mod writer;
 
 pub use diff::{Transition, TransitionKind, derived, transitions, transitions_after};
 pub use error::JournalError;
+pub use follow::{FollowState, Followed, RECHECK as FOLLOW_RECHECK, follow};
 pub use history::{HistoryWindow, history_window, job_history, scorecard_input};
 pub use paths::{default_journal_path, state_dir};
 pub use read::{JobRecord, QueueRecord, UsageSample};
 pub use schema::{PG_VERSION as PG_SCHEMA_VERSION, VERSION as SCHEMA_VERSION};
 pub(crate) use schema::{migrate_pg_component, version_pg};
-pub use store::{Journal, JournalConfig, PruneStats, RecordStats};
+pub use store::{Journal, JournalConfig, LIVE_CHANNEL, PruneStats, RecordStats};
 pub use writer::{JournalHandle, JournalStatus};
 
 #[cfg(any(test, feature = "suite"))]

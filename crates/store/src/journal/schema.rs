@@ -165,7 +165,8 @@ pub const PG_COMPONENT: &str = "journal";
 /// The PostgreSQL journal's migrations: the same tables as SQLite's at version 4 (and the
 /// drills table), with PostgreSQL's types. Versioned in `quotatop_schema`, applied under an
 /// advisory lock so two recorders starting at once do not both run them.
-const PG_MIGRATIONS: &[&str] = &["
+const PG_MIGRATIONS: &[&str] = &[
+    "
     CREATE TABLE jobs (
         job_id TEXT PRIMARY KEY,
         queue TEXT NOT NULL,
@@ -241,7 +242,20 @@ const PG_MIGRATIONS: &[&str] = &["
         finished_at BIGINT NOT NULL,
         report TEXT NOT NULL
     );
-    "];
+    ",
+    "
+    -- The recorder's newest snapshot, replaced on every write and announced with NOTIFY
+    -- quotatop_snapshot: what consoles following the store show live (`snapshots` keeps the
+    -- history at its interval). One row; written_at is the recorder's clock at the write.
+    CREATE TABLE live_snapshot (
+        id SMALLINT PRIMARY KEY CHECK (id = 1),
+        taken_at BIGINT NOT NULL,
+        sequence BIGINT NOT NULL,
+        written_at BIGINT NOT NULL,
+        data BYTEA NOT NULL
+    );
+    ",
+];
 
 /// The PostgreSQL journal's schema version this build writes.
 pub const PG_VERSION: i64 = PG_MIGRATIONS.len() as i64;

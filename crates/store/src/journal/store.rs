@@ -507,6 +507,34 @@ impl RecordState<'_> {
     }
 }
 
+/// The channel a PostgreSQL store announces each new live snapshot on (`NOTIFY`; its payload
+/// is the snapshot's `taken_at`).
+pub const LIVE_CHANNEL: &str = "quotatop_snapshot";
+
+/// Replaces the store's live snapshot with `snap` and announces it on [`LIVE_CHANNEL`], in the
+/// caller's transaction (a console is told only once the row is committed); a snapshot older
+/// than the one there (a second writer behind) never replaces it.
+pub(super) fn write_live(tx: &mut dyn Exec, snap: &Snapshot) -> Result<(), DbError> {
+    let blob = encode(snap)?;
+    let written_at = quotatop_model::wall_clock_ms();
+    let n = tx.exec(
+        "INSERT INTO live_snapshot (id, taken_at, sequence, written_at, data)
+         VALUES (1, ?1, ?2, ?3, ?4)
+         ON CONFLICT (id) DO UPDATE SET taken_at = excluded.taken_at,
+           sequence = excluded.sequence, written_at = excluded.written_at, data = excluded.data
+         WHERE live_snapshot.taken_at <= excluded.taken_at",
+        &vals![snap.taken_at, snap.sequence as i64, written_at, &blob[..]],
+    )?;
+    if n > 0 {
+        let payload = snap.taken_at.to_string();
+        tx.exec(
+            &format!("SELECT pg_notify('{LIVE_CHANNEL}', CAST(?1 AS TEXT))"),
+            &vals![&payload],
+        )?;
+    }
+    Ok(())
+}
+
 fn prune_tx(tx: &mut dyn Exec, config: &JournalConfig) -> Result<PruneStats, DbError> {
     let mut stats = PruneStats::default();
     let max = |tx: &mut dyn Exec, sql: &str| -> Result<Option<Millis>, DbError> {

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use quotatop_model::{Snapshot, error_chain};
 
+use super::live::LivePublisher;
 use super::{Journal, JournalConfig, JournalError};
 use crate::StoreLocation;
 
@@ -51,6 +52,8 @@ pub struct JournalHandle {
     tx: Option<SyncSender<Msg>>,
     status: Arc<Mutex<JournalStatus>>,
     thread: Option<JoinHandle<()>>,
+    /// A PostgreSQL store's live snapshot, published apart from the history (`live.rs`).
+    live: Option<LivePublisher>,
 }
 
 fn lock(s: &Mutex<JournalStatus>) -> std::sync::MutexGuard<'_, JournalStatus> {
@@ -67,6 +70,14 @@ impl JournalHandle {
 
     /// [`JournalHandle::start`] for a file or a PostgreSQL store.
     pub fn start_at(location: &StoreLocation, config: JournalConfig) -> Self {
+        let mut handle = Self::start_history(location, config);
+        if let StoreLocation::Postgres(url) = location {
+            handle.live = LivePublisher::start(url.clone());
+        }
+        handle
+    }
+
+    fn start_history(location: &StoreLocation, config: JournalConfig) -> Self {
         match Journal::open_at(location, config) {
             Ok(j) => Self::with_journal(j),
             Err(e) if e.is_fatal() => Self::unavailable(&e),
@@ -102,6 +113,7 @@ impl JournalHandle {
                 ..Default::default()
             })),
             thread: None,
+            live: None,
         }
     }
 
@@ -134,13 +146,20 @@ impl JournalHandle {
                 tx: Some(tx),
                 status,
                 thread: Some(t),
+                live: None,
             },
             Err(e) => Self::unavailable(&JournalError::Thread(e.to_string())),
         }
     }
 
-    /// Queues a snapshot for writing; never blocks. Returns whether it was queued.
+    /// Queues a snapshot for writing; never blocks. Returns whether it was queued. A
+    /// PostgreSQL store's live snapshot is replaced by it too (unless it came from history).
     pub fn record(&self, snapshot: Snapshot) -> bool {
+        if let Some(live) = &self.live
+            && !snapshot.health.from_history
+        {
+            live.publish(snapshot.clone());
+        }
         let queued = match &self.tx {
             Some(tx) => match tx.try_send(Msg::Snapshot(Box::new(snapshot))) {
                 Ok(()) => true,
@@ -174,6 +193,9 @@ impl JournalHandle {
     }
 
     fn stop(&mut self) {
+        if let Some(mut live) = self.live.take() {
+            live.stop();
+        }
         self.tx = None;
         if let Some(t) = self.thread.take() {
             let _ = t.join();
