@@ -7,6 +7,7 @@ pub mod drill;
 pub mod emulator;
 mod follow;
 pub mod journal;
+mod leader;
 mod log_file;
 pub mod logs;
 pub mod policy;

@@ -84,6 +84,15 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             crate::metrics::server::Latest::without_journal()
         };
         let metrics = Metrics::start(args.metrics_addr, &latest, metrics_ctx).await?;
+        // On a shared store, one recorder per source records; the others stand by.
+        let lead = super::leader::start(args, location.as_ref())?;
+        if let Some(l) = &lead
+            && !super::leader::wait_to_lead(l, &latest, shutdown_signal()).await
+        {
+            metrics.stop().await;
+            eprintln!("quotatop record: stopped while standing by");
+            return anyhow::Ok(());
+        }
         // The policy's breaches are read from the journal: without one, there are none to read.
         // Read from a journal file only: the policy task does not read a shared store yet.
         let policy_task = match (class_policy, &metrics.task, &location) {
@@ -137,7 +146,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
                     &mut poller.snapshots,
                     journal,
                     args.max_unjournaled,
-                    shutdown_signal(),
+                    super::leader::shutdown_or_lost(lead.as_ref()),
                     metrics.task.is_some().then_some(&latest),
                 )
                 .await
@@ -157,6 +166,10 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             "quotatop record: stopped after {} snapshots ({} journaled)",
             summary.received, summary.written
         );
+        if let Some(quotatop_store::Role::Lost(why)) = lead.as_ref().map(quotatop_store::Lead::role) {
+            tracing::error!(%why, "lost the lead");
+            anyhow::bail!("{why}; stopped recording, since another recorder may lead now: start it again to stand by");
+        }
         match summary.failure(location.as_ref().map(|l| l as &dyn std::fmt::Display)) {
             Some(why) => {
                 tracing::error!(%why, "recording failed");

@@ -21,12 +21,15 @@ use quotatop_store::journal::JournalStatus;
 #[derive(Debug, Clone)]
 pub struct Latest {
     inner: Arc<Mutex<(Option<Snapshot>, Option<JournalStatus>)>>,
+    /// Whether this recorder leads its source on a shared store (`None`: no store, no family).
+    leader: Arc<Mutex<Option<bool>>>,
 }
 
 impl Default for Latest {
     fn default() -> Self {
         Self {
             inner: Arc::new(Mutex::new((None, Some(JournalStatus::default())))),
+            leader: Arc::default(),
         }
     }
 }
@@ -36,7 +39,17 @@ impl Latest {
     pub fn without_journal() -> Self {
         Self {
             inner: Arc::new(Mutex::new((None, None))),
+            leader: Arc::default(),
         }
+    }
+    /// This recorder leads (true) or stands by (false): `quotatop_record_leader`.
+    pub fn set_leader(&self, leads: bool) {
+        if let Ok(mut g) = self.leader.lock() {
+            *g = Some(leads);
+        }
+    }
+    fn leader(&self) -> Option<bool> {
+        self.leader.lock().ok().and_then(|g| *g)
     }
     /// Replaces the snapshot the next scrape encodes.
     pub fn update_snapshot(&self, snap: Snapshot) {
@@ -160,12 +173,28 @@ pub async fn serve(
 async fn metrics(State(st): State<AppState>, headers: HeaderMap) -> Response {
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let (snap, journal) = st.latest.get();
-    let (body, ty) = exposition(
+    let (mut body, ty) = exposition(
         snap.as_ref(),
         journal.as_ref(),
         &st.ctx,
         quotatop_model::wall_clock_ms(),
         wants_openmetrics(accept),
     );
+    if let Some(leads) = st.latest.leader() {
+        body = with_leader(body, leads);
+    }
     (StatusCode::OK, [(header::CONTENT_TYPE, ty)], body).into_response()
+}
+
+/// `body` with the `quotatop_record_leader` gauge (1: this recorder writes the store; 0: it
+/// stands by), before OpenMetrics' closing `# EOF` when there is one.
+pub fn with_leader(body: String, leads: bool) -> String {
+    let family = format!(
+        "# HELP quotatop_record_leader Whether this recorder leads its source on the shared store (1) or stands by (0).\n# TYPE quotatop_record_leader gauge\nquotatop_record_leader {}\n",
+        u8::from(leads)
+    );
+    match body.strip_suffix("# EOF\n") {
+        Some(head) => format!("{head}{family}# EOF\n"),
+        None => body + &family,
+    }
 }

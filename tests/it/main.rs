@@ -85,6 +85,7 @@ mod tui_scale;
 mod tui_scorecard;
 mod tui_share_change;
 mod tui_states;
+mod tui_store;
 mod tui_styles;
 mod tui_triage;
 mod tui_why;

@@ -24,6 +24,7 @@ mod soak_world;
 
 mod audit;
 mod cluster;
+mod failover;
 mod follow;
 mod journal;
 mod migrate;
@@ -49,6 +50,7 @@ fn main() -> ExitCode {
         .chain(migrate::tests())
         .chain(audit::tests())
         .chain(follow::tests())
+        .chain(failover::tests())
         .filter(|(name, _)| filter.as_deref().is_none_or(|f| name.contains(f)))
         .collect();
     let cluster = Cluster::start();

@@ -4,8 +4,10 @@
 pub mod audit;
 mod db;
 pub mod journal;
+mod lead;
 mod location;
 pub mod pg;
 pub mod private_file;
 
+pub use lead::{LEAD_CHECK, Lead, Role};
 pub use location::StoreLocation;

@@ -1,0 +1,91 @@
+//! `record --store`: of several recorders of one source on one store, one leads and records;
+//! the others stand by until it dies (`quotatop_store::Lead`: a session advisory lock).
+
+use std::time::Duration;
+
+use crate::cli::RecordArgs;
+use crate::metrics::server::Latest;
+use quotatop_store::{Lead, Role, StoreLocation};
+
+/// How often the recorder looks at its lead.
+const LOOK: Duration = Duration::from_millis(200);
+
+/// What the lock is named after: the same flags name the same source.
+pub fn source_key(args: &RecordArgs) -> String {
+    let mut queues = args.queues.clone();
+    queues.sort();
+    let mut sources = args.sources.clone();
+    sources.sort();
+    format!(
+        "endpoint={:?} region={:?} profile={:?} queues={queues:?} sources={sources:?}",
+        args.aws.endpoint_url, args.aws.region, args.aws.profile
+    )
+}
+
+/// Waits until this recorder leads (true), or until `shutdown` (false), reporting the role in
+/// `/metrics` and on stderr.
+pub async fn wait_to_lead(
+    lead: &Lead,
+    latest: &Latest,
+    shutdown: impl Future<Output = ()>,
+) -> bool {
+    tokio::pin!(shutdown);
+    let mut said = None;
+    loop {
+        let role = lead.role();
+        match &role {
+            Role::Leader => {
+                latest.set_leader(true);
+                eprintln!("quotatop record: leading; recording");
+                return true;
+            }
+            Role::Lost(_) => return false,
+            Role::Starting => latest.set_leader(false),
+            Role::Standby(why) => {
+                latest.set_leader(false);
+                if said.as_ref() != Some(&role) {
+                    match why {
+                        None => eprintln!(
+                            "quotatop record: standing by: another recorder leads this source on the store"
+                        ),
+                        Some(w) => eprintln!("quotatop record: standing by: {w}"),
+                    }
+                    said = Some(role.clone());
+                }
+            }
+        }
+        tokio::select! {
+            () = &mut shutdown => return false,
+            () = tokio::time::sleep(LOOK) => {}
+        }
+    }
+}
+
+/// The lead of the store at `location` for `args`' source: `None` without a shared store.
+pub fn start(args: &RecordArgs, location: Option<&StoreLocation>) -> anyhow::Result<Option<Lead>> {
+    match location {
+        Some(StoreLocation::Postgres(url)) => Ok(Some(Lead::spawn(url.clone(), source_key(args))?)),
+        _ => Ok(None),
+    }
+}
+
+/// `record`'s stop: SIGTERM/SIGINT, or the lead lost.
+pub async fn shutdown_or_lost(lead: Option<&Lead>) {
+    tokio::select! {
+        () = super::record::shutdown_signal() => {}
+        _ = lost(lead) => {}
+    }
+}
+
+/// Resolves when the lead is lost, or never without one.
+async fn lost(lead: Option<&Lead>) -> String {
+    let Some(lead) = lead else {
+        return std::future::pending().await;
+    };
+    loop {
+        if let Role::Lost(why) = lead.role() {
+            return why;
+        }
+        tokio::time::sleep(LOOK).await;
+    }
+}
