@@ -14,14 +14,14 @@ async fn the_status_bar_says_which_store_and_how_old_its_snapshot_is() {
         store: Some("postgresql://team@db.internal:5432/quota\u{1b}[2Jtop".into()),
         ..StatusInfo::default()
     };
-    // The snapshot was taken 2 s before the console's clock (tui_support's NOW).
+    // The snapshot was taken 3 s before the console's clock (tui_support's options).
     let (t, _) = run_services(160, 24, opts, snapshot(), vec![], Services::default()).await;
     let s = screen_text(&t);
     assert!(
         s.contains("store postgresql://team@db.internal:5432/quota"),
         "{s}"
     );
-    assert!(s.contains("snapshot 2s old"), "{s}");
+    assert!(s.contains("snapshot 3s old"), "{s}");
     assert!(!s.contains("updated"), "{s}");
     assert!(!s.contains('\u{1b}'), "{s}");
 }
@@ -30,6 +30,6 @@ async fn the_status_bar_says_which_store_and_how_old_its_snapshot_is() {
 async fn a_polling_console_says_updated_and_names_no_store() {
     let (t, _) = run_services(160, 24, options(), snapshot(), vec![], Services::default()).await;
     let s = screen_text(&t);
-    assert!(s.contains("updated 2s ago"), "{s}");
+    assert!(s.contains("updated 3s ago"), "{s}");
     assert!(!s.contains("store "), "{s}");
 }

@@ -26,6 +26,10 @@ pub fn tests() -> Vec<Test> {
             Box::new(five_consoles_get_each_snapshot_within_a_second),
         ),
         (
+            "follow::tui_store_shows_the_recorder_s_snapshots_without_polling".into(),
+            Box::new(tui_store_shows_the_recorder_s_snapshots_without_polling),
+        ),
+        (
             "follow::a_follower_survives_the_store_going_away".into(),
             Box::new(a_follower_survives_the_store_going_away),
         ),
@@ -338,4 +342,57 @@ fn five_consoles_get_each_snapshot_within_a_second(c: &Cluster) {
         "P95 {} ms",
         percentile(&delays, 0.95)
     );
+}
+
+/// The real console in a pseudo-terminal (util-linux `script`), `tui --store` with the
+/// password in the URL (QUOTATOP_STORE) and an AWS endpoint nothing listens on: it shows the
+/// recorder's queue, names the store without the password and the snapshot's age, and is
+/// healthy — it never called that endpoint.
+fn tui_store_shows_the_recorder_s_snapshots_without_polling(c: &Cluster) {
+    let db = c.database("follow_tui");
+    let dir = tempfile::TempDir::new().unwrap();
+    let home = tempfile::TempDir::new().unwrap();
+    let (emulator, endpoint) = crate::emulator_support::spawn_emulator_binary(&["--speed", "60"]);
+    let _emulator = crate::metrics_support::Kill(emulator);
+    let url = c.admin_url(&db);
+    let (_rec, _lines) = crate::record::recorder(&endpoint, &url, dir.path(), &[]);
+    crate::record::wait_for_count(
+        c,
+        &db,
+        "SELECT COUNT(*) FROM live_snapshot",
+        1,
+        Duration::from_secs(60),
+    );
+    let bin = env!("CARGO_BIN_EXE_quotatop");
+    let inner = format!(
+        "sh -c 'stty cols 200 rows 40; timeout --foreground -s TERM 8 {bin} tui \
+         --endpoint-url http://127.0.0.1:9 --queue ml-training; echo EXIT=$?'"
+    );
+    let out = std::process::Command::new("timeout")
+        .args(["60", "script", "-qfec", &inner, "/dev/null"])
+        .env("QUOTATOP_STORE", &url)
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .env("AWS_REGION", "us-east-1")
+        .output()
+        .expect("script runs");
+    let screen = String::from_utf8_lossy(&out.stdout);
+    let shown = format!("postgresql://postgres@127.0.0.1:{}/{db}", c.port);
+    assert!(screen.contains("EXIT=124"), "{screen}");
+    assert!(screen.contains(&shown), "the store is not named: {screen}");
+    assert!(screen.contains("snapshot"), "{screen}");
+    assert!(screen.contains("healthy"), "{screen}");
+    assert!(
+        screen.contains("research"),
+        "no share of the recorder's queue: {screen}"
+    );
+    assert!(
+        !screen.contains(&c.password),
+        "the password reached the terminal"
+    );
+    assert!(!screen.contains("unreachable"), "{screen}");
 }
