@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use anyhow::Context as _;
 use tokio::sync::mpsc;
 
 use super::console;
@@ -206,6 +207,15 @@ async fn run_following(
     loaded: &crate::config::Loaded,
     journal: console::Journal,
 ) -> anyhow::Result<()> {
+    // Once before the terminal is taken: a store that cannot be read now (wrong password, no
+    // schema, unreachable) is an error with its reason, not an empty console.
+    let location = StoreLocation::Postgres(f.url.clone());
+    let checked = location.clone();
+    tokio::task::spawn_blocking(move || {
+        journal::Journal::open_existing_at(&checked, journal::JournalConfig::default()).map(drop)
+    })
+    .await?
+    .with_context(|| format!("cannot follow the store {location}"))?;
     let mut following = super::follow::spawn(f.url)?;
     let audit = quotatop_store::audit::default_path();
     let (mut opts, mut services) = if f.named.is_empty() {

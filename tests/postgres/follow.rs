@@ -30,6 +30,10 @@ pub fn tests() -> Vec<Test> {
             Box::new(tui_store_shows_the_recorder_s_snapshots_without_polling),
         ),
         (
+            "follow::a_reader_role_follows_and_a_wrong_password_stops_tui_store".into(),
+            Box::new(a_reader_role_follows_and_a_wrong_password_stops_tui_store),
+        ),
+        (
             "follow::a_follower_survives_the_store_going_away".into(),
             Box::new(a_follower_survives_the_store_going_away),
         ),
@@ -395,4 +399,79 @@ fn tui_store_shows_the_recorder_s_snapshots_without_polling(c: &Cluster) {
         "the password reached the terminal"
     );
     assert!(!screen.contains("unreachable"), "{screen}");
+}
+
+/// A role with SELECT only follows the store; `tui --store` with a wrong password exits
+/// non-zero before taking the terminal, with the server's reason and the URL without it.
+fn a_reader_role_follows_and_a_wrong_password_stops_tui_store(c: &Cluster) {
+    let db = c.database("follow_reader");
+    let owner = StoreUrl::parse(&c.admin_url(&db)).unwrap();
+    let journal = JournalHandle::start_at(
+        &quotatop_store::StoreLocation::Postgres(owner),
+        Default::default(),
+    );
+    journal.record(quotatop_model::Snapshot {
+        taken_at: 5_000,
+        ..Default::default()
+    });
+    journal.flush();
+    let mut admin = c.admin(&db);
+    admin
+        .batch_execute(&format!(
+            "CREATE ROLE follow_reader LOGIN PASSWORD 'reader-pw-9';
+             GRANT CONNECT ON DATABASE {db} TO follow_reader;
+             GRANT USAGE ON SCHEMA public TO follow_reader;
+             GRANT SELECT ON ALL TABLES IN SCHEMA public TO follow_reader;"
+        ))
+        .unwrap();
+    let reader = StoreUrl::parse(&format!(
+        "postgresql://follow_reader:reader-pw-9@127.0.0.1:{}/{db}",
+        c.port
+    ))
+    .unwrap();
+    let (state, seen) = follower(&reader);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while seen.lock().unwrap().taken != [5_000] {
+        assert!(Instant::now() < deadline, "{:?}", state.problem());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    state.stop.store(true, Ordering::Relaxed);
+    journal.shutdown();
+
+    let wrong = format!(
+        "postgresql://follow_reader:not-the-pw-77@127.0.0.1:{}/{db}",
+        c.port
+    );
+    // In a pseudo-terminal: without one the console refuses before looking at the store.
+    let inner = format!(
+        "sh -c '{} tui --endpoint-url http://127.0.0.1:9; echo EXIT=$?'",
+        env!("CARGO_BIN_EXE_quotatop")
+    );
+    let home = tempfile::TempDir::new().unwrap();
+    let out = std::process::Command::new("timeout")
+        .args(["60", "script", "-qfec", &inner, "/dev/null"])
+        .env("QUOTATOP_STORE", &wrong)
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("XDG_STATE_HOME", home.path().join("state"))
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env("AWS_REGION", "us-east-1")
+        .output()
+        .unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(screen.contains("EXIT=1"), "{screen}");
+    assert!(
+        screen.contains(&format!(
+            "cannot follow the store postgresql://follow_reader@127.0.0.1:{}/{db}",
+            c.port
+        )),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("password authentication failed"),
+        "{screen}"
+    );
+    assert!(!screen.contains("not-the-pw-77"), "{screen}");
+    // The terminal was never taken over.
+    assert!(!screen.contains("\u{1b}[?1049h"), "{screen}");
 }
