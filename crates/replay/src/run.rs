@@ -331,6 +331,7 @@ pub fn replay_lean<'a>(
             checkpoint_interval_ms: spec.checkpoint_interval_ms.filter(|&c| c > 0),
             restart_overhead_ms: Some(spec.restart_overhead_ms),
             preemption_retries: spec.preemption_retries,
+            training: None,
         })
     });
     let mut out = score(trace, cfg, cmp, ran.input, jobs, ran.tally, began);

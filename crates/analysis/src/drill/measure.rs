@@ -187,6 +187,7 @@ pub fn job_history(job: &ServiceJob) -> JobHistory {
                 (false, Some(_)) => AttemptEnd::Failed,
             },
             preempting_from: None,
+            restored: None,
         })
         .collect();
     JobHistory {
@@ -209,6 +210,7 @@ pub fn job_history(job: &ServiceJob) -> JobHistory {
         checkpoint_interval_ms: job.checkpoint_interval_ms,
         restart_overhead_ms: None,
         preemption_retries: job.preemption_retries,
+        training: None,
     }
 }
 

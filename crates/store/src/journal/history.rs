@@ -38,6 +38,7 @@ pub fn job_history(
             .or_else(|| checkpoint_by_share.get(&job.share).copied()),
         restart_overhead_ms: None,
         preemption_retries: job.preemption_retries,
+        training: None,
     };
     let mut attempts: BTreeMap<&str, AttemptHistory> = BTreeMap::new();
     for t in transitions {
@@ -47,6 +48,7 @@ pub fn job_history(
             stopped_at: None,
             end: AttemptEnd::Open,
             preempting_from: None,
+            restored: None,
         };
         match t.kind {
             TransitionKind::Submitted => h.submitted_at = t.at,
