@@ -43,6 +43,7 @@ mod emulator_wire;
 mod engine_philly;
 mod engine_props;
 mod fuzz_inputs;
+mod journal_checkpoints;
 mod journal_migrate;
 mod journal_report;
 mod journal_scorecard;
