@@ -259,6 +259,8 @@ pub struct JobRow {
     pub productive_gpu_hours: f64,
     pub lost_gpu_hours: f64,
     pub overhead_gpu_hours: f64,
+    /// How its lost work is known: "measured", "modelled (interval N min)", … (`LostBasis`).
+    pub lost_basis: String,
     pub important: bool,
     pub deadline_met: Option<bool>,
 }
@@ -561,6 +563,7 @@ fn job_rows(
                 productive_gpu_hours: g(l.productive),
                 lost_gpu_hours: g(l.lost),
                 overhead_gpu_hours: g(l.overhead),
+                lost_basis: l.basis.label(),
                 important: f.important,
                 deadline_met: f.deadline.map(|d| d.met(h)),
             }
