@@ -24,6 +24,7 @@ mod cli_inputs;
 mod client_states;
 mod demo_tempdir;
 mod drill;
+mod drill_checkpoints;
 mod drill_safety;
 mod emulator_bind;
 mod emulator_cli;

@@ -32,6 +32,37 @@ pub struct TrainingRecord {
     pub truncated: bool,
 }
 
+impl TrainingRecord {
+    /// From the objects under a job's prefix (`(key below the prefix, written at, bytes)`, any
+    /// order, every version seen): one checkpoint per written time and number, its objects'
+    /// bytes added, oldest first.
+    pub fn from_objects<'a>(
+        objects: impl IntoIterator<Item = (&'a str, Millis, u64)>,
+        truncated: bool,
+    ) -> Self {
+        let mut checkpoints: Vec<CheckpointMark> = Vec::new();
+        for (key, at, size) in objects {
+            let number = checkpoint_number(key);
+            match checkpoints
+                .iter_mut()
+                .find(|c| c.at == at && c.number == number)
+            {
+                Some(c) => c.bytes = c.bytes.saturating_add(size),
+                None => checkpoints.push(CheckpointMark {
+                    at,
+                    number,
+                    bytes: size,
+                }),
+            }
+        }
+        checkpoints.sort_by_key(|c| c.at);
+        Self {
+            checkpoints,
+            truncated,
+        }
+    }
+}
+
 /// The first number in `key` (a checkpoint object's key below its job's prefix).
 pub fn checkpoint_number(key: &str) -> Option<u64> {
     let start = key.find(|c: char| c.is_ascii_digit())?;
@@ -71,8 +102,8 @@ pub enum RestoreEvidence {
     /// The first checkpoint written after the preemption has number `after`, the last before it
     /// `before`: the sequence continued (`after > before`) or started again.
     Sequence { before: u64, after: u64 },
-    /// The next attempt's log said (the restore pattern found, or its first lines without it).
-    Log,
+    /// The next attempt's log said: the restore pattern found in its first lines, or not.
+    Log { restored: bool },
     /// Neither a later checkpoint nor the next attempt's log says.
     None,
 }
@@ -87,7 +118,14 @@ impl RestoreEvidence {
             Self::Sequence { before, after } => {
                 format!("the next checkpoint, {after}, starts again (the last before was {before})")
             }
-            Self::Log => "the next attempt's log".to_string(),
+            Self::Log { restored: true } => format!(
+                "the next attempt's log says {:?}",
+                quotatop_model::RESTORE_PATTERN
+            ),
+            Self::Log { restored: false } => format!(
+                "the next attempt's first log lines do not say {:?}",
+                quotatop_model::RESTORE_PATTERN
+            ),
             Self::None => "no later checkpoint and no log of the next attempt yet".to_string(),
         }
     }
@@ -155,10 +193,13 @@ pub fn restore_verdict(
     }
     let logged = job.attempts.get(i + 1).and_then(|a| a.restored);
     Some(match logged {
-        Some(true) => (RestoreVerdict::Restored, RestoreEvidence::Log, Some(last)),
-        Some(false) => (
-            RestoreVerdict::FromScratch,
-            RestoreEvidence::Log,
+        Some(restored) => (
+            if restored {
+                RestoreVerdict::Restored
+            } else {
+                RestoreVerdict::FromScratch
+            },
+            RestoreEvidence::Log { restored },
             Some(last),
         ),
         None => (RestoreVerdict::Unknown, RestoreEvidence::None, Some(last)),

@@ -481,7 +481,10 @@ mod measured_lost_work {
         let m = measure_attempt(&j, 0, H / 2, 3 * H / 2).unwrap();
         assert_eq!(
             (m.restore, m.evidence),
-            (RestoreVerdict::Restored, RestoreEvidence::Log)
+            (
+                RestoreVerdict::Restored,
+                RestoreEvidence::Log { restored: true }
+            )
         );
         assert_eq!(m.lost_ms(3 * H / 2), 40 * M);
         // The second attempt wrote nothing after restoring: bounded by its own running time.

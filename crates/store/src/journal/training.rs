@@ -4,7 +4,7 @@
 //! attempts' logs (the preemption signal's time, whether a re-run restored). The ledger measures
 //! lost work from them (`quotatop_analysis::scorecard::measure_attempt`).
 
-use quotatop_analysis::scorecard::{CheckpointMark, TrainingRecord, checkpoint_number};
+use quotatop_analysis::scorecard::TrainingRecord;
 use quotatop_model::{Millis, QueueSnapshot};
 
 use crate::db::{DbError, Exec, vals};
@@ -99,26 +99,12 @@ impl JobTraining {
     /// together), with their bytes; `None` when the checkpoints were never listed.
     pub fn record(&self) -> Option<TrainingRecord> {
         let (_, truncated) = self.listing.as_ref()?;
-        let mut checkpoints: Vec<CheckpointMark> = Vec::new();
-        for o in &self.objects {
-            let number = checkpoint_number(&o.key);
-            match checkpoints
-                .iter_mut()
-                .find(|c| c.at == o.written_at && c.number == number)
-            {
-                Some(c) => c.bytes = c.bytes.saturating_add(o.size),
-                None => checkpoints.push(CheckpointMark {
-                    at: o.written_at,
-                    number,
-                    bytes: o.size,
-                }),
-            }
-        }
-        checkpoints.sort_by_key(|c| c.at);
-        Some(TrainingRecord {
-            checkpoints,
-            truncated: *truncated,
-        })
+        Some(TrainingRecord::from_objects(
+            self.objects
+                .iter()
+                .map(|o| (o.key.as_str(), o.written_at, o.size)),
+            *truncated,
+        ))
     }
 
     pub fn mark(&self, attempt: &str) -> Option<&MarkRow> {
