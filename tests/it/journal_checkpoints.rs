@@ -198,3 +198,40 @@ fn summary(c: &Checked) -> String {
         c.measured, c.restored, c.from_scratch, c.never_ran, c.modelled
     )
 }
+
+/// A checkpoint prefix or log group that refuses (access denied) is asked once, not at every
+/// refresh: the error is reported, the reads stop, the poll goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_prefix_or_log_group_is_not_asked_again() {
+    let scenario = Scenario::load(Path::new("scenarios/demo.toml")).unwrap();
+    let mut config = EmulatorConfig::from_scenario(scenario).unwrap();
+    config.clock = ClockMode::Manual;
+    config.start_ms = Some(START);
+    config.faults =
+        quotatop_emulator::FaultSpec::parse("listobjectsv2:deny=1;filterlogevents:deny=1").unwrap();
+    let emu = emulator::start(config).await.unwrap();
+    let client = crate::data_support::batch_client(&emu).await;
+    let mut poller = Poller::new(PollConfig {
+        queues: vec![QUEUE.to_string()],
+        ..PollConfig::default()
+    });
+    let mut errors = 0;
+    for _ in 0..40 {
+        emu.advance(POLL_MS).unwrap();
+        let snap = poller.refresh(&client).await;
+        assert_eq!(snap.queues[0].stale_reason, None);
+        assert!(snap.queues[0].training.is_empty());
+        errors += usize::from(snap.health.last_error.is_some());
+    }
+    let jobs = emu.with_engine(|e| e.jobs().count()).unwrap() as u64;
+    // Each job's prefix at most once; the log group once.
+    assert!(
+        emu.calls("listobjectsv2") <= jobs,
+        "{} listings",
+        emu.calls("listobjectsv2")
+    );
+    assert!(emu.calls("listobjectsv2") > 0);
+    assert!(emu.calls("filterlogevents") <= 1);
+    assert!(errors > 0, "the refusal was never reported");
+    emu.shutdown().await.unwrap();
+}

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 
 use tokio::time::Instant;
 
-use crate::batch::{BatchClient, BatchError, LogQuery, split_s3_uri};
+use crate::batch::{BatchClient, BatchError, ErrorKind, LogQuery, split_s3_uri};
 use quotatop_model::{
     AttemptMark, CheckpointListingSeen, CheckpointObjectSeen, JobStatus, RESTORE_PATTERN,
     SIGNAL_PATTERN, ServiceJob, TrainingEvidence, stream_prefix,
@@ -48,6 +48,11 @@ pub struct TrainingState {
     signal_read: HashSet<String>,
     restore_read: HashSet<String>,
     refresh: u64,
+    /// Checkpoint locations that answered access denied or not found: not listed again (the
+    /// error is reported once, not at every refresh).
+    refused: HashSet<String>,
+    /// The log group answered access denied or not found: no more log reads.
+    logs_refused: bool,
 }
 
 enum Read<'a> {
@@ -88,6 +93,9 @@ impl TrainingState {
             let Some(uri) = self.uris.get(&job.id) else {
                 continue;
             };
+            if self.refused.contains(uri) {
+                continue;
+            }
             let preempted: HashSet<&str> = job
                 .preemption
                 .iter()
@@ -95,6 +103,9 @@ impl TrainingState {
                 .map(|a| a.resource_id.as_str())
                 .collect();
             for (i, a) in job.attempts.iter().enumerate() {
+                if self.logs_refused {
+                    break;
+                }
                 let id = a.resource_id.as_str();
                 if preempted.contains(id) && !self.signal_read.contains(id) {
                     marks.push(Read::Signal { job, attempt: id });
@@ -148,10 +159,16 @@ pub async fn measure(
             Read::List { job, uri } => {
                 done.push(Done::Listed(job.id.clone(), job.status));
                 let got = list(client, uri, bounds.max_objects).await;
+                if got.as_ref().is_err_and(refusal) {
+                    done.push(Done::Refused(Some(uri.to_string())));
+                }
                 (job, got.map(|l| (Some(l), None)))
             }
             Read::Signal { job, attempt } => {
                 let got = signal(client, attempt).await;
+                if got.as_ref().is_err_and(refusal) {
+                    done.push(Done::Refused(None));
+                }
                 if got.is_ok() {
                     done.push(Done::Signal(attempt.to_string()));
                 }
@@ -159,6 +176,9 @@ pub async fn measure(
             }
             Read::Restore { job, attempt } => {
                 let got = restore(client, attempt).await;
+                if got.as_ref().is_err_and(refusal) {
+                    done.push(Done::Refused(None));
+                }
                 if matches!(got, Ok(Some(_))) {
                     done.push(Done::Restore(attempt.to_string()));
                 }
@@ -196,6 +216,10 @@ pub async fn measure(
             Done::Restore(a) => {
                 state.restore_read.insert(a);
             }
+            Done::Refused(Some(uri)) => {
+                state.refused.insert(uri);
+            }
+            Done::Refused(None) => state.logs_refused = true,
         }
     }
     out.retain(|e| e.listing.is_some() || !e.marks.is_empty());
@@ -206,6 +230,13 @@ enum Done {
     Listed(String, JobStatus),
     Signal(String),
     Restore(String),
+    /// A checkpoint location (`None`: the log group) refused for good.
+    Refused(Option<String>),
+}
+
+/// An answer that will not change by asking again: access denied, or no such bucket or group.
+fn refusal(e: &BatchError) -> bool {
+    matches!(e.kind(), ErrorKind::Denied | ErrorKind::NotFound)
 }
 
 async fn list(
