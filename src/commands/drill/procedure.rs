@@ -289,16 +289,7 @@ impl Drill<'_> {
                 ));
             }
             if p.restarted_at.is_some() {
-                (p.checkpoint, p.checkpoint_evidence) = match &self.checkpoint_check {
-                    Some(_) => (
-                        self.check_checkpoint(&p.job_id, p.attempt).await,
-                        "--checkpoint-check".to_string(),
-                    ),
-                    None => match jobs.iter().find(|j| j.id == p.job_id) {
-                        Some(j) => self.measure_checkpoint(j, p.requeued_at).await,
-                        None => (CheckpointVerdict::Unknown, String::new()),
-                    },
-                };
+                (p.checkpoint, p.checkpoint_evidence) = self.checkpoint_verdict(p, &jobs).await;
             }
         }
         let window_end = self.now().await;
@@ -318,6 +309,25 @@ impl Drill<'_> {
             },
             &self.ledger,
         ))
+    }
+
+    /// A restarted job's checkpoint verdict and its evidence: `--checkpoint-check` when given,
+    /// else measured.
+    async fn checkpoint_verdict(
+        &self,
+        p: &drill::PreemptedJob,
+        jobs: &[ServiceJob],
+    ) -> (CheckpointVerdict, String) {
+        if self.checkpoint_check.is_some() {
+            return (
+                self.check_checkpoint(&p.job_id, p.attempt).await,
+                "--checkpoint-check".to_string(),
+            );
+        }
+        match jobs.iter().find(|j| j.id == p.job_id) {
+            Some(j) => self.measure_checkpoint(j, p.requeued_at).await,
+            None => (CheckpointVerdict::Unknown, String::new()),
+        }
     }
 
     /// The checkpoint verdict of a restarted job from measurements: its checkpoints listed
