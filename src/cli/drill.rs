@@ -87,7 +87,9 @@ pub struct DrillRunArgs {
     pub preemption_retries: u32,
     /// Command run for each restarted borrower job, with QUOTATOP_DRILL_JOB_ID,
     /// QUOTATOP_DRILL_ATTEMPT and QUOTATOP_DRILL_RUN in its environment: exit 0 = resumed from a
-    /// valid checkpoint. Without it the verdict is "unknown".
+    /// valid checkpoint. It overrides the measured verdict (without it: from the job's
+    /// checkpoints under the template's CheckpointConfig.S3Uri and its restarted attempt's log;
+    /// "unknown" when they do not say).
     #[arg(long, value_name = "CMD")]
     pub checkpoint_check: Option<String>,
     /// Run even when the lender or borrower share holds RUNNABLE work of others.

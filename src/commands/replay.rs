@@ -492,7 +492,7 @@ fn write_jobs(path: &Path, outcomes: &[ReplayOutcome]) -> anyhow::Result<()> {
     let q = |s: &str| quotatop_model::csv_field(&quotatop_model::clean_text(s));
     let num = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
     let mut out = String::from(
-        "config,name,origin,share,important,submit_s,attempts,held_from_s,stopped_s,outcome,ended_s,productive_gpu_hours,lost_gpu_hours,overhead_gpu_hours,deadline_met\n",
+        "config,name,origin,share,important,submit_s,attempts,held_from_s,stopped_s,outcome,ended_s,productive_gpu_hours,lost_gpu_hours,overhead_gpu_hours,deadline_met,lost_basis\n",
     );
     let mut rows = 0usize;
     for o in outcomes {
@@ -501,7 +501,7 @@ fn write_jobs(path: &Path, outcomes: &[ReplayOutcome]) -> anyhow::Result<()> {
             let starts: Vec<String> = r.attempts.iter().map(|a| num(a.0)).collect();
             let stops: Vec<String> = r.attempts.iter().map(|a| num(a.1)).collect();
             out.push_str(&format!(
-                "{},{},{},{},{},{:.3},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{:.3},{},{},{},{},{},{},{},{},{},{}\n",
                 q(&o.config),
                 q(&r.name),
                 q(&r.origin),
@@ -517,6 +517,7 @@ fn write_jobs(path: &Path, outcomes: &[ReplayOutcome]) -> anyhow::Result<()> {
                 r.lost_gpu_hours,
                 r.overhead_gpu_hours,
                 r.deadline_met.map_or(String::new(), |m| m.to_string()),
+                q(&r.lost_basis),
             ));
         }
     }

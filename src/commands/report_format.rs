@@ -98,6 +98,20 @@ pub fn markdown(r: &Report) -> String {
     {
         md_row(&mut out, row);
     }
+    // Lost work is measured from a job's own checkpoints where they were listed, else modelled
+    // from its checkpoint interval: every total says which (one function, the ledger's).
+    out.push_str("\nLost work, measured or modelled:\n\n");
+    for row in std::iter::once(&c.queue_row)
+        .chain(&c.shares)
+        .chain(&c.bands)
+    {
+        let _ = writeln!(
+            out,
+            "- {}: {}",
+            clean_text(&row.scope.label()),
+            row.ledger.lost_basis_text()
+        );
+    }
     md_fairness(&mut out, c);
     delivery_markdown(&mut out, &r.evaluation);
     md_exceptions(&mut out, &r.exceptions);

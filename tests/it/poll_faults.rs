@@ -95,6 +95,7 @@ async fn poller_survives_faults_and_converges_after_them() {
             refresh_deadline: Duration::from_secs(2),
             queues: vec!["ml-training".to_string()],
             progressive: false,
+            training: Default::default(),
         },
     );
 

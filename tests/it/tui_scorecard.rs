@@ -32,6 +32,7 @@ fn job(id: &str, share: &str, count: u32) -> JobHistory {
         checkpoint_interval_ms: None,
         restart_overhead_ms: None,
         preemption_retries: None,
+        training: None,
     }
 }
 
@@ -41,6 +42,7 @@ fn attempt(s: Millis, stop: Millis, end: AttemptEnd) -> AttemptHistory {
         started_at: Some(s),
         stopped_at: Some(stop),
         preempting_from: None,
+        restored: None,
         end,
     }
 }

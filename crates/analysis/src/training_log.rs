@@ -6,15 +6,7 @@ use quotatop_model::{Millis, clean_text, format_utc};
 
 use crate::AttemptRow;
 
-/// The training job's name in its ARN (`arn:aws:sagemaker:…:training-job/<name>`).
-pub fn training_job_name(resource_id: &str) -> &str {
-    resource_id.rsplit('/').next().unwrap_or(resource_id)
-}
-
-/// The prefix of the attempt's log streams in the training-job log group (`<name>/algo-…`).
-pub fn stream_prefix(resource_id: &str) -> String {
-    format!("{}/", training_job_name(resource_id))
-}
+pub use quotatop_model::{stream_prefix, training_job_name};
 
 /// An attempt numbered as the user counts them: 1 is the first.
 #[derive(Debug, Clone, PartialEq, Eq)]

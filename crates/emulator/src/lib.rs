@@ -62,6 +62,7 @@ pub use scenario_check::{MAX_SPEED, SpeedError, check_speed};
 pub use server::MAX_BODY;
 pub use server::ServerLimits;
 pub use state::ACCOUNT;
+pub use training::CHECKPOINT_FAULT_TAG;
 
 use account::Accounts;
 use quotatop_engine::{Engine, Event};

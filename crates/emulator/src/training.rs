@@ -78,14 +78,7 @@ pub fn parse_s3_uri(uri: &str) -> Option<(String, String)> {
     Some((bucket.to_string(), prefix))
 }
 
-/// The `CheckpointConfig.S3Uri` of a SageMaker CreateTrainingJob payload.
-pub fn s3_uri_of_payload(payload: &str) -> Option<String> {
-    let v: serde_json::Value = serde_json::from_str(payload).ok()?;
-    v.get("CheckpointConfig")?
-        .get("S3Uri")?
-        .as_str()
-        .map(str::to_string)
-}
+pub use quotatop_model::checkpoint_uri_of_payload as s3_uri_of_payload;
 
 /// One attempt as its training job saw it.
 #[derive(Debug, Clone, Copy)]

@@ -107,6 +107,31 @@ pub fn checkpoint_from_tags<'a>(mut tags: impl Iterator<Item = (&'a str, &'a str
         .and_then(|s| s.checked_mul(1000))
 }
 
+/// The training job's name in its ARN (`arn:aws:sagemaker:…:training-job/<name>`).
+pub fn training_job_name(resource_id: &str) -> &str {
+    resource_id.rsplit('/').next().unwrap_or(resource_id)
+}
+
+/// The prefix of the attempt's log streams in the training-job log group (`<name>/algo-…`).
+pub fn stream_prefix(resource_id: &str) -> String {
+    format!("{}/", training_job_name(resource_id))
+}
+
+/// The phrase of a training job's log line saying it restored a checkpoint (the poller looks
+/// for it in each re-run attempt's first lines).
+pub const RESTORE_PATTERN: &str = "restored from checkpoint";
+/// The phrase of the log line of the preemption signal (its time is when the work stopped).
+pub const SIGNAL_PATTERN: &str = "received SIGTERM";
+
+/// `CheckpointConfig.S3Uri` of a SageMaker CreateTrainingJob payload, if it has one.
+pub fn checkpoint_uri_of_payload(payload: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(payload).ok()?;
+    v.get("CheckpointConfig")?
+        .get("S3Uri")?
+        .as_str()
+        .map(str::to_string)
+}
+
 /// A service job as the console and the emulator see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServiceJob {

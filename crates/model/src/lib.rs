@@ -24,7 +24,8 @@ pub use error::error_chain;
 pub use files::{MAX_SMALL_FILE, MAX_TRACE_FILE, check_regular_input, read_small_text};
 pub use job::{
     Attempt, CHECKPOINT_TAG, JobStatus, MAX_PRIORITY, Misconfigured, PreemptedAttempt,
-    PreemptionSummary, ServiceJob, checkpoint_from_tags, misconfiguration,
+    PreemptionSummary, RESTORE_PATTERN, SIGNAL_PATTERN, ServiceJob, checkpoint_from_tags,
+    checkpoint_uri_of_payload, misconfiguration, stream_prefix, training_job_name,
 };
 pub use share::{
     CapacityLimit, InSharePreemption, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, QuotaShare,
@@ -32,8 +33,8 @@ pub use share::{
     UNLIMITED_BORROW, is_training_instance_type,
 };
 pub use snapshot::{
-    FrontEntry, HealthState, ListingProgress, PollHealth, QueueSnapshot, Snapshot, Source,
-    TrackedJob,
+    AttemptMark, CheckpointListingSeen, CheckpointObjectSeen, FrontEntry, HealthState,
+    ListingProgress, PollHealth, QueueSnapshot, Snapshot, Source, TrackedJob, TrainingEvidence,
 };
 pub use sources::{Fleet, SourceStatus, SourceVerdict, queue_key, split_queue_key};
 pub use text::{

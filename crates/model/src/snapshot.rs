@@ -72,6 +72,55 @@ pub struct QueueSnapshot {
     /// ([`Snapshot::is_complete`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listing: Option<ListingProgress>,
+    /// What this refresh saw of the training jobs behind the queue's jobs: checkpoint objects
+    /// listed and marks read from attempts' logs (only what it read; the journal keeps them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub training: Vec<TrainingEvidence>,
+}
+
+/// What one refresh saw of one job's training job.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TrainingEvidence {
+    pub job_id: String,
+    /// The objects under the job's `CheckpointConfig.S3Uri`, when it was listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listing: Option<CheckpointListingSeen>,
+    /// Marks read from attempts' logs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub marks: Vec<AttemptMark>,
+}
+
+/// A listing of a job's checkpoint prefix.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CheckpointListingSeen {
+    /// `s3://bucket/prefix` listed.
+    pub uri: String,
+    pub objects: Vec<CheckpointObjectSeen>,
+    /// The listing stopped at its bound: more objects were there.
+    pub truncated: bool,
+}
+
+/// One object under a checkpoint prefix.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CheckpointObjectSeen {
+    /// Its key below the listed prefix.
+    pub key: String,
+    pub last_modified: Millis,
+    pub size: u64,
+}
+
+/// What an attempt's training-job log said.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct AttemptMark {
+    /// The attempt's `serviceResourceId` (its training job's ARN).
+    pub attempt: String,
+    /// When the preemption signal was logged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal_at: Option<Millis>,
+    /// Whether the attempt restored a checkpoint (its first lines matched the restore pattern,
+    /// or did not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restored: Option<bool>,
 }
 
 /// How far a listing of a queue's jobs has got (see [`QueueSnapshot::listing`]).

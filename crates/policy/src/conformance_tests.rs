@@ -17,6 +17,7 @@ fn attempt(from: i64, to: Option<i64>, end: AttemptEnd) -> AttemptHistory {
         stopped_at: to,
         end,
         preempting_from: None,
+        restored: None,
     }
 }
 
@@ -41,6 +42,7 @@ fn job(
         checkpoint_interval_ms: None,
         restart_overhead_ms: None,
         preemption_retries: None,
+        training: None,
     }
 }
 

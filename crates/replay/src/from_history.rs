@@ -187,6 +187,7 @@ mod tests {
             stopped_at: Some(stop),
             end,
             preempting_from: None,
+            restored: None,
         }
     }
 
@@ -210,6 +211,7 @@ mod tests {
             checkpoint_interval_ms: None,
             restart_overhead_ms: None,
             preemption_retries: None,
+            training: None,
         }
     }
 

@@ -183,6 +183,10 @@ fn metrics(outcomes: &[ReplayOutcome], judged: &Judged) -> Vec<Metric> {
             values: col(&|o| format!("{:.1}", o.ledger.lost_gpu_hours)),
         },
         Metric {
+            name: "lost work: measured or modelled",
+            values: col(&|o| o.ledger.lost_basis_text()),
+        },
+        Metric {
             name: "GPU-h restart overhead",
             values: col(&|o| format!("{:.1}", o.ledger.overhead_gpu_hours)),
         },

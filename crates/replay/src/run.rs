@@ -259,6 +259,8 @@ pub struct JobRow {
     pub productive_gpu_hours: f64,
     pub lost_gpu_hours: f64,
     pub overhead_gpu_hours: f64,
+    /// How its lost work is known: "measured", "modelled (interval N min)", … (`LostBasis`).
+    pub lost_basis: String,
     pub important: bool,
     pub deadline_met: Option<bool>,
 }
@@ -331,6 +333,7 @@ pub fn replay_lean<'a>(
             checkpoint_interval_ms: spec.checkpoint_interval_ms.filter(|&c| c > 0),
             restart_overhead_ms: Some(spec.restart_overhead_ms),
             preemption_retries: spec.preemption_retries,
+            training: None,
         })
     });
     let mut out = score(trace, cfg, cmp, ran.input, jobs, ran.tally, began);
@@ -560,6 +563,7 @@ fn job_rows(
                 productive_gpu_hours: g(l.productive),
                 lost_gpu_hours: g(l.lost),
                 overhead_gpu_hours: g(l.overhead),
+                lost_basis: l.basis.label(),
                 important: f.important,
                 deadline_met: f.deadline.map(|d| d.met(h)),
             }

@@ -335,6 +335,10 @@ fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, 
             fmt::percent(q.recovery.ratio),
             q.jobs
         ))),
+        Line::from(Span::raw(format!(
+            " lost work: {}",
+            q.ledger.lost_basis_text()
+        ))),
         budget_line(view, theme),
     ];
     let inner = block.inner(area);

@@ -12,8 +12,11 @@ use anyhow::{Context, bail};
 use quotatop_analysis::drill::{
     self, CheckpointVerdict, DrillPlan, RepetitionResult, RepetitionSpec,
 };
-use quotatop_analysis::scorecard::{ScorecardOptions, Window};
-use quotatop_aws::batch::{BatchClient, SubmitRequest};
+use quotatop_analysis::scorecard::{ScorecardOptions, TrainingRecord, Window};
+
+/// Most checkpoint objects the drill lists for one job.
+const CHECKPOINTS_LISTED: usize = 1000;
+use quotatop_aws::batch::{BatchClient, LogQuery, SubmitRequest};
 use quotatop_model::{JobStatus, Millis, ServiceJob, clean_text};
 
 use super::audited::DrillAudit;
@@ -286,7 +289,7 @@ impl Drill<'_> {
                 ));
             }
             if p.restarted_at.is_some() {
-                p.checkpoint = self.check_checkpoint(&p.job_id, p.attempt).await;
+                (p.checkpoint, p.checkpoint_evidence) = self.checkpoint_verdict(p, &jobs).await;
             }
         }
         let window_end = self.now().await;
@@ -306,6 +309,92 @@ impl Drill<'_> {
             },
             &self.ledger,
         ))
+    }
+
+    /// A restarted job's checkpoint verdict and its evidence: `--checkpoint-check` when given,
+    /// else measured.
+    async fn checkpoint_verdict(
+        &self,
+        p: &drill::PreemptedJob,
+        jobs: &[ServiceJob],
+    ) -> (CheckpointVerdict, String) {
+        if self.checkpoint_check.is_some() {
+            return (
+                self.check_checkpoint(&p.job_id, p.attempt).await,
+                "--checkpoint-check".to_string(),
+            );
+        }
+        match jobs.iter().find(|j| j.id == p.job_id) {
+            Some(j) => self.measure_checkpoint(j, p.requeued_at).await,
+            None => (CheckpointVerdict::Unknown, String::new()),
+        }
+    }
+
+    /// The checkpoint verdict of a restarted job from measurements: its checkpoints listed
+    /// under its prefix, and the restarted attempt's first log lines.
+    async fn measure_checkpoint(
+        &self,
+        job: &ServiceJob,
+        requeued_at: Millis,
+    ) -> (CheckpointVerdict, String) {
+        let Some(uri) = self.template.checkpoint_uri(&job.name) else {
+            return (
+                CheckpointVerdict::Unknown,
+                "the template names no CheckpointConfig.S3Uri to measure from".to_string(),
+            );
+        };
+        let listing = match self.client.list_checkpoints(&uri, CHECKPOINTS_LISTED).await {
+            Ok(l) => l,
+            Err(e) => {
+                return (
+                    CheckpointVerdict::Unknown,
+                    format!("listing {} failed: {e}", clean_text(&uri)),
+                );
+            }
+        };
+        let prefix = quotatop_aws::batch::split_s3_uri(&uri)
+            .map(|(_, p)| p)
+            .unwrap_or_default();
+        let training = TrainingRecord::from_objects(
+            listing.objects.iter().map(|o| {
+                (
+                    o.key.strip_prefix(&prefix).unwrap_or(&o.key),
+                    o.last_modified,
+                    o.size,
+                )
+            }),
+            listing.truncated,
+        );
+        // The restarted attempt: the first that started after the preemption.
+        let restarted = job
+            .attempts
+            .iter()
+            .filter(|a| a.started_at.is_some_and(|s| s >= requeued_at))
+            .min_by_key(|a| a.started_at);
+        let restored_log = match restarted {
+            Some(a) => self.restored_in_log(&a.resource_id).await,
+            None => None,
+        };
+        drill::measured_verdict(job, requeued_at, training, restored_log)
+    }
+
+    /// Whether the attempt's first log lines show the restore pattern (`None`: fewer than two
+    /// lines yet, or the log could not be read).
+    async fn restored_in_log(&self, attempt: &str) -> Option<bool> {
+        let page = self
+            .client
+            .log_events(&LogQuery {
+                stream_prefix: Some(quotatop_model::stream_prefix(attempt)),
+                max_events: 3,
+                ..LogQuery::default()
+            })
+            .await
+            .ok()?;
+        (page.lines.len() >= 2).then(|| {
+            page.lines
+                .iter()
+                .any(|l| l.message.contains(quotatop_model::RESTORE_PATTERN))
+        })
     }
 
     /// Runs `--checkpoint-check` for a restarted job: exit 0 = resumed from a valid checkpoint;

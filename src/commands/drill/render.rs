@@ -134,7 +134,7 @@ fn aggregate_lines(o: &mut String, a: &Aggregate) {
     let _ = writeln!(o, "| lost GPU-h (ledger) | {} |", gpu_h(a.lost_gpu_hours));
     let _ = writeln!(
         o,
-        "| checkpoint resumed / not / unknown | {} / {} / {} |",
+        "| checkpoint restored / restarted from scratch / unknown | {} / {} / {} |",
         a.resumed, a.not_resumed, a.unknown
     );
 }
@@ -163,18 +163,19 @@ fn repetition_md(o: &mut String, r: &RepetitionResult) {
     if !r.preempted.is_empty() {
         let _ = writeln!(
             o,
-            "\n| preempted job | RUNNABLE after | restarted after | preempted attempts | checkpoint |"
+            "\n| preempted job | RUNNABLE after | restarted after | preempted attempts | checkpoint | evidence |"
         );
-        let _ = writeln!(o, "|---|---|---|---|---|");
+        let _ = writeln!(o, "|---|---|---|---|---|---|");
         for p in &r.preempted {
             let _ = writeln!(
                 o,
-                "| {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} |",
                 clean_text(&p.name),
                 ms(p.requeued_after_ms),
                 opt(p.requeue_to_restart_ms),
                 p.preempted_attempts,
-                p.checkpoint.as_str()
+                p.checkpoint.as_str(),
+                clean_text(&p.checkpoint_evidence).replace('|', "/")
             );
         }
     } else if !r.spec.baseline {
@@ -261,7 +262,9 @@ pub fn report_md(r: &DrillReport) -> String {
         "\nTimes are the API's. Reclaim latency: the priority job's submission to its start. \
 RUNNABLE after: the priority job's submission to the preempted attempt's end. Requeue to \
 restart: that end to the next attempt's start. Lost GPU-h: the scorecard ledger's `lost` \
-(progress after the last checkpoint; a job's checkpoint interval is its quotatop:checkpoint-seconds tag, else its share's in [scorecard.checkpoint_minutes])."
+(progress after the last checkpoint; a job's checkpoint interval is its quotatop:checkpoint-seconds tag, else its share's in [scorecard.checkpoint_minutes]). Checkpoint: measured from the job's \
+checkpoints under the template's CheckpointConfig.S3Uri (each job's own prefix, <S3Uri>/<job name>/) and its restarted attempt's \
+log, unless --checkpoint-check decides."
     );
     o
 }

@@ -66,14 +66,19 @@ impl Template {
                 "has no StoppingCondition.MaxRuntimeInSeconds: every drill job must have a stopping condition"
             );
         };
-        // The drill sets its own tags; a checkpoint interval is the template's to declare.
+        // The drill sets its own tags; how the job checkpoints (its interval, and for the
+        // emulator a checkpoint fault) is the template's to declare.
+        let own = [
+            quotatop_model::CHECKPOINT_TAG,
+            quotatop_emulator::CHECKPOINT_FAULT_TAG,
+        ];
         if let Some(k) = tags
             .keys()
-            .find(|k| k.starts_with("quotatop:") && k.as_str() != quotatop_model::CHECKPOINT_TAG)
+            .find(|k| k.starts_with("quotatop:") && !own.contains(&k.as_str()))
         {
             bail!(
-                "its tag {k} uses the quotatop: prefix, which the drill sets (only {} is the template's)",
-                quotatop_model::CHECKPOINT_TAG
+                "its tag {k} uses the quotatop: prefix, which the drill sets (only {} are the template's)",
+                own.join(" and ")
             );
         }
         Ok(Self {
@@ -118,7 +123,25 @@ impl Template {
                 Value::String((length_ms / 1000).to_string()),
             );
         }
+        // Each drill job checkpoints under a prefix of its own (the template's, then its name),
+        // so its checkpoints can be told from the other jobs' and measured.
+        if let Some(uri) = Self::checkpoint_uri_in(&Value::Object(p.clone()), name)
+            && let Some(Value::Object(cc)) = p.get_mut("CheckpointConfig")
+        {
+            cc.insert("S3Uri".into(), Value::String(uri));
+        }
         Value::Object(p).to_string()
+    }
+
+    /// The `CheckpointConfig.S3Uri` of the drill job `name` (see [`Template::payload`]), when
+    /// the template names one.
+    pub fn checkpoint_uri(&self, name: &str) -> Option<String> {
+        Self::checkpoint_uri_in(&Value::Object(self.payload.clone()), name)
+    }
+
+    fn checkpoint_uri_in(payload: &Value, name: &str) -> Option<String> {
+        let base = payload.get("CheckpointConfig")?.get("S3Uri")?.as_str()?;
+        Some(format!("{}/{name}/", base.trim_end_matches('/')))
     }
 
     /// The tags of one drill job: the template's, the drill's run id, and (for the emulator)

@@ -314,6 +314,7 @@ pub fn ml_training() -> QueueSnapshot {
         refreshed_at: Some(NOW - 2_000),
         stale_reason: None,
         listing: None,
+        training: Vec::new(),
     }
 }
 

@@ -8,32 +8,88 @@ use crate::GpuTable;
 use crate::job_attempts;
 use crate::scorecard::ledger::ledger;
 use crate::scorecard::{
-    AttemptEnd, AttemptHistory, JobHistory, Outcome, ScorecardOptions, Window, percentile,
+    AttemptEnd, AttemptHistory, JobHistory, Outcome, RestoreVerdict, ScorecardOptions,
+    TrainingRecord, Window, percentile, restore_verdict,
 };
 use quotatop_model::{JobStatus, Millis, ServiceJob};
 
 use super::plan::RepetitionSpec;
 
-/// Whether a restarted borrower job resumed from a valid checkpoint.
+/// Whether a restarted borrower job resumed from a valid checkpoint: measured from its
+/// checkpoints and its restarted attempt's log ([`measured_verdict`]), or `--checkpoint-check`'s
+/// exit status when one is given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckpointVerdict {
-    /// `--checkpoint-check` exited 0.
+    /// Restored: measured, or `--checkpoint-check` exited 0.
     Resumed,
-    /// `--checkpoint-check` exited non-zero.
+    /// Restarted from scratch: measured, or `--checkpoint-check` exited non-zero.
     NotResumed,
-    /// No check given, the job did not restart, or the check could not run: never assumed.
+    /// Neither the measurements nor a check say (the job did not restart, its checkpoints could
+    /// not be listed, the check could not run): never assumed.
     Unknown,
 }
 
 impl CheckpointVerdict {
     pub fn as_str(self) -> &'static str {
         match self {
-            Self::Resumed => "resumed",
-            Self::NotResumed => "not resumed",
+            Self::Resumed => "restored",
+            Self::NotResumed => "restarted from scratch",
             Self::Unknown => "unknown",
         }
     }
+}
+
+/// The drill's checkpoint verdict from measurements, with its evidence in words: `job`'s
+/// attempt preempted at `requeued_at`, the checkpoints listed under the job's prefix
+/// (`training`), and whether the restarted attempt's log showed the restore pattern
+/// (`restored_log`; `None`: not read). The decision is the ledger's
+/// ([`crate::scorecard::restore_verdict`]).
+pub fn measured_verdict(
+    job: &ServiceJob,
+    requeued_at: Millis,
+    training: TrainingRecord,
+    restored_log: Option<bool>,
+) -> (CheckpointVerdict, String) {
+    let mut h = job_history(job);
+    let Some(i) = h
+        .attempts
+        .iter()
+        .position(|a| a.end == AttemptEnd::Preempted && a.stopped_at == Some(requeued_at))
+    else {
+        return (
+            CheckpointVerdict::Unknown,
+            "the preempted attempt is not among the job's attempts".to_string(),
+        );
+    };
+    if let Some(next) = h.attempts.get_mut(i + 1) {
+        next.restored = restored_log;
+    }
+    let seen = training.checkpoints.len();
+    let truncated = training.truncated;
+    h.training = Some(training);
+    let work_end = h
+        .attempts
+        .get(i)
+        .and_then(|a| a.stopped_at)
+        .unwrap_or(requeued_at);
+    let Some((v, evidence, _)) = restore_verdict(&h, i, work_end) else {
+        return (
+            CheckpointVerdict::Unknown,
+            format!(
+                "the checkpoint listing was cut at its bound ({seen} checkpoints, truncated {truncated})"
+            ),
+        );
+    };
+    let verdict = match v {
+        RestoreVerdict::Restored => CheckpointVerdict::Resumed,
+        RestoreVerdict::FromScratch => CheckpointVerdict::NotResumed,
+        RestoreVerdict::Unknown => CheckpointVerdict::Unknown,
+    };
+    (
+        verdict,
+        format!("{} ({seen} checkpoints listed)", evidence.describe()),
+    )
 }
 
 /// One borrower job the priority job preempted.
@@ -55,6 +111,9 @@ pub struct PreemptedJob {
     /// The attempt that restarted (1-based count of attempts), as given to the check.
     pub attempt: u32,
     pub checkpoint: CheckpointVerdict,
+    /// What the checkpoint verdict rests on, in words.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub checkpoint_evidence: String,
     /// Status at the end of the repetition (before the drill terminated it).
     pub final_status: JobStatus,
 }
@@ -130,6 +189,7 @@ pub fn preempted_jobs(
                 preempted_attempts: j.preemption_count(),
                 attempt,
                 checkpoint: CheckpointVerdict::Unknown,
+                checkpoint_evidence: String::new(),
                 final_status: j.status,
             })
         })
@@ -187,6 +247,7 @@ pub fn job_history(job: &ServiceJob) -> JobHistory {
                 (false, Some(_)) => AttemptEnd::Failed,
             },
             preempting_from: None,
+            restored: None,
         })
         .collect();
     JobHistory {
@@ -209,6 +270,7 @@ pub fn job_history(job: &ServiceJob) -> JobHistory {
         checkpoint_interval_ms: job.checkpoint_interval_ms,
         restart_overhead_ms: None,
         preemption_retries: job.preemption_retries,
+        training: None,
     }
 }
 

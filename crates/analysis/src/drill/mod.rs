@@ -9,7 +9,7 @@ mod report;
 pub use measure::{
     Aggregate, CheckpointVerdict, PreemptedJob, RepetitionResult, aggregate,
     first_preemption_after, first_start, job_history, ledger_options, lost_gpu_hours,
-    preempted_jobs, priority_due, reclaim_latency,
+    measured_verdict, preempted_jobs, priority_due, reclaim_latency,
 };
 pub use plan::{
     ASSUMED_STARTUP_MS, DrillPlan, DrillRefusal, DrillRequest, RepetitionSpec, TypePlan,

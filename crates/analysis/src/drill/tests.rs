@@ -263,6 +263,7 @@ fn result(
                 preempted_attempts: 1,
                 attempt: 2,
                 checkpoint: *v,
+                checkpoint_evidence: String::new(),
                 final_status: JobStatus::Running,
             })
             .collect(),

@@ -155,6 +155,7 @@ pub fn facts_of(engine: &Engine, id: JobId) -> Option<JobHistory> {
         checkpoint_interval_ms: engine.checkpoint_interval(id),
         restart_overhead_ms: engine.restart_overhead(id),
         preemption_retries: job.preemption_retries,
+        training: None,
     })
 }
 
@@ -186,6 +187,7 @@ fn apply(h: &mut Track, e: &Event) {
                 stopped_at: None,
                 end: AttemptEnd::Open,
                 preempting_from: None,
+                restored: None,
             },
         ),
         (EventReason::Advanced, Some(JobStatus::Starting), JobStatus::Running) => {

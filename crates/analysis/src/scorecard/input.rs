@@ -64,6 +64,10 @@ pub struct AttemptHistory {
     /// `stopped_at`), when the producer saw it.
     #[serde(default)]
     pub preempting_from: Option<Millis>,
+    /// Whether this attempt restored a checkpoint, as its training job's log said (`None`: not
+    /// read, or it said neither).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restored: Option<bool>,
 }
 
 impl AttemptHistory {
@@ -110,6 +114,10 @@ pub struct JobHistory {
     /// known).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preemption_retries: Option<u32>,
+    /// The checkpoints seen under the job's `CheckpointConfig.S3Uri` (`None`: not listed; its
+    /// lost work is modelled from the interval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub training: Option<super::measured::TrainingRecord>,
 }
 
 /// A share's approved entitlement: its capacity limits.

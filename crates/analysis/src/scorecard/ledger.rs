@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use quotatop_model::Millis;
 
 use super::input::{AttemptEnd, JobHistory, Outcome, ScorecardOptions, Window};
+use super::measured::{LostBasis, RestoreVerdict, measure_attempt};
 use super::metrics::gpu_hours;
 
 /// One job's held time by category, in milliseconds of capacity held (multiply by instances and
@@ -26,6 +27,13 @@ pub struct JobLedger {
     pub failed: Millis,
     /// Progress of jobs that have not succeeded by the window's end (saved or in flight).
     pub unfinished: Millis,
+    /// The part of `lost` in attempts whose loss was measured from the job's own checkpoints
+    /// (the rest is modelled from the interval).
+    #[serde(default)]
+    pub lost_measured: Millis,
+    /// How the preempted attempts' lost work is known.
+    #[serde(default)]
+    pub basis: LostBasis,
 }
 
 impl JobLedger {
@@ -48,6 +56,12 @@ pub struct Ledger {
     pub held_not_running_gpu_hours: f64,
     pub failed_gpu_hours: f64,
     pub unfinished_gpu_hours: f64,
+    /// The part of `lost_gpu_hours` measured from the jobs' own checkpoints; the rest is
+    /// modelled (see `basis`).
+    #[serde(default)]
+    pub lost_measured_gpu_hours: f64,
+    #[serde(default)]
+    pub basis: LostBasis,
 }
 
 impl Ledger {
@@ -72,6 +86,30 @@ impl Ledger {
         self.held_not_running_gpu_hours += g(l.held_not_running);
         self.failed_gpu_hours += g(l.failed);
         self.unfinished_gpu_hours += g(l.unfinished);
+        self.lost_measured_gpu_hours += g(l.lost_measured);
+        self.basis.merge(&l.basis);
+    }
+
+    /// Lost GPU-hours that were modelled from a checkpoint interval (not measured).
+    pub fn lost_modelled_gpu_hours(&self) -> f64 {
+        (self.lost_gpu_hours - self.lost_measured_gpu_hours).max(0.0)
+    }
+
+    /// How much of the lost work is measured and how much modelled, in words: every total
+    /// (report, console scorecard, replay) says it with this.
+    pub fn lost_basis_text(&self) -> String {
+        let b = &self.basis;
+        match (b.measured_attempts, b.modelled_attempts) {
+            (0, 0) => b.label(),
+            (_, 0) => format!("{:.1} GPU-h measured", self.lost_measured_gpu_hours),
+            (0, _) => format!("{:.1} GPU-h {}", self.lost_gpu_hours, b.modelled_label()),
+            (m, n) => format!(
+                "{:.1} GPU-h measured ({m} attempts) + {:.1} GPU-h {} ({n} attempts)",
+                self.lost_measured_gpu_hours,
+                self.lost_modelled_gpu_hours(),
+                b.modelled_label()
+            ),
+        }
     }
 }
 
@@ -132,7 +170,6 @@ pub fn job_ledger(job: &JobHistory, window: Window, opts: &ScorecardOptions) -> 
             s
         };
         l.overhead += clip(s, restore_end);
-        let progress = run_end - restore_end;
         let into = |l: &mut JobLedger, ms: Millis| {
             if succeeded {
                 l.productive += ms;
@@ -142,11 +179,14 @@ pub fn job_ledger(job: &JobHistory, window: Window, opts: &ScorecardOptions) -> 
         };
         match a.end {
             AttemptEnd::Preempted => {
-                let saved = c.map_or(0, |c| ((p0 + progress) / c) * c - p0).max(0);
-                let saved_end = restore_end + saved;
+                let (saved_end, basis) = durable_until(job, i, c, &mut p0, restore_end, run_end);
                 into(&mut l, clip(restore_end, saved_end));
                 l.lost += clip(saved_end, run_end);
-                p0 += saved;
+                if basis.measured_attempts > 0 {
+                    // The whole loss of the attempt, the preemption's hold included.
+                    l.lost_measured += clip(saved_end, run_end) + clip(run_end, to);
+                }
+                l.basis.merge(&basis);
             }
             AttemptEnd::Completed => into(&mut l, clip(restore_end, run_end)),
             AttemptEnd::Open => l.unfinished += clip(restore_end, run_end),
@@ -154,6 +194,35 @@ pub fn job_ledger(job: &JobHistory, window: Window, opts: &ScorecardOptions) -> 
         }
     }
     l
+}
+
+/// Until when a preempted attempt's progress (from `restore_end` to `run_end`) is durable, and
+/// how that is known: measured from the job's own checkpoints when they say
+/// ([`measure_attempt`]), else modelled from the interval `c` over the cumulative durable
+/// progress `p0` (which it advances).
+fn durable_until(
+    job: &JobHistory,
+    i: usize,
+    c: Option<Millis>,
+    p0: &mut Millis,
+    restore_end: Millis,
+    run_end: Millis,
+) -> (Millis, LostBasis) {
+    if let Some(m) = measure_attempt(job, i, restore_end, run_end) {
+        let saved = m.saved_until - restore_end;
+        *p0 = match m.restore {
+            RestoreVerdict::Restored => *p0 + saved,
+            _ => 0,
+        };
+        return (m.saved_until, LostBasis::measured());
+    }
+    let progress = run_end - restore_end;
+    let saved = c.map_or(0, |c| ((*p0 + progress) / c) * c - *p0).max(0);
+    *p0 += saved;
+    (
+        restore_end + saved,
+        LostBasis::modelled(c.map(|c| c as u64)),
+    )
 }
 
 /// The ledger of `jobs` over `window`, in GPU-hours.

@@ -14,6 +14,7 @@ pub mod format;
 pub mod from_engine;
 mod input;
 pub mod ledger;
+pub mod measured;
 mod metrics;
 
 pub use audit_view::{
@@ -26,6 +27,10 @@ pub use input::{
     Window,
 };
 pub use ledger::{JobLedger, Ledger, job_ledger};
+pub use measured::{
+    AttemptMeasure, CheckpointMark, LostBasis, RestoreEvidence, RestoreVerdict, TrainingRecord,
+    checkpoint_number, measure_attempt, restore_verdict,
+};
 pub use metrics::{
     METHOD_FAIRNESS, METHOD_RECOVERY, METHOD_UTILISATION, METHOD_WAIT, METHOD_WASTE, Recovery,
     Utilisation, WaitStats, Waste, gpu_hours, percentile,

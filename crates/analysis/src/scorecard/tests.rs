@@ -14,6 +14,7 @@ fn attempt(s: Millis, st: Option<Millis>, stop: Option<Millis>, end: AttemptEnd)
         stopped_at: stop,
         end,
         preempting_from: None,
+        restored: None,
     }
 }
 
@@ -32,6 +33,7 @@ fn job(id: &str, share: &str, priority: u32, count: u32) -> JobHistory {
         checkpoint_interval_ms: None,
         restart_overhead_ms: None,
         preemption_retries: None,
+        training: None,
     }
 }
 
@@ -384,5 +386,136 @@ mod metrics_md {
                 );
             }
         }
+    }
+}
+
+/// Measured lost work (`measured.rs`): job B's two attempts, preempted at 1.5 h and 2.5 h, with
+/// its own checkpoints listed.
+mod measured_lost_work {
+    use super::*;
+
+    fn mark(at: Millis, number: u64) -> CheckpointMark {
+        CheckpointMark {
+            at,
+            number: Some(number),
+            bytes: 10,
+        }
+    }
+
+    /// B runs 0.5 h–1.5 h (preempted), 2 h–2.5 h (preempted), 3 h–4 h (completed); interval 20 min.
+    fn b(checkpoints: Option<Vec<CheckpointMark>>) -> JobHistory {
+        let mut b = job("B", "b", 10, 1);
+        b.checkpoint_interval_ms = Some((20 * M) as u64);
+        b.attempts = vec![
+            attempt(H / 2, Some(H / 2), Some(3 * H / 2), AttemptEnd::Preempted),
+            attempt(2 * H, Some(2 * H), Some(5 * H / 2), AttemptEnd::Preempted),
+            attempt(3 * H, Some(3 * H), Some(4 * H), AttemptEnd::Completed),
+        ];
+        b.outcome = Outcome::Succeeded(4 * H);
+        b.training = checkpoints.map(|checkpoints| TrainingRecord {
+            checkpoints,
+            truncated: false,
+        });
+        b
+    }
+
+    fn window() -> Window {
+        Window::new(0, 5 * H)
+    }
+
+    #[test]
+    fn a_continued_sequence_measures_from_the_last_checkpoint() {
+        // Checkpoints 1 (0.5 h + 25 min) and 2 (0.5 h + 50 min), then 3 in the second attempt
+        // (2 h + 10 min): restored. First attempt loses 1.5 h − 1 h 20 = 10 min (modelled: 1 h of
+        // progress at 20 min intervals also loses 0); second loses 20 min (from 2 h 10).
+        let j = b(Some(vec![
+            mark(H / 2 + 25 * M, 1),
+            mark(H / 2 + 50 * M, 2),
+            mark(2 * H + 10 * M, 3),
+            mark(3 * H + 10 * M, 4),
+        ]));
+        let m = measure_attempt(&j, 0, H / 2, 3 * H / 2).unwrap();
+        assert_eq!(m.restore, RestoreVerdict::Restored);
+        assert_eq!(m.lost_ms(3 * H / 2), 10 * M);
+        let l = job_ledger(&j, window(), &ScorecardOptions::default());
+        assert_eq!(l.lost, 10 * M + 20 * M);
+        assert_eq!(l.lost_measured, l.lost);
+        assert_eq!(l.basis.label(), "measured");
+        assert_eq!(l.held(), H + H / 2 + H);
+    }
+
+    #[test]
+    fn a_sequence_that_starts_again_loses_every_attempt_whole() {
+        // Never restored: each attempt writes 1, 2, … again.
+        let j = b(Some(vec![
+            mark(H / 2 + 20 * M, 1),
+            mark(H / 2 + 40 * M, 2),
+            mark(2 * H + 20 * M, 1),
+            mark(3 * H + 20 * M, 1),
+        ]));
+        let m = measure_attempt(&j, 0, H / 2, 3 * H / 2).unwrap();
+        assert_eq!(m.restore, RestoreVerdict::FromScratch);
+        assert_eq!(
+            m.evidence,
+            RestoreEvidence::Sequence {
+                before: 2,
+                after: 1
+            }
+        );
+        let l = job_ledger(&j, window(), &ScorecardOptions::default());
+        assert_eq!(l.lost, H + H / 2);
+        assert_eq!(l.lost_measured, H + H / 2);
+        // Modelled, the same job loses nothing of its first attempt (3 × 20 min saved).
+        let modelled = job_ledger(&b(None), window(), &ScorecardOptions::default());
+        assert_eq!(modelled.lost_measured, 0);
+        assert_eq!(modelled.basis.label(), "modelled (interval 20 min)");
+        assert!(modelled.lost < l.lost);
+    }
+
+    #[test]
+    fn without_a_later_checkpoint_the_log_decides_or_it_stays_modelled() {
+        // One checkpoint in the first attempt; nothing after it.
+        let mut j = b(Some(vec![mark(H / 2 + 20 * M, 1)]));
+        assert_eq!(measure_attempt(&j, 0, H / 2, 3 * H / 2), None);
+        j.attempts[1].restored = Some(true);
+        let m = measure_attempt(&j, 0, H / 2, 3 * H / 2).unwrap();
+        assert_eq!(
+            (m.restore, m.evidence),
+            (
+                RestoreVerdict::Restored,
+                RestoreEvidence::Log { restored: true }
+            )
+        );
+        assert_eq!(m.lost_ms(3 * H / 2), 40 * M);
+        // The second attempt wrote nothing after restoring: bounded by its own running time.
+        j.attempts[2].restored = Some(true);
+        let m = measure_attempt(&j, 1, 2 * H, 5 * H / 2).unwrap();
+        assert_eq!(m.lost_ms(5 * H / 2), H / 2);
+        // A listing cut at its bound measures nothing.
+        j.training.as_mut().unwrap().truncated = true;
+        assert_eq!(measure_attempt(&j, 0, H / 2, 3 * H / 2), None);
+    }
+
+    #[test]
+    fn totals_say_how_much_is_measured_and_how_much_modelled() {
+        let measured = b(Some(vec![]));
+        let mut modelled = b(None);
+        modelled.job_id = "C".into();
+        let opts = ScorecardOptions::default();
+        let jobs = [&measured, &modelled];
+        let total = ledger::ledger(&jobs, window(), &opts);
+        assert_eq!(total.basis.measured_attempts, 2);
+        assert_eq!(total.basis.modelled_attempts, 2);
+        // No checkpoint listed for B: both its attempts lost whole (1 h + 0.5 h) × 4 GPUs.
+        assert!((total.lost_measured_gpu_hours - 6.0).abs() < 1e-9);
+        assert_eq!(
+            total.lost_basis_text(),
+            format!(
+                "6.0 GPU-h measured (2 attempts) + {:.1} GPU-h modelled (interval 20 min) (2 attempts)",
+                total.lost_modelled_gpu_hours()
+            )
+        );
+        assert_eq!(checkpoint_number("step-00001800/model.pt"), Some(1800));
+        assert_eq!(checkpoint_number("latest/model.pt"), None);
     }
 }

@@ -157,6 +157,9 @@ pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
         arn: d.job_arn().unwrap_or_default().to_string(),
         job,
         fingerprint,
+        checkpoint_uri: d
+            .service_request_payload()
+            .and_then(quotatop_model::checkpoint_uri_of_payload),
     })
 }
 

@@ -160,6 +160,8 @@ pub struct DescribedJob {
     pub job: ServiceJob,
     pub arn: String,
     pub fingerprint: JobFingerprint,
+    /// The payload's `CheckpointConfig.S3Uri`, where the training job writes its checkpoints.
+    pub checkpoint_uri: Option<String>,
 }
 
 /// GetJobQueueSnapshot's answer.

@@ -18,6 +18,7 @@ pub mod pace;
 pub mod plan;
 mod refresh;
 mod tracker;
+mod training;
 
 use std::time::Duration;
 
@@ -32,6 +33,7 @@ pub use discover::{PolicyCache, QueueInfo, SAGEMAKER_TRAINING, discover, not_quo
 pub use health::{assess, next_delay};
 pub use refresh::{ACTIVE, FINISHED};
 pub use tracker::QueueTracker;
+pub use training::TrainingBounds;
 
 /// Failures that stop a queue from being polled at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -95,6 +97,9 @@ pub struct PollConfig {
     /// snapshot, and under a learned rate limit each refresh describes what the limit allows
     /// in an interval.
     pub progressive: bool,
+    /// Reads of the training jobs behind the jobs (checkpoint listings, log marks) per queue per
+    /// refresh.
+    pub training: TrainingBounds,
 }
 
 impl Default for PollConfig {
@@ -108,6 +113,7 @@ impl Default for PollConfig {
             refresh_deadline: Duration::from_secs(20),
             queues: Vec::new(),
             progressive: false,
+            training: TrainingBounds::default(),
         }
     }
 }
@@ -276,6 +282,14 @@ impl Poller {
                     errors.extend(out.errors);
                     pending += out.pending;
                     self.pace.observe(out.phase);
+                }
+                for t in &mut self.trackers {
+                    let (state, jobs, evidence) = t.training_parts();
+                    let (seen, n, errs) =
+                        training::measure(client, state, &jobs, self.config.training, hard).await;
+                    *evidence = seen;
+                    calls += n;
+                    errors.extend(errs);
                 }
             }
             Err(PollError::Batch(e)) => {

@@ -4,10 +4,14 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::batch::{DescribedJob, JobFingerprint, JobSummary, QueueFront};
-use quotatop_model::{JobStatus, ListingProgress, Millis, QueueSnapshot, QuotaShare, TrackedJob};
+use quotatop_model::{
+    JobStatus, ListingProgress, Millis, QueueSnapshot, QuotaShare, ServiceJob, TrackedJob,
+    TrainingEvidence,
+};
 
 use super::discover::QueueInfo;
 use super::plan::JobFacts;
+use super::training::TrainingState;
 
 #[derive(Debug, Clone)]
 struct Entry {
@@ -36,6 +40,8 @@ pub struct QueueTracker {
     listed_once: bool,
     /// Jobs each status had in its last complete listing (which statuses to list by share).
     status_jobs: HashMap<JobStatus, usize>,
+    /// What was read of the jobs' training jobs (checkpoint listings, log marks).
+    training: TrainingState,
 }
 
 impl QueueTracker {
@@ -45,6 +51,7 @@ impl QueueTracker {
             jobs: HashMap::new(),
             listed_once: false,
             status_jobs: HashMap::new(),
+            training: TrainingState::default(),
         };
         t.set_info(info);
         t
@@ -89,6 +96,7 @@ impl QueueTracker {
             jobs,
             listed_once: false,
             status_jobs,
+            training: TrainingState::default(),
         };
         t.set_info(info);
         t
@@ -113,6 +121,8 @@ impl QueueTracker {
             .scheduling_policy_arn
             .clone_from(&q.scheduling_policy_arn);
         self.base.environment = info.environment.clone();
+        // Each refresh carries only what it read of the training jobs.
+        self.base.training.clear();
     }
 
     pub fn set_shares(&mut self, shares: Vec<QuotaShare>) {
@@ -315,6 +325,7 @@ impl QueueTracker {
     }
 
     pub fn apply_described(&mut self, d: DescribedJob, now: Millis) {
+        self.training.set_uri(&d.job.id, d.checkpoint_uri.clone());
         match self.jobs.get_mut(&d.job.id) {
             Some(e) => {
                 e.tracked.job = d.job.into();
@@ -363,6 +374,19 @@ impl QueueTracker {
         unlisted.sort_by(|a, b| b.cmp(a));
         let drop: HashSet<String> = unlisted.into_iter().skip(keep).map(|(_, id)| id).collect();
         self.jobs.retain(|id, _| !drop.contains(id));
+    }
+
+    /// The training-job reads' state, the tracked jobs, and where this refresh's evidence goes
+    /// (see `training::measure`).
+    pub(super) fn training_parts(
+        &mut self,
+    ) -> (
+        &mut TrainingState,
+        Vec<&ServiceJob>,
+        &mut Vec<TrainingEvidence>,
+    ) {
+        let jobs = self.jobs.values().map(|e| &*e.tracked.job).collect();
+        (&mut self.training, jobs, &mut self.base.training)
     }
 
     pub fn job_count(&self) -> usize {

@@ -103,6 +103,21 @@ const TABLES: &[Table] = &[
         columns: &["run_id", "queue", "started_at", "finished_at", "report"],
         key: 1,
     },
+    Table {
+        name: "checkpoints",
+        columns: &["job_id", "key", "written_at", "size", "observed_at"],
+        key: 3,
+    },
+    Table {
+        name: "checkpoint_listings",
+        columns: &["job_id", "uri", "last_listed_at", "truncated"],
+        key: 1,
+    },
+    Table {
+        name: "attempt_marks",
+        columns: &["job_id", "attempt", "signal_at", "restored", "observed_at"],
+        key: 2,
+    },
 ];
 
 /// How a copy runs.

@@ -12,14 +12,18 @@ use quotatop_model::Millis;
 
 use super::diff::{Transition, TransitionKind};
 use super::read::JobRecord;
+use super::training::JobTraining;
 use super::{Journal, JournalError};
 
 /// One job's history rebuilt from its transitions. The checkpoint interval is the job's tag's
-/// when it had one, else `checkpoint_by_share`'s.
+/// when it had one, else `checkpoint_by_share`'s. With its training job as journaled, each
+/// attempt gets the preemption signal's time and its restore as its log said, and the job the
+/// checkpoints listed (the ledger then measures its lost work).
 pub fn job_history(
     job: &JobRecord,
     transitions: &[Transition],
     checkpoint_by_share: &BTreeMap<String, u64>,
+    training: Option<&JobTraining>,
 ) -> JobHistory {
     let mut h = JobHistory {
         job_id: job.job_id.clone(),
@@ -38,6 +42,7 @@ pub fn job_history(
             .or_else(|| checkpoint_by_share.get(&job.share).copied()),
         restart_overhead_ms: None,
         preemption_retries: job.preemption_retries,
+        training: None,
     };
     let mut attempts: BTreeMap<&str, AttemptHistory> = BTreeMap::new();
     for t in transitions {
@@ -47,6 +52,7 @@ pub fn job_history(
             stopped_at: None,
             end: AttemptEnd::Open,
             preempting_from: None,
+            restored: None,
         };
         match t.kind {
             TransitionKind::Submitted => h.submitted_at = t.at,
@@ -82,6 +88,19 @@ pub fn job_history(
         }
     }
     h.runnable_at.sort_unstable();
+    if let Some(t) = training {
+        for (key, a) in &mut attempts {
+            let Some(m) = t.mark(key) else {
+                continue;
+            };
+            a.restored = m.restored;
+            // Work stopped at the signal; the capacity was held until `stoppedAt`.
+            if a.end == AttemptEnd::Preempted {
+                a.preempting_from = m.signal_at.filter(|&s| a.stopped_at.is_none_or(|e| s <= e));
+            }
+        }
+        h.training = t.record();
+    }
     let mut list: Vec<AttemptHistory> = attempts.into_values().collect();
     list.sort_by_key(|a| a.held_from().or(a.stopped_at).unwrap_or(Millis::MAX));
     h.attempts = list;
@@ -104,7 +123,13 @@ pub fn scorecard_input(
     for j in jobs.iter().filter(|j| j.created_at < window.end) {
         let mut ts = journal.transitions(&j.job_id)?;
         ts.retain(|t| t.at < window.end);
-        histories.push(job_history(j, &ts, &opts.checkpoint_by_share));
+        let training = journal.job_training(&j.job_id)?;
+        histories.push(job_history(
+            j,
+            &ts,
+            &opts.checkpoint_by_share,
+            training.as_ref(),
+        ));
     }
     Ok(ScorecardInput {
         queue: queue.to_string(),

@@ -29,6 +29,7 @@ mod paths;
 mod read;
 mod schema;
 mod store;
+mod training;
 mod writer;
 
 pub use diff::{Transition, TransitionKind, derived, transitions, transitions_after};
@@ -40,6 +41,7 @@ pub use read::{JobRecord, QueueRecord, UsageSample};
 pub use schema::{PG_VERSION as PG_SCHEMA_VERSION, VERSION as SCHEMA_VERSION};
 pub(crate) use schema::{migrate_pg_component, version_pg};
 pub use store::{Journal, JournalConfig, LIVE_CHANNEL, PruneStats, RecordStats};
+pub use training::{CheckpointRow, JobTraining, MarkRow};
 pub use writer::{JournalHandle, JournalStatus};
 
 #[cfg(any(test, feature = "suite"))]

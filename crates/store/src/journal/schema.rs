@@ -128,6 +128,33 @@ const MIGRATIONS: &[&str] = &[
     DROP TABLE share_configs;
     ALTER TABLE share_configs_new RENAME TO share_configs;
     ",
+    // 5: the training job behind each job (issue 34): the checkpoint objects every listing of
+    // its CheckpointConfig.S3Uri showed (each version: a key written again keeps both times),
+    // the last listing, and what attempts' logs said (the preemption signal, the restore).
+    "
+    CREATE TABLE checkpoints (
+        job_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        written_at INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        observed_at INTEGER NOT NULL,
+        PRIMARY KEY (job_id, key, written_at)
+    ) WITHOUT ROWID;
+    CREATE TABLE checkpoint_listings (
+        job_id TEXT PRIMARY KEY,
+        uri TEXT NOT NULL,
+        last_listed_at INTEGER NOT NULL,
+        truncated INTEGER NOT NULL
+    );
+    CREATE TABLE attempt_marks (
+        job_id TEXT NOT NULL,
+        attempt TEXT NOT NULL,
+        signal_at INTEGER,
+        restored INTEGER,
+        observed_at INTEGER NOT NULL,
+        PRIMARY KEY (job_id, attempt)
+    ) WITHOUT ROWID;
+    ",
 ];
 
 /// The schema version this build writes.
@@ -162,7 +189,7 @@ pub fn migrate(conn: &mut Connection) -> Result<Result<(i64, i64), i64>, rusqlit
 /// own row).
 pub const PG_COMPONENT: &str = "journal";
 
-/// The PostgreSQL journal's migrations: the same tables as SQLite's at version 4 (and the
+/// The PostgreSQL journal's migrations: the same tables as SQLite's at version 5 (and the
 /// drills table), with PostgreSQL's types. Versioned in `quotatop_schema`, applied under an
 /// advisory lock so two recorders starting at once do not both run them.
 const PG_MIGRATIONS: &[&str] = &[
@@ -253,6 +280,31 @@ const PG_MIGRATIONS: &[&str] = &[
         sequence BIGINT NOT NULL,
         written_at BIGINT NOT NULL,
         data BYTEA NOT NULL
+    );
+    ",
+    // 3: the training job behind each job, as SQLite's migration 5.
+    "
+    CREATE TABLE checkpoints (
+        job_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        written_at BIGINT NOT NULL,
+        size BIGINT NOT NULL,
+        observed_at BIGINT NOT NULL,
+        PRIMARY KEY (job_id, key, written_at)
+    );
+    CREATE TABLE checkpoint_listings (
+        job_id TEXT PRIMARY KEY,
+        uri TEXT NOT NULL,
+        last_listed_at BIGINT NOT NULL,
+        truncated BIGINT NOT NULL
+    );
+    CREATE TABLE attempt_marks (
+        job_id TEXT NOT NULL,
+        attempt TEXT NOT NULL,
+        signal_at BIGINT,
+        restored BIGINT,
+        observed_at BIGINT NOT NULL,
+        PRIMARY KEY (job_id, attempt)
     );
     ",
 ];

@@ -472,6 +472,7 @@ impl RecordState<'_> {
                     stats.transitions += write_job(tx, q, prev, cur, obs)?;
                     self.prev.insert(cur.id.clone(), cur.clone());
                 }
+                super::training::write(tx, q, obs)?;
                 let key = q.key();
                 let due = self
                     .last_usage
@@ -556,6 +557,7 @@ fn prune_tx(tx: &mut dyn Exec, config: &JournalConfig) -> Result<PruneStats, DbE
         )?;
         stats.jobs = tx.exec("DELETE FROM jobs WHERE last_seen_at < ?1", &vals![cutoff])?;
         stats.usage_samples = tx.exec("DELETE FROM usage_samples WHERE at < ?1", &vals![cutoff])?;
+        super::training::prune(tx)?;
     }
     if let Some(newest) = max(tx, "SELECT MAX(taken_at) FROM snapshots")? {
         let cutoff = newest.saturating_sub(config.snapshot_retention_ms);

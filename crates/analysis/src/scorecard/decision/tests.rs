@@ -12,6 +12,7 @@ fn attempt(s: Millis, stop: Millis, end: AttemptEnd) -> AttemptHistory {
         stopped_at: Some(stop),
         end,
         preempting_from: None,
+        restored: None,
     }
 }
 
@@ -30,6 +31,7 @@ fn job(id: &str, share: &str, attempts: Vec<AttemptHistory>, outcome: Outcome) -
         checkpoint_interval_ms: None,
         restart_overhead_ms: Some(0),
         preemption_retries: None,
+        training: None,
     }
 }
 

@@ -388,7 +388,7 @@ pub fn retries_checkpoints_and_each_share_configuration_are_kept(store: &StoreLo
         (rec.preemption_retries, rec.checkpoint_ms),
         (Some(3), Some(600_000))
     );
-    let h = history::job_history(rec, &[], &Default::default());
+    let h = history::job_history(rec, &[], &Default::default(), None);
     assert_eq!(
         (h.checkpoint_interval_ms, h.preemption_retries),
         (Some(600_000), Some(3))

@@ -1,0 +1,237 @@
+//! Measured lost work (issue 34, slice 4): the demo world (checkpointing jobs, and
+//! video-pretrain, whose checkpoints are never restored) observed by the real poller every
+//! `POLL_MS` of simulated time and journaled. The poller lists each checkpointing job's
+//! `CheckpointConfig.S3Uri` and reads its attempts' logs for the preemption signal and the
+//! restore; the journal keeps them; the ledger measures each preempted attempt's lost work from
+//! them. Every measured figure must equal the engine's own record of the attempt exactly, and
+//! the totals must say how much is measured and how much modelled.
+
+use std::path::Path;
+
+use quotatop_analysis::scorecard::{
+    self, AttemptEnd, JobHistory, RestoreVerdict, ScorecardOptions, Window, measure_attempt,
+};
+use quotatop_aws::poll::{PollConfig, Poller};
+use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
+use quotatop_engine::{AttemptWork, JobId};
+use quotatop_model::Millis;
+use quotatop_store::journal::{Journal, JournalConfig, JournalHandle, scorecard_input};
+
+const START: Millis = 1_770_000_000_000;
+const POLL_MS: Millis = 30_000;
+const RUN_MS: Millis = 3 * 3_600_000;
+const QUEUE: &str = "ml-training";
+
+/// The engine's record of each attempt of the job `id`, by the attempt's RUNNING time.
+fn engine_work(emu: &EmulatorHandle, id: &str) -> Vec<AttemptWork> {
+    emu.with_engine(|e| {
+        let jid: JobId = e.find(id).unwrap();
+        e.attempt_work(jid).to_vec()
+    })
+    .unwrap()
+}
+
+struct Checked {
+    measured: usize,
+    /// Measured attempts the engine preempted before they ran.
+    never_ran: usize,
+    restored: usize,
+    from_scratch: usize,
+    modelled: usize,
+}
+
+/// Compares every measured preempted attempt of `job` with the engine's record.
+fn check_job(emu: &EmulatorHandle, job: &JobHistory, end: Millis, out: &mut Checked) {
+    let work = engine_work(emu, &job.job_id);
+    // Every attempt the engine made is in the journal, in the same order.
+    assert_eq!(work.len(), job.attempts.len(), "{}: attempts", job.name);
+    for (i, (a, w)) in job.attempts.iter().zip(&work).enumerate() {
+        if a.end != AttemptEnd::Preempted {
+            continue;
+        }
+        let Some(started) = a.started_at else {
+            continue;
+        };
+        if w.running_at.is_none() {
+            // Preempted before it ran: no log, so no signal; nothing of its work to lose.
+            // (The journal, which never saw it start, counts it from its SCHEDULED time.)
+            assert_eq!(a.preempting_from, None, "{} attempt {}", job.name, i + 1);
+            let work_end = a.stopped_at.unwrap();
+            out.never_ran += usize::from(measure_attempt(job, i, started, work_end).is_some());
+            continue;
+        }
+        assert_eq!(
+            w.running_at,
+            Some(started),
+            "{} attempt {}",
+            job.name,
+            i + 1
+        );
+        // The demo's jobs restore at once (restart overhead 0), as the options below say.
+        assert_eq!(w.overhead_ms, 0);
+        let work_end = a.preempting_from.or(a.stopped_at).unwrap();
+        match measure_attempt(job, i, started, work_end) {
+            Some(m) => {
+                out.measured += 1;
+                assert_eq!(
+                    Some(work_end),
+                    w.stopped_at,
+                    "{} attempt {}: the journal's preemption signal",
+                    job.name,
+                    i + 1
+                );
+                assert_eq!(
+                    m.lost_ms(work_end),
+                    w.lost_ms as Millis,
+                    "{} attempt {}: measured lost work vs the engine's ({:?})",
+                    job.name,
+                    i + 1,
+                    m
+                );
+                match m.restore {
+                    RestoreVerdict::Restored => out.restored += 1,
+                    RestoreVerdict::FromScratch => out.from_scratch += 1,
+                    RestoreVerdict::Unknown => unreachable!(),
+                }
+            }
+            None => {
+                out.modelled += 1;
+                // Only an attempt whose successor had not run long enough to say is unknown.
+                let next = job.attempts.get(i + 1).and_then(|n| n.started_at);
+                assert!(
+                    job.training.is_none() || next.is_none_or(|s| s > end - 5 * POLL_MS),
+                    "{} attempt {}: checkpoints listed but not measured ({:?})",
+                    job.name,
+                    i + 1,
+                    job.training
+                );
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn measured_lost_work_equals_the_engines_and_totals_say_what_is_measured() {
+    let scenario = Scenario::load(Path::new("scenarios/demo.toml")).unwrap();
+    let mut config = EmulatorConfig::from_scenario(scenario).unwrap();
+    config.clock = ClockMode::Manual;
+    config.start_ms = Some(START);
+    config.deterministic_ids = true;
+    let emu = emulator::start(config).await.unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.sqlite3");
+    let journal = JournalHandle::start(&path, JournalConfig::default());
+    let client = crate::data_support::batch_client(&emu).await;
+    let mut poller = Poller::new(PollConfig {
+        queues: vec![QUEUE.to_string()],
+        ..PollConfig::default()
+    });
+    let mut t = 0;
+    let mut most = 0;
+    while t < RUN_MS {
+        emu.advance(POLL_MS).unwrap();
+        t += POLL_MS;
+        let before = emu.calls("listobjectsv2") + emu.calls("filterlogevents");
+        let snap = poller.refresh(&client).await;
+        let made = emu.calls("listobjectsv2") + emu.calls("filterlogevents") - before;
+        most = most.max(made);
+        assert!(journal.record(snap), "journal queue full");
+    }
+    journal.flush();
+    assert_eq!(journal.status().unavailable, None);
+    journal.shutdown();
+    // Bounded per refresh: the default budget of training reads.
+    assert!(
+        most <= PollConfig::default().training.calls as u64,
+        "{most}"
+    );
+    assert!(emu.calls("listobjectsv2") > 0);
+
+    let end = emu.now().unwrap();
+    let opts = ScorecardOptions::default();
+    let j = Journal::open_existing(&path, JournalConfig::default()).unwrap();
+    let input = scorecard_input(&j, QUEUE, Window::new(START, end + 1), &opts).unwrap();
+    let mut checked = Checked {
+        measured: 0,
+        never_ran: 0,
+        restored: 0,
+        from_scratch: 0,
+        modelled: 0,
+    };
+    for job in &input.jobs {
+        check_job(&emu, job, end, &mut checked);
+    }
+    let by_name = |n: &str| input.jobs.iter().find(|j| j.name == n).unwrap();
+    // The checkpointing job restores; video-pretrain never does; both are measured.
+    let burst = scorecard::job_ledger(by_name("research-burst"), input.window, &opts);
+    let video = scorecard::job_ledger(by_name("video-pretrain"), input.window, &opts);
+    assert!(burst.basis.measured_attempts >= 1, "{burst:?}");
+    assert!(video.basis.measured_attempts >= 2, "{video:?}");
+    assert_eq!(video.basis.label(), "measured");
+    assert!(
+        checked.restored >= 1 && checked.from_scratch >= 2,
+        "{}",
+        summary(&checked)
+    );
+    // The totals say how much is measured and how much modelled.
+    let card = scorecard::scorecard(&input, &opts);
+    let l = &card.queue_row.ledger;
+    assert_eq!(
+        l.basis.measured_attempts as usize,
+        checked.measured + checked.never_ran
+    );
+    assert!(l.basis.modelled_attempts > 0, "{:?}", l.basis);
+    assert!(l.lost_measured_gpu_hours > 0.0 && l.lost_modelled_gpu_hours() > 0.0);
+    let text = l.lost_basis_text();
+    assert!(
+        text.contains("GPU-h measured") && text.contains("modelled ("),
+        "{text}"
+    );
+    println!("{}; queue: {text}", summary(&checked));
+    emu.shutdown().await.unwrap();
+}
+
+fn summary(c: &Checked) -> String {
+    format!(
+        "{} preempted attempts measured ({} restored, {} from scratch; and {} that never ran), {} modelled",
+        c.measured, c.restored, c.from_scratch, c.never_ran, c.modelled
+    )
+}
+
+/// A checkpoint prefix or log group that refuses (access denied) is asked once, not at every
+/// refresh: the error is reported, the reads stop, the poll goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_prefix_or_log_group_is_not_asked_again() {
+    let scenario = Scenario::load(Path::new("scenarios/demo.toml")).unwrap();
+    let mut config = EmulatorConfig::from_scenario(scenario).unwrap();
+    config.clock = ClockMode::Manual;
+    config.start_ms = Some(START);
+    config.faults =
+        quotatop_emulator::FaultSpec::parse("listobjectsv2:deny=1;filterlogevents:deny=1").unwrap();
+    let emu = emulator::start(config).await.unwrap();
+    let client = crate::data_support::batch_client(&emu).await;
+    let mut poller = Poller::new(PollConfig {
+        queues: vec![QUEUE.to_string()],
+        ..PollConfig::default()
+    });
+    let mut errors = 0;
+    for _ in 0..40 {
+        emu.advance(POLL_MS).unwrap();
+        let snap = poller.refresh(&client).await;
+        assert_eq!(snap.queues[0].stale_reason, None);
+        assert!(snap.queues[0].training.is_empty());
+        errors += usize::from(snap.health.last_error.is_some());
+    }
+    let jobs = emu.with_engine(|e| e.jobs().count()).unwrap() as u64;
+    // Each job's prefix at most once; the log group once.
+    assert!(
+        emu.calls("listobjectsv2") <= jobs,
+        "{} listings",
+        emu.calls("listobjectsv2")
+    );
+    assert!(emu.calls("listobjectsv2") > 0);
+    assert!(emu.calls("filterlogevents") <= 1);
+    assert!(errors > 0, "the refusal was never reported");
+    emu.shutdown().await.unwrap();
+}
