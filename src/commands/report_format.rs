@@ -6,7 +6,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use quotatop_analysis::scorecard::decision::Evaluation;
-use quotatop_analysis::scorecard::{AuditView, Row, Scorecard};
+use quotatop_analysis::scorecard::{AuditView, COLUMNS, Row, Scope, Scorecard};
 use quotatop_model::{clean_text, format_utc};
 use quotatop_store::journal::HistoryWindow;
 
@@ -37,32 +37,24 @@ use quotatop_analysis::scorecard::format::percent as pct;
 // The one human duration format, the console's: `2h05m`, `3d04h` (not `72h00m`).
 use quotatop_model::format_duration_opt as dur;
 
-fn md_row(out: &mut String, r: &Row) {
-    let _ = writeln!(
-        out,
-        "| {} | {} | {:.1} | {:.1} | {} | {:.2} | {:.2} | {} | {} | {} | {} | {} | {}{} | {} | {:.2} | {}/{} ({} pending) |",
-        clean_text(&r.scope.label()),
-        r.jobs,
-        r.utilisation.productive_gpu_hours,
-        r.utilisation.allocated_gpu_hours,
-        pct(r.utilisation.ratio),
-        r.ledger.lost_gpu_hours,
-        r.ledger.overhead_gpu_hours,
-        r.wait.count,
-        dur(r.wait.mean_ms),
-        dur(r.wait.p50_ms),
-        dur(r.wait.p95_ms),
-        dur(r.wait.max_ms),
-        r.wait.still_waiting,
-        r.wait
-            .oldest_waiting_ms
-            .map_or(String::new(), |o| format!(" (oldest {})", dur(Some(o)))),
-        r.waste.interrupted_attempts,
-        r.waste.total_gpu_hours,
-        r.recovery.recovered,
-        r.recovery.recovered + r.recovery.not_recovered,
-        r.recovery.pending,
-    );
+/// One row of the scorecard table: its scope, then every figure of [`COLUMNS`].
+fn md_row(out: &mut String, c: &Scorecard, r: &Row) {
+    let _ = write!(out, "| {} |", clean_text(&r.scope.label()));
+    for col in COLUMNS {
+        let _ = write!(out, " {} |", col.text(c, r));
+    }
+    out.push('\n');
+}
+
+/// The scorecard table's head: `scope`, then the header of every figure of [`COLUMNS`].
+fn md_head(out: &mut String) {
+    out.push_str("| scope |");
+    for col in COLUMNS {
+        let _ = write!(out, " {} |", col.header);
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---:|".repeat(COLUMNS.len()));
+    out.push('\n');
 }
 
 pub fn markdown(r: &Report) -> String {
@@ -88,15 +80,12 @@ pub fn markdown(r: &Report) -> String {
             dur(Some(c.window.len_ms()))
         );
     }
-    out.push_str("| scope | jobs | productive GPU-h | allocated GPU-h | utilisation | lost GPU-h | overhead GPU-h | waits | mean wait | P50 wait | P95 wait | max wait | still waiting | interrupted | waste GPU-h | recovered |\n");
-    out.push_str(
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
-    );
+    md_head(&mut out);
     for row in std::iter::once(&c.queue_row)
         .chain(&c.shares)
         .chain(&c.bands)
     {
-        md_row(&mut out, row);
+        md_row(&mut out, c, row);
     }
     md_fairness(&mut out, c);
     delivery_markdown(&mut out, &r.evaluation);
@@ -358,117 +347,20 @@ impl CsvLines {
     }
 }
 
-/// The figures of the queue, each share and each priority band.
-#[expect(
-    clippy::too_many_lines,
-    reason = "one line per figure of a scorecard row, in the order the CSV lists them: a table, read whole"
-)]
+/// The figures of the queue, each share and each priority band: every one of [`COLUMNS`].
 fn csv_scopes(out: &mut CsvLines, c: &Scorecard) {
-    let mut line = |scope: &str, name: &str, metric: &str, value: String| {
-        out.line(scope, name, metric, value);
-    };
     for row in std::iter::once(&c.queue_row)
         .chain(&c.shares)
         .chain(&c.bands)
     {
         let (scope, name) = match &row.scope {
-            quotatop_analysis::scorecard::Scope::Queue(q) => ("queue", q.clone()),
-            quotatop_analysis::scorecard::Scope::Share(s) => ("share", s.clone()),
-            quotatop_analysis::scorecard::Scope::Band(b) => ("band", b.as_str().to_string()),
+            Scope::Queue(q) => ("queue", q.clone()),
+            Scope::Share(s) => ("share", s.clone()),
+            Scope::Band(b) => ("band", b.as_str().to_string()),
         };
-        let u = &row.utilisation;
-        line(scope, &name, "jobs", row.jobs.to_string());
-        line(
-            scope,
-            &name,
-            "productive_gpu_hours",
-            u.productive_gpu_hours.to_string(),
-        );
-        let l = &row.ledger;
-        line(
-            scope,
-            &name,
-            "held_not_running_gpu_hours",
-            l.held_not_running_gpu_hours.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "failed_gpu_hours",
-            l.failed_gpu_hours.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "unfinished_gpu_hours",
-            l.unfinished_gpu_hours.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "allocated_gpu_hours",
-            u.allocated_gpu_hours.to_string(),
-        );
-        line(scope, &name, "utilisation", opt(u.ratio));
-        line(scope, &name, "waits", row.wait.count.to_string());
-        line(scope, &name, "wait_mean_ms", opt(row.wait.mean_ms));
-        line(scope, &name, "wait_p50_ms", opt(row.wait.p50_ms));
-        line(scope, &name, "wait_p95_ms", opt(row.wait.p95_ms));
-        line(
-            scope,
-            &name,
-            "still_waiting",
-            row.wait.still_waiting.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "interrupted_attempts",
-            row.waste.interrupted_attempts.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "lost_gpu_hours",
-            row.waste.lost_gpu_hours.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "overhead_gpu_hours",
-            row.waste.overhead_gpu_hours.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "waste_gpu_hours",
-            row.waste.total_gpu_hours.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "interrupted_jobs",
-            row.recovery.interrupted_jobs.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "recovered",
-            row.recovery.recovered.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "not_recovered",
-            row.recovery.not_recovered.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "recovery_pending",
-            row.recovery.pending.to_string(),
-        );
-        line(scope, &name, "recovery", opt(row.recovery.ratio));
+        for col in COLUMNS {
+            out.line(scope, &name, col.key, col.value(c, row));
+        }
     }
 }
 
