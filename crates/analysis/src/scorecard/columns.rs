@@ -57,7 +57,15 @@ pub struct Column {
     pub of: fn(&Scorecard, &Row) -> Option<f64>,
 }
 
+/// The five metrics (and the P95 wait) have a `drop` up to this; the other figures above it.
+pub const FIVE_METRICS_DROP: u8 = 6;
+
 impl Column {
+    /// One of the five metrics: what a narrow table keeps before any other figure.
+    pub fn is_metric(&self) -> bool {
+        self.drop <= FIVE_METRICS_DROP
+    }
+
     /// The figure of `row`, for people.
     pub fn text(&self, card: &Scorecard, row: &Row) -> String {
         self.unit.text((self.of)(card, row))
@@ -248,6 +256,26 @@ mod tests {
                 assert_ne!(a.header, b.header);
             }
         }
+    }
+
+    #[test]
+    fn the_five_metrics_are_kept_longest() {
+        let metrics: Vec<&str> = COLUMNS
+            .iter()
+            .filter(|c| c.is_metric())
+            .map(|c| c.key)
+            .collect();
+        assert_eq!(
+            metrics,
+            [
+                "utilisation",
+                "wait_p50_ms",
+                "wait_p95_ms",
+                "waste_gpu_hours",
+                "drift_pp",
+                "recovery"
+            ]
+        );
     }
 
     #[test]

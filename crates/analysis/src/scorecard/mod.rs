@@ -21,7 +21,7 @@ pub use audit_view::{
     AuditView, OperatorChanges, PriorityChange, RaisedJob, audit_view, join_changes,
 };
 pub use bands::PriorityBand;
-pub use columns::{COLUMNS, Column, Unit};
+pub use columns::{COLUMNS, Column, FIVE_METRICS_DROP, Unit};
 pub use fairness::{FairnessRow, fairness};
 pub use input::{
     AttemptEnd, AttemptHistory, Entitlement, JobHistory, Outcome, ScorecardInput, ScorecardOptions,
