@@ -678,7 +678,7 @@ fn protected_share_is_the_largest_then_most_demanded_among_the_64_node_vcs() {
     let jobs: Vec<_> = vcs.iter().flat_map(|v| v.jobs.iter().cloned()).collect();
     let base = ReplayConfig {
         name: "philly".to_string(),
-        capacity: quotatop_replay::config::summed_limits(&shares),
+        capacity: quotatop_replay::summed_limits(&shares),
         shares,
         workload: Default::default(),
         rules: Default::default(),
