@@ -280,42 +280,42 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 pub fn csv(r: &Report) -> String {
     let c = &r.scorecard;
     let mut out = CsvLines(String::from("scope,name,metric,value\n"));
-    let mut line = |scope: &str, name: &str, metric: &str, value: String| {
-        out.line(scope, name, metric, value);
-    };
-    line("window", &c.queue, "start_ms", c.window.start.to_string());
-    line("window", &c.queue, "end_ms", c.window.end.to_string());
-    line(
+    out.figures(
         "window",
         &c.queue,
-        "asked_ms",
-        r.history.asked_ms.to_string(),
-    );
-    line(
-        "window",
-        &c.queue,
-        "shorter_than_asked",
-        r.history.shorter_than_asked.to_string(),
+        [
+            ("start_ms", c.window.start.to_string()),
+            ("end_ms", c.window.end.to_string()),
+            ("asked_ms", r.history.asked_ms.to_string()),
+            (
+                "shorter_than_asked",
+                r.history.shorter_than_asked.to_string(),
+            ),
+        ],
     );
     csv_scopes(&mut out, c);
     csv_fairness(&mut out, c);
     csv_delivery(&mut out, &r.evaluation);
-    let mut line = |scope: &str, name: &str, metric: &str, value: String| {
-        out.line(scope, name, metric, value);
-    };
     for o in &r.exceptions.per_operator {
         let name = format!("{}/{}", o.operator, o.share);
-        line(
+        out.figures(
             "exceptions",
             &name,
-            "priority_changes",
-            o.changes.to_string(),
+            [
+                ("priority_changes", o.changes.to_string()),
+                ("raises", o.raises.to_string()),
+            ],
         );
-        line("exceptions", &name, "raises", o.raises.to_string());
     }
     for k in r.policy.iter().flat_map(|p| &p.classes) {
-        line("policy", &k.class, "jobs", k.jobs.to_string());
-        line("policy", &k.class, "breaches", k.breaches().to_string());
+        out.figures(
+            "policy",
+            &k.class,
+            [
+                ("jobs", k.jobs.to_string()),
+                ("breaches", k.breaches().to_string()),
+            ],
+        );
     }
     let m = &c.methods;
     for (metric, text) in [
@@ -326,7 +326,7 @@ pub fn csv(r: &Report) -> String {
         ("recovery", &m.recovery),
         ("bands", &m.bands),
     ] {
-        line("method", metric, "text", text.clone());
+        out.line("method", metric, "text", text.clone());
     }
     out.0
 }
@@ -344,6 +344,13 @@ impl CsvLines {
             metric,
             csv_field(&value)
         );
+    }
+
+    /// A line per `(metric, value)` of one scope and name.
+    fn figures<const N: usize>(&mut self, scope: &str, name: &str, figures: [(&str, String); N]) {
+        for (metric, value) in figures {
+            self.line(scope, name, metric, value);
+        }
     }
 }
 
@@ -366,78 +373,56 @@ fn csv_scopes(out: &mut CsvLines, c: &Scorecard) {
 
 /// Each share's entitlement against what it held.
 fn csv_fairness(out: &mut CsvLines, c: &Scorecard) {
-    let mut line = |scope: &str, name: &str, metric: &str, value: String| {
-        out.line(scope, name, metric, value);
-    };
     for f in &c.fairness {
-        line(
+        out.figures(
             "fairness",
             &f.share,
-            "entitled_gpu_hours",
-            f.entitled_gpu_hours.to_string(),
+            [
+                ("entitled_gpu_hours", f.entitled_gpu_hours.to_string()),
+                ("held_gpu_hours", f.used_gpu_hours.to_string()),
+                ("drift_pp", f.drift_pp.to_string()),
+                ("delivered_ratio", opt(f.delivered_ratio)),
+                ("wait_ratio", opt(f.wait_ratio)),
+            ],
         );
-        line(
-            "fairness",
-            &f.share,
-            "held_gpu_hours",
-            f.used_gpu_hours.to_string(),
-        );
-        line("fairness", &f.share, "drift_pp", f.drift_pp.to_string());
-        line(
-            "fairness",
-            &f.share,
-            "delivered_ratio",
-            opt(f.delivered_ratio),
-        );
-        line("fairness", &f.share, "wait_ratio", opt(f.wait_ratio));
     }
 }
 
 /// Important work, deadlines, interruption budgets and cost.
 fn csv_delivery(out: &mut CsvLines, e: &Evaluation) {
-    let mut line = |scope: &str, name: &str, metric: &str, value: String| {
-        out.line(scope, name, metric, value);
-    };
     for (name, d) in [("important", &e.important), ("all", &e.all)] {
-        line("delivery", name, "jobs", d.jobs.to_string());
-        line(
+        out.figures(
             "delivery",
             name,
-            "succeeded",
-            d.goodput.completed_jobs.to_string(),
-        );
-        line("delivery", name, "wait_mean_ms", opt(d.wait.mean_ms));
-        line("delivery", name, "wait_p95_ms", opt(d.wait.p95_ms));
-        line(
-            "delivery",
-            name,
-            "deadlines",
-            d.deadlines.with_deadline.to_string(),
-        );
-        line(
-            "delivery",
-            name,
-            "missed_deadlines",
-            d.deadlines.missed.to_string(),
+            [
+                ("jobs", d.jobs.to_string()),
+                ("succeeded", d.goodput.completed_jobs.to_string()),
+                ("wait_mean_ms", opt(d.wait.mean_ms)),
+                ("wait_p95_ms", opt(d.wait.p95_ms)),
+                ("deadlines", d.deadlines.with_deadline.to_string()),
+                ("missed_deadlines", d.deadlines.missed.to_string()),
+            ],
         );
     }
     for b in &e.budgets {
-        line(
+        out.figures(
             "budget",
             &b.share,
-            "jobs_over_preemptions",
-            b.jobs_over_preemptions.to_string(),
-        );
-        line(
-            "budget",
-            &b.share,
-            "days_over_lost",
-            b.days_over_lost.to_string(),
+            [
+                ("jobs_over_preemptions", b.jobs_over_preemptions.to_string()),
+                ("days_over_lost", b.days_over_lost.to_string()),
+            ],
         );
     }
     if let Some(c) = &e.cost {
-        line("cost", &c.currency, "allocated", c.allocated.to_string());
-        line("cost", &c.currency, "productive", c.productive.to_string());
-        line("cost", &c.currency, "wasted", c.wasted.to_string());
+        out.figures(
+            "cost",
+            &c.currency,
+            [
+                ("allocated", c.allocated.to_string()),
+                ("productive", c.productive.to_string()),
+                ("wasted", c.wasted.to_string()),
+            ],
+        );
     }
 }
