@@ -56,8 +56,47 @@ pub struct ChangeContext {
     pub class_policy: Option<quotatop_store::audit::ClassPolicy>,
 }
 
-fn now_rfc3339() -> String {
+/// An audit record's time: now, RFC 3339 to the millisecond.
+pub(crate) fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// The intent record of a change in `ctx` by `operator`, timed now: what every audited change
+/// records alike. The caller sets what this change is about (share, job, priorities, preview,
+/// action).
+pub(crate) fn intent_record(
+    ctx: &ChangeContext,
+    operator: Operator,
+    change_id: String,
+) -> AuditRecord {
+    AuditRecord {
+        v: quotatop_store::audit::SCHEME,
+        seq: 0,
+        time: now_rfc3339(),
+        kind: RecordKind::Intent,
+        change_id,
+        operator,
+        aws: ctx.aws.clone(),
+        queue: ctx.queue.clone(),
+        share: String::new(),
+        job: JobRef {
+            id: String::new(),
+            name: String::new(),
+            arn: String::new(),
+        },
+        old_priority: 0,
+        new_priority: 0,
+        justification: ctx.justification.clone(),
+        change_record: ctx.change_record.clone(),
+        preview: String::new(),
+        outcome: None,
+        policy: ctx.policy.clone(),
+        repair: None,
+        action: None,
+        class_policy: ctx.class_policy.clone(),
+        prev_hash: String::new(),
+        hash: String::new(),
+    }
 }
 
 /// Applies a validated, previewed and confirmed change. The job's current priority is read
@@ -107,14 +146,6 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
         .begin_change(&change_id)
         .map_err(ActionError::AuditBeforeCall)?;
     let mut record = AuditRecord {
-        v: quotatop_store::audit::SCHEME,
-        seq: 0,
-        time: now_rfc3339(),
-        kind: RecordKind::Intent,
-        change_id,
-        operator,
-        aws: ctx.aws.clone(),
-        queue: ctx.queue.clone(),
         share: preview.share.clone(),
         job: JobRef {
             id: preview.job_id.clone(),
@@ -123,16 +154,8 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
         },
         old_priority: observed.unwrap_or(preview.old_priority),
         new_priority: preview.new_priority,
-        justification: ctx.justification.clone(),
-        change_record: ctx.change_record.clone(),
         preview: confirmed.summary(),
-        outcome: None,
-        policy: ctx.policy.clone(),
-        repair: None,
-        action: None,
-        class_policy: ctx.class_policy.clone(),
-        prev_hash: String::new(),
-        hash: String::new(),
+        ..intent_record(ctx, operator, change_id)
     };
     log.append(record.clone())
         .map_err(ActionError::AuditBeforeCall)?;

@@ -8,9 +8,10 @@ use std::future::Future;
 use quotatop_analysis::shares_plan::{Step, describe, field_changes, field_text};
 use quotatop_aws::batch::{BatchClient, ShareChange};
 use quotatop_model::{QuotaShare, ShareState};
-use quotatop_store::audit::{Action, AuditLog, AuditRecord, JobRef, Outcome, RecordKind, Verdict};
+use quotatop_store::audit::{Action, AuditLog, AuditRecord, Outcome, RecordKind, Verdict};
 
 use super::{ActionError, ApiFailure};
+use crate::apply::{intent_record, now_rfc3339};
 
 /// The calls a share plan needs; implemented by the Batch client ([`LiveShares`]) and by fakes.
 pub trait SharesApi {
@@ -186,10 +187,6 @@ impl ApplyReport {
     }
 }
 
-fn now_rfc3339() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
 /// Applies the steps in order, each with an intent before and an outcome after its call;
 /// stops at the first failure. Refuses in read-only mode before anything is written.
 pub async fn apply_plan<A: SharesApi>(
@@ -212,24 +209,7 @@ pub async fn apply_plan<A: SharesApi>(
     for (i, step) in steps.iter().enumerate() {
         let change_id = quotatop_store::audit::new_change_id();
         let mut record = AuditRecord {
-            v: quotatop_store::audit::SCHEME,
-            seq: 0,
-            time: now_rfc3339(),
-            kind: RecordKind::Intent,
-            change_id: change_id.clone(),
-            operator: operator.clone(),
-            aws: ctx.change.aws.clone(),
-            queue: ctx.change.queue.clone(),
             share: step.share().to_string(),
-            job: JobRef {
-                id: String::new(),
-                name: String::new(),
-                arn: String::new(),
-            },
-            old_priority: 0,
-            new_priority: 0,
-            justification: ctx.change.justification.clone(),
-            change_record: ctx.change.change_record.clone(),
             preview: format!(
                 "step {} of {}: {} {}",
                 i + 1,
@@ -237,18 +217,13 @@ pub async fn apply_plan<A: SharesApi>(
                 step.verb(),
                 step.share()
             ),
-            outcome: None,
-            policy: ctx.change.policy.clone(),
-            repair: None,
             action: Some(Action {
                 call: step.call().to_string(),
                 target: step.share().to_string(),
                 detail: step.detail(),
                 run_id: Some(ctx.run_id.clone()),
             }),
-            class_policy: ctx.change.class_policy.clone(),
-            prev_hash: String::new(),
-            hash: String::new(),
+            ..intent_record(&ctx.change, operator.clone(), change_id.clone())
         };
         // Held from before the intent until after the outcome (`audit reconcile` leaves the
         // change alone while this writer lives).
