@@ -61,6 +61,24 @@ pub(crate) fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
+/// The AWS principal the API names, or why it is unknown (an unknown principal is no reason to
+/// refuse a change: the record says why).
+pub(crate) fn principal_or_why<E: std::fmt::Display>(
+    asked: Result<Option<String>, E>,
+) -> Option<String> {
+    match asked {
+        Ok(p) => p,
+        Err(why) => Some(format!("unknown ({why})")),
+    }
+}
+
+/// `record` (an intent) turned into its outcome record: same change, timed now.
+pub(crate) fn record_outcome(record: &mut AuditRecord, outcome: Outcome) {
+    record.kind = RecordKind::Outcome;
+    record.time = now_rfc3339();
+    record.outcome = Some(outcome);
+}
+
 /// The intent record of a change in `ctx` by `operator`, timed now: what every audited change
 /// records alike. The caller sets what this change is about (share, job, priorities, preview,
 /// action).
@@ -134,10 +152,7 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
     // Nor is an unknown principal: the record says why it is unknown.
     let mut operator = ctx.operator.clone();
     if operator.aws_principal.is_none() {
-        operator.aws_principal = match api.caller_identity().await {
-            Ok(p) => p,
-            Err(why) => Some(format!("unknown ({why})")),
-        };
+        operator.aws_principal = principal_or_why(api.caller_identity().await);
     }
     let change_id = quotatop_store::audit::new_change_id();
     // Held from before the intent until after the outcome: `audit reconcile` leaves a change
@@ -166,13 +181,11 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
         Ok(request_id) => Outcome::Succeeded { request_id },
         Err(ApiFailure(error)) => Outcome::Failed { error },
     };
-    record.kind = RecordKind::Outcome;
-    record.time = now_rfc3339();
+    record_outcome(&mut record, outcome.clone());
     let now = at_call.summary();
     if now != record.preview {
         record.preview = format!("at the call: {now}");
     }
-    record.outcome = Some(outcome.clone());
     log.append(record).map_err(ActionError::AuditAfterCall)?;
     Ok(outcome)
 }
