@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use quotatop_model::{CapacityLimit, QuotaShare, SharingConfig};
 use quotatop_replay::{
-    Comparison, ReplayConfig, TraceJob, Workload, config, philly, presets, replay_lean,
+    Comparison, ReplayConfig, TraceJob, Workload, philly, presets, replay_lean, summed_limits,
 };
 
 fn traces_dir() -> PathBuf {
@@ -62,7 +62,7 @@ fn load() -> (Vec<TraceJob>, Vec<ReplayConfig>) {
         .collect();
     let base = ReplayConfig {
         name: "philly".into(),
-        capacity: config::summed_limits(&shares),
+        capacity: summed_limits(&shares),
         shares,
         workload: Workload::default(),
         rules: Default::default(),

@@ -8,7 +8,7 @@ use anyhow::{Context, anyhow, bail};
 use crate::cli::{JournalCommand, JournalWindowArgs};
 use quotatop_analysis::scorecard::ScorecardOptions;
 use quotatop_replay::from_history::{self, HistoryTrace};
-use quotatop_replay::{ReplayConfig, Workload, config::summed_limits};
+use quotatop_replay::{ReplayConfig, Workload, summed_limits};
 use quotatop_store::journal::{self, Journal, JournalConfig};
 
 /// A queue's journaled trace and its baseline configuration.

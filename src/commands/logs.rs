@@ -10,7 +10,6 @@ use anyhow::{Context as _, bail};
 use crate::cli::LogsArgs;
 use quotatop_analysis::{LogRow, NumberedAttempt, job_attempts, log_rows, numbered, stream_prefix};
 use quotatop_aws::batch::{BatchClient, LogLine, LogQuery};
-use quotatop_aws::poll::{self, PollConfig};
 use quotatop_model::{Millis, QueueSnapshot, ServiceJob, clean_text};
 
 /// How often `--follow` asks for new lines (and, every [`DESCRIBE_EVERY`] polls, for the job).
@@ -20,15 +19,7 @@ const DESCRIBE_EVERY: u32 = 3;
 pub fn run(args: &LogsArgs) -> anyhow::Result<()> {
     let rt = super::runtime()?;
     rt.block_on(async {
-        let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
-        let snapshot = poll::refresh_once(
-            &client,
-            PollConfig {
-                queues: args.queues.clone(),
-                ..PollConfig::default()
-            },
-        )
-        .await?;
+        let (client, snapshot) = super::snapshot::connect_and_refresh(&args.aws, &args.queues).await?;
         let (job, now) = find_job(&snapshot.queues, &args.job)?;
         let since = match &args.since {
             Some(s) => Some(

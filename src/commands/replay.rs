@@ -76,7 +76,7 @@ fn load_traces(paths: &[PathBuf], default_nodes: Option<u32>) -> anyhow::Result<
     jobs.shrink_to_fit();
     let philly_base = (!shares.is_empty()).then(|| ReplayConfig {
         name: "philly".to_string(),
-        capacity: quotatop_replay::config::summed_limits(&shares),
+        capacity: quotatop_replay::summed_limits(&shares),
         shares,
         workload: Workload::default(),
         rules: Default::default(),
@@ -350,7 +350,7 @@ fn comparison(
     protected: Option<String>,
 ) -> anyhow::Result<(Comparison, Vec<String>)> {
     let rules = match &args.rules {
-        Some(p) => quotatop_replay::config::load_rules(p)?,
+        Some(p) => quotatop_replay::load_rules(p)?,
         None => configs.first().map(|c| c.rules.clone()).unwrap_or_default(),
     };
     let (mut cmp, mut notes) = comparison_with(
@@ -436,10 +436,10 @@ pub fn comparison_with(
             notes.push(format!(
                 "Horizon: the extra goodput column counts the work finished within {} of the first submission: the last submission + {} (--horizon to change); the verdict does not depend on it.",
                 quotatop_analysis::scorecard::format::duration(Some(
-                    hi - lo + quotatop_replay::run::DEFAULT_HORIZON_TAIL_MS
+                    hi - lo + quotatop_replay::DEFAULT_HORIZON_TAIL_MS
                 )),
                 quotatop_analysis::scorecard::format::duration(Some(
-                    quotatop_replay::run::DEFAULT_HORIZON_TAIL_MS
+                    quotatop_replay::DEFAULT_HORIZON_TAIL_MS
                 ))
             ));
             None

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use quotatop_analysis::scorecard::decision::Evaluation;
-use quotatop_analysis::scorecard::{AuditView, Row, Scorecard};
+use quotatop_analysis::scorecard::{AuditView, COLUMNS, Row, Scope, Scorecard};
 use quotatop_model::{clean_text, format_utc};
 use quotatop_store::journal::HistoryWindow;
 
@@ -37,32 +37,24 @@ use quotatop_analysis::scorecard::format::percent as pct;
 // The one human duration format, the console's: `2h05m`, `3d04h` (not `72h00m`).
 use quotatop_model::format_duration_opt as dur;
 
-fn md_row(out: &mut String, r: &Row) {
-    let _ = writeln!(
-        out,
-        "| {} | {} | {:.1} | {:.1} | {} | {:.2} | {:.2} | {} | {} | {} | {} | {} | {}{} | {} | {:.2} | {}/{} ({} pending) |",
-        clean_text(&r.scope.label()),
-        r.jobs,
-        r.utilisation.productive_gpu_hours,
-        r.utilisation.allocated_gpu_hours,
-        pct(r.utilisation.ratio),
-        r.ledger.lost_gpu_hours,
-        r.ledger.overhead_gpu_hours,
-        r.wait.count,
-        dur(r.wait.mean_ms),
-        dur(r.wait.p50_ms),
-        dur(r.wait.p95_ms),
-        dur(r.wait.max_ms),
-        r.wait.still_waiting,
-        r.wait
-            .oldest_waiting_ms
-            .map_or(String::new(), |o| format!(" (oldest {})", dur(Some(o)))),
-        r.waste.interrupted_attempts,
-        r.waste.total_gpu_hours,
-        r.recovery.recovered,
-        r.recovery.recovered + r.recovery.not_recovered,
-        r.recovery.pending,
-    );
+/// One row of the scorecard table: its scope, then every figure of [`COLUMNS`].
+fn md_row(out: &mut String, c: &Scorecard, r: &Row) {
+    let _ = write!(out, "| {} |", clean_text(&r.scope.label()));
+    for col in COLUMNS {
+        let _ = write!(out, " {} |", col.text(c, r));
+    }
+    out.push('\n');
+}
+
+/// The scorecard table's head: `scope`, then the header of every figure of [`COLUMNS`].
+fn md_head(out: &mut String) {
+    out.push_str("| scope |");
+    for col in COLUMNS {
+        let _ = write!(out, " {} |", col.header);
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---:|".repeat(COLUMNS.len()));
+    out.push('\n');
 }
 
 pub fn markdown(r: &Report) -> String {
@@ -88,15 +80,12 @@ pub fn markdown(r: &Report) -> String {
             dur(Some(c.window.len_ms()))
         );
     }
-    out.push_str("| scope | jobs | productive GPU-h | allocated GPU-h | utilisation | lost GPU-h | overhead GPU-h | waits | mean wait | P50 wait | P95 wait | max wait | still waiting | interrupted | waste GPU-h | recovered |\n");
-    out.push_str(
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
-    );
+    md_head(&mut out);
     for row in std::iter::once(&c.queue_row)
         .chain(&c.shares)
         .chain(&c.bands)
     {
-        md_row(&mut out, row);
+        md_row(&mut out, c, row);
     }
     // Lost work is measured from a job's own checkpoints where they were listed, else modelled
     // from its checkpoint interval: every total says which (one function, the ledger's).
@@ -305,42 +294,42 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 pub fn csv(r: &Report) -> String {
     let c = &r.scorecard;
     let mut out = CsvLines(String::from("scope,name,metric,value\n"));
-    let mut line = |scope: &str, name: &str, metric: &str, value: String| {
-        out.line(scope, name, metric, value);
-    };
-    line("window", &c.queue, "start_ms", c.window.start.to_string());
-    line("window", &c.queue, "end_ms", c.window.end.to_string());
-    line(
+    out.figures(
         "window",
         &c.queue,
-        "asked_ms",
-        r.history.asked_ms.to_string(),
-    );
-    line(
-        "window",
-        &c.queue,
-        "shorter_than_asked",
-        r.history.shorter_than_asked.to_string(),
+        [
+            ("start_ms", c.window.start.to_string()),
+            ("end_ms", c.window.end.to_string()),
+            ("asked_ms", r.history.asked_ms.to_string()),
+            (
+                "shorter_than_asked",
+                r.history.shorter_than_asked.to_string(),
+            ),
+        ],
     );
     csv_scopes(&mut out, c);
     csv_fairness(&mut out, c);
     csv_delivery(&mut out, &r.evaluation);
-    let mut line = |scope: &str, name: &str, metric: &str, value: String| {
-        out.line(scope, name, metric, value);
-    };
     for o in &r.exceptions.per_operator {
         let name = format!("{}/{}", o.operator, o.share);
-        line(
+        out.figures(
             "exceptions",
             &name,
-            "priority_changes",
-            o.changes.to_string(),
+            [
+                ("priority_changes", o.changes.to_string()),
+                ("raises", o.raises.to_string()),
+            ],
         );
-        line("exceptions", &name, "raises", o.raises.to_string());
     }
     for k in r.policy.iter().flat_map(|p| &p.classes) {
-        line("policy", &k.class, "jobs", k.jobs.to_string());
-        line("policy", &k.class, "breaches", k.breaches().to_string());
+        out.figures(
+            "policy",
+            &k.class,
+            [
+                ("jobs", k.jobs.to_string()),
+                ("breaches", k.breaches().to_string()),
+            ],
+        );
     }
     let m = &c.methods;
     for (metric, text) in [
@@ -351,7 +340,7 @@ pub fn csv(r: &Report) -> String {
         ("recovery", &m.recovery),
         ("bands", &m.bands),
     ] {
-        line("method", metric, "text", text.clone());
+        out.line("method", metric, "text", text.clone());
     }
     out.0
 }
@@ -370,196 +359,84 @@ impl CsvLines {
             csv_field(&value)
         );
     }
+
+    /// A line per `(metric, value)` of one scope and name.
+    fn figures<const N: usize>(&mut self, scope: &str, name: &str, figures: [(&str, String); N]) {
+        for (metric, value) in figures {
+            self.line(scope, name, metric, value);
+        }
+    }
 }
 
-/// The figures of the queue, each share and each priority band.
-#[expect(
-    clippy::too_many_lines,
-    reason = "one line per figure of a scorecard row, in the order the CSV lists them: a table, read whole"
-)]
+/// The figures of the queue, each share and each priority band: every one of [`COLUMNS`].
 fn csv_scopes(out: &mut CsvLines, c: &Scorecard) {
-    let mut line = |scope: &str, name: &str, metric: &str, value: String| {
-        out.line(scope, name, metric, value);
-    };
     for row in std::iter::once(&c.queue_row)
         .chain(&c.shares)
         .chain(&c.bands)
     {
         let (scope, name) = match &row.scope {
-            quotatop_analysis::scorecard::Scope::Queue(q) => ("queue", q.clone()),
-            quotatop_analysis::scorecard::Scope::Share(s) => ("share", s.clone()),
-            quotatop_analysis::scorecard::Scope::Band(b) => ("band", b.as_str().to_string()),
+            Scope::Queue(q) => ("queue", q.clone()),
+            Scope::Share(s) => ("share", s.clone()),
+            Scope::Band(b) => ("band", b.as_str().to_string()),
         };
-        let u = &row.utilisation;
-        line(scope, &name, "jobs", row.jobs.to_string());
-        line(
-            scope,
-            &name,
-            "productive_gpu_hours",
-            u.productive_gpu_hours.to_string(),
-        );
-        let l = &row.ledger;
-        line(
-            scope,
-            &name,
-            "held_not_running_gpu_hours",
-            l.held_not_running_gpu_hours.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "failed_gpu_hours",
-            l.failed_gpu_hours.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "unfinished_gpu_hours",
-            l.unfinished_gpu_hours.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "allocated_gpu_hours",
-            u.allocated_gpu_hours.to_string(),
-        );
-        line(scope, &name, "utilisation", opt(u.ratio));
-        line(scope, &name, "waits", row.wait.count.to_string());
-        line(scope, &name, "wait_mean_ms", opt(row.wait.mean_ms));
-        line(scope, &name, "wait_p50_ms", opt(row.wait.p50_ms));
-        line(scope, &name, "wait_p95_ms", opt(row.wait.p95_ms));
-        line(
-            scope,
-            &name,
-            "still_waiting",
-            row.wait.still_waiting.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "interrupted_attempts",
-            row.waste.interrupted_attempts.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "lost_gpu_hours",
-            row.waste.lost_gpu_hours.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "overhead_gpu_hours",
-            row.waste.overhead_gpu_hours.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "waste_gpu_hours",
-            row.waste.total_gpu_hours.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "interrupted_jobs",
-            row.recovery.interrupted_jobs.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "recovered",
-            row.recovery.recovered.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "not_recovered",
-            row.recovery.not_recovered.to_string(),
-        );
-        line(
-            scope,
-            &name,
-            "recovery_pending",
-            row.recovery.pending.to_string(),
-        );
-        line(scope, &name, "recovery", opt(row.recovery.ratio));
+        for col in COLUMNS {
+            out.line(scope, &name, col.key, col.value(c, row));
+        }
     }
 }
 
 /// Each share's entitlement against what it held.
 fn csv_fairness(out: &mut CsvLines, c: &Scorecard) {
-    let mut line = |scope: &str, name: &str, metric: &str, value: String| {
-        out.line(scope, name, metric, value);
-    };
     for f in &c.fairness {
-        line(
+        out.figures(
             "fairness",
             &f.share,
-            "entitled_gpu_hours",
-            f.entitled_gpu_hours.to_string(),
+            [
+                ("entitled_gpu_hours", f.entitled_gpu_hours.to_string()),
+                ("held_gpu_hours", f.used_gpu_hours.to_string()),
+                ("drift_pp", f.drift_pp.to_string()),
+                ("delivered_ratio", opt(f.delivered_ratio)),
+                ("wait_ratio", opt(f.wait_ratio)),
+            ],
         );
-        line(
-            "fairness",
-            &f.share,
-            "held_gpu_hours",
-            f.used_gpu_hours.to_string(),
-        );
-        line("fairness", &f.share, "drift_pp", f.drift_pp.to_string());
-        line(
-            "fairness",
-            &f.share,
-            "delivered_ratio",
-            opt(f.delivered_ratio),
-        );
-        line("fairness", &f.share, "wait_ratio", opt(f.wait_ratio));
     }
 }
 
 /// Important work, deadlines, interruption budgets and cost.
 fn csv_delivery(out: &mut CsvLines, e: &Evaluation) {
-    let mut line = |scope: &str, name: &str, metric: &str, value: String| {
-        out.line(scope, name, metric, value);
-    };
     for (name, d) in [("important", &e.important), ("all", &e.all)] {
-        line("delivery", name, "jobs", d.jobs.to_string());
-        line(
+        out.figures(
             "delivery",
             name,
-            "succeeded",
-            d.goodput.completed_jobs.to_string(),
-        );
-        line("delivery", name, "wait_mean_ms", opt(d.wait.mean_ms));
-        line("delivery", name, "wait_p95_ms", opt(d.wait.p95_ms));
-        line(
-            "delivery",
-            name,
-            "deadlines",
-            d.deadlines.with_deadline.to_string(),
-        );
-        line(
-            "delivery",
-            name,
-            "missed_deadlines",
-            d.deadlines.missed.to_string(),
+            [
+                ("jobs", d.jobs.to_string()),
+                ("succeeded", d.goodput.completed_jobs.to_string()),
+                ("wait_mean_ms", opt(d.wait.mean_ms)),
+                ("wait_p95_ms", opt(d.wait.p95_ms)),
+                ("deadlines", d.deadlines.with_deadline.to_string()),
+                ("missed_deadlines", d.deadlines.missed.to_string()),
+            ],
         );
     }
     for b in &e.budgets {
-        line(
+        out.figures(
             "budget",
             &b.share,
-            "jobs_over_preemptions",
-            b.jobs_over_preemptions.to_string(),
-        );
-        line(
-            "budget",
-            &b.share,
-            "days_over_lost",
-            b.days_over_lost.to_string(),
+            [
+                ("jobs_over_preemptions", b.jobs_over_preemptions.to_string()),
+                ("days_over_lost", b.days_over_lost.to_string()),
+            ],
         );
     }
     if let Some(c) = &e.cost {
-        line("cost", &c.currency, "allocated", c.allocated.to_string());
-        line("cost", &c.currency, "productive", c.productive.to_string());
-        line("cost", &c.currency, "wasted", c.wasted.to_string());
+        out.figures(
+            "cost",
+            &c.currency,
+            [
+                ("allocated", c.allocated.to_string()),
+                ("productive", c.productive.to_string()),
+                ("wasted", c.wasted.to_string()),
+            ],
+        );
     }
 }

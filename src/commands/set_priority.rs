@@ -7,7 +7,6 @@ use crate::cli::SetPriorityArgs;
 use crate::config;
 use quotatop_actions::{self as actions, ChangeContext, Preview, PriorityPolicy};
 use quotatop_aws::batch::BatchClient;
-use quotatop_aws::poll::{self, PollConfig};
 use quotatop_model::{QueueSnapshot, clean_text};
 use quotatop_store::audit::{AwsContext, Operator, Outcome};
 
@@ -109,15 +108,8 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
     }
     let rt = super::runtime()?;
     rt.block_on(async {
-        let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
-        let snapshot = poll::refresh_once(
-            &client,
-            PollConfig {
-                queues: args.queues.clone(),
-                ..PollConfig::default()
-            },
-        )
-        .await?;
+        let (client, snapshot) =
+            super::snapshot::connect_and_refresh(&args.aws, &args.queues).await?;
         let (queue, job_id) = find_job(&snapshot.queues, &args.job)?;
         let preview = actions::preview(queue, &job_id, new)?;
         actions::check_change(

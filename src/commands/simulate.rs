@@ -66,59 +66,34 @@ fn scenario() -> (Vec<QuotaShare>, Vec<Step>) {
     let job = |name: &str, share: &str, ty: &str, n: u32, minutes: u64| {
         JobSpec::new(name, share, ty, n, minutes * MIN)
     };
+    let submit = |at: u64, spec: JobSpec| Step {
+        at,
+        action: Action::Submit(spec),
+    };
     let mut steps = vec![
-        Step {
-            at: 0,
-            action: Action::Submit(job("explore-a", "research", P4, 2, 90).priority(10)),
-        },
-        Step {
-            at: 1,
-            action: Action::Submit(
-                job("sweep-loop", "research", P4, 4, 240)
-                    .priority(5)
-                    .checkpoint_every(30 * MIN),
-            ),
-        },
-        Step {
-            at: 2,
-            action: Action::Submit(job("explore-b", "research", P4, 1, 60).priority(1)),
-        },
-        Step {
-            at: 3,
-            action: Action::Submit(job("too-big", "regulated", P4, 3, 30)),
-        },
-        Step {
-            at: 4,
-            action: Action::Submit(job("audit-model", "regulated", P4, 2, 45).retries(2)),
-        },
-        Step {
-            at: 5,
-            action: Action::Submit(job("detector", "vision", G5, 6, 50).priority(3)),
-        },
-        Step {
-            at: 10,
-            action: Action::Submit(job("urgent-review", "regulated", P4, 1, 15).priority(100)),
-        },
-        Step {
-            at: 20,
-            action: Action::Submit(job("release-train", "prod", P4, 2, 20).priority(1)),
-        },
-        Step {
-            at: 25,
-            action: Action::Submit(job("tokenizer", "nlp", G5, 3, 30)),
-        },
+        submit(0, job("explore-a", "research", P4, 2, 90).priority(10)),
+        submit(
+            1,
+            job("sweep-loop", "research", P4, 4, 240)
+                .priority(5)
+                .checkpoint_every(30 * MIN),
+        ),
+        submit(2, job("explore-b", "research", P4, 1, 60).priority(1)),
+        submit(3, job("too-big", "regulated", P4, 3, 30)),
+        submit(4, job("audit-model", "regulated", P4, 2, 45).retries(2)),
+        submit(5, job("detector", "vision", G5, 6, 50).priority(3)),
+        submit(
+            10,
+            job("urgent-review", "regulated", P4, 1, 15).priority(100),
+        ),
+        submit(20, job("release-train", "prod", P4, 2, 20).priority(1)),
+        submit(25, job("tokenizer", "nlp", G5, 3, 30)),
         Step {
             at: 82,
             action: Action::Raise("explore-b", 50),
         },
-        Step {
-            at: 50,
-            action: Action::Submit(job("hotfix", "prod", P4, 2, 15).priority(9)),
-        },
-        Step {
-            at: 80,
-            action: Action::Submit(job("nightly", "prod", P4, 4, 20)),
-        },
+        submit(50, job("hotfix", "prod", P4, 2, 15).priority(9)),
+        submit(80, job("nightly", "prod", P4, 4, 20)),
         Step {
             at: 110,
             action: Action::Limit("research", 1),

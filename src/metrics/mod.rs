@@ -21,7 +21,7 @@ use quotatop_analysis::scorecard::PriorityBand;
 use quotatop_analysis::{
     GpuTable, LoopRule, dispatch_order, preemptions, running_jobs, share_usage,
 };
-use quotatop_model::{HealthState, Millis, Snapshot};
+use quotatop_model::{HealthState, Millis, QueueSnapshot, Snapshot};
 use quotatop_store::journal::JournalStatus;
 
 /// Content type of the OpenMetrics exposition.
@@ -349,9 +349,27 @@ fn fill_policy(fams: &Families, snap: &Snapshot, ctx: &Context) {
 }
 
 fn fill(fams: &Families, snap: &Snapshot, ctx: &Context, now: Millis) {
+    fill_health(fams, snap);
+    for q in &snap.queues {
+        let ql = QueueLabels::of(snap, q);
+        if let Some(at) = q.refreshed_at {
+            fams.set(
+                "quotatop_data_age_seconds",
+                ql.with(&[]),
+                (now - at).max(0) as f64 / 1e3,
+            );
+        }
+        fill_capacity(fams, q, ctx, &ql);
+        fill_shares(fams, q, &ql);
+        fill_runnable(fams, q, &ql);
+        fill_preemptions(fams, q, ctx, &ql);
+    }
+}
+
+/// The refresh health of each source (with `[[sources]]`: its region, a `source` label; else
+/// the one source's).
+fn fill_health(fams: &Families, snap: &Snapshot) {
     let region = snap.source.region.as_deref().unwrap_or("");
-    // With `[[sources]]`, the refresh health of each source (its region, a `source` label);
-    // else the one source's.
     let healths: Vec<(Labels, &quotatop_model::PollHealth, Millis)> = if snap.sources.is_empty() {
         vec![(labels(&[("region", region)]), &snap.health, snap.taken_at)]
     } else {
@@ -390,111 +408,132 @@ fn fill(fams: &Families, snap: &Snapshot, ctx: &Context, now: Millis) {
             f64::from(h.errors_last_minute),
         );
     }
-    for q in &snap.queues {
-        // With `[[sources]]`, each queue's region is its source's, and a `source` label keeps
-        // two sources' queues of the same name apart.
+}
+
+/// A queue's labels: its region and name and, with `[[sources]]`, a `source` label (each queue's
+/// region is its source's; the label keeps two sources' queues of the same name apart).
+struct QueueLabels(Labels);
+
+impl QueueLabels {
+    fn of(snap: &Snapshot, q: &QueueSnapshot) -> Self {
         let src = q
             .source
             .as_deref()
             .and_then(|n| snap.sources.iter().find(|s| s.name == n));
         let region = src
             .and_then(|s| s.source.region.as_deref())
-            .unwrap_or(region);
-        let ql = |rest: &[(&str, &str)]| {
-            let mut l = labels(&[("region", region), ("queue", q.name.as_str())]);
-            if let Some(name) = q.source.as_deref() {
-                l.push(("source".into(), name.into()));
-            }
-            l.extend(labels(rest));
-            l
-        };
-        if let Some(at) = q.refreshed_at {
-            fams.set(
-                "quotatop_data_age_seconds",
-                ql(&[]),
-                (now - at).max(0) as f64 / 1e3,
-            );
+            .or(snap.source.region.as_deref())
+            .unwrap_or("");
+        let mut l = labels(&[("region", region), ("queue", q.name.as_str())]);
+        if let Some(name) = q.source.as_deref() {
+            l.extend(labels(&[("source", name)]));
         }
-        for u in share_usage(q) {
-            let l = ql(&[("share", &u.share), ("instance_type", &u.instance_type)]);
-            let per = ctx.gpus.gpus(&u.instance_type).map(f64::from);
-            for (what, v) in [
-                ("limit", u.limit),
-                ("used", u.used),
-                ("own_used", u.own_used),
-                ("borrowed", u.borrowed),
-                ("lent", u.lent),
-                ("idle", u.idle),
-            ] {
-                let v = f64::from(v);
-                fams.set(&format!("quotatop_capacity_{what}_instances"), l.clone(), v);
-                if let Some(g) = per {
-                    fams.set(&format!("quotatop_capacity_{what}_gpus"), l.clone(), v * g);
+        Self(l)
+    }
+
+    /// These labels and `rest`.
+    fn with(&self, rest: &[(&str, &str)]) -> Labels {
+        let mut l = self.0.clone();
+        l.extend(labels(rest));
+        l
+    }
+}
+
+/// Capacity per share and instance type: instances and, where the type's GPUs are known, GPUs.
+fn fill_capacity(fams: &Families, q: &QueueSnapshot, ctx: &Context, ql: &QueueLabels) {
+    for u in share_usage(q) {
+        let l = ql.with(&[("share", &u.share), ("instance_type", &u.instance_type)]);
+        let per = ctx.gpus.gpus(&u.instance_type).map(f64::from);
+        for (what, v) in [
+            ("limit", u.limit),
+            ("used", u.used),
+            ("own_used", u.own_used),
+            ("borrowed", u.borrowed),
+            ("lent", u.lent),
+            ("idle", u.idle),
+        ] {
+            let v = f64::from(v);
+            fams.set(&format!("quotatop_capacity_{what}_instances"), l.clone(), v);
+            if let Some(g) = per {
+                fams.set(&format!("quotatop_capacity_{what}_gpus"), l.clone(), v * g);
+            }
+        }
+    }
+}
+
+/// Each share's running jobs, and a 0 for every per-share count the jobs below add to (so a
+/// share with none still has its series).
+fn fill_shares(fams: &Families, q: &QueueSnapshot, ql: &QueueLabels) {
+    for s in &q.shares {
+        let ls = ql.with(&[("share", &s.name)]);
+        let running = running_jobs(q, Some(&s.name)).len();
+        fams.set("quotatop_running_jobs", ls.clone(), running as f64);
+        for name in [
+            "quotatop_misconfigured_jobs",
+            "quotatop_looping_jobs",
+            "quotatop_preemption_budget_breached_jobs",
+        ] {
+            fams.set(name, ls.clone(), 0.0);
+        }
+        fams.count("quotatop_preemptions", ls.clone(), 0.0);
+        fams.count("quotatop_lost_gpu_seconds", ls.clone(), 0.0);
+    }
+}
+
+/// Runnable jobs per share and priority band, the oldest one's age, and the misconfigured.
+fn fill_runnable(fams: &Families, q: &QueueSnapshot, ql: &QueueLabels) {
+    let bands: BTreeMap<String, PriorityBand> = q
+        .jobs
+        .iter()
+        .map(|j| (j.job.id.clone(), PriorityBand::of(j.job.priority)))
+        .collect();
+    for j in dispatch_order(q) {
+        let band = j
+            .priority
+            .map(PriorityBand::of)
+            .or_else(|| bands.get(&j.job_id).copied())
+            .unwrap_or(PriorityBand::Normal);
+        let ls = ql.with(&[("share", &j.share)]);
+        let mut lb = ls.clone();
+        lb.push(("band".into(), band.as_str().into()));
+        fams.add("quotatop_runnable_jobs", lb.clone(), 1.0);
+        if let Some(w) = j.waiting_ms {
+            let age = w.max(0) as f64 / 1e3;
+            if let Some(f) = fams.g.get("quotatop_oldest_runnable_age_seconds") {
+                let g = f.get_or_create(&lb);
+                if age > g.get() {
+                    g.set(age);
                 }
             }
         }
-        for s in &q.shares {
-            let ls = ql(&[("share", &s.name)]);
-            let running = running_jobs(q, Some(&s.name)).len();
-            fams.set("quotatop_running_jobs", ls.clone(), running as f64);
-            for name in [
-                "quotatop_misconfigured_jobs",
-                "quotatop_looping_jobs",
-                "quotatop_preemption_budget_breached_jobs",
-            ] {
-                fams.set(name, ls.clone(), 0.0);
-            }
-            fams.count("quotatop_preemptions", ls.clone(), 0.0);
-            fams.count("quotatop_lost_gpu_seconds", ls.clone(), 0.0);
+        if j.misconfigured {
+            fams.add("quotatop_misconfigured_jobs", ls, 1.0);
         }
-        let bands: BTreeMap<String, PriorityBand> = q
-            .jobs
-            .iter()
-            .map(|j| (j.job.id.clone(), PriorityBand::of(j.job.priority)))
-            .collect();
-        for j in dispatch_order(q) {
-            let band = j
-                .priority
-                .map(PriorityBand::of)
-                .or_else(|| bands.get(&j.job_id).copied())
-                .unwrap_or(PriorityBand::Normal);
-            let ls = ql(&[("share", &j.share)]);
-            let mut lb = ls.clone();
-            lb.push(("band".into(), band.as_str().into()));
-            fams.add("quotatop_runnable_jobs", lb.clone(), 1.0);
-            if let Some(w) = j.waiting_ms {
-                let age = w.max(0) as f64 / 1e3;
-                if let Some(f) = fams.g.get("quotatop_oldest_runnable_age_seconds") {
-                    let g = f.get_or_create(&lb);
-                    if age > g.get() {
-                        g.set(age);
-                    }
-                }
-            }
-            if j.misconfigured {
-                fams.add("quotatop_misconfigured_jobs", ls, 1.0);
-            }
-        }
-        for f in preemptions(q, &ctx.rule) {
-            let ls = ql(&[("share", &f.share)]);
-            fams.count("quotatop_preemptions", ls.clone(), f64::from(f.count));
-            fams.count(
-                "quotatop_lost_gpu_seconds",
-                ls.clone(),
-                f.gpu_hours_lost.unwrap_or(0.0) * 3_600.0,
-            );
-            fams.add(
-                "quotatop_looping_jobs",
-                ls.clone(),
-                f64::from(u8::from(f.looping)),
-            );
-            let over = f.over_budget.is_some();
-            fams.add(
-                "quotatop_preemption_budget_breached_jobs",
-                ls,
-                f64::from(u8::from(over)),
-            );
-        }
+    }
+}
+
+/// Preemptions, the GPU time they lost, looping jobs and jobs over their preemption budget,
+/// per share.
+fn fill_preemptions(fams: &Families, q: &QueueSnapshot, ctx: &Context, ql: &QueueLabels) {
+    for f in preemptions(q, &ctx.rule) {
+        let ls = ql.with(&[("share", &f.share)]);
+        fams.count("quotatop_preemptions", ls.clone(), f64::from(f.count));
+        fams.count(
+            "quotatop_lost_gpu_seconds",
+            ls.clone(),
+            f.gpu_hours_lost.unwrap_or(0.0) * 3_600.0,
+        );
+        fams.add(
+            "quotatop_looping_jobs",
+            ls.clone(),
+            f64::from(u8::from(f.looping)),
+        );
+        let over = f.over_budget.is_some();
+        fams.add(
+            "quotatop_preemption_budget_breached_jobs",
+            ls,
+            f64::from(u8::from(over)),
+        );
     }
 }
 

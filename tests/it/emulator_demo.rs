@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use quotatop_emulator::Scenario;
-use quotatop_emulator::workload::{Workload, advance};
+use quotatop_emulator::{Workload, advance};
 use quotatop_engine::{Engine, EventReason, FailureKind, JobId, PreemptionKind};
 use quotatop_model::{JobStatus, SharingStrategy};
 

@@ -289,6 +289,17 @@ fn decision_summary_rules_and_per_job_rows() {
         "{md}"
     );
     assert!(md.contains("| cost allocated (common window) |"), "{md}");
+    // The run's scorecard: the scorecard's column list, in its order, one row each.
+    let scorecard_rows: Vec<&str> = md
+        .lines()
+        .filter_map(|l| l.strip_prefix("| scorecard: "))
+        .filter_map(|l| l.split(" | ").next())
+        .collect();
+    let headers: Vec<&str> = quotatop_analysis::scorecard::COLUMNS
+        .iter()
+        .map(|c| c.header)
+        .collect();
+    assert_eq!(scorecard_rows, headers, "{md}");
     assert!(md.contains("USD"), "{md}");
     assert!(
         md.contains("Cost by share (allocated over the common window / productive / wasted)"),
@@ -324,12 +335,12 @@ fn decision_summary_rules_and_per_job_rows() {
     assert_eq!(per_config["lending"].0, 9);
     let row = md
         .lines()
-        .find(|l| l.starts_with("| GPU-h productive |"))
+        .find(|l| l.starts_with("| scorecard: productive GPU-h |"))
         .unwrap();
     assert_eq!(
         row,
         format!(
-            "| GPU-h productive | {:.1} | {:.1} |",
+            "| scorecard: productive GPU-h | {:.1} | {:.1} |",
             per_config["isolated"].1, per_config["lending"].1
         )
     );
@@ -667,7 +678,7 @@ fn protected_share_is_the_largest_then_most_demanded_among_the_64_node_vcs() {
     let jobs: Vec<_> = vcs.iter().flat_map(|v| v.jobs.iter().cloned()).collect();
     let base = ReplayConfig {
         name: "philly".to_string(),
-        capacity: quotatop_replay::config::summed_limits(&shares),
+        capacity: quotatop_replay::summed_limits(&shares),
         shares,
         workload: Default::default(),
         rules: Default::default(),

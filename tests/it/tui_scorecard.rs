@@ -426,3 +426,27 @@ async fn the_summary_wraps_at_80_columns() {
         "{s}"
     );
 }
+
+/// Wide enough for every figure: the table's head is the scorecard's column list, in its order,
+/// between the share and the sparkline (the list `report` and `replay` iterate too).
+#[tokio::test]
+async fn the_table_lists_the_scorecard_columns_in_order() {
+    let (t, _) = run_services(600, 24, options(), snapshot(), typed("4"), services()).await;
+    let s = screen_text(&t);
+    let header = s.lines().find(|l| l.contains("drift pp")).unwrap();
+    let shown: Vec<&str> = header
+        .trim_matches(|c: char| c == '│' || c.is_whitespace())
+        .split("  ")
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .collect();
+    let want: Vec<&str> = std::iter::once("share")
+        .chain(
+            quotatop_analysis::scorecard::COLUMNS
+                .iter()
+                .map(|c| c.header),
+        )
+        .chain(std::iter::once("held"))
+        .collect();
+    assert_eq!(shown, want, "{s}");
+}

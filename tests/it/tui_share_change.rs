@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::tui_support::*;
 use quotatop::services::share_changes::AuditShareChanges;
 use quotatop_actions::ApiFailure;
-use quotatop_actions::shares::{SharesApi, SharesContext, apply_plan};
+use quotatop_actions::{SharesApi, SharesContext, apply_plan};
 use quotatop_analysis::shares_plan::{Step, plan};
 use quotatop_model::{CapacityLimit, QuotaShare, SharingConfig};
 use quotatop_store::audit::{AuditLog, AwsContext, Operator};

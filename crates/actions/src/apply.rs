@@ -56,8 +56,65 @@ pub struct ChangeContext {
     pub class_policy: Option<quotatop_store::audit::ClassPolicy>,
 }
 
-fn now_rfc3339() -> String {
+/// An audit record's time: now, RFC 3339 to the millisecond.
+pub(crate) fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// The AWS principal the API names, or why it is unknown (an unknown principal is no reason to
+/// refuse a change: the record says why).
+pub(crate) fn principal_or_why<E: std::fmt::Display>(
+    asked: Result<Option<String>, E>,
+) -> Option<String> {
+    match asked {
+        Ok(p) => p,
+        Err(why) => Some(format!("unknown ({why})")),
+    }
+}
+
+/// `record` (an intent) turned into its outcome record: same change, timed now.
+pub(crate) fn record_outcome(record: &mut AuditRecord, outcome: Outcome) {
+    record.kind = RecordKind::Outcome;
+    record.time = now_rfc3339();
+    record.outcome = Some(outcome);
+}
+
+/// The intent record of a change in `ctx` by `operator`, timed now: what every audited change
+/// records alike. The caller sets what this change is about (share, job, priorities, preview,
+/// action).
+pub(crate) fn intent_record(
+    ctx: &ChangeContext,
+    operator: Operator,
+    change_id: String,
+) -> AuditRecord {
+    AuditRecord {
+        v: quotatop_store::audit::SCHEME,
+        seq: 0,
+        time: now_rfc3339(),
+        kind: RecordKind::Intent,
+        change_id,
+        operator,
+        aws: ctx.aws.clone(),
+        queue: ctx.queue.clone(),
+        share: String::new(),
+        job: JobRef {
+            id: String::new(),
+            name: String::new(),
+            arn: String::new(),
+        },
+        old_priority: 0,
+        new_priority: 0,
+        justification: ctx.justification.clone(),
+        change_record: ctx.change_record.clone(),
+        preview: String::new(),
+        outcome: None,
+        policy: ctx.policy.clone(),
+        repair: None,
+        action: None,
+        class_policy: ctx.class_policy.clone(),
+        prev_hash: String::new(),
+        hash: String::new(),
+    }
 }
 
 /// Applies a validated, previewed and confirmed change. The job's current priority is read
@@ -95,10 +152,7 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
     // Nor is an unknown principal: the record says why it is unknown.
     let mut operator = ctx.operator.clone();
     if operator.aws_principal.is_none() {
-        operator.aws_principal = match api.caller_identity().await {
-            Ok(p) => p,
-            Err(why) => Some(format!("unknown ({why})")),
-        };
+        operator.aws_principal = principal_or_why(api.caller_identity().await);
     }
     let change_id = quotatop_store::audit::new_change_id();
     // Held from before the intent until after the outcome: `audit reconcile` leaves a change
@@ -107,14 +161,6 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
         .begin_change(&change_id)
         .map_err(ActionError::AuditBeforeCall)?;
     let mut record = AuditRecord {
-        v: quotatop_store::audit::SCHEME,
-        seq: 0,
-        time: now_rfc3339(),
-        kind: RecordKind::Intent,
-        change_id,
-        operator,
-        aws: ctx.aws.clone(),
-        queue: ctx.queue.clone(),
         share: preview.share.clone(),
         job: JobRef {
             id: preview.job_id.clone(),
@@ -123,16 +169,8 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
         },
         old_priority: observed.unwrap_or(preview.old_priority),
         new_priority: preview.new_priority,
-        justification: ctx.justification.clone(),
-        change_record: ctx.change_record.clone(),
         preview: confirmed.summary(),
-        outcome: None,
-        policy: ctx.policy.clone(),
-        repair: None,
-        action: None,
-        class_policy: ctx.class_policy.clone(),
-        prev_hash: String::new(),
-        hash: String::new(),
+        ..intent_record(ctx, operator, change_id)
     };
     log.append(record.clone())
         .map_err(ActionError::AuditBeforeCall)?;
@@ -143,13 +181,11 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
         Ok(request_id) => Outcome::Succeeded { request_id },
         Err(ApiFailure(error)) => Outcome::Failed { error },
     };
-    record.kind = RecordKind::Outcome;
-    record.time = now_rfc3339();
+    record_outcome(&mut record, outcome.clone());
     let now = at_call.summary();
     if now != record.preview {
         record.preview = format!("at the call: {now}");
     }
-    record.outcome = Some(outcome.clone());
     log.append(record).map_err(ActionError::AuditAfterCall)?;
     Ok(outcome)
 }

@@ -4,13 +4,14 @@
 mod api;
 mod apply;
 mod reconcile;
-pub mod shares;
+mod shares;
 
 pub use api::reconciler;
 pub use apply::{ApiFailure, ChangeContext, PriorityApi, apply_change, apply_confirmed_change};
 pub use reconcile::{
     Decision, JobLookup, Reconciled, Target, kind_of, reconcile, tally, tally_by_kind,
 };
+pub use shares::{ApplyReport, LiveShares, SharesApi, SharesContext, apply_plan, verdict_words};
 
 use std::collections::BTreeMap;
 use std::future::Future;

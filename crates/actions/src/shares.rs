@@ -8,9 +8,10 @@ use std::future::Future;
 use quotatop_analysis::shares_plan::{Step, describe, field_changes, field_text};
 use quotatop_aws::batch::{BatchClient, ShareChange};
 use quotatop_model::{QuotaShare, ShareState};
-use quotatop_store::audit::{Action, AuditLog, AuditRecord, JobRef, Outcome, RecordKind, Verdict};
+use quotatop_store::audit::{Action, AuditLog, AuditRecord, Operator, Outcome, Verdict};
 
 use super::{ActionError, ApiFailure};
+use crate::apply::{intent_record, principal_or_why, record_outcome};
 
 /// The calls a share plan needs; implemented by the Batch client ([`LiveShares`]) and by fakes.
 pub trait SharesApi {
@@ -177,6 +178,12 @@ pub struct ApplyReport {
 }
 
 impl ApplyReport {
+    /// This report, the run stopped before `rest` (not attempted).
+    fn stopped(mut self, rest: &[Step]) -> Self {
+        self.not_attempted = rest.to_vec();
+        self
+    }
+
     /// Whether every step was called and succeeded.
     pub fn complete(&self) -> bool {
         self.not_attempted.is_empty()
@@ -186,8 +193,30 @@ impl ApplyReport {
     }
 }
 
-fn now_rfc3339() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+/// The intent record of step `i` of `steps`, with a new change id.
+fn step_intent(ctx: &SharesContext, operator: &Operator, steps: &[Step], i: usize) -> AuditRecord {
+    let step = &steps[i];
+    AuditRecord {
+        share: step.share().to_string(),
+        preview: format!(
+            "step {} of {}: {} {}",
+            i + 1,
+            steps.len(),
+            step.verb(),
+            step.share()
+        ),
+        action: Some(Action {
+            call: step.call().to_string(),
+            target: step.share().to_string(),
+            detail: step.detail(),
+            run_id: Some(ctx.run_id.clone()),
+        }),
+        ..intent_record(
+            &ctx.change,
+            operator.clone(),
+            quotatop_store::audit::new_change_id(),
+        )
+    }
 }
 
 /// Applies the steps in order, each with an intent before and an outcome after its call;
@@ -203,61 +232,19 @@ pub async fn apply_plan<A: SharesApi>(
     }
     let mut operator = ctx.change.operator.clone();
     if operator.aws_principal.is_none() {
-        operator.aws_principal = match api.caller_identity().await {
-            Ok(p) => p,
-            Err(why) => Some(format!("unknown ({why})")),
-        };
+        operator.aws_principal = principal_or_why(api.caller_identity().await);
     }
     let mut report = ApplyReport::default();
     for (i, step) in steps.iter().enumerate() {
-        let change_id = quotatop_store::audit::new_change_id();
-        let mut record = AuditRecord {
-            v: quotatop_store::audit::SCHEME,
-            seq: 0,
-            time: now_rfc3339(),
-            kind: RecordKind::Intent,
-            change_id: change_id.clone(),
-            operator: operator.clone(),
-            aws: ctx.change.aws.clone(),
-            queue: ctx.change.queue.clone(),
-            share: step.share().to_string(),
-            job: JobRef {
-                id: String::new(),
-                name: String::new(),
-                arn: String::new(),
-            },
-            old_priority: 0,
-            new_priority: 0,
-            justification: ctx.change.justification.clone(),
-            change_record: ctx.change.change_record.clone(),
-            preview: format!(
-                "step {} of {}: {} {}",
-                i + 1,
-                steps.len(),
-                step.verb(),
-                step.share()
-            ),
-            outcome: None,
-            policy: ctx.change.policy.clone(),
-            repair: None,
-            action: Some(Action {
-                call: step.call().to_string(),
-                target: step.share().to_string(),
-                detail: step.detail(),
-                run_id: Some(ctx.run_id.clone()),
-            }),
-            class_policy: ctx.change.class_policy.clone(),
-            prev_hash: String::new(),
-            hash: String::new(),
-        };
+        let mut record = step_intent(ctx, &operator, steps, i);
+        let change_id = record.change_id.clone();
         // Held from before the intent until after the outcome (`audit reconcile` leaves the
         // change alone while this writer lives).
         let in_flight = match log.begin_change(&change_id) {
             Ok(g) => g,
             Err(e) => {
                 report.audit_error = Some(quotatop_model::error_chain(&e));
-                report.not_attempted = steps[i..].to_vec();
-                return Ok(report);
+                return Ok(report.stopped(&steps[i..]));
             }
         };
         if let Err(e) = log.append(record.clone()) {
@@ -267,8 +254,7 @@ pub async fn apply_plan<A: SharesApi>(
                 step.share(),
                 quotatop_model::error_chain(&e)
             ));
-            report.not_attempted = steps[i..].to_vec();
-            return Ok(report);
+            return Ok(report.stopped(&steps[i..]));
         }
         // Compare, then swap: the share is read again just before its call, and the call is
         // made only if it is still as planned (another operator, or a second `shares apply`
@@ -279,11 +265,12 @@ pub async fn apply_plan<A: SharesApi>(
         };
         if let Some(what) = changed {
             let what = format!("{} changed since the plan: {what}", step.share());
-            record.kind = RecordKind::Outcome;
-            record.time = now_rfc3339();
-            record.outcome = Some(Outcome::Failed {
-                error: format!("not called: {what}"),
-            });
+            record_outcome(
+                &mut record,
+                Outcome::Failed {
+                    error: format!("not called: {what}"),
+                },
+            );
             let written = log.append(record);
             drop(in_flight);
             if let Err(e) = written {
@@ -295,8 +282,7 @@ pub async fn apply_plan<A: SharesApi>(
                 ));
             }
             report.changed = Some((step.clone(), what));
-            report.not_attempted = steps[i..].to_vec();
-            return Ok(report);
+            return Ok(report.stopped(&steps[i..]));
         }
         let outcome = match api.run_step(step).await {
             Ok(request_id) => Outcome::Succeeded { request_id },
@@ -304,9 +290,7 @@ pub async fn apply_plan<A: SharesApi>(
             // retried and meets its own change ("already exists"). Read back what is true.
             Err(ApiFailure(error)) => read_back(api, step, error).await,
         };
-        record.kind = RecordKind::Outcome;
-        record.time = now_rfc3339();
-        record.outcome = Some(outcome.clone());
+        record_outcome(&mut record, outcome.clone());
         let written = log.append(record);
         drop(in_flight);
         let failed = !landed(&outcome);
@@ -318,12 +302,10 @@ pub async fn apply_plan<A: SharesApi>(
                 step.share(),
                 quotatop_model::error_chain(&e)
             ));
-            report.not_attempted = steps[i + 1..].to_vec();
-            return Ok(report);
+            return Ok(report.stopped(&steps[i + 1..]));
         }
         if failed {
-            report.not_attempted = steps[i + 1..].to_vec();
-            return Ok(report);
+            return Ok(report.stopped(&steps[i + 1..]));
         }
     }
     Ok(report)
@@ -416,7 +398,7 @@ mod tests {
     use super::*;
     use quotatop_analysis::shares_plan::plan;
     use quotatop_model::{CapacityLimit, QuotaShare, SharingConfig};
-    use quotatop_store::audit::{AwsContext, Operator, read_records};
+    use quotatop_store::audit::{AwsContext, RecordKind, read_records};
     use std::sync::Mutex;
 
     struct Fake {

@@ -20,7 +20,7 @@ pub mod shares_lint;
 pub mod shares_plan;
 mod training_log;
 mod usage;
-pub mod why;
+mod why;
 
 pub use attempts::{AttemptRow, job_attempts};
 pub use attention::{

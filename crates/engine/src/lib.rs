@@ -16,8 +16,8 @@ mod error;
 mod event;
 mod jobs;
 mod lifecycle;
-pub mod placement;
-pub mod policy;
+mod placement;
+mod policy;
 mod rng;
 mod sched;
 mod share;
@@ -30,7 +30,14 @@ use std::collections::{BinaryHeap, HashMap};
 pub use config::{Delays, EngineConfig};
 pub use error::EngineError;
 pub use event::{Event, EventReason};
-pub use policy::{FailureKind, Misconfiguration, PreemptionKind, RetryAction, RetryRule};
+pub use placement::{
+    CapacityLedger, Head, Holder, NoFixpoint, Pass, Placement, TypeState, TypeView, Victim,
+    pass as placement_pass,
+};
+pub use policy::{
+    FailureKind, Misconfiguration, PreemptionKind, RetryAction, RetryRule, misconfiguration,
+    queue_key,
+};
 pub use rng::Rng;
 
 use quotatop_model::{CapacityLimit, JobStatus, Millis, ServiceEnvironment};

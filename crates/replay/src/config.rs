@@ -44,7 +44,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use quotatop_analysis::scorecard::decision::{Budget, DeadlineRule, DecisionRule, Rules};
-use quotatop_emulator::scenario::{CapacitySpec, ShareSpec};
+use quotatop_emulator::{CapacitySpec, ShareSpec};
 use quotatop_engine::{Engine, EngineConfig};
 use quotatop_model::{CapacityLimit, QuotaShare, ShareSpecError, whole_seconds_to_millis};
 

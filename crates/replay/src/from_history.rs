@@ -129,19 +129,7 @@ fn seconds(ms: Millis) -> String {
 /// jobs (their origins aside).
 pub fn write_csv(jobs: &[TraceJob]) -> Result<String, csv::Error> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
-        "submit_s",
-        "share",
-        "instance_type",
-        "instance_count",
-        "work_s",
-        "priority",
-        "checkpoint_s",
-        "retries",
-        "name",
-        "deadline_s",
-        "priority_changes",
-    ])?;
+    w.write_record(super::trace_csv::COLUMNS)?;
     for j in jobs {
         let changes: Vec<String> = j
             .extras

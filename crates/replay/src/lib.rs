@@ -2,20 +2,23 @@
 // Functions over 80 lines (clippy.toml) are split into named steps.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
-pub mod config;
+mod config;
 pub mod from_history;
 pub mod philly;
 pub mod presets;
 pub mod report;
-pub mod run;
+mod run;
 pub mod shares_file;
 pub mod trace_csv;
 
 #[cfg(test)]
 mod tests;
 
-pub use config::{ReplayConfig, Workload};
-pub use run::{Comparison, JobRow, NeverRun, ReplayOutcome, replay, replay_lean, replay_to};
+pub use config::{ReplayConfig, Workload, load_rules, summed_limits};
+pub use run::{
+    Comparison, DEFAULT_HORIZON_TAIL_MS, JobRow, NeverRun, ReplayOutcome, replay, replay_lean,
+    replay_to,
+};
 
 use std::sync::Arc;
 

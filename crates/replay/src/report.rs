@@ -6,23 +6,13 @@ use quotatop_analysis::scorecard::decision::{
     CompletionFigures, Cost, CurveFrame, DecisionRule, Evaluation, Scenario, Verdict,
     WindowFigures, common_window, completion_figures, verdict, window_figures,
 };
-use quotatop_analysis::scorecard::{Ledger, Row, Scorecard, Window};
+use quotatop_analysis::scorecard::{COLUMNS, Ledger, Row, Scorecard, Window};
 use quotatop_model::Millis;
 use quotatop_model::clean_text;
 
 use super::ReplayOutcome;
 
 use quotatop_analysis::scorecard::format::{duration as dur, percent as pct};
-
-/// The largest fairness drift of a scorecard: "share +x.y pp".
-fn worst_drift(card: &Scorecard) -> String {
-    card.fairness
-        .iter()
-        .max_by(|a, b| a.drift_pp.abs().total_cmp(&b.drift_pp.abs()))
-        .map_or("-".to_string(), |f| {
-            format!("{} {:+.1} pp", f.share, f.drift_pp)
-        })
-}
 
 /// How every per-band table groups jobs, stated in the output.
 pub const BANDS_NOTE: &str = "Bands: every per-band figure groups jobs by the priority band they were submitted with (a priority raised later, e.g. by the lending-protected preset, does not move a job to another row).";
@@ -107,7 +97,7 @@ fn pivot(per: Vec<Vec<(String, String)>>) -> Vec<(String, Vec<String>)> {
 
 /// One metric across the configurations.
 struct Metric {
-    name: &'static str,
+    name: String,
     values: Vec<String>,
 }
 
@@ -124,150 +114,107 @@ fn metrics(outcomes: &[ReplayOutcome], judged: &Judged) -> Vec<Metric> {
     let priced = judged.figures.iter().any(|f| f.cost.is_some());
     let all = vec![
         Metric {
-            name: "jobs",
+            name: "jobs".to_string(),
             values: col(&|o| o.jobs.to_string()),
         },
         Metric {
-            name: "completed",
+            name: "completed".to_string(),
             values: col(&|o| o.completed.to_string()),
         },
         Metric {
-            name: "failed (retries exhausted)",
+            name: "failed (retries exhausted)".to_string(),
             values: col(&|o| o.failed.to_string()),
         },
         Metric {
-            name: "unfinished (misconfigured)",
+            name: "unfinished (misconfigured)".to_string(),
             values: col(&|o| o.unfinished.to_string()),
         },
         Metric {
-            name: "makespan (h)",
+            name: "makespan (h)".to_string(),
             values: col(&|o| format!("{:.1}", o.makespan_ms as f64 / 3_600_000.0)),
         },
         Metric {
-            name: "preemptions",
+            name: "preemptions".to_string(),
             values: col(&|o| o.preemptions.to_string()),
         },
         Metric {
-            name: "mean completion time (h after the first submission, work-weighted)",
+            name: "mean completion time (h after the first submission, work-weighted)".to_string(),
             values: done(&|c| {
                 c.mean_completion_h
                     .map_or("-".to_string(), |h| format!("{h:.2}"))
             }),
         },
         Metric {
-            name: "goodput by the last submission (GPU-h)",
+            name: "goodput by the last submission (GPU-h)".to_string(),
             values: done(&|c| format!("{:.1}", c.goodput_by_submission_end_gpu_hours)),
         },
         Metric {
-            name: "completed by the last submission",
+            name: "completed by the last submission".to_string(),
             values: done(&|c| c.completed_by_submission_end.to_string()),
         },
         Metric {
-            name: "completed by the horizon",
+            name: "completed by the horizon".to_string(),
             values: col(&|o| o.evaluation.all.goodput.completed_jobs.to_string()),
         },
         Metric {
-            name: "productive GPU-h by the horizon (goodput)",
+            name: "productive GPU-h by the horizon (goodput)".to_string(),
             values: col(&|o| format!("{:.1}", o.evaluation.all.goodput.productive_gpu_hours)),
         },
         Metric {
-            name: "GPU-h held",
-            values: col(&|o| format!("{:.1}", o.ledger.held_gpu_hours())),
-        },
-        Metric {
-            name: "GPU-h productive",
-            values: col(&|o| format!("{:.1}", o.ledger.productive_gpu_hours)),
-        },
-        Metric {
-            name: "GPU-h lost (since checkpoint)",
-            values: col(&|o| format!("{:.1}", o.ledger.lost_gpu_hours)),
-        },
-        Metric {
-            name: "lost work: measured or modelled",
+            name: "lost work: measured or modelled".to_string(),
             values: col(&|o| o.ledger.lost_basis_text()),
         },
         Metric {
-            name: "GPU-h restart overhead",
-            values: col(&|o| format!("{:.1}", o.ledger.overhead_gpu_hours)),
-        },
-        Metric {
-            name: "GPU-h held before first run",
-            values: col(&|o| format!("{:.1}", o.ledger.held_not_running_gpu_hours)),
-        },
-        Metric {
-            name: "GPU-h of unfinished jobs",
-            values: col(&|o| format!("{:.1}", o.ledger.unfinished_gpu_hours)),
-        },
-        Metric {
-            name: "important jobs",
+            name: "important jobs".to_string(),
             values: col(&|o| o.evaluation.important.jobs.to_string()),
         },
         Metric {
-            name: "important: completed by the horizon",
+            name: "important: completed by the horizon".to_string(),
             values: col(&|o| o.evaluation.important.goodput.completed_jobs.to_string()),
         },
         Metric {
-            name: "important: wait mean / P50 / P95",
+            name: "important: wait mean / P50 / P95".to_string(),
             values: col(&|o| {
                 let w = &o.evaluation.important.wait;
                 format!("{} / {} / {}", dur(w.mean_ms), dur(w.p50_ms), dur(w.p95_ms))
             }),
         },
         Metric {
-            name: "important: still waiting at the end",
+            name: "important: still waiting at the end".to_string(),
             values: col(&|o| o.evaluation.important.wait.still_waiting.to_string()),
         },
         Metric {
-            name: "missed deadlines (all)",
+            name: "missed deadlines (all)".to_string(),
             values: col(&|o| {
                 let d = &o.evaluation.all.deadlines;
                 format!("{}/{}", d.missed, d.with_deadline)
             }),
         },
         Metric {
-            name: "missed deadlines (important)",
+            name: "missed deadlines (important)".to_string(),
             values: col(&|o| {
                 let d = &o.evaluation.important.deadlines;
                 format!("{}/{}", d.missed, d.with_deadline)
             }),
         },
         Metric {
-            name: "interruption-budget breaches",
+            name: "interruption-budget breaches".to_string(),
             values: col(&|o| budget_cell(&o.evaluation)),
         },
         Metric {
-            name: "allocated GPU-h (common window)",
+            name: "allocated GPU-h (common window)".to_string(),
             values: win(&|w| format!("{:.1}", w.allocated_gpu_hours)),
         },
         Metric {
-            name: "completed-work utilisation (common window)",
+            name: "completed-work utilisation (common window)".to_string(),
             values: win(&|w| pct(w.utilisation)),
         },
         Metric {
-            name: "wait mean / P50 / P95 (runnable to start)",
-            values: col(&|o| {
-                let w = &o.scorecard.queue_row.wait;
-                format!("{} / {} / {}", dur(w.mean_ms), dur(w.p50_ms), dur(w.p95_ms))
-            }),
-        },
-        Metric {
-            name: "preemption waste (GPU-h)",
-            values: col(&|o| format!("{:.1}", o.scorecard.queue_row.waste.total_gpu_hours)),
-        },
-        Metric {
-            name: "largest fairness drift",
-            values: col(&|o| worst_drift(&o.scorecard)),
-        },
-        Metric {
-            name: "recovery reliability",
-            values: col(&|o| pct(o.scorecard.queue_row.recovery.ratio)),
-        },
-        Metric {
-            name: "cost allocated (common window)",
+            name: "cost allocated (common window)".to_string(),
             values: win(&|w| money(w.cost.as_ref(), |c| c.allocated)),
         },
         Metric {
-            name: "cost per productive GPU-h",
+            name: "cost per productive GPU-h".to_string(),
             values: win(&|w| {
                 w.cost
                     .as_ref()
@@ -278,21 +225,33 @@ fn metrics(outcomes: &[ReplayOutcome], judged: &Judged) -> Vec<Metric> {
             }),
         },
         Metric {
-            name: "cost of productive work",
+            name: "cost of productive work".to_string(),
             values: win(&|w| money(w.cost.as_ref(), |c| c.productive)),
         },
         Metric {
-            name: "cost of waste (lost + overhead)",
+            name: "cost of waste (lost + overhead)".to_string(),
             values: win(&|w| money(w.cost.as_ref(), |c| c.wasted)),
         },
         Metric {
-            name: "replay time (s)",
+            name: "replay time (s)".to_string(),
             values: col(&|o| format!("{:.2}", o.elapsed.as_secs_f64())),
         },
     ];
     all.into_iter()
         .filter(|m| priced || !m.name.starts_with("cost"))
+        .chain(scorecard_metrics(outcomes))
         .collect()
+}
+
+/// The whole run's scorecard, queue row: every figure of the scorecard's column list.
+fn scorecard_metrics(outcomes: &[ReplayOutcome]) -> impl Iterator<Item = Metric> + '_ {
+    COLUMNS.iter().map(|c| Metric {
+        name: format!("scorecard: {}", c.header),
+        values: outcomes
+            .iter()
+            .map(|o| c.text(&o.scorecard, &o.scorecard.queue_row))
+            .collect(),
+    })
 }
 
 fn wait_delta(ms: Option<Millis>) -> String {
@@ -628,7 +587,7 @@ pub fn csv(outcomes: &[ReplayOutcome], rule: &DecisionRule) -> String {
     for m in metrics(outcomes, &judged) {
         out.push_str(&format!(
             "{},{}\n",
-            quote(m.name),
+            quote(&m.name),
             m.values
                 .iter()
                 .map(|v| quote(v))

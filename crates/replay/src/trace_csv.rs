@@ -20,7 +20,8 @@
 use super::{JobExtras, JobName, Origin, ReplayError, TraceJob};
 use quotatop_model::{Millis, seconds_to_millis};
 
-const COLUMNS: [&str; 11] = [
+/// The columns a trace may have, in the order `from_history::write_csv` writes them.
+pub const COLUMNS: [&str; 11] = [
     "submit_s",
     "share",
     "instance_type",

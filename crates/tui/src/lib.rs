@@ -13,28 +13,28 @@
 //! - [`keymap`]: the one key-binding table (help and footer hints come from it).
 //! - [`theme`]: semantic colour roles from `themes/*.toml`.
 
-pub mod app;
-pub mod command;
+mod app;
+mod command;
 pub mod data;
 pub mod effects;
 pub mod event_loop;
-pub mod field;
-pub mod footer;
-pub mod gauge;
-pub mod help;
-pub mod input;
+mod field;
+mod footer;
+mod gauge;
+mod help;
+mod input;
 pub mod keymap;
 pub mod list;
-pub mod messages;
+mod messages;
 pub mod priority;
 pub mod registry;
-pub mod runner;
+mod runner;
 pub mod screen;
-pub mod status_bar;
-pub mod terminal;
-pub mod text;
+mod status_bar;
+mod terminal;
+mod text;
 pub mod theme;
-pub mod travel;
+mod travel;
 
 // The screens, each as `its module: its kind`: each is its file (the screen and its `ENTRY`)
 // and its line here.

@@ -42,6 +42,8 @@ pub struct Runner {
 }
 
 impl Runner {
+    /// A runner without services for the screens' own work (the tests').
+    #[cfg(test)]
     pub fn new(services: Services) -> Self {
         Self::serving(services, &ScreenServices::default())
     }

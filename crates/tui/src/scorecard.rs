@@ -21,7 +21,8 @@ use super::text::clean;
 use super::theme::{Role, Theme};
 use quotatop_analysis::scorecard::decision::Evaluation;
 use quotatop_analysis::scorecard::{
-    self, AuditView, Scope, Scorecard, ScorecardInput, ScorecardOptions, format as fmt,
+    self, AuditView, COLUMNS, Column, Scope, Scorecard, ScorecardInput, ScorecardOptions,
+    format as fmt,
 };
 use quotatop_model::Millis;
 
@@ -241,16 +242,13 @@ fn message(frame: &mut Frame, area: Rect, block: Block, text: &str, role: Role, 
     );
 }
 
-const HEADER: [&str; 8] = [
-    "share",
-    "util",
-    "wait P50",
-    "wait P95",
-    "waste GPU-h",
-    "drift pp",
-    "recovery",
-    "held",
-];
+/// The table's head: the share, every figure of the scorecard's column list, the sparkline.
+fn header() -> Vec<&'static str> {
+    std::iter::once("share")
+        .chain(COLUMNS.iter().map(|c| c.header))
+        .chain(std::iter::once("held"))
+        .collect()
+}
 
 /// The audit view under the table: who changed priorities in which share, and jobs raised
 /// repeatedly (at most three of each; `report` lists them all).
@@ -360,10 +358,10 @@ fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, 
     frame.render_widget(Paragraph::new(exceptions), bottom);
     // Names whole, then the figures, the held sparkline taking the rest; the figures least
     // read go first on a narrow screen.
-    let widths = super::screen::layout_in(&card_columns(card), table_area.width);
+    let widths = card_widths(card, table_area.width);
     let rows = card_rows(view, &widths, theme);
     let header = Row::new(super::screen::shown_cells(
-        HEADER.iter().map(|h| Cell::from(*h)).collect(),
+        header().into_iter().map(Cell::from).collect(),
         &widths,
     ))
     .style(theme.style(Role::Header));
@@ -385,9 +383,27 @@ fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, 
     super::screen::scrollbar(frame, beside, len, 0, shown, theme);
 }
 
-/// The table's columns: share names whole (the longest), every figure as wide as its header,
-/// the held sparkline growing; recovery, drift, waste and the P95 go first when short.
-fn card_columns(card: &Scorecard) -> [super::screen::Col; 8] {
+/// The table's widths in `room`: the sparkline whole (a cell per bucket) and the figures that
+/// fit beside it; when that would leave out one of the five metrics, only the five and a
+/// shorter sparkline.
+fn card_widths(card: &Scorecard, room: u16) -> Vec<u16> {
+    let buckets = u16::try_from(SERIES_BUCKETS).unwrap_or(u16::MAX);
+    let whole = super::screen::layout_in(&card_columns(card, buckets, true), room);
+    let metrics_kept = COLUMNS
+        .iter()
+        .zip(whole.iter().skip(1))
+        .all(|(c, w)| !c.is_metric() || *w > 0);
+    if metrics_kept {
+        whole
+    } else {
+        super::screen::layout_in(&card_columns(card, 4, false), room)
+    }
+}
+
+/// The table's columns: share names whole (the longest), every figure as wide as its header
+/// and dropped in the column list's order when short (with `others` false, only the five
+/// metrics), the held sparkline at least `spark` wide, growing.
+fn card_columns(card: &Scorecard, spark: u16, others: bool) -> Vec<super::screen::Col> {
     use super::screen::Col;
     let names = card
         .shares
@@ -398,20 +414,32 @@ fn card_columns(card: &Scorecard) -> [super::screen::Col; 8] {
         })
         .max()
         .unwrap_or(0);
-    let h = |i: usize| u16::try_from(HEADER[i].len()).unwrap_or(u16::MAX);
-    let names = u16::try_from(names).unwrap_or(u16::MAX).max(h(0));
-    // A figure as wide as its header, and a space of air when there is room.
-    let figure = |i: usize, drop: u8| Col::text(h(i).max(6), usize::from(h(i).max(6)) + 1, drop);
-    [
-        Col::text(names, usize::from(names) + 1, 0),
-        figure(1, 0),
-        figure(2, 0),
-        figure(3, 3),
-        figure(4, 4),
-        figure(5, 5),
-        figure(6, 6),
-        Col::graphic(4, 1, 2),
-    ]
+    let width = |h: &str| u16::try_from(h.chars().count()).unwrap_or(u16::MAX);
+    let names = u16::try_from(names).unwrap_or(u16::MAX).max(width("share"));
+    // A figure as wide as its header, and a space of air when there is room; a column of
+    // width 0 is never shown.
+    let figure = |c: &Column| {
+        let w = if others || c.is_metric() {
+            width(c.header).max(6)
+        } else {
+            0
+        };
+        Col::text(w, usize::from(w) + 1, c.drop)
+    };
+    std::iter::once(Col::text(names, usize::from(names) + 1, 0))
+        .chain(COLUMNS.iter().map(figure))
+        .chain(std::iter::once(Col::graphic(spark, 1, 2)))
+        .collect()
+}
+
+/// How a figure is shown: waste in the preempted colour, a share held 10 pp or more below its
+/// entitlement as a warning.
+fn figure_role(c: &Column, value: Option<f64>) -> Role {
+    match (c.key, value) {
+        ("waste_gpu_hours", Some(v)) if v > 0.0 => Role::Preempted,
+        ("drift_pp", Some(v)) if v <= -10.0 => Role::Warning,
+        _ => Role::Text,
+    }
 }
 
 /// One row per share of the scorecard, in the columns `widths` keeps.
@@ -423,53 +451,33 @@ fn card_rows<'a>(view: &ScorecardView, widths: &[u16], theme: &Theme) -> Vec<Row
         .iter()
         .flat_map(|(_, v)| v.iter().copied())
         .fold(0.0_f64, f64::max);
-    card
-        .shares
+    card.shares
         .iter()
         .filter_map(|r| match &r.scope {
             Scope::Share(name) => Some((name, r)),
             _ => None,
         })
         .map(|(name, r)| {
-            let drift = card.fairness.iter().find(|f| &f.share == name);
-            let drift_cell = match drift {
-                Some(f) => {
-                    let role = if f.drift_pp <= -10.0 {
-                        Role::Warning
-                    } else {
-                        Role::Text
-                    };
-                    Cell::from(Span::styled(
-                        format!("{:+.1}", f.drift_pp),
-                        theme.style(role),
-                    ))
-                }
-                None => Cell::from("-"),
-            };
-            let waste_role = if r.waste.total_gpu_hours > 0.0 {
-                Role::Preempted
-            } else {
-                Role::Text
-            };
             let series = view
                 .series
                 .iter()
                 .find(|(n, _)| n == name)
                 .map_or_else(String::new, |(_, v)| spark(v, max));
-            Row::new(super::screen::shown_cells(vec![
-                Cell::from(clean(name).into_owned()),
-                Cell::from(fmt::percent(r.utilisation.ratio)),
-                Cell::from(fmt::duration(r.wait.p50_ms)),
-                Cell::from(fmt::duration(r.wait.p95_ms)),
+            let figures = COLUMNS.iter().map(|c| {
+                let value = (c.of)(card, r);
                 Cell::from(Span::styled(
-                    format!("{:.1}", r.waste.total_gpu_hours),
-                    theme.style(waste_role),
-                )),
-                drift_cell,
-                Cell::from(fmt::percent(r.recovery.ratio)),
-                Cell::from(Span::styled(series, theme.style(Role::Spark))),
-            ], widths))
-            .style(theme.style(Role::Text))
+                    c.unit.text(value),
+                    theme.style(figure_role(c, value)),
+                ))
+            });
+            let cells = std::iter::once(Cell::from(clean(name).into_owned()))
+                .chain(figures)
+                .chain(std::iter::once(Cell::from(Span::styled(
+                    series,
+                    theme.style(Role::Spark),
+                ))))
+                .collect();
+            Row::new(super::screen::shown_cells(cells, widths)).style(theme.style(Role::Text))
         })
         .collect()
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use anyhow::{anyhow, bail};
 
 use crate::cli::SharesApplyArgs;
-use quotatop_actions::shares::{ApplyReport, LiveShares, SharesContext, apply_plan, verdict_words};
+use quotatop_actions::{ApplyReport, LiveShares, SharesContext, apply_plan, verdict_words};
 use quotatop_analysis::shares_lint::has_errors;
 use quotatop_analysis::shares_plan::Step;
 use quotatop_aws::batch::BatchClient;

@@ -88,7 +88,7 @@ pub fn impact(
         super::super::journal::Baseline::LastSeen,
     )?;
     let capacity: Vec<CapacityLimit> = if p.live.capacity.is_empty() {
-        quotatop_replay::config::summed_limits(&p.live.quota_shares())
+        quotatop_replay::summed_limits(&p.live.quota_shares())
     } else {
         p.live.capacity.clone()
     };

@@ -25,6 +25,21 @@ pub fn connect_options(aws: &AwsArgs) -> ConnectOptions {
     }
 }
 
+/// A client for `aws` and one refresh of `queues` (all when empty): what a command acting on one
+/// job (`logs`, `set-priority`) reads first.
+pub async fn connect_and_refresh(
+    aws: &AwsArgs,
+    queues: &[String],
+) -> anyhow::Result<(BatchClient, quotatop_model::Snapshot)> {
+    let client = BatchClient::connect(connect_options(aws)).await?;
+    let config = PollConfig {
+        queues: queues.to_vec(),
+        ..PollConfig::default()
+    };
+    let snapshot = poll::refresh_once(&client, config).await?;
+    Ok((client, snapshot))
+}
+
 /// Sustained throttling ends as a timeout: the SDK's adaptive rate limiter holds the retries
 /// back until the operation's deadline. When the API did answer, and answered 429, that is
 /// throttling, not an endpoint that cannot be reached.

@@ -28,7 +28,7 @@ pub enum PreviewError {
     Finished(String, &'static str),
     /// A fault in quotatop, not in the request: the preview cannot say what happens.
     #[error("cannot predict the next scheduling pass: {0}; this is a fault in quotatop")]
-    NoFixpoint(#[from] quotatop_engine::placement::NoFixpoint),
+    NoFixpoint(#[from] quotatop_engine::NoFixpoint),
 }
 use crate as analysis;
 use quotatop_engine::PreemptionKind;

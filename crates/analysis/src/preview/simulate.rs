@@ -5,8 +5,9 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use crate as analysis;
 use quotatop_engine::PreemptionKind;
-use quotatop_engine::placement::{
-    self, CapacityLedger, Head, Holder, Pass, Placement, TypeState, Victim,
+use quotatop_engine::{
+    CapacityLedger, Head, Holder, NoFixpoint, Pass, Placement, TypeState, TypeView, Victim,
+    placement_pass,
 };
 use quotatop_model::{JobStatus, Millis, QueueSnapshot, TrackedJob};
 
@@ -342,7 +343,7 @@ impl Pass for SnapshotPass {
     fn head(&self, s: usize, _ty: usize) -> Option<Head> {
         self.queues.get(s)?.front().copied()
     }
-    fn view(&self, _ty: usize) -> impl placement::TypeView + '_ {
+    fn view(&self, _ty: usize) -> impl TypeView + '_ {
         &self.state
     }
     fn dispatch(&mut self, id: u32) {
@@ -404,7 +405,7 @@ pub(super) fn predict(
     q: &QueueSnapshot,
     job_id: &str,
     queue: &[analysis::QueuedJob],
-) -> Result<(Prediction, Preemptions, bool), placement::NoFixpoint> {
+) -> Result<(Prediction, Preemptions, bool), NoFixpoint> {
     let none = Preemptions::default();
     let Some((index, job)) = q
         .jobs
@@ -429,7 +430,7 @@ pub(super) fn predict(
     let (mut outcomes, every_order) = orders(&built);
     for o in &mut outcomes {
         o.target = index as u32;
-        placement::pass(o)?;
+        placement_pass(o)?;
     }
     let preemptions = preemptions_of(q, &built, &outcomes, every_order, now);
     let Some(first) = outcomes.first() else {
@@ -558,12 +559,12 @@ pub(crate) struct NextPass {
 
 /// Runs the engine's scheduling pass over instance type `ty` of `q` in every order of tied jobs
 /// the snapshot cannot settle.
-pub(crate) fn next_pass(q: &QueueSnapshot, ty: &str) -> Result<NextPass, placement::NoFixpoint> {
+pub(crate) fn next_pass(q: &QueueSnapshot, ty: &str) -> Result<NextPass, NoFixpoint> {
     let now = analysis::now_of(q).unwrap_or(0);
     let built = build(q, ty, now);
     let (mut passes, _) = orders(&built);
     for p in &mut passes {
-        placement::pass(p)?;
+        placement_pass(p)?;
     }
     Ok(NextPass {
         state: built.state,

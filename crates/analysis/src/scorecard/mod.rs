@@ -8,6 +8,7 @@
 
 mod audit_view;
 mod bands;
+mod columns;
 pub mod decision;
 mod fairness;
 pub mod format;
@@ -21,6 +22,7 @@ pub use audit_view::{
     AuditView, OperatorChanges, PriorityChange, RaisedJob, audit_view, join_changes,
 };
 pub use bands::PriorityBand;
+pub use columns::{COLUMNS, Column, FIVE_METRICS_DROP, Unit};
 pub use fairness::{FairnessRow, fairness};
 pub use input::{
     AttemptEnd, AttemptHistory, Entitlement, JobHistory, Outcome, ScorecardInput, ScorecardOptions,

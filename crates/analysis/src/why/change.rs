@@ -3,8 +3,8 @@
 //! snapshot tells.
 
 use crate::{self as analysis, preview};
-use quotatop_engine::placement::TypeState;
-use quotatop_engine::policy;
+use quotatop_engine::TypeState;
+use quotatop_engine::queue_key;
 use quotatop_model::{MAX_PRIORITY, QueueSnapshot, QuotaShare, ServiceJob};
 
 use super::Verdict;
@@ -22,8 +22,8 @@ pub(super) fn priority_to_lead(
         .into_iter()
         .filter(|&p| p >= job.0 && p <= MAX_PRIORITY)
         .find(|&p| {
-            let key = policy::queue_key(p, job.1, job.2);
-            ahead.iter().all(|a| key < policy::queue_key(a.0, a.1, a.2))
+            let key = queue_key(p, job.1, job.2);
+            ahead.iter().all(|a| key < queue_key(a.0, a.1, a.2))
         })
 }
 

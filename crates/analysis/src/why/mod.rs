@@ -9,8 +9,8 @@ mod change;
 mod words;
 
 use crate::{self as analysis, preview};
-use quotatop_engine::placement::{Placement, TypeView};
-use quotatop_engine::policy::{self, Misconfiguration, PreemptionKind};
+use quotatop_engine::{Misconfiguration, PreemptionKind, queue_key};
+use quotatop_engine::{Placement, TypeView};
 use quotatop_model::{JobStatus, QueueSnapshot, QuotaShare, ServiceJob};
 
 use words::{id_of, key_of, kind_words, name_of, names, no_room_reason, standing};
@@ -211,11 +211,11 @@ fn not_queued_yet(
         ));
         out.changes.push(fix);
     } else {
-        let mine = policy::queue_key(j.priority, j.created_at, index);
+        let mine = queue_key(j.priority, j.created_at, index);
         let ahead = queue
             .iter()
             .filter_map(|w| key_of(q, &w.job_id))
-            .filter(|&(p, c, i)| policy::queue_key(p, c, i) < mine)
+            .filter(|&(p, c, i)| queue_key(p, c, i) < mine)
             .count();
         out.facts.push(format!(
             "once RUNNABLE it joins share {}'s queue for {ty} behind {ahead} waiting job(s)",

@@ -1,8 +1,8 @@
 //! The facts behind an answer, in words: the engine's misconfiguration check over the
 //! snapshot's configuration, the share's standing and borrowing, why no room can be made.
 
-use quotatop_engine::placement::{CapacityLedger, TypeState};
-use quotatop_engine::policy::{self, Misconfiguration, PreemptionKind};
+use quotatop_engine::{CapacityLedger, TypeState};
+use quotatop_engine::{Misconfiguration, PreemptionKind};
 use quotatop_model::{QueueSnapshot, QuotaShare, SharingStrategy};
 
 /// The idle capacity outside every share is used by nobody (`policy` rule 5); an environment
@@ -32,7 +32,7 @@ pub fn misconfiguration(
     ty: &str,
     count: u32,
 ) -> Option<Misconfiguration> {
-    policy::misconfiguration(
+    quotatop_engine::misconfiguration(
         count,
         share.limit_for(ty),
         &share.sharing,

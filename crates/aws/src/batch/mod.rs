@@ -24,7 +24,7 @@ mod stats;
 mod submit;
 mod tls;
 mod training;
-pub mod types;
+mod types;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -14,8 +14,8 @@
 mod discover;
 mod health;
 mod listing;
-pub mod pace;
-pub mod plan;
+mod pace;
+mod plan;
 mod refresh;
 mod tracker;
 mod training;

@@ -3,7 +3,7 @@
 //! stated rule. The rules live in quotatop's config file and in replay configurations, never in
 //! a quota-share file; every figure reads the ledger and the wait definition of the scorecard.
 
-pub mod compare;
+mod compare;
 mod rules;
 
 pub use compare::{
