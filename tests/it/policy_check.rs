@@ -357,3 +357,107 @@ fn replay_with_a_policy_judges_its_important_work_and_budgets() {
         "{a_important}"
     );
 }
+
+/// The one test comparing every place the breach is named: `policy check`, `report`, the
+/// console's Policy screen (and its attention item) and `/metrics`, on one recorded journal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_report_the_policy_screen_and_metrics_name_the_breach_the_same_way() {
+    use super::tui_support::{Step, drive_steps, options, screen_text};
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("j.sqlite3");
+    write_journal(&journal);
+    let policy_path = dir.path().join("policy.toml");
+    std::fs::write(&policy_path, POLICY).unwrap();
+    let line = BREACH.trim_start_matches("- ");
+
+    let d = dir.path().to_path_buf();
+    let (check, report) = tokio::task::spawn_blocking(move || {
+        let check = quotatop(
+            &d,
+            &[
+                "policy",
+                "check",
+                "--queue",
+                "ml-training",
+                "--since",
+                "24h",
+            ],
+        );
+        let report = quotatop(&d, &["report", "--queue", "ml-training", "--since", "24h"]);
+        (text(&check), text(&report))
+    })
+    .await
+    .unwrap();
+    assert!(check.contains(BREACH), "{check}");
+    assert!(report.contains(BREACH), "{report}");
+
+    // The console: the reader judges the journal over the scorecard's window (24 h).
+    let reader = quotatop::services::policy::PolicyFromJournal {
+        policy: policy_path.clone(),
+        journal: journal.clone(),
+        audit_log: None,
+        window: "24h".into(),
+    };
+    let services = quotatop_tui::effects::Services {
+        policy: Some(std::sync::Arc::new(reader)),
+        ..Default::default()
+    };
+    let last = snap(41 * MIN, vec![]);
+    let (t, _) = drive_steps(220, 40, options(), services, last, vec![]).await;
+    let overview = screen_text(&t);
+    let item = "incident: 1 job(s) waited over their 15m00s promise, worst inc-late (train-inc-late): waited 20m00s";
+    assert!(overview.contains(item), "{overview}");
+    assert!(overview.contains("POLICY"), "{overview}");
+
+    let reader = quotatop::services::policy::PolicyFromJournal {
+        policy: policy_path.clone(),
+        journal: journal.clone(),
+        audit_log: None,
+        window: "24h".into(),
+    };
+    let services = quotatop_tui::effects::Services {
+        policy: Some(std::sync::Arc::new(reader)),
+        ..Default::default()
+    };
+    let (t, _) = drive_steps(
+        220,
+        40,
+        options(),
+        services,
+        snap(41 * MIN, vec![]),
+        vec![Step::Keys("5")],
+    )
+    .await;
+    let screen = screen_text(&t);
+    assert!(screen.contains(line), "want {line:?} in:\n{screen}");
+    assert!(
+        screen.contains("incident — 2 job(s), 1 breach(es)"),
+        "{screen}"
+    );
+    assert!(screen.contains("exploratory — 1 job(s), holds"), "{screen}");
+
+    // /metrics: the breaches `record` exports, over the same window.
+    let breaches = quotatop::commands::policy::breaches(
+        &journal,
+        None,
+        &quotatop_policy::read(&policy_path).unwrap(),
+        &["ml-training".to_string()],
+        "24h",
+    );
+    assert_eq!(
+        breaches,
+        [
+            ("ml-training".to_string(), "incident".to_string(), 1),
+            ("ml-training".to_string(), "exploratory".to_string(), 0),
+        ]
+    );
+    // Every place counts the one breach of incident.
+    assert!(
+        check.contains("### incident — 2 job(s), 1 breach(es)"),
+        "{check}"
+    );
+    assert!(
+        report.contains("### incident — 2 job(s), 1 breach(es)"),
+        "{report}"
+    );
+}

@@ -14,8 +14,8 @@ mod show;
 
 pub use change::{ChangeRequest, ChangeVerdict, check_change};
 pub use conformance::{
-    Check, CheckKind, ClassConformance, Conformance, JobBreach, conformance, first_capacity_wait,
-    markdown,
+    BreachItem, Check, CheckKind, ClassConformance, Conformance, JobBreach, breach_items,
+    conformance, first_capacity_wait, markdown,
 };
 pub use file::{
     CLASS_TAG, Class, POLICY_VERSION, Policy, PolicyError, PriorityRange, Promise, hash, parse,
