@@ -231,12 +231,22 @@ fn policy_reader(
         policy: None,
         config: loaded.path.clone(),
     })?;
-    Some(Arc::new(services::policy::PolicyFromJournal {
+    Some(policy_reader_at(policy, journal, audit_log, loaded))
+}
+
+/// The Policy screen's reader of the policy at `policy`, judged over the journal at `journal`.
+pub fn policy_reader_at(
+    policy: PathBuf,
+    journal: PathBuf,
+    audit_log: Option<PathBuf>,
+    loaded: &Loaded,
+) -> Arc<dyn quotatop_tui::policy::PolicyReader> {
+    Arc::new(services::policy::PolicyFromJournal {
         policy,
         journal,
         audit_log,
         window: crate::commands::policy::window(&loaded.config),
-    }))
+    })
 }
 
 /// The console's journal: where it is and the writer feeding it (`None` with `--no-journal`).

@@ -122,7 +122,7 @@ pub fn policy_conformance(
         return Ok(None);
     }
     let policy = quotatop_policy::read(&path)?;
-    let c = super::policy::conformance_of(&policy, data, opts);
+    let c = super::policy::conformance_of(&policy, data, opts)?;
     let md = quotatop_policy::markdown(&c, &policy);
     Ok(Some((c, md)))
 }

@@ -23,8 +23,8 @@ pub use duration::{
 pub use error::error_chain;
 pub use files::{MAX_SMALL_FILE, MAX_TRACE_FILE, check_regular_input, read_small_text};
 pub use job::{
-    Attempt, CHECKPOINT_TAG, JobStatus, MAX_PRIORITY, Misconfigured, PreemptedAttempt,
-    PreemptionSummary, ServiceJob, checkpoint_from_tags, misconfiguration,
+    Attempt, CHECKPOINT_TAG, CLASS_TAG, JobStatus, MAX_PRIORITY, Misconfigured, PreemptedAttempt,
+    PreemptionSummary, ServiceJob, checkpoint_from_tags, class_from_tags, misconfiguration,
 };
 pub use share::{
     CapacityLimit, InSharePreemption, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, QuotaShare,

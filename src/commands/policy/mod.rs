@@ -228,22 +228,28 @@ pub fn window(config: &crate::config::Config) -> String {
 pub fn judge(policy: &Policy, args: &ReportArgs) -> anyhow::Result<quotatop_policy::Conformance> {
     let opts = super::report::options(args)?;
     let data = super::report::window_data(args, &opts)?;
-    Ok(conformance_of(policy, &data, &opts))
+    conformance_of(policy, &data, &opts)
 }
 
-/// [`judge`] over a window already read (`report` reads it once for all its sections).
+/// [`judge`] over a window already read (`report` reads it once for all its sections): the
+/// jobs' class tags as the journal recorded them (none for jobs recorded before it kept them:
+/// their class comes from their share or priority).
 pub fn conformance_of(
     policy: &Policy,
     data: &super::report::WindowData,
     opts: &quotatop_analysis::scorecard::ScorecardOptions,
-) -> quotatop_policy::Conformance {
-    quotatop_policy::conformance(
+) -> anyhow::Result<quotatop_policy::Conformance> {
+    let tags = data
+        .journal
+        .class_tags(&data.input.queue, data.input.window.start)
+        .context("reading the jobs' class tags from the journal")?;
+    Ok(quotatop_policy::conformance(
         policy,
         &data.input,
         opts,
         &data.changes,
-        &std::collections::BTreeMap::new(),
-    )
+        &tags,
+    ))
 }
 
 /// `policy check`: the one conformance function over the journal's window, as `report` shows

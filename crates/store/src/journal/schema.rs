@@ -128,6 +128,9 @@ const MIGRATIONS: &[&str] = &[
     DROP TABLE share_configs;
     ALTER TABLE share_configs_new RENAME TO share_configs;
     ",
+    // 5: each job's class tag (`quotatop:class`), the policy's first source of membership;
+    // NULL = none seen (every job recorded before).
+    "ALTER TABLE jobs ADD COLUMN class_tag TEXT;",
 ];
 
 /// The schema version this build writes.
@@ -162,10 +165,11 @@ pub fn migrate(conn: &mut Connection) -> Result<Result<(i64, i64), i64>, rusqlit
 /// own row).
 pub const PG_COMPONENT: &str = "journal";
 
-/// The PostgreSQL journal's migrations: the same tables as SQLite's at version 4 (and the
-/// drills table), with PostgreSQL's types. Versioned in `quotatop_schema`, applied under an
+/// The PostgreSQL journal's migrations: the same tables as SQLite's (version 4 in the first,
+/// and the drills table; the class tag in the second, as SQLite's 5), with PostgreSQL's types. Versioned in `quotatop_schema`, applied under an
 /// advisory lock so two recorders starting at once do not both run them.
-const PG_MIGRATIONS: &[&str] = &["
+const PG_MIGRATIONS: &[&str] = &[
+    "
     CREATE TABLE jobs (
         job_id TEXT PRIMARY KEY,
         queue TEXT NOT NULL,
@@ -241,7 +245,10 @@ const PG_MIGRATIONS: &[&str] = &["
         finished_at BIGINT NOT NULL,
         report TEXT NOT NULL
     );
-    "];
+    ",
+    // 2: each job's class tag, as SQLite's version 5.
+    "ALTER TABLE jobs ADD COLUMN class_tag TEXT;",
+];
 
 /// The PostgreSQL journal's schema version this build writes.
 pub const PG_VERSION: i64 = PG_MIGRATIONS.len() as i64;
