@@ -351,5 +351,90 @@ async fn policy_plan_then_apply_makes_the_shares_what_the_policy_asks() {
         t.contains("No changes: the live shares match the file."),
         "{t}"
     );
+    // The chain's end: work runs in the applied shares, `record` journals it, and `policy
+    // check` over that journal finds the policy holds (exit 0).
+    submit(&c, "reg-1", "alpha", M5, 2, 100).await;
+    submit(&c, "explore-1", "beta", M5, 2, 10).await;
+    let journal = dir.path().join("j.sqlite3");
+    let d = dir.path().to_path_buf();
+    let (u, j) = (url.clone(), journal.clone());
+    let recorded = tokio::task::spawn_blocking(move || record_briefly(&d, &u, &j))
+        .await
+        .unwrap();
+    assert!(recorded.contains("journaled"), "{recorded}");
+    let mut check = policy(
+        dir.path(),
+        &[
+            "check",
+            "--queue",
+            QUEUE,
+            "--since",
+            "1d",
+            "--policy",
+            &file.display().to_string(),
+            "--journal",
+            &journal.display().to_string(),
+        ],
+    );
+    check.env("HOME", dir.path());
+    let o = run(check).await;
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    for want in [
+        "### regulatory — 1 job(s), holds",
+        "### explore — 1 job(s), holds",
+    ] {
+        assert!(t.contains(want), "want {want:?} in:\n{t}");
+    }
     h.shutdown().await.unwrap();
+}
+
+/// `quotatop record` of [`QUEUE`] at `url` into `journal` until it has journaled two
+/// snapshots (at most 30 s), stopped by SIGTERM; its standard error.
+fn record_briefly(dir: &Path, url: &str, journal: &Path) -> String {
+    use std::time::{Duration, Instant};
+    let mut rec = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args([
+            "record",
+            "--queue",
+            QUEUE,
+            "--interval",
+            "1",
+            "--endpoint-url",
+            url,
+        ])
+        .arg("--journal")
+        .arg(journal)
+        .arg("--log-dir")
+        .arg(dir.join("logs"))
+        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .env("AWS_REGION", "us-east-1")
+        .env("HOME", dir)
+        .env_remove("QUOTATOP_CONFIG")
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let seen = |j: &Path| {
+        quotatop_store::journal::Journal::open_existing(
+            j,
+            quotatop_store::journal::JournalConfig::default(),
+        )
+        .ok()
+        .and_then(|j| j.jobs(QUEUE, 0).ok())
+        .is_some_and(|jobs| jobs.len() == 2)
+    };
+    while !seen(journal) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let _ = Command::new("kill")
+        .args(["-TERM", &rec.id().to_string()])
+        .status();
+    let out = rec.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stderr).to_string()
 }
