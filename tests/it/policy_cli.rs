@@ -393,7 +393,7 @@ async fn policy_plan_then_apply_makes_the_shares_what_the_policy_asks() {
 /// snapshots (at most 30 s), stopped by SIGTERM; its standard error.
 fn record_briefly(dir: &Path, url: &str, journal: &Path) -> String {
     use std::time::{Duration, Instant};
-    let mut rec = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+    let rec = Command::new(env!("CARGO_BIN_EXE_quotatop"))
         .args([
             "record",
             "--queue",

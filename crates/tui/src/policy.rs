@@ -166,7 +166,6 @@ enum State {
 
 /// The Policy screen: the last answer for the current queue, kept while a newer one is
 /// computed.
-#[derive(Default)]
 pub struct PolicyScreen {
     state: State,
     /// The queue the request under way (or the answer shown) is for.
@@ -174,6 +173,18 @@ pub struct PolicyScreen {
     scroll: ListState,
     /// The width lines are wrapped to (set before each draw).
     width: usize,
+}
+
+impl Default for PolicyScreen {
+    fn default() -> Self {
+        Self {
+            state: State::Idle,
+            queue: None,
+            // A text pane: Up/Down/Page scroll it; nothing to filter or sort.
+            scroll: ListState::text_pane(0),
+            width: 0,
+        }
+    }
 }
 
 impl PolicyScreen {
@@ -339,8 +350,9 @@ impl Screen for PolicyScreen {
         Some(&mut self.scroll)
     }
 
+    /// Nothing to filter: the pane scrolls (through [`Screen::list`]) but offers no `/`.
     fn list_ref(&self) -> Option<&ListState> {
-        Some(&self.scroll)
+        None
     }
 }
 
