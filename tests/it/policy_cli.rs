@@ -438,3 +438,95 @@ fn record_briefly(dir: &Path, url: &str, journal: &Path) -> String {
     let out = rec.wait_with_output().unwrap();
     String::from_utf8_lossy(&out.stderr).to_string()
 }
+
+/// `shares apply` of a limit change on a share with owners in the policy beside the config:
+/// refused without an owner's approval and with someone else's (the rule named, nothing called
+/// or recorded); with an owner's `--approved-by`, made, and every record carries the approver
+/// and the policy's hash.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limit_change_needs_an_owners_approval_and_records_it() {
+    let h = start(&[(M5, 8)], "").await;
+    let c = client(&h, 1);
+    create_share(&c, "alpha", &[(M5, 4)], Strategy::Reserve, None, false).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "").unwrap();
+    let policy_text = "version = 1\n[[class]]\nname = \"all\"\npriority = [0, 9999]\nshares = [\"alpha\"]\n\
+        [owners]\nalpha = [\"head-of-sre\"]\n";
+    std::fs::write(dir.path().join("policy.toml"), policy_text).unwrap();
+    let file = dir.path().join("shares.toml");
+    std::fs::write(
+        &file,
+        "[[shares]]\nname = \"alpha\"\nstrategy = \"RESERVE\"\nlimits = { \"ml.m5.large\" = 6 }\n",
+    )
+    .unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let url = h.endpoint_url();
+    let apply = |extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_quotatop"));
+        cmd.args(["shares", "apply", "--queue", QUEUE, "--endpoint-url", &url])
+            .arg("-f")
+            .arg(&file)
+            .arg("--config")
+            .arg(&config)
+            .arg("--log")
+            .arg(&log)
+            .args([
+                "--reason",
+                "more for the launch",
+                "--change-record",
+                "CR-9",
+                "--yes",
+            ])
+            .args(extra)
+            .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+            .env("AWS_SECRET_ACCESS_KEY", "secret")
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_MAX_ATTEMPTS", "1")
+            .env_remove("QUOTATOP_CONFIG")
+            .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
+            .env("XDG_DATA_HOME", dir.path().join("data"))
+            .stdin(Stdio::null());
+        cmd
+    };
+    let limit = || async {
+        let shares = c.list_quota_shares().job_queue(QUEUE).send().await.unwrap();
+        shares.quota_shares()[0].capacity_limits()[0].max_capacity()
+    };
+    for (extra, why) in [
+        (
+            &[][..],
+            "share alpha needs its owner's approval (head-of-sre): pass --approved-by NAME",
+        ),
+        (
+            &["--approved-by", "bob"][..],
+            "bob is not an owner of share alpha",
+        ),
+    ] {
+        let o = run(apply(extra)).await;
+        let t = text(&o);
+        assert!(!o.status.success(), "{t}");
+        assert!(
+            t.contains("refused by the policy") && t.contains(why) && t.contains("nothing changed"),
+            "want {why:?} in:\n{t}"
+        );
+        assert!(
+            std::fs::read_to_string(&log).unwrap_or_default().is_empty(),
+            "{t}"
+        );
+        assert_eq!(limit().await, Some(4));
+    }
+    let o = run(apply(&["--approved-by", "head-of-sre"])).await;
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert_eq!(limit().await, Some(6));
+    let records = quotatop_store::audit::read_records(&log).unwrap();
+    assert!(records.len() >= 2, "{records:?}");
+    for (_, r) in &records {
+        let stamp = r.class_policy.as_ref().expect("the policy stamp");
+        assert_eq!(stamp.approved_by.as_deref(), Some("head-of-sre"));
+        assert_eq!(stamp.hash, quotatop_policy::hash(policy_text));
+    }
+    assert!(quotatop_store::audit::verify(&log).is_ok());
+    h.shutdown().await.unwrap();
+}

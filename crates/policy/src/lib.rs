@@ -3,6 +3,7 @@
 //! versioned TOML file; which class a job belongs to; the lint of a policy against the queue's
 //! shares; and a first policy from today's configuration.
 
+mod approval;
 mod change;
 mod conformance;
 mod file;
@@ -12,6 +13,7 @@ mod membership;
 mod plan;
 mod show;
 
+pub use approval::{Approval, limit_approval};
 pub use change::{ChangeRequest, ChangeVerdict, check_change};
 pub use conformance::{
     BreachItem, Check, CheckKind, ClassConformance, Conformance, JobBreach, breach_items,

@@ -115,6 +115,7 @@ pub fn judge_change(
         hash: v.policy_hash,
         class_before: Some(v.class_before),
         class_after: Some(v.class_after),
+        approved_by: None,
     })
 }
 
