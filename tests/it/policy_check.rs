@@ -365,6 +365,16 @@ fn replay_with_a_policy_judges_its_important_work_and_budgets() {
         a_important.contains("Verdict lending: APPROVE"),
         "{a_important}"
     );
+    // The class's promise is its share's deadline rule: capacity within 10 minutes, which two
+    // of A's jobs miss in isolation and one with lending.
+    let promised = replay(Some(
+        "version = 1\n[[class]]\nname = \"batch\"\npriority = [0, 999]\nshares = [\"A\"]\nmax_wait = \"10m\"\n\
+         [[class]]\nname = \"urgent\"\npriority = [1000, 9999]\nshares = [\"B\"]\n",
+    ));
+    assert!(
+        promised.contains("important missed deadlines 2 → 1"),
+        "{promised}"
+    );
 }
 
 /// The one test comparing every place the breach is named: `policy check`, `report`, the
