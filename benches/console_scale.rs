@@ -190,6 +190,7 @@ fn job(rng: &mut Rng, i: usize, n: usize) -> TrackedJob {
             stopped_at,
             preemption_retries: Some(5),
             checkpoint_interval_ms: s.is_multiple_of(3).then_some(120_000),
+            class_tag: None,
             preemption,
             attempts,
             is_terminated: false,

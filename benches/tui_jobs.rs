@@ -40,6 +40,7 @@ fn snapshot(n: usize) -> Snapshot {
                     started_at: None,
                     stopped_at: None,
                     preemption_retries: None,
+                    class_tag: None,
                     preemption: None,
                     attempts: Vec::new(),
                     checkpoint_interval_ms: None,

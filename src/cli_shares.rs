@@ -63,6 +63,10 @@ pub struct SharesApplyArgs {
     /// Change-record id; required by the `[shares]` policy for any limit change.
     #[arg(long)]
     pub change_record: Option<String>,
+    /// The share owner approving a change of its limits, as the policy's `[owners]` name them
+    /// (required for a share with owners; recorded in the audit log).
+    #[arg(long, value_name = "NAME")]
+    pub approved_by: Option<String>,
     /// Do not ask for confirmation (required when not on a terminal).
     #[arg(long)]
     pub yes: bool,

@@ -224,11 +224,42 @@ fn services_with(
         history,
         // Set by `run`, which owns the journal's writer.
         journal_state: None,
+        policy: policy_reader(loaded, journal, audit_log.clone()),
         share_changes: audit_log.map(|path| {
             Arc::new(crate::services::share_changes::AuditShareChanges { path })
                 as Arc<dyn quotatop_tui::effects::ShareChangeReader>
         }),
     }
+}
+
+/// The Policy screen's reader: the policy beside the config (or `loaded.policy_file`, the
+/// demo's), judged over the journal the console writes; `None` without a journal.
+fn policy_reader(
+    loaded: &Loaded,
+    journal: &Journal,
+    audit_log: Option<PathBuf>,
+) -> Option<Arc<dyn quotatop_tui::policy::PolicyReader>> {
+    let journal = journal.path.clone()?;
+    let policy = crate::commands::policy::policy_path(&crate::cli::PolicyFileArgs {
+        policy: None,
+        config: loaded.path.clone(),
+    })?;
+    Some(policy_reader_at(policy, journal, audit_log, loaded))
+}
+
+/// The Policy screen's reader of the policy at `policy`, judged over the journal at `journal`.
+pub fn policy_reader_at(
+    policy: PathBuf,
+    journal: PathBuf,
+    audit_log: Option<PathBuf>,
+    loaded: &Loaded,
+) -> Arc<dyn quotatop_tui::policy::PolicyReader> {
+    Arc::new(services::policy::PolicyFromJournal {
+        policy,
+        journal,
+        audit_log,
+        window: crate::commands::policy::window(&loaded.config),
+    })
 }
 
 /// The console's journal: where it is and the writer feeding it (`None` with `--no-journal`),

@@ -18,6 +18,10 @@ use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, Scenario};
 /// The demo world, embedded so `quotatop demo` works from any directory.
 pub const DEMO_SCENARIO: &str = include_str!("../../scenarios/demo.toml");
 
+/// The demo world's policy (the README's four classes), which its jobs' class tags name: the
+/// Policy screen judges the demo by it.
+pub const DEMO_POLICY: &str = include_str!("../../crates/policy/fixtures/four_classes.toml");
+
 /// Refresh interval of the demo unless `--refresh` says otherwise: the emulator runs 60× faster
 /// than real time, so 2 s is two simulated minutes.
 const DEMO_REFRESH_SECS: f64 = 2.0;
@@ -142,13 +146,27 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         opts.warnings.extend(log_warning);
         // Priority changes against the demo world are audited in the demo's own log.
         let audit_log = Some(dir.join("audit.jsonl"));
-        let services = console::services(
+        let mut services = console::services(
             &client,
             Box::new(poller.refresher()),
             &loaded,
             &journal,
-            audit_log,
+            audit_log.clone(),
         );
+        // The built-in world is judged by its own policy, written beside its journal.
+        if args.scenario.is_none()
+            && let Some(path) = &journal.path
+        {
+            let policy = dir.join("policy.toml");
+            std::fs::write(&policy, DEMO_POLICY)
+                .with_context(|| format!("cannot write the demo's policy {}", policy.display()))?;
+            services.policy = Some(console::policy_reader_at(
+                policy,
+                path.clone(),
+                audit_log,
+                &loaded,
+            ));
+        }
         let result = console::run(opts, snapshots, services, journal).await;
         poller.shutdown().await;
         emulator.shutdown().await?;

@@ -75,7 +75,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         policy: crate::metrics::PolicyBreaches::default(),
     };
     let policy_cell = metrics_ctx.policy.clone();
-    let policy_window = format!("{}h", loaded.config.scorecard.window_hours.max(1));
+    let policy_window = super::policy::window(&loaded.config);
     let rt = super::runtime()?;
     rt.block_on(async {
         let latest = if location.is_some() {

@@ -375,11 +375,30 @@ fn with_policy(
     policy: &quotatop_policy::Policy,
     jobs: &[TraceJob],
 ) {
+    let mut promised = std::collections::BTreeSet::new();
     for c in &policy.classes {
         let b = &c.budget;
         if b.max_preemptions_per_job.is_some() || b.max_lost_gpu_hours_per_day.is_some() {
             for share in &c.shares {
                 cmp.rules.budgets.insert(share.clone(), b.clone());
+            }
+        }
+        // A class's promise is its shares' deadline rule (the first class in file order with a
+        // promise, for a share several list).
+        if !c.promise.is_empty() {
+            for share in &c.shares {
+                if promised.insert(share.clone()) {
+                    cmp.rules.deadlines.insert(
+                        share.clone(),
+                        quotatop_analysis::scorecard::decision::DeadlineRule {
+                            deadline_factor: c.promise.deadline_factor,
+                            max_wait_s: c
+                                .promise
+                                .max_wait_ms
+                                .map(|ms| u64::try_from(ms / 1000).unwrap_or(0)),
+                        },
+                    );
+                }
             }
         }
     }
@@ -395,7 +414,7 @@ fn with_policy(
     let count = jobs.iter().filter(|j| cmp.important(j)).count();
     notes.retain(|n| !n.starts_with("Important work:"));
     notes.push(format!(
-        "Important work: {count} of {} jobs, the same in every scenario: the jobs of the classes of policy {} (sha256 {}) with a promise or protected, replacing the band heuristic; the classes' interruption budgets apply to their shares.",
+        "Important work: {count} of {} jobs, the same in every scenario: the jobs of the classes of policy {} (sha256 {}) with a promise or protected, replacing the band heuristic; the classes' interruption budgets and promises (max wait, deadline factor) apply to their shares.",
         jobs.len(),
         policy.origin,
         policy.short_hash()

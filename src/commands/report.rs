@@ -122,8 +122,7 @@ pub fn policy_conformance(
         return Ok(None);
     }
     let policy = quotatop_policy::read(&path)?;
-    let c =
-        quotatop_policy::conformance(&policy, &data.input, opts, &data.changes, &BTreeMap::new());
+    let c = super::policy::conformance_of(&policy, data, opts)?;
     let md = quotatop_policy::markdown(&c, &policy);
     Ok(Some((c, md)))
 }

@@ -69,6 +69,7 @@ fn x_preempted() -> Snapshot {
         started_at: None,
         stopped_at: None,
         preemption_retries: None,
+        class_tag: None,
         preemption: Some(PreemptionSummary {
             preempted_attempt_count: 1,
             recent_preempted_attempts: vec![PreemptedAttempt {

@@ -57,6 +57,7 @@ mod philly_figures;
 mod policy_change;
 mod policy_check;
 mod policy_cli;
+mod policy_console;
 mod poll_budget;
 mod poll_early;
 mod poll_faults;

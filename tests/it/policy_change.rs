@@ -221,3 +221,54 @@ async fn a_drill_outside_its_classes_is_refused_before_anything_is_submitted() {
     assert_eq!(h.calls("submitservicejob"), 0);
     h.shutdown().await.unwrap();
 }
+
+/// A drill run under a class policy: every audit record of it (submissions and terminations)
+/// carries the policy's hash and the class its jobs were checked into, as set-priority's do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drill_under_a_policy_stamps_its_audit_records() {
+    use crate::drill_support as d;
+    let h = d::start(400.0).await;
+    let tmp = d::temp("policy-run");
+    let dir = tmp.path();
+    std::fs::write(dir.join("config.toml"), "").unwrap();
+    let text = "version = 1\n[[class]]\nname = \"lending\"\npriority = [0, 999]\nshares = [\"lender\", \"borrower\"]\n";
+    std::fs::write(dir.join("policy.toml"), text).unwrap();
+    let mut c = d::drill(
+        &h.endpoint_url(),
+        dir,
+        &[
+            "--lender",
+            "lender",
+            "--borrower",
+            "borrower",
+            "--lengths",
+            "10m",
+            "--repeat",
+            "1",
+            "--priority-length",
+            "2m",
+            "--yes",
+            "--timeout",
+            "5m",
+        ],
+    );
+    c.arg("--config").arg(dir.join("config.toml"));
+    let o = d::run(c).await;
+    assert!(o.status.success(), "{}", d::text(&o));
+    let log = dir.join("audit.jsonl");
+    let records = quotatop_store::audit::read_records(&log).unwrap();
+    assert!(records.len() >= 4, "{records:?}");
+    let hash = quotatop_policy::hash(text);
+    for (_, r) in &records {
+        let stamp = r
+            .class_policy
+            .as_ref()
+            .unwrap_or_else(|| panic!("unstamped: {r:?}"));
+        assert_eq!(stamp.hash, hash);
+        // A submission's class; a termination of several jobs names no share and no class.
+        let class = (!r.share.is_empty()).then_some("lending");
+        assert_eq!(stamp.class_after.as_deref(), class, "{r:?}");
+    }
+    assert!(quotatop_store::audit::verify(&log).is_ok());
+    h.shutdown().await.unwrap();
+}

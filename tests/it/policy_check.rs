@@ -42,6 +42,7 @@ fn job(id: &str, share: &str, priority: u32) -> ServiceJob {
         started_at: None,
         stopped_at: None,
         preemption_retries: None,
+        class_tag: None,
         preemption: None,
         attempts: vec![],
         checkpoint_interval_ms: None,
@@ -109,11 +110,19 @@ fn snap(t: Millis, jobs: Vec<ServiceJob>) -> Snapshot {
 
 /// inc-late waits 20 min (promise 15), inc-fast 1 min, exp-1 1 min; all done by 40 min.
 fn write_journal(path: &Path) {
+    write_journal_tagged(path, None);
+}
+
+/// [`write_journal`], exp-1 carrying the class tag `exp_tag` when given.
+fn write_journal_tagged(path: &Path, exp_tag: Option<&str>) {
     let mut j = Journal::open(path, JournalConfig::default()).unwrap();
     let (late, fast, exp) = (
         job("inc-late", "prod", 9500),
         job("inc-fast", "prod", 9500),
-        job("exp-1", "research", 10),
+        ServiceJob {
+            class_tag: exp_tag.map(String::from),
+            ..job("exp-1", "research", 10)
+        },
     );
     j.record(&snap(30_000, vec![late.clone(), fast.clone(), exp.clone()]))
         .unwrap();
@@ -356,4 +365,243 @@ fn replay_with_a_policy_judges_its_important_work_and_budgets() {
         a_important.contains("Verdict lending: APPROVE"),
         "{a_important}"
     );
+    // The class's promise is its share's deadline rule: capacity within 10 minutes, which two
+    // of A's jobs miss in isolation and one with lending.
+    let promised = replay(Some(
+        "version = 1\n[[class]]\nname = \"batch\"\npriority = [0, 999]\nshares = [\"A\"]\nmax_wait = \"10m\"\n\
+         [[class]]\nname = \"urgent\"\npriority = [1000, 9999]\nshares = [\"B\"]\n",
+    ));
+    assert!(
+        promised.contains("important missed deadlines 2 → 1"),
+        "{promised}"
+    );
+}
+
+/// The one test comparing every place the breach is named: `policy check`, `report`, the
+/// console's Policy screen (and its attention item) and `/metrics`, on one recorded journal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_report_the_policy_screen_and_metrics_name_the_breach_the_same_way() {
+    use super::tui_support::{Step, drive_steps, options, screen_text};
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("j.sqlite3");
+    write_journal(&journal);
+    let policy_path = dir.path().join("policy.toml");
+    std::fs::write(&policy_path, POLICY).unwrap();
+    let line = BREACH.trim_start_matches("- ");
+
+    let d = dir.path().to_path_buf();
+    let (check, report) = tokio::task::spawn_blocking(move || {
+        let check = quotatop(
+            &d,
+            &[
+                "policy",
+                "check",
+                "--queue",
+                "ml-training",
+                "--since",
+                "24h",
+            ],
+        );
+        let report = quotatop(&d, &["report", "--queue", "ml-training", "--since", "24h"]);
+        (text(&check), text(&report))
+    })
+    .await
+    .unwrap();
+    assert!(check.contains(BREACH), "{check}");
+    assert!(report.contains(BREACH), "{report}");
+
+    // The console: the reader judges the journal over the scorecard's window (24 h).
+    let reader = quotatop::services::policy::PolicyFromJournal {
+        policy: policy_path.clone(),
+        journal: journal.clone(),
+        audit_log: None,
+        window: "24h".into(),
+    };
+    let services = quotatop_tui::effects::Services {
+        policy: Some(std::sync::Arc::new(reader)),
+        ..Default::default()
+    };
+    let last = snap(41 * MIN, vec![]);
+    let (t, _) = drive_steps(220, 40, options(), services, last, vec![]).await;
+    let overview = screen_text(&t);
+    let item = "incident: 1 job(s) waited over their 15m00s promise, worst inc-late (train-inc-late): waited 20m00s";
+    assert!(overview.contains(item), "{overview}");
+    assert!(overview.contains("POLICY"), "{overview}");
+
+    let reader = quotatop::services::policy::PolicyFromJournal {
+        policy: policy_path.clone(),
+        journal: journal.clone(),
+        audit_log: None,
+        window: "24h".into(),
+    };
+    let services = quotatop_tui::effects::Services {
+        policy: Some(std::sync::Arc::new(reader)),
+        ..Default::default()
+    };
+    let (t, _) = drive_steps(
+        220,
+        40,
+        options(),
+        services,
+        snap(41 * MIN, vec![]),
+        vec![Step::Keys("5")],
+    )
+    .await;
+    let screen = screen_text(&t);
+    assert!(screen.contains(line), "want {line:?} in:\n{screen}");
+    assert!(
+        screen.contains("incident — 2 job(s), 1 breach(es)"),
+        "{screen}"
+    );
+    assert!(screen.contains("exploratory — 1 job(s), holds"), "{screen}");
+
+    // /metrics: the breaches `record` exports, over the same window.
+    let breaches = quotatop::commands::policy::breaches(
+        &journal,
+        None,
+        &quotatop_policy::read(&policy_path).unwrap(),
+        &["ml-training".to_string()],
+        "24h",
+    );
+    assert_eq!(
+        breaches,
+        [
+            ("ml-training".to_string(), "incident".to_string(), 1),
+            ("ml-training".to_string(), "exploratory".to_string(), 0),
+        ]
+    );
+    // Every place counts the one breach of incident.
+    assert!(
+        check.contains("### incident — 2 job(s), 1 breach(es)"),
+        "{check}"
+    );
+    assert!(
+        report.contains("### incident — 2 job(s), 1 breach(es)"),
+        "{report}"
+    );
+}
+
+/// The journal records each job's `quotatop:class` tag, and membership takes it first: exp-1,
+/// in share research, tagged `incident`, is judged as an incident job (outside incident's
+/// shares and range), not as exploratory work.
+#[test]
+fn the_recorded_class_tag_decides_a_jobs_class_before_its_share() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("j.sqlite3");
+    write_journal_tagged(&journal, Some(" incident "));
+    std::fs::write(dir.path().join("policy.toml"), POLICY).unwrap();
+    let j = Journal::open_existing(&journal, JournalConfig::default()).unwrap();
+    let tags = j.class_tags("ml-training", 0).unwrap();
+    assert_eq!(tags.len(), 1, "{tags:?}");
+    assert_eq!(tags["exp-1"].trim(), "incident");
+    drop(j);
+    let o = quotatop(
+        dir.path(),
+        &["policy", "check", "--queue", "ml-training", "--since", "7d"],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    for want in [
+        "### incident — 3 job(s), 2 breach(es)",
+        "worst exp-1 (train-exp-1): in share research, not prod, priority 10 outside 9000-9999",
+        "### exploratory — 0 job(s), holds",
+    ] {
+        assert!(t.contains(want), "want {want:?} in:\n{t}");
+    }
+    // Without the tag the same history keeps exp-1 exploratory.
+    let untagged = tempfile::tempdir().unwrap();
+    write_journal(&untagged.path().join("j.sqlite3"));
+    std::fs::write(untagged.path().join("policy.toml"), POLICY).unwrap();
+    let o = quotatop(
+        untagged.path(),
+        &["policy", "check", "--queue", "ml-training", "--since", "7d"],
+    );
+    assert!(
+        text(&o).contains("### exploratory — 1 job(s), holds"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// The demo world carries class tags and the policy `quotatop demo` judges it by: recorded
+/// from the emulator at the demo's own speed, within its first minute the journal holds each
+/// job's tag and `policy check` (the Policy screen's function) names a true breach:
+/// video-pretrain, delivery by its tag, preempted past its class's budget of one.
+#[test]
+fn the_demo_world_breaches_its_policy_within_its_first_minute() {
+    use std::time::{Duration, Instant};
+    let (emu, url) = crate::emulator_support::spawn_emulator_binary(&[]);
+    let _emu = crate::metrics_support::Kill(emu);
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("j.sqlite3");
+    let rec = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(["record", "--queue", "ml-training", "--interval", "1"])
+        .arg("--endpoint-url")
+        .arg(&url)
+        .arg("--journal")
+        .arg(&journal)
+        .arg("--log-dir")
+        .arg(dir.path().join("logs"))
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .env("AWS_REGION", "us-east-1")
+        .env("HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .env_remove("QUOTATOP_CONFIG")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _rec = crate::metrics_support::Kill(rec);
+    std::fs::write(
+        dir.path().join("policy.toml"),
+        quotatop::commands::demo::DEMO_POLICY,
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = loop {
+        std::thread::sleep(Duration::from_secs(2));
+        let o = quotatop(
+            dir.path(),
+            &[
+                "policy",
+                "check",
+                "--queue",
+                "ml-training",
+                "--since",
+                "24h",
+            ],
+        );
+        let t = text(&o);
+        if t.contains("preempted 2 time(s), budget 1") {
+            break t;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no breach named within the first minute:\n{t}"
+        );
+    };
+    let budget = out
+        .lines()
+        .find(|l| l.contains("preempted 2 time(s), budget 1"))
+        .unwrap();
+    assert!(
+        budget.starts_with("- interruption budget:") && budget.contains("(video-pretrain)"),
+        "{out}"
+    );
+    let delivery = out.split("### delivery").nth(1).unwrap_or_default();
+    assert!(delivery.contains("(video-pretrain)"), "{out}");
+    // Membership by the recorded tag: research-burst (tagged exploratory) and video-pretrain
+    // (tagged delivery) are known by their tags.
+    let j = Journal::open_existing(&journal, JournalConfig::default()).unwrap();
+    let tags = j.class_tags("ml-training", 0).unwrap();
+    let names: std::collections::BTreeMap<String, String> = j
+        .jobs("ml-training", 0)
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.name, r.job_id))
+        .collect();
+    assert_eq!(tags[&names["video-pretrain"]], "delivery", "{tags:?}");
+    assert_eq!(tags[&names["research-burst"]], "exploratory", "{tags:?}");
+    assert_eq!(tags[&names["oversized-finetune"]], "regulatory", "{tags:?}");
 }

@@ -351,5 +351,182 @@ async fn policy_plan_then_apply_makes_the_shares_what_the_policy_asks() {
         t.contains("No changes: the live shares match the file."),
         "{t}"
     );
+    // The chain's end: work runs in the applied shares, `record` journals it, and `policy
+    // check` over that journal finds the policy holds (exit 0).
+    submit(&c, "reg-1", "alpha", M5, 2, 100).await;
+    submit(&c, "explore-1", "beta", M5, 2, 10).await;
+    let journal = dir.path().join("j.sqlite3");
+    let d = dir.path().to_path_buf();
+    let (u, j) = (url.clone(), journal.clone());
+    let recorded = tokio::task::spawn_blocking(move || record_briefly(&d, &u, &j))
+        .await
+        .unwrap();
+    assert!(recorded.contains("journaled"), "{recorded}");
+    let mut check = policy(
+        dir.path(),
+        &[
+            "check",
+            "--queue",
+            QUEUE,
+            "--since",
+            "1d",
+            "--policy",
+            &file.display().to_string(),
+            "--journal",
+            &journal.display().to_string(),
+        ],
+    );
+    check.env("HOME", dir.path());
+    let o = run(check).await;
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    for want in [
+        "### regulatory — 1 job(s), holds",
+        "### explore — 1 job(s), holds",
+    ] {
+        assert!(t.contains(want), "want {want:?} in:\n{t}");
+    }
+    h.shutdown().await.unwrap();
+}
+
+/// `quotatop record` of [`QUEUE`] at `url` into `journal` until it has journaled two
+/// snapshots (at most 30 s), stopped by SIGTERM; its standard error.
+fn record_briefly(dir: &Path, url: &str, journal: &Path) -> String {
+    use std::time::{Duration, Instant};
+    let rec = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args([
+            "record",
+            "--queue",
+            QUEUE,
+            "--interval",
+            "1",
+            "--endpoint-url",
+            url,
+        ])
+        .arg("--journal")
+        .arg(journal)
+        .arg("--log-dir")
+        .arg(dir.join("logs"))
+        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .env("AWS_REGION", "us-east-1")
+        .env("HOME", dir)
+        .env_remove("QUOTATOP_CONFIG")
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let seen = |j: &Path| {
+        quotatop_store::journal::Journal::open_existing(
+            j,
+            quotatop_store::journal::JournalConfig::default(),
+        )
+        .ok()
+        .and_then(|j| j.jobs(QUEUE, 0).ok())
+        .is_some_and(|jobs| jobs.len() == 2)
+    };
+    while !seen(journal) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let _ = Command::new("kill")
+        .args(["-TERM", &rec.id().to_string()])
+        .status();
+    let out = rec.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+/// `shares apply` of a limit change on a share with owners in the policy beside the config:
+/// refused without an owner's approval and with someone else's (the rule named, nothing called
+/// or recorded); with an owner's `--approved-by`, made, and every record carries the approver
+/// and the policy's hash.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limit_change_needs_an_owners_approval_and_records_it() {
+    let h = start(&[(M5, 8)], "").await;
+    let c = client(&h, 1);
+    create_share(&c, "alpha", &[(M5, 4)], Strategy::Reserve, None, false).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "").unwrap();
+    let policy_text = "version = 1\n[[class]]\nname = \"all\"\npriority = [0, 9999]\nshares = [\"alpha\"]\n\
+        [owners]\nalpha = [\"head-of-sre\"]\n";
+    std::fs::write(dir.path().join("policy.toml"), policy_text).unwrap();
+    let file = dir.path().join("shares.toml");
+    std::fs::write(
+        &file,
+        "[[shares]]\nname = \"alpha\"\nstrategy = \"RESERVE\"\nlimits = { \"ml.m5.large\" = 6 }\n",
+    )
+    .unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let url = h.endpoint_url();
+    let apply = |extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_quotatop"));
+        cmd.args(["shares", "apply", "--queue", QUEUE, "--endpoint-url", &url])
+            .arg("-f")
+            .arg(&file)
+            .arg("--config")
+            .arg(&config)
+            .arg("--log")
+            .arg(&log)
+            .args([
+                "--reason",
+                "more for the launch",
+                "--change-record",
+                "CR-9",
+                "--yes",
+            ])
+            .args(extra)
+            .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+            .env("AWS_SECRET_ACCESS_KEY", "secret")
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_MAX_ATTEMPTS", "1")
+            .env_remove("QUOTATOP_CONFIG")
+            .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
+            .env("XDG_DATA_HOME", dir.path().join("data"))
+            .stdin(Stdio::null());
+        cmd
+    };
+    let limit = || async {
+        let shares = c.list_quota_shares().job_queue(QUEUE).send().await.unwrap();
+        shares.quota_shares()[0].capacity_limits()[0].max_capacity()
+    };
+    for (extra, why) in [
+        (
+            &[][..],
+            "share alpha needs its owner's approval (head-of-sre): pass --approved-by NAME",
+        ),
+        (
+            &["--approved-by", "bob"][..],
+            "bob is not an owner of share alpha",
+        ),
+    ] {
+        let o = run(apply(extra)).await;
+        let t = text(&o);
+        assert!(!o.status.success(), "{t}");
+        assert!(
+            t.contains("refused by the policy") && t.contains(why) && t.contains("nothing changed"),
+            "want {why:?} in:\n{t}"
+        );
+        assert!(
+            std::fs::read_to_string(&log).unwrap_or_default().is_empty(),
+            "{t}"
+        );
+        assert_eq!(limit().await, Some(4));
+    }
+    let o = run(apply(&["--approved-by", "head-of-sre"])).await;
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert_eq!(limit().await, Some(6));
+    let records = quotatop_store::audit::read_records(&log).unwrap();
+    assert!(records.len() >= 2, "{records:?}");
+    for (_, r) in &records {
+        let stamp = r.class_policy.as_ref().expect("the policy stamp");
+        assert_eq!(stamp.approved_by.as_deref(), Some("head-of-sre"));
+        assert_eq!(stamp.hash, quotatop_policy::hash(policy_text));
+    }
+    assert!(quotatop_store::audit::verify(&log).is_ok());
     h.shutdown().await.unwrap();
 }

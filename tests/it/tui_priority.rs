@@ -83,6 +83,7 @@ fn services(api: &FakeApi, log: &std::path::Path) -> Services {
         history: None,
         journal_state: None,
         share_changes: None,
+        policy: None,
     }
 }
 

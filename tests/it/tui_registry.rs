@@ -38,12 +38,12 @@ mod hello {
         opens: Opens::Fresh(fresh::<Hello>),
         key: Some(ScreenKey {
             name: "hello",
-            keys: &["5"],
+            keys: &["6"],
             description: "hello: the test screen",
             hint: Some("screens"),
         }),
         command: Some(ScreenCommand {
-            names: &["hello", "hi", "5"],
+            names: &["hello", "hi", "6"],
             help: "greets the queue",
         }),
     };
@@ -152,7 +152,7 @@ fn services() -> Services {
 
 #[tokio::test]
 async fn its_key_opens_it_and_its_work_answers_it() {
-    let (t, app) = run_screens(30, with_hello(), options(), services(), "5").await;
+    let (t, app) = run_screens(30, with_hello(), options(), services(), "6").await;
     assert_eq!(app.screen_kind(), hello::KIND);
     let text = screen_text(&t);
     assert!(text.contains("┌ Hello "), "{text}");
@@ -161,7 +161,7 @@ async fn its_key_opens_it_and_its_work_answers_it() {
         "{text}"
     );
     // Its key joins the other screens' in the footer.
-    assert!(text.contains("<1-5>screens"), "{text}");
+    assert!(text.contains("<1-6>screens"), "{text}");
 }
 
 #[tokio::test]
@@ -182,11 +182,11 @@ async fn help_lists_its_key_and_its_command() {
     let (t, _) = run_screens(120, with_hello(), options(), services(), "?").await;
     let text = screen_text(&t);
     assert!(
-        text.contains("│  5               hello: the test screen"),
+        text.contains("│  6               hello: the test screen"),
         "{text}"
     );
     // After the built-in screens' commands, before the others; one-letter names unlisted.
-    let hello = text.find("hello | hi | 5        greets the queue");
+    let hello = text.find("hello | hi | 6        greets the queue");
     let scorecard = text.find("scorecard | score | 4");
     let queue = text.find("queue NAME");
     assert!(
@@ -197,9 +197,9 @@ async fn help_lists_its_key_and_its_command() {
 
 #[tokio::test]
 async fn without_its_entry_the_console_does_not_know_it() {
-    let (t, app) = run_screens(30, Screens::builtin(), options(), services(), "5").await;
+    let (t, app) = run_screens(30, Screens::builtin(), options(), services(), "6").await;
     assert_eq!(app.screen_kind(), Kind::Overview);
-    assert!(screen_text(&t).contains("<1-4>screens"));
+    assert!(screen_text(&t).contains("<1-5>screens"));
     let (t, _) = run_screens(30, Screens::builtin(), options(), services(), ":hello\n").await;
     assert!(screen_text(&t).contains("unknown command :hello"));
 }
@@ -265,7 +265,7 @@ mod greedy {
         opens: Opens::Fresh(fresh::<Greedy>),
         key: Some(ScreenKey {
             name: "greedy",
-            keys: &["6"],
+            keys: &["7"],
             description: "takes any answer",
             hint: None,
         }),
@@ -316,7 +316,7 @@ fn a_screens_answer_goes_to_the_screens_of_its_kind_only() {
     let mut app = App::with_screens(options(), screens);
     app.update(Msg::Snapshot(Box::new(snapshot())));
     app.update(Msg::Key(crossterm::event::KeyEvent::from(
-        crossterm::event::KeyCode::Char('6'),
+        crossterm::event::KeyCode::Char('7'),
     )));
     assert_eq!(app.screen_kind(), greedy::KIND);
     let answer = |screen: Kind, text: &str| {

@@ -265,6 +265,7 @@ fn half_hour_at_the_limit(path: &std::path::Path) -> (Millis, Millis) {
         started_at: Some(first),
         stopped_at: (status == JobStatus::Succeeded).then_some(last),
         preemption_retries: None,
+        class_tag: None,
         preemption: None,
         attempts: vec![Attempt {
             resource_id: format!("tj-{i}"),

@@ -83,6 +83,7 @@ async fn footer_hints_per_screen() {
         ("job detail", "2\n"),
         ("preemptions", "3"),
         ("scorecard", "4"),
+        ("policy", "5"),
     ] {
         let line = footer(160, keys).await;
         all.push_str(&format!("{name:<12}{line}\n"));
@@ -91,7 +92,7 @@ async fn footer_hints_per_screen() {
     let overview = footer(160, "").await;
     assert!(!overview.contains("<s>sort"), "{overview}");
     assert!(!overview.contains("<p>"), "{overview}");
-    assert!(overview.contains("<1-4>screens"), "{overview}");
+    assert!(overview.contains("<1-5>screens"), "{overview}");
     let jobs = footer(160, "2").await;
     assert!(
         jobs.contains("<s>sort") && jobs.contains("</>filter"),

@@ -7,8 +7,9 @@
 //! 1. jobs over their share's interruption budget (`max_preemptions_per_job`);
 //! 2. jobs in a preemption loop ([`super::LoopRule`]);
 //! 3. misconfigured jobs: stuck RUNNABLE forever, the reason in words;
-//! 4. the longest waits of important work (priority band high or critical), critical first;
-//! 5. shares at their limit with RUNNABLE work while other shares lend their capacity.
+//! 4. (in the console) the policy's breached classes, from its conformance;
+//! 5. the longest waits of important work (priority band high or critical), critical first;
+//! 6. shares at their limit with RUNNABLE work while other shares lend their capacity.
 //!
 //! Within a kind: most preemptions, longest wait, or most waiting jobs first.
 
@@ -26,6 +27,8 @@ pub enum AttentionKind {
     OverBudget,
     Loop,
     Misconfigured,
+    /// A class of the policy breached (the console adds these from the policy's conformance).
+    PolicyBreach,
     ImportantWait,
     AtLimit,
 }
@@ -37,6 +40,7 @@ impl AttentionKind {
             Self::OverBudget => "BUDGET",
             Self::Loop => "LOOP",
             Self::Misconfigured => "MISCONFIG",
+            Self::PolicyBreach => "POLICY",
             Self::ImportantWait => "WAIT",
             Self::AtLimit => "LIMIT",
         }

@@ -42,6 +42,7 @@ pub fn job(
             started_at: None,
             stopped_at: None,
             preemption_retries: None,
+            class_tag: None,
             preemption: None,
             attempts: Vec::new(),
             checkpoint_interval_ms: None,

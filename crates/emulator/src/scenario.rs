@@ -203,6 +203,10 @@ pub struct GeneratorSpec {
     pub fail_rate: Option<f64>,
     #[serde(default)]
     pub fail_after_s: Option<u64>,
+    /// Tags each job carries, as SubmitServiceJob's `tags` (e.g. `"quotatop:class" =
+    /// "incident"`): DescribeServiceJob shows them.
+    #[serde(default)]
+    pub tags: std::collections::BTreeMap<String, String>,
 }
 
 fn default_counts() -> Vec<u32> {
@@ -250,6 +254,9 @@ pub struct ScriptedJob {
     pub fail_after_s: Option<u64>,
     #[serde(default)]
     pub fail_attempts: Option<u32>,
+    /// Tags the job carries, as SubmitServiceJob's `tags`: DescribeServiceJob shows them.
+    #[serde(default)]
+    pub tags: std::collections::BTreeMap<String, String>,
 }
 
 fn default_count() -> u32 {

@@ -251,12 +251,14 @@ impl QueueWorld {
 
     /// Brings the engine (and the workload) up to `t`, the simulated time.
     pub fn catch_up(&mut self, t: Millis) -> Result<(), ApiError> {
+        let job_arn = self.arn("service-job", "");
         let Self {
             engine,
             workload,
             meta,
             refused_arrivals,
             queue_name,
+            tags,
             ..
         } = self;
         workload::advance(
@@ -264,6 +266,10 @@ impl QueueWorld {
             workload,
             t,
             |engine, id, arrival| {
+                if !arrival.tags.is_empty() {
+                    let uuid = engine.job_uuid(id).unwrap_or_default();
+                    tags.insert(format!("{job_arn}{uuid}"), arrival.tags.clone());
+                }
                 let mut training = arrival.training.clone();
                 if training.every_ms.is_some() {
                     let uuid = engine.job_uuid(id).unwrap_or_default();

@@ -14,6 +14,8 @@ pub struct Arrival {
     pub spec: JobSpec,
     /// How its training job checkpoints (the engine's interval is `spec`'s).
     pub training: Training,
+    /// The tags it is submitted with (the scenario's).
+    pub tags: super::wire::Tags,
 }
 
 struct Stream {
@@ -155,6 +157,7 @@ impl Workload {
                     at: start_ms + (j.at_s * 1000) as Millis,
                     spec,
                     training,
+                    tags: j.tags.clone(),
                 }
             })
             .collect();
@@ -189,7 +192,12 @@ impl Workload {
                     fault: None,
                     s3: None,
                 };
-                Some(Arrival { at, spec, training })
+                Some(Arrival {
+                    at,
+                    spec,
+                    training,
+                    tags: s.spec.tags.clone(),
+                })
             }
             _ => None,
         }

@@ -228,6 +228,7 @@ impl Engine {
             stopped_at: r.stopped_at,
             preemption_retries: r.retries,
             checkpoint_interval_ms: r.checkpoint_ms,
+            class_tag: None,
             preemption: (r.preempted > 0).then(|| PreemptionSummary {
                 preempted_attempt_count: r.preempted,
                 recent_preempted_attempts: api

@@ -132,6 +132,17 @@ pub fn checkpoint_uri_of_payload(payload: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// The tag naming a job's class of work in the organisation's policy (membership's first
+/// source; the journal records it).
+pub const CLASS_TAG: &str = "quotatop:class";
+
+/// A job's class from its tags: [`CLASS_TAG`]'s value, trimmed, when not empty.
+pub fn class_from_tags<'a>(mut tags: impl Iterator<Item = (&'a str, &'a str)>) -> Option<String> {
+    tags.find(|(k, _)| *k == CLASS_TAG)
+        .map(|(_, v)| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
 /// A service job as the console and the emulator see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServiceJob {
@@ -153,6 +164,9 @@ pub struct ServiceJob {
     /// has one: the API does not otherwise show how often a job checkpoints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_interval_ms: Option<u64>,
+    /// The job's class tag ([`CLASS_TAG`]) when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class_tag: Option<String>,
     pub preemption: Option<PreemptionSummary>,
     pub attempts: Vec<Attempt>,
     pub is_terminated: bool,

@@ -23,9 +23,9 @@ pub use duration::{
 pub use error::error_chain;
 pub use files::{MAX_SMALL_FILE, MAX_TRACE_FILE, check_regular_input, read_small_text};
 pub use job::{
-    Attempt, CHECKPOINT_TAG, JobStatus, MAX_PRIORITY, Misconfigured, PreemptedAttempt,
+    Attempt, CHECKPOINT_TAG, CLASS_TAG, JobStatus, MAX_PRIORITY, Misconfigured, PreemptedAttempt,
     PreemptionSummary, RESTORE_PATTERN, SIGNAL_PATTERN, ServiceJob, checkpoint_from_tags,
-    checkpoint_uri_of_payload, misconfiguration, stream_prefix, training_job_name,
+    checkpoint_uri_of_payload, class_from_tags, misconfiguration, stream_prefix, training_job_name,
 };
 pub use share::{
     CapacityLimit, InSharePreemption, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, QuotaShare,

@@ -29,6 +29,9 @@ pub struct JobBreach {
     /// How bad, for ordering (the worst first): milliseconds, counts.
     #[serde(skip)]
     pub weight: f64,
+    /// Still waiting for its first capacity at the window's end (wait breaches only).
+    #[serde(skip)]
+    pub still_waiting: bool,
 }
 
 /// What a check looks at.
@@ -168,6 +171,7 @@ fn breach(j: &JobHistory, detail: String, weight: f64) -> JobBreach {
         name: j.name.clone(),
         detail,
         weight,
+        still_waiting: false,
     }
 }
 
@@ -203,7 +207,10 @@ fn wait_check(c: &Class, jobs: &[&JobHistory], window: Window) -> Check {
             } else {
                 "still waiting after"
             };
-            breach(j, format!("{how} {}", format_duration(*w)), *w as f64)
+            JobBreach {
+                still_waiting: !*started,
+                ..breach(j, format!("{how} {}", format_duration(*w)), *w as f64)
+            }
         })
         .collect();
     Check {
@@ -442,6 +449,64 @@ pub fn conformance(
         classes,
         unclassified,
     }
+}
+
+/// One breached check of one class, in words, for the console's "needs attention" panel:
+/// `incident: 2 job(s) waiting over their 15m00s promise, worst j-1 (train-a): still waiting
+/// after 20m00s`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BreachItem {
+    pub class: String,
+    pub kind: CheckKind,
+    pub text: String,
+    /// The worst job, when the breach is jobs'.
+    pub job: Option<String>,
+    /// The class's first share (where the breach shows on the overview).
+    pub share: Option<String>,
+}
+
+/// Every breached check of `c`, one item each, in the policy's class order: what the console's
+/// attention panel lists (from the same [`Conformance`] `policy check` prints).
+pub fn breach_items(c: &Conformance, policy: &Policy) -> Vec<BreachItem> {
+    let mut out = Vec::new();
+    for k in &c.classes {
+        let class = policy.class(&k.class);
+        for check in k.checks.iter().filter(|ch| ch.judged && ch.breaches() > 0) {
+            let n = check.jobs.len();
+            let what = match check.kind {
+                CheckKind::Wait => {
+                    let promise = class
+                        .and_then(|cl| cl.promise.max_wait_ms)
+                        .map_or_else(String::new, |ms| format!(" {}", format_duration(ms)));
+                    let verb = if check.jobs.iter().any(|j| j.still_waiting) {
+                        "waiting"
+                    } else {
+                        "waited"
+                    };
+                    format!("{n} job(s) {verb} over their{promise} promise")
+                }
+                CheckKind::Deadlines => format!("{n} job(s) past their deadline"),
+                CheckKind::Budget => {
+                    format!("{} breach(es) of its interruption budget", check.breaches())
+                }
+                CheckKind::Outside => format!("{n} job(s) outside its shares or priority range"),
+                CheckKind::Exceptions => format!("{n} priority change(s) against its rules"),
+            };
+            let worst = match (check.jobs.first(), check.other.first()) {
+                (Some(j), _) => format!(", worst {} ({}): {}", j.job_id, j.name, j.detail),
+                (None, Some(o)) => format!(": {o}"),
+                (None, None) => String::new(),
+            };
+            out.push(BreachItem {
+                class: k.class.clone(),
+                kind: check.kind,
+                text: format!("{}: {what}{worst}", k.class),
+                job: check.jobs.first().map(|j| j.job_id.clone()),
+                share: class.and_then(|cl| cl.shares.first().cloned()),
+            });
+        }
+    }
+    out
 }
 
 /// The conformance as a Markdown section (what `policy check` prints and `report` includes).

@@ -238,3 +238,55 @@ fn the_lost_gpu_hours_budget_is_judged_per_day() {
         "{l}"
     );
 }
+
+#[test]
+fn breach_items_name_each_breached_check_in_words() {
+    let p = four();
+    let c = conformance(
+        &p,
+        &input(),
+        &ScorecardOptions::default(),
+        &[],
+        &BTreeMap::new(),
+    );
+    let items = breach_items(&c, &p);
+    let texts: Vec<&str> = items.iter().map(|i| i.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "incident: 2 job(s) waiting over their 15m00s promise, worst i-waiting (i-waiting-name): still waiting after 1h00m",
+            "delivery: 1 job(s) past their deadline, worst d-preempted (d-preempted-name): succeeded 2h00m after its deadline",
+            "delivery: 1 breach(es) of its interruption budget, worst d-preempted (d-preempted-name): preempted 2 time(s), budget 1",
+            "exploratory: 2 job(s) outside its shares or priority range, worst e-high (e-high-name): priority 5000 outside 0-999",
+        ]
+    );
+    assert_eq!(items[0].job.as_deref(), Some("i-waiting"));
+    assert_eq!(items[0].share.as_deref(), Some("prod"));
+    // Every breach counted per class is an item's: the panel and /metrics agree.
+    let per_class: usize = c.classes.iter().map(|k| k.breaches()).sum();
+    let counted: usize = items
+        .iter()
+        .map(|i| {
+            class(&c, &i.class)
+                .checks
+                .iter()
+                .find(|k| k.kind == i.kind)
+                .map_or(0, |k| k.breaches())
+        })
+        .sum();
+    assert_eq!(counted, per_class);
+    // A job that got its capacity late waited; none still waiting: "waited".
+    let mut one = input();
+    one.jobs.retain(|j| j.job_id != "i-waiting");
+    let c = conformance(
+        &p,
+        &one,
+        &ScorecardOptions::default(),
+        &[],
+        &BTreeMap::new(),
+    );
+    assert_eq!(
+        breach_items(&c, &p)[0].text,
+        "incident: 1 job(s) waited over their 15m00s promise, worst i-late (i-late-name): waited 40m00s"
+    );
+}

@@ -37,8 +37,9 @@ use quotatop_model::{MAX_PRIORITY, Millis};
 /// The version of the format this build reads and writes.
 pub const POLICY_VERSION: u32 = 1;
 
-/// The job tag naming a job's class (membership's first source).
-pub const CLASS_TAG: &str = "quotatop:class";
+/// The job tag naming a job's class (membership's first source): the model's, which the
+/// journal records.
+pub const CLASS_TAG: &str = quotatop_model::CLASS_TAG;
 
 /// Why a policy file could not be used.
 #[derive(Debug, thiserror::Error)]

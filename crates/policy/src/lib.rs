@@ -3,6 +3,7 @@
 //! versioned TOML file; which class a job belongs to; the lint of a policy against the queue's
 //! shares; and a first policy from today's configuration.
 
+mod approval;
 mod change;
 mod conformance;
 mod file;
@@ -12,10 +13,11 @@ mod membership;
 mod plan;
 mod show;
 
+pub use approval::{Approval, limit_approval};
 pub use change::{ChangeRequest, ChangeVerdict, check_change};
 pub use conformance::{
-    Check, CheckKind, ClassConformance, Conformance, JobBreach, conformance, first_capacity_wait,
-    markdown,
+    BreachItem, Check, CheckKind, ClassConformance, Conformance, JobBreach, breach_items,
+    conformance, first_capacity_wait, markdown,
 };
 pub use file::{
     CLASS_TAG, Class, POLICY_VERSION, Policy, PolicyError, PriorityRange, Promise, hash, parse,

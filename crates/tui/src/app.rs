@@ -249,6 +249,14 @@ impl App {
                         self.load_current(Load::Periodic);
                     }
                 }
+                if self.snapshots_seen == 1
+                    || self
+                        .snapshots_seen
+                        .is_multiple_of(super::policy::ATTENTION_EVERY)
+                {
+                    let queues = self.data.queues().iter().map(|q| q.key()).collect();
+                    self.effects.push(super::policy::attention_work(queues));
+                }
             }
             Msg::SourceClosed => self.data.source_closed = true,
             Msg::Tick => {
@@ -299,6 +307,21 @@ impl App {
             }
         }
         self.effects.extend(more);
+        if let Some(answers) =
+            result.answer::<Vec<super::policy::PolicyAnswer>>(super::policy::ATTENTION)
+        {
+            self.remember_all();
+            for a in answers {
+                // A queue whose conformance cannot be computed has no policy items.
+                let items = a
+                    .result
+                    .as_ref()
+                    .map(super::policy::attention)
+                    .unwrap_or_default();
+                self.data.set_policy_items(&a.queue, items);
+            }
+            self.refresh_all();
+        }
         match result {
             EffectResult::Change(r) => {
                 if let Some(d) = &mut self.dialog {

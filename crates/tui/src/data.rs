@@ -106,6 +106,8 @@ pub struct Data {
     pub loop_rule: LoopRule,
     /// The journal's preemption record per queue (when it has been read).
     pub recorded: HashMap<String, Vec<RecordedPreemptions>>,
+    /// The policy's breaches per queue, as attention items (added to each view's own).
+    pub policy_items: HashMap<String, Vec<Attention>>,
 }
 
 impl Data {
@@ -144,6 +146,7 @@ impl Data {
             .iter()
             .map(|q| QueueView::derive(q, &self.loop_rule, self.recorded.get(&q.key())))
             .collect();
+        self.add_policy_items(&snapshot);
         for ((q, v), unchanged) in snapshot.queues.iter().zip(&self.views).zip(unchanged) {
             if unchanged {
                 continue;
@@ -187,6 +190,34 @@ impl Data {
             })
             .collect();
         d
+    }
+
+    /// Replaces the policy's attention items of `queue` (from its conformance, see
+    /// [`super::policy`]) and shows them in its view.
+    pub fn set_policy_items(&mut self, queue: &str, items: Vec<Attention>) {
+        if items.is_empty() {
+            self.policy_items.remove(queue);
+        } else {
+            self.policy_items.insert(queue.to_string(), items);
+        }
+        if let Some(s) = self.snapshot.take() {
+            self.add_policy_items(&s);
+            self.snapshot = Some(s);
+        }
+    }
+
+    /// Each view's attention with its queue's policy items in place of any older ones, in the
+    /// order of urgency.
+    fn add_policy_items(&mut self, snapshot: &Snapshot) {
+        for (q, v) in snapshot.queues.iter().zip(self.views.iter_mut()) {
+            v.attention
+                .retain(|a| a.kind != analysis::AttentionKind::PolicyBreach);
+            if let Some(items) = self.policy_items.get(&q.key()) {
+                v.attention.extend(items.iter().cloned());
+                // Stable: each kind keeps its own order.
+                v.attention.sort_by_key(|a| a.kind);
+            }
+        }
     }
 
     /// Replaces the journal's preemption record of `queue` and re-derives its view.

@@ -324,14 +324,21 @@ pub struct Services {
     pub journal_state: Option<JournalStateFn>,
     /// The last audited change of a share's configuration; `None`: no audit log.
     pub share_changes: Option<Arc<dyn ShareChangeReader>>,
+    /// The policy's conformance (the Policy screen and the attention panel's policy items);
+    /// `None`: no policy beside the config, or no journal.
+    pub policy: Option<Arc<dyn super::policy::PolicyReader>>,
 }
 
 impl Services {
     /// What screens' own work can read: `screens` (the registry's, see
-    /// [`super::registry::Screens::serving`]) and the share-change reader (the Share screen's).
+    /// [`super::registry::Screens::serving`]), the share-change reader (the Share screen's) and
+    /// the policy reader (the Policy screen's).
     pub fn for_screens(&self, screens: &ScreenServices) -> ScreenServices {
         let mut s = screens.clone();
         if let Some(r) = &self.share_changes {
+            s = s.with(r.clone());
+        }
+        if let Some(r) = &self.policy {
             s = s.with(r.clone());
         }
         s

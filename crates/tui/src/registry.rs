@@ -266,7 +266,8 @@ mod tests {
                 "shares | overview | 1",
                 "jobs | 2",
                 "preemptions | pre | 3",
-                "scorecard | score | 4"
+                "scorecard | score | 4",
+                "policy | 5"
             ]
         );
     }

@@ -17,6 +17,9 @@ pub struct DrillAudit {
     pub aws: AwsContext,
     pub queue: String,
     pub run_id: String,
+    /// Per share, the class policy the drill's jobs there were checked against (the policy's
+    /// hash, the class before and after), stamped on each of its records.
+    pub class_policy: std::collections::BTreeMap<String, quotatop_store::audit::ClassPolicy>,
 }
 
 fn now_rfc3339() -> String {
@@ -43,6 +46,32 @@ impl DrillAudit {
             aws: AwsContext::of(&source, None),
             queue: queue.to_string(),
             run_id: run_id.to_string(),
+            class_policy: std::collections::BTreeMap::new(),
+        })
+    }
+
+    /// These records stamped, per share, with the class policy the drill was checked against.
+    pub fn stamped(
+        mut self,
+        class_policy: std::collections::BTreeMap<String, quotatop_store::audit::ClassPolicy>,
+    ) -> Self {
+        self.class_policy = class_policy;
+        self
+    }
+
+    /// The stamp of a record of `share`: its jobs' classes; a record of no one share (a
+    /// termination of several jobs) carries the policy's hash alone.
+    fn class_stamp(&self, share: &str) -> Option<quotatop_store::audit::ClassPolicy> {
+        self.class_policy.get(share).cloned().or_else(|| {
+            self.class_policy
+                .values()
+                .next()
+                .map(|s| quotatop_store::audit::ClassPolicy {
+                    hash: s.hash.clone(),
+                    class_before: None,
+                    class_after: None,
+                    approved_by: None,
+                })
         })
     }
 
@@ -67,7 +96,7 @@ impl DrillAudit {
             policy: None,
             repair: None,
             action: Some(action),
-            class_policy: None,
+            class_policy: self.class_stamp(share),
             prev_hash: String::new(),
             hash: String::new(),
         }

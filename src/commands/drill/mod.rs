@@ -87,20 +87,22 @@ async fn check_policy(
     client: &BatchClient,
     policy: &quotatop_policy::Policy,
     req: &DrillRequest,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<std::collections::BTreeMap<String, quotatop_store::audit::ClassPolicy>> {
     let mut operator = quotatop_store::audit::Operator::current();
     operator.aws_principal = Some(match client.caller_identity().await {
         Ok(arn) => arn,
         Err(why) => format!("unknown ({why})"),
     });
+    let mut stamps = std::collections::BTreeMap::new();
     for (share, priority) in [
         (&req.lender, req.priority),
         (&req.borrower, req.borrower_priority),
     ] {
-        super::policy::judge_change(policy, share, None, priority, &operator, true)
+        let stamp = super::policy::judge_change(policy, share, None, priority, &operator, true)
             .map_err(|e| anyhow!("drill refused: {e:#}"))?;
+        stamps.insert(share.clone(), stamp);
     }
-    Ok(())
+    Ok(stamps)
 }
 
 fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
@@ -141,9 +143,10 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
     let rt = super::runtime()?;
     rt.block_on(async {
         let client = BatchClient::connect(super::snapshot::connect_options(&a.aws)).await?;
-        if let Some(p) = &class_policy {
-            check_policy(&client, p, &req).await?;
-        }
+        let stamps = match &class_policy {
+            Some(p) => check_policy(&client, p, &req).await?,
+            None => std::collections::BTreeMap::new(),
+        };
         let snapshot = poll::refresh_once(
             &client,
             PollConfig {
@@ -184,7 +187,9 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
             return Ok(());
         }
         let timeout = timeout.unwrap_or(plan.expected_ms.saturating_mul(3) + 10 * 60_000);
-        let audit = audited::DrillAudit::new(log, &client, &plan.queue, &run_id).await?;
+        let audit = audited::DrillAudit::new(log, &client, &plan.queue, &run_id)
+            .await?
+            .stamped(stamps);
         eprintln!(
             "drill {run_id} started: stop it with Ctrl-C (its jobs are terminated); after a kill, `quotatop drill cleanup --run {run_id}`"
         );

@@ -115,6 +115,7 @@ pub fn judge_change(
         hash: v.policy_hash,
         class_before: Some(v.class_before),
         class_after: Some(v.class_after),
+        approved_by: None,
     })
 }
 
@@ -190,33 +191,81 @@ fn init(args: &PolicyInitArgs) -> anyhow::Result<()> {
     super::print_clean_lines(&text)
 }
 
-/// `policy check`: the one conformance function over the journal's window, as `report` shows
-/// it; non-zero exit when anything is breached.
-fn check(args: &PolicyCheckArgs) -> anyhow::Result<()> {
-    let policy = load(&args.file)?;
-    let report = ReportArgs {
-        queue: args.queue.clone(),
-        since: args.since.clone(),
+/// The journal window `policy check`, `/metrics` and the console's Policy screen read: `queue`
+/// over `since` back from its last observation, with the priority changes' operators from
+/// `audit_log`; default scorecard options, so all three judge the same way.
+pub fn window_args(
+    queue: &str,
+    since: &str,
+    journal: Option<PathBuf>,
+    audit_log: Option<PathBuf>,
+    config: Option<PathBuf>,
+) -> ReportArgs {
+    ReportArgs {
+        queue: queue.to_string(),
+        since: since.to_string(),
         format: ReportFormat::Md,
-        journal: args.journal.clone(),
+        journal,
         checkpoint: Vec::new(),
         gpus: Vec::new(),
         restart_cost: "0s".into(),
         recovery_window: "24h".into(),
-        audit_log: args.audit_log.clone(),
-        config: args.file.config.clone(),
-        policy: args.file.policy.clone(),
+        audit_log,
+        config,
+        policy: None,
         store: super::store::StoreArgs::default(),
-    };
-    let opts = super::report::options(&report)?;
-    let data = super::report::window_data(&report, &opts)?;
-    let c = quotatop_policy::conformance(
-        &policy,
+    }
+}
+
+/// The window `/metrics` and the console judge the policy over: the scorecard's
+/// (`[scorecard] window_hours`), as `--since` reads it.
+pub fn window(config: &crate::config::Config) -> String {
+    format!("{}h", config.scorecard.window_hours.max(1))
+}
+
+/// The one way the policy is judged over a journal's window (what `policy check`, `/metrics`
+/// and the console's Policy screen show): the policy's conformance function over the window's
+/// histories, the priority changes and the jobs' class tags.
+pub fn judge(policy: &Policy, args: &ReportArgs) -> anyhow::Result<quotatop_policy::Conformance> {
+    let opts = super::report::options(args)?;
+    let data = super::report::window_data(args, &opts)?;
+    conformance_of(policy, &data, &opts)
+}
+
+/// [`judge`] over a window already read (`report` reads it once for all its sections): the
+/// jobs' class tags as the journal recorded them (none for jobs recorded before it kept them:
+/// their class comes from their share or priority).
+pub fn conformance_of(
+    policy: &Policy,
+    data: &super::report::WindowData,
+    opts: &quotatop_analysis::scorecard::ScorecardOptions,
+) -> anyhow::Result<quotatop_policy::Conformance> {
+    let tags = data
+        .journal
+        .class_tags(&data.input.queue, data.input.window.start)
+        .context("reading the jobs' class tags from the journal")?;
+    Ok(quotatop_policy::conformance(
+        policy,
         &data.input,
-        &opts,
+        opts,
         &data.changes,
-        &std::collections::BTreeMap::new(),
+        &tags,
+    ))
+}
+
+/// `policy check`: the one conformance function over the journal's window, as `report` shows
+/// it; non-zero exit when anything is breached.
+fn check(args: &PolicyCheckArgs) -> anyhow::Result<()> {
+    let policy = load(&args.file)?;
+    let mut report = window_args(
+        &args.queue,
+        &args.since,
+        args.journal.clone(),
+        args.audit_log.clone(),
+        args.file.config.clone(),
     );
+    report.policy = args.file.policy.clone();
+    let c = judge(&policy, &report)?;
     super::print_clean_lines(&quotatop_policy::markdown(&c, &policy))?;
     let breaches: usize = c.classes.iter().map(|k| k.breaches()).sum();
     if breaches > 0 {
@@ -247,38 +296,19 @@ pub fn breaches(
 ) -> Vec<(String, String, usize)> {
     let mut out = Vec::new();
     for queue in queues {
-        let args = ReportArgs {
-            queue: queue.clone(),
-            since: window.to_string(),
-            format: ReportFormat::Md,
-            journal: Some(journal.to_path_buf()),
-            checkpoint: Vec::new(),
-            gpus: Vec::new(),
-            restart_cost: "0s".into(),
-            recovery_window: "24h".into(),
-            audit_log: audit_log.map(std::path::Path::to_path_buf),
-            config: None,
-            policy: None,
-            store: super::store::StoreArgs::default(),
-        };
-        let Ok(opts) = super::report::options(&args) else {
-            continue;
-        };
-        match super::report::window_data(&args, &opts) {
-            Ok(data) => {
-                let c = quotatop_policy::conformance(
-                    policy,
-                    &data.input,
-                    &opts,
-                    &data.changes,
-                    &std::collections::BTreeMap::new(),
-                );
-                out.extend(
-                    c.breaches_by_class()
-                        .into_iter()
-                        .map(|(class, n)| (queue.clone(), class, n)),
-                );
-            }
+        let args = window_args(
+            queue,
+            window,
+            Some(journal.to_path_buf()),
+            audit_log.map(std::path::Path::to_path_buf),
+            None,
+        );
+        match judge(policy, &args) {
+            Ok(c) => out.extend(
+                c.breaches_by_class()
+                    .into_iter()
+                    .map(|(class, n)| (queue.clone(), class, n)),
+            ),
             Err(e) => {
                 tracing::warn!(queue = %queue, error = %format!("{e:#}"), "policy breaches not computed")
             }

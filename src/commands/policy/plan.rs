@@ -81,6 +81,8 @@ pub fn apply(args: &PolicyApplyArgs) -> anyhow::Result<()> {
         plan: shares_args(&args.plan, &dir),
         reason: args.reason.clone(),
         change_record: args.change_record.clone(),
+        // The policy's shares keep their limits: no owner's approval is asked.
+        approved_by: None,
         yes: args.yes,
         allow_delete: false,
         read_only: args.read_only,
@@ -97,6 +99,7 @@ pub fn apply(args: &PolicyApplyArgs) -> anyhow::Result<()> {
             hash: policy.hash.clone(),
             class_before: None,
             class_after: None,
+            approved_by: None,
         }),
     )
 }

@@ -39,6 +39,59 @@ fn check_steps(
     Ok(())
 }
 
+/// Whether a step changes what a share is entitled to (its limits, or the share itself).
+fn changes_limits(step: &Step) -> bool {
+    match step {
+        Step::Create(_) | Step::Disable(_) | Step::Delete(_) => true,
+        Step::Update { fields, .. } => fields.iter().any(|f| f.field == "capacityLimits"),
+    }
+}
+
+/// The owners' approval the policy beside the config asks for a change of shares' limits
+/// (`[owners]`): refused without one of each changed share's owners, before any call or
+/// record; when given, the approver goes into every record's `class_policy`.
+fn owners_approval(
+    args: &SharesApplyArgs,
+    config: Option<&std::path::Path>,
+    steps: &[Step],
+    stamp: Option<quotatop_store::audit::ClassPolicy>,
+) -> anyhow::Result<Option<quotatop_store::audit::ClassPolicy>> {
+    let Some(policy) = crate::commands::policy::for_changes(config)? else {
+        if args.approved_by.is_some() {
+            bail!(
+                "--approved-by: there is no policy (policy.toml beside the config file) naming the shares' owners, so no approval can be checked; leave it out or write the policy; nothing changed"
+            );
+        }
+        return Ok(stamp);
+    };
+    let shares: Vec<&str> = steps
+        .iter()
+        .filter(|s| changes_limits(s))
+        .map(Step::share)
+        .collect();
+    match quotatop_policy::limit_approval(&policy, &shares, args.approved_by.as_deref()) {
+        quotatop_policy::Approval::NotNeeded => Ok(stamp),
+        quotatop_policy::Approval::Refused { rule } => bail!(
+            "refused by the policy {} (sha256 {}): {}; nothing changed",
+            policy.origin,
+            policy.short_hash(),
+            clean_text(&rule)
+        ),
+        quotatop_policy::Approval::Approved { by } => {
+            let base = stamp.unwrap_or(quotatop_store::audit::ClassPolicy {
+                hash: policy.hash.clone(),
+                class_before: None,
+                class_after: None,
+                approved_by: None,
+            });
+            Ok(Some(quotatop_store::audit::ClassPolicy {
+                approved_by: Some(by),
+                ..base
+            }))
+        }
+    }
+}
+
 /// Makes the plan's calls, each audited, and says what was applied and what was not.
 async fn carry_out(
     client: &BatchClient,
@@ -153,6 +206,7 @@ pub fn run_with(
             return Ok(());
         }
         check_steps(args, policy, &p.steps)?;
+        let class_policy = owners_approval(args, loaded.path.as_deref(), &p.steps, class_policy)?;
         if !args.yes
             && !crate::commands::confirm(
                 &format!("Apply these {} call(s)?", p.steps.len()),

@@ -60,6 +60,7 @@ fn job(j: J, i: usize) -> TrackedJob {
             started_at: started.then_some(created_at + 2 * MIN),
             stopped_at: j.status.is_terminal().then_some(NOW - MIN),
             preemption_retries: None,
+            class_tag: None,
             preemption: None,
             attempts: if started {
                 vec![Attempt {

@@ -139,6 +139,12 @@ pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
                 .flatten()
                 .map(|(k, v)| (k.as_str(), v.as_str())),
         ),
+        class_tag: quotatop_model::class_from_tags(
+            d.tags()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        ),
         preemption,
         attempts: d
             .attempts()

@@ -113,6 +113,7 @@ impl JobSummary {
             started_at: f.started_at,
             stopped_at: f.stopped_at,
             preemption_retries: None,
+            class_tag: None,
             preemption: None,
             attempts: Vec::new(),
             checkpoint_interval_ms: None,

@@ -204,6 +204,10 @@ pub struct ClassPolicy {
     pub class_before: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class_after: Option<String>,
+    /// The share owner who approved a change of its limits (`--approved-by`), when the
+    /// policy's `[owners]` asked for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_by: Option<String>,
 }
 
 /// One line of the audit log.

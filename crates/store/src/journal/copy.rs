@@ -57,6 +57,7 @@ const TABLES: &[Table] = &[
             "preemption_retries",
             "checkpoint_ms",
             "source",
+            "class_tag",
         ],
         key: 1,
     },

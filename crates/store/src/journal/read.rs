@@ -194,6 +194,27 @@ impl Journal {
         })
     }
 
+    /// The class tag (`quotatop:class`) of each job of a queue seen at or after `since`
+    /// (service clock) that had one; jobs recorded before the journal kept tags have none.
+    pub fn class_tags(
+        &self,
+        queue: &str,
+        since: Millis,
+    ) -> Result<std::collections::BTreeMap<String, String>, JournalError> {
+        let [name, source] = key_params(queue);
+        self.run(|x| {
+            x.rows(
+                "SELECT job_id, class_tag FROM jobs
+                 WHERE queue = ?1 AND source = ?3 AND last_seen_at >= ?2
+                   AND class_tag IS NOT NULL",
+                &vals![name, since, source],
+            )?
+            .iter()
+            .map(|r| Ok((r.text(0)?, r.text(1)?)))
+            .collect()
+        })
+    }
+
     /// Every recorded transition of a job, in time order.
     pub fn transitions(&self, job_id: &str) -> Result<Vec<Transition>, JournalError> {
         let rows = self.run(|x| {

@@ -155,6 +155,9 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (job_id, attempt)
     ) WITHOUT ROWID;
     ",
+    // 6: each job's class tag (`quotatop:class`), the policy's first source of membership;
+    // NULL = none seen (every job recorded before).
+    "ALTER TABLE jobs ADD COLUMN class_tag TEXT;",
 ];
 
 /// The schema version this build writes.
@@ -189,8 +192,9 @@ pub fn migrate(conn: &mut Connection) -> Result<Result<(i64, i64), i64>, rusqlit
 /// own row).
 pub const PG_COMPONENT: &str = "journal";
 
-/// The PostgreSQL journal's migrations: the same tables as SQLite's at version 5 (and the
-/// drills table), with PostgreSQL's types. Versioned in `quotatop_schema`, applied under an
+/// The PostgreSQL journal's migrations: the same tables as SQLite's (version 4 in the first,
+/// and the drills table; then the live snapshot; the training tables as SQLite's 5; the class
+/// tag as SQLite's 6), with PostgreSQL's types. Versioned in `quotatop_schema`, applied under an
 /// advisory lock so two recorders starting at once do not both run them.
 const PG_MIGRATIONS: &[&str] = &[
     "
@@ -307,6 +311,8 @@ const PG_MIGRATIONS: &[&str] = &[
         PRIMARY KEY (job_id, attempt)
     );
     ",
+    // 4: each job's class tag, as SQLite's version 6.
+    "ALTER TABLE jobs ADD COLUMN class_tag TEXT;",
 ];
 
 /// The PostgreSQL journal's schema version this build writes.

@@ -613,14 +613,15 @@ fn write_job(
     tx.exec(
         "INSERT INTO jobs (job_id, queue, name, share, priority, instance_type, instance_count,
                            created_at, status, first_seen_at, last_seen_at,
-                           preemption_retries, checkpoint_ms, source)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, ?13)
+                           preemption_retries, checkpoint_ms, source, class_tag)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, ?13, ?14)
          ON CONFLICT (job_id) DO UPDATE SET status = excluded.status,
            last_seen_at = CASE WHEN jobs.last_seen_at > excluded.last_seen_at
              THEN jobs.last_seen_at ELSE excluded.last_seen_at END,
            priority = excluded.priority,
            preemption_retries = excluded.preemption_retries,
-           checkpoint_ms = excluded.checkpoint_ms",
+           checkpoint_ms = excluded.checkpoint_ms,
+           class_tag = COALESCE(excluded.class_tag, jobs.class_tag)",
         &vals![
             &cur.id,
             &queue.name,
@@ -636,6 +637,7 @@ fn write_job(
             cur.checkpoint_interval_ms
                 .and_then(|c| i64::try_from(c).ok()),
             source_column(queue),
+            cur.class_tag.as_deref(),
         ],
     )?;
     if let Some(p) = prev

@@ -72,7 +72,7 @@ pub fn open(data: &Data, at: (usize, usize)) -> Option<Open> {
 fn kind_role(kind: AttentionKind) -> Role {
     match kind {
         AttentionKind::OverBudget | AttentionKind::Loop => Role::Looping,
-        AttentionKind::Misconfigured => Role::Critical,
+        AttentionKind::Misconfigured | AttentionKind::PolicyBreach => Role::Critical,
         AttentionKind::ImportantWait => Role::Warning,
         AttentionKind::AtLimit => Role::Borrowed,
     }

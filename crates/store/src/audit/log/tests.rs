@@ -449,6 +449,7 @@ fn the_class_policy_is_chained_and_absent_when_none_applied() {
         hash: "ab".repeat(32),
         class_before: Some("delivery".into()),
         class_after: Some("incident".into()),
+        approved_by: None,
     });
     log.append(r).unwrap();
     assert_eq!(verify(&path).map(|h| h.count), Ok(2));

@@ -16,6 +16,7 @@ fn job(status: JobStatus) -> ServiceJob {
         started_at: None,
         stopped_at: None,
         preemption_retries: None,
+        class_tag: None,
         preemption: None,
         attempts: vec![],
         checkpoint_interval_ms: None,
