@@ -7,7 +7,9 @@
 //! state after applying it. Measured in a fresh child process (the bench runs itself again with
 //! `QT_SCALE_CHILD` set): `VmRSS`/`VmHWM`, the frame time (median and p95 of `QT_FRAMES`, default
 //! 100, draws at 160×50) of each main screen, and the cost of a refresh (the poller building its
-//! snapshot, the console applying it). Like `quotatop tui`, the child fixes glibc's mmap
+//! snapshot; the console deriving its analysis off the UI thread, then swapping it in and drawing
+//! on the UI thread, the figure a key pressed during a refresh waits for; and, to compare, the
+//! same applied with the analysis derived on the UI thread). Like `quotatop tui`, the child fixes glibc's mmap
 //! threshold first (`QT_MMAP_FIX=0` leaves it alone, to compare).
 //!
 //! ```sh
@@ -28,6 +30,7 @@ use quotatop_model::{
     Attempt, CapacityLimit, FrontEntry, JobStatus, PreemptedAttempt, PreemptionSummary,
     QueueSnapshot, QuotaShare, ServiceEnvironment, ServiceJob, SharingConfig, Snapshot, TrackedJob,
 };
+use quotatop_tui::data::Prepared;
 use quotatop_tui::keymap::KeyMap;
 use quotatop_tui::theme::Theme;
 use quotatop_tui::{App, AppOptions, Msg, StatusInfo};
@@ -362,22 +365,36 @@ fn child() {
     let (rss_first, _) = memory_mb();
 
     // Refreshes: the poller builds its snapshot, the console applies it (on the Jobs screen,
-    // the heaviest, then the overview's frame), as every refresh does.
+    // the heaviest), as every refresh does: its analysis derived off the UI thread (as the
+    // console's loop has the runner do it), then swapped in and drawn on the UI thread. The
+    // same snapshot applied the old way (derived on the UI thread) is measured beside it.
     app.update(key(KeyCode::Char('2')));
     let mut build = Vec::new();
-    let mut apply = Vec::new();
+    let mut derive = Vec::new();
+    let mut ui = Vec::new();
+    let mut inline = Vec::new();
     for seq in 0..refreshes {
         let t = Instant::now();
         let snap = snapshot(&tracker, 2 + seq as u64);
         build.push(t.elapsed());
         let t = Instant::now();
+        let prepared = Prepared::new(snap, &app.derive_inputs(), 1 + seq as u64);
+        derive.push(t.elapsed());
+        let t = Instant::now();
+        app.update(Msg::Prepared(Box::new(prepared)));
+        terminal.draw(|f| app.draw(f)).expect("draw");
+        ui.push(t.elapsed());
+        let snap = snapshot(&tracker, 2 + seq as u64);
+        let t = Instant::now();
         app.update(Msg::Snapshot(Box::new(snap)));
         terminal.draw(|f| app.draw(f)).expect("draw");
-        apply.push(t.elapsed());
+        inline.push(t.elapsed());
     }
     let (rss_steady, _) = memory_mb();
     let (build, build95) = stats(build);
-    let (apply, apply95) = stats(apply);
+    let (derive, derive95) = stats(derive);
+    let (ui, ui95) = stats(ui);
+    let (inline, inline95) = stats(inline);
 
     let mut results = Vec::new();
     let mut measure = |app: &mut App, terminal: &mut Terminal<TestBackend>| {
@@ -421,12 +438,17 @@ fn child() {
          {refreshes} refreshes {rss_steady:.1} MB"
     );
     println!(
-        "  refresh: poller's snapshot {:.1} ms (p95 {:.1}), console apply + frame {:.1} ms (p95 \
-         {:.1}), median of {refreshes}",
+        "  refresh: poller's snapshot {:.1} ms (p95 {:.1}); analysis off the UI thread {:.1} ms \
+         (p95 {:.1}); UI thread per refresh (swap in + frame) {:.1} ms (p95 {:.1}); derived on \
+         the UI thread instead (apply + frame) {:.1} ms (p95 {:.1}); medians of {refreshes}",
         ms(build),
         ms(build95),
-        ms(apply),
-        ms(apply95)
+        ms(derive),
+        ms(derive95),
+        ms(ui),
+        ms(ui95),
+        ms(inline),
+        ms(inline95)
     );
     for (kind, med, p95) in &results {
         println!(

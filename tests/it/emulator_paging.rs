@@ -119,3 +119,115 @@ async fn pages_lose_nothing_and_repeat_nothing_while_jobs_arrive_and_move() {
     }
     h.shutdown().await.unwrap();
 }
+
+/// Every page of one ListServiceJobs query, pages of `size`, as (id) in page order.
+async fn list_all(
+    sdk: &aws_sdk_batch::Client,
+    status: Option<SdkStatus>,
+    filter: Option<(&str, String)>,
+    size: i32,
+) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut req = sdk
+            .list_service_jobs()
+            .job_queue(QUEUE)
+            .max_results(size)
+            .set_job_status(status.clone())
+            .set_next_token(token.clone());
+        if let Some((name, value)) = &filter {
+            req = req.filters(
+                KeyValuesPair::builder()
+                    .name(*name)
+                    .values(value.clone())
+                    .build(),
+            );
+        }
+        let out = req.send().await.unwrap();
+        ids.extend(
+            out.job_summary_list()
+                .iter()
+                .map(|s| s.job_id().unwrap().to_string()),
+        );
+        token = out.next_token().map(str::to_string);
+        if token.is_none() {
+            return ids;
+        }
+        assert!(ids.len() < 10_000, "the listing never ends");
+    }
+}
+
+/// The emulator answers a status from its index, a time filter from where the time falls in
+/// the submission order: the pages are exactly what checking every job gives, newest first,
+/// including jobs created at the filter's very millisecond (left out by both filters) and
+/// page boundaries among jobs created at the same time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_and_time_filters_list_exactly_the_jobs_a_full_check_finds() {
+    let h = crate::emulator_support::start(&[(M5, 3)], "").await;
+    let sdk = crate::emulator_support::client(&h, 1);
+    create_share(&sdk, "team", &[(M5, 3)], Strategy::Reserve, None, false).await;
+    // Three jobs at each of eight instants: ties at every time.
+    for i in 0..24 {
+        submit(&sdk, &format!("j-{i:02}"), "team", M5, 1, i % 4).await;
+        if i % 3 == 2 {
+            h.advance(1_000).unwrap();
+        }
+    }
+    h.advance(5_000).unwrap();
+    // (id, status, createdAt) newest first, as the engine holds them.
+    let jobs: Vec<(String, String, i64)> = h
+        .with_engine(|e| {
+            let mut v: Vec<_> = e
+                .jobs()
+                .map(|j| (j.id, j.status.as_str().to_string(), j.created_at))
+                .collect();
+            v.reverse();
+            v
+        })
+        .unwrap();
+    let times: Vec<i64> = jobs.iter().map(|j| j.2).collect();
+    let (oldest, newest) = (*times.last().unwrap(), times[0]);
+    let expect = |keep: &dyn Fn(&(String, String, i64)) -> bool| -> Vec<String> {
+        jobs.iter()
+            .filter(|j| keep(j))
+            .map(|j| j.0.clone())
+            .collect()
+    };
+    for size in [1, 2, 5, 100] {
+        for status in ["RUNNABLE", "RUNNING", "SUCCEEDED"] {
+            let got = list_all(&sdk, Some(SdkStatus::from(status)), None, size).await;
+            assert_eq!(
+                got,
+                expect(&|j| j.1 == status),
+                "{status} in pages of {size}"
+            );
+        }
+        for t in [
+            oldest - 1,
+            oldest,
+            oldest + 1_000,
+            newest - 1,
+            newest,
+            newest + 1,
+        ] {
+            let before = list_all(&sdk, None, Some(("BEFORE_CREATED_AT", t.to_string())), size);
+            assert_eq!(
+                before.await,
+                expect(&|j| j.2 < t),
+                "before {t}, pages of {size}"
+            );
+            let after = list_all(&sdk, None, Some(("AFTER_CREATED_AT", t.to_string())), size);
+            assert_eq!(
+                after.await,
+                expect(&|j| j.2 > t),
+                "after {t}, pages of {size}"
+            );
+        }
+    }
+    assert!(
+        jobs.iter().any(|j| j.1 == "RUNNABLE") && jobs.iter().any(|j| j.1 == "RUNNING"),
+        "the world has jobs waiting and running: {jobs:?}"
+    );
+    h.shutdown().await.unwrap();
+}

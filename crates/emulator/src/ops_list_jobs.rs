@@ -113,6 +113,23 @@ impl Filter {
     }
 }
 
+/// The first job id whose `createdAt` is `t` or later (the job count when none is): jobs are
+/// numbered in submission order with `createdAt` never decreasing, so those created before `t`
+/// are exactly the ids below it.
+fn first_created_at_or_after(world: &QueueWorld, t: i64) -> u32 {
+    let engine = &world.engine;
+    let (mut lo, mut hi) = (0u32, engine.job_count() as u32);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if engine.facts(JobId(mid)).is_some_and(|j| j.created_at < t) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 /// The page of a ListServiceJobs answer.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -130,8 +147,11 @@ struct ListServiceJobsResponse {
 ///
 /// Jobs are numbered in submission order with `createdAt` never decreasing
 /// ([`quotatop_engine::JobFacts`]), so newest first is a walk down from the highest id (or the
-/// token's position) that stops once the page is full: a page costs its own jobs plus those
-/// the filter passes over, never a sort of the queue.
+/// token's position) that stops once the page is full: through the engine's index of the
+/// status when there is one ([`quotatop_engine::Engine::with_status`]), starting below the
+/// time for `BEFORE_CREATED_AT` and stopping at it for `AFTER_CREATED_AT`. A page costs its
+/// own jobs plus those a name or share filter passes over, never a sort or a scan of the
+/// queue's other statuses.
 pub fn list(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     let req: ListServiceJobsRequest = parse(body)?;
     let queue = required_str(req.job_queue, "jobQueue")?;
@@ -165,14 +185,29 @@ pub fn list(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     );
     let cursor = paging::decode_cursor(&scope, req.next_token.as_deref())?;
     let engine = &world.engine;
-    let below = cursor.map_or(engine.job_count(), |(_, i)| {
+    let mut below = cursor.map_or(engine.job_count(), |(_, i)| {
         (i as usize).min(engine.job_count())
-    });
-    let mut ids = (0..below as u32).rev().map(JobId).filter(|&id| {
-        engine.facts(id).is_some_and(|j| {
-            status.is_none_or(|s| j.status == s) && filter.as_ref().is_none_or(|f| f.matches(&j))
+    }) as u32;
+    if let Some(Filter::BeforeCreatedAt(t)) = &filter {
+        below = below.min(first_created_at_or_after(world, *t));
+    }
+    // A status's jobs come from the engine's status index; without a status every job is a
+    // candidate. Newest first either way.
+    let candidates: Box<dyn Iterator<Item = JobId> + '_> = match status {
+        Some(s) => Box::new(engine.with_status(s, below)),
+        None => Box::new((0..below).rev().map(JobId)),
+    };
+    let mut ids = candidates
+        .filter_map(|id| Some((id, engine.facts(id)?)))
+        // Walking down, `createdAt` never increases: past the first job not after `t`, none is.
+        .take_while(|(_, j)| match &filter {
+            Some(Filter::AfterCreatedAt(t)) => j.created_at > *t,
+            _ => true,
         })
-    });
+        .filter(|(_, j)| {
+            status.is_none_or(|s| j.status == s) && filter.as_ref().is_none_or(|f| f.matches(j))
+        })
+        .map(|(id, _)| id);
     let page: Vec<JobId> = ids.by_ref().take(size).collect();
     let next = match (page.last(), ids.next()) {
         (Some(&last), Some(_)) => engine

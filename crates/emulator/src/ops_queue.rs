@@ -2,7 +2,8 @@
 //! and capacity utilisation.
 //!
 //! - `frontOfQueue.jobs`: the first 100 RUNNABLE jobs in the engine's dispatch order
-//!   (`Engine::queue_order`: priority, then share usage, then age). Misconfigured jobs are not in
+//!   (`Engine::queue_order`: priority, then share usage, then age; read with
+//!   `Engine::queue_front`, which merges the shares' queues instead of sorting them all). Misconfigured jobs are not in
 //!   it: the engine never considers them for dispatch.
 //! - `frontOfQuotaShares.quotaShares`: every share, with a one-element list holding its first
 //!   RUNNABLE job (a misconfigured one when nothing else waits), or an empty list.
@@ -38,9 +39,8 @@ pub fn snapshot(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiErro
     };
     let jobs = world
         .engine
-        .queue_order()
+        .queue_front(FRONT_OF_QUEUE)
         .into_iter()
-        .take(FRONT_OF_QUEUE)
         .map(|id| FrontJob {
             job_arn: arn_of(world, id),
             earliest_time_at_position: world.position_since(id),

@@ -319,9 +319,9 @@ impl QueueWorld {
     /// Each job's position in `frontOfQueue` and each share's first job, and since when.
     fn track_positions(&mut self) {
         let now = self.engine.now();
-        let order = self.engine.queue_order();
-        let mut positions = HashMap::with_capacity(order.len().min(FRONT_OF_QUEUE));
-        for (pos, id) in order.iter().take(FRONT_OF_QUEUE).enumerate() {
+        let order = self.engine.queue_front(FRONT_OF_QUEUE);
+        let mut positions = HashMap::with_capacity(order.len());
+        for (pos, id) in order.iter().enumerate() {
             let since = match self.positions.get(&id.0) {
                 Some(&(p, since)) if p == pos => since,
                 _ => now,
@@ -331,7 +331,7 @@ impl QueueWorld {
         self.positions = positions;
         let mut fronts = HashMap::new();
         for share in self.engine.shares() {
-            if let Some(first) = self.engine.share_queue(&share.name).first() {
+            if let Some(first) = self.engine.share_first(&share.name) {
                 let since = match self.share_front.get(&share.name) {
                     Some(&(j, since)) if j == first.0 => since,
                     _ => now,

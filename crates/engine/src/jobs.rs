@@ -45,6 +45,7 @@ impl Engine {
                 None => Rng::uuid_of(a, b),
             };
             self.uuid_index.insert(uuid.clone(), id);
+            self.by_status.insert((JobStatus::Submitted, id));
             Some(Box::new(JobApi {
                 uuid,
                 name: spec.name,
@@ -281,19 +282,90 @@ impl Engine {
             .collect()
     }
 
-    /// RUNNABLE jobs of the whole queue in the order the engine would consider them: priority
-    /// descending, then the share using the smallest fraction of its limits, then oldest.
-    pub fn queue_order(&self) -> Vec<JobId> {
-        let ratio: Vec<u64> = self
-            .shares
+    /// The jobs in `status` numbered below `below`, highest (newest) first, from the status
+    /// index: a page of them costs its own jobs, not a scan of the others. Covers the jobs with
+    /// an API view, so every job of an engine that is not lean ([`Engine::set_lean`]).
+    pub fn with_status(&self, status: JobStatus, below: u32) -> impl Iterator<Item = JobId> + '_ {
+        self.by_status
+            .range((status, 0)..(status, below))
+            .rev()
+            .map(|&(_, j)| JobId(j))
+    }
+
+    /// The first RUNNABLE job of a share: the first of [`Engine::share_queue`], without
+    /// building it (each type's queue is in dispatch order, so it is the least of their heads;
+    /// a misconfigured job only when nothing else waits).
+    pub fn share_first(&self, name: &str) -> Option<JobId> {
+        let share = self.share_rec(*self.share_index.get(name)?);
+        let head = share
+            .slots
+            .iter()
+            .filter_map(|slot| slot.queue.first().copied())
+            .min();
+        let key = head.or_else(|| {
+            share
+                .misconfigured
+                .iter()
+                .map(|&j| self.rec(j).queue_key(j))
+                .min()
+        })?;
+        Some(JobId(key.2))
+    }
+
+    /// Per-mille usage of each share's own limits (indexed by share); shares with no limit
+    /// sort last.
+    fn usage_ratios(&self) -> Vec<u64> {
+        self.shares
             .iter()
             .map(|s| {
                 let own: u64 = s.slots.iter().map(|t| t.own as u64).sum();
                 let used: u64 = s.slots.iter().map(|t| t.used as u64).sum();
-                // Per-mille usage of the share's own limits; shares with no limit sort last.
                 (used * 1000).checked_div(own).unwrap_or(u64::MAX)
             })
+            .collect()
+    }
+
+    /// The first `n` jobs of [`Engine::queue_order`], without sorting the whole queue: within a
+    /// share and instance type the queue is already in that order (a share's usage is one
+    /// figure for all its jobs), so the front is a merge of those queues' heads, costing
+    /// `n` steps of a heap as large as the number of queues.
+    pub fn queue_front(&self, n: usize) -> Vec<JobId> {
+        let ratio = self.usage_ratios();
+        let mut queues: Vec<(u64, std::collections::btree_set::Iter<'_, policy::QueueKey>)> = self
+            .shares
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| !s.deleted)
+            .flat_map(|(i, s)| {
+                let r = ratio.get(i).copied().unwrap_or(u64::MAX);
+                s.slots.iter().map(move |t| (r, t.queue.iter()))
+            })
             .collect();
+        let mut heads = std::collections::BinaryHeap::with_capacity(queues.len());
+        for (q, (r, keys)) in queues.iter_mut().enumerate() {
+            if let Some(k) = keys.next() {
+                heads.push(Reverse(((k.0, *r, k.1, k.2), q)));
+            }
+        }
+        let mut front = Vec::with_capacity(n.min(heads.len() * 4));
+        while front.len() < n {
+            let Some(Reverse((key, q))) = heads.pop() else {
+                break;
+            };
+            front.push(JobId(key.3));
+            if let Some((r, keys)) = queues.get_mut(q)
+                && let Some(k) = keys.next()
+            {
+                heads.push(Reverse(((k.0, *r, k.1, k.2), q)));
+            }
+        }
+        front
+    }
+
+    /// RUNNABLE jobs of the whole queue in the order the engine would consider them: priority
+    /// descending, then the share using the smallest fraction of its limits, then oldest.
+    pub fn queue_order(&self) -> Vec<JobId> {
+        let ratio = self.usage_ratios();
         let mut all: Vec<(Reverse<u32>, u64, Millis, u32)> = self
             .live_shares()
             .flat_map(|s| s.slots.iter().flat_map(|t| t.queue.iter()))

@@ -25,7 +25,7 @@ mod share_ops;
 mod types;
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
 pub use config::{Delays, EngineConfig};
 pub use error::EngineError;
@@ -88,6 +88,9 @@ pub struct Engine {
     share_index: HashMap<String, usize>,
     jobs: Vec<JobRec>,
     uuid_index: HashMap<String, u32>,
+    /// Jobs with an API view (every job of an engine that is not lean) by status, then id:
+    /// a status's jobs newest first without scanning the others ([`Engine::with_status`]).
+    by_status: BTreeSet<(JobStatus, u32)>,
     timers: BinaryHeap<Reverse<Timer>>,
     timer_seq: u64,
     dispatch_seq: u64,
@@ -118,6 +121,7 @@ impl Engine {
             share_index: HashMap::new(),
             jobs: Vec::new(),
             uuid_index: HashMap::new(),
+            by_status: BTreeSet::new(),
             timers: BinaryHeap::new(),
             timer_seq: 0,
             dispatch_seq: 0,

@@ -74,6 +74,10 @@ impl Engine {
     pub(super) fn set_status(&mut self, j: u32, to: JobStatus, reason: EventReason) {
         let from = self.rec(j).status;
         self.rec_mut(j).status = to;
+        // Lean jobs are not indexed: nothing to remove, nothing to add.
+        if from != to && self.by_status.remove(&(from, j)) {
+            self.by_status.insert((to, j));
+        }
         self.emit(j, Some(from), to, reason);
     }
 

@@ -1366,3 +1366,63 @@ fn created_at_never_decreases_with_the_job_id() {
     );
     assert!(e.facts(JobId(20)).is_none());
 }
+
+/// The indexes the emulator reads instead of sorting or scanning ([`Engine::queue_front`],
+/// [`Engine::share_first`], [`Engine::with_status`]) give exactly what the full sort and scan
+/// give, at every step of a busy queue: priorities, terminations, priority changes, a share
+/// with no limit of a type (misconfigured jobs) and a deleted-by-disable share.
+#[test]
+fn the_queue_front_share_fronts_and_status_index_match_the_full_sort_and_scan() {
+    let mut e = engine(&[(M5, 6), (G5, 3)]);
+    e.create_share(share("a", M5, 3, SharingConfig::lend_and_borrow(100)))
+        .unwrap();
+    e.create_share(QuotaShare::new(
+        "b",
+        vec![CapacityLimit::new(M5, 2), CapacityLimit::new(G5, 3)],
+        SharingConfig::lend(),
+    ))
+    .unwrap();
+    e.create_share(share("c", M5, 1, SharingConfig::reserve()))
+        .unwrap();
+    let mut rng = Rng::new(7);
+    let mut ids = Vec::new();
+    for step in 0..400u64 {
+        let s = ["a", "b", "c"][rng.upto(2) as usize];
+        // Share c has no G5: those jobs are misconfigured.
+        let ty = if rng.upto(3) == 0 { G5 } else { M5 };
+        let spec = JobSpec::new(format!("j{step}"), s, ty, 1 + rng.upto(1) as u32, 5_000)
+            .priority(rng.upto(4) as i64);
+        ids.push(e.submit(spec).unwrap());
+        if step % 7 == 0 {
+            let j = ids[rng.upto(ids.len() as u64 - 1) as usize];
+            e.terminate(j, "test").unwrap();
+        }
+        if step % 5 == 0 {
+            let j = ids[rng.upto(ids.len() as u64 - 1) as usize];
+            let _ = e.update_priority(j, rng.upto(9) as i64);
+        }
+        e.advance_to(e.now() + rng.upto(1_500) as i64).unwrap();
+        let order = e.queue_order();
+        for n in [0, 1, 3, 50, order.len() + 5] {
+            assert_eq!(e.queue_front(n), order[..n.min(order.len())], "step {step}");
+        }
+        for name in ["a", "b", "c", "nope"] {
+            assert_eq!(
+                e.share_first(name),
+                e.share_queue(name).first().copied(),
+                "{name} at step {step}"
+            );
+        }
+        let below = (e.job_count() as u32).saturating_sub(rng.upto(10) as u32);
+        for status in JobStatus::ALL {
+            let scanned: Vec<JobId> = (0..below)
+                .rev()
+                .map(JobId)
+                .filter(|&j| e.status(j) == Some(status))
+                .collect();
+            assert_eq!(e.with_status(status, below).collect::<Vec<_>>(), scanned);
+        }
+    }
+    assert!(!e.queue_order().is_empty(), "the test reached a queue");
+    assert!(ids.iter().any(|&j| e.status(j) == Some(JobStatus::Running)));
+}

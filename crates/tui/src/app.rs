@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 use crossterm::event::KeyEvent;
 
-use super::data::Data;
+use super::data::{Data, DeriveInputs, Prepared};
 use super::effects::{Effect, EffectResult, HistoryError, ScreenServices};
 use super::footer::Flash;
 use super::input::Input;
@@ -44,6 +44,9 @@ pub enum Msg {
     Key(KeyEvent),
     Resize,
     Snapshot(Box<Snapshot>),
+    /// A snapshot whose analysis was derived elsewhere ([`Prepared::new`] with
+    /// [`App::derive_inputs`]): applied like [`Msg::Snapshot`], without the derivation.
+    Prepared(Box<Prepared>),
     /// The poller's channel closed.
     SourceClosed,
     Tick,
@@ -102,6 +105,9 @@ pub struct App {
     effects: Vec<Effect>,
     /// Snapshots received, to reload history screens every [`RECOMPUTE_EVERY`].
     snapshots_seen: u64,
+    /// The [`Prepared::order`] of the last prepared snapshot applied: an older one arriving
+    /// later is dropped.
+    prepared_applied: u64,
     travel: Travel,
     /// Data age (whole seconds) at the last draw, so a tick redraws only when it changes.
     shown_age: Option<i64>,
@@ -160,6 +166,7 @@ impl App {
             priority_policy: opts.priority_policy,
             effects: Vec::new(),
             snapshots_seen: 0,
+            prepared_applied: 0,
             travel: Travel::default(),
             shown_age: None,
             dirty: true,
@@ -236,27 +243,13 @@ impl App {
         match msg {
             Msg::Key(key) => self.on_key(key),
             Msg::Resize => {}
-            Msg::Snapshot(s) => {
-                self.snapshots_seen += 1;
-                if self.travel.past().is_some() {
-                    // The live data keeps up underneath; the screens stay on the past.
-                    self.data.apply(*s);
-                } else {
-                    self.remember_before_data();
-                    self.data.apply(*s);
-                    self.refresh_all();
-                    if self.snapshots_seen.is_multiple_of(RECOMPUTE_EVERY) {
-                        self.load_current(Load::Periodic);
-                    }
+            Msg::Snapshot(s) => self.on_snapshot(|data| data.apply(*s)),
+            Msg::Prepared(p) => {
+                if p.order() <= self.prepared_applied {
+                    return;
                 }
-                if self.snapshots_seen == 1
-                    || self
-                        .snapshots_seen
-                        .is_multiple_of(super::policy::ATTENTION_EVERY)
-                {
-                    let queues = self.data.queues().iter().map(|q| q.key()).collect();
-                    self.effects.push(super::policy::attention_work(queues));
-                }
+                self.prepared_applied = p.order();
+                self.on_snapshot(|data| data.apply_prepared(*p));
             }
             Msg::SourceClosed => self.data.source_closed = true,
             Msg::Tick => {
@@ -280,6 +273,35 @@ impl App {
             },
         }
         self.dirty = true;
+    }
+
+    /// What deriving a snapshot's analysis off the UI thread reads ([`Prepared::new`]).
+    pub fn derive_inputs(&self) -> DeriveInputs {
+        self.data.inputs()
+    }
+
+    /// A new snapshot: `apply` puts it into the live data; the screens follow unless time
+    /// travelling (the live data keeps up underneath; the screens stay on the past).
+    fn on_snapshot(&mut self, apply: impl FnOnce(&mut Data)) {
+        self.snapshots_seen += 1;
+        if self.travel.past().is_some() {
+            apply(&mut self.data);
+        } else {
+            self.remember_before_data();
+            apply(&mut self.data);
+            self.refresh_all();
+            if self.snapshots_seen.is_multiple_of(RECOMPUTE_EVERY) {
+                self.load_current(Load::Periodic);
+            }
+        }
+        if self.snapshots_seen == 1
+            || self
+                .snapshots_seen
+                .is_multiple_of(super::policy::ATTENTION_EVERY)
+        {
+            let queues = self.data.queues().iter().map(|q| q.key()).collect();
+            self.effects.push(super::policy::attention_work(queues));
+        }
     }
 
     /// An answer from the runner: the screen that asked takes it, then the app applies what

@@ -1,7 +1,13 @@
 //! What the console knows: the latest snapshot, what analysis derives from it (computed once per
 //! snapshot, not per frame), and the usage history behind the sparklines.
+//!
+//! A snapshot's analysis can be derived on any thread ([`Prepared`]) and then only swapped in
+//! ([`Data::apply_prepared`]); `console_scale` measures the two parts. The console's loop still
+//! applies snapshots with [`Data::apply`] on the UI thread: its integration tests rely on a
+//! snapshot being applied before the keys that follow it.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
 
 use quotatop_analysis::{
     self as analysis, Attention, LoopRule, PreemptionFacts, QueuedJob, RecordedPreemptions,
@@ -93,6 +99,61 @@ impl JobIndex {
     }
 }
 
+/// The journal's preemption record per queue: shared with the analysis under way.
+pub type Recorded = Arc<HashMap<String, Vec<RecordedPreemptions>>>;
+
+/// What deriving a snapshot's analysis reads from the console's data ([`Data::inputs`]):
+/// cheap to clone and to send to another thread.
+#[derive(Debug, Clone)]
+pub struct DeriveInputs {
+    loop_rule: LoopRule,
+    recorded: Recorded,
+    /// [`Data::recorded`]'s version: a record replaced meanwhile makes the analysis stale.
+    recorded_version: u64,
+}
+
+/// A snapshot and its analysis, derived on any thread ([`Prepared::new`]) and applied on the
+/// UI thread by [`Data::apply_prepared`], which only swaps them in.
+#[derive(Debug)]
+pub struct Prepared {
+    snapshot: Snapshot,
+    views: Vec<QueueView>,
+    recorded_version: u64,
+    /// Preparations are numbered as they are asked for: an older one that finishes after a
+    /// newer one is not applied ([`Prepared::order`]).
+    order: u64,
+}
+
+impl Prepared {
+    /// Derives `snapshot`'s analysis with `inputs`; `order` numbers it among the others.
+    pub fn new(snapshot: Snapshot, inputs: &DeriveInputs, order: u64) -> Self {
+        let views = derive_views(&snapshot, &inputs.loop_rule, &inputs.recorded);
+        Self {
+            snapshot,
+            views,
+            recorded_version: inputs.recorded_version,
+            order,
+        }
+    }
+
+    /// Its number among the preparations asked for.
+    pub fn order(&self) -> u64 {
+        self.order
+    }
+}
+
+fn derive_views(
+    snapshot: &Snapshot,
+    rule: &LoopRule,
+    recorded: &HashMap<String, Vec<RecordedPreemptions>>,
+) -> Vec<QueueView> {
+    snapshot
+        .queues
+        .iter()
+        .map(|q| QueueView::derive(q, rule, recorded.get(&q.key())))
+        .collect()
+}
+
 /// The data side of the console state.
 #[derive(Debug, Default)]
 pub struct Data {
@@ -105,7 +166,9 @@ pub struct Data {
     pub source_closed: bool,
     pub loop_rule: LoopRule,
     /// The journal's preemption record per queue (when it has been read).
-    pub recorded: HashMap<String, Vec<RecordedPreemptions>>,
+    pub recorded: Recorded,
+    /// Bumped each time `recorded` changes ([`DeriveInputs`]).
+    pub(crate) recorded_version: u64,
     /// The policy's breaches per queue, as attention items (added to each view's own).
     pub policy_items: HashMap<String, Vec<Attention>>,
 }
@@ -118,36 +181,62 @@ impl Data {
         }
     }
 
+    /// What deriving a snapshot's analysis reads ([`Prepared::new`]).
+    pub fn inputs(&self) -> DeriveInputs {
+        DeriveInputs {
+            loop_rule: self.loop_rule.clone(),
+            recorded: Arc::clone(&self.recorded),
+            recorded_version: self.recorded_version,
+        }
+    }
+
+    /// Applies a snapshot, deriving its analysis here (the previous snapshot and its analysis
+    /// go first, so the two are never held at once).
     pub fn apply(&mut self, snapshot: Snapshot) {
+        let unchanged = self.unchanged(&snapshot);
+        self.snapshot = None;
+        self.views = Vec::new();
+        let views = derive_views(&snapshot, &self.loop_rule, &self.recorded);
+        self.install(snapshot, views, &unchanged);
+    }
+
+    /// Applies a snapshot whose analysis was derived elsewhere: a swap, unless the journal's
+    /// record changed since it was derived (then it is derived again here).
+    pub fn apply_prepared(&mut self, prepared: Prepared) {
+        if prepared.recorded_version != self.recorded_version {
+            self.apply(prepared.snapshot);
+            return;
+        }
+        let unchanged = self.unchanged(&prepared.snapshot);
+        self.install(prepared.snapshot, prepared.views, &unchanged);
+    }
+
+    /// Per queue of `snapshot`: whether it is a source's queue that did not refresh since the
+    /// snapshot applied last.
+    fn unchanged(&self, snapshot: &Snapshot) -> Vec<bool> {
         // A merged snapshot (`[[sources]]`) comes after any source's refresh: a queue whose
         // source did not refresh since adds no sample, so each sparkline is its own source's
         // pace.
-        let unchanged: Vec<bool> = {
-            let previous = self.snapshot.as_ref();
-            snapshot
-                .queues
-                .iter()
-                .map(|q| {
-                    q.source.is_some()
-                        && previous.is_some_and(|p| {
-                            p.queues
-                                .iter()
-                                .any(|o| o.key() == q.key() && o.refreshed_at == q.refreshed_at)
-                        })
-                })
-                .collect()
-        };
-        // The previous snapshot and its analysis go before the new analysis is derived, so
-        // the console never holds two of them at once (at 50,000 jobs each is tens of MB).
-        self.snapshot = None;
-        self.views = Vec::new();
-        self.views = snapshot
+        let previous = self.snapshot.as_ref();
+        snapshot
             .queues
             .iter()
-            .map(|q| QueueView::derive(q, &self.loop_rule, self.recorded.get(&q.key())))
-            .collect();
+            .map(|q| {
+                q.source.is_some()
+                    && previous.is_some_and(|p| {
+                        p.queues
+                            .iter()
+                            .any(|o| o.key() == q.key() && o.refreshed_at == q.refreshed_at)
+                    })
+            })
+            .collect()
+    }
+
+    /// Makes `snapshot` and its analysis the current ones and samples the sparklines.
+    fn install(&mut self, snapshot: Snapshot, views: Vec<QueueView>, unchanged: &[bool]) {
+        self.views = views;
         self.add_policy_items(&snapshot);
-        for ((q, v), unchanged) in snapshot.queues.iter().zip(&self.views).zip(unchanged) {
+        for ((q, v), &unchanged) in snapshot.queues.iter().zip(&self.views).zip(unchanged) {
             if unchanged {
                 continue;
             }
@@ -171,7 +260,7 @@ impl Data {
     pub fn past(
         snapshot: Snapshot,
         loop_rule: LoopRule,
-        recorded: HashMap<String, Vec<RecordedPreemptions>>,
+        recorded: Recorded,
         usage: impl IntoIterator<Item = ((String, String, String), Vec<u32>)>,
     ) -> Self {
         let mut d = Self {
@@ -222,13 +311,19 @@ impl Data {
 
     /// Replaces the journal's preemption record of `queue` and re-derives its view.
     pub fn set_recorded(&mut self, queue: &str, recorded: Vec<RecordedPreemptions>) {
-        self.recorded.insert(queue.to_string(), recorded);
+        Arc::make_mut(&mut self.recorded).insert(queue.to_string(), recorded);
+        self.recorded_version += 1;
         if let Some(s) = &self.snapshot {
             for (q, v) in s.queues.iter().zip(self.views.iter_mut()) {
                 if q.key() == queue {
                     *v = QueueView::derive(q, &self.loop_rule, self.recorded.get(queue));
                 }
             }
+        }
+        // The view derived again has the analysis' own items only: the policy's go back in.
+        if let Some(s) = self.snapshot.take() {
+            self.add_policy_items(&s);
+            self.snapshot = Some(s);
         }
     }
 
@@ -315,5 +410,38 @@ mod tests {
         };
         assert_eq!(samples("q@us"), Some(2));
         assert_eq!(samples("q@eu"), Some(1));
+    }
+
+    /// A snapshot analysed off the UI thread is swapped in as derived; when the journal's
+    /// record of its queue arrived meanwhile, it is derived again with it (never shown without
+    /// the history the console already has).
+    #[test]
+    fn a_prepared_snapshot_is_swapped_in_unless_the_record_changed_meanwhile() {
+        let snapshot = |at: i64| Snapshot {
+            taken_at: at,
+            queues: vec![analysis::fixture::queue(&[(
+                "a",
+                "ml.g5.12xlarge",
+                2,
+                SharingConfig::lend(),
+            )])],
+            ..Snapshot::default()
+        };
+        let mut data = Data::default();
+        data.apply(snapshot(1_000));
+        let key = data.queues()[0].key();
+        let prepared = Prepared::new(snapshot(2_000), &data.inputs(), 1);
+        data.apply_prepared(prepared);
+        let taken_at = |d: &Data| d.snapshot.as_ref().map(|s| s.taken_at);
+        assert_eq!(taken_at(&data), Some(2_000));
+        assert!(!data.views[0].with_history);
+        let prepared = Prepared::new(snapshot(3_000), &data.inputs(), 2);
+        data.set_recorded(&key, Vec::new());
+        data.apply_prepared(prepared);
+        assert_eq!(taken_at(&data), Some(3_000));
+        assert!(
+            data.views[0].with_history,
+            "derived again with the record that came meanwhile"
+        );
     }
 }

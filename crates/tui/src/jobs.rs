@@ -386,4 +386,29 @@ mod tests {
         assert_eq!(app.screen_kind(), Kind::Share);
         frames_walk_no_row(&mut app, &mut terminal, "a reason");
     }
+
+    /// Analyses derived off the UI thread may finish out of order: one older than the snapshot
+    /// applied last is dropped, so the screen never goes back to older data.
+    #[test]
+    fn an_older_prepared_snapshot_arriving_late_is_dropped() {
+        let (mut app, _) = app();
+        let with_jobs = |n: usize| {
+            let mut q = fixture::queue(&[("a", "ml.g5.12xlarge", 4, SharingConfig::lend())]);
+            q.jobs = (0..n)
+                .map(|i| {
+                    let name = format!("late-{i}");
+                    fixture::job(&name, "a", "ml.g5.12xlarge", 1, JobStatus::Runnable, 1, 0)
+                })
+                .collect();
+            Snapshot {
+                queues: vec![q],
+                ..Snapshot::default()
+            }
+        };
+        let older = crate::data::Prepared::new(with_jobs(1), &app.derive_inputs(), 1);
+        let newer = crate::data::Prepared::new(with_jobs(3), &app.derive_inputs(), 2);
+        app.update(Msg::Prepared(Box::new(newer)));
+        app.update(Msg::Prepared(Box::new(older)));
+        assert_eq!(app.live_data().queues()[0].jobs.len(), 3);
+    }
 }
