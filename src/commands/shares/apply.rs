@@ -73,7 +73,7 @@ async fn carry_out(
             .map(|s| (s.share.name.clone(), s.arn.clone()))
             .collect::<BTreeMap<_, _>>(),
     };
-    let report = apply_plan(&api, log, &ctx, &p.steps)
+    let report = apply_plan(&api, &log.clone().into(), &ctx, &p.steps)
         .await
         .map_err(|e| anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
     print_lines(&report_text(

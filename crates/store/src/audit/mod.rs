@@ -16,6 +16,7 @@ mod identity;
 mod log;
 mod record;
 mod shared;
+mod sink;
 
 pub use identity::LocalUser;
 pub use log::{
@@ -28,6 +29,7 @@ pub use record::{
     Verdict,
 };
 pub use shared::{DEFAULT_LOG as DEFAULT_STORE_LOG, StoreAuditLog};
+pub use sink::ChangeLog;
 
 /// Errors of the audit layer.
 #[derive(Debug, thiserror::Error)]

@@ -44,6 +44,7 @@ const MIGRATIONS: &[&str] = &["
 pub const DEFAULT_LOG: &str = "default";
 
 /// An audit log in a PostgreSQL store.
+#[derive(Clone)]
 pub struct StoreAuditLog {
     url: StoreUrl,
     name: String,
@@ -53,6 +54,13 @@ impl std::fmt::Display for StoreAuditLog {
     /// `postgresql://user@host:port/db#log` (no password).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}#{}", self.url, self.name)
+    }
+}
+
+impl std::fmt::Debug for StoreAuditLog {
+    /// As `Display`: the URL without its password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StoreAuditLog({self})")
     }
 }
 
