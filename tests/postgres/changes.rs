@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use quotatop_store::audit::{RecordKind, StoreAuditLog};
+use quotatop_store::audit::{ChangeLog, RecordKind, StoreAuditLog};
 use quotatop_store::pg::StoreUrl;
 
 use crate::Test;
@@ -15,10 +15,37 @@ use crate::emulator_support::spawn_emulator_binary;
 use crate::metrics_support::Kill;
 
 pub fn tests() -> Vec<Test> {
-    vec![(
-        "changes::set_priority_with_a_store_audits_there_and_two_at_once_keep_the_chain".into(),
-        Box::new(set_priority_with_a_store_audits_there_and_two_at_once_keep_the_chain),
-    )]
+    vec![
+        (
+            "changes::set_priority_with_a_store_audits_there_and_two_at_once_keep_the_chain"
+                .into(),
+            Box::new(set_priority_with_a_store_audits_there_and_two_at_once_keep_the_chain),
+        ),
+        (
+            "changes::a_queue_s_shares_lock_in_the_store_is_one_holder_at_a_time".into(),
+            Box::new(a_queue_s_shares_lock_in_the_store_is_one_holder_at_a_time),
+        ),
+    ]
+}
+
+/// `shares apply --store`'s per-queue lock: a second holder (any machine) is refused at once
+/// with who to wait for; another queue is free; dropping the guard releases it.
+fn a_queue_s_shares_lock_in_the_store_is_one_holder_at_a_time(c: &Cluster) {
+    let db = c.database("queue_lock");
+    let url = StoreUrl::parse(&c.admin_url(&db)).unwrap();
+    let log: ChangeLog = StoreAuditLog::open(&url, "default", true).unwrap().into();
+    let held = log.lock_queue("ml-training").unwrap();
+    let refused = log.lock_queue("ml-training").unwrap_err().to_string();
+    assert!(
+        refused.contains("another `shares apply` on queue ml-training is running")
+            && refused.contains("nothing changed")
+            && !refused.contains(&c.password),
+        "{refused}"
+    );
+    let other = log.lock_queue("ml-inference").unwrap();
+    drop(held);
+    let again = log.lock_queue("ml-training").unwrap();
+    drop((other, again));
 }
 
 /// The demo's job that waits for ever (asks its share for more than its limit).

@@ -43,6 +43,25 @@ const MIGRATIONS: &[&str] = &["
 /// The default log's name in the store (one store can hold several logs).
 pub const DEFAULT_LOG: &str = "default";
 
+/// A queue's `shares apply` lock in a store ([`StoreAuditLog::lock_queue`]): its session.
+pub struct StoreQueueLock {
+    client: Option<postgres::Client>,
+}
+
+impl std::fmt::Debug for StoreQueueLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StoreQueueLock")
+    }
+}
+
+impl Drop for StoreQueueLock {
+    /// Closes the session (releasing the lock), off any async runtime.
+    fn drop(&mut self) {
+        let client = self.client.take();
+        crate::db::off_runtime(move || drop(client));
+    }
+}
+
 /// An audit log in a PostgreSQL store.
 #[derive(Clone)]
 pub struct StoreAuditLog {
@@ -243,6 +262,37 @@ impl StoreAuditLog {
             })?;
         }
         Ok((start, lines.len() - start))
+    }
+
+    /// Takes the lock of changes to `queue`'s shares in this store (a session advisory lock on
+    /// a connection of its own, held until the guard is dropped; the server releases it when
+    /// the process dies): `shares apply` from any machine keeping this log never plans from
+    /// the same state as another. Refused at once when held.
+    pub fn lock_queue(&self, queue: &str) -> Result<StoreQueueLock, AuditError> {
+        let mut client = self
+            .url
+            .connect()
+            .map_err(|e| self.error(quotatop_model::error_chain(&e)))?;
+        let key = format!("quotatop-shares:{}", self.name);
+        let got = crate::db::off_runtime(|| {
+            client
+                .query_one(
+                    "SELECT pg_try_advisory_lock(hashtext($1), hashtext($2))",
+                    &[&key, &queue],
+                )
+                .and_then(|r| r.try_get::<_, bool>(0))
+        })
+        .map_err(|e| self.error(crate::pg::error_text(&e)))?;
+        if !got {
+            return Err(AuditError::QueueLocked {
+                queue: queue.to_string(),
+                path: self.to_string(),
+                holder: "a session of the store".into(),
+            });
+        }
+        Ok(StoreQueueLock {
+            client: Some(client),
+        })
     }
 
     /// The log's lines in order, each ending in a newline: the bytes the file would hold.

@@ -2,7 +2,10 @@
 //! team's PostgreSQL store. One type, so the code that writes a change's intent and outcome
 //! (`quotatop-actions`) is the same for both.
 
-use super::{AuditError, AuditLog, AuditRecord, Head, InFlight, StoreAuditLog, VerifyError};
+use super::shared::StoreQueueLock;
+use super::{
+    AuditError, AuditLog, AuditRecord, Head, InFlight, QueueLock, StoreAuditLog, VerifyError,
+};
 
 /// The audit log a change is written to.
 #[derive(Debug, Clone)]
@@ -70,6 +73,15 @@ impl ChangeLog {
         }
     }
 
+    /// Takes the lock of `shares apply` on `queue` for as long as the guard lives: beside the
+    /// file (flock), or in the store (a session advisory lock). Refused at once when held.
+    pub fn lock_queue(&self, queue: &str) -> Result<QueueGuard, AuditError> {
+        match self {
+            ChangeLog::File(l) => l.lock_queue(queue).map(QueueGuard::File),
+            ChangeLog::Store(s) => s.lock_queue(queue).map(QueueGuard::Store),
+        }
+    }
+
     /// The file, when the log is one.
     pub fn file(&self) -> Option<&AuditLog> {
         match self {
@@ -77,4 +89,11 @@ impl ChangeLog {
             ChangeLog::Store(_) => None,
         }
     }
+}
+
+/// A queue's `shares apply` lock ([`ChangeLog::lock_queue`]), released when dropped.
+#[derive(Debug)]
+pub enum QueueGuard {
+    File(QueueLock),
+    Store(StoreQueueLock),
 }
