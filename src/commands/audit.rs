@@ -154,9 +154,10 @@ pub fn open_change_log(
     }
     let url = quotatop_store::pg::StoreUrl::parse(url)
         .with_context(|| format!("{from}: cannot use the store"))?;
+    let timeout = lock_timeout(a.lock_timeout)?;
     let log = audit::StoreAuditLog::open(&url, &a.store_log, true)
         .map_err(|e| anyhow::anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
-    Ok(log.into())
+    Ok(log.with_lock_timeout(timeout).into())
 }
 
 /// The changes of the log; a torn last line is named on stderr (with the repair) and the

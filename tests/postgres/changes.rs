@@ -204,4 +204,31 @@ fn set_priority_with_a_store_audits_there_and_two_at_once_keep_the_chain(c: &Clu
     set.sort();
     assert_eq!(set, [3, 3, 4, 4, 5, 5]);
     assert!(files(other.path()).iter().all(|f| !f.contains("audit")));
+
+    // A held lock (another writer's transaction that does not end): the change gives up
+    // after the lock timeout, says so, and is not made (no intent, so no call).
+    let mut holder = c.admin(&db);
+    let mut tx = holder.transaction().unwrap();
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('quotatop-audit'), hashtext('default'))",
+        &[],
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = set_priority(&endpoint, &url, home.path(), "6")
+        .env("QUOTATOP_AUDIT_LOCK_TIMEOUT", "1")
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert!(
+        t.contains("could not write the audit intent, so the change was not made")
+            && t.contains("gave up after 1 s waiting for the audit log lock")
+            && t.contains("another writer's transaction in the store")
+            && !t.contains(&c.password),
+        "{t}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30), "{t}");
+    tx.rollback().unwrap();
+    assert_eq!(log.verify().unwrap().count, 6);
 }

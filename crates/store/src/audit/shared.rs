@@ -67,6 +67,8 @@ impl Drop for StoreQueueLock {
 pub struct StoreAuditLog {
     url: StoreUrl,
     name: String,
+    /// How long an append waits for another writer's transaction (the log's advisory lock).
+    lock_timeout: std::time::Duration,
 }
 
 impl std::fmt::Display for StoreAuditLog {
@@ -90,6 +92,7 @@ impl StoreAuditLog {
         let log = Self {
             url: url.clone(),
             name: name.to_string(),
+            lock_timeout: super::lock_timeout_from_env(),
         };
         let found = log.with(|x| {
             if create {
@@ -108,6 +111,14 @@ impl StoreAuditLog {
                 "it has no audit log yet (the first change or `journal migrate` made with a role that may create tables makes it)".into(),
             )),
         }
+    }
+
+    /// How long an append waits for the log's lock (held by another writer's transaction)
+    /// before failing with [`AuditError::LockTimeout`]; default `QUOTATOP_AUDIT_LOCK_TIMEOUT`
+    /// or 30 s. Zero waits not at all.
+    pub fn with_lock_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.lock_timeout = timeout;
+        self
     }
 
     fn error(&self, message: String) -> AuditError {
@@ -134,9 +145,12 @@ impl StoreAuditLog {
     /// Appends `record`, chained to the last one (see the module doc). Returns it as written.
     pub fn append(&self, mut record: AuditRecord) -> Result<AuditRecord, AuditError> {
         let name = self.name.clone();
+        // PostgreSQL's lock_timeout: 0 means "wait for ever", so zero is 1 ms here.
+        let wait_ms = self.lock_timeout.as_millis().clamp(1, i32::MAX as u128);
         let written = self.with(move |x| {
             x.batch("BEGIN")?;
             let r = (|| {
+                x.batch(&format!("SET LOCAL lock_timeout = {wait_ms}"))?;
                 x.exec(
                     "SELECT pg_advisory_xact_lock(hashtext('quotatop-audit'), hashtext(?1))",
                     &vals![&name],
@@ -185,8 +199,17 @@ impl StoreAuditLog {
                     Err(e)
                 }
             }
-        })?;
-        Ok(written)
+        });
+        match written {
+            Err(AuditError::Store { message, .. }) if message.contains("lock timeout") => {
+                Err(AuditError::LockTimeout {
+                    path: self.to_string(),
+                    secs: self.lock_timeout.as_secs_f64(),
+                    holder: "another writer's transaction in the store".into(),
+                })
+            }
+            other => other,
+        }
     }
 
     /// Copies the audit log file at `path` into this log, line for line (the same bytes, so
