@@ -17,8 +17,7 @@ use crate::metrics_support::Kill;
 pub fn tests() -> Vec<Test> {
     vec![
         (
-            "changes::set_priority_with_a_store_audits_there_and_two_at_once_keep_the_chain"
-                .into(),
+            "changes::set_priority_with_a_store_audits_there_and_two_at_once_keep_the_chain".into(),
             Box::new(set_priority_with_a_store_audits_there_and_two_at_once_keep_the_chain),
         ),
         (
@@ -56,7 +55,13 @@ const JOB: &str = "oversized-finetune";
 fn set_priority(endpoint: &str, store: &str, home: &Path, priority: &str) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
     c.args(["set-priority", JOB, "--priority", priority])
-        .args(["--reason", "incident 7, paper deadline", "--yes", "--endpoint-url", endpoint])
+        .args([
+            "--reason",
+            "incident 7, paper deadline",
+            "--yes",
+            "--endpoint-url",
+            endpoint,
+        ])
         .args(["--queue", "ml-training"])
         .env("QUOTATOP_STORE", store)
         .env_remove("QUOTATOP_AUDIT_LOG")
@@ -140,10 +145,7 @@ fn set_priority_with_a_store_audits_there_and_two_at_once_keep_the_chain(c: &Clu
             &[],
         )
         .unwrap();
-    assert_eq!(
-        row.get::<_, String>(0),
-        format!("{}@{}", me.user, me.host)
-    );
+    assert_eq!(row.get::<_, String>(0), format!("{}@{}", me.user, me.host));
     assert_eq!(
         row.get::<_, Option<String>>(1),
         intent.operator.aws_principal

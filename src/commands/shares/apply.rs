@@ -116,8 +116,7 @@ pub fn run_with(
     }
     let opts = loaded.config.scorecard_options().1;
     let policy = loaded.config.shares;
-    let log =
-        super::super::audit::open_change_log(&args.log, loaded.config.store.url.as_deref())?;
+    let log = super::super::audit::open_change_log(&args.log, loaded.config.store.url.as_deref())?;
     // A torn last line (or a store that cannot be read) would refuse the intents: say so (and
     // how to repair) before any call.
     log.check_tail()

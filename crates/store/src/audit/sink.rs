@@ -78,7 +78,7 @@ impl ChangeLog {
     pub fn lock_queue(&self, queue: &str) -> Result<QueueGuard, AuditError> {
         match self {
             ChangeLog::File(l) => l.lock_queue(queue).map(QueueGuard::File),
-            ChangeLog::Store(s) => s.lock_queue(queue).map(QueueGuard::Store),
+            ChangeLog::Store(s) => s.lock_queue(queue).map(|l| QueueGuard::Store(Box::new(l))),
         }
     }
 
@@ -95,5 +95,5 @@ impl ChangeLog {
 #[derive(Debug)]
 pub enum QueueGuard {
     File(QueueLock),
-    Store(StoreQueueLock),
+    Store(Box<StoreQueueLock>),
 }
