@@ -121,6 +121,11 @@ pub fn open_log(a: &AuditLogArg) -> anyhow::Result<AuditLog> {
             "this command works on an audit log file, not yet on a store's (--store / QUOTATOP_STORE is set): pass --log PATH"
         );
     }
+    open_log_file(a)
+}
+
+/// The file of [`open_log`], whatever the store settings say.
+fn open_log_file(a: &AuditLogArg) -> anyhow::Result<AuditLog> {
     let timeout = lock_timeout(a.lock_timeout)?;
     let path = log_path(a)?;
     // A device, FIFO, directory or link is refused before anything is made beside it.
@@ -129,6 +134,30 @@ pub fn open_log(a: &AuditLogArg) -> anyhow::Result<AuditLog> {
     Ok(AuditLog::new(path)
         .with_lock_timeout(timeout)
         .with_wait_notice(true))
+}
+
+/// Where a change is audited: `--log PATH` (or `QUOTATOP_AUDIT_LOG`) wins; then the store of
+/// `--store` / `QUOTATOP_STORE`, then `config_url` (the config's `[store] url`): that store's
+/// log `--store-log`, made on first use by a role that may; else the file in the data
+/// directory.
+pub fn open_change_log(
+    a: &AuditLogArg,
+    config_url: Option<&str>,
+) -> anyhow::Result<audit::ChangeLog> {
+    let (url, from) = match (&a.log, &a.store.store, config_url) {
+        (Some(_), _, _) | (None, None, None) => return Ok(open_log_file(a)?.into()),
+        (None, Some(u), _) => (u.as_str(), "--store / QUOTATOP_STORE"),
+        (None, None, Some(u)) => (u, "[store] url in the config file"),
+    };
+    if !quotatop_store::pg::is_postgres_url(url) {
+        bail!("{from} is not a postgresql:// URL; for an audit log file give --log PATH");
+    }
+    let url = quotatop_store::pg::StoreUrl::parse(url)
+        .with_context(|| format!("{from}: cannot use the store"))?;
+    let timeout = lock_timeout(a.lock_timeout)?;
+    let log = audit::StoreAuditLog::open(&url, &a.store_log, true)
+        .map_err(|e| anyhow::anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
+    Ok(log.with_lock_timeout(timeout).into())
 }
 
 /// The changes of the log; a torn last line is named on stderr (with the repair) and the

@@ -11,7 +11,7 @@ use crate::services::{self, ApiRunner, JournalReader, ScorecardSettings};
 use quotatop_actions::JobTagger;
 use quotatop_aws::batch::BatchClient;
 use quotatop_store::StoreLocation;
-use quotatop_store::audit::{AuditLog, AwsContext, Operator};
+use quotatop_store::audit::{AuditLog, AwsContext, ChangeLog, Operator};
 use quotatop_tui::data::HISTORY_LEN;
 use quotatop_tui::effects::{ChangeRunner, HistoryReader, Services};
 
@@ -121,7 +121,7 @@ pub fn services(
 ) -> Services {
     let changes = audit_log
         .clone()
-        .map(|path| api_runner(client, None, loaded, path));
+        .map(|path| api_runner(client, None, loaded, AuditLog::new(path).into()));
     services_with(changes, refresh, loaded, journal, audit_log)
 }
 
@@ -136,31 +136,41 @@ pub fn fleet_services(
     journal: &Journal,
     audit_log: Option<PathBuf>,
 ) -> Services {
-    let changes = audit_log.clone().map(|path| {
-        Arc::new(services::changes::BySource {
-            runners: sources
-                .iter()
-                .map(|s| {
-                    let runner = api_runner(&s.client, Some(&s.name), loaded, path.clone());
-                    (s.name.clone(), runner)
-                })
-                .collect(),
-        }) as Arc<dyn ChangeRunner>
-    });
+    let changes = audit_log
+        .clone()
+        .map(|path| fleet_changes(sources, loaded, AuditLog::new(path).into()));
     services_with(changes, refresh, loaded, journal, audit_log)
 }
 
-/// Priority changes through `client`, audited in the log at `path` with the source's name.
-fn api_runner(
+/// Priority changes through the sources' clients, each change through its queue's source,
+/// audited in `log`.
+pub fn fleet_changes(
+    sources: &[super::sources::Connected],
+    loaded: &Loaded,
+    log: ChangeLog,
+) -> Arc<dyn ChangeRunner> {
+    Arc::new(services::changes::BySource {
+        runners: sources
+            .iter()
+            .map(|s| {
+                let runner = api_runner(&s.client, Some(&s.name), loaded, log.clone());
+                (s.name.clone(), runner)
+            })
+            .collect(),
+    })
+}
+
+/// Priority changes through `client`, audited in `log` with the source's name.
+pub fn api_runner(
     client: &BatchClient,
     name: Option<&str>,
     loaded: &Loaded,
-    path: PathBuf,
+    log: ChangeLog,
 ) -> Arc<dyn ChangeRunner> {
     let source = client.source().clone();
     Arc::new(ApiRunner {
         api: Arc::new(client.clone()),
-        log: AuditLog::new(path),
+        log,
         operator: Operator::current(),
         aws: AwsContext::of(&source, name),
         // A config file that cannot be used never loosens policy: no changes until fixed.

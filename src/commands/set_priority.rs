@@ -44,7 +44,7 @@ async fn report_outcome(
     ctx: &ChangeContext,
     preview: &actions::Preview,
     outcome: Outcome,
-    log_path: &std::path::Path,
+    log: &quotatop_store::audit::ChangeLog,
 ) -> anyhow::Result<()> {
     let new = preview.new_priority;
     match outcome {
@@ -54,11 +54,11 @@ async fn report_outcome(
                 clean_text(&preview.job_name),
                 new,
                 request_id.as_deref().unwrap_or("-"),
-                log_path.display()
+                clean_text(&log.to_string())
             );
             if args.tag_justification {
                 let (tags, head_warning) =
-                    actions::change_tags(preview, &ctx.operator.user, &args.reason, log_path);
+                    actions::change_tags(preview, &ctx.operator.user, &args.reason, log);
                 if let Some(w) = head_warning {
                     eprintln!("warning: {}", clean_text(&w));
                 }
@@ -71,14 +71,14 @@ async fn report_outcome(
         Outcome::Failed { error } => {
             bail!(
                 "the API refused the change: {error} (recorded in {})",
-                log_path.display()
+                clean_text(&log.to_string())
             )
         }
         // apply_change records the API's answer; a reconciled outcome is never its result.
         Outcome::Reconciled { verdict, .. } => bail!(
             "unexpected outcome {} (recorded in {})",
             verdict.as_str(),
-            log_path.display()
+            clean_text(&log.to_string())
         ),
     }
 }
@@ -99,9 +99,9 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
     let new = actions::parse_priority(&args.priority)?;
     let policy: PriorityPolicy = loaded.config.priority;
     let class_policy = super::policy::for_changes(loaded.path.as_deref())?;
-    let log = super::audit::open_log(&args.log)?;
-    let log_path = log.path().to_path_buf();
-    // A torn last line would refuse the intent: say so (and how to repair) before any call.
+    let log = super::audit::open_change_log(&args.log, loaded.config.store.url.as_deref())?;
+    // A torn last line (or a store that cannot be read) would refuse the intent: say so (and
+    // how to repair) before any call.
     if !args.dry_run {
         log.check_tail()
             .map_err(|e| anyhow::anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
@@ -176,7 +176,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
         let outcome = actions::apply_change(&client, &log, &ctx, &preview)
             .await
             .map_err(|e| anyhow::anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
-        report_outcome(&client, args, &ctx, &preview, outcome, &log_path).await
+        report_outcome(&client, args, &ctx, &preview, outcome, &log).await
     })
 }
 

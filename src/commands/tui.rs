@@ -11,6 +11,7 @@ use crate::cli::TuiArgs;
 use crate::config::Overrides;
 use quotatop_aws::batch::{BatchClient, ConnectOptions};
 use quotatop_aws::poll::{self, PollConfig};
+use quotatop_store::audit::{ChangeLog, StoreAuditLog};
 use quotatop_store::journal;
 use quotatop_store::{StoreLocation, pg::StoreUrl};
 
@@ -198,10 +199,31 @@ struct Follow {
     log_warning: Option<String>,
 }
 
+/// The store's audit log, where a console following the store audits its changes; when it
+/// cannot be used (a role without the grants, the log not made yet by one that may), the
+/// console runs with changes refused and says why: they never go to a file instead.
+async fn store_change_log(url: &StoreUrl) -> anyhow::Result<(Option<ChangeLog>, Option<String>)> {
+    let at = url.clone();
+    let opened = tokio::task::spawn_blocking(move || {
+        StoreAuditLog::open(&at, quotatop_store::audit::DEFAULT_STORE_LOG, true)
+    })
+    .await?;
+    Ok(match opened {
+        Ok(log) => (Some(log.into()), None),
+        Err(e) => (
+            None,
+            Some(quotatop_model::clean_text(&format!(
+                "priority changes are refused: they are audited in the store, and {}",
+                quotatop_model::error_chain(&e)
+            ))),
+        ),
+    })
+}
+
 /// The console on the store's snapshots (no AWS polling): the status bar names the store and
 /// the snapshot's age; time travel and the scorecard read the store; a change goes to AWS
 /// through the operator's own credentials (`--profile`, the environment or a `[[sources]]`
-/// entry), audited in the audit log file as any console's.
+/// entry), audited in the store's audit log (the team's one log), never in a file here.
 async fn run_following(
     f: Follow,
     loaded: &crate::config::Loaded,
@@ -216,6 +238,7 @@ async fn run_following(
     })
     .await?
     .with_context(|| format!("cannot follow the store {location}"))?;
+    let (store_log, log_problem) = store_change_log(&f.url).await?;
     let mut following = super::follow::spawn(f.url)?;
     let audit = quotatop_store::audit::default_path();
     let (mut opts, mut services) = if f.named.is_empty() {
@@ -226,13 +249,14 @@ async fn run_following(
             eprintln!("quotatop: {w}");
             opts.warnings.push(w);
         }
-        let services = console::services(
+        let mut services = console::services(
             &client,
             following.refresher(),
             loaded,
             &journal,
             audit.clone(),
         );
+        services.changes = store_log.map(|log| console::api_runner(&client, None, loaded, log));
         (opts, services)
     } else {
         let sources = super::sources::connect(f.named).await?;
@@ -241,11 +265,13 @@ async fn run_following(
             .map(|s| s.client.source().clone())
             .unwrap_or_default();
         let opts = console::options(loaded, first, &journal);
-        let services =
+        let mut services =
             console::fleet_services(&sources, following.refresher(), loaded, &journal, audit);
+        services.changes = store_log.map(|log| console::fleet_changes(&sources, loaded, log));
         (opts, services)
     };
     opts.warnings.extend(f.log_warning);
+    opts.warnings.extend(log_problem);
     services.journal_state = Some(following.problem_fn());
     if let Some(store) = &journal.shared {
         tracing::info!(%store, "following the store; no AWS polling");

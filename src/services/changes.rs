@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use quotatop_actions::{self as actions, ChangeContext, JobTagger, PriorityApi};
-use quotatop_store::audit::{AuditLog, AwsContext, Operator, Outcome};
+use quotatop_store::audit::{AwsContext, ChangeLog, Operator, Outcome};
 use quotatop_tui::effects::{
     BoxFuture, ChangeError, ChangeOutcome, ChangeRequest, ChangeResult, ChangeRunner,
 };
@@ -20,10 +20,11 @@ pub fn outcome(o: Outcome) -> ChangeOutcome {
     }
 }
 
-/// The real runner: [`actions::apply_change`] with an API and the audit log.
+/// The real runner: [`actions::apply_change`] with an API and the audit log (the file, or the
+/// store's log for a console following a store).
 pub struct ApiRunner<A> {
     pub api: Arc<A>,
-    pub log: AuditLog,
+    pub log: ChangeLog,
     pub operator: Operator,
     pub aws: AwsContext,
     pub read_only: bool,
@@ -88,7 +89,7 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
                     &req.preview,
                     &ctx.operator.user,
                     &ctx.justification,
-                    log.path(),
+                    &log,
                 );
                 warning = head_warning;
                 if let Err(e) = t.tag_job(req.preview.job_arn.clone(), tags).await {
@@ -100,7 +101,7 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
                 job_name: req.preview.job_name.clone(),
                 new_priority: req.preview.new_priority,
                 // A change refused before the intent was written is not in the log.
-                audit_log: result.is_ok().then(|| log.path().display().to_string()),
+                audit_log: result.is_ok().then(|| log.to_string()),
                 result,
                 warning,
             }

@@ -271,7 +271,7 @@ async fn credentials_never_reach_logs_journal_audit_or_output() {
         policy: None,
         class_policy: None,
     };
-    actions::apply_change(&SdkPriority(sdk), &audit, &ctx, &preview)
+    actions::apply_change(&SdkPriority(sdk), &audit.clone().into(), &ctx, &preview)
         .await
         .unwrap();
     h.shutdown().await.unwrap();

@@ -461,7 +461,7 @@ async fn a_job_that_finished_meanwhile_is_refused_by_the_api_and_recorded() {
         policy: None,
         class_policy: None,
     };
-    let outcome = actions::apply_change(&bc, &AuditLog::new(&log), &ctx, &preview)
+    let outcome = actions::apply_change(&bc, &AuditLog::new(&log).into(), &ctx, &preview)
         .await
         .unwrap();
     let Outcome::Failed { error } = &outcome else {

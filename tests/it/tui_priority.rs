@@ -66,7 +66,7 @@ fn services(api: &FakeApi, log: &std::path::Path) -> Services {
     Services {
         changes: Some(Arc::new(ApiRunner {
             api: Arc::new(api.clone()),
-            log: AuditLog::new(log),
+            log: AuditLog::new(log).into(),
             operator: Operator {
                 user: "oncall".into(),
                 host: "console-host".into(),
@@ -336,7 +336,7 @@ async fn tag_justification_tags_the_changed_job() {
         let mut s = services(&api, &log);
         s.changes = Some(Arc::new(ApiRunner {
             api: Arc::new(api.clone()),
-            log: AuditLog::new(&log),
+            log: AuditLog::new(&log).into(),
             operator: Operator {
                 user: "oncall".into(),
                 host: "console-host".into(),
@@ -397,7 +397,7 @@ async fn the_class_policy_refuses_or_stamps_a_console_change() {
         let mut s = services(&api, &log);
         s.changes = Some(Arc::new(ApiRunner {
             api: Arc::new(api.clone()),
-            log: AuditLog::new(&log),
+            log: AuditLog::new(&log).into(),
             operator: Operator {
                 user: "oncall".into(),
                 host: "console-host".into(),

@@ -53,7 +53,7 @@ async fn audited(log: &std::path::Path, share_name: &str, record: &str) {
         run_id: "run".into(),
     };
     let steps = plan(&[share(share_name, 200)], &[share(share_name, 100)]);
-    let r = apply_plan(&Ok_, &AuditLog::new(log), &ctx, &steps)
+    let r = apply_plan(&Ok_, &AuditLog::new(log).into(), &ctx, &steps)
         .await
         .unwrap();
     assert!(r.complete());

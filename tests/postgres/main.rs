@@ -23,6 +23,7 @@ mod metrics_support;
 mod soak_world;
 
 mod audit;
+mod changes;
 mod cluster;
 mod failover;
 mod follow;
@@ -49,6 +50,7 @@ fn main() -> ExitCode {
         .chain(record::tests())
         .chain(migrate::tests())
         .chain(audit::tests())
+        .chain(changes::tests())
         .chain(follow::tests())
         .chain(failover::tests())
         .filter(|(name, _)| filter.as_deref().is_none_or(|f| name.contains(f)))

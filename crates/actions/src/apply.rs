@@ -1,9 +1,10 @@
-//! Carrying out a confirmed change: intent record (fsynced), API call, outcome record.
+//! Carrying out a confirmed change: intent record (fsynced, or committed in a store), API
+//! call, outcome record — to a file or a store's audit log, by the same code.
 
 use std::future::Future;
 
 use quotatop_store::audit::{
-    AuditLog, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind,
+    AuditRecord, AwsContext, ChangeLog, JobRef, Operator, Outcome, RecordKind,
 };
 
 use super::{ActionError, Preview};
@@ -124,7 +125,7 @@ pub(crate) fn intent_record(
 /// and recorded.
 pub async fn apply_change<A: PriorityApi>(
     api: &A,
-    log: &AuditLog,
+    log: &ChangeLog,
     ctx: &ChangeContext,
     preview: &Preview,
 ) -> Result<Outcome, ActionError> {
@@ -138,7 +139,7 @@ pub async fn apply_change<A: PriorityApi>(
 /// marked `at the call:` when it differs.
 pub async fn apply_confirmed_change<A: PriorityApi>(
     api: &A,
-    log: &AuditLog,
+    log: &ChangeLog,
     ctx: &ChangeContext,
     confirmed: &Preview,
     at_call: &Preview,
@@ -194,7 +195,7 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
 mod tests {
     use super::*;
     use crate::Prediction;
-    use quotatop_store::audit::read_records;
+    use quotatop_store::audit::{AuditLog, read_records};
     use std::sync::Mutex;
 
     struct Fake {
@@ -295,7 +296,7 @@ mod tests {
         let api = Fake::new(Ok(Some("req-1".into())), &path);
         let out = block(apply_change(
             &api,
-            &AuditLog::new(&path),
+            &AuditLog::new(&path).into(),
             &ctx(false),
             &preview(),
         ))
@@ -338,7 +339,7 @@ mod tests {
         assert_ne!(confirmed.summary(), at_call.summary());
         block(apply_confirmed_change(
             &api,
-            &AuditLog::new(&path),
+            &AuditLog::new(&path).into(),
             &ctx(false),
             &confirmed,
             &at_call,
@@ -355,7 +356,7 @@ mod tests {
         let api = Fake::new(Ok(None), &path);
         block(apply_change(
             &api,
-            &AuditLog::new(&path),
+            &AuditLog::new(&path).into(),
             &ctx(false),
             &confirmed,
         ))
@@ -374,7 +375,7 @@ mod tests {
         );
         let out = block(apply_change(
             &api,
-            &AuditLog::new(&path),
+            &AuditLog::new(&path).into(),
             &ctx(false),
             &preview(),
         ))
@@ -390,7 +391,7 @@ mod tests {
         let api = Fake::new(Ok(None), &path);
         let err = block(apply_change(
             &api,
-            &AuditLog::new(&path),
+            &AuditLog::new(&path).into(),
             &ctx(true),
             &preview(),
         ))
@@ -408,7 +409,7 @@ mod tests {
         let api = Fake::new(Ok(None), &path);
         let err = block(apply_change(
             &api,
-            &AuditLog::new(&path),
+            &AuditLog::new(&path).into(),
             &ctx(false),
             &preview(),
         ))

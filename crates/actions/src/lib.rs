@@ -39,10 +39,10 @@ pub fn change_tags(
     p: &Preview,
     user: &str,
     reason: &str,
-    log: &std::path::Path,
+    log: &quotatop_store::audit::ChangeLog,
 ) -> (BTreeMap<String, String>, Option<String>) {
     let mut tags = justification_tag(p, user, reason);
-    match quotatop_store::audit::verify(log) {
+    match log.verify() {
         Ok(head) => {
             tags.insert(
                 "quotatop:audit-head".to_string(),

@@ -8,7 +8,7 @@ use std::future::Future;
 use quotatop_analysis::shares_plan::{Step, describe, field_changes, field_text};
 use quotatop_aws::batch::{BatchClient, ShareChange};
 use quotatop_model::{QuotaShare, ShareState};
-use quotatop_store::audit::{Action, AuditLog, AuditRecord, Operator, Outcome, Verdict};
+use quotatop_store::audit::{Action, AuditRecord, ChangeLog, Operator, Outcome, Verdict};
 
 use super::{ActionError, ApiFailure};
 use crate::apply::{intent_record, principal_or_why, record_outcome};
@@ -223,7 +223,7 @@ fn step_intent(ctx: &SharesContext, operator: &Operator, steps: &[Step], i: usiz
 /// stops at the first failure. Refuses in read-only mode before anything is written.
 pub async fn apply_plan<A: SharesApi>(
     api: &A,
-    log: &AuditLog,
+    log: &ChangeLog,
     ctx: &SharesContext,
     steps: &[Step],
 ) -> Result<ApplyReport, ActionError> {
@@ -398,7 +398,7 @@ mod tests {
     use super::*;
     use quotatop_analysis::shares_plan::plan;
     use quotatop_model::{CapacityLimit, QuotaShare, SharingConfig};
-    use quotatop_store::audit::{AwsContext, RecordKind, read_records};
+    use quotatop_store::audit::{AuditLog, AwsContext, Operator, RecordKind, read_records};
     use std::sync::Mutex;
 
     struct Fake {
@@ -535,7 +535,13 @@ mod tests {
         assert_eq!(steps.len(), 4);
         let (_dir, path) = temp();
         let api = fake(2, Some(path.clone()), vec![share("a", 1), share("old", 1)]);
-        let r = block(apply_plan(&api, &AuditLog::new(&path), &ctx(false), &steps)).unwrap();
+        let r = block(apply_plan(
+            &api,
+            &AuditLog::new(&path).into(),
+            &ctx(false),
+            &steps,
+        ))
+        .unwrap();
         assert!(!r.complete());
         assert_eq!(r.done.len(), 2);
         assert!(matches!(r.done[0].1, Outcome::Succeeded { .. }));
@@ -595,7 +601,13 @@ mod tests {
             lands_anyway: true,
             ..fake(1, None, Vec::new())
         };
-        let r = block(apply_plan(&api, &AuditLog::new(&path), &ctx(false), &steps)).unwrap();
+        let r = block(apply_plan(
+            &api,
+            &AuditLog::new(&path).into(),
+            &ctx(false),
+            &steps,
+        ))
+        .unwrap();
         assert!(r.complete(), "{r:?}");
         assert_eq!(r.done.len(), 2);
         assert!(matches!(
@@ -635,7 +647,13 @@ mod tests {
             meddle: Some(share("b", 5)),
             ..fake(0, None, vec![share("a", 1), share("b", 1)])
         };
-        let r = block(apply_plan(&api, &AuditLog::new(&path), &ctx(false), &steps)).unwrap();
+        let r = block(apply_plan(
+            &api,
+            &AuditLog::new(&path).into(),
+            &ctx(false),
+            &steps,
+        ))
+        .unwrap();
         assert!(!r.complete());
         assert_eq!(
             api.calls.lock().unwrap().as_slice(),
@@ -709,7 +727,13 @@ mod tests {
         let (_dir, path) = temp();
         let api = fake(0, None, Vec::new());
         let steps = plan(&[], &[share("a", 1)]);
-        let e = block(apply_plan(&api, &AuditLog::new(&path), &ctx(true), &steps)).unwrap_err();
+        let e = block(apply_plan(
+            &api,
+            &AuditLog::new(&path).into(),
+            &ctx(true),
+            &steps,
+        ))
+        .unwrap_err();
         assert!(matches!(e, ActionError::ReadOnly));
         assert!(api.calls.lock().unwrap().is_empty() && !path.exists());
     }

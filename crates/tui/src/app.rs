@@ -261,9 +261,8 @@ impl App {
             Msg::JournalState(broken) => match broken {
                 Some(reason) if self.status.history == History::Recording => {
                     self.status.history = History::Unavailable;
-                    self.flash_error(format!(
-                        "history unavailable: {reason}; the console goes on without recording"
-                    ));
+                    let text = self.journal_lost(&reason);
+                    self.flash_error(text);
                 }
                 None if self.status.history == History::Unavailable => {
                     self.status.history = History::Recording;
@@ -440,6 +439,21 @@ impl App {
         self.after_travel(r);
     }
 
+    /// What losing the journal means: a console writing one goes on without recording; one
+    /// following a store records nothing anyway, and shows its last snapshot while it retries.
+    fn journal_lost(&self, reason: &str) -> String {
+        if self.status.store.is_none() {
+            return format!("history unavailable: {reason}; the console goes on without recording");
+        }
+        match self.data.snapshot.as_ref() {
+            Some(s) => format!(
+                "store unreachable: {reason}; showing the last snapshot from {}, retrying",
+                crate::text::clock(Some(s.taken_at))
+            ),
+            None => format!("store unreachable: {reason}; no snapshot yet, retrying"),
+        }
+    }
+
     fn age_seconds(&self) -> Option<i64> {
         let s = self.data.snapshot.as_ref()?;
         let at = self
@@ -479,5 +493,58 @@ impl App {
             }
             Err(e) => self.flash_error(quotatop_model::error_chain(&e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::AppOptions;
+
+    fn app(store: Option<&str>) -> App {
+        App::new(AppOptions {
+            theme: Theme::dark(),
+            no_color: false,
+            theme_dir: None,
+            keymap: KeyMap::default(),
+            status: StatusInfo {
+                store: store.map(str::to_string),
+                ..StatusInfo::default()
+            },
+            queue: None,
+            loop_rule: LoopRule::default(),
+            clock: Box::new(|| 1_000_000),
+            warnings: Vec::new(),
+            priority_policy: Default::default(),
+        })
+    }
+
+    fn flash_after_loss(mut app: App) -> String {
+        app.update(Msg::JournalState(Some("connection refused".into())));
+        app.flash.map(|f| f.text).unwrap_or_default()
+    }
+
+    /// A console writing its journal goes on without recording; one following a store says
+    /// the store is unreachable, which snapshot it shows (its time) and that it retries.
+    #[test]
+    fn losing_the_store_says_what_a_follower_shows() {
+        let own = flash_after_loss(app(None));
+        assert_eq!(
+            own,
+            "history unavailable: connection refused; the console goes on without recording"
+        );
+        let mut follower = app(Some("postgresql://q@127.0.0.1:5432/q"));
+        assert_eq!(
+            flash_after_loss(app(Some("postgresql://q@127.0.0.1:5432/q"))),
+            "store unreachable: connection refused; no snapshot yet, retrying"
+        );
+        follower.update(Msg::Snapshot(Box::new(Snapshot {
+            taken_at: 3_723_000,
+            ..Snapshot::default()
+        })));
+        assert_eq!(
+            flash_after_loss(follower),
+            "store unreachable: connection refused; showing the last snapshot from 01:02:03, retrying"
+        );
     }
 }

@@ -99,7 +99,7 @@ async fn carry_out(
     loaded: &crate::config::Loaded,
     policy: quotatop_analysis::shares_plan::SharesPolicy,
     p: &super::Prepared,
-    log: &quotatop_store::audit::AuditLog,
+    log: &quotatop_store::audit::ChangeLog,
     class_policy: Option<quotatop_store::audit::ClassPolicy>,
 ) -> anyhow::Result<()> {
     let source = client.source().clone();
@@ -132,7 +132,7 @@ async fn carry_out(
     print_lines(&report_text(
         &report,
         &ctx.run_id,
-        &log.path().display().to_string(),
+        &clean_text(&log.to_string()),
     ));
     if report.complete() {
         Ok(())
@@ -169,8 +169,9 @@ pub fn run_with(
     }
     let opts = loaded.config.scorecard_options().1;
     let policy = loaded.config.shares;
-    let log = super::super::audit::open_log(&args.log)?;
-    // A torn last line would refuse the intents: say so (and how to repair) before any call.
+    let log = super::super::audit::open_change_log(&args.log, loaded.config.store.url.as_deref())?;
+    // A torn last line (or a store that cannot be read) would refuse the intents: say so (and
+    // how to repair) before any call.
     log.check_tail()
         .map_err(|e| anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
     // One run per queue at a time, from before the live shares are read until the last

@@ -16,6 +16,7 @@ mod identity;
 mod log;
 mod record;
 mod shared;
+mod sink;
 
 pub use identity::LocalUser;
 pub use log::{
@@ -27,7 +28,8 @@ pub use record::{
     Action, AuditRecord, AwsContext, ClassPolicy, JobRef, Operator, Outcome, RecordKind, Repair,
     Verdict,
 };
-pub use shared::{DEFAULT_LOG as DEFAULT_STORE_LOG, StoreAuditLog};
+pub use shared::{DEFAULT_LOG as DEFAULT_STORE_LOG, StoreAuditLog, StoreQueueLock};
+pub use sink::{ChangeLog, QueueGuard};
 
 /// Errors of the audit layer.
 #[derive(Debug, thiserror::Error)]

@@ -43,16 +43,45 @@ const MIGRATIONS: &[&str] = &["
 /// The default log's name in the store (one store can hold several logs).
 pub const DEFAULT_LOG: &str = "default";
 
+/// A queue's `shares apply` lock in a store ([`StoreAuditLog::lock_queue`]): its session.
+pub struct StoreQueueLock {
+    client: Option<postgres::Client>,
+}
+
+impl std::fmt::Debug for StoreQueueLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StoreQueueLock")
+    }
+}
+
+impl Drop for StoreQueueLock {
+    /// Closes the session (releasing the lock), off any async runtime.
+    fn drop(&mut self) {
+        let client = self.client.take();
+        crate::db::off_runtime(move || drop(client));
+    }
+}
+
 /// An audit log in a PostgreSQL store.
+#[derive(Clone)]
 pub struct StoreAuditLog {
     url: StoreUrl,
     name: String,
+    /// How long an append waits for another writer's transaction (the log's advisory lock).
+    lock_timeout: std::time::Duration,
 }
 
 impl std::fmt::Display for StoreAuditLog {
     /// `postgresql://user@host:port/db#log` (no password).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}#{}", self.url, self.name)
+    }
+}
+
+impl std::fmt::Debug for StoreAuditLog {
+    /// As `Display`: the URL without its password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StoreAuditLog({self})")
     }
 }
 
@@ -63,6 +92,7 @@ impl StoreAuditLog {
         let log = Self {
             url: url.clone(),
             name: name.to_string(),
+            lock_timeout: super::lock_timeout_from_env(),
         };
         let found = log.with(|x| {
             if create {
@@ -81,6 +111,14 @@ impl StoreAuditLog {
                 "it has no audit log yet (the first change or `journal migrate` made with a role that may create tables makes it)".into(),
             )),
         }
+    }
+
+    /// How long an append waits for the log's lock (held by another writer's transaction)
+    /// before failing with [`AuditError::LockTimeout`]; default `QUOTATOP_AUDIT_LOCK_TIMEOUT`
+    /// or 30 s. Zero waits not at all.
+    pub fn with_lock_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.lock_timeout = timeout;
+        self
     }
 
     fn error(&self, message: String) -> AuditError {
@@ -107,9 +145,12 @@ impl StoreAuditLog {
     /// Appends `record`, chained to the last one (see the module doc). Returns it as written.
     pub fn append(&self, mut record: AuditRecord) -> Result<AuditRecord, AuditError> {
         let name = self.name.clone();
+        // PostgreSQL's lock_timeout: 0 means "wait for ever", so zero is 1 ms here.
+        let wait_ms = self.lock_timeout.as_millis().clamp(1, i32::MAX as u128);
         let written = self.with(move |x| {
             x.batch("BEGIN")?;
             let r = (|| {
+                x.batch(&format!("SET LOCAL lock_timeout = {wait_ms}"))?;
                 x.exec(
                     "SELECT pg_advisory_xact_lock(hashtext('quotatop-audit'), hashtext(?1))",
                     &vals![&name],
@@ -158,8 +199,17 @@ impl StoreAuditLog {
                     Err(e)
                 }
             }
-        })?;
-        Ok(written)
+        });
+        match written {
+            Err(AuditError::Store { message, .. }) if message.contains("lock timeout") => {
+                Err(AuditError::LockTimeout {
+                    path: self.to_string(),
+                    secs: self.lock_timeout.as_secs_f64(),
+                    holder: "another writer's transaction in the store".into(),
+                })
+            }
+            other => other,
+        }
     }
 
     /// Copies the audit log file at `path` into this log, line for line (the same bytes, so
@@ -235,6 +285,37 @@ impl StoreAuditLog {
             })?;
         }
         Ok((start, lines.len() - start))
+    }
+
+    /// Takes the lock of changes to `queue`'s shares in this store (a session advisory lock on
+    /// a connection of its own, held until the guard is dropped; the server releases it when
+    /// the process dies): `shares apply` from any machine keeping this log never plans from
+    /// the same state as another. Refused at once when held.
+    pub fn lock_queue(&self, queue: &str) -> Result<StoreQueueLock, AuditError> {
+        let mut client = self
+            .url
+            .connect()
+            .map_err(|e| self.error(quotatop_model::error_chain(&e)))?;
+        let key = format!("quotatop-shares:{}", self.name);
+        let got = crate::db::off_runtime(|| {
+            client
+                .query_one(
+                    "SELECT pg_try_advisory_lock(hashtext($1), hashtext($2))",
+                    &[&key, &queue],
+                )
+                .and_then(|r| r.try_get::<_, bool>(0))
+        })
+        .map_err(|e| self.error(crate::pg::error_text(&e)))?;
+        if !got {
+            return Err(AuditError::QueueLocked {
+                queue: queue.to_string(),
+                path: self.to_string(),
+                holder: "a session of the store".into(),
+            });
+        }
+        Ok(StoreQueueLock {
+            client: Some(client),
+        })
     }
 
     /// The log's lines in order, each ending in a newline: the bytes the file would hold.

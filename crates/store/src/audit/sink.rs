@@ -1,0 +1,99 @@
+//! Where a change's records go: the audit log file on this machine, or the audit log of a
+//! team's PostgreSQL store. One type, so the code that writes a change's intent and outcome
+//! (`quotatop-actions`) is the same for both.
+
+use super::shared::StoreQueueLock;
+use super::{
+    AuditError, AuditLog, AuditRecord, Head, InFlight, QueueLock, StoreAuditLog, VerifyError,
+};
+
+/// The audit log a change is written to.
+#[derive(Debug, Clone)]
+pub enum ChangeLog {
+    /// A file (flock per append, fsynced; an in-flight mark per change).
+    File(AuditLog),
+    /// A store's log (an advisory lock per append, in its transaction).
+    Store(StoreAuditLog),
+}
+
+impl std::fmt::Display for ChangeLog {
+    /// The file's path, or the store's URL without its password and the log's name.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChangeLog::File(l) => write!(f, "{}", l.path().display()),
+            ChangeLog::Store(s) => write!(f, "{s}"),
+        }
+    }
+}
+
+impl From<AuditLog> for ChangeLog {
+    fn from(l: AuditLog) -> Self {
+        ChangeLog::File(l)
+    }
+}
+
+impl From<StoreAuditLog> for ChangeLog {
+    fn from(l: StoreAuditLog) -> Self {
+        ChangeLog::Store(l)
+    }
+}
+
+impl ChangeLog {
+    /// Appends `record` chained to the log's last one; returns it as written.
+    pub fn append(&self, record: AuditRecord) -> Result<AuditRecord, AuditError> {
+        match self {
+            ChangeLog::File(l) => l.append(record),
+            ChangeLog::Store(s) => s.append(record),
+        }
+    }
+
+    /// Marks the change as being made by this process until the guard is dropped (a file's
+    /// `audit reconcile` leaves it alone meanwhile). A store keeps no mark: `None`.
+    pub fn begin_change(&self, change_id: &str) -> Result<Option<InFlight>, AuditError> {
+        match self {
+            ChangeLog::File(l) => l.begin_change(change_id).map(Some),
+            ChangeLog::Store(_) => Ok(None),
+        }
+    }
+
+    /// Fails when the log cannot take an append: a file's torn last line (with the repair),
+    /// a store that cannot be read.
+    pub fn check_tail(&self) -> Result<(), AuditError> {
+        match self {
+            ChangeLog::File(l) => l.check_tail(),
+            ChangeLog::Store(s) => s.data().map(drop),
+        }
+    }
+
+    /// The chain checked ([`super::verify`]) and its head.
+    pub fn verify(&self) -> Result<Head, VerifyError> {
+        match self {
+            ChangeLog::File(l) => super::verify(l.path()),
+            ChangeLog::Store(s) => s.verify(),
+        }
+    }
+
+    /// Takes the lock of `shares apply` on `queue` for as long as the guard lives: beside the
+    /// file (flock), or in the store (a session advisory lock). Refused at once when held.
+    pub fn lock_queue(&self, queue: &str) -> Result<QueueGuard, AuditError> {
+        match self {
+            ChangeLog::File(l) => l.lock_queue(queue).map(QueueGuard::File),
+            ChangeLog::Store(s) => s.lock_queue(queue).map(|l| QueueGuard::Store(Box::new(l))),
+        }
+    }
+
+    /// The file, when the log is one.
+    pub fn file(&self) -> Option<&AuditLog> {
+        match self {
+            ChangeLog::File(l) => Some(l),
+            ChangeLog::Store(_) => None,
+        }
+    }
+}
+
+/// A queue's `shares apply` lock ([`ChangeLog::lock_queue`]), released when dropped.
+#[derive(Debug)]
+pub enum QueueGuard {
+    File(QueueLock),
+    Store(Box<StoreQueueLock>),
+}
