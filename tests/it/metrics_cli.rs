@@ -117,7 +117,7 @@ fn record_without_a_journal_serves_metrics_and_creates_no_journal() {
         .args(["-TERM", &rec.0.id().to_string()])
         .status();
     let exit = rec.0.wait().unwrap();
-    let lines: Vec<String> = err.try_iter().collect();
+    let lines = crate::metrics_support::lines_until_closed(&err, Duration::from_secs(20));
     assert!(exit.success(), "{exit:?}: {lines:?}");
     assert!(
         lines.iter().any(|l| l.contains("(0 journaled)")),

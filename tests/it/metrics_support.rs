@@ -61,6 +61,19 @@ pub fn recorder_with_metrics(
     (Kill(child), addr, rx)
 }
 
+/// Every line still to come from a process that has exited: its stderr reader forwards the
+/// last lines a moment after the exit (later still on a loaded machine), so reading only
+/// what has arrived (`try_iter`) can miss them. Waits until the reader closes the channel (the
+/// pipe's end), `within` at the most.
+pub fn lines_until_closed(rx: &mpsc::Receiver<String>, within: Duration) -> Vec<String> {
+    let deadline = Instant::now() + within;
+    let mut lines = Vec::new();
+    while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        lines.push(line);
+    }
+    lines
+}
+
 /// A child process stopped with SIGTERM when dropped (also when a test fails).
 pub struct Kill(pub Child);
 

@@ -131,7 +131,7 @@ fn record_and_report_with_a_store_keep_its_password_out_of_view(c: &Cluster) {
         Duration::from_secs(30),
     );
     drop(rec);
-    let stderr: Vec<String> = lines.try_iter().collect();
+    let stderr = crate::metrics_support::lines_until_closed(&lines, Duration::from_secs(20));
     let stderr = stderr.join("\n");
     assert!(
         stderr.contains(&format!(
