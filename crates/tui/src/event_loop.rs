@@ -137,9 +137,10 @@ where
         if app.is_dirty() {
             terminal.draw(|f| app.draw(f))?;
         }
-        // Nothing in flight: no task, no analysis being derived, no snapshot waiting.
-        let idle =
-            runner.is_idle() && !derivation.is_running() && !(source_open && !snapshots.is_empty());
+        // Nothing in flight: no task, no analysis being derived, no snapshot (or the source's
+        // closing) waiting.
+        let waiting = source_open && (!snapshots.is_empty() || snapshots.is_closed());
+        let idle = runner.is_idle() && !derivation.is_running() && !waiting;
         if app.should_quit() || (!events_open && idle) {
             return Ok(());
         }
@@ -206,7 +207,60 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::AppOptions;
     use crossterm::event::{KeyCode, KeyEvent, KeyEventState, KeyModifiers};
+    use quotatop_analysis::fixture;
+    use quotatop_model::SharingConfig;
+    use ratatui::backend::TestBackend;
+
+    fn app() -> App {
+        App::new(AppOptions {
+            theme: crate::theme::Theme::dark(),
+            no_color: false,
+            theme_dir: None,
+            keymap: crate::keymap::KeyMap::default(),
+            status: crate::StatusInfo::default(),
+            queue: None,
+            loop_rule: quotatop_analysis::LoopRule::default(),
+            clock: Box::new(|| 1_000_000),
+            warnings: Vec::new(),
+            priority_policy: Default::default(),
+        })
+    }
+
+    /// The poller gone while a snapshot's analysis is being derived: that snapshot is still
+    /// applied, then the console says its source closed (nothing sent is lost).
+    #[tokio::test]
+    async fn a_snapshot_being_derived_when_the_source_closes_is_still_applied() {
+        let mut app = app();
+        let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("a test backend");
+        let (tx, rx) = mpsc::channel(1);
+        let snapshot = Snapshot {
+            taken_at: 5_000,
+            queues: vec![fixture::queue(&[(
+                "a",
+                "ml.g5.12xlarge",
+                2,
+                SharingConfig::lend(),
+            )])],
+            ..Snapshot::default()
+        };
+        tx.send(snapshot).await.expect("the loop's channel");
+        drop(tx);
+        let events = futures_util::stream::empty();
+        run(
+            &mut terminal,
+            &mut app,
+            events,
+            rx,
+            Duration::from_secs(3600),
+        )
+        .await
+        .expect("the loop ends with the events");
+        let data = app.live_data();
+        assert_eq!(data.snapshot.as_ref().map(|s| s.taken_at), Some(5_000));
+        assert!(data.source_closed);
+    }
 
     #[test]
     fn only_key_presses_and_resizes_become_messages() {
