@@ -30,7 +30,7 @@ use quotatop_model::{
     Attempt, CapacityLimit, FrontEntry, JobStatus, PreemptedAttempt, PreemptionSummary,
     QueueSnapshot, QuotaShare, ServiceEnvironment, ServiceJob, SharingConfig, Snapshot, TrackedJob,
 };
-use quotatop_tui::data::Prepared;
+use quotatop_tui::data::{Data, Prepared};
 use quotatop_tui::keymap::KeyMap;
 use quotatop_tui::theme::Theme;
 use quotatop_tui::{App, AppOptions, Msg, StatusInfo};
@@ -366,12 +366,14 @@ fn child() {
 
     // Refreshes: the poller builds its snapshot, the console applies it (on the Jobs screen,
     // the heaviest), as every refresh does: its analysis derived off the UI thread (as the
-    // console's loop has the runner do it), then swapped in and drawn on the UI thread. The
+    // console's loop does on a blocking thread), then swapped in and drawn on the UI thread. The
     // same snapshot applied the old way (derived on the UI thread) is measured beside it.
     app.update(key(KeyCode::Char('2')));
     let mut build = Vec::new();
     let mut derive = Vec::new();
     let mut ui = Vec::new();
+    let mut update = Vec::new();
+    let mut frame = Vec::new();
     let mut inline = Vec::new();
     for seq in 0..refreshes {
         let t = Instant::now();
@@ -382,8 +384,12 @@ fn child() {
         derive.push(t.elapsed());
         let t = Instant::now();
         app.update(Msg::Prepared(Box::new(prepared)));
+        let updated = t.elapsed();
         terminal.draw(|f| app.draw(f)).expect("draw");
-        ui.push(t.elapsed());
+        let whole = t.elapsed();
+        ui.push(whole);
+        update.push(updated);
+        frame.push(whole - updated);
         let snap = snapshot(&tracker, 2 + seq as u64);
         let t = Instant::now();
         app.update(Msg::Snapshot(Box::new(snap)));
@@ -394,6 +400,8 @@ fn child() {
     let (build, build95) = stats(build);
     let (derive, derive95) = stats(derive);
     let (ui, ui95) = stats(ui);
+    let (update, _) = stats(update);
+    let (frame, _) = stats(frame);
     let (inline, inline95) = stats(inline);
 
     let mut results = Vec::new();
@@ -422,6 +430,8 @@ fn child() {
     measure(&mut app, &mut terminal);
 
     let (rss, hwm) = memory_mb();
+    // After the memory figures (it holds one more console's data): the swap alone.
+    let (swap, freed) = swap_parts(&tracker, refreshes);
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let load: Vec<&str> = load.split_whitespace().take(3).collect();
     println!(
@@ -450,6 +460,15 @@ fn child() {
         ms(inline),
         ms(inline95)
     );
+    println!(
+        "  UI thread's part: app update {:.1} ms (of it the data swap {:.1} ms, which includes \
+         freeing the old snapshot and analysis {:.1} ms; the rest is the screens' refresh, the \
+         Jobs rows re-filtered and re-sorted), frame {:.1} ms; medians of {refreshes}",
+        ms(update),
+        ms(swap),
+        ms(freed),
+        ms(frame)
+    );
     for (kind, med, p95) in &results {
         println!(
             "  frame {kind:<12} median {:.3} ms, p95 {:.3} ms ({draws} draws)",
@@ -457,6 +476,27 @@ fn child() {
             ms(*p95)
         );
     }
+}
+
+/// The UI thread's swap alone (`Data::apply_prepared` on a console's data without screens,
+/// freeing the previous snapshot and analysis as it does) and that freeing alone (a prepared
+/// snapshot dropped): medians of `refreshes`.
+fn swap_parts(tracker: &QueueTracker, refreshes: usize) -> (Duration, Duration) {
+    let mut data = Data::default();
+    data.apply(snapshot(tracker, 100));
+    let mut swap = Vec::new();
+    let mut freed = Vec::new();
+    for seq in 0..refreshes as u64 {
+        let spare = Prepared::new(snapshot(tracker, 101 + seq), &data.inputs(), 1);
+        let t = Instant::now();
+        drop(spare);
+        freed.push(t.elapsed());
+        let prepared = Prepared::new(snapshot(tracker, 101 + seq), &data.inputs(), 1 + seq);
+        let t = Instant::now();
+        data.apply_prepared(prepared);
+        swap.push(t.elapsed());
+    }
+    (stats(swap).0, stats(freed).0)
 }
 
 fn main() {

@@ -202,3 +202,37 @@ async fn the_prompt_edits_with_a_cursor() {
     let (_, app) = run(100, 40, options(), keys).await;
     assert_eq!(app.screen_kind(), Kind::JobDetail);
 }
+
+/// The loop derives each snapshot's analysis off the UI thread, one at a time: snapshots that
+/// arrive while one is being derived wait their turn, so every one is applied in order (each
+/// adds its sparkline sample) and the newest is on screen, never an older one that finished
+/// late.
+#[tokio::test]
+async fn snapshots_derived_off_the_ui_thread_are_applied_in_order_none_lost() {
+    let sized = |jobs: usize, at: i64| {
+        let mut s = crate::tui_support::snapshot();
+        s.taken_at = at;
+        s.queues[0].jobs.truncate(jobs);
+        s
+    };
+    let full = crate::tui_support::snapshot().queues[0].jobs.len();
+    assert!(full >= 3, "the fixture has jobs to drop");
+    let snapshots = vec![
+        sized(full, 1_000),
+        sized(1, 2_000),
+        sized(full - 1, 3_000),
+        sized(2, 4_000),
+    ];
+    let (_, app) = crate::tui_support::run_with(120, 40, options(), snapshots, vec![]).await;
+    let data = app.live_data();
+    assert_eq!(data.snapshot.as_ref().map(|s| s.taken_at), Some(4_000));
+    assert_eq!(data.queues()[0].jobs.len(), 2, "the newest snapshot's jobs");
+    let key = data.queues()[0].key();
+    let samples = data
+        .history
+        .iter()
+        .filter(|((q, _, _), _)| *q == key)
+        .map(|(_, h)| h.len())
+        .max();
+    assert_eq!(samples, Some(4), "one sparkline sample per snapshot");
+}

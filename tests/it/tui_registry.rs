@@ -6,11 +6,9 @@
 //! it.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::tui_support::*;
 use quotatop_tui::effects::Services;
-use quotatop_tui::event_loop;
 use quotatop_tui::registry::{RegistryError, ScreenCommand, ScreenEntry, ScreenKey, Screens};
 use quotatop_tui::screen::Kind;
 use quotatop_tui::{App, AppOptions};
@@ -120,22 +118,9 @@ async fn run_screens(
     services: Services,
     keys: &str,
 ) -> (Terminal<TestBackend>, App) {
-    let mut terminal = Terminal::new(TestBackend::new(120, height)).unwrap();
-    let mut app = App::with_screens(opts, screens);
-    let (tx, rx) = tokio::sync::mpsc::channel(1);
-    tx.send(snapshot()).await.unwrap();
-    let events = futures_util::stream::iter(typed(keys).into_iter().map(Ok));
-    event_loop::run_with(
-        &mut terminal,
-        &mut app,
-        events,
-        rx,
-        Duration::from_secs(3600),
-        services,
-    )
-    .await
-    .unwrap();
-    (terminal, app)
+    let terminal = Terminal::new(TestBackend::new(120, height)).unwrap();
+    let app = App::with_screens(opts, screens);
+    crate::tui_support::run_loop(terminal, app, vec![snapshot()], typed(keys), services).await
 }
 
 /// The console's screens with Hello, and the service its work reads.

@@ -2,9 +2,8 @@
 //! snapshot, not per frame), and the usage history behind the sparklines.
 //!
 //! A snapshot's analysis can be derived on any thread ([`Prepared`]) and then only swapped in
-//! ([`Data::apply_prepared`]); `console_scale` measures the two parts. The console's loop still
-//! applies snapshots with [`Data::apply`] on the UI thread: its integration tests rely on a
-//! snapshot being applied before the keys that follow it.
+//! ([`Data::apply_prepared`]): the console's loop derives each live snapshot's on a blocking
+//! thread (`event_loop`), and `console_scale` measures the two parts.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;

@@ -1,6 +1,8 @@
 //! The console's one loop: a `tokio::select!` over terminal events, snapshots from the poller and
 //! a tick. It never waits on the network (the poller is another task) and draws only when
-//! something changed. Generic over the backend and the event source, so tests drive it with
+//! something changed. A snapshot's analysis is derived on a blocking thread ([`Derivation`]);
+//! the UI thread only swaps the result in ([`Msg::Prepared`]), so keys pressed meanwhile act at
+//! once, on the data on screen. Generic over the backend and the event source, so tests drive it with
 //! `TestBackend` and scripted keys.
 
 use std::io;
@@ -14,9 +16,11 @@ use tokio::sync::mpsc;
 
 use super::TuiError;
 use super::app::{App, Msg};
+use super::data::Prepared;
 use super::effects::Services;
 use super::runner::Runner;
 use quotatop_model::Snapshot;
+use tokio::task::JoinHandle;
 
 /// Ticks drive only the "updated N s ago" text (a redraw happens when it changes).
 pub const TICK: Duration = Duration::from_millis(1000);
@@ -27,6 +31,49 @@ pub fn message(event: Event) -> Option<Msg> {
         Event::Key(k) if k.kind == KeyEventKind::Press => Some(Msg::Key(k)),
         Event::Resize(_, _) => Some(Msg::Resize),
         _ => None,
+    }
+}
+
+/// The analysis of one snapshot at a time, derived on a blocking thread. One at a time keeps
+/// snapshots in the order they came (each adds its sparkline sample) and the console holding at
+/// most two (the one on screen, the one being derived); the next waits in the poller's channel.
+#[derive(Default)]
+struct Derivation {
+    running: Option<JoinHandle<Prepared>>,
+    /// The number of the last one started ([`Prepared::order`]).
+    started: u64,
+}
+
+impl Derivation {
+    fn is_running(&self) -> bool {
+        self.running.is_some()
+    }
+
+    /// Starts deriving `snapshot`'s analysis with what `app` knows now.
+    fn start(&mut self, app: &App, snapshot: Snapshot) {
+        self.started += 1;
+        let (inputs, order) = (app.derive_inputs(), self.started);
+        self.running = Some(tokio::task::spawn_blocking(move || {
+            Prepared::new(snapshot, &inputs, order)
+        }));
+    }
+
+    /// The running derivation's result (`None`: it failed, logged; the data on screen stays
+    /// and the next snapshot is derived anew); pending for ever when none runs. Cancel-safe
+    /// (for `select!`): the handle is kept until it finishes.
+    async fn finished(&mut self) -> Option<Prepared> {
+        let handle = self.running.as_mut()?;
+        let result = handle.await;
+        self.running = None;
+        match result {
+            Ok(prepared) => Some(prepared),
+            Err(e) => {
+                tracing::error!(
+                    "deriving a snapshot's analysis failed, the next one is tried: {e}"
+                );
+                None
+            }
+        }
     }
 }
 
@@ -85,26 +132,37 @@ where
     let mut source_open = true;
     let mut events_open = true;
     let mut runner = Runner::serving(services, app.screen_services());
+    let mut derivation = Derivation::default();
     loop {
         if app.is_dirty() {
             terminal.draw(|f| app.draw(f))?;
         }
-        if app.should_quit() || (!events_open && runner.is_idle()) {
+        // Nothing in flight: no task, no analysis being derived, no snapshot (or the source's
+        // closing) waiting.
+        let waiting = source_open && (!snapshots.is_empty() || snapshots.is_closed());
+        let idle = runner.is_idle() && !derivation.is_running() && !waiting;
+        if app.should_quit() || (!events_open && idle) {
             return Ok(());
         }
         // Here every message so far is handled (and drawn); with nothing in flight, the loop
         // is about to wait for the next one.
-        if runner.is_idle()
-            && let Some(tx) = &settled
-        {
+        if idle && let Some(tx) = &settled {
             let _ = tx.send(());
         }
-        // Biased: a snapshot already waiting is applied before the keys that follow it, so a
-        // key acts on the data that was on screen when it was pressed.
+        // Biased: a finished analysis is swapped in first, then a waiting snapshot starts
+        // deriving (one at a time: the next waits in the channel), then the rest. A key
+        // pressed meanwhile acts at once on the data on screen.
         let msg = tokio::select! {
             biased;
-            snap = snapshots.recv(), if source_open => match snap {
-                Some(s) => Msg::Snapshot(Box::new(s)),
+            prepared = derivation.finished(), if derivation.is_running() => match prepared {
+                Some(p) => Msg::Prepared(Box::new(p)),
+                None => continue,
+            },
+            snap = snapshots.recv(), if source_open && !derivation.is_running() => match snap {
+                Some(s) => {
+                    derivation.start(app, s);
+                    continue;
+                }
                 None => {
                     source_open = false;
                     Msg::SourceClosed
@@ -128,7 +186,7 @@ where
             },
             _ = ticker.tick() => Msg::Tick,
         };
-        let check_journal = matches!(msg, Msg::Snapshot(_) | Msg::Tick);
+        let check_journal = matches!(msg, Msg::Snapshot(_) | Msg::Prepared(_) | Msg::Tick);
         app.update(msg);
         if check_journal && let Some(state) = runner.journal_change() {
             app.update(Msg::JournalState(state));
@@ -149,7 +207,60 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::AppOptions;
     use crossterm::event::{KeyCode, KeyEvent, KeyEventState, KeyModifiers};
+    use quotatop_analysis::fixture;
+    use quotatop_model::SharingConfig;
+    use ratatui::backend::TestBackend;
+
+    fn app() -> App {
+        App::new(AppOptions {
+            theme: crate::theme::Theme::dark(),
+            no_color: false,
+            theme_dir: None,
+            keymap: crate::keymap::KeyMap::default(),
+            status: crate::StatusInfo::default(),
+            queue: None,
+            loop_rule: quotatop_analysis::LoopRule::default(),
+            clock: Box::new(|| 1_000_000),
+            warnings: Vec::new(),
+            priority_policy: Default::default(),
+        })
+    }
+
+    /// The poller gone while a snapshot's analysis is being derived: that snapshot is still
+    /// applied, then the console says its source closed (nothing sent is lost).
+    #[tokio::test]
+    async fn a_snapshot_being_derived_when_the_source_closes_is_still_applied() {
+        let mut app = app();
+        let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("a test backend");
+        let (tx, rx) = mpsc::channel(1);
+        let snapshot = Snapshot {
+            taken_at: 5_000,
+            queues: vec![fixture::queue(&[(
+                "a",
+                "ml.g5.12xlarge",
+                2,
+                SharingConfig::lend(),
+            )])],
+            ..Snapshot::default()
+        };
+        tx.send(snapshot).await.expect("the loop's channel");
+        drop(tx);
+        let events = futures_util::stream::empty();
+        run(
+            &mut terminal,
+            &mut app,
+            events,
+            rx,
+            Duration::from_secs(3600),
+        )
+        .await
+        .expect("the loop ends with the events");
+        let data = app.live_data();
+        assert_eq!(data.snapshot.as_ref().map(|s| s.taken_at), Some(5_000));
+        assert!(data.source_closed);
+    }
 
     #[test]
     fn only_key_presses_and_resizes_become_messages() {

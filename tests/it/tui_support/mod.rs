@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use futures_util::StreamExt;
 use quotatop_analysis::LoopRule;
 use quotatop_model::{
     Attempt, CapacityLimit, FrontEntry, HealthState, JobStatus, Millis, PollHealth,
@@ -429,24 +430,9 @@ pub async fn run_with(
     snapshots: Vec<Snapshot>,
     script: Vec<Event>,
 ) -> (Terminal<TestBackend>, App) {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    let mut app = App::new(opts);
-    let (tx, rx) = tokio::sync::mpsc::channel(snapshots.len().max(1));
-    for s in snapshots {
-        tx.send(s).await.unwrap();
-    }
-    let events = futures_util::stream::iter(script.into_iter().map(Ok));
-    event_loop::run(
-        &mut terminal,
-        &mut app,
-        events,
-        rx,
-        Duration::from_secs(3600),
-    )
-    .await
-    .unwrap();
-    drop(tx);
-    (terminal, app)
+    let terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let app = App::new(opts);
+    run_loop(terminal, app, snapshots, script, Default::default()).await
 }
 
 /// Like [`run_with`], with services (a fake priority API in tests); the loop ends when the
@@ -459,18 +445,42 @@ pub async fn run_services(
     script: Vec<Event>,
     services: quotatop_tui::effects::Services,
 ) -> (Terminal<TestBackend>, App) {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    let mut app = App::new(opts);
-    let (tx, rx) = tokio::sync::mpsc::channel(1);
-    tx.send(snap).await.unwrap();
-    let events = futures_util::stream::iter(script.into_iter().map(Ok));
-    event_loop::run_with(
+    let terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let app = App::new(opts);
+    run_loop(terminal, app, vec![snap], script, services).await
+}
+
+/// The real loop (the console's own, which derives each snapshot's analysis off the UI
+/// thread): `snapshots` arrive first, and the keys are typed once the loop reports them all
+/// applied (settled), as a user would press them with the data on screen; the loop ends when
+/// the script and the work it started are done.
+pub async fn run_loop(
+    mut terminal: Terminal<TestBackend>,
+    mut app: App,
+    snapshots: Vec<Snapshot>,
+    script: Vec<Event>,
+    services: quotatop_tui::effects::Services,
+) -> (Terminal<TestBackend>, App) {
+    let (tx, rx) = tokio::sync::mpsc::channel(snapshots.len().max(1));
+    for s in snapshots {
+        tx.send(s).await.unwrap();
+    }
+    let (settled_tx, mut settled) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let events = Box::pin(
+        futures_util::stream::once(async move {
+            until_settled(&mut settled).await;
+            futures_util::stream::iter(script.into_iter().map(Ok))
+        })
+        .flatten(),
+    );
+    event_loop::run_observed(
         &mut terminal,
         &mut app,
         events,
         rx,
         Duration::from_secs(3600),
         services,
+        Some(settled_tx),
     )
     .await
     .unwrap();
