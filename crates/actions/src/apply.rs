@@ -252,6 +252,7 @@ mod tests {
             prediction: Prediction::WaitsForCapacity,
             preemptions: Default::default(),
             awaits_release: false,
+            class_tag: None,
         }
     }
 

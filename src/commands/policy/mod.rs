@@ -79,9 +79,12 @@ pub fn for_changes(config: Option<&std::path::Path>) -> anyhow::Result<Option<Po
 }
 
 /// A priority change judged by `policy`: the audit's class stamp, or the refusal naming the
-/// rule. `operator` names the OS user and, when known, the AWS principal.
+/// rule. `operator` names the OS user and, when known, the AWS principal. `tag` is the job's
+/// `quotatop:class` tag (the snapshot's, or the template's for a job about to be submitted):
+/// membership reads it first here as everywhere ([`quotatop_policy::class_of`]).
 pub fn judge_change(
     policy: &Policy,
+    tag: Option<&str>,
     share: &str,
     old: Option<u32>,
     new: u32,
@@ -96,7 +99,7 @@ pub fn judge_change(
     let v = quotatop_policy::check_change(
         policy,
         &quotatop_policy::ChangeRequest {
-            tag: None,
+            tag,
             share,
             old,
             new,
