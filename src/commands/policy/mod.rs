@@ -260,9 +260,20 @@ pub fn conformance_of(
 /// it; non-zero exit when anything is breached.
 fn check(args: &PolicyCheckArgs) -> anyhow::Result<()> {
     let policy = load(&args.file)?;
+    // One window: without --since, the one the console's Policy screen and /metrics use.
+    let since = match &args.since {
+        Some(s) => s.clone(),
+        None => window(
+            &crate::config::load(&crate::config::Overrides {
+                config_path: args.file.config.clone(),
+                ..Default::default()
+            })
+            .config,
+        ),
+    };
     let mut report = window_args(
         &args.queue,
-        &args.since,
+        &since,
         args.journal.clone(),
         args.audit_log.clone(),
         args.file.config.clone(),
@@ -281,7 +292,7 @@ fn check(args: &PolicyCheckArgs) -> anyhow::Result<()> {
         bail!(
             "the policy is breached {breaches} time(s) in {} over the last {}: see above",
             classes.join(", "),
-            args.since.trim()
+            since.trim()
         );
     }
     Ok(())
