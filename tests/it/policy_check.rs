@@ -269,7 +269,7 @@ fn metrics_export_the_breaches_policy_check_counts() {
     std::fs::write(&audit, "").unwrap();
     let policy = quotatop_policy::parse(POLICY, "policy.toml").unwrap();
     let breaches = quotatop::commands::policy::breaches(
-        &journal,
+        &quotatop_store::StoreLocation::File(journal.clone()),
         Some(&audit),
         &policy,
         &["ml-training".to_string()],
@@ -457,7 +457,7 @@ async fn check_report_the_policy_screen_and_metrics_name_the_breach_the_same_way
 
     // /metrics: the breaches `record` exports, over the same window.
     let breaches = quotatop::commands::policy::breaches(
-        &journal,
+        &quotatop_store::StoreLocation::File(journal.clone()),
         None,
         &quotatop_policy::read(&policy_path).unwrap(),
         &["ml-training".to_string()],

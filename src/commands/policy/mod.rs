@@ -298,11 +298,12 @@ fn check(args: &PolicyCheckArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Breaches per (queue, class) over the last `window` of the journal at `journal`, as `policy
-/// check` counts them (the same window read and the same conformance function): what
-/// `record --metrics-addr` exports. A queue the journal cannot read is left out.
+/// Breaches per (queue, class) over the last `window` of the journal at `journal` (a file or
+/// a team's store), as `policy check` counts them (the same window read and the same
+/// conformance function): what `record --metrics-addr` exports. A queue the journal cannot
+/// read is left out.
 pub fn breaches(
-    journal: &std::path::Path,
+    journal: &quotatop_store::StoreLocation,
     audit_log: Option<&std::path::Path>,
     policy: &Policy,
     queues: &[String],
@@ -313,11 +314,15 @@ pub fn breaches(
         let args = window_args(
             queue,
             window,
-            Some(journal.to_path_buf()),
+            None,
             audit_log.map(std::path::Path::to_path_buf),
             None,
         );
-        match judge(policy, &args) {
+        let judged = super::report::options(&args).and_then(|opts| {
+            let data = super::report::window_data_at(journal, &args, &opts)?;
+            conformance_of(policy, &data, &opts)
+        });
+        match judged {
             Ok(c) => out.extend(
                 c.breaches_by_class()
                     .into_iter()
