@@ -74,9 +74,10 @@ pub struct PolicyCheckArgs {
     /// The job queue (name as the journal recorded it).
     #[arg(long)]
     pub queue: String,
-    /// How far back from the newest observation: e.g. 12h, 7d, 2w.
-    #[arg(long, default_value = "7d")]
-    pub since: String,
+    /// How far back from the newest observation: e.g. 12h, 7d, 2w (default: the configured
+    /// window, `[scorecard] window_hours`, 24h unless set: what the console and /metrics judge).
+    #[arg(long)]
+    pub since: Option<String>,
     /// Journal database (default: the user's data directory).
     #[arg(long)]
     pub journal: Option<std::path::PathBuf>,

@@ -93,10 +93,10 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             eprintln!("quotatop record: stopped while standing by");
             return anyhow::Ok(());
         }
-        // The policy's breaches are read from the journal: without one, there are none to read.
-        // Read from a journal file only: the policy task does not read a shared store yet.
+        // The policy's breaches are read from the journal (a file or the team's store):
+        // without one, there are none to read.
         let policy_task = match (class_policy, &metrics.task, &location) {
-            (Some(policy), Some(_), Some(StoreLocation::File(journal))) => {
+            (Some(policy), Some(_), Some(journal)) => {
                 Some(tokio::spawn(policy_loop(
                     PolicyLoop {
                         policy,
@@ -334,7 +334,8 @@ pub async fn serve_loop(
 /// What the policy task of `record --metrics-addr` needs.
 struct PolicyLoop {
     policy: quotatop_policy::Policy,
-    journal: std::path::PathBuf,
+    /// The journal recorded into: a file or the team's store.
+    journal: StoreLocation,
     /// The scorecard window (`[scorecard] window_hours`), as `--since` reads it.
     window: String,
     latest: crate::metrics::server::Latest,

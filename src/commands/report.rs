@@ -69,10 +69,20 @@ pub fn window_data(args: &ReportArgs, opts: &ScorecardOptions) -> anyhow::Result
         &args.store,
         args.config.as_deref(),
     )?;
+    window_data_at(&location, args, opts)
+}
+
+/// [`window_data`] from the journal at `location` (a file or a team's store), whatever
+/// `args.journal` and `args.store` say.
+pub fn window_data_at(
+    location: &quotatop_store::StoreLocation,
+    args: &ReportArgs,
+    opts: &ScorecardOptions,
+) -> anyhow::Result<WindowData> {
     // A duration back from the last observation, or an RFC 3339 time; checked before the
     // journal is opened.
     quotatop_model::parse_since(&args.since, 0).map_err(|e| anyhow!("--since: {e}"))?;
-    let j = Journal::open_existing_at(&location, JournalConfig::default())?;
+    let j = Journal::open_existing_at(location, JournalConfig::default())?;
     let queue = j
         .queue(&args.queue)?
         .ok_or_else(|| anyhow!(super::journal::no_queue(&j, &args.queue)))?;

@@ -129,6 +129,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
                 });
                 let stamp = super::policy::judge_change(
                     p,
+                    preview.class_tag.as_deref(),
                     &preview.share,
                     Some(preview.old_priority),
                     new,

@@ -126,6 +126,7 @@ async fn judge<A: PriorityApi>(
     }
     crate::commands::policy::judge_change(
         policy,
+        req.preview.class_tag.as_deref(),
         &req.preview.share,
         Some(req.preview.old_priority),
         req.preview.new_priority,

@@ -53,13 +53,18 @@ impl PolicyReader for PolicyFromJournal {
         );
         let c = crate::commands::policy::judge(&policy, &args)
             .map_err(|e| PolicyViewError::Unavailable(format!("{e:#}")))?;
-        Ok(view(&c, &policy))
+        Ok(view(&c, &policy, &self.window))
     }
 }
 
-/// The screen's view of a conformance: its Markdown heading, each class's lines and the breach
-/// items, all from the policy crate's one definition.
-pub fn view(c: &quotatop_policy::Conformance, policy: &quotatop_policy::Policy) -> PolicyView {
+/// The screen's view of a conformance over the last `window` (as `--since` reads it): its
+/// Markdown heading, each class's lines and the breach items, all from the policy crate's one
+/// definition.
+pub fn view(
+    c: &quotatop_policy::Conformance,
+    policy: &quotatop_policy::Policy,
+    window: &str,
+) -> PolicyView {
     let md = quotatop_policy::markdown(c, policy);
     // The paragraph under the Markdown title: which policy, the window, how classes are found.
     let heading = md
@@ -68,6 +73,7 @@ pub fn view(c: &quotatop_policy::Conformance, policy: &quotatop_policy::Policy) 
         .unwrap_or_default()
         .to_string();
     PolicyView {
+        window: window.to_string(),
         heading,
         classes: c
             .classes

@@ -272,3 +272,65 @@ async fn a_drill_under_a_policy_stamps_its_audit_records() {
     assert!(quotatop_store::audit::verify(&log).is_ok());
     h.shutdown().await.unwrap();
 }
+
+/// Membership at change time is the same rule as everywhere: the job's `quotatop:class` tag
+/// first. A job tagged `urgent` at priority 10 (its share and priority alone would make it
+/// `batch`, where 20 is allowed) may not be moved to 20: that leaves urgent's range.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tagged_job_is_judged_by_its_tag_not_its_share_and_priority() {
+    let h = start(&[(M5, 4)], "").await;
+    let c = client(&h, 3);
+    create_share(&c, "team", &[(M5, 2)], Strategy::Reserve, None, false).await;
+    let tagged = c
+        .submit_service_job()
+        .job_name("tagged")
+        .job_queue(QUEUE)
+        .service_job_type(aws_sdk_batch::types::ServiceJobType::SagemakerTraining)
+        .service_request_payload(payload(M5, 1))
+        .quota_share_name("team")
+        .scheduling_priority(10)
+        .tags(quotatop_model::CLASS_TAG, "urgent")
+        .send()
+        .await
+        .unwrap()
+        .job_id()
+        .unwrap()
+        .to_string();
+    let plain = submit(&c, "plain", "team", M5, 1, 10).await;
+    h.advance(1_000).unwrap();
+    let url = h.endpoint_url();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.toml"), "").unwrap();
+    std::fs::write(dir.path().join("policy.toml"), policy("\"nobody-else\"")).unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let attempt = |job: &str| {
+        set_priority(
+            &url,
+            dir.path(),
+            &[job, "--priority", "20", "--reason", "nudge it up a little"],
+        )
+    };
+
+    let o = run(attempt(&tagged)).await;
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("refused by the policy")
+            && t.contains(
+                "the job is in class urgent by its quotatop:class tag and priority 20 is outside that class's range 100-999"
+            ),
+        "{t}"
+    );
+    assert!(
+        audit::read_records(&log)
+            .map(|r| r.is_empty())
+            .unwrap_or(true),
+        "a refused change writes nothing"
+    );
+    // The same change to the untagged job of the same share and priority is allowed: batch.
+    let o = run(attempt(&plain)).await;
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("class     batch -> batch"), "{t}");
+    h.shutdown().await.unwrap();
+}

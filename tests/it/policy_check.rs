@@ -269,7 +269,7 @@ fn metrics_export_the_breaches_policy_check_counts() {
     std::fs::write(&audit, "").unwrap();
     let policy = quotatop_policy::parse(POLICY, "policy.toml").unwrap();
     let breaches = quotatop::commands::policy::breaches(
-        &journal,
+        &quotatop_store::StoreLocation::File(journal.clone()),
         Some(&audit),
         &policy,
         &["ml-training".to_string()],
@@ -457,7 +457,7 @@ async fn check_report_the_policy_screen_and_metrics_name_the_breach_the_same_way
 
     // /metrics: the breaches `record` exports, over the same window.
     let breaches = quotatop::commands::policy::breaches(
-        &journal,
+        &quotatop_store::StoreLocation::File(journal.clone()),
         None,
         &quotatop_policy::read(&policy_path).unwrap(),
         &["ml-training".to_string()],
@@ -604,4 +604,35 @@ fn the_demo_world_breaches_its_policy_within_its_first_minute() {
     assert_eq!(tags[&names["video-pretrain"]], "delivery", "{tags:?}");
     assert_eq!(tags[&names["research-burst"]], "exploratory", "{tags:?}");
     assert_eq!(tags[&names["oversized-finetune"]], "regulatory", "{tags:?}");
+}
+
+/// One window: without `--since`, `policy check` judges the configured `[scorecard]
+/// window_hours` (24 h unless set), what the console's Policy screen and `/metrics` judge.
+#[test]
+fn policy_check_defaults_to_the_configured_window() {
+    let dir = tempfile::tempdir().unwrap();
+    write_journal(&dir.path().join("j.sqlite3"));
+    std::fs::write(dir.path().join("policy.toml"), POLICY).unwrap();
+    let o = quotatop(dir.path(), &["policy", "check", "--queue", "ml-training"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains(BREACH), "{t}");
+    assert!(t.contains("in incident over the last 24h"), "{t}");
+
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[scorecard]\nwindow_hours = 48\n").unwrap();
+    let o = quotatop(
+        dir.path(),
+        &[
+            "policy",
+            "check",
+            "--queue",
+            "ml-training",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("in incident over the last 48h"), "{t}");
 }

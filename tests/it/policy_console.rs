@@ -185,3 +185,87 @@ async fn a_refused_and_an_allowed_change_in_the_console_in_tmux() {
     assert_eq!(job.scheduling_priority(), Some(500));
     h.shutdown().await.unwrap();
 }
+
+/// A reader whose answer changes with each computation of a queue (the journal grows between
+/// them): the n-th computation says `n` jobs are outside delivery's range.
+struct Growing(std::sync::Mutex<std::collections::HashMap<String, usize>>);
+
+impl quotatop_tui::policy::PolicyReader for Growing {
+    fn conformance(
+        &self,
+        queue: &str,
+    ) -> Result<quotatop_tui::policy::PolicyView, quotatop_tui::policy::PolicyViewError> {
+        let n = {
+            let mut m = self.0.lock().unwrap();
+            let n = m.entry(queue.to_string()).or_default();
+            *n += 1;
+            *n
+        };
+        Ok(quotatop_tui::policy::PolicyView {
+            window: "24h".into(),
+            heading: format!("Policy test (sha256 0), computation {n}"),
+            classes: vec![quotatop_tui::policy::PolicyClass {
+                name: "delivery".into(),
+                jobs: 5,
+                breaches: n,
+                lines: vec![format!(
+                    "range: 5 job(s) — breached: {n} job(s) outside 0-99"
+                )],
+            }],
+            unclassified: vec![],
+            items: vec![quotatop_tui::policy::PolicyItem {
+                text: format!("delivery: {n} job(s) outside its range"),
+                job: None,
+                share: Some("research".into()),
+            }],
+        })
+    }
+}
+
+/// The attention panel and the Policy screen say the same thing once the screen has loaded:
+/// the panel's items were computed at the first snapshot (1 job), the screen computes again
+/// (2 jobs), and the panel takes the screen's answer.
+#[tokio::test]
+async fn the_attention_panel_agrees_with_the_policy_screen_once_it_loads() {
+    use crate::tui_support::{Step, drive_steps, options, screen_text, snapshot};
+    let services = quotatop_tui::effects::Services {
+        policy: Some(std::sync::Arc::new(Growing(Default::default()))),
+        ..Default::default()
+    };
+    let (t, app) = drive_steps(
+        160,
+        40,
+        options(),
+        services,
+        snapshot(),
+        vec![Step::Keys(":policy\n")],
+    )
+    .await;
+    assert_eq!(app.screen_kind(), quotatop_tui::screen::Kind::Policy);
+    let screen = screen_text(&t);
+    assert!(
+        screen.contains("breached: 2 job(s) outside 0-99"),
+        "{screen}"
+    );
+    // The title says the window judged.
+    assert!(screen.contains(" · last 24h"), "{screen}");
+    let data = app.live_data();
+    let (i, q) = data
+        .queues()
+        .iter()
+        .enumerate()
+        .find(|(_, q)| screen.contains(&format!("Policy · {}", q.key())))
+        .expect("the screen names its queue");
+    let panel: Vec<&str> = data.views[i]
+        .attention
+        .iter()
+        .filter(|a| a.kind == quotatop_analysis::AttentionKind::PolicyBreach)
+        .map(|a| a.text.as_str())
+        .collect();
+    assert_eq!(
+        panel,
+        vec!["delivery: 2 job(s) outside its range"],
+        "the panel of {} disagrees with the screen:\n{screen}",
+        q.key()
+    );
+}

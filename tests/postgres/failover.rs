@@ -19,7 +19,7 @@ pub fn tests() -> Vec<Test> {
 }
 
 /// Waits for a line of `lines` containing `text`; returns it, with the lines before it.
-fn wait_line(
+pub fn wait_line(
     lines: &std::sync::mpsc::Receiver<String>,
     text: &str,
     within: Duration,
@@ -36,7 +36,7 @@ fn wait_line(
     }
 }
 
-fn metrics_addr(lines: &std::sync::mpsc::Receiver<String>, seen: &mut Vec<String>) -> String {
+pub fn metrics_addr(lines: &std::sync::mpsc::Receiver<String>, seen: &mut Vec<String>) -> String {
     let l = wait_line(lines, "metrics on http://", Duration::from_secs(60), seen);
     l.split("http://")
         .nth(1)

@@ -11,10 +11,61 @@ use crate::emulator_support::spawn_emulator_binary;
 use crate::metrics_support::Kill;
 
 pub fn tests() -> Vec<Test> {
-    vec![(
-        "record::record_and_report_with_a_store_keep_its_password_out_of_view".into(),
-        Box::new(record_and_report_with_a_store_keep_its_password_out_of_view),
-    )]
+    vec![
+        (
+            "record::record_and_report_with_a_store_keep_its_password_out_of_view".into(),
+            Box::new(record_and_report_with_a_store_keep_its_password_out_of_view),
+        ),
+        (
+            "record::record_with_a_store_serves_the_policy_breaches_of_each_class".into(),
+            Box::new(record_with_a_store_serves_the_policy_breaches_of_each_class),
+        ),
+    ]
+}
+
+/// `record --store --metrics-addr` with a policy beside its config: `quotatop_policy_breaches`
+/// per class, computed from the team's store (as from a journal file), naming each class of
+/// the demo's policy.
+fn record_with_a_store_serves_the_policy_breaches_of_each_class(c: &Cluster) {
+    let db = c.database("policy");
+    let dir = tempfile::TempDir::new().unwrap();
+    let (emulator, endpoint) = spawn_emulator_binary(&["--speed", "60"]);
+    let _emulator = Kill(emulator);
+    std::fs::copy(
+        "crates/policy/fixtures/four_classes.toml",
+        dir.path().join("policy.toml"),
+    )
+    .unwrap();
+    let url = c.admin_url(&db);
+    let (_rec, lines) = recorder(
+        &endpoint,
+        &url,
+        dir.path(),
+        &["--metrics-addr", "127.0.0.1:0"],
+    );
+    let mut seen = Vec::new();
+    let addr = crate::failover::metrics_addr(&lines, &mut seen);
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let breaches = loop {
+        let (_, text) = crate::metrics_support::scrape(&addr, None);
+        let b = crate::metrics_support::samples(&text, "quotatop_policy_breaches");
+        if b.len() == 4 {
+            break b;
+        }
+        seen.extend(lines.try_iter());
+        assert!(
+            Instant::now() < deadline,
+            "no policy breaches from the store within 90 s; last exposition:\n{text}\nstderr: {seen:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    for class in ["incident", "delivery", "regulatory", "exploratory"] {
+        assert!(
+            breaches.keys().any(|k| k.contains("queue=\"ml-training\"")
+                && k.contains(&format!("class=\"{class}\""))),
+            "{breaches:?}"
+        );
+    }
 }
 
 /// `quotatop record` polling `endpoint` into `store`, every second, logging into `dir`;

@@ -253,6 +253,7 @@ mod tests {
             prediction: Prediction::WaitsForCapacity,
             preemptions: Default::default(),
             awaits_release: false,
+            class_tag: None,
         }
     }
 

@@ -3,7 +3,8 @@
 //! [`check_change`]; the audit keeps the classes before and after and the policy's hash.
 
 use crate::file::Policy;
-use crate::membership::{class_name, class_of};
+use crate::membership::{Basis, class_name, class_of};
+use quotatop_model::CLASS_TAG;
 
 /// A proposed priority change of one job.
 #[derive(Debug, Clone, Copy)]
@@ -55,6 +56,12 @@ pub fn check_change(policy: &Policy, r: &ChangeRequest<'_>) -> ChangeVerdict {
         }));
     };
     let c = to.class;
+    if !c.priority.contains(r.new) && to.basis == Basis::Tag {
+        return verdict(Some(format!(
+            "the job is in class {} by its {CLASS_TAG} tag and priority {} is outside that class's range {}: the policy's rule is that a class's jobs use its range",
+            c.name, r.new, c.priority
+        )));
+    }
     if !c.priority.contains(r.new) {
         let ranges: Vec<String> = policy
             .classes

@@ -328,9 +328,18 @@ impl App {
             }
         }
         self.effects.extend(more);
-        if let Some(answers) =
-            result.answer::<Vec<super::policy::PolicyAnswer>>(super::policy::ATTENTION)
-        {
+        // The panel's policy items come from the newest conformance asked for, the panel's
+        // own or the Policy screen's: one computation, shown in both places.
+        let answers: Vec<&super::policy::PolicyAnswer> = result
+            .answer::<Vec<super::policy::PolicyAnswer>>(super::policy::ATTENTION)
+            .map(|v| v.iter().collect())
+            .or_else(|| {
+                result
+                    .answer::<super::policy::PolicyAnswer>(Kind::Policy)
+                    .map(|a| vec![a])
+            })
+            .unwrap_or_default();
+        if !answers.is_empty() {
             self.remember_all();
             for a in answers {
                 // A queue whose conformance cannot be computed has no policy items.
@@ -339,7 +348,7 @@ impl App {
                     .as_ref()
                     .map(super::policy::attention)
                     .unwrap_or_default();
-                self.data.set_policy_items(&a.queue, items);
+                self.data.set_policy_items(&a.queue, a.asked, items);
             }
             self.refresh_all();
         }

@@ -170,6 +170,9 @@ pub struct Data {
     pub(crate) recorded_version: u64,
     /// The policy's breaches per queue, as attention items (added to each view's own).
     pub policy_items: HashMap<String, Vec<Attention>>,
+    /// When the conformance behind each queue's policy items was asked for (see
+    /// [`super::policy::PolicyAnswer::asked`]).
+    pub(crate) policy_asked: HashMap<String, u64>,
 }
 
 impl Data {
@@ -280,9 +283,14 @@ impl Data {
         d
     }
 
-    /// Replaces the policy's attention items of `queue` (from its conformance, see
-    /// [`super::policy`]) and shows them in its view.
-    pub fn set_policy_items(&mut self, queue: &str, items: Vec<Attention>) {
+    /// Replaces the policy's attention items of `queue` (from its conformance asked for as
+    /// number `asked`, see [`super::policy`]) and shows them in its view. An answer asked for
+    /// before the one shown is older and changes nothing; `false` then.
+    pub fn set_policy_items(&mut self, queue: &str, asked: u64, items: Vec<Attention>) -> bool {
+        if self.policy_asked.get(queue).is_some_and(|&a| a > asked) {
+            return false;
+        }
+        self.policy_asked.insert(queue.to_string(), asked);
         if items.is_empty() {
             self.policy_items.remove(queue);
         } else {
@@ -292,6 +300,7 @@ impl Data {
             self.add_policy_items(&s);
             self.snapshot = Some(s);
         }
+        true
     }
 
     /// Each view's attention with its queue's policy items in place of any older ones, in the
@@ -359,6 +368,26 @@ mod tests {
     use super::*;
     use quotatop_analysis::fixture;
     use quotatop_model::{Fleet, SharingConfig, Source};
+
+    /// Of the panel's and the Policy screen's conformance, the one asked for later wins, in
+    /// whatever order they arrive: an older answer arriving last changes nothing.
+    #[test]
+    fn an_older_policy_answer_arriving_last_changes_nothing() {
+        let item = |text: &str| Attention {
+            kind: analysis::AttentionKind::PolicyBreach,
+            target: analysis::AttentionTarget::Share("s".into()),
+            share: "s".into(),
+            text: text.into(),
+            waiting_ms: None,
+        };
+        let mut d = Data::new(LoopRule::default());
+        assert!(d.set_policy_items("q", 2, vec![item("3 jobs")]));
+        assert!(!d.set_policy_items("q", 1, vec![item("1 job")]));
+        assert_eq!(d.policy_items["q"], vec![item("3 jobs")]);
+        // A newer answer with no breach clears them.
+        assert!(d.set_policy_items("q", 3, Vec::new()));
+        assert!(!d.policy_items.contains_key("q"));
+    }
 
     /// The index finds every job at its position, the last of jobs sharing an id, and nothing
     /// for an unknown id.

@@ -41,7 +41,7 @@ pub const ENTRY: ScreenEntry = ScreenEntry {
 pub const ATTENTION: Kind = Kind::new("PolicyAttention");
 
 /// The console asks for the policy's attention items every this many snapshots (and at the
-/// first).
+/// first); each Policy screen computation replaces them as well.
 pub const ATTENTION_EVERY: u64 = 10;
 
 /// One class and its conformance lines (`wait: P95 … — breached: 2 job(s), worst …`).
@@ -66,6 +66,8 @@ pub struct PolicyItem {
 /// The policy against a queue's history, as the reader computed it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PolicyView {
+    /// How far back it judges, as `--since` reads it (`24h`): the title says `last 24h`.
+    pub window: String,
     /// `Policy FILE (sha256 …), FROM to TO. A job's class: …`.
     pub heading: String,
     pub classes: Vec<PolicyClass>,
@@ -97,12 +99,23 @@ pub trait PolicyReader: Send + Sync {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PolicyAnswer {
     pub queue: String,
+    /// When it was asked for, in the order of asking ([`next_ask`]): of two answers for a
+    /// queue, the later-asked one is the newer conformance, whichever arrives last.
+    pub asked: u64,
     pub result: Result<PolicyView, PolicyViewError>,
 }
 
-fn ask(reader: Option<&Arc<dyn PolicyReader>>, queue: &str) -> PolicyAnswer {
+/// The next number in the order conformance is asked for (the screen's and the attention
+/// panel's alike), so the panel keeps the newest of either.
+fn next_ask() -> u64 {
+    static ASKED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    ASKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+fn ask(reader: Option<&Arc<dyn PolicyReader>>, queue: &str, asked: u64) -> PolicyAnswer {
     PolicyAnswer {
         queue: queue.to_string(),
+        asked,
         result: match reader {
             Some(r) => r.conformance(queue),
             None => Err(PolicyViewError::NoPolicy(
@@ -115,20 +128,24 @@ fn ask(reader: Option<&Arc<dyn PolicyReader>>, queue: &str) -> PolicyAnswer {
 /// The screen's own work: the conformance of `queue`.
 fn screen_work(queue: &str) -> Effect {
     let queue = queue.to_string();
+    let asked = next_ask();
     Effect::Screen(ScreenWork::new(
         Kind::Policy,
-        move |reader: Option<&Arc<dyn PolicyReader>>| ask(reader, &queue),
+        move |reader: Option<&Arc<dyn PolicyReader>>| ask(reader, &queue, asked),
     ))
 }
 
 /// The attention panel's work: the conformance of each of `queues` (the app keeps their
-/// items, see [`Data::set_policy_items`]).
+/// items, see [`Data::set_policy_items`]). The Policy screen's answers give the panel its
+/// items too, so the two never disagree once the screen has loaded: one computation, shown
+/// in both places.
 pub fn attention_work(queues: Vec<String>) -> Effect {
+    let asked = next_ask();
     Effect::Screen(ScreenWork::new(
         ATTENTION,
         move |reader: Option<&Arc<dyn PolicyReader>>| -> Vec<PolicyAnswer> {
             match reader {
-                Some(_) => queues.iter().map(|q| ask(reader, q)).collect(),
+                Some(_) => queues.iter().map(|q| ask(reader, q, asked)).collect(),
                 None => Vec::new(),
             }
         },
@@ -327,10 +344,13 @@ impl Screen for PolicyScreen {
     fn refresh(&mut self, _data: &Data, _queue: Option<&str>) {}
 
     fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx) {
-        let title = match &self.queue {
+        let mut title = match &self.queue {
             Some(q) => format!("Policy · {}", clean(q)),
             None => "Policy".to_string(),
         };
+        if let State::Ready(v) = &self.state {
+            title.push_str(&format!(" · last {}", clean(&v.window)));
+        }
         let block = screen::block(title, None, &[], ctx.theme);
         let width = usize::from(area.width.saturating_sub(2)).max(40);
         screen::draw_text(

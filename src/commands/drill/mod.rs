@@ -82,11 +82,13 @@ fn new_run_id() -> String {
 /// The drill's submissions against the class policy: the lender's priority job and the
 /// borrower's jobs each enter a class, which must hold their priority and allow the operator.
 /// A drill is its own record (its run id, audited), so a class needing a change record does
-/// not refuse it.
+/// not refuse it. Every drill job carries the template's tags, so a `quotatop:class` tag there
+/// classes them all, before share and priority.
 async fn check_policy(
     client: &BatchClient,
     policy: &quotatop_policy::Policy,
     req: &DrillRequest,
+    class_tag: Option<&str>,
 ) -> anyhow::Result<std::collections::BTreeMap<String, quotatop_store::audit::ClassPolicy>> {
     let mut operator = quotatop_store::audit::Operator::current();
     operator.aws_principal = Some(match client.caller_identity().await {
@@ -98,8 +100,9 @@ async fn check_policy(
         (&req.lender, req.priority),
         (&req.borrower, req.borrower_priority),
     ] {
-        let stamp = super::policy::judge_change(policy, share, None, priority, &operator, true)
-            .map_err(|e| anyhow!("drill refused: {e:#}"))?;
+        let stamp =
+            super::policy::judge_change(policy, class_tag, share, None, priority, &operator, true)
+                .map_err(|e| anyhow!("drill refused: {e:#}"))?;
         stamps.insert(share.clone(), stamp);
     }
     Ok(stamps)
@@ -144,7 +147,7 @@ fn run_drill(a: &DrillRunArgs) -> anyhow::Result<()> {
     rt.block_on(async {
         let client = BatchClient::connect(super::snapshot::connect_options(&a.aws)).await?;
         let stamps = match &class_policy {
-            Some(p) => check_policy(&client, p, &req).await?,
+            Some(p) => check_policy(&client, p, &req, template.class_tag().as_deref()).await?,
             None => std::collections::BTreeMap::new(),
         };
         let snapshot = poll::refresh_once(

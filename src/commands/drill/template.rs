@@ -144,6 +144,11 @@ impl Template {
         Some(format!("{}/{name}/", base.trim_end_matches('/')))
     }
 
+    /// The template's `quotatop:class` tag, which every drill job carries.
+    pub fn class_tag(&self) -> Option<String> {
+        quotatop_model::class_from_tags(self.tags.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    }
+
     /// The tags of one drill job: the template's, the drill's run id, and (for the emulator)
     /// how long it works.
     pub fn tags(&self, run_id: &str, length_ms: Millis) -> BTreeMap<String, String> {

@@ -79,9 +79,12 @@ pub fn for_changes(config: Option<&std::path::Path>) -> anyhow::Result<Option<Po
 }
 
 /// A priority change judged by `policy`: the audit's class stamp, or the refusal naming the
-/// rule. `operator` names the OS user and, when known, the AWS principal.
+/// rule. `operator` names the OS user and, when known, the AWS principal. `tag` is the job's
+/// `quotatop:class` tag (the snapshot's, or the template's for a job about to be submitted):
+/// membership reads it first here as everywhere ([`quotatop_policy::class_of`]).
 pub fn judge_change(
     policy: &Policy,
+    tag: Option<&str>,
     share: &str,
     old: Option<u32>,
     new: u32,
@@ -96,7 +99,7 @@ pub fn judge_change(
     let v = quotatop_policy::check_change(
         policy,
         &quotatop_policy::ChangeRequest {
-            tag: None,
+            tag,
             share,
             old,
             new,
@@ -257,9 +260,20 @@ pub fn conformance_of(
 /// it; non-zero exit when anything is breached.
 fn check(args: &PolicyCheckArgs) -> anyhow::Result<()> {
     let policy = load(&args.file)?;
+    // One window: without --since, the one the console's Policy screen and /metrics use.
+    let since = match &args.since {
+        Some(s) => s.clone(),
+        None => window(
+            &crate::config::load(&crate::config::Overrides {
+                config_path: args.file.config.clone(),
+                ..Default::default()
+            })
+            .config,
+        ),
+    };
     let mut report = window_args(
         &args.queue,
-        &args.since,
+        &since,
         args.journal.clone(),
         args.audit_log.clone(),
         args.file.config.clone(),
@@ -278,17 +292,18 @@ fn check(args: &PolicyCheckArgs) -> anyhow::Result<()> {
         bail!(
             "the policy is breached {breaches} time(s) in {} over the last {}: see above",
             classes.join(", "),
-            args.since.trim()
+            since.trim()
         );
     }
     Ok(())
 }
 
-/// Breaches per (queue, class) over the last `window` of the journal at `journal`, as `policy
-/// check` counts them (the same window read and the same conformance function): what
-/// `record --metrics-addr` exports. A queue the journal cannot read is left out.
+/// Breaches per (queue, class) over the last `window` of the journal at `journal` (a file or
+/// a team's store), as `policy check` counts them (the same window read and the same
+/// conformance function): what `record --metrics-addr` exports. A queue the journal cannot
+/// read is left out.
 pub fn breaches(
-    journal: &std::path::Path,
+    journal: &quotatop_store::StoreLocation,
     audit_log: Option<&std::path::Path>,
     policy: &Policy,
     queues: &[String],
@@ -299,11 +314,15 @@ pub fn breaches(
         let args = window_args(
             queue,
             window,
-            Some(journal.to_path_buf()),
+            None,
             audit_log.map(std::path::Path::to_path_buf),
             None,
         );
-        match judge(policy, &args) {
+        let judged = super::report::options(&args).and_then(|opts| {
+            let data = super::report::window_data_at(journal, &args, &opts)?;
+            conformance_of(policy, &data, &opts)
+        });
+        match judged {
             Ok(c) => out.extend(
                 c.breaches_by_class()
                     .into_iter()

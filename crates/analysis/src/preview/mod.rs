@@ -177,6 +177,9 @@ pub struct Preview {
     pub preemptions: Preemptions,
     /// It waits for capacity that preemptions already in progress give back.
     pub awaits_release: bool,
+    /// The job's `quotatop:class` tag, when the snapshot knows it: the policy's change-time
+    /// check reads it first, as membership everywhere does.
+    pub class_tag: Option<String>,
 }
 
 impl Preview {
@@ -364,6 +367,7 @@ pub fn preview(
         prediction,
         preemptions,
         awaits_release,
+        class_tag: job.class_tag.clone(),
     })
 }
 
