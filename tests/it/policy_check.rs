@@ -635,4 +635,25 @@ fn policy_check_defaults_to_the_configured_window() {
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(t.contains("in incident over the last 48h"), "{t}");
+    // A config that cannot be read says nothing about the window: refused, not judged over a
+    // default the user did not ask for.
+    std::fs::write(&config, "[scorecard\nwindow_hours = 48\n").unwrap();
+    let o = quotatop(
+        dir.path(),
+        &[
+            "policy",
+            "check",
+            "--queue",
+            "ml-training",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+    );
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(
+        t.contains("cannot tell the window") && t.contains("--since"),
+        "{t}"
+    );
+    assert!(!t.contains("over the last 24h"), "{t}");
 }

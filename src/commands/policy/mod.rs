@@ -263,13 +263,24 @@ fn check(args: &PolicyCheckArgs) -> anyhow::Result<()> {
     // One window: without --since, the one the console's Policy screen and /metrics use.
     let since = match &args.since {
         Some(s) => s.clone(),
-        None => window(
-            &crate::config::load(&crate::config::Overrides {
+        None => {
+            let loaded = crate::config::load(&crate::config::Overrides {
                 config_path: args.file.config.clone(),
                 ..Default::default()
-            })
-            .config,
-        ),
+            });
+            // A window read from defaults the user did not ask for would judge another span
+            // than the console's: refuse rather than guess.
+            if let Some(why) = &loaded.broken {
+                anyhow::bail!(
+                    "cannot tell the window to judge over: {why}; fix the config file or give \
+                     --since (e.g. --since 24h)"
+                );
+            }
+            for w in &loaded.warnings {
+                eprintln!("quotatop policy check: {}", quotatop_model::clean_text(w));
+            }
+            window(&loaded.config)
+        }
     };
     let mut report = window_args(
         &args.queue,
