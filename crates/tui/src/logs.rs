@@ -333,7 +333,8 @@ fn lines(
 }
 
 fn row_line(r: &LogRow) -> (String, Role) {
-    let text = clean(&r.render()).into_owned();
+    // `render` cleans the untrusted text, as `quotatop logs` prints it.
+    let text = r.render();
     let role = match r {
         LogRow::Mark {
             preempted: true, ..
@@ -447,5 +448,108 @@ impl Screen for LogPane {
 
     fn selected_job(&self, _data: &Data, _queue: Option<&str>) -> Option<(String, String)> {
         Some((self.queue.clone(), self.id.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::theme::Theme;
+    use quotatop_analysis::AttemptRow;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    fn pane(events: Vec<(Millis, String)>) -> LogPane {
+        let mut p = LogPane::new("ml-training".into(), "j-1".into());
+        p.name = "evil\x1b]0;owned\x07-job".into();
+        p.attempts = vec![NumberedAttempt {
+            number: 1,
+            row: AttemptRow {
+                resource_id: "arn:aws:sagemaker:us-east-1:1:training-job/tj-1".into(),
+                started_at: Some(0),
+                stopped_at: Some(60_000),
+                reason: Some("Cross-share preemption".into()),
+                preempted: true,
+            },
+        }];
+        p.chosen = Some(1);
+        p.state = State::Ready(LogText {
+            events,
+            truncated: false,
+        });
+        p.rebuild();
+        p
+    }
+
+    fn drawn(p: &LogPane) -> String {
+        let Ok(mut t) = Terminal::new(TestBackend::new(120, 12)) else {
+            unreachable!("a test backend always opens")
+        };
+        let data = Data::default();
+        let theme = Theme::plain("test");
+        let ctx = DrawCtx {
+            data: &data,
+            queue: None,
+            theme: &theme,
+        };
+        t.draw(|f| p.draw(f, f.area(), &ctx)).unwrap();
+        t.backend()
+            .buffer()
+            .content()
+            .iter()
+            .map(|c| c.symbol())
+            .collect()
+    }
+
+    #[test]
+    fn hostile_log_text_is_drawn_cleaned() {
+        let p = pane(vec![
+            (1_000, "loss \x1b[2J\x1b[31mred\x07 \u{9b}1;1H".into()),
+            (2_000, "line one\nline\rtwo".into()),
+            (30_000, "received SIGTERM (preemption): stopping at step 9".into()),
+        ]);
+        let screen = drawn(&p);
+        assert!(
+            !screen.chars().any(|c| c.is_control()),
+            "a control character reached the terminal: {screen:?}"
+        );
+        assert!(screen.contains("loss \u{fffd}[2J\u{fffd}[31mred\u{fffd}"), "{screen}");
+        assert!(screen.contains("evil\u{fffd}]0;owned\u{fffd}-job"), "{screen}");
+        // A message of several lines is several lines; the signal and the end are marked.
+        assert!(screen.contains("#1 line one"), "{screen}");
+        let roles: Vec<Role> = p.lines.iter().map(|(_, r)| *r).collect();
+        assert_eq!(
+            roles,
+            [
+                Role::Text,
+                Role::Text,
+                Role::Text,
+                Role::Critical,
+                Role::Warning
+            ],
+            "{:?}",
+            p.text()
+        );
+    }
+
+    #[test]
+    fn search_moves_between_matches_and_wraps() {
+        let mut p = pane(
+            (0..40)
+                .map(|i| (i * 1_000, format!("step {i}: loss")))
+                .collect(),
+        );
+        p.scroll.set_filter("step 1".into());
+        p.rebuild();
+        // "step 1", "step 10" … "step 19": the first, then on, then round again.
+        assert_eq!(p.hit, Some(1));
+        p.find(true);
+        assert_eq!(p.hit, Some(10));
+        p.find(false);
+        assert_eq!(p.hit, Some(1));
+        p.find(false);
+        assert_eq!(p.hit, Some(19));
+        assert_eq!(p.matches(), 11);
+        assert!(p.title().contains("/step 1 11 match(es)"), "{}", p.title());
     }
 }
