@@ -35,8 +35,7 @@ pub const ENTRY: ScreenEntry = ScreenEntry {
     key: Some(ScreenKey {
         name: "logs",
         keys: &["l"],
-        description: "the selected job's training log: f follow, / search, n/N next/previous \
-                      match, [ ] previous/next attempt",
+        description: "the selected job's training log (f follow, n/N match, [ ] attempt)",
         hint: None,
     }),
     command: None,
@@ -51,6 +50,9 @@ pub const MAX_LINES: usize = 10_000;
 
 /// Follow mode reads the attempt's log again this often.
 pub const FOLLOW_EVERY: Duration = Duration::from_secs(2);
+
+/// The width the pane's messages (an error, its next step) are wrapped to.
+const WRAP: usize = 100;
 
 /// The marker of the preemption signal in a training log.
 pub const SIGNAL: &str = "received SIGTERM";
@@ -301,7 +303,11 @@ fn lines(
             ),
             Role::Muted,
         )],
-        State::Failed(e) => vec![(clean(&e.to_string()).into_owned(), Role::Critical)],
+        // Words, not a log: wrapped to the pane (the reason and the next step both shown).
+        State::Failed(e) => super::policy::wrap(&clean(&e.to_string()), WRAP, 2)
+            .into_iter()
+            .map(|l| (l, Role::Critical))
+            .collect(),
         State::Ready(t) => {
             let mut out: Vec<(String, Role)> =
                 log_rows(a, &t.events).iter().map(row_line).collect();
