@@ -51,7 +51,11 @@ impl LogReader for ApiLogs {
             .block_on(client.log_events(&query))
             .map_err(|e| read_error(&e))?;
         Ok(LogText {
-            events: page.lines.into_iter().map(|l| (l.time, l.message)).collect(),
+            events: page
+                .lines
+                .into_iter()
+                .map(|l| (l.time, l.message))
+                .collect(),
             truncated: page.truncated,
         })
     }

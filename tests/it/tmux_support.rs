@@ -83,4 +83,3 @@ impl Drop for Tmux {
         let _ = self.cmd().arg("kill-server").status();
     }
 }
-

@@ -6,7 +6,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, Scenario};
+use quotatop_emulator::{
+    self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, Scenario,
+};
 
 use crate::tmux_support::Tmux;
 
