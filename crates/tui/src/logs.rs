@@ -361,9 +361,15 @@ impl Screen for LogPane {
         if let Some(t) = data.job(Some(&self.queue), &self.id) {
             self.name = t.job.name.clone();
             self.status = t.job.status.as_str().to_string();
+            let newest = |a: &[NumberedAttempt]| a.last().map(|a| a.number);
+            let was_newest = self.chosen.is_none() || self.chosen == newest(&self.attempts);
             self.attempts = attempts_of(&t.job);
-            if self.chosen.is_none() {
-                self.chosen = self.attempts.last().map(|a| a.number);
+            // Following the newest attempt goes on to the next when the job runs again.
+            if (self.chosen.is_none() || (self.follow && was_newest))
+                && self.chosen != newest(&self.attempts)
+            {
+                self.chosen = newest(&self.attempts);
+                self.state = State::Loading;
             }
         }
         self.rebuild();
@@ -381,8 +387,16 @@ impl Screen for LogPane {
         let Some(a) = result.answer::<LogAnswer>(Kind::Logs) else {
             return Vec::new();
         };
-        if a.queue != self.queue || a.id != self.id || Some(a.attempt) != self.chosen {
+        if a.queue != self.queue || a.id != self.id {
             return Vec::new();
+        }
+        if Some(a.attempt) != self.chosen {
+            // An answer for the attempt shown before: following reads the one shown now.
+            return if self.follow {
+                self.read(None)
+            } else {
+                Vec::new()
+            };
         }
         self.state = match &a.result {
             Ok(t) => State::Ready(t.clone()),
@@ -536,6 +550,41 @@ mod tests {
             "{:?}",
             p.text()
         );
+    }
+
+    #[test]
+    fn following_reads_again_and_an_older_attempts_answer_is_not_shown() {
+        let mut p = pane(vec![(1_000, "step 1".into())]);
+        let data = Data::default();
+        let ctx = Ctx {
+            data: &data,
+            queue: None,
+            history: false,
+            past: false,
+        };
+        let answer = |attempt: usize, text: &str| EffectResult::Screen {
+            screen: Kind::Logs,
+            answer: crate::effects::ScreenAnswer::new(LogAnswer {
+                queue: "ml-training".into(),
+                id: "j-1".into(),
+                attempt,
+                result: Ok(LogText {
+                    events: vec![(2_000, text.into())],
+                    truncated: false,
+                }),
+            }),
+        };
+        // Not following: the answer is shown, nothing more is asked.
+        assert!(p.on_result(&answer(1, "step 2"), &ctx).is_empty());
+        assert!(p.text()[0].ends_with("#1 step 2"), "{:?}", p.text());
+        // Following: each answer asks for the next read.
+        let key = KeyEvent::from(KeyCode::Char('f'));
+        assert_eq!(p.own_key(&key, None, &ctx).map(|e| e.len()), Some(1));
+        assert_eq!(p.on_result(&answer(1, "step 3"), &ctx).len(), 1);
+        // A late answer for another attempt is not drawn as this one's.
+        assert_eq!(p.on_result(&answer(2, "other"), &ctx).len(), 1);
+        assert!(p.text()[0].ends_with("#1 step 3"), "{:?}", p.text());
+        assert!(p.title().contains("following"), "{}", p.title());
     }
 
     #[test]
