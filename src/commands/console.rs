@@ -122,7 +122,17 @@ pub fn services(
     let changes = audit_log
         .clone()
         .map(|path| api_runner(client, None, loaded, AuditLog::new(path).into()));
-    services_with(changes, refresh, loaded, journal, audit_log)
+    let mut s = services_with(changes, refresh, loaded, journal, audit_log);
+    s.logs = log_reader(vec![(None, client.clone())]);
+    s
+}
+
+/// The log pane's reader through `clients` (`None` outside a runtime: the pane says so).
+fn log_reader(
+    clients: Vec<(Option<String>, BatchClient)>,
+) -> Option<Arc<dyn quotatop_tui::logs::LogReader>> {
+    let runtime = tokio::runtime::Handle::try_current().ok()?;
+    Some(Arc::new(services::logs::ApiLogs { clients, runtime }))
 }
 
 /// What the console's refresh key does: asks the poller (or the store follower) for data now.
@@ -139,7 +149,14 @@ pub fn fleet_services(
     let changes = audit_log
         .clone()
         .map(|path| fleet_changes(sources, loaded, AuditLog::new(path).into()));
-    services_with(changes, refresh, loaded, journal, audit_log)
+    let mut s = services_with(changes, refresh, loaded, journal, audit_log);
+    s.logs = log_reader(
+        sources
+            .iter()
+            .map(|c| (Some(c.name.clone()), c.client.clone()))
+            .collect(),
+    );
+    s
 }
 
 /// Priority changes through the sources' clients, each change through its queue's source,
@@ -235,6 +252,8 @@ fn services_with(
         // Set by `run`, which owns the journal's writer.
         journal_state: None,
         policy: policy_reader(loaded, journal, audit_log.clone()),
+        // Set by `services` and `fleet_services`, which have the API clients.
+        logs: None,
         share_changes: audit_log.map(|path| {
             Arc::new(crate::services::share_changes::AuditShareChanges { path })
                 as Arc<dyn quotatop_tui::effects::ShareChangeReader>

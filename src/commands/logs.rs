@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 
 use crate::cli::LogsArgs;
-use quotatop_analysis::{LogRow, NumberedAttempt, job_attempts, log_rows, numbered, stream_prefix};
+use quotatop_analysis::{LogRow, NumberedAttempt, attempts_of, log_rows, stream_prefix};
 use quotatop_aws::batch::{BatchClient, LogLine, LogQuery};
 use quotatop_model::{Millis, QueueSnapshot, ServiceJob, clean_text};
 
@@ -83,16 +83,6 @@ fn find_job(queues: &[QueueSnapshot], key: &str) -> anyhow::Result<(ServiceJob, 
                 .join(", ")
         ),
     }
-}
-
-/// The job's attempts, oldest first, numbered from 1.
-pub fn attempts_of(job: &ServiceJob) -> Vec<NumberedAttempt> {
-    let preempted = job
-        .preemption
-        .as_ref()
-        .map(|p| p.recent_preempted_attempts.as_slice())
-        .unwrap_or_default();
-    numbered(&job_attempts(&job.attempts, preempted))
 }
 
 fn choose(

@@ -16,6 +16,7 @@ mod emulator_support;
 mod engine_support;
 mod metrics_support;
 mod temp_support;
+mod tmux_support;
 mod tui_support;
 
 mod audit_cli;
@@ -81,6 +82,7 @@ mod training_logs;
 mod tui_app;
 mod tui_history;
 mod tui_lists;
+mod tui_logs;
 mod tui_priority;
 mod tui_priority_recheck;
 mod tui_registry;

@@ -4,90 +4,10 @@
 //! log; a change into a class anyone may use is made, and its audit intent records the classes
 //! before and after and the policy's hash.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::emulator_support::*;
-
-/// A tmux server of its own (its socket in the test's directory), killed on drop.
-struct Tmux {
-    socket: PathBuf,
-}
-
-impl Tmux {
-    fn cmd(&self) -> Command {
-        let mut c = Command::new("tmux");
-        c.arg("-S").arg(&self.socket);
-        c
-    }
-
-    fn start(dir: &Path, width: u16, height: u16, command: &str) -> Self {
-        assert!(
-            Command::new("tmux")
-                .arg("-V")
-                .output()
-                .is_ok_and(|o| o.status.success()),
-            "`tmux` is not installed: this test needs it (apt-get install tmux)"
-        );
-        let t = Self {
-            socket: dir.join("tmux.sock"),
-        };
-        let ok = t
-            .cmd()
-            .args(["new-session", "-d", "-s", "q", "-x"])
-            .arg(width.to_string())
-            .arg("-y")
-            .arg(height.to_string())
-            .arg(command)
-            .status()
-            .unwrap();
-        assert!(ok.success(), "tmux new-session failed");
-        t
-    }
-
-    fn screen(&self) -> String {
-        let o = self
-            .cmd()
-            .args(["capture-pane", "-p", "-t", "q"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&o.stdout).to_string()
-    }
-
-    /// Keys as tmux names them (`Enter`, `Tab`, `Escape`) or literal text (`-l`).
-    fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            let named = matches!(*k, "Enter" | "Tab" | "Escape");
-            let mut c = self.cmd();
-            c.args(["send-keys", "-t", "q"]);
-            if !named {
-                c.arg("-l");
-            }
-            assert!(c.arg(k).status().unwrap().success());
-            std::thread::sleep(Duration::from_millis(150));
-        }
-    }
-
-    /// Waits (at most 30 s) for `text` on the screen; the screen.
-    fn wait_for(&self, text: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let s = self.screen();
-            if s.contains(text) {
-                return s;
-            }
-            assert!(Instant::now() < deadline, "never showed {text:?}:\n{s}");
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd().arg("kill-server").status();
-    }
-}
+use crate::tmux_support::Tmux;
 
 const POLICY: &str = "version = 1\n\
     [[class]]\nname = \"sweep\"\npriority = [0, 9]\nshares = [\"research\"]\n\

@@ -84,6 +84,7 @@ fn services(api: &FakeApi, log: &std::path::Path) -> Services {
         journal_state: None,
         share_changes: None,
         policy: None,
+        logs: None,
     }
 }
 

@@ -35,7 +35,8 @@ pub use preemption::{
 pub use preview::{Candidate, Prediction, Preemptions, Preview};
 pub use queue::{QueuedJob, dispatch_order, running_jobs, share_queue};
 pub use training_log::{
-    LogRow, NumberedAttempt, numbered, rows as log_rows, stream_prefix, training_job_name,
+    LogRow, NumberedAttempt, attempts_of, numbered, rows as log_rows, stream_prefix,
+    training_job_name,
 };
 pub use usage::{ShareTotals, ShareUsage, gpu_weight, share_totals, share_usage};
 pub use why::{Verdict, Why, why};

@@ -8,6 +8,17 @@ use crate::AttemptRow;
 
 pub use quotatop_model::{stream_prefix, training_job_name};
 
+/// A job's attempts, oldest first, numbered from 1 (its recent preempted attempts marked):
+/// what `quotatop logs` and the console's log pane choose from.
+pub fn attempts_of(job: &quotatop_model::ServiceJob) -> Vec<NumberedAttempt> {
+    let preempted = job
+        .preemption
+        .as_ref()
+        .map(|p| p.recent_preempted_attempts.as_slice())
+        .unwrap_or_default();
+    numbered(&crate::job_attempts(&job.attempts, preempted))
+}
+
 /// An attempt numbered as the user counts them: 1 is the first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NumberedAttempt {

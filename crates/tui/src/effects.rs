@@ -327,18 +327,23 @@ pub struct Services {
     /// The policy's conformance (the Policy screen and the attention panel's policy items);
     /// `None`: no policy beside the config, or no journal.
     pub policy: Option<Arc<dyn super::policy::PolicyReader>>,
+    /// The training logs of a job's attempts (the log pane, `l`); `None`: no API connection.
+    pub logs: Option<Arc<dyn super::logs::LogReader>>,
 }
 
 impl Services {
     /// What screens' own work can read: `screens` (the registry's, see
-    /// [`super::registry::Screens::serving`]), the share-change reader (the Share screen's) and
-    /// the policy reader (the Policy screen's).
+    /// [`super::registry::Screens::serving`]), the share-change reader (the Share screen's),
+    /// the policy reader (the Policy screen's) and the log reader (the log pane's).
     pub fn for_screens(&self, screens: &ScreenServices) -> ScreenServices {
         let mut s = screens.clone();
         if let Some(r) = &self.share_changes {
             s = s.with(r.clone());
         }
         if let Some(r) = &self.policy {
+            s = s.with(r.clone());
+        }
+        if let Some(r) = &self.logs {
             s = s.with(r.clone());
         }
         s

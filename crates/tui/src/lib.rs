@@ -6,7 +6,7 @@
 //! - [`effects`]: the work the app asks for, its typed answers, and the traits of the services
 //!   that do it (built outside the console, in `quotatop::services`); [`runner`]: runs it, a newer
 //!   request cancelling an older one of its kind; [`travel`]: time travel.
-//! - One screen per file: [`overview`], [`share`], [`jobs`], [`preemptions`], [`job_detail`], [`scorecard`], [`policy`],
+//! - One screen per file: [`overview`], [`share`], [`jobs`], [`preemptions`], [`job_detail`], [`scorecard`], [`policy`], [`logs`],
 //!   plus [`help`], [`status_bar`], [`footer`]. Each file holds its screen's registry entry
 //!   (kind, key, `:` command, help line, how it opens); the `screens!` list below is the
 //!   [`registry`] that keys, commands, help and navigation read.
@@ -46,6 +46,7 @@ registry::screens! {
     policy: Policy,
     share: Share,
     job_detail: JobDetail,
+    logs: Logs,
 }
 
 use tokio::sync::mpsc;

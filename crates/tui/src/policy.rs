@@ -213,7 +213,7 @@ impl PolicyScreen {
 
 /// `text` cut into lines of at most `width` characters, at spaces where it can be; the lines
 /// after the first indented by `indent`.
-fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
+pub(crate) fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
     let width = width.max(indent + 10);
     let mut out = Vec::new();
     let mut rest: Vec<char> = text.chars().collect();

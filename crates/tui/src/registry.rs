@@ -24,6 +24,9 @@ pub enum Opens {
     Fresh(fn() -> Box<dyn Screen + Send>),
     /// Only from another screen (Enter), or by a command naming what it shows (`:share NAME`).
     FromAnother,
+    /// By its key, on the job selected on the screen shown (queue, job id): over that screen,
+    /// so Esc goes back to it.
+    OnJob(fn(String, String) -> Box<dyn Screen + Send>),
 }
 
 /// The key that opens a screen.

@@ -133,6 +133,16 @@ pub trait Screen {
     fn enter(&self, _data: &Data, _queue: Option<&str>) -> Option<Open> {
         None
     }
+    /// A key in normal mode, offered to the screen before the key map (`action`: what the map
+    /// would do with it): `Some(work)` when the screen took it (the log pane's `f`, `n`, `[`).
+    fn own_key(
+        &mut self,
+        _key: &crossterm::event::KeyEvent,
+        _action: Option<Action>,
+        _ctx: &Ctx,
+    ) -> Option<Vec<Effect>> {
+        None
+    }
     /// An action the app leaves to the screen (Tab: the next pane); the work it needs.
     fn on_action(&mut self, _action: Action, _ctx: &Ctx) -> Vec<Effect> {
         Vec::new()

@@ -68,7 +68,13 @@ impl App {
             return;
         }
         self.flash = None;
-        if let Some(action) = self.keymap.action(Mode::Normal, &key) {
+        let action = self.keymap.action(Mode::Normal, &key);
+        let (ctx, screen) = self.split();
+        if let Some(effects) = screen.own_key(&key, action, &ctx) {
+            self.effects.extend(effects);
+            return;
+        }
+        if let Some(action) = action {
             self.on_action(action);
         }
     }

@@ -74,10 +74,19 @@ impl App {
     /// Opens the screen `kind` as its key or `:` command does (the registry says how): the
     /// root alone, or a fresh one over it.
     pub(super) fn switch_root(&mut self, kind: Kind) {
+        if let Some(Opens::OnJob(build)) = self.screens.get(kind).map(|e| e.opens) {
+            let selected = self
+                .current()
+                .selected_job(self.travel.shown(&self.data), self.queue.as_deref());
+            return match selected {
+                Some((queue, id)) => self.push(build(queue, id)),
+                None => self.flash_error("select a job first (Jobs, Preemptions or a job)"),
+            };
+        }
         self.stack.clear();
         match self.screens.get(kind).map(|e| e.opens) {
             Some(Opens::Fresh(build)) => self.push(build()),
-            Some(Opens::Root | Opens::FromAnother) | None => self.refresh_all(),
+            Some(Opens::Root | Opens::FromAnother | Opens::OnJob(_)) | None => self.refresh_all(),
         }
     }
 
