@@ -155,6 +155,9 @@ pub struct LogPane {
     search: String,
     /// The line of the current match.
     hit: Option<usize>,
+    /// How many lines match the search: counted when the lines or the search change
+    /// ([`Self::rebuild`]), not on every frame's title (10,000 lines at the most).
+    matched: usize,
 }
 
 impl LogPane {
@@ -172,6 +175,7 @@ impl LogPane {
             scroll: ListState::text_pane(0),
             search: String::new(),
             hit: None,
+            matched: 0,
         }
     }
 
@@ -206,6 +210,7 @@ impl LogPane {
             self.hit = None;
             self.find(true);
         }
+        self.matched = count_matches(&self.lines, &self.search);
     }
 
     /// Moves to the next (or previous) line matching the search, wrapping around.
@@ -234,14 +239,7 @@ impl LogPane {
     }
 
     fn matches(&self) -> usize {
-        let needle = self.search.to_lowercase();
-        if needle.is_empty() {
-            return 0;
-        }
-        self.lines
-            .iter()
-            .filter(|(t, _)| t.to_lowercase().contains(&needle))
-            .count()
+        self.matched
     }
 
     /// `[` / `]`: the attempt before or after the one shown, read from its start.
@@ -274,6 +272,18 @@ impl LogPane {
         }
         t
     }
+}
+
+/// How many of `lines` contain `search`, ignoring case (0 for an empty search).
+fn count_matches(lines: &[(String, Role)], search: &str) -> usize {
+    let needle = search.to_lowercase();
+    if needle.is_empty() {
+        return 0;
+    }
+    lines
+        .iter()
+        .filter(|(t, _)| t.to_lowercase().contains(&needle))
+        .count()
 }
 
 /// The pane's lines for `attempt` in `state`, with their colour roles: the log rows cleaned
