@@ -488,8 +488,9 @@ pub struct AuditLogArg {
     /// QUOTATOP_AUDIT_LOG).
     #[arg(long, env = "QUOTATOP_AUDIT_LOG")]
     pub log: Option<std::path::PathBuf>,
-    /// The audit log in a team's PostgreSQL store (list, verify, anchor, export; where
-    /// set-priority and a console following the store write their changes); --log wins.
+    /// The audit log in a team's PostgreSQL store (list, verify, anchor, export, reconcile,
+    /// repair; where set-priority and a console following the store write their changes);
+    /// --log wins.
     #[command(flatten)]
     pub store: crate::commands::store::StoreArgs,
     /// Which log of the store (one store can hold several).

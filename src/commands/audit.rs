@@ -28,11 +28,7 @@ pub fn run(cmd: &AuditCommand) -> anyhow::Result<()> {
 
 /// `audit reconcile`: one line per change it looked at; non-zero when some stay unknown.
 fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
-    let log = open_log(&a.log)?;
-    // A log named on purpose must exist: a typo is not "nothing to reconcile".
-    if a.log.log.is_some() {
-        existing(log.path())?;
-    }
+    let log = reconcile_log(&a.log)?;
     let rt = super::runtime()?;
     let done = rt.block_on(async {
         let client =
@@ -46,7 +42,7 @@ fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
     if done.is_empty() {
         println!(
             "nothing to reconcile: every change in {} has an outcome",
-            clean_text(&log.path().display().to_string())
+            clean_text(&log.to_string())
         );
         return Ok(());
     }
@@ -67,9 +63,25 @@ fn reconcile(a: &AuditReconcileArgs) -> anyhow::Result<()> {
     }
     println!(
         "{decided} changes reconciled; recorded in {}",
-        clean_text(&log.path().display().to_string())
+        clean_text(&log.to_string())
     );
     Ok(())
+}
+
+/// The log `audit reconcile` decides and appends to: the store's (`--store` /
+/// `QUOTATOP_STORE` without `--log`), which must have its audit log already, or the file, which
+/// must exist when named on purpose (a typo is not "nothing to reconcile").
+fn reconcile_log(a: &AuditLogArg) -> anyhow::Result<audit::ChangeLog> {
+    match log_source(a)? {
+        LogSource::Store(log) => Ok(log.with_lock_timeout(lock_timeout(a.lock_timeout)?).into()),
+        LogSource::File(_) => {
+            let log = open_log_file(a)?;
+            if a.log.is_some() {
+                existing(log.path())?;
+            }
+            Ok(log.into())
+        }
+    }
 }
 
 fn log_path(a: &AuditLogArg) -> anyhow::Result<PathBuf> {
@@ -377,8 +389,20 @@ fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-/// `audit repair`: a torn last line moved aside, the repair recorded.
+/// `audit repair`: a torn last line moved aside, the repair recorded. A store's log has no
+/// torn line to move (each record is one row, written whole in its transaction, and rows are
+/// never changed): its records are read, each checked whole, and nothing is written.
 pub fn repair(a: &AuditRepairArgs) -> anyhow::Result<String> {
+    if let LogSource::Store(log) = log_source(&a.log)? {
+        let records = log
+            .read_records()
+            .map_err(|e| anyhow::anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
+        return Ok(format!(
+            "{}: {} records, each whole (a store writes each record in one transaction); nothing to repair\n",
+            clean_text(&log.to_string()),
+            records.len()
+        ));
+    }
     let log = open_log(&a.log)?;
     // Nothing to repair in a log that is not there; never create one.
     existing(log.path())?;

@@ -233,7 +233,7 @@ fn services_with(
             ScorecardSettings {
                 window_ms,
                 options,
-                audit_log: audit_log.clone(),
+                audit_log: scorecard_audit(journal, audit_log.clone()),
                 rules: loaded.config.rules(),
             },
         )
@@ -258,6 +258,22 @@ fn services_with(
             Arc::new(crate::services::share_changes::AuditShareChanges { path })
                 as Arc<dyn quotatop_tui::effects::ShareChangeReader>
         }),
+    }
+}
+
+/// The audit log the scorecard's exceptions name operators from: a console following a store
+/// reads the store's log (the team's one log, where its changes and every other console's
+/// go), else the file `audit_log` on this machine.
+pub fn scorecard_audit(journal: &Journal, audit_log: Option<PathBuf>) -> Option<ChangeLog> {
+    match &journal.shared {
+        Some(StoreLocation::Postgres(url)) => Some(
+            quotatop_store::audit::StoreAuditLog::reader(
+                url,
+                quotatop_store::audit::DEFAULT_STORE_LOG,
+            )
+            .into(),
+        ),
+        _ => audit_log.map(|p| AuditLog::new(p).into()),
     }
 }
 
@@ -359,7 +375,7 @@ pub async fn reconcile_on_start_with(
     if !pending || clients.is_empty() {
         return None;
     }
-    let log = quotatop_store::audit::AuditLog::new(path);
+    let log: ChangeLog = quotatop_store::audit::AuditLog::new(path).into();
     let work = async {
         // Per change: decided by some source (true), or left unknown by every source so far
         // (false, with the last reason).

@@ -8,6 +8,7 @@ use super::history::unavailable;
 use quotatop_analysis::scorecard::decision::{self, Rules};
 use quotatop_analysis::scorecard::{self, ScorecardOptions};
 use quotatop_model::Millis;
+use quotatop_store::audit::ChangeLog;
 use quotatop_store::journal::{self, Journal, JournalConfig};
 use quotatop_tui::effects::{HistoryError, ScorecardFn};
 use quotatop_tui::scorecard::{ScorecardResult, ScorecardView, WINDOW_MS};
@@ -16,14 +17,15 @@ use quotatop_tui::scorecard::{ScorecardResult, ScorecardView, WINDOW_MS};
 pub const RAISED_REPEATEDLY: usize = 2;
 
 /// How the console's scorecard is computed (config `[scorecard]` and `[gpus]`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ScorecardSettings {
     /// The window, ending at the queue's last observation (or the time travelled to), and
     /// starting no earlier than the queue's first observation.
     pub window_ms: Millis,
     pub options: ScorecardOptions,
-    /// The audit log that names who made each priority change (`None`: operators unknown).
-    pub audit_log: Option<std::path::PathBuf>,
+    /// The audit log that names who made each priority change: the file on this machine, or
+    /// the store's log for a console following a store (`None`: operators unknown).
+    pub audit_log: Option<ChangeLog>,
     /// Deadlines, interruption budgets and prices (config `[deadlines]`, `[budgets]`,
     /// `[prices]`).
     pub rules: Rules,
@@ -63,12 +65,18 @@ pub fn compute(
     let input = journal::scorecard_input(&j, queue, window, opts).map_err(unavailable)?;
     let observed = j.priority_changes(queue, window).map_err(unavailable)?;
     // An audit log that cannot be read leaves operators unknown; the scorecard still stands.
-    let audited = settings
+    let audited = match settings
         .audit_log
-        .as_deref()
-        .filter(|p| p.exists())
-        .and_then(|p| quotatop_store::audit::queue_priority_changes(p, queue).ok())
-        .unwrap_or_default();
+        .as_ref()
+        .map(|log| log.queue_priority_changes(queue))
+    {
+        None => Vec::new(),
+        Some(Ok(changes)) => changes,
+        Some(Err(e)) => {
+            tracing::warn!(error = %quotatop_model::error_chain(&e), "scorecard: the audit log cannot be read; operators left unknown");
+            Vec::new()
+        }
+    };
     let changes = scorecard::join_changes(&observed, &audited);
     let mut v = quotatop_tui::scorecard::view(&input, opts);
     v.asked_ms = history.asked_ms;

@@ -205,7 +205,7 @@ async fn the_journal_service_computes_from_a_journal_file() {
         .unwrap();
     }
     let settings = quotatop::services::ScorecardSettings {
-        audit_log: Some(log.path().to_path_buf()),
+        audit_log: Some(log.clone().into()),
         ..Default::default()
     };
     let services = Services {

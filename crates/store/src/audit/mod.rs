@@ -29,7 +29,7 @@ pub use record::{
     Verdict,
 };
 pub use shared::{DEFAULT_LOG as DEFAULT_STORE_LOG, StoreAuditLog, StoreQueueLock};
-pub use sink::{ChangeLog, QueueGuard};
+pub use sink::{ChangeLog, ChangeMark, QueueGuard};
 
 /// Errors of the audit layer.
 #[derive(Debug, thiserror::Error)]

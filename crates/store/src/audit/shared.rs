@@ -12,7 +12,7 @@
 //!   the file's own code over the same bytes.
 
 use super::log::{canonical_line, parse_line};
-use super::{AuditError, AuditRecord, SCHEME};
+use super::{AuditError, AuditRecord, RecordKind, SCHEME};
 use crate::db::{Conn, DbError, PgConn, vals};
 use crate::pg::{Pool, StoreUrl};
 
@@ -40,21 +40,50 @@ const MIGRATIONS: &[&str] = &["
         FOR EACH STATEMENT EXECUTE FUNCTION quotatop_audit_append_only();
     "];
 
+/// A condition on a change's outcome records, checked under the log's lock before an append.
+type OutcomeCheck<'a> = Box<dyn FnOnce(&[AuditRecord]) -> bool + Send + 'a>;
+
+/// The outcome records of `change_id` in the log `name` (inside the append's transaction).
+fn outcomes_of(
+    x: &mut dyn crate::db::Exec,
+    name: &str,
+    change_id: &str,
+) -> Result<Vec<AuditRecord>, DbError> {
+    // `strpos` narrows the rows read; each is then parsed and matched exactly.
+    let rows = x.rows(
+        "SELECT line FROM audit_log WHERE log = ?1 AND strpos(line, ?2) > 0 ORDER BY seq",
+        &vals![name, change_id],
+    )?;
+    let mut out = Vec::new();
+    for r in rows {
+        let rec = parse_line(r.text(0)?.as_bytes()).map_err(|e| DbError::Codec(e.to_string()))?;
+        if rec.kind == RecordKind::Outcome && rec.change_id == change_id {
+            out.push(rec);
+        }
+    }
+    Ok(out)
+}
+
 /// The default log's name in the store (one store can hold several logs).
 pub const DEFAULT_LOG: &str = "default";
 
-/// A queue's `shares apply` lock in a store ([`StoreAuditLog::lock_queue`]): its session.
-pub struct StoreQueueLock {
+/// A session advisory lock held on a connection of its own until dropped (the server releases
+/// it when the process dies): a queue's `shares apply` lock ([`StoreAuditLog::lock_queue`]) or
+/// a change's in-flight mark ([`StoreAuditLog::begin_change`]).
+pub struct SessionLock {
     client: Option<postgres::Client>,
 }
 
-impl std::fmt::Debug for StoreQueueLock {
+/// A queue's `shares apply` lock in a store.
+pub type StoreQueueLock = SessionLock;
+
+impl std::fmt::Debug for SessionLock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("StoreQueueLock")
+        f.write_str("SessionLock")
     }
 }
 
-impl Drop for StoreQueueLock {
+impl Drop for SessionLock {
     /// Closes the session (releasing the lock), off any async runtime.
     fn drop(&mut self) {
         let client = self.client.take();
@@ -113,6 +142,16 @@ impl StoreAuditLog {
         }
     }
 
+    /// The log `name` in the store at `url` for reading, with no round trip now: a read fails,
+    /// saying why, when the store has no audit log yet or the role may not read it.
+    pub fn reader(url: &StoreUrl, name: &str) -> Self {
+        Self {
+            url: url.clone(),
+            name: name.to_string(),
+            lock_timeout: super::lock_timeout_from_env(),
+        }
+    }
+
     /// How long an append waits for the log's lock (held by another writer's transaction)
     /// before failing with [`AuditError::LockTimeout`]; default `QUOTATOP_AUDIT_LOCK_TIMEOUT`
     /// or 30 s. Zero waits not at all.
@@ -143,7 +182,39 @@ impl StoreAuditLog {
     }
 
     /// Appends `record`, chained to the last one (see the module doc). Returns it as written.
-    pub fn append(&self, mut record: AuditRecord) -> Result<AuditRecord, AuditError> {
+    pub fn append(&self, record: AuditRecord) -> Result<AuditRecord, AuditError> {
+        self.append_if(record, None)?
+            .ok_or_else(|| self.error("the append was refused".into()))
+    }
+
+    /// Appends `record` (an outcome) unless the log holds an outcome for its change id,
+    /// deciding under the log's lock in the append's transaction, so that two writers on any
+    /// machines cannot both append one. `None` when one was there.
+    pub fn append_outcome_once(
+        &self,
+        record: AuditRecord,
+    ) -> Result<Option<AuditRecord>, AuditError> {
+        self.append_outcome_if(record, |outcomes| outcomes.is_empty())
+    }
+
+    /// Appends `record` (an outcome) when `still` holds of the outcome records the log has for
+    /// its change id, decided under the log's lock in the append's transaction. `None` when it
+    /// did not hold.
+    pub fn append_outcome_if(
+        &self,
+        record: AuditRecord,
+        still: impl FnOnce(&[AuditRecord]) -> bool + Send,
+    ) -> Result<Option<AuditRecord>, AuditError> {
+        self.append_if(record, Some(Box::new(still)))
+    }
+
+    /// The append of [`Self::append`], made only when `still` (given the change's outcome
+    /// records, read under the lock) holds.
+    fn append_if(
+        &self,
+        mut record: AuditRecord,
+        still: Option<OutcomeCheck<'_>>,
+    ) -> Result<Option<AuditRecord>, AuditError> {
         let name = self.name.clone();
         // PostgreSQL's lock_timeout: 0 means "wait for ever", so zero is 1 ms here.
         let wait_ms = self.lock_timeout.as_millis().clamp(1, i32::MAX as u128);
@@ -155,6 +226,11 @@ impl StoreAuditLog {
                     "SELECT pg_advisory_xact_lock(hashtext('quotatop-audit'), hashtext(?1))",
                     &vals![&name],
                 )?;
+                if let Some(still) = still
+                    && !still(&outcomes_of(x, &name, &record.change_id)?)
+                {
+                    return Ok(None);
+                }
                 let last = x.row(
                     "SELECT line FROM audit_log WHERE log = ?1 ORDER BY seq DESC LIMIT 1",
                     &vals![&name],
@@ -187,7 +263,7 @@ impl StoreAuditLog {
                         record.operator.aws_principal.as_deref()
                     ],
                 )?;
-                Ok(record)
+                Ok(Some(record))
             })();
             match r {
                 Ok(rec) => {
@@ -287,11 +363,56 @@ impl StoreAuditLog {
         Ok((start, lines.len() - start))
     }
 
+    /// Marks the change `change_id` as being made by this process until the mark is dropped
+    /// (a session advisory lock on a connection of its own; the server releases it when the
+    /// process dies): `audit reconcile` on any machine leaves the change to its writer
+    /// meanwhile ([`Self::in_flight`]).
+    pub fn begin_change(&self, change_id: &str) -> Result<SessionLock, AuditError> {
+        let mut client = self
+            .url
+            .connect()
+            .map_err(|e| self.error(quotatop_model::error_chain(&e)))?;
+        let key = format!("quotatop-change:{}", self.name);
+        crate::db::off_runtime(|| {
+            client.execute(
+                "SELECT pg_advisory_lock(hashtext($1), hashtext($2))",
+                &[&key, &change_id],
+            )
+        })
+        .map_err(|e| self.error(crate::pg::error_text(&e)))?;
+        Ok(SessionLock {
+            client: Some(client),
+        })
+    }
+
+    /// Whether a live process (on any machine) holds the change's mark of
+    /// [`Self::begin_change`]: its writer is still making it.
+    pub fn in_flight(&self, change_id: &str) -> Result<bool, AuditError> {
+        let mut client = self
+            .url
+            .connect()
+            .map_err(|e| self.error(quotatop_model::error_chain(&e)))?;
+        let key = format!("quotatop-change:{}", self.name);
+        let free = crate::db::off_runtime(move || {
+            let free = client
+                .query_one(
+                    "SELECT pg_try_advisory_lock(hashtext($1), hashtext($2))",
+                    &[&key, &change_id],
+                )
+                .and_then(|r| r.try_get::<_, bool>(0));
+            // Closing the session releases the lock just taken.
+            drop(client);
+            free
+        })
+        .map_err(|e| self.error(crate::pg::error_text(&e)))?;
+        Ok(!free)
+    }
+
     /// Takes the lock of changes to `queue`'s shares in this store (a session advisory lock on
     /// a connection of its own, held until the guard is dropped; the server releases it when
     /// the process dies): `shares apply` from any machine keeping this log never plans from
     /// the same state as another. Refused at once when held.
-    pub fn lock_queue(&self, queue: &str) -> Result<StoreQueueLock, AuditError> {
+    pub fn lock_queue(&self, queue: &str) -> Result<SessionLock, AuditError> {
         let mut client = self
             .url
             .connect()
@@ -313,7 +434,7 @@ impl StoreAuditLog {
                 holder: "a session of the store".into(),
             });
         }
-        Ok(StoreQueueLock {
+        Ok(SessionLock {
             client: Some(client),
         })
     }

@@ -2,7 +2,7 @@
 //! team's PostgreSQL store. One type, so the code that writes a change's intent and outcome
 //! (`quotatop-actions`) is the same for both.
 
-use super::shared::StoreQueueLock;
+use super::shared::{SessionLock, StoreQueueLock};
 use super::{
     AuditError, AuditLog, AuditRecord, Head, InFlight, QueueLock, StoreAuditLog, VerifyError,
 };
@@ -47,13 +47,76 @@ impl ChangeLog {
         }
     }
 
-    /// Marks the change as being made by this process until the guard is dropped (a file's
-    /// `audit reconcile` leaves it alone meanwhile). A store keeps no mark: `None`.
-    pub fn begin_change(&self, change_id: &str) -> Result<Option<InFlight>, AuditError> {
+    /// Marks the change as being made by this process until the mark is dropped: `audit
+    /// reconcile` leaves it alone meanwhile ([`Self::in_flight`]). A file's mark is a locked
+    /// file beside it; a store's, a session advisory lock (seen from any machine).
+    pub fn begin_change(&self, change_id: &str) -> Result<ChangeMark, AuditError> {
         match self {
-            ChangeLog::File(l) => l.begin_change(change_id).map(Some),
-            ChangeLog::Store(_) => Ok(None),
+            ChangeLog::File(l) => l.begin_change(change_id).map(ChangeMark::File),
+            ChangeLog::Store(s) => s
+                .begin_change(change_id)
+                .map(|m| ChangeMark::Store(Box::new(m))),
         }
+    }
+
+    /// Whether a live process holds the change's mark ([`Self::begin_change`]).
+    pub fn in_flight(&self, change_id: &str) -> Result<bool, AuditError> {
+        match self {
+            ChangeLog::File(l) => Ok(l.in_flight(change_id)),
+            ChangeLog::Store(s) => s.in_flight(change_id),
+        }
+    }
+
+    /// Every record with its position (1-based). A file's torn last line is left out (see
+    /// [`Self::check_tail`]).
+    pub fn read_records(&self) -> Result<Vec<(usize, AuditRecord)>, AuditError> {
+        match self {
+            ChangeLog::File(l) => super::read_records(l.path()),
+            ChangeLog::Store(s) => s.read_records(),
+        }
+    }
+
+    /// Appends `record` (an outcome) unless the log holds an outcome for its change id,
+    /// decided under the log's lock: two writers never both append one. `None` when one was
+    /// there.
+    pub fn append_outcome_once(
+        &self,
+        record: AuditRecord,
+    ) -> Result<Option<AuditRecord>, AuditError> {
+        match self {
+            ChangeLog::File(l) => l.append_outcome_once(record),
+            ChangeLog::Store(s) => s.append_outcome_once(record),
+        }
+    }
+
+    /// Appends `record` (an outcome) when `still` holds of the change's outcome records, read
+    /// under the log's lock. `None` when it did not hold.
+    pub fn append_outcome_if(
+        &self,
+        record: AuditRecord,
+        still: impl FnOnce(&[AuditRecord]) -> bool + Send,
+    ) -> Result<Option<AuditRecord>, AuditError> {
+        match self {
+            ChangeLog::File(l) => l.append_outcome_if(record, still),
+            ChangeLog::Store(s) => s.append_outcome_if(record, still),
+        }
+    }
+
+    /// The changes of `queue` that took effect, as the scorecard's exceptions take them
+    /// ([`super::priority_changes`]). A file not written yet holds none.
+    pub fn queue_priority_changes(
+        &self,
+        queue: &str,
+    ) -> Result<Vec<quotatop_analysis::scorecard::PriorityChange>, AuditError> {
+        if let ChangeLog::File(l) = self
+            && !l.path().exists()
+        {
+            return Ok(Vec::new());
+        }
+        Ok(super::priority_changes(
+            &super::changes(&self.read_records()?),
+            queue,
+        ))
     }
 
     /// Fails when the log cannot take an append: a file's torn last line (with the repair),
@@ -96,4 +159,11 @@ impl ChangeLog {
 pub enum QueueGuard {
     File(QueueLock),
     Store(Box<StoreQueueLock>),
+}
+
+/// A change's in-flight mark ([`ChangeLog::begin_change`]), released when dropped.
+#[derive(Debug)]
+pub enum ChangeMark {
+    File(InFlight),
+    Store(Box<SessionLock>),
 }
