@@ -315,6 +315,27 @@ fn lost_answers_in_the_store_are_reconciled_once_by_two_reconcilers(c: &Cluster)
         "{t}"
     );
     assert_eq!(log.read_records().unwrap().len(), 4 + 2 * LOST);
+
+    // A listing of a store's log that was edited behind quotatop's back (the owner lifting the
+    // trigger) warns about that log, at the edited record: not about a file on this machine.
+    let mut admin = c.admin(&db);
+    admin
+        .batch_execute(
+            "ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update_or_delete;
+             UPDATE audit_log SET line = replace(line, 'incident 7', 'incident 8') WHERE seq = 3;",
+        )
+        .unwrap();
+    let list = offline(&url, home.path(), &["audit", "list"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&list.stderr);
+    assert!(
+        err.contains("does not verify at line 3")
+            && err.contains("#default")
+            && err.contains("--store-log default")
+            && !err.contains(&c.password),
+        "{err}"
+    );
     drop(rt);
 }
 

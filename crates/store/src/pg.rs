@@ -158,7 +158,7 @@ impl StoreUrl {
 }
 
 /// A PostgreSQL error as text: the server's message (and detail) when it sent one.
-pub fn error_text(e: &postgres::Error) -> String {
+pub(crate) fn error_text(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => match db.detail() {
             Some(d) => format!("{} ({d})", db.message()),
@@ -249,7 +249,7 @@ fn split_pgpass(line: &str) -> Vec<String> {
 /// A few idle clients per store URL, kept for the next reader: the console's history screens
 /// and reports open the journal per question, and a new PostgreSQL session costs a process
 /// fork and an authentication on the server. A client is checked (not closed) before reuse.
-pub struct Pool;
+pub(crate) struct Pool;
 
 type Idle = HashMap<String, Vec<(Client, StmtCache)>>;
 static IDLE: Mutex<Option<Idle>> = Mutex::new(None);

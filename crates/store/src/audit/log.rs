@@ -10,7 +10,6 @@ mod read;
 mod v1;
 
 use format::*;
-pub use format::{canonical_body, sha256_hex};
 pub(crate) use format::{canonical_line, parse_line};
 pub use read::{read_log, read_log_data, read_records, verify, verify_data};
 

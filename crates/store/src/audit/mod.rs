@@ -20,15 +20,15 @@ mod sink;
 
 pub use identity::LocalUser;
 pub use log::{
-    AuditLog, DEFAULT_LOCK_TIMEOUT, Head, InFlight, LockGuard, LogContents, QueueLock, SCHEME,
-    TornTail, VerifyError, canonical_body, holder_path, lock_timeout_from_env, read_log,
-    read_log_data, read_records, sha256_hex, verify, verify_data,
+    AuditLog, Head, InFlight, LockGuard, LogContents, QueueLock, SCHEME, TornTail, VerifyError,
+    read_log, read_records, verify,
 };
+pub(crate) use log::{lock_timeout_from_env, read_log_data, verify_data};
 pub use record::{
     Action, AuditRecord, AwsContext, ClassPolicy, JobRef, Operator, Outcome, RecordKind, Repair,
     Verdict,
 };
-pub use shared::{DEFAULT_LOG as DEFAULT_STORE_LOG, StoreAuditLog, StoreQueueLock};
+pub use shared::{DEFAULT_LOG as DEFAULT_STORE_LOG, SessionLock, StoreAuditLog};
 pub use sink::{ChangeLog, ChangeMark, QueueGuard};
 
 /// Errors of the audit layer.

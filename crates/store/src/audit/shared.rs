@@ -74,9 +74,6 @@ pub struct SessionLock {
     client: Option<postgres::Client>,
 }
 
-/// A queue's `shares apply` lock in a store.
-pub type StoreQueueLock = SessionLock;
-
 impl std::fmt::Debug for SessionLock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("SessionLock")

@@ -2,7 +2,7 @@
 //! team's PostgreSQL store. One type, so the code that writes a change's intent and outcome
 //! (`quotatop-actions`) is the same for both.
 
-use super::shared::{SessionLock, StoreQueueLock};
+use super::shared::SessionLock;
 use super::{
     AuditError, AuditLog, AuditRecord, Head, InFlight, QueueLock, StoreAuditLog, VerifyError,
 };
@@ -158,7 +158,7 @@ impl ChangeLog {
 #[derive(Debug)]
 pub enum QueueGuard {
     File(QueueLock),
-    Store(Box<StoreQueueLock>),
+    Store(Box<SessionLock>),
 }
 
 /// A change's in-flight mark ([`ChangeLog::begin_change`]), released when dropped.

@@ -9,7 +9,7 @@
 //!   [`Journal::record`] a [`quotatop_model::Snapshot`] (job facts, transitions derived by
 //!   difference in `diff.rs`, usage samples, a compressed snapshot at an interval), retention.
 //! - A PostgreSQL store also keeps the newest snapshot in `live_snapshot`, published apart
-//!   from the history (`live.rs`) and announced with `NOTIFY` [`LIVE_CHANNEL`]; [`follow`]
+//!   from the history (`live.rs`) and announced with `NOTIFY` on `LIVE_CHANNEL`; [`follow`]
 //!   (`follow.rs`) is the console's side of it.
 //! - [`JournalHandle`] (`writer.rs`): the writer thread the console and `record` feed without
 //!   blocking; an unusable database makes an *unavailable* handle instead of an error.
@@ -32,15 +32,15 @@ mod store;
 mod training;
 mod writer;
 
-pub use diff::{Transition, TransitionKind, derived, transitions, transitions_after};
+pub use diff::{Transition, TransitionKind, derived, transitions};
 pub use error::JournalError;
-pub use follow::{FollowState, Followed, RECHECK as FOLLOW_RECHECK, follow};
+pub use follow::{FollowState, Followed, follow};
 pub use history::{HistoryWindow, history_window, job_history, scorecard_input};
 pub use paths::{default_journal_path, state_dir};
 pub use read::{JobRecord, QueueRecord, UsageSample};
 pub use schema::{PG_VERSION as PG_SCHEMA_VERSION, VERSION as SCHEMA_VERSION};
 pub(crate) use schema::{migrate_pg_component, version_pg};
-pub use store::{Journal, JournalConfig, LIVE_CHANNEL, PruneStats, RecordStats};
+pub use store::{Journal, JournalConfig, PruneStats, RecordStats};
 pub use training::{CheckpointRow, JobTraining, MarkRow};
 pub use writer::{JournalHandle, JournalStatus};
 
