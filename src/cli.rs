@@ -31,7 +31,9 @@ pub enum Command {
     /// The live console on a local emulator with the demo world: shares borrowing and lending,
     /// preemptions, a preemption loop. No AWS account needed.
     Demo(DemoArgs),
-    /// The live console against AWS Batch (the default command).
+    /// The live console against AWS Batch (the default command). With a team's store set
+    /// (`[store] url` in the config, --store or QUOTATOP_STORE) it follows the store: the
+    /// snapshots of the store's recorder, no AWS polling of its own; --local polls instead.
     Tui(TuiArgs),
     /// Run a built-in quota-share scenario through the scheduling engine and print what
     /// happened: lending, cross-share and in-share preemption, a preemption loop, a
@@ -736,8 +738,14 @@ pub struct TuiArgs {
     pub console: ConsoleArgs,
     /// Follow the team's store instead of polling AWS: the snapshots its `record --store`
     /// writes, shown within a second; changes still go to AWS with your own credentials.
+    /// `[store] url` in the config does the same.
     #[command(flatten)]
     pub store: crate::commands::store::StoreArgs,
+    /// Poll AWS from this console with its own journal file, even when a store is set (by
+    /// `[store] url`, --store or QUOTATOP_STORE): e.g. while the store or its recorder is
+    /// down. Changes are then audited in the audit file of this machine.
+    #[arg(long)]
+    pub local: bool,
 }
 
 /// `--theme`: any name or path is taken (a theme in the config directory's themes/, a .toml

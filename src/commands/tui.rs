@@ -179,10 +179,14 @@ async fn run_fleet(
 }
 
 /// The store the console follows instead of polling AWS: `--store URL` (or `QUOTATOP_STORE`),
-/// else the config's `[store] url`; none with `--journal PATH`, which keeps the console on
-/// its own poller and journal file.
+/// else the config's `[store] url` (a bare `quotatop` follows the team's store when the config
+/// names one); none with `--local` or `--journal PATH`, which keep the console on its own
+/// poller and journal file.
 fn followed_store(args: &TuiArgs, config_url: Option<&str>) -> anyhow::Result<Option<StoreUrl>> {
-    if args.console.journal.is_some() || (args.store.store.is_none() && config_url.is_none()) {
+    if args.local
+        || args.console.journal.is_some()
+        || (args.store.store.is_none() && config_url.is_none())
+    {
         return Ok(None);
     }
     match super::store::journal_location(None, &args.store, config_url)? {
@@ -277,4 +281,46 @@ async fn run_following(
         tracing::info!(%store, "following the store; no AWS polling");
     }
     console::run(opts, following.take_snapshots(), services, journal).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tui(local: bool, journal: Option<&str>, store: Option<&str>) -> TuiArgs {
+        let mut a = TuiArgs {
+            local,
+            ..TuiArgs::default()
+        };
+        a.console.journal = journal.map(Into::into);
+        a.store.store = store.map(Into::into);
+        a
+    }
+
+    /// `[store] url` in the config makes a bare console follow the store; `--local` (even with
+    /// `--store` or QUOTATOP_STORE) and `--journal PATH` keep it on its own poller; `--store`
+    /// wins over the config.
+    #[test]
+    fn a_configured_store_is_followed_unless_local() {
+        let config = Some("postgresql://reader@db.internal:5432/quotatop");
+        let other = Some("postgresql://other@h:5433/q");
+        let followed = |a: TuiArgs, c: Option<&str>| {
+            followed_store(&a, c)
+                .unwrap()
+                .map(|u| u.to_string())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            followed(TuiArgs::default(), config),
+            "postgresql://reader@db.internal:5432/quotatop"
+        );
+        assert_eq!(followed(TuiArgs::default(), None), "");
+        assert_eq!(followed(tui(true, None, None), config), "");
+        assert_eq!(followed(tui(true, None, other), config), "");
+        assert_eq!(followed(tui(false, Some("j.sqlite3"), None), config), "");
+        assert_eq!(
+            followed(tui(false, None, other), config),
+            "postgresql://other@h:5433/q"
+        );
+    }
 }
