@@ -199,6 +199,32 @@ fn lost_answers_in_the_store_are_reconciled_once_by_two_reconcilers(c: &Cluster)
         "{changes:#?}"
     );
 
+    // The log's lock held by another session: reconcile gives up after --lock-timeout with the
+    // reason, and writes nothing.
+    let mut holder = c.admin(&db);
+    holder
+        .execute(
+            "SELECT pg_advisory_lock(hashtext('quotatop-audit'), hashtext('default'))",
+            &[],
+        )
+        .unwrap();
+    let held = quotatop(
+        &h.endpoint_url(),
+        &url,
+        home.path(),
+        &["audit", "reconcile", "--lock-timeout", "1"],
+    )
+    .output()
+    .unwrap();
+    let t = text(&held);
+    assert!(!held.status.success(), "{t}");
+    assert!(
+        t.contains("gave up after 1 s waiting for the audit log lock") && !t.contains(&c.password),
+        "{t}"
+    );
+    assert_eq!(log.read_records().unwrap().len(), 2 + LOST);
+    drop(holder);
+
     let reconcile = |home: &Path| {
         quotatop(&h.endpoint_url(), &url, home, &["audit", "reconcile"])
             .stdout(Stdio::piped())
