@@ -147,7 +147,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         // Priority changes against the demo world are audited in the demo's own log.
         let audit_log = Some(dir.join("audit.jsonl"));
         let mut services = console::services(
-            &client,
+            console::Through::Client(&client),
             Box::new(poller.refresher()),
             &loaded,
             &journal,

@@ -33,10 +33,10 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
     let loaded = console::load(
         &args.console,
         Overrides {
-            queues: args.queues.clone(),
-            profile: args.aws.profile.clone(),
-            region: args.aws.region.clone(),
-            endpoint_url: args.aws.endpoint_url.clone(),
+            queues: args.target.queues.clone(),
+            profile: args.target.aws.profile.clone(),
+            region: args.target.aws.region.clone(),
+            endpoint_url: args.target.aws.endpoint_url.clone(),
             ..Overrides::default()
         },
     );
@@ -51,8 +51,8 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
     let queues = c.queues.clone();
     let named = super::sources::named(
         c,
-        &args.sources,
-        args.aws.explicit(),
+        &args.target.sources,
+        args.target.aws.explicit(),
         loaded.broken.as_deref(),
     )?;
     let store = followed_store(args, c.store.url.as_deref())?;
@@ -114,7 +114,7 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
             opts.warnings.push(w);
         }
         let services = console::services(
-            &client,
+            console::Through::Client(&client),
             Box::new(poller.refresher()),
             &loaded,
             &journal,
@@ -166,8 +166,8 @@ async fn run_fleet(
             opts.warnings.push(w);
         }
     }
-    let services = console::fleet_services(
-        &sources,
+    let services = console::services(
+        console::Through::Sources(&sources),
         Box::new(poller.refresher()),
         loaded,
         &journal,
@@ -250,7 +250,7 @@ async fn run_following(
             opts.warnings.push(w);
         }
         let mut services = console::services(
-            &client,
+            console::Through::Client(&client),
             following.refresher(),
             loaded,
             &journal,
@@ -265,8 +265,13 @@ async fn run_following(
             .map(|s| s.client.source().clone())
             .unwrap_or_default();
         let opts = console::options(loaded, first, &journal);
-        let mut services =
-            console::fleet_services(&sources, following.refresher(), loaded, &journal, audit);
+        let mut services = console::services(
+            console::Through::Sources(&sources),
+            following.refresher(),
+            loaded,
+            &journal,
+            audit,
+        );
         services.changes = store_log.map(|log| console::fleet_changes(&sources, loaded, log));
         (opts, services)
     };

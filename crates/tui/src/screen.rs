@@ -476,21 +476,57 @@ pub fn draw_text(
     frame: &mut Frame,
     area: Rect,
     block: Block,
-    lines: Vec<Line>,
+    mut lines: Vec<Line>,
     scroll: &ListState,
     theme: &Theme,
 ) {
-    let height = block.inner(area).height as usize;
     let len = lines.len();
-    scroll.visible(height);
-    let top = scroll.pane_top(height);
-    frame.render_widget(
-        Paragraph::new(lines)
-            .block(block)
-            .scroll((top.min(u16::MAX as usize) as u16, 0)),
+    let pane = TextPane {
         area,
-    );
-    scrollbar(frame, area, len, top, height, theme);
+        block,
+        len,
+        scroll,
+        theme,
+    };
+    draw_text_window(frame, pane, |shown| lines.drain(shown).collect());
+}
+
+/// A text pane of `len` lines, for [`draw_text_window`].
+pub struct TextPane<'b, 's> {
+    pub area: Rect,
+    pub block: Block<'b>,
+    pub len: usize,
+    pub scroll: &'s ListState,
+    pub theme: &'s Theme,
+}
+
+/// [`draw_text`] for a long text: `shown` builds only the lines in the range the pane shows
+/// (the lines are not wrapped, so line `i` is row `i - top`), not every line each frame.
+pub fn draw_text_window<'a>(
+    frame: &mut Frame,
+    pane: TextPane,
+    shown: impl FnOnce(std::ops::Range<usize>) -> Vec<Line<'a>>,
+) {
+    let height = pane.block.inner(pane.area).height as usize;
+    pane.scroll.visible(height);
+    let top = pane.scroll.pane_top(height).min(pane.len);
+    let lines = shown(top..pane.len.min(top.saturating_add(height)));
+    #[cfg(test)]
+    LINES_BUILT.with(|n| n.set(n.get() + lines.len()));
+    frame.render_widget(Paragraph::new(lines).block(pane.block), pane.area);
+    scrollbar(frame, pane.area, pane.len, top, height, pane.theme);
+}
+
+#[cfg(test)]
+thread_local! {
+    static LINES_BUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many lines text panes built on this thread (tests check a long pane builds only what
+/// it shows).
+#[cfg(test)]
+pub fn lines_built() -> usize {
+    LINES_BUILT.with(std::cell::Cell::get)
 }
 
 /// The table header with ▲ (ascending) or ▼ (descending) after the sorted column's name.
