@@ -87,43 +87,62 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
     if !named.is_empty() {
         return runtime.block_on(run_fleet(named, &loaded, journal, log_warning, refresh));
     }
-    runtime.block_on(async {
-        // Connecting only loads configuration (no call yet): a bad profile or a missing region
-        // is reported here, before the terminal is taken over.
-        let client = BatchClient::connect(connect).await?;
-        let warm = journal
-            .path
-            .as_deref()
-            .and_then(|p| super::warm::load(p, &queues, client.source()));
-        let mut poller = poll::spawn_seeded(
-            client.clone(),
-            PollConfig {
-                interval: refresh,
-                progressive: true,
-                queues,
-                ..PollConfig::default()
-            },
-            warm.as_ref(),
-        );
-        let live = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
-        let snapshots = super::warm::chain(warm, live);
-        let mut opts = console::options(&loaded, client.source().clone(), &journal);
-        opts.warnings.extend(log_warning);
-        if let Some(w) = audit_log_warning(&client).await {
-            eprintln!("quotatop: {w}");
-            opts.warnings.push(w);
-        }
-        let services = console::services(
-            console::Through::Client(&client),
-            Box::new(poller.refresher()),
-            &loaded,
-            &journal,
-            quotatop_store::audit::default_path(),
-        );
-        let result = console::run(opts, snapshots, services, journal).await;
-        poller.shutdown().await;
-        result
-    })
+    runtime.block_on(run_single(
+        connect,
+        queues,
+        &loaded,
+        journal,
+        log_warning,
+        refresh,
+    ))
+}
+
+/// The console over one Batch endpoint (the flags' or the config's): its poller seeded from
+/// the journal, changes through its client. Unknown outcomes in the audit log are decided on
+/// start.
+async fn run_single(
+    connect: ConnectOptions,
+    queues: Vec<String>,
+    loaded: &crate::config::Loaded,
+    journal: console::Journal,
+    log_warning: Option<String>,
+    refresh: Duration,
+) -> anyhow::Result<()> {
+    // Connecting only loads configuration (no call yet): a bad profile or a missing region
+    // is reported here, before the terminal is taken over.
+    let client = BatchClient::connect(connect).await?;
+    let warm = journal
+        .path
+        .as_deref()
+        .and_then(|p| super::warm::load(p, &queues, client.source()));
+    let mut poller = poll::spawn_seeded(
+        client.clone(),
+        PollConfig {
+            interval: refresh,
+            progressive: true,
+            queues,
+            ..PollConfig::default()
+        },
+        warm.as_ref(),
+    );
+    let live = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
+    let snapshots = super::warm::chain(warm, live);
+    let mut opts = console::options(loaded, client.source().clone(), &journal);
+    opts.warnings.extend(log_warning);
+    if let Some(w) = audit_log_warning(&client).await {
+        eprintln!("quotatop: {w}");
+        opts.warnings.push(w);
+    }
+    let services = console::services(
+        console::Through::Client(&client),
+        Box::new(poller.refresher()),
+        loaded,
+        &journal,
+        quotatop_store::audit::default_path(),
+    );
+    let result = console::run(opts, snapshots, services, journal).await;
+    poller.shutdown().await;
+    result
 }
 
 /// The console over several named sources: one poller per source, merged; each change goes

@@ -224,16 +224,22 @@ async fn the_demo_shares_fixture_is_the_demo_worlds_export() {
     let h = emulator::start(config).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
-    c.args(["shares", "export", "--queue", "ml-training", "--endpoint-url"])
-        .arg(h.endpoint_url())
-        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
-        .env("AWS_SECRET_ACCESS_KEY", "secret")
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_MAX_ATTEMPTS", "1")
-        .env_remove("QUOTATOP_CONFIG")
-        .env("XDG_CONFIG_HOME", dir.path().join("config"))
-        .env("XDG_DATA_HOME", dir.path().join("data"))
-        .stdin(Stdio::null());
+    c.args([
+        "shares",
+        "export",
+        "--queue",
+        "ml-training",
+        "--endpoint-url",
+    ])
+    .arg(h.endpoint_url())
+    .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+    .env("AWS_SECRET_ACCESS_KEY", "secret")
+    .env("AWS_REGION", "us-east-1")
+    .env("AWS_MAX_ATTEMPTS", "1")
+    .env_remove("QUOTATOP_CONFIG")
+    .env("XDG_CONFIG_HOME", dir.path().join("config"))
+    .env("XDG_DATA_HOME", dir.path().join("data"))
+    .stdin(Stdio::null());
     let o = run(c).await;
     assert!(o.status.success(), "{}", text(&o));
     let body = |t: &str| -> String {
