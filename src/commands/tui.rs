@@ -133,14 +133,9 @@ async fn run_single(
         eprintln!("quotatop: {w}");
         opts.warnings.push(w);
     }
-    let services = console::services(
-        console::Through::Client(&client),
-        Box::new(poller.refresher()),
-        loaded,
-        &journal,
-        quotatop_store::audit::default_path(),
-    );
-    let result = console::run(opts, snapshots, services, journal).await;
+    let through = console::Through::Client(&client);
+    let refresher = Box::new(poller.refresher());
+    let result = until_quit(opts, snapshots, (through, refresher), loaded, journal).await;
     poller.shutdown().await;
     result
 }
@@ -185,16 +180,25 @@ async fn run_fleet(
             opts.warnings.push(w);
         }
     }
-    let services = console::services(
-        console::Through::Sources(&sources),
-        Box::new(poller.refresher()),
-        loaded,
-        &journal,
-        quotatop_store::audit::default_path(),
-    );
-    let result = console::run(opts, snapshots, services, journal).await;
+    let through = console::Through::Sources(&sources);
+    let refresher = Box::new(poller.refresher());
+    let result = until_quit(opts, snapshots, (through, refresher), loaded, journal).await;
     poller.shutdown().await;
     result
+}
+
+/// The console on `snapshots` until the user quits: changes and log reads through the client
+/// or the sources, refreshes through the poller, the audit log in the user's data directory.
+async fn until_quit(
+    opts: quotatop_tui::AppOptions,
+    snapshots: mpsc::Receiver<quotatop_model::Snapshot>,
+    (through, refresh): (console::Through<'_>, console::Refresh),
+    loaded: &crate::config::Loaded,
+    journal: console::Journal,
+) -> anyhow::Result<()> {
+    let audit_log = quotatop_store::audit::default_path();
+    let services = console::services(through, refresh, loaded, &journal, audit_log);
+    console::run(opts, snapshots, services, journal).await
 }
 
 /// The store the console follows instead of polling AWS: `--store URL` (or `QUOTATOP_STORE`),
