@@ -512,21 +512,16 @@ pub fn draw_text_window<'a>(
     let top = pane.scroll.pane_top(height).min(pane.len);
     let lines = shown(top..pane.len.min(top.saturating_add(height)));
     #[cfg(test)]
-    LINES_BUILT.with(|n| n.set(n.get() + lines.len()));
+    count(Counted::LinesBuilt, lines.len());
     frame.render_widget(Paragraph::new(lines).block(pane.block), pane.area);
     scrollbar(frame, pane.area, pane.len, top, height, pane.theme);
-}
-
-#[cfg(test)]
-thread_local! {
-    static LINES_BUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// How many lines text panes built on this thread (tests check a long pane builds only what
 /// it shows).
 #[cfg(test)]
 pub fn lines_built() -> usize {
-    LINES_BUILT.with(std::cell::Cell::get)
+    counted(Counted::LinesBuilt)
 }
 
 /// The table header with ▲ (ascending) or ▼ (descending) after the sorted column's name.
@@ -545,16 +540,37 @@ pub fn sorted_header(header: &[&str], list: &ListState, columns: &[(usize, bool)
     out
 }
 
+/// What tests count of the drawing on this thread.
+#[cfg(test)]
+#[derive(Clone, Copy)]
+enum Counted {
+    /// Walks over every row of a table ([`longest_name_and_reason`]).
+    Walks,
+    /// Lines a text pane built.
+    LinesBuilt,
+}
+
 #[cfg(test)]
 thread_local! {
-    static WALKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    static COUNTS: [std::cell::Cell<usize>; 2] =
+        const { [std::cell::Cell::new(0), std::cell::Cell::new(0)] };
+}
+
+#[cfg(test)]
+fn count(what: Counted, n: usize) {
+    COUNTS.with(|c| c[what as usize].set(c[what as usize].get() + n));
+}
+
+#[cfg(test)]
+fn counted(what: Counted) -> usize {
+    COUNTS.with(|c| c[what as usize].get())
 }
 
 /// How many times [`longest_name_and_reason`] ran on this thread (tests count the walks over
 /// every row a frame would make).
 #[cfg(test)]
 pub fn walks() -> usize {
-    WALKS.with(std::cell::Cell::get)
+    counted(Counted::Walks)
 }
 
 /// The longest cleaned name and reason (in characters) of a table's rows, for
@@ -564,7 +580,7 @@ pub fn longest_name_and_reason<'a>(
     rows: impl Iterator<Item = (&'a str, Option<&'a str>)>,
 ) -> (usize, usize) {
     #[cfg(test)]
-    WALKS.with(|w| w.set(w.get() + 1));
+    count(Counted::Walks, 1);
     rows.fold((0, 0), |(name, reason), (n, r)| {
         (
             name.max(super::text::clean(n).chars().count()),
