@@ -171,15 +171,8 @@ pub struct LogsArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct RecordArgs {
-    /// Job queue name or ARN (repeat for several); without it, every quota-managed queue.
-    #[arg(long = "queue", value_name = "NAME|ARN")]
-    pub queues: Vec<String>,
-    /// A `[[sources]]` entry of the config to poll (repeat for several); without it, every
-    /// one (none configured: the one source of --profile/--region/--endpoint-url).
-    #[arg(long = "source", value_name = "NAME")]
-    pub sources: Vec<String>,
     #[command(flatten)]
-    pub aws: AwsArgs,
+    pub target: TargetArgs,
     /// Seconds between refreshes.
     #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub interval: u64,
@@ -243,6 +236,22 @@ impl From<LogLevel> for tracing::Level {
     }
 }
 
+/// What `snapshot`, `record` and the console poll: which queues, of which `[[sources]]`, where
+/// (one declaration of the flags the three commands share).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TargetArgs {
+    /// Job queue name or ARN (repeat for several); without it, every quota-managed queue (a
+    /// SAGEMAKER_TRAINING queue with a quota-share scheduling policy).
+    #[arg(long = "queue", value_name = "NAME|ARN")]
+    pub queues: Vec<String>,
+    /// A `[[sources]]` entry of the config to poll (repeat for several); without it, every
+    /// one (none configured: the one source of --profile/--region/--endpoint-url).
+    #[arg(long = "source", value_name = "NAME")]
+    pub sources: Vec<String>,
+    #[command(flatten)]
+    pub aws: AwsArgs,
+}
+
 /// Where AWS Batch is and who we are (shared by every command that calls AWS).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct AwsArgs {
@@ -274,16 +283,8 @@ pub enum SnapshotFormat {
 
 #[derive(Debug, clap::Args)]
 pub struct SnapshotArgs {
-    /// Job queue name or ARN (repeat for several); without it, every SAGEMAKER_TRAINING queue
-    /// with a quota-share scheduling policy.
-    #[arg(long = "queue", value_name = "NAME|ARN")]
-    pub queues: Vec<String>,
-    /// A `[[sources]]` entry of the config to poll (repeat for several); without it, every
-    /// one (none configured: the one source of --profile/--region/--endpoint-url).
-    #[arg(long = "source", value_name = "NAME")]
-    pub sources: Vec<String>,
     #[command(flatten)]
-    pub aws: AwsArgs,
+    pub target: TargetArgs,
     /// Output format; the JSON shape is documented in docs/operator.md, section "snapshot".
     #[arg(long, value_enum, default_value = "table")]
     pub format: SnapshotFormat,
@@ -724,16 +725,8 @@ pub struct DemoArgs {
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct TuiArgs {
-    /// Job queue name or ARN (repeat for several); without it, every quota-managed
-    /// SAGEMAKER_TRAINING queue.
-    #[arg(long = "queue", value_name = "NAME|ARN")]
-    pub queues: Vec<String>,
-    /// A `[[sources]]` entry of the config to poll (repeat for several); without it, every
-    /// one (none configured: the one source of --profile/--region/--endpoint-url).
-    #[arg(long = "source", value_name = "NAME")]
-    pub sources: Vec<String>,
     #[command(flatten)]
-    pub aws: AwsArgs,
+    pub target: TargetArgs,
     #[command(flatten)]
     pub console: ConsoleArgs,
     /// Follow the team's store instead of polling AWS: the snapshots its `record --store`

@@ -109,24 +109,6 @@ pub fn options(loaded: &Loaded, source: Source, journal: &Journal) -> AppOptions
     }
 }
 
-/// The services of a console connected to Batch: priority changes through `client` with the
-/// audit log in the user's data directory (none when the OS gives no home directory: the
-/// dialog then reports that), and refreshes through the poller.
-pub fn services(
-    client: &BatchClient,
-    refresh: Refresh,
-    loaded: &Loaded,
-    journal: &Journal,
-    audit_log: Option<PathBuf>,
-) -> Services {
-    let changes = audit_log
-        .clone()
-        .map(|path| api_runner(client, None, loaded, AuditLog::new(path).into()));
-    let mut s = services_with(changes, refresh, loaded, journal, audit_log);
-    s.logs = log_reader(vec![(None, client.clone())]);
-    s
-}
-
 /// The log pane's reader through `clients` (`None` outside a runtime: the pane says so).
 fn log_reader(
     clients: Vec<(Option<String>, BatchClient)>,
@@ -137,27 +119,6 @@ fn log_reader(
 
 /// What the console's refresh key does: asks the poller (or the store follower) for data now.
 pub type Refresh = Box<dyn Fn() + Send>;
-
-/// [`services`] for several named sources: each change goes through its queue's source.
-pub fn fleet_services(
-    sources: &[super::sources::Connected],
-    refresh: Refresh,
-    loaded: &Loaded,
-    journal: &Journal,
-    audit_log: Option<PathBuf>,
-) -> Services {
-    let changes = audit_log
-        .clone()
-        .map(|path| fleet_changes(sources, loaded, AuditLog::new(path).into()));
-    let mut s = services_with(changes, refresh, loaded, journal, audit_log);
-    s.logs = log_reader(
-        sources
-            .iter()
-            .map(|c| (Some(c.name.clone()), c.client.clone()))
-            .collect(),
-    );
-    s
-}
 
 /// Priority changes through the sources' clients, each change through its queue's source,
 /// audited in `log`.
@@ -206,13 +167,38 @@ pub fn api_runner(
     })
 }
 
-fn services_with(
-    changes: Option<Arc<dyn ChangeRunner>>,
+/// Whom a console's changes and log reads go to: one Batch client, or several named sources
+/// (each change through its queue's source).
+#[derive(Clone, Copy)]
+pub enum Through<'a> {
+    Client(&'a BatchClient),
+    Sources(&'a [super::sources::Connected]),
+}
+
+/// The services of a console connected to Batch: priority changes `through` the client or
+/// sources, with `audit_log` (none when the OS gives no home directory: the dialog then
+/// reports that), the log pane's reads through the same, and refreshes through the poller.
+pub fn services(
+    through: Through,
     refresh: Refresh,
     loaded: &Loaded,
     journal: &Journal,
     audit_log: Option<PathBuf>,
 ) -> Services {
+    let changes = audit_log.clone().map(|path| {
+        let log: ChangeLog = AuditLog::new(path).into();
+        match through {
+            Through::Client(client) => api_runner(client, None, loaded, log),
+            Through::Sources(sources) => fleet_changes(sources, loaded, log),
+        }
+    });
+    let clients = match through {
+        Through::Client(client) => vec![(None, client.clone())],
+        Through::Sources(sources) => sources
+            .iter()
+            .map(|c| (Some(c.name.clone()), c.client.clone()))
+            .collect(),
+    };
     // The scorecard reads the journal the console writes, when there is one that opened, or
     // the store the console follows.
     let history = journal
@@ -252,8 +238,7 @@ fn services_with(
         // Set by `run`, which owns the journal's writer.
         journal_state: None,
         policy: policy_reader(loaded, journal, audit_log.clone()),
-        // Set by `services` and `fleet_services`, which have the API clients.
-        logs: None,
+        logs: log_reader(clients),
         share_changes: audit_log.map(|path| {
             Arc::new(crate::services::share_changes::AuditShareChanges { path })
                 as Arc<dyn quotatop_tui::effects::ShareChangeReader>

@@ -77,14 +77,9 @@ pub fn demo_dir() -> anyhow::Result<PathBuf> {
     Ok(dir.keep())
 }
 
-pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
-    quotatop_tui::require_terminal()?;
-    // First, so it is dropped last: after the console, the journal and the runtime.
-    let temp = TempDir {
-        path: demo_dir()?,
-        keep: args.keep,
-    };
-    let dir = temp.path.clone();
+/// The demo's emulator: `--scenario` or the built-in world, on a free port, at `--speed`; and
+/// the scenario's queue.
+fn emulator_config(args: &DemoArgs) -> anyhow::Result<(EmulatorConfig, String)> {
     let scenario = match &args.scenario {
         Some(path) => Scenario::load(path)?,
         None => Scenario::parse(DEMO_SCENARIO).context("the built-in demo scenario")?,
@@ -96,6 +91,18 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         quotatop_emulator::check_speed(speed).map_err(|m| anyhow::anyhow!("--{m}"))?;
         config.clock = ClockMode::Scaled(speed);
     }
+    Ok((config, queue))
+}
+
+pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
+    quotatop_tui::require_terminal()?;
+    // First, so it is dropped last: after the console, the journal and the runtime.
+    let temp = TempDir {
+        path: demo_dir()?,
+        keep: args.keep,
+    };
+    let dir = temp.path.clone();
+    let (config, queue) = emulator_config(args)?;
     let mut console_args = args.console.clone();
     console_args.refresh.get_or_insert(DEMO_REFRESH_SECS);
     let loaded = console::load(
@@ -147,7 +154,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         // Priority changes against the demo world are audited in the demo's own log.
         let audit_log = Some(dir.join("audit.jsonl"));
         let mut services = console::services(
-            &client,
+            console::Through::Client(&client),
             Box::new(poller.refresher()),
             &loaded,
             &journal,

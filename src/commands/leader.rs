@@ -12,13 +12,13 @@ const LOOK: Duration = Duration::from_millis(200);
 
 /// What the lock is named after: the same flags name the same source.
 pub fn source_key(args: &RecordArgs) -> String {
-    let mut queues = args.queues.clone();
+    let mut queues = args.target.queues.clone();
     queues.sort();
-    let mut sources = args.sources.clone();
+    let mut sources = args.target.sources.clone();
     sources.sort();
     format!(
         "endpoint={:?} region={:?} profile={:?} queues={queues:?} sources={sources:?}",
-        args.aws.endpoint_url, args.aws.region, args.aws.profile
+        args.target.aws.endpoint_url, args.target.aws.region, args.target.aws.profile
     )
 }
 

@@ -54,9 +54,9 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
     // `[[sources]]` of the config, picked by `--source`: one poller each, one journal.
     let named = super::sources::named_for_queues(
         &loaded,
-        &args.queues,
-        &args.sources,
-        args.aws.explicit(),
+        &args.target.queues,
+        &args.target.sources,
+        args.target.aws.explicit(),
     )?;
     if let Some(addr) = args.metrics_addr {
         crate::metrics::server::check_bind(addr, args.metrics_allow_remote)?;
@@ -112,15 +112,15 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         };
         let poll_config = PollConfig {
             interval: Duration::from_secs(args.interval),
-            queues: args.queues.clone(),
+            queues: args.target.queues.clone(),
             ..PollConfig::default()
         };
         let poller = if named.is_empty() {
-            let client = BatchClient::connect(super::snapshot::connect_options(&args.aws)).await?;
+            let client = BatchClient::connect(super::snapshot::connect_options(&args.target.aws)).await?;
             // A warm start: only the jobs that changed while it was stopped are described.
             let warm = location
                 .as_ref()
-                .and_then(|l| super::warm::load_at(l, &args.queues, client.source()));
+                .and_then(|l| super::warm::load_at(l, &args.target.queues, client.source()));
             poll::spawn_seeded(client, poll_config, warm.as_ref())
         } else {
             let sources = super::sources::connect(named).await?;
@@ -136,7 +136,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         }
         tracing::info!(
             journal = %location.as_ref().map_or_else(|| "none".to_string(), ToString::to_string),
-            queues = ?args.queues,
+            queues = ?args.target.queues,
             "recording"
         );
         let mut poller = poller;
@@ -312,23 +312,31 @@ pub async fn serve_loop(
 ) -> RecordSummary {
     let mut summary = RecordSummary::default();
     tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            _ = &mut shutdown => {
-                tracing::info!("shutdown requested");
-                break;
-            }
-            next = snapshots.recv() => {
-                let Some(snap) = next else {
-                    tracing::warn!("the poller stopped");
-                    break;
-                };
-                summary.received += 1;
-                metrics.update_snapshot(snap);
-            }
-        }
+    while let Some(snap) = next_snapshot(snapshots, shutdown.as_mut()).await {
+        summary.received += 1;
+        metrics.update_snapshot(snap);
     }
     summary
+}
+
+/// The next snapshot of both loops, or `None` (logged) when `shutdown` resolves first or the
+/// poller's channel closed.
+async fn next_snapshot(
+    snapshots: &mut mpsc::Receiver<Snapshot>,
+    shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
+) -> Option<Snapshot> {
+    tokio::select! {
+        () = shutdown => {
+            tracing::info!("shutdown requested");
+            None
+        }
+        next = snapshots.recv() => {
+            if next.is_none() {
+                tracing::warn!("the poller stopped");
+            }
+            next
+        }
+    }
 }
 
 /// What the policy task of `record --metrics-addr` needs.
@@ -388,52 +396,43 @@ pub async fn record_loop(
     let mut was_unavailable = false;
     let (mut last_written, mut streak) = (0u64, 0u64);
     tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            _ = &mut shutdown => {
-                tracing::info!("shutdown requested");
-                break;
+    while let Some(snap) = next_snapshot(snapshots, shutdown.as_mut()).await {
+        summary.received += 1;
+        let (seq, queues) = (snap.sequence, snap.queues.len());
+        if let Some(m) = metrics {
+            m.update(snap.clone(), journal.status());
+        }
+        if journal.record(snap) {
+            summary.queued += 1;
+            tracing::debug!(sequence = seq, queues, "snapshot queued");
+        }
+        let status = journal.status();
+        if let Some(m) = metrics {
+            m.update_journal(status.clone());
+        }
+        match (&status.unavailable, was_unavailable) {
+            (Some(why), false) => tracing::error!(%why, "journal unavailable: recording nothing"),
+            (None, true) => tracing::info!("journal writing again"),
+            _ => {}
+        }
+        was_unavailable = status.unavailable.is_some();
+        // The writer runs behind the loop by a snapshot or so; a streak only grows
+        // while nothing new is stored at all.
+        if status.snapshots_written > last_written {
+            if last_written == 0 {
+                tracing::info!(
+                    written = status.snapshots_written,
+                    "journaling: first snapshots written"
+                );
             }
-            next = snapshots.recv() => {
-                let Some(snap) = next else {
-                    tracing::warn!("the poller stopped");
-                    break;
-                };
-                summary.received += 1;
-                let (seq, queues) = (snap.sequence, snap.queues.len());
-                if let Some(m) = metrics {
-                    m.update(snap.clone(), journal.status());
-                }
-                if journal.record(snap) {
-                    summary.queued += 1;
-                    tracing::debug!(sequence = seq, queues, "snapshot queued");
-                }
-                let status = journal.status();
-                if let Some(m) = metrics {
-                    m.update_journal(status.clone());
-                }
-                match (&status.unavailable, was_unavailable) {
-                    (Some(why), false) => tracing::error!(%why, "journal unavailable: recording nothing"),
-                    (None, true) => tracing::info!("journal writing again"),
-                    _ => {}
-                }
-                was_unavailable = status.unavailable.is_some();
-                // The writer runs behind the loop by a snapshot or so; a streak only grows
-                // while nothing new is stored at all.
-                if status.snapshots_written > last_written {
-                    if last_written == 0 {
-                        tracing::info!(written = status.snapshots_written, "journaling: first snapshots written");
-                    }
-                    (last_written, streak) = (status.snapshots_written, 0);
-                } else {
-                    streak += 1;
-                }
-                if max_unjournaled > 0 && streak >= max_unjournaled {
-                    tracing::error!(streak, error = ?status.last_error, "giving up: nothing journaled");
-                    summary.gave_up_after = Some(streak);
-                    break;
-                }
-            }
+            (last_written, streak) = (status.snapshots_written, 0);
+        } else {
+            streak += 1;
+        }
+        if max_unjournaled > 0 && streak >= max_unjournaled {
+            tracing::error!(streak, error = ?status.last_error, "giving up: nothing journaled");
+            summary.gave_up_after = Some(streak);
+            break;
         }
     }
     journal.flush();

@@ -37,24 +37,37 @@ use quotatop_analysis::scorecard::format::percent as pct;
 // The one human duration format, the console's: `2h05m`, `3d04h` (not `72h00m`).
 use quotatop_model::format_duration_opt as dur;
 
-/// One row of the scorecard table: its scope, then every figure of [`COLUMNS`].
-fn md_row(out: &mut String, c: &Scorecard, r: &Row) {
-    let _ = write!(out, "| {} |", clean_text(&r.scope.label()));
-    for col in COLUMNS {
-        let _ = write!(out, " {} |", col.text(c, r));
+/// Every Markdown table of the report: `head`, its first `left` columns (names) left-aligned
+/// and the rest (figures) right-aligned, then a line per row of cells as given.
+fn md_table(
+    out: &mut String,
+    head: &[&str],
+    left: usize,
+    rows: impl IntoIterator<Item = Vec<String>>,
+) {
+    let line = |out: &mut String, cells: &mut dyn Iterator<Item = &str>| {
+        out.push('|');
+        for c in cells {
+            let _ = write!(out, " {c} |");
+        }
+        out.push('\n');
+    };
+    line(out, &mut head.iter().copied());
+    out.push('|');
+    for i in 0..head.len() {
+        out.push_str(if i < left { "---|" } else { "---:|" });
     }
     out.push('\n');
+    for row in rows {
+        line(out, &mut row.iter().map(String::as_str));
+    }
 }
 
-/// The scorecard table's head: `scope`, then the header of every figure of [`COLUMNS`].
-fn md_head(out: &mut String) {
-    out.push_str("| scope |");
-    for col in COLUMNS {
-        let _ = write!(out, " {} |", col.header);
-    }
-    out.push_str("\n|---|");
-    out.push_str(&"---:|".repeat(COLUMNS.len()));
-    out.push('\n');
+/// One row of the scorecard table: its scope, then every figure of [`COLUMNS`].
+fn md_row(c: &Scorecard, r: &Row) -> Vec<String> {
+    std::iter::once(clean_text(&r.scope.label()))
+        .chain(COLUMNS.iter().map(|col| col.text(c, r)))
+        .collect()
 }
 
 pub fn markdown(r: &Report) -> String {
@@ -80,13 +93,13 @@ pub fn markdown(r: &Report) -> String {
             dur(Some(c.window.len_ms()))
         );
     }
-    md_head(&mut out);
-    for row in std::iter::once(&c.queue_row)
+    let head: Vec<&str> = std::iter::once("scope")
+        .chain(COLUMNS.iter().map(|col| col.header))
+        .collect();
+    let rows = std::iter::once(&c.queue_row)
         .chain(&c.shares)
-        .chain(&c.bands)
-    {
-        md_row(&mut out, c, row);
-    }
+        .chain(&c.bands);
+    md_table(&mut out, &head, 1, rows.map(|row| md_row(c, row)));
     // Lost work is measured from a job's own checkpoints where they were listed, else modelled
     // from its checkpoint interval: every total says which (one function, the ledger's).
     out.push_str("\nLost work, measured or modelled:\n\n");
@@ -122,22 +135,32 @@ pub fn markdown(r: &Report) -> String {
 
 /// Each share's entitlement against what it held, and its wait against the queue's.
 fn md_fairness(out: &mut String, c: &Scorecard) {
-    out.push_str("\n## Fairness\n\n| share | entitled GPU-h | entitled | held GPU-h | held | drift (pp) | delivered/entitled | P50 wait | wait vs queue |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    for f in &c.fairness {
-        let _ = writeln!(
-            *out,
-            "| {} | {:.1} | {:.1}% | {:.1} | {:.1}% | {:+.1} | {} | {} | {} |",
+    out.push_str("\n## Fairness\n\n");
+    let head = [
+        "share",
+        "entitled GPU-h",
+        "entitled",
+        "held GPU-h",
+        "held",
+        "drift (pp)",
+        "delivered/entitled",
+        "P50 wait",
+        "wait vs queue",
+    ];
+    let rows = c.fairness.iter().map(|f| {
+        vec![
             clean_text(&f.share),
-            f.entitled_gpu_hours,
-            f.entitled_fraction * 100.0,
-            f.used_gpu_hours,
-            f.used_fraction * 100.0,
-            f.drift_pp,
+            format!("{:.1}", f.entitled_gpu_hours),
+            format!("{:.1}%", f.entitled_fraction * 100.0),
+            format!("{:.1}", f.used_gpu_hours),
+            format!("{:.1}%", f.used_fraction * 100.0),
+            format!("{:+.1}", f.drift_pp),
             pct(f.delivered_ratio),
             dur(f.wait_p50_ms),
             f.wait_ratio.map_or("-".to_string(), |w| format!("{w:.2}×")),
-        );
-    }
+        ]
+    });
+    md_table(out, &head, 1, rows);
 }
 
 /// Priority changes, by operator and share, and jobs raised repeatedly.
@@ -151,18 +174,23 @@ fn md_exceptions(out: &mut String, exceptions: &AuditView) {
     if exceptions.per_operator.is_empty() {
         out.push_str("No priority changes in the window.\n");
     } else {
-        out.push_str("| operator | share | changes | raises | without change record |\n|---|---|---:|---:|---:|\n");
-        for o in &exceptions.per_operator {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} |",
+        let head = [
+            "operator",
+            "share",
+            "changes",
+            "raises",
+            "without change record",
+        ];
+        let rows = exceptions.per_operator.iter().map(|o| {
+            vec![
                 clean_text(&o.operator),
                 clean_text(&o.share),
-                o.changes,
-                o.raises,
-                o.without_change_record
-            );
-        }
+                o.changes.to_string(),
+                o.raises.to_string(),
+                o.without_change_record.to_string(),
+            ]
+        });
+        md_table(out, &head, 2, rows);
         for j in &exceptions.raised_repeatedly {
             let _ = writeln!(
                 out,
@@ -220,59 +248,58 @@ fn delivery_markdown(out: &mut String, e: &Evaluation) {
     if e.all.deadlines.with_deadline == 0 {
         out.push_str("\nNo deadlines: set `[deadlines.SHARE]` (or `\"*\"`) in the config file.\n");
     } else {
-        out.push_str("\n| share | missed deadlines |\n|---|---:|\n");
-        for (s, d) in e
+        out.push('\n');
+        let rows = e
             .deadlines_by_share
             .iter()
             .filter(|(_, d)| d.with_deadline > 0)
-        {
-            let _ = writeln!(
-                out,
-                "| {} | {}/{} |",
-                clean_text(s),
-                d.missed,
-                d.with_deadline
-            );
-        }
+            .map(|(s, d)| vec![clean_text(s), format!("{}/{}", d.missed, d.with_deadline)]);
+        md_table(out, &["share", "missed deadlines"], 1, rows);
     }
     if e.budgets.is_empty() {
         out.push_str("\nNo interruption budgets: set `[budgets.SHARE]` in the config file.\n");
     } else {
-        out.push_str("\n| share | jobs over their preemption budget | days over the lost GPU-h budget |\n|---|---:|---:|\n");
-        for b in &e.budgets {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} |",
+        out.push('\n');
+        let head = [
+            "share",
+            "jobs over their preemption budget",
+            "days over the lost GPU-h budget",
+        ];
+        let rows = e.budgets.iter().map(|b| {
+            vec![
                 clean_text(&b.share),
-                b.jobs_over_preemptions,
-                b.days_over_lost
-            );
-        }
+                b.jobs_over_preemptions.to_string(),
+                b.days_over_lost.to_string(),
+            ]
+        });
+        md_table(out, &head, 1, rows);
     }
     if let Some(c) = &e.cost {
-        out.push_str("\n| share | allocated | productive | wasted |\n|---|---:|---:|---:|\n");
-        for r in &c.by_share {
-            let _ = writeln!(
-                out,
-                "| {} | {:.2} | {:.2} | {:.2} |",
+        out.push('\n');
+        let rows = c.by_share.iter().map(|r| {
+            vec![
                 clean_text(&r.share),
-                r.allocated,
-                r.productive,
-                r.wasted
-            );
-        }
+                format!("{:.2}", r.allocated),
+                format!("{:.2}", r.productive),
+                format!("{:.2}", r.wasted),
+            ]
+        });
+        md_table(
+            out,
+            &["share", "allocated", "productive", "wasted"],
+            1,
+            rows,
+        );
+        let currency = clean_text(&c.currency);
+        let unpriced = if c.unpriced.is_empty() {
+            String::new()
+        } else {
+            format!("; no price for {}", clean_text(&c.unpriced.join(", ")))
+        };
+        let (allocated, productive, wasted) = (c.allocated, c.productive, c.wasted);
         let _ = writeln!(
             out,
-            "\nCost ({}): allocated {:.2}, productive {:.2}, wasted (lost + overhead) {:.2}{}.",
-            clean_text(&c.currency),
-            c.allocated,
-            c.productive,
-            c.wasted,
-            if c.unpriced.is_empty() {
-                String::new()
-            } else {
-                format!("; no price for {}", clean_text(&c.unpriced.join(", ")))
-            }
+            "\nCost ({currency}): allocated {allocated:.2}, productive {productive:.2}, wasted (lost + overhead) {wasted:.2}{unpriced}."
         );
     }
 }
@@ -438,5 +465,29 @@ fn csv_delivery(out: &mut CsvLines, e: &Evaluation) {
                 ("wasted", c.wasted.to_string()),
             ],
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The report's Markdown tables, byte for byte: the head, `|---|` for the names and
+    /// `---:|` for the figures with no spaces, then a row per line.
+    #[test]
+    fn markdown_tables_align_names_left_and_figures_right() {
+        let mut out = String::new();
+        let rows = [
+            vec!["amy".to_string(), "prod".to_string(), "3".to_string()],
+            vec!["bob".to_string(), "dev".to_string(), "0".to_string()],
+        ];
+        md_table(&mut out, &["operator", "share", "changes"], 2, rows);
+        assert_eq!(
+            out,
+            "| operator | share | changes |\n|---|---|---:|\n| amy | prod | 3 |\n| bob | dev | 0 |\n"
+        );
+        let mut empty = String::new();
+        md_table(&mut empty, &["share", "missed deadlines"], 1, []);
+        assert_eq!(empty, "| share | missed deadlines |\n|---|---:|\n");
     }
 }

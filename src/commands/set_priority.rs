@@ -119,48 +119,10 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
             args.change_record.as_deref(),
             &policy,
         )?;
-        let mut operator = Operator::current();
-        let class_stamp = match &class_policy {
-            Some(p) => {
-                // The class policy may name operators by their AWS principal.
-                operator.aws_principal = Some(match client.caller_identity().await {
-                    Ok(arn) => arn,
-                    Err(why) => format!("unknown ({why})"),
-                });
-                let stamp = super::policy::judge_change(
-                    p,
-                    preview.class_tag.as_deref(),
-                    &preview.share,
-                    Some(preview.old_priority),
-                    new,
-                    &operator,
-                    args.change_record.is_some(),
-                )?;
-                Some(stamp)
-            }
-            None => None,
-        };
+        let (operator, class_stamp) =
+            judge_class(&client, class_policy.as_ref(), &preview, new, args).await?;
         let note = quotatop_analysis::preview::model_note(snapshot.source.endpoint.as_deref());
-        print!("{}", render_preview(&preview, note));
-        if let Some(s) = &class_stamp {
-            println!(
-                "class     {} -> {} (policy sha256 {})",
-                s.class_before.as_deref().unwrap_or("-"),
-                s.class_after.as_deref().unwrap_or("-"),
-                s.hash.get(..12).unwrap_or(&s.hash)
-            );
-        }
-        if args.dry_run {
-            println!("dry run: nothing changed");
-            return anyhow::Ok(());
-        }
-        if !args.yes
-            && !crate::commands::confirm(
-                "Apply this change?",
-                "not on a terminal: pass --yes to confirm the change",
-            )?
-        {
-            println!("cancelled: nothing changed");
+        if !shown_and_confirmed(args, &preview, note, class_stamp.as_ref())? {
             return Ok(());
         }
         let source = client.source().clone();
@@ -179,6 +141,68 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
         report_outcome(&client, args, &ctx, &preview, outcome, &log).await
     })
+}
+
+/// The operator, and the class policy's judgement of the change when there is a policy (which
+/// may name operators by their AWS principal, so it is asked for then): an error refuses it.
+async fn judge_class(
+    client: &BatchClient,
+    class_policy: Option<&quotatop_policy::Policy>,
+    preview: &Preview,
+    new: u32,
+    args: &SetPriorityArgs,
+) -> anyhow::Result<(Operator, Option<quotatop_store::audit::ClassPolicy>)> {
+    let mut operator = Operator::current();
+    let Some(p) = class_policy else {
+        return Ok((operator, None));
+    };
+    operator.aws_principal = Some(match client.caller_identity().await {
+        Ok(arn) => arn,
+        Err(why) => format!("unknown ({why})"),
+    });
+    let stamp = super::policy::judge_change(
+        p,
+        preview.class_tag.as_deref(),
+        &preview.share,
+        Some(preview.old_priority),
+        new,
+        &operator,
+        args.change_record.is_some(),
+    )?;
+    Ok((operator, Some(stamp)))
+}
+
+/// Prints the preview (and the class change), then whether to go on: not on a dry run, nor
+/// when the operator does not confirm (`--yes` confirms; off a terminal it is required).
+fn shown_and_confirmed(
+    args: &SetPriorityArgs,
+    preview: &Preview,
+    note: Option<&str>,
+    class_stamp: Option<&quotatop_store::audit::ClassPolicy>,
+) -> anyhow::Result<bool> {
+    print!("{}", render_preview(preview, note));
+    if let Some(s) = class_stamp {
+        println!(
+            "class     {} -> {} (policy sha256 {})",
+            s.class_before.as_deref().unwrap_or("-"),
+            s.class_after.as_deref().unwrap_or("-"),
+            s.hash.get(..12).unwrap_or(&s.hash)
+        );
+    }
+    if args.dry_run {
+        println!("dry run: nothing changed");
+        return Ok(false);
+    }
+    if !args.yes
+        && !crate::commands::confirm(
+            "Apply this change?",
+            "not on a terminal: pass --yes to confirm the change",
+        )?
+    {
+        println!("cancelled: nothing changed");
+        return Ok(false);
+    }
+    Ok(true)
 }
 
 /// Finds the job by id, ARN or name (a name must be unique among unfinished jobs).
@@ -206,7 +230,6 @@ fn find_job<'a>(
     }
 }
 
-/// The tag value: at most 256 characters, as AWS allows.
 /// The preview as printed before confirming.
 /// `note`: what to say of the prediction's fidelity where the data comes from
 /// ([`quotatop_analysis::preview::model_note`]).

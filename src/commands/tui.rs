@@ -33,10 +33,10 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
     let loaded = console::load(
         &args.console,
         Overrides {
-            queues: args.queues.clone(),
-            profile: args.aws.profile.clone(),
-            region: args.aws.region.clone(),
-            endpoint_url: args.aws.endpoint_url.clone(),
+            queues: args.target.queues.clone(),
+            profile: args.target.aws.profile.clone(),
+            region: args.target.aws.region.clone(),
+            endpoint_url: args.target.aws.endpoint_url.clone(),
             ..Overrides::default()
         },
     );
@@ -51,8 +51,8 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
     let queues = c.queues.clone();
     let named = super::sources::named(
         c,
-        &args.sources,
-        args.aws.explicit(),
+        &args.target.sources,
+        args.target.aws.explicit(),
         loaded.broken.as_deref(),
     )?;
     let store = followed_store(args, c.store.url.as_deref())?;
@@ -87,43 +87,57 @@ pub fn run(args: &TuiArgs) -> anyhow::Result<()> {
     if !named.is_empty() {
         return runtime.block_on(run_fleet(named, &loaded, journal, log_warning, refresh));
     }
-    runtime.block_on(async {
-        // Connecting only loads configuration (no call yet): a bad profile or a missing region
-        // is reported here, before the terminal is taken over.
-        let client = BatchClient::connect(connect).await?;
-        let warm = journal
-            .path
-            .as_deref()
-            .and_then(|p| super::warm::load(p, &queues, client.source()));
-        let mut poller = poll::spawn_seeded(
-            client.clone(),
-            PollConfig {
-                interval: refresh,
-                progressive: true,
-                queues,
-                ..PollConfig::default()
-            },
-            warm.as_ref(),
-        );
-        let live = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
-        let snapshots = super::warm::chain(warm, live);
-        let mut opts = console::options(&loaded, client.source().clone(), &journal);
-        opts.warnings.extend(log_warning);
-        if let Some(w) = audit_log_warning(&client).await {
-            eprintln!("quotatop: {w}");
-            opts.warnings.push(w);
-        }
-        let services = console::services(
-            &client,
-            Box::new(poller.refresher()),
-            &loaded,
-            &journal,
-            quotatop_store::audit::default_path(),
-        );
-        let result = console::run(opts, snapshots, services, journal).await;
-        poller.shutdown().await;
-        result
-    })
+    runtime.block_on(run_single(
+        connect,
+        queues,
+        &loaded,
+        journal,
+        log_warning,
+        refresh,
+    ))
+}
+
+/// The console over one Batch endpoint (the flags' or the config's): its poller seeded from
+/// the journal, changes through its client. Unknown outcomes in the audit log are decided on
+/// start.
+async fn run_single(
+    connect: ConnectOptions,
+    queues: Vec<String>,
+    loaded: &crate::config::Loaded,
+    journal: console::Journal,
+    log_warning: Option<String>,
+    refresh: Duration,
+) -> anyhow::Result<()> {
+    // Connecting only loads configuration (no call yet): a bad profile or a missing region
+    // is reported here, before the terminal is taken over.
+    let client = BatchClient::connect(connect).await?;
+    let warm = journal
+        .path
+        .as_deref()
+        .and_then(|p| super::warm::load(p, &queues, client.source()));
+    let mut poller = poll::spawn_seeded(
+        client.clone(),
+        PollConfig {
+            interval: refresh,
+            progressive: true,
+            queues,
+            ..PollConfig::default()
+        },
+        warm.as_ref(),
+    );
+    let live = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
+    let snapshots = super::warm::chain(warm, live);
+    let mut opts = console::options(loaded, client.source().clone(), &journal);
+    opts.warnings.extend(log_warning);
+    if let Some(w) = audit_log_warning(&client).await {
+        eprintln!("quotatop: {w}");
+        opts.warnings.push(w);
+    }
+    let through = console::Through::Client(&client);
+    let refresher = Box::new(poller.refresher());
+    let result = until_quit(opts, snapshots, (through, refresher), loaded, journal).await;
+    poller.shutdown().await;
+    result
 }
 
 /// The console over several named sources: one poller per source, merged; each change goes
@@ -166,16 +180,25 @@ async fn run_fleet(
             opts.warnings.push(w);
         }
     }
-    let services = console::fleet_services(
-        &sources,
-        Box::new(poller.refresher()),
-        loaded,
-        &journal,
-        quotatop_store::audit::default_path(),
-    );
-    let result = console::run(opts, snapshots, services, journal).await;
+    let through = console::Through::Sources(&sources);
+    let refresher = Box::new(poller.refresher());
+    let result = until_quit(opts, snapshots, (through, refresher), loaded, journal).await;
     poller.shutdown().await;
     result
+}
+
+/// The console on `snapshots` until the user quits: changes and log reads through the client
+/// or the sources, refreshes through the poller, the audit log in the user's data directory.
+async fn until_quit(
+    opts: quotatop_tui::AppOptions,
+    snapshots: mpsc::Receiver<quotatop_model::Snapshot>,
+    (through, refresh): (console::Through<'_>, console::Refresh),
+    loaded: &crate::config::Loaded,
+    journal: console::Journal,
+) -> anyhow::Result<()> {
+    let audit_log = quotatop_store::audit::default_path();
+    let services = console::services(through, refresh, loaded, &journal, audit_log);
+    console::run(opts, snapshots, services, journal).await
 }
 
 /// The store the console follows instead of polling AWS: `--store URL` (or `QUOTATOP_STORE`),
@@ -254,7 +277,7 @@ async fn run_following(
             opts.warnings.push(w);
         }
         let mut services = console::services(
-            &client,
+            console::Through::Client(&client),
             following.refresher(),
             loaded,
             &journal,
@@ -269,8 +292,13 @@ async fn run_following(
             .map(|s| s.client.source().clone())
             .unwrap_or_default();
         let opts = console::options(loaded, first, &journal);
-        let mut services =
-            console::fleet_services(&sources, following.refresher(), loaded, &journal, audit);
+        let mut services = console::services(
+            console::Through::Sources(&sources),
+            following.refresher(),
+            loaded,
+            &journal,
+            audit,
+        );
         services.changes = store_log.map(|log| console::fleet_changes(&sources, loaded, log));
         (opts, services)
     };

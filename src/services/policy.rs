@@ -88,11 +88,11 @@ pub fn view(
         unclassified: c.unclassified.clone(),
         items: quotatop_policy::breach_items(c, policy)
             .into_iter()
-            .map(|i| PolicyItem {
-                text: i.text,
-                job: i.job,
-                share: i.share,
-            })
+            .map(
+                |quotatop_policy::BreachItem {
+                     text, job, share, ..
+                 }| PolicyItem { text, job, share },
+            )
             .collect(),
     }
 }

@@ -424,7 +424,8 @@ async fn check_report_the_policy_screen_and_metrics_name_the_breach_the_same_way
     let last = snap(41 * MIN, vec![]);
     let (t, _) = drive_steps(220, 40, options(), services, last, vec![]).await;
     let overview = screen_text(&t);
-    let item = "incident: 1 job(s) waited over their 15m00s promise, worst inc-late (train-inc-late): waited 20m00s";
+    let item =
+        "incident: 1 job(s) waited over their 15m00s promise, worst train-inc-late: waited 20m00s";
     assert!(overview.contains(item), "{overview}");
     assert!(overview.contains("POLICY"), "{overview}");
 

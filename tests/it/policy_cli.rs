@@ -11,29 +11,9 @@ use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
 
 const FOUR: &str = "crates/policy/fixtures/four_classes.toml";
 
-/// The demo world's shares (scenarios/demo.toml) as a shares file.
-const DEMO_SHARES: &str = r#"
-[[shares]]
-name = "research"
-strategy = "LEND_AND_BORROW"
-limits = { "ml.p4d.24xlarge" = 4 }
-[[shares]]
-name = "prod"
-strategy = "LEND"
-limits = { "ml.p4d.24xlarge" = 4 }
-[[shares]]
-name = "regulated"
-strategy = "RESERVE"
-limits = { "ml.p4d.24xlarge" = 2 }
-[[shares]]
-name = "vision"
-strategy = "LEND_AND_BORROW"
-limits = { "ml.p4d.24xlarge" = 2 }
-[[shares]]
-name = "nlp"
-strategy = "LEND"
-limits = { "ml.p4d.24xlarge" = 2 }
-"#;
+/// The demo world's shares (scenarios/demo.toml) as a shares file, as `shares export` writes
+/// them (README's `policy lint` example reads it).
+const DEMO_SHARES: &str = "crates/policy/fixtures/demo_shares.toml";
 
 /// `quotatop policy ARGS` with a temporary home (no user config), stdin not a terminal.
 fn policy(dir: &Path, args: &[&str]) -> Command {
@@ -69,17 +49,9 @@ fn text(o: &Output) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_four_class_example_lints_with_warnings_only() {
     let dir = tempfile::tempdir().unwrap();
-    let shares = dir.path().join("shares.toml");
-    std::fs::write(&shares, DEMO_SHARES).unwrap();
     let o = run(policy(
         dir.path(),
-        &[
-            "lint",
-            "--policy",
-            FOUR,
-            "--shares",
-            shares.to_str().unwrap(),
-        ],
+        &["lint", "--policy", FOUR, "--shares", DEMO_SHARES],
     ))
     .await;
     let t = text(&o);
@@ -90,7 +62,8 @@ async fn the_four_class_example_lints_with_warnings_only() {
         "| incident | 9000-9999 | prod | capacity within 15m00s | no preemption |",
         "A job's class: its `quotatop:class` tag, else its share, else its priority range.",
         "warning: class delivery: may not borrow, but share vision is LEND_AND_BORROW",
-        "0 error(s), 2 warning(s)",
+        "warning: share lender is in no class: its jobs are classed by priority range alone",
+        "0 error(s), 4 warning(s)",
     ] {
         assert!(t.contains(want), "want {want:?} in:\n{t}");
     }
@@ -99,8 +72,6 @@ async fn the_four_class_example_lints_with_warnings_only() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lint_errors_are_listed_and_exit_non_zero() {
     let dir = tempfile::tempdir().unwrap();
-    let shares = dir.path().join("shares.toml");
-    std::fs::write(&shares, DEMO_SHARES).unwrap();
     let bad = dir.path().join("bad.toml");
     let four = std::fs::read_to_string(FOUR).unwrap();
     std::fs::write(
@@ -116,7 +87,7 @@ async fn lint_errors_are_listed_and_exit_non_zero() {
             "--policy",
             bad.to_str().unwrap(),
             "--shares",
-            shares.to_str().unwrap(),
+            DEMO_SHARES,
         ],
     ))
     .await;
@@ -218,6 +189,71 @@ async fn init_from_live_shares_and_config_lints_clean_beside_the_config() {
         "{t}"
     );
     assert!(t.contains("0 error(s), 0 warning(s)"), "{t}");
+    h.shutdown().await.unwrap();
+}
+
+/// README's `policy lint` example runs as written, from the repository, and prints what README
+/// shows, byte for byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readme_lint_example_runs_as_written() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let at = readme
+        .find("`quotatop policy lint --policy ")
+        .expect("README shows a policy lint example");
+    let command = &readme[at + 1..];
+    let command = &command[..command.find('`').unwrap()];
+    let args: Vec<&str> = command.split_whitespace().skip(2).collect();
+    assert!(args.contains(&DEMO_SHARES), "{command}");
+    let rest = &readme[at..];
+    let shown = &rest[rest.find("```\n").unwrap() + 4..];
+    let shown = &shown[..shown.find("```").unwrap()];
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(policy(dir.path(), &args)).await;
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), shown, "{command}");
+}
+
+/// The demo shares fixture is what `shares export` writes of the demo world today (less its
+/// comment and name lines, which name the time and endpoint).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_shares_fixture_is_the_demo_worlds_export() {
+    use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, Scenario};
+    let scenario = Scenario::parse(quotatop::commands::demo::DEMO_SCENARIO).unwrap();
+    let mut config = EmulatorConfig::from_scenario(scenario).unwrap();
+    config.clock = ClockMode::Manual;
+    let h = emulator::start(config).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
+    c.args([
+        "shares",
+        "export",
+        "--queue",
+        "ml-training",
+        "--endpoint-url",
+    ])
+    .arg(h.endpoint_url())
+    .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+    .env("AWS_SECRET_ACCESS_KEY", "secret")
+    .env("AWS_REGION", "us-east-1")
+    .env("AWS_MAX_ATTEMPTS", "1")
+    .env_remove("QUOTATOP_CONFIG")
+    .env("XDG_CONFIG_HOME", dir.path().join("config"))
+    .env("XDG_DATA_HOME", dir.path().join("data"))
+    .stdin(Stdio::null());
+    let o = run(c).await;
+    assert!(o.status.success(), "{}", text(&o));
+    let body = |t: &str| -> String {
+        t.lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with("name = \"ml-training"))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    let fixture = std::fs::read_to_string(DEMO_SHARES).unwrap();
+    assert_eq!(
+        body(&String::from_utf8_lossy(&o.stdout)),
+        body(&fixture),
+        "{DEMO_SHARES} is no longer the demo world's shares: write it again with `quotatop shares export`"
+    );
     h.shutdown().await.unwrap();
 }
 

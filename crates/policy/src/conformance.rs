@@ -452,8 +452,8 @@ pub fn conformance(
 }
 
 /// One breached check of one class, in words, for the console's "needs attention" panel:
-/// `incident: 2 job(s) waiting over their 15m00s promise, worst j-1 (train-a): still waiting
-/// after 20m00s`.
+/// `incident: 2 job(s) waiting over their 15m00s promise, worst train-a: still waiting after
+/// 20m00s` (the job by its name; with its id, `train-a (j-1)`, where two have that name).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BreachItem {
     pub class: String,
@@ -493,7 +493,7 @@ pub fn breach_items(c: &Conformance, policy: &Policy) -> Vec<BreachItem> {
                 CheckKind::Exceptions => format!("{n} priority change(s) against its rules"),
             };
             let worst = match (check.jobs.first(), check.other.first()) {
-                (Some(j), _) => format!(", worst {} ({}): {}", j.job_id, j.name, j.detail),
+                (Some(j), _) => format!(", worst {}: {}", worst_label(j, &check.jobs), j.detail),
                 (None, Some(o)) => format!(": {o}"),
                 (None, None) => String::new(),
             };
@@ -507,6 +507,22 @@ pub fn breach_items(c: &Conformance, policy: &Policy) -> Vec<BreachItem> {
         }
     }
     out
+}
+
+/// How an attention item names the worst job: by its name, which a person knows it by, with
+/// its id after it where another job of the same check has that name (its id alone where it has
+/// none).
+fn worst_label(worst: &JobBreach, jobs: &[JobBreach]) -> String {
+    let repeated = jobs
+        .iter()
+        .any(|j| j.job_id != worst.job_id && j.name == worst.name);
+    if worst.name.trim().is_empty() {
+        worst.job_id.clone()
+    } else if repeated {
+        format!("{} ({})", worst.name, worst.job_id)
+    } else {
+        worst.name.clone()
+    }
 }
 
 /// The conformance as a Markdown section (what `policy check` prints and `report` includes).

@@ -239,6 +239,48 @@ fn the_lost_gpu_hours_budget_is_judged_per_day() {
     );
 }
 
+/// The attention item names the worst job as people know it, by its name; where another job of
+/// the breach has the same name, its id follows, and a job without a name is its id.
+#[test]
+fn breach_items_name_the_worst_job_by_name_with_the_id_where_names_repeat() {
+    let p = four();
+    let text_with = |rename: &dyn Fn(&mut JobHistory)| {
+        let mut data = input();
+        data.jobs.iter_mut().for_each(rename);
+        let c = conformance(
+            &p,
+            &data,
+            &ScorecardOptions::default(),
+            &[],
+            &BTreeMap::new(),
+        );
+        breach_items(&c, &p)[0].text.clone()
+    };
+    assert_eq!(
+        text_with(&|_| {}),
+        "incident: 2 job(s) waiting over their 15m00s promise, worst i-waiting-name: still waiting after 1h00m"
+    );
+    // i-late, the other breach of the same check, takes the worst job's name.
+    let same_name = |j: &mut JobHistory| {
+        if j.job_id == "i-late" {
+            j.name = "i-waiting-name".into();
+        }
+    };
+    assert_eq!(
+        text_with(&same_name),
+        "incident: 2 job(s) waiting over their 15m00s promise, worst i-waiting-name (i-waiting): still waiting after 1h00m"
+    );
+    let no_name = |j: &mut JobHistory| {
+        if j.job_id == "i-waiting" {
+            j.name = String::new();
+        }
+    };
+    assert_eq!(
+        text_with(&no_name),
+        "incident: 2 job(s) waiting over their 15m00s promise, worst i-waiting: still waiting after 1h00m"
+    );
+}
+
 #[test]
 fn breach_items_name_each_breached_check_in_words() {
     let p = four();
@@ -254,10 +296,10 @@ fn breach_items_name_each_breached_check_in_words() {
     assert_eq!(
         texts,
         [
-            "incident: 2 job(s) waiting over their 15m00s promise, worst i-waiting (i-waiting-name): still waiting after 1h00m",
-            "delivery: 1 job(s) past their deadline, worst d-preempted (d-preempted-name): succeeded 2h00m after its deadline",
-            "delivery: 1 breach(es) of its interruption budget, worst d-preempted (d-preempted-name): preempted 2 time(s), budget 1",
-            "exploratory: 2 job(s) outside its shares or priority range, worst e-high (e-high-name): priority 5000 outside 0-999",
+            "incident: 2 job(s) waiting over their 15m00s promise, worst i-waiting-name: still waiting after 1h00m",
+            "delivery: 1 job(s) past their deadline, worst d-preempted-name: succeeded 2h00m after its deadline",
+            "delivery: 1 breach(es) of its interruption budget, worst d-preempted-name: preempted 2 time(s), budget 1",
+            "exploratory: 2 job(s) outside its shares or priority range, worst e-high-name: priority 5000 outside 0-999",
         ]
     );
     assert_eq!(items[0].job.as_deref(), Some("i-waiting"));
@@ -287,6 +329,6 @@ fn breach_items_name_each_breached_check_in_words() {
     );
     assert_eq!(
         breach_items(&c, &p)[0].text,
-        "incident: 1 job(s) waited over their 15m00s promise, worst i-late (i-late-name): waited 40m00s"
+        "incident: 1 job(s) waited over their 15m00s promise, worst i-late-name: waited 40m00s"
     );
 }

@@ -450,21 +450,31 @@ impl Screen for LogPane {
     }
 
     fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx) {
-        let block = screen::block(self.title(), None, &[], ctx.theme);
-        let lines = self
-            .lines
-            .iter()
-            .enumerate()
-            .map(|(i, (t, role))| {
-                let role = if Some(i) == self.hit {
-                    Role::Selected
-                } else {
-                    *role
-                };
-                Line::from(Span::styled(t.clone(), ctx.theme.style(role)))
-            })
-            .collect();
-        screen::draw_text(frame, area, block, lines, &self.scroll, ctx.theme);
+        let pane = screen::TextPane {
+            area,
+            block: screen::block(self.title(), None, &[], ctx.theme),
+            len: self.lines.len(),
+            scroll: &self.scroll,
+            theme: ctx.theme,
+        };
+        // Only the lines shown are built (up to 10,000 are kept), borrowing their text.
+        screen::draw_text_window(frame, pane, |shown| {
+            let first = shown.start;
+            self.lines
+                .get(shown)
+                .unwrap_or_default()
+                .iter()
+                .zip(first..)
+                .map(|((t, role), i)| {
+                    let role = if Some(i) == self.hit {
+                        Role::Selected
+                    } else {
+                        *role
+                    };
+                    Line::from(Span::styled(t.as_str(), ctx.theme.style(role)))
+                })
+                .collect()
+        });
     }
 
     fn list(&mut self) -> Option<&mut ListState> {
@@ -595,6 +605,33 @@ mod tests {
         assert_eq!(p.on_result(&answer(2, "other"), &ctx).len(), 1);
         assert!(p.text()[0].ends_with("#1 step 3"), "{:?}", p.text());
         assert!(p.title().contains("following"), "{}", p.title());
+    }
+
+    /// A frame builds only the lines the pane shows, not the up to 10,000 it keeps; and they
+    /// are the right ones: the top line, the search hit, the last line at the bottom.
+    #[test]
+    fn a_frame_builds_only_the_lines_shown() {
+        let mut p = pane(
+            (0..5_000)
+                .map(|i| (i * 1_000, format!("step {i}: loss")))
+                .collect(),
+        );
+        let before = screen::lines_built();
+        let screen = drawn(&p);
+        // 12 rows less the two borders.
+        assert_eq!(screen::lines_built() - before, 10, "{screen}");
+        assert!(screen.contains("step 0: loss"), "{screen}");
+        p.scroll.set_filter("step 2500:".into());
+        p.rebuild();
+        let before = screen::lines_built();
+        let screen = drawn(&p);
+        assert_eq!(screen::lines_built() - before, 10, "{screen}");
+        assert!(screen.contains("step 2500: loss"), "{screen}");
+        assert!(screen.contains("step 2498: loss"), "{screen}");
+        assert!(!screen.contains("step 2497: loss"), "{screen}");
+        p.scroll.selected = usize::MAX;
+        let screen = drawn(&p);
+        assert!(screen.contains("step 4999: loss"), "{screen}");
     }
 
     #[test]

@@ -21,7 +21,7 @@ use super::list::ListState;
 use super::registry::{Opens, ScreenCommand, ScreenEntry, ScreenKey, fresh};
 use super::screen::{self, Ctx, DrawCtx, Kind, Load, Open, Screen};
 use super::text::{clean, clock, date_time, duration, elide, hours};
-use super::theme::Role;
+use super::theme::{Role, Theme};
 use quotatop_analysis::{AttemptRow, PreemptionFacts};
 
 /// Its entry in the screen registry (the `screens!` list in `lib.rs`).
@@ -262,206 +262,12 @@ impl Screen for Preemptions {
         };
         let [top, bottom] =
             Layout::vertical([Constraint::Percentage(60), Constraint::Fill(1)]).areas(area);
-        // A fold from +0.0: an empty f64 sum is -0.0, which would print as "-0.0".
-        let total_gpu = v
-            .preemptions
-            .iter()
-            .filter_map(|f| f.gpu_hours_lost)
-            .fold(0.0, |a, b| a + b);
-        let looping = v.preemptions.iter().filter(|f| f.looping).count();
-        let over = v
-            .preemptions
-            .iter()
-            .filter(|f| f.over_budget.is_some())
-            .count();
-        let over = if over > 0 {
-            format!(" · {over} over budget")
-        } else {
-            String::new()
-        };
-        let source = if v.with_history {
-            "API + journal history"
-        } else {
-            "API window only"
-        };
-        // The whole held time of the preempted attempts (an upper bound of the work lost: the
-        // API shows no checkpoints), over every attempt the source holds. It is not the
-        // Scorecard's waste, which is the ledger's lost + restart overhead over its window.
-        // Shortened by dropping parts (the status bar names the queue), never mid-word.
-        let gpu = format!("{total_gpu:.1} GPU-h");
-        let loops = format!("{looping} looping{over}");
-        let key = q.key();
-        let queue = clean(&key);
-        let title = crate::text::first_fitting(
-            &[
-                format!(
-                    "Preemptions · {queue} · {source} · {loops} · {gpu} held by preempted attempts"
-                ),
-                format!("Preemptions · {queue} · {source} · {loops} · {gpu} held"),
-                format!("Preemptions · {queue} · {loops} · {gpu} held"),
-                format!("Preemptions · {loops} · {gpu} held"),
-                format!("Preemptions · {loops}"),
-                "Preemptions".to_string(),
-            ],
-            screen::title_room(area.width, Some(&self.list), COLUMNS),
-        );
-        let block = screen::block(title, Some(&self.list), COLUMNS, theme);
-        let widths = screen::layout(&top_columns(q, v), top.width);
-        let w = |i: usize| usize::from(widths[i]);
-        // The date with the time when there is room, else the time of day only.
-        let dated = w(7) >= 20;
-        let header = [
-            "NAME",
-            "SHARE",
-            "STATUS",
-            "PRE",
-            "FLAGS",
-            "INST-H",
-            "GPU-H",
-            if dated { "LAST PREEMPTED" } else { "LAST" },
-        ];
-        screen::draw_table(
-            frame,
-            top,
-            screen::TableView {
-                block,
-                header: &screen::sorted_header(&header, &self.list, SORTED),
-                widths: &widths,
-                list: &self.list,
-                focused: !self.on_attempts,
-            },
-            theme,
-            |r| {
-                let Some(f) = v.preemptions.get(r) else {
-                    return Vec::new();
-                };
-                let mut flag_spans = Vec::new();
-                for (text, role) in flags(f) {
-                    if !flag_spans.is_empty() {
-                        flag_spans.push(Span::raw(" "));
-                    }
-                    flag_spans.push(Span::styled(text, theme.style(role)));
-                }
-                if let Some(left) = f.retries_left {
-                    flag_spans.push(Span::styled(
-                        format!("{left} left"),
-                        theme.style(Role::Muted),
-                    ));
-                }
-                let partial = if f.loss_is_partial || f.starts_unknown > 0 {
-                    "+"
-                } else {
-                    ""
-                };
-                vec![
-                    Cell::from(elide(&clean(&f.name), w(0))),
-                    Cell::from(elide(&clean(&f.share), w(1))),
-                    Cell::from(Span::styled(
-                        f.status.as_str(),
-                        status_style(f.status, theme),
-                    )),
-                    Cell::from(Span::styled(
-                        f.count.to_string(),
-                        theme.style(Role::Preempted),
-                    )),
-                    Cell::from(Line::from(flag_spans)),
-                    Cell::from(format!("{:.1}{partial}", f.instance_hours_lost)),
-                    Cell::from(format!("{}{partial}", hours(f.gpu_hours_lost))),
-                    Cell::from(if dated {
-                        date_time(f.recent.first().map(|a| a.stopped_at))
-                    } else {
-                        clock(f.recent.first().map(|a| a.stopped_at))
-                    }),
-                ]
-            },
-        );
-
+        let title = self.jobs_title(q, v, area.width);
+        self.draw_jobs(frame, top, title, (q, v), theme);
         let selected = self.list.selected_row().and_then(|r| v.preemptions.get(r));
         let attempts =
             selected.map_or_else(Vec::new, |f| preempted_attempts(ctx.data, &q.key(), f));
-        // The pane's own list (scrolled with Tab then Up/Down); rows match the selected job's
-        // attempts after every move and refresh, and are clamped here in case they do not.
-        let fresh;
-        let detail: &ListState = if self.attempts.rows.len() == attempts.len() {
-            &self.attempts
-        } else {
-            let mut d = ListState::default();
-            d.set_rows((0..attempts.len()).collect(), |_| false);
-            fresh = d;
-            &fresh
-        };
-        let what = if v.with_history {
-            "Preempted attempts"
-        } else {
-            "Recent preempted attempts"
-        };
-        let title = match selected {
-            Some(f) => {
-                let shown = if attempts.len() < f.count as usize {
-                    format!("{} shown of {}", attempts.len(), f.count)
-                } else {
-                    attempts.len().to_string()
-                };
-                // The name elided to leave room for the count, which is never dropped.
-                let room = usize::from(bottom.width).saturating_sub(4);
-                let rest = format!(" · {shown} (newest first)");
-                let name_room = room
-                    .saturating_sub(what.chars().count() + 3 + rest.chars().count())
-                    .max(8);
-                crate::text::first_fitting(
-                    &[
-                        format!("{what} · {}{rest}", elide(&clean(&f.name), name_room)),
-                        format!("{} · {shown}", elide(&clean(&f.name), name_room)),
-                    ],
-                    room,
-                )
-            }
-            None => what.to_string(),
-        };
-        let block = screen::block(title, None, &[], theme);
-        let header = ["STARTED", "STOPPED", "RAN", "REASON"].map(String::from);
-        let widths = screen::layout(
-            &[
-                screen::Col::fixed(20, 0),
-                screen::Col::fixed(20, 0),
-                screen::Col::fixed(7, 0),
-                screen::Col::graphic(10, 1, 1),
-            ],
-            bottom.width,
-        );
-        screen::draw_table(
-            frame,
-            bottom,
-            screen::TableView {
-                block,
-                header: &header,
-                widths: &widths,
-                list: detail,
-                focused: self.on_attempts,
-            },
-            theme,
-            |r| {
-                let Some(a) = attempts.get(r) else {
-                    return Vec::new();
-                };
-                let (start, ran) = if a.start_unknown() {
-                    ("start unknown".to_string(), "unknown".to_string())
-                } else {
-                    (date_time(a.started_at), duration(a.ran()))
-                };
-                vec![
-                    Cell::from(start),
-                    Cell::from(date_time(a.stopped_at)),
-                    Cell::from(ran),
-                    Cell::from(Span::styled(
-                        a.reason
-                            .as_deref()
-                            .map_or_else(|| NO_REASON.to_string(), |r| clean(r).into_owned()),
-                        theme.style(Role::Muted),
-                    )),
-                ]
-            },
-        );
+        self.draw_attempts(frame, bottom, selected, &attempts, v.with_history, theme);
     }
 
     fn list(&mut self) -> Option<&mut ListState> {
@@ -488,6 +294,262 @@ impl Screen for Preemptions {
             id: f.job_id.clone(),
         })
     }
+}
+
+/// The steps of [`Preemptions`]'s `draw`: the jobs table and its title, then the
+/// selected job's preempted attempts.
+impl Preemptions {
+    /// The jobs table's title: the queue, where the figures come from, the looping jobs and
+    /// the GPU-hours held by preempted attempts, shortened by dropping parts (the status bar
+    /// names the queue), never mid-word.
+    fn jobs_title(
+        &self,
+        q: &quotatop_model::QueueSnapshot,
+        v: &crate::data::QueueView,
+        width: u16,
+    ) -> String {
+        // A fold from +0.0: an empty f64 sum is -0.0, which would print as "-0.0".
+        let total_gpu = v
+            .preemptions
+            .iter()
+            .filter_map(|f| f.gpu_hours_lost)
+            .fold(0.0, |a, b| a + b);
+        let looping = v.preemptions.iter().filter(|f| f.looping).count();
+        let over = v
+            .preemptions
+            .iter()
+            .filter(|f| f.over_budget.is_some())
+            .count();
+        let over = if over > 0 {
+            format!(" · {over} over budget")
+        } else {
+            String::new()
+        };
+        let source = if v.with_history {
+            "API + journal history"
+        } else {
+            "API window only"
+        };
+        // The whole held time of the preempted attempts (an upper bound of the work lost: the
+        // API shows no checkpoints), over every attempt the source holds. It is not the
+        // Scorecard's waste, which is the ledger's lost + restart overhead over its window.
+        let gpu = format!("{total_gpu:.1} GPU-h");
+        let loops = format!("{looping} looping{over}");
+        let key = q.key();
+        let queue = clean(&key);
+        crate::text::first_fitting(
+            &[
+                format!(
+                    "Preemptions · {queue} · {source} · {loops} · {gpu} held by preempted attempts"
+                ),
+                format!("Preemptions · {queue} · {source} · {loops} · {gpu} held"),
+                format!("Preemptions · {queue} · {loops} · {gpu} held"),
+                format!("Preemptions · {loops} · {gpu} held"),
+                format!("Preemptions · {loops}"),
+                "Preemptions".to_string(),
+            ],
+            screen::title_room(width, Some(&self.list), COLUMNS),
+        )
+    }
+
+    /// The preempted jobs, sorted as the list is.
+    fn draw_jobs(
+        &self,
+        frame: &mut Frame,
+        top: Rect,
+        title: String,
+        (q, v): (&quotatop_model::QueueSnapshot, &crate::data::QueueView),
+        theme: &Theme,
+    ) {
+        let block = screen::block(title, Some(&self.list), COLUMNS, theme);
+        let widths = screen::layout(&top_columns(q, v), top.width);
+        let w: Vec<usize> = widths.iter().map(|&x| usize::from(x)).collect();
+        // The date with the time when there is room, else the time of day only.
+        let dated = w.get(7).is_some_and(|&d| d >= 20);
+        let header = [
+            "NAME",
+            "SHARE",
+            "STATUS",
+            "PRE",
+            "FLAGS",
+            "INST-H",
+            "GPU-H",
+            if dated { "LAST PREEMPTED" } else { "LAST" },
+        ];
+        screen::draw_table(
+            frame,
+            top,
+            screen::TableView {
+                block,
+                header: &screen::sorted_header(&header, &self.list, SORTED),
+                widths: &widths,
+                list: &self.list,
+                focused: !self.on_attempts,
+            },
+            theme,
+            |r| {
+                v.preemptions
+                    .get(r)
+                    .map_or_else(Vec::new, |f| job_row(f, &w, dated, theme))
+            },
+        );
+    }
+
+    /// The selected job's preempted attempts, newest first, in the pane's own list (scrolled
+    /// with Tab then Up/Down).
+    fn draw_attempts(
+        &self,
+        frame: &mut Frame,
+        bottom: Rect,
+        selected: Option<&PreemptionFacts>,
+        attempts: &[AttemptRow],
+        with_history: bool,
+        theme: &Theme,
+    ) {
+        // Rows match the selected job's attempts after every move and refresh, and are
+        // clamped here in case they do not.
+        let fresh;
+        let detail: &ListState = if self.attempts.rows.len() == attempts.len() {
+            &self.attempts
+        } else {
+            let mut d = ListState::default();
+            d.set_rows((0..attempts.len()).collect(), |_| false);
+            fresh = d;
+            &fresh
+        };
+        let block = screen::block(
+            attempts_title(selected, attempts.len(), with_history, bottom.width),
+            None,
+            &[],
+            theme,
+        );
+        let header = ["STARTED", "STOPPED", "RAN", "REASON"].map(String::from);
+        let widths = screen::layout(
+            &[
+                screen::Col::fixed(20, 0),
+                screen::Col::fixed(20, 0),
+                screen::Col::fixed(7, 0),
+                screen::Col::graphic(10, 1, 1),
+            ],
+            bottom.width,
+        );
+        screen::draw_table(
+            frame,
+            bottom,
+            screen::TableView {
+                block,
+                header: &header,
+                widths: &widths,
+                list: detail,
+                focused: self.on_attempts,
+            },
+            theme,
+            |r| {
+                attempts
+                    .get(r)
+                    .map_or_else(Vec::new, |a| attempt_row(a, theme))
+            },
+        );
+    }
+}
+
+/// A preempted job's row: name and share elided to their columns' widths `w`, its flags and
+/// retries left, the hours held (`+`: a lower bound) and when it was last preempted.
+fn job_row(f: &PreemptionFacts, w: &[usize], dated: bool, theme: &Theme) -> Vec<Cell<'static>> {
+    let w = |i: usize| w.get(i).copied().unwrap_or(0);
+    let mut flag_spans = Vec::new();
+    for (text, role) in flags(f) {
+        if !flag_spans.is_empty() {
+            flag_spans.push(Span::raw(" "));
+        }
+        flag_spans.push(Span::styled(text, theme.style(role)));
+    }
+    if let Some(left) = f.retries_left {
+        flag_spans.push(Span::styled(
+            format!("{left} left"),
+            theme.style(Role::Muted),
+        ));
+    }
+    let partial = if f.loss_is_partial || f.starts_unknown > 0 {
+        "+"
+    } else {
+        ""
+    };
+    vec![
+        Cell::from(elide(&clean(&f.name), w(0))),
+        Cell::from(elide(&clean(&f.share), w(1))),
+        Cell::from(Span::styled(
+            f.status.as_str(),
+            status_style(f.status, theme),
+        )),
+        Cell::from(Span::styled(
+            f.count.to_string(),
+            theme.style(Role::Preempted),
+        )),
+        Cell::from(Line::from(flag_spans)),
+        Cell::from(format!("{:.1}{partial}", f.instance_hours_lost)),
+        Cell::from(format!("{}{partial}", hours(f.gpu_hours_lost))),
+        Cell::from(if dated {
+            date_time(f.recent.first().map(|a| a.stopped_at))
+        } else {
+            clock(f.recent.first().map(|a| a.stopped_at))
+        }),
+    ]
+}
+
+/// The attempts pane's title: the selected job's name elided to leave room for the count,
+/// which is never dropped.
+fn attempts_title(
+    selected: Option<&PreemptionFacts>,
+    shown_len: usize,
+    with_history: bool,
+    width: u16,
+) -> String {
+    let what = if with_history {
+        "Preempted attempts"
+    } else {
+        "Recent preempted attempts"
+    };
+    let Some(f) = selected else {
+        return what.to_string();
+    };
+    let shown = if shown_len < f.count as usize {
+        format!("{shown_len} shown of {}", f.count)
+    } else {
+        shown_len.to_string()
+    };
+    let room = usize::from(width).saturating_sub(4);
+    let rest = format!(" · {shown} (newest first)");
+    let name_room = room
+        .saturating_sub(what.chars().count() + 3 + rest.chars().count())
+        .max(8);
+    crate::text::first_fitting(
+        &[
+            format!("{what} · {}{rest}", elide(&clean(&f.name), name_room)),
+            format!("{} · {shown}", elide(&clean(&f.name), name_room)),
+        ],
+        room,
+    )
+}
+
+/// A preempted attempt's row: started, stopped, how long it ran, and why it stopped.
+fn attempt_row(a: &AttemptRow, theme: &Theme) -> Vec<Cell<'static>> {
+    let (start, ran) = if a.start_unknown() {
+        ("start unknown".to_string(), "unknown".to_string())
+    } else {
+        (date_time(a.started_at), duration(a.ran()))
+    };
+    vec![
+        Cell::from(start),
+        Cell::from(date_time(a.stopped_at)),
+        Cell::from(ran),
+        Cell::from(Span::styled(
+            a.reason
+                .as_deref()
+                .map_or_else(|| NO_REASON.to_string(), |r| clean(r).into_owned()),
+            theme.style(Role::Muted),
+        )),
+    ]
 }
 
 /// The columns of the jobs table for [`screen::layout`]: names whole when they can be (at

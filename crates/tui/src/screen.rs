@@ -476,21 +476,52 @@ pub fn draw_text(
     frame: &mut Frame,
     area: Rect,
     block: Block,
-    lines: Vec<Line>,
+    mut lines: Vec<Line>,
     scroll: &ListState,
     theme: &Theme,
 ) {
-    let height = block.inner(area).height as usize;
     let len = lines.len();
-    scroll.visible(height);
-    let top = scroll.pane_top(height);
-    frame.render_widget(
-        Paragraph::new(lines)
-            .block(block)
-            .scroll((top.min(u16::MAX as usize) as u16, 0)),
+    let pane = TextPane {
         area,
-    );
-    scrollbar(frame, area, len, top, height, theme);
+        block,
+        len,
+        scroll,
+        theme,
+    };
+    draw_text_window(frame, pane, |shown| lines.drain(shown).collect());
+}
+
+/// A text pane of `len` lines, for [`draw_text_window`].
+pub struct TextPane<'b, 's> {
+    pub area: Rect,
+    pub block: Block<'b>,
+    pub len: usize,
+    pub scroll: &'s ListState,
+    pub theme: &'s Theme,
+}
+
+/// [`draw_text`] for a long text: `shown` builds only the lines in the range the pane shows
+/// (the lines are not wrapped, so line `i` is row `i - top`), not every line each frame.
+pub fn draw_text_window<'a>(
+    frame: &mut Frame,
+    pane: TextPane,
+    shown: impl FnOnce(std::ops::Range<usize>) -> Vec<Line<'a>>,
+) {
+    let height = pane.block.inner(pane.area).height as usize;
+    pane.scroll.visible(height);
+    let top = pane.scroll.pane_top(height).min(pane.len);
+    let lines = shown(top..pane.len.min(top.saturating_add(height)));
+    #[cfg(test)]
+    count(Counted::LinesBuilt, lines.len());
+    frame.render_widget(Paragraph::new(lines).block(pane.block), pane.area);
+    scrollbar(frame, pane.area, pane.len, top, height, pane.theme);
+}
+
+/// How many lines text panes built on this thread (tests check a long pane builds only what
+/// it shows).
+#[cfg(test)]
+pub fn lines_built() -> usize {
+    counted(Counted::LinesBuilt)
 }
 
 /// The table header with ▲ (ascending) or ▼ (descending) after the sorted column's name.
@@ -509,16 +540,37 @@ pub fn sorted_header(header: &[&str], list: &ListState, columns: &[(usize, bool)
     out
 }
 
+/// What tests count of the drawing on this thread.
+#[cfg(test)]
+#[derive(Clone, Copy)]
+enum Counted {
+    /// Walks over every row of a table ([`longest_name_and_reason`]).
+    Walks,
+    /// Lines a text pane built.
+    LinesBuilt,
+}
+
 #[cfg(test)]
 thread_local! {
-    static WALKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    static COUNTS: [std::cell::Cell<usize>; 2] =
+        const { [std::cell::Cell::new(0), std::cell::Cell::new(0)] };
+}
+
+#[cfg(test)]
+fn count(what: Counted, n: usize) {
+    COUNTS.with(|c| c[what as usize].set(c[what as usize].get() + n));
+}
+
+#[cfg(test)]
+fn counted(what: Counted) -> usize {
+    COUNTS.with(|c| c[what as usize].get())
 }
 
 /// How many times [`longest_name_and_reason`] ran on this thread (tests count the walks over
 /// every row a frame would make).
 #[cfg(test)]
 pub fn walks() -> usize {
-    WALKS.with(std::cell::Cell::get)
+    counted(Counted::Walks)
 }
 
 /// The longest cleaned name and reason (in characters) of a table's rows, for
@@ -528,7 +580,7 @@ pub fn longest_name_and_reason<'a>(
     rows: impl Iterator<Item = (&'a str, Option<&'a str>)>,
 ) -> (usize, usize) {
     #[cfg(test)]
-    WALKS.with(|w| w.set(w.get() + 1));
+    count(Counted::Walks, 1);
     rows.fold((0, 0), |(name, reason), (n, r)| {
         (
             name.max(super::text::clean(n).chars().count()),

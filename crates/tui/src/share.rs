@@ -20,7 +20,7 @@ use super::overview::{badge_spans, strategy_label};
 use super::registry::{Opens, ScreenEntry};
 use super::screen::{Col, self, Ctx, DrawCtx, Kind, Load, Open, Screen};
 use super::text::{clean, duration, elide};
-use super::theme::Role;
+use super::theme::{Role, Theme};
 use quotatop_analysis::{self as analysis, ShareUsage};
 
 /// Its entry in the screen registry (the `screens!` list in `lib.rs`).
@@ -119,6 +119,58 @@ fn partners(
     }
 }
 
+/// A gauge line of one instance type: `type ████░░ used/limit own N borrowed N lent N idle N`.
+fn usage_line(u: &ShareUsage, bar_w: usize, theme: &Theme) -> Line<'static> {
+    let muted = theme.style(Role::Muted);
+    let mut spans = vec![Span::raw(format!(
+        "{:<13}",
+        screen::short_type(&u.instance_type)
+    ))];
+    spans.extend(gauge::usage_bar(u, bar_w, 0, theme).spans);
+    spans.push(Span::raw(format!(" {:>3}/{:<3}", u.used, u.limit)));
+    spans.push(Span::styled(" own ", muted));
+    spans.push(Span::styled(u.own_used.to_string(), theme.style(Role::Own)));
+    spans.push(Span::styled(" borrowed ", muted));
+    spans.push(Span::styled(
+        u.borrowed.to_string(),
+        theme.style(Role::Borrowed),
+    ));
+    spans.push(Span::styled(" lent ", muted));
+    spans.push(Span::styled(u.lent.to_string(), theme.style(Role::Lent)));
+    spans.push(Span::styled(" idle ", muted));
+    spans.push(Span::styled(u.idle.to_string(), theme.style(Role::Idle)));
+    Line::from(spans)
+}
+
+/// `borrows from … · lends to …`: whole share names when the line has room for them, else
+/// elided in the middle.
+fn partners_line(usage: &[&ShareUsage], line_room: usize, theme: &Theme) -> Line<'static> {
+    let muted = theme.style(Role::Muted);
+    let (borrows, lends) = [usize::MAX, 24, 16, 10]
+        .into_iter()
+        .map(|w| {
+            (
+                partners(usage, |u| &u.borrowed_from, w),
+                partners(usage, |u| &u.lent_to, w),
+            )
+        })
+        .find(|(b, l)| {
+            "borrows from  · lends to ".len() + b.chars().count() + l.chars().count() <= line_room
+        })
+        .unwrap_or_else(|| {
+            (
+                partners(usage, |u| &u.borrowed_from, 10),
+                partners(usage, |u| &u.lent_to, 10),
+            )
+        });
+    Line::from(vec![
+        Span::styled("borrows from ", muted),
+        Span::styled(borrows, theme.style(Role::Borrowed)),
+        Span::styled(" · lends to ", muted),
+        Span::styled(lends, theme.style(Role::Lent)),
+    ])
+}
+
 /// The last audited change as one line: `2026-11-30 23:53 user@host UpdateQuotaShare
 /// borrowLimit: 200% -> 100% · succeeded · CHG-1042`; `none audited` when there is none.
 pub fn last_change_text(c: Option<&LastShareChange>) -> String {
@@ -134,6 +186,265 @@ pub fn last_change_text(c: Option<&LastShareChange>) -> String {
         out.push_str(&format!(" · {r}"));
     }
     clean(&out).into_owned()
+}
+
+/// The steps of [`ShareScreen`]'s `draw`: the head pane's lines, the head, the running jobs and
+/// the queue.
+impl ShareScreen {
+    /// The head pane's lines under the badges: the share's settings, a gauge per instance
+    /// type, whom it borrows from and lends to, and its last audited change.
+    fn head_lines(
+        &self,
+        q: &quotatop_model::QueueSnapshot,
+        v: &crate::data::QueueView,
+        usage: &[&ShareUsage],
+        width: u16,
+        theme: &Theme,
+    ) -> Vec<Line<'static>> {
+        let mut lines = vec![self.settings_line(q, v, theme)];
+        let bar_w = (width as usize)
+            .saturating_sub(2)
+            .saturating_sub(52)
+            .clamp(8, 30);
+        lines.extend(usage.iter().map(|u| usage_line(u, bar_w, theme)));
+        // Whole share names when the line has room for them, else elided in the middle.
+        let line_room = usize::from(width).saturating_sub(2);
+        lines.push(partners_line(usage, line_room, theme));
+        lines.extend(self.last_change_lines(line_room, theme));
+        lines
+    }
+
+    /// `strategy … · in-share preemption … · state · runnable N · preemptions N`.
+    fn settings_line(
+        &self,
+        q: &quotatop_model::QueueSnapshot,
+        v: &crate::data::QueueView,
+        theme: &Theme,
+    ) -> Line<'static> {
+        let muted = theme.style(Role::Muted);
+        let Some(s) = q.shares.iter().find(|s| s.name == self.share) else {
+            return Line::from(Span::styled(
+                "share not in the queue's configuration",
+                theme.style(Role::Warning),
+            ));
+        };
+        let pre = v.share_preemptions.get(&s.name);
+        let mut first = vec![
+            Span::styled("strategy ", muted),
+            Span::raw(strategy_label(s)),
+            Span::styled(" · in-share preemption ", muted),
+            Span::raw(if s.in_share_preemption.enabled() {
+                "on"
+            } else {
+                "off"
+            }),
+            Span::styled(" · ", muted),
+            Span::raw(s.state.as_str()),
+            Span::styled(" · runnable ", muted),
+            Span::raw(v.runnable.get(&s.name).copied().unwrap_or(0).to_string()),
+            Span::styled(" · preemptions ", muted),
+            Span::styled(
+                pre.map_or(0, |p| p.preemptions).to_string(),
+                theme.style(Role::Preempted),
+            ),
+        ];
+        if let Some(p) = pre.filter(|p| p.looping > 0) {
+            first.push(Span::styled(
+                format!(" ({} looping)", p.looping),
+                theme.style(Role::Looping),
+            ));
+        }
+        Line::from(first)
+    }
+
+    /// `last change …` (when loaded) and, when there is one, its `why` on a line of its own:
+    /// at 80 columns it no longer falls off the end of the change.
+    fn last_change_lines(&self, line_room: usize, theme: &Theme) -> Vec<Line<'static>> {
+        let muted = theme.style(Role::Muted);
+        let Some(last) = &self.last_change else {
+            return Vec::new();
+        };
+        let label = "last change ";
+        let mut lines = vec![Line::from(vec![
+            Span::styled(label, muted),
+            Span::raw(elide(
+                &last_change_text(last.as_ref()),
+                line_room.saturating_sub(label.len()),
+            )),
+        ])];
+        if let Some(c) = last {
+            let label = "  why       ";
+            lines.push(Line::from(vec![
+                Span::styled(label, muted),
+                Span::raw(elide(
+                    &clean(&c.justification),
+                    line_room.saturating_sub(label.len()),
+                )),
+            ]));
+        }
+        lines
+    }
+
+    /// The head pane: `lines` under the share's name (elided in the middle when long; the
+    /// queue's `queue_key` dropped before that).
+    fn draw_head(
+        &self,
+        frame: &mut Frame,
+        head: Rect,
+        lines: Vec<Line>,
+        queue_key: &str,
+        theme: &Theme,
+    ) {
+        let room = usize::from(head.width).saturating_sub(4);
+        let name = clean(&self.share);
+        let title = Line::from(Span::styled(
+            format!(
+                " {} ",
+                crate::text::first_fitting(
+                    &[
+                        format!("Share {name} · {}", clean(queue_key)),
+                        format!("Share {}", elide(&name, room.saturating_sub(6))),
+                    ],
+                    room,
+                )
+            ),
+            theme.style(Role::Title),
+        ));
+        frame.render_widget(
+            Paragraph::new(lines).block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .border_style(theme.style(Role::Border))
+                    .title(title),
+            ),
+            head,
+        );
+    }
+
+    /// The share's running jobs.
+    fn draw_running(
+        &self,
+        frame: &mut Frame,
+        running_area: Rect,
+        q: &quotatop_model::QueueSnapshot,
+        theme: &Theme,
+    ) {
+        let now = analysis::now_of(q);
+        let running_block = screen::block("Running".into(), Some(&self.running), &[], theme);
+        let header = ["NAME", "STATUS", "PRI", "TYPE×N", "RUNNING", "PRE"].map(String::from);
+        // Running jobs are bounded by the share's capacity: measured here, per frame.
+        let longest = self
+            .running
+            .rows
+            .iter()
+            .filter_map(|&r| q.jobs.get(r))
+            .map(|t| clean(&t.job.name).chars().count())
+            .max()
+            .unwrap_or(0);
+        let widths = screen::layout(&running_columns(longest), running_area.width);
+        let name_w = usize::from(widths[0]);
+        screen::draw_table(
+            frame,
+            running_area,
+            screen::TableView {
+                block: running_block,
+                header: &header,
+                widths: &widths,
+                list: &self.running,
+                focused: self.focus == Pane::Running,
+            },
+            theme,
+            |r| {
+                let Some(t) = q.jobs.get(r) else {
+                    return Vec::new();
+                };
+                let j = &t.job;
+                vec![
+                    Cell::from(elide(&clean(&j.name), name_w)),
+                    Cell::from(Span::styled(
+                        j.status.as_str(),
+                        status_style(j.status, theme),
+                    )),
+                    Cell::from(j.priority.to_string()),
+                    Cell::from(format!(
+                        "{}×{}",
+                        screen::short_type(&j.instance_type),
+                        j.instance_count
+                    )),
+                    Cell::from(screen::since(now, j.started_at.or(j.scheduled_at))),
+                    Cell::from(Span::styled(
+                        match j.preemption_count() {
+                            0 => String::new(),
+                            n => n.to_string(),
+                        },
+                        theme.style(Role::Preempted),
+                    )),
+                ]
+            },
+        );
+    }
+
+    /// The share's queued jobs in dispatch order.
+    fn draw_queued(
+        &self,
+        frame: &mut Frame,
+        queued_area: Rect,
+        v: &crate::data::QueueView,
+        theme: &Theme,
+    ) {
+        let muted = theme.style(Role::Muted);
+        let queued_block = screen::block(
+            "Queue (dispatch order)".into(),
+            Some(&self.queued),
+            &[],
+            theme,
+        );
+        let header =
+            ["POS", "#", "NAME", "PRI", "TYPE×N", "WAITING", "REASON"].map(String::from);
+        let widths = screen::layout(&queued_columns(self.queued_longest), queued_area.width);
+        let queued_name_w = usize::from(widths[2]);
+        screen::draw_table(
+            frame,
+            queued_area,
+            screen::TableView {
+                block: queued_block,
+                header: &header,
+                widths: &widths,
+                list: &self.queued,
+                focused: self.focus == Pane::Queued,
+            },
+            theme,
+            |r| {
+                let Some(j) = v.dispatch.get(r) else {
+                    return Vec::new();
+                };
+                let reason_style = if j.misconfigured {
+                    theme.style(Role::Critical)
+                } else {
+                    muted
+                };
+                vec![
+                    Cell::from(j.queue_position.to_string()),
+                    Cell::from(j.share_position.to_string()),
+                    Cell::from(elide(&clean(&j.name), queued_name_w)),
+                    Cell::from(
+                        j.priority
+                            .map_or_else(|| "…".to_string(), |p| p.to_string()),
+                    ),
+                    Cell::from(format!(
+                        "{}×{}",
+                        screen::short_type(&j.instance_type),
+                        j.instance_count
+                    )),
+                    Cell::from(duration(j.waiting_ms)),
+                    Cell::from(Span::styled(
+                        clean(j.reason.as_deref().unwrap_or("")).into_owned(),
+                        reason_style,
+                    )),
+                ]
+            },
+        );
+    }
 }
 
 impl Screen for ShareScreen {
@@ -237,10 +548,7 @@ impl Screen for ShareScreen {
             );
             return;
         };
-        let share = q.shares.iter().find(|s| s.name == self.share);
         let usage: Vec<&ShareUsage> = v.usage.iter().filter(|u| u.share == self.share).collect();
-        let now = analysis::now_of(q);
-
         let badges = badge_spans(
             v.badges.get(&self.share),
             area.width.saturating_sub(2) as usize,
@@ -262,248 +570,14 @@ impl Screen for ShareScreen {
             Constraint::Fill(1),
         ])
         .areas(area);
-
         let mut lines = Vec::new();
-        let muted = theme.style(Role::Muted);
         if !badges.is_empty() {
             lines.push(Line::from(badges));
         }
-        match share {
-            Some(s) => {
-                let pre = v.share_preemptions.get(&s.name);
-                let mut first = vec![
-                    Span::styled("strategy ", muted),
-                    Span::raw(strategy_label(s)),
-                    Span::styled(" · in-share preemption ", muted),
-                    Span::raw(if s.in_share_preemption.enabled() {
-                        "on"
-                    } else {
-                        "off"
-                    }),
-                    Span::styled(" · ", muted),
-                    Span::raw(s.state.as_str()),
-                    Span::styled(" · runnable ", muted),
-                    Span::raw(v.runnable.get(&s.name).copied().unwrap_or(0).to_string()),
-                    Span::styled(" · preemptions ", muted),
-                    Span::styled(
-                        pre.map_or(0, |p| p.preemptions).to_string(),
-                        theme.style(Role::Preempted),
-                    ),
-                ];
-                if let Some(p) = pre.filter(|p| p.looping > 0) {
-                    first.push(Span::styled(
-                        format!(" ({} looping)", p.looping),
-                        theme.style(Role::Looping),
-                    ));
-                }
-                lines.push(Line::from(first));
-            }
-            None => lines.push(Line::from(Span::styled(
-                "share not in the queue's configuration",
-                theme.style(Role::Warning),
-            ))),
-        }
-        let bar_w = (head.width as usize)
-            .saturating_sub(2)
-            .saturating_sub(52)
-            .clamp(8, 30);
-        for u in &usage {
-            let mut spans = vec![Span::raw(format!(
-                "{:<13}",
-                screen::short_type(&u.instance_type)
-            ))];
-            spans.extend(gauge::usage_bar(u, bar_w, 0, theme).spans);
-            spans.push(Span::raw(format!(" {:>3}/{:<3}", u.used, u.limit)));
-            spans.push(Span::styled(" own ", muted));
-            spans.push(Span::styled(u.own_used.to_string(), theme.style(Role::Own)));
-            spans.push(Span::styled(" borrowed ", muted));
-            spans.push(Span::styled(
-                u.borrowed.to_string(),
-                theme.style(Role::Borrowed),
-            ));
-            spans.push(Span::styled(" lent ", muted));
-            spans.push(Span::styled(u.lent.to_string(), theme.style(Role::Lent)));
-            spans.push(Span::styled(" idle ", muted));
-            spans.push(Span::styled(u.idle.to_string(), theme.style(Role::Idle)));
-            lines.push(Line::from(spans));
-        }
-        // Whole share names when the line has room for them, else elided in the middle.
-        let line_room = usize::from(head.width).saturating_sub(2);
-        let (borrows, lends) = [usize::MAX, 24, 16, 10]
-            .into_iter()
-            .map(|w| {
-                (
-                    partners(&usage, |u| &u.borrowed_from, w),
-                    partners(&usage, |u| &u.lent_to, w),
-                )
-            })
-            .find(|(b, l)| {
-                "borrows from  · lends to ".len() + b.chars().count() + l.chars().count()
-                    <= line_room
-            })
-            .unwrap_or_else(|| {
-                (
-                    partners(&usage, |u| &u.borrowed_from, 10),
-                    partners(&usage, |u| &u.lent_to, 10),
-                )
-            });
-        lines.push(Line::from(vec![
-            Span::styled("borrows from ", muted),
-            Span::styled(borrows, theme.style(Role::Borrowed)),
-            Span::styled(" · lends to ", muted),
-            Span::styled(lends, theme.style(Role::Lent)),
-        ]));
-        if let Some(last) = &self.last_change {
-            let label = "last change ";
-            lines.push(Line::from(vec![
-                Span::styled(label, muted),
-                Span::raw(elide(
-                    &last_change_text(last.as_ref()),
-                    line_room.saturating_sub(label.len()),
-                )),
-            ]));
-            // Why, on its own line: at 80 columns it no longer falls off the end of the change.
-            if let Some(c) = last {
-                let label = "  why       ";
-                lines.push(Line::from(vec![
-                    Span::styled(label, muted),
-                    Span::raw(elide(
-                        &clean(&c.justification),
-                        line_room.saturating_sub(label.len()),
-                    )),
-                ]));
-            }
-        }
-        // The share's name elided in the middle when long; the queue's dropped before that.
-        let room = usize::from(head.width).saturating_sub(4);
-        let name = clean(&self.share);
-        let title = Line::from(Span::styled(
-            format!(
-                " {} ",
-                crate::text::first_fitting(
-                    &[
-                        format!("Share {name} · {}", clean(&q.key())),
-                        format!("Share {}", elide(&name, room.saturating_sub(6))),
-                    ],
-                    room,
-                )
-            ),
-            theme.style(Role::Title),
-        ));
-        frame.render_widget(
-            Paragraph::new(lines).block(
-                Block::default()
-                    .borders(Borders::ALL)
-                    .border_style(theme.style(Role::Border))
-                    .title(title),
-            ),
-            head,
-        );
-
-        let running_block = screen::block("Running".into(), Some(&self.running), &[], theme);
-        let header = ["NAME", "STATUS", "PRI", "TYPE×N", "RUNNING", "PRE"].map(String::from);
-        // Running jobs are bounded by the share's capacity: measured here, per frame.
-        let longest = self
-            .running
-            .rows
-            .iter()
-            .filter_map(|&r| q.jobs.get(r))
-            .map(|t| clean(&t.job.name).chars().count())
-            .max()
-            .unwrap_or(0);
-        let widths = screen::layout(&running_columns(longest), running_area.width);
-        let name_w = usize::from(widths[0]);
-        screen::draw_table(
-            frame,
-            running_area,
-            screen::TableView {
-                block: running_block,
-                header: &header,
-                widths: &widths,
-                list: &self.running,
-                focused: self.focus == Pane::Running,
-            },
-            theme,
-            |r| {
-                let Some(t) = q.jobs.get(r) else {
-                    return Vec::new();
-                };
-                let j = &t.job;
-                vec![
-                    Cell::from(elide(&clean(&j.name), name_w)),
-                    Cell::from(Span::styled(
-                        j.status.as_str(),
-                        status_style(j.status, theme),
-                    )),
-                    Cell::from(j.priority.to_string()),
-                    Cell::from(format!(
-                        "{}×{}",
-                        screen::short_type(&j.instance_type),
-                        j.instance_count
-                    )),
-                    Cell::from(screen::since(now, j.started_at.or(j.scheduled_at))),
-                    Cell::from(Span::styled(
-                        match j.preemption_count() {
-                            0 => String::new(),
-                            n => n.to_string(),
-                        },
-                        theme.style(Role::Preempted),
-                    )),
-                ]
-            },
-        );
-
-        let queued_block = screen::block(
-            "Queue (dispatch order)".into(),
-            Some(&self.queued),
-            &[],
-            theme,
-        );
-        let header =
-            ["POS", "#", "NAME", "PRI", "TYPE×N", "WAITING", "REASON"].map(String::from);
-        let widths = screen::layout(&queued_columns(self.queued_longest), queued_area.width);
-        let queued_name_w = usize::from(widths[2]);
-        screen::draw_table(
-            frame,
-            queued_area,
-            screen::TableView {
-                block: queued_block,
-                header: &header,
-                widths: &widths,
-                list: &self.queued,
-                focused: self.focus == Pane::Queued,
-            },
-            theme,
-            |r| {
-                let Some(j) = v.dispatch.get(r) else {
-                    return Vec::new();
-                };
-                let reason_style = if j.misconfigured {
-                    theme.style(Role::Critical)
-                } else {
-                    muted
-                };
-                vec![
-                    Cell::from(j.queue_position.to_string()),
-                    Cell::from(j.share_position.to_string()),
-                    Cell::from(elide(&clean(&j.name), queued_name_w)),
-                    Cell::from(
-                        j.priority
-                            .map_or_else(|| "…".to_string(), |p| p.to_string()),
-                    ),
-                    Cell::from(format!(
-                        "{}×{}",
-                        screen::short_type(&j.instance_type),
-                        j.instance_count
-                    )),
-                    Cell::from(duration(j.waiting_ms)),
-                    Cell::from(Span::styled(
-                        clean(j.reason.as_deref().unwrap_or("")).into_owned(),
-                        reason_style,
-                    )),
-                ]
-            },
-        );
+        lines.extend(self.head_lines(q, v, &usage, head.width, theme));
+        self.draw_head(frame, head, lines, &q.key(), theme);
+        self.draw_running(frame, running_area, q, theme);
+        self.draw_queued(frame, queued_area, v, theme);
     }
 
     fn list(&mut self) -> Option<&mut ListState> {

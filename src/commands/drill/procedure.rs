@@ -192,53 +192,17 @@ impl Drill<'_> {
         Ok(job.id)
     }
 
+    /// One repetition: the borrower jobs run on the lender's capacity, the lender's priority
+    /// job takes it back, and what that preempted is measured; then its jobs are terminated.
     async fn repetition(&self, spec: &RepetitionSpec) -> anyhow::Result<RepetitionResult> {
         let mut notes = Vec::new();
-        let mut borrowers = Vec::new();
-        for i in 1..=spec.borrower_jobs {
-            borrowers.push(
-                self.submit(
-                    spec,
-                    &format!("b{i}"),
-                    &self.plan.borrower,
-                    1,
-                    spec.length_ms,
-                    self.plan.borrower_priority,
-                )
-                .await?,
-            );
-            if let Some(c) = lock(&self.state).current.as_mut() {
-                c.borrowers.clone_from(&borrowers);
-            }
-        }
+        let borrowers = self.submit_borrowers(spec).await?;
         let window_start = self.now().await;
         if let Some(c) = lock(&self.state).current.as_mut() {
             c.window_start = Some(window_start);
         }
-        if !borrowers.is_empty() {
-            // The borrower jobs must all RUN (the lender's capacity really lent) ...
-            let due = loop {
-                let jobs = self.describe(&borrowers).await?;
-                if let Some(j) = jobs.iter().find(|j| j.status.is_terminal()) {
-                    bail!(
-                        "borrower job {} ended {} before every borrower job was RUNNING: {} (a length shorter than the borrower jobs' start-up, or, on a fast emulator clock, a --poll-interval too long)",
-                        clean_text(&j.name),
-                        j.status,
-                        clean_text(j.status_reason.as_deref().unwrap_or("no reason given"))
-                    );
-                }
-                if jobs.iter().all(|j| j.status == JobStatus::Running) {
-                    break drill::priority_due(&jobs, spec.length_ms);
-                }
-                self.sleep().await;
-            };
-            // ... and work half their length (the first to start) before the lender wants its
-            // capacity back.
-            let due = due.unwrap_or(window_start + spec.length_ms / 2);
-            while self.now().await < due {
-                self.sleep().await;
-            }
-        }
+        self.wait_for_borrowers(spec, &borrowers, window_start)
+            .await?;
         let prio_id = self
             .submit(
                 spec,
@@ -252,46 +216,10 @@ impl Drill<'_> {
         if let Some(c) = lock(&self.state).current.as_mut() {
             c.priority = Some(prio_id.clone());
         }
-        let (prio, jobs) = loop {
-            let prio = self
-                .describe(std::slice::from_ref(&prio_id))
-                .await?
-                .remove(0);
-            let jobs = self.describe(&borrowers).await?;
-            if prio.status == JobStatus::Failed {
-                notes.push(format!(
-                    "the priority job failed: {}",
-                    clean_text(prio.status_reason.as_deref().unwrap_or("no reason given"))
-                ));
-                break (prio, jobs);
-            }
-            let ran = drill::first_start(&prio).is_some();
-            let done = if spec.baseline {
-                ran
-            } else {
-                prio.status == JobStatus::Succeeded
-                    && drill::preempted_jobs(&jobs, prio.created_at)
-                        .iter()
-                        .all(|p| p.restarted_at.is_some() || p.final_status.is_terminal())
-            };
-            if done {
-                break (prio, jobs);
-            }
-            self.sleep().await;
-        };
-        let mut preempted = drill::preempted_jobs(&jobs, prio.created_at);
-        for p in &mut preempted {
-            if p.final_status.is_terminal() && p.restarted_at.is_none() {
-                notes.push(format!(
-                    "{} ended {} without restarting",
-                    clean_text(&p.name),
-                    p.final_status
-                ));
-            }
-            if p.restarted_at.is_some() {
-                (p.checkpoint, p.checkpoint_evidence) = self.checkpoint_verdict(p, &jobs).await;
-            }
-        }
+        let (prio, jobs) = self
+            .wait_for_priority(spec, &prio_id, &borrowers, &mut notes)
+            .await?;
+        let preempted = self.preempted(&prio, &jobs, &mut notes).await;
         let window_end = self.now().await;
         let mut all = jobs.clone();
         all.push(prio.clone());
@@ -309,6 +237,127 @@ impl Drill<'_> {
             },
             &self.ledger,
         ))
+    }
+
+    /// Submits the repetition's borrower jobs, each recorded as the repetition's at once.
+    async fn submit_borrowers(&self, spec: &RepetitionSpec) -> anyhow::Result<Vec<String>> {
+        let mut borrowers = Vec::new();
+        for i in 1..=spec.borrower_jobs {
+            borrowers.push(
+                self.submit(
+                    spec,
+                    &format!("b{i}"),
+                    &self.plan.borrower,
+                    1,
+                    spec.length_ms,
+                    self.plan.borrower_priority,
+                )
+                .await?,
+            );
+            if let Some(c) = lock(&self.state).current.as_mut() {
+                c.borrowers.clone_from(&borrowers);
+            }
+        }
+        Ok(borrowers)
+    }
+
+    /// Waits until the borrower jobs all RUN (the lender's capacity really lent) and have
+    /// worked half their length (the first to start); an error when one ends before.
+    async fn wait_for_borrowers(
+        &self,
+        spec: &RepetitionSpec,
+        borrowers: &[String],
+        window_start: Millis,
+    ) -> anyhow::Result<()> {
+        if borrowers.is_empty() {
+            return Ok(());
+        }
+        let due = loop {
+            let jobs = self.describe(borrowers).await?;
+            if let Some(j) = jobs.iter().find(|j| j.status.is_terminal()) {
+                bail!(
+                    "borrower job {} ended {} before every borrower job was RUNNING: {} (a length shorter than the borrower jobs' start-up, or, on a fast emulator clock, a --poll-interval too long)",
+                    clean_text(&j.name),
+                    j.status,
+                    clean_text(j.status_reason.as_deref().unwrap_or("no reason given"))
+                );
+            }
+            if jobs.iter().all(|j| j.status == JobStatus::Running) {
+                break drill::priority_due(&jobs, spec.length_ms);
+            }
+            self.sleep().await;
+        };
+        let due = due.unwrap_or(window_start + spec.length_ms / 2);
+        while self.now().await < due {
+            self.sleep().await;
+        }
+        Ok(())
+    }
+
+    /// Waits until the priority job ran (a baseline), or succeeded with every job it preempted
+    /// restarted or ended, or failed (noted); then the priority job and the borrower jobs.
+    async fn wait_for_priority(
+        &self,
+        spec: &RepetitionSpec,
+        prio_id: &str,
+        borrowers: &[String],
+        notes: &mut Vec<String>,
+    ) -> anyhow::Result<(ServiceJob, Vec<ServiceJob>)> {
+        loop {
+            let prio = self
+                .describe(&[prio_id.to_string()])
+                .await?
+                .into_iter()
+                .next()
+                .ok_or_else(|| {
+                    anyhow::anyhow!("the priority job {} was not found", clean_text(prio_id))
+                })?;
+            let jobs = self.describe(borrowers).await?;
+            if prio.status == JobStatus::Failed {
+                notes.push(format!(
+                    "the priority job failed: {}",
+                    clean_text(prio.status_reason.as_deref().unwrap_or("no reason given"))
+                ));
+                return Ok((prio, jobs));
+            }
+            let ran = drill::first_start(&prio).is_some();
+            let done = if spec.baseline {
+                ran
+            } else {
+                prio.status == JobStatus::Succeeded
+                    && drill::preempted_jobs(&jobs, prio.created_at)
+                        .iter()
+                        .all(|p| p.restarted_at.is_some() || p.final_status.is_terminal())
+            };
+            if done {
+                return Ok((prio, jobs));
+            }
+            self.sleep().await;
+        }
+    }
+
+    /// The borrower jobs the priority job preempted, each restarted one with its checkpoint
+    /// verdict; one that ended without restarting is noted.
+    async fn preempted(
+        &self,
+        prio: &ServiceJob,
+        jobs: &[ServiceJob],
+        notes: &mut Vec<String>,
+    ) -> Vec<drill::PreemptedJob> {
+        let mut preempted = drill::preempted_jobs(jobs, prio.created_at);
+        for p in &mut preempted {
+            if p.final_status.is_terminal() && p.restarted_at.is_none() {
+                notes.push(format!(
+                    "{} ended {} without restarting",
+                    clean_text(&p.name),
+                    p.final_status
+                ));
+            }
+            if p.restarted_at.is_some() {
+                (p.checkpoint, p.checkpoint_evidence) = self.checkpoint_verdict(p, jobs).await;
+            }
+        }
+        preempted
     }
 
     /// A restarted job's checkpoint verdict and its evidence: `--checkpoint-check` when given,

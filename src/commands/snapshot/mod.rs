@@ -64,14 +64,19 @@ fn throttled_not_unreachable(
 /// The named sources `--source` (or the config's `[[sources]]`, read from `QUOTATOP_CONFIG` or
 /// the default config file) pick; empty for the one source of the flags, as before sources.
 fn named_sources(args: &SnapshotArgs) -> anyhow::Result<Vec<crate::config::SelectedSource>> {
-    if args.sources.is_empty() && args.aws.explicit() {
+    if args.target.sources.is_empty() && args.target.aws.explicit() {
         return Ok(Vec::new());
     }
     let loaded = crate::config::load(&crate::config::Overrides::default());
-    if loaded.config.sources.is_empty() && args.sources.is_empty() {
+    if loaded.config.sources.is_empty() && args.target.sources.is_empty() {
         return Ok(Vec::new());
     }
-    super::sources::named_for_queues(&loaded, &args.queues, &args.sources, args.aws.explicit())
+    super::sources::named_for_queues(
+        &loaded,
+        &args.target.queues,
+        &args.target.sources,
+        args.target.aws.explicit(),
+    )
 }
 
 /// One complete refresh of each named source, merged; a source that cannot be refreshed is
@@ -111,9 +116,9 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<()> {
         if !named.is_empty() {
             return fleet_snapshot(named, args).await;
         }
-        let client = BatchClient::connect(connect_options(&args.aws)).await?;
+        let client = BatchClient::connect(connect_options(&args.target.aws)).await?;
         let config = PollConfig {
-            queues: args.queues.clone(),
+            queues: args.target.queues.clone(),
             concurrency: args.concurrency as usize,
             refresh_deadline: std::time::Duration::from_secs(120),
             ..PollConfig::default()
