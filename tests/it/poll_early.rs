@@ -306,3 +306,72 @@ async fn the_complete_view_is_sent_as_soon_as_the_musts_are_answered_not_after_t
     );
     h.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_that_left_a_status_are_described_once_its_listing_ends_not_after_every_listing() {
+    let h = world(40).await;
+    let client = batch_client(&h).await;
+    // No finished listing: a terminated job is then in no listing at all (it vanished).
+    let mut poller = Poller::new(PollConfig {
+        finished_limit: 0,
+        describe_budget: 0,
+        ..config(2)
+    });
+    assert!(poller.refresh(&client).await.is_complete());
+    let gone: Vec<String> = h
+        .with_engine(|e| {
+            e.jobs()
+                .filter(|j| j.status == JobStatus::Runnable)
+                .take(2)
+                .map(|j| j.id.clone())
+                .collect()
+        })
+        .unwrap();
+    assert_eq!(gone.len(), 2);
+    let sdk = crate::emulator_support::client(&h, 3);
+    for id in &gone {
+        sdk.terminate_service_job()
+            .job_id(id)
+            .reason("test")
+            .send()
+            .await
+            .unwrap();
+    }
+    // Six active statuses, two pages at a time, 800 ms each: RUNNABLE's page ends at about
+    // 1.6 s, the last at about 2.4 s; progress snapshots at 1 s and 2 s.
+    h.set_faults(FaultSpec::parse("listservicejobs:latency=800ms").unwrap());
+    let describes = h.calls("describeservicejob");
+    let mut seen: Vec<Snapshot> = Vec::new();
+    let last = poller.refresh_with(&client, &mut |s| seen.push(s)).await;
+    let finished = |s: &Snapshot| {
+        gone.iter()
+            .filter(|id| {
+                s.queues[0]
+                    .jobs
+                    .iter()
+                    .any(|j| &j.job.id == *id && j.job.status.is_terminal())
+            })
+            .count()
+    };
+    // Finished and unlisted: not kept (no finished listing here), never shown active.
+    assert!(
+        last.queues[0]
+            .jobs
+            .iter()
+            .all(|j| !gone.contains(&j.job.id) || j.job.status.is_terminal())
+    );
+    assert_eq!(
+        h.calls("describeservicejob") - describes,
+        2,
+        "each described once"
+    );
+    assert!(
+        seen.iter()
+            .any(|s| s.queues[0].listing.is_some() && finished(s) == 2),
+        "described while the other statuses were still being listed: {:?}",
+        seen.iter()
+            .map(|s| (s.queues[0].listing.is_some(), finished(s)))
+            .collect::<Vec<_>>()
+    );
+    h.shutdown().await.unwrap();
+}

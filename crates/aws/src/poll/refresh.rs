@@ -4,8 +4,9 @@
 //! ([`super::listing`]), and the describes the planner picks, all under one concurrency limit
 //! and side by side: the describes already known to be due (jobs new or changed in earlier
 //! listings, not described yet: a backlog) start at once, newly listed jobs are described as
-//! their pages arrive (front of queue first), and once the listings are complete the rest of
-//! the plan follows (vanished jobs, the rolling describes). Describes are started until the
+//! their pages arrive (front of queue first), jobs that left a status (or a share's part of
+//! it) are described as soon as that status's (or share's) chain of pages ends, and once the
+//! listings are complete the rest of the plan follows (the rolling describes). Describes are started until the
 //! refresh's deadline (those in flight then finish); listings go on past it up to a hard limit.
 //! Failures are collected, never raised: the queue keeps its last data and says why it is
 //! stale.
@@ -320,8 +321,20 @@ pub async fn refresh_jobs(
                         for (_, id) in ranked.into_iter().rev() {
                             queue.push(id, Reason::New, true);
                         }
-                        if listings.page(ci, n, page.next_token) == After::Forked {
-                            tracing::debug!(queue = %arn, "listing a big status by quota share");
+                        match listings.page(ci, n, page.next_token) {
+                            After::Forked => {
+                                tracing::debug!(queue = %arn, "listing a big status by quota share");
+                            }
+                            // Jobs of what this chain completed that it did not show moved on:
+                            // described now, while the other chains list.
+                            After::Done => {
+                                if let Some((status, share)) = listings.ended(ci) {
+                                    for id in t.unlisted(status, share.as_deref()) {
+                                        queue.push(id, Reason::Vanished, false);
+                                    }
+                                }
+                            }
+                            After::Next => {}
                         }
                     }
                     Err(e) => {
