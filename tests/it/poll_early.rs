@@ -261,3 +261,117 @@ async fn the_early_look_is_journaled_as_partial_and_the_complete_view_follows_it
     assert_eq!(stored.queues[0].jobs.len(), 20);
     h.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_complete_view_is_sent_as_soon_as_the_musts_are_answered_not_after_the_rolling_ones() {
+    let h = world(30).await;
+    let client = batch_client(&h).await;
+    let mut poller = Poller::new(PollConfig {
+        describe_budget: 5,
+        ..config(1)
+    });
+    assert!(poller.refresh(&client).await.is_complete());
+    // One new job; every other job is unchanged, so this refresh's only must is the new job,
+    // then five rolling describes, one at a time, 300 ms each.
+    let sdk = crate::emulator_support::client(&h, 3);
+    let fresh = submit(&sdk, "fresh", "team", M5, 1, 1).await;
+    h.set_faults(FaultSpec::parse("describeservicejob:latency=300ms").unwrap());
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let mark = quotatop_model::wall_clock_ms();
+    let mut seen: Vec<Snapshot> = Vec::new();
+    let last = poller.refresh_with(&client, &mut |s| seen.push(s)).await;
+    let since = |s: &Snapshot| {
+        s.queues[0]
+            .jobs
+            .iter()
+            .filter(|j| j.described_at.is_some_and(|at| at >= mark))
+            .count()
+    };
+    assert_eq!(since(&last), 1 + 5, "the new job and the five rolling ones");
+    // The first complete snapshot comes while the refresh goes on, right after the new job's
+    // describe: no rolling describe answered yet (the progress tick, a second in, would have
+    // shown two or three of them).
+    let first = seen.iter().find(|s| s.is_complete()).unwrap_or_else(|| {
+        panic!(
+            "a complete snapshot before the refresh's own: {:?}",
+            seen.iter().map(since).collect::<Vec<_>>()
+        )
+    });
+    assert!(first.health.in_progress);
+    assert_eq!(since(first), 1, "only the must described");
+    assert!(first.queues[0].jobs.iter().any(|j| j.job.id == fresh));
+    assert_eq!(
+        first.health.complete_in_s, None,
+        "nothing left to a complete view"
+    );
+    h.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_that_left_a_status_are_described_once_its_listing_ends_not_after_every_listing() {
+    let h = world(40).await;
+    let client = batch_client(&h).await;
+    // No finished listing: a terminated job is then in no listing at all (it vanished).
+    let mut poller = Poller::new(PollConfig {
+        finished_limit: 0,
+        describe_budget: 0,
+        ..config(2)
+    });
+    assert!(poller.refresh(&client).await.is_complete());
+    let gone: Vec<String> = h
+        .with_engine(|e| {
+            e.jobs()
+                .filter(|j| j.status == JobStatus::Runnable)
+                .take(2)
+                .map(|j| j.id.clone())
+                .collect()
+        })
+        .unwrap();
+    assert_eq!(gone.len(), 2);
+    let sdk = crate::emulator_support::client(&h, 3);
+    for id in &gone {
+        sdk.terminate_service_job()
+            .job_id(id)
+            .reason("test")
+            .send()
+            .await
+            .unwrap();
+    }
+    // Six active statuses, two pages at a time, 800 ms each: RUNNABLE's page ends at about
+    // 1.6 s, the last at about 2.4 s; progress snapshots at 1 s and 2 s.
+    h.set_faults(FaultSpec::parse("listservicejobs:latency=800ms").unwrap());
+    let describes = h.calls("describeservicejob");
+    let mut seen: Vec<Snapshot> = Vec::new();
+    let last = poller.refresh_with(&client, &mut |s| seen.push(s)).await;
+    let finished = |s: &Snapshot| {
+        gone.iter()
+            .filter(|id| {
+                s.queues[0]
+                    .jobs
+                    .iter()
+                    .any(|j| &j.job.id == *id && j.job.status.is_terminal())
+            })
+            .count()
+    };
+    // Finished and unlisted: not kept (no finished listing here), never shown active.
+    assert!(
+        last.queues[0]
+            .jobs
+            .iter()
+            .all(|j| !gone.contains(&j.job.id) || j.job.status.is_terminal())
+    );
+    assert_eq!(
+        h.calls("describeservicejob") - describes,
+        2,
+        "each described once"
+    );
+    assert!(
+        seen.iter()
+            .any(|s| s.queues[0].listing.is_some() && finished(s) == 2),
+        "described while the other statuses were still being listed: {:?}",
+        seen.iter()
+            .map(|s| (s.queues[0].listing.is_some(), finished(s)))
+            .collect::<Vec<_>>()
+    );
+    h.shutdown().await.unwrap();
+}

@@ -343,6 +343,8 @@ struct OpState {
     /// The lost answers' own draws.
     lost_rng: Rng,
     calls: u64,
+    /// Of `calls`, those refused by the rate limit.
+    rate_limited: u64,
     /// The rate limit's token bucket (made full on the first call that meets a limit).
     bucket: Option<Bucket>,
 }
@@ -375,6 +377,12 @@ impl FaultInjector {
     pub fn calls(&self, op: &str) -> u64 {
         let calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
         calls.get(op).copied().unwrap_or(0)
+    }
+
+    /// Calls of `op` refused by its rate limit (answered 429 for an empty token bucket).
+    pub fn rate_limited(&self, op: &str) -> u64 {
+        let guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        guard.0.get(op).map_or(0, |st| st.rate_limited)
     }
 
     pub fn stats(&self) -> FaultStats {
@@ -433,6 +441,7 @@ impl FaultInjector {
             auth_rng: Rng::new(seed ^ 0x5eed_a074_0000_0001),
             lost_rng: Rng::new(seed ^ 0x5eed_1057_0000_0002),
             calls: 0,
+            rate_limited: 0,
             bucket: None,
         });
         st.calls += 1;
@@ -457,6 +466,7 @@ impl FaultInjector {
         }) {
             stats.throttled += 1;
             stats.rate_limited += 1;
+            st.rate_limited += 1;
             Decision::Throttle
         } else if st.calls <= f.throttle_first as u64 || t < f.throttle {
             stats.throttled += 1;

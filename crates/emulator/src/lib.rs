@@ -287,6 +287,11 @@ impl EmulatorHandle {
         self.faults.stats()
     }
 
+    /// Calls of `op` (lower-case API name) refused by its rate limit.
+    pub fn rate_limited(&self, op: &str) -> u64 {
+        self.faults.rate_limited(op)
+    }
+
     /// Replaces the fault spec while running (e.g. faults on, then off to check recovery).
     pub fn set_faults(&self, spec: FaultSpec) {
         self.faults.set_spec(spec);

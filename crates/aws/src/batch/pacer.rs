@@ -6,7 +6,9 @@
 //!
 //! - `None` (unlimited) until the operation meets a 429;
 //! - on a 429 the rate becomes the operation's answered calls over the last [`WINDOW`]
-//!   (at least [`FLOOR`]);
+//!   (at least [`FLOOR`]); in the operation's first [`WINDOW`], over the time it has been
+//!   used, counted as at least [`MIN_SPAN`] (a 429 half a second into a run is not a rate
+//!   half of what got through);
 //! - while no 429 is met it rises by [`RAISE`] per second, so a higher limit is found again;
 //! - after [`FORGET`] without a 429 it is forgotten (unlimited again).
 //!
@@ -22,6 +24,11 @@ use super::Op;
 
 /// The span over which answered calls are counted to learn a rate on a 429.
 pub const WINDOW: Duration = Duration::from_secs(2);
+/// The shortest span a rate is learned over: an operation throttled within its first second
+/// is taken to have been used for one (its first answers are usually a burst the service's
+/// bucket allows at once; dividing them by less would learn a rate the burst, not the limit,
+/// made).
+pub const MIN_SPAN: Duration = Duration::from_secs(1);
 /// The lowest learned rate (calls per second).
 pub const FLOOR: f64 = 0.5;
 /// Factor by which a learned rate rises per second without a 429.
@@ -36,6 +43,8 @@ pub const FORGET: Duration = Duration::from_secs(8);
 #[derive(Debug, Clone)]
 struct OpPace {
     rate: Option<f64>,
+    /// When the operation was first used (the span its first answers were counted over).
+    since: Instant,
     /// The earliest start of the next attempt.
     next_slot: Instant,
     /// When the rate last rose (or was learned).
@@ -49,6 +58,7 @@ impl OpPace {
     fn new(now: Instant) -> Self {
         Self {
             rate: None,
+            since: now,
             next_slot: now,
             adjusted: now,
             last_throttle: None,
@@ -119,11 +129,15 @@ impl PacePolicy {
     }
 
     /// An attempt of `op` was throttled: its rate becomes its answered calls per second over
-    /// the last [`WINDOW`] (at least [`FLOOR`]).
+    /// the last [`WINDOW`], or over the time since its first use when that is shorter (at
+    /// least [`MIN_SPAN`]); at least [`FLOOR`].
     pub fn throttled(&mut self, op: Op, now: Instant) {
         let p = self.ops.entry(op).or_insert_with(|| OpPace::new(now));
         p.prune(now);
-        let observed = p.answered.len() as f64 / WINDOW.as_secs_f64();
+        let span = now
+            .saturating_duration_since(p.since)
+            .clamp(MIN_SPAN, WINDOW);
+        let observed = p.answered.len() as f64 / span.as_secs_f64();
         p.rate = Some(observed.max(FLOOR));
         p.adjusted = now;
         p.last_throttle = Some(now);
@@ -225,6 +239,31 @@ mod tests {
     }
 
     #[test]
+    fn a_throttle_early_in_a_run_counts_the_time_used_not_the_whole_window() {
+        // A token bucket of 10/s with a second's burst: 10 answered at once, then a 429 after
+        // 100 ms. Over the whole 2 s window that would be 5/s, half the limit, and rising by
+        // 10% a second it took 7 s to reach 10/s (about 2 s of calls lost at every start).
+        let t0 = Instant::now();
+        let mut p = PacePolicy::default();
+        p.reserve(D, t0);
+        for i in 0..10 {
+            p.answered(D, t0 + ms(5 * i));
+        }
+        p.throttled(D, t0 + ms(100));
+        let r = p.rate(D, t0 + ms(100)).unwrap();
+        assert!((r - 10.0).abs() < 1e-9, "{r}");
+        // 15 answered in the first 1.5 s: 10/s.
+        let mut p = PacePolicy::default();
+        p.reserve(D, t0);
+        for i in 0..15 {
+            p.answered(D, t0 + ms(100 * i));
+        }
+        p.throttled(D, t0 + ms(1_500));
+        let r = p.rate(D, t0 + ms(1_500)).unwrap();
+        assert!((r - 10.0).abs() < 1e-9, "{r}");
+    }
+
+    #[test]
     fn old_answers_do_not_count_and_the_rate_has_a_floor() {
         let t0 = Instant::now();
         let mut p = PacePolicy::default();
@@ -246,7 +285,8 @@ mod tests {
         let mut p = PacePolicy::default();
         p.answered(L, t0);
         p.throttled(L, t0 + ms(10));
-        assert_eq!(p.rate(L, t0 + ms(10)), Some(FLOOR));
+        // One answered in its first second (10 ms of use count as a second): 1/s.
+        assert_eq!(p.rate(L, t0 + ms(10)), Some(1.0));
         for i in 0..20 {
             let at = t0 + ms(10 + i);
             assert_eq!(p.reserve(D, at), at);

@@ -152,13 +152,32 @@ impl Listings {
             }
             Some(token) if !full => {
                 c.token = Some(token);
-                self.ready.push_back(i);
+                // Depth first: a chain's next page goes before chains not started, so chains
+                // end one after another through the listing (and what vanished from each is
+                // known then, [`Listings::ended`]) rather than all near its end.
+                self.ready.push_front(i);
                 After::Next
             }
             _ => {
                 self.close(status);
                 After::Done
             }
+        }
+    }
+
+    /// What chain `i`, just ended ([`After::Done`]), completed the listing of: its active
+    /// status in its quota share, or the whole status once its last chain ended without a
+    /// failed page; `None` for a finished status (listed in part) or a status still open.
+    /// A tracked job of that scope that was not listed has moved on.
+    pub fn ended(&self, i: usize) -> Option<(JobStatus, Option<String>)> {
+        let c = self.chains.get(i)?;
+        if c.limit.is_some() || !ACTIVE.contains(&c.status) {
+            return None;
+        }
+        match &c.share {
+            Some(share) => Some((c.status, Some(share.clone()))),
+            None => (self.open.get(&c.status) == Some(&0) && !self.failed.contains(&c.status))
+                .then_some((c.status, None)),
         }
     }
 
@@ -251,6 +270,56 @@ mod tests {
         let other = l.chains[j].status;
         l.failed(j);
         assert!(!l.complete().contains(&other));
+    }
+
+    #[test]
+    fn chains_go_depth_first_and_say_what_they_completed() {
+        let last = |s: JobStatus| match s {
+            JobStatus::Runnable => Some(5_000),
+            _ => Some(10),
+        };
+        let mut l = Listings::plan(last, shares(), 50);
+        let a = l
+            .chains
+            .iter()
+            .position(|c| c.share.as_deref() == Some("a"))
+            .unwrap();
+        let b = a + 1;
+        assert_eq!(l.chains[b].share.as_deref(), Some("b"));
+        // A chain's next page comes before the chains not started yet.
+        assert_eq!(l.page(a, 100, Some("t".into())), After::Next);
+        assert_eq!(l.ready.front(), Some(&a));
+        assert_eq!(
+            l.ended(a),
+            Some((JobStatus::Runnable, Some("a".to_string())))
+        );
+        assert_eq!(l.page(a, 20, None), After::Done);
+        // Share "a" is complete, RUNNABLE is not (share "b" is still open).
+        assert!(!l.complete().contains(&JobStatus::Runnable));
+        // A plain status is complete when its one chain ends.
+        let run = l
+            .chains
+            .iter()
+            .position(|c| c.status == JobStatus::Running)
+            .unwrap();
+        assert_eq!(l.page(run, 10, None), After::Done);
+        assert_eq!(l.ended(run), Some((JobStatus::Running, None)));
+        // A finished status's bounded page completes nothing.
+        let done = l
+            .chains
+            .iter()
+            .position(|c| c.status == JobStatus::Succeeded)
+            .unwrap();
+        assert_eq!(l.page(done, 50, None), After::Done);
+        assert_eq!(l.ended(done), None);
+        // A plain status whose page failed completes nothing.
+        let sub = l
+            .chains
+            .iter()
+            .position(|c| c.status == JobStatus::Submitted)
+            .unwrap();
+        l.failed(sub);
+        assert_eq!(l.ended(sub), None);
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! ([`super::listing`]), and the describes the planner picks, all under one concurrency limit
 //! and side by side: the describes already known to be due (jobs new or changed in earlier
 //! listings, not described yet: a backlog) start at once, newly listed jobs are described as
-//! their pages arrive (front of queue first), and once the listings are complete the rest of
-//! the plan follows (vanished jobs, the rolling describes). Describes are started until the
+//! their pages arrive (front of queue first), jobs that left a status (or a share's part of
+//! it) are described as soon as that status's (or share's) chain of pages ends, and once the
+//! listings are complete the rest of the plan follows (the rolling describes). Describes are started until the
 //! refresh's deadline (those in flight then finish); listings go on past it up to a hard limit.
 //! Failures are collected, never raised: the queue keeps its last data and says why it is
 //! stale.
@@ -100,7 +101,8 @@ pub async fn look(client: &BatchClient, tracker: &mut QueueTracker) -> (usize, V
 
 enum Done {
     Page(usize, Result<JobPage, BatchError>),
-    Described(String, Box<Result<DescribedJob, BatchError>>),
+    /// The job, whether it was a must (not a rolling describe), and the answer.
+    Described(String, bool, Box<Result<DescribedJob, BatchError>>),
 }
 
 fn deadline_error(cut: usize, deadline_for: Duration) -> BatchError {
@@ -119,11 +121,14 @@ struct Queue {
     todo: VecDeque<(String, Reason)>,
     /// Queued or started this refresh.
     known: HashSet<String>,
+    /// Of `todo`, the musts (new, changed, vanished: not rolling).
+    musts: usize,
 }
 
 impl Queue {
     fn push(&mut self, id: String, reason: Reason, front: bool) {
         if self.known.insert(id.clone()) {
+            self.musts += usize::from(reason != Reason::Rolling);
             if front {
                 self.todo.push_front((id, reason));
             } else {
@@ -132,11 +137,14 @@ impl Queue {
         }
     }
 
+    fn pop(&mut self) -> Option<(String, Reason)> {
+        let next = self.todo.pop_front()?;
+        self.musts -= usize::from(next.1 != Reason::Rolling);
+        Some(next)
+    }
+
     fn musts(&self) -> usize {
-        self.todo
-            .iter()
-            .filter(|(_, r)| *r != Reason::Rolling)
-            .count()
+        self.musts
     }
 }
 
@@ -194,7 +202,11 @@ pub async fn refresh_jobs(
 
     let limit = s.concurrency.max(1);
     let mut inflight: FuturesUnordered<BoxFuture<'_, Done>> = FuturesUnordered::new();
-    let (mut pages, mut describing) = (0usize, 0usize);
+    let (mut pages, mut musts_inflight) = (0usize, 0usize);
+    // Whether this refresh's musts are all answered and the listing done (a complete view,
+    // unless a describe failed): shown at once when rolling describes remain, not at the next
+    // progress tick or the end of the refresh.
+    let mut settled = false;
     let mut started = 0usize;
     let mut answered = 0u32;
     let mut listing_done = false;
@@ -251,16 +263,17 @@ pub async fn refresh_jobs(
                     Done::Page(ci, r)
                 }));
             } else if describe_now {
-                let Some((id, _)) = queue.todo.pop_front() else {
+                let Some((id, reason)) = queue.pop() else {
                     break;
                 };
-                describing += 1;
+                let must = reason != Reason::Rolling;
+                musts_inflight += usize::from(must);
                 started += 1;
                 out.calls += 1;
                 first_describe.get_or_insert(at);
                 inflight.push(Box::pin(async move {
                     let r = client.describe_service_job(&id).await;
-                    Done::Described(id, Box::new(r))
+                    Done::Described(id, must, Box::new(r))
                 }));
             } else {
                 break;
@@ -308,8 +321,20 @@ pub async fn refresh_jobs(
                         for (_, id) in ranked.into_iter().rev() {
                             queue.push(id, Reason::New, true);
                         }
-                        if listings.page(ci, n, page.next_token) == After::Forked {
-                            tracing::debug!(queue = %arn, "listing a big status by quota share");
+                        match listings.page(ci, n, page.next_token) {
+                            After::Forked => {
+                                tracing::debug!(queue = %arn, "listing a big status by quota share");
+                            }
+                            // Jobs of what this chain completed that it did not show moved on:
+                            // described now, while the other chains list.
+                            After::Done => {
+                                if let Some((status, share)) = listings.ended(ci) {
+                                    for id in t.unlisted(status, share.as_deref()) {
+                                        queue.push(id, Reason::Vanished, false);
+                                    }
+                                }
+                            }
+                            After::Next => {}
                         }
                     }
                     Err(e) => {
@@ -318,8 +343,8 @@ pub async fn refresh_jobs(
                     }
                 }
             }
-            Some(Done::Described(id, r)) => {
-                describing = describing.saturating_sub(1);
+            Some(Done::Described(id, must, r)) => {
+                musts_inflight -= usize::from(must);
                 last_answer = Some(at);
                 let Some(t) = trackers.get_mut(i) else { break };
                 match *r {
@@ -341,8 +366,11 @@ pub async fn refresh_jobs(
             break;
         }
         let first_listed = first_jobs && trackers.get(i).is_some_and(|t| t.job_count() > 0);
+        let just_settled = !settled && listing_done && queue.musts() + musts_inflight == 0;
+        settled |= just_settled;
+        let work_left = !inflight.is_empty() || !queue.todo.is_empty();
         if let Some(emit) = emit.as_mut()
-            && (at >= next_progress || first_listed)
+            && (at >= next_progress || first_listed || (just_settled && work_left))
         {
             first_jobs = false;
             next_progress = at + PROGRESS_EVERY;
@@ -353,7 +381,7 @@ pub async fn refresh_jobs(
             emit(
                 trackers,
                 Progress {
-                    pending: queue.musts() + describing,
+                    pending: queue.musts() + musts_inflight,
                     rate,
                 },
             );

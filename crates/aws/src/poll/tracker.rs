@@ -242,6 +242,25 @@ impl QueueTracker {
         self.base.listing = (!self.listed_once).then_some(ListingProgress::default());
     }
 
+    /// Jobs the listing in progress has not shown whose last known status is `status` (in
+    /// quota share `share`, if given): once that status's (or share's) listing is complete,
+    /// they have moved on and are described at once, not when every listing has ended
+    /// ([`QueueTracker::end_listing`] marks them the same way then). Sorted by id.
+    pub fn unlisted(&self, status: JobStatus, share: Option<&str>) -> Vec<String> {
+        let mut ids: Vec<String> = self
+            .jobs
+            .iter()
+            .filter(|(_, e)| {
+                !e.seen
+                    && e.tracked.job.status == status
+                    && share.is_none_or(|s| e.tracked.job.share == s)
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        ids.sort();
+        ids
+    }
+
     /// Jobs `status` had in its last complete listing.
     pub fn jobs_last_listed(&self, status: JobStatus) -> Option<usize> {
         self.status_jobs.get(&status).copied()
