@@ -188,6 +188,10 @@ where
         };
         let check_journal = matches!(msg, Msg::Snapshot(_) | Msg::Prepared(_) | Msg::Tick);
         app.update(msg);
+        // The snapshot a prepared one replaced is freed off the UI thread.
+        if let Some(old) = app.take_retired() {
+            tokio::task::spawn_blocking(move || drop(old));
+        }
         if check_journal && let Some(state) = runner.journal_change() {
             app.update(Msg::JournalState(state));
         }
@@ -260,6 +264,46 @@ mod tests {
         let data = app.live_data();
         assert_eq!(data.snapshot.as_ref().map(|s| s.taken_at), Some(5_000));
         assert!(data.source_closed);
+        // What the snapshot replaced was handed off to be freed off the UI thread.
+        assert!(app.take_retired().is_none());
+    }
+
+    /// `settled` is told only with nothing pending, the poller's channel closing included: the
+    /// loop tells it once, after the console says "poller stopped", not before (a driver that
+    /// typed at the first `settled` would act on a screen not yet saying it).
+    #[tokio::test]
+    async fn settled_waits_for_the_source_closing_to_be_applied() {
+        let mut app = app();
+        let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("a test backend");
+        let (tx, rx) = mpsc::channel::<Snapshot>(1);
+        drop(tx);
+        let (settled_tx, mut settled) = mpsc::unbounded_channel();
+        let (keys, keys_rx) = mpsc::unbounded_channel::<io::Result<Event>>();
+        let events = Box::pin(futures_util::stream::unfold(keys_rx, |mut rx| async move {
+            rx.recv().await.map(|e| (e, rx))
+        }));
+        // At the first `settled` the driver ends the events: the loop then ends.
+        let driver = async move {
+            settled.recv().await.expect("the loop settles");
+            drop(keys);
+            settled
+        };
+        let run = run_observed(
+            &mut terminal,
+            &mut app,
+            events,
+            rx,
+            Duration::from_secs(3600),
+            Services::default(),
+            Some(settled_tx),
+        );
+        let (result, mut settled) = tokio::join!(run, driver);
+        result.expect("the loop ends with the events");
+        assert!(app.live_data().source_closed);
+        assert!(
+            settled.try_recv().is_err(),
+            "settled was told before the source's closing was applied"
+        );
     }
 
     #[test]
