@@ -105,12 +105,17 @@ impl Jobs {
     }
 
     /// Asks for the rows of `key` off the UI thread; meanwhile the rows on screen stay when
-    /// they index into this snapshot, else the ones derived with it (another sort), else none.
+    /// they index into this snapshot, else the ones derived with it (in the order shown
+    /// before when there are, else another), else none.
     fn ask(&mut self, data: &Data, q: &QueueSnapshot, jobs: SharedJobs, key: RowsKey) {
         let queue = q.key();
         let generation = data.generation;
         if !self.shows(generation, &queue) {
-            match data.any_job_rows(&queue) {
+            let before = self.shown.as_ref().map(|s| s.key.clone());
+            let derived = before
+                .and_then(|k| data.job_rows(&queue, &k))
+                .or_else(|| data.any_job_rows(&queue));
+            match derived {
                 Some(rows) => self.show(rows.clone(), generation, None, &q.jobs),
                 None => {
                     self.list.set_rows(Vec::new(), |_| false);
@@ -727,6 +732,32 @@ mod tests {
         let key = app.current_list().map(ListState::rows_key).unwrap_or_default();
         assert_eq!(rows(&app), expected(&app, key));
         assert_eq!(rows(&app).len(), n / 2);
+    }
+
+    /// A sort pressed while a refresh is derived: the refresh's rows come in the order shown
+    /// before (not another), titled "sorting…", until the new sort is made for it.
+    #[test]
+    fn a_sort_pressed_during_a_refresh_keeps_the_order_shown_until_it_is_made() {
+        let n = SORT_AT_ONCE * 3;
+        let (mut app, mut terminal) = large(n, 1);
+        app.update(key(KeyCode::Char('s')));
+        let work = jobs_work(&mut app).expect("the first sort asked for");
+        app.update(Msg::Done(work.run(&crate::effects::ScreenServices::default())));
+        let by_name = app.current_list().map(ListState::rows_key).unwrap_or_default();
+        // The refresh is derived with the sort by name; then the user sorts again.
+        let inputs = app.derive_inputs();
+        app.update(key(KeyCode::Char('s')));
+        let _ = jobs_work(&mut app);
+        let prepared = crate::data::Prepared::new(snapshot(n, 9), &inputs, 2);
+        app.update(Msg::Prepared(Box::new(prepared)));
+        assert_eq!(rows(&app), expected(&app, by_name));
+        assert!(shown(&mut app, &mut terminal).contains("sorting…"));
+        let work = jobs_work(&mut app).expect("the new sort asked for the new snapshot");
+        app.update(Msg::Done(work.run(&crate::effects::ScreenServices::default())));
+        let by_share = app.current_list().map(ListState::rows_key).unwrap_or_default();
+        assert_eq!(by_share.sort.column, 2);
+        assert_eq!(rows(&app), expected(&app, by_share));
+        assert!(!shown(&mut app, &mut terminal).contains("sorting…"));
     }
 
     /// A filter typed on a large queue is applied off the UI thread the same way.
