@@ -7,15 +7,23 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use quotatop_analysis::{
     self as analysis, Attention, LoopRule, PreemptionFacts, QueuedJob, RecordedPreemptions,
     ShareBadges, SharePreemptions, ShareUsage,
 };
-use quotatop_model::{QueueSnapshot, Snapshot, TrackedJob};
+use quotatop_model::{QueueSnapshot, ServiceJob, Snapshot, TrackedJob};
+
+use super::jobs::{self, JobRows};
+use super::list::RowsKey;
 
 /// Samples kept per share and instance type (one per snapshot).
 pub const HISTORY_LEN: usize = 120;
+
+/// A queue's jobs in the snapshot's order, shared: work off the UI thread reads them while the
+/// snapshot stays on it (8 bytes a job).
+pub type SharedJobs = Arc<[Arc<ServiceJob>]>;
 
 /// Analysis results for one queue.
 #[derive(Debug, Clone, Default)]
@@ -35,6 +43,8 @@ pub struct QueueView {
     pub attention: Vec<Attention>,
     /// Per share (only shares with a badge).
     pub badges: BTreeMap<String, ShareBadges>,
+    /// The queue's jobs, for work off the UI thread ([`SharedJobs`]).
+    pub jobs: SharedJobs,
 }
 
 impl QueueView {
@@ -66,6 +76,7 @@ impl QueueView {
             runnable,
             job_index: JobIndex::of(&q.jobs),
             dispatch,
+            jobs: q.jobs.iter().map(|j| Arc::clone(&j.job)).collect(),
         }
     }
 }
@@ -109,6 +120,37 @@ pub struct DeriveInputs {
     recorded: Recorded,
     /// [`Data::recorded`]'s version: a record replaced meanwhile makes the analysis stale.
     recorded_version: u64,
+    /// The queue whose Jobs rows the open screens take ready-made ([`Data::queue`]'s name),
+    /// and their filters and sorts ([`DeriveInputs::with_rows`]).
+    rows_queue: Option<String>,
+    rows_keys: Vec<RowsKey>,
+}
+
+impl DeriveInputs {
+    /// Also derives the Jobs rows of queue `queue` (as [`Data::queue`] finds it) for each of
+    /// `keys`. Every queue's rows for a fresh Jobs screen are derived anyway.
+    pub fn with_rows(mut self, queue: Option<String>, keys: Vec<RowsKey>) -> Self {
+        self.rows_queue = queue;
+        self.rows_keys = keys;
+        self
+    }
+}
+
+/// A snapshot and its analysis replaced by a newer one ([`Data::apply_prepared`]), for the
+/// caller to free off the UI thread.
+#[derive(Debug)]
+pub struct Retired {
+    snapshot: Option<Snapshot>,
+    /// Held only to be freed with it.
+    _views: Vec<QueueView>,
+    _rows: Vec<JobRows>,
+}
+
+impl Retired {
+    /// When the snapshot it holds was taken.
+    pub fn taken_at(&self) -> Option<quotatop_model::Millis> {
+        self.snapshot.as_ref().map(|s| s.taken_at)
+    }
 }
 
 /// A snapshot and its analysis, derived on any thread ([`Prepared::new`]) and applied on the
@@ -117,6 +159,8 @@ pub struct DeriveInputs {
 pub struct Prepared {
     snapshot: Snapshot,
     views: Vec<QueueView>,
+    /// The Jobs rows asked for ([`DeriveInputs::with_rows`]).
+    rows: Vec<JobRows>,
     recorded_version: u64,
     /// Preparations are numbered as they are asked for: an older one that finishes after a
     /// newer one is not applied ([`Prepared::order`]).
@@ -127,9 +171,11 @@ impl Prepared {
     /// Derives `snapshot`'s analysis with `inputs`; `order` numbers it among the others.
     pub fn new(snapshot: Snapshot, inputs: &DeriveInputs, order: u64) -> Self {
         let views = derive_views(&snapshot, &inputs.loop_rule, &inputs.recorded);
+        let rows = derive_rows(&snapshot, inputs);
         Self {
             snapshot,
             views,
+            rows,
             recorded_version: inputs.recorded_version,
             order,
         }
@@ -153,6 +199,40 @@ fn derive_views(
         .collect()
 }
 
+/// Each queue's Jobs rows for a fresh screen, and the asked queue's for each asked key.
+fn derive_rows(snapshot: &Snapshot, inputs: &DeriveInputs) -> Vec<JobRows> {
+    let asked = queue_position(&snapshot.queues, inputs.rows_queue.as_deref());
+    let mut out = Vec::new();
+    for (i, q) in snapshot.queues.iter().enumerate() {
+        let mut keys = vec![jobs::first_rows_key()];
+        if Some(i) == asked {
+            for k in &inputs.rows_keys {
+                if !keys.contains(k) {
+                    keys.push(k.clone());
+                }
+            }
+        }
+        out.extend(keys.into_iter().map(|k| JobRows::of(q.key(), &q.jobs, k)));
+    }
+    out
+}
+
+/// The position of the queue of key `name` ([`quotatop_model::queue_key`]; else the first
+/// queue of that name), or the first one.
+fn queue_position(queues: &[QueueSnapshot], name: Option<&str>) -> Option<usize> {
+    name.and_then(|n| {
+        (queues.iter().position(|q| q.key() == n))
+            .or_else(|| queues.iter().position(|q| q.name == n))
+    })
+    .or(if queues.is_empty() { None } else { Some(0) })
+}
+
+/// A number no other snapshot applied in this process has ([`Data::generation`]).
+fn next_generation() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
 /// The data side of the console state.
 #[derive(Debug, Default)]
 pub struct Data {
@@ -173,6 +253,13 @@ pub struct Data {
     /// When the conformance behind each queue's policy items was asked for (see
     /// [`super::policy::PolicyAnswer::asked`]).
     pub(crate) policy_asked: HashMap<String, u64>,
+    /// Which snapshot is applied: a new number with each, unique in the process (rows made
+    /// off the UI thread are taken only for the snapshot they index into).
+    pub(crate) generation: u64,
+    /// The Jobs rows derived with this snapshot off the UI thread.
+    pub(crate) job_rows: Vec<JobRows>,
+    /// The snapshot this one replaced, not yet handed off ([`Data::take_retired`]).
+    pub(crate) retired: Option<Retired>,
 }
 
 impl Data {
@@ -189,6 +276,8 @@ impl Data {
             loop_rule: self.loop_rule.clone(),
             recorded: Arc::clone(&self.recorded),
             recorded_version: self.recorded_version,
+            rows_queue: None,
+            rows_keys: Vec::new(),
         }
     }
 
@@ -198,19 +287,51 @@ impl Data {
         let unchanged = self.unchanged(&snapshot);
         self.snapshot = None;
         self.views = Vec::new();
+        self.job_rows = Vec::new();
         let views = derive_views(&snapshot, &self.loop_rule, &self.recorded);
         self.install(snapshot, views, &unchanged);
     }
 
     /// Applies a snapshot whose analysis was derived elsewhere: a swap, unless the journal's
-    /// record changed since it was derived (then it is derived again here).
+    /// record changed since it was derived (then the analysis is derived again here; its
+    /// Jobs rows do not read the record). The one it replaces is kept for the caller to free
+    /// ([`Data::take_retired`]).
     pub fn apply_prepared(&mut self, prepared: Prepared) {
-        if prepared.recorded_version != self.recorded_version {
-            self.apply(prepared.snapshot);
-            return;
+        let Prepared {
+            snapshot,
+            mut views,
+            rows,
+            recorded_version,
+            ..
+        } = prepared;
+        let unchanged = self.unchanged(&snapshot);
+        self.retired = Some(Retired {
+            snapshot: self.snapshot.take(),
+            _views: std::mem::take(&mut self.views),
+            _rows: std::mem::take(&mut self.job_rows),
+        });
+        if recorded_version != self.recorded_version {
+            views = derive_views(&snapshot, &self.loop_rule, &self.recorded);
         }
-        let unchanged = self.unchanged(&prepared.snapshot);
-        self.install(prepared.snapshot, prepared.views, &unchanged);
+        self.job_rows = rows;
+        self.install(snapshot, views, &unchanged);
+    }
+
+    /// The snapshot the last [`Data::apply_prepared`] replaced, with its analysis.
+    pub fn take_retired(&mut self) -> Option<Retired> {
+        self.retired.take()
+    }
+
+    /// The Jobs rows of queue `queue` for `key` derived with this snapshot, if they were.
+    pub(crate) fn job_rows(&self, queue: &str, key: &RowsKey) -> Option<&JobRows> {
+        self.job_rows
+            .iter()
+            .find(|r| r.queue == queue && &r.key == key)
+    }
+
+    /// Some Jobs rows of queue `queue` derived with this snapshot (a fresh screen's, if any).
+    pub(crate) fn any_job_rows(&self, queue: &str) -> Option<&JobRows> {
+        self.job_rows.iter().find(|r| r.queue == queue)
     }
 
     /// Per queue of `snapshot`: whether it is a source's queue that did not refresh since the
@@ -237,6 +358,7 @@ impl Data {
     /// Makes `snapshot` and its analysis the current ones and samples the sparklines.
     fn install(&mut self, snapshot: Snapshot, views: Vec<QueueView>, unchanged: &[bool]) {
         self.views = views;
+        self.generation = next_generation();
         self.add_policy_items(&snapshot);
         for ((q, v), &unchanged) in snapshot.queues.iter().zip(&self.views).zip(unchanged) {
             if unchanged {
@@ -343,12 +465,7 @@ impl Data {
     /// name), or the first one, with its analysis.
     pub fn queue(&self, name: Option<&str>) -> Option<(&QueueSnapshot, &QueueView)> {
         let queues = self.queues();
-        let i = name
-            .and_then(|n| {
-                (queues.iter().position(|q| q.key() == n))
-                    .or_else(|| queues.iter().position(|q| q.name == n))
-            })
-            .or(if queues.is_empty() { None } else { Some(0) })?;
+        let i = queue_position(queues, name)?;
         Some((queues.get(i)?, self.views.get(i)?))
     }
 
@@ -462,6 +579,10 @@ mod tests {
         data.apply_prepared(prepared);
         let taken_at = |d: &Data| d.snapshot.as_ref().map(|s| s.taken_at);
         assert_eq!(taken_at(&data), Some(2_000));
+        // The replaced snapshot is kept for the caller to free off the UI thread.
+        let retired = data.take_retired().expect("the replaced snapshot");
+        assert_eq!(retired.taken_at(), Some(1_000));
+        assert!(data.take_retired().is_none());
         assert!(!data.views[0].with_history);
         let prepared = Prepared::new(snapshot(3_000), &data.inputs(), 2);
         data.set_recorded(&key, Vec::new());

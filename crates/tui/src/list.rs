@@ -42,6 +42,15 @@ pub struct Sort {
     pub descending: bool,
 }
 
+/// What a list's rows depend on besides the data: its filter and its sort. Rows derived off
+/// the UI thread carry the one they were made with, so a screen takes them only when it still
+/// has it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RowsKey {
+    pub filter: Filter,
+    pub sort: Sort,
+}
+
 #[derive(Debug, Default)]
 pub struct ListState {
     pub rows: Vec<usize>,
@@ -97,6 +106,14 @@ impl ListState {
         if self.filter.text != text {
             self.filter.text = text;
             self.resorted = true;
+        }
+    }
+
+    /// Its filter and sort ([`RowsKey`]).
+    pub fn rows_key(&self) -> RowsKey {
+        RowsKey {
+            filter: self.filter.clone(),
+            sort: self.sort,
         }
     }
 

@@ -164,6 +164,16 @@ pub trait Screen {
     fn on_result(&mut self, _result: &EffectResult, _ctx: &Ctx) -> Vec<Effect> {
         Vec::new()
     }
+    /// Work its last [`Screen::refresh`] asked for (the Jobs rows of a new sort or filter,
+    /// made off the UI thread); the app starts it.
+    fn take_work(&mut self) -> Vec<Effect> {
+        Vec::new()
+    }
+    /// The filter and sort of rows it takes ready-made from each snapshot's derivation off
+    /// the UI thread (Jobs; see [`crate::data::DeriveInputs`]).
+    fn derived_rows(&self) -> Option<super::list::RowsKey> {
+        None
+    }
     /// The Scorecard screen's state (tests).
     fn scorecard(&self) -> Option<&super::scorecard::ScorecardState> {
         None

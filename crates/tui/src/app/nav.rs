@@ -36,6 +36,15 @@ impl App {
         for s in &mut self.stack {
             s.refresh(data, self.queue.as_deref());
         }
+        self.take_screens_work();
+    }
+
+    /// The work the screens' refresh asked for (rows made off the UI thread).
+    fn take_screens_work(&mut self) {
+        self.effects.extend(self.root.take_work());
+        for s in &mut self.stack {
+            self.effects.extend(s.take_work());
+        }
     }
 
     /// Changes the current screen's list (filter or sort) and recomputes its rows.
@@ -51,6 +60,7 @@ impl App {
             f(list);
         }
         screen.refresh(data, queue.as_deref());
+        self.take_screens_work();
     }
 
     pub(super) fn with_nav(&mut self, f: impl FnOnce(&mut ListState)) {
