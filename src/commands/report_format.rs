@@ -101,6 +101,20 @@ pub fn markdown(r: &Report) -> String {
             row.ledger.lost_basis_text()
         );
     }
+    // How long re-runs took to restore: measured from their logs, else the restart cost (the
+    // same figure the ledger's overhead uses).
+    out.push_str("\nRestores after a preemption, measured or modelled:\n\n");
+    for row in std::iter::once(&c.queue_row)
+        .chain(&c.shares)
+        .chain(&c.bands)
+    {
+        let _ = writeln!(
+            out,
+            "- {}: {}",
+            clean_text(&row.scope.label()),
+            row.recovery.restores.label()
+        );
+    }
     md_fairness(&mut out, c);
     delivery_markdown(&mut out, &r.evaluation);
     md_exceptions(&mut out, &r.exceptions);

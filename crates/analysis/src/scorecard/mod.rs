@@ -28,10 +28,11 @@ pub use input::{
     AttemptEnd, AttemptHistory, Entitlement, JobHistory, Outcome, ScorecardInput, ScorecardOptions,
     Window,
 };
-pub use ledger::{JobLedger, Ledger, job_ledger};
+pub use ledger::{JobLedger, Ledger, job_ledger, restart_cost_ms};
 pub use measured::{
-    AttemptMeasure, CheckpointMark, LostBasis, RestoreEvidence, RestoreVerdict, TrainingRecord,
-    checkpoint_number, measure_attempt, restore_verdict,
+    AttemptMeasure, CheckpointMark, LostBasis, RestoreEvidence, RestoreStats, RestoreTime,
+    RestoreVerdict, TrainingRecord, checkpoint_number, measure_attempt, restore_time,
+    restore_verdict,
 };
 pub use metrics::{
     METHOD_FAIRNESS, METHOD_RECOVERY, METHOD_UTILISATION, METHOD_WAIT, METHOD_WASTE, Recovery,

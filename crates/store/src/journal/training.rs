@@ -1,7 +1,7 @@
 //! The training jobs behind the journaled jobs: the checkpoint objects each listing of a job's
 //! `CheckpointConfig.S3Uri` showed (every version seen: a key written again keeps both times),
 //! the last listing's location and whether it was cut at its bound, and the marks read from
-//! attempts' logs (the preemption signal's time, whether a re-run restored). The ledger measures
+//! attempts' logs (the preemption signal's time, whether a re-run restored and when it said so). The ledger measures
 //! lost work from them (`quotatop_analysis::scorecard::measure_attempt`).
 
 use quotatop_analysis::scorecard::TrainingRecord;
@@ -38,18 +38,21 @@ pub(super) fn write(tx: &mut dyn Exec, q: &QueueSnapshot, obs: Millis) -> Result
         }
         for m in &e.marks {
             tx.exec(
-                "INSERT INTO attempt_marks (job_id, attempt, signal_at, restored, observed_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
+                "INSERT INTO attempt_marks
+                   (job_id, attempt, signal_at, restored, observed_at, restored_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT (job_id, attempt) DO UPDATE SET
                    signal_at = COALESCE(excluded.signal_at, attempt_marks.signal_at),
                    restored = COALESCE(excluded.restored, attempt_marks.restored),
+                   restored_at = COALESCE(excluded.restored_at, attempt_marks.restored_at),
                    observed_at = excluded.observed_at",
                 &vals![
                     &e.job_id,
                     &m.attempt,
                     m.signal_at,
                     m.restored.map(i64::from),
-                    obs
+                    obs,
+                    m.restored_at
                 ],
             )?;
         }
@@ -82,6 +85,8 @@ pub struct MarkRow {
     pub attempt: String,
     pub signal_at: Option<Millis>,
     pub restored: Option<bool>,
+    /// When the log said it restored.
+    pub restored_at: Option<Millis>,
 }
 
 /// A job's training job as journaled: `None` when its checkpoints were never listed.
@@ -126,7 +131,8 @@ impl Journal {
                 .transpose()?;
             let marks = x
                 .rows(
-                    "SELECT attempt, signal_at, restored FROM attempt_marks WHERE job_id = ?1
+                    "SELECT attempt, signal_at, restored, restored_at FROM attempt_marks
+                     WHERE job_id = ?1
                      ORDER BY attempt",
                     &vals![job_id],
                 )?
@@ -136,6 +142,7 @@ impl Journal {
                         attempt: r.text(0)?,
                         signal_at: r.opt_int(1)?,
                         restored: r.opt_int(2)?.map(|v| v != 0),
+                        restored_at: r.opt_int(3)?,
                     })
                 })
                 .collect::<Result<Vec<_>, DbError>>()?;
