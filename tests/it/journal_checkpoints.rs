@@ -189,7 +189,56 @@ async fn measured_lost_work_equals_the_engines_and_totals_say_what_is_measured()
         "{text}"
     );
     println!("{}; queue: {text}", summary(&checked));
+    let compared = storage_equals_the_emulators(&client, &j, &input.jobs, end).await;
+    println!("checkpoint storage of {compared} finished jobs equal to the emulator's objects");
     emu.shutdown().await.unwrap();
+}
+
+/// Checkpoint storage attributed to a job is what its prefix holds: for each job that ended
+/// well before `end` (listed again after it ended, and writing nothing since), the journal's
+/// current objects and bytes equal a listing of its prefix now, and the cost is those bytes at
+/// the price per GB-month (2^30 bytes). Returns how many jobs were compared.
+async fn storage_equals_the_emulators(
+    client: &quotatop_aws::batch::BatchClient,
+    journal: &Journal,
+    jobs: &[JobHistory],
+    end: Millis,
+) -> usize {
+    let price = 0.023;
+    let listed = scorecard::jobs_storage(jobs, Some(price));
+    let mut compared = 0;
+    for job in jobs {
+        let ended = match job.outcome {
+            scorecard::Outcome::Succeeded(t) | scorecard::Outcome::Failed(t) => t,
+            scorecard::Outcome::Open => continue,
+        };
+        if ended > end - 20 * 60_000 {
+            continue;
+        }
+        let Some(t) = journal.job_training(&job.job_id).unwrap() else {
+            continue;
+        };
+        let (uri, _) = t.listing.clone().unwrap();
+        let now = client.list_checkpoints(&uri, 1000).await.unwrap();
+        let bytes: u64 = now.objects.iter().map(|o| o.size).sum();
+        let s = listed.iter().find(|s| s.job_id == job.job_id).unwrap();
+        assert_eq!(
+            (s.storage.objects, s.storage.bytes, s.storage.truncated),
+            (now.objects.len() as u64, bytes, false),
+            "{}: the journal's current checkpoint objects vs the prefix's",
+            job.name
+        );
+        assert_eq!(
+            s.storage.cost_per_month,
+            Some(bytes as f64 / 1_073_741_824.0 * price)
+        );
+        compared += 1;
+    }
+    assert!(
+        compared >= 3,
+        "only {compared} finished jobs with checkpoints"
+    );
+    compared
 }
 
 fn summary(c: &Checked) -> String {

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
+use quotatop_analysis::scorecard::StoredObjects;
 use quotatop_analysis::{
     self as analysis, Attention, LoopRule, PreemptionFacts, QueuedJob, RecordedPreemptions,
     ShareBadges, SharePreemptions, ShareUsage,
@@ -173,6 +174,42 @@ pub struct Data {
     /// When the conformance behind each queue's policy items was asked for (see
     /// [`super::policy::PolicyAnswer::asked`]).
     pub(crate) policy_asked: HashMap<String, u64>,
+    /// (queue, job id) → its checkpoint objects as its last listing showed them.
+    pub(crate) stored: HashMap<(String, String), StoredObjects>,
+    /// What S3 storage costs (`[prices] s3_gb_month`), for a job's checkpoint storage.
+    pub storage_price: StoragePrice,
+}
+
+/// The price of checkpoint storage: `[prices] s3_gb_month` and the prices' currency.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StoragePrice {
+    pub gb_month: Option<f64>,
+    pub currency: Option<String>,
+}
+
+impl Data {
+    /// The checkpoint storage of a job whose checkpoints were listed while the console ran:
+    /// in words, with its cost ([`quotatop_analysis::scorecard::checkpoint_storage`]).
+    pub fn checkpoint_storage(&self, queue: &str, job_id: &str) -> Option<String> {
+        let stored = self.stored.get(&(queue.to_string(), job_id.to_string()))?;
+        let s =
+            quotatop_analysis::scorecard::checkpoint_storage(*stored, self.storage_price.gb_month);
+        Some(s.text(self.storage_price.currency.as_deref()))
+    }
+
+    /// Keeps each job's last checkpoint listing of `snapshot`.
+    fn keep_listings(&mut self, snapshot: &Snapshot) {
+        for q in &snapshot.queues {
+            for e in &q.training {
+                if let Some(l) = &e.listing {
+                    self.stored.insert(
+                        (q.key(), e.job_id.clone()),
+                        StoredObjects::of_listing(l.objects.iter().map(|o| o.size), l.truncated),
+                    );
+                }
+            }
+        }
+    }
 }
 
 impl Data {
@@ -238,6 +275,7 @@ impl Data {
     fn install(&mut self, snapshot: Snapshot, views: Vec<QueueView>, unchanged: &[bool]) {
         self.views = views;
         self.add_policy_items(&snapshot);
+        self.keep_listings(&snapshot);
         for ((q, v), &unchanged) in snapshot.queues.iter().zip(&self.views).zip(unchanged) {
             if unchanged {
                 continue;

@@ -130,6 +130,12 @@ impl JobDetail {
                 "terminated by user",
                 if j.is_terminated { "yes" } else { "no" }.to_string(),
             ),
+            text(
+                "checkpoint storage",
+                data.checkpoint_storage(&self.queue, &j.id).unwrap_or_else(|| {
+                    "- (its CheckpointConfig.S3Uri not listed while the console ran)".to_string()
+                }),
+            ),
             // One clock per screen: this machine's times moved onto the service's.
             time("described", t.described_at.map(|l| l + to_data_clock)),
             time("listed", Some(t.listed_at + to_data_clock)),

@@ -30,18 +30,25 @@ pub struct TrainingRecord {
     /// A listing stopped at its bound: some checkpoints may not have been seen, so nothing is
     /// measured from it.
     pub truncated: bool,
+    /// The objects stored now: the last listing's (its storage and cost are attributed to the
+    /// job, [`super::checkpoint_storage`]).
+    #[serde(default)]
+    pub stored: super::StoredObjects,
 }
 
 impl TrainingRecord {
     /// From the objects under a job's prefix (`(key below the prefix, written at, bytes)`, any
     /// order, every version seen): one checkpoint per written time and number, its objects'
-    /// bytes added, oldest first.
+    /// bytes added, oldest first. What is stored is taken to be all of them (one listing);
+    /// a producer that kept older versions says what is current with [`Self::with_stored`].
     pub fn from_objects<'a>(
         objects: impl IntoIterator<Item = (&'a str, Millis, u64)>,
         truncated: bool,
     ) -> Self {
         let mut checkpoints: Vec<CheckpointMark> = Vec::new();
+        let mut sizes = Vec::new();
         for (key, at, size) in objects {
+            sizes.push(size);
             let number = checkpoint_number(key);
             match checkpoints
                 .iter_mut()
@@ -59,7 +66,14 @@ impl TrainingRecord {
         Self {
             checkpoints,
             truncated,
+            stored: super::StoredObjects::of_listing(sizes, truncated),
         }
+    }
+
+    /// The same record with `stored` as the objects stored now.
+    pub fn with_stored(mut self, stored: super::StoredObjects) -> Self {
+        self.stored = stored;
+        self
     }
 }
 

@@ -17,6 +17,7 @@ mod input;
 pub mod ledger;
 pub mod measured;
 mod metrics;
+mod storage;
 
 pub use audit_view::{
     AuditView, OperatorChanges, PriorityChange, RaisedJob, audit_view, join_changes,
@@ -37,6 +38,10 @@ pub use measured::{
 pub use metrics::{
     METHOD_FAIRNESS, METHOD_RECOVERY, METHOD_UTILISATION, METHOD_WAIT, METHOD_WASTE, Recovery,
     Utilisation, WaitStats, Waste, gpu_hours, percentile,
+};
+pub use storage::{
+    CheckpointStorage, GB, JobStorage, METHOD_STORAGE, S3_PRICE_KEY, StoredObjects,
+    checkpoint_storage, jobs_storage, s3_price,
 };
 
 use std::collections::BTreeSet;

@@ -416,6 +416,7 @@ mod measured_lost_work {
         b.training = checkpoints.map(|checkpoints| TrainingRecord {
             checkpoints,
             truncated: false,
+            stored: StoredObjects::default(),
         });
         b
     }
