@@ -178,6 +178,8 @@ pub struct Data {
     pub(crate) stored: HashMap<(String, String), StoredObjects>,
     /// What S3 storage costs (`[prices] s3_gb_month`), for a job's checkpoint storage.
     pub storage_price: StoragePrice,
+    /// Attempt (its training job's ARN) → when its log said it restored a checkpoint.
+    pub(crate) restored_at: HashMap<String, quotatop_model::Millis>,
 }
 
 /// The price of checkpoint storage: `[prices] s3_gb_month` and the prices' currency.
@@ -197,9 +199,29 @@ impl Data {
         Some(s.text(self.storage_price.currency.as_deref()))
     }
 
-    /// Keeps each job's last checkpoint listing of `snapshot`.
+    /// How long the attempt `attempt` (started at `started_at`) took to restore, when its log
+    /// said it restored while the console ran ([`quotatop_analysis::scorecard::restore_time`]'s
+    /// measured figure).
+    pub fn measured_restore(
+        &self,
+        attempt: &str,
+        started_at: quotatop_model::Millis,
+    ) -> Option<quotatop_model::Millis> {
+        let at = self.restored_at.get(attempt)?;
+        Some(quotatop_analysis::scorecard::measured_restore_ms(
+            started_at, *at,
+        ))
+    }
+
+    /// Keeps each job's last checkpoint listing of `snapshot`, and the restores its attempts'
+    /// logs said.
     fn keep_listings(&mut self, snapshot: &Snapshot) {
         for q in &snapshot.queues {
+            for m in q.training.iter().flat_map(|e| &e.marks) {
+                if let (Some(true), Some(at)) = (m.restored, m.restored_at) {
+                    self.restored_at.insert(m.attempt.clone(), at);
+                }
+            }
             for e in &q.training {
                 if let Some(l) = &e.listing {
                     self.stored.insert(

@@ -336,6 +336,12 @@ pub struct RestoreTime {
     pub measured: bool,
 }
 
+/// A restore measured from an attempt's `startedAt` to its logged restore line (never
+/// negative: the log's clock may run behind the API's).
+pub fn measured_restore_ms(started_at: Millis, restored_at: Millis) -> Millis {
+    (restored_at - started_at).max(0)
+}
+
 /// The one definition of how long a restore took: attempt `i` of `job` (a re-run), measured
 /// when its training job's log said it restored a checkpoint: from its `startedAt` (RUNNING) to
 /// the logged restore line (never negative). Otherwise modelled: `modelled_ms`, the restart cost
@@ -345,7 +351,7 @@ pub fn restore_time(job: &JobHistory, i: usize, modelled_ms: Millis) -> Option<R
     let started = a.started_at?;
     Some(match a.restored_at.filter(|_| a.restored == Some(true)) {
         Some(at) => RestoreTime {
-            ms: (at - started).max(0),
+            ms: measured_restore_ms(started, at),
             measured: true,
         },
         None => RestoreTime {

@@ -32,8 +32,8 @@ pub use input::{
 pub use ledger::{JobLedger, Ledger, job_ledger, restart_cost_ms};
 pub use measured::{
     AttemptMeasure, CheckpointMark, LostBasis, RestoreEvidence, RestoreStats, RestoreTime,
-    RestoreVerdict, TrainingRecord, checkpoint_number, measure_attempt, restore_time,
-    restore_verdict,
+    RestoreVerdict, TrainingRecord, checkpoint_number, measure_attempt, measured_restore_ms,
+    restore_time, restore_verdict,
 };
 pub use metrics::{
     METHOD_FAIRNESS, METHOD_RECOVERY, METHOD_UTILISATION, METHOD_WAIT, METHOD_WASTE, Recovery,
