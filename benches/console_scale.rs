@@ -357,6 +357,7 @@ fn child() {
         clock: Box::new(|| NOW),
         warnings: Vec::new(),
         priority_policy: Default::default(),
+        storage_price: Default::default(),
     });
     let mut terminal = Terminal::new(TestBackend::new(160, 50)).expect("test backend");
     let first = snapshot(&tracker, 1);

@@ -86,6 +86,7 @@ fn app() -> App {
         clock: Box::new(|| NOW),
         warnings: Vec::new(),
         priority_policy: Default::default(),
+        storage_price: Default::default(),
     })
 }
 

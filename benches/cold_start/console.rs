@@ -65,6 +65,7 @@ pub fn console_child(endpoint: String) {
         clock: Box::new(move || now),
         warnings: Vec::new(),
         priority_policy: Default::default(),
+        storage_price: Default::default(),
     });
     let t = Instant::now();
     // The snapshot moves to the console, as the poller's channel hands it over.

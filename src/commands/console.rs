@@ -106,6 +106,10 @@ pub fn options(loaded: &Loaded, source: Source, journal: &Journal) -> AppOptions
         clock: Box::new(tui::wall_clock),
         warnings,
         priority_policy: loaded.config.priority,
+        storage_price: tui::StoragePrice {
+            gb_month: quotatop_analysis::scorecard::s3_price(&loaded.config.prices),
+            currency: loaded.config.currency.clone(),
+        },
     }
 }
 

@@ -153,6 +153,11 @@ pub fn render(args: &ReportArgs) -> anyhow::Result<String> {
         drills: super::drill::kept_drills(&data.journal, &args.queue, window.start),
         policy: policy.as_ref().map(|(c, _)| c.clone()),
         policy_markdown: policy.map(|(_, md)| md),
+        checkpoint_storage: scorecard::jobs_storage(
+            &data.input.jobs,
+            scorecard::s3_price(&rules.prices),
+        ),
+        checkpoint_storage_method: scorecard::METHOD_STORAGE,
         history: data.history,
     };
     Ok(match args.format {

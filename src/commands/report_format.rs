@@ -6,7 +6,9 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use quotatop_analysis::scorecard::decision::Evaluation;
-use quotatop_analysis::scorecard::{AuditView, COLUMNS, Row, Scope, Scorecard};
+use quotatop_analysis::scorecard::{
+    AuditView, COLUMNS, JobStorage, METHOD_STORAGE, Row, Scope, Scorecard,
+};
 use quotatop_model::{clean_text, format_utc};
 use quotatop_store::journal::HistoryWindow;
 
@@ -31,6 +33,12 @@ pub struct Report {
     /// Its Markdown section (`quotatop_policy::markdown`, as `policy check` prints it).
     #[serde(skip)]
     pub policy_markdown: Option<String>,
+    /// Checkpoint storage attributed to each job whose checkpoints were listed, and its cost
+    /// at `[prices] s3_gb_month` (`scorecard::jobs_storage`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checkpoint_storage: Vec<JobStorage>,
+    /// How that is computed (`scorecard::METHOD_STORAGE`).
+    pub checkpoint_storage_method: &'static str,
 }
 
 use quotatop_analysis::scorecard::format::percent as pct;
@@ -114,7 +122,22 @@ pub fn markdown(r: &Report) -> String {
             row.ledger.lost_basis_text()
         );
     }
+    // How long re-runs took to restore: measured from their logs, else the restart cost (the
+    // same figure the ledger's overhead uses).
+    out.push_str("\nRestores after a preemption, measured or modelled:\n\n");
+    for row in std::iter::once(&c.queue_row)
+        .chain(&c.shares)
+        .chain(&c.bands)
+    {
+        let _ = writeln!(
+            out,
+            "- {}: {}",
+            clean_text(&row.scope.label()),
+            row.recovery.restores.label()
+        );
+    }
     md_fairness(&mut out, c);
+    md_storage(&mut out, r);
     delivery_markdown(&mut out, &r.evaluation);
     md_exceptions(&mut out, &r.exceptions);
     if !r.drills.is_empty() {
@@ -206,6 +229,38 @@ fn md_exceptions(out: &mut String, exceptions: &AuditView) {
 }
 
 /// How each figure is computed, and the notes.
+/// Checkpoint storage per job: a table, its total, and how it is computed.
+fn md_storage(out: &mut String, r: &Report) {
+    if r.checkpoint_storage.is_empty() {
+        return;
+    }
+    out.push_str("\n## Checkpoint storage per job\n\n");
+    let _ = writeln!(out, "{METHOD_STORAGE}.\n");
+    out.push_str(
+        "| job | share | objects | bytes | GB | cost/month |\n|---|---|---:|---:|---:|---:|\n",
+    );
+    let currency = r.currency.as_deref().map(clean_text);
+    for j in &r.checkpoint_storage {
+        let s = &j.storage;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {}{} | {} | {:.2} | {} |",
+            clean_text(&j.name),
+            clean_text(&j.share),
+            if s.truncated { "≥ " } else { "" },
+            s.objects,
+            s.bytes,
+            s.gb(),
+            s.cost_per_month.map_or_else(
+                || "- (no [prices] s3_gb_month)".to_string(),
+                |c| format!("{c:.2} {}", currency.as_deref().unwrap_or(""))
+                    .trim_end()
+                    .to_string()
+            )
+        );
+    }
+}
+
 fn md_methods(out: &mut String, c: &Scorecard) {
     let m = &c.methods;
     let _ = write!(
@@ -358,6 +413,27 @@ pub fn csv(r: &Report) -> String {
             ],
         );
     }
+    for j in &r.checkpoint_storage {
+        let s = &j.storage;
+        out.figures(
+            "checkpoint_storage",
+            &j.name,
+            [
+                ("job_id", j.job_id.clone()),
+                ("share", j.share.clone()),
+                ("objects", s.objects.to_string()),
+                ("bytes", s.bytes.to_string()),
+                ("truncated", s.truncated.to_string()),
+                ("cost_per_month", opt(s.cost_per_month)),
+            ],
+        );
+    }
+    out.line(
+        "method",
+        "checkpoint_storage",
+        "text",
+        METHOD_STORAGE.to_string(),
+    );
     let m = &c.methods;
     for (metric, text) in [
         ("utilisation", &m.utilisation),

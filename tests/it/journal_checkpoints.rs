@@ -189,7 +189,56 @@ async fn measured_lost_work_equals_the_engines_and_totals_say_what_is_measured()
         "{text}"
     );
     println!("{}; queue: {text}", summary(&checked));
+    let compared = storage_equals_the_emulators(&client, &j, &input.jobs, end).await;
+    println!("checkpoint storage of {compared} finished jobs equal to the emulator's objects");
     emu.shutdown().await.unwrap();
+}
+
+/// Checkpoint storage attributed to a job is what its prefix holds: for each job that ended
+/// well before `end` (listed again after it ended, and writing nothing since), the journal's
+/// current objects and bytes equal a listing of its prefix now, and the cost is those bytes at
+/// the price per GB-month (2^30 bytes). Returns how many jobs were compared.
+async fn storage_equals_the_emulators(
+    client: &quotatop_aws::batch::BatchClient,
+    journal: &Journal,
+    jobs: &[JobHistory],
+    end: Millis,
+) -> usize {
+    let price = 0.023;
+    let listed = scorecard::jobs_storage(jobs, Some(price));
+    let mut compared = 0;
+    for job in jobs {
+        let ended = match job.outcome {
+            scorecard::Outcome::Succeeded(t) | scorecard::Outcome::Failed(t) => t,
+            scorecard::Outcome::Open => continue,
+        };
+        if ended > end - 20 * 60_000 {
+            continue;
+        }
+        let Some(t) = journal.job_training(&job.job_id).unwrap() else {
+            continue;
+        };
+        let (uri, _) = t.listing.clone().unwrap();
+        let now = client.list_checkpoints(&uri, 1000).await.unwrap();
+        let bytes: u64 = now.objects.iter().map(|o| o.size).sum();
+        let s = listed.iter().find(|s| s.job_id == job.job_id).unwrap();
+        assert_eq!(
+            (s.storage.objects, s.storage.bytes, s.storage.truncated),
+            (now.objects.len() as u64, bytes, false),
+            "{}: the journal's current checkpoint objects vs the prefix's",
+            job.name
+        );
+        assert_eq!(
+            s.storage.cost_per_month,
+            Some(bytes as f64 / 1_073_741_824.0 * price)
+        );
+        compared += 1;
+    }
+    assert!(
+        compared >= 3,
+        "only {compared} finished jobs with checkpoints"
+    );
+    compared
 }
 
 fn summary(c: &Checked) -> String {
@@ -233,5 +282,98 @@ async fn a_refused_prefix_or_log_group_is_not_asked_again() {
     assert!(emu.calls("listobjectsv2") > 0);
     assert!(emu.calls("filterlogevents") <= 1);
     assert!(errors > 0, "the refusal was never reported");
+    emu.shutdown().await.unwrap();
+}
+
+/// How long a restore took, measured (issue 34): the demo with restores that take time
+/// (research-burst 90 s, the research sweeps 45 s: the engine's restart overhead, and the
+/// training log's restore line that long after the re-run's start), recorded by the real poller
+/// and journaled. Each re-run whose log said it restored has a measured restore equal to the
+/// engine's own overhead for that attempt, to the millisecond; the rest are modelled, and
+/// recovery reliability says how many of each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn measured_restores_equal_the_engines_restart_overhead() {
+    let mut scenario = Scenario::load(Path::new("scenarios/demo.toml")).unwrap();
+    for j in scenario
+        .jobs
+        .iter_mut()
+        .filter(|j| j.name == "research-burst")
+    {
+        j.restore_s = Some(90);
+    }
+    for s in scenario.shares.iter_mut().filter(|s| s.name == "research") {
+        for g in &mut s.generators {
+            g.restore_s = Some(45);
+        }
+    }
+    let mut config = EmulatorConfig::from_scenario(scenario).unwrap();
+    config.clock = ClockMode::Manual;
+    config.start_ms = Some(START);
+    config.deterministic_ids = true;
+    let emu = emulator::start(config).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.sqlite3");
+    let journal = JournalHandle::start(&path, JournalConfig::default());
+    let client = crate::data_support::batch_client(&emu).await;
+    let mut poller = Poller::new(PollConfig {
+        queues: vec![QUEUE.to_string()],
+        ..PollConfig::default()
+    });
+    let mut t = 0;
+    while t < RUN_MS {
+        emu.advance(POLL_MS).unwrap();
+        t += POLL_MS;
+        assert!(
+            journal.record(poller.refresh(&client).await),
+            "journal queue full"
+        );
+    }
+    journal.flush();
+    journal.shutdown();
+    let end = emu.now().unwrap();
+    let opts = ScorecardOptions::default();
+    let j = Journal::open_existing(&path, JournalConfig::default()).unwrap();
+    let input = scorecard_input(&j, QUEUE, Window::new(START, end + 1), &opts).unwrap();
+    let (mut measured, mut modelled, mut nonzero) = (0, 0, 0);
+    let mut burst = None;
+    for job in &input.jobs {
+        let work = engine_work(&emu, &job.job_id);
+        assert_eq!(work.len(), job.attempts.len(), "{}: attempts", job.name);
+        let restart = scorecard::restart_cost_ms(job, &opts);
+        for (i, w) in work.iter().enumerate() {
+            let Some(r) = scorecard::restore_time(job, i, restart) else {
+                continue;
+            };
+            if !r.measured {
+                modelled += 1;
+                continue;
+            }
+            measured += 1;
+            nonzero += usize::from(r.ms > 0);
+            assert_eq!(
+                r.ms,
+                w.overhead_ms as Millis,
+                "{} attempt {}: measured restore vs the engine's",
+                job.name,
+                i + 1
+            );
+            if job.name == "research-burst" {
+                burst = Some(r.ms);
+            }
+        }
+    }
+    assert_eq!(burst, Some(90_000), "research-burst's measured restore");
+    assert!(measured >= 3 && nonzero == measured, "{measured} measured");
+    assert!(modelled > 0, "video-pretrain's re-runs never restore");
+    // Recovery reliability reports them, labelled; the ledger's overhead uses the same figure.
+    let card = scorecard::scorecard(&input, &opts);
+    let r = card.queue_row.recovery.restores;
+    assert_eq!(r.measured as usize, measured, "{r:?}");
+    let label = r.label();
+    assert!(
+        label.starts_with("restore measured ") && label.contains("; modelled 0s restart cost"),
+        "{label}"
+    );
+    println!("{measured} restores measured, {modelled} modelled; queue: {label}");
     emu.shutdown().await.unwrap();
 }

@@ -236,3 +236,82 @@ async fn snapshots_derived_off_the_ui_thread_are_applied_in_order_none_lost() {
         .max();
     assert_eq!(samples, Some(4), "one sparkline sample per snapshot");
 }
+
+/// Job detail shows the checkpoint storage of a job whose prefix was listed (the current
+/// objects at `[prices] s3_gb_month`, `scorecard::checkpoint_storage`) and, per attempt, how
+/// long a restore its log said took (measured from the attempt's start).
+#[tokio::test]
+async fn job_detail_shows_checkpoint_storage_and_a_measured_restore() {
+    use quotatop_model::{
+        AttemptMark, CheckpointListingSeen, CheckpointObjectSeen, TrainingEvidence,
+    };
+    const MIN: i64 = 60_000;
+    let mut snap = crate::tui_support::snapshot();
+    let q = &mut snap.queues[0];
+    let job = q
+        .jobs
+        .iter()
+        .find(|t| t.job.name == "video-pretrain")
+        .unwrap();
+    let (id, now) = (job.job.id.clone(), snap.taken_at + 2_000);
+    let second = job
+        .job
+        .preemption
+        .as_ref()
+        .unwrap()
+        .recent_preempted_attempts[1]
+        .clone();
+    assert_eq!(second.started_at, Some(now - 70 * MIN));
+    let object = |key: &str, size: u64| CheckpointObjectSeen {
+        key: key.to_string(),
+        last_modified: now - 100 * MIN,
+        size,
+    };
+    q.training.push(TrainingEvidence {
+        job_id: id,
+        listing: Some(CheckpointListingSeen {
+            uri: "s3://b/video/".into(),
+            objects: vec![
+                object("step-00001800/manifest.json", 212),
+                object("step-00001800/model.pt", 1_468_006_400),
+                object("step-00003600/manifest.json", 212),
+                object("step-00003600/model.pt", 1_468_006_400),
+            ],
+            truncated: false,
+        }),
+        marks: vec![AttemptMark {
+            attempt: second.resource_id.clone(),
+            signal_at: None,
+            restored: Some(true),
+            restored_at: Some(now - 70 * MIN + 95_000),
+        }],
+    });
+    let mut opts = options();
+    opts.storage_price = quotatop_tui::StoragePrice {
+        gb_month: Some(0.023),
+        currency: Some("USD\x1b[2J".into()),
+    };
+    let (t, _) =
+        crate::tui_support::run_with(200, 70, opts, vec![snap], typed(":job video-pretrain\n"))
+            .await;
+    let screen = crate::tui_support::screen_text(&t);
+    // 2 × (1,468,006,400 + 212) = 2,936,013,224 bytes = 2.7344 GB × 0.023 = 0.0629 USD.
+    assert!(
+        screen.contains(
+            "checkpoint storage    4 objects, 2.73 GB (2,936,013,224 bytes) · 0.06 USD�[2J/month (current objects × s3_gb_month per GB-month)"
+        ),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(
+            "restored a checkpoint in 1m35s (measured: from its start to its log's \"restored from checkpoint\" line)"
+        ),
+        "{screen}"
+    );
+    // Only the attempt whose log said so.
+    assert_eq!(
+        screen.matches("restored a checkpoint in").count(),
+        1,
+        "{screen}"
+    );
+}

@@ -134,3 +134,43 @@ fn wait_lines(tmux: &Tmux, first: &str, text: &str) -> String {
     std::thread::sleep(Duration::from_millis(100));
     tmux.wait_for(text)
 }
+
+/// `l` opens the same pane from the Jobs and Preemptions lists, on the selected row: each list
+/// filtered to research-burst (`/`), then `l` shows its newest attempt's log; Esc goes back to
+/// the list it came from.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_pane_opens_from_the_jobs_and_preemptions_lists() {
+    let (h, attempts, tmux, _dir) = demo_console("").await;
+    let panes = tokio::task::spawn_blocking(move || {
+        tmux.wait_for("research");
+        // Once the console has listed the job (the first refreshes may not have reached it).
+        open_job(&tmux);
+        let mut out = Vec::new();
+        for (screen, title) in [("2", "Jobs · "), ("3", "Preemptions · ")] {
+            tmux.keys(&[screen]);
+            tmux.wait_for(title);
+            tmux.keys(&["/", "research-burst", "Enter"]);
+            std::thread::sleep(Duration::from_millis(300));
+            tmux.keys(&["l"]);
+            let pane = tmux.wait_for(&format!("attempt {attempts} of {attempts}"));
+            let pane = wait_lines(&tmux, &pane, &format!("#{attempts} "));
+            tmux.keys(&["Escape"]);
+            let back = tmux.wait_for(title);
+            // tmux would read Escape and the next screen's digit as one Alt key.
+            std::thread::sleep(Duration::from_millis(300));
+            out.push((screen, pane, back));
+        }
+        tmux.keys(&["q"]);
+        out
+    })
+    .await
+    .unwrap();
+    for (screen, pane, back) in panes {
+        assert!(
+            pane.contains("Log · research-burst") && pane.contains("starting on"),
+            "from screen {screen}: {pane}"
+        );
+        assert!(!back.contains("Log · "), "from screen {screen}: {back}");
+    }
+    h.shutdown().await.unwrap();
+}

@@ -43,6 +43,7 @@ fn attempt(s: Millis, stop: Millis, end: AttemptEnd) -> AttemptHistory {
         stopped_at: Some(stop),
         preempting_from: None,
         restored: None,
+        restored_at: None,
         end,
     }
 }

@@ -14,7 +14,9 @@
 //! from its last checkpoint instead of from zero. Its training job writes them under the
 //! payload's `CheckpointConfig.S3Uri` (served by the emulator's S3). The tag
 //! `quotatop:checkpoint-fault` (`corrupt` or `never-restored`) makes them unusable: the job then
-//! restarts from zero after each preemption ([`super::training`]).
+//! restarts from zero after each preemption ([`super::training`]). The tag
+//! `quotatop:restore-seconds` makes each re-run spend that much RUNNING restoring before it
+//! makes progress (its log's restore line comes that long after its start).
 //!
 //! # How an attempt ends (engine `policy` rule 13)
 //!
@@ -52,6 +54,9 @@ pub const WORK_TAG: &str = "quotatop:work-seconds";
 pub use quotatop_model::CHECKPOINT_TAG;
 pub const FAIL_AFTER_TAG: &str = "quotatop:fail-after-seconds";
 pub const FAIL_ATTEMPTS_TAG: &str = "quotatop:fail-attempts";
+/// Running time a re-run spends restoring before it makes progress (the engine's restart
+/// overhead; its log's restore line comes that long after its start).
+pub const RESTORE_TAG: &str = "quotatop:restore-seconds";
 const DEFAULT_WORK_S: u64 = 3600;
 const MAX_SUBMIT_BYTES: usize = 30 * 1024;
 const MAX_PAYLOAD_BYTES: usize = 10 * 1024;
@@ -129,6 +134,7 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
     let training = training_of(&tags, &payload, checkpoint_s)?;
     let fail_after_s = tag_seconds(&tags, FAIL_AFTER_TAG)?;
     let fail_attempts = tag_seconds(&tags, FAIL_ATTEMPTS_TAG)?;
+    let restore_s = tag_seconds(&tags, RESTORE_TAG)?;
     let fingerprint = request_fingerprint(body);
     if let Some(token) = &req.client_token {
         if token.is_empty() || token.len() > 64 {
@@ -148,6 +154,7 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
     .priority(req.scheduling_priority.unwrap_or(0));
     spec.checkpoint_interval_ms = training.engine_interval();
     spec.preemption_retries = retries;
+    spec.restart_overhead_ms = restore_s.map_or(0, |s| s * 1000);
     spec.failures = failure_spec(
         req.retry_strategy.as_ref(),
         req.timeout_config

@@ -33,6 +33,7 @@
 //! priorities = [{ priority = 1, weight = 3 }, { priority = 50, weight = 1 }]
 //! duration_s = [600, 1800]       # running time needed, uniform in [min, max]
 //! checkpoint_s = 300             # optional; without it a preempted job restarts from zero
+//! restore_s = 90                 # optional; running time a re-run spends restoring (default 0)
 //! preemption_retries = 2         # optional; omitted = requeued forever
 //! start_s = 0                    # first arrival no earlier than this (simulated seconds)
 //! max_jobs = 100                 # optional cap on the stream
@@ -186,6 +187,9 @@ pub struct GeneratorSpec {
     pub duration_s: [u64; 2],
     #[serde(default)]
     pub checkpoint_s: Option<u64>,
+    /// Running time each re-run spends restoring before it makes progress (default 0).
+    #[serde(default)]
+    pub restore_s: Option<u64>,
     #[serde(default)]
     pub preemption_retries: Option<u32>,
     #[serde(default)]
@@ -238,6 +242,10 @@ pub struct ScriptedJob {
     /// attempt can use, so the engine runs it without checkpoints.
     #[serde(default)]
     pub checkpoint_fault: Option<String>,
+    /// Running time each re-run spends restoring before it makes progress (default 0): its
+    /// log's restore line comes that long after its start.
+    #[serde(default)]
+    pub restore_s: Option<u64>,
     #[serde(default)]
     pub preemption_retries: Option<u32>,
     /// `retryStrategy.attempts` (1–10; default 1).

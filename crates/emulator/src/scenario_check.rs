@@ -88,6 +88,9 @@ impl Scenario {
                 if let Some(c) = g.checkpoint_s {
                     secs(&format!("{ctx}: checkpoint_s"), c)?;
                 }
+                if let Some(r) = g.restore_s {
+                    secs(&format!("{ctx}: restore_s"), r)?;
+                }
                 failure_settings(
                     &ctx,
                     g.attempts,
@@ -112,6 +115,9 @@ impl Scenario {
             secs(&format!("{ctx}: duration_s"), j.duration_s)?;
             if let Some(c) = j.checkpoint_s {
                 secs(&format!("{ctx}: checkpoint_s"), c)?;
+            }
+            if let Some(r) = j.restore_s {
+                secs(&format!("{ctx}: restore_s"), r)?;
             }
             if let Some(f) = &j.checkpoint_fault {
                 if crate::training::CheckpointFault::parse(f).is_none() {

@@ -54,6 +54,7 @@ impl Stream {
         )
         .priority(priority);
         spec.checkpoint_interval_ms = g.checkpoint_s.map(|s| s * 1000);
+        spec.restart_overhead_ms = g.restore_s.map_or(0, |s| s * 1000);
         spec.preemption_retries = g.preemption_retries;
         // Drawn only when the generator has a failure rate, so other streams are unchanged.
         let fails = match g.fail_rate {
@@ -144,6 +145,7 @@ impl Workload {
                     s3: None,
                 };
                 spec.checkpoint_interval_ms = training.engine_interval();
+                spec.restart_overhead_ms = j.restore_s.map_or(0, |s| s * 1000);
                 spec.preemption_retries = j.preemption_retries;
                 spec.failures = FailureSpec::from_seconds(
                     j.attempts.unwrap_or(1),

@@ -121,6 +121,9 @@ pub struct AttemptMark {
     /// or did not).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restored: Option<bool>,
+    /// When the attempt's log said it restored a checkpoint (the restore line's time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restored_at: Option<Millis>,
 }
 
 /// How far a listing of a queue's jobs has got (see [`QueueSnapshot::listing`]).

@@ -18,6 +18,7 @@ fn attempt(from: i64, to: Option<i64>, end: AttemptEnd) -> AttemptHistory {
         end,
         preempting_from: None,
         restored: None,
+        restored_at: None,
     }
 }
 

@@ -176,6 +176,7 @@ mod tests {
             end,
             preempting_from: None,
             restored: None,
+            restored_at: None,
         }
     }
 

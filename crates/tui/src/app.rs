@@ -73,6 +73,8 @@ pub struct AppOptions {
     pub warnings: Vec<String>,
     /// When a priority change needs a change record.
     pub priority_policy: PriorityPolicy,
+    /// What checkpoint storage costs (`[prices] s3_gb_month`), for Job detail.
+    pub storage_price: super::data::StoragePrice,
 }
 
 pub struct App {
@@ -146,7 +148,10 @@ impl App {
         status.messages = messages.startup.len();
         let mut app = Self {
             screens,
-            data: Data::new(opts.loop_rule),
+            data: Data {
+                storage_price: opts.storage_price,
+                ..Data::new(opts.loop_rule)
+            },
             root: Overview::new(),
             stack: Vec::new(),
             input: Input::Normal,
@@ -543,6 +548,7 @@ mod tests {
             clock: Box::new(|| 1_000_000),
             warnings: Vec::new(),
             priority_policy: Default::default(),
+            storage_price: Default::default(),
         })
     }
 

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use quotatop_analysis::scorecard::StoredObjects;
 use quotatop_analysis::{
     self as analysis, Attention, LoopRule, PreemptionFacts, QueuedJob, RecordedPreemptions,
     ShareBadges, SharePreemptions, ShareUsage,
@@ -260,6 +261,64 @@ pub struct Data {
     pub(crate) job_rows: Vec<JobRows>,
     /// The snapshot this one replaced, not yet handed off ([`Data::take_retired`]).
     pub(crate) retired: Option<Retired>,
+    /// (queue, job id) → its checkpoint objects as its last listing showed them.
+    pub(crate) stored: HashMap<(String, String), StoredObjects>,
+    /// What S3 storage costs (`[prices] s3_gb_month`), for a job's checkpoint storage.
+    pub storage_price: StoragePrice,
+    /// Attempt (its training job's ARN) → when its log said it restored a checkpoint.
+    pub(crate) restored_at: HashMap<String, quotatop_model::Millis>,
+}
+
+/// The price of checkpoint storage: `[prices] s3_gb_month` and the prices' currency.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StoragePrice {
+    pub gb_month: Option<f64>,
+    pub currency: Option<String>,
+}
+
+impl Data {
+    /// The checkpoint storage of a job whose checkpoints were listed while the console ran:
+    /// in words, with its cost ([`quotatop_analysis::scorecard::checkpoint_storage`]).
+    pub fn checkpoint_storage(&self, queue: &str, job_id: &str) -> Option<String> {
+        let stored = self.stored.get(&(queue.to_string(), job_id.to_string()))?;
+        let s =
+            quotatop_analysis::scorecard::checkpoint_storage(*stored, self.storage_price.gb_month);
+        Some(s.text(self.storage_price.currency.as_deref()))
+    }
+
+    /// How long the attempt `attempt` (started at `started_at`) took to restore, when its log
+    /// said it restored while the console ran ([`quotatop_analysis::scorecard::restore_time`]'s
+    /// measured figure).
+    pub fn measured_restore(
+        &self,
+        attempt: &str,
+        started_at: quotatop_model::Millis,
+    ) -> Option<quotatop_model::Millis> {
+        let at = self.restored_at.get(attempt)?;
+        Some(quotatop_analysis::scorecard::measured_restore_ms(
+            started_at, *at,
+        ))
+    }
+
+    /// Keeps each job's last checkpoint listing of `snapshot`, and the restores its attempts'
+    /// logs said.
+    fn keep_listings(&mut self, snapshot: &Snapshot) {
+        for q in &snapshot.queues {
+            for m in q.training.iter().flat_map(|e| &e.marks) {
+                if let (Some(true), Some(at)) = (m.restored, m.restored_at) {
+                    self.restored_at.insert(m.attempt.clone(), at);
+                }
+            }
+            for e in &q.training {
+                if let Some(l) = &e.listing {
+                    self.stored.insert(
+                        (q.key(), e.job_id.clone()),
+                        StoredObjects::of_listing(l.objects.iter().map(|o| o.size), l.truncated),
+                    );
+                }
+            }
+        }
+    }
 }
 
 impl Data {
@@ -360,6 +419,7 @@ impl Data {
         self.views = views;
         self.generation = next_generation();
         self.add_policy_items(&snapshot);
+        self.keep_listings(&snapshot);
         for ((q, v), &unchanged) in snapshot.queues.iter().zip(&self.views).zip(unchanged) {
             if unchanged {
                 continue;

@@ -234,6 +234,7 @@ mod tests {
             clock: Box::new(|| 1_000_000),
             warnings: Vec::new(),
             priority_policy: Default::default(),
+            storage_price: Default::default(),
         })
     }
 

@@ -135,6 +135,10 @@ impl JobDetail {
             time("listed", Some(t.listed_at + to_data_clock)),
             text("times", "UTC, on the service's clock".to_string()),
         ];
+        // Known once its CheckpointConfig.S3Uri was listed while the console ran.
+        if let Some(s) = data.checkpoint_storage(&self.queue, &j.id) {
+            out.push(text("checkpoint storage", s));
+        }
         // "Why is this job not running?" first, under its name.
         let key = data
             .snapshot
@@ -225,6 +229,19 @@ impl JobDetail {
                     muted,
                 ),
             ]));
+            if let Some(ms) = a
+                .started_at
+                .and_then(|s| data.measured_restore(&a.resource_id, s))
+            {
+                out.push(Line::from(Span::styled(
+                    format!(
+                        "      restored a checkpoint in {} (measured: from its start to its log's \"{}\" line)",
+                        duration(Some(ms)),
+                        quotatop_model::RESTORE_PATTERN
+                    ),
+                    muted,
+                )));
+            }
             let reason = match &a.reason {
                 Some(r) => clean(r).into_owned(),
                 None if a.preempted => super::preemptions::NO_REASON.to_string(),

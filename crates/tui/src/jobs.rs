@@ -526,6 +526,7 @@ mod tests {
             clock: Box::new(|| 1_000_000),
             warnings: Vec::new(),
             priority_policy: Default::default(),
+            storage_price: Default::default(),
         });
         app.update(Msg::Snapshot(Box::new(Snapshot {
             queues: vec![q],

@@ -52,6 +52,7 @@ registry::screens! {
 use tokio::sync::mpsc;
 
 pub use app::{App, AppOptions, Msg};
+pub use data::StoragePrice;
 pub use status_bar::{History, StatusInfo};
 
 use quotatop_model::Snapshot;

@@ -334,8 +334,9 @@ fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, 
             q.jobs
         ))),
         Line::from(Span::raw(format!(
-            " lost work: {}",
-            q.ledger.lost_basis_text()
+            " lost work: {} · {}",
+            q.ledger.lost_basis_text(),
+            q.recovery.restores.label()
         ))),
         budget_line(view, theme),
     ];

@@ -389,6 +389,7 @@ pub fn options() -> AppOptions {
         clock: Box::new(|| NOW + 1_000),
         warnings: Vec::new(),
         priority_policy: Default::default(),
+        storage_price: Default::default(),
     }
 }
 

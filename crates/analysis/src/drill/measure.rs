@@ -248,6 +248,7 @@ pub fn job_history(job: &ServiceJob) -> JobHistory {
             },
             preempting_from: None,
             restored: None,
+            restored_at: None,
         })
         .collect();
     JobHistory {

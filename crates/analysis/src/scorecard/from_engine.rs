@@ -188,6 +188,7 @@ fn apply(h: &mut Track, e: &Event) {
                 end: AttemptEnd::Open,
                 preempting_from: None,
                 restored: None,
+                restored_at: None,
             },
         ),
         (EventReason::Advanced, Some(JobStatus::Starting), JobStatus::Running) => {

@@ -68,6 +68,10 @@ pub struct AttemptHistory {
     /// read, or it said neither).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restored: Option<bool>,
+    /// When its training job's log said it restored (the restore line's time): how long the
+    /// restore took is measured from it ([`super::measured::restore_time`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restored_at: Option<Millis>,
 }
 
 impl AttemptHistory {

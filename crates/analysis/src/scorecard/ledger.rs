@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use quotatop_model::Millis;
 
 use super::input::{AttemptEnd, JobHistory, Outcome, ScorecardOptions, Window};
-use super::measured::{LostBasis, RestoreVerdict, measure_attempt};
+use super::measured::{LostBasis, RestoreVerdict, measure_attempt, restore_time};
 use super::metrics::gpu_hours;
 
 /// One job's held time by category, in milliseconds of capacity held (multiply by instances and
@@ -164,10 +164,10 @@ pub fn job_ledger(job: &JobHistory, window: Window, opts: &ScorecardOptions) -> 
         let Some(s) = started else {
             continue;
         };
-        let restore_end = if rerun {
-            s.saturating_add(restart).min(run_end)
-        } else {
-            s
+        // A re-run restores for as long as its log says, else for the restart cost.
+        let restore_end = match restore_time(job, i, restart) {
+            Some(r) => s.saturating_add(r.ms).min(run_end),
+            None => s,
         };
         l.overhead += clip(s, restore_end);
         let into = |l: &mut JobLedger, ms: Millis| {

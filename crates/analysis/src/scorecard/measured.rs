@@ -30,18 +30,25 @@ pub struct TrainingRecord {
     /// A listing stopped at its bound: some checkpoints may not have been seen, so nothing is
     /// measured from it.
     pub truncated: bool,
+    /// The objects stored now: the last listing's (its storage and cost are attributed to the
+    /// job, [`super::checkpoint_storage`]).
+    #[serde(default)]
+    pub stored: super::StoredObjects,
 }
 
 impl TrainingRecord {
     /// From the objects under a job's prefix (`(key below the prefix, written at, bytes)`, any
     /// order, every version seen): one checkpoint per written time and number, its objects'
-    /// bytes added, oldest first.
+    /// bytes added, oldest first. What is stored is taken to be all of them (one listing);
+    /// a producer that kept older versions says what is current with [`Self::with_stored`].
     pub fn from_objects<'a>(
         objects: impl IntoIterator<Item = (&'a str, Millis, u64)>,
         truncated: bool,
     ) -> Self {
         let mut checkpoints: Vec<CheckpointMark> = Vec::new();
+        let mut sizes = Vec::new();
         for (key, at, size) in objects {
+            sizes.push(size);
             let number = checkpoint_number(key);
             match checkpoints
                 .iter_mut()
@@ -59,7 +66,14 @@ impl TrainingRecord {
         Self {
             checkpoints,
             truncated,
+            stored: super::StoredObjects::of_listing(sizes, truncated),
         }
+    }
+
+    /// The same record with `stored` as the objects stored now.
+    pub fn with_stored(mut self, stored: super::StoredObjects) -> Self {
+        self.stored = stored;
+        self
     }
 }
 
@@ -311,5 +325,116 @@ fn min_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
+    }
+}
+
+/// How long a re-run spent restoring before it made progress, and how that is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RestoreTime {
+    pub ms: Millis,
+    /// Measured from the attempt's own log; else modelled (the restart cost).
+    pub measured: bool,
+}
+
+/// A restore measured from an attempt's `startedAt` to its logged restore line (never
+/// negative: the log's clock may run behind the API's).
+pub fn measured_restore_ms(started_at: Millis, restored_at: Millis) -> Millis {
+    (restored_at - started_at).max(0)
+}
+
+/// The one definition of how long a restore took: attempt `i` of `job` (a re-run), measured
+/// when its training job's log said it restored a checkpoint: from its `startedAt` (RUNNING) to
+/// the logged restore line (never negative). Otherwise modelled: `modelled_ms`, the restart cost
+/// that applies to the job. `None` for a first attempt or one that never ran.
+pub fn restore_time(job: &JobHistory, i: usize, modelled_ms: Millis) -> Option<RestoreTime> {
+    let a = job.attempts.get(i).filter(|_| i > 0)?;
+    let started = a.started_at?;
+    Some(match a.restored_at.filter(|_| a.restored == Some(true)) {
+        Some(at) => RestoreTime {
+            ms: measured_restore_ms(started, at),
+            measured: true,
+        },
+        None => RestoreTime {
+            ms: modelled_ms,
+            measured: false,
+        },
+    })
+}
+
+/// The restores of re-runs after a preemption, as recovery reliability reports them: how many
+/// were measured (and how long they took) and how many modelled from the restart cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RestoreStats {
+    pub measured: u32,
+    pub measured_total_ms: Millis,
+    pub measured_max_ms: Option<Millis>,
+    pub modelled: u32,
+    /// The shortest and longest restart cost the modelled restores assumed.
+    pub modelled_min_ms: Option<Millis>,
+    pub modelled_max_ms: Option<Millis>,
+}
+
+impl RestoreStats {
+    pub fn add(&mut self, t: RestoreTime) {
+        if t.measured {
+            self.measured += 1;
+            self.measured_total_ms = self.measured_total_ms.saturating_add(t.ms);
+            self.measured_max_ms = self.measured_max_ms.max(Some(t.ms));
+        } else {
+            self.modelled += 1;
+            self.modelled_min_ms = Some(self.modelled_min_ms.map_or(t.ms, |m| m.min(t.ms)));
+            self.modelled_max_ms = self.modelled_max_ms.max(Some(t.ms));
+        }
+    }
+
+    pub fn merge(&mut self, o: &Self) {
+        self.measured += o.measured;
+        self.measured_total_ms = self.measured_total_ms.saturating_add(o.measured_total_ms);
+        self.measured_max_ms = self.measured_max_ms.max(o.measured_max_ms);
+        self.modelled += o.modelled;
+        self.modelled_min_ms = match (self.modelled_min_ms, o.modelled_min_ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.modelled_max_ms = self.modelled_max_ms.max(o.modelled_max_ms);
+    }
+
+    /// Mean of the measured restores.
+    pub fn measured_mean_ms(&self) -> Option<Millis> {
+        (self.measured > 0).then(|| self.measured_total_ms / Millis::from(self.measured))
+    }
+
+    /// In words, e.g. "restore measured 1m30s mean, 2m00s max (4 re-runs); modelled 0s
+    /// restart cost (3 re-runs)", or "no re-run after a preemption".
+    pub fn label(&self) -> String {
+        let d = |ms: Millis| quotatop_model::format_duration(ms);
+        let measured = self.measured_mean_ms().map(|mean| {
+            format!(
+                "measured {} mean, {} max ({} re-run{})",
+                d(mean),
+                d(self.measured_max_ms.unwrap_or(mean)),
+                self.measured,
+                if self.measured == 1 { "" } else { "s" }
+            )
+        });
+        let modelled = match (self.modelled_min_ms, self.modelled_max_ms) {
+            (Some(a), Some(b)) => Some(format!(
+                "modelled {} restart cost ({} re-run{})",
+                if a == b {
+                    d(a)
+                } else {
+                    format!("{}–{}", d(a), d(b))
+                },
+                self.modelled,
+                if self.modelled == 1 { "" } else { "s" }
+            )),
+            _ => None,
+        };
+        match (measured, modelled) {
+            (None, None) => "no re-run after a preemption".to_string(),
+            (Some(m), None) => format!("restore {m}"),
+            (None, Some(m)) => format!("restore {m}"),
+            (Some(a), Some(b)) => format!("restore {a}; {b}"),
+        }
     }
 }

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use quotatop_model::Millis;
 
 use super::input::{AttemptEnd, JobHistory, Outcome, ScorecardOptions, Window};
-use super::ledger::Ledger;
+use super::ledger::{Ledger, restart_cost_ms};
+use super::measured::{RestoreStats, restore_time};
 
 const HOUR_MS: f64 = 3_600_000.0;
 
@@ -14,7 +15,7 @@ pub const METHOD_UTILISATION: &str = "completed-work utilisation = productive GP
 pub const METHOD_WAIT: &str = "wait = time from a job becoming RUNNABLE (after submission or after a preemption requeued it) to the attempt that ended it being SCHEDULED; counted when that dispatch falls in the window; mean, and P50/P95 by nearest rank; episodes still waiting at the window's end are counted apart with their age";
 pub const METHOD_WASTE: &str = "preemption waste = lost + restart overhead from the GPU-time ledger (docs/architecture.md), clipped to the window: lost = running time of interrupted attempts after their last durable checkpoint (the whole attempt when no checkpoint interval is known), plus the time a preemption held the capacity before giving it back; overhead = a re-run's time held before RUNNING (scheduling, provisioning) plus the restart cost it spends restoring; in GPU-hours (× instances × GPUs per instance)";
 pub const METHOD_FAIRNESS: &str = "fairness drift = a share's part of the GPU-hours held by all shares in the window minus its part of the entitlement (sum of capacity limits × GPUs), in percentage points; delivered ratio = GPU-hours held / entitled GPU-hours; wait ratio = the share's P50 wait / the queue's P50 wait";
-pub const METHOD_RECOVERY: &str = "recovery reliability = of the jobs first interrupted in the window, the fraction that SUCCEEDED within the recovery window of that first interruption; jobs still open and inside that window are pending and left out of the fraction";
+pub const METHOD_RECOVERY: &str = "recovery reliability = of the jobs first interrupted in the window, the fraction that SUCCEEDED within the recovery window of that first interruption; jobs still open and inside that window are pending and left out of the fraction; beside it, how long each re-run after a preemption (started in the window) took to restore: measured where its training job's log says it restored (from its startedAt to the logged \"restored from checkpoint\" line), else modelled as the restart cost; the ledger's restart overhead uses the same figure";
 
 pub fn gpu_hours(ms: Millis, count: u32, gpus: u32) -> f64 {
     ms as f64 * f64::from(count) * f64::from(gpus) / HOUR_MS
@@ -61,6 +62,10 @@ pub struct Recovery {
     pub not_recovered: usize,
     pub pending: usize,
     pub ratio: Option<f64>,
+    /// How long the re-runs after a preemption (started in the window) took to restore:
+    /// measured from their logs where they say, else modelled from the restart cost.
+    #[serde(default)]
+    pub restores: RestoreStats,
 }
 
 pub fn utilisation(ledger: &Ledger, allocated_gpu_hours: f64) -> Utilisation {
@@ -150,9 +155,29 @@ pub fn waste(
     w
 }
 
+/// The restores of `job`'s re-runs after a preemption that started in `window`
+/// ([`restore_time`]: measured, else the restart cost).
+pub fn restores(job: &JobHistory, window: Window, opts: &ScorecardOptions) -> RestoreStats {
+    let mut s = RestoreStats::default();
+    for (i, a) in job.attempts.iter().enumerate().skip(1) {
+        let after_preemption = job
+            .attempts
+            .get(i - 1)
+            .is_some_and(|p| p.end == AttemptEnd::Preempted);
+        if !after_preemption || !a.started_at.is_some_and(|t| window.contains(t)) {
+            continue;
+        }
+        if let Some(t) = restore_time(job, i, restart_cost_ms(job, opts)) {
+            s.add(t);
+        }
+    }
+    s
+}
+
 pub fn recovery(jobs: &[&JobHistory], window: Window, opts: &ScorecardOptions) -> Recovery {
     let mut r = Recovery::default();
     for j in jobs {
+        r.restores.merge(&restores(j, window, opts));
         let first = j
             .attempts
             .iter()

@@ -17,6 +17,7 @@ mod input;
 pub mod ledger;
 pub mod measured;
 mod metrics;
+mod storage;
 
 pub use audit_view::{
     AuditView, OperatorChanges, PriorityChange, RaisedJob, audit_view, join_changes,
@@ -28,14 +29,19 @@ pub use input::{
     AttemptEnd, AttemptHistory, Entitlement, JobHistory, Outcome, ScorecardInput, ScorecardOptions,
     Window,
 };
-pub use ledger::{JobLedger, Ledger, job_ledger};
+pub use ledger::{JobLedger, Ledger, job_ledger, restart_cost_ms};
 pub use measured::{
-    AttemptMeasure, CheckpointMark, LostBasis, RestoreEvidence, RestoreVerdict, TrainingRecord,
-    checkpoint_number, measure_attempt, restore_verdict,
+    AttemptMeasure, CheckpointMark, LostBasis, RestoreEvidence, RestoreStats, RestoreTime,
+    RestoreVerdict, TrainingRecord, checkpoint_number, measure_attempt, measured_restore_ms,
+    restore_time, restore_verdict,
 };
 pub use metrics::{
     METHOD_FAIRNESS, METHOD_RECOVERY, METHOD_UTILISATION, METHOD_WAIT, METHOD_WASTE, Recovery,
     Utilisation, WaitStats, Waste, gpu_hours, percentile,
+};
+pub use storage::{
+    CheckpointStorage, GB, JobStorage, METHOD_STORAGE, S3_PRICE_KEY, StoredObjects,
+    checkpoint_storage, jobs_storage, s3_price,
 };
 
 use std::collections::BTreeSet;

@@ -15,6 +15,7 @@ fn attempt(s: Millis, st: Option<Millis>, stop: Option<Millis>, end: AttemptEnd)
         end,
         preempting_from: None,
         restored: None,
+        restored_at: None,
     }
 }
 
@@ -415,6 +416,7 @@ mod measured_lost_work {
         b.training = checkpoints.map(|checkpoints| TrainingRecord {
             checkpoints,
             truncated: false,
+            stored: StoredObjects::default(),
         });
         b
     }
@@ -517,5 +519,66 @@ mod measured_lost_work {
         );
         assert_eq!(checkpoint_number("step-00001800/model.pt"), Some(1800));
         assert_eq!(checkpoint_number("latest/model.pt"), None);
+    }
+
+    #[test]
+    fn a_logged_restore_is_measured_and_the_ledger_and_recovery_use_it() {
+        // B's second attempt logs its restore 3 min after it started (2 h); its third says it
+        // restored but not when, so it is modelled at the restart cost (2 min).
+        let mut j = b(Some(vec![
+            mark(H / 2 + 25 * M, 1),
+            mark(H / 2 + 50 * M, 2),
+            mark(2 * H + 20 * M, 3),
+            mark(3 * H + 20 * M, 4),
+        ]));
+        j.attempts[1].restored = Some(true);
+        j.attempts[1].restored_at = Some(2 * H + 3 * M);
+        j.attempts[2].restored = Some(true);
+        let opts = ScorecardOptions {
+            restart_cost_ms: (2 * M) as u64,
+            ..ScorecardOptions::default()
+        };
+        let restart = ledger::restart_cost_ms(&j, &opts);
+        assert_eq!(restore_time(&j, 0, restart), None);
+        assert_eq!(
+            restore_time(&j, 1, restart),
+            Some(RestoreTime {
+                ms: 3 * M,
+                measured: true
+            })
+        );
+        assert_eq!(
+            restore_time(&j, 2, restart),
+            Some(RestoreTime {
+                ms: 2 * M,
+                measured: false
+            })
+        );
+        // A restore line logged before startedAt (another clock) is not a negative restore.
+        let mut early = j.clone();
+        early.attempts[1].restored_at = Some(2 * H - M);
+        assert_eq!(restore_time(&early, 1, restart).map(|r| r.ms), Some(0));
+        // An attempt whose log said it did not restore has no measured restore.
+        let mut scratch = j.clone();
+        scratch.attempts[1].restored = Some(false);
+        assert_eq!(
+            restore_time(&scratch, 1, restart).map(|r| r.measured),
+            Some(false)
+        );
+        // The ledger's restart overhead is the same figure: 3 min + 2 min.
+        let l = job_ledger(&j, window(), &opts);
+        assert_eq!(l.overhead, 3 * M + 2 * M);
+        assert_eq!(l.held(), H + H / 2 + H);
+        // Recovery reliability reports both, labelled.
+        let r = metrics::recovery(&[&j], window(), &opts).restores;
+        assert_eq!((r.measured, r.measured_total_ms, r.modelled), (1, 3 * M, 1));
+        assert_eq!(
+            r.label(),
+            "restore measured 3m00s mean, 3m00s max (1 re-run); modelled 2m00s restart cost (1 re-run)"
+        );
+        assert_eq!(
+            RestoreStats::default().label(),
+            "no re-run after a preemption"
+        );
     }
 }

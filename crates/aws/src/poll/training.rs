@@ -278,11 +278,13 @@ async fn signal(client: &BatchClient, attempt: &str) -> Result<Option<AttemptMar
         attempt: attempt.to_string(),
         signal_at: Some(l.time),
         restored: None,
+        restored_at: None,
     }))
 }
 
-/// Whether the re-run's first lines say it restored a checkpoint; `None` while its log holds
-/// fewer than two lines (not far enough to tell).
+/// Whether the re-run's first lines say it restored a checkpoint, and when that line was logged
+/// (how long the restore took is measured from it); `None` while its log holds fewer than two
+/// lines (not far enough to tell).
 async fn restore(client: &BatchClient, attempt: &str) -> Result<Option<AttemptMark>, BatchError> {
     let page = client
         .log_events(&LogQuery {
@@ -294,13 +296,14 @@ async fn restore(client: &BatchClient, attempt: &str) -> Result<Option<AttemptMa
     if page.lines.len() < 2 {
         return Ok(None);
     }
+    let line = page
+        .lines
+        .iter()
+        .find(|l| l.message.contains(RESTORE_PATTERN));
     Ok(Some(AttemptMark {
         attempt: attempt.to_string(),
         signal_at: None,
-        restored: Some(
-            page.lines
-                .iter()
-                .any(|l| l.message.contains(RESTORE_PATTERN)),
-        ),
+        restored: Some(line.is_some()),
+        restored_at: line.map(|l| l.time),
     }))
 }

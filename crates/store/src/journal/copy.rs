@@ -116,7 +116,14 @@ const TABLES: &[Table] = &[
     },
     Table {
         name: "attempt_marks",
-        columns: &["job_id", "attempt", "signal_at", "restored", "observed_at"],
+        columns: &[
+            "job_id",
+            "attempt",
+            "signal_at",
+            "restored",
+            "observed_at",
+            "restored_at",
+        ],
         key: 2,
     },
 ];

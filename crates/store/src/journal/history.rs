@@ -53,6 +53,7 @@ pub fn job_history(
             end: AttemptEnd::Open,
             preempting_from: None,
             restored: None,
+            restored_at: None,
         };
         match t.kind {
             TransitionKind::Submitted => h.submitted_at = t.at,
@@ -94,6 +95,7 @@ pub fn job_history(
                 continue;
             };
             a.restored = m.restored;
+            a.restored_at = m.restored_at.filter(|_| m.restored == Some(true));
             // Work stopped at the signal; the capacity was held until `stoppedAt`.
             if a.end == AttemptEnd::Preempted {
                 a.preempting_from = m.signal_at.filter(|&s| a.stopped_at.is_none_or(|e| s <= e));

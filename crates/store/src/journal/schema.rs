@@ -158,6 +158,9 @@ const MIGRATIONS: &[&str] = &[
     // 6: each job's class tag (`quotatop:class`), the policy's first source of membership;
     // NULL = none seen (every job recorded before).
     "ALTER TABLE jobs ADD COLUMN class_tag TEXT;",
+    // 7: when a re-run's log said it restored a checkpoint (how long the restore took is
+    // measured from it); NULL = not read, or it did not restore.
+    "ALTER TABLE attempt_marks ADD COLUMN restored_at INTEGER;",
 ];
 
 /// The schema version this build writes.
@@ -194,7 +197,7 @@ pub const PG_COMPONENT: &str = "journal";
 
 /// The PostgreSQL journal's migrations: the same tables as SQLite's (version 4 in the first,
 /// and the drills table; then the live snapshot; the training tables as SQLite's 5; the class
-/// tag as SQLite's 6), with PostgreSQL's types. Versioned in `quotatop_schema`, applied under an
+/// tag as SQLite's 6; the restore's time as SQLite's 7), with PostgreSQL's types. Versioned in `quotatop_schema`, applied under an
 /// advisory lock so two recorders starting at once do not both run them.
 const PG_MIGRATIONS: &[&str] = &[
     "
@@ -313,6 +316,8 @@ const PG_MIGRATIONS: &[&str] = &[
     ",
     // 4: each job's class tag, as SQLite's version 6.
     "ALTER TABLE jobs ADD COLUMN class_tag TEXT;",
+    // 5: when a re-run's log said it restored, as SQLite's version 7.
+    "ALTER TABLE attempt_marks ADD COLUMN restored_at BIGINT;",
 ];
 
 /// The PostgreSQL journal's schema version this build writes.

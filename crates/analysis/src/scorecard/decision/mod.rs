@@ -340,7 +340,12 @@ pub fn evaluate(
             .collect(),
         budgets_defined: !rules.budgets.is_empty(),
         budgets: budgets(input, rules, window, opts),
-        cost: (!rules.prices.is_empty()).then(|| cost(input, rules, window, opts)),
+        // `s3_gb_month` prices checkpoint storage, not instance-hours.
+        cost: rules
+            .prices
+            .keys()
+            .any(|k| k != super::S3_PRICE_KEY)
+            .then(|| cost(input, rules, window, opts)),
     }
 }
 

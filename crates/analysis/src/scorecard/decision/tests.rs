@@ -13,6 +13,7 @@ fn attempt(s: Millis, stop: Millis, end: AttemptEnd) -> AttemptHistory {
         end,
         preempting_from: None,
         restored: None,
+        restored_at: None,
     }
 }
 
