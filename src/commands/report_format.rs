@@ -259,6 +259,22 @@ fn md_storage(out: &mut String, r: &Report) {
             )
         );
     }
+    let bytes: u64 = r.checkpoint_storage.iter().map(|j| j.storage.bytes).sum();
+    let cost: Option<f64> = r
+        .checkpoint_storage
+        .iter()
+        .map(|j| j.storage.cost_per_month)
+        .sum();
+    let _ = writeln!(
+        out,
+        "\nIn all: {} jobs, {bytes} bytes ({:.2} GB){}.",
+        r.checkpoint_storage.len(),
+        bytes as f64 / quotatop_analysis::scorecard::GB,
+        cost.map_or_else(String::new, |c| format!(
+            ", {c:.2} {}/month",
+            currency.as_deref().unwrap_or("")
+        ))
+    );
 }
 
 fn md_methods(out: &mut String, c: &Scorecard) {

@@ -90,7 +90,9 @@ async fn the_drill_measures_restored_and_restarted_from_scratch() {
     let h = demo().await;
     let tmp = tempfile::tempdir().unwrap();
 
-    let restoring = verdicts(&drill(&h, tmp.path(), "", &[]).await);
+    // Each restore takes 30 s of the re-run's running time (the emulator's restart overhead).
+    let restoring =
+        verdicts(&drill(&h, tmp.path(), r#","quotatop:restore-seconds":"30""#, &[]).await);
     assert!(!restoring.is_empty(), "no borrower job restarted");
     for (v, evidence) in &restoring {
         assert_eq!(*v, CheckpointVerdict::Resumed, "{evidence}");
@@ -98,6 +100,12 @@ async fn the_drill_measures_restored_and_restarted_from_scratch() {
         assert!(
             evidence.contains("continues from")
                 || evidence.contains("next attempt's log says \"restored from checkpoint\""),
+            "{evidence}"
+        );
+        assert!(
+            evidence.ends_with(
+                "; the restore took 30s (measured: from the attempt's start to its log's line)"
+            ),
             "{evidence}"
         );
     }
@@ -120,6 +128,7 @@ async fn the_drill_measures_restored_and_restarted_from_scratch() {
             "{evidence}"
         );
         assert!(evidence.contains("checkpoints listed"), "{evidence}");
+        assert!(!evidence.contains("the restore took"), "{evidence}");
     }
 
     // --checkpoint-check still decides when given.

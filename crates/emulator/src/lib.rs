@@ -55,7 +55,7 @@ pub use account::valid_region;
 pub use clock::{ACCELERATED_FOR, ClockMode, SimClock};
 pub use error::{ApiError, EmulatorError};
 pub use faults::{Decision, FaultInjector, FaultSpec, FaultStats, Faults, RateLimit};
-pub use ops_jobs::{CHECKPOINT_TAG, WORK_TAG};
+pub use ops_jobs::{CHECKPOINT_TAG, RESTORE_TAG, WORK_TAG};
 pub use routes::OPERATIONS;
 pub use scenario::{CapacitySpec, GeneratorSpec, PriorityWeight, Scenario, ScriptedJob, ShareSpec};
 pub use scenario_check::{MAX_SPEED, SpeedError, check_speed};

@@ -427,9 +427,9 @@ impl Drill<'_> {
         drill::measured_verdict(job, requeued_at, training, restored_log)
     }
 
-    /// Whether the attempt's first log lines show the restore pattern (`None`: fewer than two
-    /// lines yet, or the log could not be read).
-    async fn restored_in_log(&self, attempt: &str) -> Option<bool> {
+    /// Whether the attempt's first log lines show the restore pattern, and when (`None`: fewer
+    /// than two lines yet, or the log could not be read).
+    async fn restored_in_log(&self, attempt: &str) -> Option<(bool, Option<Millis>)> {
         let page = self
             .client
             .log_events(&LogQuery {
@@ -440,9 +440,11 @@ impl Drill<'_> {
             .await
             .ok()?;
         (page.lines.len() >= 2).then(|| {
-            page.lines
+            let line = page
+                .lines
                 .iter()
-                .any(|l| l.message.contains(quotatop_model::RESTORE_PATTERN))
+                .find(|l| l.message.contains(quotatop_model::RESTORE_PATTERN));
+            (line.is_some(), line.map(|l| l.time))
         })
     }
 

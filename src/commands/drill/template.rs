@@ -67,10 +67,12 @@ impl Template {
             );
         };
         // The drill sets its own tags; how the job checkpoints (its interval, and for the
-        // emulator a checkpoint fault) is the template's to declare.
+        // emulator a checkpoint fault and how long a restore takes) is the template's to
+        // declare.
         let own = [
             quotatop_model::CHECKPOINT_TAG,
             quotatop_emulator::CHECKPOINT_FAULT_TAG,
+            quotatop_emulator::RESTORE_TAG,
         ];
         if let Some(k) = tags
             .keys()
@@ -78,7 +80,7 @@ impl Template {
         {
             bail!(
                 "its tag {k} uses the quotatop: prefix, which the drill sets (only {} are the template's)",
-                own.join(" and ")
+                own.join(", ")
             );
         }
         Ok(Self {

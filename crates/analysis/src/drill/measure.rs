@@ -42,14 +42,15 @@ impl CheckpointVerdict {
 
 /// The drill's checkpoint verdict from measurements, with its evidence in words: `job`'s
 /// attempt preempted at `requeued_at`, the checkpoints listed under the job's prefix
-/// (`training`), and whether the restarted attempt's log showed the restore pattern
+/// (`training`), and whether the restarted attempt's log showed the restore pattern and when
 /// (`restored_log`; `None`: not read). The decision is the ledger's
-/// ([`crate::scorecard::restore_verdict`]).
+/// ([`crate::scorecard::restore_verdict`]); a restore the log timed is said with how long it
+/// took ([`crate::scorecard::restore_time`]).
 pub fn measured_verdict(
     job: &ServiceJob,
     requeued_at: Millis,
     training: TrainingRecord,
-    restored_log: Option<bool>,
+    restored_log: Option<(bool, Option<Millis>)>,
 ) -> (CheckpointVerdict, String) {
     let mut h = job_history(job);
     let Some(i) = h
@@ -63,7 +64,8 @@ pub fn measured_verdict(
         );
     };
     if let Some(next) = h.attempts.get_mut(i + 1) {
-        next.restored = restored_log;
+        next.restored = restored_log.map(|(r, _)| r);
+        next.restored_at = restored_log.and_then(|(_, at)| at);
     }
     let seen = training.checkpoints.len();
     let truncated = training.truncated;
@@ -86,9 +88,18 @@ pub fn measured_verdict(
         RestoreVerdict::FromScratch => CheckpointVerdict::NotResumed,
         RestoreVerdict::Unknown => CheckpointVerdict::Unknown,
     };
+    let took = crate::scorecard::restore_time(&h, i + 1, 0)
+        .filter(|r| r.measured && verdict == CheckpointVerdict::Resumed)
+        .map(|r| {
+            format!(
+                "; the restore took {} (measured: from the attempt's start to its log's line)",
+                quotatop_model::format_duration(r.ms)
+            )
+        })
+        .unwrap_or_default();
     (
         verdict,
-        format!("{} ({seen} checkpoints listed)", evidence.describe()),
+        format!("{} ({seen} checkpoints listed){took}", evidence.describe()),
     )
 }
 
