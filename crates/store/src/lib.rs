@@ -9,5 +9,5 @@ mod location;
 pub mod pg;
 pub mod private_file;
 
-pub use lead::{LEAD_CHECK, Lead, Role};
+pub use lead::{Fence, LEAD_CHECK, LEASE, LEASE_RENEW, Lead, Role};
 pub use location::StoreLocation;
