@@ -30,6 +30,7 @@ mod follow;
 mod journal;
 mod migrate;
 mod record;
+mod tls;
 
 use std::process::ExitCode;
 
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
         .chain(changes::tests())
         .chain(follow::tests())
         .chain(failover::tests())
+        .chain(tls::tests())
         .filter(|(name, _)| filter.as_deref().is_none_or(|f| name.contains(f)))
         .collect();
     let cluster = Cluster::start();
