@@ -172,6 +172,12 @@ fn roots(
         path: path.clone(),
         message,
     };
+    // A FIFO would block the read forever, a directory fails with less to go on.
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => return Err(bad("not a regular file".into())),
+        Err(e) => return Err(bad(e.to_string())),
+    }
     let certs = CertificateDer::pem_file_iter(&path)
         .map_err(|e| bad(e.to_string()))?
         .collect::<Result<Vec<_>, _>>()
@@ -384,6 +390,23 @@ mod tests {
         std::fs::write(&empty, "not a certificate\n").unwrap();
         let e = Tls::new(SslMode::VerifyFull, empty.to_str(), None).unwrap_err();
         assert!(e.to_string().contains("no PEM certificate"), "{e}");
+        // A directory or a FIFO: refused at once (a FIFO's read would never return), the
+        // path's escape sequences cleaned.
+        let odd = home.path().join("dir\u{1b}[2J");
+        std::fs::create_dir(&odd).unwrap();
+        let e = Tls::new(SslMode::VerifyFull, odd.to_str(), None).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        assert!(!e.to_string().contains('\u{1b}'), "{e}");
+        let fifo = home.path().join("fifo");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let e = Tls::new(SslMode::VerifyCa, fifo.to_str(), None).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
         assert!(matches!(
             Tls::new(SslMode::Require, None, None).unwrap(),
             Tls::On(_)
