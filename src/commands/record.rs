@@ -145,7 +145,7 @@ async fn lead_and_record(
         let summary = record_session(s, fence, lead.as_ref(), latest, metrics, stop).await?;
         if let Some(quotatop_store::Role::Lost(why)) = lead.as_ref().map(quotatop_store::Lead::role)
         {
-            latest.set_leader(false);
+            latest.step_down();
             tracing::warn!(%why, "lost the lead; standing by");
             eprintln!(
                 "quotatop record: stepped down after {} snapshots ({} journaled): {why}; standing by",

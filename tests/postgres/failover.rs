@@ -385,6 +385,15 @@ fn a_frozen_leader_is_replaced_then_steps_down(c: &Cluster) {
     assert!(after_step.is_empty(), "{seen_a:#?}");
     assert_eq!(leader_gauge(&addr_a), "quotatop_record_leader 0");
     assert_eq!(leader_gauge(&addr_b), "quotatop_record_leader 1");
+    // Only the leader exports the source's series: the old one dropped its snapshot.
+    let queue_lines = |addr: &str| {
+        let (_, body) = scrape(addr, None);
+        body.lines()
+            .filter(|l| !l.starts_with('#') && l.contains("queue=\"ml-training\""))
+            .count()
+    };
+    assert_eq!(queue_lines(&addr_a), 0);
+    assert!(queue_lines(&addr_b) > 0);
     let epoch: i64 = admin
         .query_one("SELECT MAX(epoch) FROM record_lease", &[])
         .unwrap()
