@@ -1,11 +1,12 @@
 //! `record --store`: of several recorders of one source on one store, one leads and records;
-//! the others stand by until it dies (`quotatop_store::Lead`: a session advisory lock).
+//! the others stand by until it dies or its lease lapses (`quotatop_store::Lead`: a session
+//! advisory lock and a lease renewed every 2 s; its writes are fenced by the lease's epoch).
 
 use std::time::Duration;
 
 use crate::cli::RecordArgs;
 use crate::metrics::server::Latest;
-use quotatop_store::{Lead, Role, StoreLocation};
+use quotatop_store::{Fence, Lead, Role, StoreLocation};
 
 /// How often the recorder looks at its lead.
 const LOOK: Duration = Duration::from_millis(200);
@@ -22,24 +23,27 @@ pub fn source_key(args: &RecordArgs) -> String {
     )
 }
 
-/// Waits until this recorder leads (true), or until `shutdown` (false), reporting the role in
-/// `/metrics` and on stderr.
+/// Waits until this recorder leads (its fence), or until `shutdown` (`None`), reporting the
+/// role in `/metrics` and on stderr.
 pub async fn wait_to_lead(
     lead: &Lead,
     latest: &Latest,
     shutdown: impl Future<Output = ()>,
-) -> bool {
+) -> Option<Fence> {
     tokio::pin!(shutdown);
     let mut said = None;
     loop {
         let role = lead.role();
         match &role {
-            Role::Leader => {
+            Role::Leader(fence) => {
                 latest.set_leader(true);
-                eprintln!("quotatop record: leading; recording");
-                return true;
+                eprintln!(
+                    "quotatop record: leading (lease epoch {}); recording",
+                    fence.epoch()
+                );
+                return Some(fence.clone());
             }
-            Role::Lost(_) => return false,
+            Role::Lost(_) => return None,
             Role::Starting => latest.set_leader(false),
             Role::Standby(why) => {
                 latest.set_leader(false);
@@ -55,7 +59,7 @@ pub async fn wait_to_lead(
             }
         }
         tokio::select! {
-            () = &mut shutdown => return false,
+            () = &mut shutdown => return None,
             () = tokio::time::sleep(LOOK) => {}
         }
     }
@@ -69,10 +73,10 @@ pub fn start(args: &RecordArgs, location: Option<&StoreLocation>) -> anyhow::Res
     }
 }
 
-/// `record`'s stop: SIGTERM/SIGINT, or the lead lost.
-pub async fn shutdown_or_lost(lead: Option<&Lead>) {
+/// A recording session's end: `stop` (SIGTERM/SIGINT), or the lead lost.
+pub async fn stop_or_lost(lead: Option<&Lead>, stop: &tokio_util::sync::CancellationToken) {
     tokio::select! {
-        () = super::record::shutdown_signal() => {}
+        () = stop.cancelled() => {}
         _ = lost(lead) => {}
     }
 }

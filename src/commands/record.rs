@@ -74,8 +74,15 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         gpus: quotatop_analysis::GpuTable::with_overrides(loaded.config.gpus.clone()),
         policy: crate::metrics::PolicyBreaches::default(),
     };
-    let policy_cell = metrics_ctx.policy.clone();
-    let policy_window = super::policy::window(&loaded.config);
+    let session = Session {
+        args,
+        location: location.as_ref(),
+        named,
+        class_policy,
+        policy_cell: metrics_ctx.policy.clone(),
+        policy_window: super::policy::window(&loaded.config),
+        journal_config,
+    };
     let rt = super::runtime()?;
     rt.block_on(async {
         let latest = if location.is_some() {
@@ -84,100 +91,165 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             crate::metrics::server::Latest::without_journal()
         };
         let metrics = Metrics::start(args.metrics_addr, &latest, metrics_ctx).await?;
-        // On a shared store, one recorder per source records; the others stand by.
-        let lead = super::leader::start(args, location.as_ref())?;
-        if let Some(l) = &lead
-            && !super::leader::wait_to_lead(l, &latest, shutdown_signal()).await
-        {
-            metrics.stop().await;
-            eprintln!("quotatop record: stopped while standing by");
-            return anyhow::Ok(());
-        }
-        // The policy's breaches are read from the journal (a file or the team's store):
-        // without one, there are none to read.
-        let policy_task = match (class_policy, &metrics.task, &location) {
-            (Some(policy), Some(_), Some(journal)) => {
-                Some(tokio::spawn(policy_loop(
-                    PolicyLoop {
-                        policy,
-                        journal: journal.clone(),
-                        window: policy_window,
-                        latest: latest.clone(),
-                        cell: policy_cell,
-                    },
-                    metrics.stop.clone(),
-                )))
-            }
-            _ => None,
+        // SIGTERM/SIGINT, whether it comes while standing by or recording.
+        let stop = tokio_util::sync::CancellationToken::new();
+        let signal = {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                shutdown_signal().await;
+                stop.cancel();
+            })
         };
-        let poll_config = PollConfig {
-            interval: Duration::from_secs(args.interval),
-            queues: args.target.queues.clone(),
-            ..PollConfig::default()
-        };
-        let poller = if named.is_empty() {
-            let client = BatchClient::connect(super::snapshot::connect_options(&args.target.aws)).await?;
-            // A warm start: only the jobs that changed while it was stopped are described.
-            let warm = location
-                .as_ref()
-                .and_then(|l| super::warm::load_at(l, &args.target.queues, client.source()));
-            poll::spawn_seeded(client, poll_config, warm.as_ref())
-        } else {
-            let sources = super::sources::connect(named).await?;
-            let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
-            tracing::info!(sources = ?names, "recording several sources");
-            super::sources::spawn(&sources, &poll_config)
-        };
-        let journal = location
-            .as_ref()
-            .map(|l| JournalHandle::start_at(l, journal_config));
-        if let Some(why) = journal.as_ref().and_then(|j| j.status().unavailable) {
-            eprintln!("warning: the journal is unavailable ({why}); recording nothing until it is");
-        }
-        tracing::info!(
-            journal = %location.as_ref().map_or_else(|| "none".to_string(), ToString::to_string),
-            queues = ?args.target.queues,
-            "recording"
-        );
-        let mut poller = poller;
-        let summary = match &journal {
-            Some(journal) => {
-                record_loop(
-                    &mut poller.snapshots,
-                    journal,
-                    args.max_unjournaled,
-                    super::leader::shutdown_or_lost(lead.as_ref()),
-                    metrics.task.is_some().then_some(&latest),
-                )
-                .await
-            }
-            None => serve_loop(&mut poller.snapshots, shutdown_signal(), &latest).await,
-        };
-        metrics.stop.cancel();
-        if let Some(task) = policy_task {
-            task.await.ok();
-        }
+        let result = lead_and_record(&session, &latest, &metrics, &stop).await;
+        signal.abort();
         metrics.stop().await;
-        poller.shutdown().await;
-        if let Some(journal) = journal {
-            journal.shutdown();
+        result
+    })
+}
+
+/// What every recording session of `record` starts from.
+struct Session<'a> {
+    args: &'a RecordArgs,
+    location: Option<&'a StoreLocation>,
+    /// `[[sources]]` of the config, picked by `--source`: one poller each, one journal.
+    named: Vec<crate::config::SelectedSource>,
+    /// The class policy beside the config: its breaches are exported with the metrics.
+    class_policy: Option<quotatop_policy::Policy>,
+    policy_cell: crate::metrics::PolicyBreaches,
+    policy_window: String,
+    journal_config: journal::JournalConfig,
+}
+
+/// On a shared store, one recorder per source records and the others stand by: waits to
+/// lead, records until `stop` or the lead is lost, and after a lost lead (another recorder
+/// took it over: this one was frozen or cut off) stands by again. Without a shared store,
+/// records until `stop`.
+async fn lead_and_record(
+    s: &Session<'_>,
+    latest: &crate::metrics::server::Latest,
+    metrics: &Metrics,
+    stop: &tokio_util::sync::CancellationToken,
+) -> anyhow::Result<()> {
+    let mut lead = super::leader::start(s.args, s.location)?;
+    loop {
+        let fence = match &lead {
+            Some(l) => match super::leader::wait_to_lead(l, latest, stop.cancelled()).await {
+                Some(f) => Some(f),
+                None => {
+                    eprintln!("quotatop record: stopped while standing by");
+                    return Ok(());
+                }
+            },
+            None => None,
+        };
+        let summary = record_session(s, fence, lead.as_ref(), latest, metrics, stop).await?;
+        if let Some(quotatop_store::Role::Lost(why)) = lead.as_ref().map(quotatop_store::Lead::role)
+        {
+            latest.step_down();
+            tracing::warn!(%why, "lost the lead; standing by");
+            eprintln!(
+                "quotatop record: stepped down after {} snapshots ({} journaled): {why}; standing by",
+                summary.received, summary.written
+            );
+            if stop.is_cancelled() {
+                return Ok(());
+            }
+            lead = super::leader::start(s.args, s.location)?;
+            continue;
         }
         eprintln!(
             "quotatop record: stopped after {} snapshots ({} journaled)",
             summary.received, summary.written
         );
-        if let Some(quotatop_store::Role::Lost(why)) = lead.as_ref().map(quotatop_store::Lead::role) {
-            tracing::error!(%why, "lost the lead");
-            anyhow::bail!("{why}; stopped recording, since another recorder may lead now: start it again to stand by");
-        }
-        match summary.failure(location.as_ref().map(|l| l as &dyn std::fmt::Display)) {
+        return match summary.failure(s.location.map(|l| l as &dyn std::fmt::Display)) {
             Some(why) => {
                 tracing::error!(%why, "recording failed");
                 Err(anyhow::anyhow!(why))
             }
-            None => anyhow::Ok(()),
+            None => Ok(()),
+        };
+    }
+}
+
+/// One recording session: the poller, the journal (fenced by `fence` when leading a shared
+/// store) and the policy task, until `stop` or the lead is lost.
+async fn record_session(
+    s: &Session<'_>,
+    fence: Option<quotatop_store::Fence>,
+    lead: Option<&quotatop_store::Lead>,
+    latest: &crate::metrics::server::Latest,
+    metrics: &Metrics,
+    stop: &tokio_util::sync::CancellationToken,
+) -> anyhow::Result<RecordSummary> {
+    let args = s.args;
+    let session_stop = stop.child_token();
+    // The policy's breaches are read from the journal (a file or the team's store):
+    // without one, there are none to read.
+    let policy_task = match (&s.class_policy, &metrics.task, s.location) {
+        (Some(policy), Some(_), Some(journal)) => Some(tokio::spawn(policy_loop(
+            PolicyLoop {
+                policy: policy.clone(),
+                journal: journal.clone(),
+                window: s.policy_window.clone(),
+                latest: latest.clone(),
+                cell: s.policy_cell.clone(),
+            },
+            session_stop.clone(),
+        ))),
+        _ => None,
+    };
+    let poll_config = PollConfig {
+        interval: Duration::from_secs(args.interval),
+        queues: args.target.queues.clone(),
+        ..PollConfig::default()
+    };
+    let mut poller = if s.named.is_empty() {
+        let client =
+            BatchClient::connect(super::snapshot::connect_options(&args.target.aws)).await?;
+        // A warm start: only the jobs that changed while it was stopped are described.
+        let warm = s
+            .location
+            .and_then(|l| super::warm::load_at(l, &args.target.queues, client.source()));
+        poll::spawn_seeded(client, poll_config, warm.as_ref())
+    } else {
+        let sources = super::sources::connect(s.named.clone()).await?;
+        let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
+        tracing::info!(sources = ?names, "recording several sources");
+        super::sources::spawn(&sources, &poll_config)
+    };
+    let journal = s
+        .location
+        .map(|l| JournalHandle::start_fenced(l, s.journal_config, fence));
+    if let Some(why) = journal.as_ref().and_then(|j| j.status().unavailable) {
+        eprintln!("warning: the journal is unavailable ({why}); recording nothing until it is");
+    }
+    tracing::info!(
+        journal = %s.location.map_or_else(|| "none".to_string(), ToString::to_string),
+        queues = ?args.target.queues,
+        "recording"
+    );
+    let summary = match &journal {
+        Some(journal) => {
+            record_loop(
+                &mut poller.snapshots,
+                journal,
+                args.max_unjournaled,
+                super::leader::stop_or_lost(lead, stop),
+                metrics.task.is_some().then_some(latest),
+            )
+            .await
         }
-    })
+        None => serve_loop(&mut poller.snapshots, stop.cancelled(), latest).await,
+    };
+    session_stop.cancel();
+    if let Some(task) = policy_task {
+        task.await.ok();
+    }
+    poller.shutdown().await;
+    if let Some(journal) = journal {
+        journal.shutdown();
+    }
+    Ok(summary)
 }
 
 /// `/metrics` while `record` runs (`task` is `None` without `--metrics-addr`).

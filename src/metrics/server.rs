@@ -48,6 +48,15 @@ impl Latest {
             *g = Some(leads);
         }
     }
+    /// A recorder that stepped down: standing by, and no snapshot of its own any more (the
+    /// leader's `/metrics` is the one to read; two recorders exporting a source's series
+    /// would count it twice).
+    pub fn step_down(&self) {
+        self.set_leader(false);
+        if let Ok(mut g) = self.inner.lock() {
+            g.0 = None;
+        }
+    }
     fn leader(&self) -> Option<bool> {
         self.leader.lock().ok().and_then(|g| *g)
     }

@@ -147,6 +147,14 @@ impl Cluster {
         cluster
     }
 
+    /// Hands `path` to the user the server runs as (nobody, when the tests run as root), so
+    /// the server may read it (a TLS key must be its own).
+    pub fn give_to_server(&self, path: &Path) {
+        if is_root() {
+            std::os::unix::fs::chown(path, Some(65534), Some(65534)).unwrap();
+        }
+    }
+
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
     }

@@ -165,4 +165,82 @@ fn the_readmes_roles_and_grants_work(c: &Cluster) {
     };
     let log = quotatop_store::audit::StoreAuditLog::open(&auditor, "default", false).unwrap();
     assert_eq!(log.verify().unwrap().count, 0);
+    let StoreLocation::Postgres(recorder) = url("recorder") else {
+        unreachable!()
+    };
+    two_recorders_on_the_recorder_role(c, &db, &recorder);
+}
+
+/// Two recorders on the README's recorder role: one leads (the lease tables are granted);
+/// when its lease lapses (its heartbeat made old and its renewal held, as a frozen leader's
+/// would be), the other ends its session without a superuser (same role) and leads.
+fn two_recorders_on_the_recorder_role(c: &Cluster, db: &str, url: &quotatop_store::pg::StoreUrl) {
+    use crate::failover::role_within;
+    use quotatop_store::{Lead, Role};
+    use std::time::{Duration, Instant};
+    let leads = |r: &Role| matches!(r, Role::Leader(_) | Role::Lost(_));
+    let a = Lead::spawn(url.clone(), "grants".into()).unwrap();
+    assert!(
+        matches!(
+            role_within(&a, Duration::from_secs(20), leads),
+            Role::Leader(_)
+        ),
+        "{:?}",
+        a.role()
+    );
+    let b = Lead::spawn(url.clone(), "grants".into()).unwrap();
+    let r = role_within(&b, Duration::from_secs(20), |r| {
+        !matches!(r, Role::Starting)
+    });
+    assert_eq!(r, Role::Standby(None));
+    let mut admin = c.admin(db);
+    let pid_a: i32 = admin
+        .query_one(
+            "SELECT backend_pid FROM record_lease WHERE source = 'grants'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    admin
+        .execute(
+            "UPDATE record_heartbeat SET renewed_at = now() - interval '1 hour'
+             WHERE source = 'grants'",
+            &[],
+        )
+        .unwrap();
+    let mut hold = c.admin(db);
+    let mut tx = hold.transaction().unwrap();
+    tx.query(
+        "SELECT 1 FROM record_heartbeat WHERE source = 'grants' FOR UPDATE",
+        &[],
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let alive: i64 = admin
+            .query_one(
+                "SELECT COUNT(*) FROM pg_stat_activity WHERE pid = $1",
+                &[&pid_a],
+            )
+            .unwrap()
+            .get(0);
+        if alive == 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the lapsed leader's session was not ended: {:?}",
+            b.role()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tx.rollback().unwrap();
+    let Role::Leader(f) = role_within(&b, Duration::from_secs(20), leads) else {
+        panic!("{:?}", b.role());
+    };
+    assert_eq!(f.epoch(), 2);
+    assert!(matches!(
+        role_within(&a, Duration::from_secs(10), |r| matches!(r, Role::Lost(_))),
+        Role::Lost(_)
+    ));
 }

@@ -31,6 +31,7 @@ mod journal;
 mod migrate;
 mod record;
 mod store_audit;
+mod tls;
 
 use std::process::ExitCode;
 
@@ -55,6 +56,7 @@ fn main() -> ExitCode {
         .chain(follow::tests())
         .chain(failover::tests())
         .chain(store_audit::tests())
+        .chain(tls::tests())
         .filter(|(name, _)| filter.as_deref().is_none_or(|f| name.contains(f)))
         .collect();
     let cluster = Cluster::start();

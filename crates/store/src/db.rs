@@ -89,6 +89,8 @@ pub(crate) enum DbError {
         column: usize,
         wanted: &'static str,
     },
+    /// A leader's write refused by its fence: another recorder leads now (`crate::lead`).
+    Fenced(String),
 }
 
 impl std::fmt::Display for DbError {
@@ -96,7 +98,7 @@ impl std::fmt::Display for DbError {
         match self {
             DbError::Sqlite(e) => write!(f, "{e}"),
             DbError::Postgres(e) => write!(f, "{}", crate::pg::error_text(e)),
-            DbError::Codec(e) => write!(f, "{e}"),
+            DbError::Codec(e) | DbError::Fenced(e) => write!(f, "{e}"),
             DbError::Type { column, wanted } => {
                 write!(f, "column {column} is not {wanted}")
             }

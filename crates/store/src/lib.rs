@@ -8,6 +8,8 @@ mod lead;
 mod location;
 pub mod pg;
 pub mod private_file;
+mod tls;
 
-pub use lead::{LEAD_CHECK, Lead, Role};
+pub use lead::{Fence, LEAD_CHECK, LEASE, LEASE_RENEW, Lead, Role};
 pub use location::StoreLocation;
+pub use tls::{SslMode, TlsError};

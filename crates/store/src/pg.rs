@@ -4,10 +4,10 @@
 //! - Credentials come from the URL, else `PGPASSWORD`, else the password file (`PGPASSFILE`,
 //!   default `~/.pgpass`, libpq's format). [`StoreUrl`]'s `Display` never shows the password:
 //!   it is what logs, errors, the journal and the audit log may carry.
-//! - TLS: this build has no TLS for PostgreSQL. `sslmode=disable` and `prefer` (libpq's
-//!   default: TLS when the server offers it, else plain) connect in plain text;
-//!   `require`, `verify-ca` and `verify-full` are refused when the URL is read, with what to do
-//!   instead, so nothing is sent in clear text that the URL said must not be.
+//! - TLS (`crate::tls`, rustls): `sslmode=disable|prefer|require|verify-ca|verify-full` and
+//!   `sslrootcert=FILE|system`, as libpq reads them; both are taken out of the string before
+//!   the client's own parser (which knows neither `verify-*` nor `sslrootcert`) reads the rest.
+//!   A `verify-*` mode without a CA certificate is refused when the URL is read.
 //! - A connection attempt gives up after 5 s unless the URL sets `connect_timeout`.
 
 use std::collections::HashMap;
@@ -15,8 +15,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use postgres::config::{Host, SslMode};
+use postgres::config::Host;
 use postgres::{Client, Config, NoTls};
+use quotatop_model::clean_text;
+
+use crate::tls::{RustlsConnect, SslMode, Tls};
 
 use crate::db::StmtCache;
 
@@ -32,9 +35,11 @@ pub enum PgError {
     #[error("the store URL is not a PostgreSQL connection string: {0}")]
     Parse(String),
     #[error(
-        "the store URL asks for sslmode={0}, and this quotatop has no TLS for PostgreSQL; connect over a unix socket, 127.0.0.1 or an SSH tunnel with sslmode=disable"
+        "the store URL has sslmode={0}, which is none of disable, prefer, require, verify-ca, verify-full"
     )]
-    TlsRequired(String),
+    SslMode(String),
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
     #[error("cannot read the PostgreSQL password file {path}")]
     PassFile {
         path: PathBuf,
@@ -50,6 +55,10 @@ pub enum PgError {
 #[derive(Clone)]
 pub struct StoreUrl {
     config: Box<Config>,
+    tls: Tls,
+    /// `sslmode` and `sslrootcert` as given (for messages).
+    mode: SslMode,
+    root: Option<String>,
     /// The connection string as given (the pool's key; never shown).
     raw: String,
 }
@@ -80,12 +89,71 @@ pub fn is_postgres_url(s: &str) -> bool {
     s.starts_with("postgresql://") || s.starts_with("postgres://")
 }
 
-/// The value of `sslmode` in a URL's query or a key=value string, as written.
-fn sslmode_of(raw: &str) -> Option<String> {
-    let at = raw.find("sslmode=")?;
-    let rest = &raw[at + "sslmode=".len()..];
-    let end = rest.find(['&', ' ', '#']).unwrap_or(rest.len());
-    Some(rest[..end].to_string())
+/// `raw` without its `sslmode` and `sslrootcert` options, and their values: in a URL's query
+/// (`?a=b&c=d`, values percent-decoded) or a key=value string (values unquoted).
+fn take_tls_options(raw: &str) -> (String, Option<String>, Option<String>) {
+    let (mut mode, mut root) = (None, None);
+    let mut take = |key: &str, value: String| match key {
+        "sslmode" => {
+            mode = Some(value);
+            true
+        }
+        "sslrootcert" => {
+            root = Some(value);
+            true
+        }
+        _ => false,
+    };
+    if is_postgres_url(raw) {
+        let Some((base, query)) = raw.split_once('?') else {
+            return (raw.to_string(), None, None);
+        };
+        let kept: Vec<&str> = query
+            .split('&')
+            .filter(|kv| {
+                let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+                !take(k, percent_decode(v))
+            })
+            .collect();
+        let rest = if kept.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}?{}", kept.join("&"))
+        };
+        return (rest, mode, root);
+    }
+    let kept: Vec<&str> = raw
+        .split_whitespace()
+        .filter(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            !take(k.trim(), v.trim_matches('\'').to_string())
+        })
+        .collect();
+    (kept.join(" "), mode, root)
+}
+
+/// `%XX` escapes of a URL's query value decoded (anything else kept as written).
+fn percent_decode(v: &str) -> String {
+    let bytes = v.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl StoreUrl {
@@ -97,18 +165,24 @@ impl StoreUrl {
 
     /// [`StoreUrl::parse`] with the environment given (tests).
     pub fn parse_with(raw: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Self, PgError> {
-        if let Some(mode) = sslmode_of(raw)
-            && !matches!(mode.as_str(), "disable" | "prefer")
-        {
-            return Err(PgError::TlsRequired(mode));
-        }
-        let mut config: Config = raw.parse().map_err(|e: postgres::Error| {
+        let (rest, mode, root) = take_tls_options(raw);
+        let mode = match mode.or_else(|| env("PGSSLMODE")) {
+            None => SslMode::Prefer,
+            Some(m) => SslMode::parse(&m).ok_or_else(|| PgError::SslMode(clean_text(&m)))?,
+        };
+        let root = root.or_else(|| env("PGSSLROOTCERT"));
+        let mut config: Config = rest.parse().map_err(|e: postgres::Error| {
             // The parser's message names the option, never its value.
             PgError::Parse(e.to_string())
         })?;
-        if config.get_ssl_mode() == SslMode::Require {
-            return Err(PgError::TlsRequired("require".into()));
-        }
+        // The client's own mode: whether TLS is tried (prefer) or required.
+        config.ssl_mode(match mode {
+            SslMode::Disable => postgres::config::SslMode::Disable,
+            SslMode::Prefer => postgres::config::SslMode::Prefer,
+            _ => postgres::config::SslMode::Require,
+        });
+        let home = env("HOME").map(PathBuf::from);
+        let tls = Tls::new(mode, root.as_deref(), home.as_deref())?;
         if config.get_hosts().is_empty() {
             config.host(&env("PGHOST").unwrap_or_else(|| "localhost".into()));
         }
@@ -135,6 +209,9 @@ impl StoreUrl {
         config.application_name("quotatop");
         Ok(Self {
             config: Box::new(config),
+            tls,
+            mode,
+            root,
             raw: raw.to_string(),
         })
     }
@@ -144,11 +221,44 @@ impl StoreUrl {
     /// off the runtime's threads.
     pub fn connect(&self) -> Result<Client, PgError> {
         crate::db::off_runtime(|| {
-            self.config.connect(NoTls).map_err(|e| PgError::Connect {
+            let connected = match &self.tls {
+                Tls::Off => self.config.connect(NoTls),
+                Tls::On(c) => self.config.connect(RustlsConnect(c.clone())),
+            };
+            connected.map_err(|e| PgError::Connect {
                 store: self.to_string(),
-                message: error_text(&e),
+                message: format!("{}{}", error_text(&e), self.tls_hint(&e)),
             })
         })
+    }
+
+    /// What to check when a connection with TLS failed in its TLS part: the mode and the CA
+    /// file, named.
+    fn tls_hint(&self, e: &postgres::Error) -> String {
+        if matches!(self.tls, Tls::Off) || e.as_db_error().is_some() {
+            return String::new();
+        }
+        let text = error_text(e).to_lowercase();
+        if !(text.contains("tls") || text.contains("certificate") || text.contains("ssl")) {
+            return String::new();
+        }
+        let root = self
+            .root
+            .as_deref()
+            .map(clean_text)
+            .unwrap_or_else(|| "~/.postgresql/root.crt".into());
+        match self.mode {
+            SslMode::VerifyFull => format!(
+                " (sslmode=verify-full: the server's certificate must be signed by a CA in sslrootcert={root} and name the host connected to)"
+            ),
+            SslMode::VerifyCa => format!(
+                " (sslmode=verify-ca: the server's certificate must be signed by a CA in sslrootcert={root})"
+            ),
+            m => format!(
+                " (sslmode={}: the server must accept TLS; sslmode=disable connects in plain text)",
+                m.name()
+            ),
+        }
     }
 
     /// Whether a password was found (in the URL, the environment or the password file).
@@ -326,18 +436,54 @@ mod tests {
     }
 
     #[test]
-    fn tls_modes_that_need_tls_are_refused_by_name() {
-        for mode in ["require", "verify-ca", "verify-full"] {
-            let e =
-                StoreUrl::parse_with(&format!("postgresql://u@h/db?sslmode={mode}"), &env_of(&[]))
-                    .unwrap_err();
-            assert!(matches!(&e, PgError::TlsRequired(m) if m == mode), "{e}");
-            assert!(e.to_string().contains("sslmode=disable"));
+    fn tls_options_are_read_and_taken_out_of_the_string() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let home = dir.path().to_str().unwrap();
+        let pairs = [("HOME", home)];
+        let env = env_of(&pairs);
+        for mode in ["disable", "prefer", "require"] {
+            let u = StoreUrl::parse_with(
+                &format!("postgresql://u:pw@h/db?sslmode={mode}&connect_timeout=3"),
+                &env,
+            )
+            .unwrap();
+            assert_eq!(u.mode.name(), mode);
+            assert_eq!(
+                u.config.get_connect_timeout(),
+                Some(&Duration::from_secs(3))
+            );
+            assert_eq!(matches!(u.tls, Tls::Off), mode == "disable");
         }
-        for mode in ["disable", "prefer"] {
-            StoreUrl::parse_with(&format!("postgresql://u@h/db?sslmode={mode}"), &env_of(&[]))
-                .unwrap();
-        }
+        // verify-* without a CA: refused when read, naming both options.
+        let e =
+            StoreUrl::parse_with("postgresql://u:pw@h/db?sslmode=verify-full", &env).unwrap_err();
+        assert!(e.to_string().contains("sslrootcert="), "{e}");
+        assert!(!e.to_string().contains("pw"), "{e}");
+        let e =
+            StoreUrl::parse_with("host=h user=u sslmode=verify-ca dbname=db", &env).unwrap_err();
+        assert!(e.to_string().contains("sslmode=verify-ca"), "{e}");
+        // A path percent-encoded in a URL, quoted in key=value.
+        let (rest, mode, root) = take_tls_options(
+            "postgresql://u@h/db?sslrootcert=%2Ftmp%2Fca%20x.pem&sslmode=verify-ca",
+        );
+        assert_eq!(
+            (rest.as_str(), mode.as_deref(), root.as_deref()),
+            (
+                "postgresql://u@h/db",
+                Some("verify-ca"),
+                Some("/tmp/ca x.pem")
+            )
+        );
+        let (rest, mode, root) =
+            take_tls_options("host=h sslmode='require' sslrootcert=/c.pem user=u");
+        assert_eq!(
+            (rest.as_str(), mode.as_deref(), root.as_deref()),
+            ("host=h user=u", Some("require"), Some("/c.pem"))
+        );
+        // An unknown mode is named, its control characters cleaned.
+        let e = StoreUrl::parse_with("postgresql://u@h/db?sslmode=%1b%5b31mx", &env).unwrap_err();
+        assert!(matches!(e, PgError::SslMode(_)), "{e}");
+        assert!(!e.to_string().contains('\u{1b}'), "{e}");
     }
 
     #[test]

@@ -59,6 +59,9 @@ pub enum JournalError {
         "the store {0} has no journal yet; run `quotatop record --store URL` (or `quotatop journal migrate --to URL`) with a role that may create tables first"
     )]
     NoStoreSchema(String),
+    /// A write of a recorder that no longer leads its source, refused in its transaction.
+    #[error("{store}: {message}")]
+    Fenced { store: String, message: String },
 }
 
 impl JournalError {
@@ -99,6 +102,10 @@ impl JournalError {
         match e {
             DbError::Sqlite(e) => JournalError::sql(std::path::Path::new(store), e),
             DbError::Codec(m) => JournalError::Codec(m),
+            DbError::Fenced(message) => JournalError::Fenced {
+                store: store.to_string(),
+                message,
+            },
             e @ DbError::Postgres(_) => JournalError::Store(format!("{store}: {e}")),
             e @ DbError::Type { .. } => JournalError::Sql {
                 path: store.into(),
@@ -107,11 +114,14 @@ impl JournalError {
         }
     }
 
-    /// Whether writing again later cannot help (the file itself is unusable).
+    /// Whether writing again later cannot help (the file itself is unusable, or another
+    /// recorder leads now).
     pub fn is_fatal(&self) -> bool {
         matches!(
             self,
-            JournalError::Corrupt { .. } | JournalError::TooNew { .. }
+            JournalError::Corrupt { .. }
+                | JournalError::TooNew { .. }
+                | JournalError::Fenced { .. }
         )
     }
 }

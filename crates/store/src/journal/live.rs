@@ -15,6 +15,7 @@ use std::time::Duration;
 use quotatop_model::Snapshot;
 
 use super::JournalError;
+use crate::Fence;
 use crate::db::{Conn, PgConn};
 use crate::pg::{Pool, StoreUrl};
 
@@ -38,12 +39,14 @@ pub(super) struct LivePublisher {
 impl LivePublisher {
     /// Starts publishing to `url`; `None` when the thread cannot be started (then there is no
     /// live row, and consoles read the history's newest snapshot instead).
-    pub(super) fn start(url: StoreUrl) -> Option<Self> {
+    /// With `fence`, each write checks it in its transaction (a recorder that no longer
+    /// leads publishes nothing).
+    pub(super) fn start(url: StoreUrl, fence: Option<Fence>) -> Option<Self> {
         let shared: Shared = Arc::default();
         let sh = shared.clone();
         let thread = std::thread::Builder::new()
             .name("journal-live".into())
-            .spawn(move || run(&url, &sh))
+            .spawn(move || run(&url, fence.as_ref(), &sh))
             .ok()?;
         Some(Self {
             shared,
@@ -75,7 +78,7 @@ impl Drop for LivePublisher {
     }
 }
 
-fn run(url: &StoreUrl, shared: &Shared) {
+fn run(url: &StoreUrl, fence: Option<&Fence>, shared: &Shared) {
     let (slot, cv) = &**shared;
     let mut conn: Option<Conn> = None;
     let mut backoff = RETRY_FIRST;
@@ -90,8 +93,12 @@ fn run(url: &StoreUrl, shared: &Shared) {
                 None => return,
             }
         };
-        match publish(url, &mut conn, &next) {
+        match publish(url, fence, &mut conn, &next) {
             Ok(()) => backoff = RETRY_FIRST,
+            Err(e) if e.is_fatal() => {
+                tracing::warn!(store = %url, error = %e, "live snapshot not published; publishing nothing more");
+                return;
+            }
             Err(e) => {
                 tracing::warn!(store = %url, error = %e, retry_in = ?backoff, "live snapshot not published");
                 conn = None;
@@ -109,7 +116,12 @@ fn run(url: &StoreUrl, shared: &Shared) {
 }
 
 /// Writes `snap` as the live row, connecting first when `conn` is `None`.
-fn publish(url: &StoreUrl, conn: &mut Option<Conn>, snap: &Snapshot) -> Result<(), JournalError> {
+fn publish(
+    url: &StoreUrl,
+    fence: Option<&Fence>,
+    conn: &mut Option<Conn>,
+    snap: &Snapshot,
+) -> Result<(), JournalError> {
     if conn.is_none() {
         let (client, stmts) = Pool::get(url).map_err(|e| JournalError::Store(e.to_string()))?;
         *conn = Some(Conn::Postgres(Box::new(PgConn {
@@ -120,7 +132,14 @@ fn publish(url: &StoreUrl, conn: &mut Option<Conn>, snap: &Snapshot) -> Result<(
     }
     match conn.as_mut() {
         Some(c) => c
-            .transaction(|tx| super::store::write_live(tx, snap))
+            .transaction(|tx| {
+                super::store::write_live(tx, snap)?;
+                // Last: rolled back (its NOTIFY with it) when another recorder leads now.
+                match fence {
+                    Some(f) => f.check(tx),
+                    None => Ok(()),
+                }
+            })
             .map_err(|e| JournalError::from_db(&url.to_string(), e)),
         None => Ok(()),
     }

@@ -390,7 +390,11 @@ pub(crate) fn migrate_pg_component(
     }
 }
 
-/// The journal's migrations on a PostgreSQL store (see [`migrate_pg_component`]).
+/// The journal's migrations on a PostgreSQL store (see [`migrate_pg_component`]), and the
+/// recorders' lease tables (`crate::lead`) with them, so the owner's first writable open
+/// (`journal migrate --to`) makes those too.
 pub(crate) fn migrate_pg(x: &mut dyn Exec) -> Result<Option<i64>, DbError> {
-    migrate_pg_component(x, PG_COMPONENT, PG_MIGRATIONS)
+    let found = migrate_pg_component(x, PG_COMPONENT, PG_MIGRATIONS)?;
+    crate::lead::migrate(x)?;
+    Ok(found)
 }

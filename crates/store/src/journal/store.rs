@@ -390,6 +390,16 @@ impl Journal {
     /// previous observation, usage samples and stored snapshots at their intervals; prunes once
     /// an hour (service clock).
     pub fn record_all(&mut self, snapshots: &[Snapshot]) -> Result<RecordStats, JournalError> {
+        self.record_all_fenced(snapshots, None)
+    }
+
+    /// [`Journal::record_all`] by a leading recorder: the transaction ends by checking
+    /// `fence` (the lease is still this recorder's) and is rolled back when another leads now.
+    pub fn record_all_fenced(
+        &mut self,
+        snapshots: &[Snapshot],
+        fence: Option<&crate::Fence>,
+    ) -> Result<RecordStats, JournalError> {
         let mut newest_obs = None;
         let result = {
             let mut conn = self.db.lock().unwrap_or_else(|p| p.into_inner());
@@ -401,7 +411,14 @@ impl Journal {
                 config: &self.config,
                 newest_obs: &mut newest_obs,
             };
-            conn.transaction(|tx| state.record(tx, snapshots))
+            conn.transaction(|tx| {
+                let stats = state.record(tx, snapshots)?;
+                // Last, just before the commit: the lease row is held for that instant only.
+                if let Some(f) = fence {
+                    f.check(tx)?;
+                }
+                Ok(stats)
+            })
         };
         let stats = result.map_err(|e| self.err(e))?;
         if let Some(obs) = newest_obs

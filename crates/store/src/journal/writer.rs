@@ -18,7 +18,7 @@ use quotatop_model::{Snapshot, error_chain};
 
 use super::live::LivePublisher;
 use super::{Journal, JournalConfig, JournalError};
-use crate::StoreLocation;
+use crate::{Fence, StoreLocation};
 
 /// Snapshots that may wait for the writer; more are dropped (and counted).
 const QUEUE_DEPTH: usize = 64;
@@ -70,16 +70,31 @@ impl JournalHandle {
 
     /// [`JournalHandle::start`] for a file or a PostgreSQL store.
     pub fn start_at(location: &StoreLocation, config: JournalConfig) -> Self {
-        let mut handle = Self::start_history(location, config);
+        Self::start_fenced(location, config, None)
+    }
+
+    /// [`JournalHandle::start_at`] for a leading recorder: every write (history and live
+    /// snapshot) checks `fence` in its transaction, and once another recorder leads, nothing
+    /// more is written (the handle says why in its status).
+    pub fn start_fenced(
+        location: &StoreLocation,
+        config: JournalConfig,
+        fence: Option<Fence>,
+    ) -> Self {
+        let mut handle = Self::start_history(location, config, fence.clone());
         if let StoreLocation::Postgres(url) = location {
-            handle.live = LivePublisher::start(url.clone());
+            handle.live = LivePublisher::start(url.clone(), fence);
         }
         handle
     }
 
-    fn start_history(location: &StoreLocation, config: JournalConfig) -> Self {
+    fn start_history(
+        location: &StoreLocation,
+        config: JournalConfig,
+        fence: Option<Fence>,
+    ) -> Self {
         match Journal::open_at(location, config) {
-            Ok(j) => Self::with_journal(j),
+            Ok(j) => Self::spawn_on(j, fence),
             Err(e) if e.is_fatal() => Self::unavailable(&e),
             Err(e) => {
                 tracing::warn!(error = %e, "journal unavailable; will try again");
@@ -92,6 +107,7 @@ impl JournalHandle {
                         backoff: RETRY_FIRST,
                         dead: false,
                         written_here: 0,
+                        fence,
                     },
                     JournalStatus {
                         unavailable: Some(error_chain(&e)),
@@ -119,6 +135,10 @@ impl JournalHandle {
 
     /// Starts the writer thread on an open journal.
     pub fn with_journal(journal: Journal) -> Self {
+        Self::spawn_on(journal, None)
+    }
+
+    fn spawn_on(journal: Journal, fence: Option<Fence>) -> Self {
         let (location, config) = (journal.location().clone(), *journal.config());
         Self::spawn(
             Writer {
@@ -129,6 +149,7 @@ impl JournalHandle {
                 backoff: RETRY_FIRST,
                 dead: false,
                 written_here: 0,
+                fence,
             },
             JournalStatus::default(),
         )
@@ -222,6 +243,8 @@ struct Writer {
     /// Snapshots written to the file now open (lost, and taken back from the count, if that
     /// file turns out to have been deleted or replaced).
     written_here: u64,
+    /// A leading recorder's fence, checked in every write's transaction.
+    fence: Option<Fence>,
 }
 
 impl Writer {
@@ -280,9 +303,10 @@ fn run(mut writer: Writer, rx: Receiver<Msg>, status: Arc<Mutex<JournalStatus>>)
             next = rx.try_recv().ok();
         }
         if !batch.is_empty() {
+            let fence = writer.fence.clone();
             let result = writer.journal(&status).map(|j| {
                 if j.still_at_path() {
-                    j.record_all(&batch)
+                    j.record_all_fenced(&batch, fence.as_ref())
                 } else {
                     Err(JournalError::Replaced(j.location().to_string().into()))
                 }
