@@ -19,6 +19,8 @@
 
 // Benchmarks are test code: a broken setup should stop the run loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// Test code may be longer than the 80 lines denied to the libraries and binaries.
+#![allow(clippy::too_many_lines)]
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -9,6 +9,8 @@
 // allows them in #[test] functions and #[cfg(test)] modules; the support modules' helpers
 // here are neither, so the whole test crate allows them.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// Test code may be longer than the 80 lines denied to the libraries and binaries.
+#![allow(clippy::too_many_lines)]
 
 mod data_support;
 mod drill_support;

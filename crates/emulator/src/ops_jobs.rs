@@ -76,46 +76,19 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
     let queue = required_str(req.job_queue, "jobQueue")?;
     world.check_queue(&queue)?;
     world.check_accepts_jobs()?;
-    match required_str(req.service_job_type, "serviceJobType")?.as_str() {
-        "SAGEMAKER_TRAINING" => {}
-        other => {
-            return Err(ApiError::client(format!(
-                "serviceJobType must be SAGEMAKER_TRAINING, got {other:?}"
-            )));
-        }
-    }
+    check_service_job_type(&required_str(req.service_job_type, "serviceJobType")?)?;
     let payload = required_str(req.service_request_payload, "serviceRequestPayload")?;
     let resources = read_payload(&payload)?;
-    if req.share_identifier.is_some() {
-        return Err(ApiError::client(format!(
-            "shareIdentifier cannot be specified for job queue {queue}, which has a quota share scheduling policy"
-        )));
-    }
-    let share = req.quota_share_name.ok_or_else(|| {
-        ApiError::client(format!(
-            "quotaShareName is required for job queue {queue}, which has a quota share scheduling policy"
-        ))
-    })?;
-    let retries = match req
-        .preemption_configuration
-        .as_ref()
-        .and_then(|p| p.preemption_retries_before_termination)
-    {
-        None => None,
-        Some(n) if (0..=i64::from(i32::MAX)).contains(&n) => Some(n as u32),
-        Some(n) => {
-            return Err(ApiError::client(format!(
-                "preemptionRetriesBeforeTermination must be at least 0, got {n}"
-            )));
-        }
-    };
+    let share = quota_share(&queue, req.share_identifier.is_some(), req.quota_share_name)?;
+    let retries = preemption_retries(req.preemption_configuration.as_ref())?;
     if let Some(rs) = &req.retry_strategy {
         check_retry_strategy(rs)?;
     }
-    if let Some(t) = req
+    let timeout_s = req
         .timeout_config
         .as_ref()
-        .and_then(|t| t.attempt_duration_seconds)
+        .and_then(|t| t.attempt_duration_seconds);
+    if let Some(t) = timeout_s
         && t < 1
     {
         return Err(ApiError::client(format!(
@@ -124,52 +97,35 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
     }
     let tags = req.tags.unwrap_or_default();
     validate_tags(&tags)?;
-    let work_s = match tag_seconds(&tags, WORK_TAG)? {
-        Some(s) => s,
-        None => resources
-            .max_runtime_s
-            .map_or(DEFAULT_WORK_S, |s| s.saturating_sub(1).max(1)),
-    };
-    let checkpoint_s = tag_seconds(&tags, CHECKPOINT_TAG)?;
-    let training = training_of(&tags, &payload, checkpoint_s)?;
-    let fail_after_s = tag_seconds(&tags, FAIL_AFTER_TAG)?;
-    let fail_attempts = tag_seconds(&tags, FAIL_ATTEMPTS_TAG)?;
-    let restore_s = tag_seconds(&tags, RESTORE_TAG)?;
+    let tagged = TaggedBehaviour::read(&tags, &payload, &resources)?;
     let fingerprint = request_fingerprint(body);
     if let Some(token) = &req.client_token {
-        if token.is_empty() || token.len() > 64 {
-            return Err(ApiError::client("clientToken must be 1 to 64 characters"));
-        }
-        if let Some(&(id, seen)) = world.client_tokens.get(token) {
-            return Err(token_reused(world, token, id, seen == fingerprint));
-        }
+        check_client_token(world, token, fingerprint)?;
     }
     let mut spec = JobSpec::new(
         name.clone(),
         share,
         resources.instance_type,
         resources.instance_count,
-        work_s * 1000,
+        tagged.work_s * 1000,
     )
     .priority(req.scheduling_priority.unwrap_or(0));
-    spec.checkpoint_interval_ms = training.engine_interval();
+    spec.checkpoint_interval_ms = tagged.training.engine_interval();
     spec.preemption_retries = retries;
-    spec.restart_overhead_ms = restore_s.map_or(0, |s| s * 1000);
+    spec.restart_overhead_ms = tagged.restore_s.map_or(0, |s| s * 1000);
     spec.failures = failure_spec(
         req.retry_strategy.as_ref(),
-        req.timeout_config
-            .as_ref()
-            .and_then(|t| t.attempt_duration_seconds),
+        timeout_s,
         resources.max_runtime_s,
-        fail_after_s,
-        fail_attempts,
+        tagged.fail_after_s,
+        tagged.fail_attempts,
     );
     let id = world.engine.submit(spec)?;
     world.meta.insert(
         id.0,
         JobMeta {
             payload,
-            training,
+            training: tagged.training,
             retry_strategy: req.retry_strategy,
             timeout: req.timeout_config,
         },
@@ -188,6 +144,87 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
         job_name: name,
         job_id: uuid,
     })
+}
+
+fn check_service_job_type(job_type: &str) -> Result<(), ApiError> {
+    match job_type {
+        "SAGEMAKER_TRAINING" => Ok(()),
+        other => Err(ApiError::client(format!(
+            "serviceJobType must be SAGEMAKER_TRAINING, got {other:?}"
+        ))),
+    }
+}
+
+/// The job's quota share: required, and `shareIdentifier` (a fair-share queue's field) refused.
+fn quota_share(
+    queue: &str,
+    has_share_identifier: bool,
+    quota_share_name: Option<String>,
+) -> Result<String, ApiError> {
+    if has_share_identifier {
+        return Err(ApiError::client(format!(
+            "shareIdentifier cannot be specified for job queue {queue}, which has a quota share scheduling policy"
+        )));
+    }
+    quota_share_name.ok_or_else(|| {
+        ApiError::client(format!(
+            "quotaShareName is required for job queue {queue}, which has a quota share scheduling policy"
+        ))
+    })
+}
+
+fn preemption_retries(config: Option<&JobPreemptionJson>) -> Result<Option<u32>, ApiError> {
+    match config.and_then(|p| p.preemption_retries_before_termination) {
+        None => Ok(None),
+        Some(n) if (0..=i64::from(i32::MAX)).contains(&n) => Ok(Some(n as u32)),
+        Some(n) => Err(ApiError::client(format!(
+            "preemptionRetriesBeforeTermination must be at least 0, got {n}"
+        ))),
+    }
+}
+
+/// A repeated `clientToken` is refused; one of the wrong length too.
+fn check_client_token(world: &QueueWorld, token: &str, fingerprint: u64) -> Result<(), ApiError> {
+    if token.is_empty() || token.len() > 64 {
+        return Err(ApiError::client("clientToken must be 1 to 64 characters"));
+    }
+    if let Some(&(id, seen)) = world.client_tokens.get(token) {
+        return Err(token_reused(world, token, id, seen == fingerprint));
+    }
+    Ok(())
+}
+
+/// What the request's `quotatop:*` tags (and its payload) make the job do in the emulator.
+struct TaggedBehaviour {
+    work_s: u64,
+    training: Training,
+    fail_after_s: Option<u64>,
+    fail_attempts: Option<u64>,
+    restore_s: Option<u64>,
+}
+
+impl TaggedBehaviour {
+    fn read(
+        tags: &wire::Tags,
+        payload: &str,
+        resources: &PayloadResources,
+    ) -> Result<Self, ApiError> {
+        let work_s = match tag_seconds(tags, WORK_TAG)? {
+            Some(s) => s,
+            None => resources
+                .max_runtime_s
+                .map_or(DEFAULT_WORK_S, |s| s.saturating_sub(1).max(1)),
+        };
+        let checkpoint_s = tag_seconds(tags, CHECKPOINT_TAG)?;
+        let training = training_of(tags, payload, checkpoint_s)?;
+        Ok(Self {
+            work_s,
+            training,
+            fail_after_s: tag_seconds(tags, FAIL_AFTER_TAG)?,
+            fail_attempts: tag_seconds(tags, FAIL_ATTEMPTS_TAG)?,
+            restore_s: tag_seconds(tags, RESTORE_TAG)?,
+        })
+    }
 }
 
 /// How the job's training job checkpoints: every `checkpoint_s` (the tag), faulty per the tag

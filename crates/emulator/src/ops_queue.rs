@@ -16,6 +16,7 @@
 use std::collections::BTreeMap;
 
 use axum::response::Response;
+use quotatop_engine::JobId;
 
 use super::error::ApiError;
 use super::state::{FRONT_OF_QUEUE, QueueWorld};
@@ -30,14 +31,36 @@ pub fn snapshot(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiErro
     let queue = required_str(req.job_queue, "jobQueue")?;
     world.check_queue(&queue)?;
     let now = world.engine.now();
-    let arn_of = |world: &QueueWorld, id| {
-        world
-            .engine
-            .job_uuid(id)
-            .map(|u| world.job_arn(u))
-            .unwrap_or_default()
-    };
-    let jobs = world
+    ok(&GetJobQueueSnapshotResponse {
+        front_of_queue: FrontOfQueue {
+            jobs: front_of_queue(world),
+            last_updated_at: now,
+        },
+        front_of_quota_shares: FrontOfQuotaShares {
+            quota_shares: front_of_quota_shares(world),
+            last_updated_at: now,
+        },
+        queue_utilization: QueueUtilization {
+            total_capacity_usage: total_usage(world),
+            quota_share_utilization: QuotaShareUtilization {
+                top_capacity_utilization: top_utilization(world),
+            },
+            last_updated_at: now,
+        },
+    })
+}
+
+fn arn_of(world: &QueueWorld, id: JobId) -> String {
+    world
+        .engine
+        .job_uuid(id)
+        .map(|u| world.job_arn(u))
+        .unwrap_or_default()
+}
+
+/// The first [`FRONT_OF_QUEUE`] RUNNABLE jobs in dispatch order.
+fn front_of_queue(world: &QueueWorld) -> Vec<FrontJob> {
+    world
         .engine
         .queue_front(FRONT_OF_QUEUE)
         .into_iter()
@@ -45,7 +68,11 @@ pub fn snapshot(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiErro
             job_arn: arn_of(world, id),
             earliest_time_at_position: world.position_since(id),
         })
-        .collect();
+        .collect()
+}
+
+/// Every share, with its first RUNNABLE job or an empty list.
+fn front_of_quota_shares(world: &QueueWorld) -> BTreeMap<String, Vec<FrontJob>> {
     let mut fronts = BTreeMap::new();
     for share in world.engine.shares() {
         let front = world
@@ -58,6 +85,11 @@ pub fn snapshot(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiErro
             .collect();
         fronts.insert(share.name, front);
     }
+    fronts
+}
+
+/// Shares that hold capacity, most instances first, then by name.
+fn top_utilization(world: &QueueWorld) -> Vec<ShareUtilization> {
     let mut top: Vec<(u64, ShareUtilization)> = world
         .engine
         .usage()
@@ -88,7 +120,11 @@ pub fn snapshot(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiErro
         b.0.cmp(&a.0)
             .then_with(|| a.1.quota_share_name.cmp(&b.1.quota_share_name))
     });
-    let total = world
+    top.into_iter().map(|(_, u)| u).collect()
+}
+
+fn total_usage(world: &QueueWorld) -> Vec<CapacityUsage> {
+    world
         .engine
         .total_usage()
         .into_iter()
@@ -96,22 +132,5 @@ pub fn snapshot(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiErro
             capacity_unit: unit,
             quantity: used as f64,
         })
-        .collect();
-    ok(&GetJobQueueSnapshotResponse {
-        front_of_queue: FrontOfQueue {
-            jobs,
-            last_updated_at: now,
-        },
-        front_of_quota_shares: FrontOfQuotaShares {
-            quota_shares: fronts,
-            last_updated_at: now,
-        },
-        queue_utilization: QueueUtilization {
-            total_capacity_usage: total,
-            quota_share_utilization: QuotaShareUtilization {
-                top_capacity_utilization: top.into_iter().map(|(_, u)| u).collect(),
-            },
-            last_updated_at: now,
-        },
-    })
+        .collect()
 }

@@ -2,8 +2,9 @@
 //!
 //! Nothing here knows about the AWS SDK; `batch/` converts SDK types into these and the engine
 //! produces them directly.
-// Functions over 80 lines (clippy.toml) are split into named steps.
-#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+// Functions over 80 lines (clippy.toml) are denied workspace-wide (Cargo.toml); tests may be
+// longer.
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 
 mod clock;
 mod duration;

@@ -1,6 +1,7 @@
 //! What-if replay: a job trace run through the engine under several share configurations.
-// Functions over 80 lines (clippy.toml) are split into named steps.
-#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+// Functions over 80 lines (clippy.toml) are denied workspace-wide (Cargo.toml); tests may be
+// longer.
+#![cfg_attr(test, allow(clippy::too_many_lines))]
 
 mod config;
 pub mod from_history;

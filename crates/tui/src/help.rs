@@ -14,8 +14,21 @@ use super::registry::{self, ScreenEntry};
 use super::theme::{Role, Theme};
 
 pub fn lines(keymap: &KeyMap, screens: &[ScreenEntry], theme: &Theme) -> Vec<Line<'static>> {
-    let key_style = theme.style(Role::Accent);
     let mut out = Vec::new();
+    keys_section(&mut out, keymap, theme);
+    commands_section(&mut out, screens, theme);
+    overview_section(&mut out, theme);
+    out.push(Line::from(""));
+    out.push(Line::from(Span::styled(
+        "Keys can be rebound in the config file's [keys] section (see README).",
+        theme.style(Role::Muted),
+    )));
+    out
+}
+
+/// Each mode's bindings, from the key-binding table.
+fn keys_section(out: &mut Vec<Line<'static>>, keymap: &KeyMap, theme: &Theme) {
+    let key_style = theme.style(Role::Accent);
     for (mode, heading) in [
         (Mode::Normal, "Keys"),
         (Mode::Prompt, "While typing after : or /"),
@@ -31,6 +44,11 @@ pub fn lines(keymap: &KeyMap, screens: &[ScreenEntry], theme: &Theme) -> Vec<Lin
         }
         out.push(Line::from(""));
     }
+}
+
+/// The screen registry's commands, then the other commands.
+fn commands_section(out: &mut Vec<Line<'static>>, screens: &[ScreenEntry], theme: &Theme) {
+    let key_style = theme.style(Role::Accent);
     out.push(Line::from(Span::styled(
         "Commands (after :)",
         theme.style(Role::Header),
@@ -44,96 +62,99 @@ pub fn lines(keymap: &KeyMap, screens: &[ScreenEntry], theme: &Theme) -> Vec<Lin
         ]));
     }
     out.push(Line::from(""));
+}
+
+/// The Overview's terms, after its gauge glyphs.
+const OVERVIEW_TERMS: &[(&str, &str)] = &[
+    (
+        "views",
+        "one row per share when a row per share and type does not fit (w switches, \
+         space expands a share); i: by instance type, who has, borrows and lends each",
+    ),
+    (
+        "bars",
+        "one scale per instance type: a share of 2 draws half as long as one of 4; \
+         on one row per share, in GPUs over all its types, one scale for all shares",
+    ),
+    ("USED", "instances in use / the share's limit"),
+    (
+        "GPUS",
+        "one row per share: GPUs in use / of its limits, over all its types",
+    ),
+    (
+        "TIGHTEST",
+        "one row per share: its type nearest (or most over) its limit, in use / limit",
+    ),
+    (
+        "ISP",
+        "in-share preemption: higher-priority jobs may preempt lower ones of the same share",
+    ),
+    (
+        "WAIT",
+        "RUNNABLE jobs of the share (waiting to be placed, misconfigured ones included)",
+    ),
+    (
+        "PRE",
+        "preemptions of the share's jobs (their preempted attempts); highlighted when one loops",
+    ),
+    (
+        "LOOP n",
+        "n jobs preempted again and again (or over their share's interruption budget)",
+    ),
+    (
+        "MISCONFIG n",
+        "n jobs that can never run as configured (the attention panel says why)",
+    ),
+    ("← prod 2", "borrows 2 instances from share prod"),
+    ("→ research 2", "lends 2 instances to share research"),
+    (
+        "attention",
+        "the panel under the table lists what needs a look, most urgent first; \
+         tab selects it, enter opens the job or share",
+    ),
+];
+
+/// How to read the Overview: its gauge glyphs, in their colours, then its terms.
+fn overview_section(out: &mut Vec<Line<'static>>, theme: &Theme) {
+    let key_style = theme.style(Role::Accent);
     out.push(Line::from(Span::styled(
         "Reading the Overview",
         theme.style(Role::Header),
     )));
-    let glyph = |c: char, role: Role, what: &'static str| {
-        Line::from(vec![
+    for (c, role, what) in [
+        (
+            gauge::OWN,
+            Role::Own,
+            "own use: instances the share runs within its own limit",
+        ),
+        (
+            gauge::BORROWED,
+            Role::Borrowed,
+            "borrowed: instances it runs beyond its limit, on other shares' idle capacity",
+        ),
+        (
+            gauge::LENT,
+            Role::Lent,
+            "lent: its own capacity other shares are using (it can reclaim it by preemption)",
+        ),
+        (
+            gauge::IDLE,
+            Role::Idle,
+            "idle: its own capacity nobody uses",
+        ),
+    ] {
+        out.push(Line::from(vec![
             Span::raw("  "),
             Span::styled(c.to_string(), theme.style(role)),
             Span::raw(format!("  {what}")),
-        ])
-    };
-    out.push(glyph(
-        gauge::OWN,
-        Role::Own,
-        "own use: instances the share runs within its own limit",
-    ));
-    out.push(glyph(
-        gauge::BORROWED,
-        Role::Borrowed,
-        "borrowed: instances it runs beyond its limit, on other shares' idle capacity",
-    ));
-    out.push(glyph(
-        gauge::LENT,
-        Role::Lent,
-        "lent: its own capacity other shares are using (it can reclaim it by preemption)",
-    ));
-    out.push(glyph(
-        gauge::IDLE,
-        Role::Idle,
-        "idle: its own capacity nobody uses",
-    ));
-    for (term, what) in [
-        (
-            "views",
-            "one row per share when a row per share and type does not fit (w switches, \
-             space expands a share); i: by instance type, who has, borrows and lends each",
-        ),
-        (
-            "bars",
-            "one scale per instance type: a share of 2 draws half as long as one of 4; \
-             on one row per share, in GPUs over all its types, one scale for all shares",
-        ),
-        ("USED", "instances in use / the share's limit"),
-        (
-            "GPUS",
-            "one row per share: GPUs in use / of its limits, over all its types",
-        ),
-        (
-            "TIGHTEST",
-            "one row per share: its type nearest (or most over) its limit, in use / limit",
-        ),
-        (
-            "ISP",
-            "in-share preemption: higher-priority jobs may preempt lower ones of the same share",
-        ),
-        (
-            "WAIT",
-            "RUNNABLE jobs of the share (waiting to be placed, misconfigured ones included)",
-        ),
-        (
-            "PRE",
-            "preemptions of the share's jobs (their preempted attempts); highlighted when one loops",
-        ),
-        (
-            "LOOP n",
-            "n jobs preempted again and again (or over their share's interruption budget)",
-        ),
-        (
-            "MISCONFIG n",
-            "n jobs that can never run as configured (the attention panel says why)",
-        ),
-        ("← prod 2", "borrows 2 instances from share prod"),
-        ("→ research 2", "lends 2 instances to share research"),
-        (
-            "attention",
-            "the panel under the table lists what needs a look, most urgent first; \
-             tab selects it, enter opens the job or share",
-        ),
-    ] {
+        ]));
+    }
+    for &(term, what) in OVERVIEW_TERMS {
         out.push(Line::from(vec![
             Span::styled(format!("  {term:<16}"), key_style),
             Span::raw(what),
         ]));
     }
-    out.push(Line::from(""));
-    out.push(Line::from(Span::styled(
-        "Keys can be rebound in the config file's [keys] section (see README).",
-        theme.style(Role::Muted),
-    )));
-    out
 }
 
 /// Draws the help over `area`, scrolled by `scroll` (a text pane: it stops with the last line

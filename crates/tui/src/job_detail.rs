@@ -13,7 +13,8 @@ use super::registry::{Opens, ScreenEntry};
 use super::screen::{self, DrawCtx, Kind, Screen};
 use super::text::{clean, date_time, duration, hours};
 use super::theme::{Role, Theme};
-use quotatop_model::Millis;
+use super::data::QueueView;
+use quotatop_model::{Millis, QueueSnapshot, ServiceJob, TrackedJob};
 
 /// Its entry in the screen registry (the `screens!` list in `lib.rs`).
 pub const ENTRY: ScreenEntry = ScreenEntry {
@@ -75,71 +76,32 @@ impl JobDetail {
             ))];
         };
         let j = &t.job;
-        let muted = theme.style(Role::Muted);
-        let field = |k: &str, v: Span<'static>| {
-            Line::from(vec![Span::styled(format!("{k:<22}"), muted), v])
-        };
-        let text = |k: &str, v: String| field(k, Span::raw(v));
-        let time = |k: &str, at: Option<Millis>| text(k, date_time(at));
-        // The service's clock minus this machine's, at the last refresh.
-        let to_data_clock = match (q.server_time, q.refreshed_at) {
-            (Some(s), Some(l)) => s - l,
-            _ => 0,
-        };
-        let mut out = vec![
-            text("name", clean(&j.name).into_owned()),
-            text("job id", clean(&j.id).into_owned()),
-            text("job arn", clean(&t.arn).into_owned()),
-            text("queue", clean(&q.key()).into_owned()),
-            text("quota share", clean(&j.share).into_owned()),
-            field(
-                "status",
-                Span::styled(j.status.as_str(), status_style(j.status, theme)),
-            ),
-            field(
-                "status reason",
-                Span::styled(
-                    clean(j.status_reason.as_deref().unwrap_or("-")).into_owned(),
-                    theme.style(Role::Warning),
-                ),
-            ),
-            text(
-                "scheduling priority",
-                if t.described_at.is_some() {
-                    j.priority.to_string()
-                } else {
-                    "not described yet".into()
-                },
-            ),
-            text(
-                "instances",
-                format!("{} × {}", j.instance_count, j.instance_type),
-            ),
-            time("created", Some(j.created_at)),
-            time("scheduled", j.scheduled_at),
-            time("started", j.started_at),
-            time("stopped", j.stopped_at),
-            text(
-                "preemption retries",
-                j.preemption_retries.map_or_else(
-                    || "unbounded (requeued forever)".to_string(),
-                    |n| n.to_string(),
-                ),
-            ),
-            text(
-                "terminated by user",
-                if j.is_terminated { "yes" } else { "no" }.to_string(),
-            ),
-            // One clock per screen: this machine's times moved onto the service's.
-            time("described", t.described_at.map(|l| l + to_data_clock)),
-            time("listed", Some(t.listed_at + to_data_clock)),
-            text("times", "UTC, on the service's clock".to_string()),
-        ];
+        let mut out = fields(q, t, theme);
         // Known once its CheckpointConfig.S3Uri was listed while the console ran.
         if let Some(s) = data.checkpoint_storage(&self.queue, &j.id) {
-            out.push(text("checkpoint storage", s));
+            out.push(field_line("checkpoint storage", Span::raw(s), theme));
         }
-        // "Why is this job not running?" first, under its name.
+        self.why_and_position(&mut out, data, q, v, theme, j);
+        out.push(Line::from(""));
+        let facts = v.preemptions.iter().find(|f| f.job_id == j.id);
+        let count = facts.map_or(j.preemption_count(), |f| f.count) as usize;
+        out.push(preemptions_head(count, facts, theme));
+        attempts(&mut out, data, v, j, facts, count, theme);
+        out
+    }
+
+    /// "Why is this job not running?" first, under its name (worked out once per snapshot),
+    /// and its place in the dispatch order.
+    fn why_and_position(
+        &self,
+        out: &mut Vec<Line<'static>>,
+        data: &Data,
+        q: &QueueSnapshot,
+        v: &QueueView,
+        theme: &Theme,
+        j: &ServiceJob,
+    ) {
+        let text = |k: &str, v: String| field_line(k, Span::raw(v), theme);
         let key = data
             .snapshot
             .as_ref()
@@ -171,107 +133,192 @@ impl JobDetail {
                 ),
             ));
         }
-        out.push(Line::from(""));
-        let facts = v.preemptions.iter().find(|f| f.job_id == j.id);
-        let count = facts.map_or(j.preemption_count(), |f| f.count) as usize;
-        let mut head = vec![Span::styled(
-            format!("Preemptions ({count})"),
-            theme.style(Role::Header),
-        )];
-        if let Some(f) = facts {
-            head.push(Span::raw(format!(
-                "  lost {:.1} instance-h, {} GPU-h{}",
-                f.instance_hours_lost,
-                hours(f.gpu_hours_lost),
-                loss_note(f)
-            )));
-            for (flag, role) in super::preemptions::flags(f) {
-                head.push(Span::raw("  "));
-                head.push(Span::styled(flag, theme.style(role)));
-            }
-        }
-        out.push(Line::from(head));
-        // One list of attempts, the same the Preemptions screen shows (its preempted ones).
-        let attempts = attempts_of(j, facts);
-        let preempted = attempts.iter().filter(|a| a.preempted).count();
-        out.push(Line::from(Span::styled(
-            format!(
-                "Attempts ({}, {preempted} preempted, newest first)",
-                attempts.len()
+    }
+}
+
+/// One `name   value` line.
+fn field_line(k: &str, v: Span<'static>, theme: &Theme) -> Line<'static> {
+    Line::from(vec![Span::styled(format!("{k:<22}"), theme.style(Role::Muted)), v])
+}
+
+/// What DescribeServiceJob said of the job, and when the console listed and described it.
+fn fields(q: &QueueSnapshot, t: &TrackedJob, theme: &Theme) -> Vec<Line<'static>> {
+    let j = &t.job;
+    let field = |k: &str, v: Span<'static>| field_line(k, v, theme);
+    let text = |k: &str, v: String| field(k, Span::raw(v));
+    let time = |k: &str, at: Option<Millis>| text(k, date_time(at));
+    // The service's clock minus this machine's, at the last refresh.
+    let to_data_clock = match (q.server_time, q.refreshed_at) {
+        (Some(s), Some(l)) => s - l,
+        _ => 0,
+    };
+    vec![
+        text("name", clean(&j.name).into_owned()),
+        text("job id", clean(&j.id).into_owned()),
+        text("job arn", clean(&t.arn).into_owned()),
+        text("queue", clean(&q.key()).into_owned()),
+        text("quota share", clean(&j.share).into_owned()),
+        field(
+            "status",
+            Span::styled(j.status.as_str(), status_style(j.status, theme)),
+        ),
+        field(
+            "status reason",
+            Span::styled(
+                clean(j.status_reason.as_deref().unwrap_or("-")).into_owned(),
+                theme.style(Role::Warning),
             ),
-            theme.style(Role::Header),
-        )));
-        if attempts.is_empty() {
-            out.push(Line::from(Span::styled("  none", muted)));
-        }
-        for (i, a) in attempts.iter().enumerate() {
-            out.push(Line::from(vec![
-                Span::raw(if a.start_unknown() {
-                    format!(
-                        "  {:>2}  {:<20}  →  {}  ran {:<7} ",
-                        attempts.len() - i,
-                        "start unknown",
-                        date_time(a.stopped_at),
-                        "unknown",
-                    )
-                } else {
-                    format!(
-                        "  {:>2}  {}  →  {}  ran {:<7} ",
-                        attempts.len() - i,
-                        date_time(a.started_at),
-                        date_time(a.stopped_at),
-                        duration(a.ran()),
-                    )
-                }),
-                // The training job's name (the ARN's tail; the rest is the same for each).
-                Span::styled(
-                    clean(a.resource_id.rsplit('/').next().unwrap_or(&a.resource_id)).into_owned(),
-                    muted,
-                ),
-            ]));
-            if let Some(ms) = a
-                .started_at
-                .and_then(|s| data.measured_restore(&a.resource_id, s))
-            {
-                out.push(Line::from(Span::styled(
-                    format!(
-                        "      restored a checkpoint in {} (measured: from its start to its log's \"{}\" line)",
-                        duration(Some(ms)),
-                        quotatop_model::RESTORE_PATTERN
-                    ),
-                    muted,
-                )));
-            }
-            let reason = match &a.reason {
-                Some(r) => clean(r).into_owned(),
-                None if a.preempted => super::preemptions::NO_REASON.to_string(),
-                None => continue,
-            };
-            let role = if a.preempted {
-                Role::Preempted
+        ),
+        text(
+            "scheduling priority",
+            if t.described_at.is_some() {
+                j.priority.to_string()
             } else {
-                Role::Muted
-            };
-            out.push(Line::from(Span::styled(
-                format!("      {reason}"),
-                theme.style(role),
-            )));
+                "not described yet".into()
+            },
+        ),
+        text(
+            "instances",
+            format!("{} × {}", j.instance_count, j.instance_type),
+        ),
+        time("created", Some(j.created_at)),
+        time("scheduled", j.scheduled_at),
+        time("started", j.started_at),
+        time("stopped", j.stopped_at),
+        text(
+            "preemption retries",
+            j.preemption_retries.map_or_else(
+                || "unbounded (requeued forever)".to_string(),
+                |n| n.to_string(),
+            ),
+        ),
+        text(
+            "terminated by user",
+            if j.is_terminated { "yes" } else { "no" }.to_string(),
+        ),
+        // One clock per screen: this machine's times moved onto the service's.
+        time("described", t.described_at.map(|l| l + to_data_clock)),
+        time("listed", Some(t.listed_at + to_data_clock)),
+        text("times", "UTC, on the service's clock".to_string()),
+    ]
+}
+
+/// `Preemptions (n)`, with the time lost and the flags of the job's preemption facts.
+fn preemptions_head(
+    count: usize,
+    facts: Option<&quotatop_analysis::PreemptionFacts>,
+    theme: &Theme,
+) -> Line<'static> {
+    let mut head = vec![Span::styled(
+        format!("Preemptions ({count})"),
+        theme.style(Role::Header),
+    )];
+    if let Some(f) = facts {
+        head.push(Span::raw(format!(
+            "  lost {:.1} instance-h, {} GPU-h{}",
+            f.instance_hours_lost,
+            hours(f.gpu_hours_lost),
+            loss_note(f)
+        )));
+        for (flag, role) in super::preemptions::flags(f) {
+            head.push(Span::raw("  "));
+            head.push(Span::styled(flag, theme.style(role)));
         }
-        if preempted < count {
+    }
+    Line::from(head)
+}
+
+/// The attempts, newest first, with each one's restore time and reason, and how many older
+/// preempted ones the API no longer lists.
+fn attempts(
+    out: &mut Vec<Line<'static>>,
+    data: &Data,
+    v: &QueueView,
+    j: &ServiceJob,
+    facts: Option<&quotatop_analysis::PreemptionFacts>,
+    count: usize,
+    theme: &Theme,
+) {
+    let muted = theme.style(Role::Muted);
+    // One list of attempts, the same the Preemptions screen shows (its preempted ones).
+    let attempts = attempts_of(j, facts);
+    let preempted = attempts.iter().filter(|a| a.preempted).count();
+    out.push(Line::from(Span::styled(
+        format!(
+            "Attempts ({}, {preempted} preempted, newest first)",
+            attempts.len()
+        ),
+        theme.style(Role::Header),
+    )));
+    if attempts.is_empty() {
+        out.push(Line::from(Span::styled("  none", muted)));
+    }
+    for (i, a) in attempts.iter().enumerate() {
+        out.push(Line::from(vec![
+            Span::raw(if a.start_unknown() {
+                format!(
+                    "  {:>2}  {:<20}  →  {}  ran {:<7} ",
+                    attempts.len() - i,
+                    "start unknown",
+                    date_time(a.stopped_at),
+                    "unknown",
+                )
+            } else {
+                format!(
+                    "  {:>2}  {}  →  {}  ran {:<7} ",
+                    attempts.len() - i,
+                    date_time(a.started_at),
+                    date_time(a.stopped_at),
+                    duration(a.ran()),
+                )
+            }),
+            // The training job's name (the ARN's tail; the rest is the same for each).
+            Span::styled(
+                clean(a.resource_id.rsplit('/').next().unwrap_or(&a.resource_id)).into_owned(),
+                muted,
+            ),
+        ]));
+        if let Some(ms) = a
+            .started_at
+            .and_then(|s| data.measured_restore(&a.resource_id, s))
+        {
             out.push(Line::from(Span::styled(
                 format!(
-                    "  … {} older preempted attempt(s) not listed: the API keeps only the most recent{}",
-                    count - preempted,
-                    if v.with_history {
-                        ", and the journal did not see them"
-                    } else {
-                        ""
-                    }
+                    "      restored a checkpoint in {} (measured: from its start to its log's \"{}\" line)",
+                    duration(Some(ms)),
+                    quotatop_model::RESTORE_PATTERN
                 ),
                 muted,
             )));
         }
-        out
+        let reason = match &a.reason {
+            Some(r) => clean(r).into_owned(),
+            None if a.preempted => super::preemptions::NO_REASON.to_string(),
+            None => continue,
+        };
+        let role = if a.preempted {
+            Role::Preempted
+        } else {
+            Role::Muted
+        };
+        out.push(Line::from(Span::styled(
+            format!("      {reason}"),
+            theme.style(role),
+        )));
+    }
+    if preempted < count {
+        out.push(Line::from(Span::styled(
+            format!(
+                "  … {} older preempted attempt(s) not listed: the API keeps only the most recent{}",
+                count - preempted,
+                if v.with_history {
+                    ", and the journal did not see them"
+                } else {
+                    ""
+                }
+            ),
+            muted,
+        )));
     }
 }
 

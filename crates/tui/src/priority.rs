@@ -360,73 +360,7 @@ impl PriorityDialog {
             Line::from(""),
         ];
         match &self.step {
-            Step::Edit => {
-                let record_label = match self.record_needed() {
-                    Some(why) => format!("required: {why}"),
-                    None => "optional".to_string(),
-                };
-                for (field, label, text, note) in [
-                    (
-                        Field::Priority,
-                        "new priority ",
-                        &self.priority,
-                        "0–9999".to_string(),
-                    ),
-                    (
-                        Field::Justification,
-                        "why          ",
-                        &self.justification,
-                        "required".to_string(),
-                    ),
-                    (
-                        Field::ChangeRecord,
-                        "change record",
-                        &self.change_record,
-                        record_label,
-                    ),
-                ] {
-                    let focused = field == self.field;
-                    let mut spans = vec![Span::styled(
-                        format!("{} {label} ", if focused { "▶" } else { " " }),
-                        if focused {
-                            theme.style(Role::Prompt)
-                        } else {
-                            muted
-                        },
-                    )];
-                    // The cursor is a block where the next character goes (at the end, as
-                    // typed; anywhere after ←/→/Home).
-                    let (before, after) = field::around_cursor(text);
-                    spans.push(Span::raw(format!("[{}", clean(before))));
-                    if focused {
-                        spans.push(Span::styled("█", theme.style(Role::Prompt)));
-                    }
-                    spans.push(Span::raw(format!("{}] ", clean(after))));
-                    spans.push(Span::styled(note, muted));
-                    out.push(Line::from(spans));
-                }
-                out.push(Line::from(""));
-                let problem = self.error.clone().or_else(|| {
-                    (!self.priority.value().is_empty())
-                        .then(|| self.priority_error())
-                        .flatten()
-                });
-                out.push(match problem {
-                    Some(e) => Line::from(Span::styled(
-                        clean(&e).into_owned(),
-                        theme.style(Role::Critical),
-                    )),
-                    None => Line::from(Span::styled(
-                        format!(
-                            "{} next field · {} preview · {} cancel",
-                            key(Action::NextField),
-                            key(Action::Confirm),
-                            key(Action::Cancel)
-                        ),
-                        muted,
-                    )),
-                });
-            }
+            Step::Edit => self.edit_lines(&mut out, keymap, theme),
             Step::Preview(p) => {
                 let shown = view::PreviewView {
                     preview: p,
@@ -470,6 +404,78 @@ impl PriorityDialog {
             }
         }
         out
+    }
+
+    /// The edit step: the three fields, the cursor in the focused one, then the first problem
+    /// or the keys.
+    fn edit_lines(&self, out: &mut Vec<Line<'static>>, keymap: &KeyMap, theme: &Theme) {
+        let muted = theme.style(Role::Muted);
+        let key = |a: Action| keymap.first_key_in(super::keymap::Mode::Dialog, a);
+        let record_label = match self.record_needed() {
+            Some(why) => format!("required: {why}"),
+            None => "optional".to_string(),
+        };
+        for (field, label, text, note) in [
+            (
+                Field::Priority,
+                "new priority ",
+                &self.priority,
+                "0–9999".to_string(),
+            ),
+            (
+                Field::Justification,
+                "why          ",
+                &self.justification,
+                "required".to_string(),
+            ),
+            (
+                Field::ChangeRecord,
+                "change record",
+                &self.change_record,
+                record_label,
+            ),
+        ] {
+            let focused = field == self.field;
+            let mut spans = vec![Span::styled(
+                format!("{} {label} ", if focused { "▶" } else { " " }),
+                if focused {
+                    theme.style(Role::Prompt)
+                } else {
+                    muted
+                },
+            )];
+            // The cursor is a block where the next character goes (at the end, as
+            // typed; anywhere after ←/→/Home).
+            let (before, after) = field::around_cursor(text);
+            spans.push(Span::raw(format!("[{}", clean(before))));
+            if focused {
+                spans.push(Span::styled("█", theme.style(Role::Prompt)));
+            }
+            spans.push(Span::raw(format!("{}] ", clean(after))));
+            spans.push(Span::styled(note, muted));
+            out.push(Line::from(spans));
+        }
+        out.push(Line::from(""));
+        let problem = self.error.clone().or_else(|| {
+            (!self.priority.value().is_empty())
+                .then(|| self.priority_error())
+                .flatten()
+        });
+        out.push(match problem {
+            Some(e) => Line::from(Span::styled(
+                clean(&e).into_owned(),
+                theme.style(Role::Critical),
+            )),
+            None => Line::from(Span::styled(
+                format!(
+                    "{} next field · {} preview · {} cancel",
+                    key(Action::NextField),
+                    key(Action::Confirm),
+                    key(Action::Cancel)
+                ),
+                muted,
+            )),
+        });
     }
 }
 

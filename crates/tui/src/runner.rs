@@ -10,8 +10,8 @@ use tokio::task::{AbortHandle, JoinSet};
 
 use super::app::Msg;
 use super::effects::{
-    ChangeError, ChangeResult, Effect, EffectResult, HistoryError, PreemptionHistory,
-    ScreenServices, Services, TravelResult,
+    ChangeError, ChangeRequest, ChangeResult, Effect, EffectResult, HistoryError,
+    PreemptionHistory, ScreenServices, Services, TravelResult,
 };
 use super::scorecard::ScorecardResult;
 use super::screen::Kind;
@@ -69,35 +69,7 @@ impl Runner {
     /// says why).
     pub fn start(&mut self, effect: Effect) -> Option<Msg> {
         match effect {
-            Effect::ApplyChange(req) => {
-                let Some(runner) = &self.services.changes else {
-                    return Some(Msg::Done(EffectResult::Change(Box::new(ChangeResult {
-                        job_id: req.preview.job_id.clone(),
-                        job_name: req.preview.job_name.clone(),
-                        new_priority: req.preview.new_priority,
-                        result: Err(ChangeError::NoApi),
-                        warning: None,
-                        audit_log: None,
-                    }))));
-                };
-                tracing::info!(
-                    job = %req.preview.job_id,
-                    priority = req.preview.new_priority,
-                    "priority change started"
-                );
-                let fut = runner.apply(*req);
-                let n = self.next_request();
-                self.tasks.spawn(async move {
-                    let r = fut.await;
-                    match &r.result {
-                        Ok(outcome) => {
-                            tracing::info!(job = %r.job_id, ?outcome, "priority change done")
-                        }
-                        Err(e) => tracing::warn!(job = %r.job_id, "priority change not made: {e}"),
-                    }
-                    (None, n, Msg::Done(EffectResult::Change(Box::new(r))))
-                });
-            }
+            Effect::ApplyChange(req) => return self.apply_change(*req),
             Effect::ComputeScorecard { queue, as_of } => {
                 let Some(compute) = self.services.scorecard.clone() else {
                     let r = ScorecardResult {
@@ -151,6 +123,38 @@ impl Runner {
                 }
             }
         }
+        None
+    }
+
+    /// Starts a priority change; answers at once when there is no API to make it with.
+    fn apply_change(&mut self, req: ChangeRequest) -> Option<Msg> {
+        let Some(runner) = &self.services.changes else {
+            return Some(Msg::Done(EffectResult::Change(Box::new(ChangeResult {
+                job_id: req.preview.job_id.clone(),
+                job_name: req.preview.job_name.clone(),
+                new_priority: req.preview.new_priority,
+                result: Err(ChangeError::NoApi),
+                warning: None,
+                audit_log: None,
+            }))));
+        };
+        tracing::info!(
+            job = %req.preview.job_id,
+            priority = req.preview.new_priority,
+            "priority change started"
+        );
+        let fut = runner.apply(req);
+        let n = self.next_request();
+        self.tasks.spawn(async move {
+            let r = fut.await;
+            match &r.result {
+                Ok(outcome) => {
+                    tracing::info!(job = %r.job_id, ?outcome, "priority change done")
+                }
+                Err(e) => tracing::warn!(job = %r.job_id, "priority change not made: {e}"),
+            }
+            (None, n, Msg::Done(EffectResult::Change(Box::new(r))))
+        });
         None
     }
 

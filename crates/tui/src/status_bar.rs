@@ -11,7 +11,7 @@ use ratatui::widgets::Paragraph;
 use super::data::Data;
 use super::text::{clean, clock, date_time, duration};
 use super::theme::{Role, Theme};
-use quotatop_model::{HealthState, Millis, QueueSnapshot, Source, SourceVerdict};
+use quotatop_model::{HealthState, Millis, QueueSnapshot, Snapshot, Source, SourceVerdict};
 
 /// Beyond this, the data's clock is shown beside this machine's.
 pub const CLOCK_SKEW_SHOWN_MS: Millis = 60_000;
@@ -141,22 +141,24 @@ pub struct StatusView<'a> {
 
 /// The status bar of `view`.
 pub fn draw(frame: &mut Frame, area: Rect, view: &StatusView<'_>, theme: &Theme) {
+    let mut first = badges(view, theme);
+    where_from(&mut first, view, theme);
+    let second = second_line(area.width, view, theme);
+    frame.render_widget(
+        Paragraph::new(vec![Line::from(first), Line::from(second)]),
+        area,
+    );
+}
+
+/// The first line's start: PAST/STALE, the title, a broken config and the warnings count.
+fn badges(view: &StatusView<'_>, theme: &Theme) -> Vec<Span<'static>> {
     let StatusView {
         live,
-        shown,
         past,
         queue,
         info,
-        now,
+        ..
     } = *view;
-    let muted = theme.style(Role::Muted);
-    let data = live;
-    let snap = data.snapshot.as_ref();
-    let source = snap.map_or(&info.source, |s| &s.source);
-    let endpoint = source
-        .endpoint
-        .as_deref()
-        .map_or_else(|| "AWS".to_string(), |e| clean(e).into_owned());
     let mut first = Vec::new();
     // First on the line, so a narrow terminal cuts the endpoint, never the badge.
     if let Some(p) = past {
@@ -190,7 +192,20 @@ pub fn draw(frame: &mut Frame, area: Rect, view: &StatusView<'_>, theme: &Theme)
             theme.style(Role::Warning),
         ));
     }
+    first
+}
 
+/// The first line's rest: the store followed, the sources (or endpoint, profile, region) and
+/// READ-ONLY.
+fn where_from(first: &mut Vec<Span<'static>>, view: &StatusView<'_>, theme: &Theme) {
+    let StatusView { live, info, .. } = *view;
+    let muted = theme.style(Role::Muted);
+    let snap = live.snapshot.as_ref();
+    let source = snap.map_or(&info.source, |s| &s.source);
+    let endpoint = source
+        .endpoint
+        .as_deref()
+        .map_or_else(|| "AWS".to_string(), |e| clean(e).into_owned());
     if let Some(store) = &info.store {
         first.push(Span::styled("store ", muted));
         first.push(Span::raw(clean(store).into_owned()));
@@ -221,6 +236,21 @@ pub fn draw(frame: &mut Frame, area: Rect, view: &StatusView<'_>, theme: &Theme)
         first.push(Span::raw(" "));
         first.push(Span::styled(" READ-ONLY ", theme.style(Role::Badge)));
     }
+}
+
+/// The second line: the queue, then what is shown (a past snapshot, history, live data or
+/// nothing yet), the history setting and a stopped poller.
+fn second_line(width: u16, view: &StatusView<'_>, theme: &Theme) -> Vec<Span<'static>> {
+    let StatusView {
+        live,
+        shown,
+        past,
+        queue,
+        info,
+        now,
+    } = *view;
+    let muted = theme.style(Role::Muted);
+    let snap = live.snapshot.as_ref();
     let q = shown.queue(queue).map(|(q, _)| q);
     let queue_name = q
         .map(QueueSnapshot::key)
@@ -231,45 +261,7 @@ pub fn draw(frame: &mut Frame, area: Rect, view: &StatusView<'_>, theme: &Theme)
         Span::styled(clean(&queue_name).into_owned(), theme.style(Role::Accent)),
     ];
     match (snap, past) {
-        (_, Some(p)) => {
-            second.push(Span::styled(" · recorded ", muted));
-            second.push(Span::styled(
-                format!(
-                    "{} ago ({}/{})",
-                    duration(Some(now - p.taken_at)),
-                    p.position,
-                    p.total
-                ),
-                theme.style(Role::Past),
-            ));
-            // A partial snapshot was journaled as it was: never shown as complete.
-            if let Some(listing) = q.and_then(|q| q.listing) {
-                second.push(Span::styled(
-                    format!(
-                        " · partial: listing incomplete, {} jobs listed",
-                        count(listing.listed)
-                    ),
-                    theme.style(Role::Warning),
-                ));
-            } else if let Some((done, total)) = q.and_then(QueueSnapshot::describe_progress) {
-                second.push(Span::styled(
-                    format!(
-                        " · partial: {} of {} jobs described",
-                        count(done),
-                        count(total)
-                    ),
-                    theme.style(Role::Warning),
-                ));
-            }
-            second.push(Span::styled(
-                format!(" · {} older {} newer {} live", p.older, p.newer, p.live),
-                muted,
-            ));
-            if let Some(s) = snap {
-                second.push(Span::styled(" · now ", muted));
-                second.push(health(s.health.state, theme));
-            }
-        }
+        (_, Some(p)) => past_spans(&mut second, p, q, snap, now, theme),
         (Some(s), None) if s.health.from_history => {
             // A warm start: what the journal held, until the first refresh replaces it; never
             // shown as live (no health, no calls) nor complete.
@@ -283,119 +275,7 @@ pub fn draw(frame: &mut Frame, area: Rect, view: &StatusView<'_>, theme: &Theme)
             ));
             second.push(Span::styled(" · waiting for the first refresh", muted));
         }
-        (Some(s), None) => {
-            let q = data.queue(queue).map(|(q, _)| q);
-            // Nothing has arrived yet (every call so far failed): not "updated", and nothing
-            // to call stale.
-            match q {
-                // Following a store: the age of the recorder's snapshot, which is what the
-                // console can vouch for.
-                Some(_) if info.store.is_some() => {
-                    second.push(Span::styled(" · snapshot ", muted));
-                    second.push(Span::raw(format!(
-                        "{} old",
-                        duration(Some(now - s.taken_at))
-                    )));
-                }
-                Some(q) => {
-                    let refreshed = q.refreshed_at.unwrap_or(s.taken_at);
-                    second.push(Span::styled(" · updated ", muted));
-                    second.push(Span::raw(format!(
-                        "{} ago",
-                        duration(Some(now - refreshed))
-                    )));
-                }
-                None => second.push(Span::styled(" · no data yet", theme.style(Role::Warning))),
-            }
-            second.push(Span::styled(" · ", muted));
-            second.push(Span::raw(format!(
-                "{} calls/min",
-                s.health.calls_last_minute
-            )));
-            second.push(Span::styled(" · ", muted));
-            second.push(match (q, s.health.state) {
-                (None, HealthState::Degraded) => {
-                    Span::styled("● failing", theme.style(Role::Critical))
-                }
-                (None, HealthState::Unreachable) => {
-                    Span::styled("● unreachable", theme.style(Role::Critical))
-                }
-                (_, state) => health(state, theme),
-            });
-            // A partial view is never shown as complete: while the jobs are being listed, how
-            // many so far; then how many of them are described.
-            if let Some(listing) = q.and_then(|q| q.listing) {
-                second.push(Span::styled(
-                    format!(" · listing jobs: {} so far", count(listing.listed)),
-                    theme.style(Role::Warning),
-                ));
-            } else if let Some((done, total)) = q.and_then(QueueSnapshot::describe_progress) {
-                second.push(Span::styled(
-                    format!(
-                        " · describing {} of {} jobs {}",
-                        count(done),
-                        count(total),
-                        gauge(done, total)
-                    ),
-                    theme.style(Role::Warning),
-                ));
-            }
-            if let Some(secs) = s.health.complete_in_s {
-                second.push(Span::styled(
-                    format!(
-                        " · complete view in ~{}",
-                        duration(Some(secs as Millis * 1000))
-                    ),
-                    theme.style(Role::Warning),
-                ));
-            }
-            if s.health.throttled_last_minute > 0 {
-                second.push(Span::styled(
-                    format!(" · {} throttled/min", s.health.throttled_last_minute),
-                    theme.style(Role::Warning),
-                ));
-            }
-            if s.health.errors_last_minute > 0 {
-                second.push(Span::styled(
-                    format!(" · {} errors/min", s.health.errors_last_minute),
-                    theme.style(Role::Critical),
-                ));
-            }
-            // After the health, so a narrow terminal cuts this first.
-            // Whole or not at all: a time cut to "10:1" reads as a wrong time. Without its
-            // "(18m30s ahead)" when only that does not fit.
-            if let Some(skew) = q.and_then(clock_skew) {
-                let used: usize = second.iter().map(Span::width).sum();
-                let at = format!("{}Z", clock(Some(now + skew)));
-                let full = format!(
-                    "{at} ({} {})",
-                    duration(Some(skew.abs())),
-                    if skew > 0 { "ahead" } else { "behind" }
-                );
-                const LABEL: &str = " · data clock ";
-                let room = (area.width as usize).saturating_sub(used + LABEL.chars().count());
-                if let Some(text) = [full, at].into_iter().find(|t| t.chars().count() <= room) {
-                    second.push(Span::styled(LABEL, muted));
-                    second.push(Span::styled(text, theme.style(Role::Warning)));
-                }
-            }
-            if let Some(reason) = q.and_then(|q| q.stale_reason.as_deref()) {
-                second.push(Span::styled(
-                    format!(" · stale: {}", clean(reason)),
-                    theme.style(Role::Warning),
-                ));
-            } else if let Some(e) = s
-                .health
-                .last_error
-                .as_deref()
-                .filter(|_| s.health.state != HealthState::Healthy)
-            {
-                second.push(Span::styled(
-                    format!(" · {}", clean(e)),
-                    theme.style(Role::Warning),
-                ));
-            }
-        }
+        (Some(s), None) => live_spans(&mut second, width, view, s, theme),
         (None, None) => {
             second.push(Span::styled(" · ", muted));
             second.push(health(HealthState::Starting, theme));
@@ -410,16 +290,204 @@ pub fn draw(frame: &mut Frame, area: Rect, view: &StatusView<'_>, theme: &Theme)
             theme.style(Role::Warning),
         )),
     }
-    if data.source_closed {
+    if live.source_closed {
         second.push(Span::styled(
             " · poller stopped",
             theme.style(Role::Critical),
         ));
     }
-    frame.render_widget(
-        Paragraph::new(vec![Line::from(first), Line::from(second)]),
-        area,
+    second
+}
+
+/// A past snapshot: when it was recorded, whether it was partial, the way back to live.
+fn past_spans(
+    second: &mut Vec<Span<'static>>,
+    p: &PastMark,
+    q: Option<&QueueSnapshot>,
+    snap: Option<&Snapshot>,
+    now: Millis,
+    theme: &Theme,
+) {
+    let muted = theme.style(Role::Muted);
+    second.push(Span::styled(" · recorded ", muted));
+    second.push(Span::styled(
+        format!(
+            "{} ago ({}/{})",
+            duration(Some(now - p.taken_at)),
+            p.position,
+            p.total
+        ),
+        theme.style(Role::Past),
+    ));
+    // A partial snapshot was journaled as it was: never shown as complete.
+    if let Some(listing) = q.and_then(|q| q.listing) {
+        second.push(Span::styled(
+            format!(
+                " · partial: listing incomplete, {} jobs listed",
+                count(listing.listed)
+            ),
+            theme.style(Role::Warning),
+        ));
+    } else if let Some((done, total)) = q.and_then(QueueSnapshot::describe_progress) {
+        second.push(Span::styled(
+            format!(
+                " · partial: {} of {} jobs described",
+                count(done),
+                count(total)
+            ),
+            theme.style(Role::Warning),
+        ));
+    }
+    second.push(Span::styled(
+        format!(" · {} older {} newer {} live", p.older, p.newer, p.live),
+        muted,
+    ));
+    if let Some(s) = snap {
+        second.push(Span::styled(" · now ", muted));
+        second.push(health(s.health.state, theme));
+    }
+}
+
+/// Live data: how fresh, the calls and health, the progress of a partial view, the data's
+/// clock and what went wrong last.
+fn live_spans(
+    second: &mut Vec<Span<'static>>,
+    width: u16,
+    view: &StatusView<'_>,
+    s: &Snapshot,
+    theme: &Theme,
+) {
+    let muted = theme.style(Role::Muted);
+    let now = view.now;
+    let q = view.live.queue(view.queue).map(|(q, _)| q);
+    // Nothing has arrived yet (every call so far failed): not "updated", and nothing
+    // to call stale.
+    match q {
+        // Following a store: the age of the recorder's snapshot, which is what the
+        // console can vouch for.
+        Some(_) if view.info.store.is_some() => {
+            second.push(Span::styled(" · snapshot ", muted));
+            second.push(Span::raw(format!(
+                "{} old",
+                duration(Some(now - s.taken_at))
+            )));
+        }
+        Some(q) => {
+            let refreshed = q.refreshed_at.unwrap_or(s.taken_at);
+            second.push(Span::styled(" · updated ", muted));
+            second.push(Span::raw(format!(
+                "{} ago",
+                duration(Some(now - refreshed))
+            )));
+        }
+        None => second.push(Span::styled(" · no data yet", theme.style(Role::Warning))),
+    }
+    second.push(Span::styled(" · ", muted));
+    second.push(Span::raw(format!(
+        "{} calls/min",
+        s.health.calls_last_minute
+    )));
+    second.push(Span::styled(" · ", muted));
+    second.push(match (q, s.health.state) {
+        (None, HealthState::Degraded) => Span::styled("● failing", theme.style(Role::Critical)),
+        (None, HealthState::Unreachable) => {
+            Span::styled("● unreachable", theme.style(Role::Critical))
+        }
+        (_, state) => health(state, theme),
+    });
+    live_progress(second, q, s, theme);
+    // After the health, so a narrow terminal cuts this first.
+    if let Some(skew) = q.and_then(clock_skew) {
+        data_clock(second, width, now, skew, theme);
+    }
+    if let Some(reason) = q.and_then(|q| q.stale_reason.as_deref()) {
+        second.push(Span::styled(
+            format!(" · stale: {}", clean(reason)),
+            theme.style(Role::Warning),
+        ));
+    } else if let Some(e) = s
+        .health
+        .last_error
+        .as_deref()
+        .filter(|_| s.health.state != HealthState::Healthy)
+    {
+        second.push(Span::styled(
+            format!(" · {}", clean(e)),
+            theme.style(Role::Warning),
+        ));
+    }
+}
+
+/// A partial view is never shown as complete: while the jobs are being listed, how many so
+/// far; then how many of them are described; then how soon it is whole, and the throttling
+/// and errors of the last minute.
+fn live_progress(
+    second: &mut Vec<Span<'static>>,
+    q: Option<&QueueSnapshot>,
+    s: &Snapshot,
+    theme: &Theme,
+) {
+    if let Some(listing) = q.and_then(|q| q.listing) {
+        second.push(Span::styled(
+            format!(" · listing jobs: {} so far", count(listing.listed)),
+            theme.style(Role::Warning),
+        ));
+    } else if let Some((done, total)) = q.and_then(QueueSnapshot::describe_progress) {
+        second.push(Span::styled(
+            format!(
+                " · describing {} of {} jobs {}",
+                count(done),
+                count(total),
+                gauge(done, total)
+            ),
+            theme.style(Role::Warning),
+        ));
+    }
+    if let Some(secs) = s.health.complete_in_s {
+        second.push(Span::styled(
+            format!(
+                " · complete view in ~{}",
+                duration(Some(secs as Millis * 1000))
+            ),
+            theme.style(Role::Warning),
+        ));
+    }
+    if s.health.throttled_last_minute > 0 {
+        second.push(Span::styled(
+            format!(" · {} throttled/min", s.health.throttled_last_minute),
+            theme.style(Role::Warning),
+        ));
+    }
+    if s.health.errors_last_minute > 0 {
+        second.push(Span::styled(
+            format!(" · {} errors/min", s.health.errors_last_minute),
+            theme.style(Role::Critical),
+        ));
+    }
+}
+
+/// The data's clock when it differs from ours: whole or not at all (a time cut to "10:1"
+/// reads as a wrong time), without its "(18m30s ahead)" when only that does not fit.
+fn data_clock(
+    second: &mut Vec<Span<'static>>,
+    width: u16,
+    now: Millis,
+    skew: Millis,
+    theme: &Theme,
+) {
+    const LABEL: &str = " · data clock ";
+    let used: usize = second.iter().map(Span::width).sum();
+    let at = format!("{}Z", clock(Some(now + skew)));
+    let full = format!(
+        "{at} ({} {})",
+        duration(Some(skew.abs())),
+        if skew > 0 { "ahead" } else { "behind" }
     );
+    let room = (width as usize).saturating_sub(used + LABEL.chars().count());
+    if let Some(text) = [full, at].into_iter().find(|t| t.chars().count() <= room) {
+        second.push(Span::styled(LABEL, theme.style(Role::Muted)));
+        second.push(Span::styled(text, theme.style(Role::Warning)));
+    }
 }
 
 #[cfg(test)]

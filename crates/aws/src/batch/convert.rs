@@ -88,23 +88,7 @@ pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
             .map(|u| (u.capacity_unit(), u.quantity())),
         d.service_request_payload(),
     );
-    let preemption = d.preemption_summary().and_then(|p| {
-        let count = p.preempted_attempt_count().unwrap_or(0).max(0) as u32;
-        let recent: Vec<PreemptedAttempt> = p
-            .recent_preempted_attempts()
-            .iter()
-            .map(|a| PreemptedAttempt {
-                resource_id: resource_id(a.service_resource_id()).unwrap_or_default(),
-                started_at: a.started_at(),
-                stopped_at: a.stopped_at().unwrap_or(0),
-                status_reason: a.status_reason().unwrap_or_default().to_string(),
-            })
-            .collect();
-        (count > 0 || !recent.is_empty()).then_some(PreemptionSummary {
-            preempted_attempt_count: count,
-            recent_preempted_attempts: recent,
-        })
-    });
+    let preemption = d.preemption_summary().and_then(preemption_summary);
     let fingerprint = JobFingerprint {
         status,
         status_reason: d.status_reason().map(str::to_string),
@@ -146,16 +130,7 @@ pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
                 .map(|(k, v)| (k.as_str(), v.as_str())),
         ),
         preemption,
-        attempts: d
-            .attempts()
-            .iter()
-            .map(|a| Attempt {
-                resource_id: resource_id(a.service_resource_id()).unwrap_or_default(),
-                started_at: stamp(a.started_at()),
-                stopped_at: stamp(a.stopped_at()),
-                status_reason: a.status_reason().map(str::to_string),
-            })
-            .collect(),
+        attempts: attempts(d),
         is_terminated: fingerprint.is_terminated,
         id,
     };
@@ -167,6 +142,37 @@ pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
             .service_request_payload()
             .and_then(quotatop_model::checkpoint_uri_of_payload),
     })
+}
+
+/// The job's preemption summary, when it has been preempted (or lists preempted attempts).
+fn preemption_summary(p: &sdk::ServiceJobPreemptionSummary) -> Option<PreemptionSummary> {
+    let count = p.preempted_attempt_count().unwrap_or(0).max(0) as u32;
+    let recent: Vec<PreemptedAttempt> = p
+        .recent_preempted_attempts()
+        .iter()
+        .map(|a| PreemptedAttempt {
+            resource_id: resource_id(a.service_resource_id()).unwrap_or_default(),
+            started_at: a.started_at(),
+            stopped_at: a.stopped_at().unwrap_or(0),
+            status_reason: a.status_reason().unwrap_or_default().to_string(),
+        })
+        .collect();
+    (count > 0 || !recent.is_empty()).then_some(PreemptionSummary {
+        preempted_attempt_count: count,
+        recent_preempted_attempts: recent,
+    })
+}
+
+fn attempts(d: &DescribeServiceJobOutput) -> Vec<Attempt> {
+    d.attempts()
+        .iter()
+        .map(|a| Attempt {
+            resource_id: resource_id(a.service_resource_id()).unwrap_or_default(),
+            started_at: stamp(a.started_at()),
+            stopped_at: stamp(a.stopped_at()),
+            status_reason: a.status_reason().map(str::to_string),
+        })
+        .collect()
 }
 
 pub fn quota_share(s: &sdk::QuotaShareDetail) -> Option<QuotaShare> {

@@ -149,40 +149,59 @@ pub struct BatchClient {
     stats: WireStats,
 }
 
+/// The shared SDK configuration, loaded the way the AWS CLI does, with `opts` (profile, CA
+/// bundle, region, endpoint, static credentials) over it.
+async fn load_shared(opts: &ConnectOptions) -> Result<aws_config::SdkConfig, BatchError> {
+    let mut loader = aws_config::defaults(BehaviorVersion::latest());
+    let env = |v: &str| std::env::var(v).ok();
+    if let Some(p) = &opts.profile {
+        profile::check_profile(p, &env)?;
+        loader = loader.profile_name(p);
+    }
+    let profile_name = opts
+        .profile
+        .clone()
+        .or_else(|| env("AWS_PROFILE"))
+        .unwrap_or_else(|| "default".to_string());
+    if let Some((path, from)) = profile::ca_bundle(&profile_name, &env) {
+        loader = loader.http_client(tls::trusting(&path, &from)?);
+    }
+    if let Some(r) = &opts.region {
+        loader = loader.region(Region::new(r.clone()));
+    }
+    if let Some(u) = &opts.endpoint_url {
+        loader = loader.endpoint_url(u);
+    }
+    if let Some(c) = &opts.credentials {
+        loader = loader.credentials_provider(Credentials::new(
+            &c.access_key_id,
+            &c.secret_access_key,
+            None,
+            None,
+            "quotatop-static",
+        ));
+    }
+    Ok(loader.load().await)
+}
+
+/// The configured region; against an endpoint URL without one, a fallback (the emulator does
+/// not care); against AWS, an error saying how to set it.
+fn region_of(shared: &aws_config::SdkConfig, endpoint: Option<&str>) -> Result<Region, BatchError> {
+    match (shared.region(), endpoint) {
+        (Some(r), _) => Ok(r.clone()),
+        (None, Some(_)) => Ok(Region::new(FALLBACK_REGION)),
+        (None, None) => Err(BatchError::Config(
+            "no AWS region: pass --region or set AWS_REGION (or a region in the profile)"
+                .to_string(),
+        )),
+    }
+}
+
 impl BatchClient {
     /// Loads configuration the way the AWS CLI does and builds an adaptive-retry client. Nothing
     /// is sent yet: a wrong endpoint or missing credentials show on the first call.
     pub async fn connect(opts: ConnectOptions) -> Result<Self, BatchError> {
-        let mut loader = aws_config::defaults(BehaviorVersion::latest());
-        let env = |v: &str| std::env::var(v).ok();
-        if let Some(p) = &opts.profile {
-            profile::check_profile(p, &env)?;
-            loader = loader.profile_name(p);
-        }
-        let profile_name = opts
-            .profile
-            .clone()
-            .or_else(|| env("AWS_PROFILE"))
-            .unwrap_or_else(|| "default".to_string());
-        if let Some((path, from)) = profile::ca_bundle(&profile_name, &env) {
-            loader = loader.http_client(tls::trusting(&path, &from)?);
-        }
-        if let Some(r) = &opts.region {
-            loader = loader.region(Region::new(r.clone()));
-        }
-        if let Some(u) = &opts.endpoint_url {
-            loader = loader.endpoint_url(u);
-        }
-        if let Some(c) = &opts.credentials {
-            loader = loader.credentials_provider(Credentials::new(
-                &c.access_key_id,
-                &c.secret_access_key,
-                None,
-                None,
-                "quotatop-static",
-            ));
-        }
-        let shared = loader.load().await;
+        let shared = load_shared(&opts).await?;
         // Checked here, not by the SDK: it reports a missing scheme on the first call, with
         // the request's internals.
         if let Some(u) = shared.endpoint_url() {
@@ -190,16 +209,7 @@ impl BatchClient {
         }
         // The endpoint is shown, journaled and audited: never with credentials written into it.
         let endpoint = shared.endpoint_url().map(quotatop_model::without_userinfo);
-        let region = match (shared.region(), &endpoint) {
-            (Some(r), _) => r.clone(),
-            (None, Some(_)) => Region::new(FALLBACK_REGION),
-            (None, None) => {
-                return Err(BatchError::Config(
-                    "no AWS region: pass --region or set AWS_REGION (or a region in the profile)"
-                        .to_string(),
-                ));
-            }
-        };
+        let region = region_of(&shared, endpoint.as_deref())?;
         check_region(region.as_ref())?;
         let max_attempts = shared
             .retry_config()

@@ -168,6 +168,14 @@ impl Poller {
     /// every [`refresh::PROGRESS_EVERY`] what is known so far. They are marked partial
     /// ([`QueueSnapshot::listing`], [`QueueSnapshot::describe_progress`]); the snapshot
     /// returned replaces them.
+    ///
+    /// Long on purpose: one refresh's phases in the order they run (discover, look, list and
+    /// describe each queue, measure training, assess health), sharing its two deadlines, the
+    /// calls and errors counted and `emit`; read top to bottom it is the refresh.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "a refresh's phases in the order they run: see above"
+    )]
     pub async fn refresh_with(
         &mut self,
         client: &BatchClient,

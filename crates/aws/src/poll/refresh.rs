@@ -163,6 +163,15 @@ pub struct Bounds {
 
 /// The listings and describes of `trackers[i]` (see the module's doc), within `bounds`. `emit`
 /// gets the trackers at most every [`PROGRESS_EVERY`] while the refresh runs.
+///
+/// Long on purpose: one event loop (fill the free slots, wait for an answer or a deadline,
+/// merge it, maybe emit) whose dozen counters and flags every step reads and writes; split, each
+/// piece would take most of them by `&mut` and the order of the steps would no longer be read
+/// in one place.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one event loop over state every step shares: see above"
+)]
 pub async fn refresh_jobs(
     client: &BatchClient,
     trackers: &mut [QueueTracker],

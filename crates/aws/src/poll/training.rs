@@ -205,25 +205,33 @@ pub async fn measure(
             Err(e) => errors.push(e),
         }
     }
-    for d in done {
-        match d {
-            Done::Listed(id, status) => {
-                state.listed.insert(id, (refresh, status));
-            }
-            Done::Signal(a) => {
-                state.signal_read.insert(a);
-            }
-            Done::Restore(a) => {
-                state.restore_read.insert(a);
-            }
-            Done::Refused(Some(uri)) => {
-                state.refused.insert(uri);
-            }
-            Done::Refused(None) => state.logs_refused = true,
-        }
-    }
+    state.record(done, refresh);
     out.retain(|e| e.listing.is_some() || !e.marks.is_empty());
     (out, calls, errors)
+}
+
+impl TrainingState {
+    /// What this refresh's reads found out, kept for the next ones: jobs listed, marks read,
+    /// locations refused for good.
+    fn record(&mut self, done: Vec<Done>, refresh: u64) {
+        for d in done {
+            match d {
+                Done::Listed(id, status) => {
+                    self.listed.insert(id, (refresh, status));
+                }
+                Done::Signal(a) => {
+                    self.signal_read.insert(a);
+                }
+                Done::Restore(a) => {
+                    self.restore_read.insert(a);
+                }
+                Done::Refused(Some(uri)) => {
+                    self.refused.insert(uri);
+                }
+                Done::Refused(None) => self.logs_refused = true,
+            }
+        }
+    }
 }
 
 enum Done {

@@ -86,23 +86,80 @@ fn before_runnable(s: JobStatus) -> bool {
 
 /// Every transition the job's description proves, with its API timestamp.
 pub fn derived(job: &ServiceJob) -> Vec<Transition> {
-    let mut out = Vec::new();
-    let mut push = |kind, attempt: String, at| {
-        out.push(Transition {
-            job_id: job.id.clone(),
-            kind,
-            attempt,
-            at,
-            exact: true,
-            reason: String::new(),
-        })
-    };
-    push(TransitionKind::Submitted, String::new(), job.created_at);
+    let mut out = vec![exact(
+        job,
+        TransitionKind::Submitted,
+        String::new(),
+        job.created_at,
+    )];
     let recent: Vec<&quotatop_model::PreemptedAttempt> = job
         .preemption
         .as_ref()
         .map(|p| p.recent_preempted_attempts.iter().collect())
         .unwrap_or_default();
+    let final_key = attempt_transitions(job, &recent, &mut out);
+    // Preempted attempts that the attempts list no longer shows.
+    let mut push = |kind, attempt: String, at| out.push(exact(job, kind, attempt, at));
+    for r in &recent {
+        if job.attempts.iter().any(|a| a.resource_id == r.resource_id) {
+            continue;
+        }
+        let key = attempt_key(&r.resource_id, usize::MAX);
+        if let Some(s) = r.started_at {
+            push(TransitionKind::Resumed, key.clone(), s);
+        }
+        push(TransitionKind::Preempted, key.clone(), r.stopped_at);
+        push(TransitionKind::Runnable, key, r.stopped_at);
+    }
+    if let Some(t) = job.stopped_at {
+        match job.status {
+            JobStatus::Succeeded => {
+                push(TransitionKind::Completed, final_key.unwrap_or_default(), t)
+            }
+            JobStatus::Failed => push(TransitionKind::Failed, final_key.unwrap_or_default(), t),
+            _ => {}
+        }
+    }
+    // Why each preempted attempt ended, from the preemption summary or the attempt itself.
+    for t in out
+        .iter_mut()
+        .filter(|t| t.kind == TransitionKind::Preempted)
+    {
+        t.reason = recent
+            .iter()
+            .find(|r| r.resource_id == t.attempt)
+            .map(|r| r.status_reason.clone())
+            .or_else(|| {
+                job.attempts
+                    .iter()
+                    .find(|a| a.resource_id == t.attempt)
+                    .and_then(|a| a.status_reason.clone())
+            })
+            .unwrap_or_default();
+    }
+    out
+}
+
+/// A transition the description proves, at its API timestamp.
+fn exact(job: &ServiceJob, kind: TransitionKind, attempt: String, at: Millis) -> Transition {
+    Transition {
+        job_id: job.id.clone(),
+        kind,
+        attempt,
+        at,
+        exact: true,
+        reason: String::new(),
+    }
+}
+
+/// The transitions of the attempts the description lists (scheduled, started or resumed,
+/// preempted and back to RUNNABLE); returns the key of the attempt that ended the job.
+fn attempt_transitions(
+    job: &ServiceJob,
+    recent: &[&quotatop_model::PreemptedAttempt],
+    out: &mut Vec<Transition>,
+) -> Option<String> {
+    let mut push = |kind, attempt: String, at| out.push(exact(job, kind, attempt, at));
     let last = job.attempts.len().checked_sub(1);
     let mut prev_stop: Option<Millis> = None;
     let mut final_key = None;
@@ -148,45 +205,7 @@ pub fn derived(job: &ServiceJob) -> Vec<Transition> {
             prev_stop = Some(t);
         }
     }
-    // Preempted attempts that the attempts list no longer shows.
-    for r in &recent {
-        if job.attempts.iter().any(|a| a.resource_id == r.resource_id) {
-            continue;
-        }
-        let key = attempt_key(&r.resource_id, usize::MAX);
-        if let Some(s) = r.started_at {
-            push(TransitionKind::Resumed, key.clone(), s);
-        }
-        push(TransitionKind::Preempted, key.clone(), r.stopped_at);
-        push(TransitionKind::Runnable, key, r.stopped_at);
-    }
-    if let Some(t) = job.stopped_at {
-        match job.status {
-            JobStatus::Succeeded => {
-                push(TransitionKind::Completed, final_key.unwrap_or_default(), t)
-            }
-            JobStatus::Failed => push(TransitionKind::Failed, final_key.unwrap_or_default(), t),
-            _ => {}
-        }
-    }
-    // Why each preempted attempt ended, from the preemption summary or the attempt itself.
-    for t in out
-        .iter_mut()
-        .filter(|t| t.kind == TransitionKind::Preempted)
-    {
-        t.reason = recent
-            .iter()
-            .find(|r| r.resource_id == t.attempt)
-            .map(|r| r.status_reason.clone())
-            .or_else(|| {
-                job.attempts
-                    .iter()
-                    .find(|a| a.resource_id == t.attempt)
-                    .and_then(|a| a.status_reason.clone())
-            })
-            .unwrap_or_default();
-    }
-    out
+    final_key
 }
 
 /// The first RUNNABLE of a job, estimated (see the module doc). `prev_status` is the job's status

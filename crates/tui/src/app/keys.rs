@@ -117,31 +117,10 @@ impl App {
     fn on_action(&mut self, action: Action) {
         match action {
             Action::Quit => self.quit = true,
-            Action::Help => {
-                self.help = true;
-                let lines =
-                    crate::help::lines(&self.keymap, self.screens.entries(), &self.theme).len();
-                self.help_scroll = ListState::text_pane(lines);
-            }
+            Action::Help => self.open_help(),
             Action::CommandMode => self.input = Input::Command(Default::default()),
-            Action::FilterMode => {
-                if let Some(list) = self.current().list_ref() {
-                    self.input = Input::Filter(crate::field::text(&list.filter.text));
-                } else {
-                    self.flash_error("this screen has no filter");
-                }
-            }
-            Action::Back => {
-                if self
-                    .current()
-                    .list_ref()
-                    .is_some_and(|l| !l.filter.text.is_empty())
-                {
-                    self.with_list(|l| l.filter.text.clear());
-                } else if self.stack.pop().is_some() {
-                    self.refresh_all();
-                }
-            }
+            Action::FilterMode => self.filter_mode(),
+            Action::Back => self.back(),
             Action::Enter => {
                 let open = self.current().enter(self.shown(), self.queue.as_deref());
                 if let Some(open) = open {
@@ -154,52 +133,15 @@ impl App {
             Action::PageDown => self.with_nav(|l| l.page(true)),
             Action::Top => self.with_nav(|l| l.top()),
             Action::Bottom => self.with_nav(|l| l.bottom()),
-            Action::SortNext | Action::SortReverse => {
-                let columns = self.current().sort_columns();
-                if columns.is_empty() {
-                    self.flash_error("this screen has a fixed order");
-                    return;
-                }
-                self.with_list(|l| {
-                    if action == Action::SortNext {
-                        l.sort_next(columns.len());
-                    } else {
-                        l.sort_reverse();
-                    }
-                });
-            }
+            Action::SortNext | Action::SortReverse => self.sort(action),
             Action::NextPane | Action::Wide | Action::Expand | Action::ByType => {
                 let (ctx, screen) = self.split();
                 let effects = screen.on_action(action, &ctx);
                 self.effects.extend(effects);
             }
             Action::Open(kind) => self.switch_root(kind),
-            Action::NextQueue => {
-                let names: Vec<String> = self.shown().queues().iter().map(|q| q.key()).collect();
-                match names.as_slice() {
-                    [] => self.flash_error("no queue yet"),
-                    [only] => self.flash_info(format!(
-                        "only one queue: {} (--queue or `queues` in config.toml adds more)",
-                        clean(only)
-                    )),
-                    _ => {
-                        let at = self
-                            .queue
-                            .as_ref()
-                            .and_then(|q| names.iter().position(|n| n == q))
-                            .unwrap_or(0);
-                        self.switch_queue(names[(at + 1) % names.len()].clone());
-                    }
-                }
-            }
-            Action::NextTheme => {
-                let names: Vec<&str> = theme::built_in_names().collect();
-                let at = names
-                    .iter()
-                    .position(|n| *n == self.theme.name)
-                    .map_or(0, |i| i + 1);
-                self.set_theme(names[at % names.len()]);
-            }
+            Action::NextQueue => self.next_queue(),
+            Action::NextTheme => self.next_theme(),
             Action::Priority => self.open_priority_dialog(),
             Action::Older => {
                 let live_taken = self.live_taken();
@@ -214,6 +156,79 @@ impl App {
             Action::Live => self.go_live("live data"),
             Action::Confirm | Action::Cancel | Action::NextField | Action::PrevField => {}
         }
+    }
+
+    fn open_help(&mut self) {
+        self.help = true;
+        let lines = crate::help::lines(&self.keymap, self.screens.entries(), &self.theme).len();
+        self.help_scroll = ListState::text_pane(lines);
+    }
+
+    /// `/`: the list's filter in the prompt, to edit.
+    fn filter_mode(&mut self) {
+        if let Some(list) = self.current().list_ref() {
+            self.input = Input::Filter(crate::field::text(&list.filter.text));
+        } else {
+            self.flash_error("this screen has no filter");
+        }
+    }
+
+    /// Back clears a filter first, then leaves the screen.
+    fn back(&mut self) {
+        if self
+            .current()
+            .list_ref()
+            .is_some_and(|l| !l.filter.text.is_empty())
+        {
+            self.with_list(|l| l.filter.text.clear());
+        } else if self.stack.pop().is_some() {
+            self.refresh_all();
+        }
+    }
+
+    fn sort(&mut self, action: Action) {
+        let columns = self.current().sort_columns();
+        if columns.is_empty() {
+            self.flash_error("this screen has a fixed order");
+            return;
+        }
+        self.with_list(|l| {
+            if action == Action::SortNext {
+                l.sort_next(columns.len());
+            } else {
+                l.sort_reverse();
+            }
+        });
+    }
+
+    /// The next queue of the snapshot, round.
+    fn next_queue(&mut self) {
+        let names: Vec<String> = self.shown().queues().iter().map(|q| q.key()).collect();
+        match names.as_slice() {
+            [] => self.flash_error("no queue yet"),
+            [only] => self.flash_info(format!(
+                "only one queue: {} (--queue or `queues` in config.toml adds more)",
+                clean(only)
+            )),
+            _ => {
+                let at = self
+                    .queue
+                    .as_ref()
+                    .and_then(|q| names.iter().position(|n| n == q))
+                    .unwrap_or(0);
+                self.switch_queue(names[(at + 1) % names.len()].clone());
+            }
+        }
+    }
+
+    /// The next built-in theme, round.
+    fn next_theme(&mut self) {
+        let names: Vec<&str> = theme::built_in_names().collect();
+        let at = names
+            .iter()
+            .position(|n| *n == self.theme.name)
+            .map_or(0, |i| i + 1);
+        self.set_theme(names[at % names.len()]);
     }
 
     fn open_priority_dialog(&mut self) {

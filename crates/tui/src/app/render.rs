@@ -2,7 +2,7 @@
 //! priority dialog over it, and the footer.
 
 use ratatui::Frame;
-use ratatui::layout::{Alignment, Constraint, Layout};
+use ratatui::layout::{Alignment, Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
@@ -60,54 +60,11 @@ impl App {
         let area = frame.area();
         let theme = &self.theme;
         if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-            let text = vec![
-                Line::from(Span::styled(
-                    "terminal too small",
-                    theme.style(Role::Critical),
-                )),
-                Line::from(format!(
-                    "{}×{}, need {MIN_WIDTH}×{MIN_HEIGHT}",
-                    area.width, area.height
-                )),
-                Line::from(Span::styled(
-                    format!("{} quits", self.keymap.first_key(Action::Quit)),
-                    theme.style(Role::Muted),
-                )),
-            ];
-            let top = area.height.saturating_sub(3) / 2;
-            let [_, mid, _] = Layout::vertical([
-                Constraint::Length(top),
-                Constraint::Length(3),
-                Constraint::Fill(1),
-            ])
-            .areas(area);
-            frame.render_widget(
-                Paragraph::new(text)
-                    .alignment(Alignment::Center)
-                    .wrap(Wrap { trim: true }),
-                mid,
-            );
+            self.render_too_small(frame, area);
             return;
         }
         let [status, body, foot] = frame_areas(area);
-        let past_mark = self.travel.past().map(|p| PastMark {
-            taken_at: p.taken_at(),
-            data_at: p.data_at(self.queue.as_deref()),
-            position: p.position,
-            total: p.total,
-            older: self.keymap.first_key(Action::Older),
-            newer: self.keymap.first_key(Action::Newer),
-            live: self.keymap.first_key(Action::Live),
-        });
-        let view = status_bar::StatusView {
-            live: &self.data,
-            shown: self.shown(),
-            past: past_mark.as_ref(),
-            queue: self.queue.as_deref(),
-            info: &self.status,
-            now: (self.clock)(),
-        };
-        status_bar::draw(frame, status, &view, theme);
+        self.render_status_bar(frame, status);
         // The past is drawn inside borders of its own role, so no screen of it passes for live.
         let past_theme;
         // Stale live data (its refresh failed) likewise, in the warning colour.
@@ -154,6 +111,61 @@ impl App {
             offered: &offered,
         };
         footer::draw(frame, foot, &view, theme);
+    }
+
+    /// A terminal smaller than the console needs: what it is, what it needs, how to quit.
+    fn render_too_small(&self, frame: &mut Frame, area: Rect) {
+        let theme = &self.theme;
+        let text = vec![
+            Line::from(Span::styled(
+                "terminal too small",
+                theme.style(Role::Critical),
+            )),
+            Line::from(format!(
+                "{}×{}, need {MIN_WIDTH}×{MIN_HEIGHT}",
+                area.width, area.height
+            )),
+            Line::from(Span::styled(
+                format!("{} quits", self.keymap.first_key(Action::Quit)),
+                theme.style(Role::Muted),
+            )),
+        ];
+        let top = area.height.saturating_sub(3) / 2;
+        let [_, mid, _] = Layout::vertical([
+            Constraint::Length(top),
+            Constraint::Length(3),
+            Constraint::Fill(1),
+        ])
+        .areas(area);
+        frame.render_widget(
+            Paragraph::new(text)
+                .alignment(Alignment::Center)
+                .wrap(Wrap { trim: true }),
+            mid,
+        );
+    }
+
+    /// The status bar, with the past snapshot's mark when travelling.
+    fn render_status_bar(&self, frame: &mut Frame, status: Rect) {
+        let theme = &self.theme;
+        let past_mark = self.travel.past().map(|p| PastMark {
+            taken_at: p.taken_at(),
+            data_at: p.data_at(self.queue.as_deref()),
+            position: p.position,
+            total: p.total,
+            older: self.keymap.first_key(Action::Older),
+            newer: self.keymap.first_key(Action::Newer),
+            live: self.keymap.first_key(Action::Live),
+        });
+        let view = status_bar::StatusView {
+            live: &self.data,
+            shown: self.shown(),
+            past: past_mark.as_ref(),
+            queue: self.queue.as_deref(),
+            info: &self.status,
+            now: (self.clock)(),
+        };
+        status_bar::draw(frame, status, &view, theme);
     }
 }
 

@@ -66,6 +66,55 @@ pub fn verify(path: &Path) -> Result<Head, VerifyError> {
     verify_data(&data, &path.display().to_string())
 }
 
+/// The record's hash under its scheme: v1 over the line, v2 over its canonical bytes; a v1
+/// record after v2 ones is refused. `fail` names the line in the error.
+fn check_hash(
+    r: &AuditRecord,
+    text: &str,
+    seen_v2: &mut bool,
+    fail: impl Fn(String) -> VerifyError,
+) -> Result<(), VerifyError> {
+    match r.v {
+        1 if *seen_v2 => {
+            return Err(fail(format!(
+                "record {} claims hash scheme 1 after scheme-2 records: the file was rewritten",
+                r.seq
+            )));
+        }
+        1 => {
+            if r.hash != v1::hash_of_line(text).map_err(|e| fail(e.to_string()))? {
+                return Err(fail(format!(
+                    "record {} was edited (its hash does not match)",
+                    r.seq
+                )));
+            }
+        }
+        SCHEME => {
+            *seen_v2 = true;
+            let Some((body, stated)) = split_hash(text) else {
+                return Err(fail(
+                    "the record does not end with its hash: it was rewritten".into(),
+                ));
+            };
+            if sha256_hex(body.as_bytes()) != stated {
+                return Err(fail(format!(
+                    "record {} was edited (its hash does not match its bytes)",
+                    r.seq
+                )));
+            }
+            let canonical = canonical_body(r).map_err(|e| fail(e.to_string()))?;
+            if canonical != body {
+                return Err(fail(format!(
+                    "record {} is not in quotatop's canonical form (extra or reordered fields, spacing or escapes): it was rewritten",
+                    r.seq
+                )));
+            }
+        }
+        v => return Err(fail(format!("unknown hash scheme v={v}"))),
+    }
+    Ok(())
+}
+
 /// [`verify`] of a log's bytes (a file's, or a store's lines in order), named `name`.
 pub fn verify_data(data: &[u8], name: &str) -> Result<Head, VerifyError> {
     let lines = raw_lines(data);
@@ -96,44 +145,7 @@ pub fn verify_data(data: &[u8], name: &str) -> Result<Head, VerifyError> {
         }
         let r = parse_line(l.bytes).map_err(|e| fail(e.to_string()))?;
         let expected = hashes.len() as u64 + 1;
-        match r.v {
-            1 if seen_v2 => {
-                return Err(fail(format!(
-                    "record {} claims hash scheme 1 after scheme-2 records: the file was rewritten",
-                    r.seq
-                )));
-            }
-            1 => {
-                if r.hash != v1::hash_of_line(text).map_err(|e| fail(e.to_string()))? {
-                    return Err(fail(format!(
-                        "record {} was edited (its hash does not match)",
-                        r.seq
-                    )));
-                }
-            }
-            SCHEME => {
-                seen_v2 = true;
-                let Some((body, stated)) = split_hash(text) else {
-                    return Err(fail(
-                        "the record does not end with its hash: it was rewritten".into(),
-                    ));
-                };
-                if sha256_hex(body.as_bytes()) != stated {
-                    return Err(fail(format!(
-                        "record {} was edited (its hash does not match its bytes)",
-                        r.seq
-                    )));
-                }
-                let canonical = canonical_body(&r).map_err(|e| fail(e.to_string()))?;
-                if canonical != body {
-                    return Err(fail(format!(
-                        "record {} is not in quotatop's canonical form (extra or reordered fields, spacing or escapes): it was rewritten",
-                        r.seq
-                    )));
-                }
-            }
-            v => return Err(fail(format!("unknown hash scheme v={v}"))),
-        }
+        check_hash(&r, text, &mut seen_v2, fail)?;
         if r.seq != expected {
             return Err(fail(format!(
                 "expected record {expected}, found record {}: records were removed or reordered",
