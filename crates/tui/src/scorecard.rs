@@ -334,10 +334,11 @@ fn draw_card(frame: &mut Frame, area: Rect, block: Block, view: &ScorecardView, 
             q.jobs
         ))),
         Line::from(Span::raw(format!(
-            " lost work: {} · {}",
-            q.ledger.lost_basis_text(),
-            q.recovery.restores.label()
+            " lost work: {}",
+            q.ledger.lost_basis_text()
         ))),
+        // Its own line: the restore's figures are read apart from the lost work's basis.
+        Line::from(Span::raw(format!(" {}", q.recovery.restores.label()))),
         budget_line(view, theme),
     ];
     let inner = block.inner(area);
