@@ -165,7 +165,7 @@ fn run(url: &StoreUrl, source: &str, role: &Mutex<Role>, stop: &AtomicBool) {
                     Ok(()) => renewed = Instant::now(),
                     Err(why) => {
                         tracing::error!(store = %url, %why, "lost the recorder's lead");
-                        set(role, Role::Lost(why));
+                        set(role, Role::Lost(why.to_string()));
                         return;
                     }
                 }
@@ -203,10 +203,39 @@ fn db_err(url: &StoreUrl, e: &DbError) -> PgError {
     }
 }
 
+/// Why a leader's renewal failed: it no longer leads.
+#[derive(Debug)]
+enum LeadLost {
+    /// The lock's connection was dropped earlier.
+    ConnectionGone { store: String },
+    /// The renewal's statement failed (the connection was ended, or the server is gone).
+    RenewalFailed { store: String, message: String },
+    /// The lease moved on: another recorder leads with a newer epoch.
+    TakenOver { store: String, epoch: i64 },
+}
+
+impl std::fmt::Display for LeadLost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::ConnectionGone { store } => write!(f, "the lock's connection to {store} is gone"),
+            Self::RenewalFailed { store, message } => write!(
+                f,
+                "the lock's connection to {store} failed (a standby ends it when this recorder's lease of {} s lapses): {message}",
+                LEASE.as_secs()
+            ),
+            Self::TakenOver { store, epoch } => write!(
+                f,
+                "another recorder took the lead on {store} (this recorder's lease, epoch {epoch}, lapsed)"
+            ),
+        }
+    }
+}
+
 /// A leader's renewal: the heartbeat, while the lease still has its epoch.
-fn renew(url: &StoreUrl, client: Option<&mut postgres::Client>, f: &Fence) -> Result<(), String> {
+fn renew(url: &StoreUrl, client: Option<&mut postgres::Client>, f: &Fence) -> Result<(), LeadLost> {
+    let store = url.to_string();
     let Some(c) = client else {
-        return Err(format!("the lock's connection to {url} is gone"));
+        return Err(LeadLost::ConnectionGone { store });
     };
     let n = c
         .execute(
@@ -215,20 +244,17 @@ fn renew(url: &StoreUrl, client: Option<&mut postgres::Client>, f: &Fence) -> Re
                AND EXISTS (SELECT 1 FROM record_lease WHERE source = $1 AND epoch = $2)",
             &[&f.source, &f.epoch],
         )
-        .map_err(|e| {
-            format!(
-                "the lock's connection to {url} failed (a standby ends it when this recorder's lease of {} s lapses): {}",
-                LEASE.as_secs(),
-                error_text(&e)
-            )
+        .map_err(|e| LeadLost::RenewalFailed {
+            store: store.clone(),
+            message: error_text(&e),
         })?;
     if n == 1 {
         Ok(())
     } else {
-        Err(format!(
-            "another recorder took the lead on {url} (this recorder's lease, epoch {}, lapsed)",
-            f.epoch
-        ))
+        Err(LeadLost::TakenOver {
+            store,
+            epoch: f.epoch,
+        })
     }
 }
 
