@@ -23,14 +23,6 @@ use quotatop_store::journal::{self, JournalHandle};
 use super::log_file::{RotatingLog, Rotation};
 
 /// `quotatop record`.
-///
-/// Long for now: the recorder's life in the order it runs (config and log, metrics, the
-/// leadership of a shared store, pollers, journal, shutdown and exit status). Its leadership
-/// steps are being reworked; split it along the steps above once they settle.
-#[expect(
-    clippy::too_many_lines,
-    reason = "the recorder's life in order, its leadership steps in flux: see above"
-)]
 pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
     let loaded = crate::config::load(&crate::config::Overrides {
         config_path: args.config.clone(),
