@@ -3,11 +3,13 @@
 //! audit file of the operator's machine; two at once keep the chain and their pairs.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use quotatop_store::audit::{ChangeLog, RecordKind, StoreAuditLog};
 use quotatop_store::pg::StoreUrl;
+
+use crate::store_audit::text;
 
 use crate::Test;
 use crate::cluster::Cluster;
@@ -53,35 +55,21 @@ const JOB: &str = "oversized-finetune";
 /// `quotatop set-priority` of [`JOB`] against the emulator, with `home` as the operator's
 /// home and data directory (where the audit file would go) and `store` in QUOTATOP_STORE.
 fn set_priority(endpoint: &str, store: &str, home: &Path, priority: &str) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
-    c.args(["set-priority", JOB, "--priority", priority])
-        .args([
+    crate::store_audit::quotatop(
+        endpoint,
+        store,
+        home,
+        &[
+            "set-priority",
+            JOB,
+            "--priority",
+            priority,
             "--reason",
             "incident 7, paper deadline",
             "--yes",
-            "--endpoint-url",
-            endpoint,
-        ])
-        .args(["--queue", "ml-training"])
-        .env("QUOTATOP_STORE", store)
-        .env_remove("QUOTATOP_AUDIT_LOG")
-        .env_remove("QUOTATOP_CONFIG")
-        .env_remove("QUOTATOP_READ_ONLY")
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
-        .env("AWS_SECRET_ACCESS_KEY", "secret")
-        .env("AWS_REGION", "us-east-1")
-        .stdin(Stdio::null());
-    c
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
+            "--queue",
+            "ml-training",
+        ],
     )
 }
 

@@ -34,7 +34,7 @@ pub fn tests() -> Vec<Test> {
 
 /// `quotatop ARGS…` against the emulator at `endpoint`, with `home` as the operator's home and
 /// data directory and `store` in QUOTATOP_STORE.
-fn quotatop(endpoint: &str, store: &str, home: &Path, args: &[&str]) -> Command {
+pub(crate) fn quotatop(endpoint: &str, store: &str, home: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
     c.args(args)
         .args(["--endpoint-url", endpoint])
@@ -80,7 +80,7 @@ fn set_priority(endpoint: &str, store: &str, home: &Path, job: &str, priority: u
     c
 }
 
-fn text(o: &Output) -> String {
+pub(crate) fn text(o: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
