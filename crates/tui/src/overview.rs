@@ -1,5 +1,5 @@
-//! Overview: every queue and share, in one of three views (the table's columns in
-//! [`table`]):
+//! Overview: every queue and share, in one of three views (its rows in [`rows`], the table's
+//! columns and cells in [`table`], the rest of its drawing in [`draw`]):
 //! - one row per share (compact, by default when the per-type rows do not fit): a bar in GPUs
 //!   over all its instance types, its most constrained type, runnable jobs, preemptions, badges;
 //!   space expands one share to its per-type rows;
@@ -12,15 +12,19 @@
 //! leaves (Tab selects it, Enter opens the job or share of a line).
 
 mod attention;
+mod draw;
+mod rows;
 mod table;
 
 pub use attention::badge_spans;
+use draw::empty_text;
+use rows::{entry_key, groups};
 
 use std::collections::BTreeSet;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
+use ratatui::text::Span;
 
 use super::data::Data;
 use super::effects::Effect;
@@ -28,8 +32,7 @@ use super::keymap::Action;
 use super::list::ListState;
 use super::registry::{Opens, ScreenCommand, ScreenEntry, ScreenKey};
 use super::screen::{self, Ctx, DrawCtx, Kind, Open, Screen};
-use super::text::clean;
-use super::theme::{Role, Theme};
+use super::theme::Role;
 use quotatop_model::{QuotaShare, SharingStrategy};
 
 /// Its entry in the screen registry (the `screens!` list in `lib.rs`).
@@ -146,215 +149,6 @@ pub fn strategy_label(s: &QuotaShare) -> String {
             Some(p) => format!("L&B {p}%"),
         },
         other => other.as_str().to_string(),
-    }
-}
-
-fn entry_key(data: &Data, e: &Entry) -> Option<(String, String, String)> {
-    let q = data.queues();
-    match e {
-        Entry::Source(si) => {
-            let name = &data.snapshot.as_ref()?.sources.get(*si)?.name;
-            Some((String::new(), "source".to_string(), name.clone()))
-        }
-        Entry::Queue(qi) => Some((q.get(*qi)?.key(), String::new(), String::new())),
-        Entry::Share(qi, ui) => {
-            let u = data.views.get(*qi)?.usage.get(*ui)?;
-            Some((q.get(*qi)?.key(), u.share.clone(), String::new()))
-        }
-        Entry::Usage(qi, ui) => {
-            let u = data.views.get(*qi)?.usage.get(*ui)?;
-            Some((q.get(*qi)?.key(), u.share.clone(), u.instance_type.clone()))
-        }
-        Entry::Type(qi, ty) => Some((q.get(*qi)?.key(), "type".to_string(), ty.clone())),
-    }
-}
-
-impl Overview {
-    /// A queue heading spans the whole row: name, state, status, environment and its capacity.
-    fn draw_headings(
-        &self,
-        frame: &mut Frame,
-        area: Rect,
-        offset: usize,
-        data: &Data,
-        theme: &Theme,
-    ) {
-        let visible = self
-            .list
-            .rows
-            .iter()
-            .skip(offset)
-            .take(area.height as usize);
-        for (i, &r) in visible.enumerate() {
-            let selected = offset + i == self.list.selected;
-            let row = Rect {
-                y: area.y + i as u16,
-                height: 1,
-                ..area
-            };
-            let line = match self.entries.get(r) {
-                Some(Entry::Source(si)) => source_heading(data, *si, selected, theme),
-                Some(Entry::Queue(qi)) => queue_heading(data, *qi, selected, area.width, theme),
-                _ => None,
-            };
-            if let Some(line) = line {
-                frame.render_widget(ratatui::widgets::Clear, row);
-                frame.render_widget(line, row);
-            }
-        }
-    }
-
-    /// The table of the view: its columns laid out by [`screen::layout`], its rows from
-    /// [`table`]; source and queue headings drawn over their rows.
-    fn draw_table(&self, frame: &mut Frame, area: Rect, table: table::Drawn<'_>) {
-        let table::Drawn { view, block, data, theme } = table;
-        let (header, cols) = table::columns(view, data);
-        let widths = screen::layout(&cols, area.width);
-        let cx = table::RowCtx {
-            data,
-            widths: &widths,
-            theme,
-        };
-        let (rows_area, offset) = screen::draw_table(
-            frame,
-            area,
-            screen::TableView {
-                block,
-                header: &header,
-                widths: &widths,
-                list: &self.list,
-                focused: !self.panel_focused,
-            },
-            theme,
-            |r| match self.entries.get(r) {
-                Some(Entry::Usage(qi, ui)) => match view {
-                    View::Wide => table::wide_cells(&cx, *qi, *ui),
-                    View::Compact => table::type_row_cells(&cx, *qi, *ui),
-                    View::ByType => table::by_type_cells(&cx, *qi, *ui),
-                },
-                Some(Entry::Share(qi, ui)) => table::share_cells(&cx, *qi, *ui),
-                Some(Entry::Type(qi, ty)) => table::type_heading_cells(&cx, *qi, ty),
-                // A source or queue heading is drawn over the row below, across every column.
-                _ => Vec::new(),
-            },
-        );
-        self.draw_headings(frame, rows_area, offset, data, theme);
-    }
-
-    /// The rows of queue `qi` in `view`: its heading's entry, and the rows the filter keeps.
-    fn queue_rows(
-        &self,
-        data: &Data,
-        qi: usize,
-        view: View,
-        entries: &mut Vec<Entry>,
-    ) -> Option<(usize, Vec<usize>)> {
-        let (q, v) = (data.queues().get(qi)?, data.views.get(qi)?);
-        let head = entries.len();
-        entries.push(Entry::Queue(qi));
-        let filter = &self.list.filter;
-        let matches = |u: &quotatop_analysis::ShareUsage| {
-            filter.matches([
-                u.share.as_str(),
-                u.instance_type.as_str(),
-                u.strategy.as_str(),
-                q.name.as_str(),
-                q.source.as_deref().unwrap_or(""),
-            ])
-        };
-        let mut kept = Vec::new();
-        let mut push = |e: Entry, keep: bool, entries: &mut Vec<Entry>| {
-            entries.push(e);
-            if keep {
-                kept.push(entries.len() - 1);
-            }
-        };
-        match view {
-            View::Wide => {
-                for (ui, u) in v.usage.iter().enumerate() {
-                    push(Entry::Usage(qi, ui), matches(u), entries);
-                }
-            }
-            View::Compact => {
-                for (first, rows) in table::shares_of(&v.usage) {
-                    let share = &v.usage[first].share;
-                    let keep = rows.iter().any(|&ui| matches(&v.usage[ui]));
-                    push(Entry::Share(qi, first), keep, entries);
-                    if self.expanded.contains(&(q.key(), share.clone())) {
-                        for ui in rows {
-                            push(Entry::Usage(qi, ui), keep, entries);
-                        }
-                    }
-                }
-            }
-            View::ByType => {
-                for (ty, rows) in table::types_of(q, &v.usage) {
-                    let keep: Vec<bool> = rows.iter().map(|&ui| matches(&v.usage[ui])).collect();
-                    push(Entry::Type(qi, ty), keep.contains(&true), entries);
-                    for (ui, k) in rows.into_iter().zip(keep) {
-                        push(Entry::Usage(qi, ui), k, entries);
-                    }
-                }
-            }
-        }
-        Some((head, kept))
-    }
-
-    /// The panel's rows after its filter.
-    fn refresh_attention(&mut self, data: &Data) {
-        self.attention = attention::items(data);
-        let filter = &self.attention_list.filter;
-        let shown: Vec<usize> = (0..self.attention.len())
-            .filter(|&i| {
-                attention::text_of(data, self.attention[i])
-                    .is_some_and(|(tag, share, text)| filter.matches([tag, share, text]))
-            })
-            .collect();
-        self.attention_list.set_rows(shown, |_| false);
-    }
-
-    /// The title: the view in words, as long as fits.
-    fn title(&self, view: View, width: u16) -> String {
-        let what = match view {
-            View::Compact => ["Overview · one row per share", "Overview · per share"],
-            View::Wide => [
-                "Overview · a row per share and instance type",
-                "Overview · per share × type",
-            ],
-            View::ByType => ["Overview · by instance type", "Overview · by type"],
-        };
-        let mut candidates: Vec<String> = what.iter().map(|s| (*s).to_string()).collect();
-        candidates.push("Overview".to_string());
-        super::text::first_fitting(
-            &candidates,
-            screen::title_room(width, Some(&self.list), COLUMNS),
-        )
-    }
-
-    /// The table's, the legend's and the panel's heights in `area`: the table as tall as its
-    /// rows (borders and header included) and the panel as tall as its items, when both fit;
-    /// else the panel takes what the table leaves (at least [`PANEL_MIN`] lines when the
-    /// screen allows) and the table scrolls.
-    fn heights(&self, area: Rect, ctx: &DrawCtx) -> (u16, u16) {
-        let wanted = u16::try_from(self.list.rows.len())
-            .unwrap_or(u16::MAX)
-            .saturating_add(3);
-        let avail = area.height.saturating_sub(1);
-        let panel_least = if self.attention.is_empty() {
-            3
-        } else {
-            PANEL_MIN
-        };
-        let table_h = wanted
-            .min(avail.saturating_sub(panel_least))
-            .max(area.height.min(6));
-        let left = avail.saturating_sub(table_h);
-        let panel_h = if self.attention.is_empty() {
-            3.min(left)
-        } else {
-            attention::panel_height(ctx.data, ctx.queue, &self.attention, area.width, left)
-        };
-        (table_h, panel_h)
     }
 }
 
@@ -536,140 +330,5 @@ impl Screen for Overview {
                 share: data.views.get(*qi)?.usage.get(*ui)?.share.clone(),
             }),
         }
-    }
-}
-
-/// A queue's heading line: name, state and status, environment and its capacity per type.
-/// Parts are dropped (environment, then state) before the capacity is cut, so every instance
-/// type stays on the line. Selected, the line takes the selection's colours whole: a part
-/// keeping its own colour could match the selection's background and vanish.
-fn queue_heading(
-    data: &Data,
-    qi: usize,
-    selected: bool,
-    width: u16,
-    theme: &Theme,
-) -> Option<Line<'static>> {
-    let q = data.queues().get(qi)?;
-    let caps: Vec<String> = q
-        .environment
-        .capacity
-        .iter()
-        .map(|c| format!("{} {}", screen::short_type(&c.instance_type), c.max_capacity))
-        .collect();
-    let (title, muted) = if selected {
-        (ratatui::style::Style::new(), ratatui::style::Style::new())
-    } else {
-        (theme.style(Role::Title), theme.style(Role::Muted))
-    };
-    let name = format!("▾ {}", clean(&q.name));
-    let caps = caps.join(", ");
-    let state = format!("  {} {}", clean(&q.state), clean(&q.status));
-    let env = format!(" · env {}", clean(&q.environment.name));
-    let room = usize::from(width).saturating_sub(2 + name.chars().count());
-    let len = |on: bool, t: &str| if on { t.chars().count() } else { 0 };
-    let (s, e) = [(true, true), (true, false), (false, false)]
-        .into_iter()
-        .find(|&(s, e)| {
-            len(s, &state) + len(e, &env) + " · capacity ".len() + caps.chars().count() <= room
-        })
-        .unwrap_or((false, false));
-    let pick = |on: bool, t: &str| if on { t.to_string() } else { String::new() };
-    let line = Line::from(vec![
-        Span::raw(if selected { screen::MARKER } else { "  " }),
-        Span::styled(name, title),
-        Span::styled(pick(s, &state), muted),
-        Span::styled(format!("{} · capacity ", pick(e, &env)), muted),
-        Span::raw(caps),
-    ]);
-    Some(if selected {
-        line.style(theme.style(Role::Selected))
-    } else {
-        line
-    })
-}
-
-/// The Overview's groups of queue indices: one without a heading when there are no sources;
-/// else one per source in the snapshot's order (its heading even when it has no queue), then
-/// any queue of no known source.
-fn groups(data: &Data) -> Vec<(Option<usize>, Vec<usize>)> {
-    let queues = data.queues();
-    let sources = data.snapshot.as_ref().map_or(&[][..], |s| &s.sources[..]);
-    if sources.is_empty() {
-        return vec![(None, (0..queues.len()).collect())];
-    }
-    let of = |name: Option<&str>| -> Vec<usize> {
-        let same = |(qi, q): (usize, &quotatop_model::QueueSnapshot)| {
-            (q.source.as_deref() == name).then_some(qi)
-        };
-        queues.iter().enumerate().filter_map(same).collect()
-    };
-    let mut out: Vec<(Option<usize>, Vec<usize>)> = sources
-        .iter()
-        .enumerate()
-        .map(|(si, s)| (Some(si), of(Some(&s.name))))
-        .collect();
-    let orphans: Vec<usize> = queues
-        .iter()
-        .enumerate()
-        .filter(|(_, q)| {
-            !sources
-                .iter()
-                .any(|s| q.source.as_deref() == Some(s.name.as_str()))
-        })
-        .map(|(qi, _)| qi)
-        .collect();
-    if !orphans.is_empty() {
-        out.push((None, orphans));
-    }
-    out
-}
-
-/// A source's heading: its name, where it is (region, profile, endpoint) and its health in
-/// words, the status bar's wording.
-fn source_heading(data: &Data, si: usize, selected: bool, theme: &Theme) -> Option<Line<'static>> {
-    let snap = data.snapshot.as_ref()?;
-    let src = snap.sources.get(si)?;
-    let (title, muted) = if selected {
-        (ratatui::style::Style::new(), ratatui::style::Style::new())
-    } else {
-        (theme.style(Role::Title), theme.style(Role::Muted))
-    };
-    let mut place = vec![format!(
-        "region {}",
-        clean(src.source.region.as_deref().unwrap_or("-"))
-    )];
-    if let Some(p) = &src.source.profile {
-        place.push(format!("profile {}", clean(p)));
-    }
-    if let Some(e) = &src.source.endpoint {
-        place.push(format!("endpoint {}", clean(e)));
-    }
-    let health = super::status_bar::source_health(&src.verdict(&snap.queues), theme);
-    let line = Line::from(vec![
-        Span::raw(if selected { screen::MARKER } else { "  " }),
-        Span::styled(format!("■ {}", clean(&src.name)), title),
-        Span::styled(format!("  {} · ", place.join(" · ")), muted),
-        if selected {
-            Span::raw(health.content.into_owned())
-        } else {
-            health
-        },
-    ]);
-    Some(if selected {
-        line.style(theme.style(Role::Selected))
-    } else {
-        line
-    })
-}
-
-/// What the Overview says when there is no queue to show: why, when a refresh failed.
-fn empty_text(data: &Data) -> String {
-    match &data.snapshot {
-        None => "waiting for the first refresh…".to_string(),
-        Some(s) => match s.health.last_error.as_deref() {
-            Some(e) => format!("no data yet: {}", clean(e)),
-            None => "no quota-managed queue found".to_string(),
-        },
     }
 }
