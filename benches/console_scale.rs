@@ -358,7 +358,7 @@ fn child() {
         loop_rule: LoopRule::default(),
         clock: Box::new(|| NOW),
         warnings: Vec::new(),
-        priority_policy: Default::default(),
+        door: Default::default(),
         storage_price: Default::default(),
     });
     let mut terminal = Terminal::new(TestBackend::new(160, 50)).expect("test backend");

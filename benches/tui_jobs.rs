@@ -85,7 +85,7 @@ fn app() -> App {
         loop_rule: LoopRule::default(),
         clock: Box::new(|| NOW),
         warnings: Vec::new(),
-        priority_policy: Default::default(),
+        door: Default::default(),
         storage_price: Default::default(),
     })
 }

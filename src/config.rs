@@ -318,6 +318,9 @@ pub struct Loaded {
     /// What turned read-only mode on, when it is on: `the --read-only flag`, `the environment
     /// variable QUOTATOP_READ_ONLY=1` or `read_only = true in /path/config.toml`.
     pub read_only_from: Option<String>,
+    /// The class policy changes are judged by when it is not `policy.toml` beside the config
+    /// file: the demo's own world is judged by its own policy.
+    pub policy_file: Option<PathBuf>,
 }
 
 impl Loaded {
@@ -504,6 +507,7 @@ pub fn load_with(
         warnings,
         broken,
         read_only_from,
+        policy_file: None,
     }
 }
 

@@ -64,7 +64,7 @@ pub fn console_child(endpoint: String) {
         loop_rule: LoopRule::default(),
         clock: Box::new(move || now),
         warnings: Vec::new(),
-        priority_policy: Default::default(),
+        door: Default::default(),
         storage_price: Default::default(),
     });
     let t = Instant::now();

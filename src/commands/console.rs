@@ -105,7 +105,10 @@ pub fn options(loaded: &Loaded, source: Source, journal: &Journal) -> AppOptions
         loop_rule: loaded.config.loop_rule(),
         clock: Box::new(tui::wall_clock),
         warnings,
-        priority_policy: loaded.config.priority,
+        door: Arc::new(crate::commands::policy::gate::door(
+            change_rules(loaded),
+            &Operator::current(),
+        )),
         storage_price: tui::StoragePrice {
             gb_month: quotatop_analysis::scorecard::s3_price(&loaded.config.prices),
             currency: loaded.config.currency.clone(),
@@ -162,13 +165,24 @@ pub fn api_runner(
             .config
             .tag_justification
             .then(|| Arc::new(client.clone()) as Arc<dyn JobTagger>),
-        class_policy: match crate::commands::policy::for_changes(loaded.path.as_deref()) {
-            Ok(p) => p.map(|p| Ok(Arc::new(p))),
-            Err(e) => Some(Err(crate::services::changes::PolicyRefusal(format!(
-                "{e:#}"
-            )))),
-        },
+        rules: change_rules(loaded),
     })
+}
+
+/// The rules this console's dialogs, bulk actions and change runner judge every change by
+/// (one function, so they cannot differ): read-only mode (or a config file that cannot be
+/// used), `[priority]`, and the class policy in force.
+pub fn change_rules(loaded: &Loaded) -> quotatop_analysis::gate::Rules {
+    let read_only = loaded.config.read_only.then(|| {
+        format!(
+            "read-only mode: priority changes are disabled (read-only is set by {})",
+            loaded
+                .read_only_from
+                .as_deref()
+                .unwrap_or("--read-only or read_only = true")
+        )
+    });
+    crate::commands::policy::gate::rules(loaded, read_only)
 }
 
 /// Whom a console's changes and log reads go to: one Batch client, or several named sources

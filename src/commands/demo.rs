@@ -105,13 +105,21 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let (config, queue) = emulator_config(args)?;
     let mut console_args = args.console.clone();
     console_args.refresh.get_or_insert(DEMO_REFRESH_SECS);
-    let loaded = console::load(
+    let mut loaded = console::load(
         &console_args,
         Overrides {
             queues: vec![queue.clone()],
             ..Overrides::default()
         },
     );
+    // The built-in world is judged by its own policy, written beside its journal: the Policy
+    // screen, the dialogs and the change runner all read this one file.
+    if args.scenario.is_none() {
+        let policy = dir.join("policy.toml");
+        std::fs::write(&policy, DEMO_POLICY)
+            .with_context(|| format!("cannot write the demo's policy {}", policy.display()))?;
+        loaded.policy_file = Some(policy);
+    }
     let refresh = Duration::from_secs_f64(loaded.config.refresh_secs);
     // The demo's history lasts minutes, not days: a stored snapshot every 10 s at most, so
     // time travel has stops to step through soon after it starts.
@@ -160,15 +168,9 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
             &journal,
             audit_log.clone(),
         );
-        // The built-in world is judged by its own policy, written beside its journal.
-        if args.scenario.is_none()
-            && let Some(path) = &journal.path
-        {
-            let policy = dir.join("policy.toml");
-            std::fs::write(&policy, DEMO_POLICY)
-                .with_context(|| format!("cannot write the demo's policy {}", policy.display()))?;
+        if let (Some(policy), Some(path)) = (&loaded.policy_file, &journal.path) {
             services.policy = Some(console::policy_reader_at(
-                policy,
+                policy.clone(),
                 path.clone(),
                 audit_log,
                 &loaded,

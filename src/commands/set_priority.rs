@@ -6,6 +6,7 @@ use anyhow::bail;
 use crate::cli::SetPriorityArgs;
 use crate::config;
 use quotatop_actions::{self as actions, ChangeContext, Preview, PriorityPolicy};
+use quotatop_analysis::gate::{Act, Classes, Refusal, Rules, Subject};
 use quotatop_aws::batch::BatchClient;
 use quotatop_model::{QueueSnapshot, clean_text};
 use quotatop_store::audit::{AwsContext, Operator, Outcome};
@@ -98,7 +99,12 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
     }
     let new = actions::parse_priority(&args.priority)?;
     let policy: PriorityPolicy = loaded.config.priority;
-    let class_policy = super::policy::for_changes(loaded.path.as_deref())?;
+    // The one check every door calls (quotatop_analysis::gate::judge), under the rules built
+    // once here; a policy that cannot be read refuses before anything is asked of AWS.
+    let rules = super::policy::gate::rules(&loaded, None);
+    if let Classes::Unreadable(why) = &rules.classes {
+        bail!("{}", Refusal::PolicyUnreadable(why.clone()));
+    }
     let log = super::audit::open_change_log(&args.log, loaded.config.store.url.as_deref())?;
     // A torn last line (or a store that cannot be read) would refuse the intent: say so (and
     // how to repair) before any call.
@@ -112,15 +118,20 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
             super::snapshot::connect_and_refresh(&args.aws, &args.queues).await?;
         let (queue, job_id) = find_job(&snapshot.queues, &args.job)?;
         let preview = actions::preview(queue, &job_id, new)?;
-        actions::check_change(
-            preview.old_priority,
-            new,
-            &args.reason,
-            args.change_record.as_deref(),
-            &policy,
-        )?;
-        let (operator, class_stamp) =
-            judge_class(&client, class_policy.as_ref(), &preview, new, args).await?;
+        let operator = operator_for(&client, &rules).await;
+        let door = super::policy::gate::door(rules.clone(), &operator);
+        let class_stamp = door
+            .judge(
+                Act::Priority { new },
+                Subject {
+                    share: &preview.share,
+                    class_tag: preview.class_tag.as_deref(),
+                    priority: preview.old_priority,
+                },
+                &args.reason,
+                args.change_record.as_deref(),
+            )?
+            .map(super::policy::gate::stamp);
         let note = quotatop_analysis::preview::model_note(snapshot.source.endpoint.as_deref());
         if !shown_and_confirmed(args, &preview, note, class_stamp.as_ref())? {
             return Ok(());
@@ -143,33 +154,17 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
     })
 }
 
-/// The operator, and the class policy's judgement of the change when there is a policy (which
-/// may name operators by their AWS principal, so it is asked for then): an error refuses it.
-async fn judge_class(
-    client: &BatchClient,
-    class_policy: Option<&quotatop_policy::Policy>,
-    preview: &Preview,
-    new: u32,
-    args: &SetPriorityArgs,
-) -> anyhow::Result<(Operator, Option<quotatop_store::audit::ClassPolicy>)> {
+/// The operator a change is made as: the AWS principal is asked for when a class policy may
+/// name operators by it.
+pub async fn operator_for(client: &BatchClient, rules: &Rules) -> Operator {
     let mut operator = Operator::current();
-    let Some(p) = class_policy else {
-        return Ok((operator, None));
-    };
-    operator.aws_principal = Some(match client.caller_identity().await {
-        Ok(arn) => arn,
-        Err(why) => format!("unknown ({why})"),
-    });
-    let stamp = super::policy::judge_change(
-        p,
-        preview.class_tag.as_deref(),
-        &preview.share,
-        Some(preview.old_priority),
-        new,
-        &operator,
-        args.change_record.is_some(),
-    )?;
-    Ok((operator, Some(stamp)))
+    if super::policy::gate::needs_principal(rules) {
+        operator.aws_principal = Some(match client.caller_identity().await {
+            Ok(arn) => arn,
+            Err(why) => format!("unknown ({why})"),
+        });
+    }
+    operator
 }
 
 /// Prints the preview (and the class change), then whether to go on: not on a dry run, nor

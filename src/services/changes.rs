@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use quotatop_actions::{self as actions, ChangeContext, JobTagger, PriorityApi};
+use quotatop_analysis::gate::{Act, Refusal, Rules, Subject};
 use quotatop_store::audit::{AwsContext, ChangeLog, Operator, Outcome};
 use quotatop_tui::effects::{
     BoxFuture, ChangeError, ChangeOutcome, ChangeRequest, ChangeResult, ChangeRunner,
@@ -32,17 +33,11 @@ pub struct ApiRunner<A> {
     pub policy: Option<String>,
     /// Tags each changed job with the justification (`--tag-justification`).
     pub tagger: Option<Arc<dyn JobTagger>>,
-    /// The class policy (`policy.toml` beside the config file) each change is checked against
-    /// before its intent is written; its hash and the job's classes go into the intent.
-    /// `Some(Err(why))`: the policy exists but cannot be read, and every change is refused.
-    pub class_policy: Option<Result<Arc<quotatop_policy::Policy>, PolicyRefusal>>,
+    /// The rules every door judges a change by (`quotatop_analysis::gate::judge`): checked
+    /// again here, with the operator's AWS principal, just before the intent is written; the
+    /// class stamp goes into the intent.
+    pub rules: Rules,
 }
-
-/// Why the class policy refuses a change: the rule that refuses it, or why the policy could
-/// not be read (then it refuses every change).
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub struct PolicyRefusal(pub String);
 
 impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
     fn apply(&self, req: ChangeRequest) -> BoxFuture<ChangeResult> {
@@ -59,13 +54,9 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
             class_policy: None,
         };
         let tagger = self.tagger.clone();
-        let class_policy = self.class_policy.clone();
+        let rules = self.rules.clone();
         Box::pin(async move {
-            let checked = match class_policy {
-                Some(Ok(p)) => judge(api.as_ref(), &p, &mut ctx, &req).await.map(Some),
-                Some(Err(why)) => Err(why),
-                None => Ok(None),
-            };
+            let checked = judge(api.as_ref(), &rules, &mut ctx, &req).await;
             let result = match checked {
                 Ok(stamp) => {
                     ctx.class_policy = stamp;
@@ -80,7 +71,7 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
                     .map(outcome)
                     .map_err(|e| ChangeError::Refused(quotatop_model::error_chain(&e)))
                 }
-                Err(rule) => Err(ChangeError::Refused(rule.to_string())),
+                Err(refusal) => Err(ChangeError::Refused(refusal.to_string())),
             };
             // Only a change that was made is tagged; a failed tag does not undo it.
             let mut warning = None;
@@ -109,31 +100,36 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
     }
 }
 
-/// The class policy's answer to a console change (the rule that refuses it, or the audit's
-/// class stamp). The operator's AWS principal is read first when not known yet, since the
-/// policy may name operators by it.
+/// The one check's answer to a console change (the refusal, or the audit's class stamp). The
+/// operator's AWS principal is read first when not known yet and a class policy may name
+/// operators by it.
 async fn judge<A: PriorityApi>(
     api: &A,
-    policy: &quotatop_policy::Policy,
+    rules: &Rules,
     ctx: &mut ChangeContext,
     req: &ChangeRequest,
-) -> Result<quotatop_store::audit::ClassPolicy, PolicyRefusal> {
-    if ctx.operator.aws_principal.is_none() {
+) -> Result<Option<quotatop_store::audit::ClassPolicy>, Refusal> {
+    if ctx.operator.aws_principal.is_none() && crate::commands::policy::gate::needs_principal(rules)
+    {
         ctx.operator.aws_principal = match api.caller_identity().await {
             Ok(p) => p,
             Err(why) => Some(format!("unknown ({why})")),
         };
     }
-    crate::commands::policy::judge_change(
-        policy,
-        req.preview.class_tag.as_deref(),
-        &req.preview.share,
-        Some(req.preview.old_priority),
-        req.preview.new_priority,
-        &ctx.operator,
-        ctx.change_record.is_some(),
-    )
-    .map_err(|e| PolicyRefusal(format!("{e:#}")))
+    let door = crate::commands::policy::gate::door(rules.clone(), &ctx.operator);
+    let stamp = door.judge(
+        Act::Priority {
+            new: req.preview.new_priority,
+        },
+        Subject {
+            share: &req.preview.share,
+            class_tag: req.preview.class_tag.as_deref(),
+            priority: req.preview.old_priority,
+        },
+        &ctx.justification,
+        ctx.change_record.as_deref(),
+    )?;
+    Ok(stamp.map(crate::commands::policy::gate::stamp))
 }
 
 /// The console's changes with several sources: each goes to the runner of its queue's source

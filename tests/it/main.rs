@@ -54,6 +54,7 @@ mod journal_scorecard;
 mod journal_trace;
 mod layers;
 mod metrics_cli;
+mod one_check;
 mod owned_paths;
 mod pacer;
 mod philly_figures;

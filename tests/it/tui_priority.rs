@@ -76,7 +76,7 @@ fn services(api: &FakeApi, log: &std::path::Path) -> Services {
             read_only: false,
             policy: None,
             tagger: None,
-            class_policy: None,
+            rules: Default::default(),
         })),
         refresh: None,
         scorecard: None,
@@ -347,7 +347,7 @@ async fn tag_justification_tags_the_changed_job() {
             read_only: false,
             policy: None,
             tagger: Some(tagger.clone() as Arc<dyn JobTagger>),
-            class_policy: None,
+            rules: Default::default(),
         }));
         let script = format!("{OPEN}50\tincident 4711 rerun\n\n");
         let (t, _) = run_services(100, 30, options(), full_pool(), typed(&script), s).await;
@@ -408,7 +408,10 @@ async fn the_class_policy_refuses_or_stamps_a_console_change() {
             read_only: false,
             policy: None,
             tagger: None,
-            class_policy: Some(Ok(Arc::new(policy))),
+            rules: quotatop_analysis::gate::Rules {
+                classes: quotatop_analysis::gate::Classes::Policy(Arc::new(policy)),
+                ..Default::default()
+            },
         }));
         let (t, app) = run_services(200, 30, options(), full_pool(), typed(&script), s).await;
         let calls = api.calls.lock().unwrap().clone();

@@ -12,6 +12,7 @@
 mod attempts;
 mod attention;
 pub mod drill;
+pub mod gate;
 mod gpus;
 mod preemption;
 pub mod preview;

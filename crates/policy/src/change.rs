@@ -1,9 +1,12 @@
-//! The policy at change time: whether a priority change may be made, by this operator, with
-//! or without a change record. `set-priority`, the console's priority dialog and `drill` ask
-//! [`check_change`]; the audit keeps the classes before and after and the policy's hash.
+//! The policy at change time: whether a priority change, a termination or a requeue may be
+//! made, by this operator, with or without a change record. Every door asks through
+//! `quotatop_analysis::gate::judge`, which asks a [`Policy`] as its [`ClassRules`] (and `drill`
+//! asks [`check_change`] for the jobs it submits); the audit keeps the classes before and after
+//! and the policy's hash.
 
 use crate::file::Policy;
 use crate::membership::{Basis, class_name, class_of};
+use quotatop_analysis::gate::{Act, Ask, ClassRules, Stamp};
 use quotatop_model::CLASS_TAG;
 
 /// A proposed priority change of one job.
@@ -92,4 +95,75 @@ pub fn check_change(policy: &Policy, r: &ChangeRequest<'_>) -> ChangeVerdict {
         )));
     }
     verdict(None)
+}
+
+/// Checks a termination or a requeue of a job against `policy`: the job's class (as it is now)
+/// may name who may end its jobs (`terminate`), and, when it asks for change records, ending
+/// one needs one too.
+pub fn check_ending(policy: &Policy, ask: &Ask<'_>) -> ChangeVerdict {
+    let class = class_of(policy, ask.job.class_tag, ask.job.share, ask.job.priority);
+    let name = class_name(class.as_ref());
+    let verdict = |refusal: Option<String>| ChangeVerdict {
+        class_before: name.clone(),
+        class_after: name.clone(),
+        refusal,
+        policy_hash: policy.hash.clone(),
+    };
+    let Some(m) = class else {
+        return verdict(None);
+    };
+    let c = m.class;
+    if !c.allows_ending(ask.who.iter().copied()) {
+        return verdict(Some(format!(
+            "{} may not {} jobs of class {}: the policy allows only {}",
+            ask.who.first().copied().unwrap_or("this operator"),
+            ask.act.verb(),
+            c.name,
+            c.terminate.join(", ")
+        )));
+    }
+    if c.change_record && !ask.change_record_given() {
+        return verdict(Some(format!(
+            "to {} a job of class {} needs a change record: give its id (--change-record)",
+            ask.act.verb(),
+            c.name
+        )));
+    }
+    verdict(None)
+}
+
+/// The policy as every door's gate asks it.
+impl ClassRules for Policy {
+    fn judge(&self, ask: &Ask<'_>) -> Result<Stamp, String> {
+        let v = match ask.act {
+            Act::Priority { new } => check_change(
+                self,
+                &ChangeRequest {
+                    tag: ask.job.class_tag,
+                    share: ask.job.share,
+                    old: Some(ask.job.priority),
+                    new,
+                    who: ask.who,
+                    change_record: ask.change_record_given(),
+                },
+            ),
+            Act::Terminate | Act::Requeue { .. } => check_ending(self, ask),
+        };
+        match v.refusal {
+            Some(rule) => Err(rule),
+            None => Ok(Stamp {
+                policy_hash: v.policy_hash,
+                class_before: v.class_before,
+                class_after: v.class_after,
+            }),
+        }
+    }
+
+    fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    fn short_hash(&self) -> &str {
+        Policy::short_hash(self)
+    }
 }

@@ -16,7 +16,8 @@
 //! protected = true                 # its capacity is never lent
 //! may_borrow = false
 //! operators = ["alice", "arn:aws:sts::123456789012:assumed-role/oncall/*"]
-//! change_record = true             # moving a job into it needs a change record
+//! change_record = true             # moving a job into it (or ending one) needs a change record
+//! terminate = ["oncall-*"]         # who may terminate or requeue its jobs (default: anyone)
 //!
 //! [owners]
 //! prod = ["head-of-sre"]           # who approves a change of the share's limits
@@ -108,8 +109,10 @@ pub struct Class {
     /// Who may move a job into the class (empty: anyone): an OS user name or an AWS principal
     /// ARN, exactly or up to a trailing `*`.
     pub operators: Vec<String>,
-    /// Moving a job into the class needs a change record.
+    /// Moving a job into the class needs a change record (so do ending and requeueing one).
     pub change_record: bool,
+    /// Who may terminate or requeue the class's jobs (empty: anyone), named as `operators` are.
+    pub terminate: Vec<String>,
     /// The line of its `[[class]]` entry in the file.
     pub line: usize,
 }
@@ -117,15 +120,25 @@ pub struct Class {
 impl Class {
     /// Whether `who` (the names the audit records for an operator: the OS user and, when known,
     /// the AWS principal) may move a job into this class.
-    pub fn allows<'a>(&self, mut who: impl Iterator<Item = &'a str>) -> bool {
-        self.operators.is_empty()
-            || who.any(|w| {
-                self.operators.iter().any(|o| match o.strip_suffix('*') {
-                    Some(prefix) => w.starts_with(prefix),
-                    None => w == o,
-                })
-            })
+    pub fn allows<'a>(&self, who: impl Iterator<Item = &'a str>) -> bool {
+        names_any(&self.operators, who)
     }
+
+    /// Whether `who` may terminate or requeue the class's jobs (`terminate`).
+    pub fn allows_ending<'a>(&self, who: impl Iterator<Item = &'a str>) -> bool {
+        names_any(&self.terminate, who)
+    }
+}
+
+/// Whether `list` (empty: anyone) names one of `who`, exactly or up to a trailing `*`.
+fn names_any<'a>(list: &[String], mut who: impl Iterator<Item = &'a str>) -> bool {
+    list.is_empty()
+        || who.any(|w| {
+            list.iter().any(|o| match o.strip_suffix('*') {
+                Some(prefix) => w.starts_with(prefix),
+                None => w == o,
+            })
+        })
 }
 
 /// A policy as read from its file.
@@ -185,6 +198,8 @@ struct RawClass {
     operators: Vec<String>,
     #[serde(default)]
     change_record: bool,
+    #[serde(default)]
+    terminate: Vec<String>,
 }
 
 /// `line N, column M` of byte offset `at`.
@@ -316,17 +331,22 @@ fn check_class(c: RawClass, line: usize) -> Result<Class, ClassProblem> {
             format!("{v}: must be ≥ 0"),
         ));
     }
-    if let Some(o) = c
-        .operators
-        .iter()
-        .find(|o| o.trim().is_empty() || *o == "*")
-    {
-        return Err(at(
-            "operators",
-            format!(
-                "{o:?} names no one: leave `operators` out to let anyone use the class, or name users or principals"
-            ),
-        ));
+    for (key, list, leave_out) in [
+        ("operators", &c.operators, "to let anyone use the class"),
+        (
+            "terminate",
+            &c.terminate,
+            "to let anyone end the class's jobs",
+        ),
+    ] {
+        if let Some(o) = list.iter().find(|o| o.trim().is_empty() || *o == "*") {
+            return Err(at(
+                key,
+                format!(
+                    "{o:?} names no one: leave `{key}` out {leave_out}, or name users or principals"
+                ),
+            ));
+        }
     }
     Ok(Class {
         name: c.name,
@@ -348,6 +368,7 @@ fn check_class(c: RawClass, line: usize) -> Result<Class, ClassProblem> {
         may_borrow: c.may_borrow,
         operators: c.operators,
         change_record: c.change_record,
+        terminate: c.terminate,
         line,
     })
 }

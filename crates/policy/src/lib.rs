@@ -14,7 +14,7 @@ mod plan;
 mod show;
 
 pub use approval::{Approval, limit_approval};
-pub use change::{ChangeRequest, ChangeVerdict, check_change};
+pub use change::{ChangeRequest, ChangeVerdict, check_change, check_ending};
 pub use conformance::{
     BreachItem, Check, CheckKind, ClassConformance, Conformance, JobBreach, breach_items,
     conformance, first_capacity_wait, markdown,

@@ -31,7 +31,6 @@ use super::status_bar::{History, StatusInfo};
 use super::theme::Theme;
 use super::travel::{self, Travel};
 use quotatop_analysis::LoopRule;
-use quotatop_analysis::preview::PriorityPolicy;
 use quotatop_model::{Millis, Snapshot};
 
 /// Below this the console shows only a "terminal too small" notice.
@@ -71,8 +70,9 @@ pub struct AppOptions {
     pub clock: Box<dyn Fn() -> Millis + Send>,
     /// Shown in the footer at start (config problems).
     pub warnings: Vec<String>,
-    /// When a priority change needs a change record.
-    pub priority_policy: PriorityPolicy,
+    /// The rules every door checks a change against (read-only, `[priority]`, the class
+    /// policy), with this console's operator: the dialogs judge by them before a preview.
+    pub door: std::sync::Arc<quotatop_analysis::gate::Door>,
     /// What checkpoint storage costs (`[prices] s3_gb_month`), for Job detail.
     pub storage_price: super::data::StoragePrice,
 }
@@ -102,7 +102,7 @@ pub struct App {
     clock: Box<dyn Fn() -> Millis + Send>,
     /// The priority dialog, while open (it takes every key).
     dialog: Option<PriorityDialog>,
-    priority_policy: PriorityPolicy,
+    door: std::sync::Arc<quotatop_analysis::gate::Door>,
     /// Work for the event loop, taken after each update.
     effects: Vec<Effect>,
     /// Snapshots received, to reload history screens every [`RECOMPUTE_EVERY`].
@@ -168,7 +168,7 @@ impl App {
             messages_open: false,
             clock: opts.clock,
             dialog: None,
-            priority_policy: opts.priority_policy,
+            door: opts.door,
             effects: Vec::new(),
             snapshots_seen: 0,
             prepared_applied: 0,
@@ -547,7 +547,7 @@ mod tests {
             loop_rule: LoopRule::default(),
             clock: Box::new(|| 1_000_000),
             warnings: Vec::new(),
-            priority_policy: Default::default(),
+            door: Default::default(),
             storage_price: Default::default(),
         })
     }

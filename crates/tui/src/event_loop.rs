@@ -233,7 +233,7 @@ mod tests {
             loop_rule: quotatop_analysis::LoopRule::default(),
             clock: Box::new(|| 1_000_000),
             warnings: Vec::new(),
-            priority_policy: Default::default(),
+            door: Default::default(),
             storage_price: Default::default(),
         })
     }

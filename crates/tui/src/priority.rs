@@ -19,10 +19,10 @@ use super::field::{self, Edit, Text as Input};
 use super::keymap::{Action, KeyMap};
 use super::text::clean;
 use super::theme::{Role, Theme};
-use quotatop_analysis::preview::{
-    self, Changed, Preview, PriorityPolicy, change_record_reason, check_change, parse_priority,
-};
+use quotatop_analysis::gate::{Act, Door, Subject};
+use quotatop_analysis::preview::{self, Changed, Preview, change_record_reason, parse_priority};
 use quotatop_model::{JobStatus, TrackedJob};
+use std::sync::Arc;
 
 /// Longest text accepted in a field.
 const MAX_FIELD: usize = 200;
@@ -62,7 +62,10 @@ pub struct PriorityDialog {
     share: String,
     status: JobStatus,
     current: u32,
-    policy: PriorityPolicy,
+    /// The job's `quotatop:class` tag: what the class policy reads its class from.
+    class_tag: Option<String>,
+    /// The rules every door checks a change against, with this console's operator.
+    door: Arc<Door>,
     pub field: Field,
     /// The three fields, each with its own cursor (tui-input: moving and deleting by
     /// character, word and line, by the width characters take on screen).
@@ -81,7 +84,7 @@ pub struct PriorityDialog {
 }
 
 impl PriorityDialog {
-    pub fn new(queue: &str, job: &TrackedJob, policy: PriorityPolicy) -> Self {
+    pub fn new(queue: &str, job: &TrackedJob, door: Arc<Door>) -> Self {
         Self {
             queue: queue.to_string(),
             job_id: job.job.id.clone(),
@@ -89,7 +92,8 @@ impl PriorityDialog {
             share: job.job.share.clone(),
             status: job.job.status,
             current: job.job.priority,
-            policy,
+            class_tag: job.job.class_tag.clone(),
+            door,
             field: Field::Priority,
             priority: Input::default(),
             justification: Input::default(),
@@ -125,7 +129,7 @@ impl PriorityDialog {
     /// Why the typed change needs a change record, if it does.
     pub fn record_needed(&self) -> Option<String> {
         let new = parse_priority(self.priority.value()).ok()?;
-        change_record_reason(self.current, new, &self.policy)
+        change_record_reason(self.current, new, &self.door.rules.priority)
     }
 
     pub fn on_key(&mut self, action: Option<Action>, key: &KeyEvent, data: &Data) -> Reply {
@@ -235,21 +239,29 @@ impl PriorityDialog {
             .snapshot
             .as_ref()
             .and_then(|s| preview::model_note(s.source.endpoint.as_deref()));
-        let checked = parse_priority(self.priority.value()).and_then(|new| {
-            let record = Some(self.change_record.value()).filter(|c| !c.trim().is_empty());
-            check_change(
-                self.current,
-                new,
-                self.justification.value(),
-                record,
-                &self.policy,
-            )
-            .map(|()| new)
-        });
+        // The one check every door calls (the CLI's, the runner's): read-only mode, the change
+        // as typed, and the class policy, refused here in the same words before any preview.
+        let checked = parse_priority(self.priority.value())
+            .map_err(|e| e.to_string())
+            .and_then(|new| {
+                self.door
+                    .judge(
+                        Act::Priority { new },
+                        Subject {
+                            share: &self.share,
+                            class_tag: self.class_tag.as_deref(),
+                            priority: self.current,
+                        },
+                        self.justification.value(),
+                        Some(self.change_record.value()),
+                    )
+                    .map(|_| new)
+                    .map_err(|e| e.to_string())
+            });
         let new = match checked {
             Ok(n) => n,
             Err(e) => {
-                self.error = Some(e.to_string());
+                self.error = Some(e);
                 return false;
             }
         };
@@ -494,7 +506,7 @@ mod tests {
     fn fields_have_a_cursor() {
         let job =
             quotatop_analysis::fixture::job("a", "s", "ml.g5.xlarge", 1, JobStatus::Runnable, 1, 0);
-        let mut d = PriorityDialog::new("q", &job, PriorityPolicy::default());
+        let mut d = PriorityDialog::new("q", &job, Arc::default());
         let data = Data::default();
         let none = KeyModifiers::NONE;
         let press = |d: &mut PriorityDialog, code: KeyCode, m: KeyModifiers| {

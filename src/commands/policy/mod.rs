@@ -12,6 +12,7 @@ use quotatop_aws::batch::BatchClient;
 use quotatop_model::QuotaShare;
 use quotatop_policy::Policy;
 
+pub mod gate;
 mod plan;
 
 pub fn run(cmd: &PolicyCommand) -> anyhow::Result<()> {

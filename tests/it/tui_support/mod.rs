@@ -388,7 +388,7 @@ pub fn options() -> AppOptions {
         loop_rule: LoopRule::default(),
         clock: Box::new(|| NOW + 1_000),
         warnings: Vec::new(),
-        priority_policy: Default::default(),
+        door: Default::default(),
         storage_price: Default::default(),
     }
 }

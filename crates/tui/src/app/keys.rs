@@ -269,6 +269,10 @@ impl App {
                 job.job.status.as_str()
             ));
         }
-        self.dialog = Some(PriorityDialog::new(&queue, job, self.priority_policy));
+        self.dialog = Some(PriorityDialog::new(
+            &queue,
+            job,
+            std::sync::Arc::clone(&self.door),
+        ));
     }
 }

@@ -41,7 +41,7 @@ fn app() -> (App, Terminal<TestBackend>) {
         loop_rule: LoopRule::default(),
         clock: Box::new(|| 1_000_000),
         warnings: Vec::new(),
-        priority_policy: Default::default(),
+        door: Default::default(),
         storage_price: Default::default(),
     });
     app.update(Msg::Snapshot(Box::new(Snapshot {
