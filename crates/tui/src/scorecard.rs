@@ -207,10 +207,6 @@ impl Screen for ScorecardScreen {
         Vec::new()
     }
 
-    fn scorecard(&self) -> Option<&ScorecardState> {
-        Some(&self.state)
-    }
-
     fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx) {
         let theme = ctx.theme;
         let queue = ctx

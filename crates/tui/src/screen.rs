@@ -108,7 +108,9 @@ pub enum Open {
     Jobs { queue: String },
 }
 
-pub trait Screen {
+/// What every screen is to the app. `Any`: the app never looks inside a screen, but
+/// [`super::App::scorecard`] (for the integration tests) finds the Scorecard screen by its type.
+pub trait Screen: std::any::Any {
     fn kind(&self) -> Kind;
     /// Whether Tab switches between panes of it (its footer hint shows only then).
     fn has_panes(&self) -> bool {
@@ -183,10 +185,6 @@ pub trait Screen {
     /// The filter and sort of rows it takes ready-made from each snapshot's derivation off
     /// the UI thread (Jobs; see [`crate::data::DeriveInputs`]).
     fn derived_rows(&self) -> Option<super::list::RowsKey> {
-        None
-    }
-    /// The Scorecard screen's state (tests).
-    fn scorecard(&self) -> Option<&super::scorecard::ScorecardState> {
         None
     }
     /// The job a priority change applies to (by default: the one Enter would open).
