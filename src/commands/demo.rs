@@ -153,7 +153,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         opts.warnings.extend(log_warning);
         // Priority changes against the demo world are audited in the demo's own log.
         let audit_log = Some(dir.join("audit.jsonl"));
-        let mut services = console::services(
+        let (services, mut screens) = console::services(
             console::Through::Client(&client),
             Box::new(poller.refresher()),
             &loaded,
@@ -167,14 +167,14 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
             let policy = dir.join("policy.toml");
             std::fs::write(&policy, DEMO_POLICY)
                 .with_context(|| format!("cannot write the demo's policy {}", policy.display()))?;
-            services.policy = Some(console::policy_reader_at(
+            screens = screens.serving(console::policy_reader_at(
                 policy,
                 path.clone(),
                 audit_log,
                 &loaded,
             ));
         }
-        let result = console::run(opts, snapshots, services, journal).await;
+        let result = console::run(opts, snapshots, (services, screens), journal).await;
         poller.shutdown().await;
         emulator.shutdown().await?;
         result
