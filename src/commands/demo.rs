@@ -18,7 +18,7 @@ use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, Scenario};
 /// The demo world, embedded so `quotatop demo` works from any directory.
 pub const DEMO_SCENARIO: &str = include_str!("../../scenarios/demo.toml");
 
-/// The demo world's policy (the README's four classes), which its jobs' class tags name: the
+/// The demo world's policy (the four classes of docs/policy.md), which its jobs' class tags name: the
 /// Policy screen judges the demo by it.
 pub const DEMO_POLICY: &str = include_str!("../../crates/policy/fixtures/four_classes.toml");
 

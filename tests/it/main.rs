@@ -44,6 +44,7 @@ mod emulator_share_rules;
 mod emulator_sts;
 mod emulator_truth;
 mod emulator_wire;
+mod file_sizes;
 mod engine_philly;
 mod engine_props;
 mod fuzz_inputs;
