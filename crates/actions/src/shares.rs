@@ -15,7 +15,7 @@ use quotatop_model::QuotaShare;
 use quotatop_store::audit::{Action, AuditRecord, ChangeLog, Operator, Outcome};
 
 use super::{ActionError, ApiFailure};
-use crate::apply::{intent_record, principal_or_why, record_outcome};
+use crate::apply::principal_or_why;
 pub use live::LiveShares;
 use verdict::read_back;
 pub use verdict::{changed_since_plan, judge, landed, verdict_words};
@@ -86,27 +86,24 @@ impl ApplyReport {
 /// The intent record of step `i` of `steps`, with a new change id.
 fn step_intent(ctx: &SharesContext, operator: &Operator, steps: &[Step], i: usize) -> AuditRecord {
     let step = &steps[i];
-    AuditRecord {
-        share: step.share().to_string(),
-        preview: format!(
+    AuditRecord::share_intent(
+        ctx.change.origin(operator.clone()),
+        quotatop_store::audit::new_change_id(),
+        step.share().to_string(),
+        format!(
             "step {} of {}: {} {}",
             i + 1,
             steps.len(),
             step.verb(),
             step.share()
         ),
-        action: Some(Action {
+        Action {
             call: step.call().to_string(),
             target: step.share().to_string(),
             detail: step.detail(),
             run_id: Some(ctx.run_id.clone()),
-        }),
-        ..intent_record(
-            &ctx.change,
-            operator.clone(),
-            quotatop_store::audit::new_change_id(),
-        )
-    }
+        },
+    )
 }
 
 /// Applies the steps in order, each with an intent before and an outcome after its call;
@@ -126,7 +123,7 @@ pub async fn apply_plan<A: SharesApi>(
     }
     let mut report = ApplyReport::default();
     for (i, step) in steps.iter().enumerate() {
-        let mut record = step_intent(ctx, &operator, steps, i);
+        let record = step_intent(ctx, &operator, steps, i);
         let change_id = record.change_id.clone();
         // Held from before the intent until after the outcome (`audit reconcile` leaves the
         // change alone while this writer lives).
@@ -155,13 +152,12 @@ pub async fn apply_plan<A: SharesApi>(
         };
         if let Some(what) = changed {
             let what = format!("{} changed since the plan: {what}", step.share());
-            record_outcome(
-                &mut record,
+            let written = log.append(AuditRecord::outcome_of(
+                record,
                 Outcome::Failed {
                     error: format!("not called: {what}"),
                 },
-            );
-            let written = log.append(record);
+            ));
             drop(in_flight);
             if let Err(e) = written {
                 report.audit_error = Some(format!(
@@ -180,8 +176,7 @@ pub async fn apply_plan<A: SharesApi>(
             // retried and meets its own change ("already exists"). Read back what is true.
             Err(ApiFailure(error)) => read_back(api, step, error).await,
         };
-        record_outcome(&mut record, outcome.clone());
-        let written = log.append(record);
+        let written = log.append(AuditRecord::outcome_of(record, outcome.clone()));
         drop(in_flight);
         let failed = !landed(&outcome);
         report.done.push((step.clone(), outcome));
