@@ -1,4 +1,4 @@
-//! `quotatop drill`'s flags (kept apart from `cli.rs` to keep that file short).
+//! `quotatop drill` command-line definitions (clap) only; the work is in `commands/drill/`.
 
 use clap::Subcommand;
 

@@ -14,6 +14,7 @@ use quotatop_store::StoreLocation;
 use quotatop_store::audit::{AuditLog, AwsContext, ChangeLog, Operator};
 use quotatop_tui::data::HISTORY_LEN;
 use quotatop_tui::effects::{ChangeRunner, HistoryReader, Services};
+use quotatop_tui::registry::Screens;
 
 use crate::cli::ConsoleArgs;
 use crate::config::{self, Loaded, Overrides};
@@ -195,14 +196,16 @@ pub enum Through<'a> {
 
 /// The services of a console connected to Batch: priority changes `through` the client or
 /// sources, with `audit_log` (none when the OS gives no home directory: the dialog then
-/// reports that), the log pane's reads through the same, and refreshes through the poller.
+/// reports that), and refreshes through the poller; and the screens, serving their own work's
+/// services by type (the log pane's reads through the same client or sources, the Policy
+/// screen's reader, the Share screen's audit log).
 pub fn services(
     through: Through,
     refresh: Refresh,
     loaded: &Loaded,
     journal: &Journal,
     audit_log: Option<PathBuf>,
-) -> Services {
+) -> (Services, Screens) {
     let changes = audit_log.clone().map(|path| {
         let log: ChangeLog = AuditLog::new(path).into();
         match through {
@@ -248,20 +251,29 @@ pub fn services(
             spark_len: HISTORY_LEN,
         }) as Arc<dyn HistoryReader>
     });
-    Services {
+    let mut screens = Screens::builtin();
+    if let Some(reader) = policy_reader(loaded, journal, audit_log.clone()) {
+        screens = screens.serving(reader);
+    }
+    if let Some(reader) = log_reader(clients) {
+        screens = screens.serving(reader);
+    }
+    if let Some(path) = audit_log {
+        screens =
+            screens.serving(
+                Arc::new(crate::services::share_changes::AuditShareChanges { path })
+                    as Arc<dyn quotatop_tui::effects::ShareChangeReader>,
+            );
+    }
+    let services = Services {
         changes,
         refresh: Some(refresh),
         scorecard,
         history,
         // Set by `run`, which owns the journal's writer.
         journal_state: None,
-        policy: policy_reader(loaded, journal, audit_log.clone()),
-        logs: log_reader(clients),
-        share_changes: audit_log.map(|path| {
-            Arc::new(crate::services::share_changes::AuditShareChanges { path })
-                as Arc<dyn quotatop_tui::effects::ShareChangeReader>
-        }),
-    }
+    };
+    (services, screens)
 }
 
 /// The audit log the scorecard's exceptions name operators from: a console following a store
@@ -469,11 +481,12 @@ impl JournalPace {
     }
 }
 
-/// Runs the console until the user quits, recording what it receives into `journal`.
+/// Runs the console with `screens` until the user quits, recording what it receives into
+/// `journal`.
 pub async fn run(
     opts: AppOptions,
     snapshots: mpsc::Receiver<Snapshot>,
-    services: Services,
+    (services, screens): (Services, Screens),
     journal: Journal,
 ) -> anyhow::Result<()> {
     // The console drops a job list of tens of MB every refresh at 50,000 jobs: with glibc's
@@ -481,7 +494,7 @@ pub async fn run(
     // resident in the heap (measured by `benches/console_scale.rs`: 164 → 142 MB at 50,000).
     quotatop_replay::fix_mmap_threshold();
     let Some(handle) = journal.handle else {
-        let result = tui::run(opts, snapshots, services).await;
+        let result = tui::run_screens(opts, screens, snapshots, services).await;
         log_end(&result);
         result?;
         return Ok(());
@@ -493,7 +506,7 @@ pub async fn run(
         watched.upgrade().and_then(|h| h.status().unavailable)
     }));
     let (snapshots, task) = tee(snapshots, handle.clone());
-    let result = tui::run(opts, snapshots, services).await;
+    let result = tui::run_screens(opts, screens, snapshots, services).await;
     log_end(&result);
     task.abort();
     let _ = task.await;

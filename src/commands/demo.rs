@@ -18,7 +18,7 @@ use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, Scenario};
 /// The demo world, embedded so `quotatop demo` works from any directory.
 pub const DEMO_SCENARIO: &str = include_str!("../../scenarios/demo.toml");
 
-/// The demo world's policy (the README's four classes), which its jobs' class tags name: the
+/// The demo world's policy (the four classes of docs/policy.md), which its jobs' class tags name: the
 /// Policy screen judges the demo by it.
 pub const DEMO_POLICY: &str = include_str!("../../crates/policy/fixtures/four_classes.toml");
 
@@ -161,7 +161,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         opts.warnings.extend(log_warning);
         // Priority changes against the demo world are audited in the demo's own log.
         let audit_log = Some(dir.join("audit.jsonl"));
-        let mut services = console::services(
+        let (services, mut screens) = console::services(
             console::Through::Client(&client),
             Box::new(poller.refresher()),
             &loaded,
@@ -169,14 +169,14 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
             audit_log.clone(),
         );
         if let (Some(policy), Some(path)) = (&loaded.policy_file, &journal.path) {
-            services.policy = Some(console::policy_reader_at(
+            screens = screens.serving(console::policy_reader_at(
                 policy.clone(),
                 path.clone(),
                 audit_log,
                 &loaded,
             ));
         }
-        let result = console::run(opts, snapshots, services, journal).await;
+        let result = console::run(opts, snapshots, (services, screens), journal).await;
         poller.shutdown().await;
         emulator.shutdown().await?;
         result

@@ -197,8 +197,8 @@ async fn until_quit(
     journal: console::Journal,
 ) -> anyhow::Result<()> {
     let audit_log = quotatop_store::audit::default_path();
-    let services = console::services(through, refresh, loaded, &journal, audit_log);
-    console::run(opts, snapshots, services, journal).await
+    let (services, screens) = console::services(through, refresh, loaded, &journal, audit_log);
+    console::run(opts, snapshots, (services, screens), journal).await
 }
 
 /// The store the console follows instead of polling AWS: `--store URL` (or `QUOTATOP_STORE`),
@@ -268,7 +268,7 @@ async fn run_following(
     let (store_log, log_problem) = store_change_log(&f.url).await?;
     let mut following = super::follow::spawn(f.url)?;
     let audit = quotatop_store::audit::default_path();
-    let (mut opts, mut services) = if f.named.is_empty() {
+    let (mut opts, (mut services, screens)) = if f.named.is_empty() {
         // Only configuration is loaded here: no call is made until a change is.
         let client = BatchClient::connect(f.connect).await?;
         let mut opts = console::options(loaded, client.source().clone(), &journal);
@@ -276,7 +276,7 @@ async fn run_following(
             eprintln!("quotatop: {w}");
             opts.warnings.push(w);
         }
-        let mut services = console::services(
+        let (mut services, screens) = console::services(
             console::Through::Client(&client),
             following.refresher(),
             loaded,
@@ -284,7 +284,7 @@ async fn run_following(
             audit.clone(),
         );
         services.changes = store_log.map(|log| console::api_runner(&client, None, loaded, log));
-        (opts, services)
+        (opts, (services, screens))
     } else {
         let sources = super::sources::connect(f.named).await?;
         let first = sources
@@ -292,7 +292,7 @@ async fn run_following(
             .map(|s| s.client.source().clone())
             .unwrap_or_default();
         let opts = console::options(loaded, first, &journal);
-        let mut services = console::services(
+        let (mut services, screens) = console::services(
             console::Through::Sources(&sources),
             following.refresher(),
             loaded,
@@ -300,7 +300,7 @@ async fn run_following(
             audit,
         );
         services.changes = store_log.map(|log| console::fleet_changes(&sources, loaded, log));
-        (opts, services)
+        (opts, (services, screens))
     };
     opts.warnings.extend(f.log_warning);
     opts.warnings.extend(log_problem);
@@ -308,7 +308,13 @@ async fn run_following(
     if let Some(store) = &journal.shared {
         tracing::info!(%store, "following the store; no AWS polling");
     }
-    console::run(opts, following.take_snapshots(), services, journal).await
+    console::run(
+        opts,
+        following.take_snapshots(),
+        (services, screens),
+        journal,
+    )
+    .await
 }
 
 #[cfg(test)]

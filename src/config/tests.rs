@@ -1,6 +1,9 @@
 use super::*;
 use std::collections::HashMap;
 
+use super::sections::DAY_MS;
+use quotatop_store::journal::JournalConfig;
+
 fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let map: HashMap<String, String> = pairs
         .iter()

@@ -46,6 +46,7 @@ mod emulator_truth;
 mod emulator_wire;
 mod engine_philly;
 mod engine_props;
+mod file_sizes;
 mod fuzz_inputs;
 mod journal_checkpoints;
 mod journal_migrate;

@@ -381,7 +381,16 @@ fn replay_with_a_policy_judges_its_important_work_and_budgets() {
 /// console's Policy screen (and its attention item) and `/metrics`, on one recorded journal.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn check_report_the_policy_screen_and_metrics_name_the_breach_the_same_way() {
-    use super::tui_support::{Step, drive_steps, options, screen_text};
+    use super::tui_support::{Step, drive_serving, options, screen_text};
+    use quotatop_tui::effects::Services;
+    /// The console's screens, the policy's work reading `reader` (as the console serves it).
+    fn serving(
+        reader: quotatop::services::policy::PolicyFromJournal,
+    ) -> quotatop_tui::registry::Screens {
+        let reader: std::sync::Arc<dyn quotatop_tui::policy::PolicyReader> =
+            std::sync::Arc::new(reader);
+        quotatop_tui::registry::Screens::builtin().serving(reader)
+    }
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("j.sqlite3");
     write_journal(&journal);
@@ -417,12 +426,18 @@ async fn check_report_the_policy_screen_and_metrics_name_the_breach_the_same_way
         audit_log: None,
         window: "24h".into(),
     };
-    let services = quotatop_tui::effects::Services {
-        policy: Some(std::sync::Arc::new(reader)),
-        ..Default::default()
-    };
+    let screens = serving(reader);
     let last = snap(41 * MIN, vec![]);
-    let (t, _) = drive_steps(220, 40, options(), services, last, vec![]).await;
+    let (t, _) = drive_serving(
+        220,
+        40,
+        options(),
+        screens,
+        Services::default(),
+        last,
+        vec![],
+    )
+    .await;
     let overview = screen_text(&t);
     let item =
         "incident: 1 job(s) waited over their 15m00s promise, worst train-inc-late: waited 20m00s";
@@ -435,15 +450,12 @@ async fn check_report_the_policy_screen_and_metrics_name_the_breach_the_same_way
         audit_log: None,
         window: "24h".into(),
     };
-    let services = quotatop_tui::effects::Services {
-        policy: Some(std::sync::Arc::new(reader)),
-        ..Default::default()
-    };
-    let (t, _) = drive_steps(
+    let (t, _) = drive_serving(
         220,
         40,
         options(),
-        services,
+        serving(reader),
+        Services::default(),
         snap(41 * MIN, vec![]),
         vec![Step::Keys("5")],
     )

@@ -12,7 +12,7 @@ use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
 const FOUR: &str = "crates/policy/fixtures/four_classes.toml";
 
 /// The demo world's shares (scenarios/demo.toml) as a shares file, as `shares export` writes
-/// them (README's `policy lint` example reads it).
+/// them (docs/policy.md's `policy lint` example reads it).
 const DEMO_SHARES: &str = "crates/policy/fixtures/demo_shares.toml";
 
 /// `quotatop policy ARGS` with a temporary home (no user config), stdin not a terminal.
@@ -192,14 +192,14 @@ async fn init_from_live_shares_and_config_lints_clean_beside_the_config() {
     h.shutdown().await.unwrap();
 }
 
-/// README's `policy lint` example runs as written, from the repository, and prints what README
+/// docs/policy.md's `policy lint` example runs as written, from the repository, and prints what it
 /// shows, byte for byte.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_readme_lint_example_runs_as_written() {
-    let readme = std::fs::read_to_string("README.md").unwrap();
+    let readme = std::fs::read_to_string("docs/policy.md").unwrap();
     let at = readme
         .find("`quotatop policy lint --policy ")
-        .expect("README shows a policy lint example");
+        .expect("docs/policy.md shows a policy lint example");
     let command = &readme[at + 1..];
     let command = &command[..command.find('`').unwrap()];
     let args: Vec<&str> = command.split_whitespace().skip(2).collect();
@@ -257,10 +257,10 @@ async fn the_demo_shares_fixture_is_the_demo_worlds_export() {
     h.shutdown().await.unwrap();
 }
 
-/// README's four-class example is the fixture the tests read, word for word.
+/// docs/policy.md's four-class example is the fixture the tests read, word for word.
 #[test]
 fn the_readme_example_is_the_tested_fixture() {
-    let readme = std::fs::read_to_string("README.md").unwrap();
+    let readme = std::fs::read_to_string("docs/policy.md").unwrap();
     let fixture = std::fs::read_to_string(FOUR).unwrap();
     let body: String = fixture
         .lines()
@@ -269,7 +269,7 @@ fn the_readme_example_is_the_tested_fixture() {
         .collect();
     assert!(
         readme.contains(&format!("```toml\n{body}```")),
-        "README's Policy example differs from {FOUR}"
+        "docs/policy.md's worked example differs from {FOUR}"
     );
 }
 

@@ -147,16 +147,16 @@ impl quotatop_tui::policy::PolicyReader for Growing {
 /// (2 jobs), and the panel takes the screen's answer.
 #[tokio::test]
 async fn the_attention_panel_agrees_with_the_policy_screen_once_it_loads() {
-    use crate::tui_support::{Step, drive_steps, options, screen_text, snapshot};
-    let services = quotatop_tui::effects::Services {
-        policy: Some(std::sync::Arc::new(Growing(Default::default()))),
-        ..Default::default()
-    };
-    let (t, app) = drive_steps(
+    use crate::tui_support::{Step, drive_serving, options, screen_text, snapshot};
+    let reader: std::sync::Arc<dyn quotatop_tui::policy::PolicyReader> =
+        std::sync::Arc::new(Growing(Default::default()));
+    let screens = quotatop_tui::registry::Screens::builtin().serving(reader);
+    let (t, app) = drive_serving(
         160,
         40,
         options(),
-        services,
+        screens,
+        Default::default(),
         snapshot(),
         vec![Step::Keys(":policy\n")],
     )

@@ -82,9 +82,6 @@ fn services(api: &FakeApi, log: &std::path::Path) -> Services {
         scorecard: None,
         history: None,
         journal_state: None,
-        share_changes: None,
-        policy: None,
-        logs: None,
     }
 }
 

@@ -10,8 +10,14 @@ use quotatop_actions::{SharesApi, SharesContext, apply_plan};
 use quotatop_analysis::shares_plan::{Step, plan};
 use quotatop_model::{CapacityLimit, QuotaShare, SharingConfig};
 use quotatop_store::audit::{AuditLog, AwsContext, Operator};
-use quotatop_tui::effects::Services;
+use quotatop_tui::effects::{Services, ShareChangeReader};
+use quotatop_tui::registry::Screens;
 use quotatop_tui::screen::Kind;
+
+/// The console's screens, the Share screen's work reading `reader` (as the console serves it).
+fn serving(reader: AuditShareChanges) -> Screens {
+    Screens::builtin().serving(Arc::new(reader) as Arc<dyn ShareChangeReader>)
+}
 
 struct Ok_;
 
@@ -66,11 +72,17 @@ async fn the_share_screen_shows_its_last_audited_change() {
     audited(&log, "research", "CHG-9").await;
     // A later change of another share is not research's.
     audited(&log, "prod", "CHG-10").await;
-    let services = || Services {
-        share_changes: Some(Arc::new(AuditShareChanges { path: log.clone() })),
-        ..Services::default()
-    };
-    let (t, app) = run_services(120, 30, options(), snapshot(), typed("j\n"), services()).await;
+    let screens = || serving(AuditShareChanges { path: log.clone() });
+    let (t, app) = run_serving(
+        120,
+        30,
+        options(),
+        screens(),
+        snapshot(),
+        typed("j\n"),
+        Services::default(),
+    )
+    .await;
     assert_eq!(app.screen_kind(), Kind::Share);
     let text = screen_text(&t);
     assert!(
@@ -83,18 +95,33 @@ async fn the_share_screen_shows_its_last_audited_change() {
     assert!(!text.contains("CHG-10"), "{text}");
     // Issue 29 §2.15: and why, also at 80 columns (on a line of its own).
     assert!(text.contains("why       rebalance"), "{text}");
-    let (t, _) = run_services(80, 30, options(), snapshot(), typed("j\n"), services()).await;
+    let (t, _) = run_serving(
+        80,
+        30,
+        options(),
+        screens(),
+        snapshot(),
+        typed("j\n"),
+        Services::default(),
+    )
+    .await;
     let text = screen_text(&t);
     assert!(text.contains("last change "), "{text}");
     assert!(text.contains("why       rebalance"), "{text}");
 
     // No change audited: said; no audit log service: no line at all.
     let empty = dir.path().join("none.jsonl");
-    let none = Services {
-        share_changes: Some(Arc::new(AuditShareChanges { path: empty })),
-        ..Services::default()
-    };
-    let (t, _) = run_services(120, 30, options(), snapshot(), typed("j\n"), none).await;
+    let none = serving(AuditShareChanges { path: empty });
+    let (t, _) = run_serving(
+        120,
+        30,
+        options(),
+        none,
+        snapshot(),
+        typed("j\n"),
+        Services::default(),
+    )
+    .await;
     assert!(
         screen_text(&t).contains("last change none audited"),
         "{}",

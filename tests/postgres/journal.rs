@@ -69,7 +69,7 @@ fn concurrent_first_opens_migrate_once(c: &Cluster) {
     assert_eq!(v, quotatop_store::journal::PG_SCHEMA_VERSION);
 }
 
-/// A role with SELECT only (README's `quotatop_reader`) reads the journal; opening it to
+/// A role with SELECT only (docs/team.md's `quotatop_reader`) reads the journal; opening it to
 /// write fails with the server's permission error, not a panic or a silent success.
 fn read_only_role_reads_and_cannot_write(c: &Cluster) {
     let store = fresh(c, "readonly");
@@ -105,10 +105,10 @@ fn read_only_role_reads_and_cannot_write(c: &Cluster) {
     assert!(!err.to_string().contains("reader-pw"), "{err}");
 }
 
-/// README's "Roles and grants", run as written: the owner makes the tables, the recorder
+/// docs/team.md's "Roles and grants", run as written: the owner makes the tables, the recorder
 /// journals and prunes, the reader reads and cannot write, the auditor appends.
 fn the_readmes_roles_and_grants_work(c: &Cluster) {
-    let readme = std::fs::read_to_string("README.md").unwrap();
+    let readme = std::fs::read_to_string("docs/team.md").unwrap();
     let from = readme.find("**Roles and grants**").unwrap();
     let block = &readme[from..];
     let block = &block[block.find("```sql").unwrap() + 6..];
@@ -171,7 +171,7 @@ fn the_readmes_roles_and_grants_work(c: &Cluster) {
     two_recorders_on_the_recorder_role(c, &db, &recorder);
 }
 
-/// Two recorders on the README's recorder role: one leads (the lease tables are granted);
+/// Two recorders on docs/team.md's recorder role: one leads (the lease tables are granted);
 /// when its lease lapses (its heartbeat made old and its renewal held, as a frozen leader's
 /// would be), the other ends its session without a superuser (same role) and leads.
 fn two_recorders_on_the_recorder_role(c: &Cluster, db: &str, url: &quotatop_store::pg::StoreUrl) {

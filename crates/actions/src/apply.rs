@@ -4,7 +4,7 @@
 use std::future::Future;
 
 use quotatop_store::audit::{
-    AuditRecord, AwsContext, ChangeLog, JobRef, Operator, Outcome, RecordKind,
+    AuditRecord, AwsContext, ChangeLog, ChangeOrigin, JobRef, Operator, Outcome,
 };
 
 use super::{ActionError, Preview};
@@ -57,11 +57,6 @@ pub struct ChangeContext {
     pub class_policy: Option<quotatop_store::audit::ClassPolicy>,
 }
 
-/// An audit record's time: now, RFC 3339 to the millisecond.
-pub(crate) fn now_rfc3339() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
 /// The AWS principal the API names, or why it is unknown (an unknown principal is no reason to
 /// refuse a change: the record says why).
 pub(crate) fn principal_or_why<E: std::fmt::Display>(
@@ -73,48 +68,19 @@ pub(crate) fn principal_or_why<E: std::fmt::Display>(
     }
 }
 
-/// `record` (an intent) turned into its outcome record: same change, timed now.
-pub(crate) fn record_outcome(record: &mut AuditRecord, outcome: Outcome) {
-    record.kind = RecordKind::Outcome;
-    record.time = now_rfc3339();
-    record.outcome = Some(outcome);
-}
-
-/// The intent record of a change in `ctx` by `operator`, timed now: what every audited change
-/// records alike. The caller sets what this change is about (share, job, priorities, preview,
-/// action).
-pub(crate) fn intent_record(
-    ctx: &ChangeContext,
-    operator: Operator,
-    change_id: String,
-) -> AuditRecord {
-    AuditRecord {
-        v: quotatop_store::audit::SCHEME,
-        seq: 0,
-        time: now_rfc3339(),
-        kind: RecordKind::Intent,
-        change_id,
-        operator,
-        aws: ctx.aws.clone(),
-        queue: ctx.queue.clone(),
-        share: String::new(),
-        job: JobRef {
-            id: String::new(),
-            name: String::new(),
-            arn: String::new(),
-        },
-        old_priority: 0,
-        new_priority: 0,
-        justification: ctx.justification.clone(),
-        change_record: ctx.change_record.clone(),
-        preview: String::new(),
-        outcome: None,
-        policy: ctx.policy.clone(),
-        repair: None,
-        action: None,
-        class_policy: ctx.class_policy.clone(),
-        prev_hash: String::new(),
-        hash: String::new(),
+impl ChangeContext {
+    /// Where a change in this context comes from, made by `operator` (this context's operator
+    /// with the AWS principal found): what its intent records besides the change itself.
+    pub(crate) fn origin(&self, operator: Operator) -> ChangeOrigin {
+        ChangeOrigin {
+            operator,
+            aws: self.aws.clone(),
+            queue: self.queue.clone(),
+            justification: self.justification.clone(),
+            change_record: self.change_record.clone(),
+            policy: self.policy.clone(),
+            class_policy: self.class_policy.clone(),
+        }
     }
 }
 
@@ -161,18 +127,19 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
     let _in_flight = log
         .begin_change(&change_id)
         .map_err(ActionError::AuditBeforeCall)?;
-    let mut record = AuditRecord {
-        share: preview.share.clone(),
-        job: JobRef {
+    let record = AuditRecord::priority_intent(
+        ctx.origin(operator),
+        change_id,
+        preview.share.clone(),
+        JobRef {
             id: preview.job_id.clone(),
             name: preview.job_name.clone(),
             arn: preview.job_arn.clone(),
         },
-        old_priority: observed.unwrap_or(preview.old_priority),
-        new_priority: preview.new_priority,
-        preview: confirmed.summary(),
-        ..intent_record(ctx, operator, change_id)
-    };
+        observed.unwrap_or(preview.old_priority),
+        preview.new_priority,
+        confirmed.summary(),
+    );
     log.append(record.clone())
         .map_err(ActionError::AuditBeforeCall)?;
     let outcome = match api
@@ -182,7 +149,7 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
         Ok(request_id) => Outcome::Succeeded { request_id },
         Err(ApiFailure(error)) => Outcome::Failed { error },
     };
-    record_outcome(&mut record, outcome.clone());
+    let mut record = AuditRecord::outcome_of(record, outcome.clone());
     let now = at_call.summary();
     if now != record.preview {
         record.preview = format!("at the call: {now}");
@@ -195,7 +162,7 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
 mod tests {
     use super::*;
     use crate::Prediction;
-    use quotatop_store::audit::{AuditLog, read_records};
+    use quotatop_store::audit::{AuditLog, RecordKind, read_records};
     use std::sync::Mutex;
 
     struct Fake {

@@ -54,7 +54,7 @@ use tokio_util::sync::CancellationToken;
 pub use account::valid_region;
 pub use clock::{ACCELERATED_FOR, ClockMode, SimClock};
 pub use error::{ApiError, EmulatorError};
-pub use faults::{Decision, FaultInjector, FaultSpec, FaultStats, Faults, RateLimit};
+pub use faults::{FaultSpec, FaultStats, Faults, RateLimit};
 pub use ops_jobs::{CHECKPOINT_TAG, RESTORE_TAG, WORK_TAG};
 pub use routes::OPERATIONS;
 pub use scenario::{CapacitySpec, GeneratorSpec, PriorityWeight, Scenario, ScriptedJob, ShareSpec};
@@ -66,6 +66,7 @@ pub use training::CHECKPOINT_FAULT_TAG;
 pub use workload::{Workload, advance};
 
 use account::Accounts;
+use faults::FaultInjector;
 use quotatop_engine::{Engine, Event};
 use quotatop_model::Millis;
 
@@ -259,21 +260,6 @@ impl EmulatorHandle {
         Ok(now)
     }
 
-    /// Read-only access to the home region's first queue's engine (the scenario's), for tests
-    /// and diagnostics.
-    pub fn with_engine<R>(&self, f: impl FnOnce(&Engine) -> R) -> Result<R, EmulatorError> {
-        let w = self.world()?;
-        let q = w.home_queue().ok_or(EmulatorError::NoQueue)?;
-        Ok(f(&q.engine))
-    }
-
-    /// The most recent engine events of that queue (at most 10 000), oldest first.
-    pub fn recent_events(&self) -> Result<VecDeque<Event>, EmulatorError> {
-        let w = self.world()?;
-        let q = w.home_queue().ok_or(EmulatorError::NoQueue)?;
-        Ok(q.recent_events.clone())
-    }
-
     /// Warnings for the emulator's log since the last call, oldest first.
     pub fn take_warnings(&self) -> Result<Vec<String>, EmulatorError> {
         Ok(self
@@ -283,11 +269,34 @@ impl EmulatorHandle {
             .collect())
     }
 
+    // What follows is for the integration tests and benches only (`tests/it`, `tests/postgres`,
+    // `tests/soak`, `benches/`: other crates, so it is public and not `#[cfg(test)]`): each
+    // reads or sets state the handle keeps private, so it cannot live in their support modules.
+    // The program uses none of it.
+
+    /// Read-only access to the home region's first queue's engine (the scenario's): tests read
+    /// the emulator's jobs through it.
+    pub fn with_engine<R>(&self, f: impl FnOnce(&Engine) -> R) -> Result<R, EmulatorError> {
+        let w = self.world()?;
+        let q = w.home_queue().ok_or(EmulatorError::NoQueue)?;
+        Ok(f(&q.engine))
+    }
+
+    /// The most recent engine events of that queue (at most 10 000), oldest first: tests score
+    /// or check the schedule the emulator ran from them.
+    pub fn recent_events(&self) -> Result<VecDeque<Event>, EmulatorError> {
+        let w = self.world()?;
+        let q = w.home_queue().ok_or(EmulatorError::NoQueue)?;
+        Ok(q.recent_events.clone())
+    }
+
+    /// The counts of injected faults so far: tests check that faults fired.
     pub fn fault_stats(&self) -> FaultStats {
         self.faults.stats()
     }
 
-    /// Calls of `op` (lower-case API name) refused by its rate limit.
+    /// Calls of `op` (lower-case API name) refused by its rate limit: `benches/cold_start.rs`
+    /// reports the list operation's.
     pub fn rate_limited(&self, op: &str) -> u64 {
         self.faults.rate_limited(op)
     }
@@ -298,7 +307,7 @@ impl EmulatorHandle {
     }
 
     /// Requests received for an operation (lowercase name as in the URL path, e.g.
-    /// `describeservicejob`), faulted or not.
+    /// `describeservicejob`), faulted or not: tests count the calls a client made.
     pub fn calls(&self, op: &str) -> u64 {
         self.faults.calls(op)
     }

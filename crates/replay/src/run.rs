@@ -1,18 +1,23 @@
 //! Running a trace under one configuration.
+//!
+//! This file holds the outcome and the run itself; feeding the trace into the engine is in
+//! `submit`, reading the finished run (scorecard, evaluation, rows) in `score`.
+
+mod score;
+mod submit;
 
 use std::time::{Duration, Instant};
 
-use quotatop_analysis::scorecard::decision::{
-    self, Evaluation, JobFacts, Rules, Schedule, deadline_of,
-};
+use quotatop_analysis::scorecard::decision::{Evaluation, Rules, Schedule};
 use quotatop_analysis::scorecard::{
-    self, JobHistory, Ledger, Outcome, PriorityBand, Scorecard, ScorecardInput, ScorecardOptions,
-    Window, from_engine,
+    JobHistory, Ledger, Outcome, PriorityBand, Scorecard, ScorecardInput, Window, from_engine,
 };
-use quotatop_engine::{Engine, EngineError, JobId, JobSpec};
+use quotatop_engine::Engine;
 use quotatop_model::{JobStatus, Millis};
 
 use super::{ReplayConfig, ReplayError, StuckJob, TraceJob};
+use score::score;
+pub(crate) use submit::{spec_for, submit_all};
 
 /// What one configuration did with the trace. Every GPU-time figure comes from the scorecard's
 /// ledger (docs/architecture.md), over the whole run or up to the horizon.
@@ -78,119 +83,6 @@ impl ReplayOutcome {
     pub fn waste_gpu_hours(&self) -> f64 {
         self.ledger.waste_gpu_hours()
     }
-}
-
-/// Applies the configuration's workload assumptions to a trace job.
-pub(crate) fn spec_for(job: &TraceJob, cfg: &ReplayConfig) -> JobSpec {
-    let w = &cfg.workload;
-    let mut spec = job.spec();
-    if let Some(&p) = w.priority.get(&*job.share) {
-        spec.priority = p;
-    }
-    if spec.checkpoint_interval_ms.is_none() {
-        spec.checkpoint_interval_ms = w.checkpoint_s.map(|s| s * 1000).filter(|&c| c > 0);
-    }
-    if spec.preemption_retries.is_none() {
-        spec.preemption_retries = w.preemption_retries;
-    }
-    spec.restart_overhead_ms = w.restart_overhead_s * 1000;
-    spec
-}
-
-/// Submits the jobs at their times, then runs until idle. `progress(done, total)` is called
-/// every 1,000 submissions and at the end; `between(engine)` after each submission and each
-/// step of the run to idle (e.g. to drain the event log). A failed submission returns the job's
-/// index.
-pub(crate) fn submit_all(
-    engine: &mut Engine,
-    jobs: &[TraceJob],
-    spec: impl Fn(&TraceJob) -> JobSpec,
-    progress: &mut dyn FnMut(usize, usize),
-    between: &mut dyn FnMut(&mut Engine),
-) -> Result<Vec<JobId>, (usize, EngineError)> {
-    let mut order: Vec<usize> = (0..jobs.len()).collect();
-    order.sort_by_key(|&i| jobs[i].submit_ms);
-    let start = engine.now();
-    engine.reserve_jobs(jobs.len());
-    // Priority changes (trace column `priority_changes`): (time, job index, priority), applied
-    // at their times between submissions and while the engine runs on.
-    let mut changes: Vec<(Millis, usize, i64)> = jobs
-        .iter()
-        .enumerate()
-        .flat_map(|(i, j)| {
-            j.extras
-                .priority_changes()
-                .iter()
-                .map(move |&(t, p)| (start + t.max(j.submit_ms).max(0), i, p))
-        })
-        .collect();
-    changes.sort_by_key(|&(t, i, _)| (t, i));
-    let mut changes = changes.into_iter().peekable();
-    let mut id_of: Vec<Option<JobId>> = if changes.peek().is_some() {
-        vec![None; jobs.len()]
-    } else {
-        Vec::new()
-    };
-    let mut ids = Vec::with_capacity(jobs.len());
-    for (n, &i) in order.iter().enumerate() {
-        let j = &jobs[i];
-        let at = start + j.submit_ms.max(0);
-        apply_due(engine, &mut changes, at.saturating_sub(1), &id_of)?;
-        engine.advance_to(at).map_err(|e| (i, e))?;
-        let id = engine.submit(spec(j)).map_err(|e| (i, e))?;
-        if let Some(slot) = id_of.get_mut(i) {
-            *slot = Some(id);
-        }
-        ids.push(id);
-        between(engine);
-        if n % 1000 == 999 {
-            progress(n + 1, jobs.len());
-        }
-    }
-    // Engine::run_until_idle(Millis::MAX / 4), one step at a time, with the changes left.
-    loop {
-        let now = engine.now();
-        apply_due(engine, &mut changes, now, &id_of)?;
-        let next_change = changes.peek().map(|&(t, _, _)| t);
-        let at = match (engine.next_step_at(), next_change) {
-            (Some(a), Some(c)) => a.min(c),
-            (Some(a), None) => a,
-            (None, Some(c)) => c,
-            (None, None) => break,
-        };
-        if at > Millis::MAX / 4 || engine.advance_to(at.max(engine.now())).is_err() {
-            break;
-        }
-        between(engine);
-    }
-    progress(jobs.len(), jobs.len());
-    Ok(ids)
-}
-
-/// Applies the priority changes due by `t`; a job already finished in this scenario keeps its
-/// end.
-fn apply_due(
-    engine: &mut Engine,
-    changes: &mut std::iter::Peekable<std::vec::IntoIter<(Millis, usize, i64)>>,
-    t: Millis,
-    id_of: &[Option<JobId>],
-) -> Result<(), (usize, EngineError)> {
-    while let Some(&(at, i, p)) = changes.peek() {
-        if at > t {
-            break;
-        }
-        changes.next();
-        engine
-            .advance_to(at.max(engine.now()))
-            .map_err(|e| (i, e))?;
-        if let Some(Some(id)) = id_of.get(i) {
-            match engine.update_priority(*id, p) {
-                Ok(()) | Err(EngineError::JobFinished(_)) => {}
-                Err(e) => return Err((i, e)),
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Events kept in the engine before they are folded into the histories.
@@ -439,177 +331,4 @@ fn run(
             tally,
         },
     ))
-}
-
-/// Reads a run: the scorecard, the evaluation and the rows of `jobs` (the histories with their
-/// engine ids, in submission order).
-fn score(
-    trace: &[TraceJob],
-    cfg: &ReplayConfig,
-    cmp: &Comparison,
-    mut input: ScorecardInput,
-    jobs: Vec<(JobId, JobHistory)>,
-    tally: Tally,
-    began: Instant,
-) -> ReplayOutcome {
-    let order = submission_order(trace);
-    // The trace job behind each history: ids are in submission order (stable by time).
-    let traced: Vec<Option<&TraceJob>> = jobs
-        .iter()
-        .map(|(id, _)| order.get(id.0 as usize).map(|&i| &trace[i]))
-        .collect();
-    let opts = ScorecardOptions {
-        restart_cost_ms: cfg.workload.restart_overhead_s.saturating_mul(1000),
-        ..ScorecardOptions::default()
-    };
-    let schedule = schedule_of(trace, &order, &jobs, &input, &opts);
-    drop(order);
-    input.jobs = jobs.into_iter().map(|(_, h)| h).collect();
-    let first = input.window.start;
-    let card = scorecard::scorecard(&input, &opts);
-    let horizon = Window::new(first, horizon_end(trace, first, cmp.horizon_ms));
-    let facts = job_facts(&input, &traced, cmp);
-    let evaluation = decision::evaluate(&input, &facts, horizon, &opts, &cmp.rules);
-    let start = first - trace.iter().map(|j| j.submit_ms).min().unwrap_or(0);
-    let jobs_rows = if cmp.per_job {
-        job_rows(&input, &traced, &facts, &opts, start)
-    } else {
-        Vec::new()
-    };
-    ReplayOutcome {
-        config: cfg.name.clone(),
-        jobs: tally.jobs,
-        completed: tally.completed,
-        failed: tally.failed,
-        unfinished: tally.unfinished,
-        makespan_ms: tally.makespan_ms,
-        preemptions: tally.preemptions,
-        ledger: card.queue_row.ledger,
-        horizon,
-        evaluation,
-        jobs_rows,
-        schedule,
-        never_run: Vec::new(),
-        unknown_gpu_types: scorecard::unknown_gpu_types(&input, &opts),
-        scorecard: card,
-        elapsed: began.elapsed(),
-    }
-}
-
-/// What the evaluation needs of each job: whether it is important, its band and deadline.
-fn job_facts(
-    input: &ScorecardInput,
-    traced: &[Option<&TraceJob>],
-    cmp: &Comparison,
-) -> Vec<JobFacts> {
-    input
-        .jobs
-        .iter()
-        .zip(traced)
-        .map(|(h, t)| JobFacts {
-            important: t.is_some_and(|t| cmp.important(t)),
-            band: t.map_or(PriorityBand::of(h.priority), band_of),
-            deadline: t.and_then(|t| {
-                deadline_of(
-                    &cmp.rules,
-                    &h.share,
-                    h.submitted_at,
-                    t.work_ms,
-                    t.extras.deadline_ms(),
-                )
-            }),
-        })
-        .collect()
-}
-
-/// The per-job rows (`--jobs-out`), times in seconds after `start`.
-fn job_rows(
-    input: &ScorecardInput,
-    traced: &[Option<&TraceJob>],
-    facts: &[JobFacts],
-    opts: &ScorecardOptions,
-    start: Millis,
-) -> Vec<JobRow> {
-    let secs = |t: Millis| (t - start) as f64 / 1000.0;
-    input
-        .jobs
-        .iter()
-        .zip(traced)
-        .zip(facts)
-        .map(|((h, t), f)| {
-            let l = scorecard::job_ledger(h, input.window, opts);
-            let gpus = opts.gpus.gpus(&h.instance_type).unwrap_or(0);
-            let g = |ms: Millis| scorecard::gpu_hours(ms, h.instance_count, gpus);
-            let (outcome, ended) = match h.outcome {
-                Outcome::Succeeded(t) => ("succeeded", Some(secs(t))),
-                Outcome::Failed(t) => ("failed", Some(secs(t))),
-                Outcome::Open => ("never finished", None),
-            };
-            JobRow {
-                // The name the engine was given: the trace's.
-                name: t
-                    .map(|t| t.name.to_string())
-                    .unwrap_or_else(|| h.name.clone()),
-                origin: t.map(|t| t.origin.to_string()).unwrap_or_default(),
-                share: h.share.clone(),
-                submit_s: secs(h.submitted_at),
-                attempts: h
-                    .attempts
-                    .iter()
-                    .map(|a| (a.held_from().map(secs), a.stopped_at.map(secs)))
-                    .collect(),
-                outcome,
-                ended_s: ended,
-                productive_gpu_hours: g(l.productive),
-                lost_gpu_hours: g(l.lost),
-                overhead_gpu_hours: g(l.overhead),
-                lost_basis: l.basis.label(),
-                important: f.important,
-                deadline_met: f.deadline.map(|d| d.met(h)),
-            }
-        })
-        .collect()
-}
-
-/// What the verdict compares of a run: each job's work and completion in submission order,
-/// the schedule's digest, the run's window, its last submission and its capacity in GPUs.
-fn schedule_of(
-    trace: &[TraceJob],
-    order: &[usize],
-    jobs: &[(JobId, JobHistory)],
-    input: &ScorecardInput,
-    opts: &ScorecardOptions,
-) -> Schedule {
-    let gpus = |ty: &str| opts.gpus.gpus(ty).unwrap_or(0);
-    let work_gpu_hours = order
-        .iter()
-        .map(|&i| {
-            let j = &trace[i];
-            let ms = Millis::try_from(j.work_ms).unwrap_or(Millis::MAX);
-            scorecard::gpu_hours(ms, j.instance_count, gpus(&j.instance_type))
-        })
-        .collect();
-    let mut completed_at = vec![None; order.len()];
-    for (id, h) in jobs {
-        if let (Some(slot), Outcome::Succeeded(t)) =
-            (completed_at.get_mut(id.0 as usize), h.outcome)
-        {
-            *slot = Some(t);
-        }
-    }
-    let lo = trace.iter().map(|j| j.submit_ms).min().unwrap_or(0);
-    let hi = trace.iter().map(|j| j.submit_ms).max().unwrap_or(0);
-    Schedule {
-        work_gpu_hours,
-        completed_at,
-        never_run: Vec::new(),
-        fingerprint: decision::fingerprint(jobs.iter().map(|(_, h)| h)),
-        window: input.window,
-        last_submission: input.window.start + (hi - lo),
-        capacity_gpus: input
-            .capacity
-            .iter()
-            .map(|l| f64::from(l.max_capacity) * f64::from(gpus(&l.instance_type)))
-            .sum(),
-    }
 }

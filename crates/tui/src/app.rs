@@ -25,7 +25,7 @@ use super::messages::Messages;
 use super::overview::Overview;
 use super::priority::PriorityDialog;
 use super::registry::Screens;
-use super::scorecard::{RECOMPUTE_EVERY, ScorecardState};
+use super::scorecard::{RECOMPUTE_EVERY, ScorecardScreen, ScorecardState};
 use super::screen::{Ctx, Kind, Load, Screen};
 use super::status_bar::{History, StatusInfo};
 use super::theme::Theme;
@@ -200,19 +200,27 @@ impl App {
         self.current().kind()
     }
 
+    /// The theme in use. Only tests read it: public for the integration tests (`tui_app.rs`:
+    /// which theme `t` switched to; `tui_history.rs`: the colours the past is drawn in).
     pub fn theme(&self) -> &Theme {
         &self.theme
     }
 
+    /// Whether `?` help is open. Only tests read it: public for the integration tests
+    /// (`tui_app.rs`, `tui_lists.rs`).
     pub fn help_open(&self) -> bool {
         self.help
     }
 
+    /// The priority dialog, while open. Only tests read it: public for the integration tests
+    /// (`tui_priority*.rs`, `tui_history.rs`, `tui_states.rs`), which check its step and
+    /// preview through it.
     pub fn dialog(&self) -> Option<&PriorityDialog> {
         self.dialog.as_ref()
     }
 
-    /// The local time of the recorded snapshot shown, while time travelling.
+    /// The local time of the recorded snapshot shown, while time travelling. Only tests read
+    /// it: public for the integration tests (`tui_history.rs`).
     pub fn past_at(&self) -> Option<Millis> {
         self.travel.past().map(travel::Past::taken_at)
     }
@@ -238,9 +246,14 @@ impl App {
         self.current().list_ref()
     }
 
-    /// The Scorecard screen's last result (`Idle` when it is not open; tests).
+    /// The Scorecard screen's last result (`Idle` when it is not open). Only tests read it:
+    /// public because the integration tests (`tests/it/tui_scorecard.rs`, `tui_history.rs`)
+    /// check the computed card's figures, which the drawn screen shows only in part.
     pub fn scorecard(&self) -> &ScorecardState {
-        self.current().scorecard().unwrap_or(&ScorecardState::Idle)
+        let screen: &dyn std::any::Any = self.current();
+        screen
+            .downcast_ref::<ScorecardScreen>()
+            .map_or(&ScorecardState::Idle, ScorecardScreen::state)
     }
 
     fn current(&self) -> &(dyn Screen + Send) {
@@ -351,27 +364,13 @@ impl App {
             }
         }
         self.effects.extend(more);
-        // The panel's policy items come from the newest conformance asked for, the panel's
-        // own or the Policy screen's: one computation, shown in both places.
-        let answers: Vec<&super::policy::PolicyAnswer> = result
-            .answer::<Vec<super::policy::PolicyAnswer>>(super::policy::ATTENTION)
-            .map(|v| v.iter().collect())
-            .or_else(|| {
-                result
-                    .answer::<super::policy::PolicyAnswer>(Kind::Policy)
-                    .map(|a| vec![a])
-            })
-            .unwrap_or_default();
-        if !answers.is_empty() {
+        // The policy's answers (the attention panel's or the Policy screen's) are shared data:
+        // the policy module says what they are; the app applies them.
+        let items = super::policy::attention_items(&result);
+        if !items.is_empty() {
             self.remember_all();
-            for a in answers {
-                // A queue whose conformance cannot be computed has no policy items.
-                let items = a
-                    .result
-                    .as_ref()
-                    .map(super::policy::attention)
-                    .unwrap_or_default();
-                self.data.set_policy_items(&a.queue, a.asked, items);
+            for (queue, asked, items) in items {
+                self.data.set_policy_items(queue, asked, items);
             }
             self.refresh_all();
         }
@@ -502,7 +501,8 @@ impl App {
         self.flash = Some(Flash { text, error: true });
     }
 
-    /// Whether `:messages` is open.
+    /// Whether `:messages` is open. Only tests read it: public for the integration tests
+    /// (`tui_states.rs`).
     pub fn messages_open(&self) -> bool {
         self.messages_open
     }

@@ -2,7 +2,8 @@
 //! app never calls the network or the disk from a key handler: it queues an [`Effect`]; the
 //! event loop hands it to a service in a spawned task, and the result comes back as a message.
 //! The services themselves (the journal, the audit log, the API) are built outside the console
-//! (`quotatop::services`) and injected through [`Services`].
+//! (`quotatop::services`) and injected through [`Services`]; those screens' own work reads are
+//! registered by type with [`super::registry::Screens::serving`] ([`ScreenServices`]).
 
 use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
@@ -200,7 +201,8 @@ impl PartialEq for ScreenAnswer {
 }
 
 /// The services screens' own work reads, one per type (a screen's service is usually an
-/// `Arc<dyn ItsTrait>`, built outside the console like the others).
+/// `Arc<dyn ItsTrait>`, built outside the console like the others and given to
+/// [`super::registry::Screens::serving`]: the only way a screen gets one).
 #[derive(Clone, Default)]
 pub struct ScreenServices(HashMap<TypeId, Arc<dyn Any + Send + Sync>>);
 
@@ -308,7 +310,9 @@ pub trait ChangeRunner: Send + Sync {
     fn apply(&self, req: ChangeRequest) -> BoxFuture<ChangeResult>;
 }
 
-/// The services the event loop runs effects with; `None`: not available (the app says so).
+/// The services the event loop runs the app's effects with; `None`: not available (the app
+/// says so). A screen's own work ([`ScreenWork`]) reads its service from [`ScreenServices`]
+/// instead, never from here.
 #[derive(Default)]
 pub struct Services {
     pub changes: Option<Arc<dyn ChangeRunner>>,
@@ -322,32 +326,6 @@ pub struct Services {
     /// Why the journal stopped recording, if it did (asked after each snapshot and tick, so
     /// the status bar follows a journal that breaks mid-session).
     pub journal_state: Option<JournalStateFn>,
-    /// The last audited change of a share's configuration; `None`: no audit log.
-    pub share_changes: Option<Arc<dyn ShareChangeReader>>,
-    /// The policy's conformance (the Policy screen and the attention panel's policy items);
-    /// `None`: no policy beside the config, or no journal.
-    pub policy: Option<Arc<dyn super::policy::PolicyReader>>,
-    /// The training logs of a job's attempts (the log pane, `l`); `None`: no API connection.
-    pub logs: Option<Arc<dyn super::logs::LogReader>>,
-}
-
-impl Services {
-    /// What screens' own work can read: `screens` (the registry's, see
-    /// [`super::registry::Screens::serving`]), the share-change reader (the Share screen's),
-    /// the policy reader (the Policy screen's) and the log reader (the log pane's).
-    pub fn for_screens(&self, screens: &ScreenServices) -> ScreenServices {
-        let mut s = screens.clone();
-        if let Some(r) = &self.share_changes {
-            s = s.with(r.clone());
-        }
-        if let Some(r) = &self.policy {
-            s = s.with(r.clone());
-        }
-        if let Some(r) = &self.logs {
-            s = s.with(r.clone());
-        }
-        s
-    }
 }
 
 /// See [`Services::journal_state`].

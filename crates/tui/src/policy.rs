@@ -37,7 +37,8 @@ pub const ENTRY: ScreenEntry = ScreenEntry {
     }),
 };
 
-/// The kind the attention panel's policy work answers to (no screen has it: the app takes it).
+/// The kind the attention panel's policy work answers to (no screen has it: the app applies its
+/// items, [`attention_items`]).
 pub const ATTENTION: Kind = Kind::new("PolicyAttention");
 
 /// The console asks for the policy's attention items every this many snapshots (and at the
@@ -152,6 +153,28 @@ pub fn attention_work(queues: Vec<String>) -> Effect {
     ))
 }
 
+/// The attention items the policy's answers in `result` give, per queue (the queue, when its
+/// conformance was asked for, its items): the panel's own answers ([`ATTENTION`]) or the Policy
+/// screen's, so the panel's items come from the newest conformance asked for, one computation
+/// shown in both places. Empty when `result` is neither. A queue whose conformance cannot be
+/// computed has no policy items.
+pub(crate) fn attention_items(
+    result: &EffectResult,
+) -> Vec<(&str, u64, Vec<quotatop_analysis::Attention>)> {
+    let answers: Vec<&PolicyAnswer> = result
+        .answer::<Vec<PolicyAnswer>>(ATTENTION)
+        .map(|v| v.iter().collect())
+        .or_else(|| result.answer::<PolicyAnswer>(Kind::Policy).map(|a| vec![a]))
+        .unwrap_or_default();
+    answers
+        .into_iter()
+        .map(|a| {
+            let items = a.result.as_ref().map(attention).unwrap_or_default();
+            (a.queue.as_str(), a.asked, items)
+        })
+        .collect()
+}
+
 /// The attention panel's lines for a queue's policy breaches: the worst job's (Enter opens
 /// it), else the class's share.
 pub fn attention(v: &PolicyView) -> Vec<quotatop_analysis::Attention> {
@@ -201,13 +224,6 @@ impl Default for PolicyScreen {
             scroll: ListState::text_pane(0),
             width: 0,
         }
-    }
-}
-
-impl PolicyScreen {
-    /// The lines drawn, wrapped to `width` (what tests read).
-    pub fn text(&self, width: usize) -> Vec<String> {
-        texts(&self.state, width).into_iter().map(|(t, _)| t).collect()
     }
 }
 

@@ -6,8 +6,9 @@
 //! A new screen is two files: its own (a type implementing [`Screen`], its `ENTRY`, and the
 //! work it loads, see [`super::effects::ScreenWork`]) and its name in the `screens!` list in
 //! `lib.rs` (plus, when its work reads a service of its own, that service given to
-//! [`Screens::serving`] where the console is started). Tests add screens
-//! of their own with [`Screens::with`] and [`super::App::with_screens`].
+//! [`Screens::serving`] where the console is started: the only way a screen's work gets a
+//! service). Tests add screens of their own with [`Screens::with`] and
+//! [`super::App::with_screens`].
 
 use super::effects::ScreenServices;
 use super::keymap::{Action, Binding, Mode};

@@ -31,7 +31,7 @@ type Done = (Option<Latest>, u64, Msg);
 
 pub struct Runner {
     services: Services,
-    /// What screens' own work reads (from `services`).
+    /// What screens' own work reads (the registry's, [`crate::registry::Screens::serving`]).
     screen_services: ScreenServices,
     tasks: JoinSet<Done>,
     /// The latest request of each kind still running.
@@ -48,10 +48,10 @@ impl Runner {
         Self::serving(services, &ScreenServices::default())
     }
 
-    /// A runner whose screens' own work ([`Effect::Screen`]) also reads `screens`.
+    /// A runner whose screens' own work ([`Effect::Screen`]) reads `screens`.
     pub fn serving(services: Services, screens: &ScreenServices) -> Self {
         Self {
-            screen_services: services.for_screens(screens),
+            screen_services: screens.clone(),
             services,
             tasks: JoinSet::new(),
             latest: HashMap::new(),

@@ -8,7 +8,7 @@ use chrono::Utc;
 
 use crate::cli::{AuditCommand, AuditLogArg, AuditReconcileArgs, AuditRepairArgs, AuditVerifyArgs};
 use quotatop_model::clean_text;
-use quotatop_store::audit::{self, AuditLog, AuditRecord, Change, Head, Operator, RecordKind};
+use quotatop_store::audit::{self, AuditLog, AuditRecord, Change, Head, Operator};
 
 mod list;
 
@@ -393,34 +393,11 @@ pub fn repair(a: &AuditRepairArgs) -> anyhow::Result<String> {
     let log = open_log(&a.log)?;
     // Nothing to repair in a log that is not there; never create one.
     existing(log.path())?;
-    let template = AuditRecord {
-        v: audit::SCHEME,
-        seq: 0,
-        time: Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        kind: RecordKind::Repair,
-        change_id: audit::new_change_id(),
-        operator: Operator::current(),
-        aws: Default::default(),
-        queue: String::new(),
-        share: String::new(),
-        job: audit::JobRef {
-            id: String::new(),
-            name: String::new(),
-            arn: String::new(),
-        },
-        old_priority: 0,
-        new_priority: 0,
-        justification: a.reason.clone(),
-        change_record: None,
-        preview: String::new(),
-        outcome: None,
-        policy: None,
-        repair: None,
-        action: None,
-        class_policy: None,
-        prev_hash: String::new(),
-        hash: String::new(),
-    };
+    let template = AuditRecord::repair_template(
+        audit::new_change_id(),
+        Operator::current(),
+        a.reason.clone(),
+    );
     match log
         .repair(template)
         .map_err(|e| anyhow::anyhow!(clean_text(&quotatop_model::error_chain(&e))))?

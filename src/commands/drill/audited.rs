@@ -6,7 +6,7 @@ use anyhow::Context;
 
 use quotatop_aws::batch::{BatchClient, SubmitRequest, SubmittedJob, TerminateResult};
 use quotatop_store::audit::{
-    Action, AuditLog, AuditRecord, AwsContext, JobRef, Operator, Outcome, RecordKind,
+    Action, AuditLog, AuditRecord, AwsContext, ChangeOrigin, JobRef, Operator, Outcome,
 };
 
 /// Who runs the drill, on which AWS, which run: what every record of it carries.
@@ -20,10 +20,6 @@ pub struct DrillAudit {
     /// Per share, the class policy the drill's jobs there were checked against (the policy's
     /// hash, the class before and after), stamped on each of its records.
     pub class_policy: std::collections::BTreeMap<String, quotatop_store::audit::ClassPolicy>,
-}
-
-fn now_rfc3339() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 impl DrillAudit {
@@ -76,30 +72,22 @@ impl DrillAudit {
     }
 
     fn record(&self, change_id: &str, share: &str, job: JobRef, action: Action) -> AuditRecord {
-        AuditRecord {
-            v: quotatop_store::audit::SCHEME,
-            seq: 0,
-            time: now_rfc3339(),
-            kind: RecordKind::Intent,
-            change_id: change_id.to_string(),
+        let origin = ChangeOrigin {
             operator: self.operator.clone(),
             aws: self.aws.clone(),
             queue: self.queue.clone(),
-            share: share.to_string(),
-            job,
-            old_priority: 0,
-            new_priority: 0,
             justification: format!("preemption drill {}", self.run_id),
             change_record: None,
-            preview: String::new(),
-            outcome: None,
             policy: None,
-            repair: None,
-            action: Some(action),
             class_policy: self.class_stamp(share),
-            prev_hash: String::new(),
-            hash: String::new(),
-        }
+        };
+        AuditRecord::drill_intent(
+            origin,
+            change_id.to_string(),
+            share.to_string(),
+            job,
+            action,
+        )
     }
 
     /// SubmitServiceJob, audited. The intent names the job and what it asks for; the outcome
@@ -131,9 +119,7 @@ impl DrillAudit {
             .append(record.clone())
             .context("audit log, before SubmitServiceJob")?;
         let result = client.submit_service_job(req).await;
-        record.kind = RecordKind::Outcome;
-        record.time = now_rfc3339();
-        record.outcome = Some(match &result {
+        let outcome = match &result {
             Ok(j) => {
                 record.job.id = j.id.clone();
                 record.job.arn = j.arn.clone();
@@ -144,9 +130,9 @@ impl DrillAudit {
             Err(e) => Outcome::Failed {
                 error: quotatop_model::clean_text(&e.to_string()),
             },
-        });
+        };
         self.log
-            .append(record)
+            .append(AuditRecord::outcome_of(record, outcome))
             .context("audit log, after SubmitServiceJob")?;
         Ok(result?)
     }
@@ -179,14 +165,12 @@ impl DrillAudit {
             name: String::new(),
             arn: String::new(),
         };
-        let mut record = self.record(&change_id, "", job, action);
+        let record = self.record(&change_id, "", job, action);
         self.log
             .append(record.clone())
             .context("audit log, before TerminateServiceJobs")?;
         let result = client.terminate_service_jobs(ids, reason).await;
-        record.kind = RecordKind::Outcome;
-        record.time = now_rfc3339();
-        record.outcome = Some(match &result {
+        let outcome = match &result {
             Ok(r) if r.errors.is_empty() => Outcome::Succeeded {
                 request_id: r.request_ids.first().cloned().filter(|s| !s.is_empty()),
             },
@@ -201,9 +185,9 @@ impl DrillAudit {
             Err(e) => Outcome::Failed {
                 error: quotatop_model::clean_text(&e.to_string()),
             },
-        });
+        };
         self.log
-            .append(record)
+            .append(AuditRecord::outcome_of(record, outcome))
             .context("audit log, after TerminateServiceJobs")?;
         Ok(result?)
     }

@@ -3,24 +3,30 @@
 //! lender, watch until it has run and the preempted jobs are RUNNING again, check their
 //! checkpoints, terminate what is left. Every job submitted is remembered in [`State`] before
 //! anything else happens, so whatever stops the drill can terminate it.
+//!
+//! Here: the state and the steps of a repetition; in `checkpoint`, the checkpoint verdict of
+//! each preempted job; in `result`, what a repetition (or one cut short) measured; in
+//! `terminate`, terminating a repetition's jobs and everything of a run.
+
+mod checkpoint;
+mod result;
+mod terminate;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use quotatop_analysis::drill::{
-    self, CheckpointVerdict, DrillPlan, RepetitionResult, RepetitionSpec,
-};
-use quotatop_analysis::scorecard::{ScorecardOptions, TrainingRecord, Window};
-
-/// Most checkpoint objects the drill lists for one job.
-const CHECKPOINTS_LISTED: usize = 1000;
-use quotatop_aws::batch::{BatchClient, LogQuery, SubmitRequest};
+use quotatop_analysis::drill::{self, DrillPlan, RepetitionResult, RepetitionSpec};
+use quotatop_analysis::scorecard::{ScorecardOptions, Window};
+use quotatop_aws::batch::{BatchClient, SubmitRequest};
 use quotatop_model::{JobStatus, Millis, ServiceJob, clean_text};
 
 use super::audited::DrillAudit;
 use super::template::Template;
+pub use result::partial;
+use result::{Observed, result_of};
+pub use terminate::terminate_everything;
 
 /// What the drill has done so far: shared with the code that cleans up after it.
 #[derive(Debug, Default)]
@@ -333,325 +339,6 @@ impl Drill<'_> {
                 return Ok((prio, jobs));
             }
             self.sleep().await;
-        }
-    }
-
-    /// The borrower jobs the priority job preempted, each restarted one with its checkpoint
-    /// verdict; one that ended without restarting is noted.
-    async fn preempted(
-        &self,
-        prio: &ServiceJob,
-        jobs: &[ServiceJob],
-        notes: &mut Vec<String>,
-    ) -> Vec<drill::PreemptedJob> {
-        let mut preempted = drill::preempted_jobs(jobs, prio.created_at);
-        for p in &mut preempted {
-            if p.final_status.is_terminal() && p.restarted_at.is_none() {
-                notes.push(format!(
-                    "{} ended {} without restarting",
-                    clean_text(&p.name),
-                    p.final_status
-                ));
-            }
-            if p.restarted_at.is_some() {
-                (p.checkpoint, p.checkpoint_evidence) = self.checkpoint_verdict(p, jobs).await;
-            }
-        }
-        preempted
-    }
-
-    /// A restarted job's checkpoint verdict and its evidence: `--checkpoint-check` when given,
-    /// else measured.
-    async fn checkpoint_verdict(
-        &self,
-        p: &drill::PreemptedJob,
-        jobs: &[ServiceJob],
-    ) -> (CheckpointVerdict, String) {
-        if self.checkpoint_check.is_some() {
-            return (
-                self.check_checkpoint(&p.job_id, p.attempt).await,
-                "--checkpoint-check".to_string(),
-            );
-        }
-        match jobs.iter().find(|j| j.id == p.job_id) {
-            Some(j) => self.measure_checkpoint(j, p.requeued_at).await,
-            None => (CheckpointVerdict::Unknown, String::new()),
-        }
-    }
-
-    /// The checkpoint verdict of a restarted job from measurements: its checkpoints listed
-    /// under its prefix, and the restarted attempt's first log lines.
-    async fn measure_checkpoint(
-        &self,
-        job: &ServiceJob,
-        requeued_at: Millis,
-    ) -> (CheckpointVerdict, String) {
-        let Some(uri) = self.template.checkpoint_uri(&job.name) else {
-            return (
-                CheckpointVerdict::Unknown,
-                "the template names no CheckpointConfig.S3Uri to measure from".to_string(),
-            );
-        };
-        let listing = match self.client.list_checkpoints(&uri, CHECKPOINTS_LISTED).await {
-            Ok(l) => l,
-            Err(e) => {
-                return (
-                    CheckpointVerdict::Unknown,
-                    format!("listing {} failed: {e}", clean_text(&uri)),
-                );
-            }
-        };
-        let prefix = quotatop_aws::batch::split_s3_uri(&uri)
-            .map(|(_, p)| p)
-            .unwrap_or_default();
-        let training = TrainingRecord::from_objects(
-            listing.objects.iter().map(|o| {
-                (
-                    o.key.strip_prefix(&prefix).unwrap_or(&o.key),
-                    o.last_modified,
-                    o.size,
-                )
-            }),
-            listing.truncated,
-        );
-        // The restarted attempt: the first that started after the preemption.
-        let restarted = job
-            .attempts
-            .iter()
-            .filter(|a| a.started_at.is_some_and(|s| s >= requeued_at))
-            .min_by_key(|a| a.started_at);
-        let restored_log = match restarted {
-            Some(a) => self.restored_in_log(&a.resource_id).await,
-            None => None,
-        };
-        drill::measured_verdict(job, requeued_at, training, restored_log)
-    }
-
-    /// Whether the attempt's first log lines show the restore pattern, and when (`None`: fewer
-    /// than two lines yet, or the log could not be read).
-    async fn restored_in_log(&self, attempt: &str) -> Option<(bool, Option<Millis>)> {
-        let page = self
-            .client
-            .log_events(&LogQuery {
-                stream_prefix: Some(quotatop_model::stream_prefix(attempt)),
-                max_events: 3,
-                ..LogQuery::default()
-            })
-            .await
-            .ok()?;
-        (page.lines.len() >= 2).then(|| {
-            let line = page
-                .lines
-                .iter()
-                .find(|l| l.message.contains(quotatop_model::RESTORE_PATTERN));
-            (line.is_some(), line.map(|l| l.time))
-        })
-    }
-
-    /// Runs `--checkpoint-check` for a restarted job: exit 0 = resumed from a valid checkpoint;
-    /// no check, or one that cannot run, is "unknown".
-    async fn check_checkpoint(&self, job_id: &str, attempt: u32) -> CheckpointVerdict {
-        let Some(cmd) = &self.checkpoint_check else {
-            return CheckpointVerdict::Unknown;
-        };
-        // In a process group of its own, with its output on stderr (stdout carries the report,
-        // e.g. --format json): when it ends, or the drill is stopped, the whole group goes,
-        // including anything it left running in the background.
-        let status = async {
-            let mut child = tokio::process::Command::new("sh")
-                .arg("-c")
-                .arg(cmd)
-                .env("QUOTATOP_DRILL_JOB_ID", job_id)
-                .env("QUOTATOP_DRILL_ATTEMPT", attempt.to_string())
-                .env("QUOTATOP_DRILL_RUN", &self.run_id)
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::from(std::io::stderr()))
-                .process_group(0)
-                .kill_on_drop(true)
-                .spawn()?;
-            let _group = child.id().map(GroupKill);
-            child.wait().await
-        }
-        .await;
-        match status {
-            Ok(s) if s.success() => CheckpointVerdict::Resumed,
-            Ok(s) if s.code().is_some() => CheckpointVerdict::NotResumed,
-            Ok(_) => CheckpointVerdict::Unknown,
-            Err(e) => {
-                eprintln!("warning: --checkpoint-check could not run: {e}");
-                CheckpointVerdict::Unknown
-            }
-        }
-    }
-
-    /// Terminates the jobs of `jobs` that have not finished.
-    async fn terminate_open(&self, jobs: &[ServiceJob], reason: &str) -> anyhow::Result<()> {
-        let open: Vec<String> = jobs
-            .iter()
-            .filter(|j| !j.status.is_terminal())
-            .map(|j| j.id.clone())
-            .collect();
-        if open.is_empty() {
-            return Ok(());
-        }
-        let r = self.audit.terminate(self.client, &open, reason).await?;
-        if let Some(e) = r.errors.first() {
-            bail!(
-                "could not terminate drill job {}: {} {}",
-                e.job,
-                e.code,
-                e.message
-            );
-        }
-        let mut s = lock(&self.state);
-        for id in r.successful {
-            if !s.finished.contains(&id) {
-                s.finished.push(id.clone());
-            }
-            s.terminated.push(id);
-        }
-        Ok(())
-    }
-}
-
-/// Kills a `--checkpoint-check` command's process group when dropped: after it ends (what it
-/// left in the background) or when the drill stops while it runs.
-struct GroupKill(u32);
-
-impl Drop for GroupKill {
-    fn drop(&mut self) {
-        // `kill` the command, not a signal call: no unsafe code for one group.
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.0)])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status();
-    }
-}
-
-/// What one repetition observed, measured into its result by [`result_of`].
-struct Observed<'a> {
-    /// Its jobs as last described.
-    jobs: &'a [ServiceJob],
-    borrowers: Vec<String>,
-    preempted: Vec<drill::PreemptedJob>,
-    window: Window,
-    notes: Vec<String>,
-}
-
-/// A repetition's result from what it observed.
-fn result_of(
-    spec: &RepetitionSpec,
-    prio: &ServiceJob,
-    seen: Observed<'_>,
-    ledger: &ScorecardOptions,
-) -> RepetitionResult {
-    let Observed {
-        jobs,
-        borrowers,
-        preempted,
-        window,
-        notes,
-    } = seen;
-    RepetitionResult {
-        spec: spec.clone(),
-        priority_job_id: prio.id.clone(),
-        priority_submitted_at: prio.created_at,
-        priority_started_at: drill::first_start(prio),
-        reclaim_latency_ms: drill::reclaim_latency(prio),
-        borrower_job_ids: borrowers,
-        preempted,
-        lost_gpu_hours: drill::lost_gpu_hours(jobs, window, ledger),
-        notes,
-    }
-}
-
-/// What the repetition under way when the drill stopped had measured, once its jobs are
-/// terminated: `None` when its priority job had not been submitted (nothing to measure).
-pub async fn partial(
-    client: &BatchClient,
-    current: Option<Current>,
-    ledger: &ScorecardOptions,
-    now: Millis,
-) -> Option<RepetitionResult> {
-    let c = current?;
-    let prio_id = c.priority?;
-    let prio = client.describe_service_job(&prio_id).await.ok()?.job;
-    let mut jobs = Vec::new();
-    for id in &c.borrowers {
-        if let Ok(d) = client.describe_service_job(id).await {
-            jobs.push(d.job);
-        }
-    }
-    let preempted = drill::preempted_jobs(&jobs, prio.created_at);
-    let start = c
-        .window_start
-        .unwrap_or(prio.created_at)
-        .min(prio.created_at);
-    Some(result_of(
-        &c.spec,
-        &prio,
-        Observed {
-            jobs: &jobs,
-            borrowers: c.borrowers,
-            preempted,
-            window: Window::new(start, now),
-            notes: vec![
-                "the drill stopped during this repetition: measured until then; checkpoints not checked".into(),
-            ],
-        },
-        ledger,
-    ))
-}
-
-/// Terminates every job of the run that may still be alive: the ones `state` remembers, and
-/// any unfinished job of the queue whose name carries the run's prefix (a submission cut short
-/// before its answer arrived). Returns (terminated ids, failures).
-pub async fn terminate_everything(
-    client: &BatchClient,
-    audit: &DrillAudit,
-    queue: &str,
-    run_id: &str,
-    known: &[String],
-    reason: &str,
-) -> (Vec<String>, Vec<String>) {
-    let mut ids: Vec<String> = Vec::new();
-    let prefix = name_prefix(run_id);
-    let mut errors = Vec::new();
-    // Jobs already finished need no termination (and say nothing about the cleanup).
-    for id in known {
-        match client.describe_service_job(id).await {
-            Ok(d) if d.job.status.is_terminal() => {}
-            _ => ids.push(id.clone()),
-        }
-    }
-    for status in JobStatus::ALL.into_iter().filter(|s| !s.is_terminal()) {
-        match client.list_service_jobs(queue, status, None).await {
-            Ok(list) => ids.extend(
-                list.into_iter()
-                    .filter(|j| j.name.starts_with(&prefix))
-                    .map(|j| j.id),
-            ),
-            Err(e) => errors.push(format!("listing {status} jobs: {e}")),
-        }
-    }
-    ids.sort();
-    ids.dedup();
-    if ids.is_empty() {
-        return (Vec::new(), errors);
-    }
-    match audit.terminate(client, &ids, reason).await {
-        Ok(r) => {
-            errors.extend(
-                r.errors
-                    .iter()
-                    .map(|e| format!("{}: {} {}", e.job, e.code, e.message)),
-            );
-            (r.successful, errors)
-        }
-        Err(e) => {
-            errors.push(quotatop_model::error_chain(e.as_ref()));
-            (Vec::new(), errors)
         }
     }
 }

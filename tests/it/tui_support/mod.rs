@@ -13,6 +13,7 @@ use quotatop_model::{
     SharingConfig, Snapshot, Source, TrackedJob,
 };
 use quotatop_tui::keymap::KeyMap;
+use quotatop_tui::registry::Screens;
 use quotatop_tui::theme::Theme;
 use quotatop_tui::{App, AppOptions, StatusInfo, event_loop};
 use ratatui::Terminal;
@@ -446,8 +447,23 @@ pub async fn run_services(
     script: Vec<Event>,
     services: quotatop_tui::effects::Services,
 ) -> (Terminal<TestBackend>, App) {
+    let screens = Screens::builtin();
+    run_serving(width, height, opts, screens, snap, script, services).await
+}
+
+/// Like [`run_services`], with `screens` serving the services of screens' own work (as the
+/// console is given them: `Screens::builtin().serving(Arc::new(reader) as Arc<dyn Its>)`).
+pub async fn run_serving(
+    width: u16,
+    height: u16,
+    opts: AppOptions,
+    screens: Screens,
+    snap: Snapshot,
+    script: Vec<Event>,
+    services: quotatop_tui::effects::Services,
+) -> (Terminal<TestBackend>, App) {
     let terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    let app = App::new(opts);
+    let app = App::with_screens(opts, screens);
     run_loop(terminal, app, vec![snap], script, services).await
 }
 
@@ -530,9 +546,26 @@ pub async fn drive_steps(
     ratatui::Terminal<ratatui::backend::TestBackend>,
     quotatop_tui::App,
 ) {
+    let screens = Screens::builtin();
+    drive_serving(width, height, opts, screens, services, first, steps).await
+}
+
+/// [`drive_steps`] with `screens` serving the services of screens' own work.
+pub async fn drive_serving(
+    width: u16,
+    height: u16,
+    opts: quotatop_tui::AppOptions,
+    screens: Screens,
+    services: quotatop_tui::effects::Services,
+    first: quotatop_model::Snapshot,
+    steps: Vec<Step>,
+) -> (
+    ratatui::Terminal<ratatui::backend::TestBackend>,
+    quotatop_tui::App,
+) {
     let mut terminal =
         ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
-    let mut app = quotatop_tui::App::new(opts);
+    let mut app = quotatop_tui::App::with_screens(opts, screens);
     let (snap_tx, snap_rx) = tokio::sync::mpsc::channel(8);
     snap_tx.send(first).await.unwrap();
     let (key_tx, key_rx) = tokio::sync::mpsc::unbounded_channel::<crossterm::event::Event>();

@@ -12,9 +12,7 @@ mod read_back;
 pub use read_back::JobLookup;
 use read_back::{elsewhere, read_back};
 
-use quotatop_store::audit::{
-    self, AuditError, AuditRecord, ChangeLog, Operator, Outcome, RecordKind, Verdict,
-};
+use quotatop_store::audit::{self, AuditError, AuditRecord, ChangeLog, Operator, Outcome, Verdict};
 
 /// The kind of a change, as reconcile counts them: `priority` or the API call.
 pub fn kind_of(intent: &AuditRecord) -> String {
@@ -195,7 +193,8 @@ pub async fn reconcile<L: JobLookup>(
                 continue;
             }
             let decided = c.outcome.as_ref().map_or("", |o| o.time.as_str());
-            let mut r = outcome_record(intent, operator, Verdict::LandedLate, priority, observed);
+            let mut r =
+                AuditRecord::reconciled(intent, operator, Verdict::LandedLate, priority, observed);
             r.justification = format!(
                 "reconciled by quotatop audit reconcile: landed after all (found not landed at {decided}, seen landed at {})",
                 r.time
@@ -205,7 +204,7 @@ pub async fn reconcile<L: JobLookup>(
                 None => Decision::AlreadyDecided,
             }
         } else {
-            let r = outcome_record(intent, operator, verdict, priority, observed);
+            let r = AuditRecord::reconciled(intent, operator, verdict, priority, observed);
             match log.append_outcome_once(r)? {
                 Some(_) => Decision::Decided(verdict, priority),
                 None => Decision::AlreadyDecided,
@@ -258,33 +257,6 @@ fn later_change(after: &[audit::Change], intent: &AuditRecord) -> bool {
                 .is_some_and(|b| b.target == a.target && l.intent.queue == intent.queue)
         }),
     }
-}
-
-fn outcome_record(
-    intent: &AuditRecord,
-    operator: &Operator,
-    verdict: Verdict,
-    observed_priority: Option<u32>,
-    observed: Option<String>,
-) -> AuditRecord {
-    let mut r = intent.clone();
-    r.v = audit::SCHEME;
-    r.kind = RecordKind::Outcome;
-    r.time = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    r.operator = operator.clone();
-    r.justification = format!(
-        "reconciled by quotatop audit reconcile: {}",
-        verdict.as_str()
-    );
-    r.outcome = Some(Outcome::Reconciled {
-        verdict,
-        observed_priority,
-        observed,
-        call_error: None,
-    });
-    r.policy = None;
-    r.repair = None;
-    r
 }
 
 #[cfg(test)]

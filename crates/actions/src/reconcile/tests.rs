@@ -1,7 +1,7 @@
 use super::*;
 use crate::ApiFailure;
 use quotatop_model::{JobStatus, QuotaShare};
-use quotatop_store::audit::{AuditLog, AwsContext, JobRef};
+use quotatop_store::audit::{AuditLog, AwsContext, JobRef, RecordKind};
 use std::collections::HashMap;
 use std::future::Future;
 

@@ -25,8 +25,8 @@ pub use log::{
 };
 pub(crate) use log::{lock_timeout_from_env, read_log_data, verify_data};
 pub use record::{
-    Action, AuditRecord, AwsContext, ClassPolicy, JobRef, Operator, Outcome, RecordKind, Repair,
-    Verdict,
+    Action, AuditRecord, AwsContext, ChangeOrigin, ClassPolicy, JobRef, Operator, Outcome,
+    RecordKind, Repair, Verdict,
 };
 pub use shared::{DEFAULT_LOG as DEFAULT_STORE_LOG, SessionLock, StoreAuditLog};
 pub use sink::{ChangeLog, ChangeMark, QueueGuard};

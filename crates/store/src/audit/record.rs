@@ -1,5 +1,9 @@
 use serde::{Deserialize, Serialize};
 
+mod kinds;
+
+pub use kinds::ChangeOrigin;
+
 /// Who made the change.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Operator {

@@ -4,7 +4,7 @@
 //! - An append runs in one transaction that first takes an advisory lock for the log
 //!   (`pg_advisory_xact_lock`), reads the last record, chains the new one to it and inserts
 //!   it: writers on any machine are serialised, and the lock goes with the transaction.
-//! - Append-only twice over: the writer role needs INSERT and SELECT only (README's grants),
+//! - Append-only twice over: the writer role needs INSERT and SELECT only (docs/team.md's grants),
 //!   and a trigger refuses UPDATE, DELETE and TRUNCATE for everyone, the owner included.
 //! - Each row keeps the operator's identity from the record (OS user@host, STS principal) in
 //!   columns of its own: the database role is not the operator.

@@ -5,9 +5,10 @@
 //! Both stores run the same statements through `crate::db` (SQL both engines accept); each
 //! has its migrations (`schema.rs`: SQLite's `user_version`, PostgreSQL's `quotatop_schema`).
 //!
-//! - [`Journal`] (`store.rs`): open (file mode 0600, WAL, versioned migrations in `schema.rs`),
-//!   [`Journal::record`] a [`quotatop_model::Snapshot`] (job facts, transitions derived by
-//!   difference in `diff.rs`, usage samples, a compressed snapshot at an interval), retention.
+//! - [`Journal`] (`store.rs`): open (`store/open.rs`: file mode 0600, WAL, versioned
+//!   migrations in `schema.rs`), [`Journal::record`] a [`quotatop_model::Snapshot`]
+//!   (`store/record.rs`: job facts, transitions derived by difference in `diff.rs`, usage
+//!   samples; `store/blob.rs`: a compressed snapshot at an interval), retention.
 //! - A PostgreSQL store also keeps the newest snapshot in `live_snapshot`, published apart
 //!   from the history (`live.rs`) and announced with `NOTIFY` on `LIVE_CHANNEL`; [`follow`]
 //!   (`follow.rs`) is the console's side of it.
