@@ -101,10 +101,16 @@ fn the_guard_names_an_oversized_file_and_where_it_belongs() {
     std::fs::write(&small, "// x\n".repeat(SOURCE_BAR)).unwrap();
     let over = oversized_sources(&[big, small], SOURCE_BAR);
     assert_eq!(over.len(), 1, "{over:?}");
-    assert!(over[0].contains("big.rs: 601 lines (bar: 600)"), "{}", over[0]);
+    assert!(
+        over[0].contains("big.rs: 601 lines (bar: 600)"),
+        "{}",
+        over[0]
+    );
     assert!(over[0].contains("child modules under"), "{}", over[0]);
     assert!(is_test_file(Path::new("crates/engine/src/tests.rs")));
-    assert!(is_test_file(Path::new("crates/tui/src/overview/tests/rows.rs")));
+    assert!(is_test_file(Path::new(
+        "crates/tui/src/overview/tests/rows.rs"
+    )));
     assert!(!is_test_file(Path::new("crates/tui/src/jobs.rs")));
 }
 
