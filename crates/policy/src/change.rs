@@ -167,3 +167,61 @@ impl ClassRules for Policy {
         Policy::short_hash(self)
     }
 }
+
+#[cfg(test)]
+mod gate_tests {
+    use super::*;
+
+    const POLICY: &str = "version = 1\n\
+        [[class]]\nname = \"prod\"\npriority = [100, 199]\nshares = [\"p\"]\n\
+        terminate = [\"oncall-*\"]\nchange_record = true\n\
+        [[class]]\nname = \"sweep\"\npriority = [0, 99]\nshares = [\"p\"]\n";
+
+    fn ask<'a>(act: Act, priority: u32, who: &'a [&'a str], record: Option<&'a str>) -> Ask<'a> {
+        Ask {
+            act,
+            job: quotatop_analysis::gate::Subject {
+                share: "p",
+                class_tag: None,
+                priority,
+            },
+            justification: "a justification long enough",
+            change_record: record,
+            who,
+        }
+    }
+
+    #[test]
+    fn who_may_end_a_class_s_jobs_and_with_what() {
+        let p = crate::parse(POLICY, "p.toml").unwrap();
+        let judge = |a: &Ask<'_>| ClassRules::judge(&p, a);
+        // Not named in `terminate`: refused, for a termination and a requeue alike.
+        let e = judge(&ask(Act::Terminate, 150, &["alice"], Some("CHG-1"))).unwrap_err();
+        assert_eq!(
+            e,
+            "alice may not terminate jobs of class prod: the policy allows only oncall-*"
+        );
+        let e = judge(&ask(Act::Requeue { retry_limit: 2 }, 150, &["bob"], None)).unwrap_err();
+        assert!(
+            e.starts_with("bob may not requeue jobs of class prod"),
+            "{e}"
+        );
+        // Named, but the class asks for a change record.
+        let e = judge(&ask(Act::Terminate, 150, &["oncall-ann"], None)).unwrap_err();
+        assert!(e.contains("needs a change record"), "{e}");
+        let ok = judge(&ask(Act::Terminate, 150, &["oncall-ann"], Some("CHG-1"))).unwrap();
+        assert_eq!(
+            (ok.class_before.as_str(), ok.class_after.as_str()),
+            ("prod", "prod")
+        );
+        // A class without rules for ending lets anyone end its jobs.
+        assert!(judge(&ask(Act::Terminate, 5, &["alice"], None)).is_ok());
+        // A priority change goes through the same door as check_change.
+        let e = judge(&ask(Act::Priority { new: 150 }, 5, &["alice"], None)).unwrap_err();
+        assert!(e.contains("needs a change record"), "{e}");
+        // A `terminate` entry that names no one is an error in the file.
+        let bad = POLICY.replace("terminate = [\"oncall-*\"]", "terminate = [\"*\"]");
+        let e = crate::parse(&bad, "p.toml").unwrap_err().to_string();
+        assert!(e.contains("leave `terminate` out"), "{e}");
+    }
+}

@@ -331,22 +331,8 @@ fn check_class(c: RawClass, line: usize) -> Result<Class, ClassProblem> {
             format!("{v}: must be ≥ 0"),
         ));
     }
-    for (key, list, leave_out) in [
-        ("operators", &c.operators, "to let anyone use the class"),
-        (
-            "terminate",
-            &c.terminate,
-            "to let anyone end the class's jobs",
-        ),
-    ] {
-        if let Some(o) = list.iter().find(|o| o.trim().is_empty() || *o == "*") {
-            return Err(at(
-                key,
-                format!(
-                    "{o:?} names no one: leave `{key}` out {leave_out}, or name users or principals"
-                ),
-            ));
-        }
+    if let Some((key, message)) = names_no_one(&c) {
+        return Err(at(key, message));
     }
     Ok(Class {
         name: c.name,
@@ -370,6 +356,29 @@ fn check_class(c: RawClass, line: usize) -> Result<Class, ClassProblem> {
         change_record: c.change_record,
         terminate: c.terminate,
         line,
+    })
+}
+
+/// The first of a class's lists of people (`operators`, `terminate`) with an entry that names
+/// no one (blank, or a bare `*`), with what to write instead.
+fn names_no_one(c: &RawClass) -> Option<(&'static str, String)> {
+    [
+        ("operators", &c.operators, "to let anyone use the class"),
+        (
+            "terminate",
+            &c.terminate,
+            "to let anyone end the class's jobs",
+        ),
+    ]
+    .into_iter()
+    .find_map(|(key, list, leave_out)| {
+        let o = list.iter().find(|o| o.trim().is_empty() || *o == "*")?;
+        Some((
+            key,
+            format!(
+                "{o:?} names no one: leave `{key}` out {leave_out}, or name users or principals"
+            ),
+        ))
     })
 }
 
