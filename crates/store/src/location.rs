@@ -21,10 +21,6 @@ impl StoreLocation {
             Ok(StoreLocation::File(PathBuf::from(s)))
         }
     }
-
-    pub fn is_shared(&self) -> bool {
-        matches!(self, StoreLocation::Postgres(_))
-    }
 }
 
 impl std::fmt::Display for StoreLocation {

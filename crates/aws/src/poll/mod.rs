@@ -11,6 +11,7 @@
 //!
 //! [`refresh_once`] is the same refresh without a budget, for `quotatop snapshot`.
 
+mod cycle;
 mod discover;
 mod health;
 mod listing;
@@ -169,177 +170,23 @@ impl Poller {
     /// ([`QueueSnapshot::listing`], [`QueueSnapshot::describe_progress`]); the snapshot
     /// returned replaces them.
     ///
-    /// Long on purpose: one refresh's phases in the order they run (discover, look, list and
-    /// describe each queue, measure training, assess health), sharing its two deadlines, the
-    /// calls and errors counted and `emit`; read top to bottom it is the refresh.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "a refresh's phases in the order they run: see above"
-    )]
+    /// Its phases, in the order they run, are in `cycle.rs`.
     pub async fn refresh_with(
         &mut self,
         client: &BatchClient,
         emit: &mut (dyn FnMut(Snapshot) + Send),
     ) -> Snapshot {
-        let progressive = self.config.progressive;
-        self.pace
-            .follow(client.learned_rate(crate::batch::Op::DescribeServiceJob));
-        let settings = refresh::Settings {
-            budget: self.config.describe_budget,
-            concurrency: self.config.concurrency,
-            finished_limit: self.config.finished_limit,
-            // Progressive: no cap, the progress snapshots show the describes as they come and
-            // the deadline ends the refresh; otherwise (a recorder) each refresh describes what
-            // the learned rate allows in an interval, so its snapshots keep their interval.
-            cap: if progressive {
-                None
-            } else {
-                self.pace.cap(self.config.interval)
-            },
-            // No spacing here: the client's pacer spaces the describes at the rate it learned.
-        };
-        let mut pending = 0;
-        let mut errors: Vec<BatchError> = Vec::new();
-        let mut calls = 1;
-        let mut fatal: Option<String> = None;
-        let deadline = tokio::time::Instant::now() + self.config.refresh_deadline;
-        let hard = deadline + self.config.refresh_deadline / 2;
-        let discovered = tokio::time::timeout_at(
-            deadline,
-            discover(client, &self.config.queues, &mut self.policies),
-        )
-        .await
-        .unwrap_or_else(|_| {
-            Err(PollError::Batch(BatchError::Other {
-                op: crate::batch::Op::Refresh,
-                message: format!(
-                    "queue discovery did not finish within the refresh deadline of {:.1} s",
-                    self.config.refresh_deadline.as_secs_f64()
-                ),
-            }))
-        });
-        match discovered {
+        let mut cycle = self.begin_cycle(client);
+        match self.discover_within(client, &cycle).await {
             Ok(queues) => {
-                let mut next = Vec::with_capacity(queues.len());
-                for info in &queues {
-                    let mut t = match self.trackers.iter().position(|t| t.arn() == info.queue.arn) {
-                        Some(i) => self.trackers.swap_remove(i),
-                        None => match self.seed.iter().position(|q| q.arn == info.queue.arn) {
-                            Some(i) => QueueTracker::seeded(info, &self.seed.swap_remove(i)),
-                            None => QueueTracker::new(info),
-                        },
-                    };
-                    t.set_info(info);
-                    next.push(t);
-                }
-                self.trackers = next;
-                let looks = futures_util::future::join_all(
-                    self.trackers.iter_mut().map(|t| refresh::look(client, t)),
-                );
-                let mut looked = tokio::time::timeout_at(deadline, looks)
-                    .await
-                    .unwrap_or_default();
-                if progressive && self.trackers.iter().any(|t| !t.listed_once()) {
-                    emit(partial(
-                        self.sequence,
-                        client,
-                        &self.trackers,
-                        &self.pace,
-                        None,
-                    ));
-                }
-                looked.resize_with(self.trackers.len(), || {
-                    (
-                        0,
-                        vec![BatchError::Other {
-                            op: crate::batch::Op::Refresh,
-                            message: "ListQuotaShares and GetJobQueueSnapshot did not answer within the refresh deadline".to_string(),
-                        }],
-                    )
-                });
-                let queues = self.trackers.len();
-                for (i, (look_calls, look_errors)) in looked.into_iter().enumerate() {
-                    // Each queue left gets its part of the time left for describes, so that a
-                    // backlog in one does not starve the next (listings still run to `hard`).
-                    let at = tokio::time::Instant::now();
-                    let left = u32::try_from(queues - i).unwrap_or(u32::MAX).max(1);
-                    let describe_until = at + deadline.saturating_duration_since(at) / left;
-                    let (sequence, pace) = (self.sequence, self.pace);
-                    let mut progress = |ts: &[QueueTracker], p: refresh::Progress| {
-                        emit(partial(sequence, client, ts, &pace, Some(p)));
-                    };
-                    let out = refresh::refresh_jobs(
-                        client,
-                        &mut self.trackers,
-                        i,
-                        refresh::Bounds {
-                            settings,
-                            deadline: describe_until,
-                            hard,
-                            now: wall_clock_ms,
-                        },
-                        progressive.then_some(&mut progress as &mut _),
-                        refresh::Outcome {
-                            calls: look_calls,
-                            errors: look_errors,
-                            ..refresh::Outcome::default()
-                        },
-                    )
-                    .await;
-                    calls += out.calls;
-                    errors.extend(out.errors);
-                    pending += out.pending;
-                    self.pace.observe(out.phase);
-                }
-                for t in &mut self.trackers {
-                    let (state, jobs, evidence) = t.training_parts();
-                    let (seen, n, errs) =
-                        training::measure(client, state, &jobs, self.config.training, hard).await;
-                    *evidence = seen;
-                    calls += n;
-                    errors.extend(errs);
-                }
+                self.adopt_trackers(&queues);
+                let looked = self.look_all(client, &cycle, emit).await;
+                self.refresh_queues(client, &mut cycle, looked, emit).await;
+                self.measure_training(client, &mut cycle).await;
             }
-            Err(PollError::Batch(e)) => {
-                let reason = format!("queue discovery failed: {e}");
-                for t in &mut self.trackers {
-                    t.finish(wall_clock_ms(), Some(reason.clone()));
-                }
-                errors.push(e);
-            }
-            Err(e) => {
-                let reason = e.to_string();
-                for t in &mut self.trackers {
-                    t.finish(wall_clock_ms(), Some(reason.clone()));
-                }
-                fatal = Some(reason);
-            }
+            Err(e) => self.discovery_failed(&mut cycle, e),
         }
-        let mut health = assess(&errors, calls, client.stats().last_minute());
-        if let Some(reason) = fatal {
-            health.state = HealthState::Degraded;
-            health.last_error = Some(reason);
-        }
-        self.unhealthy_streak = if health.state == HealthState::Healthy {
-            0
-        } else {
-            self.unhealthy_streak.saturating_add(1)
-        };
-        self.pace
-            .follow(client.learned_rate(crate::batch::Op::DescribeServiceJob));
-        health.describe_rate = self.pace.limit();
-        health.complete_in_s = self.pace.complete_in_s(pending, None);
-        self.pending = pending;
-        self.last_health = health.state;
-        self.sequence += 1;
-        Snapshot {
-            taken_at: wall_clock_ms(),
-            sequence: self.sequence,
-            source: client.source().clone(),
-            queues: self.trackers.iter().map(QueueTracker::snapshot).collect(),
-            health,
-            sources: Vec::new(),
-        }
+        self.end_cycle(client, cycle)
     }
 
     /// How long to wait before the next refresh: none while healthy with describes left over by

@@ -133,11 +133,6 @@ impl JournalHandle {
         }
     }
 
-    /// Starts the writer thread on an open journal.
-    pub fn with_journal(journal: Journal) -> Self {
-        Self::spawn_on(journal, None)
-    }
-
     fn spawn_on(journal: Journal, fence: Option<Fence>) -> Self {
         let (location, config) = (journal.location().clone(), *journal.config());
         Self::spawn(
