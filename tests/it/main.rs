@@ -57,6 +57,7 @@ mod layers;
 mod metrics_cli;
 mod owned_paths;
 mod pacer;
+mod paging_runaway;
 mod philly_figures;
 mod policy_change;
 mod policy_check;

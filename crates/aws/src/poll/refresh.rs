@@ -331,19 +331,20 @@ pub async fn refresh_jobs(
                             queue.push(id, Reason::New, true);
                         }
                         match listings.page(ci, n, page.next_token) {
-                            After::Forked => {
+                            Err(e) => out.errors.push(e),
+                            Ok(After::Forked) => {
                                 tracing::debug!(queue = %arn, "listing a big status by quota share");
                             }
                             // Jobs of what this chain completed that it did not show moved on:
                             // described now, while the other chains list.
-                            After::Done => {
+                            Ok(After::Done) => {
                                 if let Some((status, share)) = listings.ended(ci) {
                                     for id in t.unlisted(status, share.as_deref()) {
                                         queue.push(id, Reason::Vanished, false);
                                     }
                                 }
                             }
-                            After::Next => {}
+                            Ok(After::Next) => {}
                         }
                     }
                     Err(e) => {
