@@ -113,7 +113,10 @@ pub fn to_classic(openmetrics: &str) -> String {
 /// A label value as both exposition formats require it inside its double quotes: `\`, `"`
 /// and line feed escaped. The encoder (prometheus-client 0.22) writes values as given, so a
 /// share named `research"} 0` + newline + `x 1` would otherwise end the label set and inject
-/// a sample of its own (and `promtool check metrics` rejects the whole page).
+/// a sample of its own (and `promtool check metrics` rejects the whole page). Other control
+/// and bidirectional formatting characters (ESC, BEL…, [`quotatop_model::is_unsafe_char`])
+/// become `�`, as on every other output: a terminal running `curl` on `/metrics` would obey
+/// them, and the exposition format has no escape for them.
 pub fn escape_label_value(v: &str) -> String {
     let mut out = String::with_capacity(v.len());
     for c in v.chars() {
@@ -121,6 +124,7 @@ pub fn escape_label_value(v: &str) -> String {
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),
             '\n' => out.push_str("\\n"),
+            c if quotatop_model::is_unsafe_char(c) => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }

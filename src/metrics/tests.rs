@@ -285,3 +285,28 @@ fn hostile_names_are_escaped_and_inject_nothing() {
     }
     assert_eq!(escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
 }
+
+/// Share and queue names carrying ESC, BEL, C1 CSI and a right-to-left override reach no
+/// scrape as raw bytes (a terminal running `curl` on `/metrics` would obey them): a byte
+/// check of both exposition formats.
+#[test]
+fn control_and_bidi_characters_never_reach_a_scrape() {
+    let share = "vision\u{1b}]0;owned\u{7}\u{9b}31m\u{202e}";
+    let s = hostile_snap(share, "q\u{1b}[2J");
+    for om in [false, true] {
+        let (text, _) = exposition(
+            Some(&s),
+            Some(&JournalStatus::default()),
+            &Context::default(),
+            25_000,
+            om,
+        );
+        for bad in ["\u{1b}", "\u{7}", "\u{9b}", "\u{202e}"] {
+            assert!(!text.contains(bad), "{bad:?} in the scrape:\n{text}");
+        }
+        assert!(
+            text.contains("share=\"vision\u{fffd}]0;owned\u{fffd}\u{fffd}31m\u{fffd}\""),
+            "{text}"
+        );
+    }
+}

@@ -58,6 +58,7 @@ mod metrics_cli;
 mod one_check;
 mod owned_paths;
 mod pacer;
+mod paging_runaway;
 mod philly_figures;
 mod policy_change;
 mod policy_check;

@@ -25,7 +25,7 @@ fn has_control(bytes: &[u8]) -> bool {
     text.chars().any(|c| c.is_control() && c != '\n')
 }
 
-fn quotatop(home: &Path) -> Command {
+pub fn quotatop(home: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
     c.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -42,7 +42,7 @@ fn quotatop(home: &Path) -> Command {
     c
 }
 
-async fn run(mut c: Command) -> Output {
+pub async fn run(mut c: Command) -> Output {
     tokio::task::spawn_blocking(move || c.output().unwrap())
         .await
         .unwrap()
@@ -61,7 +61,11 @@ const RENAMES: [(&str, &str); 2] = [
 
 /// Forwards one request to the emulator (HTTP/1.1, connection closed after it) and returns the
 /// status, headers and body of its answer.
-fn forward(upstream: SocketAddr, path: &str, body: &[u8]) -> (u16, Vec<(String, String)>, Vec<u8>) {
+pub fn forward(
+    upstream: SocketAddr,
+    path: &str,
+    body: &[u8],
+) -> (u16, Vec<(String, String)>, Vec<u8>) {
     let mut s = TcpStream::connect(upstream).unwrap();
     write!(
         s,

@@ -39,8 +39,8 @@ pub use snapshot::{
 };
 pub use sources::{Fleet, SourceStatus, SourceVerdict, queue_key, split_queue_key};
 pub use text::{
-    clean, clean_text, csv_field, display_width, escape_c1_in_json, escape_controls, pad_right,
-    without_userinfo,
+    clean, clean_text, csv_field, display_width, escape_c1_in_json, escape_controls,
+    is_unsafe_char, pad_right, without_userinfo,
 };
 
 /// Milliseconds since the Unix epoch: the unit AWS uses on the wire and the engine's clock.

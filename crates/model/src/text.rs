@@ -17,19 +17,32 @@ pub fn pad_right(s: &str, width: usize) -> String {
     out
 }
 
+/// Whether `c` must not reach a terminal, a file or a label as it is: a control character (C0,
+/// DEL, C1: ESC, BEL, CR, U+009B…) or a bidirectional formatting character (U+202A–U+202E,
+/// U+2066–U+2069, U+200E, U+200F, U+061C), which reorders what is drawn after it so that a
+/// name can show as another ("Trojan Source"). The one definition every cleaner uses.
+pub fn is_unsafe_char(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
 /// Untrusted text (names, reasons, justifications, tags) made safe to print on a terminal:
-/// control characters (escape sequences included) become `�`, so the reader sees that
-/// something was there, except that tabs and line breaks become spaces. The one cleaner, for
-/// the console's screens and the commands' output alike; borrows when nothing needs changing.
+/// control and bidirectional formatting characters ([`is_unsafe_char`]; escape sequences
+/// included) become `�`, so the reader sees that something was there, except that tabs and
+/// line breaks become spaces. The one cleaner, for the console's screens and the commands'
+/// output alike; borrows when nothing needs changing.
 pub fn clean(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
+    if !s.chars().any(is_unsafe_char) {
         return std::borrow::Cow::Borrowed(s);
     }
     std::borrow::Cow::Owned(
         s.chars()
             .map(|c| match c {
                 '\t' | '\n' | '\r' => ' ',
-                c if c.is_control() => '\u{fffd}',
+                c if is_unsafe_char(c) => '\u{fffd}',
                 c => c,
             })
             .collect(),
@@ -65,12 +78,12 @@ pub fn escape_c1_in_json(json: String) -> String {
 /// ESC, BEL, CR, LF, U+009B…) written as a visible `\u00XX`. For exports, where the text should
 /// stay readable and lose nothing; [`clean_text`] is for screens.
 pub fn escape_controls(s: &str) -> String {
-    if !s.chars().any(char::is_control) {
+    if !s.chars().any(is_unsafe_char) {
         return s.to_string();
     }
     let mut out = String::with_capacity(s.len() + 16);
     for c in s.chars() {
-        if c.is_control() {
+        if is_unsafe_char(c) {
             out.push_str(&format!("\\u{:04x}", c as u32));
         } else {
             out.push(c);
@@ -93,12 +106,22 @@ pub fn without_userinfo(url: &str) -> String {
 }
 
 /// One CSV field: quoted (with inner quotes doubled) when it holds a comma, a quote or a line
-/// break; as is otherwise.
+/// break; as is otherwise. A field a spreadsheet would run as a formula (one beginning with
+/// `=`, `+`, `-`, `@`, a tab or a carriage return, as OWASP's "CSV injection" lists them) is
+/// written with a leading `'`, which makes it text; a number (`-12.5`) and a lone `-` stay as
+/// they are.
 pub fn csv_field(s: &str) -> String {
+    let formula =
+        s.starts_with(['=', '+', '-', '@', '\t', '\r']) && s.len() > 1 && s.parse::<f64>().is_err();
+    let s = if formula {
+        std::borrow::Cow::Owned(format!("'{s}"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    };
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
-        s.to_string()
+        s.into_owned()
     }
 }
 
@@ -117,6 +140,22 @@ mod tests {
         for name in ["research", "研究チーム", "🚀ml", "é"] {
             assert_eq!(display_width(&pad_right(name, 12)), 12, "{name}");
         }
+    }
+
+    #[test]
+    fn bidirectional_formatting_is_cleaned_like_a_control() {
+        let name = "evil\u{202e}txt.exe\u{202c}\u{2066}x\u{2069}\u{200f}";
+        assert_eq!(
+            clean_text(name),
+            "evil\u{fffd}txt.exe\u{fffd}\u{fffd}x\u{fffd}\u{fffd}"
+        );
+        assert_eq!(
+            escape_controls("a\u{202e}b"),
+            "a\\u202eb",
+            "exports keep it visible"
+        );
+        // Joiners in emoji and ordinary right-to-left text stay.
+        assert_eq!(clean_text("👩\u{200d}💻 مرحبا"), "👩\u{200d}💻 مرحبا");
     }
 
     #[test]
@@ -150,6 +189,14 @@ mod tests {
         assert_eq!(csv_field("a,b"), "\"a,b\"");
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
+        // Formulas become text; numbers and a lone dash do not change.
+        assert_eq!(csv_field("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        assert_eq!(csv_field("+cmd|' /C calc'!A0"), "'+cmd|' /C calc'!A0");
+        assert_eq!(csv_field("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(csv_field("-2+3"), "'-2+3");
+        assert_eq!(csv_field("-12.5"), "-12.5");
+        assert_eq!(csv_field("+3"), "+3");
+        assert_eq!(csv_field("-"), "-");
     }
 
     #[test]

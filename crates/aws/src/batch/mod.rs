@@ -16,6 +16,7 @@ mod convert;
 mod error;
 mod op;
 mod pacer;
+pub(crate) mod pager;
 mod pages;
 mod profile;
 mod read;
@@ -50,6 +51,7 @@ pub use types::{
 };
 
 use error::classify;
+use pager::Pager;
 use quotatop_model::{JobStatus, QuotaShare, Source};
 
 /// Region used when an endpoint URL is given without any region (the emulator ignores it, but
@@ -57,8 +59,6 @@ use quotatop_model::{JobStatus, QuotaShare, Source};
 pub const FALLBACK_REGION: &str = "us-east-1";
 /// Largest page the list operations accept.
 const PAGE: usize = 100;
-/// A list is abandoned after this many pages (a server that keeps returning tokens).
-const MAX_PAGES: usize = 10_000;
 /// At most this many names/ARNs per Describe* call.
 const DESCRIBE_CHUNK: usize = 100;
 
@@ -314,7 +314,8 @@ impl BatchClient {
         let mut out = Vec::new();
         if names.is_empty() {
             let mut token: Option<String> = None;
-            for _ in 0..MAX_PAGES {
+            let mut pager = Pager::new(OP);
+            loop {
                 let page = self
                     .read(OP, |c| {
                         c.describe_job_queues()
@@ -324,7 +325,7 @@ impl BatchClient {
                     })
                     .await?;
                 out.extend(page.job_queues().iter().filter_map(convert::job_queue));
-                match next(page.next_token(), &token) {
+                match pager.next(page.next_token(), &token, page.job_queues().len())? {
                     Some(t) => token = Some(t),
                     None => break,
                 }
@@ -377,7 +378,8 @@ impl BatchClient {
         let mut out = Vec::new();
         for chunk in arns.chunks(DESCRIBE_CHUNK) {
             let mut token: Option<String> = None;
-            for _ in 0..MAX_PAGES {
+            let mut pager = Pager::new(OP);
+            loop {
                 let page = self
                     .read(OP, |c| {
                         c.describe_service_environments()
@@ -391,7 +393,7 @@ impl BatchClient {
                         .iter()
                         .filter_map(convert::service_environment),
                 );
-                match next(page.next_token(), &token) {
+                match pager.next(page.next_token(), &token, page.service_environments().len())? {
                     Some(t) => token = Some(t),
                     None => break,
                 }
@@ -405,7 +407,8 @@ impl BatchClient {
         const OP: Op = Op::ListQuotaShares;
         let mut out = Vec::new();
         let mut token: Option<String> = None;
-        for _ in 0..MAX_PAGES {
+        let mut pager = Pager::new(OP);
+        loop {
             let page = self
                 .read(OP, |c| {
                     c.list_quota_shares()
@@ -416,7 +419,7 @@ impl BatchClient {
                 })
                 .await?;
             out.extend(page.quota_shares().iter().filter_map(convert::quota_share));
-            match next(page.next_token(), &token) {
+            match pager.next(page.next_token(), &token, page.quota_shares().len())? {
                 Some(t) => token = Some(t),
                 None => break,
             }
@@ -436,7 +439,8 @@ impl BatchClient {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         let page_size = limit.map_or(PAGE, |l| l.clamp(1, PAGE));
-        for _ in 0..MAX_PAGES {
+        let mut pager = Pager::new(OP);
+        loop {
             let page = self
                 .read(OP, |c| {
                     c.list_service_jobs()
@@ -456,7 +460,7 @@ impl BatchClient {
                 out.truncate(limit.unwrap_or(usize::MAX));
                 break;
             }
-            match next(page.next_token(), &token) {
+            match pager.next(page.next_token(), &token, page.job_summary_list().len())? {
                 Some(t) => token = Some(t),
                 None => break,
             }

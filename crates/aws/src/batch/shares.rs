@@ -11,7 +11,7 @@ use aws_sdk_batch::types::{
 use quotatop_model::{CapacityLimit, QuotaShare, ShareState, SharingConfig};
 
 use super::error::classify;
-use super::{BatchClient, BatchError, MAX_PAGES, PAGE, convert, next};
+use super::{BatchClient, BatchError, PAGE, Pager, convert};
 
 /// A live quota share with its ARN (UpdateQuotaShare and DeleteQuotaShare take the ARN).
 #[derive(Debug, Clone, PartialEq)]
@@ -71,7 +71,8 @@ impl BatchClient {
         const OP: Op = Op::ListQuotaShares;
         let mut out = Vec::new();
         let mut token: Option<String> = None;
-        for _ in 0..MAX_PAGES {
+        let mut pager = Pager::new(OP);
+        loop {
             let page = self
                 .sdk
                 .list_quota_shares()
@@ -87,7 +88,7 @@ impl BatchClient {
                     arn: d.quota_share_arn()?.to_string(),
                 })
             }));
-            match next(page.next_token(), &token) {
+            match pager.next(page.next_token(), &token, page.quota_shares().len())? {
                 Some(t) => token = Some(t),
                 None => break,
             }

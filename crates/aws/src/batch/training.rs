@@ -5,7 +5,7 @@
 
 use quotatop_model::Millis;
 
-use super::{BatchClient, BatchError, MAX_PAGES, Op, next};
+use super::{BatchClient, BatchError, Op, Pager};
 
 /// The log group SageMaker writes training jobs' logs to.
 pub const TRAINING_LOG_GROUP: &str = "/aws/sagemaker/TrainingJobs";
@@ -90,7 +90,8 @@ impl BatchClient {
         const OP: Op = Op::DescribeLogStreams;
         let mut out = Vec::new();
         let mut token: Option<String> = None;
-        for _ in 0..MAX_PAGES {
+        let mut pager = Pager::new(OP);
+        loop {
             let page = self
                 .read_with(OP, &self.logs, |c| {
                     c.describe_log_streams()
@@ -110,7 +111,7 @@ impl BatchClient {
                 out.truncate(max);
                 break;
             }
-            match next(page.next_token(), &token) {
+            match pager.next(page.next_token(), &token, page.log_streams().len())? {
                 Some(t) => token = Some(t),
                 None => break,
             }
@@ -124,7 +125,8 @@ impl BatchClient {
         const OP: Op = Op::FilterLogEvents;
         let mut out = LogPage::default();
         let mut token: Option<String> = None;
-        for _ in 0..MAX_PAGES {
+        let mut pager = Pager::new(OP);
+        loop {
             let left = query.max_events.saturating_sub(out.lines.len());
             let page = self
                 .read_with(OP, &self.logs, |c| {
@@ -144,7 +146,7 @@ impl BatchClient {
                 time: e.timestamp().unwrap_or(0),
                 message: e.message().unwrap_or_default().to_string(),
             }));
-            let more = next(page.next_token(), &token);
+            let more = pager.next(page.next_token(), &token, page.events().len())?;
             if out.lines.len() >= query.max_events {
                 out.truncated = more.is_some() || out.lines.len() > query.max_events;
                 out.lines.truncate(query.max_events);
@@ -206,7 +208,8 @@ impl BatchClient {
         })?;
         let mut out = CheckpointListing::default();
         let mut token: Option<String> = None;
-        for _ in 0..MAX_PAGES {
+        let mut pager = Pager::new(OP);
+        loop {
             let left = max.saturating_sub(out.objects.len()).clamp(1, 1000) as i32;
             let page = self
                 .read_with(OP, &self.s3, |c| {
@@ -225,7 +228,11 @@ impl BatchClient {
                     size: o.size().unwrap_or(0).max(0) as u64,
                 }));
             let more = if page.is_truncated().unwrap_or(false) {
-                next(page.next_continuation_token(), &token)
+                pager.next(
+                    page.next_continuation_token(),
+                    &token,
+                    page.contents().len(),
+                )?
             } else {
                 None
             };

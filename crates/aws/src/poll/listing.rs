@@ -15,6 +15,8 @@ use std::collections::{HashMap, VecDeque};
 use quotatop_model::JobStatus;
 
 use super::refresh::{ACTIVE, FINISHED};
+use crate::batch::pager::Pager;
+use crate::batch::{BatchError, Op};
 
 /// Largest page the list operations accept.
 pub const PAGE: usize = 100;
@@ -43,6 +45,8 @@ pub struct Chain {
     /// A first load's plain listing of a status: if its first page has a next token, the
     /// status is listed by share instead.
     pub probe: bool,
+    /// How far the chain has followed `nextToken` (a server that never ends it is stopped).
+    pub pager: Pager,
 }
 
 impl Chain {
@@ -98,6 +102,7 @@ impl Listings {
                     limit: None,
                     got: 0,
                     probe: last.is_none(),
+                    pager: Pager::new(Op::ListServiceJobs),
                 }),
             }
         }
@@ -110,6 +115,7 @@ impl Listings {
                     limit: Some(finished_limit),
                     got: 0,
                     probe: false,
+                    pager: Pager::new(Op::ListServiceJobs),
                 });
             }
         }
@@ -131,14 +137,28 @@ impl Listings {
                 limit: None,
                 got: 0,
                 probe: false,
+                pager: Pager::new(Op::ListServiceJobs),
             });
         }
     }
 
-    /// Chain `i` got a page of `jobs` jobs with `next` as the next token.
-    pub fn page(&mut self, i: usize, jobs: usize, next: Option<String>) -> After {
+    /// Chain `i` got a page of `jobs` jobs with `next` as the next token; an error (and the
+    /// status's listing incomplete, as for a failed page) when the chain's pages would not end.
+    pub fn page(
+        &mut self,
+        i: usize,
+        jobs: usize,
+        next: Option<String>,
+    ) -> Result<After, BatchError> {
         let Some(c) = self.chains.get_mut(i) else {
-            return After::Done;
+            return Ok(After::Done);
+        };
+        let next = match c.pager.next(next.as_deref(), &c.token, jobs) {
+            Ok(next) => next,
+            Err(e) => {
+                self.failed(i);
+                return Err(e);
+            }
         };
         c.got += jobs;
         let probe = std::mem::take(&mut c.probe);
@@ -148,7 +168,7 @@ impl Listings {
             Some(_) if probe && !self.shares.is_empty() => {
                 self.close(status);
                 self.by_share(status);
-                After::Forked
+                Ok(After::Forked)
             }
             Some(token) if !full => {
                 c.token = Some(token);
@@ -156,11 +176,11 @@ impl Listings {
                 // end one after another through the listing (and what vanished from each is
                 // known then, [`Listings::ended`]) rather than all near its end.
                 self.ready.push_front(i);
-                After::Next
+                Ok(After::Next)
             }
             _ => {
                 self.close(status);
-                After::Done
+                Ok(After::Done)
             }
         }
     }
@@ -251,13 +271,13 @@ mod tests {
         let mut l = Listings::plan(|_| None, shares(), 0);
         let i = l.ready.pop_front().unwrap();
         let status = l.chains[i].status;
-        assert_eq!(l.page(i, 100, Some("t".into())), After::Forked);
+        assert_eq!(l.page(i, 100, Some("t".into())).unwrap(), After::Forked);
         assert_eq!(l.chains.len(), 8);
         assert!(!l.complete().contains(&status));
         // The share chains end: the status is complete.
         for c in [6, 7] {
-            assert_eq!(l.page(c, 40, Some("t2".into())), After::Next);
-            assert_eq!(l.page(c, 40, None), After::Done);
+            assert_eq!(l.page(c, 40, Some("t2".into())).unwrap(), After::Next);
+            assert_eq!(l.page(c, 40, None).unwrap(), After::Done);
         }
         assert!(l.complete().contains(&status));
         // A failed page leaves its status incomplete.
@@ -287,13 +307,13 @@ mod tests {
         let b = a + 1;
         assert_eq!(l.chains[b].share.as_deref(), Some("b"));
         // A chain's next page comes before the chains not started yet.
-        assert_eq!(l.page(a, 100, Some("t".into())), After::Next);
+        assert_eq!(l.page(a, 100, Some("t".into())).unwrap(), After::Next);
         assert_eq!(l.ready.front(), Some(&a));
         assert_eq!(
             l.ended(a),
             Some((JobStatus::Runnable, Some("a".to_string())))
         );
-        assert_eq!(l.page(a, 20, None), After::Done);
+        assert_eq!(l.page(a, 20, None).unwrap(), After::Done);
         // Share "a" is complete, RUNNABLE is not (share "b" is still open).
         assert!(!l.complete().contains(&JobStatus::Runnable));
         // A plain status is complete when its one chain ends.
@@ -302,7 +322,7 @@ mod tests {
             .iter()
             .position(|c| c.status == JobStatus::Running)
             .unwrap();
-        assert_eq!(l.page(run, 10, None), After::Done);
+        assert_eq!(l.page(run, 10, None).unwrap(), After::Done);
         assert_eq!(l.ended(run), Some((JobStatus::Running, None)));
         // A finished status's bounded page completes nothing.
         let done = l
@@ -310,7 +330,7 @@ mod tests {
             .iter()
             .position(|c| c.status == JobStatus::Succeeded)
             .unwrap();
-        assert_eq!(l.page(done, 50, None), After::Done);
+        assert_eq!(l.page(done, 50, None).unwrap(), After::Done);
         assert_eq!(l.ended(done), None);
         // A plain status whose page failed completes nothing.
         let sub = l
@@ -331,6 +351,6 @@ mod tests {
             .position(|c| c.status == JobStatus::Succeeded)
             .unwrap();
         assert_eq!(l.chains[i].page_size(), 50);
-        assert_eq!(l.page(i, 50, Some("more".into())), After::Done);
+        assert_eq!(l.page(i, 50, Some("more".into())).unwrap(), After::Done);
     }
 }

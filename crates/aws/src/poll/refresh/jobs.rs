@@ -358,19 +358,20 @@ impl<'a, 'e> JobsRefresh<'a, 'e> {
             self.queue.push(id, Reason::New, true);
         }
         match self.listings.page(ci, n, page.next_token) {
-            After::Forked => {
+            Err(e) => self.out.errors.push(e),
+            Ok(After::Forked) => {
                 tracing::debug!(queue = %self.arn, "listing a big status by quota share");
             }
             // Jobs of what this chain completed that it did not show moved on:
             // described now, while the other chains list.
-            After::Done => {
+            Ok(After::Done) => {
                 if let Some((status, share)) = self.listings.ended(ci) {
                     for id in t.unlisted(status, share.as_deref()) {
                         self.queue.push(id, Reason::Vanished, false);
                     }
                 }
             }
-            After::Next => {}
+            Ok(After::Next) => {}
         }
         ControlFlow::Continue(())
     }
