@@ -72,6 +72,7 @@ mod poll_rate;
 mod poll_warm;
 mod preview_engine;
 mod pty_restore;
+mod quit_paths;
 mod record_cli;
 mod replay;
 mod secrets;

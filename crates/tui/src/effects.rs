@@ -142,6 +142,10 @@ impl EffectResult {
 #[derive(Clone)]
 pub struct ScreenWork {
     pub screen: Kind,
+    /// Waited out before the work starts (a follow's pause between reads): on the runtime,
+    /// where a newer request of the kind, or the console quitting, cancels it at once — not
+    /// in the blocking thread, which nothing can stop.
+    pub delay: Option<std::time::Duration>,
     run: Arc<dyn Fn(&ScreenServices) -> ScreenAnswer + Send + Sync>,
 }
 
@@ -154,8 +158,16 @@ impl ScreenWork {
     {
         Self {
             screen,
+            delay: None,
             run: Arc::new(move |services| ScreenAnswer::new(work(services.get::<S>()))),
         }
+    }
+
+    /// The same work, started `delay` from now (cancelled meanwhile by a newer request of the
+    /// kind, or by the console quitting).
+    pub fn after(mut self, delay: Option<std::time::Duration>) -> Self {
+        self.delay = delay;
+        self
     }
 
     /// Does the work (in a blocking task of the runner).

@@ -150,6 +150,7 @@ where
         let waiting = source_open && (!snapshots.is_empty() || snapshots.is_closed());
         let idle = runner.is_idle() && !derivation.is_running() && !waiting;
         if app.should_quit() || (!events_open && idle) {
+            runner.finish().await;
             return Ok(());
         }
         // Here every message so far is handled (and drawn); with nothing in flight, the loop

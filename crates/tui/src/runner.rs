@@ -98,9 +98,13 @@ impl Runner {
             }
             Effect::Screen(work) => {
                 let services = self.screen_services.clone();
-                self.blocking(Latest::Screen(work.screen), move || {
-                    Msg::Done(work.run(&services))
-                });
+                let kind = Latest::Screen(work.screen);
+                match work.delay {
+                    None => self.blocking(kind, move || Msg::Done(work.run(&services))),
+                    Some(delay) => {
+                        self.delayed(kind, delay, move || Msg::Done(work.run(&services)))
+                    }
+                }
             }
             Effect::LoadPreemptions { queue } => {
                 let Some(reader) = self.services.history.clone() else {
@@ -199,6 +203,38 @@ impl Runner {
     fn next_request(&mut self) -> u64 {
         self.requests += 1;
         self.requests
+    }
+
+    /// [`Runner::blocking`] after `delay`, waited out on the runtime, where cancelling (a newer
+    /// request, [`Runner::finish`]) stops it; once the work has started, it runs to its end.
+    fn delayed(
+        &mut self,
+        kind: Latest,
+        delay: std::time::Duration,
+        work: impl FnOnce() -> Msg + Send + 'static,
+    ) {
+        let n = self.next_request();
+        let handle = self.tasks.spawn(async move {
+            tokio::time::sleep(delay).await;
+            match tokio::task::spawn_blocking(work).await {
+                Ok(msg) => (Some(kind), n, msg),
+                // The work panicked (it is never cancelled): this task fails as the blocking
+                // one would have, and is reported like it.
+                Err(e) => std::panic::resume_unwind(e.into_panic()),
+            }
+        });
+        if let Some((_, older)) = self.latest.insert(kind, (n, handle)) {
+            tracing::debug!(?kind, "a newer request cancels the one under way");
+            older.abort();
+        }
+    }
+
+    /// Ends every task before the console returns: waiting ones are cancelled, and blocking
+    /// work under way (a log read, a journal query) is waited for, so none of it runs on after
+    /// the runtime it calls into has begun to shut down (a follow's read then panicked inside
+    /// tokio).
+    pub async fn finish(&mut self) {
+        self.tasks.shutdown().await;
     }
 
     /// Runs blocking work (the journal) for `kind`, cancelling the older request of that kind.

@@ -63,12 +63,8 @@ pub struct LogAnswer {
 pub(super) fn work(queue: &str, id: &str, attempt: &NumberedAttempt, delay: Option<Duration>) -> Effect {
     let (queue, id, number) = (queue.to_string(), id.to_string(), attempt.number);
     let prefix = stream_prefix(&attempt.row.resource_id);
-    Effect::Screen(ScreenWork::new(
-        Kind::Logs,
-        move |reader: Option<&Arc<dyn LogReader>>| {
-            if let Some(d) = delay {
-                std::thread::sleep(d);
-            }
+    Effect::Screen(
+        ScreenWork::new(Kind::Logs, move |reader: Option<&Arc<dyn LogReader>>| {
             LogAnswer {
                 queue: queue.clone(),
                 id: id.clone(),
@@ -78,6 +74,7 @@ pub(super) fn work(queue: &str, id: &str, attempt: &NumberedAttempt, delay: Opti
                     None => Err(LogReadError::NoReader),
                 },
             }
-        },
-    ))
+        })
+        .after(delay),
+    )
 }
