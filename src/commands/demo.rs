@@ -43,11 +43,26 @@ impl Drop for TempDir {
         let path = self.path.display();
         // Written without `eprintln!`, which panics when stderr is gone (a closed terminal).
         let mut err = std::io::stderr();
+        let audit_log = self.path.join("audit.jsonl");
         if self.keep {
-            let _ = writeln!(err, "quotatop demo: kept {path} (journal and audit log)");
+            let _ = writeln!(
+                err,
+                "quotatop demo: kept {path} (journal and audit log); its changes: quotatop audit list --log {}",
+                audit_log.display()
+            );
             return;
         }
+        // What the demo's changes were is said before they go: the demo audits them in its
+        // own log, which `audit list` without --log does not read.
+        let changes = quotatop_store::audit::read_records(&audit_log)
+            .map(|r| quotatop_store::audit::changes(&r).len())
+            .unwrap_or(0);
         let _ = match std::fs::remove_dir_all(&self.path) {
+            Ok(()) if changes > 0 => writeln!(
+                err,
+                "quotatop demo: removed {path} (journal and audit log, with {changes} audited \
+                 change(s); --keep keeps them for `quotatop audit list --log`)"
+            ),
             Ok(()) => writeln!(
                 err,
                 "quotatop demo: removed {path} (journal and audit log; --keep keeps them)"

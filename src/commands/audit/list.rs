@@ -171,7 +171,10 @@ pub(super) fn list(a: &AuditListArgs) -> anyhow::Result<String> {
         String::new()
     };
     if changes.is_empty() {
-        out.push_str("no changes recorded\n");
+        // Named, so a listing of the wrong log (another machine's, the demo's) is seen as such.
+        let name =
+            super::log_source(&a.log).map_or_else(|_| "the audit log".to_string(), |l| l.name());
+        out.push_str(&format!("no changes recorded in {}\n", clean_text(&name)));
         out.push_str(&repairs);
         return Ok(out);
     }
