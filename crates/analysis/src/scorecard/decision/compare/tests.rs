@@ -205,6 +205,16 @@ fn materiality_threshold() {
     assert!(v.material);
     assert_eq!(v.kind, VerdictKind::Approve, "{}", v.summary);
     assert!(v.summary.contains("per hour gained"), "{}", v.summary);
+    // Immaterial, but with more waste: waste for nothing, REJECT (worked example 2, trace L).
+    let mut wasteful = [scenario("a", &base, &e), scenario("b", &s, &e)];
+    wasteful[1].waste_gpu_hours = 0.5;
+    let v = verdict(&wasteful[0], &wasteful[1], &frame, &rule);
+    assert_eq!(v.kind, VerdictKind::Reject, "{}", v.summary);
+    assert!(
+        v.summary.starts_with("fails: completed work no sooner"),
+        "{}",
+        v.summary
+    );
     // Immaterial, but a clause fails: REJECT, not NO MATERIAL DIFFERENCE.
     let e0 = Evaluation {
         budgets_defined: true,
