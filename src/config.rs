@@ -107,6 +107,7 @@ impl Config {
             prices: self.prices.clone(),
             currency: self.currency.clone(),
             decision: self.decision.clone(),
+            classes: Vec::new(),
         }
     }
 

@@ -368,53 +368,57 @@ fn comparison(
 }
 
 /// `--policy`: important work is the jobs of classes with a promise or protected (replacing
-/// the band heuristic), and each class's interruption budget applies to its shares.
+/// the band heuristic), and each job is judged by its class's promise and interruption budget
+/// (its class by `quotatop_policy::class_of`, the one membership rule).
 fn with_policy(
     cmp: &mut Comparison,
     notes: &mut Vec<String>,
     policy: &quotatop_policy::Policy,
     jobs: &[TraceJob],
 ) {
-    let mut promised = std::collections::BTreeSet::new();
-    for c in &policy.classes {
-        let b = &c.budget;
-        if b.max_preemptions_per_job.is_some() || b.max_lost_gpu_hours_per_day.is_some() {
-            for share in &c.shares {
-                cmp.rules.budgets.insert(share.clone(), b.clone());
-            }
-        }
-        // A class's promise is its shares' deadline rule (the first class in file order with a
-        // promise, for a share several list).
-        if !c.promise.is_empty() {
-            for share in &c.shares {
-                if promised.insert(share.clone()) {
-                    cmp.rules.deadlines.insert(
-                        share.clone(),
-                        quotatop_analysis::scorecard::decision::DeadlineRule {
-                            deadline_factor: c.promise.deadline_factor,
-                            max_wait_s: c
-                                .promise
-                                .max_wait_ms
-                                .map(|ms| u64::try_from(ms / 1000).unwrap_or(0)),
-                        },
-                    );
-                }
-            }
-        }
-    }
+    cmp.rules.classes = quotatop_policy::class_rules(policy);
     let mut important = std::collections::BTreeSet::new();
+    let mut promised: Vec<usize> = vec![0; policy.classes.len()];
     for j in jobs {
         let priority = j.priority.clamp(0, i64::from(quotatop_model::MAX_PRIORITY)) as u32;
-        let class = quotatop_policy::class_of(policy, None, &j.share, priority);
-        if class.is_some_and(|m| m.class.protected || !m.class.promise.is_empty()) {
+        let Some(k) = quotatop_policy::class_index(policy, &j.share, priority) else {
+            continue;
+        };
+        cmp.class_by_policy
+            .insert((j.share.to_string(), j.priority), k);
+        let class = &policy.classes[usize::from(k)];
+        if quotatop_policy::important(class) {
             important.insert((j.share.to_string(), j.priority));
+        }
+        if !class.promise.is_empty() && j.extras.deadline_ms().is_none() {
+            promised[usize::from(k)] += 1;
         }
     }
     cmp.important_by_policy = Some(important);
     let count = jobs.iter().filter(|j| cmp.important(j)).count();
+    let by_class: Vec<String> = policy
+        .classes
+        .iter()
+        .zip(&promised)
+        .filter(|(_, n)| **n > 0)
+        .map(|(c, n)| format!("{} {n}", c.name))
+        .collect();
+    let total: usize = promised.iter().sum();
+    for n in notes.iter_mut().filter(|n| n.starts_with("Deadlines:")) {
+        if let Some((own, rest)) = n.split_once("; the others ") {
+            *n = format!(
+                "{own}; {total} job(s) follow the promise of their policy class ({}; a deadline factor, else the max wait as a start-by deadline); the others {rest}",
+                if by_class.is_empty() {
+                    "none".to_string()
+                } else {
+                    by_class.join(", ")
+                }
+            );
+        }
+    }
     notes.retain(|n| !n.starts_with("Important work:"));
     notes.push(format!(
-        "Important work: {count} of {} jobs, the same in every scenario: the jobs of the classes of policy {} (sha256 {}) with a promise or protected, replacing the band heuristic; the classes' interruption budgets and promises (max wait, deadline factor) apply to their shares.",
+        "Important work: {count} of {} jobs, the same in every scenario: the jobs of the classes of policy {} (sha256 {}) with a promise or protected, replacing the band heuristic. A job's class is its share's, then by its priority as submitted (traces carry no tags; the rule policy check uses); its class's promise is its deadline and its class's interruption budget (over the class's jobs in every share) judges it, over [deadlines] and [budgets] of the rules.",
         jobs.len(),
         policy.origin,
         policy.short_hash()
@@ -490,6 +494,7 @@ pub fn comparison_with(
         protected,
         per_job,
         important_by_policy: None,
+        class_by_policy: Default::default(),
     };
     let important = jobs.iter().filter(|j| cmp.important(j)).count();
     notes.push(format!(

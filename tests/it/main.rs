@@ -103,4 +103,5 @@ mod tui_why;
 mod tui_widths;
 mod umask_dirs;
 mod verdict;
+mod verdict_material;
 mod why_engine;

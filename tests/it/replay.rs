@@ -280,7 +280,9 @@ fn decision_summary_rules_and_per_job_rows() {
     // The old key is read as the new one, with a warning in the output.
     assert!(md.contains("min_completion_gain_pct = 5"), "{md}");
     assert!(
-        md.contains("the mean completion time falls by more than 5%"),
+        md.contains(
+            "the mean completion time of the jobs every scenario completes falls by more than 5%"
+        ),
         "{md}"
     );
     // Lending completes work sooner, but research's preempted jobs breach its budget.

@@ -245,7 +245,7 @@ fn never_run_jobs_are_listed_and_budgets_judged() {
     assert!(md.contains("Jobs isolated can never run (1;"), "{md}");
     assert!(md.contains("| wide | "), "{md}");
     assert!(
-        md.contains("2.0 GPU-h of the gain comes from 1 job(s) the baseline can never run"),
+        md.contains("lending completes 1 job, 2.0 GPU-h, that isolated never runs"),
         "{md}"
     );
     let (ok, json, err) = quotatop(&["replay", "--format", "json", "--trace"], &files);

@@ -333,3 +333,72 @@ fn breach_items_name_each_breached_check_in_words() {
         "incident: 1 job(s) waited over their 15m00s promise, worst i-late-name: waited 40m00s"
     );
 }
+
+/// Issue 44, item 4: a share listed under a second, later class whose range its jobs do not
+/// use changes nothing: `policy check`, the change-time check and the verdict's class rules
+/// all put prod's priority-500 job in incident, the first class listing prod, exactly as with
+/// prod under incident alone.
+#[test]
+fn a_share_listed_twice_is_judged_as_under_its_first_class_alone() {
+    use crate::{ChangeRequest, check_change, class_index, class_rules};
+    use AttemptEnd::*;
+    let alone = crate::parse(
+        "version = 1\n[[class]]\nname = \"incident\"\npriority = [9000, 9999]\nshares = [\"prod\"]\nmax_wait = \"15m\"\nmax_preemptions_per_job = 0\n",
+        "alone.toml",
+    )
+    .unwrap();
+    let twice = crate::parse(
+        "version = 1\n[[class]]\nname = \"incident\"\npriority = [9000, 9999]\nshares = [\"prod\"]\nmax_wait = \"15m\"\nmax_preemptions_per_job = 0\n\
+         [[class]]\nname = \"delivery\"\npriority = [1000, 8999]\nshares = [\"prod\"]\nmax_wait = \"2h\"\ndeadline_factor = 3.0\nmax_preemptions_per_job = 1\n",
+        "twice.toml",
+    )
+    .unwrap();
+    let input = ScorecardInput {
+        queue: "q".into(),
+        window: Window::new(0, 10 * HOUR),
+        capacity: vec![],
+        entitlements: vec![],
+        jobs: vec![job(
+            "p-500",
+            "prod",
+            500,
+            vec![
+                attempt(40 * MIN, Some(HOUR), Preempted),
+                attempt(2 * HOUR, Some(3 * HOUR), Completed),
+            ],
+            Outcome::Succeeded(3 * HOUR),
+        )],
+    };
+    let opts = ScorecardOptions::default();
+    let judge = |p: &Policy| conformance(p, &input, &opts, &[], &BTreeMap::new());
+    let (a, t) = (judge(&alone), judge(&twice));
+    assert_eq!(class(&a, "incident"), class(&t, "incident"));
+    assert_eq!(class(&t, "incident").jobs, 1);
+    assert_eq!(class(&t, "delivery").jobs, 0);
+    // Waited 40 min (promise 15), preempted once (budget 0), priority outside 9000-9999.
+    assert_eq!(class(&a, "incident").breaches(), 3, "{a:?}");
+    // The change-time check reads the same class.
+    let ask = |p: &Policy| {
+        let v = check_change(
+            p,
+            &ChangeRequest {
+                tag: None,
+                share: "prod",
+                old: Some(500),
+                new: 9500,
+                who: &["oncall-a"],
+                change_record: false,
+            },
+        );
+        (v.class_before, v.class_after)
+    };
+    assert_eq!(ask(&alone), ask(&twice));
+    assert_eq!(ask(&twice).0, "incident");
+    // And the verdict's class rules (replay --policy) give it incident's promise and budget.
+    let rule = |p: &Policy| {
+        let k = class_index(p, "prod", 500).unwrap();
+        class_rules(p)[usize::from(k)].clone()
+    };
+    assert_eq!(rule(&alone), rule(&twice));
+    assert_eq!(rule(&twice).name, "incident");
+}

@@ -286,6 +286,16 @@ pub fn hash(text: &str) -> String {
 #[error("{0}")]
 struct ClassProblem(String);
 
+/// A `max_wait` duration, which must carry its unit.
+fn max_wait(w: &str) -> Result<quotatop_model::Millis, String> {
+    if !w.trim_end().ends_with(|ch: char| ch.is_ascii_alphabetic()) {
+        return Err(format!(
+            "{w:?} has no unit: write e.g. \"15m\", \"4h\" or \"2d\""
+        ));
+    }
+    quotatop_model::parse_duration(w).map_err(|e| e.to_string())
+}
+
 fn check_class(c: RawClass, line: usize) -> Result<Class, ClassProblem> {
     let at =
         |key: &str, m: String| ClassProblem(format!("line {line}: class {:?}: {key}: {m}", c.name));
@@ -305,15 +315,7 @@ fn check_class(c: RawClass, line: usize) -> Result<Class, ClassProblem> {
     }
     let max_wait_ms = match &c.max_wait {
         None => None,
-        Some(w) => {
-            if !w.trim_end().ends_with(|ch: char| ch.is_ascii_alphabetic()) {
-                return Err(at(
-                    "max_wait",
-                    format!("{w:?} has no unit: write e.g. \"15m\", \"4h\" or \"2d\""),
-                ));
-            }
-            Some(quotatop_model::parse_duration(w).map_err(|e| at("max_wait", e.to_string()))?)
-        }
+        Some(w) => Some(max_wait(w).map_err(|m| at("max_wait", m))?),
     };
     if let Some(f) = c.deadline_factor
         && !(f.is_finite() && f > 0.0 && f <= 1e6)

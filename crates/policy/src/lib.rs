@@ -12,6 +12,7 @@ mod lint;
 mod membership;
 mod plan;
 mod show;
+mod verdict;
 
 pub use approval::{Approval, limit_approval};
 pub use change::{ChangeRequest, ChangeVerdict, check_change, check_ending};
@@ -28,6 +29,7 @@ pub use lint::{Finding, errors, lint};
 pub use membership::{Basis, Membership, UNCLASSIFIED, class_name, class_of};
 pub use plan::{DerivedShare, derive_shares};
 pub use show::classes_table;
+pub use verdict::{class_index, class_rules, important};
 
 #[cfg(test)]
 mod tests;

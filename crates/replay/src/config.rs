@@ -317,6 +317,7 @@ impl ReplayConfig {
                 prices: file.prices,
                 currency: file.currency,
                 decision: file.decision,
+                classes: Vec::new(),
             },
         };
         cfg.rules.validate().map_err(|e| err(e.to_string()))?;

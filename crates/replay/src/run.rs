@@ -120,6 +120,10 @@ pub struct Comparison {
     /// The (share, priority as submitted) of important work when a policy says which it is
     /// (`replay --policy`): replaces the band heuristic.
     pub important_by_policy: Option<std::collections::BTreeSet<(String, i64)>>,
+    /// Each job's policy class by (share, priority as submitted), an index of the rules'
+    /// `classes` (`replay --policy`; one membership rule, `quotatop_policy::class_of`): its
+    /// class's promise and budget judge it.
+    pub class_by_policy: std::collections::BTreeMap<(String, i64), u16>,
 }
 
 impl Comparison {

@@ -113,6 +113,7 @@ fn full_comparison(protected: Option<&str>) -> Comparison {
         protected: protected.map(str::to_string),
         per_job: true,
         important_by_policy: None,
+        class_by_policy: Default::default(),
     }
 }
 

@@ -109,9 +109,15 @@ pub fn decision_markdown(
 /// The common window in words.
 fn common_window_note(j: &Judged) -> String {
     format!(
-        "Common window: allocated GPU-hours, utilisation and cost of every scenario are read over the same {:.2} h, from the first submission to the latest end in any scenario. Completion: the mean completion time is work-weighted over the {} job(s) that succeed in some scenario, in hours after the first submission (a job that never succeeds in a scenario counts as completing at the window's end); its change equals the area between the completion curves divided by the work. \"By the last submission\" is the end of the submission window; the horizon is an extra column, not the verdict's basis.",
+        "Common window: allocated GPU-hours, utilisation and cost of every scenario are read over the same {:.2} h, from the first submission to the latest end in any scenario. Completion: the mean completion time is work-weighted over the {} job(s) every scenario completes, in hours after the first submission; its change equals the area between their completion curves divided by their work. A job only some scenarios complete is counted apart, in jobs and GPU-hours, in the verdict ({} job(s) here). \"By the last submission\" counts the completions in [first submission, last submission) and \"by the horizon\" those in [first submission, horizon): a completion at the instant itself counts in neither; the horizon is an extra column, not the verdict's basis.",
         j.window.len_ms() as f64 / 3_600_000.0,
-        j.frame.compared.iter().filter(|&&c| c).count()
+        j.frame.compared.iter().filter(|&&c| c).count(),
+        j.frame
+            .compared
+            .iter()
+            .zip(&j.frame.completed_somewhere)
+            .filter(|&(&every, &some)| some && !every)
+            .count()
     )
 }
 

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use quotatop_analysis::scorecard::decision::{self, JobFacts, Schedule, deadline_of};
+use quotatop_analysis::scorecard::decision::{self, JobFacts, Schedule, deadline_in};
 use quotatop_analysis::scorecard::{
     self, JobHistory, Outcome, PriorityBand, ScorecardInput, ScorecardOptions, Window,
 };
@@ -78,20 +78,40 @@ fn job_facts(
         .jobs
         .iter()
         .zip(traced)
-        .map(|(h, t)| JobFacts {
-            important: t.is_some_and(|t| cmp.important(t)),
-            band: t.map_or(PriorityBand::of(h.priority), band_of),
-            deadline: t.and_then(|t| {
-                deadline_of(
-                    &cmp.rules,
-                    &h.share,
-                    h.submitted_at,
-                    t.work_ms,
-                    t.extras.deadline_ms(),
-                )
-            }),
+        .map(|(h, t)| {
+            let class = t.and_then(|t| {
+                cmp.class_by_policy
+                    .get(&(t.share.to_string(), t.priority))
+                    .copied()
+            });
+            job_fact(h, *t, class, cmp)
         })
         .collect()
+}
+
+/// One job's [`JobFacts`]: its own deadline (the trace's), else its class's promise, else its
+/// share's rule.
+fn job_fact(
+    h: &JobHistory,
+    t: Option<&TraceJob>,
+    class: Option<u16>,
+    cmp: &Comparison,
+) -> JobFacts {
+    JobFacts {
+        important: t.is_some_and(|t| cmp.important(t)),
+        band: t.map_or(PriorityBand::of(h.priority), band_of),
+        class,
+        deadline: t.and_then(|t| {
+            deadline_in(
+                &cmp.rules,
+                class,
+                &h.share,
+                h.submitted_at,
+                t.work_ms,
+                t.extras.deadline_ms(),
+            )
+        }),
+    }
 }
 
 /// The per-job rows (`--jobs-out`), times in seconds after `start`.

@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use quotatop_model::Millis;
 
+mod completion;
+
 use super::{Cost, DecisionRule, Evaluation};
 use crate::scorecard::input::{AttemptEnd, JobHistory, Outcome, Window};
 
@@ -123,14 +125,16 @@ pub fn window_figures(s: &Scenario<'_>, window: Window) -> WindowFigures {
 /// What the completion curves of a comparison are read against: the same for every scenario.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CurveFrame {
-    /// The jobs compared: those that succeed in at least one scenario.
+    /// The jobs the mean completion time and the curves compare: those that succeed in every
+    /// scenario compared. A job only some complete is counted apart ([`Verdict`]).
     pub compared: Vec<bool>,
+    /// The jobs that succeed in at least one scenario.
+    pub completed_somewhere: Vec<bool>,
     /// Time 0 of the curves: the first submission.
     pub origin: Millis,
-    /// A compared job that never succeeds in a scenario counts as completing here: the common
-    /// window's end.
-    pub censor_at: Millis,
-    /// The end of the submission window (the last submission).
+    /// The end of the submission window (the last submission). "By the last submission"
+    /// counts the completions in [first submission, last submission), half-open as every
+    /// window (and the horizon) is.
     pub submission_end: Millis,
 }
 
@@ -142,17 +146,17 @@ impl CurveFrame {
             .map(|s| s.schedule.completed_at.len())
             .max()
             .unwrap_or(0);
-        let compared = (0..n)
-            .map(|i| {
-                scenarios
-                    .iter()
-                    .any(|s| s.schedule.completed_at.get(i).is_some_and(|t| t.is_some()))
-            })
-            .collect();
+        let done = |s: &Scenario<'_>, i: usize| {
+            s.schedule.completed_at.get(i).is_some_and(|t| t.is_some())
+        };
         Self {
-            compared,
+            compared: (0..n)
+                .map(|i| !scenarios.is_empty() && scenarios.iter().all(|s| done(s, i)))
+                .collect(),
+            completed_somewhere: (0..n)
+                .map(|i| scenarios.iter().any(|s| done(s, i)))
+                .collect(),
             origin: w.start,
-            censor_at: w.end,
             submission_end: scenarios
                 .iter()
                 .map(|s| s.schedule.last_submission)
@@ -161,17 +165,15 @@ impl CurveFrame {
         }
     }
 
-    /// `(completion time, work GPU-h)` of the compared jobs in `s`, censored ones at
-    /// [`CurveFrame::censor_at`].
+    /// `(completion time, work GPU-h)` of the compared jobs in `s`.
     pub fn completions(&self, s: &Schedule) -> Vec<(Millis, f64)> {
         self.compared
             .iter()
             .enumerate()
             .filter(|&(_, &c)| c)
-            .map(|(i, _)| {
-                let at = s.completed_at.get(i).copied().flatten();
-                let w = s.work_gpu_hours.get(i).copied().unwrap_or(0.0);
-                (at.unwrap_or(self.censor_at), w)
+            .filter_map(|(i, _)| {
+                let at = s.completed_at.get(i).copied().flatten()?;
+                Some((at, s.work_gpu_hours.get(i).copied().unwrap_or(0.0)))
             })
             .collect()
     }
@@ -180,13 +182,18 @@ impl CurveFrame {
 /// A scenario's completion figures.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CompletionFigures {
-    /// Work GPU-hours of the compared jobs (those that succeed in some scenario).
+    /// Work GPU-hours of the compared jobs (those that succeed in every scenario).
     pub total_work_gpu_hours: f64,
-    /// Work-weighted mean completion time, hours after the first submission.
+    /// How many jobs are compared.
+    #[serde(default)]
+    pub compared_jobs: usize,
+    /// Work-weighted mean completion time of the compared jobs, hours after the first
+    /// submission.
     pub mean_completion_h: Option<f64>,
-    /// Compared jobs that never succeed here (counted at the common window's end).
+    /// Jobs another scenario completes that this one never does.
     pub never_completed: usize,
-    /// C(t) at the end of the submission window, and the jobs completed by then.
+    /// C(t) just before the end of the submission window (every job this scenario completes
+    /// in [first submission, last submission)), and the jobs completed by then.
     pub goodput_by_submission_end_gpu_hours: f64,
     pub completed_by_submission_end: usize,
 }
@@ -195,16 +202,17 @@ pub struct CompletionFigures {
 pub fn completion_figures(s: &Schedule, frame: &CurveFrame) -> CompletionFigures {
     let mut f = CompletionFigures::default();
     let mut weighted = 0.0;
-    for (i, _) in frame.compared.iter().enumerate().filter(|&(_, &c)| c) {
+    for (i, at) in s.completed_at.iter().enumerate() {
         let w = s.work_gpu_hours.get(i).copied().unwrap_or(0.0);
-        let at = s.completed_at.get(i).copied().flatten();
-        if at.is_none() {
+        if at.is_none() && frame.completed_somewhere.get(i) == Some(&true) {
             f.never_completed += 1;
         }
-        let t = at.unwrap_or(frame.censor_at);
-        f.total_work_gpu_hours += w;
-        weighted += w * (t - frame.origin) as f64 / HOUR_MS;
-        if at.is_some_and(|t| t <= frame.submission_end) {
+        if let (Some(t), Some(true)) = (at, frame.compared.get(i)) {
+            f.total_work_gpu_hours += w;
+            f.compared_jobs += 1;
+            weighted += w * (t - frame.origin) as f64 / HOUR_MS;
+        }
+        if at.is_some_and(|t| t < frame.submission_end) {
             f.goodput_by_submission_end_gpu_hours += w;
             f.completed_by_submission_end += 1;
         }
@@ -213,13 +221,25 @@ pub fn completion_figures(s: &Schedule, frame: &CurveFrame) -> CompletionFigures
     f
 }
 
-/// The largest amount by which `this`'s completion curve falls behind `base`'s at any time,
-/// in GPU-hours (0 when never behind).
-pub fn max_behind_gpu_hours(base: &Schedule, this: &Schedule, frame: &CurveFrame) -> f64 {
-    let mut steps: Vec<(Millis, f64)> = frame.completions(base);
-    steps.extend(frame.completions(this).into_iter().map(|(t, w)| (t, -w)));
+/// `(completion time, work GPU-h)` of every job `s` completes (its whole completion curve).
+fn all_completions(s: &Schedule) -> impl Iterator<Item = (Millis, f64)> + '_ {
+    s.completed_at
+        .iter()
+        .enumerate()
+        .filter_map(|(i, at)| Some(((*at)?, s.work_gpu_hours.get(i).copied().unwrap_or(0.0))))
+}
+
+/// The largest amount by which `this`'s completion curve C(t) (the work of every job it has
+/// completed by t) falls behind `base`'s at any time, in GPU-hours (0 when never behind).
+/// Summed in whole GPU-milliseconds, so that equal curves differ by exactly 0 and the limit
+/// needs no tolerance.
+pub fn max_behind_gpu_hours(base: &Schedule, this: &Schedule, _frame: &CurveFrame) -> f64 {
+    let units = |w: f64| (w * HOUR_MS).round() as i128;
+    let mut steps: Vec<(Millis, i128)> =
+        all_completions(base).map(|(t, w)| (t, units(w))).collect();
+    steps.extend(all_completions(this).map(|(t, w)| (t, -units(w))));
     steps.sort_by_key(|&(t, _)| t);
-    let (mut diff, mut worst) = (0.0f64, 0.0f64);
+    let (mut diff, mut worst) = (0i128, 0i128);
     for (k, &(t, d)) in steps.iter().enumerate() {
         diff += d;
         // The curves are compared once every completion at `t` is in.
@@ -227,7 +247,7 @@ pub fn max_behind_gpu_hours(base: &Schedule, this: &Schedule, frame: &CurveFrame
             worst = worst.max(diff);
         }
     }
-    worst
+    worst as f64 / HOUR_MS
 }
 
 /// What a verdict says.
@@ -236,6 +256,9 @@ pub fn max_behind_gpu_hours(base: &Schedule, this: &Schedule, frame: &CurveFrame
 pub enum VerdictKind {
     Approve,
     Reject,
+    /// The schedules differ, but by less than the materiality threshold, with no job completed
+    /// by one scenario only and no clause failing.
+    NoMaterialDifference,
     /// The schedules are identical (e.g. one share: nothing to lend).
     NoDifference,
 }
@@ -245,6 +268,7 @@ impl VerdictKind {
         match self {
             Self::Approve => "APPROVE",
             Self::Reject => "REJECT",
+            Self::NoMaterialDifference => "NO MATERIAL DIFFERENCE",
             Self::NoDifference => "NO DIFFERENCE",
         }
     }
@@ -258,6 +282,16 @@ pub struct Clause {
     pub text: String,
 }
 
+/// Jobs one scenario completes and the other never does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct OnlyCompleted {
+    pub jobs: usize,
+    pub work_gpu_hours: f64,
+    /// Whether the other scenario can never run every one of them (misconfigured there), not
+    /// merely never completes them.
+    pub never_run_by_other: bool,
+}
+
 /// A scenario against the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
@@ -266,22 +300,35 @@ pub struct Verdict {
     pub approve: bool,
     pub base: CompletionFigures,
     pub this: CompletionFigures,
-    /// Mean completion time, this − baseline, in hours (negative: sooner).
+    /// Mean completion time of the jobs both complete, this − baseline, in hours (negative:
+    /// sooner).
     pub mean_completion_change_h: Option<f64>,
     pub mean_completion_change_pct: Option<f64>,
-    /// The largest amount this scenario's completion curve falls behind the baseline's, as a
-    /// percentage of the compared work.
+    /// Whether the change of the mean completion time reaches the materiality threshold.
+    #[serde(default)]
+    pub material: bool,
+    /// The largest amount this scenario's completion curve (every job it completes) falls
+    /// behind the baseline's, as a percentage of the work some scenario completes.
     pub max_behind_pct: f64,
     pub important_p95_wait_delta_ms: Option<Millis>,
     pub important_missed_deadlines_delta: i64,
     /// `None` when no interruption budget is defined.
     pub budget_breaches_delta: Option<i64>,
     pub waste_gpu_hours_delta: f64,
+    /// The cost of waste, this − baseline, in the prices' currency (`None` without prices).
+    #[serde(default)]
+    pub waste_cost_delta: Option<f64>,
+    /// Jobs this scenario completes that the baseline never does, and the other way round.
+    #[serde(default)]
+    pub completed_only_here: OnlyCompleted,
+    #[serde(default)]
+    pub completed_only_by_baseline: OnlyCompleted,
     /// Work GPU-hours this scenario completes of jobs the baseline can never run, and how many.
     pub gain_from_never_run_by_baseline_gpu_hours: f64,
     pub never_run_by_baseline_completed: usize,
     pub clauses: Vec<Clause>,
-    /// One line: what an APPROVE rests on, every clause a REJECT fails, or why NO DIFFERENCE.
+    /// One line: what an APPROVE rests on and what it costs, every clause a REJECT fails, or
+    /// why NO (MATERIAL) DIFFERENCE.
     pub summary: String,
 }
 
@@ -289,39 +336,6 @@ fn pct_change(base: Option<f64>, this: Option<f64>) -> Option<f64> {
     match (base, this) {
         (Some(b), Some(t)) if b > 0.0 => Some(100.0 * (t - b) / b),
         _ => None,
-    }
-}
-
-fn hours(h: Option<f64>) -> String {
-    h.map_or("-".to_string(), |h| format!("{h:.2} h"))
-}
-
-/// Clause 1: completed work sooner, and never too far behind.
-fn completion_clause(v: &Verdict, rule: &DecisionRule) -> Clause {
-    let sooner = v
-        .mean_completion_change_pct
-        .is_some_and(|p| p < -rule.min_completion_gain_pct);
-    let close = v.max_behind_pct <= rule.max_behind_pct + 1e-9;
-    let change = v
-        .mean_completion_change_pct
-        .map_or("no work completed".to_string(), |p| format!("{p:+.1}%"));
-    let text = format!(
-        "{}: mean completion time {} → {} ({change}; must fall by more than {}%), at most {:.1}% of the work behind the baseline at any time (limit {}%)",
-        match (sooner, close) {
-            (true, true) => "completed work sooner",
-            (false, _) => "completed work no sooner",
-            (true, false) => "completed work sooner on average but too far behind at times",
-        },
-        hours(v.base.mean_completion_h),
-        hours(v.this.mean_completion_h),
-        rule.min_completion_gain_pct,
-        v.max_behind_pct,
-        rule.max_behind_pct,
-    );
-    Clause {
-        name: "completed work".to_string(),
-        holds: Some(sooner && close),
-        text,
     }
 }
 
@@ -379,6 +393,34 @@ fn budget_clause(base: &Evaluation, this: &Evaluation) -> Clause {
     }
 }
 
+/// Jobs `a` completes that `b` never does, in the jobs' order.
+fn only_completed(a: &Schedule, b: &Schedule) -> OnlyCompleted {
+    let mut out = OnlyCompleted {
+        never_run_by_other: true,
+        ..Default::default()
+    };
+    for (i, at) in a.completed_at.iter().enumerate() {
+        if at.is_some() && b.completed_at.get(i).is_none_or(|t| t.is_none()) {
+            out.jobs += 1;
+            out.work_gpu_hours += a.work_gpu_hours.get(i).copied().unwrap_or(0.0);
+            out.never_run_by_other &= b.never_run.contains(&i);
+        }
+    }
+    out.never_run_by_other &= out.jobs > 0;
+    out
+}
+
+/// Work GPU-hours of the jobs some scenario completes: what "% of the work" is read against.
+fn completed_work(s: &Schedule, frame: &CurveFrame) -> f64 {
+    frame
+        .completed_somewhere
+        .iter()
+        .enumerate()
+        .filter(|&(_, &c)| c)
+        .map(|(i, _)| s.work_gpu_hours.get(i).copied().unwrap_or(0.0))
+        .sum()
+}
+
 /// Work GPU-hours and count of the jobs `base` can never run that `this` completes.
 fn gain_from_never_run(base: &Schedule, this: &Schedule) -> (f64, usize) {
     base.never_run
@@ -392,8 +434,9 @@ fn gain_from_never_run(base: &Schedule, this: &Schedule) -> (f64, usize) {
         })
 }
 
-/// Judges `this` against `base` in `frame` by `rule` (METRICS-style four clauses; NO
-/// DIFFERENCE when the schedules are identical).
+/// Judges `this` against `base` in `frame` by `rule` (four clauses, docs/verdict.md; NO
+/// DIFFERENCE when the schedules are identical, NO MATERIAL DIFFERENCE when they differ by
+/// less than the materiality threshold and nothing fails).
 pub fn verdict(
     base: &Scenario<'_>,
     this: &Scenario<'_>,
@@ -407,18 +450,23 @@ pub fn verdict(
     let behind = max_behind_gpu_hours(base.schedule, this.schedule, frame);
     let (gain, gained_jobs) = gain_from_never_run(base.schedule, this.schedule);
     let (e0, e) = (base.evaluation, this.evaluation);
+    let change_h = b
+        .mean_completion_h
+        .zip(t.mean_completion_h)
+        .map(|(b, t)| t - b);
     let mut v = Verdict {
         kind: VerdictKind::Reject,
         approve: false,
-        mean_completion_change_h: b
-            .mean_completion_h
-            .zip(t.mean_completion_h)
-            .map(|(b, t)| t - b),
+        mean_completion_change_h: change_h,
         mean_completion_change_pct: pct_change(b.mean_completion_h, t.mean_completion_h),
-        max_behind_pct: if b.total_work_gpu_hours > 0.0 {
-            100.0 * behind / b.total_work_gpu_hours
-        } else {
-            0.0
+        material: change_h.is_some_and(|h| (h * 3600.0).abs() >= rule.min_material_change_s),
+        max_behind_pct: {
+            let work = completed_work(base.schedule, frame);
+            if work > 0.0 {
+                100.0 * behind / work
+            } else {
+                0.0
+            }
         },
         important_p95_wait_delta_ms: e0
             .important
@@ -431,6 +479,13 @@ pub fn verdict(
         budget_breaches_delta: (e0.budgets_defined || e.budgets_defined)
             .then(|| e.budget_breaches() as i64 - e0.budget_breaches() as i64),
         waste_gpu_hours_delta: this.waste_gpu_hours - base.waste_gpu_hours,
+        waste_cost_delta: e0
+            .cost
+            .as_ref()
+            .zip(e.cost.as_ref())
+            .map(|(c0, c)| c.wasted - c0.wasted),
+        completed_only_here: only_completed(this.schedule, base.schedule),
+        completed_only_by_baseline: only_completed(base.schedule, this.schedule),
         gain_from_never_run_by_baseline_gpu_hours: gain,
         never_run_by_baseline_completed: gained_jobs,
         base: b,
@@ -439,55 +494,26 @@ pub fn verdict(
         summary: String::new(),
     };
     let [deadlines, wait] = important_clauses(e0, e, rule);
+    let names = (base.name, this.name);
     v.clauses = vec![
-        completion_clause(&v, rule),
+        completion::clause(&v, rule, names),
         deadlines,
         wait,
         budget_clause(e0, e),
     ];
+    let fails = v.clauses.iter().any(|c| c.holds == Some(false));
     v.kind = if base.schedule.fingerprint == this.schedule.fingerprint {
         VerdictKind::NoDifference
-    } else if v.clauses.iter().all(|c| c.holds != Some(false)) {
-        VerdictKind::Approve
-    } else {
+    } else if fails {
         VerdictKind::Reject
+    } else if v.clauses.first().is_some_and(|c| c.holds.is_none()) {
+        VerdictKind::NoMaterialDifference
+    } else {
+        VerdictKind::Approve
     };
     v.approve = v.kind == VerdictKind::Approve;
-    v.summary = summary(&v, base.name);
+    v.summary = completion::summary(&v, base.name, this.evaluation);
     v
-}
-
-/// The verdict's one line.
-fn summary(v: &Verdict, base: &str) -> String {
-    let texts = |keep: &dyn Fn(&Clause) -> bool| {
-        v.clauses
-            .iter()
-            .filter(|c| keep(c))
-            .map(|c| c.text.clone())
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
-    match v.kind {
-        VerdictKind::NoDifference => format!(
-            "every job runs exactly as under {base} (nothing to lend or borrow, or no job that could use it); {}",
-            texts(&|c| c.holds.is_none())
-        ),
-        VerdictKind::Reject => format!(
-            "fails: {} (waste {:+.1} GPU-h)",
-            texts(&|c| c.holds == Some(false)),
-            v.waste_gpu_hours_delta
-        ),
-        VerdictKind::Approve => {
-            let mut s = format!("rests on: {}", texts(&|_| true));
-            if v.never_run_by_baseline_completed > 0 {
-                s.push_str(&format!(
-                    "; {:.1} GPU-h of the gain comes from {} job(s) the baseline can never run",
-                    v.gain_from_never_run_by_baseline_gpu_hours, v.never_run_by_baseline_completed
-                ));
-            }
-            s
-        }
-    }
 }
 
 #[cfg(test)]

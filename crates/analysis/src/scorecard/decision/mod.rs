@@ -10,7 +10,10 @@ pub use compare::{
     Clause, CompletionFigures, CurveFrame, Scenario, Schedule, Verdict, VerdictKind, WindowFigures,
     common_window, completion_figures, fingerprint, max_behind_gpu_hours, verdict, window_figures,
 };
-pub use rules::{Budget, Deadline, DeadlineRule, DecisionRule, Rules, RulesError, deadline_of};
+pub use rules::{
+    Budget, ClassRule, Deadline, DeadlineRule, DecisionRule, Rules, RulesError, deadline_in,
+    deadline_of,
+};
 
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +36,9 @@ pub struct JobFacts {
     /// The band of the priority as submitted.
     pub band: PriorityBand,
     pub deadline: Option<Deadline>,
+    /// Its policy class, an index of [`Rules::classes`] (`None`: no policy, or no class).
+    #[serde(default)]
+    pub class: Option<u16>,
 }
 
 /// Deadlines met and missed in one group of jobs.
@@ -54,7 +60,11 @@ pub struct Delivery {
 /// Interruption-budget breaches of one share.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BudgetBreaches {
+    /// The share, or the class when `by_class`.
     pub share: String,
+    /// A policy class's budget, over the class's jobs in every share (`policy check`'s).
+    #[serde(default)]
+    pub by_class: bool,
     /// Jobs preempted more often than the share allows.
     pub jobs_over_preemptions: usize,
     /// Days on which the share's preemption waste exceeded its daily budget.
@@ -145,12 +155,19 @@ fn delivery(
     d
 }
 
-fn budgets(
-    input: &ScorecardInput,
-    rules: &Rules,
-    window: Window,
-    opts: &ScorecardOptions,
-) -> Vec<BudgetBreaches> {
+/// The groups a budget is judged over: a policy class with a budget (its jobs in every share,
+/// as `policy check` judges it), else a share with a `[budgets]` rule; each with its budget
+/// and jobs, classes first in the policy's order, then shares in the input's order.
+fn budget_groups<'a>(
+    input: &'a ScorecardInput,
+    facts: &[JobFacts],
+    rules: &'a Rules,
+) -> Vec<(String, bool, &'a Budget, Vec<&'a JobHistory>)> {
+    let mut groups: Vec<(String, bool, &Budget, Vec<&JobHistory>)> = rules
+        .classes
+        .iter()
+        .filter_map(|c| Some((c.name.clone(), true, c.budget.as_ref()?, Vec::new())))
+        .collect();
     let mut shares: Vec<&str> = input
         .entitlements
         .iter()
@@ -161,13 +178,37 @@ fn budgets(
             shares.push(&j.share);
         }
     }
-    shares
+    for share in shares {
+        if let Some(b) = rules.budget(share) {
+            groups.push((share.to_string(), false, b, Vec::new()));
+        }
+    }
+    for (i, j) in input.jobs.iter().enumerate() {
+        let class = facts.get(i).and_then(|f| rules.class_rule(f.class));
+        let key = match class.filter(|c| c.budget.is_some()) {
+            Some(c) => (c.name.as_str(), true),
+            None => (j.share.as_str(), false),
+        };
+        if let Some(g) = groups.iter_mut().find(|g| g.0 == key.0 && g.1 == key.1) {
+            g.3.push(j);
+        }
+    }
+    groups
+}
+
+fn budgets(
+    input: &ScorecardInput,
+    facts: &[JobFacts],
+    rules: &Rules,
+    window: Window,
+    opts: &ScorecardOptions,
+) -> Vec<BudgetBreaches> {
+    budget_groups(input, facts, rules)
         .into_iter()
-        .filter_map(|share| {
-            let b = rules.budget(share)?;
-            let jobs: Vec<&JobHistory> = input.jobs.iter().filter(|j| j.share == share).collect();
+        .map(|(name, by_class, b, jobs)| {
             let mut out = BudgetBreaches {
-                share: share.to_string(),
+                share: name,
+                by_class,
                 ..Default::default()
             };
             if let Some(max) = b.max_preemptions_per_job {
@@ -198,7 +239,7 @@ fn budgets(
                     start = day.end;
                 }
             }
-            Some(out)
+            out
         })
         .collect()
 }
@@ -338,8 +379,9 @@ pub fn evaluate(
                 (!jobs.is_empty()).then(|| (b, metrics::waits(&jobs, window)))
             })
             .collect(),
-        budgets_defined: !rules.budgets.is_empty(),
-        budgets: budgets(input, rules, window, opts),
+        budgets_defined: !rules.budgets.is_empty()
+            || rules.classes.iter().any(|c| c.budget.is_some()),
+        budgets: budgets(input, facts, rules, window, opts),
         // `s3_gb_month` prices checkpoint storage, not instance-hours.
         cost: rules
             .prices
@@ -376,6 +418,7 @@ pub fn observed_facts(
                 important: band >= PriorityBand::High,
                 band,
                 deadline,
+                class: None,
             }
         })
         .collect()

@@ -47,6 +47,10 @@ pub struct DecisionRule {
     pub max_important_p95_wait_increase_pct: f64,
     /// …plus this many seconds (so that a baseline of 0 does not forbid any wait at all).
     pub important_p95_wait_slack_s: u64,
+    /// A change of the mean completion time smaller than this many seconds is not material:
+    /// with nothing else different (no job completed by one scenario only, no clause failing)
+    /// the verdict reads NO MATERIAL DIFFERENCE (docs/verdict.md says why 60 s).
+    pub min_material_change_s: f64,
     /// The key of earlier versions (goodput by a horizon had to rise by more than this): read
     /// as `min_completion_gain_pct` by [`DecisionRule::migrate`], with a warning.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -61,6 +65,7 @@ impl Default for DecisionRule {
             max_important_missed_deadlines_increase: 0,
             max_important_p95_wait_increase_pct: 10.0,
             important_p95_wait_slack_s: 60,
+            min_material_change_s: 60.0,
             min_goodput_gain_pct: None,
         }
     }
@@ -69,8 +74,9 @@ impl Default for DecisionRule {
 impl DecisionRule {
     pub fn describe(&self) -> String {
         format!(
-            "APPROVE when (1) the mean completion time falls by more than {}% and the completion curve is never behind the baseline's by more than {}% of the work, (2) important work misses at most {} more deadline(s), (3) important work's P95 wait grows by at most {}% + {} s, and (4) no share breaches its interruption budget more often than in the baseline (when budgets are defined); NO DIFFERENCE when the schedules are identical",
+            "APPROVE when (1) the scenario completes work the baseline never completes (and none the other way round), or the mean completion time of the jobs every scenario completes falls by more than {}% and by at least {} s (min_material_change_s), and the completion curve is never behind the baseline's by more than {}% of the work, (2) important work misses at most {} more deadline(s), (3) important work's P95 wait grows by at most {}% + {} s, and (4) no share or class breaches its interruption budget more often than in the baseline (when budgets are defined); NO MATERIAL DIFFERENCE when the mean completion time moves by less than that, no job is completed by one scenario only, the waste does not grow and no clause fails; NO DIFFERENCE when the schedules are identical",
             self.min_completion_gain_pct,
+            self.min_material_change_s,
             self.max_behind_pct,
             self.max_important_missed_deadlines_increase,
             self.max_important_p95_wait_increase_pct,
@@ -110,6 +116,21 @@ pub struct Rules {
     /// The currency of the prices, for display.
     pub currency: Option<String>,
     pub decision: DecisionRule,
+    /// The classes of a policy (`replay --policy`), indexed by [`super::JobFacts::class`]: a
+    /// job of a class with a promise or a budget is judged by its class's, over the share's
+    /// `deadlines` and `budgets`. Never read from a file.
+    #[serde(skip)]
+    pub classes: Vec<ClassRule>,
+}
+
+/// What a policy class asks of its jobs in a comparison.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClassRule {
+    pub name: String,
+    /// Its promise as a deadline rule (`None`: it promises nothing).
+    pub deadline: Option<DeadlineRule>,
+    /// Its interruption budget (`None`: none).
+    pub budget: Option<Budget>,
 }
 
 impl Rules {
@@ -121,6 +142,17 @@ impl Rules {
     }
     pub fn budget(&self, share: &str) -> Option<&Budget> {
         Self::for_share(&self.budgets, share)
+    }
+    /// The deadline rule of a job of `class` (an index of [`Rules::classes`]) in `share`: its
+    /// class's promise when it has one, else its share's.
+    pub fn deadline_rule_of(&self, class: Option<u16>, share: &str) -> Option<&DeadlineRule> {
+        self.class_rule(class)
+            .and_then(|c| c.deadline.as_ref())
+            .or_else(|| self.deadline_rule(share))
+    }
+    /// The class of index `class`, when there is one.
+    pub fn class_rule(&self, class: Option<u16>) -> Option<&ClassRule> {
+        self.classes.get(usize::from(class?))
     }
     /// Checks numbers: finite, not negative, within 100 years where they are durations.
     pub fn validate(&self) -> Result<(), RulesError> {
@@ -165,6 +197,10 @@ impl Rules {
             finite("decision.min_goodput_gain_pct".into(), v.abs())?;
         }
         finite("decision.max_behind_pct".into(), d.max_behind_pct)?;
+        finite(
+            "decision.min_material_change_s".into(),
+            d.min_material_change_s,
+        )?;
         finite(
             "decision.max_important_p95_wait_increase_pct".into(),
             d.max_important_p95_wait_increase_pct,
@@ -222,12 +258,25 @@ pub fn deadline_of(
     work_ms: u64,
     own_ms: Option<u64>,
 ) -> Option<Deadline> {
+    deadline_in(rules, None, share, submitted_at, work_ms, own_ms)
+}
+
+/// [`deadline_of`] for a job of `class` (an index of [`Rules::classes`]): its own deadline,
+/// else its class's promise, else its share's rule.
+pub fn deadline_in(
+    rules: &Rules,
+    class: Option<u16>,
+    share: &str,
+    submitted_at: Millis,
+    work_ms: u64,
+    own_ms: Option<u64>,
+) -> Option<Deadline> {
     if let Some(ms) = own_ms {
         return Some(Deadline::FinishBy(
             submitted_at.saturating_add(Millis::try_from(ms).ok()?),
         ));
     }
-    let rule = rules.deadline_rule(share)?;
+    let rule = rules.deadline_rule_of(class, share)?;
     if let Some(f) = rule.deadline_factor {
         let d = (work_ms as f64 * f).min(Millis::MAX as f64 / 4.0) as Millis;
         return Some(Deadline::FinishBy(submitted_at.saturating_add(d)));

@@ -87,6 +87,7 @@ fn facts(important: [bool; 3], deadlines: [Option<Deadline>; 3]) -> Vec<JobFacts
             important: important[i],
             band: PriorityBand::Low,
             deadline: deadlines[i],
+            class: None,
         })
         .collect()
 }
@@ -185,6 +186,7 @@ fn important_work_budgets_and_cost() {
         e.budgets,
         vec![BudgetBreaches {
             share: "b".into(),
+            by_class: false,
             jobs_over_preemptions: 1,
             days_over_lost: 1,
         }]
