@@ -267,6 +267,8 @@ pub fn services(
     }
     let services = Services {
         changes,
+        // Terminations and requeues: wired once the actions crate has them.
+        actions: None,
         refresh: Some(refresh),
         scorecard,
         history,

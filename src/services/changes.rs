@@ -219,6 +219,7 @@ mod tests {
             change_record: None,
             confirmed: preview.clone(),
             preview,
+            batch: None,
         }
     }
 

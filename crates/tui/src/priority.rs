@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 mod view;
 
-pub use view::result_text;
+pub use view::{result_text, wrapped_rows};
 
 use super::data::Data;
 use super::effects::{ChangeOutcome, ChangeRequest, ChangeResult};
@@ -168,6 +168,7 @@ impl PriorityDialog {
                             .filter(|c| !c.is_empty()),
                         preview: (**p).clone(),
                         confirmed: shown,
+                        batch: None,
                     };
                     self.step = Step::Sent;
                     Reply::Submit(Box::new(req))
