@@ -170,6 +170,46 @@ pub fn api_runner(
     })
 }
 
+/// Terminations and requeues through `client`, audited in `log` with the source's name.
+pub fn api_actions(
+    client: &BatchClient,
+    name: Option<&str>,
+    loaded: &Loaded,
+    log: ChangeLog,
+) -> Arc<dyn quotatop_tui::effects::JobActions> {
+    let source = client.source().clone();
+    Arc::new(services::job_actions::ApiActions {
+        api: Arc::new(client.clone()),
+        log,
+        operator: Operator::current(),
+        aws: AwsContext::of(&source, name),
+        policy: Some(loaded.config.priority.describe(&loaded.policy_source())),
+        rules: change_rules(loaded),
+    })
+}
+
+/// Terminations and requeues audited in the log at `path`, through the client or each
+/// source's.
+fn job_actions(
+    through: Through,
+    loaded: &Loaded,
+    path: PathBuf,
+) -> Arc<dyn quotatop_tui::effects::JobActions> {
+    let log: ChangeLog = AuditLog::new(path).into();
+    match through {
+        Through::Client(client) => api_actions(client, None, loaded, log),
+        Through::Sources(sources) => Arc::new(services::job_actions::ActionsBySource {
+            services: sources
+                .iter()
+                .map(|s| {
+                    let a = api_actions(&s.client, Some(&s.name), loaded, log.clone());
+                    (s.name.clone(), a)
+                })
+                .collect(),
+        }),
+    }
+}
+
 /// The rules this console's dialogs, bulk actions and change runner judge every change by
 /// (one function, so they cannot differ): read-only mode (or a config file that cannot be
 /// used), `[priority]`, and the class policy in force.
@@ -213,6 +253,9 @@ pub fn services(
             Through::Sources(sources) => fleet_changes(sources, loaded, log),
         }
     });
+    let actions = audit_log
+        .clone()
+        .map(|path| job_actions(through, loaded, path));
     let clients = match through {
         Through::Client(client) => vec![(None, client.clone())],
         Through::Sources(sources) => sources
@@ -267,8 +310,7 @@ pub fn services(
     }
     let services = Services {
         changes,
-        // Terminations and requeues: wired once the actions crate has them.
-        actions: None,
+        actions,
         refresh: Some(refresh),
         scorecard,
         history,

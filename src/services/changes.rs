@@ -219,7 +219,6 @@ mod tests {
             change_record: None,
             confirmed: preview.clone(),
             preview,
-            batch: None,
         }
     }
 

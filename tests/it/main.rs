@@ -55,6 +55,7 @@ mod journal_scorecard;
 mod journal_trace;
 mod layers;
 mod metrics_cli;
+mod on_call_actions;
 mod one_check;
 mod owned_paths;
 mod pacer;

@@ -117,7 +117,6 @@ impl JobActions for FakeActions {
                 .collect();
             ActResult {
                 act: req.act,
-                batch: req.batch,
                 jobs,
                 audit_log: Some("/tmp/audit.jsonl".into()),
             }
@@ -146,7 +145,7 @@ fn mark_two_then_kill(rest: &str) -> Vec<Event> {
     ])
 }
 
-/// `ctrl-k` on two marked jobs: one request with both, one batch id, one justification; the
+/// `ctrl-k` on two marked jobs: one request with both and one justification; the
 /// dialog lists each job's result, the failure named; the succeeded one is unmarked, the
 /// failed one stays marked.
 #[tokio::test]
@@ -164,12 +163,6 @@ async fn terminate_marked_jobs_reports_each_result_with_one_failure() {
     assert_eq!(reqs.len(), 1, "{text}");
     assert_eq!(reqs[0].jobs.len(), 2);
     assert_eq!(reqs[0].justification, "incident 4711: freeing p4d");
-    assert!(
-        reqs[0]
-            .batch
-            .as_deref()
-            .is_some_and(|b| b.starts_with("batch-"))
-    );
     let d = app.job_act().expect("the dialog shows the results");
     let job_act::Step::Done(done) = &d.step else {
         panic!("not done: {:?}\n{text}", d.step);

@@ -1,8 +1,7 @@
 //! `p` with marks: one new priority for every marked job, one justification (and change
 //! record), each job's preview listed (the analysis preview places one change at a time, so
 //! the dialog says each is computed alone), one confirmation, then one priority change per
-//! job through the console's [`ChangeRunner`] — one intent each, linked by a batch id — and a
-//! result per job. The shared dialog is [`super::job_act`].
+//! job through the console's [`ChangeRunner`] — one intent each — and a result per job. The shared dialog is [`super::job_act`].
 //!
 //! [`ChangeRunner`]: super::effects::ChangeRunner
 
@@ -16,20 +15,13 @@ use quotatop_analysis::preview::{self, Preview};
 use quotatop_model::QueueSnapshot;
 
 /// The dialog on `jobs` of `queue` (`missing`: marked jobs no longer in the data).
-pub fn dialog(
-    queue: String,
-    jobs: Vec<ActJob>,
-    missing: Vec<String>,
-    door: Arc<Door>,
-    batch: Option<String>,
-) -> JobAct {
+pub fn dialog(queue: String, jobs: Vec<ActJob>, missing: Vec<String>, door: Arc<Door>) -> JobAct {
     JobAct::new(Setup {
         what: What::Priority,
         queue,
         jobs,
         missing,
         door,
-        batch,
         preview: lines,
         submit: requests,
     })
@@ -63,7 +55,7 @@ fn lines(q: &QueueSnapshot, jobs: &[ActJob], act: Act) -> Result<Vec<String>, St
     Ok(out)
 }
 
-/// One change request per job, each with its preview of now, linked by the batch id.
+/// One change request per job, each with its preview of now.
 fn requests(d: &JobAct, q: &QueueSnapshot, act: Act) -> Result<Vec<Effect>, String> {
     Ok(previews(q, &d.jobs, act)?
         .into_iter()
@@ -74,7 +66,6 @@ fn requests(d: &JobAct, q: &QueueSnapshot, act: Act) -> Result<Vec<Effect>, Stri
                 change_record: d.change_record_text(),
                 preview: p.clone(),
                 confirmed: p,
-                batch: d.batch.clone(),
             }))
         })
         .collect())

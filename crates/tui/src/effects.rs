@@ -70,8 +70,6 @@ pub struct ChangeRequest {
     /// The preview the operator read and confirmed (the same decision; its figures may be
     /// older): the audit's intent records this one.
     pub confirmed: Preview,
-    /// Links the intents of one change to several marked jobs (`None`: one job).
-    pub batch: Option<String>,
 }
 
 /// How a change ended: the API's outcome (success or its error, both audited), or why it could
@@ -93,10 +91,13 @@ pub struct ChangeResult {
 pub struct ActJob {
     pub id: String,
     pub name: String,
+    pub arn: String,
     pub share: String,
     /// Its `quotatop:class` tag, when known (the class policy reads it).
     pub class_tag: Option<String>,
     pub priority: u32,
+    /// What the confirmed preview said of it (the audit intent keeps it).
+    pub preview: String,
 }
 
 /// A confirmed termination or requeue of one or more jobs, as its dialog emits it: one
@@ -109,8 +110,6 @@ pub struct ActRequest {
     pub jobs: Vec<ActJob>,
     pub justification: String,
     pub change_record: Option<String>,
-    /// Links the intents of one action on several marked jobs (`None`: one job).
-    pub batch: Option<String>,
 }
 
 /// How one job's part of an action ended.
@@ -128,7 +127,6 @@ pub struct JobResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActResult {
     pub act: Act,
-    pub batch: Option<String>,
     pub jobs: Vec<JobResult>,
     /// Where the changes were recorded (the audit log's path), when they were.
     pub audit_log: Option<String>,

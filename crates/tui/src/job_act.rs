@@ -92,8 +92,6 @@ pub struct JobAct {
     /// Marked jobs no longer in the data: listed, not acted on.
     pub missing: Vec<String>,
     door: Arc<Door>,
-    /// Links the intents when there are several jobs.
-    pub batch: Option<String>,
     preview: PreviewFn,
     submit: SubmitFn,
     /// 0: the value (when the dialog has one), then justification, change record.
@@ -112,7 +110,6 @@ pub struct Setup {
     pub jobs: Vec<ActJob>,
     pub missing: Vec<String>,
     pub door: Arc<Door>,
-    pub batch: Option<String>,
     pub preview: PreviewFn,
     pub submit: SubmitFn,
 }
@@ -126,7 +123,6 @@ impl JobAct {
             jobs: s.jobs,
             missing: s.missing,
             door: s.door,
-            batch: s.batch,
             preview: s.preview,
             submit: s.submit,
             field: usize::from(s.what.value_field().is_none()),
@@ -408,14 +404,16 @@ impl JobAct {
                 out.push(Line::from(vec![
                     Span::styled(
                         format!(
-                            "{} {} ({} job{}, one intent each{})",
+                            "{} {} ({} job{}, one audit intent each{})",
                             key(Action::Confirm),
                             self.verb(),
                             n,
                             if n == 1 { "" } else { "s" },
-                            self.batch
-                                .as_ref()
-                                .map_or_else(String::new, |b| format!(", batch {b}"))
+                            if n > 1 && self.what == What::Terminate {
+                                ", linked by one run id"
+                            } else {
+                                ""
+                            }
                         ),
                         theme.style(Role::Warning),
                     ),

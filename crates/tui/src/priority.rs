@@ -168,7 +168,6 @@ impl PriorityDialog {
                             .filter(|c| !c.is_empty()),
                         preview: (**p).clone(),
                         confirmed: shown,
-                        batch: None,
                     };
                     self.step = Step::Sent;
                     Reply::Submit(Box::new(req))

@@ -19,20 +19,13 @@ use quotatop_model::QueueSnapshot;
 pub const DEFAULT_RETRY_LIMIT: u32 = 2;
 
 /// The dialog on `jobs` of `queue` (`missing`: marked jobs no longer in the data).
-pub fn dialog(
-    queue: String,
-    jobs: Vec<ActJob>,
-    missing: Vec<String>,
-    door: Arc<Door>,
-    batch: Option<String>,
-) -> JobAct {
+pub fn dialog(queue: String, jobs: Vec<ActJob>, missing: Vec<String>, door: Arc<Door>) -> JobAct {
     let mut d = JobAct::new(Setup {
         what: What::Requeue,
         queue,
         jobs,
         missing,
         door,
-        batch,
         preview,
         submit: super::terminate::request,
     });

@@ -165,7 +165,6 @@ impl Runner {
         let Some(runner) = &self.services.actions else {
             return Some(Msg::Done(EffectResult::Act(Box::new(ActResult {
                 act: req.act,
-                batch: req.batch.clone(),
                 jobs: req
                     .jobs
                     .iter()

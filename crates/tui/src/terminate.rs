@@ -1,7 +1,9 @@
 //! The terminate dialog (`ctrl-k`, k9s's kill): the selected job or the marked ones, one
-//! justification (and change record), the preview — what each job has run and the GPU-hours
-//! it would throw away since its last checkpoint — one confirmation, and a result per job.
-//! The shared dialog is [`super::job_act`]; the call is the console's [`JobActions`] service.
+//! justification (and change record), the preview — what each job has run, the GPU-hours it
+//! would throw away since its last checkpoint, and which waiting jobs would start on the
+//! capacity freed ([`quotatop_analysis::preview::terminate_preview`], the engine's placement)
+//! — one confirmation, and a result per job. The shared dialog is [`super::job_act`]; the
+//! call is the console's [`JobActions`] service.
 //!
 //! [`JobActions`]: super::effects::JobActions
 
@@ -11,97 +13,112 @@ use super::effects::{ActJob, ActRequest, Effect};
 use super::job_act::{JobAct, Setup, What};
 use super::text::{clean, duration};
 use quotatop_analysis::gate::{Act, Door};
-use quotatop_model::{JobStatus, QueueSnapshot};
+use quotatop_analysis::preview::{TerminatePreview, terminate_preview};
+use quotatop_analysis::scorecard::ScorecardOptions;
+use quotatop_model::QueueSnapshot;
+
+/// Waiting jobs named before "and N more".
+const STARTS_LISTED: usize = 6;
 
 /// The dialog on `jobs` of `queue` (`missing`: marked jobs no longer in the data).
-pub fn dialog(
-    queue: String,
-    jobs: Vec<ActJob>,
-    missing: Vec<String>,
-    door: Arc<Door>,
-    batch: Option<String>,
-) -> JobAct {
+pub fn dialog(queue: String, jobs: Vec<ActJob>, missing: Vec<String>, door: Arc<Door>) -> JobAct {
     JobAct::new(Setup {
         what: What::Terminate,
         queue,
         jobs,
         missing,
         door,
-        batch,
         preview,
         submit: request,
     })
 }
 
-/// Each job's line: how long it has run, and what its end throws away since its last
-/// checkpoint (all of its running time without checkpoints), then the total.
+fn computed(q: &QueueSnapshot, jobs: &[ActJob]) -> Result<TerminatePreview, String> {
+    let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
+    terminate_preview(q, &ids, &ScorecardOptions::default()).map_err(|e| e.to_string())
+}
+
+/// Each job's line (what it has run, what its end throws away), then the waiting jobs that
+/// would start.
 pub fn preview(q: &QueueSnapshot, jobs: &[ActJob], _act: Act) -> Result<Vec<String>, String> {
-    let now = quotatop_analysis::now_of(q).unwrap_or(0);
+    let p = computed(q, jobs)?;
     let mut lines = vec!["preview: each job ends now (TerminateServiceJob)".to_string()];
-    let mut thrown = 0.0;
-    for a in jobs {
-        let Some(t) = q.jobs.iter().find(|t| t.job.id == a.id) else {
-            return Err(format!(
-                "{} is no longer in the data: unmark it or wait for the next refresh",
-                clean(&a.name)
-            ));
+    for j in &p.jobs {
+        let lost = j.lost_gpu_hours.map_or_else(
+            || "GPU-h thrown away unknown (GPUs of the type unknown)".to_string(),
+            |h| format!("{h:.1} GPU-h thrown away since its last checkpoint"),
+        );
+        let basis = if j.checkpoint_ms.is_some() {
+            ""
+        } else {
+            " (no checkpoints)"
         };
-        let j = &t.job;
-        if j.status.is_terminal() {
-            return Err(format!(
-                "{} has already finished ({}): unmark it",
-                clean(&j.name),
-                j.status.as_str()
-            ));
-        }
-        let line = match (j.status, j.started_at) {
-            (JobStatus::Running, Some(start)) => {
-                let ran = (now - start).max(0);
-                let since = match j.checkpoint_interval_ms {
-                    Some(c) if c > 0 => ran % i64::try_from(c).unwrap_or(i64::MAX),
-                    _ => ran,
-                };
-                let gpus = f64::from(
-                    quotatop_analysis::gpus_per_instance(&j.instance_type).unwrap_or(0)
-                        * j.instance_count,
-                );
-                let lost = gpus * since as f64 / 3_600_000.0;
-                thrown += lost;
-                let basis = if j.checkpoint_interval_ms.is_some() {
-                    "since its last checkpoint"
-                } else {
-                    "no checkpoints: all of this attempt"
-                };
-                format!(
-                    "  {}: RUNNING {} on {}×{} · {lost:.1} GPU-h thrown away ({basis})",
-                    clean(&j.name),
-                    duration(Some(ran)),
-                    j.instance_count,
-                    clean(&j.instance_type)
-                )
-            }
-            (status, _) => format!(
-                "  {}: {} (not running) · nothing thrown away; it leaves its share's queue",
-                clean(&j.name),
-                status.as_str()
-            ),
-        };
-        lines.push(line);
+        lines.push(format!(
+            "  {}: {} · ran {} over {} attempt{} on {}×{} · {lost}{basis}",
+            clean(&j.name),
+            j.status.as_str(),
+            duration(Some(j.running_ms)),
+            j.attempts,
+            if j.attempts == 1 { "" } else { "s" },
+            j.instance_count,
+            clean(&j.instance_type),
+        ));
     }
-    lines.push(format!(
-        "in all: {thrown:.1} GPU-h thrown away; the capacity freed goes to the waiting jobs"
-    ));
+    let total = p
+        .lost_gpu_hours()
+        .map_or_else(|| "unknown".to_string(), |h| format!("{h:.1}"));
+    lines.push(format!("in all: {total} GPU-h thrown away"));
+    if p.starts.is_empty() {
+        lines.push("no waiting job starts on the capacity freed".to_string());
+    } else {
+        let names: Vec<String> = p
+            .starts
+            .iter()
+            .take(STARTS_LISTED)
+            .map(|s| {
+                format!(
+                    "{} ({}, priority {}, {}×{})",
+                    clean(&s.name),
+                    clean(&s.share),
+                    s.priority,
+                    s.instance_count,
+                    clean(&s.instance_type)
+                )
+            })
+            .collect();
+        let more = p.starts.len().saturating_sub(STARTS_LISTED);
+        lines.push(format!(
+            "would start on the capacity freed: {}{}",
+            names.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
     Ok(lines)
 }
 
-/// The confirmed act: one request, one intent per job.
-pub fn request(d: &JobAct, _q: &QueueSnapshot, act: Act) -> Result<Vec<Effect>, String> {
+/// The confirmed act: one request, one intent per job, each with the preview's words.
+pub fn request(d: &JobAct, q: &QueueSnapshot, act: Act) -> Result<Vec<Effect>, String> {
+    let summary = match act {
+        Act::Terminate => computed(q, &d.jobs)?.summary(),
+        _ => super::requeue::preview(q, &d.jobs, act)?.join("; "),
+    };
+    let jobs = d
+        .jobs
+        .iter()
+        .map(|j| ActJob {
+            preview: summary.clone(),
+            ..j.clone()
+        })
+        .collect();
     Ok(vec![Effect::Act(Box::new(ActRequest {
         queue: d.queue.clone(),
         act,
-        jobs: d.jobs.clone(),
+        jobs,
         justification: d.justification_text(),
         change_record: d.change_record_text(),
-        batch: d.batch.clone(),
     }))])
 }

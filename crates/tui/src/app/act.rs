@@ -106,9 +106,11 @@ impl App {
                 Some(t) => jobs.push(ActJob {
                     id: t.job.id.clone(),
                     name: t.job.name.clone(),
+                    arn: t.arn.clone(),
                     share: t.job.share.clone(),
                     class_tag: t.job.class_tag.clone(),
                     priority: t.job.priority,
+                    preview: String::new(),
                 }),
                 None => missing.push(id),
             }
@@ -144,12 +146,11 @@ impl App {
             ));
             return true;
         }
-        let batch = (jobs.len() > 1).then(|| format!("batch-{:x}-{}", (self.clock)(), jobs.len()));
         let door = std::sync::Arc::clone(&self.door);
         self.acting = Some(match what {
-            What::Terminate => crate::terminate::dialog(queue, jobs, missing, door, batch),
-            What::Requeue => crate::requeue::dialog(queue, jobs, missing, door, batch),
-            What::Priority => crate::bulk_priority::dialog(queue, jobs, missing, door, batch),
+            What::Terminate => crate::terminate::dialog(queue, jobs, missing, door),
+            What::Requeue => crate::requeue::dialog(queue, jobs, missing, door),
+            What::Priority => crate::bulk_priority::dialog(queue, jobs, missing, door),
         });
         true
     }
