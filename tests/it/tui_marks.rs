@@ -239,3 +239,97 @@ async fn ctrl_k_is_refused_by_the_policy_and_ctrl_c_closes_the_dialog() {
     assert!(app.job_act().is_none());
     assert!(!app.should_quit());
 }
+
+/// `space` is the Overview's expand key and Jobs' mark key: each screen gets its own action
+/// (the key map resolves a shared key to the one the current screen offers).
+#[tokio::test]
+async fn space_expands_on_the_overview_and_marks_on_jobs() {
+    let (t, app) = run(160, 30, options(), typed(" ")).await;
+    let text = screen_text(&t);
+    assert!(!text.contains("marks are made on"), "{text}");
+    assert!(app.marks().is_empty());
+    let (_, app) = run(160, 30, options(), typed("2 ")).await;
+    assert_eq!(marked(&app).len(), 1);
+}
+
+/// A fake priority runner: fails the job named `fail`, records each request.
+struct FakeChanges {
+    fail: &'static str,
+    calls: Arc<Mutex<Vec<quotatop_tui::effects::ChangeRequest>>>,
+}
+
+impl quotatop_tui::effects::ChangeRunner for FakeChanges {
+    fn apply(
+        &self,
+        req: quotatop_tui::effects::ChangeRequest,
+    ) -> BoxFuture<quotatop_tui::effects::ChangeResult> {
+        self.calls.lock().unwrap().push(req.clone());
+        let failed = req.preview.job_name == self.fail;
+        Box::pin(async move {
+            quotatop_tui::effects::ChangeResult {
+                job_id: req.preview.job_id.clone(),
+                job_name: req.preview.job_name.clone(),
+                new_priority: req.preview.new_priority,
+                result: Ok(if failed {
+                    ChangeOutcome::Failed {
+                        error: "ThrottlingException".into(),
+                    }
+                } else {
+                    ChangeOutcome::Succeeded { request_id: None }
+                }),
+                warning: None,
+                audit_log: None,
+            }
+        })
+    }
+}
+
+/// `p` with two marks: one dialog, each job's preview listed, then one change per job with the
+/// one justification, and each job's result (the failed one named).
+#[tokio::test]
+async fn p_on_marks_changes_each_job_and_reports_each_result() {
+    let (_, app) = run(160, 30, options(), typed("2/research-sweep-0\n  ")).await;
+    let ids = marked(&app);
+    let failing: &'static str = Box::leak(name_of(&app, &ids[1]).into_boxed_str());
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let services = Services {
+        changes: Some(Arc::new(FakeChanges {
+            fail: failing,
+            calls: Arc::clone(&calls),
+        })),
+        ..Services::default()
+    };
+    let script = typed("2/research-sweep-0\n  p7\tpaper deadline rerun\n");
+    let (t, app) = run_services(160, 40, options(), snapshot(), script.clone(), services).await;
+    let text = screen_text(&t);
+    assert!(text.contains("each job's change computed alone"), "{text}");
+    assert!(calls.lock().unwrap().is_empty());
+    let services = Services {
+        changes: Some(Arc::new(FakeChanges {
+            fail: failing,
+            calls: Arc::clone(&calls),
+        })),
+        ..Services::default()
+    };
+    drop(app);
+    let mut script = script;
+    script.extend(typed("\n"));
+    let (t, app) = run_services(160, 40, options(), snapshot(), script, services).await;
+    let text = screen_text(&t);
+    let reqs = calls.lock().unwrap().clone();
+    assert_eq!(reqs.len(), 2, "{text}");
+    assert!(
+        reqs.iter()
+            .all(|r| r.justification == "paper deadline rerun")
+    );
+    assert!(reqs.iter().all(|r| r.preview.new_priority == 7));
+    let job_act::Step::Done(done) = &app.job_act().expect("results").step else {
+        panic!("{text}");
+    };
+    assert_eq!(done.len(), 2);
+    assert!(
+        text.contains("2 of 2 answered · 1 succeeded · 1 failed"),
+        "{text}"
+    );
+    assert!(text.contains("failed: ThrottlingException"), "{text}");
+}

@@ -44,6 +44,14 @@ pub fn preview(q: &QueueSnapshot, jobs: &[ActJob], _act: Act) -> Result<Vec<Stri
     let p = computed(q, jobs)?;
     let mut lines = vec!["preview: each job ends now (TerminateServiceJob)".to_string()];
     for j in &p.jobs {
+        if j.running_ms == 0 && j.attempts == 0 {
+            lines.push(format!(
+                "  {}: {} · has not run: nothing thrown away",
+                clean(&j.name),
+                j.status.as_str()
+            ));
+            continue;
+        }
         let lost = j.lost_gpu_hours.map_or_else(
             || "GPU-h thrown away unknown (GPUs of the type unknown)".to_string(),
             |h| format!("{h:.1} GPU-h thrown away since its last checkpoint"),
