@@ -24,6 +24,8 @@ use quotatop_tui::keymap::KeyMap;
 use quotatop_tui::theme::Theme;
 use quotatop_tui::{self as tui, AppOptions, History, StatusInfo};
 
+mod actions;
+
 /// The config layers with these flags on top (`queues`, `aws` from the caller).
 pub fn load(console: &ConsoleArgs, overrides: Overrides) -> Loaded {
     config::load(&Overrides {
@@ -170,46 +172,6 @@ pub fn api_runner(
     })
 }
 
-/// Terminations and requeues through `client`, audited in `log` with the source's name.
-pub fn api_actions(
-    client: &BatchClient,
-    name: Option<&str>,
-    loaded: &Loaded,
-    log: ChangeLog,
-) -> Arc<dyn quotatop_tui::effects::JobActions> {
-    let source = client.source().clone();
-    Arc::new(services::job_actions::ApiActions {
-        api: Arc::new(client.clone()),
-        log,
-        operator: Operator::current(),
-        aws: AwsContext::of(&source, name),
-        policy: Some(loaded.config.priority.describe(&loaded.policy_source())),
-        rules: change_rules(loaded),
-    })
-}
-
-/// Terminations and requeues audited in the log at `path`, through the client or each
-/// source's.
-fn job_actions(
-    through: Through,
-    loaded: &Loaded,
-    path: PathBuf,
-) -> Arc<dyn quotatop_tui::effects::JobActions> {
-    let log: ChangeLog = AuditLog::new(path).into();
-    match through {
-        Through::Client(client) => api_actions(client, None, loaded, log),
-        Through::Sources(sources) => Arc::new(services::job_actions::ActionsBySource {
-            services: sources
-                .iter()
-                .map(|s| {
-                    let a = api_actions(&s.client, Some(&s.name), loaded, log.clone());
-                    (s.name.clone(), a)
-                })
-                .collect(),
-        }),
-    }
-}
-
 /// The rules this console's dialogs, bulk actions and change runner judge every change by
 /// (one function, so they cannot differ): read-only mode (or a config file that cannot be
 /// used), `[priority]`, and the class policy in force.
@@ -255,7 +217,7 @@ pub fn services(
     });
     let actions = audit_log
         .clone()
-        .map(|path| job_actions(through, loaded, path));
+        .map(|path| actions::job_actions(through, loaded, path));
     let clients = match through {
         Through::Client(client) => vec![(None, client.clone())],
         Through::Sources(sources) => sources
