@@ -110,3 +110,6 @@ pub enum ActionError {
     )]
     AuditAfterCall(quotatop_store::audit::AuditError),
 }
+
+#[cfg(test)]
+mod jobs_tests;
