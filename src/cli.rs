@@ -21,11 +21,13 @@ mod policy;
 mod record;
 mod replay;
 mod report;
+mod requeue;
 mod set_priority;
 mod shares;
 mod shell;
 mod simulate;
 mod snapshot;
+mod terminate;
 mod tui;
 
 pub use audit::{
@@ -44,11 +46,13 @@ pub use policy::{
 pub use record::{LogLevel, RecordArgs};
 pub use replay::{FlagValueError, ReplayArgs};
 pub use report::ReportArgs;
+pub use requeue::RequeueArgs;
 pub use set_priority::SetPriorityArgs;
 pub use shares::{SharesApplyArgs, SharesCommand, SharesExportArgs, SharesPlanArgs};
 pub use shell::{CompletionsArgs, ManArgs};
 pub use simulate::SimulateArgs;
 pub use snapshot::{SnapshotArgs, SnapshotFormat};
+pub use terminate::TerminateArgs;
 pub use tui::TuiArgs;
 
 #[derive(Debug, Parser)]
@@ -101,6 +105,12 @@ pub enum Command {
     /// Change a job's scheduling priority with a justification: validated, previewed,
     /// confirmed, and written to the audit log before and after the API call.
     SetPriority(SetPriorityArgs),
+    /// Terminate jobs with a justification (TerminateServiceJob): validated against the policy,
+    /// previewed (work since the last checkpoint, jobs that would start), confirmed, audited.
+    Terminate(TerminateArgs),
+    /// Requeue a job with a retry cap: submit a copy with preemptionRetriesBeforeTermination =
+    /// N (tagged quotatop:replaces), then terminate the original; one audited change.
+    Requeue(RequeueArgs),
     /// The log of the SageMaker training job behind a job's attempts (CloudWatch Logs,
     /// /aws/sagemaker/TrainingJobs), each attempt's end marked: the latest attempt, one
     /// (--attempt N) or all (--all); --follow keeps reading until the job ends.

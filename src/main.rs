@@ -23,6 +23,8 @@ fn main() -> ExitCode {
         Command::Report(args) => quotatop::commands::report::run(&args),
         Command::Record(args) => quotatop::commands::record::run(&args),
         Command::SetPriority(args) => quotatop::commands::set_priority::run(&args),
+        Command::Terminate(args) => quotatop::commands::terminate::run(&args),
+        Command::Requeue(args) => quotatop::commands::requeue::run(&args),
         Command::Logs(args) => quotatop::commands::logs::run(&args),
         Command::Shares(cmd) => quotatop::commands::shares::run(&cmd),
         Command::Drill(args) => quotatop::commands::drill::run(&args),

@@ -27,6 +27,8 @@ use quotatop_tui::theme::Theme;
 use quotatop_tui::{self as tui, AppOptions, History, StatusInfo};
 pub use reconcile::{reconcile_on_start, reconcile_on_start_with};
 
+mod actions;
+
 /// The config layers with these flags on top (`queues`, `aws` from the caller).
 pub fn load(console: &ConsoleArgs, overrides: Overrides) -> Loaded {
     config::load(&Overrides {
@@ -216,6 +218,9 @@ pub fn services(
             Through::Sources(sources) => fleet_changes(sources, loaded, log),
         }
     });
+    let actions = audit_log
+        .clone()
+        .map(|path| actions::job_actions(through, loaded, path));
     let clients = match through {
         Through::Client(client) => vec![(None, client.clone())],
         Through::Sources(sources) => sources
@@ -270,6 +275,7 @@ pub fn services(
     }
     let services = Services {
         changes,
+        actions,
         refresh: Some(refresh),
         scorecard,
         history,

@@ -8,34 +8,11 @@ use crate::config;
 use quotatop_actions::{self as actions, ChangeContext, Preview, PriorityPolicy};
 use quotatop_analysis::gate::{Act, Classes, Refusal, Rules, Subject};
 use quotatop_aws::batch::BatchClient;
-use quotatop_model::{QueueSnapshot, clean_text};
+use quotatop_model::clean_text;
 use quotatop_store::audit::{AwsContext, Operator, Outcome};
 
-/// The settings a change is made under: from the config file and the environment only (a
-/// change cannot loosen its own rules from the command line); any doubt about them stops it.
 fn settled_config(args: &SetPriorityArgs) -> anyhow::Result<config::Loaded> {
-    let loaded = config::load(&config::Overrides {
-        config_path: args.config.clone(),
-        read_only: args.read_only,
-        ..config::Overrides::default()
-    });
-    if !loaded.warnings.is_empty() {
-        bail!(
-            "set-priority changes nothing while its settings are in doubt: {}",
-            // The console goes on with defaults; a change does not, so the console's
-            // "using defaults" / "ignored" endings would be wrong here.
-            loaded
-                .warnings
-                .iter()
-                .map(|w| w
-                    .trim_end_matches("; using defaults (changes are refused until it is fixed)")
-                    .trim_end_matches("; using defaults")
-                    .trim_end_matches("; ignored"))
-                .collect::<Vec<_>>()
-                .join("; ")
-        );
-    }
-    Ok(loaded)
+    super::job_change::settled_config("set-priority", args.config.clone(), args.read_only)
 }
 
 /// What became of the change, said (and tagged on the job with `--tag-justification`).
@@ -200,30 +177,7 @@ fn shown_and_confirmed(
     Ok(true)
 }
 
-/// Finds the job by id, ARN or name (a name must be unique among unfinished jobs).
-fn find_job<'a>(
-    queues: &'a [QueueSnapshot],
-    key: &str,
-) -> anyhow::Result<(&'a QueueSnapshot, String)> {
-    let mut by_name = Vec::new();
-    for q in queues {
-        for j in &q.jobs {
-            if j.job.id == key || j.arn == key {
-                return Ok((q, j.job.id.clone()));
-            }
-            if j.job.name == key && !j.job.status.is_terminal() {
-                by_name.push((q, j.job.id.clone()));
-            }
-        }
-    }
-    match by_name.len() {
-        1 => Ok(by_name.remove(0)),
-        0 => bail!(
-            "no job {key:?} among the jobs of the watched queues (give its id or ARN, or --queue)"
-        ),
-        n => bail!("{n} unfinished jobs are named {key:?}: give the job id"),
-    }
-}
+use super::job_change::find_job;
 
 /// The preview as printed before confirming.
 /// `note`: what to say of the prediction's fidelity where the data comes from

@@ -4,6 +4,7 @@
 
 pub mod changes;
 pub mod history;
+pub mod job_actions;
 pub mod logs;
 pub mod policy;
 pub mod scorecard;

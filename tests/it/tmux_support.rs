@@ -50,10 +50,10 @@ impl Tmux {
         String::from_utf8_lossy(&o.stdout).to_string()
     }
 
-    /// Keys as tmux names them (`Enter`, `Tab`, `Escape`) or literal text (`-l`).
+    /// Keys as tmux names them (`Enter`, `Tab`, `Escape`, `C-k`, `C-c`) or literal text (`-l`).
     pub fn keys(&self, keys: &[&str]) {
         for k in keys {
-            let named = matches!(*k, "Enter" | "Tab" | "Escape");
+            let named = matches!(*k, "Enter" | "Tab" | "Escape" | "C-k" | "C-c");
             let mut c = self.cmd();
             c.args(["send-keys", "-t", "q"]);
             if !named {

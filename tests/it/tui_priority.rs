@@ -78,6 +78,7 @@ fn services(api: &FakeApi, log: &std::path::Path) -> Services {
             tagger: None,
             rules: Default::default(),
         })),
+        actions: None,
         refresh: None,
         scorecard: None,
         history: None,

@@ -76,6 +76,17 @@ impl super::JobLookup for BatchClient {
         Ok(ids)
     }
 
+    async fn job_tags(
+        &self,
+        job_id: &str,
+    ) -> Result<Option<std::collections::BTreeMap<String, String>>, ApiFailure> {
+        match self.describe_job_spec(job_id).await {
+            Ok(spec) => Ok(Some(spec.tags)),
+            Err(e) if e.kind() == quotatop_aws::batch::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(ApiFailure(e.to_string())),
+        }
+    }
+
     async fn job_state(
         &self,
         job_id: &str,
@@ -111,6 +122,46 @@ impl PriorityApi for BatchClient {
         self.describe_service_job(job_id)
             .await
             .map(|d| Some(d.job.priority))
+            .map_err(|e| ApiFailure(e.to_string()))
+    }
+}
+
+impl super::JobApi for BatchClient {
+    async fn terminate_job(
+        &self,
+        job_id: &str,
+        reason: &str,
+    ) -> Result<Option<String>, ApiFailure> {
+        self.terminate_service_job(job_id, reason)
+            .await
+            .map(|id| Some(id).filter(|i| !i.is_empty()))
+            .map_err(|e| ApiFailure(e.to_string()))
+    }
+
+    async fn job_spec(
+        &self,
+        job_id: &str,
+    ) -> Result<Option<quotatop_aws::batch::JobSpec>, ApiFailure> {
+        match self.describe_job_spec(job_id).await {
+            Ok(spec) => Ok(Some(spec)),
+            Err(e) if e.kind() == quotatop_aws::batch::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(ApiFailure(e.to_string())),
+        }
+    }
+
+    async fn submit_job(
+        &self,
+        req: &quotatop_aws::batch::SubmitRequest,
+    ) -> Result<quotatop_aws::batch::SubmittedJob, ApiFailure> {
+        self.submit_service_job(req)
+            .await
+            .map_err(|e| ApiFailure(e.to_string()))
+    }
+
+    async fn caller_identity(&self) -> Result<Option<String>, ApiFailure> {
+        BatchClient::caller_identity(self)
+            .await
+            .map(Some)
             .map_err(|e| ApiFailure(e.to_string()))
     }
 }

@@ -1,5 +1,8 @@
-//! The console's one mutation: changing a job's scheduling priority, validated, previewed,
-//! confirmed and audited (write-ahead: intent before the API call, outcome after).
+//! The changes quotatop makes to AWS, each validated, previewed, confirmed and audited
+//! (write-ahead: intent before the API call, outcome after): a job's scheduling priority
+//! ([`apply_change`]), terminating jobs ([`terminate`]), requeueing a job with a retry cap
+//! ([`requeue`]), a quota share plan ([`apply_plan`]); and deciding the changes whose outcome
+//! was never written ([`reconcile`]).
 
 // Functions over 80 lines (clippy.toml) are denied workspace-wide (Cargo.toml); tests may be
 // longer.
@@ -7,15 +10,24 @@
 
 mod api;
 mod apply;
+mod jobs;
 mod reconcile;
+mod requeue;
 mod shares;
+mod terminate;
 
 pub use api::reconciler;
 pub use apply::{ApiFailure, ChangeContext, PriorityApi, apply_change, apply_confirmed_change};
+pub use jobs::{
+    ActContext, ActError, CHANGE_TAG, Ended, JobApi, JobResult, JobTarget, REPLACES_TAG,
+    client_token, copy_tags,
+};
 pub use reconcile::{
     Decision, JobLookup, Reconciled, Target, kind_of, reconcile, tally, tally_by_kind,
 };
+pub use requeue::{REQUEUE_CALL, Requeued, copy_request, find_copy, requeue};
 pub use shares::{ApplyReport, LiveShares, SharesApi, SharesContext, apply_plan, verdict_words};
+pub use terminate::{TERMINATE_CALL, terminate};
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -98,3 +110,6 @@ pub enum ActionError {
     )]
     AuditAfterCall(quotatop_store::audit::AuditError),
 }
+
+#[cfg(test)]
+mod jobs_tests;

@@ -119,6 +119,9 @@ pub fn attention(
     out.into_iter().map(|(a, _)| a).collect()
 }
 
+/// What ends a loop, and the console's key for it (`R`, the requeue dialog).
+pub const REQUEUE_HINT: &str = "press R to requeue it with a retry cap";
+
 /// Jobs preempted over their budget or in a loop, most preempted first.
 fn preemption_items(q: &QueueSnapshot, preemptions: &[PreemptionFacts]) -> Vec<(Attention, u64)> {
     let mut out: Vec<(Attention, u64)> = Vec::new();
@@ -155,7 +158,7 @@ fn preemption_items(q: &QueueSnapshot, preemptions: &[PreemptionFacts]) -> Vec<(
             Some((
                 AttentionKind::Loop,
                 format!(
-                    "{} ({}) preempted {}×{retries}; {lost}{cause}",
+                    "{} ({}) preempted {}×{retries}; {lost}{cause}; {REQUEUE_HINT}",
                     f.name, f.share, f.count
                 ),
             ))

@@ -129,6 +129,13 @@ fn every_kind_is_found_and_ranked_by_urgency() {
     assert!(got[0].text.contains("preempted 4×"), "{}", got[0].text);
     assert!(got[0].text.contains("no retry cap"), "{}", got[0].text);
     assert!(
+        got[0]
+            .text
+            .ends_with("; press R to requeue it with a retry cap"),
+        "{}",
+        got[0].text
+    );
+    assert!(
         got[2].text.contains("critical priority 6000"),
         "{}",
         got[2].text

@@ -7,6 +7,7 @@
 //! - `keys`: keys and actions; `commands`: `:` commands; `nav`: the screen stack; `render`:
 //!   drawing.
 
+mod act;
 mod commands;
 mod keys;
 mod nav;
@@ -102,6 +103,10 @@ pub struct App {
     clock: Box<dyn Fn() -> Millis + Send>,
     /// The priority dialog, while open (it takes every key).
     dialog: Option<PriorityDialog>,
+    /// The terminate, requeue or marked-priority dialog, while open (it takes every key).
+    acting: Option<super::job_act::JobAct>,
+    /// The marked jobs (Jobs, Preemptions), by job id.
+    marks: super::marks::Marks,
     door: std::sync::Arc<quotatop_analysis::gate::Door>,
     /// Work for the event loop, taken after each update.
     effects: Vec<Effect>,
@@ -168,6 +173,8 @@ impl App {
             messages_open: false,
             clock: opts.clock,
             dialog: None,
+            acting: None,
+            marks: Default::default(),
             door: opts.door,
             effects: Vec::new(),
             snapshots_seen: 0,
@@ -374,7 +381,12 @@ impl App {
             }
             self.refresh_all();
         }
+        self.job_act_done(&result);
         match result {
+            EffectResult::Act(_) => self.effects.push(Effect::RefreshNow),
+            EffectResult::Change(_) if self.acting.is_some() => {
+                self.effects.push(Effect::RefreshNow)
+            }
             EffectResult::Change(r) => {
                 if let Some(d) = &mut self.dialog {
                     d.finished(&r);

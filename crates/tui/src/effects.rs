@@ -14,6 +14,7 @@ use std::sync::Arc;
 use super::scorecard::ScorecardResult;
 use super::screen::Kind;
 use quotatop_analysis::RecordedPreemptions;
+use quotatop_analysis::gate::Act;
 use quotatop_analysis::preview::Preview;
 use quotatop_model::{Millis, Snapshot};
 
@@ -85,10 +86,64 @@ pub struct ChangeResult {
     pub audit_log: Option<String>,
 }
 
+/// One job a termination or a requeue applies to, as the data showed it when confirmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActJob {
+    pub id: String,
+    pub name: String,
+    pub arn: String,
+    pub share: String,
+    /// Its `quotatop:class` tag, when known (the class policy reads it).
+    pub class_tag: Option<String>,
+    pub priority: u32,
+    /// What the confirmed preview said of it (the audit intent keeps it).
+    pub preview: String,
+}
+
+/// A confirmed termination or requeue of one or more jobs, as its dialog emits it: one
+/// justification (and change record) for them all, one intent per job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActRequest {
+    pub queue: String,
+    /// [`Act::Terminate`] or [`Act::Requeue`].
+    pub act: Act,
+    pub jobs: Vec<ActJob>,
+    pub justification: String,
+    pub change_record: Option<String>,
+}
+
+/// How one job's part of an action ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobResult {
+    pub job_id: String,
+    pub job_name: String,
+    pub result: Result<ChangeOutcome, ChangeError>,
+    /// What else there is to say (a requeue: the copy's job id).
+    pub detail: Option<String>,
+}
+
+/// The answer of an [`ActRequest`]: every job's result, in the request's order (none left
+/// out: a job not attempted says why).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActResult {
+    pub act: Act,
+    pub jobs: Vec<JobResult>,
+    /// Where the changes were recorded (the audit log's path), when they were.
+    pub audit_log: Option<String>,
+}
+
+/// Terminates and requeues jobs (the actions crate with the audit log in the console, a fake
+/// in tests).
+pub trait JobActions: Send + Sync {
+    fn run(&self, req: ActRequest) -> BoxFuture<ActResult>;
+}
+
 /// Something for the event loop to start.
 #[derive(Debug, Clone)]
 pub enum Effect {
     ApplyChange(Box<ChangeRequest>),
+    /// Terminate or requeue jobs.
+    Act(Box<ActRequest>),
     /// Ask the poller for a refresh now.
     RefreshNow,
     /// Compute the scorecard of this queue from the journal; `as_of`: the window ends at this
@@ -112,6 +167,7 @@ pub enum Effect {
 #[derive(Debug, Clone, PartialEq)]
 pub enum EffectResult {
     Change(Box<ChangeResult>),
+    Act(Box<ActResult>),
     /// A scorecard, and the service time its window was asked to end at (`None`: the latest
     /// observation).
     Scorecard(Box<ScorecardResult>, Option<Millis>),
@@ -328,6 +384,8 @@ pub trait ChangeRunner: Send + Sync {
 #[derive(Default)]
 pub struct Services {
     pub changes: Option<Arc<dyn ChangeRunner>>,
+    /// Terminations and requeues.
+    pub actions: Option<Arc<dyn JobActions>>,
     /// Asks the poller to refresh now.
     pub refresh: Option<Box<dyn Fn() + Send>>,
     /// Computes a queue's scorecard; blocking (it reads the journal), so the event loop runs it

@@ -26,6 +26,8 @@ pub struct FooterView<'a> {
     pub mode: Mode,
     /// Whether the current screen does something with an action (its hint shows only then).
     pub offered: &'a dyn Fn(Action) -> bool,
+    /// Jobs of the queue marked (shown before the hints when there are).
+    pub marked: usize,
 }
 
 /// The footer of `view`.
@@ -36,6 +38,7 @@ pub fn draw(frame: &mut Frame, area: Rect, view: &FooterView<'_>, theme: &Theme)
         keymap,
         mode,
         offered,
+        marked,
     } = *view;
     let line = match input {
         Input::Command(text) | Input::Filter(text) => {
@@ -69,13 +72,20 @@ pub fn draw(frame: &mut Frame, area: Rect, view: &FooterView<'_>, theme: &Theme)
                     Role::Accent
                 }),
             )),
-            None => Line::from(hints(
-                keymap,
-                Mode::Normal,
-                area.width as usize,
-                offered,
-                theme,
-            )),
+            None => {
+                let mut spans = Vec::new();
+                if marked > 0 {
+                    spans.push(Span::styled(
+                        format!(" {marked} marked "),
+                        theme.style(Role::Marked),
+                    ));
+                    spans.push(Span::raw(" "));
+                }
+                let used: usize = spans.iter().map(|s| s.width()).sum();
+                let room = (area.width as usize).saturating_sub(used);
+                spans.extend(hints(keymap, Mode::Normal, room, offered, theme));
+                Line::from(spans)
+            }
         },
     };
     frame.render_widget(Paragraph::new(line), area);

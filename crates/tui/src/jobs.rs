@@ -39,6 +39,22 @@ pub const ENTRY: ScreenEntry = ScreenEntry {
     }),
 };
 
+/// The marking keys Jobs and Preemptions offer (their footer hints show only there).
+pub const MARK_ACTIONS: &[crate::keymap::Action] = &[
+    crate::keymap::Action::Mark,
+    crate::keymap::Action::MarkAll,
+    crate::keymap::Action::ClearMarks,
+];
+
+/// A title with the count of marked jobs, when there are (the count is never dropped).
+pub fn with_marks(title: String, marked: usize) -> String {
+    if marked == 0 {
+        title
+    } else {
+        format!("{title} · {marked} marked")
+    }
+}
+
 pub const COLUMNS: &[&str] = &["status", "name", "share", "priority", "preemptions", "age"];
 
 /// Each sort column's header (index into the table's header) and whether its natural order is
@@ -171,6 +187,21 @@ struct Shown {
 }
 
 impl Jobs {
+    /// The title: the queue, "sorting…" while its rows are made off the UI thread (the rows
+    /// shown are the ones before), and the count of marked jobs.
+    fn title(&self, q: &QueueSnapshot, width: u16, marks: usize) -> String {
+        let sorting = if self.sorting { " · sorting…" } else { "" };
+        let title = crate::text::first_fitting(
+            &[
+                format!("Jobs · {}{sorting}", clean(&q.key())),
+                format!("Jobs{sorting}"),
+                "Jobs".to_string(),
+            ],
+            screen::title_room(width, Some(&self.list), COLUMNS),
+        );
+        with_marks(title, marks)
+    }
+
     /// The columns for [`screen::layout`]: the name whole when it can be (at least 24), the
     /// status always; the id, the reason and the age go first on a narrow screen.
     fn columns(&self, q: &quotatop_model::QueueSnapshot) -> [screen::Col; 9] {
@@ -284,6 +315,21 @@ impl Screen for Jobs {
         Some(self.list.rows_key())
     }
 
+    fn own_actions(&self) -> &'static [crate::keymap::Action] {
+        MARK_ACTIONS
+    }
+
+    fn shown_jobs(&self, data: &Data) -> Vec<String> {
+        let Some((q, _)) = data.queue(self.queue.as_deref()) else {
+            return Vec::new();
+        };
+        self.list
+            .rows
+            .iter()
+            .filter_map(|&r| q.jobs.get(r).map(|t| t.job.id.clone()))
+            .collect()
+    }
+
     fn draw(&self, frame: &mut Frame, area: Rect, ctx: &DrawCtx) {
         let theme = ctx.theme;
         let Some((q, _)) = ctx.data.queue(self.queue.as_deref()) else {
@@ -291,18 +337,14 @@ impl Screen for Jobs {
             return;
         };
         let now = analysis::now_of(q);
-        // While its rows are made off the UI thread, the title says so (the rows shown are
-        // the ones before).
-        let sorting = if self.sorting { " · sorting…" } else { "" };
-        let title = crate::text::first_fitting(
-            &[
-                format!("Jobs · {}{sorting}", clean(&q.key())),
-                format!("Jobs{sorting}"),
-                "Jobs".to_string(),
-            ],
-            screen::title_room(area.width, Some(&self.list), COLUMNS),
-        );
+        let title = self.title(q, area.width, ctx.marks.count(&q.key()));
         let block = screen::block(title, Some(&self.list), COLUMNS, theme);
+        let queue = q.key();
+        let marked = |r: usize| {
+            q.jobs
+                .get(r)
+                .is_some_and(|t| ctx.marks.contains(&queue, &t.job.id))
+        };
         let header = [
             "NAME", "ID", "SHARE", "STATUS", "PRI", "TYPE×N", "PRE", "AGE", "REASON",
         ];
@@ -320,6 +362,7 @@ impl Screen for Jobs {
                 widths: &widths,
                 list: &self.list,
                 focused: true,
+                marked: Some(&marked),
             },
             theme,
             |r| {

@@ -57,12 +57,27 @@ pub enum Action {
     Confirm,
     Cancel,
     Priority,
+    /// Jobs, Preemptions: mark or unmark the job under the cursor (k9s).
+    Mark,
+    /// Jobs, Preemptions: mark every job shown.
+    MarkAll,
+    /// Jobs, Preemptions: unmark every job of the queue.
+    ClearMarks,
+    /// Terminate the selected job or the marked ones (k9s's kill).
+    Terminate,
+    /// Requeue the selected (or marked) job with a retry cap.
+    Requeue,
     NextField,
     PrevField,
     Older,
     Newer,
     Live,
 }
+
+/// Actions only a screen that offers them takes ([`crate::screen::Screen::own_actions`]): two of
+/// them may share a key, which goes to the one the current screen offers (`space` expands a
+/// share on the Overview and marks a job on Jobs and Preemptions).
+pub const SCREEN_ONLY: &[Action] = &[Action::Expand, Action::Mark];
 
 /// One row of the table.
 #[derive(Debug, Clone, Copy)]
@@ -199,6 +214,18 @@ impl KeyMap {
         self.action_of(mode, Chord::from_event(key))
     }
 
+    /// The action bound to this key in this mode on a screen that offers `own`: of the
+    /// [`SCREEN_ONLY`] actions sharing a key, the one the screen offers.
+    pub fn action_on(&self, mode: Mode, key: &KeyEvent, own: &[Action]) -> Option<Action> {
+        let chord = Chord::from_event(key);
+        self.entries
+            .iter()
+            .filter(|(b, ks)| b.mode == mode && ks.contains(&chord))
+            .map(|(b, _)| b.action)
+            .find(|a| own.contains(a))
+            .or_else(|| self.action_of(mode, chord))
+    }
+
     /// Bindings of a mode with their current keys, in table order.
     pub fn bindings(&self, mode: Mode) -> impl Iterator<Item = (&Binding, &[Chord])> {
         self.entries
@@ -276,8 +303,16 @@ mod tests {
                     b.name
                 );
                 for k in ks {
-                    assert!(!seen.contains(k), "{} rebinds {}", b.name, k.label());
-                    seen.push(*k);
+                    // Screen-only actions may share a key (each screen offers one of them).
+                    let shared = SCREEN_ONLY.contains(&b.action)
+                        && seen.iter().any(|(s, a)| s == k && SCREEN_ONLY.contains(a));
+                    assert!(
+                        shared || !seen.iter().any(|(s, _)| s == k),
+                        "{} rebinds {}",
+                        b.name,
+                        k.label()
+                    );
+                    seen.push((*k, b.action));
                 }
             }
         }

@@ -14,6 +14,7 @@
 //! - [`theme`]: semantic colour roles from `themes/*.toml`.
 
 mod app;
+pub mod bulk_priority;
 mod command;
 pub mod data;
 pub mod effects;
@@ -23,15 +24,20 @@ mod footer;
 mod gauge;
 mod help;
 mod input;
+pub mod job_act;
+mod job_act_view;
 pub mod keymap;
 pub mod list;
+pub mod marks;
 mod messages;
 pub mod priority;
 pub mod registry;
+pub mod requeue;
 mod runner;
 pub mod screen;
 mod status_bar;
 mod terminal;
+pub mod terminate;
 mod text;
 pub mod theme;
 mod travel;

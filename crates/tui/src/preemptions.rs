@@ -10,19 +10,20 @@ use std::cmp::Ordering;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::Cell;
 
 use super::data::Data;
 use super::effects::{Effect, EffectResult};
-use super::jobs::status_style;
 use super::keymap::Action;
 use super::list::ListState;
 use super::registry::{Opens, ScreenCommand, ScreenEntry, ScreenKey, fresh};
 use super::screen::{self, Ctx, DrawCtx, Kind, Load, Open, Screen};
-use super::text::{clean, clock, date_time, duration, elide, hours};
+use super::text::clean;
 use super::theme::{Role, Theme};
 use quotatop_analysis::{AttemptRow, PreemptionFacts};
+
+mod rows;
+
+use rows::{attempt_row, attempts_title, job_row, top_columns};
 
 /// Its entry in the screen registry (the `screens!` list in `lib.rs`).
 pub const ENTRY: ScreenEntry = ScreenEntry {
@@ -230,6 +231,21 @@ impl Screen for Preemptions {
         true
     }
 
+    fn own_actions(&self) -> &'static [Action] {
+        crate::jobs::MARK_ACTIONS
+    }
+
+    fn shown_jobs(&self, data: &Data) -> Vec<String> {
+        let Some((_, v)) = data.queue(self.queue.as_deref()) else {
+            return Vec::new();
+        };
+        self.list
+            .rows
+            .iter()
+            .filter_map(|&r| v.preemptions.get(r).map(|f| f.job_id.clone()))
+            .collect()
+    }
+
     fn on_action(&mut self, action: Action, _ctx: &Ctx) -> Vec<Effect> {
         if action == Action::NextPane {
             self.on_attempts = !self.on_attempts;
@@ -263,7 +279,8 @@ impl Screen for Preemptions {
         let [top, bottom] =
             Layout::vertical([Constraint::Percentage(60), Constraint::Fill(1)]).areas(area);
         let title = self.jobs_title(q, v, area.width);
-        self.draw_jobs(frame, top, title, (q, v), theme);
+        let title = crate::jobs::with_marks(title, ctx.marks.count(&q.key()));
+        self.draw_jobs(frame, top, title, (q, v), ctx);
         let selected = self.list.selected_row().and_then(|r| v.preemptions.get(r));
         let attempts =
             selected.map_or_else(Vec::new, |f| preempted_attempts(ctx.data, &q.key(), f));
@@ -359,8 +376,15 @@ impl Preemptions {
         top: Rect,
         title: String,
         (q, v): (&quotatop_model::QueueSnapshot, &crate::data::QueueView),
-        theme: &Theme,
+        ctx: &DrawCtx,
     ) {
+        let theme = ctx.theme;
+        let queue = q.key();
+        let marked = |r: usize| {
+            v.preemptions
+                .get(r)
+                .is_some_and(|f| ctx.marks.contains(&queue, &f.job_id))
+        };
         let block = screen::block(title, Some(&self.list), COLUMNS, theme);
         let widths = screen::layout(&top_columns(q, v), top.width);
         let w: Vec<usize> = widths.iter().map(|&x| usize::from(x)).collect();
@@ -385,6 +409,7 @@ impl Preemptions {
                 widths: &widths,
                 list: &self.list,
                 focused: !self.on_attempts,
+                marked: Some(&marked),
             },
             theme,
             |r| {
@@ -442,6 +467,7 @@ impl Preemptions {
                 widths: &widths,
                 list: detail,
                 focused: self.on_attempts,
+                marked: None,
             },
             theme,
             |r| {
@@ -453,123 +479,3 @@ impl Preemptions {
     }
 }
 
-/// A preempted job's row: name and share elided to their columns' widths `w`, its flags and
-/// retries left, the hours held (`+`: a lower bound) and when it was last preempted.
-fn job_row(f: &PreemptionFacts, w: &[usize], dated: bool, theme: &Theme) -> Vec<Cell<'static>> {
-    let w = |i: usize| w.get(i).copied().unwrap_or(0);
-    let mut flag_spans = Vec::new();
-    for (text, role) in flags(f) {
-        if !flag_spans.is_empty() {
-            flag_spans.push(Span::raw(" "));
-        }
-        flag_spans.push(Span::styled(text, theme.style(role)));
-    }
-    if let Some(left) = f.retries_left {
-        flag_spans.push(Span::styled(
-            format!("{left} left"),
-            theme.style(Role::Muted),
-        ));
-    }
-    let partial = if f.loss_is_partial || f.starts_unknown > 0 {
-        "+"
-    } else {
-        ""
-    };
-    vec![
-        Cell::from(elide(&clean(&f.name), w(0))),
-        Cell::from(elide(&clean(&f.share), w(1))),
-        Cell::from(Span::styled(
-            f.status.as_str(),
-            status_style(f.status, theme),
-        )),
-        Cell::from(Span::styled(
-            f.count.to_string(),
-            theme.style(Role::Preempted),
-        )),
-        Cell::from(Line::from(flag_spans)),
-        Cell::from(format!("{:.1}{partial}", f.instance_hours_lost)),
-        Cell::from(format!("{}{partial}", hours(f.gpu_hours_lost))),
-        Cell::from(if dated {
-            date_time(f.recent.first().map(|a| a.stopped_at))
-        } else {
-            clock(f.recent.first().map(|a| a.stopped_at))
-        }),
-    ]
-}
-
-/// The attempts pane's title: the selected job's name elided to leave room for the count,
-/// which is never dropped.
-fn attempts_title(
-    selected: Option<&PreemptionFacts>,
-    shown_len: usize,
-    with_history: bool,
-    width: u16,
-) -> String {
-    let what = if with_history {
-        "Preempted attempts"
-    } else {
-        "Recent preempted attempts"
-    };
-    let Some(f) = selected else {
-        return what.to_string();
-    };
-    let shown = if shown_len < f.count as usize {
-        format!("{shown_len} shown of {}", f.count)
-    } else {
-        shown_len.to_string()
-    };
-    let room = usize::from(width).saturating_sub(4);
-    let rest = format!(" · {shown} (newest first)");
-    let name_room = room
-        .saturating_sub(what.chars().count() + 3 + rest.chars().count())
-        .max(8);
-    crate::text::first_fitting(
-        &[
-            format!("{what} · {}{rest}", elide(&clean(&f.name), name_room)),
-            format!("{} · {shown}", elide(&clean(&f.name), name_room)),
-        ],
-        room,
-    )
-}
-
-/// A preempted attempt's row: started, stopped, how long it ran, and why it stopped.
-fn attempt_row(a: &AttemptRow, theme: &Theme) -> Vec<Cell<'static>> {
-    let (start, ran) = if a.start_unknown() {
-        ("start unknown".to_string(), "unknown".to_string())
-    } else {
-        (date_time(a.started_at), duration(a.ran()))
-    };
-    vec![
-        Cell::from(start),
-        Cell::from(date_time(a.stopped_at)),
-        Cell::from(ran),
-        Cell::from(Span::styled(
-            a.reason
-                .as_deref()
-                .map_or_else(|| NO_REASON.to_string(), |r| clean(r).into_owned()),
-            theme.style(Role::Muted),
-        )),
-    ]
-}
-
-/// The columns of the jobs table for [`screen::layout`]: names whole when they can be (at
-/// least 14), the status and count always; the hours and the time go first.
-fn top_columns(
-    q: &quotatop_model::QueueSnapshot,
-    v: &crate::data::QueueView,
-) -> [screen::Col; 8] {
-    use screen::Col;
-    let names = v.preemptions.iter().map(|f| clean(&f.name).chars().count());
-    let shares = q.shares.iter().map(|s| clean(&s.name).chars().count());
-    [
-        Col::text(14, names.max().unwrap_or(0), 0),
-        Col::text(10, shares.max().unwrap_or(0), 1),
-        Col::fixed(9, 0),
-        Col::fixed(4, 0),
-        // Room for every flag (OVER BUDGET LOOP ∞retry) once the rest have theirs.
-        Col::text(12, 24, 5),
-        Col::fixed(6, 4),
-        Col::fixed(6, 3),
-        Col::text(9, 20, 2),
-    ]
-}

@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 mod view;
 
-pub use view::result_text;
+pub use view::{result_text, wrapped_rows};
 
 use super::data::Data;
 use super::effects::{ChangeOutcome, ChangeRequest, ChangeResult};

@@ -10,8 +10,8 @@ use tokio::task::{AbortHandle, JoinSet};
 
 use super::app::Msg;
 use super::effects::{
-    ChangeError, ChangeRequest, ChangeResult, Effect, EffectResult, HistoryError,
-    PreemptionHistory, ScreenServices, Services, TravelResult,
+    ActRequest, ActResult, ChangeError, ChangeRequest, ChangeResult, Effect, EffectResult,
+    HistoryError, JobResult, PreemptionHistory, ScreenServices, Services, TravelResult,
 };
 use super::scorecard::ScorecardResult;
 use super::screen::Kind;
@@ -70,6 +70,7 @@ impl Runner {
     pub fn start(&mut self, effect: Effect) -> Option<Msg> {
         match effect {
             Effect::ApplyChange(req) => return self.apply_change(*req),
+            Effect::Act(req) => return self.act(*req),
             Effect::ComputeScorecard { queue, as_of } => {
                 let Some(compute) = self.services.scorecard.clone() else {
                     let r = ScorecardResult {
@@ -158,6 +159,40 @@ impl Runner {
                 Err(e) => tracing::warn!(job = %r.job_id, "priority change not made: {e}"),
             }
             (None, n, Msg::Done(EffectResult::Change(Box::new(r))))
+        });
+        None
+    }
+
+    /// Starts a termination or requeue; answers at once when there is no API to make it with
+    /// (every job says so).
+    fn act(&mut self, req: ActRequest) -> Option<Msg> {
+        let Some(runner) = &self.services.actions else {
+            return Some(Msg::Done(EffectResult::Act(Box::new(ActResult {
+                act: req.act,
+                jobs: req
+                    .jobs
+                    .iter()
+                    .map(|j| JobResult {
+                        job_id: j.id.clone(),
+                        job_name: j.name.clone(),
+                        result: Err(ChangeError::NoApi),
+                        detail: None,
+                    })
+                    .collect(),
+                audit_log: None,
+            }))));
+        };
+        tracing::info!(
+            act = req.act.verb(),
+            jobs = req.jobs.len(),
+            "job action started"
+        );
+        let fut = runner.run(req);
+        let n = self.next_request();
+        self.tasks.spawn(async move {
+            let r = fut.await;
+            tracing::info!(act = r.act.verb(), jobs = r.jobs.len(), "job action done");
+            (None, n, Msg::Done(EffectResult::Act(Box::new(r))))
         });
         None
     }

@@ -56,6 +56,8 @@ pub struct DrawCtx<'a> {
     /// The current queue (`None`: the first one).
     pub queue: Option<&'a str>,
     pub theme: &'a Theme,
+    /// The marked jobs (Jobs and Preemptions draw theirs in the `marked` role).
+    pub marks: &'a super::marks::Marks,
 }
 
 /// What a screen's own work (loading what it shows) needs besides its state.
@@ -186,6 +188,11 @@ pub trait Screen: std::any::Any {
     /// the UI thread (Jobs; see [`crate::data::DeriveInputs`]).
     fn derived_rows(&self) -> Option<super::list::RowsKey> {
         None
+    }
+    /// The ids of the jobs it shows (its rows, filtered), in the current queue: what
+    /// "mark all" marks. Screens that list no jobs show none.
+    fn shown_jobs(&self, _data: &Data) -> Vec<String> {
+        Vec::new()
     }
     /// The job a priority change applies to (by default: the one Enter would open).
     fn selected_job(&self, data: &Data, queue: Option<&str>) -> Option<(String, String)> {

@@ -36,10 +36,12 @@ pub enum Role {
     Spark,
     /// Recorded data shown by time travel: the badge and the screens' borders.
     Past,
+    /// A marked row (Jobs, Preemptions): picked for one action on them all.
+    Marked,
 }
 
 impl Role {
-    pub const ALL: [Role; 20] = [
+    pub const ALL: [Role; 21] = [
         Role::Text,
         Role::Muted,
         Role::Title,
@@ -60,6 +62,7 @@ impl Role {
         Role::Prompt,
         Role::Spark,
         Role::Past,
+        Role::Marked,
     ];
 
     pub fn key(self) -> &'static str {
@@ -84,6 +87,7 @@ impl Role {
             Role::Prompt => "prompt",
             Role::Spark => "spark",
             Role::Past => "past",
+            Role::Marked => "marked",
         }
     }
 
@@ -238,6 +242,7 @@ impl Theme {
             styles[role.index()] = match role {
                 Role::Selected | Role::Badge => Style::new().add_modifier(Modifier::REVERSED),
                 Role::Past => Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD),
+                Role::Marked => Style::new().add_modifier(Modifier::BOLD | Modifier::ITALIC),
                 Role::Title | Role::Header | Role::Critical | Role::Looping => {
                     Style::new().add_modifier(Modifier::BOLD)
                 }

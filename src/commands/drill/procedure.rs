@@ -185,6 +185,8 @@ impl Drill<'_> {
             preemption_retries: Some(self.plan.preemption_retries),
             tags: self.template.tags(&self.run_id, length_ms),
             client_token: Some(name.chars().take(64).collect()),
+            retry_strategy: None,
+            timeout_s: None,
         };
         let detail = format!(
             "share {share}, {count}x {ty}, priority {priority}, works {}, preemptionRetriesBeforeTermination {}, tag {}={}",

@@ -7,6 +7,7 @@
 //!
 //! `read_back.rs` reads what a change shows now; this file decides and appends.
 
+mod job_changes;
 mod read_back;
 
 pub use read_back::JobLookup;

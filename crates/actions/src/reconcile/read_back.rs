@@ -40,6 +40,16 @@ pub trait JobLookup {
         std::future::ready(Err(ApiFailure("this lookup cannot list jobs".to_string())))
     }
 
+    /// A job's tags (`Ok(None)`: the job is gone): how a requeue's copy is found.
+    fn job_tags(
+        &self,
+        job_id: &str,
+    ) -> impl Future<Output = Result<Option<std::collections::BTreeMap<String, String>>, ApiFailure>>
+    + Send {
+        let _ = job_id;
+        std::future::ready(Err(ApiFailure("this lookup cannot read tags".to_string())))
+    }
+
     /// A job's status and whether it was terminated (`Ok(None)`: the job is gone).
     fn job_state(
         &self,
@@ -133,6 +143,8 @@ async fn judge_action<L: JobLookup>(
             };
             Ok((verdict, seen.join(", ")))
         }
+        crate::TERMINATE_CALL => super::job_changes::terminated(lookup, &action.target).await,
+        crate::REQUEUE_CALL => super::job_changes::requeued(lookup, intent, &action.target).await,
         other => Err(CannotReadBack::UnknownCall(other.to_string())),
     }
 }

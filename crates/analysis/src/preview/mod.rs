@@ -10,10 +10,12 @@
 mod compare;
 mod fidelity;
 mod simulate;
+mod terminate;
 mod validate;
 
 pub use compare::Changed;
 pub use fidelity::{AWS_MODEL_NOTE, is_emulator, model_note};
+pub use terminate::{JobLoss, Starter, TerminatePreview, terminate_preview};
 
 pub use validate::{
     PriorityPolicy, ValidationError, change_record_reason, check_change, parse_priority,

@@ -29,7 +29,7 @@ pub use input::{
     AttemptEnd, AttemptHistory, Entitlement, JobHistory, Outcome, ScorecardInput, ScorecardOptions,
     Window,
 };
-pub use ledger::{JobLedger, Ledger, job_ledger, restart_cost_ms};
+pub use ledger::{JobLedger, Ledger, checkpoint_ms, job_ledger, restart_cost_ms};
 pub use measured::{
     AttemptMeasure, CheckpointMark, LostBasis, RestoreEvidence, RestoreStats, RestoreTime,
     RestoreVerdict, TrainingRecord, checkpoint_number, measure_attempt, measured_restore_ms,

@@ -14,6 +14,7 @@
 
 mod convert;
 mod error;
+mod job_spec;
 mod op;
 mod pacer;
 pub(crate) mod pager;
@@ -36,6 +37,9 @@ use aws_sdk_batch::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_batch::types::ServiceJobStatus;
 
 pub use error::{BatchError, ErrorKind, IdentityError};
+pub use job_spec::{
+    EvaluateOnExit, JobSpec, MAX_TERMINATE_REASON, RetryStrategy, terminate_reason,
+};
 pub use op::Op;
 pub use pages::JobPage;
 pub use shares::{LiveShare, ShareChange};

@@ -27,6 +27,10 @@ pub struct SubmitRequest {
     pub tags: BTreeMap<String, String>,
     /// Makes a retried submission idempotent (1 to 64 characters).
     pub client_token: Option<String>,
+    /// `retryStrategy` (a copy of a job carries the job's own).
+    pub retry_strategy: Option<super::RetryStrategy>,
+    /// `timeoutConfig.attemptDurationSeconds`.
+    pub timeout_s: Option<u32>,
 }
 
 /// What SubmitServiceJob answered.
@@ -77,6 +81,16 @@ impl BatchClient {
             call = call.preemption_configuration(
                 ServiceJobPreemptionConfiguration::builder()
                     .preemption_retries_before_termination(n.min(i32::MAX as u32) as i32)
+                    .build(),
+            );
+        }
+        if let Some(r) = &req.retry_strategy {
+            call = call.retry_strategy(super::job_spec::sdk_retry_strategy(r));
+        }
+        if let Some(t) = req.timeout_s {
+            call = call.timeout_config(
+                aws_sdk_batch::types::ServiceJobTimeout::builder()
+                    .attempt_duration_seconds(t.min(i32::MAX as u32) as i32)
                     .build(),
             );
         }

@@ -17,6 +17,9 @@ impl App {
         // only when a change is half-typed: the second Ctrl-C quits, any other key goes back.
         let ctrl_c =
             key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+        if self.job_act_key(&key) {
+            return;
+        }
         let asked = std::mem::take(&mut self.quit_asked);
         if ctrl_c {
             let half_typed = self.dialog.as_ref().is_some_and(PriorityDialog::half_typed);
@@ -68,7 +71,9 @@ impl App {
             return;
         }
         self.flash = None;
-        let action = self.keymap.action(Mode::Normal, &key);
+        let action = self
+            .keymap
+            .action_on(Mode::Normal, &key, self.current().own_actions());
         let (ctx, screen) = self.split();
         if let Some(effects) = screen.own_key(&key, action, &ctx) {
             self.effects.extend(effects);
@@ -142,7 +147,18 @@ impl App {
             Action::Open(kind) => self.switch_root(kind),
             Action::NextQueue => self.next_queue(),
             Action::NextTheme => self.next_theme(),
-            Action::Priority => self.open_priority_dialog(),
+            Action::Priority => {
+                if !self.open_job_act(crate::job_act::What::Priority) {
+                    self.open_priority_dialog();
+                }
+            }
+            Action::Terminate => {
+                self.open_job_act(crate::job_act::What::Terminate);
+            }
+            Action::Requeue => {
+                self.open_job_act(crate::job_act::What::Requeue);
+            }
+            Action::Mark | Action::MarkAll | Action::ClearMarks => self.on_mark(action),
             Action::Older => {
                 let live_taken = self.live_taken();
                 let history = self.history();

@@ -39,16 +39,19 @@ impl App {
                 !self.stack.is_empty()
                     || screen.list_ref().is_some_and(|l| !l.filter.text.is_empty())
             }
-            Action::Priority => {
+            Action::Priority | Action::Terminate | Action::Requeue => {
                 !self.status.read_only
                     && self.status.config_broken.is_none()
                     && self.travel.past().is_none()
                     && screen.selected_job(&self.data, queue).is_some()
             }
             Action::NextPane => screen.has_panes(),
-            Action::Wide | Action::Expand | Action::ByType => {
-                screen.own_actions().contains(&action)
-            }
+            Action::Wide
+            | Action::Expand
+            | Action::ByType
+            | Action::Mark
+            | Action::MarkAll
+            | Action::ClearMarks => screen.own_actions().contains(&action),
             Action::NextQueue => self.shown().queues().len() > 1,
             Action::Older | Action::Newer | Action::Live => self.history(),
             _ => true,
@@ -81,6 +84,7 @@ impl App {
             data: self.shown(),
             queue: self.queue.as_deref(),
             theme,
+            marks: &self.marks,
         };
         self.current().draw(frame, body, &ctx);
         if self.help {
@@ -94,6 +98,10 @@ impl App {
         if let Some(d) = &self.dialog {
             d.draw(frame, body, &self.keymap, theme);
         }
+        if let Some(d) = &self.acting {
+            d.draw(frame, body, &self.keymap, theme);
+        }
+        let dialog_open = self.dialog.is_some() || self.acting.is_some();
         let offered = |action| self.offers(action);
         let view = footer::FooterView {
             input: &self.input,
@@ -101,14 +109,18 @@ impl App {
             flash: self
                 .flash
                 .as_ref()
-                .filter(|_| self.dialog.is_none() || self.quit_asked),
+                .filter(|_| !dialog_open || self.quit_asked),
             keymap: &self.keymap,
-            mode: if self.dialog.is_some() {
+            mode: if dialog_open {
                 Mode::Dialog
             } else {
                 Mode::Normal
             },
             offered: &offered,
+            marked: self
+                .shown()
+                .queue(self.queue.as_deref())
+                .map_or(0, |(q, _)| self.marks.count(&q.key())),
         };
         footer::draw(frame, foot, &view, theme);
     }

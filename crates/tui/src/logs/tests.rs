@@ -37,6 +37,7 @@ fn drawn(p: &LogPane) -> String {
         data: &data,
         queue: None,
         theme: &theme,
+        marks: &Default::default(),
     };
     t.draw(|f| p.draw(f, f.area(), &ctx)).unwrap();
     t.backend()

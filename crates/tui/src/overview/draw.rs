@@ -67,6 +67,7 @@ impl Overview {
                 widths: &widths,
                 list: &self.list,
                 focused: !self.panel_focused,
+                marked: None,
             },
             theme,
             |r| match self.entries.get(r) {

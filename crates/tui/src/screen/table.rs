@@ -55,6 +55,8 @@ pub struct TableView<'a, 'b> {
     pub widths: &'b [u16],
     pub list: &'b ListState,
     pub focused: bool,
+    /// Which rows are marked (drawn in the `marked` role); `None`: the table has no marks.
+    pub marked: Option<&'b dyn Fn(usize) -> bool>,
 }
 
 /// Draws a list's visible rows as a table; `row` builds one row (every column's cell) from a
@@ -74,6 +76,7 @@ pub fn draw_table<'a>(
         widths,
         list,
         focused,
+        marked,
     } = view;
     let keep = |cells: Vec<Cell<'a>>| shown_cells(cells, widths);
     let inner = block.inner(area);
@@ -81,7 +84,14 @@ pub fn draw_table<'a>(
     let (offset, rows) = list.visible(height);
     let rows: Vec<Row> = rows
         .iter()
-        .map(|&r| Row::new(keep(row(r))).style(theme.style(Role::Text)))
+        .map(|&r| {
+            let role = if marked.is_some_and(|m| m(r)) {
+                Role::Marked
+            } else {
+                Role::Text
+            };
+            Row::new(keep(row(r))).style(theme.style(role))
+        })
         .collect();
     let len = list.rows.len();
     let header = Row::new(keep(header.iter().map(|h| Cell::from(h.clone())).collect()))

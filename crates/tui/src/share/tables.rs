@@ -46,6 +46,7 @@ impl ShareScreen {
                 widths: &widths,
                 list: &self.running,
                 focused: self.focus == Pane::Running,
+                marked: None,
             },
             theme,
             |r| {
@@ -106,6 +107,7 @@ impl ShareScreen {
                 widths: &widths,
                 list: &self.queued,
                 focused: self.focus == Pane::Queued,
+                marked: None,
             },
             theme,
             |r| {
