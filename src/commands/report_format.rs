@@ -122,6 +122,7 @@ pub fn markdown(r: &Report) -> String {
             row.ledger.lost_basis_text()
         );
     }
+    md_failed(&mut out, c);
     // How long re-runs took to restore: measured from their logs, else the restart cost (the
     // same figure the ledger's overhead uses).
     out.push_str("\nRestores after a preemption, measured or modelled:\n\n");
@@ -157,6 +158,17 @@ pub fn markdown(r: &Report) -> String {
 }
 
 /// Each share's entitlement against what it held, and its wait against the queue's.
+/// Failed work apart from preemption waste: an attempt that failed and was retried is not a
+/// preemption (`quotatop_model::attempt_stop`).
+fn md_failed(out: &mut String, c: &Scorecard) {
+    out.push_str("\nFailed work (attempts that failed, not preempted):\n\n");
+    let rows = std::iter::once(&c.queue_row).chain(&c.shares);
+    for row in rows.chain(&c.bands) {
+        let (scope, failed) = (clean_text(&row.scope.label()), row.ledger.failed_text());
+        let _ = writeln!(out, "- {scope}: {failed}");
+    }
+}
+
 fn md_fairness(out: &mut String, c: &Scorecard) {
     out.push_str("\n## Fairness\n\n");
     let head = [

@@ -407,19 +407,25 @@ proptest! {
     }
 }
 
-/// Per job, from the event log alone: capacity held by preemptions after the work stopped, and
-/// time held before RUNNING (by every attempt).
+/// Per job, from the event log alone: capacity held by preemptions after the work stopped (of
+/// attempts that ran), and time held without running (before RUNNING by every attempt, and the
+/// whole hold of an attempt preempted before it ran).
 fn spans_from_events(e: &Engine) -> HashMap<JobId, (i64, i64)> {
     let mut out: HashMap<JobId, (i64, i64)> = HashMap::new();
     let mut preempting: HashMap<JobId, i64> = HashMap::new();
     let mut scheduled: HashMap<JobId, i64> = HashMap::new();
+    // Whether the current attempt reached RUNNING: the preemption hold of one that never did
+    // is held before running, not lost (it ran for no time; issue 44).
+    let mut ran: HashMap<JobId, bool> = HashMap::new();
     for ev in e.events() {
         let entry = out.entry(ev.job).or_default();
         match &ev.reason {
             EventReason::Dispatched { .. } => {
                 scheduled.insert(ev.job, ev.time);
+                ran.insert(ev.job, false);
             }
             EventReason::Advanced if ev.to == JobStatus::Running => {
+                ran.insert(ev.job, true);
                 if let Some(s) = scheduled.remove(&ev.job) {
                     entry.1 += ev.time - s;
                 }
@@ -432,7 +438,11 @@ fn spans_from_events(e: &Engine) -> HashMap<JobId, (i64, i64)> {
             }
             EventReason::Preempted(_) | EventReason::RetriesExhausted => {
                 if let Some(p) = preempting.remove(&ev.job) {
-                    entry.0 += ev.time - p;
+                    if ran.get(&ev.job).copied().unwrap_or(false) {
+                        entry.0 += ev.time - p;
+                    } else {
+                        entry.1 += ev.time - p;
+                    }
                 }
             }
             _ => {}

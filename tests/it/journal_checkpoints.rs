@@ -33,7 +33,7 @@ fn engine_work(emu: &EmulatorHandle, id: &str) -> Vec<AttemptWork> {
 
 struct Checked {
     measured: usize,
-    /// Measured attempts the engine preempted before they ran.
+    /// Attempts the engine preempted before they ran (never measured).
     never_ran: usize,
     restored: usize,
     from_scratch: usize,
@@ -49,17 +49,20 @@ fn check_job(emu: &EmulatorHandle, job: &JobHistory, end: Millis, out: &mut Chec
         if a.end != AttemptEnd::Preempted {
             continue;
         }
-        let Some(started) = a.started_at else {
-            continue;
-        };
         if w.running_at.is_none() {
-            // Preempted before it ran: no log, so no signal; nothing of its work to lose.
-            // (The journal, which never saw it start, counts it from its SCHEDULED time.)
-            assert_eq!(a.preempting_from, None, "{} attempt {}", job.name, i + 1);
-            let work_end = a.stopped_at.unwrap();
-            out.never_ran += usize::from(measure_attempt(job, i, started, work_end).is_some());
+            // Preempted before it ran: no start (the API gives none), no log, so no signal;
+            // nothing of its work to lose, nothing measured (issue 44).
+            assert_eq!(
+                (a.started_at, a.preempting_from),
+                (None, None),
+                "{} attempt {}",
+                job.name,
+                i + 1
+            );
+            out.never_ran += 1;
             continue;
         }
+        let started = a.started_at.unwrap();
         assert_eq!(
             w.running_at,
             Some(started),
@@ -177,10 +180,9 @@ async fn measured_lost_work_equals_the_engines_and_totals_say_what_is_measured()
     // The totals say how much is measured and how much modelled.
     let card = scorecard::scorecard(&input, &opts);
     let l = &card.queue_row.ledger;
-    assert_eq!(
-        l.basis.measured_attempts as usize,
-        checked.measured + checked.never_ran
-    );
+    // Only attempts that ran are measured: one preempted before it ran has nothing to measure.
+    assert_eq!(l.basis.measured_attempts as usize, checked.measured);
+    assert!(checked.never_ran >= 1, "{}", summary(&checked));
     assert!(l.basis.modelled_attempts > 0, "{:?}", l.basis);
     assert!(l.lost_measured_gpu_hours > 0.0 && l.lost_modelled_gpu_hours() > 0.0);
     let text = l.lost_basis_text();

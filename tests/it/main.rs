@@ -48,6 +48,7 @@ mod engine_philly;
 mod engine_props;
 mod file_sizes;
 mod fuzz_inputs;
+mod journal_attempts;
 mod journal_checkpoints;
 mod journal_migrate;
 mod journal_report;

@@ -43,9 +43,8 @@ pub fn job_attempts(attempts: &[Attempt], preempted: &[PreemptedAttempt]) -> Vec
                 .or_else(|| p.map(|p| p.status_reason.clone()))
                 .filter(|r| !r.is_empty());
             let says_preempted = a.stopped_at.is_some()
-                && reason
-                    .as_deref()
-                    .is_some_and(|r| r.to_lowercase().contains("preempt"));
+                && quotatop_model::attempt_stop(reason.as_deref(), p.is_some(), false)
+                    == quotatop_model::AttemptStop::Preempted;
             AttemptRow {
                 resource_id: a.resource_id.clone(),
                 started_at: a.started_at.or(p.and_then(|p| p.started_at)),

@@ -324,7 +324,9 @@ impl Engine {
             return;
         };
         r.preempted += 1;
-        let start = r.attempt_start();
+        // Its start as the API gives it: when it began RUNNING, none if it never did (it held
+        // capacity from `scheduledAt`, but ran for no time).
+        let start = r.started_at;
         if let Some(api) = r.api.as_mut() {
             let resource = api
                 .attempts
@@ -337,7 +339,7 @@ impl Engine {
             }
             api.recent.push_front(PreemptedAttempt {
                 resource_id: resource,
-                started_at: Some(start),
+                started_at: start,
                 stopped_at: now,
                 status_reason: kind.reason().to_string(),
             });

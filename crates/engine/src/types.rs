@@ -273,11 +273,10 @@ impl JobRec {
     pub(super) fn queue_key(&self, id: u32) -> policy::QueueKey {
         policy::queue_key(self.priority, self.created_at, id)
     }
-    /// When the current attempt began to hold capacity.
+    /// When the current attempt's run began ([`quotatop_model::attempt_start`]): what a
+    /// victim's elapsed time counts from.
     pub(super) fn attempt_start(&self) -> Millis {
-        self.started_at
-            .or(self.scheduled_at)
-            .unwrap_or(self.created_at)
+        quotatop_model::attempt_start(self.started_at, self.scheduled_at).unwrap_or(self.created_at)
     }
 }
 

@@ -6,6 +6,7 @@
 // longer.
 #![cfg_attr(test, allow(clippy::too_many_lines))]
 
+mod attempt;
 mod clock;
 mod duration;
 mod error;
@@ -16,6 +17,7 @@ mod snapshot;
 mod sources;
 mod text;
 
+pub use attempt::{AttemptStop, attempt_start, attempt_stop, held_from, says_preempted};
 pub use clock::{format_utc, wall_clock_ms};
 pub use duration::{
     DurationError, MAX_INPUT_MS, SecondsError, float_seconds_to_millis, format_duration,

@@ -10,6 +10,8 @@
 mod compare;
 mod fidelity;
 mod simulate;
+#[cfg(test)]
+mod start_tests;
 mod terminate;
 mod validate;
 

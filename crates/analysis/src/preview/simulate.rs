@@ -69,7 +69,7 @@ fn dispatch_ties(q: &QueueSnapshot, holders: &mut [Vec<Holder>]) -> Vec<(usize, 
     let dispatched = |h: &Holder| {
         q.jobs.get(h.id as usize).map(|t| {
             let j = &t.job;
-            j.scheduled_at.or(j.started_at).unwrap_or(j.created_at)
+            quotatop_model::held_from(j.scheduled_at, j.started_at).unwrap_or(j.created_at)
         })
     };
     let mut ties = Vec::new();
@@ -160,7 +160,9 @@ fn build(q: &QueueSnapshot, ty: &str, now: Millis) -> Built {
         {
             *r += j.instance_count;
         }
-        let start = j.started_at.or(j.scheduled_at).unwrap_or(j.created_at);
+        // The engine's elapsed time (`JobRec::attempt_start`): one definition of the start.
+        let start =
+            quotatop_model::attempt_start(j.started_at, j.scheduled_at).unwrap_or(j.created_at);
         if let Some(held) = holders.get_mut(s) {
             held.push(Holder {
                 id: i as u32,
@@ -531,7 +533,7 @@ fn prediction_of(first: &SnapshotPass, ahead: usize, preemptions: &Preemptions) 
 
 fn candidate(t: &TrackedJob, now: Millis, kind: PreemptionKind) -> Candidate {
     let j = &t.job;
-    let start = j.started_at.or(j.scheduled_at).unwrap_or(now);
+    let start = quotatop_model::attempt_start(j.started_at, j.scheduled_at).unwrap_or(now);
     let running_ms = (now - start).max(0);
     Candidate {
         job_id: j.id.clone(),

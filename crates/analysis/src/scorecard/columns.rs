@@ -156,6 +156,13 @@ pub const COLUMNS: &[Column] = &[
         |_, r| Some(r.ledger.held_not_running_gpu_hours),
     ),
     col(
+        "failed_attempts",
+        "failed attempts",
+        Unit::Count,
+        11,
+        |_, r| count(r.ledger.failed_attempts as usize),
+    ),
+    col(
         "failed_gpu_hours",
         "failed GPU-h",
         Unit::GpuHours,

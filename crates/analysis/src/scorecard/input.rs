@@ -75,9 +75,9 @@ pub struct AttemptHistory {
 }
 
 impl AttemptHistory {
-    /// When the attempt began to hold capacity: `scheduledAt`, else `startedAt`.
+    /// When the attempt began to hold capacity ([`quotatop_model::held_from`]).
     pub fn held_from(&self) -> Option<Millis> {
-        self.scheduled_at.or(self.started_at)
+        quotatop_model::held_from(self.scheduled_at, self.started_at)
     }
 }
 

@@ -19,9 +19,11 @@ pub struct JobLedger {
     /// Progress of interrupted attempts after their last checkpoint, and the time a preemption
     /// held the capacity before giving it back.
     pub lost: Millis,
-    /// Re-runs: the time held before RUNNING, plus the restart cost spent restoring.
+    /// Re-runs: the time held before RUNNING (unless it stopped without running), plus the
+    /// restart cost spent restoring.
     pub overhead: Millis,
-    /// The first attempt's time held before RUNNING (scheduling, provisioning).
+    /// The first attempt's time held before RUNNING (scheduling, provisioning), and the whole
+    /// hold of any attempt that stopped without running (preempted before RUNNING).
     pub held_not_running: Millis,
     /// The whole held time of attempts that ended FAILED or timed out (not by preemption).
     pub failed: Millis,
@@ -34,6 +36,10 @@ pub struct JobLedger {
     /// How the preempted attempts' lost work is known.
     #[serde(default)]
     pub basis: LostBasis,
+    /// Attempts that ended FAILED or timed out (not by preemption) holding capacity in the
+    /// window: the attempts whose hold is `failed`.
+    #[serde(default)]
+    pub failed_attempts: u32,
 }
 
 impl JobLedger {
@@ -62,6 +68,10 @@ pub struct Ledger {
     pub lost_measured_gpu_hours: f64,
     #[serde(default)]
     pub basis: LostBasis,
+    /// Attempts that failed (not preempted) holding capacity in the window; their hold is
+    /// `failed_gpu_hours`.
+    #[serde(default)]
+    pub failed_attempts: u32,
 }
 
 impl Ledger {
@@ -88,6 +98,14 @@ impl Ledger {
         self.unfinished_gpu_hours += g(l.unfinished);
         self.lost_measured_gpu_hours += g(l.lost_measured);
         self.basis.merge(&l.basis);
+        self.failed_attempts += l.failed_attempts;
+    }
+
+    /// The failed work, in words: attempts that failed (not preemptions) and the GPU-hours they
+    /// held. Every total that states it (report, console scorecard) says it with this.
+    pub fn failed_text(&self) -> String {
+        let n = self.failed_attempts;
+        format!("failed attempts: {n}, {:.2} GPU-h", self.failed_gpu_hours)
     }
 
     /// Lost GPU-hours that were modelled from a checkpoint interval (not measured).
@@ -147,7 +165,15 @@ pub fn job_ledger(job: &JobHistory, window: Window, opts: &ScorecardOptions) -> 
         };
         let to = a.stopped_at.unwrap_or(window.end).max(from);
         if a.end == AttemptEnd::Failed {
-            l.failed += clip(from, to);
+            let held = clip(from, to);
+            l.failed += held;
+            l.failed_attempts += u32::from(held > 0);
+            continue;
+        }
+        // Stopped without ever RUNNING (no `startedAt`): it ran for no time, so it lost nothing
+        // and restored nothing; its whole hold was held, not running, first attempt or re-run.
+        if a.started_at.is_none() && a.stopped_at.is_some() {
+            l.held_not_running += clip(from, to);
             continue;
         }
         let rerun = i > 0;

@@ -318,4 +318,6 @@ pub fn share_series(
 }
 
 #[cfg(test)]
+mod ledger_edges_tests;
+#[cfg(test)]
 mod tests;

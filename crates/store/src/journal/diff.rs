@@ -12,7 +12,7 @@
 
 use std::collections::BTreeSet;
 
-use quotatop_model::{JobStatus, Millis, ServiceJob};
+use quotatop_model::{AttemptStop, JobStatus, Millis, ServiceJob, attempt_stop};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum TransitionKind {
@@ -21,14 +21,18 @@ pub enum TransitionKind {
     Scheduled,
     Started,
     Preempted,
-    /// A later attempt (after a preemption) began RUNNING.
+    /// A later attempt (after a preemption or a failed attempt) began RUNNING.
     Resumed,
     Completed,
+    /// The job ended FAILED (with the attempt that ended it, if any).
     Failed,
+    /// An attempt stopped by failing, not by preemption (`AlgorithmError`, a timeout), and the
+    /// job was retried ([`quotatop_model::attempt_stop`]).
+    AttemptFailed,
 }
 
 impl TransitionKind {
-    pub const ALL: [TransitionKind; 8] = [
+    pub const ALL: [TransitionKind; 9] = [
         Self::Submitted,
         Self::Runnable,
         Self::Scheduled,
@@ -37,6 +41,7 @@ impl TransitionKind {
         Self::Resumed,
         Self::Completed,
         Self::Failed,
+        Self::AttemptFailed,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -48,6 +53,7 @@ impl TransitionKind {
             Self::Resumed => "resumed",
             Self::Completed => "completed",
             Self::Failed => "failed",
+            Self::AttemptFailed => "attempt_failed",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -66,7 +72,7 @@ pub struct Transition {
     pub at: Millis,
     /// Taken from an API timestamp (else estimated from the observation time).
     pub exact: bool,
-    /// Why, when the API says: a preempted attempt's `statusReason` (else empty).
+    /// Why, when the API says: a preempted or failed attempt's `statusReason` (else empty).
     pub reason: String,
 }
 
@@ -120,11 +126,13 @@ pub fn derived(job: &ServiceJob) -> Vec<Transition> {
             _ => {}
         }
     }
-    // Why each preempted attempt ended, from the preemption summary or the attempt itself.
-    for t in out
-        .iter_mut()
-        .filter(|t| t.kind == TransitionKind::Preempted)
-    {
+    // Why each preempted or failed attempt ended, from the preemption summary or the attempt.
+    for t in out.iter_mut().filter(|t| {
+        matches!(
+            t.kind,
+            TransitionKind::Preempted | TransitionKind::AttemptFailed
+        )
+    }) {
         t.reason = recent
             .iter()
             .find(|r| r.resource_id == t.attempt)
@@ -191,16 +199,24 @@ fn attempt_transitions(
             push(kind, key.clone(), s);
         }
         if let Some(t) = a.stopped_at {
-            let preempted = !is_last
-                || job.status == JobStatus::Runnable
-                || recent.iter().any(|r| r.resource_id == a.resource_id);
-            if preempted {
-                push(TransitionKind::Preempted, key.clone(), t);
-                if !(is_last && job.status == JobStatus::Failed) {
+            // The attempt that ended the job, when it has ended.
+            let ends_job =
+                is_last && matches!(job.status, JobStatus::Succeeded | JobStatus::Failed);
+            let listed =
+                !a.resource_id.is_empty() && recent.iter().any(|r| r.resource_id == a.resource_id);
+            let completed = ends_job && job.status == JobStatus::Succeeded;
+            match attempt_stop(a.status_reason.as_deref(), listed, completed) {
+                AttemptStop::Preempted => {
+                    push(TransitionKind::Preempted, key.clone(), t);
+                    if !ends_job {
+                        push(TransitionKind::Runnable, key.clone(), t);
+                    }
+                }
+                AttemptStop::Failed if !ends_job => {
+                    push(TransitionKind::AttemptFailed, key.clone(), t);
                     push(TransitionKind::Runnable, key.clone(), t);
                 }
-            } else if is_last && job.stopped_at == Some(t) {
-                final_key = Some(key.clone());
+                AttemptStop::Completed | AttemptStop::Failed => final_key = Some(key.clone()),
             }
             prev_stop = Some(t);
         }

@@ -15,6 +15,19 @@ use super::read::JobRecord;
 use super::training::JobTraining;
 use super::{Journal, JournalError};
 
+/// An attempt not yet seen to do anything.
+fn open_attempt() -> AttemptHistory {
+    AttemptHistory {
+        scheduled_at: None,
+        started_at: None,
+        stopped_at: None,
+        end: AttemptEnd::Open,
+        preempting_from: None,
+        restored: None,
+        restored_at: None,
+    }
+}
+
 /// One job's history rebuilt from its transitions. The checkpoint interval is the job's tag's
 /// when it had one, else `checkpoint_by_share`'s. With its training job as journaled, each
 /// attempt gets the preemption signal's time and its restore as its log said, and the job the
@@ -46,15 +59,7 @@ pub fn job_history(
     };
     let mut attempts: BTreeMap<&str, AttemptHistory> = BTreeMap::new();
     for t in transitions {
-        let slot = || AttemptHistory {
-            scheduled_at: None,
-            started_at: None,
-            stopped_at: None,
-            end: AttemptEnd::Open,
-            preempting_from: None,
-            restored: None,
-            restored_at: None,
-        };
+        let slot = open_attempt;
         match t.kind {
             TransitionKind::Submitted => h.submitted_at = t.at,
             TransitionKind::Runnable => h.runnable_at.push(t.at),
@@ -68,6 +73,12 @@ pub fn job_history(
                 let a = attempts.entry(&t.attempt).or_insert_with(slot);
                 a.stopped_at = Some(t.at);
                 a.end = AttemptEnd::Preempted;
+            }
+            // Failed and retried: failed work, not a preemption; the job goes on.
+            TransitionKind::AttemptFailed => {
+                let a = attempts.entry(&t.attempt).or_insert_with(slot);
+                a.stopped_at = Some(t.at);
+                a.end = AttemptEnd::Failed;
             }
             TransitionKind::Completed | TransitionKind::Failed => {
                 let succeeded = t.kind == TransitionKind::Completed;

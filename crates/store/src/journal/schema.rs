@@ -161,6 +161,14 @@ const MIGRATIONS: &[&str] = &[
     // 7: when a re-run's log said it restored a checkpoint (how long the restore took is
     // measured from it); NULL = not read, or it did not restore.
     "ALTER TABLE attempt_marks ADD COLUMN restored_at INTEGER;",
+    // 8: an attempt that failed and was retried is not a preemption (issue 44): older builds
+    // recorded it as `preempted`, with its reason. A reason that is not a preemption's is the
+    // failed attempt it was (the rule of `quotatop_model::says_preempted`, which
+    // `tests/it/journal_migrate.rs` checks this against).
+    "UPDATE transitions SET kind = 'attempt_failed'
+     WHERE kind = 'preempted' AND reason <> ''
+       AND lower(reason) NOT LIKE '%preempt%'
+       AND lower(reason) NOT LIKE '%capacity limit reduced below current usage%';",
 ];
 
 /// The schema version this build writes.
@@ -197,7 +205,7 @@ pub const PG_COMPONENT: &str = "journal";
 
 /// The PostgreSQL journal's migrations: the same tables as SQLite's (version 4 in the first,
 /// and the drills table; then the live snapshot; the training tables as SQLite's 5; the class
-/// tag as SQLite's 6; the restore's time as SQLite's 7), with PostgreSQL's types. Versioned in `quotatop_schema`, applied under an
+/// tag as SQLite's 6; the restore's time as SQLite's 7; failed attempts apart as SQLite's 8), with PostgreSQL's types. Versioned in `quotatop_schema`, applied under an
 /// advisory lock so two recorders starting at once do not both run them.
 const PG_MIGRATIONS: &[&str] = &[
     "
@@ -318,6 +326,11 @@ const PG_MIGRATIONS: &[&str] = &[
     "ALTER TABLE jobs ADD COLUMN class_tag TEXT;",
     // 5: when a re-run's log said it restored, as SQLite's version 7.
     "ALTER TABLE attempt_marks ADD COLUMN restored_at BIGINT;",
+    // 6: a failed attempt recorded as `preempted` by older builds, as SQLite's version 8.
+    "UPDATE transitions SET kind = 'attempt_failed'
+     WHERE kind = 'preempted' AND reason <> ''
+       AND lower(reason) NOT LIKE '%preempt%'
+       AND lower(reason) NOT LIKE '%capacity limit reduced below current usage%';",
 ];
 
 /// The PostgreSQL journal's schema version this build writes.

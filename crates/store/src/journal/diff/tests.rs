@@ -142,3 +142,44 @@ fn kinds_round_trip() {
         assert_eq!(TransitionKind::parse(k.as_str()), Some(k));
     }
 }
+
+/// An attempt that failed (`AlgorithmError`) and was retried is a failed attempt, never a
+/// preemption: no preemption summary lists it and its reason is no preemption's. A stopped
+/// attempt whose reason says preempted is one, also once the summary's window dropped it.
+#[test]
+fn a_failed_and_retried_attempt_is_not_a_preemption() {
+    let mut retried = job(JobStatus::Runnable);
+    let mut a1 = attempt("r1", Some(4_000), Some(8_000));
+    a1.status_reason = Some("AlgorithmError: Training job failed".into());
+    retried.attempts = vec![a1.clone()];
+    assert_eq!(
+        kinds(&derived(&retried))[2..],
+        [
+            ("attempt_failed", "r1", 8_000, true),
+            ("runnable", "r1", 8_000, true)
+        ]
+    );
+    let t = derived(&retried);
+    assert_eq!(t[2].reason, "AlgorithmError: Training job failed");
+    // The retry runs and succeeds: the job completes with it; attempt 1 stays failed.
+    let mut done = retried.clone();
+    done.status = JobStatus::Succeeded;
+    done.stopped_at = Some(20_000);
+    done.attempts
+        .push(attempt("r2", Some(11_000), Some(20_000)));
+    let all = derived(&done);
+    let ks = kinds(&all);
+    assert!(
+        ks.contains(&("attempt_failed", "r1", 8_000, true)),
+        "{ks:?}"
+    );
+    assert!(ks.contains(&("completed", "r2", 20_000, true)), "{ks:?}");
+    assert!(!ks.iter().any(|k| k.0 == "preempted"), "{ks:?}");
+    // Preempted by its reason alone (older than the summary's window).
+    let mut old = done.clone();
+    old.attempts[0].status_reason =
+        Some("In-share preemption triggered by a higher priority job".into());
+    let all = derived(&old);
+    let ks = kinds(&all);
+    assert!(ks.contains(&("preempted", "r1", 8_000, true)), "{ks:?}");
+}

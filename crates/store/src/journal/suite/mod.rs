@@ -482,7 +482,9 @@ pub fn a_preempted_attempt_never_seen_starting_has_its_start_unknown(store: &Sto
         resource_id: "tj-1".into(),
         started_at: None,
         stopped_at: Some(2 * H),
-        status_reason: Some("reclaimed".into()),
+        // Preempted by its reason (no summary lists it): a reason that says nothing of a
+        // preemption would make it a failed attempt.
+        status_reason: Some("Cross-share preemption triggered to reclaim borrowed capacity".into()),
     }];
     j.record(&snap(2 * H + 1_000, vec![x])).unwrap();
     let recs = j.preempted_jobs("q", 0).unwrap();
