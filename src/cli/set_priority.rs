@@ -5,8 +5,10 @@ use super::{AuditLogArg, AwsArgs};
 
 #[derive(Debug, clap::Args)]
 pub struct SetPriorityArgs {
-    /// The job: id, ARN or name.
-    pub job: String,
+    /// The job(s): id, ARN or name. Several are changed to the same priority with one
+    /// justification: every one is checked and previewed first, then one confirmation.
+    #[arg(required = true, value_name = "JOB")]
+    pub jobs: Vec<String>,
     /// New scheduling priority, 0-9999 (higher runs first).
     #[arg(long, allow_hyphen_values = true)]
     pub priority: String,

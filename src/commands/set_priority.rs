@@ -93,10 +93,68 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
     rt.block_on(async {
         let (client, snapshot) =
             super::snapshot::connect_and_refresh(&args.aws, &args.queues).await?;
-        let (queue, job_id) = find_job(&snapshot.queues, &args.job)?;
-        let preview = actions::preview(queue, &job_id, new)?;
         let operator = operator_for(&client, &rules).await;
         let door = super::policy::gate::door(rules.clone(), &operator);
+        let planned = plan(args, &snapshot.queues, &door, new)?;
+        let note = quotatop_analysis::preview::model_note(snapshot.source.endpoint.as_deref());
+        if !shown_and_confirmed(args, &planned, note)? {
+            return Ok(());
+        }
+        let source = client.source().clone();
+        let mut failed = Vec::new();
+        for (queue, preview, class_stamp) in planned {
+            let ctx = ChangeContext {
+                operator: operator.clone(),
+                aws: AwsContext::of(&source, None),
+                queue,
+                justification: args.reason.clone(),
+                change_record: args.change_record.clone(),
+                read_only,
+                policy: Some(policy.describe(&loaded.policy_source())),
+                class_policy: class_stamp,
+            };
+            let done = match actions::apply_change(&client, &log, &ctx, &preview).await {
+                Ok(outcome) => report_outcome(&client, args, &ctx, &preview, outcome, &log).await,
+                Err(e) => Err(anyhow::anyhow!(clean_text(&quotatop_model::error_chain(
+                    &e
+                )))),
+            };
+            if let Err(e) = done {
+                if args.jobs.len() == 1 {
+                    return Err(e);
+                }
+                // Each job's result is said; a failure does not skip the others.
+                eprintln!("{}: {e:#}", clean_text(&preview.job_name));
+                failed.push(clean_text(&preview.job_name));
+            }
+        }
+        if !failed.is_empty() {
+            bail!(
+                "{} of {} changes were not made: {} (each is in the audit log)",
+                failed.len(),
+                args.jobs.len(),
+                failed.join(", ")
+            );
+        }
+        Ok(())
+    })
+}
+
+/// A change planned: the queue, the preview and the class stamp.
+type Planned = (String, Preview, Option<quotatop_store::audit::ClassPolicy>);
+
+/// Every job found, previewed and judged before anything is asked: one refusal refuses the
+/// whole command, naming the job.
+fn plan(
+    args: &SetPriorityArgs,
+    queues: &[quotatop_model::QueueSnapshot],
+    door: &quotatop_analysis::gate::Door,
+    new: u32,
+) -> anyhow::Result<Vec<Planned>> {
+    let mut planned = Vec::new();
+    for name in &args.jobs {
+        let (queue, job_id) = find_job(queues, name)?;
+        let preview = actions::preview(queue, &job_id, new)?;
         let class_stamp = door
             .judge(
                 Act::Priority { new },
@@ -107,28 +165,24 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
                 },
                 &args.reason,
                 args.change_record.as_deref(),
-            )?
+            )
+            .map_err(|refusal| refused(args.jobs.len(), &preview, refusal))?
             .map(super::policy::gate::stamp);
-        let note = quotatop_analysis::preview::model_note(snapshot.source.endpoint.as_deref());
-        if !shown_and_confirmed(args, &preview, note, class_stamp.as_ref())? {
-            return Ok(());
-        }
-        let source = client.source().clone();
-        let ctx = ChangeContext {
-            operator,
-            aws: AwsContext::of(&source, None),
-            queue: queue.name.clone(),
-            justification: args.reason.clone(),
-            change_record: args.change_record.clone(),
-            read_only,
-            policy: Some(policy.describe(&loaded.policy_source())),
-            class_policy: class_stamp,
-        };
-        let outcome = actions::apply_change(&client, &log, &ctx, &preview)
-            .await
-            .map_err(|e| anyhow::anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
-        report_outcome(&client, args, &ctx, &preview, outcome, &log).await
-    })
+        planned.push((queue.name.clone(), preview, class_stamp));
+    }
+    Ok(planned)
+}
+
+/// A refusal as the command says it: with several jobs, which one was refused.
+fn refused(jobs: usize, preview: &Preview, refusal: Refusal) -> anyhow::Error {
+    if jobs == 1 {
+        return refusal.into();
+    }
+    anyhow::anyhow!(
+        "{} ({}): {refusal}; none of the {jobs} changes was made",
+        clean_text(&preview.job_name),
+        preview.job_id
+    )
 }
 
 /// The operator a change is made as: the AWS principal is asked for when a class policy may
@@ -144,30 +198,38 @@ pub async fn operator_for(client: &BatchClient, rules: &Rules) -> Operator {
     operator
 }
 
-/// Prints the preview (and the class change), then whether to go on: not on a dry run, nor
+/// Prints each preview (and its class change), then whether to go on: not on a dry run, nor
 /// when the operator does not confirm (`--yes` confirms; off a terminal it is required).
 fn shown_and_confirmed(
     args: &SetPriorityArgs,
-    preview: &Preview,
+    planned: &[Planned],
     note: Option<&str>,
-    class_stamp: Option<&quotatop_store::audit::ClassPolicy>,
 ) -> anyhow::Result<bool> {
-    print!("{}", render_preview(preview, note));
-    if let Some(s) = class_stamp {
-        println!(
-            "class     {} -> {} (policy sha256 {})",
-            s.class_before.as_deref().unwrap_or("-"),
-            s.class_after.as_deref().unwrap_or("-"),
-            s.hash.get(..12).unwrap_or(&s.hash)
-        );
+    for (i, (_, preview, class_stamp)) in planned.iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        print!("{}", render_preview(preview, note));
+        if let Some(s) = class_stamp {
+            println!(
+                "class     {} -> {} (policy sha256 {})",
+                s.class_before.as_deref().unwrap_or("-"),
+                s.class_after.as_deref().unwrap_or("-"),
+                s.hash.get(..12).unwrap_or(&s.hash)
+            );
+        }
     }
     if args.dry_run {
         println!("dry run: nothing changed");
         return Ok(false);
     }
+    let question = match planned.len() {
+        1 => "Apply this change?".to_string(),
+        n => format!("Apply these {n} changes?"),
+    };
     if !args.yes
         && !crate::commands::confirm(
-            "Apply this change?",
+            &question,
             "not on a terminal: pass --yes to confirm the change",
         )?
     {

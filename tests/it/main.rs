@@ -80,6 +80,7 @@ mod replay;
 mod requeue_cli;
 mod secrets;
 mod set_priority;
+mod set_priority_many;
 mod shares_cli;
 mod shares_impact;
 mod shell_integration;

@@ -13,11 +13,11 @@ use quotatop_aws::poll::{self, PollConfig};
 use quotatop_emulator::EmulatorHandle;
 use quotatop_store::audit::{self, AuditLog, AwsContext, Operator, Outcome, RecordKind};
 
-fn temp_log(name: &str) -> crate::temp_support::TempPath {
+pub fn temp_log(name: &str) -> crate::temp_support::TempPath {
     crate::temp_support::path(&format!("setprio-{name}"), "audit.jsonl")
 }
 
-fn cmd(url: &str, log: &PathBuf, args: &[&str]) -> Command {
+pub fn cmd(url: &str, log: &PathBuf, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
     c.arg("set-priority")
         .args(args)
@@ -45,7 +45,7 @@ fn reconcile_cmd(url: &str, log: &PathBuf) -> Command {
     c
 }
 
-async fn run(c: Command) -> Output {
+pub async fn run(c: Command) -> Output {
     let mut c = c;
     tokio::task::spawn_blocking(move || c.output().expect("quotatop runs"))
         .await
@@ -67,7 +67,7 @@ pub async fn world() -> (EmulatorHandle, [String; 3]) {
     (h, [mid, low, target])
 }
 
-fn text(o: &Output) -> String {
+pub fn text(o: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
