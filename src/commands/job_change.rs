@@ -149,3 +149,19 @@ pub fn confirmed(dry_run: bool, yes: bool, question: &str) -> anyhow::Result<boo
     }
     Ok(true)
 }
+
+/// The operator a change is made as: the AWS principal is asked for when a class policy may
+/// name operators by it.
+pub async fn operator_for(
+    client: &quotatop_aws::batch::BatchClient,
+    rules: &quotatop_analysis::gate::Rules,
+) -> quotatop_store::audit::Operator {
+    let mut operator = quotatop_store::audit::Operator::current();
+    if crate::commands::policy::gate::needs_principal(rules) {
+        operator.aws_principal = Some(match client.caller_identity().await {
+            Ok(arn) => arn,
+            Err(why) => format!("unknown ({why})"),
+        });
+    }
+    operator
+}

@@ -30,7 +30,7 @@ pub fn run(args: &RequeueArgs) -> anyhow::Result<()> {
         let Some(tracked) = queue.jobs.iter().find(|t| t.job.id == id) else {
             bail!("job {id} left the snapshot");
         };
-        let operator = super::set_priority::operator_for(&client, &prepared.rules).await;
+        let operator = super::job_change::operator_for(&client, &prepared.rules).await;
         let ctx = prepared.context(
             client.source(),
             operator,

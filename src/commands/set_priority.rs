@@ -6,10 +6,10 @@ use anyhow::bail;
 use crate::cli::SetPriorityArgs;
 use crate::config;
 use quotatop_actions::{self as actions, ChangeContext, Preview, PriorityPolicy};
-use quotatop_analysis::gate::{Act, Classes, Refusal, Rules, Subject};
+use quotatop_analysis::gate::{Act, Classes, Refusal, Subject};
 use quotatop_aws::batch::BatchClient;
 use quotatop_model::clean_text;
-use quotatop_store::audit::{AwsContext, Operator, Outcome};
+use quotatop_store::audit::{AwsContext, Outcome};
 
 fn settled_config(args: &SetPriorityArgs) -> anyhow::Result<config::Loaded> {
     super::job_change::settled_config("set-priority", args.config.clone(), args.read_only)
@@ -93,7 +93,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
     rt.block_on(async {
         let (client, snapshot) =
             super::snapshot::connect_and_refresh(&args.aws, &args.queues).await?;
-        let operator = operator_for(&client, &rules).await;
+        let operator = super::job_change::operator_for(&client, &rules).await;
         let door = super::policy::gate::door(rules.clone(), &operator);
         let planned = plan(args, &snapshot.queues, &door, new)?;
         let note = quotatop_analysis::preview::model_note(snapshot.source.endpoint.as_deref());
@@ -185,19 +185,6 @@ fn refused(jobs: usize, preview: &Preview, refusal: Refusal) -> anyhow::Error {
     )
 }
 
-/// The operator a change is made as: the AWS principal is asked for when a class policy may
-/// name operators by it.
-pub async fn operator_for(client: &BatchClient, rules: &Rules) -> Operator {
-    let mut operator = Operator::current();
-    if super::policy::gate::needs_principal(rules) {
-        operator.aws_principal = Some(match client.caller_identity().await {
-            Ok(arn) => arn,
-            Err(why) => format!("unknown ({why})"),
-        });
-    }
-    operator
-}
-
 /// Prints each preview (and its class change), then whether to go on: not on a dry run, nor
 /// when the operator does not confirm (`--yes` confirms; off a terminal it is required).
 fn shown_and_confirmed(
@@ -219,24 +206,11 @@ fn shown_and_confirmed(
             );
         }
     }
-    if args.dry_run {
-        println!("dry run: nothing changed");
-        return Ok(false);
-    }
     let question = match planned.len() {
         1 => "Apply this change?".to_string(),
         n => format!("Apply these {n} changes?"),
     };
-    if !args.yes
-        && !crate::commands::confirm(
-            &question,
-            "not on a terminal: pass --yes to confirm the change",
-        )?
-    {
-        println!("cancelled: nothing changed");
-        return Ok(false);
-    }
-    Ok(true)
+    super::job_change::confirmed(args.dry_run, args.yes, &question)
 }
 
 use super::job_change::find_job;

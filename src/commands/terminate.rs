@@ -43,7 +43,7 @@ pub fn run(args: &TerminateArgs) -> anyhow::Result<()> {
         let (client, snapshot) =
             super::snapshot::connect_and_refresh(&args.aws, &args.queues).await?;
         let by_queue = resolve(&snapshot.queues, &args.jobs)?;
-        let operator = super::set_priority::operator_for(&client, &prepared.rules).await;
+        let operator = super::job_change::operator_for(&client, &prepared.rules).await;
         let ctx = prepared.context(
             client.source(),
             operator,
