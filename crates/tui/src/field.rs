@@ -68,6 +68,37 @@ pub fn text(s: &str) -> Text {
     Text::new(s.to_string())
 }
 
+/// One field of a dialog as drawn: `▶ label [text█] note`, the marker and the cursor block on
+/// the focused one (where the next character goes: at the end, as typed; anywhere after
+/// ←/→/Home). The priority dialog and the job-action dialogs draw their fields with it.
+pub fn line<'a>(
+    label: &str,
+    text: &Text,
+    note: impl Into<std::borrow::Cow<'a, str>>,
+    focused: bool,
+    theme: &crate::theme::Theme,
+) -> ratatui::text::Line<'a> {
+    use crate::theme::Role;
+    use ratatui::text::{Line, Span};
+    let muted = theme.style(Role::Muted);
+    let mut spans = vec![Span::styled(
+        format!("{} {label} ", if focused { "▶" } else { " " }),
+        if focused {
+            theme.style(Role::Prompt)
+        } else {
+            muted
+        },
+    )];
+    let (before, after) = around_cursor(text);
+    spans.push(Span::raw(format!("[{}", crate::text::clean(before))));
+    if focused {
+        spans.push(Span::styled("█", theme.style(Role::Prompt)));
+    }
+    spans.push(Span::raw(format!("{}] ", crate::text::clean(after))));
+    spans.push(Span::styled(note.into(), muted));
+    Line::from(spans)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

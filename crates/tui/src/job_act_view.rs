@@ -82,23 +82,7 @@ pub fn edit(d: &JobAct, out: &mut Vec<Line<'static>>, keymap: &KeyMap, theme: &T
     fields.push((1, "why          ", &d.justification, "required"));
     fields.push((2, "change record", &d.change_record, "when the policy asks"));
     for (i, label, text, note) in fields {
-        let focused = i == d.focused();
-        let mut spans = vec![Span::styled(
-            format!("{} {label} ", if focused { "▶" } else { " " }),
-            if focused {
-                theme.style(Role::Prompt)
-            } else {
-                muted
-            },
-        )];
-        let (before, after) = field::around_cursor(text);
-        spans.push(Span::raw(format!("[{}", clean(before))));
-        if focused {
-            spans.push(Span::styled("█", theme.style(Role::Prompt)));
-        }
-        spans.push(Span::raw(format!("{}] ", clean(after))));
-        spans.push(Span::styled(note, muted));
-        out.push(Line::from(spans));
+        out.push(field::line(label, text, note, i == d.focused(), theme));
     }
     out.push(Line::from(""));
     out.push(match d.error() {

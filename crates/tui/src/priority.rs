@@ -447,25 +447,7 @@ impl PriorityDialog {
                 record_label,
             ),
         ] {
-            let focused = field == self.field;
-            let mut spans = vec![Span::styled(
-                format!("{} {label} ", if focused { "▶" } else { " " }),
-                if focused {
-                    theme.style(Role::Prompt)
-                } else {
-                    muted
-                },
-            )];
-            // The cursor is a block where the next character goes (at the end, as
-            // typed; anywhere after ←/→/Home).
-            let (before, after) = field::around_cursor(text);
-            spans.push(Span::raw(format!("[{}", clean(before))));
-            if focused {
-                spans.push(Span::styled("█", theme.style(Role::Prompt)));
-            }
-            spans.push(Span::raw(format!("{}] ", clean(after))));
-            spans.push(Span::styled(note, muted));
-            out.push(Line::from(spans));
+            out.push(field::line(label, text, note, field == self.field, theme));
         }
         out.push(Line::from(""));
         let problem = self.error.clone().or_else(|| {
