@@ -200,6 +200,7 @@ fn job(rng: &mut Rng, i: usize, n: usize) -> TrackedJob {
             preemption,
             attempts,
             is_terminated: false,
+            extras: Default::default(),
         }),
         described_at: Some(NOW - rng.below(60_000) as i64),
         listed_at: NOW - rng.below(20_000) as i64,

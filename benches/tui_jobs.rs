@@ -45,6 +45,7 @@ fn snapshot(n: usize) -> Snapshot {
                     attempts: Vec::new(),
                     checkpoint_interval_ms: None,
                     is_terminated: false,
+                    extras: Default::default(),
                 }),
                 arn: format!("arn:aws:batch:us-east-1:1:service-job/{i}"),
                 described_at: Some(NOW),

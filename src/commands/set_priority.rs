@@ -102,7 +102,17 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
         }
         let source = client.source().clone();
         let mut failed = Vec::new();
+        // Several jobs are one action: one id links their intents.
+        let n = planned.len();
+        let batch_id = quotatop_store::audit::new_change_id();
         for (queue, preview, class_stamp) in planned {
+            let batch = (n > 1).then(|| actions::Batch {
+                id: batch_id.clone(),
+                preview: format!(
+                    "{} (one of {n} changes confirmed together)",
+                    preview.summary()
+                ),
+            });
             let ctx = ChangeContext {
                 operator: operator.clone(),
                 aws: AwsContext::of(&source, None),
@@ -112,6 +122,7 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
                 read_only,
                 policy: Some(policy.describe(&loaded.policy_source())),
                 class_policy: class_stamp,
+                batch,
             };
             let done = match actions::apply_change(&client, &log, &ctx, &preview).await {
                 Ok(outcome) => report_outcome(&client, args, &ctx, &preview, outcome, &log).await,

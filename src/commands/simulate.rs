@@ -3,6 +3,9 @@
 use std::fmt::Write as _;
 
 use crate::cli::SimulateArgs;
+use quotatop_analysis::scorecard::{
+    self, JobLedger, Ledger, ScorecardOptions, Window, from_engine,
+};
 use quotatop_engine::{Delays, Engine, EngineConfig, EventReason, JobId, JobSpec, ShareUpdate};
 use quotatop_model::{CapacityLimit, JobStatus, Millis, QuotaShare, SharingConfig};
 
@@ -105,6 +108,17 @@ fn scenario() -> (Vec<QuotaShare>, Vec<Step>) {
 
 /// The whole printed report (kept apart from printing so tests can read it).
 pub fn render(seed: u64, with_events: bool) -> anyhow::Result<String> {
+    let (engine, names, mut out) = play(seed)?;
+    write_jobs(&mut out, &engine, &names, with_events)?;
+    Ok(out)
+}
+
+/// The scenario's jobs by name, in submission order.
+type Named = Vec<(String, JobId)>;
+
+/// The scenario run to its end: the engine, the jobs by name, and the usage tables printed on
+/// the way.
+fn play(seed: u64) -> anyhow::Result<(Engine, Named, String)> {
     let delays = Delays {
         submitted_ms: 2_000,
         pending_ms: 3_000,
@@ -143,9 +157,32 @@ pub fn render(seed: u64, with_events: bool) -> anyhow::Result<String> {
         write_usage(&mut out, &engine, minute)?;
     }
     engine.run_until_idle(to_ms(24 * 60))?;
+    Ok((engine, names, out))
+}
 
-    write_jobs(&mut out, &engine, &names, with_events)?;
-    Ok(out)
+/// The GPU-time ledger of the run, as `replay` reads its runs and `report` its journal: the
+/// histories of the engine's event log over a window from 0 to just after the last event (half
+/// open, so the jobs that finish last count), each job's ledger by id and the queue's total.
+/// Every "lost" figure `simulate` prints is this ledger's, the one definition of lost work.
+fn run_ledger(engine: &Engine) -> (Vec<(JobId, JobLedger)>, Ledger) {
+    let end = engine
+        .events()
+        .last()
+        .map_or(0, |e| e.time)
+        .saturating_add(1);
+    let input =
+        from_engine::input_from_engine(engine, engine.events(), "simulate", Window::new(0, end));
+    let opts = ScorecardOptions::default();
+    let jobs = input
+        .jobs
+        .iter()
+        .filter_map(|h| {
+            let id = engine.find(&h.job_id)?;
+            Some((id, scorecard::job_ledger(h, input.window, &opts)))
+        })
+        .collect();
+    let total = scorecard::scorecard(&input, &opts).queue_row.ledger;
+    (jobs, total)
 }
 
 /// Carries out one step of the scenario.
@@ -190,28 +227,39 @@ fn write_jobs(
     names: &[(String, JobId)],
     with_events: bool,
 ) -> anyhow::Result<()> {
+    let (ledgers, total) = run_ledger(engine);
     writeln!(
         out,
         "\n{:<14} {:<10} {:>4} {:<19} {:>4} {:>7} {:>9}  reason",
         "job", "share", "prio", "instances", "pre", "lost(m)", "status"
     )?;
     for (name, id) in names {
-        let (Some(job), Some(work)) = (engine.job(*id), engine.work(*id)) else {
+        let Some(job) = engine.job(*id) else {
             continue;
         };
+        let lost = ledgers
+            .iter()
+            .find(|(j, _)| j == id)
+            .map_or(0, |(_, l)| l.lost);
         writeln!(
             out,
-            "{:<14} {:<10} {:>4} {:<19} {:>4} {:>7} {:>9}  {}",
+            "{:<14} {:<10} {:>4} {:<19} {:>4} {:>7.1} {:>9}  {}",
             name,
             job.share,
             job.priority,
             format!("{}x{}", job.instance_count, job.instance_type),
             job.preemption_count(),
-            work.lost_ms / MIN,
+            lost as f64 / MIN as f64,
             job.status.as_str(),
             job.status_reason.unwrap_or_default()
         )?;
     }
+    writeln!(
+        out,
+        "\nlost work {:.2} GPU-h, restart overhead {:.2} GPU-h, failed work {:.2} GPU-h \
+         (the GPU-time ledger, as report and replay count them; lost(m) is per instance)",
+        total.lost_gpu_hours, total.overhead_gpu_hours, total.failed_gpu_hours
+    )?;
 
     let preemptions = engine
         .events()
@@ -220,7 +268,7 @@ fn write_jobs(
         .count();
     writeln!(
         out,
-        "\n{} jobs, {} events, {} preemptions; the clock ended at {} min",
+        "{} jobs, {} events, {} preemptions; the clock ended at {} min",
         names.len(),
         engine.events().len(),
         preemptions,
@@ -298,5 +346,52 @@ mod tests {
         // Same seed, same report; another seed moves the jittered delays.
         assert_eq!(out, render(7, true).unwrap());
         assert_ne!(out, render(8, true).unwrap());
+    }
+
+    /// Every "lost" figure simulate prints is the GPU-time ledger's, as replay and report count
+    /// it (issue 44 item 7): the total is the scorecard's queue ledger over the same event log
+    /// (what `ReplayOutcome::ledger` is), each job's lost(m) its job ledger's, and a preemption's
+    /// hold (60 s in this scenario) is in it, which the engine's rolled-back progress leaves out.
+    #[test]
+    fn lost_work_is_the_ledgers_as_replay_and_report_count_it() {
+        let (engine, names, _) = play(7).unwrap();
+        let out = render(7, false).unwrap();
+        let end = engine.events().last().map_or(0, |e| e.time) + 1;
+        let input =
+            from_engine::input_from_engine(&engine, engine.events(), "q", Window::new(0, end));
+        let opts = ScorecardOptions::default();
+        let total = scorecard::scorecard(&input, &opts).queue_row.ledger;
+        assert!(total.lost_gpu_hours > 0.0, "{total:?}");
+        let want = format!("lost work {:.2} GPU-h,", total.lost_gpu_hours);
+        assert!(out.contains(&want), "{want} in\n{out}");
+        let mut hold_counted = false;
+        for (name, id) in &names {
+            let h = input
+                .jobs
+                .iter()
+                .find(|h| engine.find(&h.job_id) == Some(*id))
+                .unwrap();
+            let lost = scorecard::job_ledger(h, input.window, &opts).lost;
+            let line = out
+                .lines()
+                .find(|l| l.starts_with(&format!("{name:<14} ")))
+                .unwrap();
+            let shown: f64 = line.split_whitespace().nth(5).unwrap().parse().unwrap();
+            assert_eq!(
+                format!("{shown:.1}"),
+                format!("{:.1}", lost as f64 / MIN as f64),
+                "{line}"
+            );
+            let rolled_back = engine.work(*id).unwrap().rolled_back_ms as Millis;
+            assert!(
+                lost >= rolled_back
+                    || h.attempts
+                        .iter()
+                        .any(|a| a.end == quotatop_analysis::scorecard::AttemptEnd::Failed),
+                "{line}"
+            );
+            hold_counted |= lost > rolled_back;
+        }
+        assert!(hold_counted, "a preemption's hold is lost work:\n{out}");
     }
 }

@@ -52,6 +52,10 @@ impl<A: PriorityApi + Send + Sync + 'static> ChangeRunner for ApiRunner<A> {
             read_only: self.read_only,
             policy: self.policy.clone(),
             class_policy: None,
+            batch: req.batch.as_ref().map(|b| actions::Batch {
+                id: b.id.clone(),
+                preview: b.preview.clone(),
+            }),
         };
         let tagger = self.tagger.clone();
         let rules = self.rules.clone();
@@ -219,6 +223,7 @@ mod tests {
             change_record: None,
             confirmed: preview.clone(),
             preview,
+            batch: None,
         }
     }
 

@@ -41,6 +41,7 @@ fn record(change: &str, kind: RecordKind, outcome: Option<Outcome>) -> AuditReco
         repair: None,
         action: None,
         class_policy: None,
+        batch_id: None,
         prev_hash: String::new(),
         hash: String::new(),
     }
@@ -721,7 +722,7 @@ fn changes_other_than_priorities_are_listed_and_kept_out_of_priority_views() {
         csv.lines()
             .next()
             .unwrap()
-            .ends_with(",action,target,detail,run_id")
+            .ends_with(",action,target,detail,run_id,batch_id")
     );
     assert!(csv.contains(",UpdateQuotaShare,research,"), "{csv}");
 

@@ -124,7 +124,12 @@ fn lending_replay_finishes_every_job_and_conserves_work() {
         assert_eq!(job.status, JobStatus::Succeeded, "{}", job.name);
         assert_eq!(job.name, spec.name.to_string());
         // Conservation: time run = work + work lost to preemption (no checkpoints here).
-        assert_eq!(work.run_ms, spec.work_ms + work.lost_ms, "{}", job.name);
+        assert_eq!(
+            work.run_ms,
+            spec.work_ms + work.rolled_back_ms,
+            "{}",
+            job.name
+        );
         preemptions += job.preemption_count() as u64;
         wait_s += (job.attempts[0].started_at.unwrap_or(0) - job.created_at) as f64 / 1000.0;
     }

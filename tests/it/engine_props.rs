@@ -386,7 +386,7 @@ proptest! {
             if j.status == JobStatus::Succeeded {
                 // Conservation: time run = work + work lost to preemption + restart overhead.
                 let w = e.work(JobId(i as u32)).expect("job exists");
-                prop_assert_eq!(w.run_ms, w.work_ms + w.lost_ms + w.overhead_ms, "{}", j.name);
+                prop_assert_eq!(w.run_ms, w.work_ms + w.rolled_back_ms + w.overhead_ms, "{}", j.name);
             }
             let accounted = j.status.is_terminal()
                 || (j.status == JobStatus::Runnable && misconfigured(&j.status_reason));
@@ -534,7 +534,7 @@ proptest! {
             let (grace, before_running) = spans.get(&id).copied().unwrap_or_default();
             let succeeded = job.status == JobStatus::Succeeded;
             prop_assert_eq!(l.productive, if succeeded { work.work_ms as i64 } else { 0 }, "{}", job.name);
-            prop_assert_eq!(l.lost, work.lost_ms as i64 + grace, "{}: lost", job.name);
+            prop_assert_eq!(l.lost, work.rolled_back_ms as i64 + grace, "{}: lost", job.name);
             prop_assert_eq!(
                 l.overhead + l.held_not_running,
                 work.overhead_ms as i64 + before_running,

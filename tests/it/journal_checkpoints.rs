@@ -85,7 +85,7 @@ fn check_job(emu: &EmulatorHandle, job: &JobHistory, end: Millis, out: &mut Chec
                 );
                 assert_eq!(
                     m.lost_ms(work_end),
-                    w.lost_ms as Millis,
+                    w.rolled_back_ms as Millis,
                     "{} attempt {}: measured lost work vs the engine's ({:?})",
                     job.name,
                     i + 1,

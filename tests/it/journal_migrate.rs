@@ -87,6 +87,7 @@ fn x_preempted() -> Snapshot {
         }],
         checkpoint_interval_ms: None,
         is_terminated: false,
+        extras: Default::default(),
     };
     let q = QueueSnapshot {
         name: "q".into(),

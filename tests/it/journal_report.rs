@@ -36,6 +36,7 @@ fn job(status: JobStatus) -> ServiceJob {
         attempts: vec![],
         checkpoint_interval_ms: None,
         is_terminated: false,
+        extras: Default::default(),
     }
 }
 
@@ -201,6 +202,7 @@ fn audit_record(kind: RecordKind, old: u32, new: u32, outcome: Option<Outcome>) 
         repair: None,
         action: None,
         class_policy: None,
+        batch_id: None,
         prev_hash: String::new(),
         hash: String::new(),
     }

@@ -23,6 +23,7 @@ mod tui_support;
 
 mod audit_cli;
 mod ca_bundle;
+mod capacity_units;
 mod cli_inputs;
 mod client_states;
 mod demo_tempdir;

@@ -47,6 +47,7 @@ fn job(id: &str, share: &str, priority: u32) -> ServiceJob {
         attempts: vec![],
         checkpoint_interval_ms: None,
         is_terminated: false,
+        extras: Default::default(),
     }
 }
 

@@ -41,7 +41,7 @@ fn conservation_every_job_accounted_and_gpu_hours_add_up() {
             if j.status == quotatop_model::JobStatus::Succeeded {
                 work += g(w.work_ms);
             }
-            lost += g(w.lost_ms);
+            lost += g(w.rolled_back_ms);
             overhead += g(w.overhead_ms);
         }
         assert!(

@@ -270,6 +270,7 @@ async fn credentials_never_reach_logs_journal_audit_or_output() {
         read_only: false,
         policy: None,
         class_policy: None,
+        batch: None,
     };
     actions::apply_change(&SdkPriority(sdk), &audit.clone().into(), &ctx, &preview)
         .await

@@ -460,6 +460,7 @@ async fn a_job_that_finished_meanwhile_is_refused_by_the_api_and_recorded() {
         read_only: false,
         policy: None,
         class_policy: None,
+        batch: None,
     };
     let outcome = actions::apply_change(&bc, &AuditLog::new(&log).into(), &ctx, &preview)
         .await
@@ -524,6 +525,8 @@ async fn killed_changes_are_listed_as_unknown_then_reconciled() {
     // Who: the local account from the uid (not `$USER`), the AWS principal from STS; and the
     // policy the change was checked against.
     let intent = &audit::read_records(&log).unwrap()[0].1;
+    // A change of one job is no batch.
+    assert_eq!(intent.batch_id, None);
     let uid_name = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout)
         .unwrap()
         .trim()
@@ -995,6 +998,7 @@ fn died_intent(bc: &BatchClient, job: &str) -> audit::AuditRecord {
         repair: None,
         action: None,
         class_policy: None,
+        batch_id: None,
         prev_hash: String::new(),
         hash: String::new(),
     }

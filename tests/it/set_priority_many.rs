@@ -33,6 +33,41 @@ async fn several_jobs_one_justification_one_change_each() {
     let changes = quotatop_store::audit::changes(&records);
     assert_eq!(changes.len(), 2, "{records:?}");
     assert!(changes.iter().all(|c| !c.outcome_unknown()), "{records:?}");
+    // One action: both intents carry one batch id (and only the intents of this action).
+    let batch = changes[0].intent.batch_id.clone().expect("a batch id");
+    assert!(
+        changes
+            .iter()
+            .all(|c| c.intent.batch_id.as_deref() == Some(batch.as_str())),
+        "{records:?}"
+    );
+    assert_eq!(quotatop_store::audit::verify(&log).map(|h| h.count), Ok(4));
+    let list = std::process::Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(["audit", "list", "--log"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert_eq!(
+        listed.matches(&format!(" (batch {batch})")).count(),
+        2,
+        "{listed}"
+    );
+    let csv = std::process::Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(["audit", "export", "--format", "csv", "--log"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    assert!(
+        csv.lines().next().unwrap().ends_with(",run_id,batch_id"),
+        "{csv}"
+    );
+    assert_eq!(
+        csv.lines().filter(|l| l.ends_with(&batch)).count(),
+        2,
+        "{csv}"
+    );
     let c = client(&h, 1);
     for id in [&mid, &low] {
         let job = c.describe_service_job().job_id(id).send().await.unwrap();

@@ -323,6 +323,12 @@ async fn p_on_marks_changes_each_job_and_reports_each_result() {
             .all(|r| r.justification == "paper deadline rerun")
     );
     assert!(reqs.iter().all(|r| r.preview.new_priority == 7));
+    // One action: both requests carry one batch id for their audit intents.
+    let batch = reqs[0].batch.as_ref().expect("a batch").id.clone();
+    assert!(
+        reqs.iter()
+            .all(|r| r.batch.as_ref().is_some_and(|b| b.id == batch))
+    );
     let job_act::Step::Done(done) = &app.job_act().expect("results").step else {
         panic!("{text}");
     };

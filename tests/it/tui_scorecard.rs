@@ -200,6 +200,7 @@ async fn the_journal_service_computes_from_a_journal_file() {
             repair: None,
             action: None,
             class_policy: None,
+            batch_id: None,
             prev_hash: String::new(),
             hash: String::new(),
         })
@@ -276,6 +277,7 @@ fn half_hour_at_the_limit(path: &std::path::Path) -> (Millis, Millis) {
         }],
         checkpoint_interval_ms: None,
         is_terminated: status == JobStatus::Succeeded,
+        extras: Default::default(),
     };
     let snap = |t: Millis, status: JobStatus| Snapshot {
         taken_at: t,

@@ -55,6 +55,7 @@ async fn audited(log: &std::path::Path, share_name: &str, record: &str) {
             read_only: false,
             policy: None,
             class_policy: None,
+            batch: None,
         },
         run_id: "run".into(),
     };

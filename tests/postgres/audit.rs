@@ -62,6 +62,7 @@ fn record(change: &str, kind: RecordKind, who: &str) -> AuditRecord {
         }),
         policy: None,
         class_policy: None,
+        batch_id: None,
         repair: None,
         action: None,
         prev_hash: String::new(),

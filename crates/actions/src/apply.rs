@@ -55,6 +55,19 @@ pub struct ChangeContext {
     /// The class policy checked: its hash and the job's class before and after (kept in the
     /// intent).
     pub class_policy: Option<quotatop_store::audit::ClassPolicy>,
+    /// Set when the change is one of several made as one action (a priority change of every
+    /// marked job, `set-priority JOB JOB…`): its id links their intents.
+    pub batch: Option<Batch>,
+}
+
+/// One change of several made as one action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Batch {
+    /// The id every intent of the action records ([`AuditRecord::batch_id`]).
+    pub id: String,
+    /// What this change's intent records as its preview instead of the job's own: its move
+    /// and the combined effect of the whole action (the engine placing every change at once).
+    pub preview: String,
 }
 
 /// The AWS principal the API names, or why it is unknown (an unknown principal is no reason to
@@ -80,6 +93,7 @@ impl ChangeContext {
             change_record: self.change_record.clone(),
             policy: self.policy.clone(),
             class_policy: self.class_policy.clone(),
+            batch_id: self.batch.as_ref().map(|b| b.id.clone()),
         }
     }
 }
@@ -138,7 +152,9 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
         },
         observed.unwrap_or(preview.old_priority),
         preview.new_priority,
-        confirmed.summary(),
+        ctx.batch
+            .as_ref()
+            .map_or_else(|| confirmed.summary(), |b| b.preview.clone()),
     );
     log.append(record.clone())
         .map_err(ActionError::AuditBeforeCall)?;
@@ -150,8 +166,9 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
         Err(ApiFailure(error)) => Outcome::Failed { error },
     };
     let mut record = AuditRecord::outcome_of(record, outcome.clone());
+    // A batch's preview is of the whole action; the job's own at the call would not compare.
     let now = at_call.summary();
-    if now != record.preview {
+    if ctx.batch.is_none() && now != record.preview {
         record.preview = format!("at the call: {now}");
     }
     log.append(record).map_err(ActionError::AuditAfterCall)?;
@@ -238,6 +255,7 @@ mod tests {
             read_only,
             policy: Some("large_change=1000 protected_from=9000 (test)".into()),
             class_policy: None,
+            batch: None,
         }
     }
 

@@ -139,6 +139,7 @@ impl ActContext {
                 class_after: Some(s.class_after),
                 approved_by: None,
             }),
+            batch_id: None,
         }
     }
 

@@ -17,7 +17,9 @@ mod shares;
 mod terminate;
 
 pub use api::reconciler;
-pub use apply::{ApiFailure, ChangeContext, PriorityApi, apply_change, apply_confirmed_change};
+pub use apply::{
+    ApiFailure, Batch, ChangeContext, PriorityApi, apply_change, apply_confirmed_change,
+};
 pub use jobs::{
     ActContext, ActError, CHANGE_TAG, Ended, JobApi, JobResult, JobTarget, REPLACES_TAG,
     client_token, copy_tags,

@@ -134,6 +134,7 @@ fn preemption_items(q: &QueueSnapshot, preemptions: &[PreemptionFacts]) -> Vec<(
             ", no retry cap".to_string()
         } else {
             match f.retries_left {
+                Some(0) => ", no retries left: the next preemption terminates it".to_string(),
                 Some(r) => format!(", {} left", plural(r, "retry", "retries")),
                 None => String::new(),
             }

@@ -47,6 +47,7 @@ pub fn job(
             attempts: Vec::new(),
             checkpoint_interval_ms: None,
             is_terminated: false,
+            extras: Default::default(),
         }),
         arn: format!("arn:aws:batch:us-east-1:123456789012:service-job/id-{name}"),
         described_at: Some(created_at),

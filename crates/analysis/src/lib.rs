@@ -14,6 +14,7 @@ mod attention;
 pub mod drill;
 pub mod gate;
 mod gpus;
+mod looping;
 mod preemption;
 pub mod preview;
 mod queue;
@@ -30,6 +31,7 @@ pub use attention::{
     misconfiguration_in_words, share_badges,
 };
 pub use gpus::{GpuTable, gpus_per_instance};
+pub use looping::is_looping;
 pub use preemption::{
     LoopRule, OverOwnLimit, PreemptionFacts, RecordedPreemptions, SharePreemptions, over_own_limit,
     preemptions, share_preemptions, with_history,

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use quotatop_model::{JobStatus, Millis, PreemptedAttempt, QueueSnapshot};
 
 use super::gpus_per_instance;
+use super::looping::is_looping;
 
 const HOUR_MS: f64 = 3_600_000.0;
 
@@ -81,6 +82,7 @@ pub struct PreemptionFacts {
     pub unbounded_retries: bool,
     /// Preemptions left before the job fails, when bounded.
     pub retries_left: Option<u32>,
+    /// Caught in a preemption loop ([`crate::is_looping`], the one definition).
     pub looping: bool,
     /// Known only from the journal: the API's current job list no longer shows the job (it
     /// finished and aged out, or was never described since the console restarted).
@@ -120,25 +122,6 @@ fn hours_of(attempts: &[PreemptedAttempt], instances: u32) -> f64 {
 /// How many of the attempts have no known start: left out of [`hours_of`].
 fn starts_unknown(attempts: &[PreemptedAttempt]) -> u32 {
     attempts.iter().filter(|a| a.started_at.is_none()).count() as u32
-}
-
-fn is_looping(
-    count: u32,
-    attempts: &[PreemptedAttempt],
-    now: Option<Millis>,
-    rule: &LoopRule,
-) -> bool {
-    let recent_in_window = match (rule.within, now) {
-        (Some((_, window)), Some(now)) => attempts
-            .iter()
-            .filter(|a| a.stopped_at >= now - window)
-            .count() as u32,
-        _ => 0,
-    };
-    count >= rule.min_preemptions
-        || rule
-            .within
-            .is_some_and(|(m, _)| m > 0 && recent_in_window >= m)
 }
 
 fn by_worst(out: &mut [PreemptionFacts]) {
@@ -189,7 +172,7 @@ pub fn with_history(
             f.loss_is_partial = f.count as usize > attempts.len();
             f.starts_unknown = starts_unknown(&attempts);
             // Retries left stay the API's: its count is what the retry budget is spent by.
-            f.looping = is_looping(f.count, &attempts, now, rule);
+            f.looping = is_looping(f.status, f.count, &attempts, now, rule);
             f.recent = attempts;
         }
         out.push(f);
@@ -215,7 +198,7 @@ pub fn with_history(
             instance_count: r.instance_count,
             priority: r.priority,
             count,
-            looping: is_looping(count, &attempts, now, rule),
+            looping: is_looping(r.status, count, &attempts, now, rule),
             recent: attempts,
             instance_hours_lost: instance_hours,
             gpu_hours_lost: gpus_per_instance(&r.instance_type).map(|g| instance_hours * g as f64),
@@ -246,7 +229,13 @@ pub fn preemptions(q: &QueueSnapshot, rule: &LoopRule) -> Vec<PreemptionFacts> {
             }
             let count = summary.preempted_attempt_count;
             let instance_hours = hours_of(&summary.recent_preempted_attempts, j.instance_count);
-            let looping = is_looping(count, &summary.recent_preempted_attempts, now, rule);
+            let looping = is_looping(
+                j.status,
+                count,
+                &summary.recent_preempted_attempts,
+                now,
+                rule,
+            );
             Some(PreemptionFacts {
                 job_id: j.id.clone(),
                 name: j.name.clone(),
@@ -263,7 +252,7 @@ pub fn preemptions(q: &QueueSnapshot, rule: &LoopRule) -> Vec<PreemptionFacts> {
                 loss_is_partial: count as usize > summary.recent_preempted_attempts.len(),
                 starts_unknown: starts_unknown(&summary.recent_preempted_attempts),
                 unbounded_retries: j.preemption_retries.is_none(),
-                retries_left: j.preemption_retries.map(|n| (n + 1).saturating_sub(count)),
+                retries_left: quotatop_model::retries_left(j.preemption_retries, count),
                 looping,
                 journal_only: false,
                 over_budget: None,
@@ -362,7 +351,8 @@ mod tests {
         assert!(l.loss_is_partial && l.unbounded_retries && l.looping);
         let o = &facts[1];
         assert!(!o.looping && !o.unbounded_retries && !o.loss_is_partial);
-        assert_eq!(o.retries_left, Some(2));
+        // AWS's definition: a cap of 2 with 1 preemption leaves 1 retry.
+        assert_eq!(o.retries_left, Some(1));
         // Two preemptions within the last hour make a loop under the window rule.
         let strict = LoopRule {
             min_preemptions: 100,

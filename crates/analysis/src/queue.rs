@@ -124,9 +124,7 @@ pub fn running_jobs<'a>(q: &'a QueueSnapshot, share: Option<&str>) -> Vec<&'a Tr
         .collect();
     jobs.sort_by_key(|j| {
         (
-            j.job
-                .started_at
-                .or(j.job.scheduled_at)
+            quotatop_model::attempt_start(j.job.started_at, j.job.scheduled_at)
                 .unwrap_or(Millis::MAX),
             j.job.id.as_str(),
         )

@@ -53,7 +53,9 @@ pub fn share_usage(q: &QueueSnapshot) -> Vec<ShareUsage> {
             .iter()
             .filter(|j| j.job.share == share.name && j.job.status.holds_capacity())
             .map(|j| j.job.instance_type.as_str())
-            .filter(|t| !types.iter().any(|x| x == t))
+            // An unknown type (the job's unit was not an instance type, see its notes) is
+            // no row of its own.
+            .filter(|t| !t.is_empty() && !types.iter().any(|x| x == t))
             .collect();
         types.extend(extra.into_iter().map(str::to_string));
         for ty in types {

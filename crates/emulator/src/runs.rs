@@ -191,7 +191,7 @@ mod tests {
                     _ => stop - from,
                 };
                 assert_eq!(
-                    measured as u64, w.lost_ms,
+                    measured as u64, w.rolled_back_ms,
                     "{} attempt {}",
                     v.name, v.number
                 );

@@ -315,7 +315,7 @@ mod tests {
             overhead_ms: 0,
             stopped_at: Some(1_000_000 + 700_000),
             progress_ms: 700_000,
-            lost_ms: 100_000,
+            rolled_back_ms: 100_000,
             preempted: true,
         };
         let cs = attempt_checkpoints(&view(&w), Some(300_000), i64::MAX);
@@ -323,7 +323,10 @@ mod tests {
         assert_eq!(steps, vec![900, 1200]);
         // The last checkpoint before the preemption leaves exactly the engine's lost work.
         let last = cs.last().map(|c| c.written_at).unwrap_or_default();
-        assert_eq!((w.stopped_at.unwrap_or_default() - last) as u64, w.lost_ms);
+        assert_eq!(
+            (w.stopped_at.unwrap_or_default() - last) as u64,
+            w.rolled_back_ms
+        );
         // Before `now`, only what was written by then.
         assert_eq!(
             attempt_checkpoints(&view(&w), Some(300_000), 1_300_000).len(),

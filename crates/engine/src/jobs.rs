@@ -69,7 +69,7 @@ impl Engine {
             work_ms: spec.work_ms,
             checkpoint_ms: spec.checkpoint_interval_ms.filter(|&c| c > 0),
             saved_ms: 0,
-            lost_ms: 0,
+            rolled_back_ms: 0,
             run_ms: 0,
             restart_overhead_ms: spec.restart_overhead_ms,
             overhead_due: 0,
@@ -184,7 +184,7 @@ impl Engine {
             WorkProgress {
                 work_ms: r.work_ms,
                 saved_ms: r.saved_ms,
-                lost_ms: r.lost_ms,
+                rolled_back_ms: r.rolled_back_ms,
                 overhead_ms: r.overhead_ms + running.min(r.overhead_due),
                 run_ms: r.run_ms + running,
             }
@@ -238,6 +238,7 @@ impl Engine {
             }),
             attempts: api.map(|a| a.attempts.clone()).unwrap_or_default(),
             is_terminated: r.terminated,
+            extras: Default::default(),
         })
     }
 

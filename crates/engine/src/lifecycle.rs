@@ -165,7 +165,7 @@ impl Engine {
     }
 
     /// Stops the work clock of a running job. With `preempted`, progress falls back to the last
-    /// checkpoint and the rest counts as lost.
+    /// checkpoint and the rest is rolled back (`rolled_back_ms`).
     pub(super) fn stop_work(&mut self, j: u32, preempted: bool) {
         let now = self.now;
         let r = self.rec_mut(j);
@@ -191,10 +191,10 @@ impl Engine {
         // last checkpoint is never before it.
         let total = (r.saved_ms + ran).min(r.work_ms);
         let saved = r.checkpoint_ms.map_or(0, |c| total / c * c);
-        r.lost_ms += total - saved;
+        r.rolled_back_ms += total - saved;
         r.saved_ms = saved;
         if let Some(w) = r.api.as_mut().and_then(|a| a.work.last_mut()) {
-            w.lost_ms = total - saved;
+            w.rolled_back_ms = total - saved;
         }
     }
 

@@ -519,7 +519,10 @@ fn preempted_job_resumes_from_last_checkpoint_and_lost_work_is_measured() {
         e.submit(JobSpec::new("owner", "QS2", M5, 1, 1_000))
             .unwrap();
         let w = e.work(j).unwrap();
-        assert_eq!((w.saved_ms, w.lost_ms, w.run_ms), (saved, lost, 7_500));
+        assert_eq!(
+            (w.saved_ms, w.rolled_back_ms, w.run_ms),
+            (saved, lost, 7_500)
+        );
         // The owner finishes at 8_500; the job runs again for the remaining work.
         let t = e.run_until_idle(i64::MAX).unwrap();
         assert_eq!(status(&e, j), JobStatus::Succeeded);
@@ -546,11 +549,11 @@ fn each_attempt_records_what_it_did_with_the_work() {
         assert!(first.preempted && !second.preempted);
         assert_eq!(first.running_at, Some(0));
         assert_eq!(first.stopped_at, Some(7_500));
-        assert_eq!((first.progress_ms, first.lost_ms), (7_500, lost));
+        assert_eq!((first.progress_ms, first.rolled_back_ms), (7_500, lost));
         // The sum of the attempts' losses is the job's.
         assert_eq!(
-            work.iter().map(|w| w.lost_ms).sum::<u64>(),
-            e.work(j).unwrap().lost_ms
+            work.iter().map(|w| w.rolled_back_ms).sum::<u64>(),
+            e.work(j).unwrap().rolled_back_ms
         );
         assert_eq!(second.resumed_ms, 7_500 - lost);
         assert_eq!(second.resumed_ms + second.progress_ms, 20_000);
@@ -1135,7 +1138,7 @@ fn a_failed_attempt_is_retried_from_its_checkpoint_and_the_job_succeeds() {
     e.advance_to(25_000 + 80_000).unwrap();
     assert_eq!(status(&e, j), JobStatus::Succeeded);
     let p = e.work(j).unwrap();
-    assert_eq!(p.lost_ms, 5_000);
+    assert_eq!(p.rolled_back_ms, 5_000);
     assert_eq!(p.run_ms, 105_000);
     assert!(e.events().iter().any(|ev| ev.job == j
         && ev.reason == EventReason::AttemptFailed(FailureKind::Error)

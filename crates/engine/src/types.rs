@@ -163,17 +163,23 @@ pub struct ShareUpdate {
     pub state: Option<quotatop_model::ShareState>,
 }
 
-/// How much work a job has done and lost: what the engine knows beyond the API's view.
+/// How much work a job has done and rolled back: what the engine knows beyond the API's view.
+///
+/// `rolled_back_ms` is not the GPU-time ledger's *lost* work: the ledger
+/// (`quotatop_analysis::scorecard::job_ledger`, the one definition every shown "lost" figure
+/// reads, `simulate`'s included) also counts the time a preemption held the capacity after its
+/// signal, and counts a failed attempt's whole hold as *failed*, not lost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WorkProgress {
     pub work_ms: u64,
     /// Durable progress (at the last checkpoint, or all of it once finished).
     pub saved_ms: u64,
-    /// Running time thrown away by preemptions.
-    pub lost_ms: u64,
+    /// Progress rolled back to the last checkpoint when an attempt stopped early (preempted or
+    /// failed): running time whose work has to be done again.
+    pub rolled_back_ms: u64,
     /// Restart overhead spent after preemptions.
     pub overhead_ms: u64,
-    /// Total time spent RUNNING across attempts: `work + lost + overhead` once finished.
+    /// Total time spent RUNNING across attempts: `work + rolled back + overhead` once finished.
     pub run_ms: u64,
 }
 
@@ -192,8 +198,8 @@ pub struct AttemptWork {
     pub stopped_at: Option<Millis>,
     /// Progress it made (beyond `resumed_ms`, restart overhead excluded).
     pub progress_ms: u64,
-    /// The part of that progress thrown away when it stopped (not covered by a checkpoint).
-    pub lost_ms: u64,
+    /// The part of that progress rolled back when it stopped (not covered by a checkpoint).
+    pub rolled_back_ms: u64,
     /// Whether it ended by preemption.
     pub preempted: bool,
 }
@@ -251,7 +257,7 @@ pub(crate) struct JobRec {
     pub work_ms: u64,
     pub checkpoint_ms: Option<u64>,
     pub saved_ms: u64,
-    pub lost_ms: u64,
+    pub rolled_back_ms: u64,
     pub run_ms: u64,
     pub restart_overhead_ms: u64,
     /// Overhead still to spend in the current attempt before progress resumes.

@@ -170,6 +170,11 @@ pub struct ServiceJob {
     pub preemption: Option<PreemptionSummary>,
     pub attempts: Vec<Attempt>,
     pub is_terminated: bool,
+    /// What DescribeServiceJob said beyond the above (retry strategy, timeout, tags,
+    /// `capacityUsage` as sent) and the notes of where it disagreed with itself. Boxed: most
+    /// of the tens of thousands of jobs a queue holds carry little of it.
+    #[serde(default, skip_serializing_if = "crate::job_extra::no_extras")]
+    pub extras: Box<crate::job_extra::JobExtras>,
 }
 
 /// Why a RUNNABLE job can never run as its queue is configured, as AWS Batch states it in
@@ -206,6 +211,30 @@ impl ServiceJob {
         self.preemption
             .as_ref()
             .map_or(0, |p| p.preempted_attempt_count)
+    }
+}
+
+/// Preemption retries a job has left, by AWS's definition of
+/// `preemptionRetriesBeforeTermination` ("the number of times a service job can be retried
+/// after it is preempted"): `retries` less the `preemptions` already retried (3 with 1 → 2;
+/// 1 with 1 → 0: the next preemption terminates it). `None` = no cap (requeued forever). The
+/// one place the figure is computed.
+pub fn retries_left(retries: Option<u32>, preemptions: u32) -> Option<u32> {
+    retries.map(|r| r.saturating_sub(preemptions))
+}
+
+#[cfg(test)]
+mod retries_left_tests {
+    use super::retries_left;
+
+    #[test]
+    fn retries_left_is_the_cap_less_the_preemptions() {
+        assert_eq!(retries_left(Some(3), 1), Some(2));
+        assert_eq!(retries_left(Some(1), 1), Some(0));
+        assert_eq!(retries_left(Some(1), 0), Some(1));
+        assert_eq!(retries_left(Some(0), 0), Some(0));
+        assert_eq!(retries_left(Some(2), 5), Some(0));
+        assert_eq!(retries_left(None, 7), None);
     }
 }
 

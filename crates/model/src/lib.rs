@@ -12,6 +12,7 @@ mod duration;
 mod error;
 mod files;
 mod job;
+mod job_extra;
 mod share;
 mod snapshot;
 mod sources;
@@ -28,8 +29,10 @@ pub use files::{MAX_SMALL_FILE, MAX_TRACE_FILE, check_regular_input, read_small_
 pub use job::{
     Attempt, CHECKPOINT_TAG, CLASS_TAG, JobStatus, MAX_PRIORITY, Misconfigured, PreemptedAttempt,
     PreemptionSummary, RESTORE_PATTERN, SIGNAL_PATTERN, ServiceJob, checkpoint_from_tags,
-    checkpoint_uri_of_payload, class_from_tags, misconfiguration, stream_prefix, training_job_name,
+    checkpoint_uri_of_payload, class_from_tags, misconfiguration, retries_left, stream_prefix,
+    training_job_name,
 };
+pub use job_extra::{CapacityUsed, ExitRule, JobExtras, RetryStrategy, is_instance_type};
 pub use share::{
     CapacityLimit, InSharePreemption, MAX_CAPACITY_LIMITS, MAX_SHARES_PER_QUEUE, QuotaShare,
     ServiceEnvironment, ShareSpecError, ShareState, SharingConfig, SharingStrategy,

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use super::effects::{ActJob, ChangeRequest, Effect};
+use super::effects::{ActJob, ChangeBatch, ChangeRequest, Effect};
 use super::job_act::{JobAct, Setup, What};
 use super::text::clean;
 use quotatop_analysis::gate::{Act, Door};
@@ -55,17 +55,25 @@ fn lines(q: &QueueSnapshot, jobs: &[ActJob], act: Act) -> Result<Vec<String>, St
     Ok(out)
 }
 
-/// One change request per job, each with its preview of now.
+/// One change request per job, each with its preview of now, linked by one batch id.
 fn requests(d: &JobAct, q: &QueueSnapshot, act: Act) -> Result<Vec<Effect>, String> {
-    Ok(previews(q, &d.jobs, act)?
+    let id = uuid::Uuid::new_v4().to_string();
+    let previews = previews(q, &d.jobs, act)?;
+    let n = previews.len();
+    Ok(previews
         .into_iter()
         .map(|p| {
+            let batch = (n > 1).then(|| ChangeBatch {
+                id: id.clone(),
+                preview: format!("{} (one of {n} changes confirmed together)", p.summary()),
+            });
             Effect::ApplyChange(Box::new(ChangeRequest {
                 queue: d.queue.clone(),
                 justification: d.justification_text(),
                 change_record: d.change_record_text(),
                 preview: p.clone(),
                 confirmed: p,
+                batch,
             }))
         })
         .collect())

@@ -23,6 +23,8 @@ pub enum Command {
     Live,
     /// The list of warnings and errors shown so far.
     Messages,
+    /// Sort the current list by a column (named as its title's `sort NAME` says).
+    Sort(String),
     Help,
     Quit,
 }
@@ -72,6 +74,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "time travel to 30m, 2h or 1d ago, HH:MM[:SS] today (UTC, the data's clock), or an RFC 3339 time",
     ),
     ("live", "leave time travel"),
+    (
+        "sort COLUMN",
+        "sort the list by a column (its name or start; again: reversed)",
+    ),
     (
         "messages",
         "every warning and error shown so far (config problems first)",
@@ -147,6 +153,7 @@ pub fn parse_with(line: &str, screens: &[ScreenEntry]) -> Result<Command, Comman
             }
         }
         "live" | "now" => Command::Live,
+        "sort" => Command::Sort(need("column name")?),
         "messages" | "messages!" | "msg" => Command::Messages,
         "help" | "h" | "?" => Command::Help,
         "q" | "quit" | "q!" => Command::Quit,
@@ -181,6 +188,7 @@ mod tests {
             Ok(Command::At(When::At(1_770_000_000_000)))
         );
         assert_eq!(parse("live"), Ok(Command::Live));
+        assert_eq!(parse("sort age"), Ok(Command::Sort("age".into())));
         // Issue 16: a time of day, to the minute or the second.
         assert_eq!(
             parse("at 14:00"),

@@ -70,6 +70,17 @@ pub struct ChangeRequest {
     /// The preview the operator read and confirmed (the same decision; its figures may be
     /// older): the audit's intent records this one.
     pub confirmed: Preview,
+    /// Set when the change is one of several confirmed as one action (`p` on marks).
+    pub batch: Option<ChangeBatch>,
+}
+
+/// One change of several confirmed as one action: the id linking their audit intents, and
+/// what this change's intent records as its preview (its move and the combined effect of the
+/// whole action, the engine placing every change at once).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeBatch {
+    pub id: String,
+    pub preview: String,
 }
 
 /// How a change ended: the API's outcome (success or its error, both audited), or why it could

@@ -99,7 +99,7 @@ const OVERVIEW_TERMS: &[(&str, &str)] = &[
     ),
     (
         "LOOP n",
-        "n jobs preempted again and again (or over their share's interruption budget)",
+        "n unfinished jobs preempted again and again (or over their share's interruption budget)",
     ),
     (
         "MISCONFIG n",

@@ -77,6 +77,14 @@ impl JobDetail {
         };
         let j = &t.job;
         let mut out = fields(q, t, theme);
+        // Where what AWS sent disagrees with itself, and what the console used instead.
+        for n in &j.extras.notes {
+            out.push(field_line(
+                "AWS data disagrees",
+                Span::styled(clean(n).into_owned(), theme.style(Role::Warning)),
+                theme,
+            ));
+        }
         // Known once its CheckpointConfig.S3Uri was listed while the console ran.
         if let Some(s) = data.checkpoint_storage(&self.queue, &j.id) {
             out.push(field_line("checkpoint storage", Span::raw(s), theme));
@@ -136,6 +144,17 @@ impl JobDetail {
     }
 }
 
+/// The retry cap and what is left of it (AWS's definition, [`quotatop_model::retries_left`]).
+fn retries_text(cap: Option<u32>, preemptions: u32) -> String {
+    match (cap, quotatop_model::retries_left(cap, preemptions)) {
+        (Some(n), Some(0)) => {
+            format!("{n} (0 left: the next preemption terminates it)")
+        }
+        (Some(n), Some(left)) => format!("{n} ({left} left)"),
+        _ => "unbounded (requeued forever)".to_string(),
+    }
+}
+
 /// One `name   value` line.
 fn field_line(k: &str, v: Span<'static>, theme: &Theme) -> Line<'static> {
     Line::from(vec![Span::styled(format!("{k:<22}"), theme.style(Role::Muted)), v])
@@ -187,10 +206,7 @@ fn fields(q: &QueueSnapshot, t: &TrackedJob, theme: &Theme) -> Vec<Line<'static>
         time("stopped", j.stopped_at),
         text(
             "preemption retries",
-            j.preemption_retries.map_or_else(
-                || "unbounded (requeued forever)".to_string(),
-                |n| n.to_string(),
-            ),
+            retries_text(j.preemption_retries, j.preemption_count()),
         ),
         text(
             "terminated by user",
@@ -437,4 +453,20 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     }
     lines.push(cur);
     lines
+}
+
+#[cfg(test)]
+mod retries_tests {
+    use super::retries_text;
+
+    #[test]
+    fn retries_left_follow_aws_definition_at_the_boundaries() {
+        assert_eq!(retries_text(Some(3), 1), "3 (2 left)");
+        assert_eq!(
+            retries_text(Some(1), 1),
+            "1 (0 left: the next preemption terminates it)"
+        );
+        assert_eq!(retries_text(Some(1), 0), "1 (1 left)");
+        assert_eq!(retries_text(None, 4), "unbounded (requeued forever)");
+    }
 }

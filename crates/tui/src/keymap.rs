@@ -42,6 +42,8 @@ pub enum Action {
     Top,
     Bottom,
     SortNext,
+    /// Sort by the column left of the sorted one (htop's `<`).
+    SortPrev,
     SortReverse,
     NextPane,
     /// Overview: one row per share ↔ a row per share and instance type (k9s's "wide").

@@ -94,6 +94,28 @@ impl ListState {
         self.resorted = true;
     }
 
+    /// The previous sort column of `columns` (before the first, the last); the list goes to
+    /// the top.
+    pub fn sort_prev(&mut self, columns: usize) {
+        let n = columns.max(1);
+        self.sort.column = (self.sort.column + n - 1) % n;
+        self.resorted = true;
+    }
+
+    /// Sorted by `column`: a new column in its natural direction, the sorted one reversed
+    /// (k9s's sort keys); the list goes to the top.
+    pub fn sort_by(&mut self, column: usize) {
+        if self.sort.column == column {
+            self.sort.descending = !self.sort.descending;
+        } else {
+            self.sort = Sort {
+                column,
+                descending: false,
+            };
+        }
+        self.resorted = true;
+    }
+
     /// The sort reversed; the list goes to the top.
     pub fn sort_reverse(&mut self) {
         self.sort.descending = !self.sort.descending;
@@ -302,6 +324,27 @@ mod tests {
         assert_eq!(
             l.selected, 50,
             "a data refresh still keeps the selected item"
+        );
+    }
+
+    #[test]
+    fn a_column_is_picked_left_right_or_by_name_and_picked_again_it_flips() {
+        let mut l = ListState::default();
+        l.sort_prev(3);
+        assert_eq!(l.sort.column, 2, "left of the first is the last");
+        l.sort_prev(3);
+        assert_eq!(l.sort.column, 1);
+        l.sort_by(1);
+        assert_eq!(
+            (l.sort.column, l.sort.descending),
+            (1, true),
+            "again: flipped"
+        );
+        l.sort_by(0);
+        assert_eq!(
+            (l.sort.column, l.sort.descending),
+            (0, false),
+            "a new column starts in its natural direction"
         );
     }
 }

@@ -14,6 +14,7 @@
 mod attention;
 mod draw;
 mod rows;
+mod sort;
 mod table;
 
 pub use attention::badge_spans;
@@ -96,7 +97,6 @@ pub struct Overview {
     room: u16,
 }
 
-const COLUMNS: &[&str] = &[];
 /// Lines the attention panel gets at least (borders included), when there is room.
 const PANEL_MIN: u16 = 5;
 const OWN_ACTIONS: &[Action] = &[Action::Wide, Action::Expand, Action::ByType];
@@ -230,7 +230,8 @@ impl Screen for Overview {
         let theme = ctx.theme;
         let data = ctx.data;
         let view = self.view(data);
-        let block = screen::block(self.title(view, area.width), Some(&self.list), COLUMNS, theme);
+        let columns = sort::title_columns(&self.list);
+        let block = screen::block(self.title(view, area.width), Some(&self.list), columns, theme);
         if data.queues().is_empty() {
             let msg = empty_text(data);
             frame.render_widget(
@@ -267,6 +268,10 @@ impl Screen for Overview {
             };
             attention::draw_panel(frame, panel_area, &panel, theme);
         }
+    }
+
+    fn sort_columns(&self) -> &'static [&'static str] {
+        sort::COLUMNS
     }
 
     fn list(&mut self) -> Option<&mut ListState> {

@@ -22,6 +22,8 @@ use super::theme::{Role, Theme};
 use quotatop_analysis::{AttemptRow, PreemptionFacts};
 
 mod rows;
+#[cfg(test)]
+mod tests;
 
 use rows::{attempt_row, attempts_title, job_row, top_columns};
 

@@ -168,6 +168,7 @@ impl PriorityDialog {
                             .filter(|c| !c.is_empty()),
                         preview: (**p).clone(),
                         confirmed: shown,
+                        batch: None,
                     };
                     self.step = Step::Sent;
                     Reply::Submit(Box::new(req))

@@ -185,7 +185,7 @@ pub(super) fn list(a: &AuditListArgs) -> anyhow::Result<String> {
             continue;
         }
         out.push_str(&format!(
-            "{}  {}@{}  {}/{} ({})  {} -> {}  {}\n    why: {}{}\n    preview: {}\n",
+            "{}  {}@{}  {}/{} ({})  {} -> {}{}  {}\n    why: {}{}\n    preview: {}\n",
             clean_text(&i.time),
             clean_text(&i.operator.user),
             clean_text(&i.operator.host),
@@ -194,6 +194,7 @@ pub(super) fn list(a: &AuditListArgs) -> anyhow::Result<String> {
             clean_text(&i.job.id),
             i.old_priority,
             i.new_priority,
+            batch_note(i.batch_id.as_deref()),
             clean_text(&outcome_text(c)),
             clean_text(&i.justification),
             change_record_note(i.change_record.as_deref()),
@@ -230,6 +231,9 @@ struct ExportRow {
     target: Option<String>,
     detail: Option<String>,
     run_id: Option<String>,
+    /// For a priority change made as one of several (`p` on marks, `set-priority JOB JOB…`):
+    /// the id its batch's intents share.
+    batch_id: Option<String>,
 }
 
 /// How `audit list` shows a change that is not a priority (a share's configuration, a drill's
@@ -286,6 +290,7 @@ pub(super) fn export(a: &AuditExportArgs) -> anyhow::Result<String> {
                 target: i.action.as_ref().map(|a| a.target.clone()),
                 detail: i.action.as_ref().map(|a| a.detail.clone()),
                 run_id: i.action.as_ref().and_then(|a| a.run_id.clone()),
+                batch_id: i.batch_id.clone(),
             }
         })
         .collect();
@@ -296,7 +301,7 @@ pub(super) fn export(a: &AuditExportArgs) -> anyhow::Result<String> {
         ),
         ExportFormat::Csv => {
             let mut out = String::from(
-                "time,change_id,operator,host,profile,region,endpoint,queue,share,job_id,job_name,job_arn,old_priority,new_priority,justification,change_record,preview,outcome,outcome_time,action,target,detail,run_id\n",
+                "time,change_id,operator,host,profile,region,endpoint,queue,share,job_id,job_name,job_arn,old_priority,new_priority,justification,change_record,preview,outcome,outcome_time,action,target,detail,run_id,batch_id\n",
             );
             for r in &rows {
                 let fields = [
@@ -323,6 +328,7 @@ pub(super) fn export(a: &AuditExportArgs) -> anyhow::Result<String> {
                     r.target.clone().unwrap_or_default(),
                     r.detail.clone().unwrap_or_default(),
                     r.run_id.clone().unwrap_or_default(),
+                    r.batch_id.clone().unwrap_or_default(),
                 ];
                 // Control characters (ESC, BEL, CR, U+009B…) are written as visible `\u00XX`.
                 let line: Vec<String> = fields
@@ -335,6 +341,13 @@ pub(super) fn export(a: &AuditExportArgs) -> anyhow::Result<String> {
             out
         }
     })
+}
+
+/// ` (batch X)` after a priority change made as one of several, or nothing.
+fn batch_note(batch: Option<&str>) -> String {
+    batch
+        .map(|b| format!(" (batch {})", clean_text(b)))
+        .unwrap_or_default()
 }
 
 /// `  [change record X]` after a change's justification, or nothing without one.

@@ -80,6 +80,7 @@ impl DrillAudit {
             change_record: None,
             policy: None,
             class_policy: self.class_stamp(share),
+            batch_id: None,
         };
         AuditRecord::drill_intent(
             origin,

@@ -113,6 +113,7 @@ async fn carry_out(
             read_only: loaded.config.read_only,
             policy: Some(policy.describe(&loaded.policy_source())),
             class_policy,
+            batch: None,
         },
         run_id: quotatop_store::audit::new_change_id(),
     };

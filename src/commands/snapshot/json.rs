@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use quotatop_analysis::{self as analysis, LoopRule};
-use quotatop_model::{HealthState, Millis, QueueSnapshot, Snapshot, SourceVerdict};
+use quotatop_model::{HealthState, Millis, QueueSnapshot, Snapshot, SourceVerdict, clean_text};
 
 /// Identifies the document's shape.
 pub const SCHEMA: &str = "quotatop.snapshot/1";
@@ -80,6 +80,17 @@ pub struct QueueDoc {
     pub preempted: Vec<PreemptedDoc>,
     /// Tracked jobs per status (active jobs, plus recently finished ones).
     pub jobs_by_status: BTreeMap<String, u32>,
+    /// Jobs whose data AWS sent disagrees with itself or is out of range (a `capacityUsage`
+    /// unit that is not an instance type, …), and what was used instead. Cleaned text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_notes: Vec<JobNoteDoc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobNoteDoc {
+    pub job_id: String,
+    pub name: String,
+    pub note: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -339,5 +350,19 @@ fn queue(q: &QueueSnapshot, rule: &LoopRule) -> QueueDoc {
             })
             .collect(),
         jobs_by_status,
+        job_notes: job_notes(q),
     }
+}
+
+fn job_notes(q: &QueueSnapshot) -> Vec<JobNoteDoc> {
+    q.jobs
+        .iter()
+        .flat_map(|t| {
+            t.job.extras.notes.iter().map(|n| JobNoteDoc {
+                job_id: clean_text(&t.job.id),
+                name: clean_text(&t.job.name),
+                note: clean_text(n),
+            })
+        })
+        .collect()
 }

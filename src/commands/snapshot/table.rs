@@ -111,6 +111,9 @@ fn queue(out: &mut String, q: &QueueDoc) {
         .map(|(s, n)| format!("{s} {n}"))
         .collect();
     let _ = writeln!(out, "  jobs: {}", status.join(", "));
+    for n in &q.job_notes {
+        let _ = writeln!(out, "  NOTE {} ({}): {}", n.name, n.job_id, n.note);
+    }
 
     shares_table(out, q);
     runnable_table(out, q);

@@ -79,6 +79,7 @@ fn job(j: J, i: usize) -> TrackedJob {
             },
             checkpoint_interval_ms: None,
             is_terminated: false,
+            extras: Default::default(),
         }),
         arn: format!("arn:aws:batch:us-east-1:123456789012:service-job/{id}"),
         described_at: Some(NOW - 3_000),

@@ -47,6 +47,7 @@ fn intent(job: &str, old: u32, new: u32) -> AuditRecord {
         repair: None,
         action: None,
         class_policy: None,
+        batch_id: None,
         prev_hash: String::new(),
         hash: String::new(),
     }

@@ -112,6 +112,7 @@ fn ctx(read_only: bool) -> SharesContext {
             read_only,
             policy: None,
             class_policy: None,
+            batch: None,
         },
         run_id: "run-1".into(),
     }

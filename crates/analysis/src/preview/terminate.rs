@@ -25,7 +25,8 @@ pub struct JobLoss {
     pub priority: u32,
     pub instance_type: String,
     pub instance_count: u32,
-    /// Running time of its attempt in flight (0 when it is not running).
+    /// Time since its attempt in flight started (`quotatop_model::attempt_start`: startedAt,
+    /// else scheduledAt), as the priority preview counts a candidate's; 0 without one.
     pub running_ms: Millis,
     /// Its attempts so far, the preempted ones and the one in flight included.
     pub attempts: usize,
@@ -149,7 +150,8 @@ fn job_loss(job: &ServiceJob, now: Millis, opts: &ScorecardOptions) -> JobLoss {
         .rev()
         .find(|a| a.end == AttemptEnd::Open)
     {
-        running_ms = a.started_at.map_or(0, |s| (now - s).max(0));
+        running_ms = quotatop_model::attempt_start(a.started_at, a.scheduled_at)
+            .map_or(0, |s| (now - s).max(0));
         a.end = AttemptEnd::Preempted;
         a.stopped_at = Some(now);
     }

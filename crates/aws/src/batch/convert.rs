@@ -8,11 +8,12 @@ use aws_sdk_batch::operation::get_job_queue_snapshot::GetJobQueueSnapshotOutput;
 use aws_sdk_batch::types as sdk;
 
 use quotatop_model::{
-    Attempt, CapacityLimit, FrontEntry, InSharePreemption, JobStatus, MAX_PRIORITY,
+    Attempt, CapacityLimit, FrontEntry, InSharePreemption, JobExtras, JobStatus, MAX_PRIORITY,
     PreemptedAttempt, PreemptionSummary, QuotaShare, ServiceJob, ShareState, SharingConfig,
     SharingStrategy,
 };
 
+use super::capacity::capacity;
 use super::types::{
     DescribedJob, JobFingerprint, JobQueueInfo, JobSummary, PolicyKind, QueueFront,
     SchedulingPolicyInfo, ServiceEnvironmentInfo,
@@ -33,38 +34,22 @@ fn resource_id(r: Option<&sdk::ServiceResourceId>) -> Option<String> {
     r.and_then(|r| r.value()).map(str::to_string)
 }
 
-/// Instance type and count: from `capacityUsage` when present, else from the SageMaker payload's
-/// `ResourceConfig` (DescribeServiceJob only).
-fn capacity(usage: Option<(Option<&str>, Option<f64>)>, payload: Option<&str>) -> (String, u32) {
-    if let Some((Some(unit), Some(q))) = usage {
-        return (unit.to_string(), q.max(0.0).round() as u32);
-    }
-    let parsed = payload
-        .and_then(|p| serde_json::from_str::<serde_json::Value>(p).ok())
-        .and_then(|v| {
-            let rc = v.get("ResourceConfig")?;
-            let t = rc.get("InstanceType")?.as_str()?.to_string();
-            let n = rc.get("InstanceCount")?.as_u64()?;
-            Some((t, n.min(u32::MAX as u64) as u32))
-        });
-    parsed.unwrap_or_default()
-}
-
 pub fn job_summary(s: &sdk::ServiceJobSummary) -> Option<JobSummary> {
     let id = s.job_id()?.to_string();
     let status = status(s.status())?;
-    let (instance_type, instance_count) = capacity(
-        s.capacity_usage()
-            .first()
-            .map(|u| (u.capacity_unit(), u.quantity())),
-        None,
-    );
+    let usage: Vec<_> = s
+        .capacity_usage()
+        .iter()
+        .map(|u| (u.capacity_unit(), u.quantity()))
+        .collect();
+    let c = capacity(&usage, None);
     Some(JobSummary {
         arn: s.job_arn().unwrap_or_default().to_string(),
         name: s.job_name().unwrap_or_default().to_string(),
         share: s.quota_share_name().unwrap_or_default().to_string(),
-        instance_type,
-        instance_count,
+        instance_type: c.instance_type,
+        instance_count: c.instance_count,
+        capacity_notes: c.notes,
         created_at: s.created_at().unwrap_or(0),
         fingerprint: JobFingerprint {
             status,
@@ -82,12 +67,12 @@ pub fn job_summary(s: &sdk::ServiceJobSummary) -> Option<JobSummary> {
 pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
     let id = d.job_id()?.to_string();
     let status = status(d.status())?;
-    let (instance_type, instance_count) = capacity(
-        d.capacity_usage()
-            .first()
-            .map(|u| (u.capacity_unit(), u.quantity())),
-        d.service_request_payload(),
-    );
+    let usage: Vec<_> = d
+        .capacity_usage()
+        .iter()
+        .map(|u| (u.capacity_unit(), u.quantity()))
+        .collect();
+    let c = capacity(&usage, d.service_request_payload());
     let preemption = d.preemption_summary().and_then(preemption_summary);
     let fingerprint = JobFingerprint {
         status,
@@ -105,8 +90,8 @@ pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
             .scheduling_priority()
             .unwrap_or(0)
             .clamp(0, MAX_PRIORITY as i32) as u32,
-        instance_type,
-        instance_count,
+        instance_type: c.instance_type,
+        instance_count: c.instance_count,
         status,
         status_reason: fingerprint.status_reason.clone(),
         created_at: d.created_at().unwrap_or(0),
@@ -133,6 +118,11 @@ pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
         attempts: attempts(d),
         is_terminated: fingerprint.is_terminated,
         id,
+        extras: Box::new(JobExtras {
+            capacity_usage: c.used,
+            notes: c.notes,
+            ..JobExtras::default()
+        }),
     };
     Some(DescribedJob {
         arn: d.job_arn().unwrap_or_default().to_string(),

@@ -12,6 +12,7 @@
 //! - Paginated operations are read to the end (or to a caller's limit).
 //! - [`WireStats`] counts every HTTP attempt, retries included, for the console's health line.
 
+mod capacity;
 mod convert;
 mod error;
 mod job_spec;
@@ -36,6 +37,7 @@ use aws_sdk_batch::config::timeout::TimeoutConfig;
 use aws_sdk_batch::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_batch::types::ServiceJobStatus;
 
+pub use capacity::resolve_from_share;
 pub use error::{BatchError, ErrorKind, IdentityError};
 pub use job_spec::{
     EvaluateOnExit, JobSpec, MAX_TERMINATE_REASON, RetryStrategy, terminate_reason,

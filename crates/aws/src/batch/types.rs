@@ -88,8 +88,11 @@ pub struct JobSummary {
     pub arn: String,
     pub name: String,
     pub share: String,
+    /// Empty when the listing's `capacityUnit` is not an instance type (see `capacity.rs`).
     pub instance_type: String,
     pub instance_count: u32,
+    /// Where the listing's `capacityUsage` was not taken as it is, and why.
+    pub capacity_notes: Vec<String>,
     pub created_at: Millis,
     pub fingerprint: JobFingerprint,
 }
@@ -118,7 +121,16 @@ impl JobSummary {
             attempts: Vec::new(),
             checkpoint_interval_ms: None,
             is_terminated: f.is_terminated,
+            extras: Box::new(quotatop_model::JobExtras {
+                notes: self.capacity_notes.clone(),
+                ..Default::default()
+            }),
         }
+    }
+
+    /// Whether the listing named an instance type.
+    fn knows_type(&self) -> bool {
+        !self.instance_type.is_empty()
     }
 
     /// Whether [`JobSummary::apply_to`] would change `job` (a job shared with the snapshots
@@ -127,8 +139,8 @@ impl JobSummary {
         let f = &self.fingerprint;
         job.name != self.name
             || job.share != self.share
-            || job.instance_type != self.instance_type
-            || job.instance_count != self.instance_count
+            || (self.knows_type() && job.instance_type != self.instance_type)
+            || (self.knows_type() && job.instance_count != self.instance_count)
             || job.status != f.status
             || job.status_reason != f.status_reason
             || job.created_at != self.created_at
@@ -143,8 +155,12 @@ impl JobSummary {
         let f = &self.fingerprint;
         job.name.clone_from(&self.name);
         job.share.clone_from(&self.share);
-        job.instance_type.clone_from(&self.instance_type);
-        job.instance_count = self.instance_count;
+        // A listing that does not know the type (its unit is not one) keeps what the job's
+        // description said.
+        if self.knows_type() {
+            job.instance_type.clone_from(&self.instance_type);
+            job.instance_count = self.instance_count;
+        }
         job.status = f.status;
         job.status_reason.clone_from(&f.status_reason);
         job.created_at = self.created_at;

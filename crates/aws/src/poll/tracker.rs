@@ -162,7 +162,15 @@ impl QueueTracker {
     pub fn merge_page(&mut self, summaries: Vec<JobSummary>, now: Millis) -> Vec<String> {
         let mut todo = Vec::new();
         let mut added = 0;
-        for s in summaries {
+        for mut s in summaries {
+            if !self.jobs.contains_key(&s.id) {
+                let share = self.base.shares.iter().find(|sh| sh.name == s.share);
+                crate::batch::resolve_from_share(
+                    &mut s.instance_type,
+                    &mut s.capacity_notes,
+                    share,
+                );
+            }
             let e = match self.jobs.get_mut(&s.id) {
                 Some(e) => {
                     // The job is shared with the snapshots already sent: copied only if changed.
@@ -460,6 +468,7 @@ mod tests {
             share: "a".into(),
             instance_type: "ml.m5.large".into(),
             instance_count: 1,
+            capacity_notes: Vec::new(),
             created_at: 1_000,
             fingerprint: JobFingerprint {
                 status,

@@ -267,6 +267,12 @@ pub struct AuditRecord {
     /// records written before policies existed keep their bytes and hashes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class_policy: Option<ClassPolicy>,
+    /// Links the intents of one action on several jobs (a priority change of every marked
+    /// job, `set-priority JOB JOB…`): the same random id on each job's intent, so a listing
+    /// shows which changes were one action. Left out of a change of one job, and of records
+    /// written before it existed, which keep their bytes and hashes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_id: Option<String>,
     /// Hash of the previous record ("" for the first).
     pub prev_hash: String,
     /// Scheme 2: SHA-256 (hex) of this line's bytes up to `hash` (the canonical record without

@@ -20,6 +20,7 @@ impl App {
             Command::Open(kind) => self.switch_root(kind),
             Command::Help => self.help = true,
             Command::Messages => self.messages_open = true,
+            Command::Sort(name) => self.sort_named(&name),
             Command::Quit => self.quit = true,
             Command::Theme(name) => self.set_theme(&name),
             Command::At(when) => self.travel_at(when),

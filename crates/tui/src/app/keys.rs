@@ -138,7 +138,7 @@ impl App {
             Action::PageDown => self.with_nav(|l| l.page(true)),
             Action::Top => self.with_nav(|l| l.top()),
             Action::Bottom => self.with_nav(|l| l.bottom()),
-            Action::SortNext | Action::SortReverse => self.sort(action),
+            Action::SortNext | Action::SortPrev | Action::SortReverse => self.sort(action),
             Action::NextPane | Action::Wide | Action::Expand | Action::ByType => {
                 let (ctx, screen) = self.split();
                 let effects = screen.on_action(action, &ctx);
@@ -208,13 +208,39 @@ impl App {
             self.flash_error("this screen has a fixed order");
             return;
         }
-        self.with_list(|l| {
-            if action == Action::SortNext {
-                l.sort_next(columns.len());
-            } else {
-                l.sort_reverse();
+        self.with_list(|l| match action {
+            Action::SortNext => l.sort_next(columns.len()),
+            Action::SortPrev => l.sort_prev(columns.len()),
+            _ => l.sort_reverse(),
+        });
+    }
+
+    /// `:sort NAME`: the current list sorted by the column of that name (or the one it
+    /// begins); the sorted one again: reversed.
+    pub(super) fn sort_named(&mut self, name: &str) {
+        let columns = self.current().sort_columns();
+        if columns.is_empty() {
+            return self.flash_error("this screen has a fixed order");
+        }
+        let name = name.trim().to_lowercase();
+        let at = columns.iter().position(|c| *c == name).or_else(|| {
+            let mut m = columns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.starts_with(&name));
+            match (m.next(), m.next()) {
+                (Some((i, _)), None) => Some(i),
+                _ => None,
             }
         });
+        match at {
+            Some(i) => self.with_list(|l| l.sort_by(i)),
+            None => self.flash_error(format!(
+                "no sort column {} here: {}",
+                clean(&name),
+                columns.join(", ")
+            )),
+        }
     }
 
     /// The next queue of the snapshot, round.

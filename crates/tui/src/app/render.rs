@@ -33,7 +33,9 @@ impl App {
         let queue = self.queue.as_deref();
         match action {
             Action::FilterMode => screen.list_ref().is_some(),
-            Action::SortNext | Action::SortReverse => !screen.sort_columns().is_empty(),
+            Action::SortNext | Action::SortPrev | Action::SortReverse => {
+                !screen.sort_columns().is_empty()
+            }
             Action::Enter => screen.enter(self.shown(), queue).is_some(),
             Action::Back => {
                 !self.stack.is_empty()

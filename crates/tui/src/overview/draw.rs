@@ -10,7 +10,7 @@ use super::super::data::Data;
 use super::super::screen::{self, DrawCtx};
 use super::super::text::clean;
 use super::super::theme::{Role, Theme};
-use super::{COLUMNS, Entry, Overview, PANEL_MIN, View, attention, table};
+use super::{Entry, Overview, PANEL_MIN, View, attention, sort, table};
 
 impl Overview {
     /// A queue heading spans the whole row: name, state, status, environment and its capacity.
@@ -51,7 +51,8 @@ impl Overview {
     /// [`table`]; source and queue headings drawn over their rows.
     pub(super) fn draw_table(&self, frame: &mut Frame, area: Rect, table: table::Drawn<'_>) {
         let table::Drawn { view, block, data, theme } = table;
-        let (header, cols) = table::columns(view, data);
+        let (mut header, mut cols) = table::columns(view, data);
+        sort::mark_header(&mut header, &mut cols, view, self.list.sort);
         let widths = screen::layout(&cols, area.width);
         let cx = table::RowCtx {
             data,
@@ -99,7 +100,7 @@ impl Overview {
         candidates.push("Overview".to_string());
         super::super::text::first_fitting(
             &candidates,
-            screen::title_room(width, Some(&self.list), COLUMNS),
+            screen::title_room(width, Some(&self.list), sort::title_columns(&self.list)),
         )
     }
 

@@ -2,7 +2,7 @@
 //! the queues grouped by source, the key a row is remembered by, and the attention panel's rows.
 
 use super::super::data::Data;
-use super::{Entry, Overview, View, attention, table};
+use super::{Entry, Overview, View, attention, sort, table};
 
 pub(super) fn entry_key(data: &Data, e: &Entry) -> Option<(String, String, String)> {
     let q = data.queues();
@@ -55,12 +55,12 @@ impl Overview {
         };
         match view {
             View::Wide => {
-                for (ui, u) in v.usage.iter().enumerate() {
-                    push(Entry::Usage(qi, ui), matches(u), entries);
+                for ui in sort::shares(v, self.list.sort).into_iter().flat_map(|s| s.1) {
+                    push(Entry::Usage(qi, ui), matches(&v.usage[ui]), entries);
                 }
             }
             View::Compact => {
-                for (first, rows) in table::shares_of(&v.usage) {
+                for (first, rows) in sort::shares(v, self.list.sort) {
                     let share = &v.usage[first].share;
                     let keep = rows.iter().any(|&ui| matches(&v.usage[ui]));
                     push(Entry::Share(qi, first), keep, entries);

@@ -34,6 +34,7 @@ fn record(change: &str, kind: RecordKind) -> AuditRecord {
         repair: None,
         action: None,
         class_policy: None,
+        batch_id: None,
         prev_hash: String::new(),
         hash: String::new(),
     }
@@ -477,5 +478,36 @@ fn the_class_policy_is_chained_and_absent_when_none_applied() {
     );
     // Changing the recorded class breaks the chain at that line.
     std::fs::write(&path, text.replace("\"incident\"", "\"delivery\"")).unwrap();
+    assert!(verify(&path).is_err());
+}
+
+/// A batch id (one action on several jobs) is kept in each intent and chained; a line
+/// written before batch ids existed still parses, with none, and keeps its exact bytes.
+#[test]
+fn a_batch_id_is_chained_and_old_lines_without_it_keep_their_bytes() {
+    let old = r#"{"v":2,"seq":1,"time":"2026-11-29T16:00:00.000Z","kind":"intent","change_id":"c1","operator":{"user":"oncall","host":"ops-1"},"aws":{"profile":null,"region":null,"endpoint":null},"queue":"q","share":"research","job":{"id":"j-1","name":"train","arn":"arn:aws:batch:us-east-1:1:service-job/j-1"},"old_priority":1,"new_priority":50,"justification":"deadline","change_record":null,"preview":"position 3 -> 1","outcome":null,"prev_hash":""}"#;
+    let r: AuditRecord = serde_json::from_str(old).unwrap();
+    assert_eq!(r.batch_id, None);
+    assert_eq!(format::canonical_body(&r).unwrap(), old);
+
+    let (_dir, path) = temp("batch");
+    let log = AuditLog::new(&path);
+    log.append(record("c0", RecordKind::Intent)).unwrap();
+    let mut b = record("c1", RecordKind::Intent);
+    b.batch_id = Some("b-7".into());
+    log.append(b).unwrap();
+    assert_eq!(verify(&path).map(|h| h.count), Ok(2));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(!lines[0].contains("batch_id"), "{}", lines[0]);
+    assert!(
+        lines[1].contains(r#""batch_id":"b-7","prev_hash""#),
+        "{}",
+        lines[1]
+    );
+    let back = read_records(&path).unwrap();
+    assert_eq!(back[1].1.batch_id.as_deref(), Some("b-7"));
+    // Changing the recorded batch breaks the chain at that line.
+    std::fs::write(&path, text.replace("\"b-7\"", "\"b-8\"")).unwrap();
     assert!(verify(&path).is_err());
 }

@@ -19,6 +19,8 @@ pub struct ChangeOrigin {
     pub policy: Option<String>,
     /// The class policy checked (see [`AuditRecord::class_policy`]).
     pub class_policy: Option<ClassPolicy>,
+    /// The batch the change is one of (see [`AuditRecord::batch_id`]).
+    pub batch_id: Option<String>,
 }
 
 /// An audit record's time: now, RFC 3339 to the millisecond.
@@ -60,6 +62,7 @@ impl AuditRecord {
             repair: None,
             action: None,
             class_policy: origin.class_policy,
+            batch_id: origin.batch_id,
             prev_hash: String::new(),
             hash: String::new(),
         }

@@ -21,6 +21,7 @@ fn job(status: JobStatus) -> ServiceJob {
         attempts: vec![],
         checkpoint_interval_ms: None,
         is_terminated: false,
+        extras: Default::default(),
     }
 }
 
