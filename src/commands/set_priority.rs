@@ -97,7 +97,8 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
         let door = super::policy::gate::door(rules.clone(), &operator);
         let planned = plan(args, &snapshot.queues, &door, new)?;
         let note = quotatop_analysis::preview::model_note(snapshot.source.endpoint.as_deref());
-        if !shown_and_confirmed(args, &planned, note)? {
+        let together = together(&snapshot.queues, &planned, new)?;
+        if !shown_and_confirmed(args, &planned, &together, note)? {
             return Ok(());
         }
         let source = client.source().clone();
@@ -109,8 +110,9 @@ pub fn run(args: &SetPriorityArgs) -> anyhow::Result<()> {
             let batch = (n > 1).then(|| actions::Batch {
                 id: batch_id.clone(),
                 preview: format!(
-                    "{} (one of {n} changes confirmed together)",
-                    preview.summary()
+                    "{} (one of {n} changes confirmed together; {})",
+                    preview.summary(),
+                    together.get(&queue).map_or("", String::as_str)
                 ),
             });
             let ctx = ChangeContext {
@@ -196,13 +198,46 @@ fn refused(jobs: usize, preview: &Preview, refusal: Refusal) -> anyhow::Error {
     )
 }
 
-/// Prints each preview (and its class change), then whether to go on: not on a dry run, nor
-/// when the operator does not confirm (`--yes` confirms; off a terminal it is required).
+/// With several jobs, each queue's combined effect of its changes placed at once
+/// ([`quotatop_analysis::preview::combined`]), by queue name; empty for one job.
+fn together(
+    queues: &[quotatop_model::QueueSnapshot],
+    planned: &[Planned],
+    new: u32,
+) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+    let mut out = std::collections::BTreeMap::new();
+    if planned.len() < 2 {
+        return Ok(out);
+    }
+    for q in queues {
+        let changes: Vec<(&str, u32)> = planned
+            .iter()
+            .filter(|(queue, ..)| *queue == q.name)
+            .map(|(_, p, _)| (p.job_id.as_str(), new))
+            .collect();
+        if !changes.is_empty() {
+            let c = quotatop_analysis::preview::combined(q, &changes)?;
+            out.insert(q.name.clone(), c.summary());
+        }
+    }
+    Ok(out)
+}
+
+/// Prints each preview (and its class change), with several jobs their combined effect, then
+/// whether to go on: not on a dry run, nor when the operator does not confirm (`--yes`
+/// confirms; off a terminal it is required).
 fn shown_and_confirmed(
     args: &SetPriorityArgs,
     planned: &[Planned],
+    together: &std::collections::BTreeMap<String, String>,
     note: Option<&str>,
 ) -> anyhow::Result<bool> {
+    for (queue, summary) in together {
+        println!("{}: {}", clean_text(queue), clean_text(summary));
+    }
+    if !together.is_empty() {
+        println!("each job's own change, computed alone:");
+    }
     for (i, (_, preview, class_stamp)) in planned.iter().enumerate() {
         if i > 0 {
             println!();

@@ -29,6 +29,9 @@ async fn several_jobs_one_justification_one_change_each() {
         t.contains("priority of mid set to 7") && t.contains("priority of low set to 7"),
         "{t}"
     );
+    // One preview of both changes placed at once, then each alone.
+    assert!(t.contains("together: the next scheduling pass"), "{t}");
+    assert!(t.contains("each job's own change, computed alone"), "{t}");
     let records = quotatop_store::audit::read_records(&log).unwrap();
     let changes = quotatop_store::audit::changes(&records);
     assert_eq!(changes.len(), 2, "{records:?}");

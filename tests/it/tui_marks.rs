@@ -302,7 +302,15 @@ async fn p_on_marks_changes_each_job_and_reports_each_result() {
     let script = typed("2/research-sweep-0\n  p7\tpaper deadline rerun\n");
     let (t, app) = run_services(160, 40, options(), snapshot(), script.clone(), services).await;
     let text = screen_text(&t);
-    assert!(text.contains("each job's change computed alone"), "{text}");
+    // One preview of the changes placed at once, above each job's own.
+    assert!(
+        text.contains("together: the next scheduling pass"),
+        "{text}"
+    );
+    assert!(
+        text.contains("each job's own change, computed alone"),
+        "{text}"
+    );
     assert!(calls.lock().unwrap().is_empty());
     let services = Services {
         changes: Some(Arc::new(FakeChanges {
@@ -325,6 +333,13 @@ async fn p_on_marks_changes_each_job_and_reports_each_result() {
     assert!(reqs.iter().all(|r| r.preview.new_priority == 7));
     // One action: both requests carry one batch id for their audit intents.
     let batch = reqs[0].batch.as_ref().expect("a batch").id.clone();
+    assert!(
+        reqs.iter().all(|r| r
+            .batch
+            .as_ref()
+            .is_some_and(|b| b.preview.contains("together: the next scheduling pass"))),
+        "the batch's record carries the combined effect"
+    );
     assert!(
         reqs.iter()
             .all(|r| r.batch.as_ref().is_some_and(|b| b.id == batch))

@@ -62,6 +62,29 @@ async fn overview_triage_at_120x40() {
     check_triage(&screen_text(&t));
 }
 
+/// A loop's line names the key that requeues it as the keymap binds it: rebound, the hint
+/// follows (and the key it names opens the requeue dialog).
+#[tokio::test]
+async fn a_loops_remedy_names_the_requeue_key_in_force() {
+    let (t, _) = run(200, 60, options(), vec![]).await;
+    let screen = screen_text(&t);
+    assert!(
+        screen.contains("press R to requeue it with a retry cap"),
+        "{screen}"
+    );
+    let mut keys = std::collections::BTreeMap::new();
+    keys.insert("requeue".to_string(), vec!["ctrl-r".to_string()]);
+    let mut opts = options();
+    opts.keymap = quotatop_tui::keymap::KeyMap::with_overrides(&keys).0;
+    let (t, _) = run(200, 60, opts, vec![]).await;
+    let screen = screen_text(&t);
+    assert!(
+        screen.contains("press ctrl-r to requeue it with a retry cap"),
+        "{screen}"
+    );
+    assert!(!screen.contains("press R to requeue"), "{screen}");
+}
+
 #[tokio::test]
 async fn overview_triage_at_200x60() {
     let (t, _) = run(200, 60, options(), vec![]).await;

@@ -119,8 +119,11 @@ pub fn attention(
     out.into_iter().map(|(a, _)| a).collect()
 }
 
-/// What ends a loop, and the console's key for it (`R`, the requeue dialog).
-pub const REQUEUE_HINT: &str = "press R to requeue it with a retry cap";
+/// What ends a loop, naming the console's key for the requeue dialog (`R` unless rebound):
+/// the console adds it to every [`AttentionKind::Loop`] line, with the key its keymap binds.
+pub fn requeue_hint(key: &str) -> String {
+    format!("press {key} to requeue it with a retry cap")
+}
 
 /// Jobs preempted over their budget or in a loop, most preempted first.
 fn preemption_items(q: &QueueSnapshot, preemptions: &[PreemptionFacts]) -> Vec<(Attention, u64)> {
@@ -159,7 +162,7 @@ fn preemption_items(q: &QueueSnapshot, preemptions: &[PreemptionFacts]) -> Vec<(
             Some((
                 AttentionKind::Loop,
                 format!(
-                    "{} ({}) preempted {}×{retries}; {lost}{cause}; {REQUEUE_HINT}",
+                    "{} ({}) preempted {}×{retries}; {lost}{cause}",
                     f.name, f.share, f.count
                 ),
             ))

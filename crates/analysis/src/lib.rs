@@ -28,7 +28,7 @@ mod why;
 pub use attempts::{AttemptRow, job_attempts};
 pub use attention::{
     Attention, AttentionKind, AttentionTarget, BadgeKind, ShareBadges, attention,
-    misconfiguration_in_words, share_badges,
+    misconfiguration_in_words, requeue_hint, share_badges,
 };
 pub use gpus::{GpuTable, gpus_per_instance};
 pub use looping::is_looping;

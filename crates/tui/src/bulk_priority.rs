@@ -1,7 +1,9 @@
 //! `p` with marks: one new priority for every marked job, one justification (and change
-//! record), each job's preview listed (the analysis preview places one change at a time, so
-//! the dialog says each is computed alone), one confirmation, then one priority change per
-//! job through the console's [`ChangeRunner`] — one intent each — and a result per job. The shared dialog is [`super::job_act`].
+//! record), one preview of the combined effect (the engine's next pass with every change placed
+//! at once, [`preview::combined`]) above each job's own, one confirmation, then one priority
+//! change per job through the console's [`ChangeRunner`] — one intent each, linked by a batch
+//! id whose record carries the combined effect — and a result per job. The shared dialog is
+//! [`super::job_act`].
 //!
 //! [`ChangeRunner`]: super::effects::ChangeRunner
 
@@ -37,11 +39,21 @@ fn previews(q: &QueueSnapshot, jobs: &[ActJob], act: Act) -> Result<Vec<Preview>
         .collect()
 }
 
+/// The effect of every change placed at once.
+fn together(q: &QueueSnapshot, jobs: &[ActJob], act: Act) -> Result<String, String> {
+    let Act::Priority { new } = act else {
+        return Err("a priority change needs a new priority".to_string());
+    };
+    let changes: Vec<(&str, u32)> = jobs.iter().map(|j| (j.id.as_str(), new)).collect();
+    preview::combined(q, &changes)
+        .map(|c| c.summary())
+        .map_err(|e| e.to_string())
+}
+
 fn lines(q: &QueueSnapshot, jobs: &[ActJob], act: Act) -> Result<Vec<String>, String> {
     let mut out = vec![
-        "preview: each job's change computed alone (the preview places one change at a time; \
-         together they may interact)"
-            .to_string(),
+        clean(&together(q, jobs, act)?).into_owned(),
+        "each job's own change, computed alone:".to_string(),
     ];
     for p in previews(q, jobs, act)? {
         out.push(format!(
@@ -60,12 +72,16 @@ fn requests(d: &JobAct, q: &QueueSnapshot, act: Act) -> Result<Vec<Effect>, Stri
     let id = uuid::Uuid::new_v4().to_string();
     let previews = previews(q, &d.jobs, act)?;
     let n = previews.len();
+    let together = together(q, &d.jobs, act)?;
     Ok(previews
         .into_iter()
         .map(|p| {
             let batch = (n > 1).then(|| ChangeBatch {
                 id: id.clone(),
-                preview: format!("{} (one of {n} changes confirmed together)", p.summary()),
+                preview: format!(
+                    "{} (one of {n} changes confirmed together; {together})",
+                    p.summary()
+                ),
             });
             Effect::ApplyChange(Box::new(ChangeRequest {
                 queue: d.queue.clone(),

@@ -265,6 +265,7 @@ impl Screen for Overview {
                 rows: &self.attention,
                 list: &self.attention_list,
                 focused: self.panel_focused,
+                requeue_key: &ctx.keymap.first_key(Action::Requeue),
             };
             attention::draw_panel(frame, panel_area, &panel, theme);
         }

@@ -58,6 +58,8 @@ pub struct DrawCtx<'a> {
     pub theme: &'a Theme,
     /// The marked jobs (Jobs and Preemptions draw theirs in the `marked` role).
     pub marks: &'a super::marks::Marks,
+    /// The keys in force, for hints that name one.
+    pub keymap: &'a super::keymap::KeyMap,
 }
 
 /// What a screen's own work (loading what it shows) needs besides its state.

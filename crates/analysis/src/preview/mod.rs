@@ -7,6 +7,7 @@
 //! dispatch order. The preview tries every such order (up to [`MAX_ORDERS`]); when they disagree
 //! it says "up to N of" these candidates instead of naming the victims.
 
+mod combined;
 mod compare;
 mod fidelity;
 mod simulate;
@@ -15,6 +16,7 @@ mod start_tests;
 mod terminate;
 mod validate;
 
+pub use combined::{Combined, combined};
 pub use compare::Changed;
 pub use fidelity::{AWS_MODEL_NOTE, is_emulator, model_note};
 pub use terminate::{JobLoss, Starter, TerminatePreview, terminate_preview};

@@ -531,7 +531,7 @@ fn prediction_of(first: &SnapshotPass, ahead: usize, preemptions: &Preemptions) 
     }
 }
 
-fn candidate(t: &TrackedJob, now: Millis, kind: PreemptionKind) -> Candidate {
+pub(super) fn candidate(t: &TrackedJob, now: Millis, kind: PreemptionKind) -> Candidate {
     let j = &t.job;
     let start = quotatop_model::attempt_start(j.started_at, j.scheduled_at).unwrap_or(now);
     let running_ms = (now - start).max(0);

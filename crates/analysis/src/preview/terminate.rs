@@ -52,6 +52,19 @@ pub struct Starter {
     pub instance_count: u32,
 }
 
+impl Starter {
+    pub fn of(j: &ServiceJob) -> Self {
+        Self {
+            job_id: j.id.clone(),
+            name: j.name.clone(),
+            share: j.share.clone(),
+            priority: j.priority,
+            instance_type: j.instance_type.clone(),
+            instance_count: j.instance_count,
+        }
+    }
+}
+
 /// The preview of terminating some jobs of one queue.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TerminatePreview {
@@ -211,14 +224,7 @@ fn starts(q: &QueueSnapshot, ended: &[&str]) -> Result<Vec<Starter>, PreviewErro
             let Some(t) = q.jobs.get(id as usize) else {
                 continue;
             };
-            out.push(Starter {
-                job_id: t.job.id.clone(),
-                name: t.job.name.clone(),
-                share: t.job.share.clone(),
-                priority: t.job.priority,
-                instance_type: t.job.instance_type.clone(),
-                instance_count: t.job.instance_count,
-            });
+            out.push(Starter::of(&t.job));
         }
     }
     Ok(out)

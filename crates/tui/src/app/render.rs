@@ -87,6 +87,7 @@ impl App {
             queue: self.queue.as_deref(),
             theme,
             marks: &self.marks,
+            keymap: &self.keymap,
         };
         self.current().draw(frame, body, &ctx);
         if self.help {

@@ -38,6 +38,7 @@ fn drawn(p: &LogPane) -> String {
         queue: None,
         theme: &theme,
         marks: &Default::default(),
+        keymap: &Default::default(),
     };
     t.draw(|f| p.draw(f, f.area(), &ctx)).unwrap();
     t.backend()

@@ -116,6 +116,7 @@ fn item_line(
     data: &Data,
     current: Option<&str>,
     at: (usize, usize),
+    requeue_key: &str,
 ) -> Option<(AttentionKind, String)> {
     let a = item(data, at)?;
     let mut text = String::new();
@@ -127,6 +128,10 @@ fn item_line(
         text.push_str(&format!("{}: ", clean(&q.key())));
     }
     text.push_str(&clean(&a.text));
+    if a.kind == AttentionKind::Loop {
+        text.push_str("; ");
+        text.push_str(&quotatop_analysis::requeue_hint(requeue_key));
+    }
     if let Some(w) = a.waiting_ms {
         text.push_str(&format!(" · waiting {}", duration(Some(w))));
     }
@@ -148,13 +153,14 @@ pub fn panel_height(
     data: &Data,
     current: Option<&str>,
     rows: &[(usize, usize)],
+    requeue_key: &str,
     width: u16,
     max: u16,
 ) -> u16 {
     let current = data.queue(current).map(|(q, _)| q.key());
     let texts: Vec<Option<(AttentionKind, String)>> = rows
         .iter()
-        .map(|&at| item_line(data, current.as_deref(), at))
+        .map(|&at| item_line(data, current.as_deref(), at, requeue_key))
         .collect();
     let width = (width as usize).saturating_sub(2 + LEAD);
     let lines = |per_item: usize| {
@@ -177,6 +183,8 @@ pub struct Panel<'a> {
     pub rows: &'a [(usize, usize)],
     pub list: &'a ListState,
     pub focused: bool,
+    /// The key of the requeue dialog, which a loop's line names.
+    pub requeue_key: &'a str,
 }
 
 /// The panel's title: the counts by kind, and what Tab does.
@@ -219,7 +227,7 @@ pub fn draw_panel(frame: &mut Frame, area: Rect, p: &Panel, theme: &Theme) {
     let texts: Vec<Option<(AttentionKind, String)>> = p
         .rows
         .iter()
-        .map(|&at| item_line(p.data, current.as_deref(), at))
+        .map(|&at| item_line(p.data, current.as_deref(), at, p.requeue_key))
         .collect();
     let per_item = if wraps(&texts, width) && inner.height as usize >= 2 * p.list.rows.len() {
         2

@@ -125,7 +125,8 @@ impl Overview {
         let panel_h = if self.attention.is_empty() {
             3.min(left)
         } else {
-            attention::panel_height(ctx.data, ctx.queue, &self.attention, area.width, left)
+            let key = ctx.keymap.first_key(super::Action::Requeue);
+            attention::panel_height(ctx.data, ctx.queue, &self.attention, &key, area.width, left)
         };
         (table_h, panel_h)
     }
