@@ -96,6 +96,7 @@ mod tui_history;
 mod tui_lists;
 mod tui_logs;
 mod tui_marks;
+mod tui_narrow;
 mod tui_priority;
 mod tui_priority_recheck;
 mod tui_registry;

@@ -81,6 +81,25 @@ pub enum Action {
 /// share on the Overview and marks a job on Jobs and Preemptions).
 pub const SCREEN_ONLY: &[Action] = &[Action::Expand, Action::Mark];
 
+/// The order footer hints go in when the line is short, the one place it is defined (as
+/// [`crate::screen::drop_order`] is for columns): help and quit never; the generic ones
+/// (command, filter, open, back, the screens, queue, theme: the same on every screen and all in
+/// `?`) first; then time travel; then sorting and the views; the actions on a job (priority, kill, requeue, mark, logs)
+/// last of the droppable ones, since they are what the screen is for.
+pub fn hint_drop(action: Action) -> u8 {
+    match action {
+        Action::Help | Action::Quit => 0,
+        Action::Priority
+        | Action::Terminate
+        | Action::Requeue
+        | Action::Mark
+        | Action::Open(Kind::Logs) => 1,
+        Action::SortNext | Action::NextPane | Action::Wide | Action::ByType | Action::Expand => 2,
+        Action::Older | Action::Newer | Action::Live => 3,
+        _ => 4,
+    }
+}
+
 /// One row of the table.
 #[derive(Debug, Clone, Copy)]
 pub struct Binding {

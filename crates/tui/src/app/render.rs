@@ -19,7 +19,7 @@ impl App {
         self.shown_age = self.age_seconds();
         self.dirty = false;
         // The screen learns its room first (the Overview picks its view by it).
-        let [_, body, _] = frame_areas(frame.area());
+        let [_, body, _] = self.frame_areas(frame.area());
         let (ctx, screen) = self.split();
         screen.fit(body, ctx.data, ctx.queue);
         self.render(frame);
@@ -68,7 +68,7 @@ impl App {
             self.render_too_small(frame, area);
             return;
         }
-        let [status, body, foot] = frame_areas(area);
+        let [status, body, foot] = self.frame_areas(area);
         self.render_status_bar(frame, status);
         // The past is drawn inside borders of its own role, so no screen of it passes for live.
         let past_theme;
@@ -107,11 +107,7 @@ impl App {
         let offered = |action| self.offers(action);
         let view = footer::FooterView {
             input: &self.input,
-            // Over a dialog, its hints, unless Ctrl-C asked whether to drop the change.
-            flash: self
-                .flash
-                .as_ref()
-                .filter(|_| !dialog_open || self.quit_asked),
+            flash: self.footer_flash(),
             keymap: &self.keymap,
             mode: if dialog_open {
                 Mode::Dialog
@@ -183,12 +179,25 @@ impl App {
     }
 }
 
-/// The status bar, the screen's body and the footer of a frame of `area`.
-fn frame_areas(area: ratatui::layout::Rect) -> [ratatui::layout::Rect; 3] {
-    Layout::vertical([
-        Constraint::Length(2),
-        Constraint::Fill(1),
-        Constraint::Length(1),
-    ])
-    .areas(area)
+impl App {
+    /// The message the footer shows: over a dialog, its hints, unless Ctrl-C asked whether to
+    /// drop the change.
+    fn footer_flash(&self) -> Option<&footer::Flash> {
+        let dialog_open = self.dialog.is_some() || self.acting.is_some();
+        self.flash
+            .as_ref()
+            .filter(|_| !dialog_open || self.quit_asked)
+    }
+
+    /// The status bar, the screen's body and the footer of a frame of `area` (the footer as
+    /// high as its message needs).
+    fn frame_areas(&self, area: Rect) -> [Rect; 3] {
+        let foot = footer::height(self.footer_flash(), area.width);
+        Layout::vertical([
+            Constraint::Length(2),
+            Constraint::Fill(1),
+            Constraint::Length(foot),
+        ])
+        .areas(area)
+    }
 }

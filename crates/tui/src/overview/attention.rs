@@ -133,17 +133,29 @@ fn item_line(
     Some((a.kind, text))
 }
 
-/// Whether an item is longer than `width`: then each takes two lines.
-fn wraps(texts: &[Option<(AttentionKind, String)>], width: usize) -> bool {
-    texts
+/// The most lines an item takes: its cause, at the end of its text, kept at 80 columns.
+const ITEM_LINES: usize = 3;
+
+/// Lines each item takes in `width` columns when `room` lines hold the `n` items: as many as
+/// the longest needs (at most [`ITEM_LINES`]) while they all fit so, else fewer, at least one.
+fn per_item(texts: &[Option<(AttentionKind, String)>], width: usize, room: usize) -> usize {
+    let need = texts
         .iter()
         .flatten()
-        .any(|(_, t)| t.chars().count() > width)
+        .map(|(_, t)| wrap(t, width, usize::MAX).len())
+        .max()
+        .unwrap_or(1)
+        .clamp(1, ITEM_LINES);
+    (1..=need)
+        .rev()
+        .find(|per| per * texts.len() <= room)
+        .unwrap_or(1)
 }
 
-/// Lines the panel takes in `width` columns and at most `max` lines, borders included: two per
-/// item (as [`draw_panel`] lays them out) when a line does not fit and two each fit in `max`,
-/// else one per item (or one saying "nothing" when there is none), at most `max`.
+/// Lines the panel takes in `width` columns and at most `max` lines, borders included: the
+/// lines per item [`draw_panel`] lays out (up to [`ITEM_LINES`] when a line does not fit and
+/// they all fit in `max`), else one per item (or one saying "nothing" when there is none), at
+/// most `max`.
 pub fn panel_height(
     data: &Data,
     current: Option<&str>,
@@ -162,11 +174,8 @@ pub fn panel_height(
             .unwrap_or(u16::MAX)
             .saturating_add(2)
     };
-    if wraps(&texts, width) && lines(2) <= max {
-        lines(2)
-    } else {
-        lines(1).min(max)
-    }
+    let room = usize::from(max.saturating_sub(2));
+    lines(per_item(&texts, width, room)).min(max)
 }
 
 /// What the panel draws, travelling together: the data, the current queue (items of another
@@ -196,7 +205,8 @@ fn panel_title(p: &Panel, theme: &Theme) -> Line<'static> {
 }
 
 /// The panel: a bordered list, the selected line marked when focused. When a line does not
-/// fit, every item gets two, as long as they all fit so; else one each, cut with `…`.
+/// fit, every item gets up to [`ITEM_LINES`], as long as they all fit so; else one each, cut
+/// with `…`.
 pub fn draw_panel(frame: &mut Frame, area: Rect, p: &Panel, theme: &Theme) {
     let current = p.data.queue(p.current).map(|(q, _)| q.key());
     let block = Block::default()
@@ -221,11 +231,7 @@ pub fn draw_panel(frame: &mut Frame, area: Rect, p: &Panel, theme: &Theme) {
         .iter()
         .map(|&at| item_line(p.data, current.as_deref(), at))
         .collect();
-    let per_item = if wraps(&texts, width) && inner.height as usize >= 2 * p.list.rows.len() {
-        2
-    } else {
-        1
-    };
+    let per_item = per_item(&texts, width, inner.height as usize);
     let (offset, visible) = p.list.visible((inner.height as usize / per_item).max(1));
     let mut lines = Vec::new();
     for (i, &r) in visible.iter().enumerate() {
