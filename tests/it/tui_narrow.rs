@@ -93,3 +93,38 @@ fn at_80x24_read_only_loop_flags_causes_and_refusals_are_kept() {
     let stderr = std::fs::read_to_string(dir.path().join("stderr.txt")).unwrap_or_default();
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// Ctrl-C in a dialog cancels the dialog, not the console: a justification typed into the
+/// priority dialog, Ctrl-C asks once, Ctrl-C again closes the dialog, the console runs on
+/// (a third Ctrl-C, at the top, quits).
+#[test]
+fn ctrl_c_in_the_priority_dialog_closes_it_and_the_console_runs_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmux = demo_at_80x24(dir.path(), "");
+    press_until(&tmux, "2", "Jobs ·");
+    let s = press_until(&tmux, "p", "Change priority");
+    assert!(s.contains("new priority"), "{s}");
+    tmux.keys(&["Tab", "the release needs the capacity"]);
+    tmux.wait_for("the release needs");
+    tmux.keys(&["C-c"]);
+    let s = tmux.wait_for("ctrl-c again closes the dialog");
+    assert!(
+        s.contains("Change priority"),
+        "the dialog went at once:\n{s}"
+    );
+    tmux.keys(&["C-c"]);
+    let s = tmux.wait_for("dialog closed");
+    assert!(!s.contains("Change priority"), "{s}");
+    assert!(!dir.path().join("done").exists(), "the console quit:\n{s}");
+    // Still running: keys still work.
+    press_until(&tmux, "3", "Preemptions ·");
+    assert!(!dir.path().join("done").exists());
+    tmux.keys(&["C-c"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !dir.path().join("done").exists() {
+        assert!(Instant::now() < deadline, "no quit:\n{}", tmux.screen());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let stderr = std::fs::read_to_string(dir.path().join("stderr.txt")).unwrap_or_default();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
