@@ -10,13 +10,18 @@ use crate::tmux_support::Tmux;
 
 /// `quotatop demo ARGS` in tmux at 80×24, in a home of its own; its stderr in `stderr.txt`.
 pub fn demo_at_80x24(dir: &std::path::Path, args: &str) -> Tmux {
+    demo_in(dir, (80, 24), args)
+}
+
+/// `quotatop demo ARGS` in tmux at `width`×`height`, as [`demo_at_80x24`].
+pub fn demo_in(dir: &std::path::Path, (width, height): (u16, u16), args: &str) -> Tmux {
     let command = format!(
         "env HOME={home} XDG_CONFIG_HOME={home}/xdg XDG_DATA_HOME={home}/data TMPDIR={home} \
          {bin} demo {args} 2> {home}/stderr.txt; touch {home}/done; sleep 30",
         home = dir.display(),
         bin = env!("CARGO_BIN_EXE_quotatop"),
     );
-    let tmux = Tmux::start(dir, 80, 24, &command);
+    let tmux = Tmux::start(dir, width, height, &command);
     tmux.wait_for("Needs attention");
     tmux
 }

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::input::Input;
-use super::keymap::{Action, KeyMap, Mode, hint_drop};
+use super::keymap::{Action, KeyMap, Mode, hint_drop, hint_on};
 use super::text::clean;
 use super::theme::{Role, Theme};
 
@@ -28,6 +28,8 @@ pub struct FooterView<'a> {
     pub offered: &'a dyn Fn(Action) -> bool,
     /// Jobs of the queue marked (shown before the hints when there are).
     pub marked: usize,
+    /// The screen shown, whose labels the hints take ([`crate::keymap::SCREEN_LABELS`]).
+    pub screen: Option<crate::screen::Kind>,
 }
 
 /// The footer of `view`.
@@ -39,6 +41,7 @@ pub fn draw(frame: &mut Frame, area: Rect, view: &FooterView<'_>, theme: &Theme)
         mode,
         offered,
         marked,
+        screen,
     } = *view;
     let line = match input {
         Input::Command(text) | Input::Filter(text) => {
@@ -57,12 +60,22 @@ pub fn draw(frame: &mut Frame, area: Rect, view: &FooterView<'_>, theme: &Theme)
             ];
             let used: usize = spans.iter().map(|s| s.width()).sum();
             let room = (area.width as usize).saturating_sub(used);
-            spans.extend(hints(keymap, Mode::Prompt, room, &|_| true, theme));
+            spans.extend(hints(
+                keymap,
+                (Mode::Prompt, screen),
+                room,
+                &|_| true,
+                theme,
+            ));
             Line::from(spans)
         }
-        Input::Normal if mode == Mode::Dialog && flash.is_none() => {
-            Line::from(hints(keymap, mode, area.width as usize, &|_| true, theme))
-        }
+        Input::Normal if mode == Mode::Dialog && flash.is_none() => Line::from(hints(
+            keymap,
+            (mode, screen),
+            area.width as usize,
+            &|_| true,
+            theme,
+        )),
         Input::Normal => match flash {
             Some(f) => {
                 // Wrapped at words over the footer's lines (a refusal is never cut mid-word).
@@ -89,7 +102,7 @@ pub fn draw(frame: &mut Frame, area: Rect, view: &FooterView<'_>, theme: &Theme)
                 }
                 let used: usize = spans.iter().map(|s| s.width()).sum();
                 let room = (area.width as usize).saturating_sub(used);
-                spans.extend(hints(keymap, Mode::Normal, room, offered, theme));
+                spans.extend(hints(keymap, (Mode::Normal, screen), room, offered, theme));
                 Line::from(spans)
             }
         },
@@ -120,14 +133,14 @@ pub fn height(flash: Option<&Flash>, width: u16) -> u16 {
 /// stay in sight.
 fn hints(
     keymap: &KeyMap,
-    mode: Mode,
+    (mode, screen): (Mode, Option<crate::screen::Kind>),
     width: usize,
     offered: &dyn Fn(Action) -> bool,
     theme: &Theme,
 ) -> Vec<Span<'static>> {
     let mut runs: Vec<(Vec<String>, &'static str, u8)> = Vec::new();
     for (b, keys) in keymap.bindings(mode) {
-        let (Some(key), Some(hint)) = (keys.first(), b.hint) else {
+        let (Some(key), Some(hint)) = (keys.first(), hint_on(b, screen)) else {
             continue;
         };
         if !offered(b.action) {

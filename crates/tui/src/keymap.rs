@@ -12,7 +12,7 @@ use crate::screen::Kind;
 mod bindings;
 mod chord;
 
-pub use bindings::{AFTER_SCREENS, BEFORE_SCREENS, DEFAULT_BINDINGS};
+pub use bindings::{AFTER_SCREENS, BEFORE_SCREENS, DEFAULT_BINDINGS, SCREEN_LABELS};
 pub use chord::Chord;
 
 /// Where a binding applies.
@@ -74,6 +74,12 @@ pub enum Action {
     Older,
     Newer,
     Live,
+    /// Log pane: follow the log (read again, the view kept at its end).
+    Follow,
+    /// Log pane: the next match of the search.
+    NextMatch,
+    /// Log pane: the previous match of the search.
+    PrevMatch,
 }
 
 /// Actions only a screen that offers them takes ([`crate::screen::Screen::own_actions`]): two of
@@ -93,11 +99,24 @@ pub fn hint_drop(action: Action) -> u8 {
         | Action::Terminate
         | Action::Requeue
         | Action::Mark
-        | Action::Open(Kind::Logs) => 1,
+        | Action::Open(Kind::Logs)
+        | Action::Follow
+        | Action::NextMatch
+        | Action::PrevMatch => 1,
         Action::SortNext | Action::NextPane | Action::Wide | Action::ByType | Action::Expand => 2,
         Action::Older | Action::Newer | Action::Live => 3,
         _ => 4,
     }
+}
+
+/// The footer label of binding `b` on a screen of `kind`: the one [`SCREEN_LABELS`] gives it
+/// there (the log pane's `/` searches), else its own.
+pub fn hint_on(b: &Binding, kind: Option<Kind>) -> Option<&'static str> {
+    SCREEN_LABELS
+        .iter()
+        .find(|(k, name, _)| Some(*k) == kind && *name == b.name)
+        .map(|(_, _, label)| *label)
+        .or(b.hint)
 }
 
 /// One row of the table.

@@ -184,6 +184,8 @@ impl App {
                 self.after_travel(r);
             }
             Action::Live => self.go_live("live data"),
+            // A screen's own (the log pane's), taken by it before they get here.
+            Action::Follow | Action::NextMatch | Action::PrevMatch => {}
             Action::Confirm | Action::Cancel | Action::NextField | Action::PrevField => {}
         }
     }

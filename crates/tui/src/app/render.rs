@@ -54,10 +54,29 @@ impl App {
             | Action::Mark
             | Action::MarkAll
             | Action::ClearMarks => screen.own_actions().contains(&action),
+            Action::Follow | Action::NextMatch | Action::PrevMatch => {
+                screen.own_actions().contains(&action)
+            }
+            // A screen on a job (the log pane) opens over one that has a job selected.
+            Action::Open(kind) if self.opens_on_job(kind) => {
+                kind != screen.kind() && screen.selected_job(self.shown(), queue).is_some()
+            }
             Action::NextQueue => self.shown().queues().len() > 1,
-            Action::Older | Action::Newer | Action::Live => self.history(),
+            // Time travel's keys, or the screen's own (the log pane's attempts).
+            Action::Older | Action::Newer => {
+                screen.own_actions().contains(&action) || self.history()
+            }
+            Action::Live => self.history(),
             _ => true,
         }
+    }
+
+    /// Whether the screen of `kind` opens on the selected job.
+    fn opens_on_job(&self, kind: crate::screen::Kind) -> bool {
+        matches!(
+            self.screens.get(kind).map(|e| e.opens),
+            Some(crate::registry::Opens::OnJob(_))
+        )
     }
 
     /// Rendering proper, from `&self`.
@@ -115,6 +134,7 @@ impl App {
                 Mode::Normal
             },
             offered: &offered,
+            screen: Some(self.current().kind()),
             marked: self
                 .shown()
                 .queue(self.queue.as_deref())
