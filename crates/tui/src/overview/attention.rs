@@ -287,11 +287,20 @@ pub fn badge_spans(
     let Some(b) = badges else {
         return Vec::new();
     };
-    let labels: Vec<(BadgeKind, String)> = b
+    let whole: Vec<(BadgeKind, String)> = b
         .labels()
         .into_iter()
         .map(|(k, l)| (k, clean(&l).into_owned()))
         .collect();
+    let whole_w = whole.iter().map(|(_, l)| l.chars().count() + 1).sum::<usize>();
+    // Too narrow for them whole: every lender and borrower still shown, names cut, when they
+    // fit so; else the first badges and `+N`.
+    let labels = match width {
+        w if w > 0 && whole_w.saturating_sub(1) > w => {
+            super::badge_fit::with_names_cut(b, w).unwrap_or(whole)
+        }
+        _ => whole,
+    };
     let mut out = Vec::new();
     let mut used = 0;
     for (i, (kind, label)) in labels.iter().enumerate() {
@@ -387,26 +396,30 @@ pub fn legend(width: u16, view: View, theme: &Theme) -> Line<'static> {
     let first = match view {
         View::Compact => {
             " (in GPUs, one scale for all shares) · TIGHTEST its type nearest its limit · \
-             WAIT runnable jobs · PRE preemptions · FLAGS: ← borrows from, → lends to"
+             WAIT runnable jobs · PRE preemptions · FLAGS: ← borrows from, → lends to, +N more \
+             not shown"
         }
         View::Wide => {
             " (one scale per instance type) · ISP in-share preemption · WAIT runnable jobs · \
-             PRE preemptions · FLAGS: ← borrows from, → lends to"
+             PRE preemptions · FLAGS: ← borrows from, → lends to, +N more not shown"
         }
         View::ByType => {
             " (one scale per type) · USED instances / the share's limit (a type's: / its \
              capacity)"
         }
     };
-    const WORDINGS: [(&str, &str); 3] = [
+    // `+N` (badges left out of a narrow FLAGS cell) is said while anything of FLAGS is.
+    const WORDINGS: [(&str, &str); 5] = [
         (
             " ",
-            " · ISP in-share preemption · WAIT runnable jobs · PRE preemptions · ← from → to",
+            " · ISP in-share preemption · WAIT runnable jobs · PRE preemptions · ← from → to, +N more",
         ),
         (
             "",
-            " · ISP in-share preemption · WAIT runnable · PRE preemptions",
+            " · ISP in-share preemption · WAIT runnable · PRE preemptions · ← from → to +N more",
         ),
+        ("", " ISP:in-share preempt WAIT:runnable PRE:preempted +N:more"),
+        ("", " ISP:in-share WAIT:runnable PRE:preempted +N:more"),
         ("", " ISP:in-share preempt WAIT:runnable PRE:preempted"),
     ];
     // The by-type view has neither ISP, WAIT nor PRE.
@@ -416,9 +429,18 @@ pub fn legend(width: u16, view: View, theme: &Theme) -> Line<'static> {
             (" ", " · USED instances / limit (a type's: / capacity)"),
             ("", " USED:instances/limit"),
             ("", ""),
+            ("", ""),
+            ("", ""),
         ]
     } else {
-        [(" ", first), WORDINGS[0], WORDINGS[1], WORDINGS[2]]
+        [
+            (" ", first),
+            WORDINGS[0],
+            WORDINGS[1],
+            WORDINGS[2],
+            WORDINGS[3],
+            WORDINGS[4],
+        ]
     };
     let glyphs = [
         (OWN, Role::Own, "own "),
@@ -470,6 +492,21 @@ mod tests {
         assert_eq!(wrap("abcdefghij", 4, 1), vec!["abc…"]);
     }
 
+    /// `+N` in FLAGS (badges left out) is in the legend at 80, 120 and 200 columns.
+    #[test]
+    fn the_legend_says_what_plus_n_is() {
+        use super::{Theme, View, legend};
+        for (width, view) in [(80, View::Wide), (120, View::Wide), (200, View::Compact)] {
+            let line: String = legend(width, view, &Theme::dark())
+                .spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect();
+            assert!(line.contains("+N"), "{width}: {line}");
+            assert!(line.chars().count() <= usize::from(width), "{width}: {line}");
+        }
+    }
+
     #[test]
     fn badges_that_do_not_fit_are_counted() {
         use super::{ShareBadges, Theme, badge_spans};
@@ -499,7 +536,10 @@ mod tests {
                 .map(|s| s.content.as_ref())
                 .collect()
         };
-        assert_eq!(text(20), "← 2 +1");
+        // Room for both with the long name cut: both lenders shown.
+        let both = text(20);
+        assert!(both.ends_with(" 2 ← nlp 1") && both.contains('…'), "{both}");
+        assert_eq!(text(12), "← 2 +1");
         assert_eq!(text(4), "← 2");
     }
 
