@@ -231,9 +231,15 @@ async fn ctrl_k_is_refused_by_the_policy_and_ctrl_c_closes_the_dialog() {
         "{screen}"
     );
     assert!(calls.lock().unwrap().is_empty());
-    // Ctrl-C: the dialog goes, the console stays.
+    // Ctrl-C over the typed justification asks once; again: the dialog goes, the console stays.
     let (services, _) = with_actions("none");
     let mut script = script;
+    script.push(ctrl('c'));
+    let (t, app) = run_services(160, 30, options(), snapshot(), script.clone(), services).await;
+    assert!(app.job_act().is_some(), "{}", screen_text(&t));
+    assert!(screen_text(&t).contains("ctrl-c again closes the dialog"));
+    assert!(!app.should_quit());
+    let (services, _) = with_actions("none");
     script.push(ctrl('c'));
     let (_, app) = run_services(160, 30, options(), snapshot(), script, services).await;
     assert!(app.job_act().is_none());

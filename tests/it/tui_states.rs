@@ -185,26 +185,25 @@ fn then_ctrl_c(keys: &str, presses: usize) -> Vec<crossterm::event::Event> {
     script
 }
 
-/// Issue 29 §2.8: Ctrl-C quits from everywhere (help, `:messages`, the command and filter
-/// prompts, an empty dialog), not only closes the overlay.
+/// Issue 29 §2.8: Ctrl-C quits from everywhere but a dialog (help, `:messages`, the command
+/// and filter prompts), not only closes the overlay; in a dialog (issue 45 item 5) it closes
+/// the dialog and the console runs on, and a second Ctrl-C then quits.
 #[tokio::test]
 async fn ctrl_c_quits_from_every_overlay_and_prompt() {
-    for keys in [
-        "",
-        "?",
-        ":messages\n",
-        ":que",
-        "2/vis",
-        ":job research-sweep-04\np",
-        "2\n",
-    ] {
+    for keys in ["", "?", ":messages\n", ":que", "2/vis", "2\n"] {
         let (t, app) = run(100, 30, options(), then_ctrl_c(keys, 1)).await;
         assert!(app.should_quit(), "after {keys:?}:\n{}", screen_text(&t));
     }
+    let dialog = ":job research-sweep-04\np";
+    let (t, app) = run(100, 30, options(), then_ctrl_c(dialog, 1)).await;
+    assert!(!app.should_quit(), "{}", screen_text(&t));
+    assert!(app.dialog().is_none(), "{}", screen_text(&t));
+    let (_, app) = run(100, 30, options(), then_ctrl_c(dialog, 2)).await;
+    assert!(app.should_quit());
 }
 
-/// Issue 29 §2.8: over a half-typed change, the first Ctrl-C asks; a second quits, any other
-/// key goes back to the change.
+/// Issue 29 §2.8, issue 45 item 5: over a half-typed change, the first Ctrl-C asks; a second
+/// closes the dialog (the console runs on), any other key goes back to the change.
 #[tokio::test]
 async fn ctrl_c_over_a_half_typed_change_asks_first() {
     let open = ":job research-sweep-04\np5";
@@ -212,9 +211,10 @@ async fn ctrl_c_over_a_half_typed_change_asks_first() {
     let text = screen_text(&t);
     assert!(!app.should_quit(), "{text}");
     assert!(app.dialog().is_some(), "{text}");
-    assert!(text.contains("ctrl-c again quits"), "{text}");
-    let (_, app) = run(100, 30, options(), then_ctrl_c(open, 2)).await;
-    assert!(app.should_quit());
+    assert!(text.contains("ctrl-c again closes the dialog"), "{text}");
+    let (t, app) = run(100, 30, options(), then_ctrl_c(open, 2)).await;
+    assert!(!app.should_quit(), "{}", screen_text(&t));
+    assert!(app.dialog().is_none(), "{}", screen_text(&t));
     // Another key goes back to the change: the next Ctrl-C asks again.
     let mut script = then_ctrl_c(open, 1);
     script.extend(typed("0"));

@@ -12,7 +12,7 @@ use crate::screen::Kind;
 mod bindings;
 mod chord;
 
-pub use bindings::{AFTER_SCREENS, BEFORE_SCREENS, DEFAULT_BINDINGS};
+pub use bindings::{AFTER_SCREENS, BEFORE_SCREENS, DEFAULT_BINDINGS, SCREEN_LABELS};
 pub use chord::Chord;
 
 /// Where a binding applies.
@@ -74,12 +74,50 @@ pub enum Action {
     Older,
     Newer,
     Live,
+    /// Log pane: follow the log (read again, the view kept at its end).
+    Follow,
+    /// Log pane: the next match of the search.
+    NextMatch,
+    /// Log pane: the previous match of the search.
+    PrevMatch,
 }
 
 /// Actions only a screen that offers them takes ([`crate::screen::Screen::own_actions`]): two of
 /// them may share a key, which goes to the one the current screen offers (`space` expands a
 /// share on the Overview and marks a job on Jobs and Preemptions).
 pub const SCREEN_ONLY: &[Action] = &[Action::Expand, Action::Mark];
+
+/// The order footer hints go in when the line is short, the one place it is defined (as
+/// [`crate::screen::drop_order`] is for columns): help and quit never; the generic ones
+/// (command, filter, open, back, the screens, queue, theme: the same on every screen and all in
+/// `?`) first; then time travel; then sorting and the views; the actions on a job (priority, kill, requeue, mark, logs)
+/// last of the droppable ones, since they are what the screen is for.
+pub fn hint_drop(action: Action) -> u8 {
+    match action {
+        Action::Help | Action::Quit => 0,
+        Action::Priority
+        | Action::Terminate
+        | Action::Requeue
+        | Action::Mark
+        | Action::Open(Kind::Logs)
+        | Action::Follow
+        | Action::NextMatch
+        | Action::PrevMatch => 1,
+        Action::SortNext | Action::NextPane | Action::Wide | Action::ByType | Action::Expand => 2,
+        Action::Older | Action::Newer | Action::Live => 3,
+        _ => 4,
+    }
+}
+
+/// The footer label of binding `b` on a screen of `kind`: the one [`SCREEN_LABELS`] gives it
+/// there (the log pane's `/` searches), else its own.
+pub fn hint_on(b: &Binding, kind: Option<Kind>) -> Option<&'static str> {
+    SCREEN_LABELS
+        .iter()
+        .find(|(k, name, _)| Some(*k) == kind && *name == b.name)
+        .map(|(_, _, label)| *label)
+        .or(b.hint)
+}
 
 /// One row of the table.
 #[derive(Debug, Clone, Copy)]

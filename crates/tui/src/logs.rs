@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -46,7 +46,7 @@ pub const ENTRY: ScreenEntry = ScreenEntry {
         name: "logs",
         keys: &["l"],
         description: "the selected job's training log (f follow, n/N match, [ ] attempt)",
-        hint: None,
+        hint: Some("logs"),
     }),
     command: None,
 };
@@ -263,14 +263,26 @@ impl Screen for LogPane {
         }
     }
 
+    fn own_actions(&self) -> &'static [Action] {
+        &[
+            Action::Follow,
+            Action::NextMatch,
+            Action::PrevMatch,
+            Action::Older,
+            Action::Newer,
+        ]
+    }
+
+    /// Its keys come from the key map (`f`, `n` / `N`; `[` / `]`, time travel's keys, step
+    /// through the attempts here, and the footer says so: `keymap::SCREEN_LABELS`).
     fn own_key(
         &mut self,
-        key: &KeyEvent,
-        _action: Option<Action>,
+        _key: &KeyEvent,
+        action: Option<Action>,
         _ctx: &Ctx,
     ) -> Option<Vec<Effect>> {
-        match key.code {
-            KeyCode::Char('f') => {
+        match action? {
+            Action::Follow => {
                 self.follow = !self.follow;
                 if !self.follow {
                     return Some(Vec::new());
@@ -278,16 +290,16 @@ impl Screen for LogPane {
                 self.scroll.bottom();
                 Some(self.read(None))
             }
-            KeyCode::Char('n') => {
+            Action::NextMatch => {
                 self.find(true);
                 Some(Vec::new())
             }
-            KeyCode::Char('N') => {
+            Action::PrevMatch => {
                 self.find(false);
                 Some(Vec::new())
             }
-            KeyCode::Char('[') => Some(self.switch(false)),
-            KeyCode::Char(']') => Some(self.switch(true)),
+            Action::Older => Some(self.switch(false)),
+            Action::Newer => Some(self.switch(true)),
             _ => None,
         }
     }

@@ -6,7 +6,7 @@ mod columns;
 mod table;
 mod text;
 
-pub use columns::{Col, layout, layout_in};
+pub use columns::{Col, drop_order, layout, layout_in};
 #[cfg(test)]
 pub use table::walks;
 pub use table::{

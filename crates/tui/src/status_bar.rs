@@ -150,7 +150,8 @@ pub fn draw(frame: &mut Frame, area: Rect, view: &StatusView<'_>, theme: &Theme)
     );
 }
 
-/// The first line's start: PAST/STALE, the title, a broken config and the warnings count.
+/// The first line's start: PAST/STALE, the title, READ-ONLY, a broken config and the warnings
+/// count.
 fn badges(view: &StatusView<'_>, theme: &Theme) -> Vec<Span<'static>> {
     let StatusView {
         live,
@@ -174,7 +175,12 @@ fn badges(view: &StatusView<'_>, theme: &Theme) -> Vec<Span<'static>> {
         ));
     }
     first.push(Span::styled(" quotatop ", theme.style(Role::Title)));
-    // Before the endpoint, so a narrow terminal cuts that, never these.
+    // Before the endpoint, so a narrow terminal cuts that, never these: what a change would
+    // meet is the status line's part dropped last.
+    if info.read_only {
+        first.push(Span::styled(" READ-ONLY ", theme.style(Role::Badge)));
+        first.push(Span::raw(" "));
+    }
     if info.config_broken.is_some() {
         first.push(Span::styled(
             "CONFIG BROKEN: no changes",
@@ -195,8 +201,7 @@ fn badges(view: &StatusView<'_>, theme: &Theme) -> Vec<Span<'static>> {
     first
 }
 
-/// The first line's rest: the store followed, the sources (or endpoint, profile, region) and
-/// READ-ONLY.
+/// The first line's rest: the store followed, the sources (or endpoint, profile, region).
 fn where_from(first: &mut Vec<Span<'static>>, view: &StatusView<'_>, theme: &Theme) {
     let StatusView { live, info, .. } = *view;
     let muted = theme.style(Role::Muted);
@@ -231,10 +236,6 @@ fn where_from(first: &mut Vec<Span<'static>>, view: &StatusView<'_>, theme: &The
             Span::styled(" · region ", muted),
             Span::raw(clean(source.region.as_deref().unwrap_or("-")).into_owned()),
         ]),
-    }
-    if info.read_only {
-        first.push(Span::raw(" "));
-        first.push(Span::styled(" READ-ONLY ", theme.style(Role::Badge)));
     }
 }
 

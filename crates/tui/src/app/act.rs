@@ -1,7 +1,7 @@
 //! Marks and the dialogs acting on jobs (terminate, requeue, a priority change of the marked
 //! jobs): the keys that open them, the keys while one is open, and their results.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyEvent;
 
 use super::App;
 use crate::effects::{ActJob, EffectResult};
@@ -155,24 +155,13 @@ impl App {
         true
     }
 
-    /// A key while the dialog is open (it takes every key; Ctrl-C cancels it, not the
-    /// console); `false` when none is open.
+    /// A key while the dialog is open (it takes every key; Ctrl-C, handled before, cancels
+    /// it, not the console); `false` when none is open.
     pub(super) fn job_act_key(&mut self, key: &KeyEvent) -> bool {
         let Some(dialog) = &mut self.acting else {
             return false;
         };
-        let ctrl_c =
-            key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
-        let action = if ctrl_c {
-            Some(Action::Cancel)
-        } else {
-            self.keymap.action(Mode::Dialog, key)
-        };
-        if ctrl_c && !matches!(dialog.step, crate::job_act::Step::Edit) {
-            // Ctrl-C leaves the dialog from any step (the results still arrive).
-            self.acting = None;
-            return true;
-        }
+        let action = self.keymap.action(Mode::Dialog, key);
         match dialog.on_key(action, key, &self.data) {
             Reply::Stay => {}
             Reply::Close => self.acting = None,

@@ -13,28 +13,42 @@ use crate::theme;
 
 impl App {
     pub(super) fn on_key(&mut self, key: KeyEvent) {
-        // Ctrl-C quits from everywhere (help, `:messages`, a prompt, a dialog), asking first
-        // only when a change is half-typed: the second Ctrl-C quits, any other key goes back.
+        // Ctrl-C in a dialog (priority, terminate, requeue, bulk) cancels the dialog, never the
+        // console, asking first when a change is half-typed: the second Ctrl-C drops it, any
+        // other key goes back to it. Everywhere else (help, `:messages`, a prompt) it quits.
         let ctrl_c =
             key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
-        if self.job_act_key(&key) {
-            return;
-        }
         let asked = std::mem::take(&mut self.quit_asked);
-        if ctrl_c {
-            let half_typed = self.dialog.as_ref().is_some_and(PriorityDialog::half_typed);
+        if ctrl_c && (self.dialog.is_some() || self.acting.is_some()) {
+            let half_typed = self.dialog.as_ref().is_some_and(PriorityDialog::half_typed)
+                || self
+                    .acting
+                    .as_ref()
+                    .is_some_and(crate::job_act::JobAct::half_typed);
             if half_typed && !asked {
                 self.quit_asked = true;
-                self.flash_info(
-                    "a priority change is half-typed: ctrl-c again quits and drops it, any other key goes back to it",
-                );
+                self.flash_info(format!(
+                    "a change is half-typed: ctrl-c again closes the dialog and drops it, any \
+                     other key goes back to it ({} quits the console once it is closed)",
+                    self.keymap.first_key(Action::Quit)
+                ));
             } else {
-                self.quit = true;
+                // From any step: a change already sent still reports its result.
+                self.dialog = None;
+                self.acting = None;
+                self.flash_info("dialog closed");
             }
+            return;
+        }
+        if ctrl_c {
+            self.quit = true;
             return;
         }
         if asked {
             self.flash = None;
+        }
+        if self.job_act_key(&key) {
+            return;
         }
         if let Some(dialog) = &mut self.dialog {
             let action = self.keymap.action(Mode::Dialog, &key);
@@ -170,6 +184,8 @@ impl App {
                 self.after_travel(r);
             }
             Action::Live => self.go_live("live data"),
+            // A screen's own (the log pane's), taken by it before they get here.
+            Action::Follow | Action::NextMatch | Action::PrevMatch => {}
             Action::Confirm | Action::Cancel | Action::NextField | Action::PrevField => {}
         }
     }

@@ -19,7 +19,7 @@ impl App {
         self.shown_age = self.age_seconds();
         self.dirty = false;
         // The screen learns its room first (the Overview picks its view by it).
-        let [_, body, _] = frame_areas(frame.area());
+        let [_, body, _] = self.frame_areas(frame.area());
         let (ctx, screen) = self.split();
         screen.fit(body, ctx.data, ctx.queue);
         self.render(frame);
@@ -54,10 +54,29 @@ impl App {
             | Action::Mark
             | Action::MarkAll
             | Action::ClearMarks => screen.own_actions().contains(&action),
+            Action::Follow | Action::NextMatch | Action::PrevMatch => {
+                screen.own_actions().contains(&action)
+            }
+            // A screen on a job (the log pane) opens over one that has a job selected.
+            Action::Open(kind) if self.opens_on_job(kind) => {
+                kind != screen.kind() && screen.selected_job(self.shown(), queue).is_some()
+            }
             Action::NextQueue => self.shown().queues().len() > 1,
-            Action::Older | Action::Newer | Action::Live => self.history(),
+            // Time travel's keys, or the screen's own (the log pane's attempts).
+            Action::Older | Action::Newer => {
+                screen.own_actions().contains(&action) || self.history()
+            }
+            Action::Live => self.history(),
             _ => true,
         }
+    }
+
+    /// Whether the screen of `kind` opens on the selected job.
+    fn opens_on_job(&self, kind: crate::screen::Kind) -> bool {
+        matches!(
+            self.screens.get(kind).map(|e| e.opens),
+            Some(crate::registry::Opens::OnJob(_))
+        )
     }
 
     /// Rendering proper, from `&self`.
@@ -68,7 +87,7 @@ impl App {
             self.render_too_small(frame, area);
             return;
         }
-        let [status, body, foot] = frame_areas(area);
+        let [status, body, foot] = self.frame_areas(area);
         self.render_status_bar(frame, status);
         // The past is drawn inside borders of its own role, so no screen of it passes for live.
         let past_theme;
@@ -108,11 +127,7 @@ impl App {
         let offered = |action| self.offers(action);
         let view = footer::FooterView {
             input: &self.input,
-            // Over a dialog, its hints, unless Ctrl-C asked whether to drop the change.
-            flash: self
-                .flash
-                .as_ref()
-                .filter(|_| !dialog_open || self.quit_asked),
+            flash: self.footer_flash(),
             keymap: &self.keymap,
             mode: if dialog_open {
                 Mode::Dialog
@@ -120,6 +135,7 @@ impl App {
                 Mode::Normal
             },
             offered: &offered,
+            screen: Some(self.current().kind()),
             marked: self
                 .shown()
                 .queue(self.queue.as_deref())
@@ -184,12 +200,25 @@ impl App {
     }
 }
 
-/// The status bar, the screen's body and the footer of a frame of `area`.
-fn frame_areas(area: ratatui::layout::Rect) -> [ratatui::layout::Rect; 3] {
-    Layout::vertical([
-        Constraint::Length(2),
-        Constraint::Fill(1),
-        Constraint::Length(1),
-    ])
-    .areas(area)
+impl App {
+    /// The message the footer shows: over a dialog, its hints, unless Ctrl-C asked whether to
+    /// drop the change.
+    fn footer_flash(&self) -> Option<&footer::Flash> {
+        let dialog_open = self.dialog.is_some() || self.acting.is_some();
+        self.flash
+            .as_ref()
+            .filter(|_| !dialog_open || self.quit_asked)
+    }
+
+    /// The status bar, the screen's body and the footer of a frame of `area` (the footer as
+    /// high as its message needs).
+    fn frame_areas(&self, area: Rect) -> [Rect; 3] {
+        let foot = footer::height(self.footer_flash(), area.width);
+        Layout::vertical([
+            Constraint::Length(2),
+            Constraint::Fill(1),
+            Constraint::Length(foot),
+        ])
+        .areas(area)
+    }
 }

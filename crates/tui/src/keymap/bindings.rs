@@ -3,6 +3,7 @@
 
 use super::{Action, Binding, Mode};
 use crate::registry::{self, BUILTIN};
+use crate::screen::Kind;
 
 /// Every default, the built-in screens' keys included, in the order help, hints and the man
 /// page show them.
@@ -124,6 +125,15 @@ pub const BEFORE_SCREENS: &[Binding] = &[
     ),
 ];
 
+/// Footer labels a screen gives a binding whose key means something else there (screen kind,
+/// the binding's name, the label): the one list the footer and docs/operator.md's key table
+/// read.
+pub const SCREEN_LABELS: &[(Kind, &str, &str)] = &[
+    (Kind::Logs, "filter", "search"),
+    (Kind::Logs, "older", "attempt"),
+    (Kind::Logs, "newer", "attempt"),
+];
+
 /// The defaults listed after the screens' keys (which come from [`crate::registry`]).
 pub const AFTER_SCREENS: &[Binding] = &[
     b(
@@ -197,6 +207,30 @@ pub const AFTER_SCREENS: &[Binding] = &[
         &["L"],
         "leave time travel: back to live data",
         None,
+    ),
+    b(
+        Action::Follow,
+        "follow",
+        Mode::Normal,
+        &["f"],
+        "log pane: follow the log (read again every 2 s, the view kept at its end) / stop",
+        Some("follow"),
+    ),
+    b(
+        Action::NextMatch,
+        "next_match",
+        Mode::Normal,
+        &["n"],
+        "log pane: the next match of the / search",
+        Some("match"),
+    ),
+    b(
+        Action::PrevMatch,
+        "prev_match",
+        Mode::Normal,
+        &["N"],
+        "log pane: the previous match of the / search",
+        Some("match"),
     ),
     b(
         Action::NextPane,
@@ -307,7 +341,7 @@ pub const AFTER_SCREENS: &[Binding] = &[
         "quit",
         Mode::Normal,
         &["q", "ctrl-c"],
-        "quit",
+        "quit (ctrl-c in a dialog closes the dialog instead)",
         Some("quit"),
     ),
     b(

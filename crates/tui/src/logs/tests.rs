@@ -106,8 +106,9 @@ fn following_reads_again_and_an_older_attempts_answer_is_not_shown() {
     assert!(p.on_result(&answer(1, "step 2"), &ctx).is_empty());
     assert!(p.text()[0].ends_with("#1 step 2"), "{:?}", p.text());
     // Following: each answer asks for the next read.
-    let key = KeyEvent::from(KeyCode::Char('f'));
-    assert_eq!(p.own_key(&key, None, &ctx).map(|e| e.len()), Some(1));
+    let key = KeyEvent::from(crossterm::event::KeyCode::Char('f'));
+    let follow = Some(crate::keymap::Action::Follow);
+    assert_eq!(p.own_key(&key, follow, &ctx).map(|e| e.len()), Some(1));
     assert_eq!(p.on_result(&answer(1, "step 3"), &ctx).len(), 1);
     // A late answer for another attempt is not drawn as this one's.
     assert_eq!(p.on_result(&answer(2, "other"), &ctx).len(), 1);

@@ -138,17 +138,29 @@ fn item_line(
     Some((a.kind, text))
 }
 
-/// Whether an item is longer than `width`: then each takes two lines.
-fn wraps(texts: &[Option<(AttentionKind, String)>], width: usize) -> bool {
-    texts
+/// The most lines an item takes: its cause, at the end of its text, kept at 80 columns.
+const ITEM_LINES: usize = 3;
+
+/// Lines each item takes in `width` columns when `room` lines hold the `n` items: as many as
+/// the longest needs (at most [`ITEM_LINES`]) while they all fit so, else fewer, at least one.
+fn per_item(texts: &[Option<(AttentionKind, String)>], width: usize, room: usize) -> usize {
+    let need = texts
         .iter()
         .flatten()
-        .any(|(_, t)| t.chars().count() > width)
+        .map(|(_, t)| wrap(t, width, usize::MAX).len())
+        .max()
+        .unwrap_or(1)
+        .clamp(1, ITEM_LINES);
+    (1..=need)
+        .rev()
+        .find(|per| per * texts.len() <= room)
+        .unwrap_or(1)
 }
 
-/// Lines the panel takes in `width` columns and at most `max` lines, borders included: two per
-/// item (as [`draw_panel`] lays them out) when a line does not fit and two each fit in `max`,
-/// else one per item (or one saying "nothing" when there is none), at most `max`.
+/// Lines the panel takes in `width` columns and at most `max` lines, borders included: the
+/// lines per item [`draw_panel`] lays out (up to [`ITEM_LINES`] when a line does not fit and
+/// they all fit in `max`), else one per item (or one saying "nothing" when there is none), at
+/// most `max`.
 pub fn panel_height(
     data: &Data,
     current: Option<&str>,
@@ -168,11 +180,8 @@ pub fn panel_height(
             .unwrap_or(u16::MAX)
             .saturating_add(2)
     };
-    if wraps(&texts, width) && lines(2) <= max {
-        lines(2)
-    } else {
-        lines(1).min(max)
-    }
+    let room = usize::from(max.saturating_sub(2));
+    lines(per_item(&texts, width, room)).min(max)
 }
 
 /// What the panel draws, travelling together: the data, the current queue (items of another
@@ -204,7 +213,8 @@ fn panel_title(p: &Panel, theme: &Theme) -> Line<'static> {
 }
 
 /// The panel: a bordered list, the selected line marked when focused. When a line does not
-/// fit, every item gets two, as long as they all fit so; else one each, cut with `…`.
+/// fit, every item gets up to [`ITEM_LINES`], as long as they all fit so; else one each, cut
+/// with `…`.
 pub fn draw_panel(frame: &mut Frame, area: Rect, p: &Panel, theme: &Theme) {
     let current = p.data.queue(p.current).map(|(q, _)| q.key());
     let block = Block::default()
@@ -229,11 +239,7 @@ pub fn draw_panel(frame: &mut Frame, area: Rect, p: &Panel, theme: &Theme) {
         .iter()
         .map(|&at| item_line(p.data, current.as_deref(), at, p.requeue_key))
         .collect();
-    let per_item = if wraps(&texts, width) && inner.height as usize >= 2 * p.list.rows.len() {
-        2
-    } else {
-        1
-    };
+    let per_item = per_item(&texts, width, inner.height as usize);
     let (offset, visible) = p.list.visible((inner.height as usize / per_item).max(1));
     let mut lines = Vec::new();
     for (i, &r) in visible.iter().enumerate() {
@@ -289,11 +295,20 @@ pub fn badge_spans(
     let Some(b) = badges else {
         return Vec::new();
     };
-    let labels: Vec<(BadgeKind, String)> = b
+    let whole: Vec<(BadgeKind, String)> = b
         .labels()
         .into_iter()
         .map(|(k, l)| (k, clean(&l).into_owned()))
         .collect();
+    let whole_w = whole.iter().map(|(_, l)| l.chars().count() + 1).sum::<usize>();
+    // Too narrow for them whole: every lender and borrower still shown, names cut, when they
+    // fit so; else the first badges and `+N`.
+    let labels = match width {
+        w if w > 0 && whole_w.saturating_sub(1) > w => {
+            super::badge_fit::with_names_cut(b, w).unwrap_or(whole)
+        }
+        _ => whole,
+    };
     let mut out = Vec::new();
     let mut used = 0;
     for (i, (kind, label)) in labels.iter().enumerate() {
@@ -389,26 +404,30 @@ pub fn legend(width: u16, view: View, theme: &Theme) -> Line<'static> {
     let first = match view {
         View::Compact => {
             " (in GPUs, one scale for all shares) · TIGHTEST its type nearest its limit · \
-             WAIT runnable jobs · PRE preemptions · FLAGS: ← borrows from, → lends to"
+             WAIT runnable jobs · PRE preemptions · FLAGS: ← borrows from, → lends to, +N more \
+             not shown"
         }
         View::Wide => {
             " (one scale per instance type) · ISP in-share preemption · WAIT runnable jobs · \
-             PRE preemptions · FLAGS: ← borrows from, → lends to"
+             PRE preemptions · FLAGS: ← borrows from, → lends to, +N more not shown"
         }
         View::ByType => {
             " (one scale per type) · USED instances / the share's limit (a type's: / its \
              capacity)"
         }
     };
-    const WORDINGS: [(&str, &str); 3] = [
+    // `+N` (badges left out of a narrow FLAGS cell) is said while anything of FLAGS is.
+    const WORDINGS: [(&str, &str); 5] = [
         (
             " ",
-            " · ISP in-share preemption · WAIT runnable jobs · PRE preemptions · ← from → to",
+            " · ISP in-share preemption · WAIT runnable jobs · PRE preemptions · ← from → to, +N more",
         ),
         (
             "",
-            " · ISP in-share preemption · WAIT runnable · PRE preemptions",
+            " · ISP in-share preemption · WAIT runnable · PRE preemptions · ← from → to +N more",
         ),
+        ("", " ISP:in-share preempt WAIT:runnable PRE:preempted +N:more"),
+        ("", " ISP:in-share WAIT:runnable PRE:preempted +N:more"),
         ("", " ISP:in-share preempt WAIT:runnable PRE:preempted"),
     ];
     // The by-type view has neither ISP, WAIT nor PRE.
@@ -418,9 +437,18 @@ pub fn legend(width: u16, view: View, theme: &Theme) -> Line<'static> {
             (" ", " · USED instances / limit (a type's: / capacity)"),
             ("", " USED:instances/limit"),
             ("", ""),
+            ("", ""),
+            ("", ""),
         ]
     } else {
-        [(" ", first), WORDINGS[0], WORDINGS[1], WORDINGS[2]]
+        [
+            (" ", first),
+            WORDINGS[0],
+            WORDINGS[1],
+            WORDINGS[2],
+            WORDINGS[3],
+            WORDINGS[4],
+        ]
     };
     let glyphs = [
         (OWN, Role::Own, "own "),
@@ -472,6 +500,21 @@ mod tests {
         assert_eq!(wrap("abcdefghij", 4, 1), vec!["abc…"]);
     }
 
+    /// `+N` in FLAGS (badges left out) is in the legend at 80, 120 and 200 columns.
+    #[test]
+    fn the_legend_says_what_plus_n_is() {
+        use super::{Theme, View, legend};
+        for (width, view) in [(80, View::Wide), (120, View::Wide), (200, View::Compact)] {
+            let line: String = legend(width, view, &Theme::dark())
+                .spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect();
+            assert!(line.contains("+N"), "{width}: {line}");
+            assert!(line.chars().count() <= usize::from(width), "{width}: {line}");
+        }
+    }
+
     #[test]
     fn badges_that_do_not_fit_are_counted() {
         use super::{ShareBadges, Theme, badge_spans};
@@ -501,7 +544,10 @@ mod tests {
                 .map(|s| s.content.as_ref())
                 .collect()
         };
-        assert_eq!(text(20), "← 2 +1");
+        // Room for both with the long name cut: both lenders shown.
+        let both = text(20);
+        assert!(both.ends_with(" 2 ← nlp 1") && both.contains('…'), "{both}");
+        assert_eq!(text(12), "← 2 +1");
         assert_eq!(text(4), "← 2");
     }
 

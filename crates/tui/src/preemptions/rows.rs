@@ -111,23 +111,24 @@ pub(super) fn attempt_row(a: &AttemptRow, theme: &Theme) -> Vec<Cell<'static>> {
 }
 
 /// The columns of the jobs table for [`screen::layout`]: names whole when they can be (at
-/// least 14), the status and count always; the hours and the time go first.
+/// least 14), the status, count and flags (LOOP, OVER BUDGET) always; the last preemption's
+/// time goes first, then the hours.
 pub(super) fn top_columns(
     q: &quotatop_model::QueueSnapshot,
     v: &crate::data::QueueView,
 ) -> [screen::Col; 8] {
-    use screen::Col;
+    use screen::{Col, drop_order};
     let names = v.preemptions.iter().map(|f| clean(&f.name).chars().count());
     let shares = q.shares.iter().map(|s| clean(&s.name).chars().count());
     [
-        Col::text(14, names.max().unwrap_or(0), 0),
+        Col::text(14, names.max().unwrap_or(0), drop_order::KEPT),
         Col::text(10, shares.max().unwrap_or(0), 1),
-        Col::fixed(9, 0),
-        Col::fixed(4, 0),
+        Col::fixed(9, drop_order::KEPT),
+        Col::fixed(4, drop_order::KEPT),
         // Room for every flag (OVER BUDGET LOOP ∞retry) once the rest have theirs.
-        Col::text(12, 24, 5),
-        Col::fixed(6, 4),
+        Col::text(12, 24, drop_order::KEPT),
         Col::fixed(6, 3),
-        Col::text(9, 20, 2),
+        Col::fixed(6, 2),
+        Col::text(9, 20, drop_order::HISTORY),
     ]
 }

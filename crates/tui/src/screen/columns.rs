@@ -3,6 +3,19 @@
 
 use super::MARKER;
 
+/// What goes last and what goes first when a row is short, for every table: the one place the
+/// order is defined (a screen's other columns sit between, by their own `drop`).
+pub mod drop_order {
+    /// Never dropped: names, statuses, and what a decision rests on (the LOOP, LIMIT and
+    /// MISCONFIG flags; on the status line, READ-ONLY; the key hints and the attention
+    /// panel's causes are kept likewise).
+    pub const KEPT: u8 = 0;
+    /// A share's strategy (`L&B 200%`): read once, on the Share screen too; goes early.
+    pub const STRATEGY: u8 = 8;
+    /// History (sparklines, when it last happened): goes first.
+    pub const HISTORY: u8 = 9;
+}
+
 /// One column of a table, as [`layout`] sizes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Col {

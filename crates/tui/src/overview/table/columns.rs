@@ -4,7 +4,7 @@
 
 use crate::data::Data;
 use crate::overview::{View, attention};
-use crate::screen::{self, Col};
+use crate::screen::{self, Col, drop_order};
 use crate::text::clean;
 use quotatop_analysis::{ShareUsage, gpu_weight, share_totals};
 
@@ -48,7 +48,7 @@ pub fn columns(view: View, data: &Data) -> (Vec<String>, Vec<Col>) {
             let (gpus, tight) = compact_widths(data);
             let cols = vec![
                 name_col(names.max(types + 4)),
-                Col::fixed(8, 4),
+                Col::fixed(8, drop_order::STRATEGY),
                 Col::fixed(3, 5),
                 Col::graphic(8, 3, 0),
                 Col::fixed(gpus.max(4), 0),
@@ -56,14 +56,14 @@ pub fn columns(view: View, data: &Data) -> (Vec<String>, Vec<Col>) {
                 Col::fixed(4, 0),
                 Col::fixed(3, 3),
                 flags_col(flags),
-                Col::graphic(8, 2, 6),
+                Col::graphic(8, 2, drop_order::HISTORY),
             ];
             (header(&COMPACT), cols)
         }
         View::Wide => {
             let cols = vec![
                 name_col(names),
-                Col::fixed(8, 4),
+                Col::fixed(8, drop_order::STRATEGY),
                 Col::fixed(3, 5),
                 Col::fixed(u16::try_from(types.max(4)).unwrap_or(u16::MAX), 0),
                 Col::graphic(6, 3, 0),
@@ -71,7 +71,7 @@ pub fn columns(view: View, data: &Data) -> (Vec<String>, Vec<Col>) {
                 Col::fixed(4, 0),
                 Col::fixed(3, 3),
                 flags_col(flags),
-                Col::graphic(8, 2, 6),
+                Col::graphic(8, 2, drop_order::HISTORY),
             ];
             (header(&WIDE), cols)
         }
@@ -80,7 +80,7 @@ pub fn columns(view: View, data: &Data) -> (Vec<String>, Vec<Col>) {
             let used = used.max(type_used_width(data));
             let cols = vec![
                 name_col(names.max(types + 2)),
-                Col::fixed(8, 3),
+                Col::fixed(8, drop_order::STRATEGY),
                 Col::graphic(6, 3, 0),
                 Col::fixed(u16::try_from(used.max(4)).unwrap_or(u16::MAX), 0),
                 Col {
@@ -142,12 +142,12 @@ fn name_col(longest: usize) -> Col {
 }
 
 /// FLAGS: the badges whole when there is room (up to [`FLAGS_WANT`], then it grows with the
-/// bars), else cut to `+N`; dropped before names.
+/// bars), else cut to `+N`; never dropped (LOOP, LIMIT, MISCONFIG are what the row is for).
 fn flags_col((least, whole): (usize, usize)) -> Col {
     let least = u16::try_from(least).unwrap_or(u16::MAX).max(5);
     Col {
         grow: 1,
-        ..Col::text(least, whole.min(FLAGS_WANT), 2)
+        ..Col::text(least, whole.min(FLAGS_WANT), drop_order::KEPT)
     }
 }
 
