@@ -82,6 +82,7 @@ mod requeue_cli;
 mod secrets;
 mod set_priority;
 mod set_priority_many;
+mod set_priority_order;
 mod shares_cli;
 mod shares_impact;
 mod shell_integration;
