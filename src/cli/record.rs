@@ -37,7 +37,9 @@ pub struct RecordArgs {
     #[arg(long)]
     pub config: Option<std::path::PathBuf>,
     /// Stop with a non-zero exit when this many snapshots in a row could not be journaled
-    /// (0: keep trying forever; the exit is non-zero anyway if nothing was journaled at all).
+    /// (0: keep trying forever; the exit is non-zero anyway if nothing was journaled at all,
+    /// a shared store that refused this recorder until it stopped included; a recorder that
+    /// stood by while another led exits 0).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub max_unjournaled: u64,
     /// Serve Prometheus metrics of the latest snapshot on http://ADDR/metrics (e.g.

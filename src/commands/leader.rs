@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::cli::RecordArgs;
+use crate::commands::record::LOG_TARGET;
 use crate::metrics::server::Latest;
 use quotatop_store::{Fence, Lead, Role, StoreLocation};
 
@@ -32,8 +33,14 @@ pub async fn wait_to_lead(
 ) -> Option<Fence> {
     tokio::pin!(shutdown);
     let mut said = None;
+    let mut failures_seen = 0;
     loop {
         let role = lead.role();
+        if !matches!(role, Role::Refused { .. }) && latest.refused().is_some() {
+            tracing::info!(target: LOG_TARGET, "the store takes this recorder again");
+            eprintln!("quotatop record: the store takes this recorder again");
+            latest.set_refused(None);
+        }
         match &role {
             Role::Leader(fence) => {
                 latest.set_leader(true);
@@ -45,16 +52,31 @@ pub async fn wait_to_lead(
             }
             Role::Lost(_) => return None,
             Role::Starting => latest.set_leader(false),
-            Role::Standby(why) => {
+            Role::Standby => {
                 latest.set_leader(false);
                 if said.as_ref() != Some(&role) {
-                    match why {
-                        None => eprintln!(
-                            "quotatop record: standing by: another recorder leads this source on the store"
-                        ),
-                        Some(w) => eprintln!("quotatop record: standing by: {w}"),
-                    }
+                    eprintln!(
+                        "quotatop record: standing by: another recorder leads this source on the store"
+                    );
                     said = Some(role.clone());
+                }
+            }
+            Role::Refused {
+                why,
+                failures,
+                retry_in,
+            } => {
+                latest.set_leader(false);
+                // Each failed try counts once, and is said once.
+                if *failures != failures_seen {
+                    failures_seen = *failures;
+                    latest.set_refused(Some(why.clone()));
+                    tracing::error!(target: LOG_TARGET, %why, failures, retry_in_s = retry_in.as_secs(), "the store refuses this recorder: recording nothing");
+                    eprintln!(
+                        "quotatop record: error: the store refuses this recorder ({why}); recording nothing, trying again in {} s (failed tries in a row: {failures})",
+                        retry_in.as_secs()
+                    );
+                    said = None;
                 }
             }
         }

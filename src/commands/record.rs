@@ -27,7 +27,7 @@ pub use loops::{RecordSummary, record_loop, serve_loop};
 
 /// The target of every event `record` logs, from any of its parts: record.log names
 /// `quotatop::commands::record` (what its readers match), not the part's module.
-const LOG_TARGET: &str = module_path!();
+pub(crate) const LOG_TARGET: &str = module_path!();
 
 /// `quotatop record`.
 pub fn run(args: &RecordArgs) -> anyhow::Result<()> {

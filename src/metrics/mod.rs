@@ -287,6 +287,10 @@ const COUNTERS: &[(&str, &str)] = &[
         "quotatop_journal_snapshots_written",
         "Snapshots the journal stored",
     ),
+    (
+        "quotatop_journal_store_errors",
+        "Tries to reach the shared store that failed (authentication refused, connection refused, a query of the recorders' lead failed); while it fails the recorder records nothing and quotatop_journal_up is 0",
+    ),
 ];
 
 fn registry(
@@ -337,6 +341,11 @@ fn journal_families(fams: &Families, journal: &JournalStatus) {
         "quotatop_journal_snapshots_written",
         vec![],
         journal.snapshots_written as f64,
+    );
+    fams.count(
+        "quotatop_journal_store_errors",
+        vec![],
+        journal.store_errors as f64,
     );
 }
 

@@ -23,6 +23,9 @@ pub struct Latest {
     inner: Arc<Mutex<(Option<Snapshot>, Option<JournalStatus>)>>,
     /// Whether this recorder leads its source on a shared store (`None`: no store, no family).
     leader: Arc<Mutex<Option<bool>>>,
+    /// Why the shared store refuses this recorder now (`None`: it does not), and how many
+    /// tries failed in all: the journal is then down, whatever its writer last said.
+    refused: Arc<Mutex<(Option<String>, u64)>>,
 }
 
 impl Default for Latest {
@@ -30,6 +33,7 @@ impl Default for Latest {
         Self {
             inner: Arc::new(Mutex::new((None, Some(JournalStatus::default())))),
             leader: Arc::default(),
+            refused: Arc::default(),
         }
     }
 }
@@ -40,6 +44,7 @@ impl Latest {
         Self {
             inner: Arc::new(Mutex::new((None, None))),
             leader: Arc::default(),
+            refused: Arc::default(),
         }
     }
     /// This recorder leads (true) or stands by (false): `quotatop_record_leader`.
@@ -56,6 +61,21 @@ impl Latest {
         if let Ok(mut g) = self.inner.lock() {
             g.0 = None;
         }
+    }
+    /// The shared store refused this recorder (`why`: one more failed try), or (`None`)
+    /// takes part again: `quotatop_journal_up` is 0 meanwhile, and each failed try counts in
+    /// `quotatop_journal_store_errors_total`.
+    pub fn set_refused(&self, why: Option<String>) {
+        if let Ok(mut g) = self.refused.lock() {
+            if why.is_some() {
+                g.1 += 1;
+            }
+            g.0 = why;
+        }
+    }
+    /// Why the shared store refuses this recorder now, if it does.
+    pub fn refused(&self) -> Option<String> {
+        self.refused.lock().ok().and_then(|g| g.0.clone())
     }
     fn leader(&self) -> Option<bool> {
         self.leader.lock().ok().and_then(|g| *g)
@@ -86,7 +106,15 @@ impl Latest {
             .unwrap_or_default()
     }
     fn get(&self) -> (Option<Snapshot>, Option<JournalStatus>) {
-        self.inner.lock().map(|g| g.clone()).unwrap_or_default()
+        let (snap, mut journal) = self.inner.lock().map(|g| g.clone()).unwrap_or_default();
+        if let (Some(j), Ok(r)) = (journal.as_mut(), self.refused.lock()) {
+            j.store_errors = r.1;
+            if let Some(why) = &r.0 {
+                j.unavailable = Some(why.clone());
+                j.last_error = Some(why.clone());
+            }
+        }
+        (snap, journal)
     }
 }
 

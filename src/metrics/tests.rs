@@ -254,18 +254,21 @@ pub fn hostile_snap(share: &str, queue: &str) -> Snapshot {
     s
 }
 
+/// A context whose policy breaches name the queue `queue` and the class `class`.
+fn breaches(queue: &str, class: &str) -> Context {
+    let ctx = Context::default();
+    ctx.policy
+        .set(vec![(queue.to_string(), class.to_string(), 2)]);
+    ctx
+}
+
 #[test]
 fn hostile_names_are_escaped_and_inject_nothing() {
     let share = "research\"} 0\nquotatop_injected 1\n# a \\ back";
     let s = hostile_snap(share, "q\"\n");
+    let ctx = breaches("q\"\n", share);
     for om in [false, true] {
-        let (text, _) = exposition(
-            Some(&s),
-            Some(&JournalStatus::default()),
-            &Context::default(),
-            25_000,
-            om,
-        );
+        let (text, _) = exposition(Some(&s), Some(&JournalStatus::default()), &ctx, 25_000, om);
         assert!(
             !text.lines().any(|l| l.starts_with("quotatop_injected")
                 || l.starts_with("# a")
@@ -277,6 +280,10 @@ fn hostile_names_are_escaped_and_inject_nothing() {
             "{text}"
         );
         assert!(text.contains("queue=\"q\\\"\\n\""), "{text}");
+        assert!(
+            text.contains("class=\"research\\\"} 0\\nquotatop_injected 1\\n# a \\\\ back\""),
+            "the policy breaches' class label: {text}"
+        );
         // Every sample line still ends with a number.
         for l in text.lines().filter(|l| !l.starts_with('#')) {
             let v = l.rsplit(' ').next().unwrap_or("");
@@ -293,14 +300,10 @@ fn hostile_names_are_escaped_and_inject_nothing() {
 fn control_and_bidi_characters_never_reach_a_scrape() {
     let share = "vision\u{1b}]0;owned\u{7}\u{9b}31m\u{202e}";
     let s = hostile_snap(share, "q\u{1b}[2J");
+    let ctx = breaches("q\u{1b}[2J", share);
     for om in [false, true] {
-        let (text, _) = exposition(
-            Some(&s),
-            Some(&JournalStatus::default()),
-            &Context::default(),
-            25_000,
-            om,
-        );
+        let (text, _) = exposition(Some(&s), Some(&JournalStatus::default()), &ctx, 25_000, om);
+        assert!(text.contains("quotatop_policy_breaches{"), "{text}");
         for bad in ["\u{1b}", "\u{7}", "\u{9b}", "\u{202e}"] {
             assert!(!text.contains(bad), "{bad:?} in the scrape:\n{text}");
         }

@@ -83,6 +83,8 @@ mod requeue_cli;
 mod secrets;
 mod set_priority;
 mod set_priority_many;
+mod set_priority_order;
+mod share_status;
 mod shares_cli;
 mod shares_impact;
 mod shell_integration;

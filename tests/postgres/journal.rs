@@ -192,7 +192,7 @@ fn two_recorders_on_the_recorder_role(c: &Cluster, db: &str, url: &quotatop_stor
     let r = role_within(&b, Duration::from_secs(20), |r| {
         !matches!(r, Role::Starting)
     });
-    assert_eq!(r, Role::Standby(None));
+    assert_eq!(r, Role::Standby);
     let mut admin = c.admin(db);
     let pid_a: i32 = admin
         .query_one(

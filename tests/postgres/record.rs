@@ -20,7 +20,100 @@ pub fn tests() -> Vec<Test> {
             "record::record_with_a_store_serves_the_policy_breaches_of_each_class".into(),
             Box::new(record_with_a_store_serves_the_policy_breaches_of_each_class),
         ),
+        (
+            "record::a_store_that_refuses_the_recorder_is_an_error_not_a_standby".into(),
+            Box::new(a_store_that_refuses_the_recorder_is_an_error_not_a_standby),
+        ),
     ]
+}
+
+/// A store that refuses the recorder (a wrong password; a closed port) is not "standing by":
+/// stderr and record.log say the store refuses it, `/metrics` has `quotatop_journal_up 0` and
+/// a growing `quotatop_journal_store_errors_total`, the tries back off, and SIGTERM ends it
+/// non-zero, having journaled nothing.
+fn a_store_that_refuses_the_recorder_is_an_error_not_a_standby(c: &Cluster) {
+    let db = c.database("refused");
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let wrong = format!(
+        "postgresql://postgres:not-the-pw-123@127.0.0.1:{}/{db}",
+        c.port
+    );
+    let nobody = format!("postgresql://postgres@127.0.0.1:{closed}/{db}");
+    for (url, says) in [
+        (wrong.as_str(), "password authentication failed"),
+        (nobody.as_str(), "onnection refused"),
+    ] {
+        let dir = tempfile::TempDir::new().unwrap();
+        // The AWS endpoint is never called while the store refuses: a closed port too.
+        let endpoint = format!("http://127.0.0.1:{closed}");
+        let started = Instant::now();
+        let (mut rec, lines) = recorder(
+            &endpoint,
+            url,
+            dir.path(),
+            &["--metrics-addr", "127.0.0.1:0"],
+        );
+        let mut seen = Vec::new();
+        let addr = crate::failover::metrics_addr(&lines, &mut seen);
+        let first = crate::failover::wait_line(
+            &lines,
+            "the store refuses this recorder",
+            Duration::from_secs(30),
+            &mut seen,
+        );
+        assert!(first.contains(says), "{first}");
+        assert!(!first.contains("not-the-pw-123"), "{first}");
+        // Tried again, later each time: the third failed try comes 1 + 2 s after the first.
+        crate::failover::wait_line(
+            &lines,
+            "failed tries in a row: 3",
+            Duration::from_secs(30),
+            &mut seen,
+        );
+        let (_, text) = crate::metrics_support::scrape(&addr, None);
+        let one = |name: &str| {
+            crate::metrics_support::samples(&text, name)
+                .get("")
+                .copied()
+        };
+        assert_eq!(one("quotatop_journal_up"), Some(0.0), "{text}");
+        assert!(
+            one("quotatop_journal_store_errors_total").unwrap_or(0.0) >= 3.0,
+            "{text}"
+        );
+        assert_eq!(one("quotatop_record_leader"), Some(0.0), "{text}");
+        assert!(
+            !seen.iter().any(|l| l.contains("another recorder leads")),
+            "{seen:#?}"
+        );
+        let log = std::fs::read_to_string(dir.path().join("record.log")).unwrap();
+        assert!(
+            log.contains("ERROR")
+                && log.contains("the store refuses this recorder")
+                && log.contains(says),
+            "{log}"
+        );
+        assert!(!log.contains("not-the-pw-123"), "{log}");
+        Command::new("kill")
+            .args(["-TERM", &rec.0.id().to_string()])
+            .status()
+            .unwrap();
+        let status = rec.0.wait().unwrap();
+        let rest = crate::metrics_support::lines_until_closed(&lines, Duration::from_secs(20));
+        println!(
+            "  {says}: refused, 3 tries in {:.1} s; exit {status}",
+            started.elapsed().as_secs_f64()
+        );
+        assert!(!status.success(), "exit {status}: {rest:#?}");
+        assert!(
+            rest.iter()
+                .any(|l| l.contains("journaled nothing: the store refused this recorder")),
+            "{rest:#?}"
+        );
+    }
 }
 
 /// `record --store --metrics-addr` with a policy beside its config: `quotatop_policy_breaches`

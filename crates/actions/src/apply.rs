@@ -128,6 +128,11 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
     if ctx.read_only {
         return Err(ActionError::ReadOnly);
     }
+    // Held from before the live priority is read until the outcome is written: changes to one
+    // job are made, and logged, one at a time, so the log read in order is the job's history.
+    let _job = lock_job(log, &preview.job_id)
+        .await
+        .map_err(ActionError::AuditBeforeCall)?;
     // A failed read is not a reason to refuse the change: the preview's priority stands in.
     let observed = api.current_priority(&preview.job_id).await.ok().flatten();
     // Nor is an unknown principal: the record says why it is unknown.
@@ -173,6 +178,31 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
     }
     log.append(record).map_err(ActionError::AuditAfterCall)?;
     Ok(outcome)
+}
+
+/// How often a change waiting for its job's lock tries it again.
+const JOB_LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Takes the lock of priority changes to `job_id` ([`ChangeLog::try_lock_job`]), waiting
+/// (without blocking the runtime) up to the log's lock timeout.
+async fn lock_job(
+    log: &ChangeLog,
+    job_id: &str,
+) -> Result<quotatop_store::audit::QueueGuard, quotatop_store::audit::AuditError> {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(guard) = log.try_lock_job(job_id)? {
+            return Ok(guard);
+        }
+        if start.elapsed() >= log.lock_timeout() {
+            return Err(quotatop_store::audit::AuditError::LockTimeout {
+                path: format!("{log} (job {job_id})"),
+                secs: log.lock_timeout().as_secs_f64(),
+                holder: "another change to the job".to_string(),
+            });
+        }
+        tokio::time::sleep(JOB_LOCK_RETRY).await;
+    }
 }
 
 #[cfg(test)]
@@ -271,6 +301,7 @@ mod tests {
 
     fn block<F: Future>(f: F) -> F::Output {
         tokio::runtime::Builder::new_current_thread()
+            .enable_all()
             .build()
             .expect("runtime")
             .block_on(f)

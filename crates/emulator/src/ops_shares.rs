@@ -56,6 +56,7 @@ pub fn create(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
         sharing,
         in_share_preemption: preemption,
         state: state.unwrap_or(ShareState::Enabled),
+        status: None,
     })?;
     let arn = world.share_arn(&name);
     if let Some(tags) = req.tags.filter(|t| !t.is_empty()) {

@@ -170,6 +170,7 @@ impl ShareSpec {
             } else {
                 ShareState::Enabled
             },
+            status: None,
         })
     }
 }

@@ -178,6 +178,11 @@ pub struct QuotaShare {
     pub sharing: SharingConfig,
     pub in_share_preemption: InSharePreemption,
     pub state: ShareState,
+    /// What AWS says of the share's configuration when it is not `VALID`: `CREATING`,
+    /// `UPDATING`, `DELETING` or `INVALID` (as sent: raw text, clean it to show it). `None`
+    /// when valid, or not sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
 }
 
 impl QuotaShare {
@@ -193,6 +198,7 @@ impl QuotaShare {
             sharing,
             in_share_preemption: InSharePreemption::Disabled,
             state: ShareState::Enabled,
+            status: None,
         }
     }
     pub fn with_in_share_preemption(mut self, on: bool) -> Self {

@@ -2,7 +2,8 @@
 //! session advisory lock, on a connection of its own, and the lease that goes with it.
 //!
 //! [`Lead::spawn`] starts a thread that tries the lock once a second (standby) until it holds
-//! it, then claims the source's lease: `record_lease` gets a new *epoch* (one more than the
+//! it (a store that refuses the recorder or cannot be reached is [`Role::Refused`], tried again
+//! with a [`backoff`]), then claims the source's lease: `record_lease` gets a new *epoch* (one more than the
 //! last leader's) and the lock connection's backend pid, and `record_heartbeat` the time. The
 //! leader ([`Role::Leader`], with its [`Fence`]) renews the heartbeat every
 //! [`LEASE_RENEW`] on the lock's connection.
@@ -34,6 +35,8 @@ pub const LEASE_RENEW: Duration = Duration::from_secs(2);
 /// A heartbeat older than this is a frozen (or cut off) leader's: a standby ends its session
 /// and leads. Three renewals missed.
 pub const LEASE: Duration = Duration::from_secs(6);
+/// The longest wait between two tries of a store that refused this recorder.
+pub const REFUSED_BACKOFF_MAX: Duration = Duration::from_secs(30);
 /// The lock's first key: every quotatop recorder lock, whatever the source.
 const NAMESPACE: &str = "quotatop-record";
 /// How long a write transaction of a leader may sit idle (its process frozen) before the
@@ -68,8 +71,16 @@ pub(crate) fn migrate(x: &mut dyn Exec) -> Result<(), DbError> {
 pub enum Role {
     /// The lock not tried yet.
     Starting,
-    /// Another recorder leads (or the store cannot be reached yet: the reason).
-    Standby(Option<String>),
+    /// Another recorder leads: this one waits its turn.
+    Standby,
+    /// The store refused this recorder or could not be reached (a wrong password, a closed
+    /// port, a missing grant): an error, not a standby. `failures` tries in a row failed; the
+    /// next is in `retry_in` ([`backoff`]).
+    Refused {
+        why: String,
+        failures: u64,
+        retry_in: Duration,
+    },
     /// This recorder leads; its writes carry the fence.
     Leader(Fence),
     /// Led, and lost the lead (the reason): stop recording.
@@ -154,11 +165,22 @@ fn set(role: &Mutex<Role>, r: Role) {
     *role.lock().unwrap_or_else(|p| p.into_inner()) = r;
 }
 
+/// The wait after `failures` tries in a row the store refused: [`LEAD_CHECK`], doubled with
+/// each failure, at most [`REFUSED_BACKOFF_MAX`].
+pub fn backoff(failures: u64) -> Duration {
+    let doublings = u32::try_from(failures.saturating_sub(1))
+        .unwrap_or(u32::MAX)
+        .min(16);
+    (LEAD_CHECK * 2u32.pow(doublings)).min(REFUSED_BACKOFF_MAX)
+}
+
 fn run(url: &StoreUrl, source: &str, role: &Mutex<Role>, stop: &AtomicBool) {
     let mut client: Option<postgres::Client> = None;
     let mut fence: Option<Fence> = None;
     let mut renewed = Instant::now();
+    let mut failures = 0u64;
     while !stop.load(Ordering::Relaxed) {
+        let mut wait = LEAD_CHECK;
         if let Some(f) = &fence {
             if renewed.elapsed() >= LEASE_RENEW {
                 match renew(url, client.as_mut(), f) {
@@ -177,15 +199,32 @@ fn run(url: &StoreUrl, source: &str, role: &Mutex<Role>, stop: &AtomicBool) {
                     renewed = Instant::now();
                     set(role, Role::Leader(f.clone()));
                     fence = Some(f);
+                    failures = 0;
                 }
-                Ok(None) => set(role, Role::Standby(None)),
+                Ok(None) => {
+                    failures = 0;
+                    set(role, Role::Standby);
+                }
                 Err(e) => {
                     client = None;
-                    set(role, Role::Standby(Some(e.to_string())));
+                    failures += 1;
+                    wait = backoff(failures);
+                    set(
+                        role,
+                        Role::Refused {
+                            why: e.to_string(),
+                            failures,
+                            retry_in: wait,
+                        },
+                    );
                 }
             }
         }
-        std::thread::sleep(LEAD_CHECK);
+        // Waits in steps of at most LEAD_CHECK, so a dropped lead ends its thread promptly.
+        let until = Instant::now() + wait;
+        while !stop.load(Ordering::Relaxed) && Instant::now() < until {
+            std::thread::sleep(LEAD_CHECK.min(until.saturating_duration_since(Instant::now())));
+        }
     }
 }
 
@@ -355,4 +394,16 @@ fn claim(url: &StoreUrl, c: &mut postgres::Client, source: &str) -> Result<Fence
         source: source.to_string(),
         epoch,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusing_store_is_tried_again_ever_later_up_to_the_bound() {
+        let waits: Vec<u64> = (1..=7).map(|n| backoff(n).as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16, 30, 30]);
+        assert_eq!(backoff(u64::MAX), REFUSED_BACKOFF_MAX);
+    }
 }

@@ -133,6 +133,12 @@ pub fn open(path: &Path, what: &str, append: bool) -> std::io::Result<File> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         create_dir(dir, false)?;
     }
+    open_checked(path, what, append)
+}
+
+/// [`open`] after its check: what is at `path` may have been replaced since, so what was
+/// opened is checked again (by `fstat`) before anything is changed.
+fn open_checked(path: &Path, what: &str, append: bool) -> std::io::Result<File> {
     let mut opts = OpenOptions::new();
     opts.read(true).create(true).append(append);
     if !append {
@@ -234,6 +240,27 @@ mod tests {
         std::os::unix::fs::symlink(&sub, &own).unwrap();
         assert!(create_dir(&own, true).is_err());
         create_dir(&sub, true).unwrap();
+    }
+
+    /// A FIFO put where a regular file was checked (swapped between [`check`] and the open):
+    /// the open itself does not block (`O_NONBLOCK`) and succeeds on a FIFO, so only the
+    /// `fstat` of what was opened refuses it, before its mode is touched.
+    #[test]
+    fn a_file_swapped_for_a_fifo_after_the_check_is_refused_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("journal.sqlite3");
+        std::fs::write(&p, "").unwrap();
+        check(&p, "journal").unwrap();
+        std::fs::remove_file(&p).unwrap();
+        mkfifo(&p);
+        for append in [true, false] {
+            let e = open_checked(&p, "journal", append).unwrap_err();
+            assert!(e.to_string().contains("a FIFO"), "{e}");
+        }
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o644
+        );
     }
 
     #[test]

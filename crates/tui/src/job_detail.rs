@@ -77,6 +77,11 @@ impl JobDetail {
         };
         let j = &t.job;
         let mut out = fields(q, t, theme);
+        out.extend(
+            extras(t)
+                .into_iter()
+                .map(|(k, v)| field_line(k, Span::raw(v), theme)),
+        );
         // Where what AWS sent disagrees with itself, and what the console used instead.
         for n in &j.extras.notes {
             out.push(field_line(
@@ -217,6 +222,57 @@ fn fields(q: &QueueSnapshot, t: &TrackedJob, theme: &Theme) -> Vec<Line<'static>
         time("listed", Some(t.listed_at + to_data_clock)),
         text("times", "UTC, on the service's clock".to_string()),
     ]
+}
+
+/// What else DescribeServiceJob said of the job (its retry strategy, attempt timeout, tags and
+/// `capacityUsage` as sent), as (field, text); a job not described yet says so.
+fn extras(t: &TrackedJob) -> Vec<(&'static str, String)> {
+    let keys = ["retry strategy", "attempt timeout", "tags", "capacity usage"];
+    if t.described_at.is_none() {
+        return keys.map(|k| (k, "not described yet".to_string())).into();
+    }
+    let e = &t.job.extras;
+    let retry = e.retry.as_ref().map_or_else(
+        || "none".to_string(),
+        |r| {
+            let mut parts = vec![r.attempts.map_or_else(
+                || "attempts not given".to_string(),
+                |n| format!("{n} attempts"),
+            )];
+            parts.extend(r.evaluate_on_exit.iter().map(|x| {
+                format!(
+                    "{} on {:?}",
+                    clean(x.action.as_deref().unwrap_or("?")),
+                    clean(x.on_status_reason.as_deref().unwrap_or("*"))
+                )
+            }));
+            parts.join("; ")
+        },
+    );
+    let timeout = e
+        .timeout_seconds
+        .map_or_else(|| "none".to_string(), |s| duration(Some(s.saturating_mul(1000))));
+    let tags = if e.tags.is_empty() {
+        "none".to_string()
+    } else {
+        e.tags
+            .iter()
+            .map(|(k, v)| format!("{}={}", clean(k), clean(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let usage = if e.capacity_usage.is_empty() {
+        "none sent".to_string()
+    } else {
+        e.capacity_usage
+            .iter()
+            .map(|u| format!("{} {}", clean(&u.unit), u.quantity))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    keys.into_iter()
+        .zip([retry, timeout, tags, usage])
+        .collect()
 }
 
 /// `Preemptions (n)`, with the time lost and the flags of the job's preemption facts.
@@ -468,5 +524,42 @@ mod retries_tests {
         );
         assert_eq!(retries_text(Some(1), 0), "1 (1 left)");
         assert_eq!(retries_text(None, 4), "unbounded (requeued forever)");
+    }
+}
+
+#[cfg(test)]
+mod extras_tests {
+    use super::extras;
+    use quotatop_model::{CapacityUsed, ExitRule, JobStatus, RetryStrategy};
+
+    #[test]
+    fn what_describe_service_job_sent_is_shown_or_said_absent() {
+        let mut t = quotatop_analysis::fixture::job("a", "s", "ml.m5.large", 1, JobStatus::Running, 1, 0);
+        t.described_at = None;
+        assert_eq!(extras(&t)[0].1, "not described yet");
+        t.described_at = Some(1);
+        assert_eq!(
+            extras(&t).into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
+            ["none", "none", "none", "none sent"]
+        );
+        let j = std::sync::Arc::make_mut(&mut t.job);
+        j.extras.retry = Some(RetryStrategy {
+            attempts: Some(3),
+            evaluate_on_exit: vec![ExitRule {
+                action: Some("RETRY".into()),
+                on_status_reason: Some("Spot*\u{1b}[2J".into()),
+            }],
+        });
+        j.extras.timeout_seconds = Some(7_200);
+        j.extras.tags.insert("team".into(), "vision".into());
+        j.extras.capacity_usage.push(CapacityUsed {
+            unit: "NUM_INSTANCES".into(),
+            quantity: 1.0,
+        });
+        let got = extras(&t);
+        assert_eq!(got[0], ("retry strategy", "3 attempts; RETRY on \"Spot*�[2J\"".to_string()));
+        assert_eq!(got[1], ("attempt timeout", "2h00m".to_string()));
+        assert_eq!(got[2], ("tags", "team=vision".to_string()));
+        assert_eq!(got[3], ("capacity usage", "NUM_INSTANCES 1".to_string()));
     }
 }

@@ -18,6 +18,9 @@ mod rows;
 mod sort;
 mod table;
 
+#[cfg(test)]
+mod limitless_tests;
+
 pub use attention::badge_spans;
 use draw::empty_text;
 use rows::{entry_key, groups};

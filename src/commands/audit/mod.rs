@@ -306,8 +306,9 @@ pub fn verify(a: &AuditVerifyArgs) -> anyhow::Result<String> {
             }
         );
     }
+    history(&source)?;
     Ok(format!(
-        "{}: {} records, chain intact\nhead {} (record {}{})\n{anchored}",
+        "{}: {} records, chain intact, every job's history follows on\nhead {} (record {}{})\n{anchored}",
         clean_text(&name),
         head.count,
         if head.hash.is_empty() {
@@ -321,6 +322,36 @@ pub fn verify(a: &AuditVerifyArgs) -> anyhow::Result<String> {
             .map(|t| format!(", written {}", clean_text(t)))
             .unwrap_or_default()
     ))
+}
+
+/// Fails when a job's logged history does not follow on ([`audit::history_breaks`]): an
+/// intent replaced another priority than the job's previous change in the log set.
+fn history(source: &LogSource) -> anyhow::Result<()> {
+    let records = match source {
+        LogSource::File(path) => audit::read_records(path),
+        LogSource::Store(log) => log.read_records(),
+    }
+    .map_err(|e| anyhow::anyhow!(clean_text(&quotatop_model::error_chain(&e))))?;
+    let breaks = audit::history_breaks(&audit::changes(&records));
+    if breaks.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<String> = breaks
+        .iter()
+        .take(10)
+        .map(|b| format!("  {}", clean_text(&b.to_string())))
+        .collect();
+    bail!(
+        "{}: the chain is intact, but {} change(s) do not follow on from the job's previous logged change:\n{}{}\neither changes were logged out of the order AWS applied them, or the job was changed outside quotatop (another tool, or a process keeping another audit log) in between",
+        clean_text(&source.name()),
+        breaks.len(),
+        shown.join("\n"),
+        if breaks.len() > 10 {
+            format!("\n  … and {} more", breaks.len() - 10)
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// `audit anchor`: the verified head, to paste into a ticket.

@@ -23,20 +23,20 @@ pub(super) async fn lead_and_record(
     stop: &tokio_util::sync::CancellationToken,
 ) -> anyhow::Result<()> {
     let mut lead = crate::commands::leader::start(s.args, s.location)?;
+    // Snapshots journaled by every session of this run.
+    let mut journaled = 0;
     loop {
         let fence = match &lead {
             Some(l) => {
                 match crate::commands::leader::wait_to_lead(l, latest, stop.cancelled()).await {
                     Some(f) => Some(f),
-                    None => {
-                        eprintln!("quotatop record: stopped while standing by");
-                        return Ok(());
-                    }
+                    None => return stopped_standing_by(latest, journaled),
                 }
             }
             None => None,
         };
         let summary = record_session(s, fence, lead.as_ref(), latest, metrics, stop).await?;
+        journaled += summary.written;
         if let Some(quotatop_store::Role::Lost(why)) = lead.as_ref().map(quotatop_store::Lead::role)
         {
             latest.step_down();
@@ -62,6 +62,28 @@ pub(super) async fn lead_and_record(
             }
             None => Ok(()),
         };
+    }
+}
+
+/// The end of a run stopped while it stood by: a failure when the store was refusing this
+/// recorder and nothing was journaled (a run that achieved nothing); else (another recorder
+/// led, or this one journaled before) a clean stop.
+fn stopped_standing_by(
+    latest: &crate::metrics::server::Latest,
+    journaled: u64,
+) -> anyhow::Result<()> {
+    match latest.refused() {
+        Some(why) if journaled == 0 => {
+            let why = format!(
+                "journaled nothing: the store refused this recorder until it was stopped ({why}); check the store's URL, password and grants (docs/team.md)"
+            );
+            tracing::error!(target: LOG_TARGET, %why, "recording failed");
+            Err(anyhow::anyhow!(why))
+        }
+        _ => {
+            eprintln!("quotatop record: stopped while standing by");
+            Ok(())
+        }
     }
 }
 

@@ -108,6 +108,10 @@ pub struct ShareDoc {
     pub borrow_limit: Option<i32>,
     pub in_share_preemption: bool,
     pub enabled: bool,
+    /// AWS's status of the share's configuration when it is not `VALID` (`CREATING`,
+    /// `UPDATING`, `DELETING`, `INVALID`); absent when valid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
     pub limits: Vec<CapacityDoc>,
     /// Jobs preempted at least once, their preemptions, jobs flagged as looping.
     pub preempted_jobs: u32,
@@ -258,6 +262,7 @@ fn share_docs(q: &QueueSnapshot, rule: &LoopRule) -> Vec<ShareDoc> {
                 }),
                 in_share_preemption: sh.in_share_preemption.enabled(),
                 enabled: sh.state == quotatop_model::ShareState::Enabled,
+                status: sh.status.clone(),
                 limits: sh
                     .capacity_limits
                     .iter()

@@ -578,3 +578,26 @@ async fn an_unreadable_job_is_left_unknown() {
     let changes = audit::changes(&audit::read_records(log.path()).unwrap());
     assert!(changes[0].outcome_unknown());
 }
+
+/// A termination landed only when every one of its jobs ended: one job still running means it
+/// did not land; one finished on its own (not terminated) leaves it undecidable.
+#[tokio::test]
+async fn a_termination_lands_only_when_all_its_jobs_ended() {
+    let world = |second: (JobStatus, bool)| World {
+        shares: vec![],
+        named: HashMap::new(),
+        states: HashMap::from([
+            ("j1".to_string(), (JobStatus::Failed, true)),
+            ("j2".to_string(), second),
+        ]),
+    };
+    let intent = action_intent("TerminateServiceJobs", "2 drill jobs", "drill over: j1, j2");
+    for (second, want) in [
+        ((JobStatus::Running, false), Verdict::DidNotLand),
+        ((JobStatus::Succeeded, false), Verdict::Undecidable),
+        ((JobStatus::Failed, true), Verdict::Landed),
+    ] {
+        let (got, _, seen) = read_back(&world(second), &intent, false).await.unwrap();
+        assert_eq!(got, want, "j2 {second:?}: {seen:?}");
+    }
+}

@@ -121,7 +121,7 @@ pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
         extras: Box::new(JobExtras {
             capacity_usage: c.used,
             notes: c.notes,
-            ..JobExtras::default()
+            ..described_extras(d)
         }),
     };
     Some(DescribedJob {
@@ -165,6 +165,35 @@ fn attempts(d: &DescribeServiceJobOutput) -> Vec<Attempt> {
         .collect()
 }
 
+/// DescribeServiceJob's retry strategy, attempt timeout and tags, as sent (what Job detail
+/// shows; the console computes nothing with them).
+fn described_extras(d: &DescribeServiceJobOutput) -> JobExtras {
+    JobExtras {
+        retry: d.retry_strategy().map(|r| quotatop_model::RetryStrategy {
+            attempts: r.attempts().map(i64::from),
+            evaluate_on_exit: r
+                .evaluate_on_exit()
+                .iter()
+                .map(|e| quotatop_model::ExitRule {
+                    action: e.action().map(|a| a.as_str().to_string()),
+                    on_status_reason: e.on_status_reason().map(str::to_string),
+                })
+                .collect(),
+        }),
+        timeout_seconds: d
+            .timeout_config()
+            .and_then(|t| t.attempt_duration_seconds())
+            .map(i64::from),
+        tags: d
+            .tags()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        ..JobExtras::default()
+    }
+}
+
 pub fn quota_share(s: &sdk::QuotaShareDetail) -> Option<QuotaShare> {
     let name = s.quota_share_name()?.to_string();
     let sharing = s.resource_sharing_configuration();
@@ -204,6 +233,11 @@ pub fn quota_share(s: &sdk::QuotaShareDetail) -> Option<QuotaShare> {
             Some(sdk::QuotaShareState::Disabled) => ShareState::Disabled,
             _ => ShareState::Enabled,
         },
+        status: s
+            .status()
+            .map(|st| st.as_str())
+            .filter(|st| *st != "VALID")
+            .map(str::to_string),
     })
 }
 
@@ -318,4 +352,67 @@ pub fn queue_front(s: &GetJobQueueSnapshotOutput) -> QueueFront {
     }
     out.last_updated_at = stamps.into_iter().flatten().max();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What Job detail shows beyond the fields computed with: DescribeServiceJob's retry
+    /// strategy, attempt timeout and tags reach the model as sent; a share's status other than
+    /// VALID is kept, VALID is not.
+    #[test]
+    fn retry_timeout_tags_and_a_share_s_status_are_kept() {
+        let d = DescribeServiceJobOutput::builder()
+            .job_id("j-1")
+            .status(sdk::ServiceJobStatus::Runnable)
+            .retry_strategy(
+                sdk::ServiceJobRetryStrategy::builder()
+                    .attempts(3)
+                    .evaluate_on_exit(
+                        sdk::ServiceJobEvaluateOnExit::builder()
+                            .action(sdk::ServiceJobRetryAction::Retry)
+                            .on_status_reason("Spot*")
+                            .build(),
+                    )
+                    .build(),
+            )
+            .timeout_config(
+                sdk::ServiceJobTimeout::builder()
+                    .attempt_duration_seconds(7200)
+                    .build(),
+            )
+            .tags("team", "vision")
+            .build();
+        let e = described_job(&d).map(|j| j.job.extras.as_ref().clone());
+        let Some(e) = e else {
+            panic!("not converted");
+        };
+        assert_eq!(
+            e.retry,
+            Some(quotatop_model::RetryStrategy {
+                attempts: Some(3),
+                evaluate_on_exit: vec![quotatop_model::ExitRule {
+                    action: Some("RETRY".into()),
+                    on_status_reason: Some("Spot*".into()),
+                }],
+            })
+        );
+        assert_eq!(e.timeout_seconds, Some(7200));
+        assert_eq!(e.tags.get("team").map(String::as_str), Some("vision"));
+        let share = |st: sdk::QuotaShareStatus| {
+            quota_share(
+                &sdk::QuotaShareDetail::builder()
+                    .quota_share_name("s")
+                    .status(st)
+                    .build(),
+            )
+            .and_then(|s| s.status)
+        };
+        assert_eq!(
+            share(sdk::QuotaShareStatus::Updating).as_deref(),
+            Some("UPDATING")
+        );
+        assert_eq!(share(sdk::QuotaShareStatus::Valid), None);
+    }
 }

@@ -120,7 +120,23 @@ impl Drop for InFlight {
     }
 }
 
-/// A queue's `shares apply` lock (see [`AuditLog::lock_queue`]), held until dropped.
+/// A lock file's name for `name` (a queue, a job id): letters, digits, `-`, `_`, `.`; any
+/// other character `_`; at most 128 characters.
+fn lock_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(128)
+        .collect()
+}
+
+/// A queue's `shares apply` lock (see [`AuditLog::lock_queue`]) or a job's priority-change
+/// lock ([`AuditLog::try_lock_job`]), held until dropped.
 #[derive(Debug)]
 pub struct QueueLock {
     file: File,
@@ -221,17 +237,7 @@ impl AuditLog {
     /// keep this log never plan from the same state. Refused at once when held.
     pub fn lock_queue(&self, queue: &str) -> Result<QueueLock, AuditError> {
         crate::private_file::check(&self.path, "audit log").map_err(io(&self.path))?;
-        let safe: String = queue
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .take(128)
-            .collect();
+        let safe = lock_name(queue);
         let mut name = self.path.as_os_str().to_owned();
         name.push(format!(".queue-{safe}.lock"));
         let path = PathBuf::from(name);
@@ -257,6 +263,34 @@ impl AuditLog {
         let _ = file.set_len(0);
         let _ = file.write_all(format!("{}\n", std::process::id()).as_bytes());
         Ok(QueueLock { file })
+    }
+
+    /// Tries the lock of changes to the job `job_id`, `<log>.jobs/<job>.lock` (flock; the file
+    /// holds the holder's PID): a priority change holds it from before it reads the job's live
+    /// priority until its outcome is written, so the changes to one job made by processes that
+    /// keep this log are made, and logged, one at a time, in the order AWS applied them.
+    /// `Ok(None)` while another holds it.
+    pub fn try_lock_job(&self, job_id: &str) -> Result<Option<QueueLock>, AuditError> {
+        crate::private_file::check(&self.path, "audit log").map_err(io(&self.path))?;
+        let mut dir = self.path.as_os_str().to_owned();
+        dir.push(".jobs");
+        let dir = PathBuf::from(dir);
+        crate::private_file::create_dir(&dir, true).map_err(io(&dir))?;
+        let path = dir.join(format!("{}.lock", lock_name(job_id)));
+        let mut file = open_private(&path, false)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(&path)(e)),
+        }
+        let _ = file.set_len(0);
+        let _ = file.write_all(format!("{}\n", std::process::id()).as_bytes());
+        Ok(Some(QueueLock { file }))
+    }
+
+    /// How long an append waits for another process's lock before failing.
+    pub fn lock_timeout(&self) -> Duration {
+        self.lock_timeout
     }
 
     /// Marks the change `change_id` as being made by this process until the returned guard is

@@ -12,12 +12,14 @@
 //! unknown". A last line cut short by an interrupted write is "torn": every reader names it and
 //! `quotatop audit repair` moves it aside with a `repair` record.
 
+mod history;
 mod identity;
 mod log;
 mod record;
 mod shared;
 mod sink;
 
+pub use history::{HistoryBreak, history_breaks};
 pub use identity::LocalUser;
 pub use log::{
     AuditLog, Head, InFlight, LockGuard, LogContents, QueueLock, SCHEME, TornTail, VerifyError,

@@ -436,6 +436,33 @@ impl StoreAuditLog {
         })
     }
 
+    /// Tries the lock of changes to the job `job_id` (a session advisory lock, seen from any
+    /// machine; see [`super::AuditLog::try_lock_job`]). `Ok(None)` while another holds it.
+    pub fn try_lock_job(&self, job_id: &str) -> Result<Option<SessionLock>, AuditError> {
+        let mut client = self
+            .url
+            .connect()
+            .map_err(|e| self.error(quotatop_model::error_chain(&e)))?;
+        let key = format!("quotatop-job:{}", self.name);
+        let got = crate::db::off_runtime(|| {
+            client
+                .query_one(
+                    "SELECT pg_try_advisory_lock(hashtext($1), hashtext($2))",
+                    &[&key, &job_id],
+                )
+                .and_then(|r| r.try_get::<_, bool>(0))
+        })
+        .map_err(|e| self.error(crate::pg::error_text(&e)))?;
+        Ok(got.then_some(SessionLock {
+            client: Some(client),
+        }))
+    }
+
+    /// How long an append waits for the log's lock before failing.
+    pub fn lock_timeout(&self) -> std::time::Duration {
+        self.lock_timeout
+    }
+
     /// The log's lines in order, each ending in a newline: the bytes the file would hold.
     pub fn data(&self) -> Result<Vec<u8>, AuditError> {
         let name = self.name.clone();

@@ -145,6 +145,26 @@ impl ChangeLog {
         }
     }
 
+    /// Tries the lock of priority changes to the job `job_id`, held by the guard: beside the
+    /// file (flock), or in the store (a session advisory lock). `Ok(None)` while another
+    /// process holds it.
+    pub fn try_lock_job(&self, job_id: &str) -> Result<Option<QueueGuard>, AuditError> {
+        Ok(match self {
+            ChangeLog::File(l) => l.try_lock_job(job_id)?.map(QueueGuard::File),
+            ChangeLog::Store(s) => s
+                .try_lock_job(job_id)?
+                .map(|l| QueueGuard::Store(Box::new(l))),
+        })
+    }
+
+    /// How long a wait for one of the log's locks may last before failing.
+    pub fn lock_timeout(&self) -> std::time::Duration {
+        match self {
+            ChangeLog::File(l) => l.lock_timeout(),
+            ChangeLog::Store(s) => s.lock_timeout(),
+        }
+    }
+
     /// The file, when the log is one.
     pub fn file(&self) -> Option<&AuditLog> {
         match self {
@@ -154,7 +174,8 @@ impl ChangeLog {
     }
 }
 
-/// A queue's `shares apply` lock ([`ChangeLog::lock_queue`]), released when dropped.
+/// A queue's `shares apply` lock ([`ChangeLog::lock_queue`]) or a job's priority-change lock
+/// ([`ChangeLog::try_lock_job`]), released when dropped.
 #[derive(Debug)]
 pub enum QueueGuard {
     File(QueueLock),

@@ -40,6 +40,9 @@ pub struct JournalStatus {
     pub dropped: u64,
     /// Times the writer opened the journal again after it had failed.
     pub reopened: u64,
+    /// Tries to reach a shared store that failed (refused, unreachable): kept by `record`
+    /// while it cannot take part in its store's lead; the writer leaves it 0.
+    pub store_errors: u64,
 }
 
 enum Msg {

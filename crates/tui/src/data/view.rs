@@ -52,9 +52,10 @@ impl QueueView {
         for j in &dispatch {
             *runnable.entry(j.share.clone()).or_insert(0) += 1;
         }
-        let usage = analysis::share_usage(q);
+        let mut usage = analysis::share_usage(q);
         let attention = analysis::attention(q, &usage, &dispatch, &preemptions);
         let badges = analysis::share_badges(&usage, &attention);
+        limitless_rows(q, &mut usage);
         Self {
             usage,
             attention,
@@ -67,6 +68,42 @@ impl QueueView {
             dispatch,
             jobs: q.jobs.iter().map(|j| Arc::clone(&j.job)).collect(),
         }
+    }
+}
+
+/// A row (no instance type, nothing used or limited) for each share that has none: one with
+/// no capacity limits and no job holding capacity is still a share of the queue, listed.
+fn limitless_rows(q: &QueueSnapshot, usage: &mut Vec<analysis::ShareUsage>) {
+    for (i, share) in q.shares.iter().enumerate() {
+        if usage.iter().any(|u| u.share == share.name) {
+            continue;
+        }
+        // In share order: before the rows of the shares after it.
+        let at = usage
+            .iter()
+            .position(|u| {
+                q.shares
+                    .iter()
+                    .position(|s| s.name == u.share)
+                    .is_some_and(|p| p > i)
+            })
+            .unwrap_or(usage.len());
+        usage.insert(
+            at,
+            analysis::ShareUsage {
+                share: share.name.clone(),
+                instance_type: String::new(),
+                strategy: share.sharing.strategy,
+                limit: 0,
+                used: 0,
+                own_used: 0,
+                borrowed: 0,
+                idle: 0,
+                lent: 0,
+                borrowed_from: Vec::new(),
+                lent_to: Vec::new(),
+            },
+        );
     }
 }
 

@@ -62,7 +62,8 @@ pub fn types_of(q: &QueueSnapshot, usage: &[ShareUsage]) -> Vec<(String, Vec<usi
         .iter()
         .map(|c| c.instance_type.clone())
         .collect();
-    for u in usage {
+    // A share with no limits has a row of no type: no type's heading.
+    for u in usage.iter().filter(|u| !u.instance_type.is_empty()) {
         if !types.contains(&u.instance_type) {
             types.push(u.instance_type.clone());
         }
@@ -128,14 +129,23 @@ fn tightest_label(usage: &[ShareUsage], share: &str) -> String {
     share_totals(usage, share)
         .tightest
         .and_then(|i| usage.get(i))
-        .map_or_else(String::new, |u| {
+        .filter(|u| !u.instance_type.is_empty())
+        .map_or_else(
+            || {
+                let limitless = usage
+                    .iter()
+                    .any(|u| u.share == share && u.instance_type.is_empty());
+                if limitless { "no limits" } else { "" }.to_string()
+            },
+            |u| {
             format!(
                 "{} {}/{}",
                 screen::short_type(&u.instance_type),
                 u.used,
                 u.limit
             )
-        })
+            },
+        )
 }
 
 

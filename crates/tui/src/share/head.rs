@@ -44,6 +44,9 @@ fn partners(
 /// A gauge line of one instance type: `type ████░░ used/limit own N borrowed N lent N idle N`.
 fn usage_line(u: &ShareUsage, bar_w: usize, theme: &Theme) -> Line<'static> {
     let muted = theme.style(Role::Muted);
+    if u.instance_type.is_empty() {
+        return Line::from(Span::styled("no capacity limits", theme.style(Role::Warning)));
+    }
     let mut spans = vec![Span::raw(format!(
         "{:<13}",
         screen::short_type(&u.instance_type)
@@ -161,6 +164,13 @@ impl ShareScreen {
             }),
             Span::styled(" · ", muted),
             Span::raw(s.state.as_str()),
+        ];
+        // Its configuration's status when AWS says it is not valid (UPDATING, INVALID, …).
+        if let Some(st) = &s.status {
+            first.push(Span::styled(" · status ", muted));
+            first.push(Span::styled(clean(st).into_owned(), theme.style(Role::Warning)));
+        }
+        first.extend([
             Span::styled(" · runnable ", muted),
             Span::raw(v.runnable.get(&s.name).copied().unwrap_or(0).to_string()),
             Span::styled(" · preemptions ", muted),
@@ -168,7 +178,7 @@ impl ShareScreen {
                 pre.map_or(0, |p| p.preemptions).to_string(),
                 theme.style(Role::Preempted),
             ),
-        ];
+        ]);
         if let Some(p) = pre.filter(|p| p.looping > 0) {
             first.push(Span::styled(
                 format!(" ({} looping)", p.looping),

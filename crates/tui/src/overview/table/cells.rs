@@ -16,6 +16,9 @@ use quotatop_analysis::{ShareTotals, ShareUsage, gpu_weight, share_totals};
 
 use super::{RowCtx, flow_text, shares_of, tightest_label, type_figures};
 
+/// What a share with no capacity limits shows for its instance type.
+const NO_LIMITS: &str = "no limits";
+
 /// The share's WAIT, PRE and FLAGS cells (on its first row only).
 fn share_tail(cx: &RowCtx, qi: usize, share: &str, flags_col: usize) -> [Cell<'static>; 3] {
     let theme = cx.theme;
@@ -57,6 +60,26 @@ fn share_head(cx: &RowCtx, qi: usize, share: &str) -> [Cell<'static>; 2] {
     ]
 }
 
+/// The share's name cut to `width`, and its status when AWS says it is not valid
+/// (`UPDATING`, `INVALID`, …), as a warning.
+fn share_name(cx: &RowCtx, qi: usize, share: &str, width: usize) -> Cell<'static> {
+    let status = cx
+        .data
+        .queues()
+        .get(qi)
+        .and_then(|q| q.shares.iter().find(|s| s.name == share))
+        .and_then(|s| s.status.as_deref())
+        .map(|st| format!(" {}", clean(st)));
+    let Some(status) = status else {
+        return Cell::from(elide(&clean(share), width));
+    };
+    let room = width.saturating_sub(status.chars().count()).max(4);
+    Cell::from(Line::from(vec![
+        Span::raw(elide(&clean(share), room)),
+        Span::styled(status, cx.theme.style(Role::Warning)),
+    ]))
+}
+
 /// A share on one row (compact view): its bar in GPUs over every instance type, on one scale
 /// for the queue's shares, and its most constrained type.
 pub fn share_cells(cx: &RowCtx, qi: usize, ui: usize) -> Vec<Cell<'static>> {
@@ -83,7 +106,7 @@ pub fn share_cells(cx: &RowCtx, qi: usize, ui: usize) -> Vec<Cell<'static>> {
     let hist = share_history(cx.data, &q.key(), &v.usage, share);
     let max = hist.iter().max().copied().unwrap_or(0).max(t.limit);
     vec![
-        Cell::from(elide(&clean(share), cx.w(0))),
+        share_name(cx, qi, share, cx.w(0)),
         strategy,
         isp,
         Cell::from(gauge::totals_bar(&t, cx.w(3), scale, cx.theme)),
@@ -207,16 +230,20 @@ pub fn wide_cells(cx: &RowCtx, qi: usize, ui: usize) -> Vec<Cell<'static>> {
         .unwrap_or(0)
         .max(u.limit);
     vec![
-        Cell::from(if first {
+        if first {
             // Cut in the middle (only when even the never-dropped columns do not fit), so
             // shares sharing a prefix stay distinct.
-            elide(&clean(&u.share), cx.w(0))
+            share_name(cx, qi, &u.share, cx.w(0))
         } else {
-            String::new()
-        }),
+            Cell::from("")
+        },
         strategy,
         isp,
-        Cell::from(screen::short_type(&u.instance_type).to_string()),
+        Cell::from(if u.instance_type.is_empty() {
+            NO_LIMITS.to_string()
+        } else {
+            screen::short_type(&u.instance_type).to_string()
+        }),
         Cell::from(gauge::usage_bar(u, cx.w(4), scale, cx.theme)),
         Cell::from(Span::styled(format!("{}/{}", u.used, u.limit), used_style)),
         wait,

@@ -35,7 +35,18 @@ fn longest<'a>(texts: impl Iterator<Item = &'a str>) -> usize {
 /// The header and the columns of `view` over `data`.
 pub fn columns(view: View, data: &Data) -> (Vec<String>, Vec<Col>) {
     let usage = || data.views.iter().flat_map(|v| v.usage.iter());
-    let names = longest(usage().map(|u| u.share.as_str()));
+    // A share's name, and its status beside it when AWS says it is not valid.
+    let statuses = data
+        .queues()
+        .iter()
+        .flat_map(|q| q.shares.iter())
+        .map(|s| {
+            clean(&s.name).chars().count()
+                + s.status.as_deref().map_or(0, |st| clean(st).chars().count() + 1)
+        })
+        .max()
+        .unwrap_or(0);
+    let names = longest(usage().map(|u| u.share.as_str())).max(statuses);
     let types = longest(usage().map(|u| screen::short_type(&u.instance_type)));
     let used = usage()
         .map(|u| format!("{}/{}", u.used, u.limit).len())
