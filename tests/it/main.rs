@@ -36,6 +36,7 @@ mod emulator_demo;
 mod emulator_ids;
 mod emulator_lifecycle;
 mod emulator_limits;
+mod emulator_log_ids;
 mod emulator_malformed;
 mod emulator_notebook;
 mod emulator_paging;

@@ -19,6 +19,7 @@ mod auth;
 mod clock;
 mod error;
 mod faults;
+mod hash;
 mod ops_jobs;
 mod ops_list_jobs;
 mod ops_logs;

@@ -99,8 +99,10 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
     validate_tags(&tags)?;
     let tagged = TaggedBehaviour::read(&tags, &payload, &resources)?;
     let fingerprint = request_fingerprint(body);
-    if let Some(token) = &req.client_token {
-        check_client_token(world, token, fingerprint)?;
+    if let Some(token) = &req.client_token
+        && let Some(original) = check_client_token(world, token, fingerprint)?
+    {
+        return job_ref(world, original);
     }
     let mut spec = JobSpec::new(
         name.clone(),
@@ -139,11 +141,7 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
         world.client_tokens.insert(token, (id, fingerprint));
     }
     world.after_change();
-    ok(&JobRef {
-        job_arn: arn,
-        job_name: name,
-        job_id: uuid,
-    })
+    job_ref(world, id)
 }
 
 fn check_service_job_type(job_type: &str) -> Result<(), ApiError> {
@@ -183,15 +181,38 @@ fn preemption_retries(config: Option<&JobPreemptionJson>) -> Result<Option<u32>,
     }
 }
 
-/// A repeated `clientToken` is refused; one of the wrong length too.
-fn check_client_token(world: &QueueWorld, token: &str, fingerprint: u64) -> Result<(), ApiError> {
+/// A `clientToken` seen before with an identical request: that request's job (the SDKs'
+/// retry contract: a retry after a lost answer gets the job the first try submitted). The same
+/// token with a different request is refused; one of the wrong length too.
+fn check_client_token(
+    world: &QueueWorld,
+    token: &str,
+    fingerprint: u64,
+) -> Result<Option<JobId>, ApiError> {
     if token.is_empty() || token.len() > 64 {
         return Err(ApiError::client("clientToken must be 1 to 64 characters"));
     }
-    if let Some(&(id, seen)) = world.client_tokens.get(token) {
-        return Err(token_reused(world, token, id, seen == fingerprint));
+    match world.client_tokens.get(token) {
+        Some(&(id, seen)) if seen == fingerprint => Ok(Some(id)),
+        Some(_) => Err(ApiError::client(format!(
+            "clientToken {:?} was already used with a different request: use a new clientToken",
+            quotatop_model::clean(token)
+        ))),
+        None => Ok(None),
     }
-    Ok(())
+}
+
+/// The answer naming job `id` (SubmitServiceJob's and UpdateServiceJob's).
+fn job_ref(world: &QueueWorld, id: JobId) -> Result<Response, ApiError> {
+    let job = world
+        .engine
+        .job(id)
+        .ok_or_else(|| ApiError::Server("job index out of range".into()))?;
+    ok(&JobRef {
+        job_arn: world.job_arn(&job.id),
+        job_name: job.name,
+        job_id: job.id,
+    })
 }
 
 /// What the request's `quotatop:*` tags (and its payload) make the job do in the emulator.
@@ -257,23 +278,6 @@ fn training_of(
         fault,
         s3,
     })
-}
-
-/// A `clientToken` seen before: as the model documents, an identical request is the same
-/// request and is rejected (naming the job the first one submitted); a different request
-/// may not reuse the token.
-fn token_reused(world: &QueueWorld, token: &str, id: JobId, identical: bool) -> ApiError {
-    let token = quotatop_model::clean(token);
-    if identical {
-        let job = world.engine.job_uuid(id).unwrap_or("?");
-        ApiError::client(format!(
-            "clientToken {token:?} was already received with this identical request, which submitted job {job}: the repeated request is rejected (use a new clientToken to submit another job)"
-        ))
-    } else {
-        ApiError::client(format!(
-            "clientToken {token:?} was already used with a different request: use a new clientToken"
-        ))
-    }
 }
 
 fn check_job_name(name: &str) -> Result<(), ApiError> {
@@ -533,15 +537,7 @@ pub fn update(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
     let priority = required(req.scheduling_priority, "schedulingPriority")?;
     world.engine.update_priority(id, priority)?;
     world.after_change();
-    let job = world
-        .engine
-        .job(id)
-        .ok_or_else(|| ApiError::Server("job index out of range".into()))?;
-    ok(&JobRef {
-        job_arn: world.job_arn(&job.id),
-        job_name: job.name,
-        job_id: job.id,
-    })
+    job_ref(world, id)
 }
 
 pub fn terminate(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {

@@ -13,6 +13,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::auth::{self, AuthError};
+use super::hash::fnv1a;
 
 const XMLNS: &str = "https://sts.amazonaws.com/doc/2011-06-15/";
 
@@ -125,12 +126,7 @@ fn iam_name(key: &str) -> String {
 
 /// A stable, AWS-shaped unique id (`AIDA` + 17 upper-case characters) for an access key.
 fn unique_id(key: &str) -> String {
-    // FNV-1a: stable across runs and platforms.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in key.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = fnv1a(key.bytes());
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
     let mut id = String::from("AIDA");
     for i in 0..17 {

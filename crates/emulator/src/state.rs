@@ -11,6 +11,7 @@ use quotatop_model::Millis;
 
 use super::account::{ArnBase, Transition};
 use super::error::{ApiError, EmulatorError};
+use super::hash::fnv1a;
 use super::scenario::Scenario;
 use super::training;
 use super::wire::{RetryStrategyJson, Tags, TimeoutJson};
@@ -363,9 +364,7 @@ pub fn request_fingerprint(body: &[u8]) -> u64 {
     let canonical = serde_json::from_slice::<serde_json::Value>(body)
         .map(|v| v.to_string().into_bytes())
         .unwrap_or_else(|_| body.to_vec());
-    canonical.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    fnv1a(canonical)
 }
 
 /// The SageMaker CreateTrainingJob payload of a generated job: what a client would have sent.
