@@ -33,6 +33,8 @@ mod drill_safety;
 mod emulator_bind;
 mod emulator_cli;
 mod emulator_demo;
+mod emulator_events;
+mod emulator_events_boto3;
 mod emulator_ids;
 mod emulator_lifecycle;
 mod emulator_limits;

@@ -102,8 +102,40 @@ fn caller(key: &str, account: &str) -> (String, String) {
     }
 }
 
+/// A CloudTrail record's `userIdentity` of the caller who signed with `key` (the principal
+/// [`caller`] names, as GetCallerIdentity answers it).
+pub fn user_identity(key: &str, account: &str) -> serde_json::Value {
+    let (arn, principal) = caller(key, account);
+    if key.starts_with("ASIA") {
+        let role_id = principal.split(':').next().unwrap_or("").to_string();
+        serde_json::json!({
+            "type": "AssumedRole",
+            "principalId": principal,
+            "arn": arn,
+            "accountId": account,
+            "accessKeyId": key,
+            "sessionContext": {"sessionIssuer": {
+                "type": "Role",
+                "principalId": role_id,
+                "arn": format!("arn:aws:iam::{account}:role/{ASSUMED_ROLE}"),
+                "accountId": account,
+                "userName": ASSUMED_ROLE,
+            }},
+        })
+    } else {
+        serde_json::json!({
+            "type": "IAMUser",
+            "principalId": principal,
+            "arn": arn,
+            "accountId": account,
+            "accessKeyId": key,
+            "userName": iam_name(key),
+        })
+    }
+}
+
 /// The access key id of a SigV4 `Authorization` header (`… Credential=AKID/date/region/…`).
-fn access_key_id(headers: &HeaderMap) -> Option<String> {
+pub fn access_key_id(headers: &HeaderMap) -> Option<String> {
     let auth = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let cred = auth.split("Credential=").nth(1)?;
     let key = cred.split('/').next()?.trim();

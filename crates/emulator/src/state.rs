@@ -66,6 +66,11 @@ pub struct QueueWorld {
     /// First job of each share and since when.
     share_front: HashMap<String, (u32, Millis)>,
     pub recent_events: VecDeque<Event>,
+    /// Whether the region's bus has a rule listening: only then are the engine's events made
+    /// into EventBridge events ([`super::bus_events::job_events`]).
+    pub publishing: bool,
+    /// EventBridge events made since the account last published them.
+    pub outbox: Vec<serde_json::Value>,
     /// Generated arrivals the engine refused (their share was disabled or deleted).
     pub refused_arrivals: u64,
     /// Notes for the emulator's log (e.g. an instance type the GPU table lacks), taken by
@@ -128,6 +133,8 @@ impl QueueWorld {
             positions: HashMap::new(),
             share_front: HashMap::new(),
             recent_events: VecDeque::new(),
+            publishing: false,
+            outbox: Vec::new(),
             refused_arrivals: 0,
             warnings: VecDeque::new(),
         }
@@ -310,6 +317,13 @@ impl QueueWorld {
     fn keep_events(&mut self) -> bool {
         let events = self.engine.drain_events();
         let any = !events.is_empty();
+        if self.publishing {
+            let made: Vec<serde_json::Value> = events
+                .iter()
+                .flat_map(|e| super::bus_events::job_events(self, e))
+                .collect();
+            self.outbox.extend(made);
+        }
         self.recent_events.extend(events);
         while self.recent_events.len() > RECENT_EVENTS {
             self.recent_events.pop_front();
