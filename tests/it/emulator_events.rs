@@ -304,7 +304,7 @@ async fn a_received_message_hides_for_its_visibility_timeout_and_a_long_poll_wai
     .await;
     assert_eq!(
         (status, err["__type"].as_str()),
-        (400, Some("MessageNotInflight"))
+        (400, Some("com.amazonaws.sqs#MessageNotInflight"))
     );
     ok(sqs(
         &emu,
@@ -327,6 +327,11 @@ async fn a_received_message_hides_for_its_visibility_timeout_and_a_long_poll_wai
     .await;
     assert_eq!(batch["Successful"], json!([{"Id": "a"}]));
     assert_eq!(batch["Failed"][0]["Code"], "ReceiptHandleIsInvalid");
+    let (status, err) = sqs(&emu, "GetQueueUrl", json!({"QueueName": "nope"})).await;
+    assert_eq!(
+        (status, err["__type"].as_str()),
+        (400, Some("com.amazonaws.sqs#QueueDoesNotExist"))
+    );
     let a = ok(attrs()).await;
     assert_eq!(a["Attributes"]["ApproximateNumberOfMessages"], "0");
     assert_eq!(

@@ -10,6 +10,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use axum::http::HeaderValue;
+use axum::response::{IntoResponse, Response};
 use md5::{Digest, Md5};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -43,6 +45,43 @@ pub fn sqs_error(e: ApiError) -> ApiError {
 
 fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     super::wire::parse(body).map_err(sqs_error)
+}
+
+/// The code SQS's Query protocol gave an error (which the SDKs, SQS being query-compatible, read
+/// from the `x-amzn-query-error` header).
+fn query_code(code: &str) -> &str {
+    match code {
+        "QueueDoesNotExist" => "AWS.SimpleQueueService.NonExistentQueue",
+        "QueueNameExists" => "QueueAlreadyExists",
+        "MessageNotInflight" => "AWS.SimpleQueueService.MessageNotInflight",
+        "EmptyBatchRequest" => "AWS.SimpleQueueService.EmptyBatchRequest",
+        "TooManyEntriesInBatchRequest" => "AWS.SimpleQueueService.TooManyEntriesInBatchRequest",
+        "BatchEntryIdsNotDistinct" => "AWS.SimpleQueueService.BatchEntryIdsNotDistinct",
+        "UnsupportedOperation" => "AWS.SimpleQueueService.UnsupportedOperation",
+        other => other,
+    }
+}
+
+/// An SQS error on the wire, as SQS's JSON protocol answers it: `__type`
+/// `com.amazonaws.sqs#<Code>` and `x-amzn-query-error: <query code>;Sender` (or `;Receiver`
+/// for a fault of the service).
+pub fn error_response(e: ApiError) -> Response {
+    let e = sqs_error(e);
+    let code = e.code();
+    let side = if e.status().is_server_error() {
+        "Receiver"
+    } else {
+        "Sender"
+    };
+    let body = json!({ "__type": format!("com.amazonaws.sqs#{code}"), "message": e.to_string() });
+    let mut r = (e.status(), axum::Json(body)).into_response();
+    if let Ok(v) = HeaderValue::from_str(&format!("{};{side}", query_code(code))) {
+        r.headers_mut().insert("x-amzn-query-error", v);
+    }
+    if let Ok(v) = HeaderValue::from_str(code) {
+        r.headers_mut().insert("x-amzn-ErrorType", v);
+    }
+    r
 }
 
 fn gone() -> ApiError {

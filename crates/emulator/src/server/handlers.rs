@@ -132,6 +132,9 @@ pub(super) async fn json_handler(
     let mut response = match result.map_err(|e| service.error(e)) {
         Ok((_, Answer::Lose)) => return lose_answer(kill.as_ref()).await,
         Ok((Ok(v), Answer::Send)) => axum::Json(v).into_response(),
+        Ok((Err(e), Answer::Send)) | Err(e) if service == JsonService::Sqs => {
+            ops_sqs::error_response(e)
+        }
         Ok((Err(e), Answer::Send)) => service.error(e).into_response(),
         Err(e) => e.into_response(),
     };
