@@ -16,7 +16,10 @@ pub struct EmulatorArgs {
     /// Port (0 picks a free one).
     #[arg(long, default_value_t = 5566)]
     pub port: u16,
-    /// Simulated seconds per real second (default: the scenario's `speed`); 0 freezes the clock.
+    /// Simulated seconds per real second [default: 1, real time, so timestamps agree with
+    /// the client's clock]; more accelerates (the scenario's `speed` is the demo's: 60 for
+    /// scenarios/demo.toml), 0 freezes the clock. See docs/emulator.md for what a fast clock
+    /// breaks.
     #[arg(long)]
     pub speed: Option<f64>,
     /// Fault injection, e.g. "latency=20ms+30ms,throttle=5%;submitservicejob:error=0.1", or

@@ -5,6 +5,9 @@ use anyhow::Context as _;
 use crate::cli::EmulatorArgs;
 use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, FaultSpec, Scenario};
 
+/// `--speed`'s default: one simulated second per real second.
+const REAL_TIME: f64 = 1.0;
+
 pub fn run(args: &EmulatorArgs) -> anyhow::Result<()> {
     // Without --scenario, the demo world built into the binary: an installed binary runs from
     // any directory, not only from the source tree.
@@ -37,10 +40,11 @@ pub fn run(args: &EmulatorArgs) -> anyhow::Result<()> {
         body_timeout: std::time::Duration::from_secs(args.body_timeout),
         idle_timeout: std::time::Duration::from_secs(args.idle_timeout),
     };
-    if let Some(speed) = args.speed {
-        quotatop_emulator::check_speed(speed).map_err(|m| anyhow::anyhow!("--{m}"))?;
-        config.clock = ClockMode::Scaled(speed);
-    }
+    // A tool for other clients: real time unless acceleration is asked for (a fast clock
+    // starts behind the wall clock, which a client filtering by its own clock does not expect).
+    let speed = args.speed.unwrap_or(REAL_TIME);
+    quotatop_emulator::check_speed(speed).map_err(|m| anyhow::anyhow!("--{m}"))?;
+    config.clock = ClockMode::Scaled(speed);
     if let Some(spec) = &args.faults {
         config.faults = FaultSpec::parse(spec)?;
     }
@@ -50,8 +54,11 @@ pub fn run(args: &EmulatorArgs) -> anyhow::Result<()> {
 
 async fn serve(config: EmulatorConfig, args: &EmulatorArgs) -> anyhow::Result<()> {
     let speed = match config.clock {
-        ClockMode::Scaled(s) => s,
-        ClockMode::Manual => 0.0,
+        ClockMode::Scaled(s) if s == REAL_TIME => format!("{s}x simulated time (real time)"),
+        ClockMode::Scaled(s) => format!(
+            "{s}x simulated time (accelerated: timestamps start behind the wall clock, see docs/emulator.md)"
+        ),
+        ClockMode::Manual => "manual clock".to_string(),
     };
     let queue = config.scenario.queue.name.clone();
     let name = config.scenario.name.clone();
@@ -62,14 +69,14 @@ async fn serve(config: EmulatorConfig, args: &EmulatorArgs) -> anyhow::Result<()
     let url = handle.endpoint_url();
     if preload {
         println!(
-            "quotatop emulator: scenario {name} ({}), queue {queue} in {region}, {speed}x simulated time",
+            "quotatop emulator: scenario {name} ({}), queue {queue} in {region}, {speed}",
             args.scenario
                 .as_deref()
                 .map_or_else(|| "built in".into(), |p| p.display().to_string())
         );
     } else {
         println!(
-            "quotatop emulator: empty account in {region} (create environments, policies, queues and shares through the API), {speed}x simulated time"
+            "quotatop emulator: empty account in {region} (create environments, policies, queues and shares through the API), {speed}"
         );
     }
     if !faults.is_empty() {

@@ -1,7 +1,7 @@
 //! What a client notices when it checks the emulator against AWS (issue 36), each through the
 //! Rust SDK (or, for what the SDK hides, on the wire): times never in the client's future,
 //! no `startedAt: 0`, the documented detach of a service environment, a DISABLED environment
-//! running nothing, setup at `--speed 0`, `clientToken` as the API model documents it, page
+//! running nothing, setup at `--speed 0`, `clientToken` as the SDKs' retries need it, page
 //! tokens bound to their query, SigV4 checked for shape, and the smaller limits.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -11,7 +11,9 @@ use aws_sdk_batch::types::{
     ServiceEnvironmentType, ServiceJobEvaluateOnExit, ServiceJobRetryStrategy, ServiceJobStatus,
     ServiceJobType,
 };
-use quotatop_emulator::{self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, Scenario};
+use quotatop_emulator::{
+    self as emulator, ClockMode, EmulatorConfig, EmulatorHandle, FaultSpec, Scenario,
+};
 use quotatop_model::CapacityLimit as Limit;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -333,7 +335,7 @@ async fn a_frozen_clock_can_still_be_set_up() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_client_token_is_used_once_as_the_api_model_documents() {
+async fn a_client_token_retried_with_the_same_request_returns_the_original_job() {
     let emu = start(&[(M5, 1)], "").await;
     let c = client(&emu, 1);
     create_share(&c, "qs", &[(M5, 1)], Strategy::Reserve, None, false).await;
@@ -342,17 +344,14 @@ async fn a_client_token_is_used_once_as_the_api_model_documents() {
         .send()
         .await
         .unwrap();
-    // The identical request again: the same request, rejected, naming the job it submitted.
+    // The identical request again (an SDK's retry): the job the first one submitted.
     let again = submit_req(&c, "tokened")
         .client_token("tok-1")
         .send()
         .await
-        .unwrap_err();
-    let m = message(again.into_service_error());
-    assert!(
-        m.contains("identical") && m.contains(first.job_id().unwrap()),
-        "{m}"
-    );
+        .unwrap();
+    assert_eq!(again.job_id(), first.job_id());
+    assert_eq!(again.job_arn(), first.job_arn());
     // Another request with the same token: refused.
     let other = submit_req(&c, "different")
         .client_token("tok-1")
@@ -361,7 +360,13 @@ async fn a_client_token_is_used_once_as_the_api_model_documents() {
         .unwrap_err();
     let m = message(other.into_service_error());
     assert!(m.contains("different request"), "{m}");
-    // One job was submitted.
+    // The SDK's own token (an idempotency token it fills in) after a lost answer: its retry
+    // gets the job the lost answer named, not an exception.
+    emu.set_faults(FaultSpec::parse("submitservicejob:lose-answer-first=1").unwrap());
+    let retried = client(&emu, 3);
+    let lost = submit_req(&retried, "retried").send().await.unwrap();
+    assert_eq!(emu.fault_stats().answers_lost, 1);
+    // Two jobs were submitted, one per distinct request.
     let all = c
         .list_service_jobs()
         .job_queue(QUEUE)
@@ -374,7 +379,15 @@ async fn a_client_token_is_used_once_as_the_api_model_documents() {
         .send()
         .await
         .unwrap();
-    assert_eq!(all.job_summary_list().len(), 1);
+    let mut ids: Vec<&str> = all
+        .job_summary_list()
+        .iter()
+        .map(|j| j.job_id().unwrap())
+        .collect();
+    ids.sort_unstable();
+    let mut want = vec![first.job_id().unwrap(), lost.job_id().unwrap()];
+    want.sort_unstable();
+    assert_eq!(ids, want);
     emu.shutdown().await.unwrap();
 }
 

@@ -544,7 +544,7 @@ fn the_recorded_class_tag_decides_a_jobs_class_before_its_share() {
 #[test]
 fn the_demo_world_breaches_its_policy_within_its_first_minute() {
     use std::time::{Duration, Instant};
-    let (emu, url) = crate::emulator_support::spawn_emulator_binary(&[]);
+    let (emu, url) = crate::emulator_support::spawn_emulator_binary(&["--speed", "60"]);
     let _emu = crate::metrics_support::Kill(emu);
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("j.sqlite3");

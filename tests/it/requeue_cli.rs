@@ -63,12 +63,12 @@ async fn a_requeue_submits_a_capped_copy_then_terminates_the_original() {
     h.shutdown().await.ok();
 }
 
-/// The submission's answer lost: the SDK's retry meets the clientToken already used (no
-/// second copy); the copy is found by its tags and the original terminated.
+/// Every answer of the submission lost: the SDK's retries (the same clientToken) make no
+/// second copy; the copy is found by its tags and the original terminated.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_submit_answer_makes_one_copy_and_one_true_record() {
     let (h, [a, _, _]) = world().await;
-    h.set_faults(FaultSpec::parse("submitservicejob:lose-answer-first=1").unwrap());
+    h.set_faults(FaultSpec::parse("submitservicejob:lose-answer=1").unwrap());
     let log = temp_log("requeue-lost-submit");
     let out = requeue(&h, &log, &a).await;
     let t = text(&out);
@@ -82,6 +82,29 @@ async fn a_lost_submit_answer_makes_one_copy_and_one_true_record() {
             &records[1].1.outcome,
             Some(Outcome::Reconciled { verdict: Verdict::Landed, call_error: Some(e), .. }) if e.contains("SubmitServiceJob")
         ),
+        "{:?}",
+        records[1].1.outcome
+    );
+    h.shutdown().await.ok();
+}
+
+/// One answer of the submission lost: the SDK's retry with the same clientToken gets the copy
+/// the first try submitted, so the change succeeds outright with one copy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submit_retried_after_a_lost_answer_gets_the_first_copy() {
+    let (h, [a, _, _]) = world().await;
+    h.set_faults(FaultSpec::parse("submitservicejob:lose-answer-first=1").unwrap());
+    let log = temp_log("requeue-retried-submit");
+    let out = requeue(&h, &log, &a).await;
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert_eq!(h.fault_stats().answers_lost, 1, "{t}");
+    assert_eq!(copies(&h, "alpha", &a).len(), 1, "{t}");
+    assert!(state(&h, &a).2, "original terminated");
+    let records = audit::read_records(&log).unwrap();
+    assert_eq!(records.len(), 2, "{t}");
+    assert!(
+        matches!(records[1].1.outcome, Some(Outcome::Succeeded { .. })),
         "{:?}",
         records[1].1.outcome
     );

@@ -20,8 +20,11 @@ use serde::Deserialize;
 
 use quotatop_model::{CapacityLimit, Millis};
 
+use super::bus::Bus;
+use super::bus_events::{self, Caller};
 use super::clock::SimClock;
 use super::error::{ApiError, EmulatorError};
+use super::faults::DeliveryFaults;
 use super::scenario::Scenario;
 use super::state::{ACCOUNT, QueueWorld};
 use super::wire::{self, QuotaSharePolicyJson, Tags};
@@ -147,6 +150,8 @@ pub struct Account {
     /// Queues created through the API so far (a re-created queue's ids differ from its
     /// predecessor's).
     pub queues_created: u64,
+    /// EventBridge rules, SQS queues and CloudTrail's event history of the region.
+    pub bus: Bus,
 }
 
 /// Which queue a queue-level operation addresses, read from its request.
@@ -181,6 +186,7 @@ impl Account {
             template,
             id_seed,
             queues_created: 0,
+            bus: Bus::new(id_seed.unwrap_or(0)),
         }
     }
 
@@ -219,12 +225,15 @@ impl Account {
     /// Brings every queue up to `t` (the settle clock to `settle`) and forgets what finished
     /// deleting.
     pub fn catch_up(&mut self, t: Millis, settle: Millis) -> Result<(), ApiError> {
+        let listening = self.bus.listening();
         for q in &mut self.queues {
             q.settle = settle;
+            q.publishing = listening;
             q.catch_up(t)?;
         }
         self.now = t;
         self.settle = settle;
+        self.publish_pending();
         let gone = |tr: Option<Transition>| status_at(tr, settle) == "DELETED";
         let (envs, queues): (Vec<String>, Vec<String>) = (
             self.envs
@@ -244,6 +253,37 @@ impl Account {
         self.envs.retain(|e| !gone(e.transition));
         self.queues.retain(|q| !gone(q.transition));
         Ok(())
+    }
+
+    /// Publishes the events the queues' engines produced since the last call.
+    pub fn publish_pending(&mut self) {
+        let now = self.now;
+        for q in &mut self.queues {
+            for event in q.outbox.drain(..) {
+                self.bus.publish(event, now);
+            }
+        }
+    }
+
+    /// Records a Batch call `op` that succeeded (if CloudTrail records it) and publishes it as
+    /// an "AWS API Call via CloudTrail" event.
+    pub fn record_call(&mut self, op: &str, caller: &Caller, body: &[u8]) {
+        let Some(name) = bus_events::recorded_name(op) else {
+            return;
+        };
+        let ids = (self.bus.id(), self.bus.id());
+        let record = bus_events::api_call_record(&self.base, self.now, name, caller, body, ids);
+        self.bus.record(record.clone());
+        if self.bus.listening() {
+            let event = bus_events::envelope(
+                &self.base,
+                self.now,
+                bus_events::API_CALL,
+                Vec::new(),
+                record,
+            );
+            self.bus.publish(event, self.now);
+        }
     }
 
     /// The queue a queue-level request addresses.
@@ -331,6 +371,10 @@ pub struct Accounts {
     regions: BTreeMap<String, Account>,
     template: Scenario,
     id_seed: Option<u64>,
+    /// `http://127.0.0.1:<port>`: the base of SQS queue URLs.
+    pub endpoint: String,
+    /// The fault spec's delivery faults, for every region's bus.
+    pub delivery: DeliveryFaults,
 }
 
 impl Accounts {
@@ -362,6 +406,8 @@ impl Accounts {
             regions,
             template: scenario.clone(),
             id_seed,
+            endpoint: String::new(),
+            delivery: DeliveryFaults::default(),
         })
     }
 
@@ -396,6 +442,7 @@ impl Accounts {
             .regions
             .get_mut(&name)
             .ok_or_else(|| ApiError::Server("region vanished".into()))?;
+        account.bus.configure(&self.endpoint, self.delivery);
         account.catch_up(now, settle)?;
         Ok(account)
     }
@@ -405,6 +452,7 @@ impl Accounts {
         let now = self.clock.now();
         let settle = self.clock.settle_ms();
         for account in self.regions.values_mut() {
+            account.bus.configure(&self.endpoint, self.delivery);
             account.catch_up(now, settle)?;
         }
         Ok(())
@@ -413,6 +461,15 @@ impl Accounts {
     /// The home region's first queue (the scenario's), for tests and diagnostics.
     pub fn home_queue(&self) -> Option<&QueueWorld> {
         self.regions.get(&self.home)?.queues.first()
+    }
+
+    /// Delivery counts over every region.
+    pub fn delivery_stats(&self) -> super::bus::DeliveryStats {
+        let mut total = super::bus::DeliveryStats::default();
+        for a in self.regions.values() {
+            total.add(&a.bus.stats);
+        }
+        total
     }
 
     /// Every queue of every region.

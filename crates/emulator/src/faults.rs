@@ -32,6 +32,12 @@
 //!           | burst=B                      the bucket's size (default: one second's worth of the
 //!                                          rate, at least 1); full at start
 //!           | seed=N                       seed of all fault draws (global; default 0)
+//!           | deliver-drop=P               an EventBridge delivery to SQS is lost
+//!           | deliver-duplicate=P          a delivery arrives twice (two messages, one event id)
+//!           | deliver-reorder=P            a delivery is held back 1 s (real time), so the
+//!                                          deliveries after it overtake it
+//!           | deliver-delay=DUR            every delivery becomes visible DUR later
+//!                                          (the deliver-* settings are global: no OPS)
 //! RATE     := N['/s'|'/m'] | 'none'        calls per second (or per minute); 'none' lifts a limit
 //!                                          an earlier rule set; real time, not simulated
 //! DUR      := N['ms'|'s'|'m'|'h']          a decimal number (50ms, 1.5s); milliseconds when no
@@ -115,11 +121,23 @@ struct Rule {
     burst: Option<u32>,
 }
 
+/// Faults of EventBridge's deliveries to SQS (the `deliver-*` settings), drawn per delivery.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DeliveryFaults {
+    pub drop: f64,
+    pub duplicate: f64,
+    pub reorder: f64,
+    pub delay_ms: u64,
+    /// The spec's seed (the draws' generator starts from it).
+    pub seed: u64,
+}
+
 /// A parsed fault spec.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FaultSpec {
     pub seed: u64,
     rules: Vec<Rule>,
+    delivery: DeliveryFaults,
 }
 
 impl FaultSpec {
@@ -129,7 +147,15 @@ impl FaultSpec {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.rules.is_empty()
+        self.rules.is_empty() && self.delivery == DeliveryFaults::default()
+    }
+
+    /// The delivery faults, with the spec's seed.
+    pub fn delivery(&self) -> DeliveryFaults {
+        DeliveryFaults {
+            seed: self.seed,
+            ..self.delivery
+        }
     }
 
     pub fn parse(spec: &str) -> Result<Self, EmulatorError> {
@@ -153,7 +179,12 @@ impl FaultSpec {
                     .split_once('=')
                     .ok_or_else(|| bad(format!("{setting:?} is not KEY=VALUE")))?;
                 let value = value.trim();
-                match key.trim() {
+                let key = key.trim();
+                if key.starts_with("deliver-") {
+                    set_delivery(&mut out.delivery, key, value, rule.ops.is_some())?;
+                    continue;
+                }
+                match key {
                     "latency" => {
                         let (fixed, jitter) = match value.split_once('+') {
                             Some((f, j)) => (parse_latency(f)?, parse_latency(j)?),
@@ -196,7 +227,7 @@ impl FaultSpec {
                     }
                     other => {
                         return Err(bad(format!(
-                            "unknown setting {other:?} (latency, hold, throttle, throttle-first, error, drop, deny, expired-token, lose-answer, lose-answer-first, rate, burst, seed)"
+                            "unknown setting {other:?} (latency, hold, throttle, throttle-first, error, drop, deny, expired-token, lose-answer, lose-answer-first, rate, burst, seed, deliver-drop, deliver-duplicate, deliver-reorder, deliver-delay)"
                         )));
                     }
                 }
@@ -261,6 +292,32 @@ impl FaultSpec {
         });
         f
     }
+}
+
+/// One `deliver-*` setting (refused in a rule with operations: it applies to every delivery).
+fn set_delivery(
+    d: &mut DeliveryFaults,
+    key: &str,
+    value: &str,
+    with_ops: bool,
+) -> Result<(), EmulatorError> {
+    if with_ops {
+        return Err(bad(format!(
+            "{key} applies to every EventBridge delivery: give it without operations (e.g. \"{key}={value}\")"
+        )));
+    }
+    match key {
+        "deliver-drop" => d.drop = parse_probability(value)?,
+        "deliver-duplicate" => d.duplicate = parse_probability(value)?,
+        "deliver-reorder" => d.reorder = parse_probability(value)?,
+        "deliver-delay" => d.delay_ms = parse_latency(value)?,
+        other => {
+            return Err(bad(format!(
+                "unknown setting {other:?} (deliver-drop, deliver-duplicate, deliver-reorder, deliver-delay)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn bad(message: String) -> EmulatorError {

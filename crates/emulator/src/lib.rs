@@ -16,9 +16,15 @@
 
 mod account;
 mod auth;
+mod bus;
+mod bus_events;
 mod clock;
 mod error;
 mod faults;
+mod hash;
+mod job_view;
+mod ops_cloudtrail;
+mod ops_eventbridge;
 mod ops_jobs;
 mod ops_list_jobs;
 mod ops_logs;
@@ -27,6 +33,7 @@ mod ops_resources;
 mod ops_s3;
 mod ops_setup;
 mod ops_shares;
+mod ops_sqs;
 mod ops_sts;
 mod ops_tags;
 mod paging;
@@ -52,9 +59,10 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use account::valid_region;
+pub use bus::DeliveryStats;
 pub use clock::{ACCELERATED_FOR, ClockMode, SimClock};
 pub use error::{ApiError, EmulatorError};
-pub use faults::{FaultSpec, FaultStats, Faults, RateLimit};
+pub use faults::{DeliveryFaults, FaultSpec, FaultStats, Faults, RateLimit};
 pub use ops_jobs::{CHECKPOINT_TAG, RESTORE_TAG, WORK_TAG};
 pub use routes::OPERATIONS;
 pub use scenario::{CapacitySpec, GeneratorSpec, PriorityWeight, Scenario, ScriptedJob, ShareSpec};
@@ -166,14 +174,17 @@ pub async fn start(config: EmulatorConfig) -> Result<EmulatorHandle, EmulatorErr
         &config.account,
         id_seed,
     )?;
-    let world = Arc::new(Mutex::new(world));
-    let faults = Arc::new(FaultInjector::new(config.faults));
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|source| EmulatorError::Bind { addr, source })?;
     let addr = listener
         .local_addr()
         .map_err(|source| EmulatorError::Bind { addr, source })?;
+    let mut world = world;
+    world.endpoint = format!("http://{addr}");
+    world.delivery = config.faults.delivery();
+    let world = Arc::new(Mutex::new(world));
+    let faults = Arc::new(FaultInjector::new(config.faults));
     let shutdown = CancellationToken::new();
     let app = Arc::new(server::App::new(
         world.clone(),
@@ -303,7 +314,16 @@ impl EmulatorHandle {
 
     /// Replaces the fault spec while running (e.g. faults on, then off to check recovery).
     pub fn set_faults(&self, spec: FaultSpec) {
+        if let Ok(mut w) = self.world.lock() {
+            w.delivery = spec.delivery();
+        }
         self.faults.set_spec(spec);
+    }
+
+    /// What happened to EventBridge's deliveries so far (every region): tests check that the
+    /// delivery faults fired.
+    pub fn delivery_stats(&self) -> Result<DeliveryStats, EmulatorError> {
+        Ok(self.world()?.delivery_stats())
     }
 
     /// Requests received for an operation (lowercase name as in the URL path, e.g.

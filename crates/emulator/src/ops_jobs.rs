@@ -33,10 +33,10 @@
 use axum::response::Response;
 
 use quotatop_engine::{FailureSpec, JobId, JobSpec, RetryAction, RetryRule};
-use quotatop_model::ServiceJob;
 
 use super::account::Account;
 use super::error::ApiError;
+use super::job_view::description;
 use super::ops_tags::validate_tags;
 use super::scenario::valid_job_or_share_name;
 use super::state::{JobMeta, QueueWorld, request_fingerprint};
@@ -44,10 +44,9 @@ use super::training::{
     CHECKPOINT_FAULT_TAG, CheckpointFault, Training, parse_s3_uri, s3_uri_of_payload,
 };
 use super::wire::{
-    self, AttemptJson, CapacityUsage, DescribeServiceJobResponse, JobIdRequest, JobPreemptionJson,
-    JobRef, LatestAttempt, PreemptionSummaryJson, ServiceJobSummary, ServiceResourceId,
-    SubmitServiceJobRequest, TerminateErrorDetail, TerminateServiceJobRequest,
-    TerminateServiceJobsRequest, UpdateServiceJobRequest, ok, parse, required, required_str,
+    self, JobIdRequest, JobPreemptionJson, JobRef, SubmitServiceJobRequest, TerminateErrorDetail,
+    TerminateServiceJobRequest, TerminateServiceJobsRequest, UpdateServiceJobRequest, ok, parse,
+    required, required_str,
 };
 
 pub const WORK_TAG: &str = "quotatop:work-seconds";
@@ -99,8 +98,10 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
     validate_tags(&tags)?;
     let tagged = TaggedBehaviour::read(&tags, &payload, &resources)?;
     let fingerprint = request_fingerprint(body);
-    if let Some(token) = &req.client_token {
-        check_client_token(world, token, fingerprint)?;
+    if let Some(token) = &req.client_token
+        && let Some(original) = check_client_token(world, token, fingerprint)?
+    {
+        return job_ref(world, original);
     }
     let mut spec = JobSpec::new(
         name.clone(),
@@ -139,11 +140,7 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
         world.client_tokens.insert(token, (id, fingerprint));
     }
     world.after_change();
-    ok(&JobRef {
-        job_arn: arn,
-        job_name: name,
-        job_id: uuid,
-    })
+    job_ref(world, id)
 }
 
 fn check_service_job_type(job_type: &str) -> Result<(), ApiError> {
@@ -183,15 +180,38 @@ fn preemption_retries(config: Option<&JobPreemptionJson>) -> Result<Option<u32>,
     }
 }
 
-/// A repeated `clientToken` is refused; one of the wrong length too.
-fn check_client_token(world: &QueueWorld, token: &str, fingerprint: u64) -> Result<(), ApiError> {
+/// A `clientToken` seen before with an identical request: that request's job (the SDKs'
+/// retry contract: a retry after a lost answer gets the job the first try submitted). The same
+/// token with a different request is refused; one of the wrong length too.
+fn check_client_token(
+    world: &QueueWorld,
+    token: &str,
+    fingerprint: u64,
+) -> Result<Option<JobId>, ApiError> {
     if token.is_empty() || token.len() > 64 {
         return Err(ApiError::client("clientToken must be 1 to 64 characters"));
     }
-    if let Some(&(id, seen)) = world.client_tokens.get(token) {
-        return Err(token_reused(world, token, id, seen == fingerprint));
+    match world.client_tokens.get(token) {
+        Some(&(id, seen)) if seen == fingerprint => Ok(Some(id)),
+        Some(_) => Err(ApiError::client(format!(
+            "clientToken {:?} was already used with a different request: use a new clientToken",
+            quotatop_model::clean(token)
+        ))),
+        None => Ok(None),
     }
-    Ok(())
+}
+
+/// The answer naming job `id` (SubmitServiceJob's and UpdateServiceJob's).
+fn job_ref(world: &QueueWorld, id: JobId) -> Result<Response, ApiError> {
+    let job = world
+        .engine
+        .job(id)
+        .ok_or_else(|| ApiError::Server("job index out of range".into()))?;
+    ok(&JobRef {
+        job_arn: world.job_arn(&job.id),
+        job_name: job.name,
+        job_id: job.id,
+    })
 }
 
 /// What the request's `quotatop:*` tags (and its payload) make the job do in the emulator.
@@ -257,23 +277,6 @@ fn training_of(
         fault,
         s3,
     })
-}
-
-/// A `clientToken` seen before: as the model documents, an identical request is the same
-/// request and is rejected (naming the job the first one submitted); a different request
-/// may not reuse the token.
-fn token_reused(world: &QueueWorld, token: &str, id: JobId, identical: bool) -> ApiError {
-    let token = quotatop_model::clean(token);
-    if identical {
-        let job = world.engine.job_uuid(id).unwrap_or("?");
-        ApiError::client(format!(
-            "clientToken {token:?} was already received with this identical request, which submitted job {job}: the repeated request is rejected (use a new clientToken to submit another job)"
-        ))
-    } else {
-        ApiError::client(format!(
-            "clientToken {token:?} was already used with a different request: use a new clientToken"
-        ))
-    }
 }
 
 fn check_job_name(name: &str) -> Result<(), ApiError> {
@@ -414,117 +417,10 @@ fn read_payload(payload: &str) -> Result<PayloadResources, ApiError> {
     })
 }
 
-// ----- reading jobs ------------------------------------------------------------------------
-
-fn capacity_usage(job: &ServiceJob) -> Vec<CapacityUsage> {
-    vec![CapacityUsage {
-        capacity_unit: job.instance_type.clone(),
-        quantity: job.instance_count as f64,
-    }]
-}
-
-fn latest_attempt(job: &ServiceJob) -> Option<LatestAttempt> {
-    job.attempts.last().map(|a| LatestAttempt {
-        service_resource_id: ServiceResourceId::training_job(a.resource_id.clone()),
-    })
-}
-
-/// `startedAt` as the API shows it: the current attempt's start, else the last attempt's (a
-/// preempted or retried job waiting again); absent for a job that never started (never 0: the
-/// model marks it required in DescribeServiceJob, but there is no start to give).
-fn shown_started_at(job: &ServiceJob) -> Option<quotatop_model::Millis> {
-    job.started_at
-        .or_else(|| job.attempts.iter().rev().find_map(|a| a.started_at))
-}
-
-pub(super) fn summary(world: &QueueWorld, job: ServiceJob) -> ServiceJobSummary {
-    let started_at = shown_started_at(&job);
-    ServiceJobSummary {
-        latest_attempt: latest_attempt(&job),
-        capacity_usage: capacity_usage(&job),
-        created_at: job.created_at,
-        job_arn: world.job_arn(&job.id),
-        job_id: job.id,
-        job_name: job.name,
-        scheduled_at: job.scheduled_at,
-        service_job_type: "SAGEMAKER_TRAINING",
-        quota_share_name: job.share,
-        status: job.status.as_str(),
-        status_reason: job.status_reason,
-        started_at,
-        stopped_at: job.stopped_at,
-        is_terminated: job.is_terminated.then_some(true),
-    }
-}
-
 pub fn describe(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
     let req: JobIdRequest = parse(body)?;
     let id = world.find_job(&required_str(req.job_id, "jobId")?)?;
-    let job = world
-        .engine
-        .job(id)
-        .ok_or_else(|| ApiError::Server("job index out of range".into()))?;
-    let meta = world.meta.get(&id.0).cloned().unwrap_or_default();
-    let arn = world.job_arn(&job.id);
-    let attempts = job
-        .attempts
-        .iter()
-        .map(|a| AttemptJson {
-            service_resource_id: ServiceResourceId::training_job(a.resource_id.clone()),
-            started_at: a.started_at,
-            stopped_at: a.stopped_at,
-            status_reason: a.status_reason.clone(),
-        })
-        .collect();
-    let preemption_summary = job.preemption.as_ref().map(|p| PreemptionSummaryJson {
-        preempted_attempt_count: p.preempted_attempt_count,
-        recent_preempted_attempts: p
-            .recent_preempted_attempts
-            .iter()
-            .map(|a| AttemptJson {
-                service_resource_id: ServiceResourceId::training_job(a.resource_id.clone()),
-                started_at: a.started_at,
-                stopped_at: Some(a.stopped_at),
-                status_reason: Some(a.status_reason.clone()),
-            })
-            .collect(),
-    });
-    // A scenario's generated jobs checkpoint by the scenario's `checkpoint_s`: they show it as
-    // the tag a submitted job would carry.
-    let mut tags = world.tags.get(&arn).cloned().unwrap_or_default();
-    if let Some(ms) = job.checkpoint_interval_ms {
-        tags.entry(CHECKPOINT_TAG.to_string())
-            .or_insert_with(|| (ms / 1000).to_string());
-    }
-    let started_at = shown_started_at(&job);
-    let out = DescribeServiceJobResponse {
-        attempts,
-        capacity_usage: capacity_usage(&job),
-        latest_attempt: latest_attempt(&job),
-        created_at: job.created_at,
-        is_terminated: job.is_terminated,
-        job_arn: arn.clone(),
-        job_id: job.id,
-        job_name: job.name,
-        job_queue: world.queue_arn(),
-        retry_strategy: meta.retry_strategy,
-        scheduled_at: job.scheduled_at,
-        scheduling_priority: job.priority,
-        service_request_payload: meta.payload,
-        service_job_type: "SAGEMAKER_TRAINING",
-        quota_share_name: job.share,
-        preemption_configuration: job.preemption_retries.map(|n| JobPreemptionJson {
-            preemption_retries_before_termination: Some(n as i64),
-        }),
-        preemption_summary,
-        started_at,
-        status: job.status.as_str(),
-        status_reason: job.status_reason,
-        stopped_at: job.stopped_at,
-        tags,
-        timeout_config: meta.timeout,
-    };
-    ok(&out)
+    ok(&description(world, id)?)
 }
 
 pub fn update(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {
@@ -533,15 +429,7 @@ pub fn update(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
     let priority = required(req.scheduling_priority, "schedulingPriority")?;
     world.engine.update_priority(id, priority)?;
     world.after_change();
-    let job = world
-        .engine
-        .job(id)
-        .ok_or_else(|| ApiError::Server("job index out of range".into()))?;
-    ok(&JobRef {
-        job_arn: world.job_arn(&job.id),
-        job_name: job.name,
-        job_id: job.id,
-    })
+    job_ref(world, id)
 }
 
 pub fn terminate(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError> {

@@ -9,7 +9,7 @@ use quotatop_engine::{JobFacts, JobId};
 use quotatop_model::JobStatus;
 
 use super::error::ApiError;
-use super::ops_jobs::summary;
+use super::job_view::summary;
 use super::paging;
 use super::state::QueueWorld;
 use super::wire::{self, ListServiceJobsRequest, ServiceJobSummary, ok, parse, required_str};

@@ -16,6 +16,7 @@ use quotatop_model::Millis;
 
 use super::account::Account;
 use super::error::ApiError;
+use super::hash::fnv1a;
 use super::runs::account_runs;
 use super::training::LOG_GROUP;
 
@@ -311,16 +312,17 @@ pub fn filter_events(account: &Account, body: &[u8]) -> Result<Response, ApiErro
         (None, Some(prefix)) => name.starts_with(prefix.as_str()),
         (None, None) => true,
     };
-    let mut events: Vec<(Millis, usize, usize, String, String)> = Vec::new();
+    let mut events: Vec<(Millis, usize, usize, String, String, String)> = Vec::new();
     for (si, (name, lines)) in streams(account).into_iter().enumerate() {
         if !wanted(&name) {
             continue;
         }
-        for (li, (t, m)) in lines.into_iter().enumerate() {
+        let ids = event_ids(&name, &lines);
+        for (li, ((t, m), id)) in lines.into_iter().zip(ids).enumerate() {
             if in_range(t, req.start_time, req.end_time)
                 && terms.iter().all(|term| m.contains(term.as_str()))
             {
-                events.push((t, si, li, name.clone(), m));
+                events.push((t, si, li, name.clone(), m, id));
             }
         }
     }
@@ -331,13 +333,13 @@ pub fn filter_events(account: &Account, body: &[u8]) -> Result<Response, ApiErro
         .iter()
         .skip(from)
         .take(take)
-        .map(|(t, si, li, name, m)| {
+        .map(|(t, _, _, name, m, id)| {
             json!({
                 "logStreamName": name,
                 "timestamp": t,
                 "message": m,
                 "ingestionTime": t,
-                "eventId": format!("{t:020}{si:08}{li:08}"),
+                "eventId": id,
             })
         })
         .collect();
@@ -346,6 +348,28 @@ pub fn filter_events(account: &Account, body: &[u8]) -> Result<Response, ApiErro
         out["nextToken"] = json!(format!("i/{}", from + take));
     }
     answer(&out)
+}
+
+/// The `eventId` of each of a stream's lines (56 digits, as AWS's): its time, the stream's name
+/// (hashed) and its place among the stream's lines of the same time. None of these moves as the
+/// group grows (a stream's lines come in time order, those of one time together) or with the
+/// query (the place is counted before any filter), so the same event read twice has the same
+/// id, whatever streams or lines came meanwhile.
+fn event_ids(stream: &str, lines: &[(Millis, String)]) -> Vec<String> {
+    let stream = fnv1a(stream.bytes());
+    let mut place = 0u64;
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, &(t, _))| {
+            place = if i > 0 && lines[i - 1].0 == t {
+                place + 1
+            } else {
+                0
+            };
+            format!("{t:020}{stream:020}{place:016}")
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -378,5 +402,19 @@ mod tests {
         );
         assert!(matcher(Some("{ $.a = 1 }")).is_err());
         assert!(in_range(5, Some(5), Some(6)) && !in_range(6, Some(5), Some(6)));
+    }
+    #[test]
+    fn an_events_id_does_not_move_as_its_stream_grows() {
+        let line = |t: Millis| (t, format!("at {t}"));
+        let before = vec![line(1), line(2), line(2)];
+        let after = vec![line(1), line(2), line(2), line(3), line(3)];
+        let (a, b) = (event_ids("s", &before), event_ids("s", &after));
+        assert_eq!(a[..], b[..3]);
+        let mut all = b.clone();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), 5, "{b:?}");
+        assert_ne!(event_ids("t", &before), a, "another stream, other ids");
+        assert!(a.iter().all(|id| id.len() == 56));
     }
 }

@@ -9,6 +9,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::account::Account;
 use super::error::ApiError;
+use super::hash::fnv1a;
 use super::runs::account_runs;
 use super::training::Object;
 
@@ -142,16 +143,12 @@ fn object(o: &Object, head: bool) -> Result<Response, ApiError> {
 
 /// A stable ETag from the key, time and size.
 fn etag(o: &Object) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in o
-        .key
-        .bytes()
-        .chain(o.last_modified.to_le_bytes())
-        .chain(o.size.to_le_bytes())
-    {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = fnv1a(
+        o.key
+            .bytes()
+            .chain(o.last_modified.to_le_bytes())
+            .chain(o.size.to_le_bytes()),
+    );
     format!("\"{h:016x}{:016x}\"", h.rotate_left(29))
 }
 

@@ -24,6 +24,7 @@ use quotatop_model::CapacityLimit;
 
 use super::account::{Account, Environment, Transition, check_room, status_at};
 use super::error::ApiError;
+use super::hash::fnv1a_seeded;
 use super::ops_tags::validate_tags;
 use super::scenario::valid_resource_name;
 use super::state::{QueueSettings, QueueWorld};
@@ -364,11 +365,7 @@ fn check_unconnected(account: &Account, env_arn: &str) -> Result<(), ApiError> {
 
 /// A seed for a queue's ids from the emulator's and the queue's ARN (FNV-1a).
 fn queue_id_seed(base: u64, queue_arn: &str) -> u64 {
-    queue_arn
-        .bytes()
-        .fold(base ^ 0xcbf2_9ce4_8422_2325, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        })
+    fnv1a_seeded(base, queue_arn.bytes())
 }
 
 // ----- checks ------------------------------------------------------------------------------

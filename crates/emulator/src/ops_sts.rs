@@ -13,6 +13,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::auth::{self, AuthError};
+use super::hash::fnv1a;
 
 const XMLNS: &str = "https://sts.amazonaws.com/doc/2011-06-15/";
 
@@ -101,8 +102,40 @@ fn caller(key: &str, account: &str) -> (String, String) {
     }
 }
 
+/// A CloudTrail record's `userIdentity` of the caller who signed with `key` (the principal
+/// [`caller`] names, as GetCallerIdentity answers it).
+pub fn user_identity(key: &str, account: &str) -> serde_json::Value {
+    let (arn, principal) = caller(key, account);
+    if key.starts_with("ASIA") {
+        let role_id = principal.split(':').next().unwrap_or("").to_string();
+        serde_json::json!({
+            "type": "AssumedRole",
+            "principalId": principal,
+            "arn": arn,
+            "accountId": account,
+            "accessKeyId": key,
+            "sessionContext": {"sessionIssuer": {
+                "type": "Role",
+                "principalId": role_id,
+                "arn": format!("arn:aws:iam::{account}:role/{ASSUMED_ROLE}"),
+                "accountId": account,
+                "userName": ASSUMED_ROLE,
+            }},
+        })
+    } else {
+        serde_json::json!({
+            "type": "IAMUser",
+            "principalId": principal,
+            "arn": arn,
+            "accountId": account,
+            "accessKeyId": key,
+            "userName": iam_name(key),
+        })
+    }
+}
+
 /// The access key id of a SigV4 `Authorization` header (`… Credential=AKID/date/region/…`).
-fn access_key_id(headers: &HeaderMap) -> Option<String> {
+pub fn access_key_id(headers: &HeaderMap) -> Option<String> {
     let auth = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let cred = auth.split("Credential=").nth(1)?;
     let key = cred.split('/').next()?.trim();
@@ -125,12 +158,7 @@ fn iam_name(key: &str) -> String {
 
 /// A stable, AWS-shaped unique id (`AIDA` + 17 upper-case characters) for an access key.
 fn unique_id(key: &str) -> String {
-    // FNV-1a: stable across runs and platforms.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in key.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = fnv1a(key.bytes());
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
     let mut id = String::from("AIDA");
     for i in 0..17 {

@@ -7,13 +7,64 @@ use super::account::{Account, Key};
 use super::error::ApiError;
 use super::state::QueueWorld;
 use super::{
-    ops_jobs, ops_list_jobs, ops_logs, ops_queue, ops_resources, ops_setup, ops_shares, wire,
+    ops_cloudtrail, ops_eventbridge, ops_jobs, ops_list_jobs, ops_logs, ops_queue, ops_resources,
+    ops_setup, ops_shares, ops_sqs, wire,
 };
 
 /// An operation on one region of the account.
 type OpFn = fn(&mut Account, &[u8]) -> Result<Response, ApiError>;
 /// An operation on one job queue, found by [`Key`] in the request.
 type QueueOpFn = fn(&mut QueueWorld, &[u8]) -> Result<Response, ApiError>;
+/// An operation of a JSON-protocol service other than Batch and Logs (EventBridge, SQS,
+/// CloudTrail) on one region: its answer's JSON.
+pub(super) type JsonFn = fn(&mut Account, &[u8]) -> Result<serde_json::Value, ApiError>;
+
+/// The JSON-protocol services served on `POST /` beside CloudWatch Logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum JsonService {
+    /// EventBridge: awsJson1_1, `X-Amz-Target: AWSEvents.<Op>`, signed for `events`.
+    Events,
+    /// SQS: awsJson1_0, `X-Amz-Target: AmazonSQS.<Op>`, signed for `sqs`.
+    Sqs,
+    /// CloudTrail: awsJson1_1, `X-Amz-Target: com.amazonaws.cloudtrail.v20131101.
+    /// CloudTrail_20131101.<Op>`, signed for `cloudtrail`.
+    CloudTrail,
+}
+
+impl JsonService {
+    /// The `X-Amz-Target` prefix before the operation's name.
+    pub fn target_prefix(self) -> &'static str {
+        match self {
+            Self::Events => "AWSEvents.",
+            Self::Sqs => "AmazonSQS.",
+            Self::CloudTrail => "com.amazonaws.cloudtrail.v20131101.CloudTrail_20131101.",
+        }
+    }
+    /// The service a request's SigV4 credential scope names.
+    pub fn signing_name(self) -> &'static str {
+        match self {
+            Self::Events => "events",
+            Self::Sqs => "sqs",
+            Self::CloudTrail => "cloudtrail",
+        }
+    }
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Self::Sqs => "application/x-amz-json-1.0",
+            Self::Events | Self::CloudTrail => "application/x-amz-json-1.1",
+        }
+    }
+    /// An error named as the service names it.
+    pub fn error(self, e: ApiError) -> ApiError {
+        match self {
+            Self::Events => ops_eventbridge::events_error(e),
+            Self::Sqs => ops_sqs::sqs_error(e),
+            Self::CloudTrail => ops_cloudtrail::trail_error(e),
+        }
+    }
+    pub const ALL: [JsonService; 3] = [Self::Events, Self::Sqs, Self::CloudTrail];
+}
+
 /// Checks a request's body against its operation's shape before the queue is looked up, so a
 /// malformed request is told so rather than that its job or queue does not exist.
 type ShapeFn = fn(&[u8]) -> Result<(), ApiError>;
@@ -36,6 +87,8 @@ pub(super) enum Route {
     Logs(ops_logs::LogsFn),
     /// S3, path-style: the method and path pick the operation ([`super::ops_s3::operation`]).
     S3,
+    /// EventBridge, SQS or CloudTrail: `POST /` with the service's `X-Amz-Target`.
+    Json(JsonService, JsonFn),
 }
 
 /// Declares the table: each row is an operation's lowercase name (as in the URL path) and its
@@ -131,6 +184,23 @@ routes! {
     "listobjectsv2" => Route::S3,
     "headobject" => Route::S3,
     "getobject" => Route::S3,
+    "putrule" => Route::Json(JsonService::Events, ops_eventbridge::put_rule),
+    "describerule" => Route::Json(JsonService::Events, ops_eventbridge::describe_rule),
+    "listrules" => Route::Json(JsonService::Events, ops_eventbridge::list_rules),
+    "deleterule" => Route::Json(JsonService::Events, ops_eventbridge::delete_rule),
+    "puttargets" => Route::Json(JsonService::Events, ops_eventbridge::put_targets),
+    "listtargetsbyrule" => Route::Json(JsonService::Events, ops_eventbridge::list_targets_by_rule),
+    "removetargets" => Route::Json(JsonService::Events, ops_eventbridge::remove_targets),
+    "createqueue" => Route::Json(JsonService::Sqs, ops_sqs::create_queue),
+    "getqueueurl" => Route::Json(JsonService::Sqs, ops_sqs::get_queue_url),
+    "getqueueattributes" => Route::Json(JsonService::Sqs, ops_sqs::get_queue_attributes),
+    "setqueueattributes" => Route::Json(JsonService::Sqs, ops_sqs::set_queue_attributes),
+    "deletequeue" => Route::Json(JsonService::Sqs, ops_sqs::delete_queue),
+    "receivemessage" => Route::Json(JsonService::Sqs, ops_sqs::receive_message),
+    "deletemessage" => Route::Json(JsonService::Sqs, ops_sqs::delete_message),
+    "deletemessagebatch" => Route::Json(JsonService::Sqs, ops_sqs::delete_message_batch),
+    "changemessagevisibility" => Route::Json(JsonService::Sqs, ops_sqs::change_message_visibility),
+    "lookupevents" => Route::Json(JsonService::CloudTrail, ops_cloudtrail::lookup_events),
 }
 
 /// How `POST /v1/<op>` is served, if `op` is an operation.
@@ -147,6 +217,23 @@ pub(super) fn logs_operation(op: &str) -> Option<ops_logs::LogsFn> {
         Route::Logs(f) if name == op => Some(f),
         _ => None,
     })
+}
+
+/// The operation of `service` named `op` (lowercase), if the emulator serves it.
+pub(super) fn json_operation(service: JsonService, op: &str) -> Option<JsonFn> {
+    ROUTES.iter().find_map(|&(name, route)| match route {
+        Route::Json(s, f) if s == service && name == op => Some(f),
+        _ => None,
+    })
+}
+
+/// The API names of `service`'s operations (for an error naming what is served).
+pub(super) fn json_operations(service: JsonService) -> Vec<&'static str> {
+    ROUTES
+        .iter()
+        .filter(|(_, route)| matches!(route, Route::Json(s, _) if *s == service))
+        .map(|&(name, _)| name)
+        .collect()
 }
 
 #[cfg(test)]
@@ -168,5 +255,8 @@ mod tests {
         assert!(operation("listobjectsv2").is_none());
         assert!(logs_operation("getlogevents").is_some());
         assert!(logs_operation("listservicejobs").is_none());
+        assert!(json_operation(JsonService::Sqs, "receivemessage").is_some());
+        assert!(json_operation(JsonService::Events, "receivemessage").is_none());
+        assert!(operation("putrule").is_none());
     }
 }

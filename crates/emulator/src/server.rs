@@ -25,7 +25,8 @@ use super::account::{Accounts, signing_region};
 use super::auth;
 use super::error::ApiError;
 use super::faults::FaultInjector;
-use handlers::{logs_handler, op_handler, s3_handler, sts_handler, tags_handler};
+use super::routes::JsonService;
+use handlers::{json_handler, logs_handler, op_handler, s3_handler, sts_handler, tags_handler};
 
 pub(crate) use conn::serve;
 
@@ -138,12 +139,15 @@ pub(crate) fn router(app: Arc<App>) -> Router {
 }
 
 /// The service a request is for, told apart as AWS does: the service in its SigV4 credential
-/// scope, else `X-Amz-Target` (CloudWatch Logs' `Logs_20140328.*`), else the path (a GET or
+/// scope, else `X-Amz-Target` (CloudWatch Logs' `Logs_20140328.*`, EventBridge's, SQS's and
+/// CloudTrail's prefixes), else the path (a GET or
 /// HEAD outside `/v1/` is S3, path-style).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Service {
     Logs,
     S3,
+    /// EventBridge, SQS, CloudTrail.
+    Json(JsonService),
     /// Batch or STS: routed by path.
     Other,
 }
@@ -170,12 +174,21 @@ fn service_of(request: &Request<Body>) -> Service {
     if request.uri().path().starts_with("/v1/") {
         return Service::Other;
     }
+    let json = |pick: &dyn Fn(JsonService) -> bool| {
+        JsonService::ALL
+            .into_iter()
+            .find(|&s| pick(s))
+            .map(Service::Json)
+    };
     match scope.as_deref() {
         Some("logs") => Service::Logs,
         Some("s3") => Service::S3,
-        Some(_) => Service::Other,
+        Some(name) => json(&|s| s.signing_name() == name).unwrap_or(Service::Other),
         None if target.starts_with("Logs_20140328.") => Service::Logs,
         None => {
+            if let Some(s) = json(&|s| target.starts_with(s.target_prefix())) {
+                return s;
+            }
             let path = request.uri().path();
             let s3_like = matches!(*request.method(), Method::GET | Method::HEAD)
                 && path != "/"
@@ -194,6 +207,7 @@ async fn by_service(
     match service_of(&request) {
         Service::Logs => logs_handler(&app, request).await,
         Service::S3 => s3_handler(&app, request).await,
+        Service::Json(service) => json_handler(&app, request, service).await,
         Service::Other => next.run(request).await,
     }
 }

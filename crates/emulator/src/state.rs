@@ -11,6 +11,7 @@ use quotatop_model::Millis;
 
 use super::account::{ArnBase, Transition};
 use super::error::{ApiError, EmulatorError};
+use super::hash::fnv1a;
 use super::scenario::Scenario;
 use super::training;
 use super::wire::{RetryStrategyJson, Tags, TimeoutJson};
@@ -65,6 +66,11 @@ pub struct QueueWorld {
     /// First job of each share and since when.
     share_front: HashMap<String, (u32, Millis)>,
     pub recent_events: VecDeque<Event>,
+    /// Whether the region's bus has a rule listening: only then are the engine's events made
+    /// into EventBridge events ([`super::bus_events::job_events`]).
+    pub publishing: bool,
+    /// EventBridge events made since the account last published them.
+    pub outbox: Vec<serde_json::Value>,
     /// Generated arrivals the engine refused (their share was disabled or deleted).
     pub refused_arrivals: u64,
     /// Notes for the emulator's log (e.g. an instance type the GPU table lacks), taken by
@@ -127,6 +133,8 @@ impl QueueWorld {
             positions: HashMap::new(),
             share_front: HashMap::new(),
             recent_events: VecDeque::new(),
+            publishing: false,
+            outbox: Vec::new(),
             refused_arrivals: 0,
             warnings: VecDeque::new(),
         }
@@ -309,6 +317,13 @@ impl QueueWorld {
     fn keep_events(&mut self) -> bool {
         let events = self.engine.drain_events();
         let any = !events.is_empty();
+        if self.publishing {
+            let made: Vec<serde_json::Value> = events
+                .iter()
+                .flat_map(|e| super::bus_events::job_events(self, e))
+                .collect();
+            self.outbox.extend(made);
+        }
         self.recent_events.extend(events);
         while self.recent_events.len() > RECENT_EVENTS {
             self.recent_events.pop_front();
@@ -363,9 +378,7 @@ pub fn request_fingerprint(body: &[u8]) -> u64 {
     let canonical = serde_json::from_slice::<serde_json::Value>(body)
         .map(|v| v.to_string().into_bytes())
         .unwrap_or_else(|_| body.to_vec());
-    canonical.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    fnv1a(canonical)
 }
 
 /// The SageMaker CreateTrainingJob payload of a generated job: what a client would have sent.

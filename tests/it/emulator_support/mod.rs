@@ -164,3 +164,36 @@ pub fn spawn_emulator_binary(extra: &[&str]) -> (std::process::Child, String) {
     std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
     (child, url.expect("emulator endpoint"))
 }
+
+/// A JSON-protocol call (`POST /` with `X-Amz-Target: target`, signed in shape for `service`),
+/// written by hand as an SDK of that protocol sends it: its HTTP status and JSON answer (`null`
+/// when the body is empty).
+pub async fn aws_json(
+    handle: &EmulatorHandle,
+    service: &str,
+    content_type: &str,
+    target: &str,
+    body: &serde_json::Value,
+) -> (u16, serde_json::Value) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = body.to_string();
+    let signed = SIGNED.replace("/batch/", &format!("/{service}/"));
+    let mut s = tokio::net::TcpStream::connect(handle.addr()).await.unwrap();
+    let request = format!(
+        "POST / HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: {content_type}\r\nX-Amz-Target: {target}\r\n{signed}Content-Length: {}\r\n\r\n{body}",
+        handle.addr(),
+        body.len()
+    );
+    s.write_all(request.as_bytes()).await.unwrap();
+    let mut reply = Vec::new();
+    s.read_to_end(&mut reply).await.unwrap();
+    let reply = String::from_utf8(reply).unwrap();
+    let (head, rest) = reply.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let json = if rest.trim().is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_str(rest).unwrap_or_else(|e| panic!("{e}: {rest}"))
+    };
+    (status, json)
+}

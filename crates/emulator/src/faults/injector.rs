@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use super::super::hash::fnv1a;
 use super::super::rate_limit::Bucket;
 use super::FaultSpec;
 use quotatop_engine::Rng;
@@ -140,7 +141,7 @@ impl FaultInjector {
             Err(p) => p.into_inner(),
         };
         let (ops, stats) = &mut *guard;
-        let seed = seed ^ fnv1a(op);
+        let seed = seed ^ fnv1a(op.bytes());
         let st = ops.entry(op.to_string()).or_insert_with(|| OpState {
             rng: Rng::new(seed),
             auth_rng: Rng::new(seed ^ 0x5eed_a074_0000_0001),
@@ -190,10 +191,4 @@ impl FaultInjector {
         }
         (Duration::from_millis(delay), decision)
     }
-}
-
-fn fnv1a(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3)
-    })
 }

@@ -1,5 +1,6 @@
 //! The handlers of each protocol: Batch's `POST /v1/<op>` and its tags routes, CloudWatch Logs
-//! (JSON 1.1), S3 (path-style) and STS (awsQuery).
+//! (JSON 1.1), EventBridge, SQS and CloudTrail (JSON 1.1 / 1.0), S3 (path-style) and STS
+//! (awsQuery).
 
 use std::sync::Arc;
 
@@ -8,9 +9,12 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderValue, Method, Request, header};
 use axum::response::{IntoResponse, Response};
 
+use super::super::bus_events::Caller;
 use super::super::error::ApiError;
-use super::super::routes::{Route, logs_operation, operation};
-use super::super::{ops_logs, ops_s3, ops_sts, ops_tags};
+use super::super::routes::{
+    JsonService, Route, json_operation, json_operations, logs_operation, operation,
+};
+use super::super::{ops_logs, ops_s3, ops_sqs, ops_sts, ops_tags};
 use super::body::read_body;
 use super::conn::{ConnActivity, ConnKill, InFlight};
 use super::inject::{Answer, inject, lose_answer};
@@ -58,6 +62,87 @@ pub(super) async fn logs_handler(app: &App, request: Request<Body>) -> Response 
             .unwrap_or_else(IntoResponse::into_response),
         Err(e) => e.into_response(),
     }
+}
+
+/// How often a long poll (ReceiveMessage's wait) looks for a message again (real time).
+const LONG_POLL_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// `POST /` with EventBridge's, SQS's or CloudTrail's `X-Amz-Target`. A ReceiveMessage that
+/// finds nothing is tried again until its wait ends, the world unlocked in between.
+pub(super) async fn json_handler(
+    app: &App,
+    request: Request<Body>,
+    service: JsonService,
+) -> Response {
+    let kill = request.extensions().get::<ConnKill>().cloned();
+    let activity = request.extensions().get::<ConnActivity>().cloned();
+    let _busy = InFlight::new(activity.as_ref());
+    let result = async {
+        let target = request
+            .headers()
+            .get("x-amz-target")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let op = target
+            .strip_prefix(service.target_prefix())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let Some(f) = json_operation(service, &op) else {
+            return Err(ApiError::UnknownOperation(format!(
+                "The emulator serves no {} operation {:?} (X-Amz-Target); it serves {}",
+                service.signing_name(),
+                quotatop_model::clean(target),
+                json_operations(service).join(", ")
+            )));
+        };
+        if request.method() != Method::POST {
+            return Err(ApiError::client("JSON-protocol operations take POST /"));
+        }
+        let answer = inject(app, &op, kill.as_ref()).await?;
+        let (parts, body) = request.into_parts();
+        let body = read_body(&parts.headers, body, app.body_timeout()).await?;
+        app.authenticate_for(&parts.headers, service.signing_name())?;
+        let region = region_of(&parts.headers);
+        let deadline = {
+            let mut accounts = lock(&app.world)?;
+            let account = accounts.region(region.as_deref())?;
+            match op.as_str() {
+                "receivemessage" => {
+                    Some(std::time::Instant::now() + ops_sqs::receive_wait(account, &body)?)
+                }
+                _ => None,
+            }
+        };
+        loop {
+            let handled = {
+                let mut accounts = lock(&app.world)?;
+                let account = accounts.region(region.as_deref())?;
+                f(account, &body)
+            };
+            let empty = matches!(&handled, Ok(v) if v.get("Messages").is_none());
+            match deadline {
+                Some(d) if empty && std::time::Instant::now() < d => {
+                    tokio::time::sleep(LONG_POLL_EVERY).await;
+                }
+                _ => return Ok((handled, answer)),
+            }
+        }
+    }
+    .await;
+    let mut response = match result.map_err(|e| service.error(e)) {
+        Ok((_, Answer::Lose)) => return lose_answer(kill.as_ref()).await,
+        Ok((Ok(v), Answer::Send)) => axum::Json(v).into_response(),
+        Ok((Err(e), Answer::Send)) | Err(e) if service == JsonService::Sqs => {
+            ops_sqs::error_response(e)
+        }
+        Ok((Err(e), Answer::Send)) => service.error(e).into_response(),
+        Err(e) => e.into_response(),
+    };
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(service.content_type()),
+    );
+    response
 }
 
 /// S3, path-style: ListObjectsV2, HeadObject, GetObject.
@@ -140,16 +225,28 @@ pub(super) async fn op_handler(
         let body = read_body(&parts.headers, body, app.body_timeout()).await?;
         app.authenticate(&parts.headers)?;
         let region = region_of(&parts.headers);
+        let caller = Caller {
+            key: ops_sts::access_key_id(&parts.headers).unwrap_or_default(),
+            user_agent: parts
+                .headers
+                .get(header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string(),
+        };
         let hold = app.faults.hold(&op);
         if hold.is_zero() {
-            return Ok((carry_out(&app, handler, region.as_deref(), &body)?, answer));
+            return Ok((
+                carry_out(&app, handler, region.as_deref(), &body, (&op, &caller))?,
+                answer,
+            ));
         }
         // Received in full: held, then carried out in a task of its own, which the client
         // going away (this handler dropped with its connection) does not cancel.
         let held = Arc::clone(&app);
         let task = tokio::spawn(async move {
             tokio::time::sleep(hold).await;
-            carry_out(&held, handler, region.as_deref(), &body)
+            carry_out(&held, handler, region.as_deref(), &body, (&op, &caller))
         });
         match task.await {
             Ok(handled) => Ok((handled?, answer)),
@@ -164,26 +261,34 @@ pub(super) async fn op_handler(
     }
 }
 
-/// Carries out the operation `handler` with `body` in `region`'s world: the response, or the
-/// error that stopped it before the operation ran.
+/// Carries out the operation `handler` (`op`, called by `caller`) with `body` in `region`'s
+/// world: the response, or the error that stopped it before the operation ran. A call that
+/// succeeded is recorded for CloudTrail and the events it caused are published.
 fn carry_out(
     app: &App,
     handler: Route,
     region: Option<&str>,
     body: &Bytes,
+    (op, caller): (&str, &Caller),
 ) -> Result<Result<Response, ApiError>, ApiError> {
     let mut accounts = lock(&app.world)?;
     let account = accounts.region(region)?;
-    Ok(match handler {
+    let handled = match handler {
         Route::Post(f) => f(account, body),
         Route::Queue(key, check, f) => {
             check(body)?;
             f(account.route(key, body)?, body)
         }
-        Route::Tags | Route::Logs(_) | Route::S3 => Err(ApiError::Server(
-            "not an operation on /v1/ (tags, Logs and S3 have their own routes)".into(),
+        Route::Tags | Route::Logs(_) | Route::S3 | Route::Json(..) => Err(ApiError::Server(
+            "not an operation on /v1/ (tags, Logs, S3 and the JSON services have their own routes)"
+                .into(),
         )),
-    })
+    };
+    if handled.as_ref().is_ok_and(|r| r.status().is_success()) {
+        account.record_call(op, caller, body);
+    }
+    account.publish_pending();
+    Ok(handled)
 }
 
 /// `POST /`: the awsQuery protocol, which here serves STS `GetCallerIdentity` only.
