@@ -237,6 +237,18 @@ async fn a_received_message_hides_for_its_visibility_timeout_and_a_long_poll_wai
     let c = client(&emu, 1);
     create_share(&c, "qs", &[(M5, 1)], Strategy::Reserve, None, false).await;
     let url = subscribe(&emu, "calls", &KINDS[3..], true).await;
+    // SendMessage is not served (messages come from rules): told so, with what is served.
+    let (status, err) = sqs(
+        &emu,
+        "SendMessage",
+        json!({"QueueUrl": url, "MessageBody": "x"}),
+    )
+    .await;
+    assert_eq!(status, 404, "{err}");
+    assert!(
+        err["message"].as_str().unwrap().contains("receivemessage"),
+        "{err}"
+    );
     // An empty long poll waits its whole second.
     let t = Instant::now();
     let got = ok(sqs(

@@ -13,15 +13,19 @@ use quotatop_model::CapacityLimit;
 use crate::emulator_support::*;
 use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
 
+/// Fails unless boto3 imports and its SQS model is the JSON protocol's (botocore 1.34.90 and
+/// newer; 1.34.50, like Debian 12's 1.29, still speaks the Query protocol).
+const SQS_SPEAKS_JSON: &str = "import boto3, botocore.session; v = botocore.session.get_session().get_service_model('sqs').metadata.get('protocol'); assert v == 'json', 'botocore ' + botocore.__version__ + ' speaks SQS ' + str(v)";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn boto3_sets_up_the_event_stream_and_reads_it() {
     let probe = Command::new("python3")
-        .args(["-c", "import boto3, botocore; print(botocore.__version__)"])
+        .args(["-c", SQS_SPEAKS_JSON])
         .output();
     let ok = probe.as_ref().is_ok_and(|o| o.status.success());
     assert!(
         ok,
-        "this test needs python3 with boto3 (scripts/test installs the Debian package python3-boto3; or pip install boto3): {probe:?}"
+        "this test needs python3 with boto3 1.34.90 or newer, whose SQS client speaks the JSON protocol (scripts/test installs python3-boto3 and checks it; or pip install --user 'boto3>=1.34.90'): {probe:?}"
     );
     // Real time, so the script's long polls meet the jobs as they move.
     let mut config =

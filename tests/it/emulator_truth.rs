@@ -388,6 +388,19 @@ async fn a_client_token_retried_with_the_same_request_returns_the_original_job()
     let mut want = vec![first.job_id().unwrap(), lost.job_id().unwrap()];
     want.sort_unstable();
     assert_eq!(ids, want);
+    // A retry that comes after the queue was disabled still gets the job its request submitted.
+    c.update_job_queue()
+        .job_queue(QUEUE)
+        .state(aws_sdk_batch::types::JqState::Disabled)
+        .send()
+        .await
+        .unwrap();
+    let late = submit_req(&c, "tokened")
+        .client_token("tok-1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(late.job_id(), first.job_id());
     emu.shutdown().await.unwrap();
 }
 

@@ -19,8 +19,15 @@ use super::faults::DeliveryFaults;
 
 /// Messages one queue holds at most; beyond it the oldest is dropped (and counted).
 pub const MAX_MESSAGES: usize = 100_000;
+/// Bytes of message bodies a region's queues hold at most together; beyond it the sending
+/// queue's oldest messages are dropped (and counted), so deliveries cannot grow the emulator
+/// without bound.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 /// CloudTrail records kept per region (the newest).
 pub const MAX_TRAIL: usize = 10_000;
+/// Bytes of CloudTrail records a region keeps at most (a SubmitServiceJob's record carries its
+/// request, up to 30 KiB).
+pub const MAX_TRAIL_BYTES: usize = 16 * 1024 * 1024;
 /// How much later (real time) a reordered delivery becomes visible than it would have: the
 /// deliveries of the next second overtake it.
 pub const REORDER_HOLD: Duration = Duration::from_secs(1);
@@ -98,7 +105,8 @@ pub struct DeliveryStats {
     pub delayed: u64,
     /// Deliveries refused because the queue's policy does not let EventBridge send to it.
     pub refused_by_policy: u64,
-    /// Messages dropped because their queue was full ([`MAX_MESSAGES`]).
+    /// Messages dropped because their queue was full ([`MAX_MESSAGES`]) or the region's queues
+    /// held [`MAX_MESSAGE_BYTES`].
     pub overflowed: u64,
 }
 
@@ -117,8 +125,14 @@ impl DeliveryStats {
 pub struct Bus {
     pub rules: Vec<Rule>,
     pub queues: Vec<SqsQueue>,
-    /// CloudTrail records of the calls served, oldest first (at most [`MAX_TRAIL`]).
+    /// CloudTrail records of the calls served, oldest first (at most [`MAX_TRAIL`] and
+    /// [`MAX_TRAIL_BYTES`]).
     pub trail: VecDeque<Value>,
+    /// The size of each record of `trail`, and their sum.
+    trail_sizes: VecDeque<usize>,
+    trail_bytes: usize,
+    /// The bytes of every queue's message bodies.
+    message_bytes: usize,
     pub faults: DeliveryFaults,
     pub stats: DeliveryStats,
     /// The base of queue URLs (`http://127.0.0.1:<port>`).
@@ -134,6 +148,9 @@ impl Bus {
             rules: Vec::new(),
             queues: Vec::new(),
             trail: VecDeque::new(),
+            trail_sizes: VecDeque::new(),
+            trail_bytes: 0,
+            message_bytes: 0,
             faults: DeliveryFaults::default(),
             stats: DeliveryStats::default(),
             endpoint: String::new(),
@@ -235,10 +252,18 @@ impl Bus {
         let Some(q) = self.queues.get_mut(qi) else {
             return;
         };
-        if q.messages.len() >= MAX_MESSAGES {
-            q.messages.pop_front();
+        while q.messages.len() >= MAX_MESSAGES
+            || self.message_bytes + body.len() > MAX_MESSAGE_BYTES
+        {
+            let Some(old) = q.messages.pop_front() else {
+                // The other queues hold the bytes: this message is the one dropped.
+                self.stats.overflowed += 1;
+                return;
+            };
+            self.message_bytes -= old.body.len();
             self.stats.overflowed += 1;
         }
+        self.message_bytes += body.len();
         q.messages.push_back(Message {
             seq: self.seq,
             id,
@@ -252,12 +277,34 @@ impl Bus {
         self.stats.delivered += 1;
     }
 
-    /// Keeps a CloudTrail record (the oldest forgotten beyond [`MAX_TRAIL`]).
+    /// Removes message `i` of queue `qi`.
+    pub fn remove_message(&mut self, qi: usize, i: usize) {
+        if let Some(m) = self.queues.get_mut(qi).and_then(|q| q.messages.remove(i)) {
+            self.message_bytes -= m.body.len();
+        }
+    }
+
+    /// Removes queue `qi` and its messages.
+    pub fn remove_queue(&mut self, qi: usize) {
+        if qi < self.queues.len() {
+            let q = self.queues.remove(qi);
+            self.message_bytes -= q.messages.iter().map(|m| m.body.len()).sum::<usize>();
+        }
+    }
+
+    /// Keeps a CloudTrail record (the oldest forgotten beyond [`MAX_TRAIL`] records or
+    /// [`MAX_TRAIL_BYTES`]).
     pub fn record(&mut self, record: Value) {
-        if self.trail.len() >= MAX_TRAIL {
+        let size = record.to_string().len();
+        while !self.trail.is_empty()
+            && (self.trail.len() >= MAX_TRAIL || self.trail_bytes + size > MAX_TRAIL_BYTES)
+        {
             self.trail.pop_front();
+            self.trail_bytes -= self.trail_sizes.pop_front().unwrap_or(0);
         }
         self.trail.push_back(record);
+        self.trail_sizes.push_back(size);
+        self.trail_bytes += size;
     }
 }
 

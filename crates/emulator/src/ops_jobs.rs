@@ -70,6 +70,14 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
         )));
     }
     let req: SubmitServiceJobRequest = parse(body)?;
+    // A retry of a request already served (its token, the same request) gets that request's
+    // job whatever changed since (the queue disabled, the share deleted): checked first.
+    let fingerprint = request_fingerprint(body);
+    if let Some(token) = &req.client_token
+        && let Some(original) = check_client_token(world, token, fingerprint)?
+    {
+        return job_ref(world, original);
+    }
     let name = required_str(req.job_name, "jobName")?;
     check_job_name(&name)?;
     let queue = required_str(req.job_queue, "jobQueue")?;
@@ -97,12 +105,6 @@ pub fn submit(world: &mut QueueWorld, body: &[u8]) -> Result<Response, ApiError>
     let tags = req.tags.unwrap_or_default();
     validate_tags(&tags)?;
     let tagged = TaggedBehaviour::read(&tags, &payload, &resources)?;
-    let fingerprint = request_fingerprint(body);
-    if let Some(token) = &req.client_token
-        && let Some(original) = check_client_token(world, token, fingerprint)?
-    {
-        return job_ref(world, original);
-    }
     let mut spec = JobSpec::new(
         name.clone(),
         share,

@@ -320,7 +320,7 @@ pub fn set_queue_attributes(account: &mut Account, body: &[u8]) -> Result<Value,
 pub fn delete_queue(account: &mut Account, body: &[u8]) -> Result<Value, ApiError> {
     let req: QueueRequest = parse(body)?;
     let qi = queue_of(account, &queue_url(req.queue_url)?)?;
-    account.bus.queues.remove(qi);
+    account.bus.remove_queue(qi);
     Ok(json!({}))
 }
 
@@ -478,9 +478,8 @@ fn receipt(r: Option<String>) -> Result<String, ApiError> {
 /// Deletes the message received with `handle`; a stale handle (the message received again
 /// since) or a deleted message succeeds without deleting, as SQS documents.
 fn delete_one(account: &mut Account, qi: usize, handle: &str) -> Result<(), ApiError> {
-    let q = &mut account.bus.queues[qi];
-    if let Some(i) = by_receipt(q, handle)? {
-        q.messages.remove(i);
+    if let Some(i) = by_receipt(&account.bus.queues[qi], handle)? {
+        account.bus.remove_message(qi, i);
     }
     Ok(())
 }

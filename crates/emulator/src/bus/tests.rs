@@ -173,3 +173,27 @@ fn each_delivery_fault_does_what_it_says() {
         (0, 1)
     );
 }
+
+#[test]
+fn queues_and_the_event_history_are_bounded_in_bytes() {
+    let mut bus = bus_with_queue(DeliveryFaults::default());
+    let mib = "x".repeat(1024 * 1024);
+    let limit = MAX_MESSAGE_BYTES / mib.len();
+    for _ in 0..limit + 3 {
+        bus.send(0, mib.clone(), 0, Instant::now());
+    }
+    assert_eq!(bus.queues[0].messages.len(), limit);
+    assert_eq!(bus.stats.overflowed, 3);
+    assert_eq!(bus.message_bytes, limit * mib.len());
+    bus.remove_message(0, 0);
+    assert_eq!(bus.message_bytes, (limit - 1) * mib.len());
+    bus.remove_queue(0);
+    assert_eq!(bus.message_bytes, 0);
+    let record = json!({ "requestParameters": "y".repeat(30 * 1024) });
+    let size = record.to_string().len();
+    for _ in 0..1000 {
+        bus.record(record.clone());
+    }
+    assert_eq!(bus.trail.len(), MAX_TRAIL_BYTES / size);
+    assert!(bus.trail_bytes <= MAX_TRAIL_BYTES);
+}

@@ -20,25 +20,31 @@ use super::conn::{ConnActivity, ConnKill, InFlight};
 use super::inject::{Answer, inject, lose_answer};
 use super::{App, lock, region_of, unknown_path};
 
+/// A JSON-protocol request's `X-Amz-Target` (cleaned, for messages) and the operation after
+/// `prefix`, lowercase as routed (empty when the target lacks the prefix).
+fn target_op(request: &Request<Body>, prefix: &str) -> (String, String) {
+    let target = request
+        .headers()
+        .get("x-amz-target")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let op = target
+        .strip_prefix(prefix)
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    (quotatop_model::clean(target).into_owned(), op)
+}
+
 /// `POST /` with `X-Amz-Target: Logs_20140328.<Operation>` (JSON 1.1).
 pub(super) async fn logs_handler(app: &App, request: Request<Body>) -> Response {
     let kill = request.extensions().get::<ConnKill>().cloned();
     let activity = request.extensions().get::<ConnActivity>().cloned();
     let _busy = InFlight::new(activity.as_ref());
     let result = async {
-        let target = request
-            .headers()
-            .get("x-amz-target")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
-        let op = target
-            .strip_prefix("Logs_20140328.")
-            .unwrap_or("")
-            .to_ascii_lowercase();
+        let (target, op) = target_op(&request, "Logs_20140328.");
         let Some(f) = logs_operation(&op) else {
             return Err(ApiError::UnknownOperation(format!(
-                "The emulator serves no CloudWatch Logs operation {:?} (X-Amz-Target); it serves DescribeLogStreams, GetLogEvents and FilterLogEvents",
-                quotatop_model::clean(target)
+                "The emulator serves no CloudWatch Logs operation {target:?} (X-Amz-Target); it serves DescribeLogStreams, GetLogEvents and FilterLogEvents"
             )));
         };
         if request.method() != Method::POST {
@@ -78,20 +84,11 @@ pub(super) async fn json_handler(
     let activity = request.extensions().get::<ConnActivity>().cloned();
     let _busy = InFlight::new(activity.as_ref());
     let result = async {
-        let target = request
-            .headers()
-            .get("x-amz-target")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
-        let op = target
-            .strip_prefix(service.target_prefix())
-            .unwrap_or("")
-            .to_ascii_lowercase();
+        let (target, op) = target_op(&request, service.target_prefix());
         let Some(f) = json_operation(service, &op) else {
             return Err(ApiError::UnknownOperation(format!(
-                "The emulator serves no {} operation {:?} (X-Amz-Target); it serves {}",
+                "The emulator serves no {} operation {target:?} (X-Amz-Target); it serves {}",
                 service.signing_name(),
-                quotatop_model::clean(target),
                 json_operations(service).join(", ")
             )));
         };
