@@ -1045,7 +1045,9 @@ async fn the_console_over_several_sources_reconciles_each_change_with_its_source
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconcile_leaves_a_change_in_flight_to_its_writer() {
     let (h, [_, _, target]) = world().await;
-    h.set_faults(quotatop_emulator::FaultSpec::parse("updateservicejob:latency=3s").unwrap());
+    // Long enough that reconcile's own start (a debug build on a loaded machine took over
+    // 3 s) falls inside the call, and short of the SDK's 10 s attempt timeout.
+    h.set_faults(quotatop_emulator::FaultSpec::parse("updateservicejob:latency=8s").unwrap());
     let log = temp_log("inflight");
     let mut c = cmd(
         &h.endpoint_url(),
