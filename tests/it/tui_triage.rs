@@ -120,10 +120,11 @@ async fn enter_on_a_share_at_its_limit_opens_the_share() {
         40,
         options(),
         vec![regulated_at_limit()],
-        typed("\tjj\n"),
+        // The loop, then the share at its limit (before the misconfigured job).
+        typed("\tj\n"),
     )
     .await;
-    assert_eq!(app.screen_kind(), Kind::Share);
+    assert_eq!(app.screen_kind(), Kind::Share, "{}", screen_text(&t));
     let s = screen_text(&t);
     assert!(s.contains("Share regulated"), "{s}");
     // The Share header carries the share's badges.
