@@ -106,6 +106,7 @@ mod tui_scale;
 mod tui_scorecard;
 mod tui_share_change;
 mod tui_states;
+mod tui_status_words;
 mod tui_store;
 mod tui_styles;
 mod tui_triage;
