@@ -97,6 +97,7 @@ mod tui_footer_keys;
 mod tui_history;
 mod tui_lists;
 mod tui_logs;
+mod tui_long_lines;
 mod tui_marks;
 mod tui_narrow;
 mod tui_priority;

@@ -139,7 +139,7 @@ async fn enter_on_a_share_at_its_limit_opens_the_share() {
 
 #[tokio::test]
 async fn help_explains_the_overview() {
-    let (t, _) = run(120, 90, options(), typed("?")).await;
+    let (t, _) = run(120, 120, options(), typed("?")).await;
     let s = screen_text(&t);
     for term in [
         "▓  borrowed",
