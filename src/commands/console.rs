@@ -106,6 +106,7 @@ pub fn options(loaded: &Loaded, source: Source, journal: &Journal) -> AppOptions
             config_broken: loaded.broken.clone(),
             messages: 0,
             store: journal.shared.as_ref().map(ToString::to_string),
+            emulated_clock: false,
         },
         queue: loaded.config.queues.first().cloned(),
         loop_rule: loaded.config.loop_rule(),

@@ -174,6 +174,8 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         let snapshots = std::mem::replace(&mut poller.snapshots, mpsc::channel(1).1);
         let mut opts = console::options(&loaded, client.source().clone(), &journal);
         opts.warnings.extend(log_warning);
+        // The data's clock is the emulator's scenario clock, not one gone wrong.
+        opts.status.emulated_clock = true;
         // Priority changes against the demo world are audited in the demo's own log.
         let audit_log = Some(dir.join("audit.jsonl"));
         let (services, mut screens) = console::services(

@@ -187,7 +187,7 @@ async fn measured_lost_work_equals_the_engines_and_totals_say_what_is_measured()
     assert!(l.lost_measured_gpu_hours > 0.0 && l.lost_modelled_gpu_hours() > 0.0);
     let text = l.lost_basis_text();
     assert!(
-        text.contains("GPU-h measured") && text.contains("modelled ("),
+        text.contains("GPU-h measured") && text.contains("modelled over ") && !text.contains(") ("),
         "{text}"
     );
     println!("{}; queue: {text}", summary(&checked));

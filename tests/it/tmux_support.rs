@@ -53,7 +53,10 @@ impl Tmux {
     /// Keys as tmux names them (`Enter`, `Tab`, `Escape`, `C-k`, `C-c`) or literal text (`-l`).
     pub fn keys(&self, keys: &[&str]) {
         for k in keys {
-            let named = matches!(*k, "Enter" | "Tab" | "Escape" | "C-k" | "C-c");
+            let named = matches!(
+                *k,
+                "Enter" | "Tab" | "Escape" | "C-k" | "C-c" | "Left" | "Right" | "NPage"
+            );
             let mut c = self.cmd();
             c.args(["send-keys", "-t", "q"]);
             if !named {

@@ -437,3 +437,29 @@ async fn the_class_policy_refuses_or_stamps_a_console_change() {
         }
     }
 }
+
+/// The dialog's header follows the job while it is open: a job that starts under it is not
+/// still "status RUNNABLE" (issue 45 item 11).
+#[tokio::test]
+async fn the_dialogs_status_follows_the_job() {
+    use crate::tui_support::{Step as Drive, drive_steps};
+    let mut started = snapshot();
+    started.sequence += 1;
+    for t in started.queues[0]
+        .jobs
+        .iter_mut()
+        .filter(|t| t.job.name == "research-sweep-04")
+    {
+        Arc::make_mut(&mut t.job).status = quotatop_model::JobStatus::Running;
+    }
+    let steps = vec![
+        Drive::Keys(":job research-sweep-04\np"),
+        Drive::Live(started),
+        Drive::Keys(""),
+    ];
+    let (t, app) = drive_steps(140, 30, options(), Services::default(), snapshot(), steps).await;
+    assert!(app.dialog().is_some(), "{}", screen_text(&t));
+    let s = screen_text(&t);
+    assert!(s.contains("status RUNNING"), "{s}");
+    assert!(!s.contains("status RUNNABLE"), "{s}");
+}

@@ -404,13 +404,22 @@ async fn a_breached_interruption_budget_is_said_in_words() {
     );
     // A waited 1 h for a 30 min start deadline; B started at once.
     assert!(s.contains("deadlines missed 1/2"), "{s}");
-    // Without rules the screen says how to set them.
+    // Without rules the screen says how to set them, and where a policy's are judged (it
+    // said "none set" while the Policy screen judged the policy's deadlines and budgets).
     let (t, _) = run_services(130, 24, options(), snapshot(), typed("4"), services()).await;
+    let text = screen_text(&t)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(
-        screen_text(&t).contains("no deadlines or interruption budgets set"),
-        "{}",
-        screen_text(&t)
+        text.contains("no deadlines or interruption budgets in the config"),
+        "{text}"
     );
+    assert!(
+        text.contains("judged on the Policy screen (:policy)"),
+        "{text}"
+    );
+    assert!(!text.contains("budgets set"), "{text}");
 }
 
 /// At 80 columns the summary wraps: nothing of it is cut off.
@@ -420,7 +429,7 @@ async fn the_summary_wraps_at_80_columns() {
     let s = screen_text(&t);
     assert!(s.contains("in unfinished jobs"), "{s}");
     assert!(s.contains("recovery 100.0% · 2 jobs"), "{s}");
-    assert!(s.contains("in the config)"), "{s}");
+    assert!(s.contains("(:policy)"), "{s}");
     // Issue 29 §2.15: the last column, held, is there with its sparkline.
     let header = s.lines().find(|l| l.contains("drift pp")).unwrap();
     assert!(header.contains("held"), "{s}");

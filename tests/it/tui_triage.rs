@@ -143,10 +143,11 @@ async fn enter_on_a_share_at_its_limit_opens_the_share() {
         40,
         options(),
         vec![regulated_at_limit()],
-        typed("\tjj\n"),
+        // The loop, then the share at its limit (before the misconfigured job).
+        typed("\tj\n"),
     )
     .await;
-    assert_eq!(app.screen_kind(), Kind::Share);
+    assert_eq!(app.screen_kind(), Kind::Share, "{}", screen_text(&t));
     let s = screen_text(&t);
     assert!(s.contains("Share regulated"), "{s}");
     // The Share header carries the share's badges.
@@ -161,7 +162,7 @@ async fn enter_on_a_share_at_its_limit_opens_the_share() {
 
 #[tokio::test]
 async fn help_explains_the_overview() {
-    let (t, _) = run(120, 90, options(), typed("?")).await;
+    let (t, _) = run(120, 120, options(), typed("?")).await;
     let s = screen_text(&t);
     for term in [
         "▓  borrowed",

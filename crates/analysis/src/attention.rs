@@ -21,16 +21,18 @@ use quotatop_model::{Millis, QueueSnapshot};
 use super::scorecard::PriorityBand;
 use super::{PreemptionFacts, QueuedJob, ShareUsage};
 
-/// What kind of trouble a line reports, in order of urgency.
+/// What kind of trouble a line reports, in order of what it costs now: jobs burning GPU-hours
+/// in preemptions, important work waiting, shares held at their limit while others lend, then
+/// broken promises and jobs that can never run (they hold nothing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum AttentionKind {
     OverBudget,
     Loop,
-    Misconfigured,
-    /// A class of the policy breached (the console adds these from the policy's conformance).
-    PolicyBreach,
     ImportantWait,
     AtLimit,
+    /// A class of the policy breached (the console adds these from the policy's conformance).
+    PolicyBreach,
+    Misconfigured,
 }
 
 impl AttentionKind {

@@ -112,10 +112,11 @@ fn every_kind_is_found_and_ranked_by_urgency() {
         kinds,
         vec![
             (AttentionKind::Loop, "id-looper"),
-            (AttentionKind::Misconfigured, "id-oversized"),
-            // Critical before high, whatever the wait.
+            // Critical before high, whatever the wait; waiting work (a cost now) before a job
+            // that can never run.
             (AttentionKind::ImportantWait, "id-urgent"),
             (AttentionKind::ImportantWait, "id-high"),
+            (AttentionKind::Misconfigured, "id-oversized"),
             // Not "regulated at its limit 2/2 while prod lends 2 to research": a RESERVE share
             // cannot borrow, so what others lend does not concern it.
         ]
@@ -123,7 +124,7 @@ fn every_kind_is_found_and_ranked_by_urgency() {
     // A job preempted once is not a loop.
     assert!(!got.iter().any(|a| a.text.contains("once")));
     assert_eq!(
-        got[1].text,
+        got[3].text,
         "oversized (regulated) needs 4 ml.p4d.24xlarge; share regulated may hold at most 2 (RESERVE shares do not borrow)"
     );
     assert!(got[0].text.contains("preempted 4×"), "{}", got[0].text);
@@ -135,11 +136,11 @@ fn every_kind_is_found_and_ranked_by_urgency() {
         "press R to requeue it with a retry cap"
     );
     assert!(
-        got[2].text.contains("critical priority 6000"),
+        got[1].text.contains("critical priority 6000"),
         "{}",
-        got[2].text
+        got[1].text
     );
-    assert_eq!(got[2].waiting_ms, Some(600_000));
+    assert_eq!(got[1].waiting_ms, Some(600_000));
 }
 
 /// Issue 29 §2.10: "at its limit while X lends" only for a share that could borrow: not for

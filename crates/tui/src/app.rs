@@ -332,6 +332,9 @@ impl App {
             self.remember_before_data();
             apply(&mut self.data);
             self.refresh_all();
+            if let Some(d) = &mut self.dialog {
+                d.follow(&self.data);
+            }
             if self.snapshots_seen.is_multiple_of(RECOMPUTE_EVERY) {
                 self.load_current(Load::Periodic);
             }

@@ -13,7 +13,51 @@ use super::list::ListState;
 use super::registry::{self, ScreenEntry};
 use super::theme::{Role, Theme};
 
-pub fn lines(keymap: &KeyMap, screens: &[ScreenEntry], theme: &Theme) -> Vec<Line<'static>> {
+/// The help's lines in `width` columns: a line longer than that is wrapped at words, its next
+/// lines indented under its text (never cut: `an RFC 3339 tim`).
+pub fn lines(
+    keymap: &KeyMap,
+    screens: &[ScreenEntry],
+    theme: &Theme,
+    width: usize,
+) -> Vec<Line<'static>> {
+    unwrapped(keymap, screens, theme)
+        .into_iter()
+        .flat_map(|l| wrap_line(l, width))
+        .collect()
+}
+
+/// `line` in lines of at most `width` columns: its last span (the text) wrapped at words, the
+/// next lines indented by what comes before it (the key column).
+fn wrap_line(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
+    if line.width() <= width || line.spans.is_empty() {
+        return vec![line];
+    }
+    let mut spans = line.spans;
+    let Some(last) = spans.pop() else {
+        return Vec::new();
+    };
+    let lead: usize = spans.iter().map(Span::width).sum();
+    let room = width.saturating_sub(lead).max(10);
+    let style = last.style;
+    let parts = crate::policy::wrap(last.content.trim_start(), room, 0);
+    let skipped = last.content.len() - last.content.trim_start().len();
+    let mut out = Vec::new();
+    for (i, part) in parts.into_iter().enumerate() {
+        let mut l = if i == 0 {
+            let mut first = std::mem::take(&mut spans);
+            first.push(Span::raw(" ".repeat(skipped)));
+            first
+        } else {
+            vec![Span::raw(" ".repeat(lead + skipped))]
+        };
+        l.push(Span::styled(part, style));
+        out.push(Line::from(l));
+    }
+    out
+}
+
+fn unwrapped(keymap: &KeyMap, screens: &[ScreenEntry], theme: &Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     keys_section(&mut out, keymap, theme);
     commands_section(&mut out, screens, theme);

@@ -80,6 +80,9 @@ pub enum Action {
     NextMatch,
     /// Log pane: the previous match of the search.
     PrevMatch,
+    /// Log pane: along lines longer than the pane, left and right (`less -S`).
+    ScrollLeft,
+    ScrollRight,
 }
 
 /// Actions only a screen that offers them takes ([`crate::screen::Screen::own_actions`]): two of
@@ -103,7 +106,13 @@ pub fn hint_drop(action: Action) -> u8 {
         | Action::Follow
         | Action::NextMatch
         | Action::PrevMatch => 1,
-        Action::SortNext | Action::NextPane | Action::Wide | Action::ByType | Action::Expand => 2,
+        Action::SortNext
+        | Action::NextPane
+        | Action::Wide
+        | Action::ByType
+        | Action::Expand
+        | Action::ScrollLeft
+        | Action::ScrollRight => 2,
         Action::Older | Action::Newer | Action::Live => 3,
         _ => 4,
     }

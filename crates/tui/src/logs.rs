@@ -6,7 +6,7 @@
 //!
 //! Keys of its own: `f` follow (the log read again every [`FOLLOW_EVERY`], the view kept at the
 //! end), `n` / `N` the next / previous match of the `/` search, `[` / `]` the previous / next
-//! attempt. The preemption signal (`received SIGTERM`) is drawn as critical, the attempt's end
+//! attempt, ←/→ along lines longer than the pane (cut with `…`, as `less -S` does). The preemption signal (`received SIGTERM`) is drawn as critical, the attempt's end
 //! as a warning line. Log text is untrusted: every row is cleaned of control characters.
 //!
 //! The reading is in [`reader`], the rows drawn in [`rows`].
@@ -89,7 +89,13 @@ pub struct LogPane {
     /// How many lines match the search: counted when the lines or the search change
     /// ([`Self::rebuild`]), not on every frame's title (10,000 lines at the most).
     matched: usize,
+    /// Columns scrolled to the right (`less -S`): a line longer than the pane is cut, marked
+    /// `…`, and ←/→ move along it.
+    hscroll: usize,
 }
+
+/// Columns ←/→ move the log by.
+const HSCROLL_STEP: usize = 20;
 
 impl LogPane {
     pub fn new(queue: String, id: String) -> Self {
@@ -107,7 +113,22 @@ impl LogPane {
             search: String::new(),
             hit: None,
             matched: 0,
+            hscroll: 0,
         }
+    }
+
+    /// A line as the pane shows it in `width` columns: from the scrolled column, cut with `…`
+    /// at the end when longer (and at the start when scrolled), as `less -S` shows it.
+    fn shown_part(&self, line: &str, width: usize) -> String {
+        let mut part: String = line.chars().skip(self.hscroll).collect();
+        if self.hscroll > 0 && !part.is_empty() {
+            part.replace_range(..part.chars().next().map_or(0, char::len_utf8), "…");
+        }
+        if part.chars().count() > width && width > 0 {
+            part = part.chars().take(width - 1).collect();
+            part.push('…');
+        }
+        part
     }
 
     /// The lines shown (what tests read).
@@ -201,6 +222,9 @@ impl LogPane {
         if !self.search.is_empty() {
             t.push_str(&format!(" · /{} {} match(es)", clean(&self.search), self.matches()));
         }
+        if self.hscroll > 0 {
+            t.push_str(&format!(" · from column {}", self.hscroll + 1));
+        }
         t
     }
 }
@@ -270,6 +294,8 @@ impl Screen for LogPane {
             Action::PrevMatch,
             Action::Older,
             Action::Newer,
+            Action::ScrollLeft,
+            Action::ScrollRight,
         ]
     }
 
@@ -300,6 +326,16 @@ impl Screen for LogPane {
             }
             Action::Older => Some(self.switch(false)),
             Action::Newer => Some(self.switch(true)),
+            Action::ScrollLeft => {
+                self.hscroll = self.hscroll.saturating_sub(HSCROLL_STEP);
+                Some(Vec::new())
+            }
+            Action::ScrollRight => {
+                let longest = self.lines.iter().map(|(t, _)| t.chars().count()).max();
+                let last = longest.unwrap_or(0).saturating_sub(1);
+                self.hscroll = (self.hscroll + HSCROLL_STEP).min(last);
+                Some(Vec::new())
+            }
             _ => None,
         }
     }
@@ -312,7 +348,8 @@ impl Screen for LogPane {
             scroll: &self.scroll,
             theme: ctx.theme,
         };
-        // Only the lines shown are built (up to 10,000 are kept), borrowing their text.
+        // Only the lines shown are built (up to 10,000 are kept), from the scrolled column.
+        let width = usize::from(area.width.saturating_sub(2));
         screen::draw_text_window(frame, pane, |shown| {
             let first = shown.start;
             self.lines
@@ -326,7 +363,10 @@ impl Screen for LogPane {
                     } else {
                         *role
                     };
-                    Line::from(Span::styled(t.as_str(), ctx.theme.style(role)))
+                    Line::from(Span::styled(
+                        self.shown_part(t, width),
+                        ctx.theme.style(role),
+                    ))
                 })
                 .collect()
         });

@@ -12,6 +12,7 @@
 //! leaves (Tab selects it, Enter opens the job or share of a line).
 
 mod attention;
+mod attention_group;
 mod badge_fit;
 mod draw;
 mod rows;

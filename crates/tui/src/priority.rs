@@ -228,6 +228,15 @@ impl PriorityDialog {
         Reply::Stay
     }
 
+    /// New live data: the header's status follows the job (a change applied and the job
+    /// started: not still "RUNNABLE"); the priority it was opened at stays what the change
+    /// is judged against.
+    pub fn follow(&mut self, data: &Data) {
+        if let Some(t) = data.job(Some(&self.queue), &self.job_id) {
+            self.status = t.job.status;
+        }
+    }
+
     /// Validates the whole change and computes the preview on the current snapshot; whether
     /// it could (else `error` says why).
     fn open_preview(&mut self, data: &Data) -> bool {

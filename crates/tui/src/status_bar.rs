@@ -43,6 +43,9 @@ pub struct StatusInfo {
     /// password): named in place of the endpoint, and the data's age is the recorder's
     /// snapshot's.
     pub store: Option<String>,
+    /// The data's clock is a simulation's (`quotatop demo`'s emulator): its time is said as
+    /// the emulator's, not as a clock gone wrong.
+    pub emulated_clock: bool,
 }
 
 /// The journal as the status bar reports it.
@@ -399,7 +402,7 @@ fn live_spans(
     live_progress(second, q, s, theme);
     // After the health, so a narrow terminal cuts this first.
     if let Some(skew) = q.and_then(clock_skew) {
-        data_clock(second, width, now, skew, theme);
+        data_clock(second, (width, view.info.emulated_clock), now, skew, theme);
     }
     if let Some(reason) = q.and_then(|q| q.stale_reason.as_deref()) {
         second.push(Span::styled(
@@ -459,26 +462,49 @@ fn live_progress(
             theme.style(Role::Warning),
         ));
     }
-    if s.health.errors_last_minute > 0 {
+    let failed = s.health.errors_last_minute;
+    if failed > 0 && s.health.state == HealthState::Healthy {
+        // Attempts answered with an error that the refresh got past (retried, or a job gone
+        // between its listing and its description): nothing for `:messages`, and not said as
+        // an error beside "healthy".
         second.push(Span::styled(
-            format!(" · {} errors/min", s.health.errors_last_minute),
+            format!(
+                " · {failed} call{} retried or not found/min",
+                if failed == 1 { "" } else { "s" }
+            ),
+            theme.style(Role::Muted),
+        ));
+    } else if failed > 0 {
+        second.push(Span::styled(
+            format!(" · {failed} errors/min"),
             theme.style(Role::Critical),
         ));
     }
 }
 
 /// The data's clock when it differs from ours: whole or not at all (a time cut to "10:1"
-/// reads as a wrong time), without its "(18m30s ahead)" when only that does not fit.
+/// reads as a wrong time), without its "(18m30s ahead)" when only that does not fit. An
+/// emulator's clock (`emulated`) is said as its own, once, in the muted colour: a simulation's
+/// time is no alarm.
 fn data_clock(
     second: &mut Vec<Span<'static>>,
-    width: u16,
+    (width, emulated): (u16, bool),
     now: Millis,
     skew: Millis,
     theme: &Theme,
 ) {
+    let at = format!("{}Z", clock(Some(now + skew)));
+    if emulated {
+        const EMULATED: &str = " · emulator clock ";
+        let used: usize = second.iter().map(Span::width).sum();
+        if used + EMULATED.chars().count() + at.chars().count() <= usize::from(width) {
+            second.push(Span::styled(EMULATED, theme.style(Role::Muted)));
+            second.push(Span::styled(at, theme.style(Role::Muted)));
+        }
+        return;
+    }
     const LABEL: &str = " · data clock ";
     let used: usize = second.iter().map(Span::width).sum();
-    let at = format!("{}Z", clock(Some(now + skew)));
     let full = format!(
         "{at} ({} {})",
         duration(Some(skew.abs())),

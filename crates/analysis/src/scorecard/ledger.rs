@@ -122,10 +122,10 @@ impl Ledger {
             (_, 0) => format!("{:.1} GPU-h measured", self.lost_measured_gpu_hours),
             (0, _) => format!("{:.1} GPU-h {}", self.lost_gpu_hours, b.modelled_label()),
             (m, n) => format!(
-                "{:.1} GPU-h measured ({m} attempts) + {:.1} GPU-h {} ({n} attempts)",
+                "{:.1} GPU-h measured ({m} attempts) + {:.1} GPU-h {}",
                 self.lost_measured_gpu_hours,
                 self.lost_modelled_gpu_hours(),
-                b.modelled_label()
+                b.modelled_label_over(n as usize)
             ),
         }
     }

@@ -290,6 +290,21 @@ impl LostBasis {
     /// "modelled (interval 30 min)", "modelled (interval 5–30 min; 2 attempts without one:
     /// whole attempt)", "modelled (no checkpoint interval: whole attempt)".
     pub fn modelled_label(&self) -> String {
+        self.modelled_words(None)
+    }
+
+    /// [`Self::modelled_label`] with the count of modelled attempts inside it, one
+    /// parenthesis: "modelled over 7 attempts (interval 5 min; 4 of them without one: whole
+    /// attempt)".
+    pub fn modelled_label_over(&self, attempts: usize) -> String {
+        self.modelled_words(Some(attempts))
+    }
+
+    fn modelled_words(&self, over: Option<usize>) -> String {
+        let head = match over {
+            Some(n) => format!("modelled over {n} attempt{}", if n == 1 { "" } else { "s" }),
+            None => "modelled".to_string(),
+        };
         let mins = |ms: u64| format!("{}", ms / 60_000);
         let interval = match (self.interval_min_ms, self.interval_max_ms) {
             (Some(a), Some(b)) if a == b => Some(format!("interval {} min", mins(a))),
@@ -297,12 +312,15 @@ impl LostBasis {
             _ => None,
         };
         match (interval, self.without_interval) {
-            (Some(i), 0) => format!("modelled ({i})"),
+            (Some(i), 0) => format!("{head} ({i})"),
+            (Some(i), n) if over.is_some() => {
+                format!("{head} ({i}; {n} of them without one: whole attempt)")
+            }
             (Some(i), n) => format!(
-                "modelled ({i}; {n} attempt{} without one: whole attempt)",
+                "{head} ({i}; {n} attempt{} without one: whole attempt)",
                 if n == 1 { "" } else { "s" }
             ),
-            (None, _) => "modelled (no checkpoint interval: whole attempt)".to_string(),
+            (None, _) => format!("{head} (no checkpoint interval: whole attempt)"),
         }
     }
 
@@ -314,8 +332,8 @@ impl LostBasis {
             (_, 0) => "measured".to_string(),
             (0, _) => self.modelled_label(),
             (m, n) => format!(
-                "measured ({m} attempts), {} ({n} attempts)",
-                self.modelled_label()
+                "measured ({m} attempts), {}",
+                self.modelled_label_over(n as usize)
             ),
         }
     }
@@ -436,5 +454,33 @@ impl RestoreStats {
             (None, Some(m)) => format!("restore {m}"),
             (Some(a), Some(b)) => format!("restore {a}; {b}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod label_tests {
+    use super::LostBasis;
+
+    /// Measured and modelled attempts, some modelled without an interval: the count of the
+    /// modelled ones sits inside their one parenthesis, never a second one after it.
+    #[test]
+    fn the_modelled_count_is_inside_its_parenthesis() {
+        let b = LostBasis {
+            measured_attempts: 29,
+            modelled_attempts: 7,
+            interval_min_ms: Some(300_000),
+            interval_max_ms: Some(300_000),
+            without_interval: 4,
+        };
+        assert_eq!(
+            b.label(),
+            "measured (29 attempts), modelled over 7 attempts (interval 5 min; 4 of them without \
+             one: whole attempt)"
+        );
+        assert!(!b.label().contains(") ("), "{}", b.label());
+        assert_eq!(
+            b.modelled_label(),
+            "modelled (interval 5 min; 4 attempts without one: whole attempt)"
+        );
     }
 }

@@ -513,7 +513,7 @@ mod measured_lost_work {
         assert_eq!(
             total.lost_basis_text(),
             format!(
-                "6.0 GPU-h measured (2 attempts) + {:.1} GPU-h modelled (interval 20 min) (2 attempts)",
+                "6.0 GPU-h measured (2 attempts) + {:.1} GPU-h modelled over 2 attempts (interval 20 min)",
                 total.lost_modelled_gpu_hours()
             )
         );

@@ -185,14 +185,25 @@ impl App {
             }
             Action::Live => self.go_live("live data"),
             // A screen's own (the log pane's), taken by it before they get here.
-            Action::Follow | Action::NextMatch | Action::PrevMatch => {}
+            Action::Follow
+            | Action::NextMatch
+            | Action::PrevMatch
+            | Action::ScrollLeft
+            | Action::ScrollRight => {}
             Action::Confirm | Action::Cancel | Action::NextField | Action::PrevField => {}
         }
     }
 
     fn open_help(&mut self) {
         self.help = true;
-        let lines = crate::help::lines(&self.keymap, self.screens.entries(), &self.theme).len();
+        // Its length at the width it is drawn in is set by each draw (it wraps).
+        let lines = crate::help::lines(
+            &self.keymap,
+            self.screens.entries(),
+            &self.theme,
+            usize::MAX,
+        )
+        .len();
         self.help_scroll = ListState::text_pane(lines);
     }
 

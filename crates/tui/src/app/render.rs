@@ -22,6 +22,17 @@ impl App {
         let [_, body, _] = self.frame_areas(frame.area());
         let (ctx, screen) = self.split();
         screen.fit(body, ctx.data, ctx.queue);
+        if self.help {
+            // The help wraps at the body's width: its scroll has as many lines as are drawn.
+            let n = help::lines(
+                &self.keymap,
+                self.screens.entries(),
+                &self.theme,
+                help_width(body),
+            )
+            .len();
+            self.help_scroll.set_rows((0..n).collect(), |_| false);
+        }
         self.render(frame);
         self.theme.paint_background(frame.buffer_mut());
     }
@@ -54,9 +65,11 @@ impl App {
             | Action::Mark
             | Action::MarkAll
             | Action::ClearMarks => screen.own_actions().contains(&action),
-            Action::Follow | Action::NextMatch | Action::PrevMatch => {
-                screen.own_actions().contains(&action)
-            }
+            Action::Follow
+            | Action::NextMatch
+            | Action::PrevMatch
+            | Action::ScrollLeft
+            | Action::ScrollRight => screen.own_actions().contains(&action),
             // A screen on a job (the log pane) opens over one that has a job selected.
             Action::Open(kind) if self.opens_on_job(kind) => {
                 kind != screen.kind() && screen.selected_job(self.shown(), queue).is_some()
@@ -110,7 +123,12 @@ impl App {
         };
         self.current().draw(frame, body, &ctx);
         if self.help {
-            let lines = help::lines(&self.keymap, self.screens.entries(), theme);
+            let lines = help::lines(
+                &self.keymap,
+                self.screens.entries(),
+                theme,
+                help_width(body),
+            );
             help::draw(frame, body, lines, &self.help_scroll, theme);
         }
         if self.messages_open {
@@ -198,6 +216,11 @@ impl App {
         };
         status_bar::draw(frame, status, &view, theme);
     }
+}
+
+/// The help's text width in `body` (inside its borders).
+fn help_width(body: Rect) -> usize {
+    usize::from(body.width.saturating_sub(2))
 }
 
 impl App {

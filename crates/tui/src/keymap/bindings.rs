@@ -233,6 +233,22 @@ pub const AFTER_SCREENS: &[Binding] = &[
         Some("match"),
     ),
     b(
+        Action::ScrollLeft,
+        "scroll_left",
+        Mode::Normal,
+        &["left"],
+        "log pane: left along lines longer than the pane (cut with …, as less -S)",
+        Some("scroll"),
+    ),
+    b(
+        Action::ScrollRight,
+        "scroll_right",
+        Mode::Normal,
+        &["right"],
+        "log pane: right along lines longer than the pane",
+        Some("scroll"),
+    ),
+    b(
         Action::NextPane,
         "next_pane",
         Mode::Normal,

@@ -16,8 +16,10 @@ use super::super::theme::{Role, Theme};
 use super::View;
 use quotatop_analysis::{Attention, AttentionKind, AttentionTarget, BadgeKind, ShareBadges};
 
-/// Every queue's attention items as (queue index, item index), the most urgent kind first
-/// (each queue's own order, the analysis's, kept within a kind).
+/// The panel's rows: every queue's attention items as (queue index, item index), the kind
+/// that costs most now first (the analysis's order: loops, waiting work, shares at their
+/// limit, then policy and misconfiguration; each queue's own order kept within a kind), the
+/// items of a kind repeated over many shares as one row, its first ([`group`]).
 pub fn items(data: &Data) -> Vec<(usize, usize)> {
     let mut all: Vec<(usize, usize)> = data
         .views
@@ -26,18 +28,23 @@ pub fn items(data: &Data) -> Vec<(usize, usize)> {
         .flat_map(|(qi, v)| (0..v.attention.len()).map(move |ai| (qi, ai)))
         .collect();
     all.sort_by_key(|&at| item(data, at).map(|a| a.kind));
+    all.retain(|&at| !super::attention_group::folded(data, at));
     all
 }
 
-/// `51: 30 MISCONFIG · 12 LIMIT · 9 WAIT`: how many items, and of each kind, most urgent first.
+/// `51: 30 MISCONFIG · 12 LIMIT · 9 WAIT`: how many items, and of each kind, most urgent first
+/// (a row standing for a group counts its items).
 pub fn counts(data: &Data, rows: &[(usize, usize)]) -> String {
     let mut kinds: Vec<(AttentionKind, usize)> = Vec::new();
-    for a in rows.iter().filter_map(|&at| item(data, at)) {
+    for &at in rows {
+        let Some(a) = item(data, at) else { continue };
+        let many = super::attention_group::group(data, at).map_or(1, |g| g.items);
         match kinds.iter_mut().find(|(k, _)| *k == a.kind) {
-            Some((_, n)) => *n += 1,
-            None => kinds.push((a.kind, 1)),
+            Some((_, n)) => *n += many,
+            None => kinds.push((a.kind, many)),
         }
     }
+    let total: usize = kinds.iter().map(|(_, n)| n).sum();
     kinds.sort();
     let parts: Vec<String> = kinds
         .iter()
@@ -46,11 +53,11 @@ pub fn counts(data: &Data, rows: &[(usize, usize)]) -> String {
     if parts.is_empty() {
         "0".to_string()
     } else {
-        format!("{}: {}", rows.len(), parts.join(" · "))
+        format!("{total}: {}", parts.join(" · "))
     }
 }
 
-fn item(data: &Data, at: (usize, usize)) -> Option<&Attention> {
+pub(super) fn item(data: &Data, at: (usize, usize)) -> Option<&Attention> {
     data.views.get(at.0)?.attention.get(at.1)
 }
 
@@ -120,6 +127,14 @@ fn item_line(
 ) -> Option<(AttentionKind, String)> {
     let a = item(data, at)?;
     let mut text = String::new();
+    if let Some(g) = super::attention_group::group(data, at) {
+        text.push_str(&format!(
+            "{} in {} share{}, the first: ",
+            g.items,
+            g.shares,
+            if g.shares == 1 { "" } else { "s" }
+        ));
+    }
     if let Some(q) = data
         .queues()
         .get(at.0)

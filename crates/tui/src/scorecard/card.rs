@@ -13,12 +13,15 @@ use crate::theme::{Role, Theme};
 use quotatop_analysis::scorecard::{AuditView, COLUMNS, Column, Scope, Scorecard, format as fmt};
 use quotatop_model::Millis;
 
-/// The line on deadlines and interruption budgets: breaches first, in words.
+/// The line on deadlines and interruption budgets: breaches first, in words. Without the
+/// config's, it says where a policy's are judged instead (never "none set" while the Policy
+/// screen judges them).
 fn budget_line(view: &ScorecardView, theme: &Theme) -> Line<'static> {
     let e = &view.evaluation;
     if !view.rules_set {
         return Line::from(Span::styled(
-            " no deadlines or interruption budgets set ([deadlines.SHARE], [budgets.SHARE] in the config)",
+            " no deadlines or interruption budgets in the config ([deadlines.SHARE], [budgets.SHARE]); \
+             a policy's deadlines and budgets are judged on the Policy screen (:policy)",
             theme.style(Role::Muted),
         ));
     }
