@@ -47,6 +47,7 @@ mod emulator_truth;
 mod emulator_wire;
 mod engine_philly;
 mod engine_props;
+mod expired_token;
 mod file_sizes;
 mod fuzz_inputs;
 mod journal_attempts;

@@ -27,11 +27,16 @@ const DENIED_CODES: &[&str] = &[
     "InvalidSignatureException",
     "SignatureDoesNotMatch",
     "InvalidClientTokenId",
-    "ExpiredToken",
-    "ExpiredTokenException",
     "UnauthorizedOperation",
     "MissingAuthenticationToken",
 ];
+
+/// Codes that mean the credentials were good but have expired (a session's token): refreshing
+/// them is the fix, not another policy.
+const EXPIRED_CODES: &[&str] = &["ExpiredToken", "ExpiredTokenException", "RequestExpired"];
+
+/// What the console and the commands say of expired credentials.
+pub const CREDENTIALS_EXPIRED: &str = "credentials expired — refresh them";
 
 /// A failed AWS Batch call. `op` is the operation name (e.g. `DescribeServiceJob`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -42,6 +47,11 @@ pub enum BatchError {
     /// Credentials are refused, or lack permission.
     #[error("{op}: access denied: {message}")]
     Denied { op: Op, message: String },
+    /// The credentials' session expired (`ExpiredTokenException`): refresh them.
+    #[error(
+        "{op}: {CREDENTIALS_EXPIRED} (aws sso login, a new session token, or your credential process; {message})"
+    )]
+    Expired { op: Op, message: String },
     /// No credentials were found at all (nothing was sent).
     #[error("{op}: {NO_CREDENTIALS} ({message})")]
     NoCredentials { op: Op, message: String },
@@ -78,6 +88,7 @@ pub const NO_CREDENTIALS: &str =
 pub enum ErrorKind {
     Throttled,
     Denied,
+    Expired,
     NoCredentials,
     NotFound,
     Unreachable,
@@ -89,6 +100,7 @@ impl BatchError {
         match self {
             BatchError::Throttled { .. } => ErrorKind::Throttled,
             BatchError::Denied { .. } => ErrorKind::Denied,
+            BatchError::Expired { .. } => ErrorKind::Expired,
             BatchError::NoCredentials { .. } => ErrorKind::NoCredentials,
             BatchError::NotFound { .. } => ErrorKind::NotFound,
             BatchError::Unreachable { .. } => ErrorKind::Unreachable,
@@ -225,6 +237,11 @@ pub(crate) fn classify_service(op: Op, status: u16, code: &str, message: String)
             op,
             message: with_code(message),
         }
+    } else if EXPIRED_CODES.contains(&code) {
+        BatchError::Expired {
+            op,
+            message: with_code(message),
+        }
     } else if status == 401 || status == 403 || DENIED_CODES.contains(&code) {
         BatchError::Denied {
             op,
@@ -265,6 +282,14 @@ mod tests {
             ErrorKind::Throttled
         );
         assert_eq!(k(403, "", ""), ErrorKind::Denied);
+        assert_eq!(
+            k(
+                403,
+                "ExpiredTokenException",
+                "The security token included in the request is expired"
+            ),
+            ErrorKind::Expired
+        );
         assert_eq!(
             k(400, "UnrecognizedClientException", "bad token"),
             ErrorKind::Denied
