@@ -58,6 +58,7 @@ mod journal_scorecard;
 mod journal_trace;
 mod layers;
 mod metrics_cli;
+mod odd_answers;
 mod on_call_actions;
 mod one_check;
 mod owned_paths;
