@@ -63,7 +63,8 @@ async fn the_log_pane_opens_searches_and_switches_attempt_in_tmux() {
         let earlier = tmux.wait_for("received SIGTERM (preemption)");
         let earlier = wait_lines(&tmux, &earlier, "preempted:");
         tmux.keys(&["/", "restored from", "Enter", "n"]);
-        let searched = tmux.wait_for("match(es)");
+        // The whole query typed, not a capture taken while it was still being typed.
+        let searched = tmux.wait_for("/restored from");
         tmux.keys(&["f"]);
         let following = tmux.wait_for("following");
         tmux.keys(&["Escape", "Escape", "q"]);
@@ -84,7 +85,10 @@ async fn the_log_pane_opens_searches_and_switches_attempt_in_tmux() {
             && !earlier.contains(&format!("#{attempts} ")),
         "{earlier}"
     );
-    assert!(searched.contains("/restored from"), "{searched}");
+    assert!(
+        searched.contains("/restored from") && searched.contains("match(es)"),
+        "{searched}"
+    );
     assert!(following.contains("following"), "{following}");
     h.shutdown().await.unwrap();
 }
