@@ -3,7 +3,9 @@
 //! write that would take the file past its limit, `<name>` becomes `<name>.1`, `<name>.1`
 //! becomes `<name>.2`, …, the oldest beyond `keep` is dropped, and a new `<name>` is started.
 //! A rotation happens only between whole lines (a `tracing` event is one write), so no line is
-//! torn across two files and none is lost.
+//! torn across two files and none is lost. Two processes writing one log (two `record` with
+//! one `--log-dir`) take turns: each line's rotation check and write hold a lock (flock) on the
+//! log's directory, and a writer whose file the other rotated away follows it to the new one.
 
 use std::fs::File;
 use std::io::Write;
@@ -34,6 +36,11 @@ pub struct RotatingLog {
     rotation: Rotation,
     /// The last byte written ended a line: a rotation may happen before the next write.
     at_line_start: bool,
+    /// The log's directory, locked (flock) around each line's rotation check and write: two
+    /// processes writing one log (two `record` with one `--log-dir`) rotate it one at a time,
+    /// and each writes to the file `<name>` is now (they lost lines to each other's renames).
+    /// `None` when the directory cannot be opened (the log still works alone).
+    dir: Option<File>,
 }
 
 impl RotatingLog {
@@ -41,6 +48,16 @@ impl RotatingLog {
     pub fn open(path: &Path, rotation: Rotation) -> std::io::Result<Self> {
         let file = quotatop_store::private_file::open(path, "log", true)?;
         let size = file.metadata()?.len();
+        let dir = path
+            .parent()
+            .map(|d| {
+                if d.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    d
+                }
+            })
+            .and_then(|d| File::open(d).ok());
         Ok(Self {
             path: path.to_path_buf(),
             file,
@@ -50,6 +67,7 @@ impl RotatingLog {
                 ..rotation
             },
             at_line_start: true,
+            dir,
         })
     }
 
@@ -106,6 +124,14 @@ fn same_file(_: &std::fs::Metadata, _: &std::fs::Metadata) -> bool {
 
 impl Write for RotatingLog {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let locked = self.at_line_start && self.dir.as_ref().is_some_and(|d| d.lock().is_ok());
+        if self.at_line_start && !self.still_ours() {
+            // Another writer rotated it: this line goes to the new `<name>`.
+            if let Ok(f) = quotatop_store::private_file::open(&self.path, "log", true) {
+                self.size = f.metadata().map_or(0, |m| m.len());
+                self.file = f;
+            }
+        }
         if self.at_line_start
             && self.size > 0
             && self.size.saturating_add(buf.len() as u64) > self.rotation.max_bytes
@@ -114,7 +140,11 @@ impl Write for RotatingLog {
             // is: the line still goes to the current file.
             let _ = self.rotate();
         }
-        let n = self.file.write(buf)?;
+        let written = self.file.write(buf);
+        if locked && let Some(d) = &self.dir {
+            let _ = d.unlock();
+        }
+        let n = written?;
         self.size += n as u64;
         if n > 0 {
             self.at_line_start = buf[n - 1] == b'\n';
@@ -218,5 +248,41 @@ mod tests {
             "a line longer than ten bytes\n"
         );
         assert_eq!(read(&path), "next\n");
+    }
+
+    /// Two writers of one log at once (two `record` with one `--log-dir`), rotating every few
+    /// lines: with every rotated file kept, every line of both is in one of the files.
+    #[test]
+    fn two_writers_at_once_lose_no_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.log");
+        let rotation = Rotation {
+            max_bytes: 200,
+            keep: 1000,
+        };
+        let writers: Vec<_> = ["a", "b"]
+            .into_iter()
+            .map(|w| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let mut log = RotatingLog::open(&path, rotation).unwrap();
+                    for i in 0..1500 {
+                        writeln!(log, "{w} {i:05}").unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        let mut lines: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| !p.to_string_lossy().ends_with(".lock"))
+            .flat_map(|p| read(&p).lines().map(str::to_string).collect::<Vec<_>>())
+            .collect();
+        lines.sort();
+        lines.dedup();
+        assert_eq!(lines.len(), 3000, "{} of 3000 lines kept", lines.len());
     }
 }

@@ -32,9 +32,14 @@ pub mod warm;
 /// output quietly and the command succeeds: the reader has what it wanted. Any other write
 /// error is the command's error.
 pub fn write_stdout(text: &str) -> anyhow::Result<()> {
+    write_stdout_bytes(text.as_bytes())
+}
+
+/// [`write_stdout`] of bytes (a generated completion script).
+pub fn write_stdout_bytes(bytes: &[u8]) -> anyhow::Result<()> {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    match out.write_all(bytes).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(anyhow::anyhow!("cannot write to standard output: {e}")),

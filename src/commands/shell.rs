@@ -12,7 +12,7 @@ use crate::cli::Cli;
 pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<()> {
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "quotatop", &mut out);
-    write_stdout(&out)
+    super::write_stdout_bytes(&out)
 }
 
 /// Writes the top manual page (roff) to stdout, or with `dir` every page into it: quotatop.1
@@ -23,7 +23,7 @@ pub fn man(dir: Option<&std::path::Path>) -> anyhow::Result<()> {
     let mut cmd = Cli::command();
     cmd.build();
     let Some(dir) = dir else {
-        return write_stdout(&page(&cmd, true)?);
+        return super::write_stdout_bytes(&page(&cmd, true)?);
     };
     public_dir(dir).with_context(|| format!("cannot create the directory {}", dir.display()))?;
     let mut pages = Vec::new();
@@ -155,12 +155,4 @@ fn extra_sections(keys: bool) -> String {
         }
     }
     s
-}
-
-fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(bytes)
-        .and_then(|()| stdout.flush())
-        .context("cannot write to standard output")
 }

@@ -41,7 +41,17 @@ pub fn journal_location(
         return Ok(StoreLocation::File(p.to_path_buf()));
     }
     let (url, from) = match (&store.store, config_url) {
-        (Some(u), _) => (u.as_str(), "--store / QUOTATOP_STORE"),
+        (Some(u), _) => {
+            // On the command line (not from QUOTATOP_STORE), a password is in `ps` and the
+            // shell's history for anyone on the machine to read.
+            let from_env = std::env::var("QUOTATOP_STORE").is_ok_and(|e| e == *u);
+            if !from_env && url_has_password(u) {
+                eprintln!(
+                    "warning: --store's URL carries a password, which `ps` and the shell's history show to others on this machine; give postgresql://USER@HOST/DB and the password in PGPASSFILE (~/.pgpass) or PGPASSWORD instead"
+                );
+            }
+            (u.as_str(), "--store / QUOTATOP_STORE")
+        }
         (None, Some(u)) => (u, "[store] url in the config file"),
         (None, None) => return Ok(StoreLocation::File(journal::default_journal_path()?)),
     };
@@ -51,6 +61,15 @@ pub fn journal_location(
         );
     }
     StoreLocation::parse(url).with_context(|| format!("{from}: cannot use the store"))
+}
+
+/// Whether a `postgresql://` URL carries a password (`USER:PASSWORD@` before the host).
+fn url_has_password(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    authority
+        .rsplit_once('@')
+        .is_some_and(|(userinfo, _)| userinfo.contains(':'))
 }
 
 /// [`journal_location`] for a command that has not loaded its config: `[store] url` from
@@ -69,4 +88,17 @@ pub fn journal_location_default_config(
         ..Default::default()
     });
     journal_location(None, store, loaded.config.store.url.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_password_in_the_url_is_found() {
+        use super::url_has_password as p;
+        assert!(p("postgresql://alice:pw@db:5432/q"));
+        assert!(p("postgres://alice:p%40w@db/q"));
+        assert!(!p("postgresql://alice@db:5432/q"));
+        assert!(!p("postgresql://db:5432/q"));
+        assert!(!p("postgresql://alice@[::1]:5432/q"));
+    }
 }

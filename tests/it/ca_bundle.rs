@@ -150,6 +150,10 @@ async fn a_ca_bundle_from_the_variable_or_the_profile_is_trusted() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "without the bundle: {err}");
     assert!(err.contains("UnknownIssuer"), "{err}");
+    assert!(
+        err.contains("set AWS_CA_BUNDLE (or the profile's ca_bundle)"),
+        "{err}"
+    );
 
     let out = snapshot(url.clone(), vec![("AWS_CA_BUNDLE", ca.clone())]).await;
     assert!(

@@ -66,3 +66,36 @@ fn huge_and_odd_durations_are_clear_errors() {
         assert!(text.contains(what), "{args:?}: {text}");
     }
 }
+
+/// `--store` with a password in its URL is warned about (it shows in `ps`), without echoing the
+/// password; the same URL from QUOTATOP_STORE, or one without a password, is not.
+#[test]
+fn a_password_on_the_command_line_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let with = format!("postgresql://alice:hunter2-pw@127.0.0.1:{closed}/q");
+    let without = format!("postgresql://alice@127.0.0.1:{closed}/q");
+    let report = |url: &str| ["report", "--queue", "q", "--store", url].map(str::to_string);
+    let (ok, text) = quotatop(&report(&with).each_ref().map(String::as_str), dir.path());
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("warning: --store's URL carries a password") && text.contains("PGPASSFILE"),
+        "{text}"
+    );
+    assert!(!text.contains("hunter2-pw"), "{text}");
+    let (_, text) = quotatop(&report(&without).each_ref().map(String::as_str), dir.path());
+    assert!(!text.contains("carries a password"), "{text}");
+    let out = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(["report", "--queue", "q"])
+        .env("QUOTATOP_STORE", &with)
+        .env("XDG_DATA_HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path())
+        .env_remove("QUOTATOP_CONFIG")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("carries a password"), "{err}");
+}

@@ -52,8 +52,11 @@ const CASES: &[(&str, &[&str], HealthState, &str)] = &[
     ),
     (
         "expired-token=1",
-        &["access denied", "ExpiredTokenException"],
-        HealthState::Denied,
+        &[
+            "credentials expired — refresh them",
+            "ExpiredTokenException",
+        ],
+        HealthState::Expired,
         "ExpiredTokenException",
     ),
     (
@@ -77,12 +80,14 @@ async fn snapshot_names_denied_expired_and_exhausted_throttling() {
             assert!(err.contains(w), "{spec}: stderr lacks {w:?}: {err}");
         }
         // One state only: a refused call is not called throttling, and the reverse.
-        let other = if words[0] == "access denied" {
-            "throttled"
-        } else {
-            "access denied"
+        let others: &[&str] = match words[0] {
+            "access denied" => &["throttled", "credentials expired"],
+            "credentials expired — refresh them" => &["throttled", "access denied"],
+            _ => &["access denied", "credentials expired"],
         };
-        assert!(!err.contains(other), "{spec}: {err}");
+        for other in others {
+            assert!(!err.contains(other), "{spec}: {err}");
+        }
     }
     h.set_faults(FaultSpec::none());
     let out = snapshot(&h, &[]).await;

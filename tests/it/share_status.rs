@@ -1,6 +1,8 @@
 //! A quota share's `status` as AWS sends it (issue 46, item 6): a loopback proxy in front of
 //! the demo emulator says `INVALID` of `research` and `UPDATING` of `lender`, and sends
 //! `lender` with no capacity limits. `snapshot` keeps both statuses and still lists `lender`.
+//! It also sends every job's `schedulingPriority` as 12000, outside the documented 0-9999:
+//! shown as 9999, and noted on the job (item 13; it was clamped silently).
 
 use std::net::SocketAddr;
 
@@ -17,6 +19,7 @@ use crate::terminal_escapes::{forward, quotatop, run};
 async fn statuses(State(up): State<SocketAddr>, uri: axum::http::Uri, body: Bytes) -> Response {
     let path = uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
     let shares = path.starts_with("/v1/listquotashares");
+    let job = path.starts_with("/v1/describeservicejob");
     let (status, headers, mut body) =
         tokio::task::spawn_blocking(move || forward(up, &path, &body))
             .await
@@ -33,6 +36,12 @@ async fn statuses(State(up): State<SocketAddr>, uri: axum::http::Uri, body: Byte
                 _ => {}
             }
         }
+        body = serde_json::to_vec(&v).unwrap();
+    }
+    if job && status == 200 {
+        // Out of the documented 0-9999: shown clamped, and noted.
+        let mut v: Value = serde_json::from_slice(&body).unwrap();
+        v["schedulingPriority"] = 12_000.into();
         body = serde_json::to_vec(&v).unwrap();
     }
     let mut r = Response::builder().status(status);
@@ -76,5 +85,11 @@ async fn a_share_s_status_is_kept_and_a_share_without_limits_listed() {
     assert_eq!(share("lender")["status"], "UPDATING");
     assert_eq!(share("lender")["limits"], Value::Array(Vec::new()));
     assert!(share("prod").get("status").is_none(), "{shares:#?}");
+    let notes = doc["queues"][0]["job_notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n["note"]
+            == "schedulingPriority 12000 is outside 0-9999; shown and exported as 9999"),
+        "{notes:#?}"
+    );
     h.shutdown().await.unwrap();
 }

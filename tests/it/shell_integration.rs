@@ -139,3 +139,27 @@ fn bash_completes_theme_names() {
         "file names offered: {words:?}"
     );
 }
+
+/// `quotatop completions bash | head -1`: the reader closes the pipe; the command ends quietly
+/// with exit 0 (it printed "cannot write to standard output: Broken pipe" and exited 1). The
+/// bash script (about 100 KB) is more than a pipe holds, so the writer meets the closed end.
+#[test]
+fn a_closed_pipe_ends_completions_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+        .args(["completions", "bash"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(!first.is_empty());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.is_empty(), "{err}");
+}

@@ -86,7 +86,10 @@ async fn the_log_pane_opens_searches_and_switches_attempt_in_tmux() {
             && !earlier.contains(&format!("#{attempts} ")),
         "{earlier}"
     );
-    assert!(searched.contains("/restored from"), "{searched}");
+    assert!(
+        searched.contains("/restored from") && searched.contains("match(es)"),
+        "{searched}"
+    );
     assert!(following.contains("following"), "{following}");
     h.shutdown().await.unwrap();
 }

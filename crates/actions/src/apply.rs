@@ -161,7 +161,8 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
             .as_ref()
             .map_or_else(|| confirmed.summary(), |b| b.preview.clone()),
     );
-    log.append(record.clone())
+    append(log, record.clone())
+        .await
         .map_err(ActionError::AuditBeforeCall)?;
     let outcome = match api
         .update_priority(&preview.job_id, preview.new_priority)
@@ -176,8 +177,29 @@ pub async fn apply_confirmed_change<A: PriorityApi>(
     if ctx.batch.is_none() && now != record.preview {
         record.preview = format!("at the call: {now}");
     }
-    log.append(record).map_err(ActionError::AuditAfterCall)?;
+    append(log, record)
+        .await
+        .map_err(ActionError::AuditAfterCall)?;
     Ok(outcome)
+}
+
+/// [`ChangeLog::append`] on the blocking pool: an append may wait up to the lock timeout (30 s
+/// by default) for another writer's lock, which must not hold up a runtime worker (the
+/// console's other work, a poller sharing the runtime).
+async fn append(
+    log: &ChangeLog,
+    record: AuditRecord,
+) -> Result<AuditRecord, quotatop_store::audit::AuditError> {
+    let log = log.clone();
+    let name = log.to_string();
+    tokio::task::spawn_blocking(move || log.append(record))
+        .await
+        .unwrap_or_else(|e| {
+            Err(quotatop_store::audit::AuditError::Io {
+                path: name,
+                source: std::io::Error::other(format!("the append did not finish: {e}")),
+            })
+        })
 }
 
 /// How often a change waiting for its job's lock tries it again.
@@ -381,6 +403,43 @@ mod tests {
         let recs = read_records(&path).unwrap();
         assert_eq!(recs[0].1.preview, confirmed.summary());
         assert_eq!(recs[1].1.preview, confirmed.summary());
+    }
+
+    /// A change waiting for the audit log's lock (held 600 ms by another writer) leaves the
+    /// runtime free: on a one-thread runtime a ticker keeps ticking meanwhile (a blocking wait
+    /// on the worker starved it to no tick at all).
+    #[test]
+    fn waiting_for_the_audit_lock_does_not_block_the_runtime() {
+        let (_dir, path) = temp();
+        let log = AuditLog::new(&path);
+        let held = log.lock().unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(600));
+            drop(held);
+        });
+        let api = Fake::new(Ok(None), &path);
+        let ticks = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let out = rt.block_on(async {
+            let t = ticks.clone();
+            let ticker = tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    t.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+            let log: ChangeLog = log.into();
+            let out = apply_change(&api, &log, &ctx(false), &preview()).await;
+            ticker.abort();
+            out
+        });
+        release.join().unwrap();
+        assert!(out.is_ok(), "{out:?}");
+        let n = ticks.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(n >= 20, "the runtime ticked {n} times in 600 ms of waiting");
     }
 
     #[test]

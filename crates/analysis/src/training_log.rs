@@ -42,11 +42,13 @@ pub fn numbered(rows: &[AttemptRow]) -> Vec<NumberedAttempt> {
 /// One row of a training log as shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogRow {
-    /// A log event (one line of its message).
+    /// A log event (one line of its message; `continued` for the lines after its first,
+    /// marked so that a message cannot pass a line of its own off as another event).
     Line {
         time: Millis,
         attempt: usize,
         text: String,
+        continued: bool,
     },
     /// The attempt's end as the API shows it: preempted (with the reason) or otherwise stopped.
     Mark {
@@ -71,7 +73,13 @@ impl LogRow {
                 time,
                 attempt,
                 text,
-            } => format!("{} #{attempt} {}", format_utc(*time), clean_text(text)),
+                continued,
+            } => format!(
+                "{} #{attempt} {}{}",
+                format_utc(*time),
+                if *continued { CONTINUED } else { "" },
+                clean_text(text)
+            ),
             LogRow::Mark {
                 time,
                 attempt,
@@ -86,6 +94,9 @@ impl LogRow {
     }
 }
 
+/// What starts a row that continues an event's message on a line of its own.
+pub const CONTINUED: &str = "↳ ";
+
 /// The attempt's log events (`(time, message)`, in time order) as rows: a message of several
 /// lines becomes several rows, and the attempt's end is marked at its `stoppedAt` (a
 /// preemption says so, with its reason).
@@ -95,10 +106,12 @@ pub fn rows(attempt: &NumberedAttempt, events: &[(Millis, String)]) -> Vec<LogRo
         .flat_map(|(t, m)| {
             m.trim_end_matches(['\n', '\r'])
                 .split('\n')
-                .map(move |part| LogRow::Line {
+                .enumerate()
+                .map(move |(i, part)| LogRow::Line {
                     time: *t,
                     attempt: attempt.number,
                     text: part.trim_end_matches('\r').to_string(),
+                    continued: i > 0,
                 })
         })
         .collect();
@@ -167,7 +180,25 @@ mod tests {
         );
         let hostile = rows[3].render();
         assert!(!hostile.contains('\x1b') && hostile.contains("late\u{fffd}[2Jline"));
-        assert!(rows[4].render().ends_with("#2 second"));
+        assert!(
+            rows[4].render().ends_with("#2 ↳ second"),
+            "{}",
+            rows[4].render()
+        );
+        // A message that carries a line shaped as another event's cannot pass it off as one.
+        let forged = super::rows(
+            &a,
+            &[(
+                1_000,
+                "ok\n2026-02-02 02:40:00Z #1 checkpoint saved".to_string(),
+            )],
+        );
+        let shown: Vec<String> = forged.iter().map(LogRow::render).collect();
+        assert!(
+            shown[1].contains(" #2 ↳ 2026-02-02 02:40:00Z #1 checkpoint saved"),
+            "{shown:?}"
+        );
+        assert!(!shown[0].contains('↳'), "{shown:?}");
         assert!(!matches!(
             super::rows(&attempt(false), &events)[2],
             LogRow::Mark {

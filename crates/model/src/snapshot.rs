@@ -248,6 +248,8 @@ pub enum HealthState {
     Unreachable,
     /// Credentials were refused.
     Denied,
+    /// The credentials' session expired: refresh them.
+    Expired,
     /// No credentials were found (nothing could be signed).
     NoCredentials,
 }

@@ -70,6 +70,9 @@ impl SourceStatus {
             HealthState::Starting => SourceVerdict::Starting,
             HealthState::Unreachable => SourceVerdict::Error(reason("unreachable")),
             HealthState::Denied => SourceVerdict::Error(reason("credentials refused")),
+            HealthState::Expired => {
+                SourceVerdict::Error(reason("credentials expired — refresh them"))
+            }
             HealthState::NoCredentials => SourceVerdict::Error(reason("no credentials found")),
             HealthState::Throttled => SourceVerdict::Stale(reason("throttled")),
             HealthState::Degraded => SourceVerdict::Stale(reason("some calls fail")),

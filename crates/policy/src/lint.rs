@@ -41,7 +41,8 @@ impl Finding {
 /// Every problem of `policy`; `shares`: the queue's shares when known.
 pub fn lint(policy: &Policy, shares: Option<&[QuotaShare]>) -> Vec<Finding> {
     let mut out = Vec::new();
-    ranges(policy, &mut out);
+    let by_share = classes_by_share(policy);
+    ranges(policy, &by_share, &mut out);
     for c in &policy.classes {
         if c.shares.is_empty() {
             out.push(Finding::error(
@@ -59,10 +60,10 @@ pub fn lint(policy: &Policy, shares: Option<&[QuotaShare]>) -> Vec<Finding> {
         }
     }
     if let Some(shares) = shares {
-        with_shares(policy, shares, &mut out);
+        with_shares(policy, shares, &by_share, &mut out);
     }
     for share in policy.owners.keys() {
-        if !policy.classes.iter().any(|c| c.shares.contains(share)) {
+        if !by_share.contains_key(share.as_str()) {
             out.push(Finding::warning(
                 None,
                 format!("[owners] names share {share:?}, which no class runs in"),
@@ -73,34 +74,90 @@ pub fn lint(policy: &Policy, shares: Option<&[QuotaShare]>) -> Vec<Finding> {
     out
 }
 
+/// The classes listing each share (their indexes, in class order), with the shares in the
+/// order the classes first list them: every check across classes looks here, so a policy of
+/// n classes is linted in about n steps, not n² (61,146 classes took 148 s).
+struct ByShare<'a> {
+    order: Vec<&'a str>,
+    classes: std::collections::HashMap<&'a str, Vec<usize>>,
+}
+
+impl ByShare<'_> {
+    fn contains_key(&self, share: &str) -> bool {
+        self.classes.contains_key(share)
+    }
+}
+
+fn classes_by_share(policy: &Policy) -> ByShare<'_> {
+    let mut by = ByShare {
+        order: Vec::new(),
+        classes: std::collections::HashMap::new(),
+    };
+    for (i, c) in policy.classes.iter().enumerate() {
+        for s in &c.shares {
+            let list = by.classes.entry(s.as_str()).or_insert_with(|| {
+                by.order.push(s.as_str());
+                Vec::new()
+            });
+            if list.last() != Some(&i) {
+                list.push(i);
+            }
+        }
+    }
+    by
+}
+
 /// Overlapping priority ranges between classes that share a share: membership and the
 /// change-time check could not tell them apart. (Across different shares a job's share decides;
 /// a job in a share no class lists goes to the first class whose range holds its priority.)
-fn ranges(policy: &Policy, out: &mut Vec<Finding>) {
-    for (i, a) in policy.classes.iter().enumerate() {
-        for b in &policy.classes[i + 1..] {
-            if !a.priority.overlaps(b.priority) {
-                continue;
+/// Per share, its classes sorted by where their ranges start: a class whose range starts
+/// within the furthest-reaching range before it overlaps that one (named once per pair; the
+/// finding is the earlier class's, naming the later one).
+fn ranges(policy: &Policy, by_share: &ByShare<'_>, out: &mut Vec<Finding>) {
+    let mut said = std::collections::HashSet::new();
+    for share in &by_share.order {
+        let mut classes = by_share.classes[share].clone();
+        classes.sort_by_key(|&i| (policy.classes[i].priority.min, i));
+        let mut reach: Option<usize> = None;
+        for i in classes {
+            let b = &policy.classes[i];
+            if let Some(r) = reach {
+                let a = &policy.classes[r];
+                if a.priority.overlaps(b.priority) {
+                    let (first, second) = if r < i { (r, i) } else { (i, r) };
+                    if said.insert((first, second)) {
+                        let (a, b) = (&policy.classes[first], &policy.classes[second]);
+                        out.push(Finding::error(
+                            Some(a),
+                            format!(
+                                "priority {} overlaps class {}'s {} in share {share}: give the classes of one share ranges that do not overlap",
+                                a.priority, b.name, b.priority
+                            ),
+                        ));
+                    }
+                }
+                if b.priority.max <= a.priority.max {
+                    continue;
+                }
             }
-            if let Some(common) = a.shares.iter().find(|s| b.shares.contains(s)) {
-                out.push(Finding::error(
-                    Some(a),
-                    format!(
-                        "priority {} overlaps class {}'s {} in share {common}: give the classes of one share ranges that do not overlap",
-                        a.priority, b.name, b.priority
-                    ),
-                ));
-            }
+            reach = Some(i);
         }
     }
 }
 
 /// The checks that need the queue's shares.
-fn with_shares(policy: &Policy, shares: &[QuotaShare], out: &mut Vec<Finding>) {
+fn with_shares(
+    policy: &Policy,
+    shares: &[QuotaShare],
+    by_share: &ByShare<'_>,
+    out: &mut Vec<Finding>,
+) {
+    let named: std::collections::HashMap<&str, &QuotaShare> =
+        shares.iter().map(|s| (s.name.as_str(), s)).collect();
     for c in &policy.classes {
         let mut capacity = 0u64;
         for name in &c.shares {
-            let Some(s) = shares.iter().find(|s| &s.name == name) else {
+            let Some(s) = named.get(name.as_str()) else {
                 out.push(Finding::error(
                     Some(c),
                     format!("runs in share {name:?}, which the queue does not have"),
@@ -122,7 +179,7 @@ fn with_shares(policy: &Policy, shares: &[QuotaShare], out: &mut Vec<Finding>) {
         }
     }
     for s in shares {
-        if !policy.classes.iter().any(|c| c.shares.contains(&s.name)) {
+        if !by_share.contains_key(&s.name) {
             out.push(Finding::warning(
                 None,
                 format!(

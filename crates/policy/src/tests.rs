@@ -466,3 +466,63 @@ fn the_policy_derives_each_shares_sharing_and_in_share_preemption() {
         lines(&lint(&four(), Some(&shares)))
     );
 }
+
+/// Overlaps are found per share by a sweep, however the classes are ordered: a range inside
+/// another, and one starting inside the widest before it.
+#[test]
+fn overlapping_ranges_are_found_in_any_order() {
+    let mut p = four();
+    let t = p.classes[0].clone();
+    let class = |name: &str, min, max| Class {
+        name: name.into(),
+        priority: PriorityRange { min, max },
+        shares: vec!["x".into()],
+        ..t.clone()
+    };
+    p.classes = vec![
+        class("wide", 0, 100),
+        class("inner", 50, 60),
+        class("later", 70, 80),
+        class("apart", 200, 300),
+    ];
+    let l = lines(&lint(&p, None)).join("\n");
+    assert!(
+        l.contains("class wide: priority 0-100 overlaps class inner's 50-60 in share x"),
+        "{l}"
+    );
+    assert!(
+        l.contains("class wide: priority 0-100 overlaps class later's 70-80 in share x"),
+        "{l}"
+    );
+    assert!(!l.contains("apart"), "{l}");
+    assert!(
+        !l.contains("class inner: priority 50-60 overlaps class later"),
+        "{l}"
+    );
+}
+
+/// 20,000 classes, every range 0-9999, each in a share of its own: linted in well under a
+/// second's work per thousand classes (the pairwise check took 148 s for 61,146 classes).
+#[test]
+fn a_policy_of_many_classes_is_linted_in_linear_time() {
+    let mut p = four();
+    let t = p.classes[0].clone();
+    p.owners.clear();
+    p.classes = (0..20_000)
+        .map(|i| Class {
+            name: format!("c{i}"),
+            priority: PriorityRange { min: 0, max: 9999 },
+            shares: vec![format!("s{i}")],
+            ..t.clone()
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let f = lint(&p, None);
+    let took = started.elapsed();
+    assert!(
+        !f.iter().any(|f| f.message.contains("overlaps")),
+        "{:?}",
+        f.first()
+    );
+    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+}

@@ -145,10 +145,7 @@ impl App {
             text: format!("{} (:messages lists them)", opts.warnings.join("; ")),
             error: true,
         });
-        let messages = Messages {
-            startup: opts.warnings,
-            later: Vec::new(),
-        };
+        let messages = Messages::with_startup(opts.warnings);
         let mut status = opts.status;
         status.messages = messages.startup.len();
         let mut app = Self {
@@ -331,6 +328,9 @@ impl App {
         } else {
             self.remember_before_data();
             apply(&mut self.data);
+            if let Some(s) = &self.data.snapshot {
+                self.messages.note_refresh(s);
+            }
             self.refresh_all();
             if let Some(d) = &mut self.dialog {
                 d.follow(&self.data);

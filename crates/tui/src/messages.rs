@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::text::clean;
 use super::theme::{Role, Theme};
+use quotatop_model::{HealthState, PollHealth, Snapshot};
 
 /// At most this many are kept (the oldest error flashes go first; start-up warnings stay).
 pub const MAX_MESSAGES: usize = 200;
@@ -17,11 +18,21 @@ pub const MAX_MESSAGES: usize = 200;
 pub struct Messages {
     /// Warnings given at start (config file, theme, keys, journal): never dropped.
     pub startup: Vec<String>,
-    /// Errors shown in the footer since, oldest first.
+    /// Errors shown in the footer since, and the refreshes' errors, oldest first.
     pub later: Vec<String>,
+    /// The errors of the latest refresh, so each is kept once, when it appears.
+    refresh: Vec<String>,
 }
 
 impl Messages {
+    /// The list with the warnings given at start.
+    pub fn with_startup(startup: Vec<String>) -> Self {
+        Self {
+            startup,
+            ..Self::default()
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.startup.len() + self.later.len()
     }
@@ -38,6 +49,37 @@ impl Messages {
             self.later.remove(0);
         }
         self.later.push(text.to_string());
+    }
+}
+
+impl Messages {
+    /// Keeps the errors of a refresh the status bar shows (cut to its width there): its
+    /// health's last error when it is not healthy, each source's, and each stale queue's
+    /// reason; each once, when it appears.
+    pub fn note_refresh(&mut self, snap: &Snapshot) {
+        let mut now = Vec::new();
+        let mut health = |who: &str, h: &PollHealth| {
+            if h.state != HealthState::Healthy
+                && let Some(e) = &h.last_error
+            {
+                now.push(format!("{who}{e}"));
+            }
+        };
+        health("refresh: ", &snap.health);
+        for src in &snap.sources {
+            health(&format!("source {}: ", src.name), &src.health);
+        }
+        for q in &snap.queues {
+            if let Some(r) = &q.stale_reason {
+                now.push(format!("queue {}: stale: {r}", q.key()));
+            }
+        }
+        for e in &now {
+            if !self.refresh.contains(e) {
+                self.push(&clean(e));
+            }
+        }
+        self.refresh = now;
     }
 }
 
@@ -84,3 +126,7 @@ pub fn draw(frame: &mut Frame, area: Rect, messages: &Messages, close: &str, the
         area,
     );
 }
+
+#[cfg(test)]
+#[path = "messages_tests.rs"]
+mod tests;

@@ -113,6 +113,7 @@ fn health(state: HealthState, theme: &Theme) -> Span<'static> {
         HealthState::Degraded => ("● degraded, data partly stale", Role::Warning),
         HealthState::Unreachable => ("● unreachable, data stale", Role::Critical),
         HealthState::Denied => ("● credentials refused", Role::Critical),
+        HealthState::Expired => ("● credentials expired — refresh them", Role::Critical),
         HealthState::NoCredentials => ("● no credentials found", Role::Critical),
     };
     Span::styled(text, theme.style(role))

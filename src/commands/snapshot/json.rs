@@ -48,7 +48,8 @@ pub struct SourceDoc {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HealthDoc {
-    /// `healthy`, `throttled`, `degraded`, `unreachable`, `denied` (or `starting`).
+    /// `healthy`, `throttled`, `degraded`, `unreachable`, `denied`, `expired`,
+    /// `no_credentials` (or `starting`).
     pub state: String,
     pub calls_last_minute: u32,
     pub throttled_last_minute: u32,
@@ -192,6 +193,7 @@ fn health_name(s: HealthState) -> &'static str {
         HealthState::Degraded => "degraded",
         HealthState::Unreachable => "unreachable",
         HealthState::Denied => "denied",
+        HealthState::Expired => "expired",
         HealthState::NoCredentials => "no_credentials",
     }
 }

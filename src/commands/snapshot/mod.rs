@@ -143,6 +143,7 @@ pub fn run(args: &SnapshotArgs) -> anyhow::Result<()> {
         .collect();
     if snapshot.health.state == HealthState::Unreachable
         || snapshot.health.state == HealthState::Denied
+        || snapshot.health.state == HealthState::Expired
         || snapshot.health.state == HealthState::NoCredentials
         || !stale.is_empty()
     {

@@ -72,7 +72,8 @@ pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
         .iter()
         .map(|u| (u.capacity_unit(), u.quantity()))
         .collect();
-    let c = capacity(&usage, d.service_request_payload());
+    let mut c = capacity(&usage, d.service_request_payload());
+    let priority = priority_in_range(d.scheduling_priority(), &mut c.notes);
     let preemption = d.preemption_summary().and_then(preemption_summary);
     let fingerprint = JobFingerprint {
         status,
@@ -86,10 +87,7 @@ pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
     let job = ServiceJob {
         name: d.job_name().unwrap_or_default().to_string(),
         share: d.quota_share_name().unwrap_or_default().to_string(),
-        priority: d
-            .scheduling_priority()
-            .unwrap_or(0)
-            .clamp(0, MAX_PRIORITY as i32) as u32,
+        priority,
         instance_type: c.instance_type,
         instance_count: c.instance_count,
         status,
@@ -132,6 +130,19 @@ pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
             .service_request_payload()
             .and_then(quotatop_model::checkpoint_uri_of_payload),
     })
+}
+
+/// A job's `schedulingPriority` within 0..=[`MAX_PRIORITY`], the range the API documents; one
+/// outside it is noted on the job with what is shown instead, never changed silently.
+fn priority_in_range(sent: Option<i32>, notes: &mut Vec<String>) -> u32 {
+    let sent = sent.unwrap_or(0);
+    let shown = sent.clamp(0, MAX_PRIORITY as i32);
+    if shown != sent {
+        notes.push(format!(
+            "schedulingPriority {sent} is outside 0-{MAX_PRIORITY}; shown and exported as {shown}"
+        ));
+    }
+    shown as u32
 }
 
 /// The job's preemption summary, when it has been preempted (or lists preempted attempts).
@@ -399,6 +410,18 @@ mod tests {
             })
         );
         assert_eq!(e.timeout_seconds, Some(7200));
+        assert!(e.notes.is_empty(), "{:?}", e.notes);
+        let mut notes = Vec::new();
+        assert_eq!(priority_in_range(Some(12_000), &mut notes), 9999);
+        assert_eq!(priority_in_range(Some(-3), &mut notes), 0);
+        assert_eq!(priority_in_range(Some(9999), &mut notes), 9999);
+        assert_eq!(
+            notes,
+            [
+                "schedulingPriority 12000 is outside 0-9999; shown and exported as 9999",
+                "schedulingPriority -3 is outside 0-9999; shown and exported as 0"
+            ]
+        );
         assert_eq!(e.tags.get("team").map(String::as_str), Some("vision"));
         let share = |st: sdk::QuotaShareStatus| {
             quota_share(

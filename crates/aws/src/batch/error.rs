@@ -27,11 +27,16 @@ const DENIED_CODES: &[&str] = &[
     "InvalidSignatureException",
     "SignatureDoesNotMatch",
     "InvalidClientTokenId",
-    "ExpiredToken",
-    "ExpiredTokenException",
     "UnauthorizedOperation",
     "MissingAuthenticationToken",
 ];
+
+/// Codes that mean the credentials were good but have expired (a session's token): refreshing
+/// them is the fix, not another policy.
+const EXPIRED_CODES: &[&str] = &["ExpiredToken", "ExpiredTokenException", "RequestExpired"];
+
+/// What the console and the commands say of expired credentials.
+pub const CREDENTIALS_EXPIRED: &str = "credentials expired — refresh them";
 
 /// A failed AWS Batch call. `op` is the operation name (e.g. `DescribeServiceJob`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -42,6 +47,11 @@ pub enum BatchError {
     /// Credentials are refused, or lack permission.
     #[error("{op}: access denied: {message}")]
     Denied { op: Op, message: String },
+    /// The credentials' session expired (`ExpiredTokenException`): refresh them.
+    #[error(
+        "{op}: {CREDENTIALS_EXPIRED} (aws sso login, a new session token, or your credential process; {message})"
+    )]
+    Expired { op: Op, message: String },
     /// No credentials were found at all (nothing was sent).
     #[error("{op}: {NO_CREDENTIALS} ({message})")]
     NoCredentials { op: Op, message: String },
@@ -78,6 +88,7 @@ pub const NO_CREDENTIALS: &str =
 pub enum ErrorKind {
     Throttled,
     Denied,
+    Expired,
     NoCredentials,
     NotFound,
     Unreachable,
@@ -89,6 +100,7 @@ impl BatchError {
         match self {
             BatchError::Throttled { .. } => ErrorKind::Throttled,
             BatchError::Denied { .. } => ErrorKind::Denied,
+            BatchError::Expired { .. } => ErrorKind::Expired,
             BatchError::NoCredentials { .. } => ErrorKind::NoCredentials,
             BatchError::NotFound { .. } => ErrorKind::NotFound,
             BatchError::Unreachable { .. } => ErrorKind::Unreachable,
@@ -122,7 +134,7 @@ where
             let code = e.code().unwrap_or("");
             let message = e.message().unwrap_or("").to_string();
             let message = if code.is_empty() && message.trim().is_empty() {
-                blank_answer(status, endpoint)
+                blank_answer(status, ctx.raw().body().bytes().unwrap_or(&[]), endpoint)
             } else {
                 message
             };
@@ -140,7 +152,10 @@ where
             {
                 BatchError::NoCredentials { op, message }
             } else {
-                BatchError::Unreachable { op, message }
+                BatchError::Unreachable {
+                    op,
+                    message: with_tls_hint(message),
+                }
             }
         }
         // Each cause's Display once: DisplayErrorContext adds the SDK's Debug dump.
@@ -151,10 +166,23 @@ where
     }
 }
 
+/// `message` with what to do when it says the server's certificate was not trusted: its CA is
+/// not one this machine trusts (a proxy's, a private endpoint's).
+fn with_tls_hint(message: String) -> String {
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("unknownissuer") || lower.contains("unknown issuer") {
+        format!(
+            "{message}; the endpoint's certificate is signed by a CA this machine does not trust: set AWS_CA_BUNDLE (or the profile's ca_bundle) to that CA's PEM file"
+        )
+    } else {
+        message
+    }
+}
+
 /// What to say about an answer with neither an error code nor a message (an empty body): its
 /// HTTP status, who answered, and what to check. Such an answer comes from something that is
 /// not the AWS Batch API: a wrong `--endpoint-url`, a proxy, a load balancer.
-pub(crate) fn blank_answer(status: u16, endpoint: Option<&str>) -> String {
+pub(crate) fn blank_answer(status: u16, body: &[u8], endpoint: Option<&str>) -> String {
     let (from, check) = match endpoint {
         Some(e) => (
             e.to_string(),
@@ -165,7 +193,39 @@ pub(crate) fn blank_answer(status: u16, endpoint: Option<&str>) -> String {
             "check --region and any proxy (HTTPS_PROXY) in between",
         ),
     };
-    format!("HTTP {status} with an empty body from {from}: is this an AWS Batch endpoint? {check}")
+    format!(
+        "HTTP {status} with {} from {from}: is this an AWS Batch endpoint? {check}",
+        what_body(body)
+    )
+}
+
+/// An answer's body that carries no AWS error, in words: empty, an HTML page (its title), or
+/// its first characters.
+fn what_body(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        return "an empty body".to_string();
+    }
+    let short = |t: &str| {
+        let t: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        let cut: String = t.chars().take(80).collect();
+        quotatop_model::clean_text(&cut)
+    };
+    let lower = text.to_ascii_lowercase();
+    if lower.starts_with('<') {
+        let title = lower
+            .find("<title>")
+            .and_then(|a| Some((a + 7, lower[a + 7..].find("</title>")? + a + 7)))
+            .and_then(|(a, b)| text.get(a..b))
+            .map(short)
+            .filter(|t| !t.is_empty());
+        return match title {
+            Some(t) => format!("an HTML page ({t:?}), not an AWS answer"),
+            None => "an HTML page, not an AWS answer".to_string(),
+        };
+    }
+    format!("a body that is no AWS answer ({:?})", short(text))
 }
 
 /// Error codes the SDK's retry classifier treats as transient.
@@ -225,6 +285,11 @@ pub(crate) fn classify_service(op: Op, status: u16, code: &str, message: String)
             op,
             message: with_code(message),
         }
+    } else if EXPIRED_CODES.contains(&code) {
+        BatchError::Expired {
+            op,
+            message: with_code(message),
+        }
     } else if status == 401 || status == 403 || DENIED_CODES.contains(&code) {
         BatchError::Denied {
             op,
@@ -266,6 +331,14 @@ mod tests {
         );
         assert_eq!(k(403, "", ""), ErrorKind::Denied);
         assert_eq!(
+            k(
+                403,
+                "ExpiredTokenException",
+                "The security token included in the request is expired"
+            ),
+            ErrorKind::Expired
+        );
+        assert_eq!(
             k(400, "UnrecognizedClientException", "bad token"),
             ErrorKind::Denied
         );
@@ -282,6 +355,22 @@ mod tests {
             ErrorKind::Other
         );
         assert_eq!(k(500, "ServerException", "boom"), ErrorKind::Other);
+    }
+
+    #[test]
+    fn an_answer_without_an_error_says_what_came() {
+        let e = Some("http://127.0.0.1:5000");
+        assert!(blank_answer(404, b"", e).contains("HTTP 404 with an empty body"));
+        let moto =
+            b"<!doctype html>\n<html lang=en>\n<title>404 Not Found</title>\n<h1>Not Found</h1>";
+        let m = blank_answer(404, moto, e);
+        assert!(
+            m.starts_with("HTTP 404 with an HTML page (\"404 Not Found\"), not an AWS answer from http://127.0.0.1:5000"),
+            "{m}"
+        );
+        let other = blank_answer(502, b"Bad gateway\x1b[2J", None);
+        assert!(other.contains("a body that is no AWS answer"), "{other}");
+        assert!(!other.contains('\u{1b}'), "{other}");
     }
 
     #[test]

@@ -32,13 +32,44 @@ pub struct WireCounts {
     pub failed: u32,
 }
 
+/// The longest wait a throttling answer's `Retry-After` is followed for.
+pub const RETRY_AFTER_MAX: Duration = Duration::from_secs(300);
+
 /// A shared, time-windowed log of attempts (cheap to clone).
 #[derive(Debug, Clone, Default)]
 pub struct WireStats {
     log: Arc<Mutex<VecDeque<(Instant, Attempt)>>>,
+    /// Not before this instant: what a throttling answer's `Retry-After` or
+    /// `x-amz-retry-after` asked for (the latest of them).
+    not_before: Arc<Mutex<Option<Instant>>>,
+}
+
+/// The wait a throttling answer asks for: `x-amz-retry-after` (milliseconds) or
+/// `Retry-After` (seconds; an HTTP date is not followed), at most [`RETRY_AFTER_MAX`].
+pub fn retry_after_of(amz_ms: Option<&str>, seconds: Option<&str>) -> Option<Duration> {
+    let ms = amz_ms.and_then(|v| v.trim().parse::<u64>().ok());
+    let secs = seconds.and_then(|v| v.trim().parse::<u64>().ok());
+    ms.map(Duration::from_millis)
+        .or(secs.map(Duration::from_secs))
+        .map(|d| d.min(RETRY_AFTER_MAX))
 }
 
 impl WireStats {
+    /// A throttling answer asked for `wait` before the next call.
+    pub fn retry_after(&self, wait: Duration) {
+        let at = Instant::now() + wait;
+        let mut nb = self.not_before.lock().unwrap_or_else(|p| p.into_inner());
+        *nb = Some(nb.map_or(at, |t| t.max(at)));
+    }
+
+    /// How much of the wait a throttling answer asked for is left (`None`: none asked, or it
+    /// has passed).
+    pub fn retry_after_left(&self) -> Option<Duration> {
+        let nb = self.not_before.lock().unwrap_or_else(|p| p.into_inner());
+        nb.and_then(|t| t.checked_duration_since(Instant::now()))
+            .filter(|d| !d.is_zero())
+    }
+
     pub fn record(&self, outcome: Attempt) {
         self.record_at(Instant::now(), outcome);
     }
@@ -118,6 +149,12 @@ impl Intercept for StatsInterceptor {
                 let code = r.headers().get("x-amzn-errortype").unwrap_or("");
                 let code = code.split(':').next().unwrap_or("");
                 if status == 429 || is_throttling_code(code) {
+                    let h = r.headers();
+                    if let Some(wait) =
+                        retry_after_of(h.get("x-amz-retry-after"), h.get("retry-after"))
+                    {
+                        self.0.retry_after(wait);
+                    }
                     Attempt::Throttled
                 } else if status >= 400 {
                     Attempt::Failed
@@ -128,6 +165,37 @@ impl Intercept for StatsInterceptor {
         };
         self.0.record(outcome);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod retry_after_tests {
+    use super::*;
+
+    #[test]
+    fn a_throttling_answer_s_wait_is_kept_and_bounded() {
+        assert_eq!(
+            retry_after_of(None, Some("3")),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(
+            retry_after_of(Some("1500"), Some("3")),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            retry_after_of(None, Some("Wed, 21 Oct 2026 07:28:00 GMT")),
+            None
+        );
+        assert_eq!(retry_after_of(None, Some("86400")), Some(RETRY_AFTER_MAX));
+        let s = WireStats::default();
+        assert_eq!(s.retry_after_left(), None);
+        s.retry_after(Duration::from_secs(5));
+        s.retry_after(Duration::from_secs(1));
+        let left = s.retry_after_left().unwrap_or_default();
+        assert!(
+            left > Duration::from_secs(4) && left <= Duration::from_secs(5),
+            "{left:?}"
+        );
     }
 }
 

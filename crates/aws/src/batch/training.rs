@@ -14,6 +14,23 @@ const EVENTS_PAGE: i32 = 10_000;
 /// Most streams one DescribeLogStreams page may hold (AWS: 50).
 const STREAMS_PAGE: i32 = 50;
 
+/// The most of one log event's message kept (CloudWatch Logs allows 1 MiB an event; a larger
+/// one from a stand-in would be copied whole into every row shown).
+pub const MAX_EVENT_BYTES: usize = 256 * 1024;
+
+/// An event's message, cut at [`MAX_EVENT_BYTES`] (on a character boundary) with how much was
+/// left out.
+pub fn bounded_message(m: &str) -> String {
+    if m.len() <= MAX_EVENT_BYTES {
+        return m.to_string();
+    }
+    let mut end = MAX_EVENT_BYTES;
+    while !m.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} more bytes not shown)", &m[..end], m.len() - end)
+}
+
 /// One log event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogLine {
@@ -144,7 +161,7 @@ impl BatchClient {
             out.lines.extend(page.events().iter().map(|e| LogLine {
                 stream: e.log_stream_name().unwrap_or_default().to_string(),
                 time: e.timestamp().unwrap_or(0),
-                message: e.message().unwrap_or_default().to_string(),
+                message: bounded_message(e.message().unwrap_or_default()),
             }));
             let more = pager.next(page.next_token(), &token, page.events().len())?;
             if out.lines.len() >= query.max_events {
@@ -186,7 +203,7 @@ impl BatchClient {
             .map(|e| LogLine {
                 stream: stream.to_string(),
                 time: e.timestamp().unwrap_or(0),
-                message: e.message().unwrap_or_default().to_string(),
+                message: bounded_message(e.message().unwrap_or_default()),
             })
             .collect();
         Ok((lines, page.next_forward_token().map(str::to_string)))
@@ -253,6 +270,15 @@ impl BatchClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_huge_event_is_cut_saying_how_much_is_left_out() {
+        assert_eq!(bounded_message("short"), "short");
+        let huge = "é".repeat(MAX_EVENT_BYTES); // 2 bytes each: twice the bound
+        let cut = bounded_message(&huge);
+        assert!(cut.len() < MAX_EVENT_BYTES + 64, "{}", cut.len());
+        assert!(cut.ends_with(&format!("… ({MAX_EVENT_BYTES} more bytes not shown)")));
+    }
 
     #[test]
     fn s3_uris_split_into_bucket_and_prefix() {

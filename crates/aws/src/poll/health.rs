@@ -13,6 +13,8 @@ pub fn assess(errors: &[BatchError], calls: usize, wire: WireCounts) -> PollHeal
         (HealthState::Healthy, None)
     } else if let Some(e) = worst(ErrorKind::NoCredentials) {
         (HealthState::NoCredentials, Some(e))
+    } else if let Some(e) = worst(ErrorKind::Expired) {
+        (HealthState::Expired, Some(e))
     } else if let Some(e) = worst(ErrorKind::Denied) {
         (HealthState::Denied, Some(e))
     } else if errors.len() >= calls
@@ -71,6 +73,7 @@ mod tests {
         match kind {
             ErrorKind::Throttled => BatchError::Throttled { op, message },
             ErrorKind::Denied => BatchError::Denied { op, message },
+            ErrorKind::Expired => BatchError::Expired { op, message },
             ErrorKind::NoCredentials => BatchError::NoCredentials { op, message },
             ErrorKind::NotFound => BatchError::NotFound { op, message },
             ErrorKind::Unreachable => BatchError::Unreachable { op, message },

@@ -395,8 +395,12 @@ async fn run(
             sent = tx.send(snapshot) => if sent.is_err() { return },
             _ = stop.cancelled() => return,
         }
+        // A throttling answer's Retry-After is followed: no refresh before it has passed.
+        let wait = poller
+            .next_delay()
+            .max(client.stats().retry_after_left().unwrap_or_default());
         tokio::select! {
-            _ = tokio::time::sleep(poller.next_delay()) => {}
+            _ = tokio::time::sleep(wait) => {}
             _ = refresh.notified() => {}
             _ = stop.cancelled() => return,
         }
