@@ -50,6 +50,7 @@ mod emulator_truth;
 mod emulator_wire;
 mod engine_philly;
 mod engine_props;
+mod events_cli;
 mod file_sizes;
 mod fuzz_inputs;
 mod journal_attempts;
