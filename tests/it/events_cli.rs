@@ -15,7 +15,13 @@ use quotatop_store::audit::{AuditRecord, Outcome, RecordKind};
 
 /// `quotatop events SUB --queue NAME --endpoint-url URL ARGS`, with no user config, the audit
 /// log in `dir`, stdin not a terminal.
-fn cmd(emu: &EmulatorHandle, dir: &Path, sub: &str, queue: &str, args: &[&str]) -> Command {
+pub(crate) fn cmd(
+    emu: &EmulatorHandle,
+    dir: &Path,
+    sub: &str,
+    queue: &str,
+    args: &[&str],
+) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_quotatop"));
     c.args(["events", sub, "--queue", queue, "--endpoint-url"])
         .arg(emu.endpoint_url())
@@ -32,14 +38,14 @@ fn cmd(emu: &EmulatorHandle, dir: &Path, sub: &str, queue: &str, args: &[&str]) 
     c
 }
 
-async fn run(c: Command) -> Output {
+pub(crate) async fn run(c: Command) -> Output {
     let mut c = c;
     tokio::task::spawn_blocking(move || c.output().expect("quotatop runs"))
         .await
         .expect("join")
 }
 
-fn text(o: &Output) -> String {
+pub(crate) fn text(o: &Output) -> String {
     format!(
         "status {:?}\n--- stdout\n{}--- stderr\n{}",
         o.status.code(),
@@ -56,18 +62,18 @@ fn records(dir: &Path) -> Vec<AuditRecord> {
         .collect()
 }
 
-async fn sqs(emu: &EmulatorHandle, op: &str, body: Value) -> (u16, Value) {
+pub(crate) async fn sqs(emu: &EmulatorHandle, op: &str, body: Value) -> (u16, Value) {
     let target = format!("AmazonSQS.{op}");
     aws_json(emu, "sqs", "application/x-amz-json-1.0", &target, &body).await
 }
 
-async fn events(emu: &EmulatorHandle, op: &str, body: Value) -> (u16, Value) {
+pub(crate) async fn events(emu: &EmulatorHandle, op: &str, body: Value) -> (u16, Value) {
     let target = format!("AWSEvents.{op}");
     aws_json(emu, "events", "application/x-amz-json-1.1", &target, &body).await
 }
 
 /// The queue's URL, `None` when there is no such queue.
-async fn queue_url(emu: &EmulatorHandle, name: &str) -> Option<String> {
+pub(crate) async fn queue_url(emu: &EmulatorHandle, name: &str) -> Option<String> {
     let (status, out) = sqs(emu, "GetQueueUrl", json!({"QueueName": name})).await;
     (status == 200).then(|| out["QueueUrl"].as_str().unwrap().to_string())
 }

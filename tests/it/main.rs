@@ -51,6 +51,7 @@ mod emulator_wire;
 mod engine_philly;
 mod engine_props;
 mod events_cli;
+mod events_record;
 mod file_sizes;
 mod fuzz_inputs;
 mod journal_attempts;

@@ -198,6 +198,19 @@ impl BatchClient {
             .collect())
     }
 
+    /// DeleteMessage: the message received with `receipt` is gone for good.
+    pub async fn delete_message(&self, url: &str, receipt: &str) -> Result<(), BatchError> {
+        const OP: Op = Op::DeleteMessage;
+        self.sqs
+            .delete_message()
+            .queue_url(url)
+            .receipt_handle(receipt)
+            .send()
+            .await
+            .map_err(|e| classify(OP, e, self.endpoint()))?;
+        Ok(())
+    }
+
     /// DescribeRule on the default bus: `None` when there is no rule of that name.
     pub async fn describe_rule(&self, name: &str) -> Result<Option<RuleState>, BatchError> {
         const OP: Op = Op::DescribeRule;

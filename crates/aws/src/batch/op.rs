@@ -29,6 +29,7 @@ pub enum Op {
     ListObjectsV2,
     /// SQS.
     CreateQueue,
+    DeleteMessage,
     DeleteQueue,
     GetQueueAttributes,
     GetQueueUrl,
@@ -69,6 +70,7 @@ impl Op {
             Op::GetLogEvents => "GetLogEvents",
             Op::ListObjectsV2 => "ListObjectsV2",
             Op::CreateQueue => "CreateQueue",
+            Op::DeleteMessage => "DeleteMessage",
             Op::DeleteQueue => "DeleteQueue",
             Op::GetQueueAttributes => "GetQueueAttributes",
             Op::GetQueueUrl => "GetQueueUrl",
@@ -92,6 +94,7 @@ impl Op {
             Op::DescribeLogStreams | Op::FilterLogEvents | Op::GetLogEvents => "CloudWatch Logs",
             Op::ListObjectsV2 => "S3",
             Op::CreateQueue
+            | Op::DeleteMessage
             | Op::DeleteQueue
             | Op::GetQueueAttributes
             | Op::GetQueueUrl
