@@ -14,34 +14,46 @@ use crate::events_cli::{cmd, events, queue_url, run, sqs, text};
 use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
 use quotatop_emulator::EmulatorHandle;
 
-fn record(emu: &EmulatorHandle, dir: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_quotatop"))
-        .args([
-            "record",
-            "--queue",
-            QUEUE,
-            "--interval",
-            "1",
-            "--events-queue",
-            "ev",
-            "--endpoint-url",
-        ])
-        .arg(emu.endpoint_url())
-        .arg("--journal")
-        .arg(dir.join("journal.sqlite3"))
-        .arg("--log-dir")
-        .arg(dir)
-        .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
-        .env("AWS_SECRET_ACCESS_KEY", "secret")
-        .env("AWS_REGION", "us-east-1")
-        .env_remove("QUOTATOP_CONFIG")
-        .env("XDG_CONFIG_HOME", dir.join("config"))
-        .env("XDG_DATA_HOME", dir.join("data"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("record starts")
+/// A running `record`, killed when dropped (a failed assertion leaves no process behind).
+struct Recorder(Child);
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn record(emu: &EmulatorHandle, dir: &Path) -> Recorder {
+    Recorder(
+        Command::new(env!("CARGO_BIN_EXE_quotatop"))
+            .args([
+                "record",
+                "--queue",
+                QUEUE,
+                "--interval",
+                "1",
+                "--events-queue",
+                "ev",
+                "--endpoint-url",
+            ])
+            .arg(emu.endpoint_url())
+            .arg("--journal")
+            .arg(dir.join("journal.sqlite3"))
+            .arg("--log-dir")
+            .arg(dir)
+            .env("AWS_ACCESS_KEY_ID", "AKIDTEST")
+            .env("AWS_SECRET_ACCESS_KEY", "secret")
+            .env("AWS_REGION", "us-east-1")
+            .env_remove("QUOTATOP_CONFIG")
+            .env("XDG_CONFIG_HOME", dir.join("config"))
+            .env("XDG_DATA_HOME", dir.join("data"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("record starts"),
+    )
 }
 
 /// The event ids the journal kept, one per row.
@@ -159,10 +171,10 @@ async fn each_event_is_journaled_once_across_a_kill_with_duplicates_and_reorderi
         assert!(Instant::now() < deadline, "no event journaled");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    rec.kill().unwrap(); // SIGKILL, mid-flow
-    rec.wait().unwrap();
+    rec.0.kill().unwrap(); // SIGKILL, mid-flow
+    rec.0.wait().unwrap();
     flow(&emu, &c, 6, 10).await;
-    let mut rec = record(&emu, d);
+    let rec = record(&emu, d);
     flow(&emu, &c, 10, 12).await;
     // Until the queue is empty: in-flight messages of the killed process come back after the
     // visibility timeout (10 s) and are taken again.
@@ -175,8 +187,7 @@ async fn each_event_is_journaled_once_across_a_kill_with_duplicates_and_reorderi
         assert!(Instant::now() < deadline, "the queue was not emptied");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    rec.kill().unwrap();
-    rec.wait().unwrap();
+    drop(rec);
 
     let (delivered, messages) = drain(&emu, &witness).await;
     let kept = journaled(d);
