@@ -15,6 +15,7 @@ mod audit;
 mod demo;
 mod drill;
 mod emulator;
+mod events;
 mod journal;
 mod logs;
 mod policy;
@@ -37,6 +38,7 @@ pub use audit::{
 pub use demo::DemoArgs;
 pub use drill::{DrillArgs, DrillCleanupArgs, DrillCommand, DrillFormat, DrillRunArgs};
 pub use emulator::EmulatorArgs;
+pub use events::{EventsChangeArgs, EventsCommand, EventsStatusArgs, EventsTarget};
 pub use journal::{ExportTraceArgs, JournalCommand, MigrateArgs};
 pub use logs::LogsArgs;
 pub use policy::{
@@ -127,6 +129,10 @@ pub enum Command {
     /// who may use them (docs/policy.md).
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Batch's event stream (EventBridge into SQS) for `record --events-queue`: setup,
+    /// status, teardown (docs/events.md).
+    #[command(subcommand)]
+    Events(EventsCommand),
     /// Print a shell completion script: `quotatop completions bash > ~/.local/share/bash-completion/completions/quotatop`.
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `quotatop man > quotatop.1; man ./quotatop.1`; with

@@ -29,6 +29,7 @@ fn main() -> ExitCode {
         Command::Shares(cmd) => quotatop::commands::shares::run(&cmd),
         Command::Drill(args) => quotatop::commands::drill::run(&args),
         Command::Policy(cmd) => quotatop::commands::policy::run(&cmd),
+        Command::Events(cmd) => quotatop::commands::events::run(&cmd),
         Command::Completions(args) => quotatop::commands::shell::completions(args.shell),
         Command::Man(a) => quotatop::commands::shell::man(a.dir.as_deref()),
     };

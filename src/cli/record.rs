@@ -46,6 +46,12 @@ pub struct RecordArgs {
     /// 127.0.0.1:9464); loopback only unless --metrics-allow-remote.
     #[arg(long, value_name = "ADDR")]
     pub metrics_addr: Option<std::net::SocketAddr>,
+    /// Also take Batch's events from this SQS queue (URL or name; made by `quotatop events
+    /// setup`): long-polled (20 s), each event kept in the journal once by its id, in event-time
+    /// order, its message deleted only after the journal committed it (a message not deleted,
+    /// after a kill, comes back 10 s later). Polling goes on at --interval as without it.
+    #[arg(long, value_name = "URL|NAME", conflicts_with = "no_journal")]
+    pub events_queue: Option<String>,
     /// Allow --metrics-addr to bind a non-loopback address.
     #[arg(long, requires = "metrics_addr")]
     pub metrics_allow_remote: bool,

@@ -5,6 +5,7 @@ pub mod console;
 pub mod demo;
 pub mod drill;
 pub mod emulator;
+pub mod events;
 mod follow;
 pub mod job_change;
 pub mod journal;

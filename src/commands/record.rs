@@ -9,6 +9,7 @@
 //! `logging`, record.log.
 
 mod endpoint;
+mod events;
 mod lead;
 mod logging;
 mod loops;
@@ -91,27 +92,38 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         journal_config,
     };
     let rt = super::runtime()?;
-    rt.block_on(async {
-        let latest = if location.is_some() {
-            crate::metrics::server::Latest::default()
-        } else {
-            crate::metrics::server::Latest::without_journal()
-        };
-        let metrics = Metrics::start(args.metrics_addr, &latest, metrics_ctx).await?;
-        // SIGTERM/SIGINT, whether it comes while standing by or recording.
-        let stop = tokio_util::sync::CancellationToken::new();
-        let signal = {
-            let stop = stop.clone();
-            tokio::spawn(async move {
-                shutdown_signal().await;
-                stop.cancel();
-            })
-        };
-        let result = lead_and_record(&session, &latest, &metrics, &stop).await;
-        signal.abort();
-        metrics.stop().await;
-        result
-    })
+    rt.block_on(serve(&session, metrics_ctx))
+}
+
+/// The metrics endpoint, the signal handler, the event intake (with `--events-queue`) and the
+/// recording sessions, until a signal or an error ends them.
+async fn serve(session: &Session<'_>, metrics_ctx: crate::metrics::Context) -> anyhow::Result<()> {
+    let args = session.args;
+    let latest = if session.location.is_some() {
+        crate::metrics::server::Latest::default()
+    } else {
+        crate::metrics::server::Latest::without_journal()
+    };
+    let metrics = Metrics::start(args.metrics_addr, &latest, metrics_ctx).await?;
+    // SIGTERM/SIGINT, whether it comes while standing by or recording.
+    let stop = tokio_util::sync::CancellationToken::new();
+    let signal = {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            shutdown_signal().await;
+            stop.cancel();
+        })
+    };
+    let intake =
+        events::start(args, session.location, session.journal_config, stop.clone()).await?;
+    let result = lead_and_record(session, &latest, &metrics, &stop).await;
+    if let Some(task) = intake {
+        stop.cancel();
+        let _ = task.await;
+    }
+    signal.abort();
+    metrics.stop().await;
+    result
 }
 
 /// What every recording session of `record` starts from.

@@ -50,6 +50,8 @@ mod emulator_truth;
 mod emulator_wire;
 mod engine_philly;
 mod engine_props;
+mod events_cli;
+mod events_record;
 mod expired_token;
 mod file_sizes;
 mod fuzz_inputs;

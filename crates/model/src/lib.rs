@@ -10,6 +10,7 @@ mod attempt;
 mod clock;
 mod duration;
 mod error;
+mod event;
 mod files;
 mod job;
 mod job_extra;
@@ -25,6 +26,7 @@ pub use duration::{
     format_duration_opt, parse_duration, parse_since, seconds_to_millis, whole_seconds_to_millis,
 };
 pub use error::error_chain;
+pub use event::BatchEvent;
 pub use files::{MAX_SMALL_FILE, MAX_TRACE_FILE, check_regular_input, read_small_text};
 pub use job::{
     Attempt, CHECKPOINT_TAG, CLASS_TAG, JobStatus, MAX_PRIORITY, Misconfigured, PreemptedAttempt,

@@ -15,6 +15,7 @@
 mod capacity;
 mod convert;
 mod error;
+mod events;
 mod job_spec;
 mod op;
 mod pacer;
@@ -39,6 +40,7 @@ use aws_sdk_batch::types::ServiceJobStatus;
 
 pub use capacity::resolve_from_share;
 pub use error::{BatchError, ErrorKind, IdentityError};
+pub use events::{LONGEST_POLL_S, QueueMessage, QueueState, RuleState, RuleTarget};
 pub use job_spec::{
     EvaluateOnExit, JobSpec, MAX_TERMINATE_REASON, RetryStrategy, terminate_reason,
 };
@@ -148,6 +150,10 @@ pub struct BatchClient {
     /// [`BatchClient::read_with`].
     logs: aws_sdk_cloudwatchlogs::Client,
     s3: aws_sdk_s3::Client,
+    /// SQS and EventBridge of the same connection, standard retries: Batch's event stream
+    /// (`events setup|status|teardown`, `record --events-queue`).
+    sqs: aws_sdk_sqs::Client,
+    events: aws_sdk_eventbridge::Client,
     /// Attempts per read on transient failures (the SDK's configured `max_attempts`).
     read_attempts: u32,
     pacer: pacer::Pacer,
@@ -264,7 +270,10 @@ impl BatchClient {
             .force_path_style(endpoint.is_some())
             .interceptor(stats::StatsInterceptor(stats.clone()))
             .build();
+        let (sqs, events) = events::clients(&shared, &region, &stats);
         Ok(Self {
+            sqs,
+            events,
             logs: aws_sdk_cloudwatchlogs::Client::from_conf(logs),
             s3: aws_sdk_s3::Client::from_conf(s3),
             sdk: aws_sdk_batch::Client::from_conf(conf),

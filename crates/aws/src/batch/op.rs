@@ -27,6 +27,21 @@ pub enum Op {
     GetLogEvents,
     /// S3.
     ListObjectsV2,
+    /// SQS.
+    CreateQueue,
+    DeleteMessage,
+    DeleteQueue,
+    GetQueueAttributes,
+    GetQueueUrl,
+    ReceiveMessage,
+    SetQueueAttributes,
+    /// EventBridge.
+    DeleteRule,
+    DescribeRule,
+    ListTargetsByRule,
+    PutRule,
+    PutTargets,
+    RemoveTargets,
     /// Not an API call: the poller's refresh as a whole, when its deadline cuts calls short.
     Refresh,
 }
@@ -54,6 +69,19 @@ impl Op {
             Op::FilterLogEvents => "FilterLogEvents",
             Op::GetLogEvents => "GetLogEvents",
             Op::ListObjectsV2 => "ListObjectsV2",
+            Op::CreateQueue => "CreateQueue",
+            Op::DeleteMessage => "DeleteMessage",
+            Op::DeleteQueue => "DeleteQueue",
+            Op::GetQueueAttributes => "GetQueueAttributes",
+            Op::GetQueueUrl => "GetQueueUrl",
+            Op::ReceiveMessage => "ReceiveMessage",
+            Op::SetQueueAttributes => "SetQueueAttributes",
+            Op::DeleteRule => "DeleteRule",
+            Op::DescribeRule => "DescribeRule",
+            Op::ListTargetsByRule => "ListTargetsByRule",
+            Op::PutRule => "PutRule",
+            Op::PutTargets => "PutTargets",
+            Op::RemoveTargets => "RemoveTargets",
             Op::Refresh => "refresh",
         }
     }
@@ -65,6 +93,19 @@ impl Op {
         match self {
             Op::DescribeLogStreams | Op::FilterLogEvents | Op::GetLogEvents => "CloudWatch Logs",
             Op::ListObjectsV2 => "S3",
+            Op::CreateQueue
+            | Op::DeleteMessage
+            | Op::DeleteQueue
+            | Op::GetQueueAttributes
+            | Op::GetQueueUrl
+            | Op::ReceiveMessage
+            | Op::SetQueueAttributes => "SQS",
+            Op::DeleteRule
+            | Op::DescribeRule
+            | Op::ListTargetsByRule
+            | Op::PutRule
+            | Op::PutTargets
+            | Op::RemoveTargets => "EventBridge",
             _ => "AWS Batch",
         }
     }

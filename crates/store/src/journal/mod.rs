@@ -23,6 +23,7 @@ pub mod copy;
 mod diff;
 mod drills;
 mod error;
+mod events;
 mod follow;
 mod history;
 mod live;

@@ -106,6 +106,21 @@ impl AuditRecord {
         }
     }
 
+    /// The intent of a call that acts on no job and no share (`events setup`'s queue and
+    /// rule): `action`, with the plan it carries out as `preview`.
+    pub fn call_intent(
+        origin: ChangeOrigin,
+        change_id: String,
+        preview: String,
+        action: Action,
+    ) -> Self {
+        Self {
+            preview,
+            action: Some(action),
+            ..Self::intent(origin, change_id)
+        }
+    }
+
     /// The intent of a drill's call (`action`) on `job` of `share` (`""`: of no one share).
     pub fn drill_intent(
         origin: ChangeOrigin,
