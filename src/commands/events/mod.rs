@@ -47,6 +47,10 @@ fn failed(e: BatchError) -> anyhow::Error {
             format!("the credentials may not make this call; the event stream needs {PERMISSIONS}")
         }
         ErrorKind::NoCredentials => "set credentials (AWS_PROFILE or --profile)".to_string(),
+        ErrorKind::Expired => {
+            "the credentials have expired: refresh them (e.g. `aws sso login`), then run it again"
+                .to_string()
+        }
         ErrorKind::Unreachable => {
             "check --region and --endpoint-url (or AWS_ENDPOINT_URL), then run it again".to_string()
         }
