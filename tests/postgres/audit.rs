@@ -47,10 +47,12 @@ fn record(change: &str, kind: RecordKind, who: &str) -> AuditRecord {
         aws: AwsContext::default(),
         queue: "ml-training".into(),
         share: "research".into(),
+        // Each change on a job of its own: changes to one job must follow on from each other
+        // (`audit verify` checks it), and these writers' changes are independent.
         job: JobRef {
-            id: "j-1".into(),
+            id: format!("j-{change}"),
             name: "train".into(),
-            arn: "arn:aws:batch:us-east-1:1:service-job/j-1".into(),
+            arn: format!("arn:aws:batch:us-east-1:1:service-job/j-{change}"),
         },
         old_priority: 1,
         new_priority: 50,
