@@ -38,6 +38,8 @@ pub mod screen;
 mod status_bar;
 mod terminal;
 pub mod terminate;
+#[cfg(test)]
+mod test_app;
 mod text;
 pub mod theme;
 mod travel;

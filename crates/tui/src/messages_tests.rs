@@ -1,10 +1,8 @@
 //! A refresh's errors reach `:messages` whole, not only the status bar (cut to its width).
 
-use crate::keymap::KeyMap;
-use crate::theme::Theme;
-use crate::{App, AppOptions, Msg, StatusInfo};
+use crate::{App, Msg};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use quotatop_analysis::{LoopRule, fixture};
+use quotatop_analysis::fixture;
 use quotatop_model::{HealthState, PollHealth, SharingConfig, Snapshot};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -27,19 +25,7 @@ fn a_refresh_s_errors_are_kept_in_messages_once_each() {
         },
         ..Snapshot::default()
     };
-    let mut app = App::new(AppOptions {
-        theme: Theme::dark(),
-        no_color: false,
-        theme_dir: None,
-        keymap: KeyMap::default(),
-        status: StatusInfo::default(),
-        queue: None,
-        loop_rule: LoopRule::default(),
-        clock: Box::new(|| 1_000_000),
-        warnings: Vec::new(),
-        door: Default::default(),
-        storage_price: Default::default(),
-    });
+    let mut app = App::new(crate::test_app::options());
     // Three refreshes with the same errors: each is kept once.
     for _ in 0..3 {
         app.update(Msg::Snapshot(Box::new(snap.clone())));

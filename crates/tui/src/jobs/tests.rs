@@ -1,9 +1,7 @@
 use super::*;
-use crate::keymap::KeyMap;
-use crate::theme::Theme;
-use crate::{App, AppOptions, Msg, StatusInfo};
+use crate::{App, Msg};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use quotatop_analysis::{LoopRule, fixture};
+use quotatop_analysis::fixture;
 use quotatop_model::{SharingConfig, Snapshot};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -31,26 +29,7 @@ fn app() -> (App, Terminal<TestBackend>) {
             j
         })
         .collect();
-    let mut app = App::new(AppOptions {
-        theme: Theme::dark(),
-        no_color: false,
-        theme_dir: None,
-        keymap: KeyMap::default(),
-        status: StatusInfo::default(),
-        queue: None,
-        loop_rule: LoopRule::default(),
-        clock: Box::new(|| 1_000_000),
-        warnings: Vec::new(),
-        door: Default::default(),
-        storage_price: Default::default(),
-    });
-    app.update(Msg::Snapshot(Box::new(Snapshot {
-        queues: vec![q],
-        ..Snapshot::default()
-    })));
-    let Ok(terminal) = Terminal::new(TestBackend::new(160, 30)) else {
-        panic!("test backend");
-    };
+    let (app, terminal) = crate::test_app::with_queue(q, 160, 30);
     (app, terminal)
 }
 

@@ -1,11 +1,9 @@
 //! The Overview's sorts, drawn at 80×24.
 
-use crate::keymap::KeyMap;
-use crate::theme::Theme;
-use crate::{App, AppOptions, Msg, StatusInfo};
+use crate::{App, Msg};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use quotatop_analysis::{LoopRule, fixture};
-use quotatop_model::{JobStatus, SharingConfig, Snapshot};
+use quotatop_analysis::fixture;
+use quotatop_model::{JobStatus, SharingConfig};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -33,26 +31,7 @@ fn app() -> (App, Terminal<TestBackend>) {
         job("c-wait-3", "charlie", 2, JobStatus::Runnable, 800_000),
         job("d-wait", "delta", 1, JobStatus::Runnable, 900_000),
     ];
-    let mut app = App::new(AppOptions {
-        theme: Theme::dark(),
-        no_color: false,
-        theme_dir: None,
-        keymap: KeyMap::default(),
-        status: StatusInfo::default(),
-        queue: None,
-        loop_rule: LoopRule::default(),
-        clock: Box::new(|| 1_000_000),
-        warnings: Vec::new(),
-        door: Default::default(),
-        storage_price: Default::default(),
-    });
-    app.update(Msg::Snapshot(Box::new(Snapshot {
-        queues: vec![q],
-        ..Snapshot::default()
-    })));
-    let Ok(terminal) = Terminal::new(TestBackend::new(80, 24)) else {
-        panic!("test backend");
-    };
+    let (app, terminal) = crate::test_app::with_queue(q, 80, 24);
     (app, terminal)
 }
 

@@ -1,10 +1,8 @@
-use crate::keymap::KeyMap;
 use crate::screen::Kind;
-use crate::theme::Theme;
-use crate::{App, AppOptions, Msg, StatusInfo};
+use crate::{App, Msg};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use quotatop_analysis::{LoopRule, fixture};
-use quotatop_model::{JobStatus, PreemptedAttempt, PreemptionSummary, SharingConfig, Snapshot};
+use quotatop_analysis::fixture;
+use quotatop_model::{JobStatus, PreemptedAttempt, PreemptionSummary, SharingConfig};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -49,26 +47,7 @@ fn the_preemptions_title_and_the_attention_panel_count_the_same_loops() {
         preempted("finished-after-nine", JobStatus::Succeeded, 9),
         preempted("still-looping", JobStatus::Running, 4),
     ];
-    let mut app = App::new(AppOptions {
-        theme: Theme::dark(),
-        no_color: false,
-        theme_dir: None,
-        keymap: KeyMap::default(),
-        status: StatusInfo::default(),
-        queue: None,
-        loop_rule: LoopRule::default(),
-        clock: Box::new(|| 1_000_000),
-        warnings: Vec::new(),
-        door: Default::default(),
-        storage_price: Default::default(),
-    });
-    app.update(Msg::Snapshot(Box::new(Snapshot {
-        queues: vec![q],
-        ..Snapshot::default()
-    })));
-    let Ok(mut terminal) = Terminal::new(TestBackend::new(160, 30)) else {
-        panic!("test backend");
-    };
+    let (mut app, mut terminal) = crate::test_app::with_queue(q, 160, 30);
     let overview = screen_text(&mut app, &mut terminal);
     let loop_items = overview
         .lines()
