@@ -127,7 +127,8 @@ async fn a_refused_change_reads_the_same_through_the_cli_and_the_console() {
 }
 
 /// `quotatop demo`: its world's policy (regulatory: 5000-8999, change records) is the one the
-/// priority dialog judges by — 1 → 5 for a regulatory job is refused as typed, naming the range.
+/// priority dialog judges by — 5000 → 4999 for a regulatory job is refused as typed, naming the
+/// range.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demos_dialog_refuses_what_the_demos_policy_forbids() {
     let dir = tempfile::tempdir().unwrap();
@@ -153,7 +154,7 @@ async fn the_demos_dialog_refuses_what_the_demos_policy_forbids() {
         }
         tmux.keys(&["p"]);
         tmux.wait_for("new priority");
-        tmux.keys(&["5", "Tab", "regulator asked for it today", "Enter"]);
+        tmux.keys(&["4999", "Tab", "regulator asked for it today", "Enter"]);
         let s = tmux.wait_for("outside that class's range 5000-8999");
         tmux.keys(&["Escape", "Escape", "q"]);
         s

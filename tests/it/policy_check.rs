@@ -605,6 +605,11 @@ fn the_demo_world_breaches_its_policy_within_its_first_minute() {
     );
     let delivery = out.split("### delivery").nth(1).unwrap_or_default();
     assert!(delivery.contains("(video-pretrain)"), "{out}");
+    // Only the breaches the demo exists to show: no job outside its class's range.
+    assert!(
+        !out.contains("outside its shares or priority range"),
+        "{out}"
+    );
     // Membership by the recorded tag: research-burst (tagged exploratory) and video-pretrain
     // (tagged delivery) are known by their tags.
     let j = Journal::open_existing(&journal, JournalConfig::default()).unwrap();
@@ -618,6 +623,51 @@ fn the_demo_world_breaches_its_policy_within_its_first_minute() {
     assert_eq!(tags[&names["video-pretrain"]], "delivery", "{tags:?}");
     assert_eq!(tags[&names["research-burst"]], "exploratory", "{tags:?}");
     assert_eq!(tags[&names["oversized-finetune"]], "regulatory", "{tags:?}");
+}
+
+/// The demo world keeps its policy except for the breaches it exists to show (video-pretrain's
+/// interruption budget, oversized-finetune's wait): every scripted job and every priority a
+/// generator draws is in its class's shares and priority range, by the membership rule the
+/// Policy screen uses.
+#[test]
+fn the_demo_worlds_jobs_are_in_their_classes_shares_and_ranges() {
+    let scenario =
+        quotatop_emulator::Scenario::parse(quotatop::commands::demo::DEMO_SCENARIO).unwrap();
+    let policy = quotatop_policy::parse(quotatop::commands::demo::DEMO_POLICY, "demo").unwrap();
+    let mut outside = Vec::new();
+    let mut judge = |name: &str,
+                     tags: &std::collections::BTreeMap<String, String>,
+                     share: &str,
+                     priority: i64| {
+        let priority = u32::try_from(priority).unwrap();
+        let tag = tags.get("quotatop:class").map(String::as_str);
+        match quotatop_policy::class_of(&policy, tag, share, priority) {
+            Some(m)
+                if m.class.shares.iter().any(|s| s == share)
+                    && m.class.priority.contains(priority) => {}
+            Some(m) => outside.push(format!("{name}: {share} {priority} in {}", m.class.name)),
+            None => outside.push(format!("{name}: no class")),
+        }
+    };
+    for j in &scenario.jobs {
+        judge(&j.name, &j.tags, &j.share, j.priority);
+    }
+    for share in &scenario.shares {
+        for g in &share.generators {
+            let drawn: Vec<i64> = if g.priorities.is_empty() {
+                vec![0]
+            } else {
+                g.priorities.iter().map(|p| p.priority).collect()
+            };
+            for p in drawn {
+                judge(&g.name, &g.tags, &share.name, p);
+            }
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "demo jobs outside their class: {outside:?}"
+    );
 }
 
 /// One window: without `--since`, `policy check` judges the configured `[scorecard]
