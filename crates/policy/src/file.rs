@@ -204,10 +204,32 @@ struct RawClass {
 
 /// `line N, column M` of byte offset `at`.
 fn line_col(text: &str, at: usize) -> (usize, usize) {
-    let before = &text[..text.floor_char_boundary(at.min(text.len()))];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, col)
+    Lines::of(text).line_col(at)
+}
+
+/// Where each line of a text starts, found once: a policy of many classes asks for the line of
+/// each, which scanning the text from its start every time made quadratic (61,146 classes took
+/// minutes to read, and `record` waited for it before polling).
+struct Lines<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> Lines<'a> {
+    fn of(text: &'a str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Self { text, starts }
+    }
+
+    /// The 1-based line and column (in characters) of byte `at`.
+    fn line_col(&self, at: usize) -> (usize, usize) {
+        let at = self.text.floor_char_boundary(at.min(self.text.len()));
+        let line = self.starts.partition_point(|&s| s <= at);
+        let start = self.starts.get(line.wrapping_sub(1)).copied().unwrap_or(0);
+        (line, self.text[start..at].chars().count() + 1)
+    }
 }
 
 /// A class name: letters, digits, `-`, `_` and `.`, 1 to 64 of them (it is a tag value and a
@@ -251,8 +273,9 @@ pub fn parse(text: &str, origin: &str) -> Result<Policy, PolicyError> {
     }
     let mut seen = BTreeSet::new();
     let mut classes = Vec::new();
+    let lines = Lines::of(text);
     for spanned in raw.classes {
-        let (line, _) = line_col(text, spanned.span().start);
+        let (line, _) = lines.line_col(spanned.span().start);
         let class = check_class(spanned.into_inner(), line).map_err(|m| invalid(m.0))?;
         if !seen.insert(class.name.clone()) {
             return Err(invalid(format!(
@@ -394,4 +417,34 @@ pub fn read(path: &std::path::Path) -> Result<Policy, PolicyError> {
         },
     )?;
     parse(&text, &path.display().to_string())
+}
+
+#[cfg(test)]
+mod line_tests {
+    use super::Lines;
+
+    /// The line and column as counted from the start of the text, every time.
+    fn scanned(text: &str, at: usize) -> (usize, usize) {
+        let before = &text[..text.floor_char_boundary(at.min(text.len()))];
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        (line, col)
+    }
+
+    #[test]
+    fn the_line_index_says_what_scanning_from_the_start_says() {
+        for text in [
+            "",
+            "a",
+            "\n",
+            "ab\ncd\n\néf\n",
+            "x = 1\n[[class]]\nname = \"ü\"\n",
+            "\n\né",
+        ] {
+            let lines = Lines::of(text);
+            for at in 0..=text.len() + 2 {
+                assert_eq!(lines.line_col(at), scanned(text, at), "{text:?} at {at}");
+            }
+        }
+    }
 }
