@@ -418,14 +418,25 @@ fn in_runtime() -> bool {
 /// PostgreSQL client is blocking (it drives its own runtime), which tokio refuses inside
 /// another one. So the journal works the same from a command's async code, a
 /// `spawn_blocking` task or a plain thread.
+///
+/// Waiting for that thread on an async worker would stall the worker's other tasks (a
+/// console's drawing, a recorder's event intake) for the whole call, so on a multi-threaded
+/// runtime the wait is `block_in_place`: tokio hands the worker's other tasks to another
+/// thread first (on a blocking thread it only runs the wait).
 pub(crate) fn off_runtime<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    if !in_runtime() {
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
         return f();
+    };
+    let wait = || {
+        std::thread::scope(|s| match s.spawn(f).join() {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        })
+    };
+    match handle.runtime_flavor() {
+        tokio::runtime::RuntimeFlavor::MultiThread => tokio::task::block_in_place(wait),
+        _ => wait(),
     }
-    std::thread::scope(|s| match s.spawn(f).join() {
-        Ok(r) => r,
-        Err(panic) => std::panic::resume_unwind(panic),
-    })
 }
 
 /// A closed client: only after [`PgConn`] was dropped, which never runs a statement.
@@ -494,6 +505,47 @@ impl Conn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A long blocking call made from an async worker leaves the worker's other tasks running:
+    /// with one worker, a ticking task goes on ticking while the call waits.
+    #[test]
+    fn a_blocking_call_on_a_worker_does_not_stall_its_other_tasks() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_time()
+            .build()
+            .unwrap();
+        let ticks = rt.block_on(async {
+            let ticks = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let t = std::sync::Arc::clone(&ticks);
+            let ticker = tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    t.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            });
+            tokio::task::yield_now().await;
+            let during = tokio::spawn(async move {
+                let before = ticks.load(std::sync::atomic::Ordering::SeqCst);
+                off_runtime(|| std::thread::sleep(std::time::Duration::from_millis(400)));
+                ticks.load(std::sync::atomic::Ordering::SeqCst) - before
+            })
+            .await
+            .unwrap();
+            ticker.abort();
+            during
+        });
+        assert!(ticks >= 10, "the other task ticked {ticks} times in 400 ms");
+    }
+
+    #[test]
+    fn off_a_runtime_and_on_a_current_thread_one_the_call_still_runs() {
+        assert_eq!(off_runtime(|| 7), 7);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        assert_eq!(rt.block_on(async { off_runtime(|| 8) }), 8);
+    }
 
     #[test]
     fn placeholders_become_dollar_numbers() {

@@ -260,6 +260,26 @@ impl App {
             .map_or(&ScorecardState::Idle, ScorecardScreen::state)
     }
 
+    /// The kinds of screen open (the root and the stack).
+    fn open_kinds(&self) -> Vec<Kind> {
+        std::iter::once(self.root.kind())
+            .chain(self.stack.iter().map(|s| s.kind()))
+            .collect()
+    }
+
+    /// Stops the work of each kind of screen open before and not any more: nobody is left
+    /// to take its answer (a closed log pane's follow reads no page more).
+    fn forget_closed(&mut self, before: &[Kind]) {
+        let now = self.open_kinds();
+        let mut gone: Vec<Kind> = before
+            .iter()
+            .copied()
+            .filter(|k| !now.contains(k))
+            .collect();
+        gone.dedup();
+        self.effects.extend(gone.into_iter().map(Effect::Forget));
+    }
+
     fn current(&self) -> &(dyn Screen + Send) {
         match self.stack.last() {
             Some(s) => s.as_ref(),
@@ -269,7 +289,11 @@ impl App {
 
     pub fn update(&mut self, msg: Msg) {
         match msg {
-            Msg::Key(key) => self.on_key(key),
+            Msg::Key(key) => {
+                let open = self.open_kinds();
+                self.on_key(key);
+                self.forget_closed(&open);
+            }
             Msg::Resize => {}
             Msg::Snapshot(s) => self.on_snapshot(|data| data.apply(*s)),
             Msg::Prepared(p) => {
@@ -544,55 +568,4 @@ impl App {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::AppOptions;
-
-    fn app(store: Option<&str>) -> App {
-        App::new(AppOptions {
-            theme: Theme::dark(),
-            no_color: false,
-            theme_dir: None,
-            keymap: KeyMap::default(),
-            status: StatusInfo {
-                store: store.map(str::to_string),
-                ..StatusInfo::default()
-            },
-            queue: None,
-            loop_rule: LoopRule::default(),
-            clock: Box::new(|| 1_000_000),
-            warnings: Vec::new(),
-            door: Default::default(),
-            storage_price: Default::default(),
-        })
-    }
-
-    fn flash_after_loss(mut app: App) -> String {
-        app.update(Msg::JournalState(Some("connection refused".into())));
-        app.flash.map(|f| f.text).unwrap_or_default()
-    }
-
-    /// A console writing its journal goes on without recording; one following a store says
-    /// the store is unreachable, which snapshot it shows (its time) and that it retries.
-    #[test]
-    fn losing_the_store_says_what_a_follower_shows() {
-        let own = flash_after_loss(app(None));
-        assert_eq!(
-            own,
-            "history unavailable: connection refused; the console goes on without recording"
-        );
-        let mut follower = app(Some("postgresql://q@127.0.0.1:5432/q"));
-        assert_eq!(
-            flash_after_loss(app(Some("postgresql://q@127.0.0.1:5432/q"))),
-            "store unreachable: connection refused; no snapshot yet, retrying"
-        );
-        follower.update(Msg::Snapshot(Box::new(Snapshot {
-            taken_at: 3_723_000,
-            ..Snapshot::default()
-        })));
-        assert_eq!(
-            flash_after_loss(follower),
-            "store unreachable: connection refused; showing the last snapshot from 01:02:03, retrying"
-        );
-    }
-}
+mod tests;

@@ -171,6 +171,9 @@ pub enum Effect {
     },
     /// Work a screen defines in its own file (see [`ScreenWork`]).
     Screen(ScreenWork),
+    /// No screen of this kind is open any more: its work waiting or under way is stopped
+    /// (a log pane's follow ends with the pane, and reads no page more).
+    Forget(Kind),
 }
 
 /// The answer of an [`Effect`], as it comes back to the app (and from there to the screen that
@@ -213,8 +216,14 @@ pub struct ScreenWork {
     /// where a newer request of the kind, or the console quitting, cancels it at once — not
     /// in the blocking thread, which nothing can stop.
     pub delay: Option<std::time::Duration>,
-    run: Arc<dyn Fn(&ScreenServices) -> ScreenAnswer + Send + Sync>,
+    /// Set when the work is no longer wanted (a newer request, the screen closed): work that
+    /// reads page after page looks at it between pages ([`ScreenWork::cancellable`]).
+    pub cancel: Cancel,
+    run: Arc<WorkFn>,
 }
+
+/// What a [`ScreenWork`] runs.
+type WorkFn = dyn Fn(&ScreenServices, &Cancel) -> ScreenAnswer + Send + Sync;
 
 impl ScreenWork {
     /// Work for screen `screen`: `work` gets the service of type `S`, if there is one.
@@ -223,10 +232,26 @@ impl ScreenWork {
         S: Any + Send + Sync,
         T: Any + Send + Sync,
     {
+        Self::cancellable(screen, move |service: Option<&S>, _: &Cancel| work(service))
+    }
+
+    /// Work that stops early when told to: `work` also gets the [`Cancel`] the runner sets
+    /// when the answer is no longer wanted.
+    pub fn cancellable<S, T>(
+        screen: Kind,
+        work: impl Fn(Option<&S>, &Cancel) -> T + Send + Sync + 'static,
+    ) -> Self
+    where
+        S: Any + Send + Sync,
+        T: Any + Send + Sync,
+    {
         Self {
             screen,
             delay: None,
-            run: Arc::new(move |services| ScreenAnswer::new(work(services.get::<S>()))),
+            cancel: Cancel::default(),
+            run: Arc::new(move |services, cancel| {
+                ScreenAnswer::new(work(services.get::<S>(), cancel))
+            }),
         }
     }
 
@@ -241,8 +266,49 @@ impl ScreenWork {
     pub fn run(&self, services: &ScreenServices) -> EffectResult {
         EffectResult::Screen {
             screen: self.screen,
-            answer: (self.run)(services),
+            answer: (self.run)(services, &self.cancel),
         }
+    }
+}
+
+/// Whether work is still wanted: set once, seen by every clone; blocking work checks
+/// [`Cancel::is_cancelled`], async work awaits [`Cancel::cancelled`].
+#[derive(Clone, Default)]
+pub struct Cancel(Arc<CancelState>);
+
+#[derive(Default)]
+struct CancelState {
+    set: std::sync::atomic::AtomicBool,
+    notify: tokio::sync::Notify,
+}
+
+impl Cancel {
+    /// The work is no longer wanted.
+    pub fn cancel(&self) {
+        self.0.set.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.0.notify.notify_waiters();
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.set.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Ready once [`Cancel::cancel`] was called (at once when it already was).
+    pub async fn cancelled(&self) {
+        let notified = self.0.notify.notified();
+        tokio::pin!(notified);
+        // Registered before the flag is read, so a cancel in between is not missed.
+        notified.as_mut().enable();
+        if self.is_cancelled() {
+            return;
+        }
+        notified.await;
+    }
+}
+
+impl std::fmt::Debug for Cancel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Cancel({})", self.is_cancelled())
     }
 }
 

@@ -26,6 +26,23 @@ enum Latest {
     Screen(Kind),
 }
 
+/// The latest request of a kind: its number, its task, and (a screen's work) what tells the
+/// work itself to stop, which aborting its blocking task cannot.
+struct Running {
+    n: u64,
+    task: AbortHandle,
+    cancel: Option<super::effects::Cancel>,
+}
+
+impl Running {
+    fn stop(self) {
+        self.task.abort();
+        if let Some(c) = self.cancel {
+            c.cancel();
+        }
+    }
+}
+
 /// A finished task: its kind (`None`: never superseded), its request number, its message.
 type Done = (Option<Latest>, u64, Msg);
 
@@ -35,7 +52,7 @@ pub struct Runner {
     screen_services: ScreenServices,
     tasks: JoinSet<Done>,
     /// The latest request of each kind still running.
-    latest: HashMap<Latest, (u64, AbortHandle)>,
+    latest: HashMap<Latest, Running>,
     requests: u64,
     /// The journal's last reported failure (`None`: recording).
     journal_broken: Option<String>,
@@ -79,7 +96,7 @@ impl Runner {
                     };
                     return Some(Msg::Done(EffectResult::Scorecard(Box::new(r), as_of)));
                 };
-                self.blocking(Latest::Scorecard, move || {
+                self.blocking(Latest::Scorecard, None, move || {
                     Msg::Done(EffectResult::Scorecard(
                         Box::new(compute.compute(&queue, as_of)),
                         as_of,
@@ -93,18 +110,25 @@ impl Runner {
                         result: Err(HistoryError::NoHistory),
                     }))));
                 };
-                self.blocking(Latest::Travel, move || {
+                self.blocking(Latest::Travel, None, move || {
                     Msg::Done(EffectResult::Travel(Box::new(reader.travel(to))))
                 });
             }
             Effect::Screen(work) => {
                 let services = self.screen_services.clone();
                 let kind = Latest::Screen(work.screen);
+                let cancel = Some(work.cancel.clone());
                 match work.delay {
-                    None => self.blocking(kind, move || Msg::Done(work.run(&services))),
+                    None => self.blocking(kind, cancel, move || Msg::Done(work.run(&services))),
                     Some(delay) => {
-                        self.delayed(kind, delay, move || Msg::Done(work.run(&services)))
+                        self.delayed(kind, cancel, delay, move || Msg::Done(work.run(&services)))
                     }
+                }
+            }
+            Effect::Forget(kind) => {
+                if let Some(older) = self.latest.remove(&Latest::Screen(kind)) {
+                    tracing::debug!(?kind, "its screen closed: its work is stopped");
+                    older.stop();
                 }
             }
             Effect::LoadPreemptions { queue } => {
@@ -116,7 +140,7 @@ impl Runner {
                         },
                     ))));
                 };
-                self.blocking(Latest::Preemptions, move || {
+                self.blocking(Latest::Preemptions, None, move || {
                     Msg::Done(EffectResult::Preemptions(Box::new(
                         reader.preemptions(&queue),
                     )))
@@ -205,11 +229,7 @@ impl Runner {
                 Ok((None, _, msg)) => return Some(msg),
                 Ok((Some(kind), n, msg)) => {
                     // Superseded by a newer request of its kind: nobody wants it.
-                    if self
-                        .latest
-                        .get(&kind)
-                        .is_some_and(|(latest, _)| *latest == n)
-                    {
+                    if self.latest.get(&kind).is_some_and(|latest| latest.n == n) {
                         self.latest.remove(&kind);
                         return Some(msg);
                     }
@@ -245,6 +265,7 @@ impl Runner {
     fn delayed(
         &mut self,
         kind: Latest,
+        cancel: Option<super::effects::Cancel>,
         delay: std::time::Duration,
         work: impl FnOnce() -> Msg + Send + 'static,
     ) {
@@ -258,10 +279,7 @@ impl Runner {
                 Err(e) => std::panic::resume_unwind(e.into_panic()),
             }
         });
-        if let Some((_, older)) = self.latest.insert(kind, (n, handle)) {
-            tracing::debug!(?kind, "a newer request cancels the one under way");
-            older.abort();
-        }
+        self.run_latest(kind, n, handle, cancel);
     }
 
     /// Ends every task before the console returns: waiting ones are cancelled, and blocking
@@ -272,14 +290,30 @@ impl Runner {
         self.tasks.shutdown().await;
     }
 
+    /// Keeps `task` as the latest request of `kind`, stopping the older one.
+    fn run_latest(
+        &mut self,
+        kind: Latest,
+        n: u64,
+        task: AbortHandle,
+        cancel: Option<super::effects::Cancel>,
+    ) {
+        if let Some(older) = self.latest.insert(kind, Running { n, task, cancel }) {
+            tracing::debug!(?kind, "a newer request cancels the one under way");
+            older.stop();
+        }
+    }
+
     /// Runs blocking work (the journal) for `kind`, cancelling the older request of that kind.
-    fn blocking(&mut self, kind: Latest, work: impl FnOnce() -> Msg + Send + 'static) {
+    fn blocking(
+        &mut self,
+        kind: Latest,
+        cancel: Option<super::effects::Cancel>,
+        work: impl FnOnce() -> Msg + Send + 'static,
+    ) {
         let n = self.next_request();
         let handle = self.tasks.spawn_blocking(move || (Some(kind), n, work()));
-        if let Some((_, older)) = self.latest.insert(kind, (n, handle)) {
-            tracing::debug!(?kind, "a newer request cancels the one under way");
-            older.abort();
-        }
+        self.run_latest(kind, n, handle, cancel);
     }
 }
 
@@ -340,6 +374,54 @@ mod tests {
             .collect();
         // The slow one ran to its end (a blocking task cannot be stopped) but nobody hears it.
         assert_eq!(queues, ["fast"]);
+    }
+
+    /// Work that reads "pages" until told to stop (at most 200 of 10 ms), counting them.
+    fn paging(pages: &Arc<std::sync::atomic::AtomicUsize>) -> Effect {
+        let pages = Arc::clone(pages);
+        Effect::Screen(crate::effects::ScreenWork::cancellable(
+            Kind::Logs,
+            move |_: Option<&()>, cancel: &crate::effects::Cancel| {
+                for _ in 0..200 {
+                    if cancel.is_cancelled() {
+                        return false;
+                    }
+                    pages.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                true
+            },
+        ))
+    }
+
+    #[tokio::test]
+    async fn a_closed_screens_work_under_way_reads_no_page_more() {
+        let pages = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let mut runner = Runner::new(services());
+        assert!(runner.start(paging(&pages)).is_none());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(runner.start(Effect::Forget(Kind::Logs)).is_none());
+        let msgs = drain(&mut runner).await;
+        let read = pages.load(std::sync::atomic::Ordering::SeqCst);
+        // The blocking work saw the cancel within a page: far fewer than its 200 pages, and
+        // its answer is heard by nobody.
+        assert!(read < 50, "{read} pages read after the screen closed");
+        assert!(msgs.is_empty(), "{msgs:?}");
+    }
+
+    #[tokio::test]
+    async fn a_newer_read_stops_the_older_one_under_way() {
+        let (older, newer) = (
+            Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+            Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+        );
+        let mut runner = Runner::new(services());
+        assert!(runner.start(paging(&older)).is_none());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(runner.start(paging(&newer)).is_none());
+        assert_eq!(drain(&mut runner).await.len(), 1);
+        assert!(older.load(std::sync::atomic::Ordering::SeqCst) < 50);
+        assert_eq!(newer.load(std::sync::atomic::Ordering::SeqCst), 200);
     }
 
     #[tokio::test]
