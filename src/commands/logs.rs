@@ -8,7 +8,9 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 
 use crate::cli::LogsArgs;
-use quotatop_analysis::{LogRow, NumberedAttempt, attempts_of, log_rows, stream_prefix};
+use quotatop_analysis::{
+    LogRow, NumberedAttempt, attempts_of, log_rows, not_utf8_note, stream_prefix,
+};
 use quotatop_aws::batch::{BatchClient, LogLine, LogQuery};
 use quotatop_model::{Millis, QueueSnapshot, ServiceJob, clean_text};
 
@@ -152,6 +154,9 @@ async fn print_attempt(
         .map(|l| (l.time, l.message.clone()))
         .collect();
     print_rows(&log_rows(a, &events))?;
+    if let Some(note) = not_utf8_note(a.number, page.not_utf8) {
+        super::write_stdout(&format!("{note}\n"))?;
+    }
     if page.truncated {
         super::write_stdout(&format!(
             "… attempt {}: more than {max} lines; the first {max} shown (--max-lines, or --since to start later)\n",
@@ -223,6 +228,9 @@ async fn follow(
                 },
             };
             print_rows(&log_rows(&open, &fresh))?;
+            if let Some(note) = not_utf8_note(a.number, page.not_utf8) {
+                super::write_stdout(&format!("{note}\n"))?;
+            }
         }
         tokio::time::sleep(FOLLOW_EVERY).await;
     }

@@ -4,6 +4,7 @@
 //! the queue's key.
 
 use quotatop_aws::batch::{BatchClient, BatchError, LogQuery};
+use quotatop_tui::effects::Cancel;
 use quotatop_tui::logs::{LogReadError, LogReader, LogText};
 
 /// Reads logs through the client of each source (`None`: the console's one source).
@@ -34,7 +35,13 @@ pub fn read_error(e: &BatchError) -> LogReadError {
 }
 
 impl LogReader for ApiLogs {
-    fn read(&self, queue: &str, stream_prefix: &str, max: usize) -> Result<LogText, LogReadError> {
+    fn read(
+        &self,
+        queue: &str,
+        stream_prefix: &str,
+        max: usize,
+        cancel: &Cancel,
+    ) -> Result<LogText, LogReadError> {
         let Some(client) = self.client(queue) else {
             return Err(LogReadError::Unavailable(format!(
                 "queue {} belongs to no source of this console",
@@ -46,9 +53,16 @@ impl LogReader for ApiLogs {
             max_events: max,
             ..LogQuery::default()
         };
+        // The read pages through FilterLogEvents; dropping it when cancelled asks no page more.
         let page = self
             .runtime
-            .block_on(client.log_events(&query))
+            .block_on(async {
+                tokio::select! {
+                    page = client.log_events(&query) => Some(page),
+                    () = cancel.cancelled() => None,
+                }
+            })
+            .ok_or(LogReadError::Cancelled)?
             .map_err(|e| read_error(&e))?;
         Ok(LogText {
             events: page
@@ -57,6 +71,7 @@ impl LogReader for ApiLogs {
                 .map(|l| (l.time, l.message))
                 .collect(),
             truncated: page.truncated,
+            not_utf8: page.not_utf8,
         })
     }
 }

@@ -63,6 +63,7 @@ mod journal_scorecard;
 mod journal_trace;
 mod keys_doc;
 mod layers;
+mod logs_not_utf8;
 mod metrics_cli;
 mod odd_answers;
 mod on_call_actions;

@@ -66,10 +66,34 @@ pub fn forward(
     path: &str,
     body: &[u8],
 ) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    forward_with(upstream, path, None, body)
+}
+
+/// [`forward`], with the `X-Amz-Target` of a JSON 1.1 service (CloudWatch Logs) when given.
+pub fn forward_with(
+    upstream: SocketAddr,
+    path: &str,
+    target: Option<&str>,
+    body: &[u8],
+) -> (u16, Vec<(String, String)>, Vec<u8>) {
     let mut s = TcpStream::connect(upstream).unwrap();
+    let target = target.map_or(String::new(), |t| {
+        format!("X-Amz-Target: {t}\r\nContent-Type: application/x-amz-json-1.1\r\n")
+    });
+    let content_type = if target.is_empty() {
+        "Content-Type: application/json\r\n"
+    } else {
+        ""
+    };
+    // The emulator tells services apart by the signature's scope, as AWS's endpoints do.
+    let signed = if target.is_empty() {
+        SIGNED.to_string()
+    } else {
+        SIGNED.replace("/batch/", "/logs/")
+    };
     write!(
         s,
-        "POST {path} HTTP/1.1\r\nHost: {upstream}\r\nContent-Type: application/json\r\n{SIGNED}Connection: close\r\nContent-Length: {}\r\n\r\n",
+        "POST {path} HTTP/1.1\r\nHost: {upstream}\r\n{content_type}{target}{signed}Connection: close\r\nContent-Length: {}\r\n\r\n",
         body.len()
     )
     .unwrap();

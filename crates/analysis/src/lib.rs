@@ -39,7 +39,7 @@ pub use preemption::{
 pub use preview::{Candidate, Prediction, Preemptions, Preview};
 pub use queue::{QueuedJob, dispatch_order, running_jobs, share_queue};
 pub use training_log::{
-    LogRow, NumberedAttempt, attempts_of, numbered, rows as log_rows, stream_prefix,
+    LogRow, NumberedAttempt, attempts_of, not_utf8_note, numbered, rows as log_rows, stream_prefix,
     training_job_name,
 };
 pub use usage::{ShareTotals, ShareUsage, gpu_weight, share_totals, share_usage};

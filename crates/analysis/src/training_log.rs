@@ -137,6 +137,17 @@ pub fn rows(attempt: &NumberedAttempt, events: &[(Millis, String)]) -> Vec<LogRo
     out
 }
 
+/// What a log read says when some of CloudWatch Logs' answers were not all UTF-8 (a training
+/// script printed such bytes): they are shown, with U+FFFD in place of each invalid sequence.
+pub fn not_utf8_note(attempt: usize, answers: usize) -> Option<String> {
+    (answers > 0).then(|| {
+        format!(
+            "… attempt {attempt}: {answers} answer(s) of CloudWatch Logs held bytes that are not \
+             UTF-8; each invalid sequence is shown as \u{fffd}"
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

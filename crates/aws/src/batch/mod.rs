@@ -17,6 +17,7 @@ mod convert;
 mod error;
 mod events;
 mod job_spec;
+mod lossy;
 mod op;
 mod pacer;
 pub(crate) mod pager;
@@ -255,11 +256,16 @@ impl BatchClient {
             .operation_attempt_timeout(Duration::from_secs(10))
             .operation_timeout(Duration::from_secs(30))
             .build();
+        // Logs are what a training script printed, in any bytes: its answers are made UTF-8.
         let logs = aws_sdk_cloudwatchlogs::config::Builder::from(&shared)
             .region(region.clone())
             .timeout_config(read_timeouts.clone())
             .retry_config(RetryConfig::disabled())
             .interceptor(stats::StatsInterceptor(stats.clone()))
+            .http_client(lossy::LossyClient {
+                inner: shared.http_client().unwrap_or_else(tls::default_client),
+                stats: stats.clone(),
+            })
             .build();
         // Path-style addressing against an endpoint URL (the emulator, a private endpoint):
         // a bucket name cannot be put in front of an IP address.

@@ -42,6 +42,8 @@ pub struct WireStats {
     /// Not before this instant: what a throttling answer's `Retry-After` or
     /// `x-amz-retry-after` asked for (the latest of them).
     not_before: Arc<Mutex<Option<Instant>>>,
+    /// Answers whose bytes were not all UTF-8, read with U+FFFD in their place.
+    not_utf8: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// The wait a throttling answer asks for: `x-amz-retry-after` (milliseconds) or
@@ -55,6 +57,17 @@ pub fn retry_after_of(amz_ms: Option<&str>, seconds: Option<&str>) -> Option<Dur
 }
 
 impl WireStats {
+    /// An answer was not all UTF-8 (its invalid bytes were replaced).
+    pub fn not_utf8(&self) {
+        self.not_utf8
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many answers were not all UTF-8 so far.
+    pub fn not_utf8_answers(&self) -> usize {
+        self.not_utf8.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// A throttling answer asked for `wait` before the next call.
     pub fn retry_after(&self, wait: Duration) {
         let at = Instant::now() + wait;

@@ -33,19 +33,28 @@ pub(crate) fn trusting(path: &Path, from: &str) -> Result<SharedHttpClient, Batc
                 "the CA bundle {shown} ({from}) cannot be used: {e}"
             ))
         })?;
-    Ok(
-        Builder::new().build_with_connector_fn(move |settings, components| {
-            let mut conn = ConnectorBuilder::default()
-                .tls_provider(tls::Provider::Rustls(
-                    tls::rustls_provider::CryptoMode::AwsLc,
-                ))
-                .tls_context(context.clone());
-            conn.set_connector_settings(settings.cloned());
-            if let Some(c) = components {
-                conn.set_sleep_impl(c.sleep_impl());
-            }
-            conn.set_proxy_config(Some(ProxyConfig::from_env()));
-            conn.build()
-        }),
-    )
+    Ok(client(Some(context)))
+}
+
+/// The client the SDK would build when none is configured (for a client that wraps it).
+pub(crate) fn default_client() -> SharedHttpClient {
+    client(None)
+}
+
+/// rustls with aws-lc and the environment's proxy settings; `context`: its own trust store.
+fn client(context: Option<TlsContext>) -> SharedHttpClient {
+    Builder::new().build_with_connector_fn(move |settings, components| {
+        let mut conn = ConnectorBuilder::default().tls_provider(tls::Provider::Rustls(
+            tls::rustls_provider::CryptoMode::AwsLc,
+        ));
+        if let Some(context) = &context {
+            conn = conn.tls_context(context.clone());
+        }
+        conn.set_connector_settings(settings.cloned());
+        if let Some(c) = components {
+            conn.set_sleep_impl(c.sleep_impl());
+        }
+        conn.set_proxy_config(Some(ProxyConfig::from_env()));
+        conn.build()
+    })
 }

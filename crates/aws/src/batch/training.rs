@@ -68,6 +68,8 @@ pub struct LogQuery {
 pub struct LogPage {
     pub lines: Vec<LogLine>,
     pub truncated: bool,
+    /// Answers of this read that were not all UTF-8: their invalid bytes show as U+FFFD.
+    pub not_utf8: usize,
 }
 
 /// An object under a checkpoint prefix.
@@ -141,6 +143,7 @@ impl BatchClient {
     pub async fn log_events(&self, query: &LogQuery) -> Result<LogPage, BatchError> {
         const OP: Op = Op::FilterLogEvents;
         let mut out = LogPage::default();
+        let not_utf8 = self.stats.not_utf8_answers();
         let mut token: Option<String> = None;
         let mut pager = Pager::new(OP);
         loop {
@@ -174,6 +177,8 @@ impl BatchClient {
                 None => break,
             }
         }
+        // Another read at the same time may be counted too: this says "some", not which.
+        out.not_utf8 = self.stats.not_utf8_answers().saturating_sub(not_utf8);
         Ok(out)
     }
 

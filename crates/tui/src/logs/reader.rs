@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::super::effects::{Effect, ScreenWork};
+use super::super::effects::{Cancel, Effect, ScreenWork};
 use super::super::screen::Kind;
 use quotatop_analysis::{NumberedAttempt, stream_prefix};
 use quotatop_model::Millis;
@@ -17,6 +17,8 @@ pub const MAX_LINES: usize = 10_000;
 pub struct LogText {
     pub events: Vec<(Millis, String)>,
     pub truncated: bool,
+    /// Answers that were not all UTF-8 (their invalid bytes show as U+FFFD).
+    pub not_utf8: usize,
 }
 
 /// Why an attempt's log could not be read, in words with the next step.
@@ -39,15 +41,26 @@ pub enum LogReadError {
          logs:FilterLogEvents on /aws/sagemaker/TrainingJobs"
     )]
     Denied(String),
+    /// Stopped before its end: nobody wants the answer any more (it is never shown).
+    #[error("the read was stopped: the log pane closed, or a newer read replaced it")]
+    Cancelled,
     /// Anything else (throttled past the retries, unreachable): the reason.
     #[error("the log could not be read: {0}; press f to read it again")]
     Unavailable(String),
 }
 
 /// Reads an attempt's log: the events of the streams starting with `stream_prefix`, at most
-/// `max`. Blocking (the API), so it runs as the screen's work.
+/// `max`. Blocking (the API), so it runs as the screen's work; it stops between pages once
+/// `cancel` is set (the pane closed, or a newer read asked), answering
+/// [`LogReadError::Cancelled`].
 pub trait LogReader: Send + Sync {
-    fn read(&self, queue: &str, stream_prefix: &str, max: usize) -> Result<LogText, LogReadError>;
+    fn read(
+        &self,
+        queue: &str,
+        stream_prefix: &str,
+        max: usize,
+        cancel: &Cancel,
+    ) -> Result<LogText, LogReadError>;
 }
 
 /// The answer for one attempt of one job.
@@ -64,17 +77,18 @@ pub(super) fn work(queue: &str, id: &str, attempt: &NumberedAttempt, delay: Opti
     let (queue, id, number) = (queue.to_string(), id.to_string(), attempt.number);
     let prefix = stream_prefix(&attempt.row.resource_id);
     Effect::Screen(
-        ScreenWork::new(Kind::Logs, move |reader: Option<&Arc<dyn LogReader>>| {
-            LogAnswer {
+        ScreenWork::cancellable(
+            Kind::Logs,
+            move |reader: Option<&Arc<dyn LogReader>>, cancel: &Cancel| LogAnswer {
                 queue: queue.clone(),
                 id: id.clone(),
                 attempt: number,
                 result: match reader {
-                    Some(r) => r.read(&queue, &prefix, MAX_LINES),
+                    Some(r) => r.read(&queue, &prefix, MAX_LINES, cancel),
                     None => Err(LogReadError::NoReader),
                 },
-            }
-        })
+            },
+        )
         .after(delay),
     )
 }

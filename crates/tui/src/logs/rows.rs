@@ -5,7 +5,7 @@
 use super::super::text::clean;
 use super::super::theme::Role;
 use super::{MAX_LINES, State};
-use quotatop_analysis::{LogRow, NumberedAttempt, log_rows};
+use quotatop_analysis::{LogRow, NumberedAttempt, log_rows, not_utf8_note};
 
 /// The width the pane's messages (an error, its next step) are wrapped to.
 const WRAP: usize = 100;
@@ -72,6 +72,9 @@ pub(super) fn lines(
                         Role::Muted,
                     ),
                 );
+            }
+            if let Some(note) = not_utf8_note(a.number, t.not_utf8) {
+                out.push((note, Role::Muted));
             }
             if t.truncated {
                 out.push((

@@ -22,6 +22,7 @@ fn pane(events: Vec<(Millis, String)>) -> LogPane {
     p.state = State::Ready(LogText {
         events,
         truncated: false,
+        not_utf8: 0,
     });
     p.rebuild();
     p
@@ -99,6 +100,7 @@ fn following_reads_again_and_an_older_attempts_answer_is_not_shown() {
             result: Ok(LogText {
                 events: vec![(2_000, text.into())],
                 truncated: false,
+                not_utf8: 0,
             }),
         }),
     };
