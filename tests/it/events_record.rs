@@ -15,7 +15,7 @@ use aws_sdk_batch::types::QuotaShareResourceSharingStrategy as Strategy;
 use quotatop_emulator::EmulatorHandle;
 
 /// A running `record`, killed when dropped (a failed assertion leaves no process behind).
-struct Recorder(Child);
+pub(crate) struct Recorder(pub(crate) Child);
 
 impl Drop for Recorder {
     fn drop(&mut self) {
@@ -24,7 +24,7 @@ impl Drop for Recorder {
     }
 }
 
-fn record(emu: &EmulatorHandle, dir: &Path) -> Recorder {
+pub(crate) fn record(emu: &EmulatorHandle, dir: &Path) -> Recorder {
     Recorder(
         Command::new(env!("CARGO_BIN_EXE_quotatop"))
             .args([
@@ -69,7 +69,7 @@ fn journaled(dir: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-async fn attr(emu: &EmulatorHandle, url: &str, name: &str) -> u64 {
+pub(crate) async fn attr(emu: &EmulatorHandle, url: &str, name: &str) -> u64 {
     let (_, out) = sqs(
         emu,
         "GetQueueAttributes",

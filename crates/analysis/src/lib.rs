@@ -12,6 +12,7 @@
 mod attempts;
 mod attention;
 pub mod drill;
+mod event_history;
 pub mod gate;
 mod gpus;
 mod looping;
@@ -30,6 +31,7 @@ pub use attention::{
     Attention, AttentionKind, AttentionTarget, BadgeKind, ShareBadges, attention,
     misconfiguration_in_words, requeue_hint, share_badges,
 };
+pub use event_history::{history_source, with_event_attempts};
 pub use gpus::{GpuTable, gpus_per_instance};
 pub use looping::is_looping;
 pub use preemption::{

@@ -89,6 +89,9 @@ pub struct PreemptionFacts {
     pub journal_only: bool,
     /// Preempted more often than its share's interruption budget (this budget).
     pub over_budget: Option<u32>,
+    /// How many of `recent` have the times Batch's preemption events gave: the history is
+    /// "from events" when any has, else "from the API window" (widened by what the poller saw).
+    pub from_events: u32,
 }
 
 /// A job's preempted attempts as the journal recorded them: every one the poller saw over the
@@ -104,6 +107,9 @@ pub struct RecordedPreemptions {
     pub priority: u32,
     /// Newest first. `status_reason` is empty when the journal predates keeping it.
     pub attempts: Vec<PreemptedAttempt>,
+    /// How many of `attempts` have the times Batch's preemption events gave (the others: the
+    /// times the poller observed). See [`crate::with_event_attempts`].
+    pub from_events: u32,
 }
 
 /// Instance-hours of the attempts whose start is known (see [`starts_unknown`]).
@@ -202,6 +208,7 @@ pub fn with_history(
             // Retries left stay the API's: its count is what the retry budget is spent by.
             f.looping = is_looping(f.status, f.count, &attempts, now, rule);
             f.recent = attempts;
+            f.from_events = r.from_events;
         }
         out.push(f);
     }
@@ -236,6 +243,7 @@ pub fn with_history(
             retries_left: None,
             journal_only: true,
             over_budget: None,
+            from_events: r.from_events,
         });
     }
     flag_budgets(&mut out, rule);
@@ -279,6 +287,7 @@ pub fn preemptions(q: &QueueSnapshot, rule: &LoopRule) -> Vec<PreemptionFacts> {
                 retries_left: quotatop_model::retries_left(j.preemption_retries, count),
                 looping,
                 journal_only: false,
+                from_events: 0,
                 over_budget: None,
             })
         })

@@ -1,7 +1,7 @@
 //! One event of Batch's event stream as EventBridge delivers it (the envelope with `id`,
 //! `time`, `detail-type`, `detail`): what the journal keeps of it.
 
-use crate::Millis;
+use crate::{Millis, PreemptedAttempt};
 
 /// What an event says about a job.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +20,10 @@ pub struct BatchEvent {
     pub priority: Option<i64>,
     /// How many attempts `detail.attempts` lists.
     pub attempts: Option<i64>,
+    /// The preempted attempts `detail.preemptionSummary.recentPreemptedAttempts` lists (a
+    /// preemption's completion carries them), each with its true start and stop: kept by the
+    /// journal beyond the API's window. Entries without a stop or a resource id are skipped.
+    pub preempted: Vec<PreemptedAttempt>,
 }
 
 impl BatchEvent {
@@ -61,8 +65,39 @@ impl BatchEvent {
                 .get("attempts")
                 .and_then(serde_json::Value::as_array)
                 .and_then(|a| i64::try_from(a.len()).ok()),
+            preempted: preempted_attempts(detail),
         })
     }
+}
+
+/// The attempts a `detail`'s `preemptionSummary.recentPreemptedAttempts` lists, as the API
+/// writes them (`serviceResourceId.value`, `startedAt`, `stoppedAt` in ms, `statusReason`).
+fn preempted_attempts(detail: &serde_json::Value) -> Vec<PreemptedAttempt> {
+    let Some(list) = detail
+        .get("preemptionSummary")
+        .and_then(|p| p.get("recentPreemptedAttempts"))
+        .and_then(serde_json::Value::as_array)
+    else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|a| {
+            Some(PreemptedAttempt {
+                resource_id: a
+                    .get("serviceResourceId")?
+                    .get("value")?
+                    .as_str()?
+                    .to_string(),
+                started_at: a.get("startedAt").and_then(serde_json::Value::as_i64),
+                stopped_at: a.get("stoppedAt")?.as_i64()?,
+                status_reason: a
+                    .get("statusReason")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -85,6 +120,30 @@ mod tests {
             "detail-type": "Batch Service Job Preemption Started",
             "detail": {"preemptedJobArn": "arn:aws:batch:us-east-1:1:service-job/j9"}});
         assert_eq!(BatchEvent::parse(&body.to_string()).unwrap().job_id, "j9");
+        let body = serde_json::json!({"id": "e4", "source": "aws.batch", "time": "2026-01-01T00:00:01Z",
+            "detail-type": "Batch Service Job Preemption Completed",
+            "detail": {"preemptedJobArn": "arn:aws:batch:us-east-1:1:service-job/j9",
+                "preemptionSummary": {"preemptedAttemptCount": 2, "recentPreemptedAttempts": [
+                    {"serviceResourceId": {"name": "TrainingJobArn", "value": "tj-2"}, "startedAt": 300, "stoppedAt": 400, "statusReason": "r2"},
+                    {"serviceResourceId": {"name": "TrainingJobArn", "value": "tj-1"}, "stoppedAt": 200},
+                    {"serviceResourceId": {"name": "TrainingJobArn", "value": "tj-0"}}]}}});
+        let e = BatchEvent::parse(&body.to_string()).unwrap();
+        let got: Vec<_> = e
+            .preempted
+            .iter()
+            .map(|a| {
+                (
+                    a.resource_id.as_str(),
+                    a.started_at,
+                    a.stopped_at,
+                    a.status_reason.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [("tj-2", Some(300), 400, "r2"), ("tj-1", None, 200, "")]
+        );
         assert!(BatchEvent::parse("not json").is_none());
         let other = serde_json::json!({"id": "e3", "source": "aws.ec2", "time": "2026-01-01T00:00:01Z", "detail-type": "x", "detail": {}});
         assert!(BatchEvent::parse(&other.to_string()).is_none());

@@ -315,9 +315,10 @@ fn attempts(
     // One list of attempts, the same the Preemptions screen shows (its preempted ones).
     let attempts = attempts_of(j, facts);
     let preempted = attempts.iter().filter(|a| a.preempted).count();
+    let source = source_note(facts);
     out.push(Line::from(Span::styled(
         format!(
-            "Attempts ({}, {preempted} preempted, newest first)",
+            "Attempts ({}, {preempted} preempted, newest first{source})",
             attempts.len()
         ),
         theme.style(Role::Header),
@@ -413,6 +414,15 @@ fn loss_note(f: &quotatop_analysis::PreemptionFacts) -> String {
     } else {
         format!(" (at least: {})", why.join(", "))
     }
+}
+
+/// `, from events` when Batch's events gave times to the job's loop history; nothing otherwise
+/// (the API's window is what the console always had).
+fn source_note(facts: Option<&quotatop_analysis::PreemptionFacts>) -> String {
+    facts
+        .filter(|f| f.from_events > 0)
+        .map(|f| format!(", {}", quotatop_analysis::history_source(f)))
+        .unwrap_or_default()
 }
 
 /// The job's attempts: the API's list merged with the preempted attempts its preemption facts

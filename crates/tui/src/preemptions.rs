@@ -148,6 +148,10 @@ pub fn flags(f: &PreemptionFacts) -> Vec<(&'static str, Role)> {
     if f.journal_only {
         out.push(("journal", Role::Muted));
     }
+    if f.from_events > 0 {
+        // Its loop history's times are the events' ([`quotatop_analysis::history_source`]).
+        out.push(("events", Role::Muted));
+    }
     out
 }
 
@@ -344,7 +348,9 @@ impl Preemptions {
         } else {
             String::new()
         };
-        let source = if v.with_history {
+        let source = if v.preemptions.iter().any(|f| f.from_events > 0) {
+            "API + journal history, from events"
+        } else if v.with_history {
             "API + journal history"
         } else {
             "API window only"

@@ -92,6 +92,7 @@ fn recorded(id: &str, attempts: Vec<PreemptedAttempt>) -> RecordedPreemptions {
         instance_count: 1,
         priority: 1,
         attempts,
+        from_events: 0,
     }
 }
 

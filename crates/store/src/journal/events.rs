@@ -1,13 +1,20 @@
 //! Batch's events kept in the journal (`record --events-queue`): one row per event id, so a
 //! duplicate delivery, or a message delivered again after a kill, changes nothing.
 //!
-//! The table is created when the first events are kept (`CREATE TABLE IF NOT EXISTS`), as
+//! A preemption's event also lists the job's recent preempted attempts, each with its true
+//! start and stop: they are kept in `event_attempts`, one row per job, attempt and stop, so the
+//! journal holds every attempt the events ever named, after the API's window of recent
+//! attempts dropped the early ones.
+//!
+//! The tables are created when the first events are kept (`CREATE TABLE IF NOT EXISTS`), as
 //! drills are: a journal without events keeps its schema version. SQLite only for now; a
 //! PostgreSQL store refuses, saying so.
 
+use std::collections::BTreeMap;
+
 use crate::db::{Dialect, vals};
 
-use quotatop_model::BatchEvent;
+use quotatop_model::{BatchEvent, PreemptedAttempt};
 
 use super::{Journal, JournalError};
 
@@ -20,6 +27,19 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS batch_events (
     priority INTEGER,
     attempts INTEGER
 )";
+
+const CREATE_ATTEMPTS: &str = "CREATE TABLE IF NOT EXISTS event_attempts (
+    job_id TEXT NOT NULL,
+    resource_id TEXT NOT NULL,
+    stopped_at INTEGER NOT NULL,
+    started_at INTEGER,
+    status_reason TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    PRIMARY KEY (job_id, resource_id, stopped_at)
+)";
+
+/// A job's preempted attempts as the events named them, newest first.
+pub type EventAttempts = BTreeMap<String, Vec<PreemptedAttempt>>;
 
 impl Journal {
     fn events_supported(&self) -> Result<(), JournalError> {
@@ -38,19 +58,71 @@ impl Journal {
         self.events_supported()?;
         self.run_transaction(|x| {
             x.batch(CREATE)?;
+            x.batch(CREATE_ATTEMPTS)?;
             let mut added = 0;
             for e in events {
-                added += x.exec(
+                let new = x.exec(
                     "INSERT INTO batch_events (event_id, time, detail_type, job_id, status, priority, attempts)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (event_id) DO NOTHING",
                     &vals![&e.id, e.time, &e.detail_type, &e.job_id, e.status.as_ref(), e.priority, e.attempts],
                 )?;
+                added += new;
+                if new == 0 || e.job_id.is_empty() {
+                    continue;
+                }
+                for a in &e.preempted {
+                    // The same attempt named again by a later event (the window repeats the
+                    // recent ones) is kept once, with the start first seen; a start the first
+                    // event did not know is filled in.
+                    x.exec(
+                        "INSERT INTO event_attempts (job_id, resource_id, stopped_at, started_at, status_reason, event_id)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                         ON CONFLICT (job_id, resource_id, stopped_at)
+                         DO UPDATE SET started_at = COALESCE(event_attempts.started_at, excluded.started_at)",
+                        &vals![&e.job_id, &a.resource_id, a.stopped_at, a.started_at, &a.status_reason, &e.id],
+                    )?;
+                }
             }
             Ok(added)
         })
     }
 
-    /// Every kept event, in event-time order (then by id).
+    /// Every preempted attempt the kept events named, by job, newest (latest stop) first (none
+    /// from a PostgreSQL store, which keeps no events).
+    pub fn event_attempts(&self) -> Result<EventAttempts, JournalError> {
+        let mut out = EventAttempts::new();
+        if self.dialect() != Dialect::Sqlite {
+            return Ok(out);
+        }
+        self.run(|x| {
+            // Read without creating: a journal opened to read (another process records) is
+            // not written to.
+            if x.rows(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'event_attempts'",
+                &[],
+            )?
+            .is_empty()
+            {
+                return Ok(out);
+            }
+            for r in x.rows(
+                "SELECT job_id, resource_id, started_at, stopped_at, status_reason
+                 FROM event_attempts ORDER BY job_id, stopped_at DESC, resource_id",
+                &[],
+            )? {
+                out.entry(r.text(0)?).or_default().push(PreemptedAttempt {
+                    resource_id: r.text(1)?,
+                    started_at: r.opt_int(2)?,
+                    stopped_at: r.int(3)?,
+                    status_reason: r.text(4)?,
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    /// Every kept event, in event-time order (then by id); `preempted` is left empty (the
+    /// attempts are read with [`Journal::event_attempts`]).
     pub fn batch_events(&self) -> Result<Vec<BatchEvent>, JournalError> {
         self.events_supported()?;
         self.run(|x| {
@@ -70,9 +142,72 @@ impl Journal {
                     status: r.opt_text(4)?,
                     priority: r.opt_int(5)?,
                     attempts: r.opt_int(6)?,
+                    preempted: Vec::new(),
                 })
             })
             .collect()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::JournalConfig;
+
+    fn attempt(id: &str, start: Option<i64>, stop: i64) -> PreemptedAttempt {
+        PreemptedAttempt {
+            resource_id: id.to_string(),
+            started_at: start,
+            stopped_at: stop,
+            status_reason: "preempted".to_string(),
+        }
+    }
+
+    /// A preemption's completion naming the window `recent` (newest first).
+    fn completed(id: &str, time: i64, recent: Vec<PreemptedAttempt>) -> BatchEvent {
+        BatchEvent {
+            id: id.to_string(),
+            time,
+            detail_type: "Batch Service Job Preemption Completed".to_string(),
+            job_id: "j1".to_string(),
+            status: Some("RUNNABLE".to_string()),
+            priority: None,
+            attempts: None,
+            preempted: recent,
+        }
+    }
+
+    #[test]
+    fn every_attempt_the_events_named_is_kept_once_after_the_window_moved_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::open(&dir.path().join("j.sqlite3"), JournalConfig::default()).unwrap();
+        // A window of 2: the third event no longer names the first attempt.
+        let a = |n: i64| attempt(&format!("tj-{n}"), Some(n * 100), n * 100 + 50);
+        let e1 = completed("e1", 150, vec![a(1)]);
+        let e2 = completed("e2", 250, vec![a(2), a(1)]);
+        let e3 = completed("e3", 350, vec![a(3), a(2)]);
+        // Out of order, and e2 delivered twice.
+        assert_eq!(j.apply_events(&[e3, e2.clone()]).unwrap(), 2);
+        assert_eq!(j.apply_events(&[e2, e1]).unwrap(), 1);
+        // An attempt first named without its start gets it from a later event.
+        j.apply_events(&[completed("e4", 450, vec![attempt("tj-4", None, 450)])])
+            .unwrap();
+        j.apply_events(&[completed("e5", 460, vec![attempt("tj-4", Some(400), 450)])])
+            .unwrap();
+        let kept = j.event_attempts().unwrap();
+        let got: Vec<_> = kept["j1"]
+            .iter()
+            .map(|a| (a.resource_id.as_str(), a.started_at, a.stopped_at))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("tj-4", Some(400), 450),
+                ("tj-3", Some(300), 350),
+                ("tj-2", Some(200), 250),
+                ("tj-1", Some(100), 150),
+            ]
+        );
     }
 }

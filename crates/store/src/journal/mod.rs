@@ -36,6 +36,7 @@ mod writer;
 
 pub use diff::{Transition, TransitionKind, derived, transitions};
 pub use error::JournalError;
+pub use events::EventAttempts;
 pub use follow::{FollowState, Followed, follow};
 pub use history::{HistoryWindow, history_window, job_history, scorecard_input};
 pub use paths::{default_journal_path, state_dir};

@@ -350,7 +350,9 @@ impl Journal {
     /// Every job of `queue` the journal saw preempted at or after `since` (service clock),
     /// with all its recorded preempted attempts: the Preemptions screen's history beyond the
     /// API's window of recent attempts. An attempt's start is its `started`/`resumed`
-    /// transition (else its `scheduled` one, else unknown: counted, with no loss).
+    /// transition (else its `scheduled` one, else unknown: counted, with no loss). Attempts
+    /// Batch's preemption events named (`record --events-queue`) are joined in with their
+    /// true start and stop ([`quotatop_analysis::with_event_attempts`]).
     pub fn preempted_jobs(
         &self,
         queue: &str,
@@ -379,6 +381,7 @@ impl Journal {
             })
             .collect::<Result<Vec<_>, DbError>>()
         })?;
+        let from_events = self.event_attempts()?;
         let mut out = Vec::with_capacity(jobs.len());
         for (job_id, name, share, priority, instance_type, instance_count, status) in jobs {
             let ts = self.transitions(&job_id)?;
@@ -391,7 +394,7 @@ impl Journal {
                     Some(TransitionKind::Failed) => JobStatus::Failed,
                     _ => JobStatus::Runnable,
                 });
-            out.push(RecordedPreemptions {
+            let mut r = RecordedPreemptions {
                 job_id,
                 name,
                 share,
@@ -400,7 +403,12 @@ impl Journal {
                 instance_count,
                 priority,
                 attempts,
-            });
+                from_events: 0,
+            };
+            if let Some(named) = from_events.get(&r.job_id) {
+                quotatop_analysis::with_event_attempts(&mut r, named);
+            }
+            out.push(r);
         }
         Ok(out)
     }
