@@ -3,6 +3,7 @@
 // longer.
 #![cfg_attr(test, allow(clippy::too_many_lines))]
 
+mod class_workload;
 mod config;
 pub mod from_history;
 pub mod philly;
@@ -15,6 +16,7 @@ pub mod trace_csv;
 #[cfg(test)]
 mod tests;
 
+pub use class_workload::{ClassMembers, ClassWorkload, class_workload};
 pub use config::{ReplayConfig, Workload, load_rules, summed_limits};
 pub use run::{
     Comparison, DEFAULT_HORIZON_TAIL_MS, JobRow, NeverRun, ReplayOutcome, replay, replay_lean,

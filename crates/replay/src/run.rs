@@ -137,7 +137,7 @@ impl Comparison {
     }
 }
 
-fn band_of(job: &TraceJob) -> PriorityBand {
+pub(crate) fn band_of(job: &TraceJob) -> PriorityBand {
     PriorityBand::of(job.priority.clamp(0, i64::from(u32::MAX)) as u32)
 }
 

@@ -6,7 +6,9 @@ use quotatop_model::Millis;
 
 use super::super::{ReplayConfig, TraceJob};
 
-/// Applies the configuration's workload assumptions to a trace job.
+/// Applies the configuration's workload assumptions to a trace job: the trace's checkpoint
+/// interval and retry cap, else the workload's; the job's class's (`Workload::by_class`) over
+/// both.
 pub(crate) fn spec_for(job: &TraceJob, cfg: &ReplayConfig) -> JobSpec {
     let w = &cfg.workload;
     let mut spec = job.spec();
@@ -18,6 +20,10 @@ pub(crate) fn spec_for(job: &TraceJob, cfg: &ReplayConfig) -> JobSpec {
     }
     if spec.preemption_retries.is_none() {
         spec.preemption_retries = w.preemption_retries;
+    }
+    if let Some(c) = super::super::class_workload(&w.by_class, job) {
+        spec.checkpoint_interval_ms = c.checkpoint_interval_ms.filter(|&c| c > 0);
+        spec.preemption_retries = c.preemption_retries;
     }
     spec.restart_overhead_ms = w.restart_overhead_s * 1000;
     spec
