@@ -67,15 +67,23 @@ impl Tmux {
         }
     }
 
-    /// Waits (at most 30 s) for `text` on the screen; the screen.
+    /// Waits (at most 60 s: CI runs hundreds of tests beside this one) for `text` on the
+    /// screen; the screen.
     pub fn wait_for(&self, text: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        self.wait_all(&[text])
+    }
+
+    /// Waits (at most 60 s) for one screen holding every one of `texts`; that screen. A screen
+    /// caught between two draws holds some and not the others: asserting on it races the console.
+    pub fn wait_all(&self, texts: &[&str]) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let s = self.screen();
-            if s.contains(text) {
+            if texts.iter().all(|t| s.contains(t)) {
                 return s;
             }
-            assert!(Instant::now() < deadline, "never showed {text:?}:\n{s}");
+            let missing: Vec<&&str> = texts.iter().filter(|t| !s.contains(**t)).collect();
+            assert!(Instant::now() < deadline, "never showed {missing:?}:\n{s}");
             std::thread::sleep(Duration::from_millis(200));
         }
     }

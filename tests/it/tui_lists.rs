@@ -255,11 +255,16 @@ async fn an_attempt_never_seen_starting_reads_start_unknown() {
     )
     .await;
     let detail = screen_text(&t);
+    // The attempts list shows it once, and the preemptions line says its loss is not counted.
     let unknown: Vec<&str> = lines(&detail)
         .into_iter()
-        .filter(|l| l.contains("start unknown"))
+        .filter(|l| l.contains("start unknown") && l.contains('→'))
         .collect();
     assert_eq!(unknown.len(), 1, "{detail}");
+    assert!(
+        detail.contains("(at least: 1 attempt with start unknown not counted)"),
+        "{detail}"
+    );
     assert!(unknown[0].contains("ran unknown"), "{detail}");
     let (t, _) = run_with(200, 60, options(), vec![snap()], typed("3")).await;
     let pre = screen_text(&t);

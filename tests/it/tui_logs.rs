@@ -56,16 +56,25 @@ async fn the_log_pane_opens_searches_and_switches_attempt_in_tmux() {
         tmux.wait_for("research");
         open_job(&tmux);
         tmux.keys(&["l"]);
-        let newest = tmux.wait_for(&format!("attempt {attempts} of {attempts}"));
-        let newest = wait_lines(&tmux, &newest, &format!("#{attempts} "));
+        let newest = tmux.wait_all(&[
+            &format!("attempt {attempts} of {attempts}"),
+            &format!("#{attempts} "),
+            "Log · research-burst",
+            "starting on",
+        ]);
         // The attempt before, preempted: its signal and its end.
         tmux.keys(&["["]);
-        let earlier = tmux.wait_for("received SIGTERM (preemption)");
-        let earlier = wait_lines(&tmux, &earlier, "preempted:");
+        let prev = attempts - 1;
+        let earlier = tmux.wait_all(&[
+            "received SIGTERM (preemption)",
+            &format!("attempt {prev} of {attempts}"),
+            &format!("#{prev} "),
+            &format!("── attempt {prev} preempted:"),
+        ]);
         tmux.keys(&["/", "restored from", "Enter", "n"]);
         // The search as typed whole: the pane searches as each key arrives, so "match(es)"
         // already shows for a prefix of it.
-        let searched = tmux.wait_for("/restored from ");
+        let searched = tmux.wait_all(&["/restored from ", "match(es)"]);
         tmux.keys(&["f"]);
         let following = tmux.wait_for("following");
         tmux.keys(&["Escape", "Escape", "q"]);
@@ -131,15 +140,6 @@ fn open_job(tmux: &Tmux) {
     tmux.wait_for("job id");
 }
 
-/// Waits until the screen after `first` also shows `text`; the screen.
-fn wait_lines(tmux: &Tmux, first: &str, text: &str) -> String {
-    if first.contains(text) {
-        return first.to_string();
-    }
-    std::thread::sleep(Duration::from_millis(100));
-    tmux.wait_for(text)
-}
-
 /// `l` opens the same pane from the Jobs and Preemptions lists, on the selected row: each list
 /// filtered to research-burst (`/`), then `l` shows its newest attempt's log; Esc goes back to
 /// the list it came from.
@@ -157,8 +157,10 @@ async fn the_log_pane_opens_from_the_jobs_and_preemptions_lists() {
             tmux.keys(&["/", "research-burst", "Enter"]);
             std::thread::sleep(Duration::from_millis(300));
             tmux.keys(&["l"]);
-            let pane = tmux.wait_for(&format!("attempt {attempts} of {attempts}"));
-            let pane = wait_lines(&tmux, &pane, &format!("#{attempts} "));
+            let pane = tmux.wait_all(&[
+                &format!("attempt {attempts} of {attempts}"),
+                &format!("#{attempts} "),
+            ]);
             tmux.keys(&["Escape"]);
             let back = tmux.wait_for(title);
             // tmux would read Escape and the next screen's digit as one Alt key.

@@ -110,7 +110,14 @@ pub fn attention(
 ) -> Vec<Attention> {
     let mut out = preemption_items(q, preemptions);
     out.extend(misconfigured_items(q, dispatch));
-    out.extend(important_waits(dispatch));
+    // A job already named for its preemptions (with their cause and remedy) is not named a
+    // second time for waiting: one item per job, its costliest.
+    let named: Vec<AttentionTarget> = out.iter().map(|(a, _)| a.target.clone()).collect();
+    out.extend(
+        important_waits(dispatch)
+            .into_iter()
+            .filter(|(a, _)| !named.contains(&a.target)),
+    );
     out.extend(at_limit(q, usage, dispatch));
     out.sort_by(|(a, ra), (b, rb)| {
         a.kind

@@ -302,3 +302,33 @@ fn a_loop_of_a_job_larger_than_its_own_limit_names_the_cause() {
     assert_eq!((over.needs, over.own), (6, 4));
     assert!(over.remedies()[0].contains("4 or fewer ml.p4d.24xlarge"));
 }
+
+/// A looping job that waits at high priority is one item, its loop (cause and remedy), not a
+/// second line for its wait: at 80×24 the duplicate pushed the loop's cause off the panel.
+#[test]
+fn a_looping_job_waiting_at_high_priority_is_named_once() {
+    let mut q = world();
+    q.jobs.push(preempted(
+        job(
+            "hot-loop",
+            "research",
+            P4D,
+            1,
+            JobStatus::Runnable,
+            1000,
+            50_000,
+        ),
+        5,
+        &[300_000, 700_000, 950_000],
+    ));
+    let got = items(&q, &LoopRule::default());
+    let named: Vec<&Attention> = got
+        .iter()
+        .filter(|a| a.target == AttentionTarget::Job("id-hot-loop".into()))
+        .collect();
+    assert_eq!(named.len(), 1, "{got:#?}");
+    assert_eq!(named[0].kind, AttentionKind::Loop);
+    // Other waiting work is still named.
+    assert!(got.iter().any(|a| a.kind == AttentionKind::ImportantWait
+        && a.target == AttentionTarget::Job("id-high".into())));
+}
