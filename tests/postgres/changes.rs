@@ -99,7 +99,7 @@ fn set_priority_with_a_store_audits_there_and_two_at_once_keep_the_chain(c: &Clu
     // there is no such job.
     let deadline = Instant::now() + Duration::from_secs(60);
     let first = loop {
-        let out = set_priority(&endpoint, &url, home.path(), "3")
+        let out = set_priority(&endpoint, &url, home.path(), "5003")
             .output()
             .unwrap();
         if !text(&out).contains("no job") || Instant::now() > deadline {
@@ -119,7 +119,7 @@ fn set_priority_with_a_store_audits_there_and_two_at_once_keep_the_chain(c: &Clu
     assert_eq!(intent.kind, RecordKind::Intent);
     assert_eq!(outcome.kind, RecordKind::Outcome);
     assert_eq!(intent.change_id, outcome.change_id);
-    assert_eq!(intent.new_priority, 3);
+    assert_eq!(intent.new_priority, 5003);
     assert_eq!(intent.job.name, JOB);
     // The operator's own identity (not the database role): the OS user and the principal
     // the emulator's STS gives.
@@ -155,12 +155,12 @@ fn set_priority_with_a_store_audits_there_and_two_at_once_keep_the_chain(c: &Clu
     // Two at once, from two "machines" (homes): the chain holds and each intent has its
     // outcome right after or later, never an outcome without its intent.
     let other = tempfile::TempDir::new().unwrap();
-    let a = set_priority(&endpoint, &url, home.path(), "4")
+    let a = set_priority(&endpoint, &url, home.path(), "5004")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let b = set_priority(&endpoint, &url, other.path(), "5")
+    let b = set_priority(&endpoint, &url, other.path(), "5005")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -192,7 +192,7 @@ fn set_priority_with_a_store_audits_there_and_two_at_once_keep_the_chain(c: &Clu
     assert!(open.is_empty(), "intents without an outcome: {open:?}");
     let mut set: Vec<u32> = records.iter().map(|(_, r)| r.new_priority).collect();
     set.sort();
-    assert_eq!(set, [3, 3, 4, 4, 5, 5]);
+    assert_eq!(set, [5003, 5003, 5004, 5004, 5005, 5005]);
     assert!(files(other.path()).iter().all(|f| !f.contains("audit")));
 
     // A held lock (another writer's transaction that does not end): the change gives up
@@ -205,7 +205,7 @@ fn set_priority_with_a_store_audits_there_and_two_at_once_keep_the_chain(c: &Clu
     )
     .unwrap();
     let started = Instant::now();
-    let out = set_priority(&endpoint, &url, home.path(), "6")
+    let out = set_priority(&endpoint, &url, home.path(), "5006")
         .env("QUOTATOP_AUDIT_LOCK_TIMEOUT", "1")
         .output()
         .unwrap();

@@ -341,9 +341,12 @@ fn a_frozen_leader_is_replaced_then_steps_down(c: &Cluster) {
         if n > 0 {
             break stopped.elapsed();
         }
+        // The lead is taken within the 10 s above (the lease's 6 s and a second's try); the
+        // first snapshot also waits for a refresh, which CI's load (8 and more, with the other
+        // suites building) has stretched past 15 s. The figure printed below is the measure.
         assert!(
-            stopped.elapsed() < Duration::from_secs(15),
-            "no snapshot from the standby within 15 s of the SIGSTOP: {seen_b:#?}"
+            stopped.elapsed() < Duration::from_secs(45),
+            "no snapshot from the standby within 45 s of the SIGSTOP: {seen_b:#?}"
         );
         std::thread::sleep(Duration::from_millis(100));
     };
