@@ -28,6 +28,7 @@ mod shares;
 mod shell;
 mod simulate;
 mod snapshot;
+mod sweep;
 mod terminate;
 mod tui;
 
@@ -54,6 +55,7 @@ pub use shares::{SharesApplyArgs, SharesCommand, SharesExportArgs, SharesPlanArg
 pub use shell::{CompletionsArgs, ManArgs};
 pub use simulate::SimulateArgs;
 pub use snapshot::{SnapshotArgs, SnapshotFormat};
+pub use sweep::{SweepArgs, SweepFormat};
 pub use terminate::TerminateArgs;
 pub use tui::TuiArgs;
 
@@ -88,6 +90,9 @@ pub enum Command {
     /// What-if: replay a job trace under several share configurations and compare the results
     /// side by side.
     Replay(ReplayArgs),
+    /// Benchmark checkpoint intervals and retry limits per workload class: a replay for every
+    /// combination, a table per class and a recommendation by a stated rule.
+    Sweep(SweepArgs),
     /// Read and verify the audit log of priority changes.
     #[command(subcommand)]
     Audit(AuditCommand),

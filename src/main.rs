@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => quotatop::commands::simulate::run(&args),
         Command::Emulator(args) => quotatop::commands::emulator::run(&args),
         Command::Replay(args) => quotatop::commands::replay::run(&args),
+        Command::Sweep(args) => quotatop::commands::sweep::run(&args),
         Command::Audit(cmd) => quotatop::commands::audit::run(&cmd),
         Command::Journal(cmd) => quotatop::commands::journal::run(&cmd),
         Command::Snapshot(args) => quotatop::commands::snapshot::run(&args),

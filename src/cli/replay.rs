@@ -74,7 +74,7 @@ pub enum FlagValueError {
     CapacityScale(String),
 }
 
-fn parse_default_nodes(s: &str) -> Result<u32, FlagValueError> {
+pub(super) fn parse_default_nodes(s: &str) -> Result<u32, FlagValueError> {
     let max = u32::MAX / quotatop_replay::philly::GPUS_PER_NODE;
     s.trim()
         .parse::<u32>()
@@ -86,7 +86,7 @@ fn parse_default_nodes(s: &str) -> Result<u32, FlagValueError> {
         })
 }
 
-fn parse_capacity_scale(s: &str) -> Result<f64, FlagValueError> {
+pub(super) fn parse_capacity_scale(s: &str) -> Result<f64, FlagValueError> {
     s.trim()
         .parse::<f64>()
         .ok()

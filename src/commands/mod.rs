@@ -25,6 +25,7 @@ pub mod simulate;
 pub mod snapshot;
 pub mod sources;
 pub mod store;
+pub mod sweep;
 pub mod terminate;
 pub mod tui;
 pub mod warm;

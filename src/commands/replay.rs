@@ -22,9 +22,9 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
 }
 
 /// Loaded traces, and the Philly entitlements when the traces came with them.
-struct Loaded {
-    jobs: Vec<TraceJob>,
-    philly_base: Option<ReplayConfig>,
+pub(crate) struct Loaded {
+    pub(crate) jobs: Vec<TraceJob>,
+    pub(crate) philly_base: Option<ReplayConfig>,
 }
 
 fn is_philly(path: &Path) -> bool {
@@ -85,7 +85,7 @@ fn load_traces(paths: &[PathBuf], default_nodes: Option<u32>) -> anyhow::Result<
 }
 
 /// `cfg` × `factor`, validated as the engine will take it; the scaled capacities go to stderr.
-fn scale(cfg: ReplayConfig, factor: Option<f64>) -> anyhow::Result<ReplayConfig> {
+pub(crate) fn scale(cfg: ReplayConfig, factor: Option<f64>) -> anyhow::Result<ReplayConfig> {
     let Some(f) = factor else {
         return Ok(cfg);
     };
@@ -129,7 +129,7 @@ fn stuck_message(cfg: &str, stuck: &[StuckJob<'_>]) -> Option<String> {
 const NAMED_STUCK: usize = 10;
 
 /// The trace, and the journal's baseline (unscaled) when the trace came from the journal.
-fn load(args: &ReplayArgs) -> anyhow::Result<(Loaded, Option<ReplayConfig>)> {
+pub(crate) fn load(args: &ReplayArgs) -> anyhow::Result<(Loaded, Option<ReplayConfig>)> {
     let Some(path) = &args.journal else {
         return Ok((load_traces(&args.trace, args.default_nodes)?, None));
     };
@@ -164,7 +164,7 @@ fn load(args: &ReplayArgs) -> anyhow::Result<(Loaded, Option<ReplayConfig>)> {
 
 /// The configurations to compare at capacity scale `factor`: the journal's baseline, the
 /// files, the presets; and the share the presets protect.
-fn configs_at(
+pub(crate) fn configs_at(
     args: &ReplayArgs,
     loaded: &Loaded,
     journal_base: Option<&ReplayConfig>,
@@ -343,7 +343,7 @@ fn unique_names(configs: &[ReplayConfig], args: &ReplayArgs) -> anyhow::Result<(
 pub const DEFAULT_DEADLINE_FACTOR: f64 = 2.0;
 
 /// How every scenario is read (horizon, rules, important work), and the notes that state it.
-fn comparison(
+pub(crate) fn comparison(
     args: &ReplayArgs,
     configs: &[ReplayConfig],
     jobs: &[TraceJob],

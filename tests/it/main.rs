@@ -100,6 +100,7 @@ mod shell_integration;
 mod snapshot_cli;
 mod snapshot_engine;
 mod sources;
+mod sweep;
 mod terminal_escapes;
 mod terminate_cli;
 mod training_logs;

@@ -22,11 +22,14 @@ pub enum ClassMembers {
 impl ClassMembers {
     /// Whether `job` is of the class.
     pub fn holds(&self, job: &TraceJob) -> bool {
+        self.holds_submitted(&job.share, job.priority)
+    }
+
+    /// Whether a job submitted to `share` at `priority` is of the class.
+    pub fn holds_submitted(&self, share: &str, priority: i64) -> bool {
         match self {
-            Self::Band(b) => super::run::band_of(job) == *b,
-            Self::Pairs(pairs) => pairs
-                .iter()
-                .any(|(share, p)| *p == job.priority && **share == *job.share),
+            Self::Band(b) => super::run::band_of_priority(priority) == *b,
+            Self::Pairs(pairs) => pairs.iter().any(|(s, p)| *p == priority && s == share),
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod presets;
 pub mod report;
 mod run;
 pub mod shares_file;
+pub mod sweep;
 pub mod trace_csv;
 
 #[cfg(test)]
@@ -19,8 +20,8 @@ mod tests;
 pub use class_workload::{ClassMembers, ClassWorkload, class_workload};
 pub use config::{ReplayConfig, Workload, load_rules, summed_limits};
 pub use run::{
-    Comparison, DEFAULT_HORIZON_TAIL_MS, JobRow, NeverRun, ReplayOutcome, replay, replay_lean,
-    replay_to,
+    Comparison, DEFAULT_HORIZON_TAIL_MS, JobRow, NeverRun, ReplayOutcome, checkpoints_written,
+    replay, replay_lean, replay_to,
 };
 
 use std::sync::Arc;

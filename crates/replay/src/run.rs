@@ -138,7 +138,12 @@ impl Comparison {
 }
 
 pub(crate) fn band_of(job: &TraceJob) -> PriorityBand {
-    PriorityBand::of(job.priority.clamp(0, i64::from(u32::MAX)) as u32)
+    band_of_priority(job.priority)
+}
+
+/// The band of a priority as submitted.
+pub(crate) fn band_of_priority(priority: i64) -> PriorityBand {
+    PriorityBand::of(priority.clamp(0, i64::from(u32::MAX)) as u32)
 }
 
 /// One job under one configuration, for `--jobs-out`. Times in seconds from the trace start.
@@ -159,6 +164,39 @@ pub struct JobRow {
     pub lost_basis: String,
     pub important: bool,
     pub deadline_met: Option<bool>,
+    /// Its priority as submitted in the trace (what its class is read by).
+    pub priority: i64,
+    /// Its instances × GPUs per instance (0 when the type's GPU count is unknown).
+    pub gpus: u32,
+    /// Every GPU-hour it held (the ledger's categories summed).
+    pub held_gpu_hours: f64,
+    /// Progress of a job that did not succeed (saved or in flight).
+    pub unfinished_gpu_hours: f64,
+    /// Checkpoints it wrote under its interval ([`checkpoints_written`]).
+    pub checkpoints_written: u64,
+}
+
+/// The checkpoints a job writes under interval `c` (ms of progress; `None`: none): one each
+/// time its cumulative progress reaches a multiple of `c` before it ends. A re-run resumes from
+/// the last checkpoint, so no multiple is reached twice: a job that SUCCEEDED with work `W`
+/// wrote ⌈W / c⌉ − 1 (none at its very end); any other wrote its saved progress ÷ `c`
+/// (`unfinished_ms`, the ledger's progress of a job that did not succeed, less what was in
+/// flight past its last multiple).
+pub fn checkpoints_written(
+    c: Option<Millis>,
+    succeeded: bool,
+    work_ms: u64,
+    unfinished_ms: Millis,
+) -> u64 {
+    let Some(c) = c.filter(|&c| c > 0) else {
+        return 0;
+    };
+    let c = c as u64;
+    if succeeded {
+        work_ms.div_ceil(c).saturating_sub(1)
+    } else {
+        unfinished_ms.max(0) as u64 / c
+    }
 }
 
 /// The default horizon's tail after the trace's last submission.

@@ -158,6 +158,16 @@ fn job_rows(
                 lost_basis: l.basis.label(),
                 important: f.important,
                 deadline_met: f.deadline.map(|d| d.met(h)),
+                priority: t.map_or(i64::from(h.priority), |t| t.priority),
+                gpus: h.instance_count.saturating_mul(gpus),
+                held_gpu_hours: g(l.held()),
+                unfinished_gpu_hours: g(l.unfinished),
+                checkpoints_written: super::checkpoints_written(
+                    scorecard::checkpoint_ms(h, opts),
+                    matches!(h.outcome, Outcome::Succeeded(_)),
+                    t.map_or(0, |t| t.work_ms),
+                    l.unfinished,
+                ),
             }
         })
         .collect()
