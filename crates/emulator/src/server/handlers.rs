@@ -281,8 +281,17 @@ fn carry_out(
                 .into(),
         )),
     };
-    if handled.as_ref().is_ok_and(|r| r.status().is_success()) {
-        account.record_call(op, caller, body);
+    let mut handled = handled;
+    if let Ok(r) = &mut handled
+        && r.status().is_success()
+    {
+        // The answer's request id is the CloudTrail record's `requestID`, as AWS's are: what
+        // ties a call to the caller's own record of its answer.
+        let request_id = app.request_id();
+        if let Ok(v) = axum::http::HeaderValue::from_str(&request_id) {
+            r.headers_mut().insert("x-amzn-RequestId", v);
+        }
+        account.record_call(op, caller, body, request_id);
     }
     account.publish_pending();
     Ok(handled)
