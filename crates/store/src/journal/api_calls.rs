@@ -108,23 +108,44 @@ impl Journal {
         })
     }
 
-    /// The job `job_id` as the newest snapshot taken before `at` showed it: its name and
-    /// priority (`None`: no snapshot before `at` holds it). What a call made at `at` changed
-    /// the priority from.
+    /// The job `job_id`'s name and the priority a call at `at` changed (`None`: the journal
+    /// never saw the job). The priority is the `old` of the first priority change the poller
+    /// observed at or after `at` to `new` (the call's value, when it sets one; CloudTrail
+    /// times calls to the second, so the change to that value is the call's), else of the
+    /// first change observed from then, else the job's priority as last observed when it was
+    /// seen before `at`.
     pub fn job_before(
         &self,
         job_id: &str,
         at: Millis,
+        new: Option<u32>,
     ) -> Result<Option<(String, u32)>, JournalError> {
-        let Some(snap) = self.snapshot_at(at.saturating_sub(1))? else {
-            return Ok(None);
-        };
-        Ok(snap
-            .queues
-            .iter()
-            .flat_map(|q| &q.jobs)
-            .find(|j| j.job.id == job_id)
-            .map(|j| (j.job.name.clone(), j.job.priority)))
+        self.run(|x| {
+            let Some(job) = x.row("SELECT name, priority, first_seen_at FROM jobs WHERE job_id = ?1", &vals![job_id])? else {
+                return Ok(None);
+            };
+            let name = job.text(0)?;
+            if let Some(n) = new
+                && let Some(r) = x.row(
+                    "SELECT old FROM priority_changes WHERE job_id = ?1 AND observed_at >= ?2 AND new = ?3
+                     ORDER BY observed_at LIMIT 1",
+                    &vals![job_id, at, n],
+                )?
+            {
+                return Ok(Some((name, r.u32(0)?)));
+            }
+            if let Some(r) = x.row(
+                "SELECT old FROM priority_changes WHERE job_id = ?1 AND observed_at >= ?2
+                 ORDER BY observed_at LIMIT 1",
+                &vals![job_id, at],
+            )? {
+                return Ok(Some((name, r.u32(0)?)));
+            }
+            if job.int(2)? < at {
+                return Ok(Some((name, job.u32(1)?)));
+            }
+            Ok(None)
+        })
     }
 }
 
