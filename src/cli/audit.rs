@@ -73,6 +73,16 @@ pub struct AuditListArgs {
     /// Count changes per operator and share instead of listing them.
     #[arg(long)]
     pub by_operator: bool,
+    /// The journal whose CloudTrail calls (kept by `record --events-queue`) and snapshots show
+    /// the changes made outside quotatop (default: the default journal, when it exists).
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<std::path::PathBuf>,
+    /// Also read Batch's calls from CloudTrail's event history (LookupEvents, the last 90
+    /// days, no trail needed) over --since (default 24h), for when no trail delivers them.
+    #[arg(long)]
+    pub lookup_events: bool,
+    #[command(flatten)]
+    pub aws: AwsArgs,
 }
 
 #[derive(Debug, clap::Args)]

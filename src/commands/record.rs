@@ -81,6 +81,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         rule: loaded.config.loop_rule(),
         gpus: quotatop_analysis::GpuTable::with_overrides(loaded.config.gpus.clone()),
         policy: crate::metrics::PolicyBreaches::default(),
+        outside: crate::metrics::OutsideChanges::default(),
     };
     let session = Session {
         args,
@@ -104,6 +105,7 @@ async fn serve(session: &Session<'_>, metrics_ctx: crate::metrics::Context) -> a
     } else {
         crate::metrics::server::Latest::without_journal()
     };
+    let outside = metrics_ctx.outside.clone();
     let metrics = Metrics::start(args.metrics_addr, &latest, metrics_ctx).await?;
     // SIGTERM/SIGINT, whether it comes while standing by or recording.
     let stop = tokio_util::sync::CancellationToken::new();
@@ -114,8 +116,13 @@ async fn serve(session: &Session<'_>, metrics_ctx: crate::metrics::Context) -> a
             stop.cancel();
         })
     };
-    let intake =
-        events::start(args, session.location, session.journal_config, stop.clone()).await?;
+    let intake = events::start(
+        args,
+        session.location,
+        session.journal_config,
+        (stop.clone(), outside),
+    )
+    .await?;
     let result = lead_and_record(session, &latest, &metrics, &stop).await;
     if let Some(task) = intake {
         stop.cancel();

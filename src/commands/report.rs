@@ -104,7 +104,20 @@ pub fn window_data_at(
     let input =
         journal::scorecard_input(&j, &args.queue, window, opts).context("reading the journal")?;
     let observed = j.priority_changes(&args.queue, window)?;
-    let audited = audited_changes(args)?;
+    let (mut audited, log) = audited_changes(args)?;
+    // The priority changes CloudTrail's calls show were made outside quotatop, by their
+    // principal: judged like the audited ones (`audit list` shows the same).
+    let shares: std::collections::BTreeMap<String, String> = j
+        .jobs(&args.queue, window.start)?
+        .into_iter()
+        .map(|r| (r.job_id, r.share))
+        .collect();
+    audited.extend(super::audit::outside::outside_priority_changes(
+        &j,
+        &log,
+        window.start,
+        &shares,
+    )?);
     let changes = scorecard::join_changes(&observed, &audited);
     Ok(WindowData {
         journal: j,
@@ -187,23 +200,34 @@ fn rules(args: &ReportArgs) -> anyhow::Result<Rules> {
 /// The queue's priority changes in the audit log: `--audit-log` (which must be readable), else
 /// the default log when there is one. A default log that cannot be read is reported and left
 /// out; the report then names operators only for what it can.
-fn audited_changes(args: &ReportArgs) -> anyhow::Result<Vec<scorecard::PriorityChange>> {
+/// With them, every change of the log (what tells quotatop's own API calls from others).
+fn audited_changes(
+    args: &ReportArgs,
+) -> anyhow::Result<(
+    Vec<scorecard::PriorityChange>,
+    Vec<quotatop_store::audit::Change>,
+)> {
     let (path, explicit) = match &args.audit_log {
         Some(p) => (p.clone(), true),
         None => match quotatop_store::audit::default_path() {
             Some(p) if p.exists() => (p, false),
-            _ => return Ok(Vec::new()),
+            _ => return Ok((Vec::new(), Vec::new())),
         },
     };
     if explicit && !path.exists() {
         bail!("audit log {} does not exist", path.display());
     }
-    match quotatop_store::audit::queue_priority_changes(&path, &args.queue) {
-        Ok(changes) => Ok(changes),
+    let read =
+        quotatop_store::audit::read_log(&path).map(|l| quotatop_store::audit::changes(&l.records));
+    match read {
+        Ok(changes) => Ok((
+            quotatop_store::audit::priority_changes(&changes, &args.queue),
+            changes,
+        )),
         Err(e) if explicit => Err(e.into()),
         Err(e) => {
             eprintln!("warning: {e}; operators are left unknown");
-            Ok(Vec::new())
+            Ok((Vec::new(), Vec::new()))
         }
     }
 }

@@ -41,6 +41,25 @@ pub struct Context {
     /// The class policy's breaches per queue and class, as `policy check` counts them over the
     /// scorecard window; `record` refreshes them from the journal (empty: no policy).
     pub policy: PolicyBreaches,
+    /// Batch's calls made outside quotatop per API call name, as `audit list` finds them in
+    /// the journal's CloudTrail calls; `record --events-queue` refreshes them.
+    pub outside: OutsideChanges,
+}
+
+/// (API call name, changes made outside quotatop), shared between `record`'s event intake and
+/// the scrapes.
+#[derive(Debug, Clone, Default)]
+pub struct OutsideChanges(std::sync::Arc<std::sync::Mutex<Vec<(String, usize)>>>);
+
+impl OutsideChanges {
+    pub fn set(&self, v: Vec<(String, usize)>) {
+        if let Ok(mut g) = self.0.lock() {
+            *g = v;
+        }
+    }
+    pub fn get(&self) -> Vec<(String, usize)> {
+        self.0.lock().map(|g| g.clone()).unwrap_or_default()
+    }
 }
 
 /// (queue, class, breaches), shared between `record`'s policy task and the scrapes.
@@ -280,6 +299,10 @@ const COUNTERS: &[(&str, &str)] = &[
         "GPU-seconds (GPU-hours x 3600) of the recent preempted attempts of a share's jobs (an upper bound of the work lost)",
     ),
     (
+        "quotatop_outside_changes",
+        "Batch calls changing a job's priority, ending a job or changing a queue or quota share that quotatop did not make (CloudTrail's calls the audit log does not account for: what `quotatop audit list` shows as OUTSIDE quotatop), per API call",
+    ),
+    (
         "quotatop_journal_write_errors",
         "Snapshots the journal did not store (queue full or journal unavailable)",
     ),
@@ -318,6 +341,13 @@ fn registry(
     }
     if let Some(journal) = journal {
         journal_families(&fams, journal);
+    }
+    for (call, n) in ctx.outside.get() {
+        fams.count(
+            "quotatop_outside_changes",
+            labels(&[("call", &call)]),
+            n as f64,
+        );
     }
     if let Some(snap) = snap {
         fill(&fams, snap, ctx, now);

@@ -313,3 +313,28 @@ fn control_and_bidi_characters_never_reach_a_scrape() {
         );
     }
 }
+
+/// The changes made outside quotatop are one counter family, per API call, as `record`'s
+/// event intake counts them (0 for a call nobody made outside it, so a first change shows as
+/// an increase).
+#[test]
+fn changes_made_outside_quotatop_are_counted_per_call() {
+    let ctx = Context::default();
+    ctx.outside.set(vec![
+        ("TerminateServiceJob".to_string(), 0),
+        ("UpdateServiceJob".to_string(), 2),
+    ]);
+    let (text, _) = exposition(None, None, &ctx, 25_000, false);
+    assert!(
+        text.contains("quotatop_outside_changes_total{call=\"UpdateServiceJob\"} 2.0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("quotatop_outside_changes_total{call=\"TerminateServiceJob\"} 0.0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("# TYPE quotatop_outside_changes_total counter"),
+        "{text}"
+    );
+}

@@ -22,6 +22,7 @@ mod tmux_support;
 mod tui_support;
 
 mod audit_cli;
+mod audit_outside;
 mod ca_bundle;
 mod capacity_units;
 mod cli_inputs;

@@ -282,5 +282,5 @@ pub fn copy_tags(
 /// The `clientToken` of the copy a change submits: derived from the change id, so that a
 /// retried submission of the same change cannot make a second copy (at most 64 characters).
 pub fn client_token(change_id: &str) -> String {
-    format!("quotatop-{change_id}").chars().take(64).collect()
+    quotatop_store::audit::client_token(change_id)
 }

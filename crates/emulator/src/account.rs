@@ -267,11 +267,12 @@ impl Account {
 
     /// Records a Batch call `op` that succeeded (if CloudTrail records it) and publishes it as
     /// an "AWS API Call via CloudTrail" event.
-    pub fn record_call(&mut self, op: &str, caller: &Caller, body: &[u8]) {
+    /// `request_id` is the id the call was answered with.
+    pub fn record_call(&mut self, op: &str, caller: &Caller, body: &[u8], request_id: String) {
         let Some(name) = bus_events::recorded_name(op) else {
             return;
         };
-        let ids = (self.bus.id(), self.bus.id());
+        let ids = (self.bus.id(), request_id);
         let record = bus_events::api_call_record(&self.base, self.now, name, caller, body, ids);
         self.bus.record(record.clone());
         if self.bus.listening() {

@@ -27,7 +27,8 @@ pub(super) enum JsonService {
     /// SQS: awsJson1_0, `X-Amz-Target: AmazonSQS.<Op>`, signed for `sqs`.
     Sqs,
     /// CloudTrail: awsJson1_1, `X-Amz-Target: com.amazonaws.cloudtrail.v20131101.
-    /// CloudTrail_20131101.<Op>`, signed for `cloudtrail`.
+    /// CloudTrail_20131101.<Op>` (botocore's) or `CloudTrail_20131101.<Op>` (the Rust SDK's),
+    /// signed for `cloudtrail`.
     CloudTrail,
 }
 
@@ -38,6 +39,18 @@ impl JsonService {
             Self::Events => "AWSEvents.",
             Self::Sqs => "AmazonSQS.",
             Self::CloudTrail => "com.amazonaws.cloudtrail.v20131101.CloudTrail_20131101.",
+        }
+    }
+    /// Every `X-Amz-Target` prefix the SDKs write before the operation's name (AWS takes
+    /// both of CloudTrail's).
+    pub fn target_prefixes(self) -> &'static [&'static str] {
+        match self {
+            Self::Events => &["AWSEvents."],
+            Self::Sqs => &["AmazonSQS."],
+            Self::CloudTrail => &[
+                "com.amazonaws.cloudtrail.v20131101.CloudTrail_20131101.",
+                "CloudTrail_20131101.",
+            ],
         }
     }
     /// The service a request's SigV4 credential scope names.

@@ -1,7 +1,7 @@
 //! One event of Batch's event stream as EventBridge delivers it (the envelope with `id`,
 //! `time`, `detail-type`, `detail`): what the journal keeps of it.
 
-use crate::{Millis, PreemptedAttempt};
+use crate::{ApiCall, Millis, PreemptedAttempt};
 
 /// What an event says about a job.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +24,9 @@ pub struct BatchEvent {
     /// preemption's completion carries them), each with its true start and stop: kept by the
     /// journal beyond the API's window. Entries without a stop or a resource id are skipped.
     pub preempted: Vec<PreemptedAttempt>,
+    /// An "AWS API Call via CloudTrail" event's call (its `detail` is the CloudTrail record):
+    /// who called what, with which request.
+    pub api_call: Option<ApiCall>,
 }
 
 impl BatchEvent {
@@ -66,6 +69,7 @@ impl BatchEvent {
                 .and_then(serde_json::Value::as_array)
                 .and_then(|a| i64::try_from(a.len()).ok()),
             preempted: preempted_attempts(detail),
+            api_call: ApiCall::from_record(detail),
         })
     }
 }
@@ -144,6 +148,16 @@ mod tests {
             got,
             [("tj-2", Some(300), 400, "r2"), ("tj-1", None, 200, "")]
         );
+        let body = serde_json::json!({"id": "e5", "source": "aws.batch", "time": "2026-01-01T00:00:02Z",
+            "detail-type": "AWS API Call via CloudTrail",
+            "detail": {"eventSource": "batch.amazonaws.com", "eventTime": "2026-01-01T00:00:01Z",
+                "eventID": "ct-1", "eventName": "UpdateServiceJob", "requestID": "r-1",
+                "userIdentity": {"arn": "arn:aws:iam::1:user/bob"},
+                "requestParameters": {"jobId": "j3", "schedulingPriority": 4}}});
+        let e = BatchEvent::parse(&body.to_string()).unwrap();
+        let call = e.api_call.unwrap();
+        assert_eq!((e.job_id.as_str(), call.event_id.as_str()), ("j3", "ct-1"));
+        assert_eq!(call.principal, "arn:aws:iam::1:user/bob");
         assert!(BatchEvent::parse("not json").is_none());
         let other = serde_json::json!({"id": "e3", "source": "aws.ec2", "time": "2026-01-01T00:00:01Z", "detail-type": "x", "detail": {}});
         assert!(BatchEvent::parse(&other.to_string()).is_none());

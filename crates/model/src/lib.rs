@@ -6,6 +6,7 @@
 // longer.
 #![cfg_attr(test, allow(clippy::too_many_lines))]
 
+mod api_call;
 mod attempt;
 mod clock;
 mod duration;
@@ -19,6 +20,7 @@ mod snapshot;
 mod sources;
 mod text;
 
+pub use api_call::{ApiCall, JUDGED_CALLS};
 pub use attempt::{AttemptStop, attempt_start, attempt_stop, held_from, says_preempted};
 pub use clock::{format_utc, wall_clock_ms};
 pub use duration::{

@@ -165,11 +165,13 @@ pub(super) fn list(a: &AuditListArgs) -> anyhow::Result<String> {
         return Ok(out);
     }
     // Repairs of the log itself, unless the listing is of one job or a time window.
-    let repairs = if a.job.is_none() && a.since.is_none() {
+    let mut repairs = if a.job.is_none() && a.since.is_none() {
         repairs_text(&records)
     } else {
         String::new()
     };
+    let outside = outside_text(a, &audit::changes(&records))?;
+    repairs.push_str(&outside);
     if changes.is_empty() {
         // Named, so a listing of the wrong log (another machine's, the demo's) is seen as such.
         let name =
@@ -202,6 +204,51 @@ pub(super) fn list(a: &AuditListArgs) -> anyhow::Result<String> {
         ));
     }
     out.push_str(&repairs);
+    Ok(out)
+}
+
+/// The changes made outside quotatop (none without a journal's calls or `--lookup-events`),
+/// under a heading, after the log's own.
+fn outside_text(a: &AuditListArgs, changes: &[Change]) -> anyhow::Result<String> {
+    let since = match &a.since {
+        Some(s) => parse_since(s, Utc::now())?.timestamp_millis(),
+        None if a.lookup_events => Utc::now().timestamp_millis() - 24 * 3600 * 1000,
+        None => 0,
+    };
+    let journal = super::outside::open_journal(a.journal.as_deref())?;
+    let looked_up = if a.lookup_events {
+        super::outside::lookup(&a.aws, since)?
+    } else {
+        Vec::new()
+    };
+    if journal.is_none() && !a.lookup_events {
+        return Ok(String::new());
+    }
+    let found: Vec<_> =
+        super::outside::outside_changes(journal.as_ref(), looked_up, changes, since)?
+            .into_iter()
+            .filter(|o| {
+                a.job.as_deref().is_none_or(|j| {
+                    o.call.target() == j || o.before.as_ref().is_some_and(|b| b.0 == j)
+                })
+            })
+            .collect();
+    let mut out = format!(
+        "changes made outside quotatop (Batch's calls in CloudTrail{} that this audit log does not account for): {}\n",
+        if a.lookup_events {
+            ", the journal's and the event history's"
+        } else {
+            " the journal kept"
+        },
+        if found.is_empty() {
+            "none".to_string()
+        } else {
+            found.len().to_string()
+        }
+    );
+    for o in &found {
+        out.push_str(&o.text());
+    }
     Ok(out)
 }
 

@@ -11,6 +11,7 @@ use quotatop_model::clean_text;
 use quotatop_store::audit::{self, AuditLog, AuditRecord, Change, Head, Operator};
 
 mod list;
+pub mod outside;
 
 use list::{export, list};
 

@@ -9,7 +9,7 @@ use crate::cli::EventsStatusArgs;
 use quotatop_aws::batch::{BatchClient, QueueMessage};
 
 /// What CloudTrail's API-call events need, and the fallback, in the status's words.
-pub const CLOUDTRAIL_NOTE: &str = "\"AWS API Call via CloudTrail\" events reach EventBridge only from a CloudTrail trail with logging enabled (see `aws cloudtrail describe-trails` and `get-trail-status`), on a best-effort basis; without one, CloudTrail's event history (LookupEvents: the last 90 days of management calls, no trail needed) still names who called what";
+pub const CLOUDTRAIL_NOTE: &str = "\"AWS API Call via CloudTrail\" events reach EventBridge only from a CloudTrail trail with logging enabled (see `aws cloudtrail describe-trails` and `get-trail-status`), on a best-effort basis; without one, CloudTrail's event history (LookupEvents: the last 90 days of management calls, no trail needed) still names who called what: `quotatop audit list --lookup-events` reads it";
 
 pub fn run(args: &EventsStatusArgs) -> anyhow::Result<()> {
     let queue = args.target.queue.as_str();

@@ -47,7 +47,7 @@ pub async fn start(
     args: &crate::cli::RecordArgs,
     location: Option<&StoreLocation>,
     config: JournalConfig,
-    stop: CancellationToken,
+    (stop, outside): (CancellationToken, crate::metrics::OutsideChanges),
 ) -> anyhow::Result<Option<tokio::task::JoinHandle<()>>> {
     let Some(queue) = &args.events_queue else {
         return Ok(None);
@@ -62,8 +62,9 @@ pub async fn start(
     let url = resolve(&client, queue).await?;
     let journal = Arc::new(Journal::open(path, config)?);
     tracing::info!(target: LOG_TARGET, %url, "taking Batch's events from the queue");
+    count_outside(&journal, &outside).await;
     Ok(Some(tokio::spawn(async move {
-        intake(&client, &url, &journal, &stop).await;
+        intake(&client, &url, &journal, (&stop, &outside)).await;
     })))
 }
 
@@ -79,7 +80,50 @@ fn events_of(messages: &[QueueMessage]) -> (Vec<BatchEvent>, usize) {
     (events, unreadable)
 }
 
-async fn intake(client: &BatchClient, url: &str, journal: &Arc<Journal>, stop: &CancellationToken) {
+/// The journal's calls made outside quotatop per call name, for `/metrics` (the audit log
+/// `QUOTATOP_AUDIT_LOG` names, else the default one, tells quotatop's own apart).
+async fn count_outside(journal: &Arc<Journal>, cell: &crate::metrics::OutsideChanges) {
+    let j = Arc::clone(journal);
+    let counted = tokio::task::spawn_blocking(move || -> anyhow::Result<Vec<(String, usize)>> {
+        let path = std::env::var_os("QUOTATOP_AUDIT_LOG")
+            .map(std::path::PathBuf::from)
+            .or_else(quotatop_store::audit::default_path);
+        let changes = match path.filter(|p| p.exists()) {
+            Some(p) => {
+                quotatop_store::audit::changes(&quotatop_store::audit::read_log(&p)?.records)
+            }
+            None => Vec::new(),
+        };
+        let found =
+            crate::commands::audit::outside::outside_changes(Some(&j), Vec::new(), &changes, 0)?;
+        // Every judged call from 0, so a first change is an increase a rule sees.
+        let mut by_call: std::collections::BTreeMap<String, usize> = quotatop_model::JUDGED_CALLS
+            .iter()
+            .map(|c| ((*c).to_string(), 0))
+            .collect();
+        for o in found {
+            *by_call.entry(o.call.name).or_default() += 1;
+        }
+        Ok(by_call.into_iter().collect())
+    })
+    .await;
+    match counted {
+        Ok(Ok(v)) => cell.set(v),
+        Ok(Err(e)) => {
+            tracing::warn!(target: LOG_TARGET, error = %format!("{e:#}"), "changes made outside quotatop not counted")
+        }
+        Err(e) => {
+            tracing::warn!(target: LOG_TARGET, error = %e, "counting changes made outside quotatop failed")
+        }
+    }
+}
+
+async fn intake(
+    client: &BatchClient,
+    url: &str,
+    journal: &Arc<Journal>,
+    (stop, outside): (&CancellationToken, &crate::metrics::OutsideChanges),
+) {
     loop {
         let got = tokio::select! {
             () = stop.cancelled() => return,
@@ -104,7 +148,10 @@ async fn intake(client: &BatchClient, url: &str, journal: &Arc<Journal>, stop: &
         let kept = tokio::task::spawn_blocking(move || j.apply_events(&events)).await;
         match kept {
             Ok(Ok(added)) => {
-                tracing::debug!(target: LOG_TARGET, added, received = messages.len(), "events journaled")
+                tracing::debug!(target: LOG_TARGET, added, received = messages.len(), "events journaled");
+                if added > 0 {
+                    count_outside(journal, outside).await;
+                }
             }
             Ok(Err(e)) => {
                 // Not deleted: the messages come back after the visibility timeout.

@@ -28,6 +28,7 @@ mod shares;
 mod stats;
 mod submit;
 mod tls;
+mod trail;
 mod training;
 mod types;
 
@@ -50,6 +51,7 @@ pub use pages::JobPage;
 pub use shares::{LiveShare, ShareChange};
 pub use stats::{Attempt, WINDOW, WireCounts, WireStats};
 pub use submit::{SubmitRequest, SubmittedJob, TERMINATE_CHUNK, TerminateFailure, TerminateResult};
+pub use trail::TrailCalls;
 pub use training::{
     CheckpointListing, CheckpointObject, LogLine, LogPage, LogQuery, LogStream, TRAINING_LOG_GROUP,
     split_s3_uri,
@@ -155,6 +157,8 @@ pub struct BatchClient {
     /// (`events setup|status|teardown`, `record --events-queue`).
     sqs: aws_sdk_sqs::Client,
     events: aws_sdk_eventbridge::Client,
+    /// CloudTrail's event history (`LookupEvents`), standard retries.
+    trail: aws_sdk_cloudtrail::Client,
     /// Attempts per read on transient failures (the SDK's configured `max_attempts`).
     read_attempts: u32,
     pacer: pacer::Pacer,
@@ -278,6 +282,7 @@ impl BatchClient {
             .build();
         let (sqs, events) = events::clients(&shared, &region, &stats);
         Ok(Self {
+            trail: trail::client(&shared, &region, &stats),
             sqs,
             events,
             logs: aws_sdk_cloudwatchlogs::Client::from_conf(logs),

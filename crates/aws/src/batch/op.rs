@@ -42,6 +42,8 @@ pub enum Op {
     PutRule,
     PutTargets,
     RemoveTargets,
+    /// CloudTrail.
+    LookupEvents,
     /// Not an API call: the poller's refresh as a whole, when its deadline cuts calls short.
     Refresh,
 }
@@ -78,6 +80,7 @@ impl Op {
             Op::SetQueueAttributes => "SetQueueAttributes",
             Op::DeleteRule => "DeleteRule",
             Op::DescribeRule => "DescribeRule",
+            Op::LookupEvents => "LookupEvents",
             Op::ListTargetsByRule => "ListTargetsByRule",
             Op::PutRule => "PutRule",
             Op::PutTargets => "PutTargets",
@@ -106,6 +109,7 @@ impl Op {
             | Op::PutRule
             | Op::PutTargets
             | Op::RemoveTargets => "EventBridge",
+            Op::LookupEvents => "CloudTrail",
             _ => "AWS Batch",
         }
     }

@@ -22,14 +22,15 @@ use super::{App, lock, region_of, unknown_path};
 
 /// A JSON-protocol request's `X-Amz-Target` (cleaned, for messages) and the operation after
 /// `prefix`, lowercase as routed (empty when the target lacks the prefix).
-fn target_op(request: &Request<Body>, prefix: &str) -> (String, String) {
+fn target_op(request: &Request<Body>, prefixes: &[&str]) -> (String, String) {
     let target = request
         .headers()
         .get("x-amz-target")
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    let op = target
-        .strip_prefix(prefix)
+    let op = prefixes
+        .iter()
+        .find_map(|p| target.strip_prefix(p))
         .unwrap_or("")
         .to_ascii_lowercase();
     (quotatop_model::clean(target).into_owned(), op)
@@ -41,7 +42,7 @@ pub(super) async fn logs_handler(app: &App, request: Request<Body>) -> Response 
     let activity = request.extensions().get::<ConnActivity>().cloned();
     let _busy = InFlight::new(activity.as_ref());
     let result = async {
-        let (target, op) = target_op(&request, "Logs_20140328.");
+        let (target, op) = target_op(&request, &["Logs_20140328."]);
         let Some(f) = logs_operation(&op) else {
             return Err(ApiError::UnknownOperation(format!(
                 "The emulator serves no CloudWatch Logs operation {target:?} (X-Amz-Target); it serves DescribeLogStreams, GetLogEvents and FilterLogEvents"
@@ -84,7 +85,7 @@ pub(super) async fn json_handler(
     let activity = request.extensions().get::<ConnActivity>().cloned();
     let _busy = InFlight::new(activity.as_ref());
     let result = async {
-        let (target, op) = target_op(&request, service.target_prefix());
+        let (target, op) = target_op(&request, service.target_prefixes());
         let Some(f) = json_operation(service, &op) else {
             return Err(ApiError::UnknownOperation(format!(
                 "The emulator serves no {} operation {target:?} (X-Amz-Target); it serves {}",
@@ -281,8 +282,17 @@ fn carry_out(
                 .into(),
         )),
     };
-    if handled.as_ref().is_ok_and(|r| r.status().is_success()) {
-        account.record_call(op, caller, body);
+    let mut handled = handled;
+    if let Ok(r) = &mut handled
+        && r.status().is_success()
+    {
+        // The answer's request id is the CloudTrail record's `requestID`, as AWS's are: what
+        // ties a call to the caller's own record of its answer.
+        let request_id = app.request_id();
+        if let Ok(v) = axum::http::HeaderValue::from_str(&request_id) {
+            r.headers_mut().insert("x-amzn-RequestId", v);
+        }
+        account.record_call(op, caller, body, request_id);
     }
     account.publish_pending();
     Ok(handled)

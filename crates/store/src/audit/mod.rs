@@ -15,6 +15,7 @@
 mod history;
 mod identity;
 mod log;
+mod outside;
 mod record;
 mod shared;
 mod sink;
@@ -26,6 +27,7 @@ pub use log::{
     read_log, read_records, verify,
 };
 pub(crate) use log::{lock_timeout_from_env, read_log_data, verify_data};
+pub use outside::{outside_calls, own_calls};
 pub use record::{
     Action, AuditRecord, AwsContext, ChangeOrigin, ClassPolicy, JobRef, Operator, Outcome,
     RecordKind, Repair, Verdict,
@@ -179,6 +181,13 @@ impl Change {
     pub fn is_priority(&self) -> bool {
         self.intent.action.is_none()
     }
+}
+
+/// The `clientToken` of a job a change submits (a requeue's copy): derived from the change
+/// id, so that a retry cannot make a second copy, and so that the submission's CloudTrail
+/// record names the change.
+pub fn client_token(change_id: &str) -> String {
+    format!("quotatop-{change_id}").chars().take(64).collect()
 }
 
 /// Pairs intents with their outcomes (by change id), in log order; `repair` records are not

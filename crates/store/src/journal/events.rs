@@ -59,6 +59,7 @@ impl Journal {
         self.run_transaction(|x| {
             x.batch(CREATE)?;
             x.batch(CREATE_ATTEMPTS)?;
+            x.batch(super::api_calls::CREATE_CALLS)?;
             let mut added = 0;
             for e in events {
                 let new = x.exec(
@@ -67,6 +68,12 @@ impl Journal {
                     &vals![&e.id, e.time, &e.detail_type, &e.job_id, e.status.as_ref(), e.priority, e.attempts],
                 )?;
                 added += new;
+                if new > 0
+                    && let Some(call) = &e.api_call
+                {
+                    // Who called what: the audit view's calls made outside quotatop.
+                    super::api_calls::keep(x, call, "events")?;
+                }
                 if new == 0 || e.job_id.is_empty() {
                     continue;
                 }
@@ -121,8 +128,8 @@ impl Journal {
         })
     }
 
-    /// Every kept event, in event-time order (then by id); `preempted` is left empty (the
-    /// attempts are read with [`Journal::event_attempts`]).
+    /// Every kept event, in event-time order (then by id); `preempted` and `api_call` are left
+    /// empty (read with [`Journal::event_attempts`] and [`Journal::api_calls`]).
     pub fn batch_events(&self) -> Result<Vec<BatchEvent>, JournalError> {
         self.events_supported()?;
         self.run(|x| {
@@ -143,6 +150,7 @@ impl Journal {
                     priority: r.opt_int(5)?,
                     attempts: r.opt_int(6)?,
                     preempted: Vec::new(),
+                    api_call: None,
                 })
             })
             .collect()
@@ -175,6 +183,7 @@ mod tests {
             priority: None,
             attempts: None,
             preempted: recent,
+            api_call: None,
         }
     }
 
@@ -195,6 +204,19 @@ mod tests {
             .unwrap();
         j.apply_events(&[completed("e5", 460, vec![attempt("tj-4", Some(400), 450)])])
             .unwrap();
+        // An API call's event keeps its call, once however often it is delivered.
+        let mut call = completed("e6", 470, vec![]);
+        call.detail_type = "AWS API Call via CloudTrail".into();
+        call.api_call = Some(quotatop_model::ApiCall {
+            event_id: "ct-1".into(),
+            time: 465,
+            name: "UpdateServiceJob".into(),
+            principal: "arn:aws:iam::1:user/bob".into(),
+            request_id: None,
+            parameters: "{}".into(),
+        });
+        j.apply_events(&[call.clone(), call]).unwrap();
+        assert_eq!(j.api_calls(0).unwrap().len(), 1);
         let kept = j.event_attempts().unwrap();
         let got: Vec<_> = kept["j1"]
             .iter()

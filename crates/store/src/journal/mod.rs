@@ -19,6 +19,7 @@
 //!   scorecard's input from the observed transitions, over a [`history_window`] that never starts
 //!   before the queue's first observation.
 
+mod api_calls;
 pub mod copy;
 mod diff;
 mod drills;
@@ -34,6 +35,7 @@ mod store;
 mod training;
 mod writer;
 
+pub use api_calls::KeptCall;
 pub use diff::{Transition, TransitionKind, derived, transitions};
 pub use error::JournalError;
 pub use events::EventAttempts;
