@@ -184,3 +184,36 @@ fn the_sweep_s_figures_equal_separate_replays_with_the_same_settings() {
     // The three settings lead to three different outcomes: the check could tell them apart.
     assert_eq!(differ.len(), 3, "{differ:?}");
 }
+
+/// Bad input fails loudly, saying what to give instead.
+#[test]
+fn bad_input_is_refused_with_a_next_step() {
+    let trace = fixture("sweep_trace.csv");
+    let config = fixture("sweep_small.toml");
+    for (extra, says) in [
+        (
+            vec!["--class", "urgent"],
+            "--class urgent: no such class with jobs in the trace (classes: low, normal)",
+        ),
+        (
+            vec!["--checkpoint-interval", "soon"],
+            "--checkpoint-interval \"soon\": not a duration",
+        ),
+        (
+            vec!["--retry-limit", "many"],
+            "--retry-limit \"many\": not a whole number",
+        ),
+        (vec!["--checkpoint-interval", "1h,60m"], "is given twice"),
+        (vec!["--threads", "0"], "--threads 0: give at least 1"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_quotatop"))
+            .args(["sweep", "--trace", trace.to_str().unwrap()])
+            .args(["--config", config.to_str().unwrap()])
+            .args(&extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{extra:?}");
+        assert!(err.contains(says), "{extra:?}: {err}");
+    }
+}

@@ -92,15 +92,19 @@ pub fn recommendation_text(c: &ClassSweep) -> String {
         }
         Recommendation::NoneKeeps => {
             let fewest = c.points.iter().map(|(_, f)| f.missed_deadlines).min();
+            let fewest_ended = c.points.iter().map(|(_, f)| f.failed_at_limit).min();
+            let or_dash = |n: Option<usize>| n.map_or("-".to_string(), |n| n.to_string());
             format!(
-                "no combination keeps the promise: as configured the class misses {} deadlines{}; the fewest any setting misses is {}",
+                "no combination keeps the promise: as configured the class misses {} deadlines and ends {} jobs at the retry limit{}; the fewest any setting misses is {}, the fewest it ends at the limit {}",
                 c.reference.missed_deadlines,
+                c.reference.failed_at_limit,
                 c.reference
                     .budget_breaches
                     .map_or(String::new(), |b| format!(
                         " and breaches its budget {b} times"
                     )),
-                fewest.map_or("-".to_string(), |n| n.to_string())
+                or_dash(fewest),
+                or_dash(fewest_ended)
             )
         }
     }

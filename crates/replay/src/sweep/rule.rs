@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::{ClassFigures, Setting};
 
 /// The rule in words, stated in every report.
-pub const RULE: &str = "A setting keeps the class's promise when its jobs miss no more deadlines than under the reference (the class as the trace and configuration give it, no override) and, when the class has an interruption budget, breach it no more often than there. Of the settings that keep it, the recommendation is the cheapest: the least GPU-hours held that did not become finished work plus the checkpoint overhead (held - productive + checkpoint overhead); ties go to the least waste (lost + restart overhead + checkpoint overhead), then to the first setting given. The runner-up is the next by the same order, and its margin is how much more it costs.";
+pub const RULE: &str = "A setting keeps the class's promise when its jobs miss no more deadlines than under the reference (the class as the trace and configuration give it, no override), end no more of its jobs unfinished at the retry limit than there (a job ended at the limit is work the class never gets, however much capacity ending it frees) and, when the class has an interruption budget, breach it no more often than there. Of the settings that keep it, the recommendation is the cheapest: the least GPU-hours held that did not become finished work plus the checkpoint overhead (held - productive + checkpoint overhead); ties go to the least waste (lost + restart overhead + checkpoint overhead), then to the first setting given. The runner-up is the next by the same order, and its margin is how much more it costs.";
 
 /// What the rule chose for one class.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -25,6 +25,7 @@ pub enum Recommendation {
 /// Whether `f` keeps the class's promise and budget, against `reference`.
 pub fn keeps(reference: &ClassFigures, f: &ClassFigures) -> bool {
     f.missed_deadlines <= reference.missed_deadlines
+        && f.failed_at_limit <= reference.failed_at_limit
         && match (f.budget_breaches, reference.budget_breaches) {
             (Some(b), Some(r)) => b <= r,
             _ => true,

@@ -172,7 +172,7 @@ fn no_combination_keeps_the_promise_when_every_setting_misses_more() {
     assert_eq!(low.recommendation, Recommendation::NoneKeeps);
     let text = markdown(&sweeps, &[]);
     assert!(
-        text.contains("Recommendation: no combination keeps the promise: as configured the class misses 0 deadlines; the fewest any setting misses is 1."),
+        text.contains("Recommendation: no combination keeps the promise: as configured the class misses 0 deadlines and ends 0 jobs at the retry limit; the fewest any setting misses is 1, the fewest it ends at the limit 1."),
         "{text}"
     );
 }
@@ -230,4 +230,45 @@ fn the_chart_shows_the_table_s_figures() {
             .unwrap();
         assert!(chosen.contains("data-interval=\"") && chosen.contains("data-waste=\""));
     }
+}
+
+/// A retry limit that ends jobs unfinished is not chosen for being cheap: ending them frees
+/// capacity (fewer missed deadlines, less held time), but their work is never done. Figures
+/// shaped as the Philly half-capacity sweep's: limit 0 costs least and misses fewer deadlines
+/// than the reference, and ends 3,901 jobs; the setting that ends none is chosen.
+#[test]
+fn a_setting_that_ends_more_jobs_at_the_limit_does_not_keep_the_promise() {
+    let reference = ClassFigures {
+        jobs: 10_000,
+        completed: 10_000,
+        missed_deadlines: 29_614,
+        held_gpu_hours: 5_000.0,
+        productive_gpu_hours: 3_000.0,
+        ..ClassFigures::default()
+    };
+    let ends_jobs = ClassFigures {
+        completed: 6_099,
+        failed_at_limit: 3_901,
+        missed_deadlines: 26_577,
+        held_gpu_hours: 3_500.0,
+        productive_gpu_hours: 2_400.0,
+        ..reference.clone()
+    };
+    let finishes_all = ClassFigures {
+        held_gpu_hours: 4_500.0,
+        ..reference.clone()
+    };
+    assert!(ends_jobs.cost_gpu_hours() < finishes_all.cost_gpu_hours());
+    assert!(!rule::keeps(&reference, &ends_jobs));
+    let points = vec![
+        (setting(None, Some(0)), ends_jobs),
+        (setting(Some(3600), None), finishes_all),
+    ];
+    assert_eq!(
+        rule::recommend(&reference, &points),
+        rule::Recommendation::Chosen {
+            best: 1,
+            runner_up: None
+        }
+    );
 }
