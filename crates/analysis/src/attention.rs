@@ -50,7 +50,7 @@ impl AttentionKind {
 }
 
 /// What Enter on a line opens.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum AttentionTarget {
     /// A job, by id.
     Job(String),
@@ -109,10 +109,12 @@ pub fn attention(
     preemptions: &[PreemptionFacts],
 ) -> Vec<Attention> {
     let mut out = preemption_items(q, preemptions);
-    out.extend(misconfigured_items(q, dispatch));
     // A job already named for its preemptions (with their cause and remedy) is not named a
-    // second time for waiting: one item per job, its costliest.
-    let named: Vec<AttentionTarget> = out.iter().map(|(a, _)| a.target.clone()).collect();
+    // second time for waiting: one item per job, its costliest. (A misconfigured job is never
+    // an important wait.) A set: thousands of items each way at 50,000 jobs.
+    let named: std::collections::HashSet<AttentionTarget> =
+        out.iter().map(|(a, _)| a.target.clone()).collect();
+    out.extend(misconfigured_items(q, dispatch));
     out.extend(
         important_waits(dispatch)
             .into_iter()
