@@ -527,8 +527,11 @@ fn write_jobs(path: &Path, outcomes: &[ReplayOutcome]) -> anyhow::Result<()> {
             out.push_str(&format!(
                 "{},{},{},{},{},{:.3},{},{},{},{},{},{},{},{},{},{}\n",
                 q(&o.config),
-                q(&r.name),
-                q(&r.origin),
+                q(&r.name.to_string()),
+                q(&r.origin
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default()),
                 q(&r.share),
                 r.important,
                 r.submit_s,
@@ -541,7 +544,7 @@ fn write_jobs(path: &Path, outcomes: &[ReplayOutcome]) -> anyhow::Result<()> {
                 r.lost_gpu_hours,
                 r.overhead_gpu_hours,
                 r.deadline_met.map_or(String::new(), |m| m.to_string()),
-                q(&r.lost_basis),
+                q(&r.lost_basis.label()),
             ));
         }
     }

@@ -44,7 +44,7 @@ fn example_2(trace: &str) -> (Vec<ReplayOutcome>, Judged) {
 fn ends(o: &ReplayOutcome) -> Vec<(String, f64)> {
     o.jobs_rows
         .iter()
-        .map(|r| (r.name.clone(), r.ended_s.unwrap_or(f64::NAN) / 3600.0))
+        .map(|r| (r.name.to_string(), r.ended_s.unwrap_or(f64::NAN) / 3600.0))
         .collect()
 }
 
@@ -366,7 +366,7 @@ fn area_between(base: &ReplayOutcome, this: &ReplayOutcome, work: &dyn Fn(&str) 
     let ends = |o: &ReplayOutcome| -> Vec<(f64, f64)> {
         o.jobs_rows
             .iter()
-            .map(|r| (r.ended_s.unwrap() / 3600.0, work(&r.name)))
+            .map(|r| (r.ended_s.unwrap() / 3600.0, work(&r.name.to_string())))
             .collect()
     };
     let (b, s) = (ends(base), ends(this));
@@ -400,7 +400,7 @@ proptest! {
         prop_assert_eq!(cost(0), cost(1));
         prop_assert_eq!(a.figures[0].allocated_gpu_hours, a.figures[1].allocated_gpu_hours);
         // Every job finishes in both: the total work is the trace's.
-        let names: Vec<String> = o[0].jobs_rows.iter().map(|r| r.name.clone()).collect();
+        let names: Vec<String> = o[0].jobs_rows.iter().map(|r| r.name.to_string()).collect();
         let work = |name: &str| -> f64 {
             let i = names.iter().position(|n| n == name).unwrap();
             let t = trace.iter().find(|t| t.name == names[i].as_str()).unwrap();

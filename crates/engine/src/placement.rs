@@ -62,17 +62,12 @@ impl CapacityLedger {
     /// Idle capacity of lending shares minus everything borrowed; negative when an owner has
     /// taken back capacity that is still lent out.
     fn pool(&self) -> i64 {
-        let mut pool = 0i64;
-        for ((&own, &used), &lends) in self.own.iter().zip(&self.used).zip(&self.lends) {
-            let (own, used) = (own as i64, used as i64);
-            if lends && used < own {
-                pool += own - used;
-            }
-            if used > own {
-                pool -= used - own;
-            }
-        }
-        pool
+        self.own
+            .iter()
+            .zip(&self.used)
+            .zip(&self.lends)
+            .map(|((&own, &used), &lends)| pool_term(own as u64, used as u64, lends))
+            .sum()
     }
 
     /// Can share `s` place `n` more instances now? A share the ledger does not hold places
@@ -96,12 +91,11 @@ impl CapacityLedger {
         if self.env_used() + n as u64 > self.env as u64 {
             return false;
         }
+        // The pool with `n` more held by `s`: only `s`'s term of the sum changes (no copy of
+        // the ledger: this runs for every head job of every pass).
         let before = self.pool();
-        let mut after = self.clone();
-        if let Some(used) = after.used.get_mut(s) {
-            *used += n;
-        }
-        let after = after.pool();
+        let lends = self.lends_of(s);
+        let after = before - pool_term(own, used - n as u64, lends) + pool_term(own, used, lends);
         after >= 0 || after >= before
     }
 
@@ -112,6 +106,14 @@ impl CapacityLedger {
         }
         self
     }
+}
+
+/// One share's term of [`CapacityLedger::pool`]: its idle capacity when it lends, less what it
+/// holds beyond its own limit.
+fn pool_term(own: u64, used: u64, lends: bool) -> i64 {
+    let (own, used) = (own as i64, used as i64);
+    let idle = if lends && used < own { own - used } else { 0 };
+    idle - (used - own).max(0)
 }
 
 /// A job holding capacity of the type, as victim selection sees it.
@@ -137,6 +139,11 @@ pub trait TypeView {
     fn holders(&self, s: usize) -> Vec<Holder>;
     /// Whether share `s` preempts its own lower-priority jobs.
     fn in_share_preemption(&self, s: usize) -> bool;
+    /// [`fits_own`] over `self.ledger(false)`, which a view may answer without building the
+    /// ledger (the pass asks it for every head job).
+    fn fits_own(&self, s: usize, count: u32) -> bool {
+        fits_own(&self.ledger(false), s, count)
+    }
 }
 
 impl<T: TypeView + ?Sized> TypeView for &T {
@@ -148,6 +155,9 @@ impl<T: TypeView + ?Sized> TypeView for &T {
     }
     fn in_share_preemption(&self, s: usize) -> bool {
         (**self).in_share_preemption(s)
+    }
+    fn fits_own(&self, s: usize, count: u32) -> bool {
+        (**self).fits_own(s, count)
     }
 }
 
@@ -438,7 +448,7 @@ fn pass_once<P: Pass + ?Sized>(
         for (ty, (waiting, reserved)) in waiting.iter_mut().zip(&mut reserved).enumerate() {
             while let Some(h) = p.head(s, ty) {
                 not_again(dispatched, h.id, s, ty)?;
-                let own_fit = fits_own(&p.view(ty).ledger(false), s, h.count);
+                let own_fit = p.view(ty).fits_own(s, h.count);
                 if own_fit {
                     let placed = place_own_fit(&p.view(ty), s, h.count, h.priority);
                     let waits_for_room =

@@ -38,6 +38,13 @@ impl TypeView for EngineView<'_> {
     fn in_share_preemption(&self, s: usize) -> bool {
         self.engine.share_rec(s).spec.in_share_preemption.enabled()
     }
+    /// As the ledger's `own` and `used` of `s` say it (a deleted share owns nothing).
+    fn fits_own(&self, s: usize, count: u32) -> bool {
+        let share = self.engine.share_rec(s);
+        let slot = share.slot(self.ty);
+        let own = if share.deleted { 0 } else { slot.own };
+        slot.used as u64 + count as u64 <= own as u64
+    }
 }
 
 impl Pass for Engine {

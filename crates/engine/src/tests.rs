@@ -1429,3 +1429,93 @@ fn the_queue_front_share_fronts_and_status_index_match_the_full_sort_and_scan() 
     assert!(!e.queue_order().is_empty(), "the test reached a queue");
     assert!(ids.iter().any(|&j| e.status(j) == Some(JobStatus::Running)));
 }
+
+/// `fits` as it was defined: the pool of a copy of the ledger with the `n` instances added.
+fn fits_by_copy(l: &placement::CapacityLedger, s: usize, n: u32) -> bool {
+    let pool = |l: &placement::CapacityLedger| -> i64 {
+        let mut pool = 0i64;
+        for ((&own, &used), &lends) in l.own.iter().zip(&l.used).zip(&l.lends) {
+            let (own, used) = (own as i64, used as i64);
+            if lends && used < own {
+                pool += own - used;
+            }
+            if used > own {
+                pool -= used - own;
+            }
+        }
+        pool
+    };
+    let used = l.used[s] as u64 + n as u64;
+    let own = l.own[s] as u64;
+    if used > own {
+        if !l.borrows[s] {
+            return false;
+        }
+        if let Some(cap) = l.borrow_cap[s]
+            && used - own > cap as u64
+        {
+            return false;
+        }
+    }
+    if l.used.iter().map(|&u| u as u64).sum::<u64>() + n as u64 > l.env as u64 {
+        return false;
+    }
+    let mut after = l.clone();
+    after.used[s] += n;
+    let (before, after) = (pool(l), pool(&after));
+    after >= 0 || after >= before
+}
+
+#[test]
+fn fits_says_what_the_pool_of_a_copy_with_the_instances_added_says() {
+    let mut rng = Rng::new(11);
+    let (mut fit, mut unfit) = (0, 0);
+    for _ in 0..20_000 {
+        let n = 1 + rng.upto(4) as usize;
+        let own: Vec<u32> = (0..n).map(|_| rng.upto(6) as u32).collect();
+        let l = placement::CapacityLedger {
+            used: own.iter().map(|&o| rng.upto(o as u64 + 4) as u32).collect(),
+            own,
+            lends: (0..n).map(|_| rng.upto(1) == 0).collect(),
+            borrows: (0..n).map(|_| rng.upto(1) == 0).collect(),
+            borrow_cap: (0..n)
+                .map(|_| (rng.upto(2) == 0).then(|| rng.upto(4) as u32))
+                .collect(),
+            env: rng.upto(30) as u32,
+        };
+        let (s, count) = (rng.upto(n as u64 - 1) as usize, rng.upto(5) as u32);
+        let want = fits_by_copy(&l, s, count);
+        assert_eq!(l.fits(s, count), want, "{l:?} share {s} count {count}");
+        if want { fit += 1 } else { unfit += 1 }
+    }
+    assert!(
+        fit > 1_000 && unfit > 1_000,
+        "both answers tried: {fit} fit, {unfit} do not"
+    );
+}
+
+/// The engine's own-limit check the pass asks for every head is the ledger's.
+#[test]
+fn the_engines_own_limit_check_is_the_ledgers() {
+    use placement::{Pass, TypeView};
+    let mut e = engine(&[(G5, 8)]);
+    e.create_share(share("a", G5, 3, SharingConfig::lend_and_borrow(100)))
+        .unwrap();
+    e.create_share(share("b", G5, 2, SharingConfig::reserve()))
+        .unwrap();
+    for i in 0..4 {
+        e.submit(JobSpec::new(format!("a{i}"), "a", G5, 1, HOUR))
+            .unwrap();
+    }
+    e.advance_to(e.now() + 60_000).unwrap();
+    let view = Pass::view(&e, 0);
+    for s in 0..2 {
+        for count in 0..6 {
+            assert_eq!(
+                view.fits_own(s, count),
+                placement::fits_own(&view.ledger(false), s, count),
+                "share {s} count {count}"
+            );
+        }
+    }
+}

@@ -6,16 +6,18 @@
 mod score;
 mod submit;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use quotatop_analysis::scorecard::decision::{Evaluation, Rules, Schedule};
 use quotatop_analysis::scorecard::{
-    JobHistory, Ledger, Outcome, PriorityBand, Scorecard, ScorecardInput, Window, from_engine,
+    JobHistory, Ledger, LostBasis, Outcome, PriorityBand, Scorecard, ScorecardInput, Window,
+    from_engine,
 };
 use quotatop_engine::Engine;
 use quotatop_model::{JobStatus, Millis};
 
-use super::{ReplayConfig, ReplayError, StuckJob, TraceJob};
+use super::{JobName, Origin, ReplayConfig, ReplayError, StuckJob, TraceJob};
 use score::score;
 pub(crate) use submit::{spec_for, submit_all};
 
@@ -147,11 +149,14 @@ pub(crate) fn band_of_priority(priority: i64) -> PriorityBand {
 }
 
 /// One job under one configuration, for `--jobs-out`. Times in seconds from the trace start.
+/// Its name, origin and share are the trace's own (shared, not copied: a sweep makes a row per
+/// job for every replay); the words of its lost work's basis are made when written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobRow {
-    pub name: String,
-    pub origin: String,
-    pub share: String,
+    pub name: JobName,
+    /// `None`: a job the trace does not hold.
+    pub origin: Option<Origin>,
+    pub share: Arc<str>,
     pub submit_s: f64,
     /// `(held from, stopped)` of each attempt.
     pub attempts: Vec<(Option<f64>, Option<f64>)>,
@@ -160,8 +165,9 @@ pub struct JobRow {
     pub productive_gpu_hours: f64,
     pub lost_gpu_hours: f64,
     pub overhead_gpu_hours: f64,
-    /// How its lost work is known: "measured", "modelled (interval N min)", … (`LostBasis`).
-    pub lost_basis: String,
+    /// How its lost work is known (`LostBasis::label`: "measured", "modelled (interval N
+    /// min)", …).
+    pub lost_basis: LostBasis,
     pub important: bool,
     pub deadline_met: Option<bool>,
     /// Its priority as submitted in the trace (what its class is read by).

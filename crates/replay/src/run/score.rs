@@ -10,7 +10,7 @@ use quotatop_analysis::scorecard::{
 use quotatop_engine::JobId;
 use quotatop_model::Millis;
 
-use super::super::{ReplayConfig, TraceJob};
+use super::super::{JobName, ReplayConfig, TraceJob};
 use super::{Comparison, JobRow, ReplayOutcome, Tally, band_of, horizon_end, submission_order};
 
 /// Reads a run: the scorecard, the evaluation and the rows of `jobs` (the histories with their
@@ -139,11 +139,12 @@ fn job_rows(
             };
             JobRow {
                 // The name the engine was given: the trace's.
-                name: t
-                    .map(|t| t.name.to_string())
-                    .unwrap_or_else(|| h.name.clone()),
-                origin: t.map(|t| t.origin.to_string()).unwrap_or_default(),
-                share: h.share.clone(),
+                name: t.map_or_else(
+                    || JobName::Given(h.name.as_str().into()),
+                    |t| t.name.clone(),
+                ),
+                origin: t.map(|t| t.origin.clone()),
+                share: t.map_or_else(|| h.share.as_str().into(), |t| t.share.clone()),
                 submit_s: secs(h.submitted_at),
                 attempts: h
                     .attempts
@@ -155,7 +156,7 @@ fn job_rows(
                 productive_gpu_hours: g(l.productive),
                 lost_gpu_hours: g(l.lost),
                 overhead_gpu_hours: g(l.overhead),
-                lost_basis: l.basis.label(),
+                lost_basis: l.basis,
                 important: f.important,
                 deadline_met: f.deadline.map(|d| d.met(h)),
                 priority: t.map_or(i64::from(h.priority), |t| t.priority),
