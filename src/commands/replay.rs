@@ -384,11 +384,10 @@ fn with_policy(
         let Some(k) = quotatop_policy::class_index(policy, &j.share, priority) else {
             continue;
         };
-        cmp.class_by_policy
-            .insert((j.share.to_string(), j.priority), k);
+        cmp.class_by_policy.insert((j.share.clone(), j.priority), k);
         let class = &policy.classes[usize::from(k)];
         if quotatop_policy::important(class) {
-            important.insert((j.share.to_string(), j.priority));
+            important.insert((j.share.clone(), j.priority));
         }
         if !class.promise.is_empty() && j.extras.deadline_ms().is_none() {
             promised[usize::from(k)] += 1;

@@ -94,7 +94,7 @@ fn settings(args: &SweepArgs) -> anyhow::Result<Vec<Setting>> {
 fn classes(
     args: &SweepArgs,
     jobs: &[TraceJob],
-    by_policy: &std::collections::BTreeMap<(String, i64), u16>,
+    by_policy: &std::collections::BTreeMap<(std::sync::Arc<str>, i64), u16>,
 ) -> anyhow::Result<(Vec<SweepClass>, String)> {
     let mut all: Vec<SweepClass> = Vec::new();
     let source = if let Some(path) = &args.policy {
@@ -104,7 +104,7 @@ fn classes(
             let pairs: BTreeSet<(String, i64)> = by_policy
                 .iter()
                 .filter(|(_, i)| usize::from(**i) == k)
-                .map(|(p, _)| p.clone())
+                .map(|((share, priority), _)| (share.to_string(), *priority))
                 .collect();
             if pairs.is_empty() {
                 continue;

@@ -121,11 +121,12 @@ pub struct Comparison {
     pub per_job: bool,
     /// The (share, priority as submitted) of important work when a policy says which it is
     /// (`replay --policy`): replaces the band heuristic.
-    pub important_by_policy: Option<std::collections::BTreeSet<(String, i64)>>,
+    /// Keyed by the trace's own share names (`TraceJob::share`), so a lookup copies none.
+    pub important_by_policy: Option<std::collections::BTreeSet<(Arc<str>, i64)>>,
     /// Each job's policy class by (share, priority as submitted), an index of the rules'
     /// `classes` (`replay --policy`; one membership rule, `quotatop_policy::class_of`): its
     /// class's promise and budget judge it.
-    pub class_by_policy: std::collections::BTreeMap<(String, i64), u16>,
+    pub class_by_policy: std::collections::BTreeMap<(Arc<str>, i64), u16>,
 }
 
 impl Comparison {
@@ -133,7 +134,7 @@ impl Comparison {
     /// submitted in the trace, or the protected share.
     pub fn important(&self, job: &TraceJob) -> bool {
         if let Some(set) = &self.important_by_policy {
-            return set.contains(&(job.share.to_string(), job.priority));
+            return set.contains(&(job.share.clone(), job.priority));
         }
         band_of(job) >= PriorityBand::High || self.protected.as_deref() == Some(&*job.share)
     }

@@ -81,7 +81,7 @@ fn job_facts(
         .map(|(h, t)| {
             let class = t.and_then(|t| {
                 cmp.class_by_policy
-                    .get(&(t.share.to_string(), t.priority))
+                    .get(&(t.share.clone(), t.priority))
                     .copied()
             });
             job_fact(h, *t, class, cmp)
