@@ -112,4 +112,90 @@ async fn a_demo_journal_sweeps_to_a_table_and_a_recommendation_per_class() {
             "class {name}: reference + 9 settings\n{section}"
         );
     }
+    restart_overhead_is_measured_where_the_logs_say(&path, &md);
+}
+
+/// "Restart overhead per class: …" split into (class, n measured restores, mean s); `None`
+/// for a class modelled.
+fn restart_bases(md: &str) -> Vec<(String, Option<(usize, f64)>)> {
+    let line = md
+        .lines()
+        .find_map(|l| l.strip_prefix("Restart overhead per class: "))
+        .unwrap_or_else(|| panic!("no restart overhead note: {md}"));
+    let (classes, _) = line.split_once("; the replays hold").unwrap();
+    classes
+        .split("; ")
+        .map(|c| {
+            let (name, rest) = c.split_once(' ').unwrap();
+            let measured = rest.strip_prefix("measured (").map(|r| {
+                let (n, r) = r.split_once(" restores, mean ").unwrap();
+                (
+                    n.parse().unwrap(),
+                    r.trim_end_matches(" s)").parse().unwrap(),
+                )
+            });
+            if measured.is_none() {
+                assert!(rest.starts_with("modelled (restart_overhead_s = "), "{c}");
+            }
+            (name.to_string(), measured)
+        })
+        .collect()
+}
+
+/// The demo's re-runs log their restores: the classes with them say "measured (n restores)",
+/// n adding up to the journal's logged restores; moving every restore line 90 s later moves
+/// each class's measured mean by 90 s, and what the replays hold to the mean of them all.
+fn restart_overhead_is_measured_where_the_logs_say(path: &Path, md: &str) {
+    let db = rusqlite::Connection::open(path).unwrap();
+    let logged: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM attempt_marks WHERE restored = 1 AND restored_at IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(logged > 0, "the demo logs no restore");
+    let before = restart_bases(md);
+    let n: usize = before.iter().filter_map(|(_, m)| m.map(|m| m.0)).sum();
+    assert_eq!(n as i64, logged, "{before:?}");
+    db.execute(
+        "UPDATE attempt_marks SET restored_at = restored_at + 90000 WHERE restored_at IS NOT NULL",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let (ok, later, err) = sweep_journal(
+        path,
+        &[
+            "--policy",
+            POLICY,
+            "--checkpoint-interval",
+            "1h",
+            "--retry-limit",
+            "2",
+        ],
+    );
+    assert!(ok, "{err}");
+    let after = restart_bases(&later);
+    for ((name, a), (_, b)) in before.iter().zip(&after) {
+        match (a, b) {
+            (Some((n, m)), Some((n2, m2))) => {
+                assert_eq!(n, n2, "{name}");
+                assert!((m2 - m - 90.0).abs() < 0.11, "{name}: {m} then {m2}");
+            }
+            (None, None) => {}
+            _ => panic!("{name}: measured once, modelled the other time"),
+        }
+    }
+    // What the replays hold is the mean of every measured restore.
+    let (n, total) = after
+        .iter()
+        .filter_map(|(_, m)| *m)
+        .fold((0, 0.0), |(n, t), (k, m)| (n + k, t + k as f64 * m));
+    let held = (total / n as f64).round();
+    assert!(held >= 90.0, "{later}");
+    assert!(
+        later.contains(&format!("restart overhead {held} s per re-run")),
+        "{held}: {later}"
+    );
 }
