@@ -16,6 +16,8 @@ pub struct JournalTrace {
     pub trace: HistoryTrace,
     /// The queue's shares and environment capacity as the journal last saw them.
     pub baseline: ReplayConfig,
+    /// The re-runs after a preemption whose restore the logs measured.
+    pub restores: Vec<quotatop_replay::sweep::MeasuredRestore>,
 }
 
 /// The scorecard options of quotatop's config file: `path` (which must be readable and
@@ -82,6 +84,7 @@ pub fn trace_from_journal(
         journal::scorecard_input(&j, queue, history.window, opts).context("reading the journal")?;
     let changes = j.priority_changes(queue, history.window)?;
     let trace = from_history::trace_from_history(&input, opts, &changes);
+    let restores = quotatop_replay::sweep::measured_restores(&input, &changes);
     if trace.jobs.is_empty() {
         bail!(
             "no job of {queue} was submitted and finished in the window ({} job(s) seen{})",
@@ -124,7 +127,11 @@ pub fn trace_from_journal(
         workload: Workload::default(),
         rules: Default::default(),
     };
-    Ok(JournalTrace { trace, baseline })
+    Ok(JournalTrace {
+        trace,
+        baseline,
+        restores,
+    })
 }
 
 /// "left out: 3 still open at the window's end, 1 failed", or `None` when none was.

@@ -25,6 +25,8 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
 pub(crate) struct Loaded {
     pub(crate) jobs: Vec<TraceJob>,
     pub(crate) philly_base: Option<ReplayConfig>,
+    /// From a journal: the restores its logs measured (none from trace files).
+    pub(crate) restores: Vec<quotatop_replay::sweep::MeasuredRestore>,
 }
 
 fn is_philly(path: &Path) -> bool {
@@ -81,7 +83,11 @@ fn load_traces(paths: &[PathBuf], default_nodes: Option<u32>) -> anyhow::Result<
         workload: Workload::default(),
         rules: Default::default(),
     });
-    Ok(Loaded { jobs, philly_base })
+    Ok(Loaded {
+        jobs,
+        philly_base,
+        restores: Vec::new(),
+    })
 }
 
 /// `cfg` × `factor`, validated as the engine will take it; the scaled capacities go to stderr.
@@ -158,6 +164,7 @@ pub(crate) fn load(args: &ReplayArgs) -> anyhow::Result<(Loaded, Option<ReplayCo
     let loaded = Loaded {
         jobs: t.trace.jobs,
         philly_base: None,
+        restores: t.restores,
     };
     Ok((loaded, Some(t.baseline)))
 }

@@ -190,7 +190,7 @@ pub fn execute(args: &SweepArgs, progress: bool) -> anyhow::Result<String> {
     let (loaded, journal_base) = super::replay::load(&rargs)?;
     let (configs, _) =
         super::replay::configs_at(&rargs, &loaded, journal_base.as_ref(), args.capacity_scale)?;
-    let base: ReplayConfig = match configs.into_iter().next() {
+    let mut base: ReplayConfig = match configs.into_iter().next() {
         Some(c) => c,
         None => super::replay::scale(
             loaded
@@ -200,6 +200,15 @@ pub fn execute(args: &SweepArgs, progress: bool) -> anyhow::Result<String> {
             args.capacity_scale,
         )?,
     };
+    // A journal's baseline carries no restart overhead: where its logs measured restores,
+    // their mean is held fixed instead.
+    let held_measured = journal_base
+        .is_some()
+        .then(|| sweep::held_restart_s(&loaded.restores))
+        .flatten();
+    if let Some(s) = held_measured {
+        base.workload.restart_overhead_s = s;
+    }
     let (cmp, notes) =
         super::replay::comparison(&rargs, std::slice::from_ref(&base), &loaded.jobs, None)?;
     let (classes, class_note) = classes(args, &loaded.jobs, &cmp.class_by_policy)?;
@@ -240,7 +249,13 @@ pub fn execute(args: &SweepArgs, progress: bool) -> anyhow::Result<String> {
         loaded.jobs.len(),
         began.elapsed().as_secs_f64()
     );
-    let notes = sweep_notes(&base, &plan, class_note, notes);
+    let mut notes = sweep_notes(&base, &plan, class_note, notes);
+    notes.push(restart_note(
+        &base,
+        &classes,
+        &loaded.restores,
+        held_measured,
+    ));
     Ok(match args.format {
         SweepFormat::Md => sweep::markdown(&swept, &notes),
         SweepFormat::Json => sweep::json(&swept, &notes),
@@ -268,7 +283,7 @@ fn sweep_notes(
         class_note,
         "Measured (the engine's replay of the trace, the ledger replay's report uses): productive GPU-h, preemptions and the lost work they cause (lost after the last checkpoint of the interval), jobs failed at the retry limit, completion times, missed deadlines and budget breaches.".to_string(),
         format!(
-            "Modelled: checkpoint overhead = checkpoints written × {} s per write (--checkpoint-write) × the job's GPUs: nothing measures how long a checkpoint write takes (the journal records checkpoint objects and restores, not writes), and the overhead is counted, not scheduled (a replayed job does not run longer for it); checkpoint storage = checkpoints written × {} GB per GPU (--checkpoint-gb-per-gpu), every checkpoint kept a month, {}; restart overhead is the configuration's restart_overhead_s.",
+            "Modelled: checkpoint overhead = checkpoints written × {} s per write (--checkpoint-write) × the job's GPUs: nothing measures how long a checkpoint write takes (the journal records checkpoint objects and restores, not writes), and the overhead is counted, not scheduled (a replayed job does not run longer for it); checkpoint storage = checkpoints written × {} GB per GPU (--checkpoint-gb-per-gpu), every checkpoint kept a month, {}; restart overhead is restart_overhead_s per re-run, measured or modelled as the next note says per class.",
             m.write_s,
             m.gb_per_gpu,
             match m.s3_gb_month {
@@ -288,4 +303,38 @@ fn sweep_notes(
             .filter(|n| n.starts_with("Deadlines:")),
     );
     notes
+}
+
+/// Per class, whether its restart overhead was measured (n restores in the journal's logs) or
+/// modelled, and what the replays hold fixed.
+fn restart_note(
+    base: &ReplayConfig,
+    classes: &[SweepClass],
+    restores: &[sweep::MeasuredRestore],
+    held_measured: Option<u64>,
+) -> String {
+    let modelled_s = base.workload.restart_overhead_s;
+    let per_class: Vec<String> = classes
+        .iter()
+        .map(|c| {
+            let basis = match held_measured {
+                Some(_) => sweep::RestartBasis::of_class(&c.members, restores, modelled_s),
+                None => sweep::RestartBasis::Modelled { s: modelled_s },
+            };
+            format!("{} {}", c.name, basis.text())
+        })
+        .collect();
+    let held = match held_measured {
+        Some(s) => format!(
+            "the replays hold {s} s per re-run, the mean of the journal's {} measured restores (a re-run's start to its log's restore line), for every class",
+            restores.len()
+        ),
+        None => format!(
+            "no restore measured (trace files, or no log said when a re-run restored): the replays hold the configuration's restart_overhead_s = {modelled_s} s"
+        ),
+    };
+    format!(
+        "Restart overhead per class: {}; {held}.",
+        per_class.join("; ")
+    )
 }

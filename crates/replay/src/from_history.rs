@@ -91,7 +91,7 @@ pub fn trace_from_history(
     for (n, (job, work)) in kept.into_iter().enumerate() {
         let mut seen = by_job.get(job.job_id.as_str()).cloned().unwrap_or_default();
         seen.sort_by_key(|c| c.at);
-        let priority = seen.first().map_or(job.priority, |c| c.old);
+        let priority = submitted_priority(job.priority, &seen);
         out.jobs.push(TraceJob {
             name: JobName::from(job.name.as_str()),
             origin: Origin::at(&file, n as u64 + 1),
@@ -113,6 +113,12 @@ pub fn trace_from_history(
         });
     }
     out
+}
+
+/// The priority a job was submitted at: the first of its `changes` (sorted by time) changed it
+/// from that, else it never changed from `now`.
+pub(crate) fn submitted_priority(now: u32, changes: &[&PriorityChange]) -> u32 {
+    changes.first().map_or(now, |c| c.old)
 }
 
 /// `ms` as seconds, exact to the millisecond (`12`, `12.5`, `0.001`).

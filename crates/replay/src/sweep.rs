@@ -11,6 +11,7 @@
 //! the chart in `svg`.
 
 mod report;
+mod restores;
 mod rule;
 mod svg;
 
@@ -24,6 +25,7 @@ use super::{
     replay_lean,
 };
 pub use report::{json, markdown};
+pub use restores::{MeasuredRestore, RestartBasis, held_restart_s, measured_restores};
 pub use rule::{Recommendation, recommend};
 pub use svg::{ChartPoint, chart_points, svg};
 
