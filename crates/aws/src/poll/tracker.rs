@@ -42,6 +42,11 @@ pub struct QueueTracker {
     status_jobs: HashMap<JobStatus, usize>,
     /// What was read of the jobs' training jobs (checkpoint listings, log marks).
     training: TrainingState,
+    /// Set while a reconciliation (a full refresh with Batch's events applied) runs: what a
+    /// describe finds changed is noted in `found`, since an event should have told it.
+    watch: bool,
+    /// (job id, what changed) noted while watching, taken by [`QueueTracker::take_found`].
+    found: Vec<(String, String)>,
 }
 
 impl QueueTracker {
@@ -52,6 +57,8 @@ impl QueueTracker {
             listed_once: false,
             status_jobs: HashMap::new(),
             training: TrainingState::default(),
+            watch: false,
+            found: Vec::new(),
         };
         t.set_info(info);
         t
@@ -97,6 +104,8 @@ impl QueueTracker {
             listed_once: false,
             status_jobs,
             training: TrainingState::default(),
+            watch: false,
+            found: Vec::new(),
         };
         t.set_info(info);
         t
@@ -351,8 +360,33 @@ impl QueueTracker {
             .collect()
     }
 
+    /// Whether the job is tracked.
+    pub fn has(&self, id: &str) -> bool {
+        self.jobs.contains_key(id)
+    }
+
+    /// Notes what describes find changed from then on (`true`), or stops (`false`).
+    pub fn watch(&mut self, on: bool) {
+        self.watch = on;
+    }
+
+    /// What describes found changed while watching, since last taken.
+    pub fn take_found(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.found)
+    }
+
     pub fn apply_described(&mut self, d: DescribedJob, now: Millis) {
         self.training.set_uri(&d.job.id, d.checkpoint_uri.clone());
+        if self.watch {
+            let before = self
+                .jobs
+                .get(&d.job.id)
+                .filter(|e| e.described.is_some())
+                .map(|e| &*e.tracked.job);
+            if let Some(what) = super::events::missed_change(before, &d.job) {
+                self.found.push((d.job.id.clone(), what));
+            }
+        }
         match self.jobs.get_mut(&d.job.id) {
             Some(e) => {
                 e.tracked.job = d.job.into();
