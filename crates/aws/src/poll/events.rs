@@ -109,6 +109,7 @@ impl Poller {
                             .position(|t| t.arn() == d.queue || t.name() == d.queue)
                     });
                     if let Some(t) = at.and_then(|i| self.trackers.get_mut(i)) {
+                        t.tick_clock(now);
                         t.apply_described(d, now);
                     }
                 }

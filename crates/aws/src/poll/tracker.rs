@@ -47,6 +47,8 @@ pub struct QueueTracker {
     watch: bool,
     /// (job id, what changed) noted while watching, taken by [`QueueTracker::take_found`].
     found: Vec<(String, String)>,
+    /// The local time (ms) the service clock `base.server_time` was read at.
+    clock_read_at: Option<Millis>,
 }
 
 impl QueueTracker {
@@ -59,6 +61,7 @@ impl QueueTracker {
             training: TrainingState::default(),
             watch: false,
             found: Vec::new(),
+            clock_read_at: None,
         };
         t.set_info(info);
         t
@@ -106,6 +109,7 @@ impl QueueTracker {
             training: TrainingState::default(),
             watch: false,
             found: Vec::new(),
+            clock_read_at: None,
         };
         t.set_info(info);
         t
@@ -144,6 +148,7 @@ impl QueueTracker {
         self.base.utilization = front.utilization;
         if front.last_updated_at.is_some() {
             self.base.server_time = front.last_updated_at;
+            self.clock_read_at = Some(quotatop_model::wall_clock_ms());
         }
     }
 
@@ -358,6 +363,15 @@ impl QueueTracker {
                 front_rank: ranks.get(id).copied(),
             })
             .collect()
+    }
+
+    /// The service clock moved on by the local time since it was read (`now`): what an
+    /// event's describes between listings are observed at.
+    pub fn tick_clock(&mut self, now: Millis) {
+        if let (Some(t), Some(at)) = (self.base.server_time, self.clock_read_at) {
+            self.base.server_time = Some(t + (now - at).max(0));
+            self.clock_read_at = Some(now);
+        }
     }
 
     /// Whether the job is tracked.
