@@ -49,9 +49,17 @@ pub struct RecordArgs {
     /// Also take Batch's events from this SQS queue (URL or name; made by `quotatop events
     /// setup`): long-polled (20 s), each event kept in the journal once by its id, in event-time
     /// order, its message deleted only after the journal committed it (a message not deleted,
-    /// after a kill, comes back 10 s later). Polling goes on at --interval as without it.
+    /// after a kill, comes back 10 s later). The jobs the events name are described at once
+    /// and their snapshot journaled; the full listing becomes a reconciliation every
+    /// --reconcile-every.
     #[arg(long, value_name = "URL|NAME", conflicts_with = "no_journal")]
     pub events_queue: Option<String>,
+    /// With --events-queue: how often the full listing runs, as a reconciliation; what it
+    /// finds that no event told is counted (quotatop_events_missed_total) and logged in
+    /// record.log. A duration: 90s, 5m, 1h.
+    #[arg(long, value_name = "DURATION", default_value = "5m", requires = "events_queue",
+          value_parser = parse_reconcile)]
+    pub reconcile_every: std::time::Duration,
     /// Allow --metrics-addr to bind a non-loopback address.
     #[arg(long, requires = "metrics_addr")]
     pub metrics_allow_remote: bool,
@@ -75,4 +83,13 @@ impl From<LogLevel> for tracing::Level {
             LogLevel::Debug => tracing::Level::DEBUG,
         }
     }
+}
+
+/// `--reconcile-every`: a duration of 1 s to 1 day.
+fn parse_reconcile(text: &str) -> Result<std::time::Duration, String> {
+    let ms = quotatop_model::parse_duration(text).map_err(|e| e.to_string())?;
+    if !(1_000..=86_400_000).contains(&ms) {
+        return Err(format!("{text:?} is not between 1s and 1d"));
+    }
+    Ok(std::time::Duration::from_millis(ms.unsigned_abs()))
 }

@@ -91,6 +91,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         policy_cell: metrics_ctx.policy.clone(),
         policy_window: super::policy::window(&loaded.config),
         journal_config,
+        events_named: events::Named::default(),
     };
     let rt = super::runtime()?;
     rt.block_on(serve(&session, metrics_ctx))
@@ -120,7 +121,7 @@ async fn serve(session: &Session<'_>, metrics_ctx: crate::metrics::Context) -> a
         args,
         session.location,
         session.journal_config,
-        (stop.clone(), outside),
+        (stop.clone(), outside, session.events_named.clone()),
     )
     .await?;
     let result = lead_and_record(session, &latest, &metrics, &stop).await;
@@ -144,6 +145,9 @@ struct Session<'a> {
     policy_cell: crate::metrics::PolicyBreaches,
     policy_window: String,
     journal_config: journal::JournalConfig,
+    /// Where the event intake sends the jobs Batch's events name: the current session's
+    /// poller.
+    events_named: events::Named,
 }
 
 /// Where `record` journals: `None` with `--no-journal`; else `--journal`, `--store`

@@ -303,6 +303,10 @@ const COUNTERS: &[(&str, &str)] = &[
         "Batch calls changing a job's priority, ending a job or changing a queue or quota share that quotatop did not make (CloudTrail's calls the audit log does not account for: what `quotatop audit list` shows as OUTSIDE quotatop), per API call",
     ),
     (
+        "quotatop_events_missed",
+        "Changes the reconciliation (the full listing of `record --events-queue`) found that no Batch event told: a job, a status, a number of attempts, a priority (0 without --events-queue)",
+    ),
+    (
         "quotatop_journal_write_errors",
         "Snapshots the journal did not store (queue full or journal unavailable)",
     ),
@@ -447,9 +451,10 @@ fn fill_health(fams: &Families, snap: &Snapshot) {
         );
         fams.set(
             "quotatop_refresh_errors_last_minute",
-            l,
+            l.clone(),
             f64::from(h.errors_last_minute),
         );
+        fams.count("quotatop_events_missed", l, h.events_missed as f64);
     }
 }
 

@@ -51,6 +51,7 @@ mod emulator_truth;
 mod emulator_wire;
 mod engine_philly;
 mod engine_props;
+mod events_apply;
 mod events_cli;
 mod events_loop;
 mod events_record;

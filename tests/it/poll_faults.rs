@@ -96,6 +96,7 @@ async fn poller_survives_faults_and_converges_after_them() {
             queues: vec!["ml-training".to_string()],
             progressive: false,
             training: Default::default(),
+            reconcile_every: None,
         },
     );
 

@@ -231,6 +231,16 @@ pub struct PollHealth {
     /// (see `commands::console`'s tee).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub in_progress: bool,
+    /// With Batch's events applied (`record --events-queue`): changes the periodic full listing
+    /// found that no event told (a new job, a status, a number of attempts, a priority), since
+    /// the poller started (`quotatop_events_missed_total`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub events_missed: u64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if takes a reference
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -157,6 +157,7 @@ impl Fleet {
             // Each source polls live (a fleet does not start from the journal).
             from_history: parts.iter().any(|s| s.health.from_history),
             in_progress: parts.iter().any(|s| s.health.in_progress),
+            events_missed: parts.iter().map(|s| s.health.events_missed).sum(),
         };
         Snapshot {
             taken_at: parts.iter().map(|s| s.taken_at).max().unwrap_or(0),

@@ -22,6 +22,35 @@ pub const VISIBILITY_S: i32 = 10;
 /// Pause after a failed receive or journal write before trying again.
 const RETRY_AFTER: Duration = Duration::from_secs(2);
 
+/// Where the jobs the events name go: the recording session's poller (none while it stands
+/// by, or polls several sources), which describes them at once.
+#[derive(Debug, Clone, Default)]
+pub struct Named(Arc<std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedSender<String>>>>);
+
+impl Named {
+    pub fn set(&self, to: Option<tokio::sync::mpsc::UnboundedSender<String>>) {
+        if let Ok(mut g) = self.0.lock() {
+            *g = to;
+        }
+    }
+
+    /// Hands the jobs `events` name to the poller (each once).
+    fn send(&self, events: &[BatchEvent]) {
+        let Ok(g) = self.0.lock() else { return };
+        let Some(tx) = g.as_ref() else { return };
+        let mut ids: Vec<&str> = events
+            .iter()
+            .map(|e| e.job_id.as_str())
+            .filter(|id| !id.is_empty())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            let _ = tx.send(id.to_string());
+        }
+    }
+}
+
 /// The queue's URL: `queue` itself when it is one, else the URL of the queue of that name.
 async fn resolve(client: &BatchClient, queue: &str) -> anyhow::Result<String> {
     if queue.starts_with("http://") || queue.starts_with("https://") {
@@ -47,7 +76,7 @@ pub async fn start(
     args: &crate::cli::RecordArgs,
     location: Option<&StoreLocation>,
     config: JournalConfig,
-    (stop, outside): (CancellationToken, crate::metrics::OutsideChanges),
+    (stop, outside, named): (CancellationToken, crate::metrics::OutsideChanges, Named),
 ) -> anyhow::Result<Option<tokio::task::JoinHandle<()>>> {
     let Some(queue) = &args.events_queue else {
         return Ok(None);
@@ -64,7 +93,7 @@ pub async fn start(
     tracing::info!(target: LOG_TARGET, %url, "taking Batch's events from the queue");
     count_outside(&journal, &outside).await;
     Ok(Some(tokio::spawn(async move {
-        intake(&client, &url, &journal, (&stop, &outside)).await;
+        intake(&client, &url, &journal, (&stop, &outside, &named)).await;
     })))
 }
 
@@ -122,7 +151,7 @@ async fn intake(
     client: &BatchClient,
     url: &str,
     journal: &Arc<Journal>,
-    (stop, outside): (&CancellationToken, &crate::metrics::OutsideChanges),
+    (stop, outside, named): (&CancellationToken, &crate::metrics::OutsideChanges, &Named),
 ) {
     loop {
         let got = tokio::select! {
@@ -145,9 +174,12 @@ async fn intake(
             tracing::warn!(target: LOG_TARGET, unreadable, "messages that hold no Batch event, deleted");
         }
         let j = Arc::clone(journal);
-        let kept = tokio::task::spawn_blocking(move || j.apply_events(&events)).await;
+        let kept =
+            tokio::task::spawn_blocking(move || j.apply_events(&events).map(|n| (n, events))).await;
         match kept {
-            Ok(Ok(added)) => {
+            Ok(Ok((added, events))) => {
+                // Committed: the poller describes the jobs they name at once.
+                named.send(&events);
                 tracing::debug!(target: LOG_TARGET, added, received = messages.len(), "events journaled");
                 if added > 0 {
                     count_outside(journal, outside).await;

@@ -119,21 +119,7 @@ async fn record_session(
         queues: args.target.queues.clone(),
         ..PollConfig::default()
     };
-    let mut poller = if s.named.is_empty() {
-        let client =
-            BatchClient::connect(crate::commands::snapshot::connect_options(&args.target.aws))
-                .await?;
-        // A warm start: only the jobs that changed while it was stopped are described.
-        let warm = s
-            .location
-            .and_then(|l| crate::commands::warm::load_at(l, &args.target.queues, client.source()));
-        poll::spawn_seeded(client, poll_config, warm.as_ref())
-    } else {
-        let sources = crate::commands::sources::connect(s.named.clone()).await?;
-        let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
-        tracing::info!(target: LOG_TARGET, sources = ?names, "recording several sources");
-        crate::commands::sources::spawn(&sources, &poll_config)
-    };
+    let mut poller = spawn_poller(s, poll_config).await?;
     let journal = s
         .location
         .map(|l| JournalHandle::start_fenced(l, s.journal_config, fence));
@@ -159,6 +145,7 @@ async fn record_session(
         }
         None => serve_loop(&mut poller.snapshots, stop.cancelled(), latest).await,
     };
+    s.events_named.set(None);
     session_stop.cancel();
     if let Some(task) = policy_task {
         task.await.ok();
@@ -168,4 +155,47 @@ async fn record_session(
         journal.shutdown();
     }
     Ok(summary)
+}
+
+/// The session's poller: with Batch's events (one source), the jobs they name are described at
+/// once and the full listing is a reconciliation every `--reconcile-every` (several sources
+/// poll as without events).
+async fn spawn_poller(
+    s: &Session<'_>,
+    poll_config: PollConfig,
+) -> anyhow::Result<poll::PollHandle> {
+    let args = s.args;
+    // With Batch's events, the named jobs are described at once and the full listing is a
+    // reconciliation (one source only: several sources poll as without events).
+    let reconcile = args
+        .events_queue
+        .is_some()
+        .then_some(args.reconcile_every)
+        .filter(|_| s.named.is_empty());
+    Ok(if s.named.is_empty() {
+        let client =
+            BatchClient::connect(crate::commands::snapshot::connect_options(&args.target.aws))
+                .await?;
+        // A warm start: only the jobs that changed while it was stopped are described.
+        let warm = s
+            .location
+            .and_then(|l| crate::commands::warm::load_at(l, &args.target.queues, client.source()));
+        let poller = poll::spawn_seeded(
+            client,
+            PollConfig {
+                reconcile_every: reconcile,
+                ..poll_config
+            },
+            warm.as_ref(),
+        );
+        if reconcile.is_some() {
+            s.events_named.set(Some(poller.named()));
+        }
+        poller
+    } else {
+        let sources = crate::commands::sources::connect(s.named.clone()).await?;
+        let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
+        tracing::info!(target: LOG_TARGET, sources = ?names, "recording several sources");
+        crate::commands::sources::spawn(&sources, &poll_config)
+    })
 }

@@ -124,6 +124,7 @@ pub fn described_job(d: &DescribeServiceJobOutput) -> Option<DescribedJob> {
     };
     Some(DescribedJob {
         arn: d.job_arn().unwrap_or_default().to_string(),
+        queue: d.job_queue().unwrap_or_default().to_string(),
         job,
         fingerprint,
         checkpoint_uri: d

@@ -176,6 +176,8 @@ impl JobSummary {
 pub struct DescribedJob {
     pub job: ServiceJob,
     pub arn: String,
+    /// The job's queue (`jobQueue`: its ARN or name).
+    pub queue: String,
     pub fingerprint: JobFingerprint,
     /// The payload's `CheckpointConfig.S3Uri`, where the training job writes its checkpoints.
     pub checkpoint_uri: Option<String>,

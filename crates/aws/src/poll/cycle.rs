@@ -238,6 +238,7 @@ impl Poller {
         self.pace
             .follow(client.learned_rate(crate::batch::Op::DescribeServiceJob));
         health.describe_rate = self.pace.limit();
+        health.events_missed = self.missed;
         health.complete_in_s = self.pace.complete_in_s(pending, None);
         self.pending = pending;
         self.last_health = health.state;

@@ -53,6 +53,7 @@ pub fn assess(errors: &[BatchError], calls: usize, wire: WireCounts) -> PollHeal
         complete_in_s: None,
         from_history: false,
         in_progress: false,
+        events_missed: 0,
     }
 }
 

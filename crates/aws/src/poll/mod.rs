@@ -13,6 +13,7 @@
 
 mod cycle;
 mod discover;
+mod events;
 mod health;
 mod listing;
 mod pace;
@@ -31,6 +32,7 @@ use crate::batch::{BatchClient, BatchError};
 use quotatop_model::{Fleet, HealthState, QueueSnapshot, Snapshot, wall_clock_ms};
 
 pub use discover::{PolicyCache, QueueInfo, SAGEMAKER_TRAINING, discover, not_quota_managed};
+pub use events::EXCUSE_WITHIN;
 pub use health::{assess, next_delay};
 pub use refresh::{ACTIVE, FINISHED};
 pub use tracker::QueueTracker;
@@ -101,6 +103,11 @@ pub struct PollConfig {
     /// Reads of the training jobs behind the jobs (checkpoint listings, log marks) per queue per
     /// refresh.
     pub training: TrainingBounds,
+    /// With Batch's events applied (`record --events-queue`): the jobs they name are described
+    /// at once ([`PollHandle::named`]) and the full refresh runs only this often, as a
+    /// reconciliation whose finds no event told are counted missed. `None`: every refresh is
+    /// full, at `interval`, and named jobs are ignored.
+    pub reconcile_every: Option<Duration>,
 }
 
 impl Default for PollConfig {
@@ -115,6 +122,7 @@ impl Default for PollConfig {
             queues: Vec::new(),
             progressive: false,
             training: TrainingBounds::default(),
+            reconcile_every: None,
         }
     }
 }
@@ -134,6 +142,10 @@ pub struct Poller {
     /// Queues as journaled, to start their trackers from (a warm start); taken when the queue
     /// is first discovered.
     seed: Vec<QueueSnapshot>,
+    /// Changes a reconciliation found that no event told yet ([`events`]).
+    suspects: Vec<events::Suspect>,
+    /// Suspects no event excused: events missed.
+    missed: u64,
 }
 
 impl Poller {
@@ -148,6 +160,8 @@ impl Poller {
             pace: pace::Pace::default(),
             pending: 0,
             seed: Vec::new(),
+            suspects: Vec::new(),
+            missed: 0,
         }
     }
 
@@ -180,12 +194,15 @@ impl Poller {
         match self.discover_within(client, &cycle).await {
             Ok(queues) => {
                 self.adopt_trackers(&queues);
+                self.watch_for_missed();
                 let looked = self.look_all(client, &cycle, emit).await;
                 self.refresh_queues(client, &mut cycle, looked, emit).await;
                 self.measure_training(client, &mut cycle).await;
+                self.take_suspects();
             }
             Err(e) => self.discovery_failed(&mut cycle, e),
         }
+        self.settle();
         self.end_cycle(client, cycle)
     }
 
@@ -195,11 +212,13 @@ impl Poller {
         if self.pending > 0 && self.unhealthy_streak == 0 {
             return Duration::ZERO;
         }
-        next_delay(
-            self.config.interval,
-            self.config.max_backoff,
-            self.unhealthy_streak,
-        )
+        // A reconciliation that failed is tried again at the interval (backing off), not a
+        // whole reconciliation later.
+        let base = match self.config.reconcile_every {
+            Some(every) if self.unhealthy_streak == 0 => every,
+            _ => self.config.interval,
+        };
+        next_delay(base, self.config.max_backoff, self.unhealthy_streak)
     }
 }
 
@@ -243,12 +262,21 @@ pub async fn refresh_once(client: &BatchClient, config: PollConfig) -> Result<Sn
 /// The running poller: snapshots arrive on `snapshots`.
 pub struct PollHandle {
     pub snapshots: mpsc::Receiver<Snapshot>,
+    /// Where the ids of jobs Batch's events name go (applied only with
+    /// [`PollConfig::reconcile_every`]).
+    named: mpsc::UnboundedSender<String>,
     refresh: std::sync::Arc<Notify>,
     stop: CancellationToken,
     task: Option<JoinHandle<()>>,
 }
 
 impl PollHandle {
+    /// A sender of the ids of jobs Batch's events named: each is described at once and its
+    /// snapshot sent (with [`PollConfig::reconcile_every`]; otherwise ignored).
+    pub fn named(&self) -> mpsc::UnboundedSender<String> {
+        self.named.clone()
+    }
+
     /// Asks for a refresh now (coalesced: several requests during a refresh make one).
     pub fn refresh_now(&self) {
         self.refresh.notify_one();
@@ -293,9 +321,17 @@ pub fn spawn_seeded(
     if let Some(s) = journaled {
         poller.seed(s);
     }
-    let task = tokio::spawn(run(client, poller, tx, refresh.clone(), stop.clone()));
+    let (named, named_rx) = mpsc::unbounded_channel();
+    let task = tokio::spawn(run(
+        client,
+        poller,
+        (tx, named_rx),
+        refresh.clone(),
+        stop.clone(),
+    ));
     PollHandle {
         snapshots: rx,
+        named,
         refresh,
         stop,
         task: Some(task),
@@ -322,10 +358,12 @@ pub fn spawn_fleet(sources: Vec<(String, BatchClient, PollConfig)>) -> PollHandl
         let (one_tx, mut one_rx) = mpsc::channel(1);
         let one_refresh = std::sync::Arc::new(Notify::new());
         refreshers.push(one_refresh.clone());
+        // A fleet applies no events: its sources' named jobs are never sent.
+        let (_, no_named) = mpsc::unbounded_channel();
         tasks.push(tokio::spawn(run(
             client,
             Poller::new(config),
-            one_tx,
+            (one_tx, no_named),
             one_refresh,
             stop.clone(),
         )));
@@ -360,21 +398,27 @@ pub fn spawn_fleet(sources: Vec<(String, BatchClient, PollConfig)>) -> PollHandl
             let _ = t.await;
         }
     });
+    let (named, _) = mpsc::unbounded_channel();
     PollHandle {
         snapshots: rx,
+        named,
         refresh,
         stop,
         task: Some(task),
     }
 }
 
+/// The poller's task: a full refresh, its snapshot sent, then a wait for the next one (the
+/// interval, or with [`PollConfig::reconcile_every`] the reconciliation's, backing off while
+/// unhealthy), during which the jobs events name are described and their snapshots sent.
 async fn run(
     client: BatchClient,
     mut poller: Poller,
-    tx: mpsc::Sender<Snapshot>,
+    (tx, mut named): (mpsc::Sender<Snapshot>, mpsc::UnboundedReceiver<String>),
     refresh: std::sync::Arc<Notify>,
     stop: CancellationToken,
 ) {
+    let events = poller.reconciling();
     loop {
         // Snapshots of the refresh in progress: dropped when the receiver is behind (the
         // next one, or the refresh's own, follows).
@@ -399,10 +443,41 @@ async fn run(
         let wait = poller
             .next_delay()
             .max(client.stats().retry_after_left().unwrap_or_default());
-        tokio::select! {
-            _ = tokio::time::sleep(wait) => {}
-            _ = refresh.notified() => {}
-            _ = stop.cancelled() => return,
+        let full_at = tokio::time::Instant::now() + wait;
+        loop {
+            let settle_at = poller.next_settle().unwrap_or(full_at).min(full_at);
+            let ids = tokio::select! {
+                _ = tokio::time::sleep_until(full_at) => break,
+                _ = refresh.notified() => break,
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep_until(settle_at), if settle_at < full_at => Vec::new(),
+                id = named.recv(), if events => match id {
+                    Some(id) => {
+                        let mut ids = vec![id];
+                        while let Ok(more) = named.try_recv() {
+                            ids.push(more);
+                        }
+                        ids
+                    }
+                    None => {
+                        // No sender left: wait for the next full refresh only.
+                        tokio::select! {
+                            _ = tokio::time::sleep_until(full_at) => {}
+                            _ = refresh.notified() => {}
+                            _ = stop.cancelled() => return,
+                        }
+                        break;
+                    }
+                },
+            };
+            let snapshot = tokio::select! {
+                s = poller.describe_named(&client, ids) => s,
+                _ = stop.cancelled() => return,
+            };
+            tokio::select! {
+                sent = tx.send(snapshot) => if sent.is_err() { return },
+                _ = stop.cancelled() => return,
+            }
         }
     }
 }

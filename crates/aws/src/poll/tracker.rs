@@ -42,6 +42,13 @@ pub struct QueueTracker {
     status_jobs: HashMap<JobStatus, usize>,
     /// What was read of the jobs' training jobs (checkpoint listings, log marks).
     training: TrainingState,
+    /// Set while a reconciliation (a full refresh with Batch's events applied) runs: what a
+    /// describe finds changed is noted in `found`, since an event should have told it.
+    watch: bool,
+    /// (job id, what changed) noted while watching, taken by [`QueueTracker::take_found`].
+    found: Vec<(String, String)>,
+    /// The local time (ms) the service clock `base.server_time` was read at.
+    clock_read_at: Option<Millis>,
 }
 
 impl QueueTracker {
@@ -52,6 +59,9 @@ impl QueueTracker {
             listed_once: false,
             status_jobs: HashMap::new(),
             training: TrainingState::default(),
+            watch: false,
+            found: Vec::new(),
+            clock_read_at: None,
         };
         t.set_info(info);
         t
@@ -97,6 +107,9 @@ impl QueueTracker {
             listed_once: false,
             status_jobs,
             training: TrainingState::default(),
+            watch: false,
+            found: Vec::new(),
+            clock_read_at: None,
         };
         t.set_info(info);
         t
@@ -135,6 +148,7 @@ impl QueueTracker {
         self.base.utilization = front.utilization;
         if front.last_updated_at.is_some() {
             self.base.server_time = front.last_updated_at;
+            self.clock_read_at = Some(quotatop_model::wall_clock_ms());
         }
     }
 
@@ -351,8 +365,42 @@ impl QueueTracker {
             .collect()
     }
 
+    /// The service clock moved on by the local time since it was read (`now`): what an
+    /// event's describes between listings are observed at.
+    pub fn tick_clock(&mut self, now: Millis) {
+        if let (Some(t), Some(at)) = (self.base.server_time, self.clock_read_at) {
+            self.base.server_time = Some(t + (now - at).max(0));
+            self.clock_read_at = Some(now);
+        }
+    }
+
+    /// Whether the job is tracked.
+    pub fn has(&self, id: &str) -> bool {
+        self.jobs.contains_key(id)
+    }
+
+    /// Notes what describes find changed from then on (`true`), or stops (`false`).
+    pub fn watch(&mut self, on: bool) {
+        self.watch = on;
+    }
+
+    /// What describes found changed while watching, since last taken.
+    pub fn take_found(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.found)
+    }
+
     pub fn apply_described(&mut self, d: DescribedJob, now: Millis) {
         self.training.set_uri(&d.job.id, d.checkpoint_uri.clone());
+        if self.watch {
+            let before = self
+                .jobs
+                .get(&d.job.id)
+                .filter(|e| e.described.is_some())
+                .map(|e| &*e.tracked.job);
+            if let Some(what) = super::events::missed_change(before, &d.job) {
+                self.found.push((d.job.id.clone(), what));
+            }
+        }
         match self.jobs.get_mut(&d.job.id) {
             Some(e) => {
                 e.tracked.job = d.job.into();
