@@ -134,6 +134,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, classes: &[SweepClassChart], inde
         .map(|p| p.waste_gpu_hours)
         .fold(0.0_f64, f64::max)
         .max(1e-9);
+    // Bounds 0..last: ratatui spreads the labels evenly from the first to the last, so each
+    // interval's label sits over its points.
     let xmax = intervals.last().map_or(0, |(x, _)| *x) as f64;
     let title = format!(
         " class {} ({}/{}): waste + overhead, GPU-h · ←/→ class · q quit ",
@@ -146,7 +148,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, classes: &[SweepClassChart], inde
         .x_axis(
             Axis::default()
                 .title("checkpoint interval")
-                .bounds([-0.25, xmax + 0.25])
+                .bounds([0.0, xmax.max(1.0)])
                 .labels(
                     intervals
                         .iter()
