@@ -56,6 +56,11 @@ pub struct SweepArgs {
     pub threads: Option<usize>,
     #[arg(long, value_enum, default_value = "md")]
     pub format: SweepFormat,
+    /// Show the result in the terminal instead of printing it: waste + overhead against the
+    /// checkpoint interval per class as a chart (the report's figures), left/right to change
+    /// the class, q to quit.
+    #[arg(long, conflicts_with = "format")]
+    pub chart: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -12,11 +12,39 @@ use crate::cli::{ReplayArgs, ReportFormat, SweepArgs, SweepFormat};
 use quotatop_analysis::scorecard::{PriorityBand, s3_price};
 use quotatop_replay::sweep::{self, CheckpointModel, Plan, Setting, SweepClass};
 use quotatop_replay::{ClassMembers, ReplayConfig, TraceJob};
+use quotatop_tui::sweep_chart::{SweepClassChart, SweepPoint};
 
 pub fn run(args: &SweepArgs) -> anyhow::Result<()> {
     quotatop_replay::fix_mmap_threshold();
+    if args.chart {
+        // Refused before the replays run, not after.
+        quotatop_tui::require_terminal()?;
+        let (swept, _) = compute(args, std::io::stderr().is_terminal())?;
+        return Ok(quotatop_tui::sweep_chart::run(&charts(&swept))?);
+    }
     let text = execute(args, std::io::stderr().is_terminal())?;
     super::print_clean_lines(&text)
+}
+
+/// The console chart's classes: each class's `chart_points`, the rows of its table, as the
+/// report's SVG draws them.
+pub fn charts(swept: &[sweep::ClassSweep]) -> Vec<SweepClassChart> {
+    swept
+        .iter()
+        .map(|c| SweepClassChart {
+            name: quotatop_model::clean_text(&c.class.name),
+            points: sweep::chart_points(c)
+                .into_iter()
+                .map(|p| SweepPoint {
+                    interval: p.interval,
+                    limit: p.limit,
+                    x: p.x,
+                    waste_gpu_hours: p.waste_gpu_hours,
+                    chosen: p.chosen,
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// `replay`'s arguments for the same inputs: the trace, the configuration held fixed and the
@@ -185,6 +213,18 @@ fn model(
 
 /// Runs the sweep and renders it (`progress` draws a bar on stderr).
 pub fn execute(args: &SweepArgs, progress: bool) -> anyhow::Result<String> {
+    let (swept, notes) = compute(args, progress)?;
+    Ok(match args.format {
+        SweepFormat::Md => sweep::markdown(&swept, &notes),
+        SweepFormat::Json => sweep::json(&swept, &notes),
+    })
+}
+
+/// Runs the sweep: per class its figures and recommendation, and the notes the report states.
+pub fn compute(
+    args: &SweepArgs,
+    progress: bool,
+) -> anyhow::Result<(Vec<sweep::ClassSweep>, Vec<String>)> {
     let rargs = as_replay(args);
     let settings = settings(args)?;
     let (loaded, journal_base) = super::replay::load(&rargs)?;
@@ -256,10 +296,7 @@ pub fn execute(args: &SweepArgs, progress: bool) -> anyhow::Result<String> {
         &loaded.restores,
         held_measured,
     ));
-    Ok(match args.format {
-        SweepFormat::Md => sweep::markdown(&swept, &notes),
-        SweepFormat::Json => sweep::json(&swept, &notes),
-    })
+    Ok((swept, notes))
 }
 
 /// What the report states first: what was held fixed, the classes, what is measured and what

@@ -103,6 +103,7 @@ mod snapshot_cli;
 mod snapshot_engine;
 mod sources;
 mod sweep;
+mod sweep_chart;
 mod sweep_journal;
 mod terminal_escapes;
 mod terminate_cli;

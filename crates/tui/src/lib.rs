@@ -36,6 +36,7 @@ pub mod requeue;
 mod runner;
 pub mod screen;
 mod status_bar;
+pub mod sweep_chart;
 mod terminal;
 pub mod terminate;
 #[cfg(test)]
